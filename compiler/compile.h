@@ -1,0 +1,82 @@
+// The compiler's entry point: a Tensor graph in, a kernel binary out.
+//
+//   pto::v1::Graph graph = ...;               // from pypto, ptoc or the network
+//   auto result = pto::compiler::Compile(graph, "host", {});
+//   if (!result.ok()) ...                      // INVALID_ARGUMENT names op/field
+//   SendOrRun(result->binary);
+//
+// Compile() is thread-safe and keeps no state between calls; caching is the
+// caller's job (ptod, pypto), keyed by CacheKey().
+#ifndef PTO_COMPILER_COMPILE_H_
+#define PTO_COMPILER_COMPILE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "pto/v1/graph.pb.h"
+#include "pto/v1/kernel.pb.h"
+
+namespace pto::compiler {
+
+// Options that change what is generated; every one is part of the cache key.
+// Unknown names are rejected by Compile() and CacheKey().
+//   "opt_level": "0".."3" (default "2"), the native compiler's -O level.
+using CompileOptions = std::map<std::string, std::string>;
+
+// Knobs that do not change the generated code and so are not in the key.
+struct CompileSettings {
+  // Wall-clock limit for the native compiler subprocess.
+  absl::Duration native_compile_timeout = absl::Seconds(120);
+  // C++ compiler for host targets.
+  std::string cxx = "c++";
+  // When set, each IR level's printed form and the PTO text are returned in
+  // CompileResult::dumps (for ptoc and golden tests).
+  bool keep_dumps = false;
+};
+
+// Time spent in one stage, in pipeline order.
+struct StageTime {
+  std::string stage;  // "import", "tensor_to_tile", "tile_to_block",
+                      // "block_to_execute", "codegen", "native_compile"
+  absl::Duration duration;
+};
+
+struct CompileResult {
+  std::string key;                // == CacheKey(graph, target, options)
+  pto::v1::KernelBinary binary;   // magic, version, key, target, payload, ...
+  std::vector<StageTime> stages;
+  // When CompileSettings::keep_dumps: "tensor", "tile", "block", "execute",
+  // "pto", "cpp" -> printed text.
+  std::map<std::string, std::string> dumps;
+};
+
+// Resolves a target name to the concrete name a binary records: "host" is
+// this machine's ISA level ("host-x86_64-v3" where AVX2 and FMA are present,
+// else "host-x86_64"); concrete host names are returned as given. Unknown or
+// unbuildable targets are INVALID_ARGUMENT / UNIMPLEMENTED with the reason.
+absl::StatusOr<std::string> ResolveTarget(const std::string& target);
+
+// The cache key: lowercase hex SHA-256 over the canonical graph (value ids
+// renumbered in topological order, names stripped), the resolved target, the
+// sorted options, the compiler fingerprint and the key-schema version.
+// Verifies the graph first (a key is never computed for an invalid graph).
+absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
+                                     const std::string& target,
+                                     const CompileOptions& options);
+
+// A hash of the compiler build, the tile-instruction header and the native
+// toolchain's version string (hex). Stable within one build on one machine.
+const std::string& CompilerFingerprint();
+
+// Verifies, lowers and code-generates `graph` for `target`.
+absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
+                                      const std::string& target,
+                                      const CompileOptions& options,
+                                      const CompileSettings& settings = {});
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_COMPILE_H_

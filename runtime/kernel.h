@@ -1,0 +1,73 @@
+// Loading and running kernel binaries.
+//
+//   auto kernel = pto::runtime::Kernel::Load(binary);   // verify, dlopen
+//   if (!kernel.ok()) ...            // says which check failed
+//   std::vector<pto::runtime::TensorArg> args = {{x.data(), DT_FP32, {64, 128}},
+//                                                {y.data(), DT_FP32, {64, 128}}};
+//   absl::Status s = (*kernel)->Run(args);   // MPMD on the default executor
+//
+// A Kernel is immutable after Load and may be Run concurrently from several
+// threads with different argument buffers.
+#ifndef PTO_RUNTIME_KERNEL_H_
+#define PTO_RUNTIME_KERNEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "pto/v1/kernel.pb.h"
+
+namespace pto::runtime {
+
+class Executor;
+class NativeLibrary;
+
+// One argument buffer as the caller supplies it: dense, row-major.
+struct TensorArg {
+  void* data = nullptr;
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  std::vector<int64_t> shape;
+};
+
+// Checks a binary without loading code: magic, format version, target (one
+// this machine can run), payload checksum, and the Execute Graph's internal
+// consistency (function and buffer indices, deps in topological order). The
+// error names the check that failed, e.g. "payload checksum mismatch".
+absl::Status VerifyBinary(const pto::v1::KernelBinary& binary);
+
+class Kernel {
+ public:
+  // Verifies the binary (VerifyBinary), loads its native payload (memfd +
+  // dlopen) and resolves its block table.
+  static absl::StatusOr<std::unique_ptr<Kernel>> Load(
+      const pto::v1::KernelBinary& binary);
+
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  // Checks `args` against the parameters (count, dtype, shape: an error names
+  // the parameter), allocates workspaces, and runs every task of the Execute
+  // Graph on `executor` (the process-wide default when null). Returns when all
+  // tasks are done.
+  absl::Status Run(absl::Span<const TensorArg> args,
+                   Executor* executor = nullptr) const;
+
+  const pto::v1::KernelBinary& binary() const { return binary_; }
+
+ private:
+  Kernel(pto::v1::KernelBinary binary, std::unique_ptr<NativeLibrary> library);
+
+  pto::v1::KernelBinary binary_;
+  std::unique_ptr<NativeLibrary> library_;
+  // Block functions indexed like ExecuteGraph.functions.
+  std::vector<void*> blocks_;
+};
+
+}  // namespace pto::runtime
+
+#endif  // PTO_RUNTIME_KERNEL_H_

@@ -25,6 +25,7 @@ namespace pto::runtime {
 
 class Executor;
 class NativeLibrary;
+class TaskPlan;
 
 // One argument buffer as the caller supplies it: dense, row-major.
 struct TensorArg {
@@ -60,12 +61,22 @@ class Kernel {
   const pto::v1::KernelBinary& binary() const { return binary_; }
 
  private:
-  Kernel(pto::v1::KernelBinary binary, std::unique_ptr<NativeLibrary> library);
+  Kernel(pto::v1::KernelBinary binary, std::unique_ptr<NativeLibrary> library,
+         std::vector<void*> blocks, std::unique_ptr<TaskPlan> plan);
+
+  // Checks one argument against its parameter (dtype, shape).
+  absl::Status CheckArgument(int index, const TensorArg& arg) const;
 
   pto::v1::KernelBinary binary_;
   std::unique_ptr<NativeLibrary> library_;
   // Block functions indexed like ExecuteGraph.functions.
   std::vector<void*> blocks_;
+  // The Execute Graph prepared for the executor (successor lists, args).
+  std::unique_ptr<TaskPlan> plan_;
+  // Byte offset of each workspace buffer in one launch's arena (64-byte
+  // aligned), indexed like ExecuteGraph.buffers; and the arena's size.
+  std::vector<int64_t> workspace_offsets_;
+  int64_t workspace_bytes_ = 0;
 };
 
 }  // namespace pto::runtime

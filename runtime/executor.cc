@@ -1,0 +1,311 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+
+namespace pto::runtime {
+namespace {
+
+CoreKind KindOf(pto::v1::CoreType type) {
+  // Unspecified tasks run on vector cores, the general-purpose ones.
+  return type == pto::v1::CORE_TYPE_CUBE ? CoreKind::kCube : CoreKind::kVector;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int DefaultWorkers(CoreKind core) {
+  const int hw = std::max(1u, std::thread::hardware_concurrency());
+  return core == CoreKind::kVector ? hw : std::max(1, hw / 2);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- TaskPlan
+
+absl::StatusOr<std::unique_ptr<TaskPlan>> TaskPlan::Create(
+    const pto::v1::ExecuteGraph& graph,
+    absl::Span<const pto_block_fn> functions) {
+  if (functions.size() != static_cast<size_t>(graph.functions_size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "task plan: %d block pointers for %d functions", functions.size(),
+        graph.functions_size()));
+  }
+  std::unique_ptr<TaskPlan> plan(new TaskPlan());
+  const int n = graph.tasks_size();
+  plan->tasks_.resize(n);
+  // Successor lists in one array (CSR): count, prefix-sum, fill.
+  std::vector<uint32_t> num_successors(n, 0);
+  size_t total_args = 0;
+  for (int t = 0; t < n; ++t) {
+    const pto::v1::Task& task = graph.tasks(t);
+    if (task.function() >= functions.size() ||
+        functions[task.function()] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "task plan: task %d: function %d has no block", t, task.function()));
+    }
+    for (uint32_t dep : task.deps()) {
+      if (dep >= static_cast<uint32_t>(t)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "task plan: task %d: dependency %d is not an earlier task", t,
+            dep));
+      }
+      ++num_successors[dep];
+    }
+    total_args += task.args_size();
+  }
+  plan->args_.reserve(total_args);
+  uint32_t offset = 0;
+  for (int t = 0; t < n; ++t) {
+    plan->tasks_[t].successors_begin = offset;
+    plan->tasks_[t].successors_end = offset;  // advanced while filling
+    offset += num_successors[t];
+  }
+  plan->successors_.resize(offset);
+  for (int t = 0; t < n; ++t) {
+    const pto::v1::Task& task = graph.tasks(t);
+    TaskInfo& info = plan->tasks_[t];
+    info.fn = functions[task.function()];
+    info.core = KindOf(graph.functions(task.function()).core_type());
+    info.num_deps = static_cast<uint32_t>(task.deps_size());
+    info.args_begin = static_cast<uint32_t>(plan->args_.size());
+    plan->args_.insert(plan->args_.end(), task.args().begin(),
+                       task.args().end());
+    for (uint32_t dep : task.deps()) {
+      plan->successors_[plan->tasks_[dep].successors_end++] = t;
+    }
+    if (info.num_deps == 0) {
+      plan->roots_[static_cast<int>(info.core)].push_back(t);
+    }
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------- queues
+
+void Executor::ReadyQueue::Push(Item item) {
+  absl::MutexLock lock(&mu_);
+  items_.push_back(item);
+  if (waiting_ > 0) cv_.Signal();
+}
+
+void Executor::ReadyQueue::PushMany(absl::Span<const Item> items) {
+  if (items.empty()) return;
+  absl::MutexLock lock(&mu_);
+  items_.insert(items_.end(), items.begin(), items.end());
+  if (waiting_ > 0) {
+    if (items.size() == 1) {
+      cv_.Signal();
+    } else {
+      cv_.SignalAll();
+    }
+  }
+}
+
+bool Executor::ReadyQueue::Pop(Item* item) {
+  absl::MutexLock lock(&mu_);
+  while (items_.empty() && !stopped_) {
+    ++waiting_;
+    cv_.Wait(&mu_);
+    --waiting_;
+  }
+  if (items_.empty()) return false;  // stopped
+  *item = items_.front();
+  items_.pop_front();
+  return true;
+}
+
+bool Executor::ReadyQueue::TryPop(Item* item) {
+  absl::MutexLock lock(&mu_);
+  if (items_.empty()) return false;
+  *item = items_.front();
+  items_.pop_front();
+  return true;
+}
+
+void Executor::ReadyQueue::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopped_ = true;
+  cv_.SignalAll();
+}
+
+// ---------------------------------------------------------------- runs
+
+// The state of one Run, owned by the calling thread's stack frame.
+struct Executor::RunState {
+  const TaskPlan* plan;
+  void* const* buffers;
+  // Per task instance: dependencies not yet done.
+  std::unique_ptr<std::atomic<uint32_t>[]> pending;
+  // Tasks not yet finished; the one that brings it to zero notifies `done`.
+  std::atomic<int64_t> remaining{0};
+  absl::Notification done;
+  // One slot per task when tracing (each written by exactly one thread).
+  std::unique_ptr<TaskEvent[]> events;
+  int64_t start_ns = 0;
+};
+
+Executor::Executor(const Options& options) {
+  const int counts[kNumCoreKinds] = {
+      options.vector_workers > 0 ? options.vector_workers
+                                 : DefaultWorkers(CoreKind::kVector),
+      options.cube_workers > 0 ? options.cube_workers
+                               : DefaultWorkers(CoreKind::kCube)};
+  int id = 0;
+  for (int k = 0; k < kNumCoreKinds; ++k) {
+    for (int i = 0; i < counts[k]; ++i, ++id) {
+      workers_[k].emplace_back(&Executor::WorkerLoop, this,
+                               static_cast<CoreKind>(k), id);
+    }
+  }
+}
+
+Executor::~Executor() {
+  for (ReadyQueue& q : queues_) q.Stop();
+  for (auto& pool : workers_) {
+    for (std::thread& t : pool) t.join();
+  }
+}
+
+Executor& Executor::Default() {
+  static Executor* executor = new Executor();
+  return *executor;
+}
+
+std::string Executor::WorkerName(int index) const {
+  const int vectors = num_workers(CoreKind::kVector);
+  const int cubes = num_workers(CoreKind::kCube);
+  if (index < vectors) return absl::StrCat("vector/", index);
+  if (index < vectors + cubes) return absl::StrCat("cube/", index - vectors);
+  return "caller";
+}
+
+void Executor::WorkerLoop(CoreKind core, int worker_id) {
+  Item item;
+  while (queues_[static_cast<int>(core)].Pop(&item)) {
+    Execute(item, &core, worker_id);
+  }
+}
+
+void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
+  while (true) {
+    RunState* run = item.run;
+    const TaskPlan& plan = *run->plan;
+    const TaskPlan::TaskInfo& task = plan.tasks_[item.task];
+    const bool tracing = run->events != nullptr;
+    const int64_t start = tracing ? NowNs() : 0;
+    task.fn(run->buffers, plan.args_.data() + task.args_begin);
+    if (tracing) {
+      TaskEvent& e = run->events[item.task];
+      e.task = item.task;
+      e.core = task.core;
+      e.worker = worker_id;
+      e.start_ns = start - run->start_ns;
+      e.end_ns = NowNs() - run->start_ns;
+    }
+    // Release this task's successors. The first one this thread may run is
+    // kept for itself: no queue round trip along a chain.
+    Item next{nullptr, 0};
+    for (uint32_t s = task.successors_begin; s < task.successors_end; ++s) {
+      const uint32_t succ = plan.successors_[s];
+      if (run->pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) {
+        continue;
+      }
+      const CoreKind succ_core = plan.tasks_[succ].core;
+      if (next.run == nullptr && (core == nullptr || *core == succ_core)) {
+        next = Item{run, succ};
+      } else {
+        queues_[static_cast<int>(succ_core)].Push(Item{run, succ});
+      }
+    }
+    // After this decrement `run` may be gone unless `next` belongs to it
+    // (then remaining cannot reach zero here).
+    if (run->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      run->done.Notify();
+    }
+    if (next.run == nullptr) return;
+    item = next;
+  }
+}
+
+absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
+                           const RunOptions& options) {
+  const int n = plan.num_tasks();
+  if (n == 0) {
+    if (options.trace != nullptr) options.trace->clear();
+    return absl::OkStatus();
+  }
+  RunState run;
+  run.plan = &plan;
+  run.buffers = buffers;
+  run.pending.reset(new std::atomic<uint32_t>[n]);
+  for (int t = 0; t < n; ++t) {
+    run.pending[t].store(plan.tasks_[t].num_deps, std::memory_order_relaxed);
+  }
+  run.remaining.store(n, std::memory_order_relaxed);
+  if (options.trace != nullptr) {
+    run.events.reset(new TaskEvent[n]);
+    run.start_ns = NowNs();
+  }
+  for (int k = 0; k < kNumCoreKinds; ++k) {
+    std::vector<Item> roots;
+    roots.reserve(plan.roots_[k].size());
+    for (uint32_t t : plan.roots_[k]) roots.push_back(Item{&run, t});
+    queues_[k].PushMany(roots);
+  }
+  // Help while waiting: run whatever is ready (of any run) until ours is done
+  // or nothing is ready, then sleep until the last task notifies.
+  const int caller_id =
+      num_workers(CoreKind::kVector) + num_workers(CoreKind::kCube);
+  Item item;
+  while (!run.done.HasBeenNotified()) {
+    bool found = false;
+    for (int k = 0; k < kNumCoreKinds && !found; ++k) {
+      found = queues_[k].TryPop(&item);
+    }
+    if (!found) break;
+    Execute(item, nullptr, caller_id);
+  }
+  run.done.WaitForNotification();
+  if (options.trace != nullptr) {
+    options.trace->assign(run.events.get(), run.events.get() + n);
+  }
+  return absl::OkStatus();
+}
+
+std::string Executor::ChromeTraceJson(
+    absl::Span<const TaskEvent> events) const {
+  std::string json = "{\"traceEvents\":[";
+  bool first = true;
+  for (const TaskEvent& e : events) {
+    if (!first) json += ",";
+    first = false;
+    // Complete events ("X"), microseconds; one thread row per worker.
+    absl::StrAppendFormat(
+        &json,
+        "\n{\"name\":\"task %d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,"
+        "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+        e.task, e.core == CoreKind::kCube ? "cube" : "vector", e.worker,
+        e.start_ns / 1e3, (e.end_ns - e.start_ns) / 1e3);
+  }
+  const int total =
+      num_workers(CoreKind::kVector) + num_workers(CoreKind::kCube) + 1;
+  for (int w = 0; w < total; ++w) {
+    absl::StrAppendFormat(&json,
+                          "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,"
+                          "\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+                          first ? "" : ",", w, WorkerName(w));
+    first = false;
+  }
+  json += "\n]}\n";
+  return json;
+}
+
+}  // namespace pto::runtime

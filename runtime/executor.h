@@ -1,0 +1,162 @@
+// The MPMD executor: runs an Execute Graph's tasks on worker pools, one pool
+// per core type, each task as soon as the tasks it depends on are done.
+//
+//   auto plan = TaskPlan::Create(binary.execute_graph(), blocks);
+//   Executor& executor = Executor::Default();
+//   absl::Status s = executor.Run(**plan, buffers);   // blocks until done
+//
+// Scheduling: every task instance of a run has a dependency counter
+// (initialised from the plan); a finished task decrements its successors'
+// counters and a successor whose counter reaches zero goes to the ready queue
+// of its core type (vector or cube). There is no barrier between tasks that
+// do not depend on each other. A worker that makes a successor of its own core
+// type ready runs it next itself, skipping the queue. The thread that calls
+// Run() also runs ready tasks while it waits.
+//
+// Several threads may Run on one Executor at once; their tasks share the
+// pools.
+#ifndef PTO_RUNTIME_EXECUTOR_H_
+#define PTO_RUNTIME_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "pto/v1/kernel.pb.h"
+#include "runtime/kernel_abi.h"
+
+namespace pto::runtime {
+
+// The core types a plan can target; index into per-type arrays.
+enum class CoreKind : uint8_t { kVector = 0, kCube = 1 };
+constexpr int kNumCoreKinds = 2;
+
+// An Execute Graph prepared for repeated runs: block pointers resolved,
+// arguments flattened, successor lists built. Immutable; shareable between
+// concurrent runs.
+class TaskPlan {
+ public:
+  // `functions[i]` is the native block for graph.functions(i). The graph must
+  // already be consistent (VerifyBinary); this re-checks indices anyway and
+  // returns INVALID_ARGUMENT naming the task on a violation.
+  static absl::StatusOr<std::unique_ptr<TaskPlan>> Create(
+      const pto::v1::ExecuteGraph& graph,
+      absl::Span<const pto_block_fn> functions);
+
+  int num_tasks() const { return static_cast<int>(tasks_.size()); }
+
+ private:
+  friend class Executor;
+  struct TaskInfo {
+    pto_block_fn fn;
+    uint32_t args_begin;  // into args_
+    uint32_t successors_begin;  // into successors_
+    uint32_t successors_end;
+    uint32_t num_deps;
+    CoreKind core;
+  };
+  TaskPlan() = default;
+
+  std::vector<TaskInfo> tasks_;
+  std::vector<int64_t> args_;
+  std::vector<uint32_t> successors_;
+  // Tasks with no dependencies, per core kind.
+  std::vector<uint32_t> roots_[kNumCoreKinds];
+};
+
+// One executed task, for traces.
+struct TaskEvent {
+  uint32_t task = 0;
+  CoreKind core = CoreKind::kVector;
+  // Worker that ran it: "vector/0", "cube/1", or "caller".
+  int worker = 0;  // index into Executor::WorkerName()
+  int64_t start_ns = 0;  // monotonic clock, relative to the run's start
+  int64_t end_ns = 0;
+};
+
+// Options of one Run.
+struct RunOptions {
+  // When set, receives one event per task (in no particular order).
+  std::vector<TaskEvent>* trace = nullptr;
+};
+
+class Executor {
+ public:
+  struct Options {
+    // Workers per pool; <= 0 picks the default: vector =
+    // hardware_concurrency, cube = max(1, hardware_concurrency / 2).
+    int vector_workers = 0;
+    int cube_workers = 0;
+  };
+
+  Executor() : Executor(Options()) {}
+  explicit Executor(const Options& options);
+  // Stops and joins the workers. No Run may be in progress.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // The process-wide executor with default pool sizes (never destroyed).
+  static Executor& Default();
+
+  // Runs every task of `plan` with `buffers` (one pointer per Execute Graph
+  // buffer) and returns when all are done.
+  absl::Status Run(const TaskPlan& plan, void* const* buffers,
+                   const RunOptions& options = {});
+
+  int num_workers(CoreKind core) const {
+    return static_cast<int>(workers_[static_cast<int>(core)].size());
+  }
+
+  // Name of worker `index` as recorded in TaskEvent::worker.
+  std::string WorkerName(int index) const;
+
+  // Chrome trace-event JSON ("traceEvents", one complete event per task, one
+  // row per worker) for the events of one run; opens in Perfetto.
+  std::string ChromeTraceJson(absl::Span<const TaskEvent> events) const;
+
+ private:
+  struct RunState;
+  struct Item {
+    RunState* run;
+    uint32_t task;
+  };
+
+  // A ready queue of one core kind.
+  class ReadyQueue {
+   public:
+    void Push(Item item);
+    void PushMany(absl::Span<const Item> items);
+    // Blocks until an item is available or Stop(); false when stopped.
+    bool Pop(Item* item);
+    bool TryPop(Item* item);
+    void Stop();
+
+   private:
+    absl::Mutex mu_;
+    absl::CondVar cv_;
+    std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
+    int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+    bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  };
+
+  void WorkerLoop(CoreKind core, int worker_id);
+  // Runs `item`, then any successor it made ready on `core` (null: any).
+  void Execute(Item item, const CoreKind* core, int worker_id);
+
+  ReadyQueue queues_[kNumCoreKinds];
+  std::vector<std::thread> workers_[kNumCoreKinds];
+};
+
+}  // namespace pto::runtime
+
+#endif  // PTO_RUNTIME_EXECUTOR_H_

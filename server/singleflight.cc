@@ -1,0 +1,74 @@
+#include "server/singleflight.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace pto::server {
+
+Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
+                                       const Launcher& launch,
+                                       absl::Time deadline) {
+  std::shared_ptr<Flight> flight;
+  bool leader = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = flights_.find(key);
+    if (it != flights_.end()) {
+      flight = it->second;
+    } else {
+      flight = std::make_shared<Flight>();
+      flights_.emplace(key, flight);
+      leader = true;
+    }
+  }
+
+  if (leader) {
+    // The run owns what it needs (the work and the flight), not the caller's
+    // stack: it may outlive this call.
+    absl::Status launched =
+        launch([this, key, flight, work = std::move(work)]() {
+          Finish(key, flight, work());
+        });
+    if (!launched.ok()) Finish(key, flight, launched);
+  }
+
+  Outcome outcome;
+  outcome.shared = !leader;
+  absl::MutexLock lock(&flight->mu);
+  auto done = [&flight]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flight->mu) {
+    return flight->done;
+  };
+  if (!flight->mu.AwaitWithDeadline(absl::Condition(&done), deadline)) {
+    outcome.result = absl::DeadlineExceededError(
+        absl::StrCat("deadline passed while waiting for the compile of key ",
+                     key.substr(0, 12), " (it carries on for other callers)"));
+    return outcome;
+  }
+  outcome.result = flight->result;
+  return outcome;
+}
+
+void Singleflight::Finish(const std::string& key,
+                          const std::shared_ptr<Flight>& flight,
+                          Result result) {
+  {
+    // Compare-and-delete: only this flight's own entry. Removing it before
+    // publishing means a caller arriving from now on starts a new run (and
+    // finds a success in the cache first) instead of being handed a stale
+    // failure.
+    absl::MutexLock lock(&mu_);
+    auto it = flights_.find(key);
+    if (it != flights_.end() && it->second == flight) flights_.erase(it);
+  }
+  absl::MutexLock lock(&flight->mu);
+  flight->result = std::move(result);
+  flight->done = true;
+}
+
+size_t Singleflight::in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return flights_.size();
+}
+
+}  // namespace pto::server

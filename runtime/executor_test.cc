@@ -1,0 +1,266 @@
+#include "runtime/executor.h"
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pto::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+// What test blocks write to: buffers[0] points at a Recorder, args[0] is the
+// task's id. Each task takes a ticket from a shared clock when it runs.
+struct Recorder {
+  explicit Recorder(int n) : ticket(n), runs(n) {
+    for (auto& r : runs) r.store(0);
+  }
+  std::atomic<int> clock{0};
+  std::vector<int> ticket;
+  std::vector<std::atomic<int>> runs;
+};
+
+void RecordBlock(void* const* buffers, const int64_t* args) {
+  auto* r = static_cast<Recorder*>(buffers[0]);
+  r->ticket[args[0]] = r->clock.fetch_add(1);
+  r->runs[args[0]].fetch_add(1);
+}
+
+// Builds an Execute Graph with one function per core type (0: vector,
+// 1: cube); task i gets args {i}.
+class GraphBuilder {
+ public:
+  GraphBuilder() {
+    graph_.add_buffers()->set_name("recorder");
+    for (auto type : {pto::v1::CORE_TYPE_VECTOR, pto::v1::CORE_TYPE_CUBE}) {
+      pto::v1::BlockFunction* f = graph_.add_functions();
+      f->set_index(graph_.functions_size() - 1);
+      f->set_core_type(type);
+      f->set_num_args(1);
+    }
+  }
+  int Add(std::vector<uint32_t> deps, bool cube = false) {
+    pto::v1::Task* t = graph_.add_tasks();
+    t->set_function(cube ? 1 : 0);
+    t->add_args(graph_.tasks_size() - 1);
+    for (uint32_t d : deps) t->add_deps(d);
+    return graph_.tasks_size() - 1;
+  }
+  const pto::v1::ExecuteGraph& graph() const { return graph_; }
+  std::unique_ptr<TaskPlan> Plan(pto_block_fn fn = RecordBlock) const {
+    std::vector<pto_block_fn> fns = {fn, fn};
+    auto plan = TaskPlan::Create(graph_, fns);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    return plan.ok() ? *std::move(plan) : nullptr;
+  }
+
+ private:
+  pto::v1::ExecuteGraph graph_;
+};
+
+// Every task ran exactly once, after each of its dependencies.
+void ExpectRespectsDeps(const pto::v1::ExecuteGraph& graph, const Recorder& r) {
+  for (int t = 0; t < graph.tasks_size(); ++t) {
+    ASSERT_EQ(r.runs[t].load(), 1) << "task " << t;
+    for (uint32_t d : graph.tasks(t).deps()) {
+      EXPECT_LT(r.ticket[d], r.ticket[t]) << "task " << t << " dep " << d;
+    }
+  }
+}
+
+absl::Status RunWithRecorder(Executor& ex, const TaskPlan& plan, Recorder* r,
+                             const RunOptions& options = {}) {
+  void* buffers[] = {r};
+  return ex.Run(plan, buffers, options);
+}
+
+TEST(ExecutorTest, DefaultPoolSizes) {
+  Executor ex;
+  const int hw = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(ex.num_workers(CoreKind::kVector), hw);
+  EXPECT_EQ(ex.num_workers(CoreKind::kCube), std::max(1, hw / 2));
+}
+
+TEST(ExecutorTest, ChainRunsInOrder) {
+  GraphBuilder b;
+  int prev = b.Add({});
+  for (int i = 1; i < 200; ++i) prev = b.Add({static_cast<uint32_t>(prev)}, i % 3 == 0);
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{3, 2});
+  Recorder r(200);
+  ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+  for (int t = 0; t < 200; ++t) EXPECT_EQ(r.ticket[t], t);
+  ExpectRespectsDeps(b.graph(), r);
+}
+
+TEST(ExecutorTest, DiamondRespectsDependencies) {
+  GraphBuilder b;
+  int a = b.Add({});
+  int left = b.Add({static_cast<uint32_t>(a)});
+  int right = b.Add({static_cast<uint32_t>(a)}, /*cube=*/true);
+  int join = b.Add({static_cast<uint32_t>(left), static_cast<uint32_t>(right)});
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{2, 1});
+  for (int iter = 0; iter < 100; ++iter) {
+    Recorder r(4);
+    ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+    EXPECT_EQ(r.ticket[a], 0);
+    EXPECT_EQ(r.ticket[join], 3);
+    ExpectRespectsDeps(b.graph(), r);
+  }
+}
+
+TEST(ExecutorTest, RandomDagRespectsDependencies) {
+  std::mt19937 rng(42);
+  GraphBuilder b;
+  for (int t = 0; t < 3000; ++t) {
+    std::vector<uint32_t> deps;
+    const int k = t == 0 ? 0 : static_cast<int>(rng() % 4);
+    for (int i = 0; i < k; ++i) deps.push_back(rng() % t);
+    b.Add(deps, rng() % 2 == 0);
+  }
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{3, 2});
+  Recorder r(3000);
+  ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+  ExpectRespectsDeps(b.graph(), r);
+}
+
+TEST(ExecutorTest, WideGraphOfTenThousandTasksCompletes) {
+  GraphBuilder b;
+  for (int t = 0; t < 10000; ++t) b.Add({}, t % 5 == 0);
+  auto plan = b.Plan();
+  Recorder r(10000);
+  ASSERT_TRUE(RunWithRecorder(Executor::Default(), *plan, &r).ok());
+  EXPECT_EQ(r.clock.load(), 10000);
+  ExpectRespectsDeps(b.graph(), r);
+}
+
+TEST(ExecutorTest, EmptyPlanReturnsAtOnce) {
+  GraphBuilder b;
+  auto plan = b.Plan();
+  Recorder r(0);
+  EXPECT_TRUE(RunWithRecorder(Executor::Default(), *plan, &r).ok());
+}
+
+TEST(ExecutorTest, ConcurrentRunsFromManyThreads) {
+  GraphBuilder b;
+  // Layers of 20 tasks, each depending on two tasks of the layer before.
+  for (int layer = 0; layer < 10; ++layer) {
+    for (int i = 0; i < 20; ++i) {
+      if (layer == 0) {
+        b.Add({});
+      } else {
+        const uint32_t base = (layer - 1) * 20;
+        b.Add({base + i, base + (i + 7) % 20}, i % 4 == 0);
+      }
+    }
+  }
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{2, 1});
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int th = 0; th < 8; ++th) {
+    threads.emplace_back([&] {
+      for (int iter = 0; iter < 25; ++iter) {
+        Recorder r(200);
+        if (!RunWithRecorder(ex, *plan, &r).ok() || r.clock.load() != 200) {
+          failures.fetch_add(1);
+          continue;
+        }
+        for (int t = 0; t < 200; ++t) {
+          if (r.runs[t].load() != 1) failures.fetch_add(1);
+          for (uint32_t d : b.graph().tasks(t).deps()) {
+            if (r.ticket[d] >= r.ticket[t]) failures.fetch_add(1);
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// No barrier between independent tasks: root A waits until task C has run,
+// and C depends on the other root B. A level-by-level scheduler would need A
+// done before C starts and would never finish (A gives up after 30 s).
+std::atomic<bool> c_ran{false};
+std::atomic<bool> a_saw_c{false};
+void WaitForC(void* const*, const int64_t* args) {
+  if (args[0] != 0) {
+    if (args[0] == 2) c_ran.store(true);
+    return;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!c_ran.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  a_saw_c.store(c_ran.load());
+}
+
+TEST(ExecutorTest, NoBarrierBetweenIndependentTasks) {
+  GraphBuilder b;
+  b.Add({});   // A
+  b.Add({});   // B
+  b.Add({1});  // C, after B only
+  b.Add({0, 2});
+  auto plan = b.Plan(WaitForC);
+  Executor ex(Executor::Options{2, 1});
+  void* buffers[] = {nullptr};
+  ASSERT_TRUE(ex.Run(*plan, buffers).ok());
+  EXPECT_TRUE(a_saw_c.load());
+}
+
+TEST(ExecutorTest, CubeTasksRunOnCubeWorkersOrCaller) {
+  GraphBuilder b;
+  for (int t = 0; t < 400; ++t) b.Add({}, t % 2 == 1);
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{2, 2});
+  Recorder r(400);
+  std::vector<TaskEvent> trace;
+  ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, RunOptions{&trace}).ok());
+  ASSERT_EQ(trace.size(), 400u);
+  for (const TaskEvent& e : trace) {
+    const std::string worker = ex.WorkerName(e.worker);
+    const bool cube = e.task % 2 == 1;
+    EXPECT_EQ(e.core, cube ? CoreKind::kCube : CoreKind::kVector);
+    if (worker != "caller") {
+      EXPECT_EQ(worker.substr(0, worker.find('/')), cube ? "cube" : "vector")
+          << "task " << e.task;
+    }
+    EXPECT_LE(e.start_ns, e.end_ns);
+  }
+  const std::string json = ex.ChromeTraceJson(trace);
+  EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(json, HasSubstr("\"name\":\"task 399\""));
+  EXPECT_THAT(json, HasSubstr("cube/1"));
+}
+
+TEST(TaskPlanTest, RejectsForwardDependency) {
+  pto::v1::ExecuteGraph g;
+  pto::v1::BlockFunction* f = g.add_functions();
+  f->set_num_args(0);
+  g.add_tasks()->add_deps(0);
+  std::vector<pto_block_fn> fns = {RecordBlock};
+  auto plan = TaskPlan::Create(g, fns);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("task 0: dependency 0"));
+}
+
+TEST(TaskPlanTest, RejectsMissingBlock) {
+  pto::v1::ExecuteGraph g;
+  g.add_functions();
+  g.add_tasks()->set_function(0);
+  std::vector<pto_block_fn> fns = {nullptr};
+  auto plan = TaskPlan::Create(g, fns);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("function 0 has no block"));
+}
+
+}  // namespace
+}  // namespace pto::runtime

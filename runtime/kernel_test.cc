@@ -1,0 +1,127 @@
+#include "runtime/kernel.h"
+
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/executor.h"
+#include "runtime/test_payload.h"
+
+namespace pto::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<Kernel> LoadAddOneTimesTwo(int64_t n, int64_t tile) {
+  auto binary = testing::AddOneTimesTwoBinary(n, tile);
+  EXPECT_TRUE(binary.ok()) << binary.status();
+  if (!binary.ok()) return nullptr;
+  auto kernel = Kernel::Load(*binary);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  return kernel.ok() ? *std::move(kernel) : nullptr;
+}
+
+TEST(KernelTest, RunsAndComputesTheRightNumbers) {
+  // 1000 is not a multiple of 64: the last tile is a tail.
+  auto kernel = LoadAddOneTimesTwo(1000, 64);
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> x(1000), y(1000, -1.0f);
+  for (int i = 0; i < 1000; ++i) x[i] = 0.25f * i - 7.0f;
+  std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {1000}},
+                                 {y.data(), pto::v1::DT_FP32, {1000}}};
+  ASSERT_TRUE(kernel->Run(args).ok());
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(y[i], (x[i] + 1.0f) * 2.0f) << i;
+}
+
+TEST(KernelTest, ConcurrentRunsOnOwnExecutor) {
+  auto kernel = LoadAddOneTimesTwo(4096, 100);
+  ASSERT_NE(kernel, nullptr);
+  Executor executor(Executor::Options{2, 1});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int th = 0; th < 4; ++th) {
+    threads.emplace_back([&, th] {
+      std::vector<float> x(4096), y(4096);
+      for (int iter = 0; iter < 10; ++iter) {
+        for (int i = 0; i < 4096; ++i) x[i] = th * 1000 + iter + i;
+        std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {4096}},
+                                       {y.data(), pto::v1::DT_FP32, {4096}}};
+        if (!kernel->Run(args, &executor).ok()) wrong.fetch_add(1);
+        for (int i = 0; i < 4096; ++i) {
+          if (y[i] != (x[i] + 1.0f) * 2.0f) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(KernelTest, RejectsBadArguments) {
+  auto kernel = LoadAddOneTimesTwo(64, 16);
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> x(64), y(64);
+  auto run = [&](std::vector<TensorArg> args) { return kernel->Run(args); };
+
+  absl::Status s = run({{x.data(), pto::v1::DT_FP32, {64}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("takes 2 arguments, got 1"));
+
+  s = run({{x.data(), pto::v1::DT_FP32, {64}},
+           {y.data(), pto::v1::DT_FP32, {32}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("argument 1 'y': expected shape [64], got [32]"));
+
+  s = run({{x.data(), pto::v1::DT_FP32, {8, 8}},
+           {y.data(), pto::v1::DT_FP32, {64}}});
+  EXPECT_THAT(s.message(),
+              HasSubstr("argument 0 'x': expected shape [64], got [8,8]"));
+
+  s = run({{x.data(), pto::v1::DT_FP16, {64}},
+           {y.data(), pto::v1::DT_FP32, {64}}});
+  EXPECT_THAT(s.message(), HasSubstr("argument 0 'x': expected dtype DT_FP32, "
+                                     "got DT_FP16"));
+
+  s = run({{x.data(), pto::v1::DT_FP32, {64}},
+           {nullptr, pto::v1::DT_FP32, {64}}});
+  EXPECT_THAT(s.message(), HasSubstr("argument 1 'y': data pointer is null"));
+}
+
+TEST(KernelTest, SymbolicDimsAreNotSupportedYet) {
+  auto binary = testing::AddOneTimesTwoBinary(64, 16);
+  ASSERT_TRUE(binary.ok());
+  binary->mutable_params(0)->mutable_shape()->mutable_dims(0)->set_symbol("n");
+  auto kernel = Kernel::Load(*binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> x(64), y(64);
+  std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {64}},
+                                 {y.data(), pto::v1::DT_FP32, {64}}};
+  absl::Status s = (*kernel)->Run(args);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr("argument 0 'x': symbolic dim 'n'"));
+}
+
+TEST(KernelTest, RefusesBlockIndexBeyondPayload) {
+  auto binary = testing::AddOneTimesTwoBinary(64, 16);
+  ASSERT_TRUE(binary.ok());
+  binary->mutable_execute_graph()->mutable_functions(1)->set_index(5);
+  auto kernel = Kernel::Load(*binary);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_THAT(kernel.status().message(),
+              HasSubstr("function 1 'times_two' names block 5 but the payload "
+                        "has 2 blocks"));
+}
+
+TEST(KernelTest, RefusesFlippedPayloadByte) {
+  auto binary = testing::AddOneTimesTwoBinary(64, 16);
+  ASSERT_TRUE(binary.ok());
+  (*binary->mutable_native_payload())[100] ^= 0x40;
+  auto kernel = Kernel::Load(*binary);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_THAT(kernel.status().message(),
+              HasSubstr("kernel binary refused: payload checksum mismatch"));
+}
+
+}  // namespace
+}  // namespace pto::runtime

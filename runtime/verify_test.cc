@@ -1,0 +1,125 @@
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel.h"
+#include "runtime/kernel_abi.h"
+#include "runtime/sha256.h"
+#include "runtime/test_payload.h"
+
+namespace pto::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+pto::v1::KernelBinary Good() {
+  auto b = testing::AddOneTimesTwoBinary(100, 32);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return b.ok() ? *b : pto::v1::KernelBinary();
+}
+
+void ExpectRefused(const pto::v1::KernelBinary& b, absl::StatusCode code,
+                   const std::string& what) {
+  absl::Status s = VerifyBinary(b);
+  EXPECT_EQ(s.code(), code) << s;
+  EXPECT_THAT(s.message(), HasSubstr("kernel binary refused: "));
+  EXPECT_THAT(s.message(), HasSubstr(what));
+  // Load refuses it the same way, before any code is loaded.
+  auto k = Kernel::Load(b);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status(), s);
+}
+
+TEST(VerifyBinaryTest, AcceptsAGoodBinary) {
+  EXPECT_TRUE(VerifyBinary(Good()).ok()) << VerifyBinary(Good());
+}
+
+TEST(VerifyBinaryTest, RefusesFlippedPayloadByte) {
+  pto::v1::KernelBinary b = Good();
+  const std::string expected = ToHex(b.payload_sha256());
+  std::string* payload = b.mutable_native_payload();
+  (*payload)[payload->size() / 2] ^= 0x01;
+  const std::string got = ToHex(Sha256(*payload));
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "payload checksum mismatch (expected " + expected + ", got " +
+                    got + ")");
+}
+
+TEST(VerifyBinaryTest, RefusesMissingChecksum) {
+  pto::v1::KernelBinary b = Good();
+  b.clear_payload_sha256();
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "payload checksum mismatch (expected <none>");
+}
+
+TEST(VerifyBinaryTest, RefusesForeignTargets) {
+  for (const char* target : {"host-riscv64", "cuda-sm90", ""}) {
+    pto::v1::KernelBinary b = Good();
+    b.set_target(target);
+    ExpectRefused(b, absl::StatusCode::kFailedPrecondition,
+                  std::string("target '") + target +
+                      "' cannot run on this machine (this machine runs: " +
+                      "host-x86_64");
+  }
+}
+
+TEST(VerifyBinaryTest, RefusesWrongFormatVersion) {
+  pto::v1::KernelBinary b = Good();
+  b.set_format_version(PTO_KERNEL_FORMAT_VERSION + 1);
+  ExpectRefused(b, absl::StatusCode::kFailedPrecondition,
+                "format version 2 is not supported (this runtime reads "
+                "version 1)");
+  b.set_format_version(0);
+  ExpectRefused(b, absl::StatusCode::kFailedPrecondition, "format version 0");
+}
+
+TEST(VerifyBinaryTest, RefusesWrongMagic) {
+  pto::v1::KernelBinary b = Good();
+  b.set_magic(0x12345678);
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "bad magic 0x12345678 (expected 0x4F545031");
+  ExpectRefused(pto::v1::KernelBinary(), absl::StatusCode::kInvalidArgument,
+                "bad magic 0x00000000");
+}
+
+TEST(VerifyBinaryTest, RefusesFunctionIndexOutOfRange) {
+  pto::v1::KernelBinary b = Good();
+  b.mutable_execute_graph()->mutable_tasks(3)->set_function(2);
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "execute graph: task 3: function index 2 out of range (2 "
+                "functions)");
+}
+
+TEST(VerifyBinaryTest, RefusesDependencyOnLaterTask) {
+  pto::v1::KernelBinary b = Good();
+  b.mutable_execute_graph()->mutable_tasks(1)->add_deps(1);
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "task 1: dependency 1 is not an earlier task");
+  b = Good();
+  b.mutable_execute_graph()->mutable_tasks(0)->add_deps(5);
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "task 0: dependency 5 is not an earlier task");
+}
+
+TEST(VerifyBinaryTest, RefusesWrongArgumentCount) {
+  pto::v1::KernelBinary b = Good();
+  b.mutable_execute_graph()->mutable_tasks(2)->add_args(7);
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "task 2: 3 args but function 0 'add_one' takes 2");
+}
+
+TEST(VerifyBinaryTest, RefusesFewerBuffersThanParameters) {
+  pto::v1::KernelBinary b = Good();
+  b.add_params()->set_name("z");
+  b.add_params()->set_name("q");
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "3 buffers but 4 parameters");
+}
+
+TEST(VerifyBinaryTest, RefusesNegativeWorkspace) {
+  pto::v1::KernelBinary b = Good();
+  b.mutable_execute_graph()->mutable_buffers(2)->set_workspace_bytes(-4);
+  ExpectRefused(b, absl::StatusCode::kInvalidArgument,
+                "buffer 2: workspace_bytes -4 is out of range");
+}
+
+}  // namespace
+}  // namespace pto::runtime

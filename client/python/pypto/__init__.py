@@ -1,0 +1,47 @@
+"""pypto: write tensor kernels in Python, compile them with PTO, run them here.
+
+    import pypto, torch
+
+    @pypto.jit
+    def kernel(a: pypto.Tensor([], pypto.DT_FP32),
+               b: pypto.Tensor([], pypto.DT_FP32),
+               out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(64, 128)
+        out[:] = (a + b).exp() * 2 - a
+
+    a, b = torch.rand(256, 1000), torch.rand(256, 1000)
+    out = torch.empty(256, 1000)
+    kernel(a, b, out)               # traces, compiles (or hits a cache), runs
+    kernel.last_compile.source      # "embedded", "disk", "memory", "ptod HIT", ...
+
+Kernels compile in-process and are cached on disk across processes
+($PYPTO_CACHE_DIR, default ~/.cache/pypto/kernels); with
+PYPTO_COMPILE_SERVER=host:port they compile on a ptod daemon instead.
+"""
+
+import pkgutil
+
+# The native extension (_native.so) is a Bazel output in
+# bazel-bin/client/python/pypto: let it join this package.
+__path__ = pkgutil.extend_path(__path__, __name__)
+
+from . import frontend  # noqa: E402
+from .cache import compile_stats, reset_compile_stats  # noqa: E402
+from .dtypes import (  # noqa: E402,F401
+    DataType, DT_BF16, DT_BOOL, DT_DOUBLE, DT_FP16, DT_FP32, DT_FP8E4M3, DT_FP8E5M2,
+    DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
+from .errors import CompileError, TraceError, UnsupportedTargetError  # noqa: E402,F401
+from .jit import CompileInfo, JitFunction, jit  # noqa: E402,F401
+from .ops import LATER_OPS as _LATER_OPS, _later  # noqa: E402
+from .ops import abs, add, div, exp, mul, neg, sub  # noqa: E402,F401,A004
+from .options import RunMode  # noqa: E402,F401
+from .tensor import DYN, DYNAMIC, STATIC, Tensor, tensor  # noqa: E402,F401
+from .tiling import (  # noqa: E402,F401
+    get_cube_tile_shapes, get_vec_tile_shapes, set_cube_tile_shapes, set_vec_tile_shapes)
+
+for _issue, _names in _LATER_OPS.items():
+    for _n in _names:
+        globals().setdefault(_n, _later(_n, _issue))
+del _issue, _names, _n
+
+__version__ = "0.1.0"

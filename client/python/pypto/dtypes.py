@@ -1,0 +1,102 @@
+"""Element types: the DT_* constants and their numpy/torch equivalents.
+
+Every dtype of the PyPTO API exists so that annotations written for PyPTO
+load; only FP32 and FP16 compile in this version, and a kernel that uses any
+other fails with an error that says so (the argument or op named).
+"""
+
+import enum
+
+import numpy as np
+
+
+class DataType(enum.IntEnum):
+    """A tensor element type. Values of the Tier-1 types equal pto.v1.DataType."""
+
+    DT_FP32 = 1
+    DT_FP16 = 2
+    DT_BF16 = 3
+    DT_INT8 = 4
+    DT_INT16 = 5
+    DT_INT32 = 6
+    DT_INT64 = 7
+    DT_UINT8 = 8
+    DT_BOOL = 9
+    DT_DOUBLE = 10
+    # Tier 2: no wire value yet (negative so they can never be sent).
+    DT_FP8E4M3 = -1
+    DT_FP8E5M2 = -2
+    DT_UINT16 = -3
+    DT_UINT32 = -4
+    DT_UINT64 = -5
+
+    def __repr__(self):
+        return "pypto." + self.name
+
+    __str__ = __repr__
+
+
+DT_FP32 = DataType.DT_FP32
+DT_FP16 = DataType.DT_FP16
+DT_BF16 = DataType.DT_BF16
+DT_INT8 = DataType.DT_INT8
+DT_INT16 = DataType.DT_INT16
+DT_INT32 = DataType.DT_INT32
+DT_INT64 = DataType.DT_INT64
+DT_UINT8 = DataType.DT_UINT8
+DT_BOOL = DataType.DT_BOOL
+DT_DOUBLE = DataType.DT_DOUBLE
+DT_FP8E4M3 = DataType.DT_FP8E4M3
+DT_FP8E5M2 = DataType.DT_FP8E5M2
+DT_UINT16 = DataType.DT_UINT16
+DT_UINT32 = DataType.DT_UINT32
+DT_UINT64 = DataType.DT_UINT64
+
+# What the compiler of this version accepts.
+COMPILABLE = (DT_FP32, DT_FP16)
+
+_NUMPY = {
+    DT_FP32: np.dtype(np.float32),
+    DT_FP16: np.dtype(np.float16),
+    DT_INT8: np.dtype(np.int8),
+    DT_INT16: np.dtype(np.int16),
+    DT_INT32: np.dtype(np.int32),
+    DT_INT64: np.dtype(np.int64),
+    DT_UINT8: np.dtype(np.uint8),
+    DT_BOOL: np.dtype(np.bool_),
+    DT_DOUBLE: np.dtype(np.float64),
+    DT_UINT16: np.dtype(np.uint16),
+    DT_UINT32: np.dtype(np.uint32),
+    DT_UINT64: np.dtype(np.uint64),
+}
+_FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
+
+_TORCH_NAMES = {
+    "float32": DT_FP32, "float16": DT_FP16, "bfloat16": DT_BF16,
+    "int8": DT_INT8, "int16": DT_INT16, "int32": DT_INT32, "int64": DT_INT64,
+    "uint8": DT_UINT8, "bool": DT_BOOL, "float64": DT_DOUBLE,
+    "float8_e4m3fn": DT_FP8E4M3, "float8_e5m2": DT_FP8E5M2,
+}
+
+
+def to_numpy(dtype):
+    """The numpy dtype for `dtype`, or None (BF16, FP8 have none)."""
+    return _NUMPY.get(DataType(dtype))
+
+
+def from_numpy(np_dtype):
+    """The DataType of a numpy dtype, or None when pypto has no equivalent."""
+    return _FROM_NUMPY.get(np.dtype(np_dtype))
+
+
+def from_torch(torch_dtype):
+    """The DataType of a torch dtype (e.g. torch.float16), or None."""
+    return _TORCH_NAMES.get(str(torch_dtype).replace("torch.", ""))
+
+
+def check_compilable(dtype, where):
+    """Raises TypeError unless this version can compile `dtype`."""
+    if DataType(dtype) not in COMPILABLE:
+        raise TypeError(
+            f"{where}: dtype {DataType(dtype).name} is not supported yet; this "
+            f"version compiles DT_FP32 and DT_FP16 only")

@@ -1,0 +1,25 @@
+"""Exceptions pypto raises beyond the built-in TypeError/ValueError."""
+
+
+class TraceError(ValueError):
+    """The kernel function cannot be traced as written (the message says why)."""
+
+
+class CompileError(RuntimeError):
+    """The compiler (embedded or ptod) rejected or failed on a kernel."""
+
+
+class UnsupportedTargetError(RuntimeError):
+    """The requested run mode has no target built on this machine."""
+
+
+_ISSUES = {
+    3: "issue 3: the full Tensor-level operator set",
+    4: "issue 4: dynamic shapes and control flow",
+    6: "issue 6: the complete PyPTO programming model",
+}
+
+
+def not_yet(what, issue):
+    """A NotImplementedError for `what`, naming the issue that brings it."""
+    return NotImplementedError(f"{what} is not implemented yet ({_ISSUES[issue]})")

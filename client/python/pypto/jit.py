@@ -1,0 +1,224 @@
+"""@pypto.jit / @pypto.frontend.jit: trace once per signature, compile, run.
+
+Calling a jit function:
+  1. Each argument (a numpy array or a CPU torch tensor) is checked against its
+     parameter's annotation: a dtype mismatch is a TypeError and a rank or dim
+     mismatch a ValueError, both naming the argument.
+  2. The static signature (dtypes, shapes, tile shapes in force) selects a
+     kernel from the function's in-memory cache; on a miss the function is
+     traced into a pto.v1.Graph and compiled (disk cache, embedded compiler or
+     ptod: see backend.py).
+  3. The kernel runs on the arguments' memory. Non-contiguous arguments: an
+     input is copied to a contiguous temporary; an output is computed into a
+     contiguous temporary that is then copied back into the argument.
+"""
+
+import functools
+import inspect
+import threading
+import time
+
+import numpy as np
+
+from . import backend, cache, dtypes, tiling, tracer
+from ._proto import graph_pb2
+from .errors import UnsupportedTargetError
+from .options import JitOptions, RunMode
+from .tensor import Tensor, _DimMarker
+
+
+class CompileInfo:
+    """What the last call of a jit function needed to get its kernel."""
+
+    def __init__(self, source, key, seconds=0.0, stages=()):
+        # "memory", "disk", "embedded", "ptod HIT", "ptod MISS", "ptod COALESCED"
+        self.source = source
+        self.key = key
+        self.cache_status = ("HIT" if source in ("memory", "disk", "ptod HIT")
+                             else source.split()[-1] if source.startswith("ptod") else "MISS")
+        self.seconds = seconds
+        self.stages = list(stages)
+
+    def __repr__(self):
+        return f"CompileInfo(source={self.source!r}, key={self.key[:16]}..., seconds={self.seconds:.3f})"
+
+
+class _Entry:
+    def __init__(self, compiled, graph):
+        self.compiled = compiled
+        self.graph = graph
+        self.roles = [p.role for p in graph.params]
+
+
+def _torch():
+    import sys
+    return sys.modules.get("torch")
+
+
+def _as_array(name, value):
+    """(numpy view or array of `value`, torch tensor or None)."""
+    if isinstance(value, np.ndarray):
+        return value, None
+    torch = _torch()
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            raise ValueError(f"argument '{name}': torch tensor is on {value.device}; "
+                             f"pass a CPU tensor")
+        dt = dtypes.from_torch(value.dtype)
+        if dt is None or dtypes.to_numpy(dt) is None:
+            label = dt.name if dt is not None else str(value.dtype)
+            raise TypeError(f"argument '{name}': dtype {label} is not supported yet; this "
+                            f"version compiles DT_FP32 and DT_FP16 only")
+        return value.detach().numpy(), value
+    if isinstance(value, Tensor):
+        raise TypeError(f"argument '{name}': pass a numpy array or a torch tensor, not a "
+                        f"pypto.Tensor annotation")
+    raise TypeError(f"argument '{name}': expected a numpy array or a torch tensor, got "
+                    f"{type(value).__name__}")
+
+
+class _Param:
+    """One kernel parameter and its annotation."""
+
+    def __init__(self, fn_name, p):
+        self.name = p.name
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"@pypto.jit {fn_name}: *args/**kwargs parameters are not supported")
+        ann = p.annotation
+        if ann is inspect.Parameter.empty or ann is Tensor:
+            ann = Tensor()
+        if not isinstance(ann, Tensor):
+            raise TypeError(
+                f"@pypto.jit {fn_name}: parameter '{p.name}' is annotated {ann!r}; kernels take "
+                f"pypto.Tensor arguments only in this version (scalar arguments: issue 6)")
+        self.ann = ann
+
+    def check(self, array):
+        """(DataType, shape) of `array`, after checking it against the annotation."""
+        name, ann = self.name, self.ann
+        dt = dtypes.from_numpy(array.dtype)
+        if ann.dtype is not None and dt != ann.dtype:
+            got = dt.name if dt is not None else str(array.dtype)
+            raise TypeError(f"argument '{name}': expected dtype {ann.dtype.name} (from the "
+                            f"annotation), got {got}")
+        if dt is None:
+            raise TypeError(f"argument '{name}': dtype {array.dtype} has no pypto equivalent")
+        dtypes.check_compilable(dt, f"argument '{name}'")
+        shape = tuple(int(d) for d in array.shape)
+        spec = ann._spec_shape
+        if spec:  # () and None mean: from the call
+            if len(spec) != len(shape):
+                raise ValueError(f"argument '{name}': expected rank {len(spec)} (annotation "
+                                 f"{list(spec)}), got shape {list(shape)}")
+            for i, (want, got) in enumerate(zip(spec, shape)):
+                if not isinstance(want, _DimMarker) and want != got:
+                    raise ValueError(f"argument '{name}': dim {i} must be {want} (annotation "
+                                     f"{list(spec)}), got shape {list(shape)}")
+        if not 1 <= len(shape) <= 4:
+            raise ValueError(f"argument '{name}': rank {len(shape)} (shape {list(shape)}); "
+                             f"kernels take tensors of rank 1 to 4")
+        if any(d == 0 for d in shape):
+            raise ValueError(f"argument '{name}': shape {list(shape)} has an empty dim")
+        return dt, shape
+
+
+class JitFunction:
+    """A kernel function; call it with numpy arrays or torch tensors."""
+
+    def __init__(self, fn, options):
+        self.fn = fn
+        self.options = options
+        self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", "kernel"))
+        self._signature = inspect.signature(fn)
+        self._params = [_Param(self.name, p) for p in self._signature.parameters.values()]
+        self._cache = {}
+        self._lock = threading.Lock()
+        self.last_compile = None
+        functools.update_wrapper(self, fn)
+
+    # Arguments ----------------------------------------------------------------
+
+    def _bind(self, args, kwargs):
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name}: {e}") from None
+        bound.apply_defaults()
+        arrays, torches, specs = [], [], []
+        for p in self._params:
+            array, t = _as_array(p.name, bound.arguments[p.name])
+            dt, shape = p.check(array)
+            arrays.append(array)
+            torches.append(t)
+            specs.append((dt, shape))
+        return arrays, torches, tuple(specs)
+
+    def _trace(self, specs):
+        cache.count("traces")
+        params = [(p.name, dt, shape, p.ann.name) for p, (dt, shape) in zip(self._params, specs)]
+        return tracer.trace(self.fn, self.name, params)
+
+    def trace(self, *args, **kwargs):
+        """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
+        _, _, specs = self._bind(args, kwargs)
+        return self._trace(specs)
+
+    # Calling ------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if self.options.run_mode == RunMode.NPU:
+            raise UnsupportedTargetError(
+                f"{self.name}: runtime_options run_mode=pypto.RunMode.NPU needs an accelerator "
+                f"target, and none is built in this pypto (targets here: host CPU only); use "
+                f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU")
+        arrays, torches, specs = self._bind(args, kwargs)
+        sig = (specs, tiling._save())
+        entry = self._cache.get(sig)
+        if entry is not None:
+            cache.count("memory_hits")
+            self.last_compile = CompileInfo("memory", entry.compiled.key)
+        else:
+            with self._lock:
+                entry = self._cache.get(sig)
+                if entry is None:
+                    graph = self._trace(specs)
+                    start = time.monotonic()
+                    compiled = backend.get_kernel(graph, self.options.compile_options,
+                                                  self.options.compile_timeout, self.name)
+                    entry = _Entry(compiled, graph)
+                    self._cache[sig] = entry
+                    self.last_compile = CompileInfo(
+                        compiled.source, compiled.key, time.monotonic() - start, compiled.stages)
+                else:
+                    cache.count("memory_hits")
+                    self.last_compile = CompileInfo("memory", entry.compiled.key)
+        self._run(entry, arrays, torches)
+
+    def _run(self, entry, arrays, torches):
+        run_args, copy_back = [], []
+        for p, array, t, role in zip(self._params, arrays, torches, entry.roles):
+            writes = role != graph_pb2.PARAM_ROLE_IN
+            if writes and not array.flags.writeable:
+                raise ValueError(f"argument '{p.name}' is read-only, but the kernel writes it")
+            if array.flags.c_contiguous and array.flags.aligned:
+                run_args.append(array)
+                continue
+            tmp = np.ascontiguousarray(array)
+            if tmp is array:  # 0-stride corner cases: force a private copy
+                tmp = array.copy()
+            run_args.append(tmp)
+            if writes:
+                copy_back.append((array, tmp))
+        entry.compiled.kernel.run(run_args)
+        for array, tmp in copy_back:
+            np.copyto(array, tmp)
+
+
+def jit(fn=None, **options):
+    """Decorator: @pypto.jit or @pypto.jit(runtime_options={...}, ...)."""
+    opts = JitOptions(**options)
+    if fn is None:
+        return lambda f: JitFunction(f, opts)
+    if not callable(fn):
+        raise TypeError(f"pypto.jit: expected a function, got {type(fn).__name__}")
+    return JitFunction(fn, opts)

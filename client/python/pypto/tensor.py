@@ -1,0 +1,234 @@
+"""pypto.Tensor: a kernel argument annotation, and the proxy a trace records on.
+
+As an annotation (outside a kernel):
+    pypto.Tensor([], pypto.DT_FP32)        dtype fixed; rank and dims from each call
+    pypto.Tensor((32, 64), pypto.DT_FP16)  fully static: other shapes are an error
+    pypto.Tensor([pypto.DYNAMIC, 64], ...) dim 0 may vary (compiled per size until
+                                           symbolic dims land, issue 4)
+    pypto.Tensor[...]                      dtype and shape from each call
+Inside a kernel, arguments are Tensors whose operators record ops:
+    a + b, 2 - a, a / 3, -a, abs(a), a.exp(), out[:] = expr, out.move(expr)
+"""
+
+import numbers
+
+from . import dtypes
+from .errors import TraceError, not_yet
+
+
+class _DimMarker:
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return "pypto." + self._name
+
+
+DYNAMIC = _DimMarker("DYNAMIC")
+DYN = DYNAMIC
+STATIC = _DimMarker("STATIC")
+
+
+def _is_scalar(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+class Tensor:
+    """A tensor annotation or, inside a traced kernel, a symbolic tensor."""
+
+    # Make numpy defer to our reflected operators (np.float32(2) * t).
+    __array_ufunc__ = None
+    __array_priority__ = 1000
+
+    def __init__(self, shape=None, dtype=None, name="", format=None):
+        if shape is not None:
+            if isinstance(shape, (int, numbers.Integral)):
+                shape = (shape,)
+            shape = tuple(shape)
+            for i, d in enumerate(shape):
+                if d is DYNAMIC or d is STATIC:
+                    continue
+                if isinstance(d, bool) or not isinstance(d, numbers.Integral) or int(d) <= 0:
+                    raise ValueError(
+                        f"pypto.Tensor: dim {i} must be a positive int or pypto.DYNAMIC, "
+                        f"got {d!r}")
+            shape = tuple(d if isinstance(d, _DimMarker) else int(d) for d in shape)
+        if dtype is not None and not isinstance(dtype, dtypes.DataType):
+            raise TypeError(f"pypto.Tensor: dtype must be a pypto.DT_* constant, got {dtype!r}")
+        if not isinstance(name, str):
+            raise TypeError(f"pypto.Tensor: name must be a str, got {type(name).__name__}")
+        self._spec_shape = shape   # None or () -> from the call
+        self._dtype = dtype        # None -> from the call
+        self._name = name
+        self._format = format or "ND"
+        self._builder = None       # set on proxies only
+        self._vid = None
+        self._param = None
+        self._shape = None
+
+    def __class_getitem__(cls, item):
+        """Tensor[...] (infer all), Tensor[DT_FP16], Tensor[(32, 64), DT_FP16]."""
+        if item is Ellipsis:
+            return cls()
+        if isinstance(item, dtypes.DataType):
+            return cls(None, item)
+        if isinstance(item, tuple) and len(item) == 2:
+            shape, dtype = item
+            return cls(None if shape is Ellipsis else shape, dtype)
+        raise TypeError(f"pypto.Tensor[...]: expected ..., a dtype or (shape, dtype), got {item!r}")
+
+    @classmethod
+    def _proxy(cls, builder, vid, dtype, shape, name, param=None):
+        t = cls.__new__(cls)
+        t._spec_shape = tuple(shape)
+        t._dtype = dtypes.DataType(dtype)
+        t._name = name
+        t._format = "ND"
+        t._builder = builder
+        t._vid = vid
+        t._param = param
+        t._shape = tuple(shape)
+        return t
+
+    # Properties ---------------------------------------------------------------
+
+    @property
+    def shape(self):
+        if self._builder is not None:
+            return list(self._shape)
+        return None if self._spec_shape is None else list(self._spec_shape)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self):
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        if not isinstance(value, str):
+            raise TypeError("Tensor.name must be a str")
+        self._name = value
+        if self._builder is not None and self._vid is not None and self._param is None:
+            self._builder.set_value_name(self._vid, value)
+
+    @property
+    def dim(self):
+        s = self.shape
+        return None if s is None else len(s)
+
+    @property
+    def format(self):
+        return self._format
+
+    def __repr__(self):
+        if self._builder is None:
+            shape = "inferred" if self._spec_shape is None else list(self._spec_shape)
+            return f"pypto.Tensor({shape}, {self._dtype!r}, name={self._name!r})"
+        return f"<pypto.Tensor {self._name or '%' + str(self._vid)} {list(self._shape)} {self._dtype.name}>"
+
+    # Arithmetic ---------------------------------------------------------------
+
+    def __add__(self, other): return _ops().add(self, other)
+    def __radd__(self, other): return _ops().add(other, self)
+    def __sub__(self, other): return _ops().sub(self, other)
+    def __rsub__(self, other): return _ops().sub(other, self)
+    def __mul__(self, other): return _ops().mul(self, other)
+    def __rmul__(self, other): return _ops().mul(other, self)
+    def __truediv__(self, other): return _ops().div(self, other)
+    def __rtruediv__(self, other): return _ops().div(other, self)
+    def __neg__(self): return _ops().neg(self)
+    def __abs__(self): return _ops().abs(self)
+    def __pos__(self): return self
+
+    def add(self, other): return _ops().add(self, other)
+    def sub(self, other): return _ops().sub(self, other)
+    def mul(self, other): return _ops().mul(self, other)
+    def div(self, other): return _ops().div(self, other)
+    def exp(self): return _ops().exp(self)
+    def neg(self): return _ops().neg(self)
+    def abs(self): return _ops().abs(self)
+
+    def _later(op, issue=3):
+        def method(self, *args, **kwargs):
+            raise not_yet(f"Tensor operator/method '{op}'", issue)
+        method.__name__ = op
+        return method
+
+    __floordiv__ = __rfloordiv__ = _later("//")
+    __mod__ = __rmod__ = _later("%")
+    __pow__ = __rpow__ = _later("**")
+    __matmul__ = __rmatmul__ = _later("@")
+    __lt__ = _later("<")
+    __le__ = _later("<=")
+    __gt__ = _later(">")
+    __ge__ = _later(">=")
+    # == and != stay identity comparisons so Tensors can live in sets and dicts.
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError(
+            "a pypto Tensor has no truth value while tracing (branches on data: "
+            "pypto.cond, issue 4)")
+
+    def __iter__(self):
+        raise TypeError("a pypto Tensor cannot be iterated (loops: pypto.loop, issue 4)")
+
+    # Views and writes ---------------------------------------------------------
+
+    def __getitem__(self, key):
+        raise not_yet("Tensor slicing (views, pypto.view)", 3)
+
+    def __setitem__(self, key, value):
+        if not _is_full(key, len(self._shape or ())):
+            raise not_yet("assigning into a region (out[a:b, ...] = expr, pypto.assemble)", 3)
+        self._write(value, f"{self._name or 'tensor'}[:] = ...")
+
+    def move(self, value):
+        """out.move(expr): out takes expr's value (same as out[:] = expr)."""
+        self._write(value, f"{self._name or 'tensor'}.move(...)")
+
+    def _write(self, value, what):
+        if self._builder is None:
+            raise TraceError(f"{what}: writing is only possible inside a @pypto.jit kernel")
+        self._builder.write(self, value, what)
+
+
+def _is_full(key, rank):
+    """Whether a subscript selects the whole tensor: [:], [...], [:, :]."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if keys == (Ellipsis,):
+        return True
+    if len(keys) > rank:
+        return False
+    return all(isinstance(k, slice) and k == slice(None) for k in keys)
+
+
+for _name in ("sum", "amax", "amin", "prod", "argmax", "argmin", "reshape", "transpose",
+              "permute", "view", "unsqueeze", "clone", "matmul", "log", "sqrt", "rsqrt",
+              "exp2", "expm1", "log1p", "relu", "sigmoid", "tanh", "sin", "cos", "cast",
+              "maximum", "minimum", "pow", "clip", "softmax", "reciprocal", "round",
+              "floor", "ceil", "trunc", "sign", "erf", "erfc", "log2", "log10"):
+    setattr(Tensor, _name, Tensor._later(_name))
+del _name
+
+
+def tensor(shape, dtype, name=""):
+    """pypto.tensor(shape, dtype, name): an annotation outside a kernel; inside
+    one, a local tensor to write with t[:] = expr before reading it."""
+    from . import tracer
+    b = tracer.current_builder()
+    t = Tensor(shape, dtype, name)
+    if b is None:
+        return t
+    if t._spec_shape is None or any(isinstance(d, _DimMarker) for d in t._spec_shape) \
+            or dtype is None:
+        raise ValueError("pypto.tensor inside a kernel needs a static shape and a dtype")
+    return Tensor._proxy(b, None, dtype, t._spec_shape, name)
+
+
+def _ops():
+    from . import ops
+    return ops

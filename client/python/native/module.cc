@@ -1,0 +1,189 @@
+// pypto._native: the compiler and the runtime, in-process, for Python.
+//
+//   key = cache_key(graph_bytes, "host", {"opt_level": "2"})
+//   key, binary_bytes, stages = compile(graph_bytes, "host", {}, timeout_s=120)
+//   kernel = Kernel(binary_bytes)          # verify + load the native payload
+//   kernel.run([a, b, out])                # numpy arrays, C-contiguous
+//
+// Errors come back as Python exceptions carrying the absl::Status message:
+// INVALID_ARGUMENT and friends -> ValueError, UNIMPLEMENTED ->
+// NotImplementedError, anything else -> RuntimeError. The GIL is released
+// while compiling and while a kernel runs.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "compiler/compile.h"
+#include "pto/v1/graph.pb.h"
+#include "pto/v1/kernel.pb.h"
+#include "runtime/kernel.h"
+
+namespace py = pybind11;
+
+namespace {
+
+// Converts a non-OK status into the matching Python exception.
+[[noreturn]] void Raise(const absl::Status& status) {
+  std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+      throw py::value_error(message);
+    case absl::StatusCode::kUnimplemented:
+      PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+      throw py::error_already_set();
+    default:
+      throw std::runtime_error(
+          absl::StrCat(absl::StatusCodeToString(status.code()), ": ", message));
+  }
+}
+
+pto::v1::Graph ParseGraph(const py::bytes& graph_bytes) {
+  pto::v1::Graph graph;
+  if (!graph.ParseFromString(std::string(graph_bytes))) {
+    throw py::value_error("graph bytes do not parse as a pto.v1.Graph");
+  }
+  return graph;
+}
+
+py::tuple Compile(const py::bytes& graph_bytes, const std::string& target,
+                  const pto::compiler::CompileOptions& options,
+                  double timeout_s) {
+  pto::v1::Graph graph = ParseGraph(graph_bytes);
+  pto::compiler::CompileSettings settings;
+  if (timeout_s <= 0) throw py::value_error("timeout_s must be positive");
+  settings.native_compile_timeout = absl::Seconds(timeout_s);
+  absl::StatusOr<pto::compiler::CompileResult> result;
+  {
+    py::gil_scoped_release release;
+    result = pto::compiler::Compile(graph, target, options, settings);
+  }
+  if (!result.ok()) Raise(result.status());
+  py::list stages;
+  for (const auto& stage : result->stages) {
+    stages.append(py::make_tuple(stage.stage,
+                                 absl::ToDoubleSeconds(stage.duration)));
+  }
+  return py::make_tuple(result->key,
+                        py::bytes(result->binary.SerializeAsString()), stages);
+}
+
+std::string CacheKey(const py::bytes& graph_bytes, const std::string& target,
+                      const pto::compiler::CompileOptions& options) {
+  pto::v1::Graph graph = ParseGraph(graph_bytes);
+  absl::StatusOr<std::string> key =
+      pto::compiler::CacheKey(graph, target, options);
+  if (!key.ok()) Raise(key.status());
+  return *key;
+}
+
+std::string ResolveTarget(const std::string& target) {
+  absl::StatusOr<std::string> resolved = pto::compiler::ResolveTarget(target);
+  if (!resolved.ok()) Raise(resolved.status());
+  return *resolved;
+}
+
+// Maps a numpy dtype to the wire dtype; only what kernels compile for.
+pto::v1::DataType DtypeOf(const py::array& array, size_t index) {
+  const py::dtype dt = array.dtype();
+  if (dt.kind() == 'f' && dt.itemsize() == 4) return pto::v1::DT_FP32;
+  if (dt.kind() == 'f' && dt.itemsize() == 2) return pto::v1::DT_FP16;
+  throw py::type_error(absl::StrCat("argument ", index, ": numpy dtype '",
+                                    std::string(py::str(dt)),
+                                    "' is not supported (float32, float16)"));
+}
+
+// A loaded kernel. Immutable; run() may be called from several threads.
+class PyKernel {
+ public:
+  explicit PyKernel(const py::bytes& binary_bytes) {
+    pto::v1::KernelBinary binary;
+    if (!binary.ParseFromString(std::string(binary_bytes))) {
+      throw py::value_error("kernel bytes do not parse as a pto.v1.KernelBinary");
+    }
+    absl::StatusOr<std::unique_ptr<pto::runtime::Kernel>> kernel;
+    {
+      py::gil_scoped_release release;
+      kernel = pto::runtime::Kernel::Load(binary);
+    }
+    if (!kernel.ok()) Raise(kernel.status());
+    kernel_ = std::move(*kernel);
+  }
+
+  void Run(const std::vector<py::array>& arrays) const {
+    std::vector<pto::runtime::TensorArg> args;
+    args.reserve(arrays.size());
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      const py::array& a = arrays[i];
+      if (!(a.flags() & py::array::c_style)) {
+        throw py::value_error(
+            absl::StrCat("argument ", i, " is not C-contiguous"));
+      }
+      pto::runtime::TensorArg arg;
+      // The runtime writes only OUT/INOUT parameters; pypto checks that those
+      // arrays are writable before calling run().
+      arg.data = const_cast<void*>(a.data());
+      arg.dtype = DtypeOf(a, i);
+      for (py::ssize_t d = 0; d < a.ndim(); ++d) arg.shape.push_back(a.shape(d));
+      args.push_back(std::move(arg));
+    }
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      status = kernel_->Run(args);
+    }
+    if (!status.ok()) Raise(status);
+  }
+
+  std::string key() const { return kernel_->binary().key(); }
+  std::string target() const { return kernel_->binary().target(); }
+
+  // [(name, role, dtype, [dims])] with role and dtype as pto.v1 enum values.
+  py::list params() const {
+    py::list out;
+    for (const auto& p : kernel_->binary().params()) {
+      py::list dims;
+      for (const auto& d : p.shape().dims()) dims.append(d.size());
+      out.append(py::make_tuple(p.name(), static_cast<int>(p.role()),
+                                static_cast<int>(p.dtype()), dims));
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<pto::runtime::Kernel> kernel_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "PTO compiler and runtime, embedded (see client/python/native/module.cc)";
+  m.def("compile", &Compile, py::arg("graph"), py::arg("target") = "host",
+        py::arg("options") = pto::compiler::CompileOptions{},
+        py::arg("timeout_s") = 120.0,
+        "Compiles serialized pto.v1.Graph bytes: (key, binary bytes, [(stage, s)]).");
+  m.def("cache_key", &CacheKey, py::arg("graph"), py::arg("target") = "host",
+        py::arg("options") = pto::compiler::CompileOptions{},
+        "The compiler's cache key for a graph, without compiling.");
+  m.def("resolve_target", &ResolveTarget, py::arg("target"),
+        "The concrete target name, e.g. 'host' -> 'host-x86_64-v3'.");
+  m.def("compiler_fingerprint",
+        [] { return pto::compiler::CompilerFingerprint(); });
+  py::class_<PyKernel>(m, "Kernel")
+      .def(py::init<const py::bytes&>(), py::arg("binary"))
+      .def("run", &PyKernel::Run, py::arg("arrays"),
+           "Runs on C-contiguous float32/float16 arrays, one per parameter.")
+      .def_property_readonly("key", &PyKernel::key)
+      .def_property_readonly("target", &PyKernel::target)
+      .def_property_readonly("params", &PyKernel::params);
+}

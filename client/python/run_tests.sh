@@ -1,0 +1,12 @@
+#!/bin/bash
+# Bazel test driver for the pypto pytest suite: runs from the runfiles tree,
+# where the package sources and _native.so sit side by side.
+set -euo pipefail
+root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
+export PYTHONPATH="${root}/client/python:${root}/proto"
+export PYPTO_CACHE_DIR="${TEST_TMPDIR}/pypto-cache"
+export PYPTO_REQUIRE_NATIVE=1
+export PYPTO_PTOD="${root}/server/ptod"
+export HOME="${TEST_TMPDIR}"
+unset PYPTO_COMPILE_SERVER
+exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "${root}/client/python/tests"

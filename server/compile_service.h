@@ -1,0 +1,118 @@
+// The gRPC pto.v1.CompileService: what ptod answers.
+//
+// Compile walks the tiers in order:
+//   key (CompilerBackend::Key; a graph the verifier rejects is
+//        INVALID_ARGUMENT with the verifier's message)
+//   -> memory LRU -> RocksDB (KernelStore)          : HIT
+//   -> singleflight on the key:
+//        first caller: compile on the worker pool,
+//                      store, remember in memory    : MISS
+//        callers while it runs: share its result    : COALESCED
+// Every caller waits with its own gRPC deadline (DEADLINE_EXCEEDED; the
+// compile carries on for the others and still lands in the cache). A full
+// compile queue is RESOURCE_EXHAUSTED with trailing metadata "retry-after-ms".
+//
+// Retries, back-off and fallbacks are the client's (issue 5).
+#ifndef PTO_SERVER_COMPILE_SERVICE_H_
+#define PTO_SERVER_COMPILE_SERVICE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "pto/v1/compile_service.grpc.pb.h"
+#include "server/compiled_kernel.h"
+#include "server/compiler_backend.h"
+#include "server/kernel_store.h"
+#include "server/lru_cache.h"
+#include "server/metrics.h"
+#include "server/singleflight.h"
+#include "server/worker_pool.h"
+
+namespace pto::server {
+
+struct CompileServiceOptions {
+  // Compile threads.
+  int workers = 4;
+  // Compiles that may wait for a thread before requests are refused.
+  size_t queue_size = 256;
+  // Bound of the in-memory kernel cache.
+  size_t memory_cache_bytes = size_t{256} << 20;
+  // Back-off suggested to clients when the queue is full.
+  absl::Duration retry_after = absl::Milliseconds(500);
+};
+
+class CompileServiceImpl final : public pto::v1::CompileService::Service {
+ public:
+  // `backend`, `store` and `metrics` must outlive this object.
+  CompileServiceImpl(CompilerBackend* backend, KernelStore* store,
+                     Metrics* metrics, const CompileServiceOptions& options);
+  // Drain().
+  ~CompileServiceImpl() override;
+
+  grpc::Status Compile(grpc::ServerContext* context,
+                       const pto::v1::CompileRequest* request,
+                       pto::v1::CompileResponse* response) override;
+  grpc::Status GetKernel(grpc::ServerContext* context,
+                         const pto::v1::GetKernelRequest* request,
+                         pto::v1::GetKernelResponse* response) override;
+  grpc::Status Stats(grpc::ServerContext* context,
+                     const pto::v1::StatsRequest* request,
+                     pto::v1::StatsResponse* response) override;
+
+  // Refuses new compiles and waits for queued and running ones to finish
+  // (and be stored). Call after the gRPC server has stopped taking requests.
+  void Drain();
+
+  // What the Stats RPC returns.
+  pto::v1::StatsResponse GetStats() const;
+
+ private:
+  // The kernel for `key` from memory or RocksDB (refilling memory); null on a
+  // miss.
+  CompiledKernelPtr Lookup(const std::string& key);
+
+  // Runs on a worker: compiles `request` unless a racing request already
+  // stored it, then stores it. Sets `*compiled` when it did compile.
+  Singleflight::Result CompileAndStore(const pto::v1::CompileRequest& request,
+                                       const std::string& key,
+                                       std::atomic<bool>* compiled);
+
+  // Counts and logs a failed request and turns it into a gRPC status.
+  grpc::Status Fail(grpc::ServerContext* context, const absl::Status& status,
+                    const std::string& key);
+
+  void UpdateCacheGauges();
+
+  CompilerBackend* const backend_;
+  KernelStore* const store_;
+  Metrics* const metrics_;
+  const CompileServiceOptions options_;
+
+  LruCache<CompiledKernel> memory_;
+  Singleflight flights_;
+
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
+  std::atomic<uint64_t> coalesced_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> compiles_{0};
+  mutable absl::Mutex saved_mu_;
+  double seconds_saved_ ABSL_GUARDED_BY(saved_mu_) = 0;
+
+  // Last: destroyed first, so no compile outlives what it uses.
+  WorkerPool pool_;
+};
+
+// absl::Status -> grpc::Status, keeping the code and the message.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+}  // namespace pto::server
+
+#endif  // PTO_SERVER_COMPILE_SERVICE_H_

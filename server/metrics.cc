@@ -1,0 +1,174 @@
+#include "server/metrics.h"
+
+#include <cmath>
+#include <exception>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace pto::server {
+
+struct Metrics::StageHistograms {
+  prometheus::Family<prometheus::Histogram>* family;
+  // Family::Add is thread-safe; this makes the corrupt-entry counter's
+  // read-and-increment atomic and serializes stage lookups.
+  absl::Mutex mu;
+};
+
+std::vector<double> DurationBuckets() {
+  // 1 ms * 10^(0.4 i): each bound ~2.51x the previous, up to 6310 s; then
+  // 10^4 s closes the range.
+  std::vector<double> bounds;
+  for (int i = 0; i <= 17; ++i) bounds.push_back(1e-3 * std::pow(10.0, 0.4 * i));
+  bounds.push_back(1e4);
+  return bounds;
+}
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      stages_(std::make_unique<StageHistograms>()) {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("pto_requests_total")
+                       .Help("Compile requests by result.")
+                       .Register(*registry_);
+  hit_ = &requests.Add({{"result", "hit"}});
+  miss_ = &requests.Add({{"result", "miss"}});
+  coalesced_ = &requests.Add({{"result", "coalesced"}});
+  error_ = &requests.Add({{"result", "error"}});
+  compile_duration_ =
+      &prometheus::BuildHistogram()
+           .Name("pto_compile_duration_seconds")
+           .Help("Wall time of each compile (cache misses).")
+           .Register(*registry_)
+           .Add({}, DurationBuckets());
+  stages_->family = &prometheus::BuildHistogram()
+                         .Name("pto_compile_stage_duration_seconds")
+                         .Help("Wall time of each compile stage.")
+                         .Register(*registry_);
+  queue_wait_ = &prometheus::BuildHistogram()
+                     .Name("pto_queue_wait_seconds")
+                     .Help("Time a compile waited for a worker.")
+                     .Register(*registry_)
+                     .Add({}, DurationBuckets());
+  in_flight_ = &prometheus::BuildGauge()
+                    .Name("pto_compiles_in_flight")
+                    .Help("Compiles running now.")
+                    .Register(*registry_)
+                    .Add({});
+  cache_entries_ = &prometheus::BuildGauge()
+                        .Name("pto_cache_entries")
+                        .Help("Kernels in the persistent cache.")
+                        .Register(*registry_)
+                        .Add({});
+  cache_bytes_ = &prometheus::BuildGauge()
+                      .Name("pto_cache_bytes")
+                      .Help("Payload bytes in the persistent cache.")
+                      .Register(*registry_)
+                      .Add({});
+  memory_cache_bytes_ = &prometheus::BuildGauge()
+                             .Name("pto_memory_cache_bytes")
+                             .Help("Bytes in the in-memory kernel cache.")
+                             .Register(*registry_)
+                             .Add({});
+  corrupt_entries_ = &prometheus::BuildCounter()
+                          .Name("pto_cache_corrupt_entries_total")
+                          .Help("Cache entries found corrupt and deleted.")
+                          .Register(*registry_)
+                          .Add({});
+  evictions_ = &prometheus::BuildCounter()
+                    .Name("pto_cache_evictions_total")
+                    .Help("Entries evicted from the persistent cache.")
+                    .Register(*registry_)
+                    .Add({});
+  seconds_saved_ = &prometheus::BuildCounter()
+                        .Name("pto_compile_seconds_saved_total")
+                        .Help("Compile seconds saved by hits and coalescing.")
+                        .Register(*registry_)
+                        .Add({});
+}
+
+Metrics::~Metrics() = default;
+
+absl::StatusOr<int> Metrics::Serve(const std::string& address) {
+  if (exposer_ != nullptr) {
+    return absl::FailedPreconditionError("metrics are already served");
+  }
+  // prometheus-cpp (civetweb) reports a failed bind by throwing; keep that
+  // inside this file.
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot serve metrics on ", address, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  std::vector<int> ports = exposer_->GetListeningPorts();
+  if (ports.empty()) {
+    return absl::UnavailableError(
+        absl::StrCat("metrics endpoint on ", address, " has no port"));
+  }
+  return ports.front();
+}
+
+void Metrics::RecordRequest(RequestResult result) {
+  switch (result) {
+    case RequestResult::kHit:
+      hit_->Increment();
+      return;
+    case RequestResult::kMiss:
+      miss_->Increment();
+      return;
+    case RequestResult::kCoalesced:
+      coalesced_->Increment();
+      return;
+    case RequestResult::kError:
+      error_->Increment();
+      return;
+  }
+}
+
+void Metrics::ObserveCompile(double seconds) {
+  compile_duration_->Observe(seconds);
+}
+
+void Metrics::ObserveStage(const std::string& stage, double seconds) {
+  prometheus::Histogram* histogram;
+  {
+    absl::MutexLock lock(&stages_->mu);
+    // Add() returns the existing series for known labels.
+    histogram = &stages_->family->Add({{"stage", stage}}, DurationBuckets());
+  }
+  histogram->Observe(seconds);
+}
+
+void Metrics::ObserveQueueWait(double seconds) { queue_wait_->Observe(seconds); }
+void Metrics::CompileStarted() { in_flight_->Increment(); }
+void Metrics::CompileFinished() { in_flight_->Decrement(); }
+
+void Metrics::SetCacheContents(uint64_t entries, uint64_t bytes) {
+  cache_entries_->Set(static_cast<double>(entries));
+  cache_bytes_->Set(static_cast<double>(bytes));
+}
+
+void Metrics::SetMemoryCacheBytes(uint64_t bytes) {
+  memory_cache_bytes_->Set(static_cast<double>(bytes));
+}
+
+void Metrics::SetCorruptEntries(uint64_t total) {
+  absl::MutexLock lock(&stages_->mu);
+  const double delta = static_cast<double>(total) - corrupt_entries_->Value();
+  if (delta > 0) corrupt_entries_->Increment(delta);
+}
+
+void Metrics::AddSecondsSaved(double seconds) {
+  if (seconds > 0) seconds_saved_->Increment(seconds);
+}
+
+}  // namespace pto::server

@@ -1,0 +1,92 @@
+// ptod's Prometheus metrics and the HTTP endpoint that serves them.
+//
+//   Metrics metrics;
+//   metrics.RecordRequest(RequestResult::kHit);
+//   metrics.ObserveCompile(2.5);
+//   absl::StatusOr<int> port = metrics.Serve("127.0.0.1:7071");  // /metrics
+//
+// Series (all prefixed pto_):
+//   requests_total{result="hit|miss|coalesced|error"}  counter
+//   compile_duration_seconds                           histogram, 1 ms .. 1e4 s
+//   compile_stage_duration_seconds{stage=...}          histogram
+//   queue_wait_seconds                                 histogram
+//   compiles_in_flight                                 gauge
+//   cache_entries, cache_bytes                         gauges (persistent store)
+//   memory_cache_bytes                                 gauge
+//   cache_corrupt_entries_total                        counter
+//   cache_evictions_total                              counter (issue 5)
+//   compile_seconds_saved_total                        counter
+// Thread-safe: prometheus-cpp metrics are atomic.
+#ifndef PTO_SERVER_METRICS_H_
+#define PTO_SERVER_METRICS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace prometheus {
+class Counter;
+class Exposer;
+class Gauge;
+class Histogram;
+class Registry;
+}  // namespace prometheus
+
+namespace pto::server {
+
+enum class RequestResult { kHit, kMiss, kCoalesced, kError };
+
+// Histogram bucket bounds from 1 ms to 10^4 s, each about 2.5x the last.
+std::vector<double> DurationBuckets();
+
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Starts serving /metrics on `address` ("host:port"; port 0 picks a free
+  // one). Returns the bound port. At most once per Metrics.
+  absl::StatusOr<int> Serve(const std::string& address);
+
+  void RecordRequest(RequestResult result);
+  void ObserveCompile(double seconds);
+  void ObserveStage(const std::string& stage, double seconds);
+  void ObserveQueueWait(double seconds);
+  void CompileStarted();
+  void CompileFinished();
+  void SetCacheContents(uint64_t entries, uint64_t bytes);
+  void SetMemoryCacheBytes(uint64_t bytes);
+  // Sets the counter to `total` (the store counts; metrics mirror it).
+  void SetCorruptEntries(uint64_t total);
+  void AddSecondsSaved(double seconds);
+
+  prometheus::Registry& registry() { return *registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  prometheus::Counter* hit_;
+  prometheus::Counter* miss_;
+  prometheus::Counter* coalesced_;
+  prometheus::Counter* error_;
+  prometheus::Histogram* compile_duration_;
+  prometheus::Histogram* queue_wait_;
+  prometheus::Gauge* in_flight_;
+  prometheus::Gauge* cache_entries_;
+  prometheus::Gauge* cache_bytes_;
+  prometheus::Gauge* memory_cache_bytes_;
+  prometheus::Counter* corrupt_entries_;
+  prometheus::Counter* evictions_;
+  prometheus::Counter* seconds_saved_;
+  struct StageHistograms;
+  std::unique_ptr<StageHistograms> stages_;
+};
+
+}  // namespace pto::server
+
+#endif  // PTO_SERVER_METRICS_H_

@@ -1,0 +1,127 @@
+// ptod: the PTO compile daemon.
+//
+//   ptod --address=127.0.0.1:7070 --metrics_address=127.0.0.1:7071 \
+//        --cache_dir=$HOME/.cache/pto/ptod
+//
+// Prints "ptod listening on HOST:PORT" (the bound port, so --address=...:0
+// works) once it serves. SIGTERM or SIGINT: stop taking requests, let running
+// ones finish (--shutdown_grace), finish compiles in flight, close the cache,
+// exit 0.
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/ptod_server.h"
+#include "server/pto_compiler_backend.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, address, "127.0.0.1:7070",
+          "gRPC listen address host:port (port 0: pick a free port)");
+ABSL_FLAG(std::string, metrics_address, "127.0.0.1:7071",
+          "Prometheus /metrics address host:port; empty disables");
+ABSL_FLAG(std::string, cache_dir, "",
+          "kernel cache directory (default $XDG_CACHE_HOME/pto/ptod or "
+          "$HOME/.cache/pto/ptod)");
+ABSL_FLAG(int, workers, 0, "compile threads (0: one per hardware thread)");
+ABSL_FLAG(int, queue_size, 256,
+          "compiles that may wait for a thread before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, memory_cache_bytes, int64_t{256} << 20,
+          "bound of the in-memory kernel cache");
+ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
+          "largest Compile request accepted");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace, debug, info, warn, error, critical or off");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
+          "on SIGTERM/SIGINT, how long running requests may take to finish");
+ABSL_FLAG(absl::Duration, native_compile_timeout, absl::Seconds(120),
+          "wall-clock limit of one native (C++) compile");
+
+namespace {
+
+int Fail(const std::string& message) {
+  spdlog::critical("{}", message);
+  std::fprintf(stderr, "ptod: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("PTO compile daemon");
+  absl::ParseCommandLine(argc, argv);
+
+  const spdlog::level::level_enum level =
+      spdlog::level::from_str(absl::GetFlag(FLAGS_log_level));
+  if (level == spdlog::level::off && absl::GetFlag(FLAGS_log_level) != "off") {
+    return Fail(absl::StrCat("--log_level: unknown level \"",
+                             absl::GetFlag(FLAGS_log_level), "\""));
+  }
+  spdlog::set_level(level);
+
+  // Block the stop signals in every thread (gRPC's and RocksDB's threads
+  // inherit this mask) so that only the sigwait() below receives them: no
+  // code runs in signal-handler context at all.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  pto::server::PtodOptions options;
+  options.address = absl::GetFlag(FLAGS_address);
+  options.metrics_address = absl::GetFlag(FLAGS_metrics_address);
+  options.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  int workers = absl::GetFlag(FLAGS_workers);
+  if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  if (absl::GetFlag(FLAGS_queue_size) < 1) return Fail("--queue_size must be >= 1");
+  if (absl::GetFlag(FLAGS_max_request_bytes) < 1024) {
+    return Fail("--max_request_bytes must be >= 1024");
+  }
+  if (absl::GetFlag(FLAGS_memory_cache_bytes) < 0) {
+    return Fail("--memory_cache_bytes must be >= 0");
+  }
+  options.service.workers = workers;
+  options.service.queue_size = absl::GetFlag(FLAGS_queue_size);
+  options.service.memory_cache_bytes = absl::GetFlag(FLAGS_memory_cache_bytes);
+  options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+
+  pto::compiler::CompileSettings settings;
+  settings.native_compile_timeout = absl::GetFlag(FLAGS_native_compile_timeout);
+
+  auto ptod = pto::server::PtodServer::Start(
+      options, pto::server::NewPtoCompilerBackend(settings));
+  if (!ptod.ok()) return Fail(std::string(ptod.status().message()));
+
+  const pto::server::KernelStore::Stats stats = (*ptod)->store_stats();
+  spdlog::info(
+      "ptod serving on {} (metrics {}), cache {} with {} kernels, {} bytes, "
+      "{} workers",
+      (*ptod)->address(),
+      (*ptod)->metrics_port() != 0
+          ? absl::StrCat(options.metrics_address.substr(
+                             0, options.metrics_address.rfind(':')),
+                         ":", (*ptod)->metrics_port(), "/metrics")
+          : std::string("off"),
+      (*ptod)->cache_dir(), stats.entries, stats.bytes, workers);
+  // The line scripts and tests wait for; stdout, flushed.
+  std::printf("ptod listening on %s\n", (*ptod)->address().c_str());
+  if ((*ptod)->metrics_port() != 0) {
+    std::printf("ptod metrics on port %d\n", (*ptod)->metrics_port());
+  }
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  while (sigwait(&stop_signals, &signal_number) != 0) {
+  }
+  spdlog::info("received {}, shutting down",
+               signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*ptod)->Shutdown(absl::GetFlag(FLAGS_shutdown_grace));
+  spdlog::info("ptod stopped");
+  return 0;
+}

@@ -1,0 +1,108 @@
+#include "server/ptod_server.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "spdlog/spdlog.h"
+
+namespace pto::server {
+
+std::string DefaultCacheDir() {
+  const char* xdg = getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] != '\0') return absl::StrCat(xdg, "/pto/ptod");
+  const char* home = getenv("HOME");
+  if (home != nullptr && home[0] != '\0') {
+    return absl::StrCat(home, "/.cache/pto/ptod");
+  }
+  return absl::StrCat("/tmp/pto-ptod-", getuid());
+}
+
+absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
+    const PtodOptions& options, std::unique_ptr<CompilerBackend> backend) {
+  if (backend == nullptr) {
+    return absl::InvalidArgumentError("ptod needs a compiler backend");
+  }
+  const std::string cache_dir =
+      options.cache_dir.empty() ? DefaultCacheDir() : options.cache_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(cache_dir, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot create cache directory ", cache_dir, ": ", ec.message()));
+  }
+
+  std::unique_ptr<PtodServer> ptod(new PtodServer());
+  ptod->cache_dir_ = cache_dir;
+  ptod->metrics_ = std::make_unique<Metrics>();
+  ptod->backend_ = std::move(backend);
+  absl::StatusOr<std::unique_ptr<KernelStore>> store =
+      KernelStore::Open(cache_dir);
+  if (!store.ok()) return store.status();
+  ptod->store_ = std::move(*store);
+  ptod->service_ = std::make_unique<CompileServiceImpl>(
+      ptod->backend_.get(), ptod->store_.get(), ptod->metrics_.get(),
+      options.service);
+
+  // Both are process-wide switches that take effect for servers built after.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(),
+                           &port);
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<size_t>(options.max_request_bytes, INT32_MAX)));
+  builder.RegisterService(ptod->service_.get());
+  ptod->server_ = builder.BuildAndStart();
+  if (ptod->server_ == nullptr || port == 0) {
+    ptod->server_.reset();
+    ptod->shut_down_ = true;
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.address,
+                     " (address in use or malformed?)"));
+  }
+  ptod->port_ = port;
+  const size_t colon = options.address.rfind(':');
+  ptod->address_ = absl::StrCat(options.address.substr(0, colon), ":", port);
+
+  if (!options.metrics_address.empty()) {
+    absl::StatusOr<int> metrics_port =
+        ptod->metrics_->Serve(options.metrics_address);
+    if (!metrics_port.ok()) {
+      ptod->Shutdown(absl::ZeroDuration());
+      return metrics_port.status();
+    }
+    ptod->metrics_port_ = *metrics_port;
+  }
+  return ptod;
+}
+
+PtodServer::~PtodServer() { Shutdown(absl::ZeroDuration()); }
+
+void PtodServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (server_ != nullptr) {
+    if (grpc::HealthCheckServiceInterface* health =
+            server_->GetHealthCheckService()) {
+      health->Shutdown();  // NOT_SERVING: load balancers stop sending work
+    }
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      absl::ToChronoMilliseconds(grace));
+    server_->Wait();
+  }
+  if (service_ != nullptr) service_->Drain();
+  store_.reset();  // closes RocksDB
+}
+
+}  // namespace pto::server

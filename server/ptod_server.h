@@ -1,0 +1,102 @@
+// A running ptod: kernel store, compile service, gRPC server (with health
+// checking and reflection) and metrics endpoint, started and stopped as one.
+//
+//   PtodOptions options;
+//   options.address = "127.0.0.1:0";          // port 0: pick a free port
+//   options.cache_dir = "/tmp/ptod-cache";
+//   auto ptod = PtodServer::Start(options, NewPtoCompilerBackend());
+//   if (!ptod.ok()) ...                        // names what could not start
+//   std::cout << (*ptod)->address();           // "127.0.0.1:41234"
+//   (*ptod)->Shutdown(absl::Seconds(5));       // or just destroy it
+//
+// ptod_main.cc is flags and signals around this; integration tests start it
+// in-process.
+#ifndef PTO_SERVER_PTOD_SERVER_H_
+#define PTO_SERVER_PTOD_SERVER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/compile_service.h"
+#include "server/compiler_backend.h"
+#include "server/kernel_store.h"
+#include "server/metrics.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace pto::server {
+
+struct PtodOptions {
+  // gRPC listen address, "host:port"; port 0 picks a free port.
+  std::string address = "127.0.0.1:7070";
+  // /metrics listen address; empty: no metrics endpoint.
+  std::string metrics_address;
+  // RocksDB directory (created, with parents, if missing).
+  std::string cache_dir;
+  // Largest request accepted, in bytes.
+  size_t max_request_bytes = size_t{64} << 20;
+  CompileServiceOptions service;
+};
+
+// The default cache directory: $XDG_CACHE_HOME/pto/ptod, else
+// $HOME/.cache/pto/ptod, else /tmp/pto-ptod-<uid>.
+std::string DefaultCacheDir();
+
+class PtodServer {
+ public:
+  // Opens the store, builds the service around `backend`, and starts
+  // listening. Fails (nothing left running) if the store cannot be opened or
+  // an address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<PtodServer>> Start(
+      const PtodOptions& options, std::unique_ptr<CompilerBackend> backend);
+
+  // Shutdown(absl::ZeroDuration()) if not already shut down.
+  ~PtodServer();
+
+  PtodServer(const PtodServer&) = delete;
+  PtodServer& operator=(const PtodServer&) = delete;
+
+  // Marks health NOT_SERVING, stops accepting RPCs, gives running RPCs up to
+  // `grace` to finish (then cancels them), waits for compiles in progress to
+  // finish and be stored, and closes the store. Idempotent.
+  void Shutdown(absl::Duration grace);
+
+  // The bound gRPC address, e.g. "127.0.0.1:41234", and its port.
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
+  // The bound metrics port; 0 when metrics are off.
+  int metrics_port() const { return metrics_port_; }
+
+  CompileServiceImpl& service() { return *service_; }
+  Metrics& metrics() { return *metrics_; }
+  // Empty after Shutdown() (the store is closed).
+  KernelStore::Stats store_stats() const {
+    return store_ != nullptr ? store_->GetStats() : KernelStore::Stats{};
+  }
+  const std::string& cache_dir() const { return cache_dir_; }
+
+ private:
+  PtodServer() = default;
+
+  // Destroyed in reverse: server, service (drains compiles), store, backend,
+  // metrics.
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<CompilerBackend> backend_;
+  std::unique_ptr<KernelStore> store_;
+  std::unique_ptr<CompileServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  std::string cache_dir_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace pto::server
+
+#endif  // PTO_SERVER_PTOD_SERVER_H_

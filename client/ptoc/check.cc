@@ -1,0 +1,204 @@
+#include "client/ptoc/check.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/ptoc/fp16.h"
+
+namespace pto::ptoc {
+namespace {
+
+std::string IndexString(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return absl::StrCat("[", absl::StrJoin(index, ","), "]");
+}
+
+bool SameSpecial(double got, double want) {
+  if (std::isnan(got) || std::isnan(want)) {
+    return std::isnan(got) && std::isnan(want);
+  }
+  return got == want;  // infinities
+}
+
+}  // namespace
+
+absl::StatusOr<HostTensor> HostTensor::Create(pto::v1::DataType dtype,
+                                              std::vector<int64_t> shape) {
+  int64_t element_bytes = 0;
+  if (dtype == pto::v1::DT_FP32) element_bytes = 4;
+  if (dtype == pto::v1::DT_FP16) element_bytes = 2;
+  if (element_bytes == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dtype ", pto::v1::DataType_Name(dtype),
+                     " is not supported for host tensors (FP32, FP16 are)"));
+  }
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.size_ = 1;
+  for (int64_t d : shape) t.size_ *= d;
+  t.shape_ = std::move(shape);
+  t.bytes_.resize(t.size_ * element_bytes);
+  return t;
+}
+
+double HostTensor::Get(int64_t i) const {
+  if (dtype_ == pto::v1::DT_FP32) {
+    float f;
+    std::memcpy(&f, bytes_.data() + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes_.data() + 2 * i, 2);
+  return HalfToFloat(h);
+}
+
+void HostTensor::Set(int64_t i, double value) {
+  if (dtype_ == pto::v1::DT_FP32) {
+    const float f = static_cast<float>(value);
+    std::memcpy(bytes_.data() + 4 * i, &f, 4);
+    return;
+  }
+  const uint16_t h = DoubleToHalf(value);
+  std::memcpy(bytes_.data() + 2 * i, &h, 2);
+}
+
+Tolerance DefaultTolerance(const pto::v1::Graph& graph) {
+  Tolerance t;
+  for (const pto::v1::Op& op : graph.ops()) {
+    if (op.kind() == "exp") t.rtol = 2e-6;
+  }
+  return t;
+}
+
+Comparison Compare(const std::string& name, const HostTensor& got,
+                   const RefTensor& want, const Tolerance& tolerance) {
+  Comparison c;
+  c.name = name;
+  c.count = got.size();
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const double g = got.Get(i);
+    const double w = want.data[i];
+    bool ok;
+    double abs_error = 0;
+    if (!std::isfinite(g) || !std::isfinite(w)) {
+      ok = SameSpecial(g, w);
+      abs_error = ok ? 0 : std::numeric_limits<double>::infinity();
+    } else {
+      abs_error = std::fabs(g - w);
+      if (got.dtype() == pto::v1::DT_FP16) {
+        ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <=
+             tolerance.fp16_ulps;
+      } else {
+        ok = abs_error <= tolerance.atol + tolerance.rtol * std::fabs(w);
+      }
+    }
+    c.max_abs_error = std::max(c.max_abs_error, abs_error);
+    if (w != 0 && std::isfinite(w)) {
+      c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(w));
+    }
+    if (!ok) {
+      if (c.mismatches == 0) {
+        c.first_mismatch =
+            absl::StrFormat("index %d %s: got %.9g, want %.9g", i,
+                            IndexString(i, got.shape()), g, w);
+      }
+      ++c.mismatches;
+    }
+  }
+  return c;
+}
+
+bool CheckReport::pass() const {
+  for (const Comparison& c : outputs) {
+    if (!c.ok()) return false;
+  }
+  return true;
+}
+
+std::string CheckReport::Summary() const {
+  std::string s;
+  for (const Comparison& c : outputs) {
+    absl::StrAppendFormat(&s, "%s: %d elements, max abs error %.3g, max rel "
+                          "error %.3g, %d mismatches%s\n",
+                          c.name, c.count, c.max_abs_error, c.max_rel_error,
+                          c.mismatches,
+                          c.ok() ? "" : absl::StrCat(" (first: ",
+                                                     c.first_mismatch, ")"));
+  }
+  s += pass() ? "PASS\n" : "FAIL\n";
+  return s;
+}
+
+absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
+                                        const runtime::Kernel& kernel,
+                                        const CheckOptions& options) {
+  std::map<uint32_t, const pto::v1::Value*> declared;
+  for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+  std::mt19937_64 rng(options.seed);
+  std::uniform_real_distribution<double> uniform(options.low, options.high);
+
+  std::vector<HostTensor> buffers;
+  std::vector<RefTensor> inputs;
+  for (int p = 0; p < graph.params_size(); ++p) {
+    const pto::v1::Parameter& param = graph.params(p);
+    auto it = declared.find(param.value_id());
+    if (it == declared.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "parameter %d '%s': value %d is not declared", p, param.name(),
+          param.value_id()));
+    }
+    auto shape = StaticShape(it->second->shape());
+    if (!shape.ok()) return shape.status();
+    auto buffer = HostTensor::Create(it->second->dtype(), *shape);
+    if (!buffer.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "parameter %d '%s': %s", p, param.name(), buffer.status().message()));
+    }
+    RefTensor input{buffer->dtype(), *shape, {}};
+    if (param.role() == pto::v1::PARAM_ROLE_OUT) {
+      for (int64_t i = 0; i < buffer->size(); ++i) buffer->Set(i, NAN);
+    } else {
+      input.data.resize(buffer->size());
+      for (int64_t i = 0; i < buffer->size(); ++i) {
+        double x;
+        do {
+          x = uniform(rng);
+        } while (std::fabs(x) < options.min_magnitude);
+        buffer->Set(i, x);
+        input.data[i] = buffer->Get(i);  // the value the kernel sees
+      }
+    }
+    buffers.push_back(*std::move(buffer));
+    inputs.push_back(std::move(input));
+  }
+
+  auto reference = EvaluateReference(graph, inputs);
+  if (!reference.ok()) return reference.status();
+
+  std::vector<runtime::TensorArg> args;
+  for (HostTensor& b : buffers) args.push_back(b.AsArg());
+  absl::Status ran = kernel.Run(args);
+  if (!ran.ok()) return ran;
+
+  const Tolerance tolerance =
+      options.tolerance ? *options.tolerance : DefaultTolerance(graph);
+  CheckReport report;
+  for (int p = 0; p < graph.params_size(); ++p) {
+    if (graph.params(p).role() == pto::v1::PARAM_ROLE_IN) continue;
+    report.outputs.push_back(Compare(graph.params(p).name(), buffers[p],
+                                     (*reference)[p], tolerance));
+  }
+  return report;
+}
+
+}  // namespace pto::ptoc

@@ -1,0 +1,51 @@
+// A reference evaluator for Tensor graphs: runs a pto.v1.Graph's ops on whole
+// tensors in double precision, independently of the compiler, so that a
+// compiled kernel's results can be checked against it (ptoc --run, the
+// kernel tests).
+//
+//   std::vector<RefTensor> inputs = ...;   // one per graph parameter
+//   auto outputs = EvaluateReference(graph, inputs);
+//   // (*outputs)[i]: parameter i's contents after the kernel
+//
+// Semantics: each op computes in double from its inputs' values; every value
+// is then rounded to its own dtype (FP32: to float; FP16: to nearest-even
+// half), as a kernel that stores it in that dtype does. Scalars of the
+// tensor-with-scalar ops are rounded to FP32 first, as the kernel sees them.
+// Ops: add sub mul div adds subs muls divs rsubs rdivs exp neg abs copy;
+// dtypes FP32 and FP16; static shapes.
+#ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
+#define PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "pto/v1/graph.pb.h"
+
+namespace pto::ptoc {
+
+// A dense row-major tensor of doubles.
+struct RefTensor {
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+};
+
+// Rounds `value` to what a tensor of `dtype` holds (FP32, FP16; others are
+// returned as is).
+double RoundToDType(double value, pto::v1::DataType dtype);
+
+// The static shape of a value, or INVALID_ARGUMENT for a symbolic dim.
+absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape);
+
+// Evaluates `graph`. `inputs` has one tensor per parameter, in order; OUT
+// parameters' entries are ignored (may be empty). Returns one tensor per
+// parameter: IN unchanged, OUT and INOUT their final contents. Errors name
+// the op and what is wrong (unknown kind, missing value, shape mismatch).
+absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
+    const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs);
+
+}  // namespace pto::ptoc
+
+#endif  // PTO_CLIENT_PTOC_REFERENCE_EVAL_H_

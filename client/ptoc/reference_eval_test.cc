@@ -1,0 +1,148 @@
+#include "client/ptoc/reference_eval.h"
+
+#include <cmath>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace pto::ptoc {
+namespace {
+
+using ::testing::HasSubstr;
+
+pto::v1::Graph Parse(const std::string& text) {
+  pto::v1::Graph g;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &g)) << text;
+  return g;
+}
+
+// out = exp(adds(x + y, 0.5)) * x, y written in place: y = rsubs(y, 3).
+constexpr char kGraph[] = R"pb(
+  schema_version: SCHEMA_VERSION_1
+  values { id: 1 name: "x" dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 2 name: "y" dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 3 dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 4 dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 5 dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 6 name: "out" dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 7 dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  params { name: "x" role: PARAM_ROLE_IN value_id: 1 }
+  params { name: "y" role: PARAM_ROLE_INOUT value_id: 2 result_value_id: 7 }
+  params { name: "out" role: PARAM_ROLE_OUT value_id: 6 }
+  ops { kind: "add" inputs: 1 inputs: 2 outputs: 3 }
+  ops { kind: "adds" inputs: 3 outputs: 4 attrs { key: "scalar" value { f: 0.5 } } }
+  ops { kind: "exp" inputs: 4 outputs: 5 }
+  ops { kind: "mul" inputs: 5 inputs: 1 outputs: 6 }
+  ops { kind: "rsubs" inputs: 2 outputs: 7 attrs { key: "scalar" value { f: 3 } } }
+)pb";
+
+TEST(ReferenceEvalTest, EvaluatesAChainWithInoutParameter) {
+  const pto::v1::Graph g = Parse(kGraph);
+  RefTensor x{pto::v1::DT_FP32, {2, 3}, {1, -2, 0.25, 3, 0, -1}};
+  RefTensor y{pto::v1::DT_FP32, {2, 3}, {0.5, 1, -1, 2, 7, 0.125}};
+  auto out = EvaluateReference(g, {x, y, RefTensor()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 3u);
+  EXPECT_EQ((*out)[0].data, x.data);  // IN unchanged
+  for (int i = 0; i < 6; ++i) {
+    const float sum = static_cast<float>(x.data[i] + y.data[i]);
+    const float shifted = sum + 0.5f;
+    const float e = static_cast<float>(std::exp(static_cast<double>(shifted)));
+    const float want = e * static_cast<float>(x.data[i]);
+    EXPECT_EQ((*out)[2].data[i], want) << i;
+    EXPECT_EQ((*out)[1].data[i], 3.0 - y.data[i]) << i;
+  }
+  EXPECT_EQ((*out)[2].shape, (std::vector<int64_t>{2, 3}));
+}
+
+TEST(ReferenceEvalTest, EveryOpKind) {
+  struct Case {
+    const char* kind;
+    bool binary;
+    double a, b, want;
+  };
+  const Case cases[] = {
+      {"add", true, 1.5, 2.25, 3.75},   {"sub", true, 1.5, 2.25, -0.75},
+      {"mul", true, 1.5, -2.0, -3.0},   {"div", true, 3.0, -1.5, -2.0},
+      {"adds", false, 1.5, 0.5, 2.0},   {"subs", false, 1.5, 0.5, 1.0},
+      {"muls", false, 1.5, 4.0, 6.0},   {"divs", false, 1.5, 0.5, 3.0},
+      {"rsubs", false, 1.5, 4.0, 2.5},  {"rdivs", false, 0.5, 4.0, 8.0},
+      {"neg", false, 1.5, 0, -1.5},     {"abs", false, -1.5, 0, 1.5},
+      {"copy", false, -1.5, 0, -1.5},
+      {"exp", false, 1.0, 0, static_cast<float>(std::exp(1.0))},
+  };
+  for (const Case& c : cases) {
+    pto::v1::Graph g = Parse(R"pb(
+      values { id: 1 dtype: DT_FP32 shape { dims { size: 1 } } }
+      values { id: 2 dtype: DT_FP32 shape { dims { size: 1 } } }
+      values { id: 3 dtype: DT_FP32 shape { dims { size: 1 } } }
+      params { name: "a" role: PARAM_ROLE_IN value_id: 1 }
+      params { name: "b" role: PARAM_ROLE_IN value_id: 2 }
+      params { name: "out" role: PARAM_ROLE_OUT value_id: 3 }
+    )pb");
+    pto::v1::Op* op = g.add_ops();
+    op->set_kind(c.kind);
+    op->add_inputs(1);
+    if (c.binary) op->add_inputs(2);
+    op->add_outputs(3);
+    const bool scalar = std::string(c.kind).back() == 's' &&
+                        std::string(c.kind) != "abs";
+    if (scalar) (*op->mutable_attrs())["scalar"].set_f(c.b);
+    auto out = EvaluateReference(
+        g, {{pto::v1::DT_FP32, {1}, {c.a}}, {pto::v1::DT_FP32, {1}, {c.b}}, {}});
+    ASSERT_TRUE(out.ok()) << c.kind << ": " << out.status();
+    EXPECT_EQ((*out)[2].data[0], c.want) << c.kind;
+  }
+}
+
+TEST(ReferenceEvalTest, Fp16RoundsEveryValue) {
+  pto::v1::Graph g = Parse(R"pb(
+    values { id: 1 dtype: DT_FP16 shape { dims { size: 1 } } }
+    values { id: 2 dtype: DT_FP16 shape { dims { size: 1 } } }
+    values { id: 3 dtype: DT_FP16 shape { dims { size: 1 } } }
+    params { name: "x" role: PARAM_ROLE_IN value_id: 1 }
+    params { name: "out" role: PARAM_ROLE_OUT value_id: 3 }
+    ops { kind: "adds" inputs: 1 outputs: 2 attrs { key: "scalar" value { f: 0.0004 } } }
+    ops { kind: "subs" inputs: 2 outputs: 3 attrs { key: "scalar" value { f: 1 } } }
+  )pb");
+  // 1 + 0.0004 rounds to 1 in FP16 (spacing 2^-10), so the result is 0; in
+  // FP32 it would be about 0.0004.
+  auto out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].data[0], 0.0);
+  // Inputs are rounded to their dtype too: 1/3 is not a half.
+  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0 / 3}}, {}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)[0].data[0], 0.333251953125);
+}
+
+TEST(ReferenceEvalTest, ErrorsNameTheOp) {
+  pto::v1::Graph g = Parse(kGraph);
+  g.mutable_ops(2)->set_kind("tanh");
+  RefTensor t{pto::v1::DT_FP32, {2, 3}, std::vector<double>(6, 1.0)};
+  auto out = EvaluateReference(g, {t, t, {}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 2 'tanh': op kind is not supported"));
+
+  g = Parse(kGraph);
+  g.mutable_ops(1)->mutable_attrs()->clear();
+  out = EvaluateReference(g, {t, t, {}});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 1 'adds': attribute 'scalar' (f) is missing"));
+
+  g = Parse(kGraph);
+  g.mutable_ops(3)->set_inputs(1, 99);
+  out = EvaluateReference(g, {t, t, {}});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 3 'mul': input value 99 is not defined"));
+
+  g = Parse(kGraph);
+  out = EvaluateReference(g, {t, {pto::v1::DT_FP32, {3, 2}, t.data}, {}});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("parameter 1 'y': expected shape [2,3], got [3,2]"));
+}
+
+}  // namespace
+}  // namespace pto::ptoc

@@ -99,7 +99,7 @@ pto::v1::DataType DtypeOf(const py::array& array, size_t index) {
   if (dt.kind() == 'f' && dt.itemsize() == 4) return pto::v1::DT_FP32;
   if (dt.kind() == 'f' && dt.itemsize() == 2) return pto::v1::DT_FP16;
   throw py::type_error(absl::StrCat("argument ", index, ": numpy dtype '",
-                                    std::string(py::str(dt)),
+                                    std::string(py::str(static_cast<const py::handle&>(dt))),
                                     "' is not supported (float32, float16)"));
 }
 

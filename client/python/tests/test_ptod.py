@@ -1,0 +1,117 @@
+"""Compiling through a real ptod subprocess (PYPTO_COMPILE_SERVER)."""
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import pypto
+from conftest import REPO
+
+ANY = pypto.Tensor[...]
+
+
+def ptod_binary():
+    path = os.environ.get("PYPTO_PTOD") or os.path.join(REPO, "bazel-bin", "server", "ptod")
+    if not os.access(path, os.X_OK):
+        if os.environ.get("PYPTO_REQUIRE_NATIVE") == "1":
+            pytest.fail(f"ptod not found at {path}")
+        pytest.skip(f"ptod not built at {path} (bazel build //server:ptod)")
+    return path
+
+
+@pytest.fixture
+def ptod(tmp_path, native, monkeypatch):
+    """A ptod on a free loopback port with a private cache; yields its address."""
+    proc = subprocess.Popen(
+        [ptod_binary(), "--address=127.0.0.1:0", f"--cache_dir={tmp_path / 'ptod-cache'}",
+         "--metrics_address=127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = queue.Queue()
+
+    def pump():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    address, seen = None, []
+    try:
+        while address is None:
+            line = lines.get(timeout=60)
+            if line is None:
+                pytest.fail("ptod exited before listening:\n" + "".join(seen))
+            seen.append(line)
+            if "ptod listening on " in line:
+                address = line.split("ptod listening on ", 1)[1].split()[0]
+        monkeypatch.setenv("PYPTO_COMPILE_SERVER", address)
+        yield address
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def make():
+    @pypto.jit
+    def k(a: ANY, b: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(32, 64)
+        out[:] = (a + b).exp() * 2 - a
+
+    return k
+
+
+def test_compile_through_ptod_then_hit(ptod, private_cache):
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (100, 200)).astype(np.float32)
+    b = rng.uniform(-1, 1, (100, 200)).astype(np.float32)
+    out = np.zeros_like(a)
+    k = make()
+    k(a, b, out)
+    np.testing.assert_allclose(out, np.exp(a + b) * 2 - a, rtol=1e-5, atol=1e-6)
+    assert k.last_compile.source == "ptod MISS"
+    key = k.last_compile.key
+    # A fresh function has an empty memory cache: the request reaches ptod again.
+    k2 = make()
+    out[:] = 0
+    k2(a, b, out)
+    np.testing.assert_allclose(out, np.exp(a + b) * 2 - a, rtol=1e-5, atol=1e-6)
+    assert k2.last_compile.source == "ptod HIT" and k2.last_compile.key == key
+    stats = pypto.compile_stats()
+    assert stats["remote_misses"] == 1 and stats["remote_hits"] == 1
+    assert stats["compiles"] == 0  # nothing compiled in this process
+    assert not private_cache.exists() or not list(private_cache.iterdir())
+
+
+def test_server_errors_carry_the_servers_message(ptod):
+    from pypto import backend
+    from pypto._proto import graph_pb2
+    g = graph_pb2.Graph(schema_version=graph_pb2.SCHEMA_VERSION_1, name="bad")
+    for vid in (1, 2):
+        v = g.values.add(id=vid, name=f"v{vid}", dtype=graph_pb2.DT_FP32)
+        v.shape.dims.add(size=4)
+    g.params.add(name="x", role=graph_pb2.PARAM_ROLE_IN, value_id=1)
+    g.params.add(name="y", role=graph_pb2.PARAM_ROLE_OUT, value_id=2)
+    g.ops.add(kind="frobnicate", inputs=[1], outputs=[2]).vec_tile.dims.append(4)
+    with pytest.raises(pypto.CompileError, match=f"ptod at {ptod}: INVALID_ARGUMENT: .*frobnicate"):
+        backend.get_kernel(g, {}, None, "bad")
+
+
+def test_unreachable_server_is_a_clear_error(native, monkeypatch):
+    import socket
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
+    monkeypatch.setenv("PYPTO_COMPILE_TIMEOUT", "5")
+    k = make()
+    a = np.zeros((4, 4), np.float32)
+    with pytest.raises(pypto.CompileError, match=f"ptod at 127.0.0.1:{port}: (UNAVAILABLE|DEADLINE_EXCEEDED)"):
+        k(a, a, a.copy())

@@ -1,3 +1,3 @@
 """pypto.frontend.jit: PyPTO's name for pypto.jit (the same decorator)."""
 
-from .jit import jit  # noqa: F401
+from .jit_function import jit  # noqa: F401

@@ -6,7 +6,7 @@ names that raise NotImplementedError naming the issue that brings them.
 """
 
 from .errors import TraceError, not_yet
-from .tensor import Tensor, _is_scalar
+from .tensors import Tensor, _is_scalar
 
 # kind for tensor-op-tensor, tensor-op-scalar, scalar-op-tensor
 _BINARY = {

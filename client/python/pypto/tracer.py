@@ -66,7 +66,7 @@ class GraphBuilder:
         self._values[vid][0] = name
 
     def add_param(self, name, dtype, shape, value_name=""):
-        from .tensor import Tensor
+        from .tensors import Tensor
         vid = self.new_value(dtype, shape, value_name or name)
         p = _Param(name, vid)
         self._params.append(p)
@@ -86,7 +86,7 @@ class GraphBuilder:
 
     def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None):
         """Records `kind` on `inputs` (Tensors) and returns its result Tensor."""
-        from .tensor import Tensor
+        from .tensors import Tensor
         what = what or f"pypto.{kind}"
         tile = tiling.current_vec_tile()
         rank = len(shape)
@@ -114,7 +114,7 @@ class GraphBuilder:
 
     def write(self, dst, src, what):
         """dst[:] = src: rebinds dst (a parameter or local tensor) to src's value."""
-        from .tensor import Tensor
+        from .tensors import Tensor
         if not isinstance(src, Tensor) or src._builder is not self:
             from .errors import not_yet
             if isinstance(src, (int, float)):
@@ -221,7 +221,7 @@ def trace(fn, name, params):
     Returns the Graph. Tile shapes set inside `fn` are undone afterwards.
     """
     global _current
-    from .tensor import Tensor
+    from .tensors import Tensor
     builder = GraphBuilder(name)
     proxies = [builder.add_param(n, dt, shape, vname) for n, dt, shape, vname in params]
     saved_tiles = tiling._save()

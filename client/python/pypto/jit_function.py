@@ -23,8 +23,8 @@ import numpy as np
 from . import backend, cache, dtypes, tiling, tracer
 from ._proto import graph_pb2
 from .errors import UnsupportedTargetError
-from .options import JitOptions, RunMode
-from .tensor import Tensor, _DimMarker
+from .jit_options import JitOptions, RunMode
+from .tensors import Tensor, _DimMarker
 
 
 class CompileInfo:

@@ -23,6 +23,17 @@ from .errors import TraceError
 
 _current = None  # the GraphBuilder of the trace in progress, if any
 
+# The compiler's bound on any name (compiler/verify/limits.h), in UTF-8 bytes.
+MAX_NAME_BYTES = 256
+
+
+def clip_name(name):
+    """`name`, shortened to fit the compiler's name bound (names are debug only)."""
+    data = name.encode("utf-8", "replace")
+    if len(data) <= MAX_NAME_BYTES:
+        return name
+    return data[:MAX_NAME_BYTES - 3].decode("utf-8", "ignore") + "..."
+
 
 def current_builder():
     return _current
@@ -170,7 +181,8 @@ class GraphBuilder:
             raise TraceError(
                 f"kernel '{self.name}' writes no output: kernels return nothing, so "
                 f"write results into an argument with out[:] = expr or out.move(expr)")
-        g = graph_pb2.Graph(schema_version=graph_pb2.SCHEMA_VERSION_1, name=self.name)
+        g = graph_pb2.Graph(schema_version=graph_pb2.SCHEMA_VERSION_1,
+                            name=clip_name(self.name))
         needed = set()
         for p in self._params:
             needed.add(p.initial)
@@ -182,8 +194,9 @@ class GraphBuilder:
                 kept.append(op)
                 needed.update(op.inputs)
         kept.reverse()
+        kept = self._snapshot_late_inout_reads(kept)
         for p in self._params:
-            param = g.params.add(name=p.name)
+            param = g.params.add(name=clip_name(p.name))
             if not p.written:
                 param.role = graph_pb2.PARAM_ROLE_IN
                 param.value_id = p.initial
@@ -205,14 +218,39 @@ class GraphBuilder:
                 used.add(p.result_value_id)
         for vid in sorted(used):
             name, dtype, shape = self._values[vid]
-            v = g.values.add(id=vid, name=name, dtype=dtype)
+            v = g.values.add(id=vid, name=clip_name(name), dtype=dtype)
             for d in shape:
                 v.shape.dims.add(size=d)
         for op in kept:
             if op.outputs and not op.name:
-                op.name = self._values[op.outputs[0]][0]
+                op.name = clip_name(self._values[op.outputs[0]][0])
         g.ops.extend(kept)
         return g
+
+
+    def _snapshot_late_inout_reads(self, ops):
+        """An in/out parameter shares one buffer for its incoming and final
+        contents, so no op may read the incoming data after the op that writes
+        the final value (e.g. `e = acc * 2; f = acc + 1; acc[:] = e` makes the
+        mul write acc before the add reads it). Such late reads are redirected
+        to a copy of the incoming data taken before anything runs."""
+        for p in self._params:
+            if not (p.written and p.read):
+                continue
+            writer = next(i for i, op in enumerate(ops) if p.final in op.outputs)
+            late = [op for op in ops[writer + 1:] if p.initial in op.inputs]
+            if not late:
+                continue
+            name, dtype, shape = self._values[p.initial]
+            snap = self.new_value(dtype, shape, name)
+            copy = graph_pb2.Op(kind="copy", inputs=[p.initial], outputs=[snap])
+            copy.vec_tile.dims.extend(ops[writer].vec_tile.dims)
+            for op in late:
+                inputs = [snap if i == p.initial else i for i in op.inputs]
+                del op.inputs[:]
+                op.inputs.extend(inputs)
+            ops = [copy] + ops
+        return ops
 
 
 def trace(fn, name, params):

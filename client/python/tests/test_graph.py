@@ -389,3 +389,38 @@ def test_all_api_dtypes_exist():
         assert int(getattr(pypto, name)) == graph_pb2.DataType.Value(name)
     assert pypto.RunMode.NPU == 0 and pypto.RunMode.SIM == 1
     assert pypto.DYN is pypto.DYNAMIC
+
+
+def test_inout_incoming_data_read_after_the_write_is_snapshotted():
+    @pypto.jit
+    def k(acc: F32, out: F32):
+        pypto.set_vec_tile_shapes(4, 4)
+        e = acc * 2        # op that will write acc's final value
+        f = acc + 1        # reads acc's incoming data after that op
+        acc[:] = e
+        out[:] = f
+
+    g = k.trace(arr(4, 4), arr(4, 4))
+    acc, out = g.params
+    assert acc.role == INOUT
+    kinds = [op.kind for op in g.ops]
+    writer = kinds.index("muls")
+    # No op after the writer reads the incoming value.
+    for op in g.ops[writer + 1:]:
+        assert acc.value_id not in op.inputs
+    assert kinds[0] == "copy" and list(g.ops[0].inputs) == [acc.value_id]
+    adds = producer(g, out.value_id)
+    assert list(adds.inputs) == list(g.ops[0].outputs)
+
+
+def test_long_names_are_clipped_to_the_compilers_bound():
+    long = "n" * 1000
+
+    @pypto.jit
+    def k(a: pypto.Tensor([], pypto.DT_FP32, name=long), out: F32):
+        pypto.set_vec_tile_shapes(4)
+        out[:] = a + a
+
+    g = k.trace(arr(8), arr(8))
+    name = value(g, g.params[0].value_id).name
+    assert len(name.encode()) <= 256 and name.startswith("nnnn")

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -72,10 +73,27 @@ void HostTensor::Set(int64_t i, double value) {
   std::memcpy(bytes_.data() + 2 * i, &h, 2);
 }
 
-Tolerance DefaultTolerance(const pto::v1::Graph& graph) {
+Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param) {
   Tolerance t;
+  if (param < 0 || param >= graph.params_size()) return t;
+  const pto::v1::Parameter& p = graph.params(param);
+  // Walk from the output's value back through its producers.
+  std::map<uint32_t, const pto::v1::Op*> producer;
   for (const pto::v1::Op& op : graph.ops()) {
-    if (op.kind() == "exp") t.rtol = 2e-6;
+    for (uint32_t out : op.outputs()) producer[out] = &op;
+  }
+  std::vector<uint32_t> stack = {p.role() == pto::v1::PARAM_ROLE_INOUT
+                                     ? p.result_value_id()
+                                     : p.value_id()};
+  std::set<uint32_t> seen;
+  while (!stack.empty()) {
+    const uint32_t id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    auto it = producer.find(id);
+    if (it == producer.end()) continue;
+    if (it->second->kind() == "exp") t.rtol = 2e-6;
+    for (uint32_t in : it->second->inputs()) stack.push_back(in);
   }
   return t;
 }
@@ -190,11 +208,12 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
   absl::Status ran = kernel.Run(args);
   if (!ran.ok()) return ran;
 
-  const Tolerance tolerance =
-      options.tolerance ? *options.tolerance : DefaultTolerance(graph);
   CheckReport report;
   for (int p = 0; p < graph.params_size(); ++p) {
     if (graph.params(p).role() == pto::v1::PARAM_ROLE_IN) continue;
+    const Tolerance tolerance = options.tolerance
+                                    ? *options.tolerance
+                                    : DefaultTolerance(graph, p);
     report.outputs.push_back(Compare(graph.params(p).name(), buffers[p],
                                      (*reference)[p], tolerance));
   }

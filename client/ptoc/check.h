@@ -54,8 +54,9 @@ struct Tolerance {
   int64_t fp16_ulps = 1;
 };
 
-// FP32 rtol 1e-6, or 2e-6 when the graph has an exp; FP16 1 ulp.
-Tolerance DefaultTolerance(const pto::v1::Graph& graph);
+// For parameter `param` (an output): FP32 rtol 1e-6, or 2e-6 when an exp
+// feeds it (exp is not correctly rounded); FP16 1 ulp.
+Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param);
 
 // How one output compares.
 struct Comparison {
@@ -78,7 +79,7 @@ struct CheckOptions {
   double low = -2.0;
   double high = 2.0;
   double min_magnitude = 0.125;
-  // Default: DefaultTolerance(graph).
+  // Default: DefaultTolerance(graph, output).
   const Tolerance* tolerance = nullptr;
 };
 

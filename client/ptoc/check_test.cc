@@ -81,3 +81,28 @@ TEST(CheckTest, Fp16ToleranceIsOneUlp) {
 
 }  // namespace
 }  // namespace pto::ptoc
+
+namespace pto::ptoc {
+namespace {
+
+TEST(CheckTest, ExpLoosensOnlyTheOutputsItFeeds) {
+  pto::v1::Graph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    values { id: 1 dtype: DT_FP32 shape { dims { size: 4 } } }
+    values { id: 2 dtype: DT_FP32 shape { dims { size: 4 } } }
+    values { id: 3 dtype: DT_FP32 shape { dims { size: 4 } } }
+    values { id: 4 dtype: DT_FP32 shape { dims { size: 4 } } }
+    params { name: "x" role: PARAM_ROLE_IN value_id: 1 }
+    params { name: "e" role: PARAM_ROLE_OUT value_id: 3 }
+    params { name: "n" role: PARAM_ROLE_OUT value_id: 4 }
+    ops { kind: "exp" inputs: 1 outputs: 2 }
+    ops { kind: "neg" inputs: 2 outputs: 3 }
+    ops { kind: "neg" inputs: 1 outputs: 4 }
+  )pb", &g));
+  EXPECT_EQ(DefaultTolerance(g, 1).rtol, 2e-6);
+  EXPECT_EQ(DefaultTolerance(g, 2).rtol, 1e-6);
+  EXPECT_EQ(DefaultTolerance(g, 2).fp16_ulps, 1);
+}
+
+}  // namespace
+}  // namespace pto::ptoc

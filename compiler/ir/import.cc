@@ -1,0 +1,86 @@
+#include "compiler/ir/import.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "compiler/verify/verify.h"
+
+namespace pto::compiler {
+namespace {
+
+AttrValue ConvertAttr(const pto::v1::Attribute& a) {
+  switch (a.value_case()) {
+    case pto::v1::Attribute::kI: return a.i();
+    case pto::v1::Attribute::kF: return a.f();
+    case pto::v1::Attribute::kS: return a.s();
+    case pto::v1::Attribute::kB: return a.b();
+    case pto::v1::Attribute::kDtype: return a.dtype();
+    case pto::v1::Attribute::kInts:
+      return std::vector<int64_t>(a.ints().values().begin(),
+                                  a.ints().values().end());
+    default: return int64_t{0};  // unreachable: the verifier checked types
+  }
+}
+
+// Assigns canonical indices as values are defined.
+class Importer {
+ public:
+  explicit Importer(const pto::v1::Graph& g) : g_(g) {
+    for (int i = 0; i < g.values_size(); ++i) proto_index_[g.values(i).id()] = i;
+  }
+
+  TensorGraph Run() {
+    TensorGraph out;
+    out.name = g_.name();
+    for (const pto::v1::Parameter& p : g_.params()) {
+      TensorParam param;
+      param.name = p.name();
+      param.role = p.role();
+      if (p.role() != pto::v1::PARAM_ROLE_OUT) param.in_value = Define(p.value_id(), &out);
+      out.params.push_back(std::move(param));
+    }
+    for (const pto::v1::Op& op : g_.ops()) {
+      TensorOp t;
+      t.info = FindOp(op.kind());
+      t.name = op.name();
+      for (uint32_t id : op.inputs()) t.inputs.push_back(canonical_.at(id));
+      for (uint32_t id : op.outputs()) t.outputs.push_back(Define(id, &out));
+      for (const auto& [name, attr] : op.attrs()) t.attrs[name] = ConvertAttr(attr);
+      t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
+      out.ops.push_back(std::move(t));
+    }
+    for (int p = 0; p < g_.params_size(); ++p) {
+      const pto::v1::Parameter& param = g_.params(p);
+      if (param.role() == pto::v1::PARAM_ROLE_OUT) {
+        out.params[p].out_value = canonical_.at(param.value_id());
+      } else if (param.role() == pto::v1::PARAM_ROLE_INOUT) {
+        out.params[p].out_value = canonical_.at(param.result_value_id());
+      }
+    }
+    return out;
+  }
+
+ private:
+  int Define(uint32_t id, TensorGraph* out) {
+    const pto::v1::Value& v = g_.values(proto_index_.at(id));
+    TensorValue value;
+    value.dtype = v.dtype();
+    value.name = v.name();
+    for (const pto::v1::Dim& d : v.shape().dims()) value.shape.push_back(d.size());
+    int index = static_cast<int>(out->values.size());
+    out->values.push_back(std::move(value));
+    canonical_[id] = index;
+    return index;
+  }
+
+  const pto::v1::Graph& g_;
+  absl::flat_hash_map<uint32_t, int> proto_index_;
+  absl::flat_hash_map<uint32_t, int> canonical_;
+};
+
+}  // namespace
+
+absl::StatusOr<TensorGraph> ImportGraph(const pto::v1::Graph& graph) {
+  if (absl::Status s = VerifyGraph(graph); !s.ok()) return s;
+  return Importer(graph).Run();
+}
+
+}  // namespace pto::compiler

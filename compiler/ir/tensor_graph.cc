@@ -1,0 +1,81 @@
+#include "compiler/ir/tensor_graph.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/util/strings.h"
+
+namespace pto::compiler {
+namespace {
+
+std::string FormatAttr(const AttrValue& v) {
+  struct Visitor {
+    std::string operator()(int64_t i) const { return absl::StrCat(i); }
+    std::string operator()(double f) const { return absl::StrFormat("%.17g", f); }
+    std::string operator()(const std::string& s) const { return Quote(s); }
+    std::string operator()(bool b) const { return b ? "true" : "false"; }
+    std::string operator()(pto::v1::DataType t) const {
+      return DTypeShortName(t);
+    }
+    std::string operator()(const std::vector<int64_t>& l) const {
+      return FormatDims(l);
+    }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+std::string ValueType(const TensorValue& v) {
+  return absl::StrCat(DTypeShortName(v.dtype), FormatDims(v.shape));
+}
+
+}  // namespace
+
+double TensorGraph::Scalar(const TensorOp& op) {
+  auto it = op.attrs.find("scalar");
+  if (it == op.attrs.end()) return 0;
+  if (const double* d = std::get_if<double>(&it->second)) return *d;
+  return 0;
+}
+
+const char* ParamRoleName(pto::v1::ParamRole role) {
+  switch (role) {
+    case pto::v1::PARAM_ROLE_IN: return "in";
+    case pto::v1::PARAM_ROLE_OUT: return "out";
+    case pto::v1::PARAM_ROLE_INOUT: return "inout";
+    default: return "?";
+  }
+}
+
+std::string PrintTensorGraph(const TensorGraph& g) {
+  std::string out = absl::StrCat("tensor_graph ", Quote(g.name), "\n");
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const TensorParam& p = g.params[i];
+    int shown = p.in_value >= 0 ? p.in_value : p.out_value;
+    absl::StrAppend(&out, "  param #", i, " ",
+                    absl::StrFormat("%-5s", ParamRoleName(p.role)), " ");
+    if (p.in_value >= 0) absl::StrAppend(&out, "%", p.in_value);
+    if (p.in_value >= 0 && p.out_value >= 0) absl::StrAppend(&out, "->");
+    if (p.out_value >= 0) absl::StrAppend(&out, "%", p.out_value);
+    absl::StrAppend(&out, " ", Quote(p.name), ": ",
+                    ValueType(g.values[shown]), "\n");
+  }
+  for (const TensorOp& op : g.ops) {
+    std::vector<std::string> outs, ins;
+    for (int o : op.outputs) {
+      outs.push_back(absl::StrCat("%", o, ":", ValueType(g.values[o])));
+    }
+    for (int i : op.inputs) ins.push_back(absl::StrCat("%", i));
+    std::string line = absl::StrCat("  ", absl::StrJoin(outs, ", "), " = ",
+                                    op.info->kind, " ", absl::StrJoin(ins, ", "));
+    for (const auto& [name, value] : op.attrs) {
+      absl::StrAppend(&line, " ", SanitizeIdentifier(name, 64, "attr"), "=",
+                      FormatAttr(value));
+    }
+    absl::StrAppend(&line, "  tile=", FormatDims(op.vec_tile));
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+}  // namespace pto::compiler

@@ -1,0 +1,68 @@
+// The Tensor Graph: the first IR level, an op on whole tensors per node.
+//
+// Made from a verified pto.v1.Graph by ImportGraph (import.h). Value ids are
+// dense and canonical: the parameters' incoming values first (in parameter
+// order), then each op's outputs in program order; names are kept for
+// debugging only and never influence lowering or the cache key.
+#ifndef PTO_COMPILER_IR_TENSOR_GRAPH_H_
+#define PTO_COMPILER_IR_TENSOR_GRAPH_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/ops/op_registry.h"
+#include "pto/v1/graph.pb.h"
+
+namespace pto::compiler {
+
+// Alternatives in AttrType order: i, f, s, b, dtype, ints.
+using AttrValue = std::variant<int64_t, double, std::string, bool,
+                               pto::v1::DataType, std::vector<int64_t>>;
+
+struct TensorValue {
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  std::vector<int64_t> shape;  // static dims, outermost first
+  std::string name;            // debug only
+};
+
+struct TensorParam {
+  std::string name;  // debug only
+  pto::v1::ParamRole role = pto::v1::PARAM_ROLE_UNSPECIFIED;
+  int in_value = -1;   // IN, INOUT: the caller's incoming data
+  int out_value = -1;  // OUT, INOUT: the value written back to the caller
+};
+
+struct TensorOp {
+  const OpInfo* info = nullptr;  // never null in a verified graph
+  std::string name;              // debug only
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::map<std::string, AttrValue> attrs;  // sorted by name
+  std::vector<int64_t> vec_tile;           // rank == output rank
+};
+
+struct TensorGraph {
+  std::string name;  // debug only
+  std::vector<TensorValue> values;
+  std::vector<TensorParam> params;
+  std::vector<TensorOp> ops;  // program order
+
+  // The scalar attribute of a tensor-with-scalar op (0 when absent).
+  static double Scalar(const TensorOp& op);
+};
+
+// Short role name: "in", "out", "inout".
+const char* ParamRoleName(pto::v1::ParamRole role);
+
+// Human-readable form, stable for golden tests, e.g.
+//   tensor_graph "k"
+//     param #0 in    %0 "a": f32[3,5]
+//     %2:f32[3,5] = exp %0  tile=[2,4]
+std::string PrintTensorGraph(const TensorGraph& graph);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_IR_TENSOR_GRAPH_H_

@@ -1,0 +1,80 @@
+// The Tile Graph: ops on one tile each, with tensors placed in memory spaces.
+//
+// Tensors that must exist in global memory (GM: kernel parameters, and values
+// crossing a group boundary) get a GM tensor and a buffer; everything else
+// lives in unified-buffer (UB) tiles. A TileGroup is a run of Tensor Graph ops
+// over the same iteration space and tile shape (fused elementwise chain): its
+// body is the list of tile instructions executed for every tile of that space,
+// with TLOAD/TSTORE moving data between GM and UB. Tiles differ only in their
+// offsets and (for tail tiles) extents, so they are enumerated, not stored.
+#ifndef PTO_COMPILER_IR_TILE_GRAPH_H_
+#define PTO_COMPILER_IR_TILE_GRAPH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/pto/opcode.h"
+#include "pto/v1/graph.pb.h"
+
+namespace pto::compiler {
+
+// A buffer the kernel addresses: a caller's parameter or a workspace.
+struct GmBuffer {
+  int param = -1;  // parameter index, or -1 for a workspace
+  pto::v1::ParamRole role = pto::v1::PARAM_ROLE_UNSPECIFIED;
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  std::vector<int64_t> shape;
+  std::string name;  // debug only (the parameter's name)
+  int64_t Bytes() const;
+};
+
+// A Tensor Graph value that lives in GM.
+struct GmTensor {
+  int value = -1;   // Tensor Graph value index
+  int buffer = -1;  // index into TileGraph::buffers
+};
+
+struct TileInstr {
+  PtoOpcode op = PtoOpcode::kTMov;
+  int dst = -1;           // UB tile written (every op but TSTORE)
+  std::vector<int> srcs;  // UB tiles read
+  int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
+  double scalar = 0;      // for the *S instructions
+};
+
+struct TileGroup {
+  std::vector<int> ops;         // Tensor Graph op indices, program order
+  std::vector<int64_t> space;   // iteration space (the ops' shape)
+  std::vector<int64_t> tile;    // tile shape, each dim clamped to the space
+  std::vector<TileInstr> body;  // loads first, then compute, then stores
+  int num_ub_tiles = 0;         // UB tiles %t0..%t(n-1), f32 [tile]
+};
+
+struct TileGraph {
+  std::string name;  // debug only
+  std::vector<GmBuffer> buffers;  // parameters in order, then workspaces
+  std::vector<GmTensor> gm;
+  std::vector<TileGroup> groups;  // program order
+};
+
+// Tiles per dim: ceil(space / tile).
+std::vector<int64_t> TileGrid(const std::vector<int64_t>& space,
+                              const std::vector<int64_t>& tile);
+
+// One tile of a group: its offsets and extents (tails are shorter).
+struct TileBox {
+  std::vector<int64_t> offset;
+  std::vector<int64_t> extent;
+};
+
+// The tile with row-major index `linear` in the grid of (space, tile).
+TileBox TileAt(const std::vector<int64_t>& space,
+               const std::vector<int64_t>& tile, int64_t linear);
+
+// Human-readable form (lists at most 8 tiles per group).
+std::string PrintTileGraph(const TileGraph& graph);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_IR_TILE_GRAPH_H_

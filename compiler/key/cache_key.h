@@ -1,0 +1,35 @@
+// The cache key: SHA-256 over a canonical byte encoding of what determines a
+// kernel binary.
+//
+// The encoding is written here field by field (never proto serialization,
+// whose byte order is not a contract): the key-schema version, the resolved
+// target, the options with defaults filled in (sorted by name), the compiler
+// fingerprint, then the Tensor Graph as imported: value ids are already
+// canonical (topological order), names are left out, attributes are sorted,
+// tile shapes are included.
+#ifndef PTO_COMPILER_KEY_CACHE_KEY_H_
+#define PTO_COMPILER_KEY_CACHE_KEY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/compile.h"
+#include "compiler/ir/tensor_graph.h"
+
+namespace pto::compiler {
+
+// Bumped whenever the encoding below changes meaning.
+inline constexpr uint32_t kKeySchemaVersion = 1;
+
+// The canonical bytes of the graph alone (exposed for tests).
+std::string CanonicalGraphBytes(const TensorGraph& graph);
+
+// Lowercase hex SHA-256 of the full canonical encoding. `options` must be
+// canonical (CanonicalOptions) and `target` resolved.
+std::string ComputeCacheKey(const TensorGraph& graph, const std::string& target,
+                            const CompileOptions& options,
+                            const std::string& fingerprint);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_KEY_CACHE_KEY_H_

@@ -1,0 +1,38 @@
+#include "compiler/lower/emit_pto.h"
+
+#include "compiler/util/strings.h"
+
+namespace pto::compiler {
+
+absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
+                                   const std::string& target) {
+  const TileGraph& tiles = *blocks.tiles;
+  PtoProgram p;
+  p.kernel_name = SanitizeIdentifier(tiles.name);
+  p.target = target;
+  for (const GmBuffer& buf : tiles.buffers) {
+    p.buffers.push_back({buf.param, buf.role, buf.dtype, buf.shape});
+  }
+  for (const BlockFunction& fn : blocks.functions) {
+    const TileGroup& group = tiles.groups[fn.group];
+    PtoFunction f;
+    f.name = SanitizeIdentifier(fn.name);
+    f.core = fn.core;
+    f.num_args = fn.num_args;
+    f.tile = fn.extent;
+    f.num_tiles = group.num_ub_tiles;
+    for (const TileInstr& in : group.body) {
+      PtoInstr out;
+      out.op = in.op;
+      out.dst = in.dst;
+      out.srcs = in.srcs;
+      out.buffer = in.gm >= 0 ? tiles.gm[in.gm].buffer : -1;
+      out.scalar = in.scalar;
+      f.body.push_back(std::move(out));
+    }
+    p.functions.push_back(std::move(f));
+  }
+  return p;
+}
+
+}  // namespace pto::compiler

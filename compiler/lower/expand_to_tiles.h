@@ -1,0 +1,27 @@
+// Tensor Graph -> Tile Graph.
+//
+// Splits each op's iteration space by its vec tile shape (tail tiles where a
+// dim is not a multiple), fuses runs of consecutive elementwise ops with the
+// same space and tile shape into one group (intermediates stay in UB), places
+// values in GM or UB, and inserts TLOAD/TSTORE. A group's UB tiles must fit in
+// kMaxUbBytesPerBlock; an op whose tiles alone do not fit is INVALID_ARGUMENT
+// naming the op and its vec_tile.
+#ifndef PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_
+#define PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/tensor_graph.h"
+#include "compiler/ir/tile_graph.h"
+
+namespace pto::compiler {
+
+struct ExpandOptions {
+  bool fuse = true;  // false: one group per op (every value in GM)
+};
+
+absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& graph,
+                                        const ExpandOptions& options = {});
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_

@@ -1,0 +1,52 @@
+// The op registry: every fact the compiler knows about a Tensor-graph op kind,
+// in one table, so a new op is added in one place (op_registry.cc).
+//
+//   const OpInfo* info = FindOp("adds");   // nullptr for unknown kinds
+//   info->num_inputs == 1; info->attrs[0].name == "scalar";
+#ifndef PTO_COMPILER_OPS_OP_REGISTRY_H_
+#define PTO_COMPILER_OPS_OP_REGISTRY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "compiler/pto/opcode.h"
+
+namespace pto::compiler {
+
+enum class OpCategory {
+  kElementwiseBinary,  // out = f(a, b); a, b, out same dtype and shape
+  kElementwiseScalar,  // out = f(a, attr "scalar")
+  kElementwiseUnary,   // out = f(a)
+};
+
+// The type an attribute must have (the oneof case of pto.v1.Attribute).
+enum class AttrType { kInt, kFloat, kString, kBool, kDType, kInts };
+
+const char* AttrTypeName(AttrType type);  // "i", "f", "s", "b", "dtype", "ints"
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  bool required = true;
+};
+
+struct OpInfo {
+  std::string kind;         // as in pto.v1.Op.kind
+  OpCategory category;
+  int num_inputs;
+  int num_outputs;
+  std::vector<AttrSpec> attrs;  // every attribute the kind accepts
+  bool needs_vec_tile;          // vector op: vec_tile required
+  PtoOpcode pto;                // the tile instruction that computes it
+};
+
+// The registry entry for `kind`, or nullptr when the kind is unknown.
+const OpInfo* FindOp(absl::string_view kind);
+
+// Every known kind, in registry order (for error messages and tests).
+const std::vector<OpInfo>& AllOps();
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_OPS_OP_REGISTRY_H_

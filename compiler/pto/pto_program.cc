@@ -1,0 +1,68 @@
+#include "compiler/pto/pto_program.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/ir/tensor_graph.h"
+#include "compiler/util/strings.h"
+
+namespace pto::compiler {
+namespace {
+
+std::string OffsetArgs(int rank) {
+  std::vector<std::string> args;
+  for (int d = 0; d < rank; ++d) args.push_back(absl::StrCat("a", d));
+  return absl::StrJoin(args, ", ");
+}
+
+std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn) {
+  const std::string ub_type = absl::StrCat(":ub.f32", FormatDims(fn.tile));
+  const int rank = static_cast<int>(fn.tile.size());
+  std::vector<std::string> operands;
+  switch (in.op) {
+    case PtoOpcode::kTLoad:
+      operands.push_back(absl::StrCat("%t", in.dst, ub_type));
+      operands.push_back(absl::StrCat("%", in.buffer, "[", OffsetArgs(rank), "]"));
+      break;
+    case PtoOpcode::kTStore:
+      operands.push_back(absl::StrCat("%", in.buffer, "[", OffsetArgs(rank), "]"));
+      operands.push_back(absl::StrCat("%t", in.srcs[0]));
+      break;
+    default:
+      operands.push_back(absl::StrCat("%t", in.dst, ub_type));
+      for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
+      if (PtoHasScalar(in.op)) {
+        operands.push_back(absl::StrFormat("%.17g", in.scalar));
+      }
+  }
+  return absl::StrCat("  ", absl::StrFormat("%-7s", PtoOpcodeName(in.op)),
+                      absl::StrJoin(operands, ", "));
+}
+
+}  // namespace
+
+std::string PrintPto(const PtoProgram& p) {
+  std::string out = absl::StrCat(".kernel ", p.kernel_name, "  target=",
+                                 p.target, "\n");
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const PtoBuffer& buf = p.buffers[b];
+    std::string kind =
+        buf.param >= 0 ? absl::StrFormat("param %-5s", ParamRoleName(buf.role))
+                       : std::string("workspace");
+    absl::StrAppend(&out, ".buffer %", b, " ", kind, " ",
+                    DTypeShortName(buf.dtype), FormatDims(buf.shape), "\n");
+  }
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    const PtoFunction& fn = p.functions[f];
+    absl::StrAppend(&out, ".func @f", f, " ",
+                    fn.core == pto::v1::CORE_TYPE_CUBE ? "cube" : "vector",
+                    " args=", fn.num_args, " tile=", FormatDims(fn.tile),
+                    "  ; ", fn.name, "\n");
+    for (const PtoInstr& in : fn.body) absl::StrAppend(&out, PrintInstr(in, fn), "\n");
+    absl::StrAppend(&out, ".end\n");
+  }
+  return out;
+}
+
+}  // namespace pto::compiler

@@ -1,0 +1,70 @@
+// A PTO program: the kernel's buffers and block functions as PTO tile
+// instructions, with a stable text form (PrintPto) for debugging, golden tests
+// and KernelBinary.pto_text:
+//
+//   .kernel exp_add  target=host-x86_64-v3
+//   .buffer %0 param in  f32[3,5]
+//   .buffer %2 param out f32[3,5]
+//   .func @f0 vector args=2 tile=[2,4]
+//     TLOAD  %t0:ub.f32[2,4], %0[a0, a1]
+//     TEXP   %t1:ub.f32[2,4], %t0
+//     TSTORE %2[a0, a1], %t1
+//   .end
+//
+// Semantics: a function runs once per task; aK is the task's K-th argument
+// (the tile offset in dim K). TLOAD reads the region [a, a + tile) of a GM
+// buffer into a UB tile, converting to f32 (f16 widens exactly); TSTORE
+// writes a UB tile back, rounding to the buffer's type (f16: to nearest
+// even). Arithmetic is f32, element by element. TADDS/TSUBS/TMULS/TDIVS take
+// a scalar right operand (dst = src op s); TRSUBS/TRDIVS are the reversed
+// forms (dst = s - src, dst = s / src). TMOV copies a tile. A function's UB
+// tiles all have the function's tile shape.
+#ifndef PTO_COMPILER_PTO_PTO_PROGRAM_H_
+#define PTO_COMPILER_PTO_PTO_PROGRAM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/pto/opcode.h"
+#include "pto/v1/graph.pb.h"
+#include "pto/v1/kernel.pb.h"
+
+namespace pto::compiler {
+
+struct PtoBuffer {
+  int param = -1;  // parameter index, -1 for a workspace
+  pto::v1::ParamRole role = pto::v1::PARAM_ROLE_UNSPECIFIED;
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  std::vector<int64_t> shape;
+};
+
+struct PtoInstr {
+  PtoOpcode op = PtoOpcode::kTMov;
+  int dst = -1;           // UB tile written (not TSTORE)
+  std::vector<int> srcs;  // UB tiles read
+  int buffer = -1;        // GM buffer (TLOAD, TSTORE)
+  double scalar = 0;      // *S instructions
+};
+
+struct PtoFunction {
+  std::string name;             // [A-Za-z0-9_] only
+  pto::v1::CoreType core = pto::v1::CORE_TYPE_VECTOR;
+  int num_args = 0;             // tile offsets, one per dim
+  std::vector<int64_t> tile;    // UB tile shape (the extents of its tiles)
+  int num_tiles = 0;            // UB tiles %t0 .. %t(num_tiles-1), f32
+  std::vector<PtoInstr> body;
+};
+
+struct PtoProgram {
+  std::string kernel_name;  // sanitized: [A-Za-z0-9_] only
+  std::string target;       // resolved target name
+  std::vector<PtoBuffer> buffers;
+  std::vector<PtoFunction> functions;  // index = pto_block index
+};
+
+std::string PrintPto(const PtoProgram& program);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_PTO_PTO_PROGRAM_H_

@@ -1,0 +1,23 @@
+// Headers that generated host code includes, embedded at build time (see the
+// embedded_headers genrule): "pto_tile.h" (tile instructions) and
+// "kernel_abi.h" (the runtime's C ABI). The host target writes them next to
+// each generated source; the compiler fingerprint hashes them.
+#ifndef PTO_COMPILER_TARGETS_HOST_EMBEDDED_HEADERS_H_
+#define PTO_COMPILER_TARGETS_HOST_EMBEDDED_HEADERS_H_
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace pto::compiler {
+
+struct EmbeddedFile {
+  const char* name;         // file name the generated code includes
+  absl::string_view contents;
+};
+
+const std::vector<EmbeddedFile>& EmbeddedHostHeaders();
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_TARGETS_HOST_EMBEDDED_HEADERS_H_

@@ -1,0 +1,81 @@
+#include "compiler/targets/host/host_backend.h"
+
+#include "absl/strings/str_cat.h"
+#include "compiler/targets/host/embedded_headers.h"
+#include "compiler/targets/host/host_codegen.h"
+#include "compiler/util/subprocess.h"
+#include "compiler/util/temp_dir.h"
+#include "runtime/host_target.h"
+
+namespace pto::compiler {
+namespace {
+
+std::string CutMessage(const std::string& text) {
+  if (text.size() <= kMaxCompilerMessageBytes) return text;
+  return absl::StrCat(text.substr(0, kMaxCompilerMessageBytes),
+                      "\n... (", text.size() - kMaxCompilerMessageBytes,
+                      " more bytes)");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> HostBackend::GenerateSource(
+    const PtoProgram& program) const {
+  return GenerateHostCpp(program);
+}
+
+absl::StatusOr<std::string> HostBackend::BuildPayload(
+    const std::string& source, const NativeBuildOptions& options) const {
+  const std::string march = runtime::HostTargetMarch(name_);
+  if (march.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("host target ", name_, " has no -march setting"));
+  }
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-compile");
+  if (!dir.ok()) return dir.status();
+  for (const EmbeddedFile& header : EmbeddedHostHeaders()) {
+    absl::Status s =
+        WriteFile(absl::StrCat(dir->path(), "/", header.name), header.contents);
+    if (!s.ok()) return s;
+  }
+  const std::string src = dir->path() + "/kernel.cc";
+  const std::string so = dir->path() + "/kernel.so";
+  if (absl::Status s = WriteFile(src, source); !s.ok()) return s;
+
+  const std::vector<std::string> argv = {
+      options.cxx,      "-std=c++17",
+      absl::StrCat("-O", options.opt_level),
+      absl::StrCat("-march=", march),
+      "-fPIC",          "-shared",
+      "-fvisibility=hidden",
+      "-ffp-contract=off",  // results must not depend on FMA contraction
+      "-fno-math-errno",    // lets std::exp vectorize; errno is never read
+      "-o",             so,
+      src};
+  SubprocessResult result;
+  absl::Status started =
+      RunSubprocess(argv, options.timeout, &result, dir->path());
+  if (!started.ok()) {
+    return absl::InternalError(
+        absl::StrCat("native compiler failed: ", started.message()));
+  }
+  if (result.timed_out) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "native compiler ", options.cxx, " ",
+        DescribeExit(result, options.timeout), ": ", CutMessage(result.output)));
+  }
+  if (!result.exited || result.exit_code != 0) {
+    return absl::InternalError(absl::StrCat(
+        "native compiler failed (", options.cxx, ", ",
+        DescribeExit(result, options.timeout), "): ", CutMessage(result.output)));
+  }
+  absl::StatusOr<std::string> payload = ReadFile(so);
+  if (!payload.ok()) {
+    return absl::InternalError(absl::StrCat(
+        "native compiler failed: it exited 0 but produced no shared object (",
+        payload.status().message(), ")"));
+  }
+  return payload;
+}
+
+}  // namespace pto::compiler

@@ -1,0 +1,41 @@
+// The host target: PTO -> C++ (host_codegen.h) -> shared object, built by the
+// system C++ compiler in a subprocess (no shell) inside a private temporary
+// directory that is removed afterwards:
+//
+//   <cxx> -std=c++17 -O<n> -march=<HostTargetMarch> -fPIC -shared
+//         -fvisibility=hidden -ffp-contract=off -fno-math-errno
+//         -o kernel.so kernel.cc
+//
+// Errors: the compiler failing is INTERNAL "native compiler failed ..." with
+// its output cut to about 2 KB; running past the timeout is DEADLINE_EXCEEDED
+// (the compiler's process group is killed).
+#ifndef PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
+#define PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
+
+#include <string>
+
+#include "compiler/targets/target.h"
+
+namespace pto::compiler {
+
+class HostBackend : public Target {
+ public:
+  explicit HostBackend(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const override { return name_; }
+  absl::StatusOr<std::string> GenerateSource(
+      const PtoProgram& program) const override;
+  absl::StatusOr<std::string> BuildPayload(
+      const std::string& source,
+      const NativeBuildOptions& options) const override;
+
+ private:
+  std::string name_;
+};
+
+// Output of the native compiler kept in error messages.
+inline constexpr size_t kMaxCompilerMessageBytes = 2048;
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_

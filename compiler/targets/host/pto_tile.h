@@ -1,0 +1,170 @@
+// PTO tile instructions for host targets: what generated kernel code calls.
+//
+// This header is embedded into the compiler and written next to each
+// generated source file, so kernels never depend on the source tree. It is
+// self-contained C++17 with no library dependency beyond <cmath>/<cstring>.
+//
+// Layout: a UB tile is a dense row-major f32 array of its extents. A GM
+// buffer is a dense row-major array of its element type; a load or store
+// addresses the tile's region through the buffer's strides, with extents
+// padded to four dims (leading 1s). Inner loops run over contiguous memory
+// with __restrict pointers so the C++ compiler can vectorize them.
+//
+// f16 (IEEE binary16) is a storage type only: loads widen exactly to f32,
+// stores round to nearest even (overflow to inf, NaN stays NaN), computed
+// with integer and f32 operations only (no _Float16 needed).
+#ifndef PTO_TILE_H_
+#define PTO_TILE_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace pto_tile {
+
+struct half {
+  uint16_t bits;
+};
+
+inline float FloatFromBits(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, sizeof f);
+  return f;
+}
+
+inline uint32_t BitsFromFloat(float f) {
+  uint32_t w;
+  std::memcpy(&w, &f, sizeof w);
+  return w;
+}
+
+// Exact binary16 -> binary32 (normals, subnormals, inf, NaN).
+inline float HalfToFloat(uint16_t h) {
+  const uint32_t w = static_cast<uint32_t>(h) << 16;
+  const uint32_t sign = w & 0x80000000u;
+  const uint32_t two_w = w + w;
+  // Normals, inf, NaN: shift exponent and mantissa into place, rebias by
+  // scaling with 2^-112.
+  const uint32_t exp_offset = 0xE0u << 23;
+  const float normalized =
+      FloatFromBits((two_w >> 4) + exp_offset) * 0x1.0p-112f;
+  // Subnormals: build 0.5 + m * 2^-24 exactly and subtract 0.5.
+  const uint32_t magic_mask = 126u << 23;
+  const float denormalized = FloatFromBits((two_w >> 17) | magic_mask) - 0.5f;
+  const uint32_t cutoff = 1u << 27;
+  const uint32_t result =
+      sign | (two_w < cutoff ? BitsFromFloat(denormalized)
+                             : BitsFromFloat(normalized));
+  return FloatFromBits(result);
+}
+
+// binary32 -> binary16, round to nearest even. The f32 additions below round
+// in the default rounding mode (to nearest even), which is what performs the
+// binary16 rounding; the code must not be compiled with -ffast-math.
+inline uint16_t FloatToHalf(float f) {
+  const float scale_to_inf = 0x1.0p+112f;
+  const float scale_to_zero = 0x1.0p-110f;
+  float base = (std::fabs(f) * scale_to_inf) * scale_to_zero;
+  const uint32_t w = BitsFromFloat(f);
+  const uint32_t shl1_w = w + w;
+  const uint32_t sign = w & 0x80000000u;
+  uint32_t bias = shl1_w & 0xFF000000u;
+  if (bias < 0x71000000u) bias = 0x71000000u;
+  base = FloatFromBits((bias >> 1) + 0x07800000u) + base;
+  const uint32_t bits = BitsFromFloat(base);
+  const uint32_t exp_bits = (bits >> 13) & 0x00007C00u;
+  const uint32_t mantissa_bits = bits & 0x00000FFFu;
+  const uint32_t nonsign = exp_bits + mantissa_bits;
+  return static_cast<uint16_t>((sign >> 16) |
+                               (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+}
+
+template <typename T>
+struct Elem;
+
+template <>
+struct Elem<float> {
+  static float Load(float v) { return v; }
+  static float Store(float v) { return v; }
+};
+
+template <>
+struct Elem<half> {
+  static float Load(half v) { return HalfToFloat(v.bits); }
+  static half Store(float v) { return half{FloatToHalf(v)}; }
+};
+
+// UB tile <- GM region. `src` points at the region's first element; s0..s2
+// are the GM strides (in elements) of the padded dims 0..2 (dim 3 is
+// contiguous).
+template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
+inline void TLoad(float* __restrict dst, const T* __restrict src, int64_t s0,
+                  int64_t s1, int64_t s2) {
+  for (int64_t i0 = 0; i0 < E0; ++i0) {
+    for (int64_t i1 = 0; i1 < E1; ++i1) {
+      for (int64_t i2 = 0; i2 < E2; ++i2) {
+        const T* __restrict row = src + i0 * s0 + i1 * s1 + i2 * s2;
+        float* __restrict out = dst + ((i0 * E1 + i1) * E2 + i2) * E3;
+        for (int64_t j = 0; j < E3; ++j) out[j] = Elem<T>::Load(row[j]);
+      }
+    }
+  }
+}
+
+// GM region <- UB tile (rounding to T).
+template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
+inline void TStore(T* __restrict dst, const float* __restrict src, int64_t s0,
+                   int64_t s1, int64_t s2) {
+  for (int64_t i0 = 0; i0 < E0; ++i0) {
+    for (int64_t i1 = 0; i1 < E1; ++i1) {
+      for (int64_t i2 = 0; i2 < E2; ++i2) {
+        T* __restrict row = dst + i0 * s0 + i1 * s1 + i2 * s2;
+        const float* __restrict in = src + ((i0 * E1 + i1) * E2 + i2) * E3;
+        for (int64_t j = 0; j < E3; ++j) row[j] = Elem<T>::Store(in[j]);
+      }
+    }
+  }
+}
+
+// Elementwise instructions over N-element tiles. Sources may alias each
+// other (add(x, x)) but never the destination.
+#define PTO_TILE_BINARY(NAME, EXPR)                                        \
+  template <int64_t N>                                                     \
+  inline void NAME(float* __restrict d, const float* __restrict a,         \
+                   const float* __restrict b) {                            \
+    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+  }
+#define PTO_TILE_SCALAR(NAME, EXPR)                                        \
+  template <int64_t N>                                                     \
+  inline void NAME(float* __restrict d, const float* __restrict a,         \
+                   float s) {                                              \
+    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+  }
+#define PTO_TILE_UNARY(NAME, EXPR)                                         \
+  template <int64_t N>                                                     \
+  inline void NAME(float* __restrict d, const float* __restrict a) {       \
+    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+  }
+
+PTO_TILE_BINARY(TAdd, a[i] + b[i])
+PTO_TILE_BINARY(TSub, a[i] - b[i])
+PTO_TILE_BINARY(TMul, a[i] * b[i])
+PTO_TILE_BINARY(TDiv, a[i] / b[i])
+PTO_TILE_SCALAR(TAddS, a[i] + s)
+PTO_TILE_SCALAR(TSubS, a[i] - s)
+PTO_TILE_SCALAR(TMulS, a[i] * s)
+PTO_TILE_SCALAR(TDivS, a[i] / s)
+PTO_TILE_SCALAR(TRSubS, s - a[i])
+PTO_TILE_SCALAR(TRDivS, s / a[i])
+PTO_TILE_UNARY(TExp, std::exp(a[i]))
+PTO_TILE_UNARY(TNeg, -a[i])
+PTO_TILE_UNARY(TAbs, std::fabs(a[i]))
+PTO_TILE_UNARY(TMov, a[i])
+
+#undef PTO_TILE_BINARY
+#undef PTO_TILE_SCALAR
+#undef PTO_TILE_UNARY
+
+}  // namespace pto_tile
+
+#endif  // PTO_TILE_H_

@@ -1,0 +1,48 @@
+// A code-generation target: turns a PTO program into native code.
+//
+//   auto target = MakeTarget(*ResolveTarget("host"));
+//   auto source = (*target)->GenerateSource(program);
+//   auto payload = (*target)->BuildPayload(*source, build_options);
+//
+// Host targets are built here; CUDA and Ascend plug in behind this interface
+// when their toolchains exist (until then ResolveTarget says UNIMPLEMENTED).
+#ifndef PTO_COMPILER_TARGETS_TARGET_H_
+#define PTO_COMPILER_TARGETS_TARGET_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "compiler/pto/pto_program.h"
+
+namespace pto::compiler {
+
+struct NativeBuildOptions {
+  int opt_level = 2;
+  std::string cxx = "c++";
+  absl::Duration timeout = absl::Seconds(120);
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  // The resolved name, e.g. "host-x86_64-v3".
+  virtual const std::string& name() const = 0;
+
+  // PTO -> target source text (no user strings reach it).
+  virtual absl::StatusOr<std::string> GenerateSource(
+      const PtoProgram& program) const = 0;
+
+  // Source -> native payload bytes (a shared object for host targets).
+  virtual absl::StatusOr<std::string> BuildPayload(
+      const std::string& source, const NativeBuildOptions& options) const = 0;
+};
+
+// The Target for a name ResolveTarget returned.
+absl::StatusOr<std::unique_ptr<Target>> MakeTarget(const std::string& resolved);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_TARGETS_TARGET_H_

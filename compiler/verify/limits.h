@@ -1,0 +1,31 @@
+// Bounds on untrusted graphs. Graphs come from the network: everything that
+// could make the compiler allocate or loop without limit is capped here.
+#ifndef PTO_COMPILER_VERIFY_LIMITS_H_
+#define PTO_COMPILER_VERIFY_LIMITS_H_
+
+#include <cstdint>
+
+namespace pto::compiler {
+
+inline constexpr int kMaxOps = 4096;
+inline constexpr int kMaxValues = 65536;
+inline constexpr int kMaxParams = 256;
+inline constexpr int kMaxRankBound = 8;            // any shape, any issue
+inline constexpr int kMinSupportedRank = 1;        // this issue: 1..4
+inline constexpr int kMaxSupportedRank = 4;
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;  // per tensor
+inline constexpr int64_t kMaxTilesPerOp = int64_t{1} << 20;
+inline constexpr int64_t kMaxTilesPerGraph = int64_t{1} << 20;
+inline constexpr int kMaxNameLength = 256;
+inline constexpr int kMaxAttrsPerOp = 64;
+// Unified-buffer bytes one block may use on the host target (all its tile
+// buffers, in f32). Real vector cores have 192-256 KiB; the host is more
+// generous but the buffers live on a worker thread's stack.
+inline constexpr int64_t kMaxUbBytesPerBlock = 512 * 1024;
+// Total dependency edges an Execute Graph may have (mismatched tilings of
+// the same tensor multiply edges).
+inline constexpr int64_t kMaxDependencies = int64_t{1} << 24;
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_VERIFY_LIMITS_H_

@@ -1,0 +1,488 @@
+#include "compiler/verify/verify.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/ops/op_registry.h"
+#include "compiler/util/strings.h"
+#include "compiler/verify/limits.h"
+
+namespace pto::compiler {
+namespace {
+
+using pto::v1::Graph;
+using pto::v1::Op;
+using pto::v1::Value;
+
+constexpr int kUndefined = -1000000;  // definer: not defined yet
+constexpr int kByParam = -1;          // definer of params: -1 - param index
+
+// Verification of one graph; members hold what has been seen so far.
+class Verifier {
+ public:
+  explicit Verifier(const Graph& g) : g_(g) {}
+  absl::Status Run();
+
+ private:
+  absl::Status CheckGraphBounds();
+  absl::Status IndexValues();
+  absl::Status CheckParams();
+  absl::Status CheckOp(int index);
+  absl::Status CheckAttrs(const std::string& where, const Op& op,
+                          const OpInfo& info);
+  absl::Status CheckVecTile(const std::string& where, const Op& op,
+                            const Value& shape_source);
+  absl::Status CheckParamOutputs();
+
+  // Checks dtype, rank and dims of the value with index `v` (once).
+  absl::Status CheckValue(const std::string& where, int v);
+  // Looks up `id` for `field` of `where`: INVALID_ARGUMENT when undeclared.
+  absl::StatusOr<int> Lookup(const std::string& where, const std::string& field,
+                             uint32_t id);
+  std::string ParamLabel(int p) const;
+  std::string DefinerLabel(int definer) const;
+
+  const Graph& g_;
+  absl::flat_hash_map<uint32_t, int> index_of_id_;
+  std::vector<int> definer_;        // per value index
+  std::vector<bool> value_checked_;
+  std::vector<int> last_reader_;    // per value index: last op reading it
+  std::vector<std::vector<int64_t>> shape_;  // per value index, once checked
+  int64_t total_tiles_ = 0;
+};
+
+std::string OpLabel(int index, const Op& op) {
+  std::string label = absl::StrCat("op #", index, " ", Quote(op.kind(), 32));
+  if (!op.name().empty()) absl::StrAppend(&label, " (name ", Quote(op.name()), ")");
+  return label;
+}
+
+absl::Status Invalid(const std::string& where, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
+}
+
+std::string ValueLabel(uint32_t id) { return absl::StrCat("value id ", id); }
+
+absl::Status Verifier::Run() {
+  if (absl::Status s = CheckGraphBounds(); !s.ok()) return s;
+  if (absl::Status s = IndexValues(); !s.ok()) return s;
+  if (absl::Status s = CheckParams(); !s.ok()) return s;
+  for (int i = 0; i < g_.ops_size(); ++i) {
+    if (absl::Status s = CheckOp(i); !s.ok()) return s;
+  }
+  if (total_tiles_ > kMaxTilesPerGraph) {
+    return Invalid("graph", absl::StrCat("the ops split into ", total_tiles_,
+                                         " tiles in total (limit ",
+                                         kMaxTilesPerGraph, ")"));
+  }
+  return CheckParamOutputs();
+}
+
+absl::Status Verifier::CheckGraphBounds() {
+  if (g_.schema_version() != pto::v1::SCHEMA_VERSION_1) {
+    return Invalid("graph", absl::StrCat("schema_version ",
+                                         static_cast<int>(g_.schema_version()),
+                                         " is not supported (this compiler "
+                                         "reads SCHEMA_VERSION_1 = 1)"));
+  }
+  if (g_.name().size() > kMaxNameLength) {
+    return Invalid("graph", absl::StrCat("name is ", g_.name().size(),
+                                         " chars (limit ", kMaxNameLength, ")"));
+  }
+  if (g_.ops_size() > kMaxOps) {
+    return Invalid("graph", absl::StrCat("ops: ", g_.ops_size(),
+                                         " ops (limit ", kMaxOps, ")"));
+  }
+  if (g_.values_size() > kMaxValues) {
+    return Invalid("graph", absl::StrCat("values: ", g_.values_size(),
+                                         " values (limit ", kMaxValues, ")"));
+  }
+  if (g_.params_size() > kMaxParams) {
+    return Invalid("graph", absl::StrCat("params: ", g_.params_size(),
+                                         " params (limit ", kMaxParams, ")"));
+  }
+  if (g_.ops_size() == 0) {
+    return Invalid("graph", "ops: the graph has no ops");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::IndexValues() {
+  const int n = g_.values_size();
+  definer_.assign(n, kUndefined);
+  value_checked_.assign(n, false);
+  last_reader_.assign(n, -1);
+  shape_.assign(n, {});
+  index_of_id_.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    const Value& v = g_.values(i);
+    auto [it, inserted] = index_of_id_.emplace(v.id(), i);
+    if (!inserted) {
+      return Invalid(absl::StrCat("values[#", i, "]"),
+                     absl::StrCat("id ", v.id(), " is declared twice (also values[#",
+                                  it->second, "])"));
+    }
+    if (v.name().size() > kMaxNameLength) {
+      return Invalid(absl::StrCat("values[#", i, "] (id ", v.id(), ")"),
+                     absl::StrCat("name is ", v.name().size(), " chars (limit ",
+                                  kMaxNameLength, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Verifier::Lookup(const std::string& where,
+                                     const std::string& field, uint32_t id) {
+  auto it = index_of_id_.find(id);
+  if (it == index_of_id_.end()) {
+    return Invalid(where, absl::StrCat(field, ": dangling value id ", id,
+                                       " (not declared in graph.values)"));
+  }
+  return it->second;
+}
+
+absl::Status Verifier::CheckValue(const std::string& where, int v) {
+  if (value_checked_[v]) return absl::OkStatus();
+  const Value& value = g_.values(v);
+  const std::string at = absl::StrCat(where, ": ", ValueLabel(value.id()));
+  if (!IsSupportedDType(value.dtype())) {
+    return Invalid(at, absl::StrCat("dtype ", DTypeEnumName(value.dtype()),
+                                    " is not supported (supported: DT_FP32, "
+                                    "DT_FP16)"));
+  }
+  const int rank = value.shape().dims_size();
+  if (rank > kMaxRankBound) {
+    return Invalid(at, absl::StrCat("shape has rank ", rank, " (limit ",
+                                    kMaxRankBound, ")"));
+  }
+  if (rank < kMinSupportedRank || rank > kMaxSupportedRank) {
+    return Invalid(at, absl::StrCat("shape has rank ", rank, "; supported ranks are ",
+                                    kMinSupportedRank, "..", kMaxSupportedRank));
+  }
+  std::vector<int64_t> dims;
+  int64_t elements = 1;
+  for (int d = 0; d < rank; ++d) {
+    const pto::v1::Dim& dim = value.shape().dims(d);
+    if (dim.kind_case() == pto::v1::Dim::kSymbol) {
+      return absl::UnimplementedError(absl::StrCat(
+          at, ": shape dim ", d, " is symbolic (", Quote(dim.symbol()),
+          "): symbolic dims arrive with issue 4"));
+    }
+    if (dim.kind_case() != pto::v1::Dim::kSize) {
+      return Invalid(at, absl::StrCat("shape dim ", d, " is not set"));
+    }
+    if (dim.size() <= 0) {
+      return Invalid(at, absl::StrCat("shape dim ", d, " is ", dim.size(),
+                                      " (must be positive)"));
+    }
+    if (dim.size() > kMaxElements || elements > kMaxElements / dim.size()) {
+      return Invalid(at, absl::StrCat("shape has more than ", kMaxElements,
+                                      " elements (the limit)"));
+    }
+    elements *= dim.size();
+    dims.push_back(dim.size());
+  }
+  shape_[v] = std::move(dims);
+  value_checked_[v] = true;
+  return absl::OkStatus();
+}
+
+std::string Verifier::ParamLabel(int p) const {
+  const pto::v1::Parameter& param = g_.params(p);
+  return absl::StrCat("param #", p, " ", Quote(param.name()));
+}
+
+std::string Verifier::DefinerLabel(int definer) const {
+  if (definer >= 0) return absl::StrCat("op #", definer);
+  return ParamLabel(kByParam - definer);
+}
+
+absl::Status Verifier::CheckParams() {
+  // Values the caller's buffers receive: value index -> param index.
+  absl::flat_hash_map<int, int> written_by_param;
+  for (int p = 0; p < g_.params_size(); ++p) {
+    const pto::v1::Parameter& param = g_.params(p);
+    const std::string where = ParamLabel(p);
+    if (param.name().size() > kMaxNameLength) {
+      return Invalid(where, absl::StrCat("name is ", param.name().size(),
+                                         " chars (limit ", kMaxNameLength, ")"));
+    }
+    const auto role = param.role();
+    if (role != pto::v1::PARAM_ROLE_IN && role != pto::v1::PARAM_ROLE_OUT &&
+        role != pto::v1::PARAM_ROLE_INOUT) {
+      return Invalid(where, absl::StrCat("role ", static_cast<int>(role),
+                                         " is not in, out or inout"));
+    }
+    absl::StatusOr<int> v = Lookup(where, "value_id", param.value_id());
+    if (!v.ok()) return v.status();
+    if (absl::Status s = CheckValue(where + ": value_id", *v); !s.ok()) return s;
+    int out = -1;
+    if (role == pto::v1::PARAM_ROLE_IN || role == pto::v1::PARAM_ROLE_INOUT) {
+      if (definer_[*v] != kUndefined) {
+        return Invalid(where, absl::StrCat("value_id: ", ValueLabel(param.value_id()),
+                                           " is also the value of ",
+                                           DefinerLabel(definer_[*v])));
+      }
+      definer_[*v] = kByParam - p;
+    }
+    if (role == pto::v1::PARAM_ROLE_OUT) out = *v;
+    if (role == pto::v1::PARAM_ROLE_INOUT) {
+      absl::StatusOr<int> r =
+          Lookup(where, "result_value_id", param.result_value_id());
+      if (!r.ok()) return r.status();
+      if (*r == *v) {
+        return Invalid(where, "result_value_id equals value_id (the final "
+                              "contents must be a new value written by an op)");
+      }
+      if (absl::Status s = CheckValue(where + ": result_value_id", *r); !s.ok()) {
+        return s;
+      }
+      const Value& in = g_.values(*v);
+      const Value& res = g_.values(*r);
+      if (in.dtype() != res.dtype() || shape_[*v] != shape_[*r]) {
+        return Invalid(where, absl::StrCat(
+            "result_value_id: ", DTypeShortName(res.dtype()), FormatDims(shape_[*r]),
+            " does not match value_id's ", DTypeShortName(in.dtype()),
+            FormatDims(shape_[*v])));
+      }
+      out = *r;
+    }
+    if (out >= 0) {
+      auto [it, inserted] = written_by_param.emplace(out, p);
+      if (!inserted) {
+        return Invalid(where, absl::StrCat(ValueLabel(g_.values(out).id()),
+                                           " is also written back by ",
+                                           ParamLabel(it->second)));
+      }
+    }
+  }
+  // An output value must come from an op, not be some parameter's input.
+  for (const auto& [v, p] : written_by_param) {
+    if (definer_[v] != kUndefined) {
+      return Invalid(ParamLabel(p),
+                     absl::StrCat(ValueLabel(g_.values(v).id()),
+                                  " is the input of ", DefinerLabel(definer_[v]),
+                                  "; an out value must be written by an op"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckAttrs(const std::string& where, const Op& op,
+                                  const OpInfo& info) {
+  if (op.attrs_size() > kMaxAttrsPerOp) {
+    return Invalid(where, absl::StrCat("attrs: ", op.attrs_size(),
+                                       " attributes (limit ", kMaxAttrsPerOp, ")"));
+  }
+  for (const auto& [name, value] : op.attrs()) {
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& s : info.attrs) {
+      if (s.name == name) spec = &s;
+    }
+    if (spec == nullptr) {
+      std::vector<std::string> known;
+      for (const AttrSpec& s : info.attrs) known.push_back(s.name);
+      return Invalid(where, absl::StrCat(
+          "attrs: unknown attribute ", Quote(name), " (", info.kind,
+          known.empty() ? " takes none"
+                        : absl::StrCat(" takes: ", absl::StrJoin(known, ", ")),
+          ")"));
+    }
+    if (static_cast<int>(value.value_case()) !=
+        static_cast<int>(spec->type) + 1) {
+      return Invalid(where, absl::StrCat("attrs[", Quote(name), "]: expected type ",
+                                         AttrTypeName(spec->type),
+                                         ", got oneof case ",
+                                         static_cast<int>(value.value_case())));
+    }
+  }
+  for (const AttrSpec& s : info.attrs) {
+    if (s.required && op.attrs().count(s.name) == 0) {
+      return Invalid(where, absl::StrCat("attrs: missing required attribute ",
+                                         Quote(s.name), " (type ",
+                                         AttrTypeName(s.type), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
+                                    const Value& shape_source) {
+  const auto& tile = op.vec_tile().dims();
+  const std::vector<int64_t>& shape =
+      shape_[index_of_id_.at(shape_source.id())];
+  if (tile.empty()) {
+    return Invalid(where, "vec_tile: missing (vector ops need a tile shape, "
+                          "see pypto.set_vec_tile_shapes)");
+  }
+  if (tile.size() != static_cast<int>(shape.size())) {
+    return Invalid(where, absl::StrCat("vec_tile: rank ", tile.size(),
+                                       " does not match the op's rank ",
+                                       shape.size()));
+  }
+  int64_t tiles = 1;
+  for (int d = 0; d < tile.size(); ++d) {
+    if (tile[d] <= 0) {
+      return Invalid(where, absl::StrCat("vec_tile: dim ", d, " is ", tile[d],
+                                         " (must be positive)"));
+    }
+    int64_t n = (shape[d] + tile[d] - 1) / tile[d];
+    if (n > kMaxTilesPerOp || tiles > kMaxTilesPerOp / n) {
+      return Invalid(where, absl::StrCat(
+          "vec_tile: ", FormatDims({tile.begin(), tile.end()}), " splits ",
+          FormatDims(shape), " into more than ", kMaxTilesPerOp,
+          " tiles (the limit)"));
+    }
+    tiles *= n;
+  }
+  total_tiles_ += tiles;
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckOp(int index) {
+  const Op& op = g_.ops(index);
+  const std::string where = OpLabel(index, op);
+  const OpInfo* info = FindOp(op.kind());
+  if (info == nullptr) {
+    std::vector<std::string> known;
+    for (const OpInfo& o : AllOps()) known.push_back(o.kind);
+    return Invalid(absl::StrCat("op #", index),
+                   absl::StrCat("unknown op kind ", Quote(op.kind(), 32),
+                                " (known: ", absl::StrJoin(known, " "), ")"));
+  }
+  if (op.name().size() > kMaxNameLength) {
+    return Invalid(where, absl::StrCat("name is ", op.name().size(),
+                                       " chars (limit ", kMaxNameLength, ")"));
+  }
+  if (op.regions_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(
+        where, ": regions: nested regions (loops, branches) are not supported "
+               "yet"));
+  }
+  if (op.inputs_size() != info->num_inputs) {
+    return Invalid(where, absl::StrCat("inputs: expected ", info->num_inputs,
+                                       ", got ", op.inputs_size()));
+  }
+  if (op.outputs_size() != info->num_outputs) {
+    return Invalid(where, absl::StrCat("outputs: expected ", info->num_outputs,
+                                       ", got ", op.outputs_size()));
+  }
+  if (absl::Status s = CheckAttrs(where, op, *info); !s.ok()) return s;
+
+  std::vector<int> ins;
+  for (int k = 0; k < op.inputs_size(); ++k) {
+    const std::string field = absl::StrCat("input ", k);
+    absl::StatusOr<int> v = Lookup(where, field, op.inputs(k));
+    if (!v.ok()) return v.status();
+    if (definer_[*v] == kUndefined) {
+      return Invalid(where, absl::StrCat(
+          field, ": ", ValueLabel(op.inputs(k)),
+          " is used before any op defines it (a cycle, or a value that is "
+          "never defined)"));
+    }
+    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
+        !s.ok()) {
+      return s;
+    }
+    ins.push_back(*v);
+  }
+  const Value& first = g_.values(ins[0]);
+  for (size_t k = 1; k < ins.size(); ++k) {
+    const Value& in = g_.values(ins[k]);
+    if (in.dtype() != first.dtype()) {
+      return Invalid(where, absl::StrCat("input ", k, ": dtype ",
+                                         DTypeEnumName(in.dtype()),
+                                         " does not match input 0's ",
+                                         DTypeEnumName(first.dtype())));
+    }
+    if (shape_[ins[k]] != shape_[ins[0]]) {
+      return Invalid(where, absl::StrCat("input ", k, ": shape ",
+                                         FormatDims(shape_[ins[k]]),
+                                         " does not match input 0's ",
+                                         FormatDims(shape_[ins[0]])));
+    }
+  }
+  if (info->needs_vec_tile) {
+    if (absl::Status s = CheckVecTile(where, op, first); !s.ok()) return s;
+  }
+  for (int k = 0; k < op.outputs_size(); ++k) {
+    const std::string field = absl::StrCat("output ", k);
+    absl::StatusOr<int> v = Lookup(where, field, op.outputs(k));
+    if (!v.ok()) return v.status();
+    if (definer_[*v] != kUndefined) {
+      return Invalid(where, absl::StrCat(field, ": ", ValueLabel(op.outputs(k)),
+                                         " is already defined by ",
+                                         DefinerLabel(definer_[*v])));
+    }
+    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
+        !s.ok()) {
+      return s;
+    }
+    const Value& out = g_.values(*v);
+    // Elementwise ops: the output has the input's dtype and shape.
+    if (out.dtype() != first.dtype()) {
+      return Invalid(where, absl::StrCat(field, ": dtype ",
+                                         DTypeEnumName(out.dtype()),
+                                         " does not match the inferred ",
+                                         DTypeEnumName(first.dtype())));
+    }
+    if (shape_[*v] != shape_[ins[0]]) {
+      return Invalid(where, absl::StrCat(field, ": shape ", FormatDims(shape_[*v]),
+                                         " does not match the inferred ",
+                                         FormatDims(shape_[ins[0]])));
+    }
+    definer_[*v] = index;
+  }
+  for (int v : ins) last_reader_[v] = index;
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckParamOutputs() {
+  for (int p = 0; p < g_.params_size(); ++p) {
+    const pto::v1::Parameter& param = g_.params(p);
+    uint32_t out_id;
+    if (param.role() == pto::v1::PARAM_ROLE_OUT) {
+      out_id = param.value_id();
+    } else if (param.role() == pto::v1::PARAM_ROLE_INOUT) {
+      out_id = param.result_value_id();
+    } else {
+      continue;
+    }
+    const int v = index_of_id_.at(out_id);
+    if (definer_[v] < 0) {
+      return Invalid(ParamLabel(p), absl::StrCat(
+          param.role() == pto::v1::PARAM_ROLE_OUT ? "value_id: "
+                                                  : "result_value_id: ",
+          ValueLabel(out_id), " is never written by any op"));
+    }
+    if (param.role() == pto::v1::PARAM_ROLE_INOUT) {
+      // The incoming and final contents share the caller's buffer: a read of
+      // the incoming value after the final one is written would see the
+      // new data.
+      const int in = index_of_id_.at(param.value_id());
+      const int writer = definer_[v];
+      if (last_reader_[in] > writer) {
+        const int reader = last_reader_[in];
+        return absl::UnimplementedError(absl::StrCat(
+            OpLabel(reader, g_.ops(reader)), ": reads ", ParamLabel(p),
+            " (inout) after op #", writer,
+            " overwrote it; reading an inout parameter after its final "
+            "value is written is not supported yet"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status VerifyGraph(const pto::v1::Graph& graph) {
+  return Verifier(graph).Run();
+}
+
+}  // namespace pto::compiler

@@ -1,0 +1,276 @@
+// ptod end to end on loopback: a real gRPC server on a free port, a real
+// RocksDB cache in a temp directory, the C++ client.
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/barrier.h"
+#include "absl/time/clock.h"
+#include "client/cpp/compile_client.h"
+#include "gtest/gtest.h"
+#include "server/ptod_server.h"
+#include "tests/ptod/test_util.h"
+
+namespace pto::testing {
+namespace {
+
+using pto::client::CompileClient;
+using pto::server::PtodOptions;
+using pto::server::PtodServer;
+
+absl::Time In(absl::Duration d) { return absl::Now() + d; }
+
+class PtodTest : public ::testing::Test {
+ protected:
+  // Starts ptod on a free port over `dir_`, compiling through a
+  // CountingBackend (kept in backend_).
+  void StartServer(int workers = 4, size_t queue_size = 64,
+                   bool metrics = false) {
+    auto backend = std::make_unique<CountingBackend>(MakeInnerBackend());
+    backend_ = backend.get();
+    PtodOptions options;
+    options.address = "127.0.0.1:0";
+    // Off unless asked for: stopping the HTTP endpoint takes ~2 s.
+    if (metrics) options.metrics_address = "127.0.0.1:0";
+    options.cache_dir = dir_.path();
+    options.service.workers = workers;
+    options.service.queue_size = queue_size;
+    auto ptod = PtodServer::Start(options, std::move(backend));
+    ASSERT_TRUE(ptod.ok()) << ptod.status();
+    ptod_ = std::move(*ptod);
+    client_ = std::make_unique<CompileClient>(ptod_->address());
+  }
+
+  void StopServer() {
+    client_.reset();
+    if (ptod_ != nullptr) ptod_->Shutdown(absl::Seconds(5));
+    ptod_.reset();
+    backend_ = nullptr;
+  }
+
+  void TearDown() override { StopServer(); }
+
+  pto::v1::StatsResponse Stats() {
+    auto stats = client_->Stats(In(absl::Seconds(10)));
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : pto::v1::StatsResponse();
+  }
+
+  TempDir dir_;
+  CountingBackend* backend_ = nullptr;
+  std::unique_ptr<PtodServer> ptod_;
+  std::unique_ptr<CompileClient> client_;
+};
+
+TEST_F(PtodTest, SixteenIdenticalConcurrentRequestsCompileOnce) {
+  StartServer();
+  constexpr int kCallers = 16;
+  const pto::v1::Graph graph = AddGraph();
+  backend_->set_delay(absl::Milliseconds(200));  // keep the compile in flight
+  absl::Barrier* start = new absl::Barrier(kCallers);
+  std::vector<absl::StatusOr<pto::v1::CompileResponse>> responses(
+      kCallers, absl::UnknownError("not run"));
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      responses[i] = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+    });
+  }
+  for (auto& t : callers) t.join();
+
+  std::string key;
+  int misses = 0;
+  for (const auto& r : responses) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (key.empty()) key = r->key();
+    EXPECT_EQ(r->key(), key);
+    EXPECT_EQ(r->binary().key(), key);
+    EXPECT_EQ(r->binary().SerializeAsString(),
+              responses[0]->binary().SerializeAsString());
+    if (r->cache_status() == pto::v1::CACHE_STATUS_MISS) ++misses;
+  }
+  EXPECT_EQ(misses, 1);
+  EXPECT_EQ(backend_->compiles(), 1);
+  pto::v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.compiles(), 1u);
+  EXPECT_EQ(stats.requests(), 16u);
+  EXPECT_EQ(stats.hits() + stats.misses() + stats.coalesced(), 16u);
+  EXPECT_EQ(stats.misses(), 1u);
+  EXPECT_EQ(stats.errors(), 0u);
+  EXPECT_EQ(stats.entries(), 1u);
+  EXPECT_GT(stats.bytes(), 0u);
+  EXPECT_GT(stats.compile_seconds_saved(), 0.0);
+}
+
+TEST_F(PtodTest, RestartOnSameDirectoryIsAHitWithoutCompiling) {
+  StartServer();
+  const pto::v1::Graph graph = AddGraph({100, 30}, {32, 16});
+  auto first = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_GT(first->compile_seconds(), 0.0);
+  StopServer();
+
+  StartServer();
+  auto second = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  EXPECT_EQ(second->key(), first->key());
+  EXPECT_EQ(second->binary().SerializeAsString(),
+            first->binary().SerializeAsString());
+  // A hit reports the original compile's time and stages.
+  EXPECT_DOUBLE_EQ(second->compile_seconds(), first->compile_seconds());
+  EXPECT_EQ(second->stages_size(), first->stages_size());
+  EXPECT_EQ(backend_->compiles(), 0);
+  pto::v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.compiles(), 0u);
+  EXPECT_EQ(stats.hits(), 1u);
+  EXPECT_EQ(stats.entries(), 1u);
+}
+
+TEST_F(PtodTest, MalformedGraphIsInvalidArgumentWithTheVerifiersMessage) {
+  StartServer();
+  pto::v1::Graph graph = AddGraph();
+  graph.mutable_ops(0)->set_kind("frobnicate");
+  // What the verifier says, asked directly.
+  pto::v1::CompileRequest request;
+  *request.mutable_graph() = graph;
+  request.set_target("host");
+  absl::Status verifier = MakeInnerBackend()->Key(request).status();
+  ASSERT_TRUE(absl::IsInvalidArgument(verifier)) << verifier;
+
+  auto response = client_->Compile(graph, "host", {}, In(absl::Seconds(30)));
+  ASSERT_TRUE(absl::IsInvalidArgument(response.status())) << response.status();
+  EXPECT_NE(response.status().message().find(verifier.message()),
+            std::string::npos)
+      << response.status();
+  EXPECT_NE(response.status().message().find("frobnicate"), std::string::npos);
+  EXPECT_EQ(backend_->compiles(), 0);
+  pto::v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.errors(), 1u);
+  EXPECT_EQ(stats.entries(), 0u);
+}
+
+TEST_F(PtodTest, HealthIsServing) {
+  StartServer();
+  auto health = HealthCheck(ptod_->address());
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, "SERVING");
+}
+
+TEST_F(PtodTest, MetricsEndpointServesTheCounters) {
+  StartServer(4, 64, /*metrics=*/true);
+  ASSERT_GT(ptod_->metrics_port(), 0);
+  const pto::v1::Graph graph = AddGraph();
+  ASSERT_TRUE(client_->Compile(graph, "host", {}, In(absl::Seconds(120))).ok());
+  ASSERT_TRUE(client_->Compile(graph, "host", {}, In(absl::Seconds(120))).ok());
+  pto::v1::Graph bad = graph;
+  bad.set_schema_version(pto::v1::SCHEMA_VERSION_UNSPECIFIED);
+  ASSERT_FALSE(client_->Compile(bad, "host", {}, In(absl::Seconds(30))).ok());
+
+  auto page = HttpGet(ptod_->metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find("200 OK"), std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_requests_total{result=\"hit\"} 1"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_requests_total{result=\"miss\"} 1"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_requests_total{result=\"error\"} 1"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_requests_total{result=\"coalesced\"} 0"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_compile_duration_seconds_count 1"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_compile_duration_seconds_bucket{le=\"0.001\"}"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_compile_duration_seconds_bucket{le=\"10000\"}"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_compiles_in_flight 0"), std::string::npos);
+  EXPECT_NE(page->find("pto_cache_entries 1"), std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_cache_bytes "), std::string::npos);
+  EXPECT_NE(page->find("pto_compile_seconds_saved_total "), std::string::npos);
+}
+
+TEST_F(PtodTest, GetKernelByKey) {
+  StartServer();
+  auto compiled =
+      client_->Compile(AddGraph(), "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto binary = client_->GetKernel(compiled->key(), In(absl::Seconds(10)));
+  ASSERT_TRUE(binary.ok()) << binary.status();
+  EXPECT_EQ(binary->SerializeAsString(),
+            compiled->binary().SerializeAsString());
+
+  auto missing = client_->GetKernel(std::string(64, '0'), In(absl::Seconds(10)));
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+  auto malformed = client_->GetKernel("../etc/passwd", In(absl::Seconds(10)));
+  EXPECT_TRUE(absl::IsInvalidArgument(malformed.status()))
+      << malformed.status();
+  EXPECT_NE(malformed.status().message().find("64 lowercase hex"),
+            std::string::npos);
+}
+
+TEST_F(PtodTest, FullQueueIsResourceExhaustedWithARetryHint) {
+  StartServer(/*workers=*/1, /*queue_size=*/1);
+  backend_->Hold();
+  // A occupies the only worker ...
+  std::thread a([&] {
+    EXPECT_TRUE(client_->Compile(AddGraph({8}, {8}), "host", {},
+                                 In(absl::Seconds(120))).ok());
+  });
+  backend_->first_compile_started().WaitForNotification();
+  // ... so of B and C (different kernels) one is queued and one refused.
+  absl::StatusOr<pto::v1::CompileResponse> b = absl::UnknownError(""),
+                                           c = absl::UnknownError("");
+  std::thread tb([&] {
+    b = client_->Compile(AddGraph({16}, {8}), "host", {}, In(absl::Seconds(120)));
+  });
+  std::thread tc([&] {
+    c = client_->Compile(AddGraph({24}, {8}), "host", {}, In(absl::Seconds(120)));
+  });
+  // The refusal is immediate; wait for it before letting the queue drain.
+  while (Stats().errors() == 0) absl::SleepFor(absl::Milliseconds(10));
+  backend_->Release();
+  a.join();
+  tb.join();
+  tc.join();
+  const absl::Status& refused = b.ok() ? c.status() : b.status();
+  EXPECT_TRUE(b.ok() != c.ok()) << b.status() << " / " << c.status();
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
+  EXPECT_NE(refused.message().find("retry after"), std::string::npos);
+  auto hint = pto::client::RetryAfter(refused);
+  ASSERT_TRUE(hint.has_value());
+  EXPECT_GT(*hint, absl::ZeroDuration());
+}
+
+TEST_F(PtodTest, CompileFailureIsReportedAndNotCached) {
+  StartServer();
+  backend_->FailNext(1);
+  const pto::v1::Graph graph = AddGraph();
+  auto failed = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(absl::IsInternal(failed.status())) << failed.status();
+  EXPECT_NE(failed.status().message().find("injected compiler failure"),
+            std::string::npos);
+  auto retried = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(retried.ok()) << retried.status();
+  EXPECT_EQ(retried->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(backend_->compiles(), 2);
+}
+
+TEST_F(PtodTest, DeadlinePassesWhileCompilingButTheCompileCompletes) {
+  StartServer();
+  backend_->Hold();
+  const pto::v1::Graph graph = AddGraph();
+  auto late = client_->Compile(graph, "host", {}, In(absl::Milliseconds(300)));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(late.status())) << late.status();
+  backend_->Release();
+  auto next = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_NE(next->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(backend_->compiles(), 1);
+}
+
+}  // namespace
+}  // namespace pto::testing

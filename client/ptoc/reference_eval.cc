@@ -88,7 +88,8 @@ absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape) {
 }
 
 absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
-    const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs) {
+    const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs,
+    const ReferenceOptions& options) {
   if (inputs.size() != static_cast<size_t>(graph.params_size())) {
     return absl::InvalidArgumentError(
         absl::StrFormat("reference: graph has %d parameters, got %d inputs",
@@ -200,7 +201,9 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       const Unary& f = UnaryOps().at(op.kind());
       for (size_t k = 0; k < n; ++k) out->data[k] = f(in[0]->data[k]);
     }
-    for (double& x : out->data) x = RoundToDType(x, out->dtype);
+    if (options.round_intermediates) {
+      for (double& x : out->data) x = RoundToDType(x, out->dtype);
+    }
     values[op.outputs(0)] = *std::move(out);
   }
 
@@ -219,6 +222,8 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
           param.name(), id));
     }
     results.push_back(it->second);
+    // What the kernel's store to the caller's buffer keeps.
+    for (double& x : results.back().data) x = RoundToDType(x, results.back().dtype);
   }
   return results;
 }

@@ -7,10 +7,13 @@
 //   auto outputs = EvaluateReference(graph, inputs);
 //   // (*outputs)[i]: parameter i's contents after the kernel
 //
-// Semantics: each op computes in double from its inputs' values; every value
-// is then rounded to its own dtype (FP32: to float; FP16: to nearest-even
-// half), as a kernel that stores it in that dtype does. Scalars of the
-// tensor-with-scalar ops are rounded to FP32 first, as the kernel sees them.
+// Semantics: inputs are rounded to their dtype (the values the kernel sees),
+// ops compute in double, and outputs are rounded to their dtype (FP32: to
+// float; FP16: to nearest-even half) as the kernel's final store does.
+// Intermediate values stay in double unless ReferenceOptions says otherwise:
+// a kernel keeps them in FP32 tiles, so FP16 intermediates are only rounded
+// where they pass through memory. Scalars of the tensor-with-scalar ops are
+// rounded to FP32 first, as the kernel sees them.
 // Ops: add sub mul div adds subs muls divs rsubs rdivs exp neg abs copy;
 // dtypes FP32 and FP16; static shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
@@ -39,12 +42,19 @@ double RoundToDType(double value, pto::v1::DataType dtype);
 // The static shape of a value, or INVALID_ARGUMENT for a symbolic dim.
 absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape);
 
+struct ReferenceOptions {
+  // Round every op's result to its value's dtype, as if each intermediate
+  // were stored in memory in that dtype.
+  bool round_intermediates = false;
+};
+
 // Evaluates `graph`. `inputs` has one tensor per parameter, in order; OUT
 // parameters' entries are ignored (may be empty). Returns one tensor per
 // parameter: IN unchanged, OUT and INOUT their final contents. Errors name
 // the op and what is wrong (unknown kind, missing value, shape mismatch).
 absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
-    const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs);
+    const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs,
+    const ReferenceOptions& options = {});
 
 }  // namespace pto::ptoc
 

@@ -46,10 +46,9 @@ TEST(ReferenceEvalTest, EvaluatesAChainWithInoutParameter) {
   ASSERT_EQ(out->size(), 3u);
   EXPECT_EQ((*out)[0].data, x.data);  // IN unchanged
   for (int i = 0; i < 6; ++i) {
-    const float sum = static_cast<float>(x.data[i] + y.data[i]);
-    const float shifted = sum + 0.5f;
-    const float e = static_cast<float>(std::exp(static_cast<double>(shifted)));
-    const float want = e * static_cast<float>(x.data[i]);
+    // Intermediates in double, the output rounded to FP32.
+    const double want = static_cast<float>(
+        std::exp(x.data[i] + y.data[i] + 0.5) * x.data[i]);
     EXPECT_EQ((*out)[2].data[i], want) << i;
     EXPECT_EQ((*out)[1].data[i], 3.0 - y.data[i]) << i;
   }
@@ -96,7 +95,7 @@ TEST(ReferenceEvalTest, EveryOpKind) {
   }
 }
 
-TEST(ReferenceEvalTest, Fp16RoundsEveryValue) {
+TEST(ReferenceEvalTest, Fp16RoundsInputsAndOutputs) {
   pto::v1::Graph g = Parse(R"pb(
     values { id: 1 dtype: DT_FP16 shape { dims { size: 1 } } }
     values { id: 2 dtype: DT_FP16 shape { dims { size: 1 } } }
@@ -106,9 +105,17 @@ TEST(ReferenceEvalTest, Fp16RoundsEveryValue) {
     ops { kind: "adds" inputs: 1 outputs: 2 attrs { key: "scalar" value { f: 0.0004 } } }
     ops { kind: "subs" inputs: 2 outputs: 3 attrs { key: "scalar" value { f: 1 } } }
   )pb");
-  // 1 + 0.0004 rounds to 1 in FP16 (spacing 2^-10), so the result is 0; in
-  // FP32 it would be about 0.0004.
+  // 1 + 0.0004 - 1: kept in double the intermediate survives, and the
+  // output is 0.0004 rounded to FP16.
   auto out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const double kept = (*out)[1].data[0];
+  EXPECT_NEAR(kept, 0.0004, 1e-6);
+  EXPECT_EQ(kept, RoundToDType(kept, pto::v1::DT_FP16));
+  // Stored as FP16, 1 + 0.0004 rounds to 1 (spacing 2^-10): the result is 0.
+  ReferenceOptions every_value;
+  every_value.round_intermediates = true;
+  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}}, every_value);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[1].data[0], 0.0);
   // Inputs are rounded to their dtype too: 1/3 is not a half.

@@ -1,0 +1,88 @@
+#include "compiler/testing/graph_builder.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace pto::compiler::testing {
+
+GraphBuilder::GraphBuilder(const std::string& name, uint32_t first_id,
+                           uint32_t id_stride)
+    : next_id_(first_id), stride_(id_stride) {
+  g_.set_schema_version(pto::v1::SCHEMA_VERSION_1);
+  g_.set_name(name);
+}
+
+uint32_t GraphBuilder::Value(pto::v1::DataType dtype,
+                             const std::vector<int64_t>& shape,
+                             const std::string& name) {
+  pto::v1::Value* v = g_.add_values();
+  v->set_id(next_id_);
+  next_id_ += stride_;
+  v->set_name(name);
+  v->set_dtype(dtype);
+  for (int64_t d : shape) v->mutable_shape()->add_dims()->set_size(d);
+  return v->id();
+}
+
+uint32_t GraphBuilder::Input(const std::string& name, pto::v1::DataType dtype,
+                             const std::vector<int64_t>& shape) {
+  uint32_t id = Value(dtype, shape, name);
+  pto::v1::Parameter* p = g_.add_params();
+  p->set_name(name);
+  p->set_role(pto::v1::PARAM_ROLE_IN);
+  p->set_value_id(id);
+  return id;
+}
+
+const pto::v1::Value* GraphBuilder::Find(uint32_t id) const {
+  for (const pto::v1::Value& v : g_.values()) {
+    if (v.id() == id) return &v;
+  }
+  return nullptr;
+}
+
+uint32_t GraphBuilder::Op(const std::string& kind,
+                          const std::vector<uint32_t>& inputs,
+                          const std::vector<int64_t>& tile,
+                          std::optional<double> scalar, const std::string& name) {
+  const pto::v1::Value* first = Find(inputs.at(0));
+  std::vector<int64_t> shape;
+  for (const pto::v1::Dim& d : first->shape().dims()) shape.push_back(d.size());
+  uint32_t out = Value(first->dtype(), shape,
+                       absl::StrCat("t", op_count_));
+  pto::v1::Op* op = g_.add_ops();
+  op->set_kind(kind);
+  op->set_name(name.empty() ? absl::StrCat(kind, op_count_) : name);
+  ++op_count_;
+  for (uint32_t i : inputs) op->add_inputs(i);
+  op->add_outputs(out);
+  if (scalar) (*op->mutable_attrs())["scalar"].set_f(*scalar);
+  for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+  return out;
+}
+
+void GraphBuilder::Output(const std::string& name, uint32_t value) {
+  pto::v1::Parameter* p = g_.add_params();
+  p->set_name(name);
+  p->set_role(pto::v1::PARAM_ROLE_OUT);
+  p->set_value_id(value);
+}
+
+void GraphBuilder::InOut(const std::string& name, uint32_t in_value,
+                         uint32_t result) {
+  pto::v1::Parameter* p = g_.add_params();
+  p->set_name(name);
+  p->set_role(pto::v1::PARAM_ROLE_INOUT);
+  p->set_value_id(in_value);
+  p->set_result_value_id(result);
+}
+
+pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype, const std::string& a_name) {
+  GraphBuilder b("exp_add");
+  uint32_t a = b.Input(a_name, dtype, {3, 5});
+  uint32_t bb = b.Input("b", dtype, {3, 5});
+  uint32_t e = b.Op("exp", {a}, {2, 4});
+  b.Output("out", b.Op("add", {e, bb}, {2, 4}));
+  return b.Build();
+}
+
+}  // namespace pto::compiler::testing

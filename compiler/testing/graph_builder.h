@@ -1,0 +1,57 @@
+// Test helper: builds pto.v1.Graph protos tersely.
+//
+//   GraphBuilder b("exp_add");
+//   uint32_t a = b.Input("a", DT_FP32, {3, 5});
+//   uint32_t x = b.Op("exp", {a}, {2, 4});
+//   b.Output("out", b.Op("add", {x, a}, {2, 4}));
+//   pto::v1::Graph g = b.Build();
+#ifndef PTO_COMPILER_TESTING_GRAPH_BUILDER_H_
+#define PTO_COMPILER_TESTING_GRAPH_BUILDER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pto/v1/graph.pb.h"
+
+namespace pto::compiler::testing {
+
+class GraphBuilder {
+ public:
+  // Value ids are first_id, first_id + id_stride, ... (to test renumbering).
+  explicit GraphBuilder(const std::string& name = "k", uint32_t first_id = 1,
+                        uint32_t id_stride = 1);
+
+  uint32_t Value(pto::v1::DataType dtype, const std::vector<int64_t>& shape,
+                 const std::string& name = "");
+  // A value plus an IN parameter holding it.
+  uint32_t Input(const std::string& name, pto::v1::DataType dtype,
+                 const std::vector<int64_t>& shape);
+  // An op whose single output has inputs[0]'s dtype and shape.
+  uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
+              const std::vector<int64_t>& tile,
+              std::optional<double> scalar = std::nullopt,
+              const std::string& name = "");
+  void Output(const std::string& name, uint32_t value);
+  void InOut(const std::string& name, uint32_t in_value, uint32_t result);
+
+  pto::v1::Graph Build() const { return g_; }
+  pto::v1::Graph& graph() { return g_; }
+
+ private:
+  const pto::v1::Value* Find(uint32_t id) const;
+
+  pto::v1::Graph g_;
+  uint32_t next_id_;
+  uint32_t stride_;
+  int op_count_ = 0;
+};
+
+// exp(a) + b on [3,5] with tile [2,4] (tails in both dims), out = param 2.
+pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype = pto::v1::DT_FP32,
+                           const std::string& a_name = "a");
+
+}  // namespace pto::compiler::testing
+
+#endif  // PTO_COMPILER_TESTING_GRAPH_BUILDER_H_

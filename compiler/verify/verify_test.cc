@@ -1,0 +1,296 @@
+#include "compiler/verify/verify.h"
+
+#include <functional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/testing/graph_builder.h"
+#include "compiler/verify/limits.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pto::compiler {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using testing::ExpAddGraph;
+using testing::GraphBuilder;
+
+// ExpAddGraph: values 1 a, 2 b, 3 exp-out, 4 add-out; params a(1) b(2) out(4);
+// op #0 exp(1) -> 3, op #1 add(3, 2) -> 4.
+pto::v1::Graph Base() { return ExpAddGraph(); }
+
+pto::v1::Value* ValueById(pto::v1::Graph& g, uint32_t id) {
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    if (v.id() == id) return &v;
+  }
+  return nullptr;
+}
+
+void ExpectInvalid(const pto::v1::Graph& g,
+                   const std::vector<std::string>& parts) {
+  absl::Status s = VerifyGraph(g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  for (const std::string& p : parts) EXPECT_THAT(s.message(), HasSubstr(p));
+}
+
+TEST(VerifyTest, AcceptsWellFormedGraph) {
+  EXPECT_TRUE(VerifyGraph(Base()).ok()) << VerifyGraph(Base());
+}
+
+TEST(VerifyTest, RejectsSchemaVersion) {
+  pto::v1::Graph g = Base();
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_UNSPECIFIED);
+  ExpectInvalid(g, {"graph", "schema_version 0"});
+}
+
+TEST(VerifyTest, RejectsUnknownOpKind) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->set_kind("frobnicate");
+  ExpectInvalid(g, {"op #1", "unknown op kind \"frobnicate\""});
+}
+
+TEST(VerifyTest, RejectsWrongInputArity) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->add_inputs(1);
+  ExpectInvalid(g, {"op #1 \"add\"", "inputs: expected 2, got 3"});
+}
+
+TEST(VerifyTest, RejectsWrongOutputArity) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->clear_outputs();
+  ExpectInvalid(g, {"op #0 \"exp\"", "outputs: expected 1, got 0"});
+}
+
+TEST(VerifyTest, RejectsDanglingInput) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->set_inputs(1, 17);
+  ExpectInvalid(g, {"op #1 \"add\" (name \"add1\")", "input 1",
+                    "dangling value id 17"});
+}
+
+TEST(VerifyTest, RejectsDanglingOutput) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->set_outputs(0, 99);
+  ExpectInvalid(g, {"op #0", "output 0", "dangling value id 99"});
+}
+
+TEST(VerifyTest, RejectsOutputWrittenTwice) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->set_outputs(0, 3);  // exp already defined value 3
+  ExpectInvalid(g, {"op #1", "output 0", "value id 3 is already defined by op #0"});
+}
+
+TEST(VerifyTest, RejectsOpWritingAnInputParameter) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->set_outputs(0, 2);
+  ExpectInvalid(g, {"op #0", "output 0", "already defined by param #1 \"b\""});
+}
+
+TEST(VerifyTest, RejectsOutParamNeverWritten) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {4});
+  b.Op("exp", {a}, {4});
+  uint32_t orphan = b.Value(pto::v1::DT_FP32, {4});
+  b.Output("y", orphan);
+  ExpectInvalid(b.Build(), {"param #1 \"y\"", "never written"});
+}
+
+TEST(VerifyTest, RejectsOutParamThatIsAnInput) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {4});
+  b.Op("exp", {a}, {4});
+  b.Output("y", a);
+  ExpectInvalid(b.Build(), {"param #1 \"y\"", "an out value must be written by an op"});
+}
+
+TEST(VerifyTest, RejectsDTypeMismatchBetweenInputs) {
+  pto::v1::Graph g = Base();
+  ValueById(g, 2)->set_dtype(pto::v1::DT_FP16);
+  ExpectInvalid(g, {"op #1 \"add\"", "input 1: dtype DT_FP16", "DT_FP32"});
+}
+
+TEST(VerifyTest, RejectsShapeMismatchBetweenInputs) {
+  pto::v1::Graph g = Base();
+  ValueById(g, 2)->mutable_shape()->mutable_dims(1)->set_size(6);
+  ExpectInvalid(g, {"op #1 \"add\"", "input 1: shape [3,6]", "[3,5]"});
+}
+
+TEST(VerifyTest, RejectsOutputShapeMismatch) {
+  pto::v1::Graph g = Base();
+  ValueById(g, 3)->mutable_shape()->mutable_dims(0)->set_size(4);
+  ExpectInvalid(g, {"op #0 \"exp\"", "output 0: shape [4,5]"});
+}
+
+TEST(VerifyTest, RejectsZeroAndNegativeDims) {
+  for (int64_t bad : {0, -3}) {
+    pto::v1::Graph g = Base();
+    ValueById(g, 3)->mutable_shape()->mutable_dims(1)->set_size(bad);
+    ExpectInvalid(g, {"op #0 \"exp\"", "output 0: value id 3",
+                      absl::StrCat("shape dim 1 is ", bad)});
+  }
+}
+
+TEST(VerifyTest, RejectsZeroAndNegativeTileDims) {
+  for (int64_t bad : {0, -1}) {
+    pto::v1::Graph g = Base();
+    g.mutable_ops(1)->mutable_vec_tile()->set_dims(0, bad);
+    ExpectInvalid(g, {"op #1 \"add\"", absl::StrCat("vec_tile: dim 0 is ", bad)});
+  }
+}
+
+TEST(VerifyTest, RejectsTileRankMismatch) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->mutable_vec_tile()->add_dims(8);
+  ExpectInvalid(g, {"op #0 \"exp\"", "vec_tile: rank 3 does not match the op's rank 2"});
+}
+
+TEST(VerifyTest, RejectsMissingVecTile) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->clear_vec_tile();
+  ExpectInvalid(g, {"op #0 \"exp\"", "vec_tile: missing"});
+}
+
+TEST(VerifyTest, RejectsCycle) {
+  // exp reads the value add defines later: use before definition.
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->set_inputs(0, 4);
+  ExpectInvalid(g, {"op #0 \"exp\"", "input 0: value id 4 is used before any op defines it"});
+}
+
+TEST(VerifyTest, RejectsValueNeverDefined) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {4});
+  uint32_t loose = b.Value(pto::v1::DT_FP32, {4});
+  b.Output("y", b.Op("add", {a, loose}, {4}));
+  ExpectInvalid(b.Build(), {"op #0 \"add\"", "input 1", "used before any op defines it"});
+}
+
+TEST(VerifyTest, RejectsUnsupportedDType) {
+  pto::v1::Graph g = Base();
+  for (pto::v1::Value& v : *g.mutable_values()) v.set_dtype(pto::v1::DT_INT32);
+  ExpectInvalid(g, {"param #0 \"a\"", "dtype DT_INT32 is not supported"});
+}
+
+TEST(VerifyTest, RejectsRankOutsideOneToFour) {
+  pto::v1::Graph g = Base();
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    for (int i = 0; i < 3; ++i) v.mutable_shape()->add_dims()->set_size(1);
+  }
+  ExpectInvalid(g, {"shape has rank 5", "supported ranks are 1..4"});
+  for (pto::v1::Value& v : *g.mutable_values()) v.mutable_shape()->clear_dims();
+  ExpectInvalid(g, {"shape has rank 0"});
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    for (int i = 0; i < 9; ++i) v.mutable_shape()->add_dims()->set_size(1);
+  }
+  ExpectInvalid(g, {"shape has rank 9 (limit 8)"});
+}
+
+TEST(VerifyTest, SymbolicDimsAreUnimplemented) {
+  pto::v1::Graph g = Base();
+  g.mutable_values(0)->mutable_shape()->mutable_dims(0)->set_symbol("bs");
+  absl::Status s = VerifyGraph(g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("symbolic dims arrive with issue 4"));
+}
+
+TEST(VerifyTest, RegionsAreUnimplemented) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->add_regions();
+  absl::Status s = VerifyGraph(g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("op #0"), HasSubstr("regions")));
+}
+
+TEST(VerifyTest, ChecksScalarAttribute) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {4});
+  b.Output("y", b.Op("adds", {a}, {4}));  // no scalar
+  ExpectInvalid(b.Build(), {"op #0 \"adds\"", "missing required attribute \"scalar\""});
+
+  pto::v1::Graph g = b.Build();
+  (*g.mutable_ops(0)->mutable_attrs())["scalar"].set_i(2);
+  ExpectInvalid(g, {"op #0 \"adds\"", "attrs[\"scalar\"]: expected type f"});
+
+  (*g.mutable_ops(0)->mutable_attrs())["scalar"].set_f(2);
+  (*g.mutable_ops(0)->mutable_attrs())["bogus"].set_f(2);
+  ExpectInvalid(g, {"op #0 \"adds\"", "unknown attribute \"bogus\""});
+}
+
+TEST(VerifyTest, RejectsDuplicateValueIds) {
+  pto::v1::Graph g = Base();
+  g.mutable_values(3)->set_id(1);
+  ExpectInvalid(g, {"values[#3]", "id 1 is declared twice"});
+}
+
+TEST(VerifyTest, RejectsGraphsOverTheBounds) {
+  {
+    GraphBuilder b;
+    uint32_t x = b.Input("a", pto::v1::DT_FP32, {4});
+    for (int i = 0; i <= kMaxOps; ++i) x = b.Op("neg", {x}, {4});
+    b.Output("y", x);
+    ExpectInvalid(b.Build(), {"graph", "4097 ops (limit 4096)"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    for (int i = 0; i < kMaxParams; ++i) *g.add_params() = g.params(0);
+    ExpectInvalid(g, {"graph", "params", "(limit 256)"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    for (pto::v1::Value& v : *g.mutable_values()) {
+      v.mutable_shape()->mutable_dims(0)->set_size(int64_t{1} << 30);
+      v.mutable_shape()->mutable_dims(1)->set_size(int64_t{1} << 11);
+    }
+    ExpectInvalid(g, {"elements"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    for (pto::v1::Value& v : *g.mutable_values()) {
+      v.mutable_shape()->mutable_dims(0)->set_size(4096);
+      v.mutable_shape()->mutable_dims(1)->set_size(4096);
+    }
+    g.mutable_ops(0)->mutable_vec_tile()->set_dims(0, 1);
+    g.mutable_ops(0)->mutable_vec_tile()->set_dims(1, 1);
+    ExpectInvalid(g, {"op #0 \"exp\"", "vec_tile", "tiles"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    g.mutable_values(0)->set_name(std::string(300, 'x'));
+    ExpectInvalid(g, {"values[#0]", "name is 300 chars (limit 256)"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    for (int i = 0; i <= kMaxAttrsPerOp; ++i) {
+      (*g.mutable_ops(0)->mutable_attrs())[absl::StrCat("a", i)].set_f(1);
+    }
+    ExpectInvalid(g, {"op #0 \"exp\"", "65 attributes (limit 64)"});
+  }
+}
+
+TEST(VerifyTest, NamesInMessagesAreEscaped) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->set_name("evil\"\n*/name");
+  g.mutable_ops(1)->set_inputs(1, 17);
+  absl::Status s = VerifyGraph(g);
+  EXPECT_THAT(s.message(), HasSubstr("evil\\\"\\n*/name"));
+  EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("\n")));
+}
+
+TEST(VerifyTest, InoutReadAfterOverwriteIsUnimplemented) {
+  GraphBuilder b;
+  uint32_t x = b.Value(pto::v1::DT_FP32, {4}, "x");
+  uint32_t r = b.Op("exp", {x}, {4});
+  uint32_t y = b.Op("add", {x, r}, {2});  // other tile: another group later
+  b.InOut("x", x, r);
+  b.Output("y", y);
+  // Params must list x's incoming value before ops use it: params are
+  // checked first regardless of their order in the proto.
+  absl::Status s = VerifyGraph(b.Build());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("op #1 \"add\""));
+}
+
+}  // namespace
+}  // namespace pto::compiler

@@ -1,0 +1,154 @@
+#include "compiler/key/cache_key.h"
+
+#include <functional>
+
+#include "compiler/compile.h"
+#include "compiler/ir/import.h"
+#include "compiler/testing/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/host_target.h"
+
+namespace pto::compiler {
+namespace {
+
+using testing::GraphBuilder;
+
+// a*2.5 + exp(b) -> out, with configurable ids, names and knobs.
+struct Knobs {
+  uint32_t first_id = 1;
+  uint32_t stride = 1;
+  std::string prefix = "";
+  pto::v1::DataType dtype = pto::v1::DT_FP32;
+  std::vector<int64_t> shape = {8, 16};
+  std::vector<int64_t> tile = {4, 8};
+  std::string unary = "exp";
+  double scalar = 2.5;
+};
+
+pto::v1::Graph Make(const Knobs& k) {
+  GraphBuilder b(k.prefix + "kernel", k.first_id, k.stride);
+  uint32_t a = b.Input(k.prefix + "a", k.dtype, k.shape);
+  uint32_t bb = b.Input(k.prefix + "b", k.dtype, k.shape);
+  uint32_t s = b.Op("muls", {a}, k.tile, k.scalar, k.prefix + "scale");
+  uint32_t e = b.Op(k.unary, {bb}, k.tile, std::nullopt, k.prefix + "e");
+  b.Output(k.prefix + "out", b.Op("add", {s, e}, k.tile));
+  return b.Build();
+}
+
+std::string Key(const pto::v1::Graph& g, const std::string& target = "host",
+                const CompileOptions& options = {}) {
+  absl::StatusOr<std::string> key = CacheKey(g, target, options);
+  EXPECT_TRUE(key.ok()) << key.status();
+  return key.ok() ? *key : "";
+}
+
+TEST(CacheKeyTest, IsLowercaseHexSha256) {
+  std::string key = Key(Make({}));
+  ASSERT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+}
+
+TEST(CacheKeyTest, IgnoresValueNumberingAndNames) {
+  const std::string base = Key(Make({}));
+  Knobs renumbered;
+  renumbered.first_id = 1000;
+  renumbered.stride = 7;
+  EXPECT_EQ(Key(Make(renumbered)), base);
+  Knobs renamed;
+  renamed.prefix = "other\"\n*/";
+  EXPECT_EQ(Key(Make(renamed)), base);
+}
+
+TEST(CacheKeyTest, IgnoresOrderOfTheValuesList) {
+  pto::v1::Graph g = Make({});
+  const std::string base = Key(g);
+  auto* values = g.mutable_values();
+  std::reverse(values->begin(), values->end());
+  EXPECT_EQ(Key(g), base);
+}
+
+TEST(CacheKeyTest, DefaultOptionsHashLikeExplicitDefaults) {
+  EXPECT_EQ(Key(Make({}), "host", {{"opt_level", "2"}}), Key(Make({})));
+}
+
+TEST(CacheKeyTest, ChangesWithEverySemanticField) {
+  const std::string base = Key(Make({}));
+  std::vector<std::pair<std::string, std::function<void(Knobs*)>>> changes = {
+      {"dtype", [](Knobs* k) { k->dtype = pto::v1::DT_FP16; }},
+      {"shape", [](Knobs* k) { k->shape = {8, 17}; }},
+      {"tile", [](Knobs* k) { k->tile = {4, 16}; }},
+      {"op kind", [](Knobs* k) { k->unary = "neg"; }},
+      {"attribute", [](Knobs* k) { k->scalar = 2.5000001; }},
+  };
+  for (const auto& [what, change] : changes) {
+    Knobs k;
+    change(&k);
+    EXPECT_NE(Key(Make(k)), base) << what;
+  }
+  EXPECT_NE(Key(Make({}), "host", {{"opt_level", "3"}}), base) << "option";
+}
+
+TEST(CacheKeyTest, ChangesWithTarget) {
+  const std::vector<std::string>& targets = runtime::KnownHostTargets();
+  ASSERT_GE(targets.size(), 2u);
+  EXPECT_NE(Key(Make({}), targets[0]), Key(Make({}), targets[1]));
+  // "host" is resolved before hashing.
+  EXPECT_EQ(Key(Make({}), "host"), Key(Make({}), runtime::NativeHostTarget()));
+}
+
+TEST(CacheKeyTest, ChangesWithOperandOrder) {
+  pto::v1::Graph g = Make({});
+  const std::string base = Key(g);
+  auto* add = g.mutable_ops(2);
+  uint32_t first = add->inputs(0);
+  add->set_inputs(0, add->inputs(1));
+  add->set_inputs(1, first);
+  EXPECT_NE(Key(g), base);
+}
+
+TEST(CacheKeyTest, ChangesWithParamRoleAndOrder) {
+  pto::v1::Graph g = Make({});
+  const std::string base = Key(g);
+  auto* params = g.mutable_params();
+  params->SwapElements(0, 1);
+  EXPECT_NE(Key(g), base);
+}
+
+TEST(CacheKeyTest, RejectsInvalidGraphsTargetsAndOptions) {
+  pto::v1::Graph bad = Make({});
+  bad.mutable_ops(0)->set_kind("nope");
+  EXPECT_EQ(CacheKey(bad, "host", {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CacheKey(Make({}), "host", {{"fast", "1"}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(CacheKey(Make({}), "host", {{"fast", "1"}}).status().message(),
+              ::testing::HasSubstr("\"fast\""));
+  EXPECT_EQ(CacheKey(Make({}), "host", {{"opt_level", "9"}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CacheKey(Make({}), "cuda-sm90", {}).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(CacheKey(Make({}), "ascend910b", {}).status().code(),
+            absl::StatusCode::kUnimplemented);
+  absl::Status unknown = CacheKey(Make({}), "vax", {}).status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.message(), ::testing::HasSubstr("host-x86_64"));
+}
+
+TEST(CacheKeyTest, CanonicalBytesDropNames) {
+  absl::StatusOr<TensorGraph> a = ImportGraph(Make({}));
+  Knobs renamed;
+  renamed.prefix = "zzz";
+  absl::StatusOr<TensorGraph> b = ImportGraph(Make(renamed));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(CanonicalGraphBytes(*a), CanonicalGraphBytes(*b));
+}
+
+TEST(CacheKeyTest, FingerprintIsStableHex) {
+  const std::string& f = CompilerFingerprint();
+  EXPECT_EQ(f.size(), 64u);
+  EXPECT_EQ(&f, &CompilerFingerprint());
+}
+
+}  // namespace
+}  // namespace pto::compiler

@@ -1,0 +1,54 @@
+// Golden tests: the printed form of every IR level, the PTO text and the
+// generated C++ for exp(a) + b on f32[3,5] with tile [2,4] (tails in both
+// dims), fused and unfused. Goldens live in compiler/testdata/.
+//
+// To regenerate after an intended change:
+//   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test
+// (with --spawn_strategy=local, as .bazelrc sets) and review the diff.
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/pipeline.h"
+#include "compiler/testing/graph_builder.h"
+#include "compiler/util/temp_dir.h"
+#include "gtest/gtest.h"
+
+namespace pto::compiler {
+namespace {
+
+void CheckGolden(const std::string& name, const std::string& actual) {
+  const char* update = std::getenv("PTO_UPDATE_GOLDENS");
+  if (update != nullptr && update[0] != '\0') {
+    ASSERT_TRUE(WriteFile(absl::StrCat(update, "/", name), actual).ok());
+    return;
+  }
+  absl::StatusOr<std::string> expected =
+      ReadFile(absl::StrCat("compiler/testdata/", name));
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(actual, *expected) << "golden " << name << " differs; actual:\n"
+                               << actual;
+}
+
+void RunGoldens(bool fuse, const std::string& suffix) {
+  pto::v1::Graph graph = testing::ExpAddGraph();
+  LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  state.settings.keep_dumps = true;
+  state.fuse = fuse;
+  std::map<std::string, std::string> dumps;
+  absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
+  ASSERT_TRUE(s.ok()) << s;
+  for (const char* level : {"tensor", "tile", "block", "execute", "pto", "cpp"}) {
+    ASSERT_TRUE(dumps.count(level)) << level;
+    CheckGolden(absl::StrCat("exp_add", suffix, ".", level, ".txt"), dumps[level]);
+  }
+}
+
+TEST(GoldenTest, ExpAddFused) { RunGoldens(true, ""); }
+
+TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
+
+}  // namespace
+}  // namespace pto::compiler

@@ -10,6 +10,7 @@ runs in this process through _native.Kernel.
 
 import os
 import threading
+import warnings
 
 from . import cache
 from ._proto import compile_service_pb2, kernel_pb2
@@ -65,7 +66,9 @@ def _embedded(graph, options, timeout, kernel_name):
     data = cache.load(key)
     if data is not None:
         try:
-            binary = kernel_pb2.KernelBinary.FromString(data)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # protobuf warns on some junk
+                binary = kernel_pb2.KernelBinary.FromString(data)
             if binary.key != key:
                 raise ValueError("key mismatch")
             kernel = nat.Kernel(data)

@@ -130,6 +130,11 @@ absl::Status Kernel::CheckArgument(int index, const TensorArg& arg) const {
 
 absl::Status Kernel::Run(absl::Span<const TensorArg> args,
                          Executor* executor) const {
+  return Run(args, executor, RunOptions());
+}
+
+absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
+                         const RunOptions& options) const {
   if (args.size() != static_cast<size_t>(binary_.params_size())) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "kernel '%s' takes %d arguments, got %d", binary_.kernel_name(),
@@ -155,7 +160,7 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args,
                      : static_cast<char*>(arena.get()) + workspace_offsets_[i];
   }
   Executor& target = executor != nullptr ? *executor : Executor::Default();
-  return target.Run(*plan_, buffers.data());
+  return target.Run(*plan_, buffers.data(), options);
 }
 
 }  // namespace pto::runtime

@@ -26,6 +26,7 @@ namespace pto::runtime {
 class Executor;
 class NativeLibrary;
 class TaskPlan;
+struct RunOptions;
 
 // One argument buffer as the caller supplies it: dense, row-major.
 struct TensorArg {
@@ -57,6 +58,11 @@ class Kernel {
   // tasks are done.
   absl::Status Run(absl::Span<const TensorArg> args,
                    Executor* executor = nullptr) const;
+
+  // As above, with options of the run (executor.h), e.g. a trace of every
+  // task for Executor::ChromeTraceJson.
+  absl::Status Run(absl::Span<const TensorArg> args, Executor* executor,
+                   const RunOptions& options) const;
 
   const pto::v1::KernelBinary& binary() const { return binary_; }
 

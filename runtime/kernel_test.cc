@@ -33,6 +33,26 @@ TEST(KernelTest, RunsAndComputesTheRightNumbers) {
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(y[i], (x[i] + 1.0f) * 2.0f) << i;
 }
 
+TEST(KernelTest, TracesEveryTask) {
+  auto kernel = LoadAddOneTimesTwo(256, 64);  // 4 tiles, 2 tasks each
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> x(256, 1.0f), y(256);
+  std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {256}},
+                                 {y.data(), pto::v1::DT_FP32, {256}}};
+  std::vector<TaskEvent> trace;
+  Executor executor(Executor::Options{2, 1});
+  ASSERT_TRUE(kernel->Run(args, &executor, RunOptions{&trace}).ok());
+  ASSERT_EQ(trace.size(), 8u);
+  std::vector<int64_t> end(8), start(8);
+  for (const TaskEvent& e : trace) {
+    start[e.task] = e.start_ns;
+    end[e.task] = e.end_ns;
+  }
+  // Task 2k+1 (times_two) depends on task 2k (add_one) of the same tile.
+  for (int k = 0; k < 4; ++k) EXPECT_LE(end[2 * k], start[2 * k + 1]);
+  EXPECT_EQ(y[0], 4.0f);
+}
+
 TEST(KernelTest, ConcurrentRunsOnOwnExecutor) {
   auto kernel = LoadAddOneTimesTwo(4096, 100);
   ASSERT_NE(kernel, nullptr);

@@ -124,12 +124,14 @@ absl::StatusOr<void*> OpenFromTempFile(absl::string_view payload) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NativeLibrary>> NativeLibrary::Load(
-    absl::string_view payload) {
+    absl::string_view payload, Backing backing) {
   if (payload.empty()) {
     return absl::InvalidArgumentError("native payload is empty");
   }
   int fd = -1;
-  absl::StatusOr<void*> handle = OpenFromMemfd(payload, &fd);
+  absl::StatusOr<void*> handle =
+      backing == Backing::kAuto ? OpenFromMemfd(payload, &fd)
+                                : absl::UnavailableError("memfd not wanted");
   if (absl::IsUnavailable(handle.status())) {
     handle = OpenFromTempFile(payload);
   }

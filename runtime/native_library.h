@@ -23,10 +23,16 @@ namespace pto::runtime {
 
 class NativeLibrary {
  public:
+  // Where the payload's bytes go before dlopen.
+  enum class Backing {
+    kAuto,      // memfd, or a temporary file where memfd is unavailable
+    kTempFile,  // always the temporary file (the fallback, for tests)
+  };
+
   // Loads `payload`, checks that pto_abi_version() is
   // PTO_KERNEL_FORMAT_VERSION and resolves every block of pto_num_blocks().
   static absl::StatusOr<std::unique_ptr<NativeLibrary>> Load(
-      absl::string_view payload);
+      absl::string_view payload, Backing backing = Backing::kAuto);
 
   ~NativeLibrary();
   NativeLibrary(const NativeLibrary&) = delete;

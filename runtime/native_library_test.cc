@@ -1,5 +1,8 @@
 #include "runtime/native_library.h"
 
+#include <dirent.h>
+#include <stdlib.h>
+
 #include <string>
 #include <vector>
 
@@ -73,6 +76,30 @@ TEST(NativeLibraryTest, DistinctPayloadsStayDistinct) {
     ASSERT_TRUE(lb2.ok());
     EXPECT_EQ(CallBlock(**lb2, 0), round % 2 ? 1 : 2);
   }
+}
+
+TEST(NativeLibraryTest, TempFileFallbackLoadsAndLeavesNoFile) {
+  const std::string dir = getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp";
+  setenv("TMPDIR", dir.c_str(), 1);
+  auto count_files = [&] {
+    int n = 0;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        n += std::string(e->d_name).rfind("pto_kernel_", 0) == 0;
+      }
+      closedir(d);
+    }
+    return n;
+  };
+  const int before = count_files();
+  auto lib = NativeLibrary::Load(Compile(ValueSource(9)),
+                                 NativeLibrary::Backing::kTempFile);
+  ASSERT_TRUE(lib.ok()) << lib.status();
+  EXPECT_EQ(CallBlock(**lib, 0), 9);
+  EXPECT_EQ(count_files(), before);  // unlinked right after dlopen
+  auto garbage = NativeLibrary::Load("garbage", NativeLibrary::Backing::kTempFile);
+  EXPECT_THAT(garbage.status().message(), HasSubstr("dlopen failed"));
+  EXPECT_EQ(count_files(), before);
 }
 
 TEST(NativeLibraryTest, RefusesWrongAbiVersion) {

@@ -205,7 +205,10 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
 
   std::vector<runtime::TensorArg> args;
   for (HostTensor& b : buffers) args.push_back(b.AsArg());
-  absl::Status ran = kernel.Run(args);
+  absl::Status ran =
+      options.run_options
+          ? kernel.Run(args, nullptr, *options.run_options)
+          : kernel.Run(args);
   if (!ran.ok()) return ran;
 
   CheckReport report;

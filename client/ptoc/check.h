@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "client/ptoc/reference_eval.h"
 #include "pto/v1/graph.pb.h"
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
 
 namespace pto::ptoc {
@@ -81,6 +82,8 @@ struct CheckOptions {
   double min_magnitude = 0.125;
   // Default: DefaultTolerance(graph, output).
   const Tolerance* tolerance = nullptr;
+  // Passed to Kernel::Run (e.g. to trace the run); null for none.
+  const runtime::RunOptions* run_options = nullptr;
 };
 
 struct CheckReport {

@@ -27,6 +27,7 @@
 #include "client/ptoc/check.h"
 #include "client/ptoc/graph_io.h"
 #include "compiler/compile.h"
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
 
 ABSL_FLAG(std::string, graph, "",
@@ -47,6 +48,9 @@ ABSL_FLAG(bool, run, false,
           "Run the kernel on random inputs and compare it with the reference "
           "evaluator; prints max abs/rel error and PASS or FAIL.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the random inputs of --run.");
+ABSL_FLAG(std::string, trace, "",
+          "With --run: write the run's schedule (one event per task and "
+          "worker) to this file as Chrome trace JSON, for Perfetto.");
 
 namespace pto::ptoc {
 namespace {
@@ -147,8 +151,26 @@ int Main() {
     if (!kernel.ok()) return Fail(kernel.status());
     CheckOptions check;
     check.seed = absl::GetFlag(FLAGS_seed);
+    std::vector<pto::runtime::TaskEvent> events;
+    pto::runtime::RunOptions run_options;
+    const std::string trace_path = absl::GetFlag(FLAGS_trace);
+    if (!trace_path.empty()) {
+      run_options.trace = &events;
+      check.run_options = &run_options;
+    }
     auto report = RunAndCheck(*graph, **kernel, check);
     if (!report.ok()) return Fail(report.status());
+    if (!trace_path.empty()) {
+      std::ofstream out(trace_path, std::ios::trunc);
+      out << pto::runtime::Executor::Default().ChromeTraceJson(events);
+      out.close();
+      if (!out) {
+        return Fail(absl::InternalError(
+            absl::StrCat("cannot write trace to '", trace_path, "'")));
+      }
+      std::cout << "wrote trace " << trace_path << " (" << events.size()
+                << " tasks)\n";
+    }
     std::cout << report->Summary();
     if (!report->pass()) return kExitFailure;
   }

@@ -17,6 +17,13 @@ for graph in "$GRAPHS"/*.pbtxt; do
   [ -s "$TMP/k.bin" ] || fail "$graph: no kernel binary written"
 done
 
+out=$("$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --run --trace="$TMP/trace.json" 2>&1) \
+  || fail "trace: $out"
+grep -q '"traceEvents"' "$TMP/trace.json" || fail "no trace events"
+grep -q '"name":"task 7"' "$TMP/trace.json" || fail "trace lacks task 7"
+/usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TMP/trace.json" \
+  || fail "trace is not JSON"
+
 # Usage errors exit 2, compile errors exit 1, each with a message.
 out=$("$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --print=nope 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "bad --print: exit $rc"

@@ -29,7 +29,7 @@ def ptod(tmp_path, native, monkeypatch):
     """A ptod on a free loopback port with a private cache; yields its address."""
     proc = subprocess.Popen(
         [ptod_binary(), "--address=127.0.0.1:0", f"--cache_dir={tmp_path / 'ptod-cache'}",
-         "--metrics_address=127.0.0.1:0"],
+         "--metrics_address=127.0.0.1:0", "--workers=1"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = queue.Queue()
 

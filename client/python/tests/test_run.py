@@ -208,3 +208,68 @@ def test_kernel_params_and_target(native):
     assert kernel.target == native.resolve_target("host")
     names = [p[0] for p in kernel.params]
     assert names == ["a", "out"]
+
+
+def test_concurrent_first_calls_compile_once(native):
+    import threading
+
+    @pypto.jit
+    def k(a: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = a + 7
+
+    a = np.ones((16, 16), np.float32)
+    outs = [np.zeros_like(a) for _ in range(4)]
+    errors = []
+
+    def call(out):
+        try:
+            k(a, out)
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=call, args=(o,)) for o in outs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for out in outs:
+        np.testing.assert_array_equal(out, 8)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1 and stats["memory_hits"] == 3
+
+
+def test_dynamic_dim_accepts_any_size_and_checks_the_rest(native):
+    @pypto.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = a * a
+
+    for rows in (3, 10):
+        a = np.arange(rows * 8, dtype=np.float32).reshape(rows, 8)
+        out = np.zeros_like(a)
+        k(a, out)
+        np.testing.assert_array_equal(out, a * a)
+    with pytest.raises(ValueError, match=r"argument 'a': dim 1 must be 8"):
+        k(np.zeros((3, 9), np.float32), np.zeros((3, 8), np.float32))
+
+
+def test_changing_the_tile_shape_outside_recompiles(native):
+    @pypto.jit
+    def k(a: ANY, out: ANY):
+        out[:] = a / 2
+
+    a = np.full((24, 24), 3, np.float32)
+    out = np.zeros_like(a)
+    pypto.set_vec_tile_shapes(8, 8)
+    k(a, out)
+    first = k.last_compile.key
+    pypto.set_vec_tile_shapes(16, 8)
+    k(a, out)
+    assert k.last_compile.source == "embedded" and k.last_compile.key != first
+    np.testing.assert_array_equal(out, 1.5)
+    pypto.set_vec_tile_shapes(8, 8)
+    k(a, out)
+    assert k.last_compile.source == "memory" and k.last_compile.key == first

@@ -55,7 +55,7 @@ def _torch():
     return sys.modules.get("torch")
 
 
-def _as_array(name, value):
+def _as_array(name, value, want_dtype=None):
     """(numpy view or array of `value`, torch tensor or None)."""
     if isinstance(value, np.ndarray):
         return value, None
@@ -65,6 +65,10 @@ def _as_array(name, value):
             raise ValueError(f"argument '{name}': torch tensor is on {value.device}; "
                              f"pass a CPU tensor")
         dt = dtypes.from_torch(value.dtype)
+        if want_dtype is not None and dt != want_dtype:
+            got = dt.name if dt is not None else str(value.dtype)
+            raise TypeError(f"argument '{name}': expected dtype {want_dtype.name} (from the "
+                            f"annotation), got {got}")
         if dt is None or dtypes.to_numpy(dt) is None:
             label = dt.name if dt is not None else str(value.dtype)
             raise TypeError(f"argument '{name}': dtype {label} is not supported yet; this "
@@ -146,7 +150,7 @@ class JitFunction:
         bound.apply_defaults()
         arrays, torches, specs = [], [], []
         for p in self._params:
-            array, t = _as_array(p.name, bound.arguments[p.name])
+            array, t = _as_array(p.name, bound.arguments[p.name], p.ann.dtype)
             dt, shape = p.check(array)
             arrays.append(array)
             torches.append(t)

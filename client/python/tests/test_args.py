@@ -27,6 +27,8 @@ def test_wrong_dtype_names_the_argument():
         k(out, np.zeros((32, 64)))
     with pytest.raises(TypeError, match="argument 'x': expected dtype DT_FP16.*got DT_INT32"):
         k(torch.zeros(32, 64, dtype=torch.int32), out)
+    with pytest.raises(TypeError, match="argument 'x': expected dtype DT_FP16.*got DT_BF16"):
+        k(torch.zeros(32, 64, dtype=torch.bfloat16), out)
 
 
 def test_wrong_shape_or_rank_names_the_argument():

@@ -1,0 +1,148 @@
+#include "compiler/lower/build_execute_graph.h"
+
+#include <set>
+
+#include "compiler/ir/import.h"
+#include "compiler/lower/expand_to_tiles.h"
+#include "compiler/lower/partition_blocks.h"
+#include "compiler/testing/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pto::compiler {
+namespace {
+
+using testing::GraphBuilder;
+
+struct Lowered {
+  TensorGraph tensor;
+  TileGraph tile;
+  BlockGraph block;
+  pto::v1::ExecuteGraph execute;
+};
+
+absl::Status Lower(const pto::v1::Graph& g, Lowered* out) {
+  absl::StatusOr<TensorGraph> t = ImportGraph(g);
+  if (!t.ok()) return t.status();
+  out->tensor = *std::move(t);
+  absl::StatusOr<TileGraph> tile = ExpandToTiles(out->tensor);
+  if (!tile.ok()) return tile.status();
+  out->tile = *std::move(tile);
+  absl::StatusOr<BlockGraph> block = PartitionBlocks(out->tensor, out->tile);
+  if (!block.ok()) return block.status();
+  out->block = *std::move(block);
+  absl::StatusOr<pto::v1::ExecuteGraph> e = BuildExecuteGraph(out->block);
+  if (!e.ok()) return e.status();
+  out->execute = *std::move(e);
+  return absl::OkStatus();
+}
+
+bool Overlap(const TileBox& a, const TileBox& b) {
+  for (size_t d = 0; d < a.offset.size(); ++d) {
+    if (a.offset[d] + a.extent[d] <= b.offset[d] ||
+        b.offset[d] + b.extent[d] <= a.offset[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(BuildExecuteGraphTest, MismatchedTilesDependOnExactlyTheOverlappingTasks) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {7, 10});
+  uint32_t e = b.Op("exp", {a}, {2, 4});     // group 0: 4x3 tiles
+  b.Output("o", b.Op("neg", {e}, {3, 3}));   // group 1: 3x4 tiles
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 2u);
+  const TileGroup& g0 = l.tile.groups[0];
+  const TileGroup& g1 = l.tile.groups[1];
+  const int n0 = 12, n1 = 12;
+  ASSERT_EQ(l.execute.tasks_size(), n0 + n1);
+  for (int t = 0; t < n0; ++t) EXPECT_EQ(l.execute.tasks(t).deps_size(), 0);
+  for (int t = 0; t < n1; ++t) {
+    const TileBox box = TileAt(g1.space, g1.tile, t);
+    std::set<uint32_t> expected;
+    for (int s = 0; s < n0; ++s) {
+      if (Overlap(box, TileAt(g0.space, g0.tile, s))) expected.insert(s);
+    }
+    const pto::v1::Task& task = l.execute.tasks(n0 + t);
+    std::set<uint32_t> actual(task.deps().begin(), task.deps().end());
+    EXPECT_EQ(actual, expected) << "task " << n0 + t;
+    EXPECT_EQ(std::vector<int64_t>(task.args().begin(), task.args().end()),
+              box.offset);
+  }
+}
+
+TEST(BuildExecuteGraphTest, WriteToInoutWaitsForEarlierReaders) {
+  GraphBuilder b;
+  uint32_t x = b.Value(pto::v1::DT_FP32, {8}, "x");
+  uint32_t y = b.Op("exp", {x}, {2});  // group 0 reads x: 4 tasks
+  uint32_t r = b.Op("abs", {x}, {4});  // group 1 overwrites x: 2 tasks
+  b.InOut("x", x, r);
+  b.Output("y", y);
+  Lowered l;
+  absl::Status s = Lower(b.Build(), &l);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(l.execute.tasks_size(), 6);
+  EXPECT_THAT(l.execute.tasks(4).deps(), ::testing::ElementsAre(0, 1));
+  EXPECT_THAT(l.execute.tasks(5).deps(), ::testing::ElementsAre(2, 3));
+  // Buffers: the two params only (no value crosses groups through a
+  // workspace).
+  EXPECT_EQ(l.execute.buffers_size(), 2);
+}
+
+TEST(BuildExecuteGraphTest, IntermediatesCrossingGroupsGetWorkspaces) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP16, {4, 6});
+  uint32_t e = b.Op("exp", {a}, {4, 6});
+  b.Output("o", b.Op("neg", {e}, {2, 6}));
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.execute.buffers_size(), 3);
+  EXPECT_EQ(l.execute.buffers(0).workspace_bytes(), 0);
+  EXPECT_EQ(l.execute.buffers(1).workspace_bytes(), 0);
+  EXPECT_EQ(l.execute.buffers(2).workspace_bytes(), 4 * 6 * 2);
+  for (int t = 0; t < l.execute.tasks_size(); ++t) {
+    for (uint32_t d : l.execute.tasks(t).deps()) EXPECT_LT(d, static_cast<uint32_t>(t));
+  }
+}
+
+TEST(BuildExecuteGraphTest, FusedChainKeepsIntermediatesInUb) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {64});
+  uint32_t x = b.Op("muls", {a}, {16}, 2.0);
+  x = b.Op("exp", {x}, {16});
+  x = b.Op("rsubs", {x}, {16}, 1.0);
+  b.Output("o", b.Op("add", {x, a}, {16}));
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 1u);
+  EXPECT_EQ(l.execute.buffers_size(), 2);  // no workspace
+  EXPECT_EQ(l.execute.functions_size(), 1);  // no tails: one block function
+  EXPECT_EQ(l.execute.tasks_size(), 4);
+}
+
+TEST(BuildExecuteGraphTest, TooManyDependenciesIsAnError) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {8192, 4096});
+  uint32_t e = b.Op("exp", {a}, {1, 4096});
+  b.Output("o", b.Op("neg", {e}, {8192, 1}));
+  Lowered l;
+  absl::Status s = Lower(b.Build(), &l);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("dependencies"));
+}
+
+TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {1024, 1024});
+  b.Output("o", b.Op("add", {a, a}, {512, 512}));
+  Lowered l;
+  absl::Status s = Lower(b.Build(), &l);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("op #0 \"add\": vec_tile [512,512]"));
+}
+
+}  // namespace
+}  // namespace pto::compiler

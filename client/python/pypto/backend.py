@@ -3,7 +3,8 @@
 Embedded (default): key = _native.cache_key(graph); the disk cache is tried
 first, then _native.compile, whose result is stored on disk.
 Remote (PYPTO_COMPILE_SERVER=host:port): a pto.v1.CompileRequest to ptod over
-grpcio with a deadline of PYPTO_COMPILE_TIMEOUT seconds (default 300); ptod is
+grpcio with a deadline of host_options["compile_timeout"] or else
+PYPTO_COMPILE_TIMEOUT seconds (default 300); ptod is
 the shared cache, so the local disk cache is not used. Either way the binary
 runs in this process through _native.Kernel.
 """
@@ -51,7 +52,7 @@ def get_kernel(graph, options, timeout, kernel_name):
     """Returns a Compiled for `graph` (a pto.v1.Graph)."""
     server = os.environ.get("PYPTO_COMPILE_SERVER")
     if server:
-        return _remote(server, graph, options, kernel_name)
+        return _remote(server, graph, options, timeout, kernel_name)
     return _embedded(graph, options, timeout, kernel_name)
 
 
@@ -111,13 +112,16 @@ _STATUS = {
 }
 
 
-def _remote(server, graph, options, kernel_name):
+def _remote(server, graph, options, timeout, kernel_name):
     import grpc
-    try:
-        timeout = float(os.environ.get("PYPTO_COMPILE_TIMEOUT", "300"))
-    except ValueError:
-        raise ValueError("PYPTO_COMPILE_TIMEOUT must be a number of seconds, got "
-                         f"{os.environ['PYPTO_COMPILE_TIMEOUT']!r}") from None
+    if timeout is None:  # host_options["compile_timeout"] wins over the environment
+        try:
+            timeout = float(os.environ.get("PYPTO_COMPILE_TIMEOUT", "300"))
+        except ValueError:
+            raise ValueError("PYPTO_COMPILE_TIMEOUT must be a number of seconds, got "
+                             f"{os.environ['PYPTO_COMPILE_TIMEOUT']!r}") from None
+        if timeout <= 0:
+            raise ValueError(f"PYPTO_COMPILE_TIMEOUT must be positive, got {timeout}")
     # Resolve "host" here: the binary must run on this machine, not the server's.
     target = native().resolve_target("host")
     request = compile_service_pb2.CompileRequest(graph=graph, target=target, options=options)

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "server/ptod_server.h"
 #include "server/pto_compiler_backend.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:7070",
@@ -62,6 +63,8 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--log_level: unknown level \"",
                              absl::GetFlag(FLAGS_log_level), "\""));
   }
+  // Logs go to stderr; stdout carries only the lines scripts wait for.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("ptod"));
   spdlog::set_level(level);
 
   // Block the stop signals in every thread (gRPC's and RocksDB's threads

@@ -100,9 +100,12 @@ void PtodServer::Shutdown(absl::Duration grace) {
     server_->Shutdown(std::chrono::system_clock::now() +
                       absl::ToChronoMilliseconds(grace));
     server_->Wait();
+    spdlog::debug("gRPC server stopped");
   }
   if (service_ != nullptr) service_->Drain();
+  spdlog::debug("compiles drained");
   store_.reset();  // closes RocksDB
+  spdlog::debug("kernel store closed");
 }
 
 }  // namespace pto::server

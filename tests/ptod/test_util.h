@@ -32,8 +32,8 @@ class TempDir {
   std::string path_;
 };
 
-// The backend integration tests compile with: pto::compiler when it is
-// linked in (real_backend.cc), else a stand-in (fake_backend.cc).
+// The backend integration tests compile with (real_backend.cc:
+// pto::compiler).
 std::unique_ptr<pto::server::CompilerBackend> MakeInnerBackend();
 // Whether MakeInnerBackend() is the real compiler.
 bool InnerBackendIsReal();

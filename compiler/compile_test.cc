@@ -1,0 +1,318 @@
+// Compile() end to end: real shared objects from the system C++ compiler,
+// run serially through dlopen and checked against a scalar reference; plus
+// the failure modes of the native build.
+#include "compiler/compile.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/targets/host/host_backend.h"
+#include "compiler/targets/host/pto_tile.h"
+#include "compiler/testing/graph_builder.h"
+#include "compiler/testing/kernel_runner.h"
+#include "compiler/util/sha256.h"
+#include "compiler/util/temp_dir.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/host_target.h"
+#include "runtime/kernel_abi.h"
+
+namespace pto::compiler {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ExpAddGraph;
+using testing::GraphBuilder;
+
+struct OpCase {
+  const char* kind;
+  int arity;
+  double scalar;  // for the *s kinds
+  bool has_scalar;
+};
+
+const OpCase kOps[] = {
+    {"add", 2, 0, false},   {"sub", 2, 0, false},    {"mul", 2, 0, false},
+    {"div", 2, 0, false},   {"adds", 1, 1.5, true},  {"subs", 1, 0.25, true},
+    {"muls", 1, -3.0, true}, {"divs", 1, 0.7, true}, {"rsubs", 1, 2.0, true},
+    {"rdivs", 1, 1.25, true}, {"exp", 1, 0, false},  {"neg", 1, 0, false},
+    {"abs", 1, 0, false},   {"copy", 1, 0, false},
+};
+
+float Reference(const OpCase& op, float a, float b) {
+  const float s = static_cast<float>(op.scalar);
+  const std::string k = op.kind;
+  if (k == "add") return a + b;
+  if (k == "sub") return a - b;
+  if (k == "mul") return a * b;
+  if (k == "div") return a / b;
+  if (k == "adds") return a + s;
+  if (k == "subs") return a - s;
+  if (k == "muls") return a * s;
+  if (k == "divs") return a / s;
+  if (k == "rsubs") return s - a;
+  if (k == "rdivs") return s / a;
+  if (k == "exp") return std::exp(a);
+  if (k == "neg") return -a;
+  if (k == "abs") return std::fabs(a);
+  return a;  // copy
+}
+
+struct Shape {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> tile;
+};
+
+class AllOpsTest
+    : public ::testing::TestWithParam<std::tuple<pto::v1::DataType, Shape>> {};
+
+// One kernel per (dtype, shape) computing every op into its own output.
+TEST_P(AllOpsTest, MatchesReference) {
+  const auto [dtype, shape] = GetParam();
+  const bool f16 = dtype == pto::v1::DT_FP16;
+  int64_t n = 1;
+  for (int64_t d : shape.dims) n *= d;
+
+  GraphBuilder b("all_ops");
+  uint32_t a = b.Input("a", dtype, shape.dims);
+  uint32_t bb = b.Input("b", dtype, shape.dims);
+  for (const OpCase& op : kOps) {
+    std::vector<uint32_t> ins = {a};
+    if (op.arity == 2) ins.push_back(bb);
+    b.Output(absl::StrCat("out_", op.kind),
+             b.Op(op.kind, ins, shape.tile,
+                  op.has_scalar ? std::optional<double>(op.scalar) : std::nullopt));
+  }
+  absl::StatusOr<CompileResult> r = Compile(b.Build(), "host", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+
+  // Inputs: a in [-3, 3], b away from zero; stored in the kernel's dtype.
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> ua(-3.0f, 3.0f), ub(0.5f, 2.0f);
+  std::vector<float> av(n), bv(n);
+  for (int64_t i = 0; i < n; ++i) {
+    av[i] = ua(rng);
+    bv[i] = (rng() & 1 ? 1.0f : -1.0f) * ub(rng);
+  }
+  const size_t esize = f16 ? 2 : 4;
+  auto encode = [&](const std::vector<float>& v) {
+    std::vector<char> out(n * esize);
+    for (int64_t i = 0; i < n; ++i) {
+      if (f16) {
+        uint16_t h = pto_tile::FloatToHalf(v[i]);
+        std::memcpy(&out[i * 2], &h, 2);
+      } else {
+        std::memcpy(&out[i * 4], &v[i], 4);
+      }
+    }
+    return out;
+  };
+  auto decode = [&](const std::vector<char>& buf, int64_t i) {
+    if (!f16) {
+      float f;
+      std::memcpy(&f, &buf[i * 4], 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, &buf[i * 2], 2);
+    return pto_tile::HalfToFloat(h);
+  };
+  std::vector<char> abuf = encode(av), bbuf = encode(bv);
+  std::vector<std::vector<char>> outs(std::size(kOps),
+                                      std::vector<char>(n * esize, 0x7f));
+  std::vector<void*> params = {abuf.data(), bbuf.data()};
+  for (auto& o : outs) params.push_back(o.data());
+  absl::Status s = testing::RunSerially(r->binary, params);
+  ASSERT_TRUE(s.ok()) << s;
+
+  for (size_t k = 0; k < std::size(kOps); ++k) {
+    const OpCase& op = kOps[k];
+    for (int64_t i = 0; i < n; ++i) {
+      float want = Reference(op, decode(abuf, i), decode(bbuf, i));
+      if (f16) want = pto_tile::HalfToFloat(pto_tile::FloatToHalf(want));
+      const float got = decode(outs[k], i);
+      if (std::string(op.kind) == "exp") {
+        ASSERT_NEAR(got, want, std::fabs(want) * (f16 ? 1e-3 : 1e-6))
+            << op.kind << " element " << i;
+      } else {
+        ASSERT_EQ(got, want) << op.kind << " element " << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AllOpsTest,
+    ::testing::Combine(
+        ::testing::Values(pto::v1::DT_FP32, pto::v1::DT_FP16),
+        ::testing::Values(Shape{{37}, {16}}, Shape{{5, 7}, {2, 4}},
+                          Shape{{3, 4, 5}, {2, 3, 2}},
+                          Shape{{2, 3, 2, 9}, {1, 2, 2, 4}})));
+
+TEST(CompileTest, BinaryIsCompleteAndConsistent) {
+  pto::v1::Graph g = ExpAddGraph();
+  absl::StatusOr<CompileResult> r = Compile(g, "host", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const pto::v1::KernelBinary& bin = r->binary;
+  EXPECT_EQ(bin.magic(), PTO_KERNEL_MAGIC);
+  EXPECT_EQ(bin.format_version(), static_cast<uint32_t>(PTO_KERNEL_FORMAT_VERSION));
+  absl::StatusOr<std::string> key = CacheKey(g, "host", {});
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(r->key, *key);
+  EXPECT_EQ(bin.key(), *key);
+  EXPECT_EQ(bin.target(), runtime::NativeHostTarget());
+  EXPECT_EQ(bin.compiler_fingerprint(), CompilerFingerprint());
+  EXPECT_EQ(bin.kernel_name(), "exp_add");
+  ASSERT_GE(bin.native_payload().size(), 4u);
+  EXPECT_EQ(bin.native_payload().substr(0, 4), "\x7f" "ELF");
+  EXPECT_EQ(bin.payload_sha256(), Sha256Digest(bin.native_payload()));
+  EXPECT_EQ(bin.payload_sha256().size(), 32u);
+  ASSERT_EQ(bin.params_size(), 3);
+  EXPECT_EQ(bin.params(2).name(), "out");
+  EXPECT_EQ(bin.params(2).role(), pto::v1::PARAM_ROLE_OUT);
+  EXPECT_EQ(bin.params(0).shape().dims(1).size(), 5);
+  EXPECT_THAT(bin.pto_text(), HasSubstr("TEXP"));
+  EXPECT_EQ(bin.execute_graph().tasks_size(), 4);
+
+  std::vector<std::string> stages;
+  for (const StageTime& st : r->stages) stages.push_back(st.stage);
+  EXPECT_THAT(stages, ::testing::ElementsAre("import", "tensor_to_tile",
+                                             "tile_to_block", "block_to_execute",
+                                             "codegen", "native_compile"));
+  EXPECT_TRUE(r->dumps.empty());
+}
+
+TEST(CompileTest, UntrustedNamesNeverReachGeneratedCode) {
+  const std::string evil = "x\"; } */ #include <evil>\n int pwn = 1; /*";
+  pto::v1::Graph g = ExpAddGraph(pto::v1::DT_FP32, evil);
+  g.set_name(evil);
+  g.mutable_ops(0)->set_name(evil);
+  g.mutable_params(2)->set_name(evil + "out");
+  CompileSettings settings;
+  settings.keep_dumps = true;
+  absl::StatusOr<CompileResult> r = Compile(g, "host", {}, settings);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string& cpp = r->dumps.at("cpp");
+  EXPECT_THAT(cpp, Not(HasSubstr("evil")));
+  EXPECT_THAT(cpp, Not(HasSubstr("pwn")));
+  EXPECT_THAT(r->dumps.at("pto"), Not(HasSubstr("pwn = 1")));
+  EXPECT_THAT(r->binary.kernel_name(),
+              ::testing::MatchesRegex("[A-Za-z0-9_]+"));
+}
+
+TEST(CompileTest, FailingNativeCompilerIsInternalWithItsMessage) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-cxx-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string script = dir->path() + "/bad-cxx";
+  ASSERT_TRUE(WriteFile(script,
+                        "#!/bin/sh\n"
+                        "echo 'kernel.cc:1:1: error: boom' >&2\n"
+                        "head -c 100000 /dev/zero | tr '\\0' x\n"
+                        "exit 3\n")
+                  .ok());
+  chmod(script.c_str(), 0700);
+  CompileSettings settings;
+  settings.cxx = script;
+  absl::StatusOr<CompileResult> r = Compile(ExpAddGraph(), "host", {}, settings);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInternal) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("native compiler failed"));
+  EXPECT_THAT(r.status().message(), HasSubstr("error: boom"));
+  EXPECT_THAT(r.status().message(), HasSubstr("exit status 3"));
+  EXPECT_LT(r.status().message().size(), kMaxCompilerMessageBytes + 1024);
+
+  settings.cxx = "/bin/false";
+  r = Compile(ExpAddGraph(), "host", {}, settings);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(r.status().message(), HasSubstr("native compiler failed"));
+
+  settings.cxx = dir->path() + "/no-such-compiler";
+  r = Compile(ExpAddGraph(), "host", {}, settings);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(r.status().message(), HasSubstr("native compiler failed"));
+}
+
+TEST(CompileTest, HangingNativeCompilerIsKilledAtTheTimeout) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-cxx-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string script = dir->path() + "/slow-cxx";
+  const std::string pid_file = dir->path() + "/pid";
+  ASSERT_TRUE(WriteFile(script, absl::StrCat("#!/bin/sh\necho $$ > ", pid_file,
+                                             "\nexec sleep 60\n"))
+                  .ok());
+  chmod(script.c_str(), 0700);
+  CompileSettings settings;
+  settings.cxx = script;
+  settings.native_compile_timeout = absl::Seconds(1);
+  absl::StatusOr<CompileResult> r = Compile(ExpAddGraph(), "host", {}, settings);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("timed out"));
+  EXPECT_THAT(r.status().message(), HasSubstr("killed"));
+  absl::StatusOr<std::string> pid = ReadFile(pid_file);
+  ASSERT_TRUE(pid.ok());
+  const pid_t child = std::atoi(pid->c_str());
+  ASSERT_GT(child, 0);
+  // Killed and reaped: the pid no longer names a process.
+  EXPECT_EQ(kill(child, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(CompileTest, TemporaryDirectoriesAreRemoved) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-tmpdir-test");
+  ASSERT_TRUE(dir.ok());
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", dir->path().c_str(), 1);
+  absl::StatusOr<CompileResult> ok = Compile(ExpAddGraph(), "host", {});
+  CompileSettings bad;
+  bad.cxx = "/bin/false";
+  absl::StatusOr<CompileResult> failed = Compile(ExpAddGraph(), "host", {}, bad);
+  if (old) setenv("TMPDIR", saved.c_str(), 1); else unsetenv("TMPDIR");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_TRUE(std::filesystem::is_empty(dir->path()));
+}
+
+TEST(CompileTest, DumpsEveryLevel) {
+  CompileSettings settings;
+  settings.keep_dumps = true;
+  absl::StatusOr<CompileResult> r = Compile(ExpAddGraph(), "host", {}, settings);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const char* level : {"tensor", "tile", "block", "execute", "pto", "cpp"}) {
+    EXPECT_FALSE(r->dumps[level].empty()) << level;
+  }
+  EXPECT_EQ(r->dumps["pto"], r->binary.pto_text());
+}
+
+TEST(CompileTest, ConcurrentCompilesAgree) {
+  absl::StatusOr<CompileResult> r1, r2;
+  std::thread t1([&] { r1 = Compile(ExpAddGraph(), "host", {}); });
+  std::thread t2([&] { r2 = Compile(ExpAddGraph(), "host", {}); });
+  t1.join();
+  t2.join();
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_EQ(r1->key, r2->key);
+}
+
+TEST(CompileTest, RejectsBadInputBeforeCompiling) {
+  pto::v1::Graph g = ExpAddGraph();
+  g.mutable_ops(1)->set_inputs(1, 17);
+  absl::StatusOr<CompileResult> r = Compile(g, "host", {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("dangling value id 17"));
+  EXPECT_EQ(Compile(ExpAddGraph(), "cuda", {}).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(Compile(ExpAddGraph(), "host", {{"opt_level", "x"}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace pto::compiler

@@ -201,8 +201,15 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       const Unary& f = UnaryOps().at(op.kind());
       for (size_t k = 0; k < n; ++k) out->data[k] = f(in[0]->data[k]);
     }
-    if (options.round_intermediates) {
-      for (double& x : out->data) x = RoundToDType(x, out->dtype);
+    switch (options.intermediates) {
+      case ReferenceOptions::Intermediates::kCompute:
+        for (double& x : out->data) x = RoundToDType(x, pto::v1::DT_FP32);
+        break;
+      case ReferenceOptions::Intermediates::kStorage:
+        for (double& x : out->data) x = RoundToDType(x, out->dtype);
+        break;
+      case ReferenceOptions::Intermediates::kDouble:
+        break;
     }
     values[op.outputs(0)] = *std::move(out);
   }

@@ -7,13 +7,13 @@
 //   auto outputs = EvaluateReference(graph, inputs);
 //   // (*outputs)[i]: parameter i's contents after the kernel
 //
-// Semantics: inputs are rounded to their dtype (the values the kernel sees),
-// ops compute in double, and outputs are rounded to their dtype (FP32: to
-// float; FP16: to nearest-even half) as the kernel's final store does.
-// Intermediate values stay in double unless ReferenceOptions says otherwise:
-// a kernel keeps them in FP32 tiles, so FP16 intermediates are only rounded
-// where they pass through memory. Scalars of the tensor-with-scalar ops are
-// rounded to FP32 first, as the kernel sees them.
+// Semantics: inputs are rounded to their dtype (the values the kernel sees);
+// each op computes in double from its inputs and its result is rounded to
+// the compute precision, FP32 (kernels compute FP32 and FP16 alike in FP32
+// tiles); outputs are rounded to their dtype (FP32: to float; FP16: to
+// nearest-even half) as the kernel's final store does. Scalars of the
+// tensor-with-scalar ops are rounded to FP32 first, as the kernel sees them.
+// ReferenceOptions selects other intermediate precisions.
 // Ops: add sub mul div adds subs muls divs rsubs rdivs exp neg abs copy;
 // dtypes FP32 and FP16; static shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
@@ -43,9 +43,13 @@ double RoundToDType(double value, pto::v1::DataType dtype);
 absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape);
 
 struct ReferenceOptions {
-  // Round every op's result to its value's dtype, as if each intermediate
-  // were stored in memory in that dtype.
-  bool round_intermediates = false;
+  // What an op's result is rounded to before the next op reads it.
+  enum class Intermediates {
+    kCompute,  // FP32, the precision kernels compute in (default)
+    kStorage,  // the value's own dtype, as if stored to memory in between
+    kDouble,   // not rounded: the exact-as-possible answer
+  };
+  Intermediates intermediates = Intermediates::kCompute;
 };
 
 // Evaluates `graph`. `inputs` has one tensor per parameter, in order; OUT

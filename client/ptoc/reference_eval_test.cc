@@ -46,9 +46,11 @@ TEST(ReferenceEvalTest, EvaluatesAChainWithInoutParameter) {
   ASSERT_EQ(out->size(), 3u);
   EXPECT_EQ((*out)[0].data, x.data);  // IN unchanged
   for (int i = 0; i < 6; ++i) {
-    // Intermediates in double, the output rounded to FP32.
-    const double want = static_cast<float>(
-        std::exp(x.data[i] + y.data[i] + 0.5) * x.data[i]);
+    // Every op's result rounded to FP32.
+    const float sum = static_cast<float>(x.data[i] + y.data[i]);
+    const float shifted = sum + 0.5f;
+    const float e = static_cast<float>(std::exp(static_cast<double>(shifted)));
+    const float want = e * static_cast<float>(x.data[i]);
     EXPECT_EQ((*out)[2].data[i], want) << i;
     EXPECT_EQ((*out)[1].data[i], 3.0 - y.data[i]) << i;
   }
@@ -105,19 +107,27 @@ TEST(ReferenceEvalTest, Fp16RoundsInputsAndOutputs) {
     ops { kind: "adds" inputs: 1 outputs: 2 attrs { key: "scalar" value { f: 0.0004 } } }
     ops { kind: "subs" inputs: 2 outputs: 3 attrs { key: "scalar" value { f: 1 } } }
   )pb");
-  // 1 + 0.0004 - 1: kept in double the intermediate survives, and the
-  // output is 0.0004 rounded to FP16.
+  // 1 + 0.0004 - 1: computed in FP32 the intermediate survives, and the
+  // output is float(1 + float(0.0004)) - 1 rounded to FP16.
   auto out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}});
   ASSERT_TRUE(out.ok()) << out.status();
-  const double kept = (*out)[1].data[0];
-  EXPECT_NEAR(kept, 0.0004, 1e-6);
-  EXPECT_EQ(kept, RoundToDType(kept, pto::v1::DT_FP16));
+  const float in_fp32 = (1.0f + 0.0004f) - 1.0f;
+  EXPECT_EQ((*out)[1].data[0], RoundToDType(in_fp32, pto::v1::DT_FP16));
+  EXPECT_NE((*out)[1].data[0], 0.0);
   // Stored as FP16, 1 + 0.0004 rounds to 1 (spacing 2^-10): the result is 0.
-  ReferenceOptions every_value;
-  every_value.round_intermediates = true;
-  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}}, every_value);
+  ReferenceOptions storage;
+  storage.intermediates = ReferenceOptions::Intermediates::kStorage;
+  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}}, storage);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[1].data[0], 0.0);
+  // In double, the output is 0.0004 rounded to FP16 (the scalar rounded to
+  // FP32 first).
+  ReferenceOptions exact;
+  exact.intermediates = ReferenceOptions::Intermediates::kDouble;
+  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}}, exact);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].data[0],
+            RoundToDType(static_cast<double>(0.0004f), pto::v1::DT_FP16));
   // Inputs are rounded to their dtype too: 1/3 is not a half.
   out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0 / 3}}, {}});
   ASSERT_TRUE(out.ok());

@@ -52,4 +52,19 @@ void GraphBuilder::Output(const std::string& name, uint32_t value) {
   p->set_value_id(value);
 }
 
+uint32_t GraphBuilder::InOut(const std::string& name) {
+  const uint32_t id = NewValue(name);
+  pto::v1::Parameter* p = graph_.add_params();
+  p->set_name(name);
+  p->set_role(pto::v1::PARAM_ROLE_INOUT);
+  p->set_value_id(id);
+  return id;
+}
+
+void GraphBuilder::SetResult(uint32_t inout_value, uint32_t result) {
+  for (pto::v1::Parameter& p : *graph_.mutable_params()) {
+    if (p.value_id() == inout_value) p.set_result_value_id(result);
+  }
+}
+
 }  // namespace pto::testing

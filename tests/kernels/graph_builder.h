@@ -33,6 +33,11 @@ class GraphBuilder {
   // Makes `value` (defined by an op) the OUT parameter `name`.
   void Output(const std::string& name, uint32_t value);
 
+  // A new INOUT parameter: returns the id of the value holding its incoming
+  // contents; call SetResult with the value to write back.
+  uint32_t InOut(const std::string& name);
+  void SetResult(uint32_t inout_value, uint32_t result);
+
   const pto::v1::Graph& graph() const { return graph_; }
 
  private:

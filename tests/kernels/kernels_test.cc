@@ -129,6 +129,18 @@ pto::v1::Graph Chain(pto::v1::DataType dtype) {
 TEST(ChainTest, Fp32) { CompileRunAndCheck(Chain(pto::v1::DT_FP32), 2); }
 TEST(ChainTest, Fp16) { CompileRunAndCheck(Chain(pto::v1::DT_FP16), 2); }
 
+// An INOUT parameter read and then written in place, rank 3 with tails.
+TEST(InOutTest, UpdatesInPlace) {
+  for (auto dtype : {pto::v1::DT_FP32, pto::v1::DT_FP16}) {
+    GraphBuilder b(absl::StrCat("inout_", DTypeName(dtype)), dtype, {3, 20, 50},
+                   {2, 8, 32});
+    const uint32_t acc = b.InOut("acc");
+    const uint32_t x = b.Input("x");
+    b.SetResult(acc, b.Op("add", {b.Op("exp", {x}), b.Op("abs", {acc})}));
+    CompileRunAndCheck(b.graph(), 1);
+  }
+}
+
 TEST(TamperTest, RuntimeRefusesAFlippedPayloadByte) {
   const pto::v1::Graph graph = Chain(pto::v1::DT_FP32);
   auto compiled = compiler::Compile(graph, "host", {});

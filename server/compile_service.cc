@@ -77,7 +77,8 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
       });
     };
     Singleflight::Outcome outcome =
-        flights_.Do(*key, std::move(work), launch, DeadlineOf(context));
+        flights_.Do(*key, std::move(work), launch, DeadlineOf(context),
+                    [context] { return context->IsCancelled(); });
     if (!outcome.result.ok()) return Fail(context, outcome.result.status(), *key);
     kernel = *outcome.result;
     if (outcome.shared) {

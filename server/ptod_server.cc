@@ -71,6 +71,12 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
         absl::StrCat("cannot listen on ", options.address,
                      " (address in use or malformed?)"));
   }
+  if (grpc::HealthCheckServiceInterface* health =
+          ptod->server_->GetHealthCheckService()) {
+    // "" (the server) is SERVING by default; name the service too.
+    health->SetServingStatus(pto::v1::CompileService::service_full_name(),
+                             true);
+  }
   ptod->port_ = port;
   const size_t colon = options.address.rfind(':');
   ptod->address_ = absl::StrCat(options.address.substr(0, colon), ":", port);

@@ -1,5 +1,6 @@
 #include "server/singleflight.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,7 +9,8 @@ namespace pto::server {
 
 Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
                                        const Launcher& launch,
-                                       absl::Time deadline) {
+                                       absl::Time deadline,
+                                       const std::function<bool()>& cancelled) {
   std::shared_ptr<Flight> flight;
   bool leader = false;
   {
@@ -39,11 +41,24 @@ Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
   auto done = [&flight]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(flight->mu) {
     return flight->done;
   };
-  if (!flight->mu.AwaitWithDeadline(absl::Condition(&done), deadline)) {
-    outcome.result = absl::DeadlineExceededError(
-        absl::StrCat("deadline passed while waiting for the compile of key ",
-                     key.substr(0, 12), " (it carries on for other callers)"));
-    return outcome;
+  // How often a waiter looks at `cancelled`.
+  constexpr absl::Duration kCancelPoll = absl::Milliseconds(100);
+  while (!flight->done) {
+    const absl::Time wake =
+        cancelled ? std::min(deadline, absl::Now() + kCancelPoll) : deadline;
+    if (flight->mu.AwaitWithDeadline(absl::Condition(&done), wake)) break;
+    if (absl::Now() >= deadline) {
+      outcome.result = absl::DeadlineExceededError(absl::StrCat(
+          "deadline passed while waiting for the compile of key ",
+          key.substr(0, 12), " (it carries on for other callers)"));
+      return outcome;
+    }
+    if (cancelled && cancelled()) {
+      outcome.result = absl::CancelledError(absl::StrCat(
+          "request cancelled while waiting for the compile of key ",
+          key.substr(0, 12), " (it carries on for other callers)"));
+      return outcome;
+    }
   }
   outcome.result = flight->result;
   return outcome;

@@ -55,15 +55,17 @@ class Singleflight {
   Singleflight& operator=(const Singleflight&) = delete;
 
   // Joins the flight for `key`, or starts one by handing `work` to `launch`.
-  // Waits until the flight finishes or `deadline` passes
-  // (DEADLINE_EXCEEDED; the flight carries on for the others). When `launch`
-  // fails, its error is the result of this caller and of any caller that
-  // joined meanwhile.
+  // Waits until the flight finishes, `deadline` passes (DEADLINE_EXCEEDED),
+  // or `cancelled` (when given; polled a few times a second) returns true
+  // (CANCELLED); in both cases the flight carries on for the others. When
+  // `launch` fails, its error is the result of this caller and of any caller
+  // that joined meanwhile.
   //
   // Whatever `launch` schedules holds references to this object: keep it
   // alive until the launched runs have finished (drain the pool first).
   Outcome Do(const std::string& key, Work work, const Launcher& launch,
-             absl::Time deadline);
+             absl::Time deadline,
+             const std::function<bool()>& cancelled = nullptr);
 
   // Keys with a run in flight.
   size_t in_flight() const;

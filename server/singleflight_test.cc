@@ -168,3 +168,32 @@ TEST_F(SingleflightTest, DifferentKeysRunSeparately) {
 
 }  // namespace
 }  // namespace pto::server
+
+namespace pto::server {
+namespace {
+
+TEST_F(SingleflightTest, CancelledWaiterLeavesTheRunToOthers) {
+  absl::Notification release;
+  std::atomic<bool> cancel{false};
+  auto work = [&]() -> Singleflight::Result {
+    release.WaitForNotification();
+    return KernelNamed("k");
+  };
+  std::thread canceller([&] {
+    absl::SleepFor(absl::Milliseconds(30));
+    cancel = true;
+  });
+  Singleflight::Outcome out =
+      flights_.Do("key", work, OnPool(), absl::InfiniteFuture(),
+                  [&cancel] { return cancel.load(); });
+  canceller.join();
+  EXPECT_TRUE(absl::IsCancelled(out.result.status())) << out.result.status();
+  EXPECT_EQ(flights_.in_flight(), 1u);
+  release.Notify();
+  Singleflight::Outcome after =
+      flights_.Do("key", work, OnPool(), absl::InfiniteFuture());
+  ASSERT_TRUE(after.result.ok());
+}
+
+}  // namespace
+}  // namespace pto::server

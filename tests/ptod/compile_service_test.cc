@@ -158,6 +158,11 @@ TEST_F(PtodTest, HealthIsServing) {
   auto health = HealthCheck(ptod_->address());
   ASSERT_TRUE(health.ok()) << health.status();
   EXPECT_EQ(*health, "SERVING");
+  health = HealthCheck(ptod_->address(), "pto.v1.CompileService");
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, "SERVING");
+  health = HealthCheck(ptod_->address(), "no.such.Service");
+  EXPECT_TRUE(absl::IsNotFound(health.status())) << health.status();
 }
 
 TEST_F(PtodTest, MetricsEndpointServesTheCounters) {

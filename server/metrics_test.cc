@@ -1,0 +1,89 @@
+#include "server/metrics.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
+#include "prometheus/registry.h"
+
+namespace pto::server {
+namespace {
+
+std::string Scrape(Metrics& metrics) {
+  return prometheus::TextSerializer().Serialize(metrics.registry().Collect());
+}
+
+TEST(MetricsTest, BucketsSpanOneMillisecondToTenThousandSecondsInX25Steps) {
+  const std::vector<double> b = DurationBuckets();
+  ASSERT_GE(b.size(), 15u);
+  EXPECT_DOUBLE_EQ(b.front(), 1e-3);
+  EXPECT_DOUBLE_EQ(b.back(), 1e4);
+  for (size_t i = 1; i < b.size(); ++i) {
+    const double ratio = b[i] / b[i - 1];
+    EXPECT_GT(ratio, 1.5) << i;
+    EXPECT_LT(ratio, 2.6) << i;
+  }
+}
+
+TEST(MetricsTest, CountersAndHistogramsShowUpInTheExposition) {
+  Metrics metrics;
+  metrics.RecordRequest(RequestResult::kHit);
+  metrics.RecordRequest(RequestResult::kHit);
+  metrics.RecordRequest(RequestResult::kMiss);
+  metrics.RecordRequest(RequestResult::kError);
+  metrics.ObserveCompile(0.5);
+  metrics.ObserveStage("native_compile", 0.4);
+  metrics.CompileStarted();
+  metrics.SetCacheContents(3, 4096);
+  metrics.SetCorruptEntries(2);
+  metrics.SetCorruptEntries(2);  // mirrors a total: no double count
+  metrics.AddSecondsSaved(1.5);
+  const std::string text = Scrape(metrics);
+  EXPECT_NE(text.find("pto_requests_total{result=\"hit\"} 2"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_requests_total{result=\"miss\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_requests_total{result=\"coalesced\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_requests_total{result=\"error\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_compile_duration_seconds_count 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_compile_duration_seconds_bucket{le=\"0.001\"} 0"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_compile_stage_duration_seconds_count{stage="
+                      "\"native_compile\"} 1"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_compiles_in_flight 1"), std::string::npos);
+  EXPECT_NE(text.find("pto_cache_entries 3"), std::string::npos);
+  EXPECT_NE(text.find("pto_cache_bytes 4096"), std::string::npos);
+  EXPECT_NE(text.find("pto_cache_corrupt_entries_total 2"), std::string::npos);
+  EXPECT_NE(text.find("pto_compile_seconds_saved_total 1.5"),
+            std::string::npos);
+}
+
+TEST(MetricsTest, ServeOnPortZeroPicksAPortAndABadAddressFailsClearly) {
+  Metrics metrics;
+  absl::StatusOr<int> port = metrics.Serve("127.0.0.1:0");
+  ASSERT_TRUE(port.ok()) << port.status();
+  EXPECT_GT(*port, 0);
+  EXPECT_FALSE(metrics.Serve("127.0.0.1:0").ok());  // once only
+
+  Metrics other;
+  absl::StatusOr<int> taken =
+      other.Serve(absl::StrCat("127.0.0.1:", *port));
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.status().message().find(absl::StrCat(*port)),
+            std::string::npos)
+      << taken.status();
+}
+
+}  // namespace
+}  // namespace pto::server

@@ -200,7 +200,7 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
     inputs.push_back(std::move(input));
   }
 
-  auto reference = EvaluateReference(graph, inputs);
+  auto reference = EvaluateReference(graph, inputs, options.reference);
   if (!reference.ok()) return reference.status();
 
   std::vector<runtime::TensorArg> args;

@@ -82,6 +82,8 @@ struct CheckOptions {
   double min_magnitude = 0.125;
   // Default: DefaultTolerance(graph, output).
   const Tolerance* tolerance = nullptr;
+  // How the reference rounds intermediates.
+  ReferenceOptions reference;
   // Passed to Kernel::Run (e.g. to trace the run); null for none.
   const runtime::RunOptions* run_options = nullptr;
 };

@@ -48,6 +48,10 @@ ABSL_FLAG(bool, run, false,
           "Run the kernel on random inputs and compare it with the reference "
           "evaluator; prints max abs/rel error and PASS or FAIL.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the random inputs of --run.");
+ABSL_FLAG(std::string, intermediates, "compute",
+          "With --run: what the reference rounds each op's result to: "
+          "compute (FP32, as kernels compute), storage (the value's dtype) or "
+          "double (no rounding).");
 ABSL_FLAG(std::string, trace, "",
           "With --run: write the run's schedule (one event per task and "
           "worker) to this file as Chrome trace JSON, for Perfetto.");
@@ -151,6 +155,18 @@ int Main() {
     if (!kernel.ok()) return Fail(kernel.status());
     CheckOptions check;
     check.seed = absl::GetFlag(FLAGS_seed);
+    const std::string intermediates = absl::GetFlag(FLAGS_intermediates);
+    using I = ReferenceOptions::Intermediates;
+    if (intermediates == "compute") {
+      check.reference.intermediates = I::kCompute;
+    } else if (intermediates == "storage") {
+      check.reference.intermediates = I::kStorage;
+    } else if (intermediates == "double") {
+      check.reference.intermediates = I::kDouble;
+    } else {
+      return Usage(absl::StrCat("--intermediates: '", intermediates,
+                                "' is not one of compute, storage, double"));
+    }
     std::vector<pto::runtime::TaskEvent> events;
     pto::runtime::RunOptions run_options;
     const std::string trace_path = absl::GetFlag(FLAGS_trace);

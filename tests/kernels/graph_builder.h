@@ -38,6 +38,9 @@ class GraphBuilder {
   uint32_t InOut(const std::string& name);
   void SetResult(uint32_t inout_value, uint32_t result);
 
+  // Changes the vector tile of ops added from now on.
+  void SetTile(std::vector<int64_t> tile) { tile_ = std::move(tile); }
+
   const pto::v1::Graph& graph() const { return graph_; }
 
  private:

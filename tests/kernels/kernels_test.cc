@@ -129,6 +129,42 @@ pto::v1::Graph Chain(pto::v1::DataType dtype) {
 TEST(ChainTest, Fp32) { CompileRunAndCheck(Chain(pto::v1::DT_FP32), 2); }
 TEST(ChainTest, Fp16) { CompileRunAndCheck(Chain(pto::v1::DT_FP16), 2); }
 
+// Ops with different tile shapes cannot share a block: the intermediate goes
+// through a workspace buffer between two groups of tasks.
+pto::v1::Graph TwoTilings(pto::v1::DataType dtype, const char* last) {
+  GraphBuilder b(absl::StrCat("two_tilings_", DTypeName(dtype)), dtype,
+                 {40, 70}, {16, 32});
+  const uint32_t x = b.Input("x");
+  const uint32_t y = b.Input("y");
+  const uint32_t scaled = b.Op("muls", {x}, 0.3);
+  b.SetTile({8, 64});
+  const uint32_t e = b.Op("exp", {scaled});
+  b.Output("out", b.Op(last, {e, y}));
+  return b.graph();
+}
+
+TEST(WorkspaceChainTest, Fp32) {
+  const pto::v1::Graph graph = TwoTilings(pto::v1::DT_FP32, "mul");
+  auto compiled = compiler::Compile(graph, "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const auto& buffers = compiled->binary.execute_graph().buffers();
+  ASSERT_GT(buffers.size(), 3) << "expected a workspace for the intermediate";
+  EXPECT_GT(buffers[3].workspace_bytes(), 0);
+  CompileRunAndCheck(graph, 1);
+}
+
+// Known issue (compiler): an FP16 intermediate is rounded to FP16 where it
+// passes through a workspace but kept in FP32 inside a block, so results
+// depend on how tile shapes partition the graph (PYPTO_API: tile shapes
+// "change speed, never results"). Rounding every FP16 op's result (as the
+// NPU's vector units do, ReferenceOptions::Intermediates::kStorage) would make
+// them independent. `sub` cancels, which shows the difference (several
+// ulps); enable when the compiler rounds each FP16 result and switch the
+// reference to kStorage.
+TEST(WorkspaceChainTest, DISABLED_Fp16) {
+  CompileRunAndCheck(TwoTilings(pto::v1::DT_FP16, "sub"), 1);
+}
+
 // An INOUT parameter read and then written in place, rank 3 with tails.
 TEST(InOutTest, UpdatesInPlace) {
   for (auto dtype : {pto::v1::DT_FP32, pto::v1::DT_FP16}) {

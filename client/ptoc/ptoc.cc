@@ -107,6 +107,20 @@ int Main() {
     options[parts[0]] = parts[1];
   }
 
+  ReferenceOptions reference;
+  const std::string intermediates = absl::GetFlag(FLAGS_intermediates);
+  using I = ReferenceOptions::Intermediates;
+  if (intermediates == "compute") {
+    reference.intermediates = I::kCompute;
+  } else if (intermediates == "storage") {
+    reference.intermediates = I::kStorage;
+  } else if (intermediates == "double") {
+    reference.intermediates = I::kDouble;
+  } else {
+    return Usage(absl::StrCat("--intermediates: '", intermediates,
+                              "' is not one of compute, storage, double"));
+  }
+
   absl::StatusOr<pto::v1::Graph> graph = ReadGraphFile(graph_path);
   if (!graph.ok()) return Fail(graph.status());
 
@@ -155,18 +169,7 @@ int Main() {
     if (!kernel.ok()) return Fail(kernel.status());
     CheckOptions check;
     check.seed = absl::GetFlag(FLAGS_seed);
-    const std::string intermediates = absl::GetFlag(FLAGS_intermediates);
-    using I = ReferenceOptions::Intermediates;
-    if (intermediates == "compute") {
-      check.reference.intermediates = I::kCompute;
-    } else if (intermediates == "storage") {
-      check.reference.intermediates = I::kStorage;
-    } else if (intermediates == "double") {
-      check.reference.intermediates = I::kDouble;
-    } else {
-      return Usage(absl::StrCat("--intermediates: '", intermediates,
-                                "' is not one of compute, storage, double"));
-    }
+    check.reference = reference;
     std::vector<pto::runtime::TaskEvent> events;
     pto::runtime::RunOptions run_options;
     const std::string trace_path = absl::GetFlag(FLAGS_trace);

@@ -160,6 +160,14 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
                  seconds, result.status().ToString());
     return result.status();
   }
+  if (result->binary.key() != key) {
+    // Serving it would put one kernel under another's key: refuse loudly.
+    spdlog::error("compile {} produced a binary keyed {}", KeyPrefix(key),
+                  KeyPrefix(result->binary.key()));
+    return absl::InternalError(absl::StrCat(
+        "compiler bug: binary key ", result->binary.key(),
+        " does not match the request key ", key));
+  }
   metrics_->ObserveCompile(seconds);
   for (const pto::v1::StageTiming& stage : result->stages) {
     metrics_->ObserveStage(stage.stage(), stage.seconds());
@@ -173,8 +181,10 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   memory_.Insert(key, kernel);
   metrics_->SetMemoryCacheBytes(memory_.bytes());
   UpdateCacheGauges();
+  // The kernel name comes from the client: escaped and cut for the log.
   spdlog::info("compiled {} ({}) in {:.3f}s, {} bytes", KeyPrefix(key),
-               kernel->binary.kernel_name(), seconds,
+               absl::CEscape(kernel->binary.kernel_name().substr(0, 64)),
+               seconds,
                kernel->binary.ByteSizeLong());
   return kernel;
 }

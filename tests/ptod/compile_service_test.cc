@@ -9,6 +9,8 @@
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
+#include "server/kernel_store.h"
 #include "server/ptod_server.h"
 #include "tests/ptod/test_util.h"
 
@@ -26,7 +28,8 @@ class PtodTest : public ::testing::Test {
   // Starts ptod on a free port over `dir_`, compiling through a
   // CountingBackend (kept in backend_).
   void StartServer(int workers = 4, size_t queue_size = 64,
-                   bool metrics = false) {
+                   bool metrics = false,
+                   size_t max_request_bytes = size_t{64} << 20) {
     auto backend = std::make_unique<CountingBackend>(MakeInnerBackend());
     backend_ = backend.get();
     PtodOptions options;
@@ -36,6 +39,7 @@ class PtodTest : public ::testing::Test {
     options.cache_dir = dir_.path();
     options.service.workers = workers;
     options.service.queue_size = queue_size;
+    options.max_request_bytes = max_request_bytes;
     auto ptod = PtodServer::Start(options, std::move(backend));
     ASSERT_TRUE(ptod.ok()) << ptod.status();
     ptod_ = std::move(*ptod);
@@ -275,6 +279,53 @@ TEST_F(PtodTest, DeadlinePassesWhileCompilingButTheCompileCompletes) {
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_NE(next->cache_status(), pto::v1::CACHE_STATUS_MISS);
   EXPECT_EQ(backend_->compiles(), 1);
+}
+
+TEST_F(PtodTest, CorruptCacheEntryIsDeletedCountedAndRecompiled) {
+  StartServer();
+  const pto::v1::Graph graph = AddGraph();
+  auto first = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(first.ok()) << first.status();
+  StopServer();
+
+  // Flip a byte of the stored payload (the serialized binary).
+  {
+    const std::string payload_key =
+        "p/" + pto::server::Sha256Hex(first->binary().SerializeAsString());
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_.path(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::string bytes;
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), payload_key, &bytes).ok());
+    bytes[bytes.size() / 3] ^= 0x20;
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), payload_key, bytes).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+
+  StartServer(4, 64, /*metrics=*/true);
+  auto again = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(backend_->compiles(), 1);
+  EXPECT_EQ(ptod_->store_stats().corrupt_entries, 1u);
+  EXPECT_EQ(Stats().entries(), 1u);  // deleted, then stored afresh
+  auto page = HttpGet(ptod_->metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find("pto_cache_corrupt_entries_total 1"), std::string::npos)
+      << *page;
+}
+
+TEST_F(PtodTest, OversizedRequestIsRefused) {
+  StartServer(4, 64, false, /*max_request_bytes=*/4096);
+  pto::v1::Graph graph = AddGraph();
+  graph.set_name(std::string(8192, 'n'));
+  auto response = client_->Compile(graph, "host", {}, In(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsResourceExhausted(response.status()))
+      << response.status();
+  EXPECT_EQ(backend_->compiles(), 0);
+  // The server is fine afterwards.
+  EXPECT_TRUE(
+      client_->Compile(AddGraph(), "host", {}, In(absl::Seconds(120))).ok());
 }
 
 }  // namespace

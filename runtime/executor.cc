@@ -1,8 +1,12 @@
 #include "runtime/executor.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
@@ -24,6 +28,17 @@ int64_t NowNs() {
 int DefaultWorkers(CoreKind core) {
   const int hw = std::max(1u, std::thread::hardware_concurrency());
   return core == CoreKind::kVector ? hw : std::max(1, hw / 2);
+}
+
+// A positive worker count from the environment, or 0 (the default) when the
+// variable is unset or not a positive integer below 4096.
+int EnvWorkers(const char* name) {
+  const char* value = std::getenv(name);
+  int n = 0;
+  if (value == nullptr || !absl::SimpleAtoi(value, &n) || n <= 0 || n > 4096) {
+    return 0;
+  }
+  return n;
 }
 
 }  // namespace
@@ -153,14 +168,14 @@ struct Executor::RunState {
 };
 
 Executor::Executor(const Options& options) {
-  const int counts[kNumCoreKinds] = {
-      options.vector_workers > 0 ? options.vector_workers
-                                 : DefaultWorkers(CoreKind::kVector),
-      options.cube_workers > 0 ? options.cube_workers
-                               : DefaultWorkers(CoreKind::kCube)};
+  num_workers_[0] = options.vector_workers > 0
+                        ? options.vector_workers
+                        : DefaultWorkers(CoreKind::kVector);
+  num_workers_[1] = options.cube_workers > 0 ? options.cube_workers
+                                             : DefaultWorkers(CoreKind::kCube);
   int id = 0;
   for (int k = 0; k < kNumCoreKinds; ++k) {
-    for (int i = 0; i < counts[k]; ++i, ++id) {
+    for (int i = 0; i < num_workers_[k]; ++i, ++id) {
       workers_[k].emplace_back(&Executor::WorkerLoop, this,
                                static_cast<CoreKind>(k), id);
     }
@@ -175,7 +190,12 @@ Executor::~Executor() {
 }
 
 Executor& Executor::Default() {
-  static Executor* executor = new Executor();
+  static Executor* executor = [] {
+    Options options;
+    options.vector_workers = EnvWorkers("PTO_VECTOR_WORKERS");
+    options.cube_workers = EnvWorkers("PTO_CUBE_WORKERS");
+    return new Executor(options);
+  }();
   return *executor;
 }
 
@@ -188,6 +208,9 @@ std::string Executor::WorkerName(int index) const {
 }
 
 void Executor::WorkerLoop(CoreKind core, int worker_id) {
+  // Named so that debuggers and profilers show "pto-vector/0" etc.
+  const std::string name = absl::StrCat("pto-", WorkerName(worker_id));
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   Item item;
   while (queues_[static_cast<int>(core)].Pop(&item)) {
     Execute(item, &core, worker_id);

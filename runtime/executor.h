@@ -105,7 +105,9 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // The process-wide executor with default pool sizes (never destroyed).
+  // The process-wide executor (never destroyed). Pool sizes are the
+  // defaults unless the environment sets PTO_VECTOR_WORKERS or
+  // PTO_CUBE_WORKERS (positive integers) before its first use.
   static Executor& Default();
 
   // Runs every task of `plan` with `buffers` (one pointer per Execute Graph
@@ -114,7 +116,7 @@ class Executor {
                    const RunOptions& options = {});
 
   int num_workers(CoreKind core) const {
-    return static_cast<int>(workers_[static_cast<int>(core)].size());
+    return num_workers_[static_cast<int>(core)];
   }
 
   // Name of worker `index` as recorded in TaskEvent::worker.
@@ -153,6 +155,8 @@ class Executor {
   // Runs `item`, then any successor it made ready on `core` (null: any).
   void Execute(Item item, const CoreKind* core, int worker_id);
 
+  // Fixed before any worker starts (workers read them).
+  int num_workers_[kNumCoreKinds] = {0, 0};
   ReadyQueue queues_[kNumCoreKinds];
   std::vector<std::thread> workers_[kNumCoreKinds];
 };

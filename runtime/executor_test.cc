@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -13,6 +15,13 @@ namespace pto::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+
+// Runs during static initialisation, before any test uses Default().
+const bool kSetWorkerEnvironment = [] {
+  setenv("PTO_VECTOR_WORKERS", "3", 1);
+  setenv("PTO_CUBE_WORKERS", "2", 1);
+  return true;
+}();
 
 // What test blocks write to: buffers[0] points at a Recorder, args[0] is the
 // task's id. Each task takes a ticket from a shared clock when it runs.
@@ -84,6 +93,12 @@ TEST(ExecutorTest, DefaultPoolSizes) {
   const int hw = std::max(1u, std::thread::hardware_concurrency());
   EXPECT_EQ(ex.num_workers(CoreKind::kVector), hw);
   EXPECT_EQ(ex.num_workers(CoreKind::kCube), std::max(1, hw / 2));
+}
+
+TEST(ExecutorTest, DefaultExecutorHonoursEnvironment) {
+  // Default() is created on first use, after kSetWorkerEnvironment ran.
+  EXPECT_EQ(Executor::Default().num_workers(CoreKind::kVector), 3);
+  EXPECT_EQ(Executor::Default().num_workers(CoreKind::kCube), 2);
 }
 
 TEST(ExecutorTest, ChainRunsInOrder) {

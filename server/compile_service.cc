@@ -48,7 +48,10 @@ CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,
 
 CompileServiceImpl::~CompileServiceImpl() { Drain(); }
 
-void CompileServiceImpl::Drain() { pool_.Shutdown(); }
+void CompileServiceImpl::Drain() {
+  draining_ = true;
+  pool_.Shutdown();
+}
 
 grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
                                          const pto::v1::CompileRequest* request,
@@ -147,6 +150,12 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   // A request that missed just before the previous flight for this key
   // finished would otherwise compile the kernel a second time.
   if (CompiledKernelPtr kernel = Lookup(key)) return kernel;
+  // Queued compiles not yet started when ptod stops are dropped: their
+  // callers are gone with the RPC server, and SIGTERM should not wait for a
+  // whole queue of compiles.
+  if (draining_) {
+    return absl::UnavailableError("ptod is shutting down; compile not started");
+  }
 
   metrics_->CompileStarted();
   const absl::Time start = absl::Now();

@@ -65,9 +65,13 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
                      const pto::v1::StatsRequest* request,
                      pto::v1::StatsResponse* response) override;
 
-  // Refuses new compiles and waits for queued and running ones to finish
-  // (and be stored). Call after the gRPC server has stopped taking requests.
+  // Refuses new compiles, drops queued ones that have not started, and waits
+  // for running ones to finish and be stored. Call after the gRPC server has
+  // stopped taking requests.
   void Drain();
+
+  // Whether Drain() has begun.
+  bool draining() const { return draining_.load(); }
 
   // What the Stats RPC returns.
   pto::v1::StatsResponse GetStats() const;
@@ -97,6 +101,7 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   LruCache<CompiledKernel> memory_;
   Singleflight flights_;
 
+  std::atomic<bool> draining_{false};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};

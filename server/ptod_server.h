@@ -63,9 +63,9 @@ class PtodServer {
 
   // Marks health NOT_SERVING, stops accepting RPCs, gives running RPCs up to
   // `grace` to finish (then cancels them), waits for compiles in progress to
-  // finish and be stored, and closes the store. Idempotent. Idle client
-  // connections that do not answer the GOAWAY can hold gRPC's part for a few
-  // seconds (bounded by `grace`).
+  // finish and be stored (queued ones are dropped), and closes the store.
+  // Idempotent. Idle client connections that do not answer the GOAWAY can
+  // hold gRPC's part for a few seconds (bounded by `grace`).
   void Shutdown(absl::Duration grace);
 
   // The bound gRPC address, e.g. "127.0.0.1:41234", and its port.

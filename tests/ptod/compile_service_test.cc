@@ -328,5 +328,31 @@ TEST_F(PtodTest, OversizedRequestIsRefused) {
       client_->Compile(AddGraph(), "host", {}, In(absl::Seconds(120))).ok());
 }
 
+TEST_F(PtodTest, ShutdownFinishesRunningCompilesAndDropsQueuedOnes) {
+  StartServer(/*workers=*/1, /*queue_size=*/4);
+  backend_->Hold();
+  std::vector<std::thread> callers;
+  for (int64_t n : {8, 16}) {
+    callers.emplace_back([this, n] {
+      // Cancelled by the shutdown; the outcome does not matter here.
+      client_->Compile(AddGraph({n}, {8}), "host", {}, In(absl::Seconds(120)))
+          .IgnoreError();
+    });
+  }
+  backend_->first_compile_started().WaitForNotification();  // one runs ...
+  while (Stats().requests() < 2) absl::SleepFor(absl::Milliseconds(5));
+  absl::SleepFor(absl::Milliseconds(50));  // ... the other is queued
+  std::thread stopper([this] { ptod_->Shutdown(absl::Milliseconds(100)); });
+  while (!ptod_->service().draining()) absl::SleepFor(absl::Milliseconds(5));
+  backend_->Release();
+  stopper.join();
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(backend_->compiles(), 1);  // the queued one never started
+
+  auto store = pto::server::KernelStore::Open(dir_.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->GetStats().entries, 1u);  // the running one was stored
+}
+
 }  // namespace
 }  // namespace pto::testing

@@ -157,6 +157,45 @@ INSTANTIATE_TEST_SUITE_P(
                           Shape{{3, 4, 5}, {2, 3, 2}},
                           Shape{{2, 3, 2, 9}, {1, 2, 2, 4}})));
 
+// muls -> exp -> sub in f16, once fused into one block and once split by a
+// different tile shape (the intermediate then passes through a workspace).
+// Every f16 result is rounded, so the tiling cannot change the bits.
+std::vector<uint16_t> RunF16Chain(const std::vector<int64_t>& exp_tile,
+                                  int* num_workspaces) {
+  GraphBuilder b("chain16");
+  uint32_t x = b.Input("x", pto::v1::DT_FP16, {40, 70});
+  uint32_t y = b.Input("y", pto::v1::DT_FP16, {40, 70});
+  uint32_t s = b.Op("muls", {x}, {16, 32}, 0.3);
+  uint32_t e = b.Op("exp", {s}, exp_tile);
+  b.Output("out", b.Op("sub", {e, y}, {16, 32}));
+  absl::StatusOr<CompileResult> r = Compile(b.Build(), "host", {});
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return {};
+  *num_workspaces = r->binary.execute_graph().buffers_size() - 3;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<uint16_t> xs(40 * 70), ys(40 * 70), out(40 * 70);
+  for (auto& v : xs) v = pto_tile::FloatToHalf(u(rng));
+  // y close to exp(0.3 x) so that sub cancels and exposes any rounding.
+  for (size_t i = 0; i < ys.size(); ++i) {
+    ys[i] = pto_tile::FloatToHalf(
+        std::exp(0.3f * pto_tile::HalfToFloat(xs[i])) * 0.999f);
+  }
+  absl::Status st = testing::RunSerially(r->binary, {xs.data(), ys.data(), out.data()});
+  EXPECT_TRUE(st.ok()) << st;
+  return out;
+}
+
+TEST(CompileTest, F16ResultsDoNotDependOnTiling) {
+  int fused_ws = -1, split_ws = -1;
+  std::vector<uint16_t> fused = RunF16Chain({16, 32}, &fused_ws);
+  std::vector<uint16_t> split = RunF16Chain({8, 64}, &split_ws);
+  EXPECT_EQ(fused_ws, 0);
+  EXPECT_EQ(split_ws, 2);  // muls -> exp and exp -> sub cross groups
+  ASSERT_EQ(fused.size(), split.size());
+  for (size_t i = 0; i < fused.size(); ++i) ASSERT_EQ(fused[i], split[i]) << i;
+}
+
 TEST(CompileTest, BinaryIsCompleteAndConsistent) {
   pto::v1::Graph g = ExpAddGraph();
   absl::StatusOr<CompileResult> r = Compile(g, "host", {});

@@ -68,7 +68,8 @@ std::string PrintTileGraph(const TileGraph& g) {
       if (in.op == PtoOpcode::kTStore) {
         operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm"));
       } else {
-        operands.push_back(absl::StrCat("%t", in.dst, ":ub"));
+        operands.push_back(
+            absl::StrCat("%t", in.dst, ":ub.", DTypeShortName(in.dtype)));
       }
       if (in.op == PtoOpcode::kTLoad) {
         operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm"));

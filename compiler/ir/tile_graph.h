@@ -41,6 +41,9 @@ struct TileInstr {
   std::vector<int> srcs;  // UB tiles read
   int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
   double scalar = 0;      // for the *S instructions
+  // Element type of the dst tile's values (f16 tiles hold f32 numbers
+  // rounded to f16); for TSTORE, the stored value's type.
+  pto::v1::DataType dtype = pto::v1::DT_FP32;
 };
 
 struct TileGroup {
@@ -48,7 +51,7 @@ struct TileGroup {
   std::vector<int64_t> space;   // iteration space (the ops' shape)
   std::vector<int64_t> tile;    // tile shape, each dim clamped to the space
   std::vector<TileInstr> body;  // loads first, then compute, then stores
-  int num_ub_tiles = 0;         // UB tiles %t0..%t(n-1), f32 [tile]
+  int num_ub_tiles = 0;         // UB tiles %t0..%t(n-1), f32 storage [tile]
 };
 
 struct TileGraph {

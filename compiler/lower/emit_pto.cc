@@ -28,6 +28,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.srcs = in.srcs;
       out.buffer = in.gm >= 0 ? tiles.gm[in.gm].buffer : -1;
       out.scalar = in.scalar;
+      out.dtype = in.dtype;
       f.body.push_back(std::move(out));
     }
     p.functions.push_back(std::move(f));

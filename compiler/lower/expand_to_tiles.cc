@@ -149,6 +149,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
         load.op = PtoOpcode::kTLoad;
         load.dst = grp.num_ub_tiles++;
         load.gm = gm_of_value[v];
+        load.dtype = g.values[v].dtype;
         ub_of_value[v] = load.dst;
         grp.body.push_back(load);
       }
@@ -161,6 +162,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
       for (int v : op.inputs) instr.srcs.push_back(ub_of_value.at(v));
       instr.scalar = TensorGraph::Scalar(op);
       instr.dst = grp.num_ub_tiles++;
+      instr.dtype = g.values[op.outputs[0]].dtype;
       ub_of_value[op.outputs[0]] = instr.dst;
       grp.body.push_back(std::move(instr));
       results.push_back(op.outputs[0]);
@@ -170,6 +172,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
       TileInstr store;
       store.op = PtoOpcode::kTStore;
       store.gm = gm_of_value[v];
+      store.dtype = g.values[v].dtype;
       store.srcs.push_back(ub_of_value.at(v));
       grp.body.push_back(std::move(store));
     }

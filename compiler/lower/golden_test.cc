@@ -1,6 +1,6 @@
 // Golden tests: the printed form of every IR level, the PTO text and the
 // generated C++ for exp(a) + b on f32[3,5] with tile [2,4] (tails in both
-// dims), fused and unfused. Goldens live in compiler/testdata/.
+// dims), fused, unfused and in f16. Goldens live in compiler/testdata/.
 //
 // To regenerate after an intended change:
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test
@@ -30,8 +30,9 @@ void CheckGolden(const std::string& name, const std::string& actual) {
                                << actual;
 }
 
-void RunGoldens(bool fuse, const std::string& suffix) {
-  pto::v1::Graph graph = testing::ExpAddGraph();
+void RunGoldens(bool fuse, const std::string& suffix,
+                pto::v1::DataType dtype = pto::v1::DT_FP32) {
+  pto::v1::Graph graph = testing::ExpAddGraph(dtype);
   LoweringState state;
   state.graph = &graph;
   state.target = "host-x86_64";
@@ -49,6 +50,9 @@ void RunGoldens(bool fuse, const std::string& suffix) {
 TEST(GoldenTest, ExpAddFused) { RunGoldens(true, ""); }
 
 TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
+
+// f16: loads and stores convert, every result rounds to f16.
+TEST(GoldenTest, ExpAddF16) { RunGoldens(true, "_f16", pto::v1::DT_FP16); }
 
 }  // namespace
 }  // namespace pto::compiler

@@ -17,7 +17,8 @@ std::string OffsetArgs(int rank) {
 }
 
 std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn) {
-  const std::string ub_type = absl::StrCat(":ub.f32", FormatDims(fn.tile));
+  const std::string ub_type =
+      absl::StrCat(":ub.", DTypeShortName(in.dtype), FormatDims(fn.tile));
   const int rank = static_cast<int>(fn.tile.size());
   std::vector<std::string> operands;
   switch (in.op) {

@@ -12,13 +12,16 @@
 //   .end
 //
 // Semantics: a function runs once per task; aK is the task's K-th argument
-// (the tile offset in dim K). TLOAD reads the region [a, a + tile) of a GM
-// buffer into a UB tile, converting to f32 (f16 widens exactly); TSTORE
-// writes a UB tile back, rounding to the buffer's type (f16: to nearest
-// even). Arithmetic is f32, element by element. TADDS/TSUBS/TMULS/TDIVS take
+// (the tile offset in dim K). A UB tile has an element type (ub.f32,
+// ub.f16): TLOAD reads the region [a, a + tile) of a GM buffer into a tile of
+// the buffer's type; arithmetic computes in f32, element by element, and
+// rounds each result to its destination tile's type (f16: to nearest even),
+// so an f16 value is rounded the same whether it stays in UB or passes
+// through GM; TSTORE writes a tile back. TADDS/TSUBS/TMULS/TDIVS take
 // a scalar right operand (dst = src op s); TRSUBS/TRDIVS are the reversed
 // forms (dst = s - src, dst = s / src). TMOV copies a tile. A function's UB
-// tiles all have the function's tile shape.
+// tiles all have the function's tile shape; on the host they are stored as
+// f32 arrays.
 #ifndef PTO_COMPILER_PTO_PTO_PROGRAM_H_
 #define PTO_COMPILER_PTO_PTO_PROGRAM_H_
 
@@ -45,6 +48,7 @@ struct PtoInstr {
   std::vector<int> srcs;  // UB tiles read
   int buffer = -1;        // GM buffer (TLOAD, TSTORE)
   double scalar = 0;      // *S instructions
+  pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
 };
 
 struct PtoFunction {

@@ -101,7 +101,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     std::vector<std::string> args = {absl::StrCat("t", in.dst)};
     for (int s : in.srcs) args.push_back(absl::StrCat("t", s));
     if (PtoHasScalar(in.op)) args.push_back(FloatLiteral(in.scalar));
-    absl::StrAppend(&out, "  pto_tile::", f, "<", elems, ">(",
+    const char* round_to = in.dtype == pto::v1::DT_FP16 ? ", pto_tile::half" : "";
+    absl::StrAppend(&out, "  pto_tile::", f, "<", elems, round_to, ">(",
                     absl::StrJoin(args, ", "), ");\n");
   }
   absl::StrAppend(&out, "}\n\n");

@@ -10,9 +10,10 @@
 // padded to four dims (leading 1s). Inner loops run over contiguous memory
 // with __restrict pointers so the C++ compiler can vectorize them.
 //
-// f16 (IEEE binary16) is a storage type only: loads widen exactly to f32,
-// stores round to nearest even (overflow to inf, NaN stays NaN), computed
-// with integer and f32 operations only (no _Float16 needed).
+// f16 (IEEE binary16) computes in f32: loads widen exactly, and every
+// instruction with an f16 destination rounds its result to nearest even
+// (overflow to inf, NaN stays NaN), with integer and f32 operations only (no
+// _Float16 needed). Stores of f16 tiles are then exact.
 #ifndef PTO_TILE_H_
 #define PTO_TILE_H_
 
@@ -126,24 +127,41 @@ inline void TStore(T* __restrict dst, const float* __restrict src, int64_t s0,
   }
 }
 
-// Elementwise instructions over N-element tiles. Sources may alias each
-// other (add(x, x)) but never the destination.
+// The precision of a UB tile's values: a tile of type D holds f32 numbers
+// that are exactly representable in D. Arithmetic computes in f32 and rounds
+// its result to the destination tile's type, so an f16 intermediate is
+// rounded the same way whether it stays in UB or goes through GM.
+template <typename D>
+struct Round;
+
+template <>
+struct Round<float> {
+  static float Apply(float v) { return v; }
+};
+
+template <>
+struct Round<half> {
+  static float Apply(float v) { return HalfToFloat(FloatToHalf(v)); }
+};
+
+// Elementwise instructions over N-element tiles; D is the destination tile's
+// type. Sources may alias each other (add(x, x)) but never the destination.
 #define PTO_TILE_BINARY(NAME, EXPR)                                        \
-  template <int64_t N>                                                     \
+  template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a,         \
                    const float* __restrict b) {                            \
-    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
   }
 #define PTO_TILE_SCALAR(NAME, EXPR)                                        \
-  template <int64_t N>                                                     \
+  template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a,         \
                    float s) {                                              \
-    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
   }
 #define PTO_TILE_UNARY(NAME, EXPR)                                         \
-  template <int64_t N>                                                     \
+  template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a) {       \
-    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
   }
 
 PTO_TILE_BINARY(TAdd, a[i] + b[i])

@@ -1,5 +1,6 @@
 #include "compiler/lower/build_execute_graph.h"
 
+#include <map>
 #include <set>
 
 #include "compiler/ir/import.h"
@@ -132,6 +133,72 @@ TEST(BuildExecuteGraphTest, TooManyDependenciesIsAnError) {
   absl::Status s = Lower(b.Build(), &l);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::HasSubstr("dependencies"));
+}
+
+TEST(ExpandToTilesTest, LongChainsReuseUbTilesAndFuse) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {64, 64});
+  uint32_t x = a;
+  for (int i = 0; i < 200; ++i) x = b.Op(i % 2 ? "neg" : "adds", {x}, {64, 64},
+                                           i % 2 ? std::nullopt : std::optional<double>(1.0));
+  b.Output("o", b.Op("add", {x, a}, {64, 64}));
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 1u);
+  // a stays live for the final add; the chain ping-pongs between two tiles.
+  EXPECT_EQ(l.tile.groups[0].num_ub_tiles, 3);
+  // No instruction writes a tile it reads (tile functions use __restrict).
+  for (const TileInstr& in : l.tile.groups[0].body) {
+    for (int s : in.srcs) {
+      if (in.op != PtoOpcode::kTStore) EXPECT_NE(s, in.dst);
+    }
+  }
+}
+
+TEST(ExpandToTilesTest, VeryLongChainsSplitIntoBoundedGroups) {
+  GraphBuilder b;
+  uint32_t x = b.Input("a", pto::v1::DT_FP32, {16});
+  for (int i = 0; i < 1000; ++i) x = b.Op("neg", {x}, {16});
+  b.Output("o", x);
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 4u);
+  for (const TileGroup& g : l.tile.groups) EXPECT_LE(g.ops.size(), 256u);
+  // Each group boundary goes through one workspace.
+  EXPECT_EQ(l.execute.buffers_size(), 2 + 3);
+}
+
+TEST(ExpandToTilesTest, StoredResultsAndLaterReadsKeepTheirTiles) {
+  // e is both an output and read by the last op: its tile must survive the
+  // ops in between.
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {32});
+  uint32_t e = b.Op("exp", {a}, {32});
+  uint32_t n = b.Op("neg", {a}, {32});
+  n = b.Op("abs", {n}, {32});
+  b.Output("e", e);
+  b.Output("o", b.Op("mul", {n, e}, {32}));
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 1u);
+  const std::vector<TileInstr>& body = l.tile.groups[0].body;
+  // Replay the body tracking which value each tile holds.
+  std::map<int, std::string> holds;
+  std::vector<std::string> stored;
+  for (const TileInstr& in : body) {
+    switch (in.op) {
+      case PtoOpcode::kTLoad: holds[in.dst] = "a"; break;
+      case PtoOpcode::kTExp: holds[in.dst] = "exp(" + holds[in.srcs[0]] + ")"; break;
+      case PtoOpcode::kTNeg: holds[in.dst] = "neg(" + holds[in.srcs[0]] + ")"; break;
+      case PtoOpcode::kTAbs: holds[in.dst] = "abs(" + holds[in.srcs[0]] + ")"; break;
+      case PtoOpcode::kTMul:
+        holds[in.dst] = "mul(" + holds[in.srcs[0]] + "," + holds[in.srcs[1]] + ")";
+        break;
+      case PtoOpcode::kTStore: stored.push_back(holds[in.srcs[0]]); break;
+      default: FAIL() << "unexpected instruction";
+    }
+  }
+  EXPECT_THAT(stored, ::testing::ElementsAre("exp(a)", "mul(abs(neg(a)),exp(a))"));
 }
 
 TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {

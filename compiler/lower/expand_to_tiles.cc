@@ -1,8 +1,8 @@
 #include "compiler/lower/expand_to_tiles.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/util/strings.h"
@@ -11,7 +11,10 @@
 namespace pto::compiler {
 namespace {
 
-constexpr int64_t kUbElementBytes = 4;  // UB tiles are f32 (f16 widens)
+constexpr int64_t kUbElementBytes = 4;  // UB tiles store f32 (f16 widens)
+// Longest fused run: keeps block functions (and the quadratic UB planning
+// while a group grows) small.
+constexpr size_t kMaxOpsPerGroup = 256;
 
 std::vector<int64_t> ClampedTile(const TensorGraph& g, const TensorOp& op) {
   const std::vector<int64_t>& space = g.values[op.outputs[0]].shape;
@@ -26,21 +29,106 @@ int64_t TileBytes(const std::vector<int64_t>& tile) {
   return n;
 }
 
-// UB tiles a group needs: one per value loaded from outside, one per result.
-int CountUbTiles(const TensorGraph& g, const std::vector<int>& ops) {
-  std::set<int> defined, loaded;
-  for (int i : ops) {
-    for (int v : g.ops[i].inputs) {
-      if (!defined.count(v)) loaded.insert(v);
-    }
-    for (int v : g.ops[i].outputs) defined.insert(v);
+// The tile instructions of a group with UB tiles allocated by liveness: all
+// loads first (an inout buffer is read before the group overwrites it), then
+// the ops, then the stores. A tile is reused once its value is dead; a
+// destination never shares a tile with a source of the same instruction
+// (the tile functions take __restrict pointers). `stored(v)` says whether a
+// result must reach GM (kept live to the end); `gm_of(v)` is its GM tensor.
+struct GroupBody {
+  std::vector<TileInstr> body;
+  int num_tiles = 0;
+};
+
+GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
+                    const std::function<bool(int)>& stored,
+                    const std::function<int(int)>& gm_of) {
+  std::map<int, int> def_pos;   // value -> position in ops defining it
+  std::map<int, int> last_use;  // value -> last position reading it
+  for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
+    for (int v : g.ops[ops[k]].inputs) last_use[v] = k;
+    for (int v : g.ops[ops[k]].outputs) def_pos[v] = k;
   }
-  return static_cast<int>(loaded.size() + defined.size());
+  GroupBody out;
+  std::vector<int> free_tiles;
+  auto alloc = [&]() {
+    if (free_tiles.empty()) return out.num_tiles++;
+    int t = free_tiles.back();
+    free_tiles.pop_back();
+    return t;
+  };
+  std::map<int, int> ub;  // value -> tile
+  for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
+    for (int v : g.ops[ops[k]].inputs) {
+      if (ub.count(v) || def_pos.count(v)) continue;
+      TileInstr load;
+      load.op = PtoOpcode::kTLoad;
+      load.dst = alloc();
+      load.gm = gm_of(v);
+      load.dtype = g.values[v].dtype;
+      ub[v] = load.dst;
+      out.body.push_back(std::move(load));
+    }
+  }
+  std::vector<int> results;
+  for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
+    const TensorOp& op = g.ops[ops[k]];
+    const int v_out = op.outputs[0];
+    TileInstr instr;
+    instr.op = op.info->pto;
+    for (int v : op.inputs) instr.srcs.push_back(ub.at(v));
+    instr.scalar = TensorGraph::Scalar(op);
+    instr.dst = alloc();
+    instr.dtype = g.values[v_out].dtype;
+    ub[v_out] = instr.dst;
+    out.body.push_back(std::move(instr));
+    results.push_back(v_out);
+    // Free sources read for the last time (once each: add(x, x)).
+    std::vector<int> dead;
+    for (int v : op.inputs) {
+      if (last_use.at(v) == k && !(def_pos.count(v) && stored(v)) &&
+          std::find(dead.begin(), dead.end(), v) == dead.end()) {
+        dead.push_back(v);
+      }
+    }
+    if (!last_use.count(v_out) && !stored(v_out)) dead.push_back(v_out);
+    for (int v : dead) free_tiles.push_back(ub.at(v));
+  }
+  for (int v : results) {
+    if (!stored(v)) continue;
+    TileInstr store;
+    store.op = PtoOpcode::kTStore;
+    store.gm = gm_of(v);
+    store.dtype = g.values[v].dtype;
+    store.srcs.push_back(ub.at(v));
+    out.body.push_back(std::move(store));
+  }
+  return out;
 }
 
-// Splits the program into fusion groups (op index lists).
+// Splits the program into fusion groups (op index lists): runs of
+// consecutive ops with the same space and clamped tile whose UB tiles fit.
 absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const TensorGraph& g, const ExpandOptions& options) {
+  // While a group is open, a result counts as stored when anything outside
+  // the ops seen so far may need it: a parameter, or a later reader.
+  std::vector<int> last_reader(g.values.size(), -1);
+  std::vector<bool> is_param_out(g.values.size(), false);
+  for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+    for (int v : g.ops[i].inputs) last_reader[v] = i;
+  }
+  for (const TensorParam& p : g.params) {
+    if (p.out_value >= 0) is_param_out[p.out_value] = true;
+  }
+  auto peak_tiles = [&](const std::vector<int>& ops) {
+    const int last = ops.back();
+    return PlanGroup(
+               g, ops,
+               [&](int v) { return is_param_out[v] || last_reader[v] > last; },
+               [](int) { return -1; })
+        .num_tiles;
+  };
+
   std::vector<std::vector<int>> groups;
   std::vector<int64_t> space, tile;
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
@@ -48,7 +136,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const std::vector<int64_t>& op_space = g.values[op.outputs[0]].shape;
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
     const int64_t bytes = TileBytes(op_tile);
-    const int alone = CountUbTiles(g, {i});
+    const int alone = peak_tiles({i});
     if (alone * bytes > kMaxUbBytesPerBlock) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " ", Quote(op.info->kind), ": vec_tile ",
@@ -57,11 +145,11 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
           " bytes (use a smaller tile)"));
     }
     bool join = options.fuse && !groups.empty() && op_space == space &&
-                op_tile == tile;
+                op_tile == tile && groups.back().size() < kMaxOpsPerGroup;
     if (join) {
       std::vector<int> candidate = groups.back();
       candidate.push_back(i);
-      join = CountUbTiles(g, candidate) * bytes <= kMaxUbBytesPerBlock;
+      join = peak_tiles(candidate) * bytes <= kMaxUbBytesPerBlock;
     }
     if (join) {
       groups.back().push_back(i);
@@ -136,46 +224,11 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
     const TensorOp& first = g.ops[ops.front()];
     grp.space = g.values[first.outputs[0]].shape;
     grp.tile = ClampedTile(g, first);
-    std::map<int, int> ub_of_value;
-    // Loads first: everything the group reads from outside, in first-use
-    // order (an inout buffer is read before the group overwrites it).
-    for (int i : ops) {
-      for (int v : g.ops[i].inputs) {
-        if (ub_of_value.count(v) || (def_group[v] == group_of_op[i] &&
-                                     def_group[v] >= 0)) {
-          continue;
-        }
-        TileInstr load;
-        load.op = PtoOpcode::kTLoad;
-        load.dst = grp.num_ub_tiles++;
-        load.gm = gm_of_value[v];
-        load.dtype = g.values[v].dtype;
-        ub_of_value[v] = load.dst;
-        grp.body.push_back(load);
-      }
-    }
-    std::vector<int> results;
-    for (int i : ops) {
-      const TensorOp& op = g.ops[i];
-      TileInstr instr;
-      instr.op = op.info->pto;
-      for (int v : op.inputs) instr.srcs.push_back(ub_of_value.at(v));
-      instr.scalar = TensorGraph::Scalar(op);
-      instr.dst = grp.num_ub_tiles++;
-      instr.dtype = g.values[op.outputs[0]].dtype;
-      ub_of_value[op.outputs[0]] = instr.dst;
-      grp.body.push_back(std::move(instr));
-      results.push_back(op.outputs[0]);
-    }
-    for (int v : results) {
-      if (gm_of_value[v] < 0) continue;  // stays in UB (or is dead)
-      TileInstr store;
-      store.op = PtoOpcode::kTStore;
-      store.gm = gm_of_value[v];
-      store.dtype = g.values[v].dtype;
-      store.srcs.push_back(ub_of_value.at(v));
-      grp.body.push_back(std::move(store));
-    }
+    GroupBody body = PlanGroup(
+        g, ops, [&](int v) { return gm_of_value[v] >= 0; },
+        [&](int v) { return gm_of_value[v]; });
+    grp.body = std::move(body.body);
+    grp.num_ub_tiles = body.num_tiles;
     out.groups.push_back(std::move(grp));
   }
   return out;

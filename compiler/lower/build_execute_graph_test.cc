@@ -201,6 +201,20 @@ TEST(ExpandToTilesTest, StoredResultsAndLaterReadsKeepTheirTiles) {
   EXPECT_THAT(stored, ::testing::ElementsAre("exp(a)", "mul(abs(neg(a)),exp(a))"));
 }
 
+TEST(ExpandToTilesTest, DeadOpsAreDropped) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {32});
+  uint32_t unused = b.Op("exp", {a}, {8});       // read by nothing live
+  b.Op("neg", {unused}, {16});                   // dead, other tiling
+  b.Output("o", b.Op("abs", {a}, {32}));
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 1u);
+  EXPECT_THAT(l.tile.groups[0].ops, ::testing::ElementsAre(2));
+  EXPECT_EQ(l.execute.buffers_size(), 2);  // no workspace for dead values
+  EXPECT_EQ(l.execute.tasks_size(), 1);
+}
+
 TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {
   GraphBuilder b;
   uint32_t a = b.Input("a", pto::v1::DT_FP32, {1024, 1024});

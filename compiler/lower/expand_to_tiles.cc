@@ -129,9 +129,23 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
         .num_tiles;
   };
 
+  // Dead ops (nothing reaches a parameter from them) are dropped.
+  std::vector<bool> live_value(g.values.size(), false);
+  for (const TensorParam& p : g.params) {
+    if (p.out_value >= 0) live_value[p.out_value] = true;
+  }
+  std::vector<bool> live_op(g.ops.size(), false);
+  for (int i = static_cast<int>(g.ops.size()) - 1; i >= 0; --i) {
+    for (int v : g.ops[i].outputs) live_op[i] = live_op[i] || live_value[v];
+    if (live_op[i]) {
+      for (int v : g.ops[i].inputs) live_value[v] = true;
+    }
+  }
+
   std::vector<std::vector<int>> groups;
   std::vector<int64_t> space, tile;
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+    if (!live_op[i]) continue;
     const TensorOp& op = g.ops[i];
     const std::vector<int64_t>& op_space = g.values[op.outputs[0]].shape;
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
@@ -169,9 +183,10 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   absl::StatusOr<std::vector<std::vector<int>>> groups = FormGroups(g, options);
   if (!groups.ok()) return groups.status();
 
-  // Which group defines each value (-1: a parameter's incoming data).
+  // Which group defines each value (-1: a parameter's incoming data, or a
+  // dead op's result).
   const int num_values = static_cast<int>(g.values.size());
-  std::vector<int> group_of_op(g.ops.size());
+  std::vector<int> group_of_op(g.ops.size(), -1);  // -1: dead
   std::vector<int> def_group(num_values, -1);
   for (size_t k = 0; k < groups->size(); ++k) {
     for (int i : (*groups)[k]) {
@@ -199,6 +214,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   }
   std::vector<bool> crosses(num_values, false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (group_of_op[i] < 0) continue;
     for (int v : g.ops[i].inputs) {
       if (def_group[v] != group_of_op[i]) crosses[v] = true;
     }

@@ -1,6 +1,7 @@
 // Tensor Graph -> Tile Graph.
 //
-// Splits each op's iteration space by its vec tile shape (tail tiles where a
+// Drops dead ops (whose results reach no out/inout parameter), splits each
+// op's iteration space by its vec tile shape (tail tiles where a
 // dim is not a multiple), fuses runs of consecutive elementwise ops with the
 // same space and tile shape into one group (intermediates stay in UB), places
 // values in GM or UB, and inserts TLOAD/TSTORE. A group's UB tiles must fit in

@@ -261,6 +261,10 @@ absl::Status Verifier::CheckParams() {
       }
     }
   }
+  if (written_by_param.empty()) {
+    return Invalid("graph", "params: no out or inout parameter (the kernel "
+                            "would compute nothing)");
+  }
   // An output value must come from an op, not be some parameter's input.
   for (const auto& [v, p] : written_by_param) {
     if (definer_[v] != kUndefined) {

@@ -105,6 +105,12 @@ TEST(VerifyTest, RejectsOutParamThatIsAnInput) {
   ExpectInvalid(b.Build(), {"param #1 \"y\"", "an out value must be written by an op"});
 }
 
+TEST(VerifyTest, RejectsKernelsWithoutOutputs) {
+  pto::v1::Graph g = Base();
+  g.mutable_params()->RemoveLast();
+  ExpectInvalid(g, {"graph", "no out or inout parameter"});
+}
+
 TEST(VerifyTest, RejectsDTypeMismatchBetweenInputs) {
   pto::v1::Graph g = Base();
   ValueById(g, 2)->set_dtype(pto::v1::DT_FP16);

@@ -215,6 +215,21 @@ TEST(ExpandToTilesTest, DeadOpsAreDropped) {
   EXPECT_EQ(l.execute.tasks_size(), 1);
 }
 
+TEST(PartitionBlocksTest, BoundsTheNumberOfBlockFunctions) {
+  // 400 groups (alternating tilings) with 8 or 16 tail combinations > 4096.
+  GraphBuilder b;
+  uint32_t x = b.Input("a", pto::v1::DT_FP32, {3, 3, 3, 3});
+  for (int i = 0; i < 400; ++i) {
+    x = b.Op("neg", {x}, i % 2 ? std::vector<int64_t>{2, 2, 2, 2}
+                               : std::vector<int64_t>{2, 2, 2, 1});
+  }
+  b.Output("o", x);
+  Lowered l;
+  absl::Status s = Lower(b.Build(), &l);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("block functions"));
+}
+
 TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {
   GraphBuilder b;
   uint32_t a = b.Input("a", pto::v1::DT_FP32, {1024, 1024});

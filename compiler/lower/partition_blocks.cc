@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/util/strings.h"
+#include "compiler/verify/limits.h"
 
 namespace pto::compiler {
 namespace {
@@ -50,6 +52,14 @@ absl::StatusOr<BlockGraph> PartitionBlocks(const TensorGraph& tensors,
       fn.name = FunctionName(tensors, static_cast<int>(i), group, fn.extent);
       fn.core = pto::v1::CORE_TYPE_VECTOR;
       fn.num_args = rank;
+      if (out.functions.size() >= kMaxBlockFunctions) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "op #", group.ops.front(), " ", Quote(tensors.ops[group.ops.front()].info->kind),
+            ": the kernel needs more than ", kMaxBlockFunctions,
+            " block functions (each group needs one per combination of "
+            "dims with a tail tile); use tile shapes that divide the shapes "
+            "or fewer distinct tilings"));
+      }
       bg.function_of_mask[mask] = static_cast<int>(out.functions.size());
       out.functions.push_back(std::move(fn));
     }

@@ -22,6 +22,9 @@ inline constexpr int kMaxAttrsPerOp = 64;
 // buffers, in f32). Real vector cores have 192-256 KiB; the host is more
 // generous but the buffers live on a worker thread's stack.
 inline constexpr int64_t kMaxUbBytesPerBlock = 512 * 1024;
+// Block functions one kernel may have (each is native code to compile; a
+// group has one per combination of tail dims).
+inline constexpr int kMaxBlockFunctions = 4096;
 // Total dependency edges an Execute Graph may have (mismatched tilings of
 // the same tensor multiply edges).
 inline constexpr int64_t kMaxDependencies = int64_t{1} << 24;

@@ -48,9 +48,9 @@ ABSL_FLAG(bool, run, false,
           "Run the kernel on random inputs and compare it with the reference "
           "evaluator; prints max abs/rel error and PASS or FAIL.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the random inputs of --run.");
-ABSL_FLAG(std::string, intermediates, "compute",
+ABSL_FLAG(std::string, intermediates, "storage",
           "With --run: what the reference rounds each op's result to: "
-          "compute (FP32, as kernels compute), storage (the value's dtype) or "
+          "storage (the value's dtype, as kernels do), compute (FP32) or "
           "double (no rounding).");
 ABSL_FLAG(std::string, trace, "",
           "With --run: write the run's schedule (one event per task and "

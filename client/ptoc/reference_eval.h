@@ -9,11 +9,11 @@
 //
 // Semantics: inputs are rounded to their dtype (the values the kernel sees);
 // each op computes in double from its inputs and its result is rounded to
-// the compute precision, FP32 (kernels compute FP32 and FP16 alike in FP32
-// tiles); outputs are rounded to their dtype (FP32: to float; FP16: to
-// nearest-even half) as the kernel's final store does. Scalars of the
-// tensor-with-scalar ops are rounded to FP32 first, as the kernel sees them.
-// ReferenceOptions selects other intermediate precisions.
+// its value's dtype (FP32: to float; FP16: to nearest-even half), as the
+// compiler's kernels do (FP16 computes in FP32 and every op's result is
+// rounded to FP16, so fusion and tile shapes never change results). Scalars
+// of the tensor-with-scalar ops are rounded to FP32 first, as the kernel
+// sees them. ReferenceOptions selects other intermediate precisions.
 // Ops: add sub mul div adds subs muls divs rsubs rdivs exp neg abs copy;
 // dtypes FP32 and FP16; static shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
@@ -45,11 +45,11 @@ absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape);
 struct ReferenceOptions {
   // What an op's result is rounded to before the next op reads it.
   enum class Intermediates {
-    kCompute,  // FP32, the precision kernels compute in (default)
-    kStorage,  // the value's own dtype, as if stored to memory in between
+    kStorage,  // the value's own dtype (default; what kernels do)
+    kCompute,  // FP32 for every value (FP16 intermediates kept in FP32)
     kDouble,   // not rounded: the exact-as-possible answer
   };
-  Intermediates intermediates = Intermediates::kCompute;
+  Intermediates intermediates = Intermediates::kStorage;
 };
 
 // Evaluates `graph`. `inputs` has one tensor per parameter, in order; OUT

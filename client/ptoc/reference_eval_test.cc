@@ -107,19 +107,20 @@ TEST(ReferenceEvalTest, Fp16RoundsInputsAndOutputs) {
     ops { kind: "adds" inputs: 1 outputs: 2 attrs { key: "scalar" value { f: 0.0004 } } }
     ops { kind: "subs" inputs: 2 outputs: 3 attrs { key: "scalar" value { f: 1 } } }
   )pb");
-  // 1 + 0.0004 - 1: computed in FP32 the intermediate survives, and the
-  // output is float(1 + float(0.0004)) - 1 rounded to FP16.
+  // By default every result is rounded to its dtype: 1 + 0.0004 rounds to 1
+  // in FP16 (spacing 2^-10), so the result is 0.
   auto out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].data[0], 0.0);
+  // Computed in FP32 the intermediate survives, and the output is
+  // float(1 + float(0.0004)) - 1 rounded to FP16.
+  ReferenceOptions compute;
+  compute.intermediates = ReferenceOptions::Intermediates::kCompute;
+  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}}, compute);
   ASSERT_TRUE(out.ok()) << out.status();
   const float in_fp32 = (1.0f + 0.0004f) - 1.0f;
   EXPECT_EQ((*out)[1].data[0], RoundToDType(in_fp32, pto::v1::DT_FP16));
   EXPECT_NE((*out)[1].data[0], 0.0);
-  // Stored as FP16, 1 + 0.0004 rounds to 1 (spacing 2^-10): the result is 0.
-  ReferenceOptions storage;
-  storage.intermediates = ReferenceOptions::Intermediates::kStorage;
-  out = EvaluateReference(g, {{pto::v1::DT_FP16, {1}, {1.0}}, {}}, storage);
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[1].data[0], 0.0);
   // In double, the output is 0.0004 rounded to FP16 (the scalar rounded to
   // FP32 first).
   ReferenceOptions exact;

@@ -153,15 +153,10 @@ TEST(WorkspaceChainTest, Fp32) {
   CompileRunAndCheck(graph, 1);
 }
 
-// Known issue (compiler): an FP16 intermediate is rounded to FP16 where it
-// passes through a workspace but kept in FP32 inside a block, so results
-// depend on how tile shapes partition the graph (PYPTO_API: tile shapes
-// "change speed, never results"). Rounding every FP16 op's result (as the
-// NPU's vector units do, ReferenceOptions::Intermediates::kStorage) would make
-// them independent. `sub` cancels, which shows the difference (several
-// ulps); enable when the compiler rounds each FP16 result and switch the
-// reference to kStorage.
-TEST(WorkspaceChainTest, DISABLED_Fp16) {
+// FP16 results are rounded per op, inside a block as through a workspace, so
+// tile shapes never change results (PYPTO_API: they "change speed, never
+// results"). `sub` cancels, which would show a difference of several ulps.
+TEST(WorkspaceChainTest, Fp16) {
   CompileRunAndCheck(TwoTilings(pto::v1::DT_FP16, "sub"), 1);
 }
 

@@ -196,6 +196,32 @@ TEST(CompileTest, F16ResultsDoNotDependOnTiling) {
   for (size_t i = 0; i < fused.size(); ++i) ASSERT_EQ(fused[i], split[i]) << i;
 }
 
+// Every f16 bit pattern through the generated (vectorized) conversions:
+// copy and x * 1 must return it unchanged (NaNs stay NaN).
+TEST(CompileTest, F16ConversionsAreExactForEveryHalf) {
+  GraphBuilder b("f16_all");
+  uint32_t x = b.Input("x", pto::v1::DT_FP16, {65536});
+  b.Output("copy", b.Op("copy", {x}, {4096}));
+  b.Output("mul1", b.Op("muls", {x}, {4096}, 1.0));
+  absl::StatusOr<CompileResult> r = Compile(b.Build(), "host", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<uint16_t> in(65536), copy(65536), mul1(65536);
+  for (uint32_t i = 0; i < 65536; ++i) in[i] = static_cast<uint16_t>(i);
+  absl::Status s = testing::RunSerially(r->binary, {in.data(), copy.data(), mul1.data()});
+  ASSERT_TRUE(s.ok()) << s;
+  for (uint32_t i = 0; i < 65536; ++i) {
+    const bool nan = (i & 0x7c00) == 0x7c00 && (i & 0x3ff) != 0;
+    for (uint16_t got : {copy[i], mul1[i]}) {
+      if (nan) {
+        ASSERT_EQ(got & 0x7c00, 0x7c00) << i;
+        ASSERT_NE(got & 0x3ff, 0) << i;
+      } else {
+        ASSERT_EQ(got, in[i]) << i;
+      }
+    }
+  }
+}
+
 TEST(CompileTest, BinaryIsCompleteAndConsistent) {
   pto::v1::Graph g = ExpAddGraph();
   absl::StatusOr<CompileResult> r = Compile(g, "host", {});

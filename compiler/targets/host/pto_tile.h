@@ -52,10 +52,10 @@ inline float HalfToFloat(uint16_t h) {
   // Subnormals: build 0.5 + m * 2^-24 exactly and subtract 0.5.
   const uint32_t magic_mask = 126u << 23;
   const float denormalized = FloatFromBits((two_w >> 17) | magic_mask) - 0.5f;
-  const uint32_t cutoff = 1u << 27;
-  const uint32_t result =
-      sign | (two_w < cutoff ? BitsFromFloat(denormalized)
-                             : BitsFromFloat(normalized));
+  // Select without branches so loops over tiles vectorize.
+  const uint32_t is_denormal = 0u - static_cast<uint32_t>(two_w < (1u << 27));
+  const uint32_t result = sign | (BitsFromFloat(denormalized) & is_denormal) |
+                          (BitsFromFloat(normalized) & ~is_denormal);
   return FloatFromBits(result);
 }
 
@@ -70,14 +70,16 @@ inline uint16_t FloatToHalf(float f) {
   const uint32_t shl1_w = w + w;
   const uint32_t sign = w & 0x80000000u;
   uint32_t bias = shl1_w & 0xFF000000u;
-  if (bias < 0x71000000u) bias = 0x71000000u;
+  const uint32_t small = 0u - static_cast<uint32_t>(bias < 0x71000000u);
+  bias = (bias & ~small) | (0x71000000u & small);
   base = FloatFromBits((bias >> 1) + 0x07800000u) + base;
   const uint32_t bits = BitsFromFloat(base);
   const uint32_t exp_bits = (bits >> 13) & 0x00007C00u;
   const uint32_t mantissa_bits = bits & 0x00000FFFu;
   const uint32_t nonsign = exp_bits + mantissa_bits;
-  return static_cast<uint16_t>((sign >> 16) |
-                               (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+  const uint32_t is_nan = 0u - static_cast<uint32_t>(shl1_w > 0xFF000000u);
+  return static_cast<uint16_t>((sign >> 16) | (0x7E00u & is_nan) |
+                               (nonsign & ~is_nan));
 }
 
 template <typename T>

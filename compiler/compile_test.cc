@@ -318,6 +318,7 @@ TEST(CompileTest, HangingNativeCompilerIsKilledAtTheTimeout) {
   settings.native_compile_timeout = absl::Seconds(1);
   absl::StatusOr<CompileResult> r = Compile(ExpAddGraph(), "host", {}, settings);
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("native compiler failed"));
   EXPECT_THAT(r.status().message(), HasSubstr("timed out"));
   EXPECT_THAT(r.status().message(), HasSubstr("killed"));
   absl::StatusOr<std::string> pid = ReadFile(pid_file);

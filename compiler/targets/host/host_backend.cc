@@ -61,8 +61,8 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
   }
   if (result.timed_out) {
     return absl::DeadlineExceededError(absl::StrCat(
-        "native compiler ", options.cxx, " ",
-        DescribeExit(result, options.timeout), ": ", CutMessage(result.output)));
+        "native compiler failed (", options.cxx, ", ",
+        DescribeExit(result, options.timeout), "): ", CutMessage(result.output)));
   }
   if (!result.exited || result.exit_code != 0) {
     return absl::InternalError(absl::StrCat(

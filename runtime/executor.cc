@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 
+#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +21,21 @@ namespace {
 CoreKind KindOf(pto::v1::CoreType type) {
   // Unspecified tasks run on vector cores, the general-purpose ones.
   return type == pto::v1::CORE_TYPE_CUBE ? CoreKind::kCube : CoreKind::kVector;
+}
+
+// Whether the calling thread has at least `bytes` of stack below here.
+bool HasStackLeft(size_t bytes) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
+  void* low = nullptr;
+  size_t size = 0;
+  const bool known = pthread_attr_getstack(&attr, &low, &size) == 0;
+  pthread_attr_destroy(&attr);
+  if (!known) return false;
+  char here;
+  const uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(low);
+  return sp > base && sp - base >= bytes;
 }
 
 int64_t NowNs() {
@@ -173,19 +192,39 @@ Executor::Executor(const Options& options) {
                         : DefaultWorkers(CoreKind::kVector);
   num_workers_[1] = options.cube_workers > 0 ? options.cube_workers
                                              : DefaultWorkers(CoreKind::kCube);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kWorkerStackBytes);
   int id = 0;
   for (int k = 0; k < kNumCoreKinds; ++k) {
     for (int i = 0; i < num_workers_[k]; ++i, ++id) {
-      workers_[k].emplace_back(&Executor::WorkerLoop, this,
-                               static_cast<CoreKind>(k), id);
+      auto worker = std::make_unique<Worker>(
+          Worker{this, static_cast<CoreKind>(k), id, pthread_t()});
+      const int error =
+          pthread_create(&worker->thread, &attr, &Executor::WorkerMain,
+                         worker.get());
+      if (error != 0) {
+        // A process that cannot start a thread cannot run kernels; say so
+        // rather than hang later.
+        ABSL_RAW_LOG(FATAL, "pto executor: cannot start worker thread %d: %s",
+                     id, strerror(error));
+      }
+      workers_[k].push_back(std::move(worker));
     }
   }
+  pthread_attr_destroy(&attr);
+}
+
+void* Executor::WorkerMain(void* arg) {
+  Worker* worker = static_cast<Worker*>(arg);
+  worker->executor->WorkerLoop(worker->core, worker->id);
+  return nullptr;
 }
 
 Executor::~Executor() {
   for (ReadyQueue& q : queues_) q.Stop();
   for (auto& pool : workers_) {
-    for (std::thread& t : pool) t.join();
+    for (auto& worker : pool) pthread_join(worker->thread, nullptr);
   }
 }
 
@@ -287,8 +326,11 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   // or nothing is ready, then sleep until the last task notifies.
   const int caller_id =
       num_workers(CoreKind::kVector) + num_workers(CoreKind::kCube);
+  // Workers always exist (the pools are never empty), so a caller on a small
+  // stack can leave all the work to them.
+  const bool help = HasStackLeft(kMinHelperStackBytes);
   Item item;
-  while (!run.done.HasBeenNotified()) {
+  while (help && !run.done.HasBeenNotified()) {
     bool found = false;
     for (int k = 0; k < kNumCoreKinds && !found; ++k) {
       found = queues_[k].TryPop(&item);

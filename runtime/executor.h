@@ -15,15 +15,20 @@
 //
 // Several threads may Run on one Executor at once; their tasks share the
 // pools.
+//
+// Block functions keep their tiles on the stack (up to 512 KiB each): workers
+// get kWorkerStackBytes of stack whatever the process's limit, and a calling
+// thread helps only while it has kMinHelperStackBytes left.
 #ifndef PTO_RUNTIME_EXECUTOR_H_
 #define PTO_RUNTIME_EXECUTOR_H_
+
+#include <pthread.h>
 
 #include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -91,6 +96,9 @@ struct RunOptions {
 
 class Executor {
  public:
+  static constexpr size_t kWorkerStackBytes = size_t{8} << 20;
+  static constexpr size_t kMinHelperStackBytes = size_t{1} << 20;
+
   struct Options {
     // Workers per pool; <= 0 picks the default: vector =
     // hardware_concurrency, cube = max(1, hardware_concurrency / 2).
@@ -151,6 +159,14 @@ class Executor {
     bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   };
 
+  // A worker thread (pthread, for its stack size).
+  struct Worker {
+    Executor* executor;
+    CoreKind core;
+    int id;
+    pthread_t thread;
+  };
+  static void* WorkerMain(void* worker);
   void WorkerLoop(CoreKind core, int worker_id);
   // Runs `item`, then any successor it made ready on `core` (null: any).
   void Execute(Item item, const CoreKind* core, int worker_id);
@@ -158,7 +174,7 @@ class Executor {
   // Fixed before any worker starts (workers read them).
   int num_workers_[kNumCoreKinds] = {0, 0};
   ReadyQueue queues_[kNumCoreKinds];
-  std::vector<std::thread> workers_[kNumCoreKinds];
+  std::vector<std::unique_ptr<Worker>> workers_[kNumCoreKinds];
 };
 
 }  // namespace pto::runtime

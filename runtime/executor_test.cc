@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <atomic>
@@ -254,6 +255,63 @@ TEST(ExecutorTest, CubeTasksRunOnCubeWorkersOrCaller) {
   EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
   EXPECT_THAT(json, HasSubstr("\"name\":\"task 399\""));
   EXPECT_THAT(json, HasSubstr("cube/1"));
+}
+
+// Blocks may keep large tiles on the stack.
+void BigStackBlock(void* const* buffers, const int64_t* args) {
+  volatile char tiles[600 << 10];
+  for (size_t i = 0; i < sizeof(tiles); i += 4096) tiles[i] = static_cast<char>(i);
+  RecordBlock(buffers, args);
+  (void)tiles[args[0] % sizeof(tiles)];
+}
+
+TEST(ExecutorTest, WorkersHaveRoomForLargeTiles) {
+  GraphBuilder b;
+  for (int t = 0; t < 64; ++t) b.Add({}, t % 2 == 0);
+  auto plan = b.Plan(BigStackBlock);
+  Executor ex(Executor::Options{2, 1});
+  Recorder r(64);
+  ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+  ExpectRespectsDeps(b.graph(), r);
+}
+
+// A caller on a small stack (a 256 KiB thread) leaves every task to the
+// workers instead of running a block that could overflow it.
+TEST(ExecutorTest, CallerOnSmallStackDoesNotHelp) {
+  GraphBuilder b;
+  for (int t = 0; t < 200; ++t) b.Add({});
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{2, 1});
+  struct Call {
+    Executor* ex;
+    const TaskPlan* plan;
+    std::vector<TaskEvent> trace;
+    bool ok = false;
+  } call{&ex, plan.get(), {}, false};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 << 10);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* arg) -> void* {
+                  auto* c = static_cast<Call*>(arg);
+                  Recorder r(200);
+                  c->ok = RunWithRecorder(*c->ex, *c->plan, &r,
+                                          RunOptions{&c->trace})
+                              .ok() &&
+                          r.clock.load() == 200;
+                  return nullptr;
+                },
+                &call),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  ASSERT_TRUE(call.ok);
+  ASSERT_EQ(call.trace.size(), 200u);
+  for (const TaskEvent& e : call.trace) {
+    EXPECT_NE(ex.WorkerName(e.worker), "caller") << "task " << e.task;
+  }
 }
 
 TEST(TaskPlanTest, RejectsForwardDependency) {

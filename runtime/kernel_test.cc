@@ -1,5 +1,7 @@
 #include "runtime/kernel.h"
 
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"

@@ -284,6 +284,44 @@ TEST(VerifyTest, NamesInMessagesAreEscaped) {
   EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("\n")));
 }
 
+TEST(VerifyTest, ChecksParameters) {
+  {
+    pto::v1::Graph g = Base();
+    g.mutable_params(0)->set_role(pto::v1::PARAM_ROLE_UNSPECIFIED);
+    ExpectInvalid(g, {"param #0 \"a\"", "role 0 is not in, out or inout"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    g.mutable_params(1)->set_value_id(1);  // a and b share value 1
+    ExpectInvalid(g, {"param #1 \"b\"", "value_id: value id 1 is also the value of param #0"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    g.mutable_params(0)->set_value_id(42);
+    ExpectInvalid(g, {"param #0 \"a\"", "value_id: dangling value id 42"});
+  }
+  {
+    pto::v1::Graph g = Base();
+    *g.add_params() = g.params(2);  // out written back twice
+    ExpectInvalid(g, {"param #3 \"out\"", "also written back by param #2"});
+  }
+  {
+    GraphBuilder b;
+    uint32_t x = b.Value(pto::v1::DT_FP32, {4}, "x");
+    b.InOut("x", x, x);
+    b.Op("exp", {x}, {4});
+    ExpectInvalid(b.Build(), {"param #0 \"x\"", "result_value_id equals value_id"});
+  }
+  {
+    GraphBuilder b;
+    uint32_t x = b.Value(pto::v1::DT_FP32, {4}, "x");
+    uint32_t y = b.Value(pto::v1::DT_FP32, {5}, "y");
+    b.InOut("x", x, y);
+    b.Op("exp", {x}, {4});
+    ExpectInvalid(b.Build(), {"param #0 \"x\"", "result_value_id: f32[5] does not match value_id's f32[4]"});
+  }
+}
+
 TEST(VerifyTest, InoutReadAfterOverwriteIsUnimplemented) {
   GraphBuilder b;
   uint32_t x = b.Value(pto::v1::DT_FP32, {4}, "x");

@@ -45,9 +45,9 @@ ABSL_FLAG(absl::Duration, native_compile_timeout, absl::Seconds(120),
 
 namespace {
 
+// Logs why ptod cannot run (stderr) and returns the exit code.
 int Fail(const std::string& message) {
-  spdlog::critical("{}", message);
-  std::fprintf(stderr, "ptod: %s\n", message.c_str());
+  spdlog::critical("ptod: {}", message);
   return 1;
 }
 
@@ -56,6 +56,8 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("PTO compile daemon");
   absl::ParseCommandLine(argc, argv);
+  // Logs go to stderr; stdout carries only the lines scripts wait for.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("ptod"));
 
   const spdlog::level::level_enum level =
       spdlog::level::from_str(absl::GetFlag(FLAGS_log_level));
@@ -63,8 +65,6 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--log_level: unknown level \"",
                              absl::GetFlag(FLAGS_log_level), "\""));
   }
-  // Logs go to stderr; stdout carries only the lines scripts wait for.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("ptod"));
   spdlog::set_level(level);
 
   // Block the stop signals in every thread (gRPC's and RocksDB's threads

@@ -60,6 +60,9 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   int port = 0;
   builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(),
                            &port);
+  // gRPC sets SO_REUSEPORT by default, which would let a second ptod bind
+  // the same port and silently split the traffic; a busy port must fail.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(options.max_request_bytes, INT32_MAX)));
   builder.RegisterService(ptod->service_.get());

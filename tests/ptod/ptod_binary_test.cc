@@ -243,6 +243,25 @@ TEST_F(PtodBinaryTest, SecondDaemonOnTheSameCacheFailsClearly) {
   EXPECT_NE(first.StopWith(SIGTERM, absl::Seconds(60)), -1);
 }
 
+TEST_F(PtodBinaryTest, BusyPortFailsInsteadOfSharingIt) {
+  std::vector<std::string> flags = Flags();
+  flags[1] = "--metrics_address=";
+  PtodProcess first(flags, StderrPath("first.log"));
+  const std::string address = first.WaitUntilListening();
+  ASSERT_FALSE(address.empty());
+  TempDir other_cache;
+  PtodProcess second({"--address=" + address, "--metrics_address=",
+                      "--cache_dir=" + other_cache.path()},
+                     StderrPath("second.log"));
+  const int status = second.Wait(absl::Seconds(60));
+  ASSERT_NE(status, -1) << "second ptod did not exit";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  const std::string log = ReadFile(StderrPath("second.log"));
+  EXPECT_NE(log.find("cannot listen on " + address), std::string::npos) << log;
+  EXPECT_NE(first.StopWith(SIGTERM, absl::Seconds(60)), -1);
+}
+
 TEST_F(PtodBinaryTest, BadFlagIsRefusedWithItsName) {
   std::vector<std::string> flags = Flags();
   flags.push_back("--log_level=loud");

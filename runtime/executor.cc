@@ -187,11 +187,16 @@ struct Executor::RunState {
 };
 
 Executor::Executor(const Options& options) {
-  num_workers_[0] = options.vector_workers > 0
-                        ? options.vector_workers
-                        : DefaultWorkers(CoreKind::kVector);
-  num_workers_[1] = options.cube_workers > 0 ? options.cube_workers
-                                             : DefaultWorkers(CoreKind::kCube);
+  // More threads than this only cost memory (8 MiB of stack each).
+  constexpr int kMaxWorkersPerPool = 1024;
+  num_workers_[0] = std::min(kMaxWorkersPerPool,
+                             options.vector_workers > 0
+                                 ? options.vector_workers
+                                 : DefaultWorkers(CoreKind::kVector));
+  num_workers_[1] = std::min(kMaxWorkersPerPool,
+                             options.cube_workers > 0
+                                 ? options.cube_workers
+                                 : DefaultWorkers(CoreKind::kCube));
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, kWorkerStackBytes);

@@ -100,7 +100,7 @@ class Executor {
   static constexpr size_t kMinHelperStackBytes = size_t{1} << 20;
 
   struct Options {
-    // Workers per pool; <= 0 picks the default: vector =
+    // Workers per pool (at most 1024); <= 0 picks the default: vector =
     // hardware_concurrency, cube = max(1, hardware_concurrency / 2).
     int vector_workers = 0;
     int cube_workers = 0;

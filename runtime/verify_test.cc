@@ -1,3 +1,5 @@
+#include <random>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
@@ -119,6 +121,34 @@ TEST(VerifyBinaryTest, RefusesNegativeWorkspace) {
   b.mutable_execute_graph()->mutable_buffers(2)->set_workspace_bytes(-4);
   ExpectRefused(b, absl::StatusCode::kInvalidArgument,
                 "buffer 2: workspace_bytes -4 is out of range");
+}
+
+// Corrupted binaries (random bytes of the serialized form changed) are
+// refused or accepted, never crash the verifier or the loader.
+TEST(VerifyBinaryTest, SurvivesRandomCorruption) {
+  const std::string wire = Good().SerializeAsString();
+  std::mt19937 rng(123);
+  int refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string bytes = wire;
+    const int flips = 1 + rng() % 4;
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    pto::v1::KernelBinary b;
+    if (!b.ParseFromString(bytes)) continue;
+    absl::Status s = VerifyBinary(b);
+    if (!s.ok()) {
+      ++refused;
+      EXPECT_THAT(s.message(), HasSubstr("kernel binary refused: "));
+      continue;
+    }
+    // Accepted: the change was harmless to the checks (e.g. a name); the
+    // loader must cope too.
+    auto k = Kernel::Load(b);
+    (void)k;
+  }
+  EXPECT_GT(refused, 100);
 }
 
 }  // namespace

@@ -66,6 +66,22 @@ absl::StatusOr<pto::v1::Graph> ReadGraphFile(const std::string& path) {
   return ParseGraphText(contents.str(), path);
 }
 
+absl::StatusOr<pto::v1::KernelBinary> ReadBinaryFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot open kernel binary '", path,
+                                            "': ", strerror(errno)));
+  }
+  std::stringstream contents;
+  contents << in.rdbuf();
+  pto::v1::KernelBinary binary;
+  if (!binary.ParseFromString(contents.str())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a serialized pto.v1.KernelBinary"));
+  }
+  return binary;
+}
+
 absl::Status WriteBinaryFile(const std::string& path,
                              const pto::v1::KernelBinary& binary) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

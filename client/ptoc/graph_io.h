@@ -20,6 +20,9 @@ absl::StatusOr<pto::v1::Graph> ReadGraphFile(const std::string& path);
 absl::StatusOr<pto::v1::Graph> ParseGraphText(const std::string& text,
                                               const std::string& source);
 
+// A serialized pto.v1.KernelBinary from `path`.
+absl::StatusOr<pto::v1::KernelBinary> ReadBinaryFile(const std::string& path);
+
 // Serializes `binary` to `path` (replacing it).
 absl::Status WriteBinaryFile(const std::string& path,
                              const pto::v1::KernelBinary& binary);

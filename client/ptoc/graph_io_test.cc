@@ -50,12 +50,11 @@ TEST(GraphIoTest, ReadsFilesAndWritesBinaries) {
   b.set_kernel_name("k");
   const std::string out = TempPath("k.bin");
   ASSERT_TRUE(WriteBinaryFile(out, b).ok());
-  std::ifstream in(out, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  pto::v1::KernelBinary back;
-  ASSERT_TRUE(back.ParseFromString(bytes));
-  EXPECT_EQ(back.kernel_name(), "k");
+  auto back = ReadBinaryFile(out);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kernel_name(), "k");
+  auto not_binary = ReadBinaryFile(text);
+  EXPECT_FALSE(not_binary.ok());
 
   EXPECT_FALSE(WriteBinaryFile("/nonexistent/dir/k.bin", b).ok());
 }

@@ -42,6 +42,10 @@ ABSL_FLAG(std::vector<std::string>, print, {},
 ABSL_FLAG(std::vector<std::string>, option, {},
           "Compile options as name=value, comma separated (e.g. "
           "opt_level=3).");
+ABSL_FLAG(std::string, binary, "",
+          "Use this serialized pto.v1.KernelBinary (e.g. from ptod or an "
+          "earlier --output) instead of compiling; --graph is still the "
+          "graph it was compiled from (for --run). --print: pto, key only.");
 ABSL_FLAG(std::string, output, "",
           "Write the pto.v1.KernelBinary (serialized) to this file.");
 ABSL_FLAG(bool, run, false,
@@ -121,15 +125,36 @@ int Main() {
                               "' is not one of compute, storage, double"));
   }
 
+  const std::string binary_path = absl::GetFlag(FLAGS_binary);
+  if (!binary_path.empty()) {
+    for (const std::string& p : print) {
+      if (p != "pto" && p != "key") {
+        return Usage(absl::StrCat("--print=", p, " needs a compile; with "
+                                  "--binary only pto and key can be printed"));
+      }
+    }
+  }
+
   absl::StatusOr<pto::v1::Graph> graph = ReadGraphFile(graph_path);
   if (!graph.ok()) return Fail(graph.status());
 
-  pto::compiler::CompileSettings settings;
-  settings.keep_dumps = !print.empty();
-  absl::StatusOr<pto::compiler::CompileResult> result =
-      pto::compiler::Compile(*graph, absl::GetFlag(FLAGS_target), options,
-                             settings);
-  if (!result.ok()) return Fail(result.status());
+  absl::StatusOr<pto::compiler::CompileResult> result;
+  if (binary_path.empty()) {
+    pto::compiler::CompileSettings settings;
+    settings.keep_dumps = !print.empty();
+    result = pto::compiler::Compile(*graph, absl::GetFlag(FLAGS_target),
+                                    options, settings);
+    if (!result.ok()) return Fail(result.status());
+  } else {
+    // A binary from elsewhere: what the compiler would have returned, minus
+    // the dumps and stage times.
+    absl::StatusOr<pto::v1::KernelBinary> binary = ReadBinaryFile(binary_path);
+    if (!binary.ok()) return Fail(binary.status());
+    result = pto::compiler::CompileResult();
+    result->key = binary->key();
+    result->dumps["pto"] = binary->pto_text();
+    result->binary = *std::move(binary);
+  }
 
   for (const std::string& name : DumpNames()) {
     if (!print.count(name)) continue;

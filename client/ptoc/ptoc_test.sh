@@ -17,6 +17,24 @@ for graph in "$GRAPHS"/*.pbtxt; do
   [ -s "$TMP/k.bin" ] || fail "$graph: no kernel binary written"
 done
 
+# A binary written by --output runs again without compiling; a tampered one
+# is refused.
+"$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --output="$TMP/add_exp.bin" >/dev/null || fail "write"
+out=$("$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --binary="$TMP/add_exp.bin" --run --print=key 2>&1) \
+  || fail "--binary: $out"
+grep -q "PASS" <<<"$out" && grep -q "key: " <<<"$out" || fail "--binary output: $out"
+out=$("$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --binary="$TMP/add_exp.bin" --print=tile 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "--binary --print=tile: exit $rc"
+/usr/bin/python3 - "$TMP/add_exp.bin" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+i = data.find(b"\x7fELF")  # the native payload
+data[i + 200] ^= 1
+open(sys.argv[1], "wb").write(bytes(data))
+PY
+out=$("$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --binary="$TMP/add_exp.bin" --run 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q "payload checksum mismatch" <<<"$out" || fail "tampered binary: $rc $out"
+
 out=$("$PTOC" --graph="$GRAPHS/add_exp.pbtxt" --run --trace="$TMP/trace.json" 2>&1) \
   || fail "trace: $out"
 grep -q '"traceEvents"' "$TMP/trace.json" || fail "no trace events"

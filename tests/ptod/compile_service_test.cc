@@ -108,6 +108,43 @@ TEST_F(PtodTest, SixteenIdenticalConcurrentRequestsCompileOnce) {
   EXPECT_GT(stats.compile_seconds_saved(), 0.0);
 }
 
+TEST_F(PtodTest, MixedConcurrentRequestsCompileEachKernelOnce) {
+  StartServer(/*workers=*/2);
+  constexpr int kKernels = 6;
+  constexpr int kCallersPerKernel = 6;
+  std::vector<std::thread> callers;
+  std::vector<std::string> keys(kKernels * kCallersPerKernel);
+  std::atomic<int> failures{0};
+  for (int i = 0; i < kKernels * kCallersPerKernel; ++i) {
+    callers.emplace_back([&, i] {
+      const int kernel = i % kKernels;
+      auto r = client_->Compile(AddGraph({16 * (kernel + 1)}, {16}), "host", {},
+                                In(absl::Seconds(240)));
+      if (!r.ok()) {
+        ++failures;
+        ADD_FAILURE() << r.status();
+        return;
+      }
+      keys[i] = r->key();
+    });
+  }
+  for (auto& t : callers) t.join();
+  ASSERT_EQ(failures.load(), 0);
+  for (int i = 0; i < kKernels * kCallersPerKernel; ++i) {
+    EXPECT_EQ(keys[i], keys[i % kKernels]) << i;  // same graph, same key
+    if (i < kKernels) {
+      for (int j = 0; j < i; ++j) EXPECT_NE(keys[i], keys[j]);
+    }
+  }
+  EXPECT_EQ(backend_->compiles(), kKernels);
+  pto::v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.compiles(), static_cast<uint64_t>(kKernels));
+  EXPECT_EQ(stats.misses(), static_cast<uint64_t>(kKernels));
+  EXPECT_EQ(stats.hits() + stats.coalesced(),
+            static_cast<uint64_t>(kKernels * (kCallersPerKernel - 1)));
+  EXPECT_EQ(stats.entries(), static_cast<uint64_t>(kKernels));
+}
+
 TEST_F(PtodTest, RestartOnSameDirectoryIsAHitWithoutCompiling) {
   StartServer();
   const pto::v1::Graph graph = AddGraph({100, 30}, {32, 16});

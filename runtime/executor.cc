@@ -23,19 +23,28 @@ CoreKind KindOf(pto::v1::CoreType type) {
   return type == pto::v1::CORE_TYPE_CUBE ? CoreKind::kCube : CoreKind::kVector;
 }
 
+// The lowest address of the calling thread's stack, or 0 when unknown.
+// Looked up once per thread: for the main thread glibc reads
+// /proc/self/maps, far too slow for every Run.
+uintptr_t StackLimit() {
+  thread_local const uintptr_t limit = [] {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return uintptr_t{0};
+    void* low = nullptr;
+    size_t size = 0;
+    const bool known = pthread_attr_getstack(&attr, &low, &size) == 0;
+    pthread_attr_destroy(&attr);
+    return known ? reinterpret_cast<uintptr_t>(low) : uintptr_t{0};
+  }();
+  return limit;
+}
+
 // Whether the calling thread has at least `bytes` of stack below here.
 bool HasStackLeft(size_t bytes) {
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return false;
-  void* low = nullptr;
-  size_t size = 0;
-  const bool known = pthread_attr_getstack(&attr, &low, &size) == 0;
-  pthread_attr_destroy(&attr);
-  if (!known) return false;
+  const uintptr_t limit = StackLimit();
   char here;
   const uintptr_t sp = reinterpret_cast<uintptr_t>(&here);
-  const uintptr_t base = reinterpret_cast<uintptr_t>(low);
-  return sp > base && sp - base >= bytes;
+  return limit != 0 && sp > limit && sp - limit >= bytes;
 }
 
 int64_t NowNs() {

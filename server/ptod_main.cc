@@ -36,6 +36,9 @@ ABSL_FLAG(int64_t, memory_cache_bytes, int64_t{256} << 20,
           "bound of the in-memory kernel cache");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest Compile request accepted");
+ABSL_FLAG(int, max_rpc_threads, 1024,
+          "threads for RPCs (each waiting caller holds one); beyond it "
+          "RESOURCE_EXHAUSTED");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
@@ -93,6 +96,10 @@ int main(int argc, char** argv) {
   options.service.queue_size = absl::GetFlag(FLAGS_queue_size);
   options.service.memory_cache_bytes = absl::GetFlag(FLAGS_memory_cache_bytes);
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  if (absl::GetFlag(FLAGS_max_rpc_threads) < 4) {
+    return Fail("--max_rpc_threads must be >= 4");
+  }
+  options.max_rpc_threads = absl::GetFlag(FLAGS_max_rpc_threads);
 
   pto::compiler::CompileSettings settings;
   settings.native_compile_timeout = absl::GetFlag(FLAGS_native_compile_timeout);

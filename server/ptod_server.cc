@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "spdlog/spdlog.h"
 
@@ -63,6 +64,9 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   // gRPC sets SO_REUSEPORT by default, which would let a second ptod bind
   // the same port and silently split the traffic; a busy port must fail.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  grpc::ResourceQuota quota("ptod");
+  quota.SetMaxThreads(std::max(options.max_rpc_threads, 4));
+  builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(options.max_request_bytes, INT32_MAX)));
   builder.RegisterService(ptod->service_.get());

@@ -40,6 +40,9 @@ struct PtodOptions {
   std::string cache_dir;
   // Largest request accepted, in bytes.
   size_t max_request_bytes = size_t{64} << 20;
+  // Threads gRPC may use for RPCs (each waiting caller holds one); beyond
+  // it new RPCs get RESOURCE_EXHAUSTED rather than an unbounded thread count.
+  int max_rpc_threads = 1024;
   CompileServiceOptions service;
 };
 

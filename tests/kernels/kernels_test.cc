@@ -3,6 +3,7 @@
 // element against the double-precision reference evaluator.
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -170,6 +171,38 @@ TEST(InOutTest, UpdatesInPlace) {
     b.SetResult(acc, b.Op("add", {b.Op("exp", {x}), b.Op("abs", {acc})}));
     CompileRunAndCheck(b.graph(), 1);
   }
+}
+
+// Thousands of tiles, run from several threads at once with their own data:
+// the executor's pools are shared, every run must still be exact.
+TEST(ManyTilesTest, ConcurrentRunsOfALargeKernel) {
+  GraphBuilder b("many_tiles", pto::v1::DT_FP32, {256, 500}, {8, 8});
+  const uint32_t x = b.Input("x");
+  const uint32_t y = b.Input("y");
+  b.Output("out", b.Op("add", {b.Op("muls", {x}, 0.5), y}));
+  auto compiled = compiler::Compile(b.graph(), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_GE(compiled->binary.execute_graph().tasks_size(), 32 * 63);
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int iter = 0; iter < 3 && failures[t].empty(); ++iter) {
+        ptoc::CheckOptions options;
+        options.seed = 100 * t + iter;
+        auto report = ptoc::RunAndCheck(b.graph(), **kernel, options);
+        if (!report.ok()) {
+          failures[t] = report.status().ToString();
+        } else if (!report->pass()) {
+          failures[t] = report->Summary();
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const std::string& f : failures) EXPECT_EQ(f, "");
 }
 
 TEST(TamperTest, RuntimeRefusesAFlippedPayloadByte) {

@@ -33,8 +33,9 @@ export PYPTO_COMPILE_SERVER="$ADDRESS"
 echo "== first run (compiles through ptod unless an earlier quick start cached it)"
 tools/pypto-python examples/quickstart.py
 echo "== second run, a new process (a cache HIT in ptod)"
-tools/pypto-python examples/quickstart.py | tee /dev/stderr | grep -q "ptod HIT" \
-  || { echo "second run was not a ptod cache HIT" >&2; exit 1; }
+second=$(tools/pypto-python examples/quickstart.py)
+echo "$second"
+grep -q "ptod HIT" <<<"$second" || { echo "second run was not a ptod cache HIT" >&2; exit 1; }
 
 echo "== ptod /metrics (excerpt)"
 curl -fsS "http://$METRICS/metrics" | grep -E '^pto_(requests_total|compile_duration_seconds_count|cache_entries)' || true

@@ -1,12 +1,14 @@
 #include "runtime/executor.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "absl/base/internal/raw_logging.h"
@@ -243,13 +245,28 @@ Executor::~Executor() {
 }
 
 Executor& Executor::Default() {
-  static Executor* executor = [] {
+  // A child of fork() inherits the executor but none of its threads (and
+  // maybe a queue lock held by one): it gets an executor of its own. The
+  // parent's copy is left alone (its threads do not exist here).
+  static std::atomic<Executor*> executor{nullptr};
+  static std::atomic<pid_t> owner{0};
+  static std::mutex creation;
+  const pid_t pid = getpid();
+  Executor* current = executor.load(std::memory_order_acquire);
+  if (current != nullptr && owner.load(std::memory_order_acquire) == pid) {
+    return *current;
+  }
+  std::lock_guard<std::mutex> lock(creation);
+  current = executor.load(std::memory_order_acquire);
+  if (current == nullptr || owner.load(std::memory_order_acquire) != pid) {
     Options options;
     options.vector_workers = EnvWorkers("PTO_VECTOR_WORKERS");
     options.cube_workers = EnvWorkers("PTO_CUBE_WORKERS");
-    return new Executor(options);
-  }();
-  return *executor;
+    current = new Executor(options);
+    owner.store(pid, std::memory_order_release);
+    executor.store(current, std::memory_order_release);
+  }
+  return *current;
 }
 
 std::string Executor::WorkerName(int index) const {

@@ -115,7 +115,8 @@ class Executor {
 
   // The process-wide executor (never destroyed). Pool sizes are the
   // defaults unless the environment sets PTO_VECTOR_WORKERS or
-  // PTO_CUBE_WORKERS (positive integers) before its first use.
+  // PTO_CUBE_WORKERS (positive integers) before its first use. A process
+  // made by fork() gets its own on first use.
   static Executor& Default();
 
   // Runs every task of `plan` with `buffers` (one pointer per Execute Graph

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -312,6 +314,35 @@ TEST(ExecutorTest, CallerOnSmallStackDoesNotHelp) {
   for (const TaskEvent& e : call.trace) {
     EXPECT_NE(ex.WorkerName(e.worker), "caller") << "task " << e.task;
   }
+}
+
+// After fork() the child has none of the parent's worker threads; the
+// default executor must give it workers again. The plan needs two threads at
+// once (see NoBarrierBetweenIndependentTasks): the calling thread alone
+// would wait in task A forever (30 s, then fail).
+TEST(ExecutorTest, DefaultExecutorWorksInForkedChild) {
+  GraphBuilder b;
+  b.Add({});   // A: waits for C
+  b.Add({});   // B
+  b.Add({1});  // C
+  b.Add({0, 2});
+  auto plan = b.Plan(WaitForC);
+  void* buffers[] = {nullptr};
+  ASSERT_TRUE(Executor::Default().Run(*plan, buffers).ok());  // parent's
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);  // a hang fails the test instead of blocking it
+    c_ran.store(false);
+    a_saw_c.store(false);
+    const bool ok = Executor::Default().Run(*plan, buffers).ok() && a_saw_c;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(TaskPlanTest, RejectsForwardDependency) {

@@ -6,13 +6,10 @@
 //
 // Exit status: 0 on success (and PASS with --run), 1 when compiling,
 // loading, running or checking fails, 2 on bad usage.
-#include <fcntl.h>
-
-#include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 

@@ -2,13 +2,16 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "pto/server/store_records.pb.h"
 #include "rocksdb/db.h"
+#include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
 #include "spdlog/spdlog.h"
@@ -16,14 +19,27 @@
 namespace pto::server {
 namespace {
 
-constexpr uint32_t kManifestVersion = 1;
+constexpr uint32_t kManifestVersion = 2;
+// Version 1 stored the whole KernelBinary as the payload, without reference
+// counts or access times; such a store is emptied on open.
+constexpr uint32_t kLayoutVersion = 2;
 constexpr char kStatsKey[] = "s/stats";
+constexpr char kAccessPrefix[] = "a/";
+// Pending access times written once this many have gathered, even if the
+// granularity has not passed.
+constexpr size_t kAccessBatch = 1024;
 
 std::string ManifestKey(absl::string_view key) {
   return absl::StrCat("m/", key);
 }
 std::string PayloadKey(absl::string_view digest_hex) {
   return absl::StrCat("p/", digest_hex);
+}
+std::string RefsKey(absl::string_view digest_hex) {
+  return absl::StrCat("r/", digest_hex);
+}
+std::string AccessKey(absl::string_view key) {
+  return absl::StrCat(kAccessPrefix, key);
 }
 
 std::string Sha256Raw(absl::string_view bytes) {
@@ -37,6 +53,12 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
   if (s.ok()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("kernel store: ", what, ": ",
                                           s.ToString()));
+}
+
+std::string AccessRecord(int64_t unix_seconds) {
+  AccessTime access;
+  access.set_unix_seconds(unix_seconds);
+  return access.SerializeAsString();
 }
 
 }  // namespace
@@ -54,43 +76,62 @@ std::string Sha256Hex(absl::string_view bytes) {
 }
 
 absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
-    const std::string& dir) {
-  rocksdb::Options options;
-  options.create_if_missing = true;
+    const std::string& dir, Options options) {
+  rocksdb::Options rocks;
+  rocks.create_if_missing = true;
   // Kernels are written once and read many times; a few MB of write buffer
   // is plenty and keeps ptod's footprint small.
-  options.write_buffer_size = 16 << 20;
+  rocks.write_buffer_size = 16 << 20;
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
+  rocksdb::Status s = rocksdb::DB::Open(rocks, dir, &raw);
   if (!s.ok()) {
     return absl::UnavailableError(absl::StrCat(
         "cannot open kernel store in ", dir, ": ", s.ToString()));
   }
-  std::unique_ptr<KernelStore> store(
-      new KernelStore(dir, std::unique_ptr<rocksdb::DB>(raw)));
+  std::unique_ptr<KernelStore> store(new KernelStore(
+      dir, std::unique_ptr<rocksdb::DB>(raw), std::move(options)));
   std::string stats_bytes;
   s = store->db_->Get(rocksdb::ReadOptions(), kStatsKey, &stats_bytes);
-  if (s.ok()) {
-    StoreStats stats;
-    if (!stats.ParseFromString(stats_bytes)) {
-      return absl::DataLossError(
-          absl::StrCat("kernel store in ", dir, ": unreadable stats record"));
-    }
+  if (s.IsNotFound()) {
+    // A new store: record the layout so that a later one can tell.
     absl::MutexLock lock(&store->write_mu_);
-    store->entries_ = stats.entries();
-    store->payloads_ = stats.payloads();
-    store->bytes_ = stats.payload_bytes();
-  } else if (!s.IsNotFound()) {
-    return FromRocks(s, "reading stats");
+    rocksdb::WriteBatch batch;
+    absl::Status status = store->CommitLocked(&batch, 0, 0, 0);
+    if (!status.ok()) return status;
+    return store;
   }
+  if (!s.ok()) return FromRocks(s, "reading stats");
+  StoreStats stats;
+  if (!stats.ParseFromString(stats_bytes)) {
+    return absl::DataLossError(
+        absl::StrCat("kernel store in ", dir, ": unreadable stats record"));
+  }
+  if (stats.layout_version() != kLayoutVersion) {
+    spdlog::warn(
+        "kernel store in {}: record layout {} (this ptod writes {}); "
+        "dropping its {} kernels",
+        dir, stats.layout_version(), kLayoutVersion, stats.entries());
+    absl::Status status = store->Purge();
+    if (!status.ok()) return status;
+    return store;
+  }
+  absl::MutexLock lock(&store->write_mu_);
+  store->entries_ = stats.entries();
+  store->payloads_ = stats.payloads();
+  store->bytes_ = stats.payload_bytes();
   return store;
 }
 
-KernelStore::KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db)
-    : dir_(std::move(dir)), db_(std::move(db)) {}
+KernelStore::KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+                         Options options)
+    : dir_(std::move(dir)),
+      db_(std::move(db)),
+      options_(std::move(options)),
+      last_access_flush_(Now()) {}
 
 KernelStore::~KernelStore() {
   if (db_ != nullptr) {
+    FlushAccessTimes();
     rocksdb::Status s = db_->Close();
     if (!s.ok()) spdlog::warn("closing kernel store: {}", s.ToString());
   }
@@ -104,9 +145,13 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
   if (!s.ok()) return FromRocks(s, "reading manifest");
 
   Manifest manifest;
+  CompiledKernel kernel;
   if (!manifest.ParseFromString(manifest_bytes) ||
-      manifest.payload_sha256().size() != SHA256_DIGEST_LENGTH) {
-    DeleteCorrupt(key, "", 0, "unreadable manifest");
+      manifest.version() != kManifestVersion ||
+      manifest.payload_sha256().size() != SHA256_DIGEST_LENGTH ||
+      Sha256Raw(manifest.binary_meta()) != manifest.binary_meta_sha256() ||
+      !kernel.binary.ParseFromString(manifest.binary_meta())) {
+    DeleteCorrupt(key, false, "unreadable manifest");
     return absl::NotFoundError("corrupt manifest deleted");
   }
   const std::string digest_hex =
@@ -114,37 +159,30 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
   std::string payload;
   s = db_->Get(rocksdb::ReadOptions(), PayloadKey(digest_hex), &payload);
   if (s.IsNotFound()) {
-    DeleteCorrupt(key, "", 0, "manifest points at a missing payload");
+    DeleteCorrupt(key, false, "manifest points at a missing payload");
     return absl::NotFoundError("dangling manifest deleted");
   }
   if (!s.ok()) return FromRocks(s, "reading payload");
-
-  CompiledKernel kernel;
   if (Sha256Raw(payload) != manifest.payload_sha256()) {
-    DeleteCorrupt(key, digest_hex, manifest.payload_bytes(),
-                  "payload digest mismatch");
+    DeleteCorrupt(key, true, "payload digest mismatch");
     return absl::NotFoundError("corrupt payload deleted");
   }
-  if (!kernel.binary.ParseFromString(payload)) {
-    DeleteCorrupt(key, digest_hex, manifest.payload_bytes(),
-                  "payload is not a KernelBinary");
-    return absl::NotFoundError("corrupt payload deleted");
-  }
+  kernel.binary.set_native_payload(std::move(payload));
   kernel.compile_seconds = manifest.compile_seconds();
   for (const StageSeconds& stage : manifest.stages()) {
     pto::v1::StageTiming& t = kernel.stages.emplace_back();
     t.set_stage(stage.stage());
     t.set_seconds(stage.seconds());
   }
+  Touch(key);
   return kernel;
 }
 
 absl::Status KernelStore::Put(const std::string& key,
                               const CompiledKernel& kernel) {
-  std::string payload;
-  if (!kernel.binary.SerializeToString(&payload)) {
-    return absl::InternalError("kernel binary does not serialize");
-  }
+  const std::string& payload = kernel.binary.native_payload();
+  pto::v1::KernelBinary meta = kernel.binary;
+  meta.clear_native_payload();
   Manifest manifest;
   manifest.set_version(kManifestVersion);
   manifest.set_payload_sha256(Sha256Raw(payload));
@@ -155,85 +193,317 @@ absl::Status KernelStore::Put(const std::string& key,
     stage->set_stage(t.stage());
     stage->set_seconds(t.seconds());
   }
-  manifest.set_created_unix_micros(absl::ToUnixMicros(absl::Now()));
-  const std::string payload_key =
-      PayloadKey(absl::BytesToHexString(manifest.payload_sha256()));
+  manifest.set_created_unix_micros(absl::ToUnixMicros(Now()));
+  if (!meta.SerializeToString(manifest.mutable_binary_meta())) {
+    return absl::InternalError("kernel binary does not serialize");
+  }
+  manifest.set_binary_meta_sha256(Sha256Raw(manifest.binary_meta()));
+  const std::string manifest_bytes = manifest.SerializeAsString();
+  const std::string digest_hex =
+      absl::BytesToHexString(manifest.payload_sha256());
+  const int64_t now_s = absl::ToUnixSeconds(Now());
 
   absl::MutexLock lock(&write_mu_);
-  std::string existing;
-  rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &existing);
-  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading manifest");
-  const bool new_entry = s.IsNotFound();
-  // Identical bytes are stored once, whichever key they were compiled for.
-  s = db_->Get(rocksdb::ReadOptions(), payload_key, &existing);
-  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading payload");
-  const bool new_payload = s.IsNotFound();
-
-  StoreStats stats;
-  stats.set_entries(entries_ + (new_entry ? 1 : 0));
-  stats.set_payloads(payloads_ + (new_payload ? 1 : 0));
-  stats.set_payload_bytes(bytes_ + (new_payload ? payload.size() : 0));
-
+  uint64_t entries = entries_, payloads = payloads_, bytes = bytes_;
   rocksdb::WriteBatch batch;
-  batch.Put(ManifestKey(key), manifest.SerializeAsString());
-  if (new_payload) batch.Put(payload_key, payload);
-  batch.Put(kStatsKey, stats.SerializeAsString());
-  rocksdb::WriteOptions write_options;
-  write_options.sync = false;  // WAL on, no fsync: see the header
-  s = db_->Write(write_options, &batch);
-  if (!s.ok()) return FromRocks(s, "writing kernel");
-  entries_ = stats.entries();
-  payloads_ = stats.payloads();
-  bytes_ = stats.payload_bytes();
-  // Issue 5: size-bounded eviction goes here (oldest manifests first, then
-  // payloads no manifest refers to), in its own batch with the counters.
+  // Replacing an entry drops its reference first (it may be this payload).
+  std::string old_bytes;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &old_bytes);
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading manifest");
+  uint64_t refs = 0;
+  if (s.ok()) {
+    Manifest old;
+    if (old.ParseFromString(old_bytes) && old.version() == kManifestVersion) {
+      if (old.payload_sha256() == manifest.payload_sha256() &&
+          old.binary_meta_sha256() == manifest.binary_meta_sha256()) {
+        return absl::OkStatus();  // the same kernel again
+      }
+      absl::Status removed = RemoveEntryLocked(
+          key, old, old_bytes.size(), &batch, &entries, &payloads, &bytes);
+      if (!removed.ok()) return removed;
+      // Commit the removal first so the reference count read below is
+      // current (the batch is not visible to reads).
+      absl::Status committed = CommitLocked(&batch, entries, payloads, bytes);
+      if (!committed.ok()) return committed;
+      batch.Clear();
+    } else {
+      // Unreadable: replaced without knowing its payload (see DeleteCorrupt).
+      if (entries > 0) --entries;
+      bytes = bytes >= old_bytes.size() ? bytes - old_bytes.size() : 0;
+    }
+  }
+  std::string refs_bytes;
+  s = db_->Get(rocksdb::ReadOptions(), RefsKey(digest_hex), &refs_bytes);
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading refs");
+  if (s.ok()) {
+    PayloadRefs r;
+    if (r.ParseFromString(refs_bytes)) refs = r.refs();
+  }
+  // Identical native code is stored once, whichever key it was compiled for.
+  if (refs == 0) {
+    batch.Put(PayloadKey(digest_hex), payload);
+    ++payloads;
+    bytes += payload.size();
+  }
+  PayloadRefs new_refs;
+  new_refs.set_refs(refs + 1);
+  batch.Put(RefsKey(digest_hex), new_refs.SerializeAsString());
+  batch.Put(ManifestKey(key), manifest_bytes);
+  batch.Put(AccessKey(key), AccessRecord(now_s));
+  ++entries;
+  bytes += manifest_bytes.size();
+  absl::Status committed = CommitLocked(&batch, entries, payloads, bytes);
+  if (!committed.ok()) return committed;
+  {
+    absl::MutexLock access_lock(&access_mu_);
+    recorded_access_[key] = now_s;
+  }
+  if (options_.max_bytes > 0 && bytes_ > options_.max_bytes) EvictLocked();
   return absl::OkStatus();
 }
 
-void KernelStore::DeleteCorrupt(const std::string& key,
-                                const std::string& payload_hex,
-                                uint64_t payload_bytes,
-                                const std::string& why) {
-  absl::MutexLock lock(&write_mu_);
-  rocksdb::WriteBatch batch;
-  uint64_t entries = entries_, payloads = payloads_, bytes = bytes_;
-  std::string ignored;
-  if (db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &ignored).ok()) {
-    batch.Delete(ManifestKey(key));
-    if (entries > 0) --entries;
+absl::Time KernelStore::Now() const {
+  return options_.clock ? options_.clock() : absl::Now();
+}
+
+absl::Status KernelStore::RemoveEntryLocked(
+    const std::string& key, const Manifest& manifest, uint64_t manifest_bytes,
+    rocksdb::WriteBatch* batch, uint64_t* entries, uint64_t* payloads,
+    uint64_t* bytes) {
+  const std::string digest_hex =
+      absl::BytesToHexString(manifest.payload_sha256());
+  batch->Delete(ManifestKey(key));
+  batch->Delete(AccessKey(key));
+  if (*entries > 0) --*entries;
+  *bytes = *bytes >= manifest_bytes ? *bytes - manifest_bytes : 0;
+  std::string refs_bytes;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), RefsKey(digest_hex), &refs_bytes);
+  if (s.IsNotFound()) return absl::OkStatus();  // payload already gone
+  if (!s.ok()) return FromRocks(s, "reading refs");
+  PayloadRefs refs;
+  refs.ParseFromString(refs_bytes);
+  if (refs.refs() > 1) {
+    refs.set_refs(refs.refs() - 1);
+    batch->Put(RefsKey(digest_hex), refs.SerializeAsString());
+    return absl::OkStatus();
   }
-  if (!payload_hex.empty()) {
-    if (db_->Get(rocksdb::ReadOptions(), PayloadKey(payload_hex), &ignored)
-            .ok()) {
-      batch.Delete(PayloadKey(payload_hex));
-      if (payloads > 0) --payloads;
-      // What Put counted is the manifest's size; the corrupt bytes may differ.
-      bytes = bytes >= payload_bytes ? bytes - payload_bytes : 0;
-    }
-  }
+  batch->Delete(RefsKey(digest_hex));
+  batch->Delete(PayloadKey(digest_hex));
+  if (*payloads > 0) --*payloads;
+  *bytes = *bytes >= manifest.payload_bytes() ? *bytes - manifest.payload_bytes()
+                                               : 0;
+  return absl::OkStatus();
+}
+
+absl::Status KernelStore::CommitLocked(rocksdb::WriteBatch* batch,
+                                       uint64_t entries, uint64_t payloads,
+                                       uint64_t bytes) {
   StoreStats stats;
   stats.set_entries(entries);
   stats.set_payloads(payloads);
   stats.set_payload_bytes(bytes);
-  batch.Put(kStatsKey, stats.SerializeAsString());
-  rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch);
-  ++corrupt_entries_;
-  if (!s.ok()) {
-    spdlog::error("kernel store: deleting corrupt entry {}: {}",
-                  key.substr(0, 12), s.ToString());
-    return;
-  }
+  stats.set_layout_version(kLayoutVersion);
+  batch->Put(kStatsKey, stats.SerializeAsString());
+  rocksdb::WriteOptions write_options;
+  write_options.sync = false;  // WAL on, no fsync: see the header
+  rocksdb::Status s = db_->Write(write_options, batch);
+  if (!s.ok()) return FromRocks(s, "writing");
   entries_ = entries;
   payloads_ = payloads;
   bytes_ = bytes;
+  return absl::OkStatus();
+}
+
+void KernelStore::EvictLocked() {
+  FlushAccessTimes();
+  const int64_t now_s = absl::ToUnixSeconds(Now());
+  const int64_t newest_evictable =
+      now_s - absl::ToInt64Seconds(options_.min_age);
+  std::vector<std::pair<int64_t, std::string>> candidates;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(kAccessPrefix);
+         it->Valid() && it->key().starts_with(kAccessPrefix); it->Next()) {
+      AccessTime access;
+      access.ParseFromArray(it->value().data(),
+                            static_cast<int>(it->value().size()));
+      if (access.unix_seconds() > newest_evictable) continue;
+      candidates.emplace_back(
+          access.unix_seconds(),
+          it->key().ToString().substr(sizeof(kAccessPrefix) - 1));
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  const auto target =
+      static_cast<uint64_t>(options_.low_water * options_.max_bytes);
+  uint64_t evicted = 0;
+  for (const auto& [last_use, key] : candidates) {
+    if (bytes_ <= target) break;
+    {
+      // A hit since the flush above makes it recent again.
+      absl::MutexLock access_lock(&access_mu_);
+      auto recorded = recorded_access_.find(key);
+      if (recorded != recorded_access_.end() &&
+          recorded->second > newest_evictable) {
+        continue;
+      }
+      recorded_access_.erase(key);
+    }
+    uint64_t entries = entries_, payloads = payloads_, bytes = bytes_;
+    rocksdb::WriteBatch batch;
+    std::string manifest_bytes;
+    rocksdb::Status s =
+        db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &manifest_bytes);
+    Manifest manifest;
+    if (s.IsNotFound() || (s.ok() && !manifest.ParseFromString(manifest_bytes))) {
+      // An access time without a manifest (or a broken one): drop it.
+      batch.Delete(AccessKey(key));
+      if (s.ok()) batch.Delete(ManifestKey(key));
+    } else if (!s.ok() ||
+               !RemoveEntryLocked(key, manifest, manifest_bytes.size(), &batch,
+                                  &entries, &payloads, &bytes)
+                    .ok()) {
+      spdlog::error("kernel store: evicting {}: {}", key.substr(0, 12),
+                    s.ToString());
+      break;
+    }
+    absl::Status committed = CommitLocked(&batch, entries, payloads, bytes);
+    if (!committed.ok()) {
+      spdlog::error("kernel store: evicting {}: {}", key.substr(0, 12),
+                    committed.ToString());
+      break;
+    }
+    if (s.ok()) {
+      ++evictions_;
+      ++evicted;
+      if (options_.on_evict) {
+        options_.on_evict(static_cast<double>(now_s - last_use));
+      }
+    }
+  }
+  if (bytes_ > options_.max_bytes) {
+    spdlog::warn(
+        "kernel store: {} bytes over the budget of {} after evicting {} "
+        "entries (the rest were used within the minimum age)",
+        bytes_ - options_.max_bytes, options_.max_bytes, evicted);
+  } else {
+    spdlog::info("kernel store: evicted {} entries, {} bytes left", evicted,
+                 bytes_);
+  }
+}
+
+void KernelStore::DeleteCorrupt(const std::string& key, bool delete_payload,
+                                const std::string& why) {
+  absl::MutexLock lock(&write_mu_);
+  uint64_t entries = entries_, payloads = payloads_, bytes = bytes_;
+  rocksdb::WriteBatch batch;
+  std::string manifest_bytes;
+  if (!db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &manifest_bytes)
+           .ok()) {
+    return;  // deleted (and counted) by a racing reader
+  }
+  ++corrupt_entries_;
+  Manifest manifest;
+  if (!manifest.ParseFromString(manifest_bytes) ||
+      manifest.payload_sha256().size() != SHA256_DIGEST_LENGTH) {
+    // Unreadable: its payload reference (if any) cannot be dropped; the
+    // payload stays counted until its other users go. Rare enough.
+    batch.Delete(ManifestKey(key));
+    batch.Delete(AccessKey(key));
+    if (entries > 0) --entries;
+    bytes = bytes >= manifest_bytes.size() ? bytes - manifest_bytes.size() : 0;
+  } else {
+    absl::Status removed = RemoveEntryLocked(
+        key, manifest, manifest_bytes.size(), &batch, &entries, &payloads,
+        &bytes);
+    if (removed.ok() && delete_payload) {
+      // Corrupt bytes are no use to any key: the other manifests sharing them
+      // find the payload gone and are deleted when next read.
+      const std::string digest_hex =
+          absl::BytesToHexString(manifest.payload_sha256());
+      std::string refs_bytes;
+      if (db_->Get(rocksdb::ReadOptions(), RefsKey(digest_hex), &refs_bytes)
+              .ok()) {
+        batch.Delete(RefsKey(digest_hex));
+        batch.Delete(PayloadKey(digest_hex));
+        if (payloads > 0) --payloads;
+        bytes = bytes >= manifest.payload_bytes()
+                    ? bytes - manifest.payload_bytes()
+                    : 0;
+      }
+    }
+  }
+  absl::Status committed = CommitLocked(&batch, entries, payloads, bytes);
+  if (!committed.ok()) {
+    spdlog::error("kernel store: deleting corrupt entry {}: {}",
+                  key.substr(0, 12), committed.ToString());
+    return;
+  }
   spdlog::warn("kernel store: deleted corrupt entry {} ({})",
                key.substr(0, 12), why);
 }
 
+void KernelStore::Touch(const std::string& key) {
+  const int64_t now_s = absl::ToUnixSeconds(Now());
+  const int64_t granularity =
+      std::max<int64_t>(absl::ToInt64Seconds(options_.access_granularity), 0);
+  bool flush = false;
+  {
+    absl::MutexLock lock(&access_mu_);
+    auto [it, inserted] = recorded_access_.try_emplace(key, now_s);
+    if (!inserted) {
+      if (now_s - it->second < granularity || now_s <= it->second) return;
+      it->second = now_s;
+    }
+    pending_access_.emplace_back(key, now_s);
+    flush = pending_access_.size() >= kAccessBatch ||
+            Now() - last_access_flush_ >= options_.access_granularity;
+  }
+  if (flush) FlushAccessTimes();
+}
+
+void KernelStore::FlushAccessTimes() {
+  std::vector<std::pair<std::string, int64_t>> pending;
+  {
+    absl::MutexLock lock(&access_mu_);
+    pending.swap(pending_access_);
+    last_access_flush_ = Now();
+  }
+  if (pending.empty()) return;
+  // Access records are not counted in the byte budget (a few dozen bytes
+  // each). One for a key evicted meanwhile is dropped by the next eviction.
+  rocksdb::WriteBatch batch;
+  for (const auto& [key, seconds] : pending) {
+    batch.Put(AccessKey(key), AccessRecord(seconds));
+  }
+  rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch);
+  if (!s.ok()) {
+    spdlog::warn("kernel store: writing {} access times: {}", pending.size(),
+                 s.ToString());
+  }
+}
+
+absl::Status KernelStore::Purge() {
+  absl::MutexLock lock(&write_mu_);
+  {
+    absl::MutexLock access_lock(&access_mu_);
+    recorded_access_.clear();
+    pending_access_.clear();
+  }
+  // Every record but the stats sorts between these bounds.
+  rocksdb::Status s = db_->DeleteRange(rocksdb::WriteOptions(),
+                                       db_->DefaultColumnFamily(), "a/", "s/");
+  if (!s.ok()) return FromRocks(s, "purging");
+  rocksdb::WriteBatch batch;
+  return CommitLocked(&batch, 0, 0, 0);
+}
+
 KernelStore::Stats KernelStore::GetStats() const {
   absl::MutexLock lock(&write_mu_);
-  return Stats{entries_, payloads_, bytes_, corrupt_entries_};
+  return Stats{entries_, payloads_, bytes_, corrupt_entries_, evictions_};
 }
 
 }  // namespace pto::server

@@ -1,49 +1,72 @@
-// The persistent kernel cache: one RocksDB directory, content addressed.
+// The persistent kernel cache: one RocksDB directory, content addressed, with
+// a byte budget.
 //
-//   auto store = KernelStore::Open("/var/cache/pto/ptod");
+//   KernelStore::Options options;
+//   options.max_bytes = 10ull << 30;
+//   auto store = KernelStore::Open("/var/cache/pto/ptod", options);
 //   (*store)->Put(key, kernel);
 //   absl::StatusOr<CompiledKernel> k = (*store)->Get(key);  // NOT_FOUND: miss
 //
-// Layout (keys are ASCII):
-//   "m/<request key>"        -> Manifest (server/proto/.../store_records.proto):
-//                               payload digest and size, compile time, stages,
-//                               creation time
-//   "p/<hex sha256(bytes)>"  -> bytes: the serialized KernelBinary
+// Layout (keys are ASCII; records in server/proto/.../store_records.proto):
+//   "m/<request key>"        -> Manifest: the KernelBinary without its native
+//                               payload (and that record's SHA-256), the
+//                               payload's digest and size, compile time,
+//                               stages, creation time
+//   "p/<hex sha256(native)>" -> bytes: the native payload
+//   "r/<hex sha256(native)>" -> PayloadRefs: manifests sharing the payload
+//   "a/<request key>"        -> AccessTime: last use, coarse
 //   "s/stats"                -> StoreStats: entry, payload and byte counters
-// A Put writes the manifest, the payload (unless identical bytes are already
-// stored: they are stored once) and the updated counters in one WriteBatch,
-// so a crash leaves all three or none, and Open() needs no scan to know the
-// cache's size. Writes go to the WAL without fsync: a power cut may lose the
-// last few kernels, which are recompiled on demand.
+// The native payload is the bulk of a kernel and the same for every key that
+// compiles to the same code (two tenants with one graph, option spellings the
+// compiler ignores): it is stored once and reference counted. A Put writes the
+// manifest, the payload (unless already stored), its reference count, the
+// access time and the counters in one WriteBatch, so a crash leaves all or
+// none, and Open() needs no scan to know the cache's size. Writes go to the
+// WAL without fsync: a power cut may lose the last few kernels, which are
+// recompiled on demand.
 //
-// Every Get re-hashes the payload. A payload whose digest does not match (or
-// that does not parse, or a manifest pointing at nothing) is deleted, counted
-// in corrupt_entries, logged, and reported as a miss: a cache must never hand
-// out bytes it did not store.
+// Every Get re-hashes the manifest's metadata and the payload. A mismatch (or
+// a record that does not parse, or a manifest pointing at nothing) deletes the
+// entry, counts it in corrupt_entries, logs it, and is a miss: a cache must
+// never hand out bytes it did not store.
 //
-// Thread-safe. Size-bounded eviction is issue 5: it belongs in Put (after the
-// batch, while stats are at hand) and will need payload reference counts,
-// since several manifests may share one payload.
+// Eviction (approximate LRU): a hit records its time in memory, at most once
+// per `access_granularity` per key; the times are written in batches. When a
+// Put takes the bytes over `max_bytes`, entries are evicted least recently
+// used first until the bytes are under `low_water` of the budget; entries
+// used within `min_age` are never evicted (so a burst of new kernels cannot
+// flush the working set, and the cache may exceed its budget when everything
+// is young). Eviction reads the access records (small) to order them: it runs
+// rarely, in the writer's thread, never on open.
+//
+// Thread-safe.
 #ifndef PTO_SERVER_KERNEL_STORE_H_
 #define PTO_SERVER_KERNEL_STORE_H_
 
-#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "server/compiled_kernel.h"
 
 namespace rocksdb {
 class DB;
+class WriteBatch;
 }
 
 namespace pto::server {
+
+class Manifest;
 
 // Whether `key` looks like a cache key: 64 lowercase hex digits.
 bool IsWellFormedKey(absl::string_view key);
@@ -53,19 +76,42 @@ std::string Sha256Hex(absl::string_view bytes);
 
 class KernelStore {
  public:
+  struct Options {
+    // Byte budget of payloads plus manifests; 0: unbounded.
+    uint64_t max_bytes = 0;
+    // Eviction stops once the bytes are at most this fraction of max_bytes.
+    double low_water = 0.9;
+    // Entries used more recently than this are never evicted.
+    absl::Duration min_age = absl::Minutes(10);
+    // Resolution of recorded access times (and so the most often one key's
+    // time is written).
+    absl::Duration access_granularity = absl::Seconds(60);
+    // Called once per evicted entry with the seconds since its last use.
+    std::function<void(double idle_seconds)> on_evict;
+    // The time (tests move it); empty: absl::Now.
+    std::function<absl::Time()> clock;
+  };
+
   struct Stats {
     uint64_t entries = 0;          // manifests (one per request key)
-    uint64_t payloads = 0;         // distinct payloads
-    uint64_t bytes = 0;            // bytes of all payloads
+    uint64_t payloads = 0;         // distinct native payloads
+    uint64_t bytes = 0;            // bytes of all payloads and manifests
     uint64_t corrupt_entries = 0;  // deleted as corrupt since Open()
+    uint64_t evictions = 0;        // evicted since Open()
   };
 
   // Opens (creating if needed) the store in directory `dir`. Fails with the
   // RocksDB message if the directory is unusable or another process holds it.
+  // A store written with an older record layout is emptied (its kernels are
+  // recompiled on demand).
   static absl::StatusOr<std::unique_ptr<KernelStore>> Open(
-      const std::string& dir);
+      const std::string& dir, Options options);
+  static absl::StatusOr<std::unique_ptr<KernelStore>> Open(
+      const std::string& dir) {
+    return Open(dir, Options());
+  }
 
-  // Flushes and closes the database.
+  // Writes pending access times, then flushes and closes the database.
   ~KernelStore();
 
   KernelStore(const KernelStore&) = delete;
@@ -75,30 +121,75 @@ class KernelStore {
   // found corrupt (and deleted) just now; other errors are I/O failures.
   absl::StatusOr<CompiledKernel> Get(const std::string& key);
 
-  // Stores `kernel` under `key` (replacing an earlier entry for the key).
+  // Stores `kernel` under `key` (replacing an earlier entry for the key),
+  // then evicts if over budget.
   absl::Status Put(const std::string& key, const CompiledKernel& kernel);
+
+  // Deletes every entry (admin purge). The counters restart at zero.
+  absl::Status Purge();
+
+  // Writes the access times recorded in memory (also done every
+  // access_granularity, before eviction, and on close).
+  void FlushAccessTimes();
 
   Stats GetStats() const;
 
   const std::string& dir() const { return dir_; }
 
  private:
-  KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db);
+  KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+              Options options);
 
-  // Deletes `key`'s manifest and, when `payload_hex` is given, the payload
-  // it points at (`payload_bytes` as the manifest recorded it); counts one
-  // corrupt entry and logs `why`.
-  void DeleteCorrupt(const std::string& key, const std::string& payload_hex,
-                     uint64_t payload_bytes, const std::string& why);
+  // Adds to `batch` the deletion of `key`'s entry (manifest `manifest`, whose
+  // serialized size is `manifest_bytes`), dropping its payload reference,
+  // and updates the counters in `*entries`, `*payloads`, `*bytes`.
+  absl::Status RemoveEntryLocked(const std::string& key,
+                                 const Manifest& manifest,
+                                 uint64_t manifest_bytes,
+                                 rocksdb::WriteBatch* batch, uint64_t* entries,
+                                 uint64_t* payloads, uint64_t* bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  // Writes `batch` plus the counters; on success adopts them.
+  absl::Status CommitLocked(rocksdb::WriteBatch* batch, uint64_t entries,
+                            uint64_t payloads, uint64_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  // Evicts least recently used entries older than min_age until the bytes
+  // are under low_water * max_bytes.
+  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  // Deletes `key`'s entry and, when `delete_payload`, the payload it points
+  // at (corrupt bytes are no use to any key); counts one corrupt entry and
+  // logs `why`.
+  void DeleteCorrupt(const std::string& key, bool delete_payload,
+                     const std::string& why);
+
+  absl::Time Now() const;
+
+  // Records a use of `key` now; writes the batch when it is due.
+  void Touch(const std::string& key);
 
   const std::string dir_;
   std::unique_ptr<rocksdb::DB> db_;
+  const Options options_;
+
   // Serializes writers: each batch updates the counters read-modify-write.
   mutable absl::Mutex write_mu_;
   uint64_t entries_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t payloads_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t bytes_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t corrupt_entries_ ABSL_GUARDED_BY(write_mu_) = 0;
+  uint64_t evictions_ ABSL_GUARDED_BY(write_mu_) = 0;
+
+  // Access times: the last one recorded per key (written or pending), and
+  // those not yet written.
+  absl::Mutex access_mu_;
+  absl::flat_hash_map<std::string, int64_t> recorded_access_
+      ABSL_GUARDED_BY(access_mu_);
+  std::vector<std::pair<std::string, int64_t>> pending_access_
+      ABSL_GUARDED_BY(access_mu_);
+  absl::Time last_access_flush_ ABSL_GUARDED_BY(access_mu_);
 };
 
 }  // namespace pto::server

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
@@ -76,18 +78,29 @@ TEST_F(KernelStoreTest, RoundTrip) {
 
 TEST_F(KernelStoreTest, IdenticalPayloadsAreStoredOnce) {
   auto store = OpenStore();
-  const CompiledKernel kernel = MakeKernel("same bytes");
+  // Different keys (the binary names its key) with the same native code.
+  const std::string native(4096, 'x');
+  CompiledKernel kernel = MakeKernel(native);
+  kernel.binary.set_key(Key('a'));
   ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
-  const uint64_t one_payload = store->GetStats().bytes;
-  ASSERT_GT(one_payload, 0u);
+  const uint64_t one_entry = store->GetStats().bytes;
+  ASSERT_GT(one_entry, native.size());
+  kernel.binary.set_key(Key('b'));
   ASSERT_TRUE(store->Put(Key('b'), kernel).ok());
   KernelStore::Stats stats = store->GetStats();
   EXPECT_EQ(stats.entries, 2u);
   EXPECT_EQ(stats.payloads, 1u);
-  EXPECT_EQ(stats.bytes, one_payload);
+  // The second entry costs only its manifest.
+  EXPECT_LT(stats.bytes, one_entry + native.size() / 2);
+  const uint64_t one_payload = stats.bytes;
+  auto b = store->Get(Key('b'));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->binary.key(), Key('b'));
+  EXPECT_EQ(b->binary.native_payload(), native);
   // Writing the same key again adds nothing.
   ASSERT_TRUE(store->Put(Key('b'), kernel).ok());
   EXPECT_EQ(store->GetStats().entries, 2u);
+  EXPECT_EQ(store->GetStats().bytes, one_payload);
   ASSERT_TRUE(store->Put(Key('c'), MakeKernel("other bytes")).ok());
   stats = store->GetStats();
   EXPECT_EQ(stats.entries, 3u);
@@ -122,9 +135,9 @@ TEST_F(KernelStoreTest, DigestMismatchDeletesEntryAndMisses) {
     auto store = OpenStore();
     ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
   }
-  // Flip one byte of the stored payload behind the store's back.
+  // Flip one byte of the stored native payload behind the store's back.
   const std::string payload_key =
-      "p/" + Sha256Hex(kernel.binary.SerializeAsString());
+      "p/" + Sha256Hex(kernel.binary.native_payload());
   {
     rocksdb::DB* raw = nullptr;
     ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
@@ -155,6 +168,196 @@ TEST_F(KernelStoreTest, SecondOpenOfTheSameDirectoryFailsClearly) {
   auto second = KernelStore::Open(dir_);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find(dir_), std::string::npos);
+}
+
+
+// A clock the tests move by hand.
+struct FakeClock {
+  absl::Time now = absl::FromUnixSeconds(1'000'000);
+  std::function<absl::Time()> Fn() {
+    return [this] { return now; };
+  }
+};
+
+CompiledKernel Sized(char c, size_t bytes) {
+  CompiledKernel kernel = MakeKernel(std::string(bytes, c));
+  kernel.binary.set_key(Key(c));
+  return kernel;
+}
+
+TEST_F(KernelStoreTest, EvictionKeepsTheBudgetAndTheHotEntries) {
+  FakeClock clock;
+  std::vector<double> evicted_idle;
+  KernelStore::Options options;
+  options.max_bytes = 10 * 10'000;  // room for about nine 10 kB kernels
+  options.min_age = absl::Seconds(30);
+  options.access_granularity = absl::Seconds(1);
+  options.clock = clock.Fn();
+  options.on_evict = [&](double idle) { evicted_idle.push_back(idle); };
+  auto opened = KernelStore::Open(dir_, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  KernelStore& store = **opened;
+  // 'a' is used all along; the others are written once.
+  const std::string letters = "abcdefghijklmnopqrstuvwxyz";
+  for (char c : letters) {
+    ASSERT_TRUE(store.Put(Key(c), Sized(c, 10'000)).ok());
+    clock.now += absl::Minutes(1);
+    ASSERT_TRUE(store.Get(Key('a')).ok()) << "after putting " << c;
+    EXPECT_LE(store.GetStats().bytes, options.max_bytes) << "after " << c;
+  }
+  const KernelStore::Stats stats = store.GetStats();
+  EXPECT_GT(stats.evictions, 0u);
+  EXPECT_EQ(stats.evictions, evicted_idle.size());
+  EXPECT_EQ(stats.entries + stats.evictions, letters.size());
+  EXPECT_EQ(stats.payloads, stats.entries);
+  for (double idle : evicted_idle) EXPECT_GE(idle, 30);
+  // The oldest cold entries went; the hot one and the newest stayed.
+  EXPECT_TRUE(store.Get(Key('a')).ok());
+  EXPECT_TRUE(store.Get(Key('z')).ok());
+  EXPECT_TRUE(absl::IsNotFound(store.Get(Key('b')).status()));
+}
+
+TEST_F(KernelStoreTest, YoungEntriesAreKeptOverBudget) {
+  FakeClock clock;
+  KernelStore::Options options;
+  options.max_bytes = 25'000;
+  options.min_age = absl::Minutes(10);
+  options.clock = clock.Fn();
+  auto opened = KernelStore::Open(dir_, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  for (char c : std::string("abcd")) {
+    ASSERT_TRUE((*opened)->Put(Key(c), Sized(c, 10'000)).ok());
+  }
+  EXPECT_EQ((*opened)->GetStats().evictions, 0u);
+  EXPECT_EQ((*opened)->GetStats().entries, 4u);
+  // Later, the next write finds them old enough.
+  clock.now += absl::Minutes(11);
+  ASSERT_TRUE((*opened)->Put(Key('e'), Sized('e', 10'000)).ok());
+  EXPECT_LE((*opened)->GetStats().bytes, options.max_bytes);
+  EXPECT_TRUE((*opened)->Get(Key('e')).ok());
+}
+
+TEST_F(KernelStoreTest, SharedPayloadIsFreedWithItsLastReference) {
+  FakeClock clock;
+  KernelStore::Options options;
+  options.max_bytes = 30'000;
+  options.min_age = absl::ZeroDuration();
+  options.clock = clock.Fn();
+  auto opened = KernelStore::Open(dir_, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  KernelStore& store = **opened;
+  CompiledKernel shared = Sized('s', 12'000);
+  ASSERT_TRUE(store.Put(Key('a'), shared).ok());
+  clock.now += absl::Seconds(1);
+  ASSERT_TRUE(store.Put(Key('b'), shared).ok());
+  EXPECT_EQ(store.GetStats().payloads, 1u);
+  clock.now += absl::Seconds(1);
+  // Over budget: both sharers are the oldest and go; the payload with them.
+  ASSERT_TRUE(store.Put(Key('c'), Sized('c', 20'000)).ok());
+  const KernelStore::Stats stats = store.GetStats();
+  EXPECT_EQ(stats.entries, 1u);
+  EXPECT_EQ(stats.payloads, 1u);
+  EXPECT_LE(stats.bytes, options.max_bytes);
+  EXPECT_GT(stats.bytes, 20'000u);
+  EXPECT_TRUE(store.Get(Key('c')).ok());
+}
+
+TEST_F(KernelStoreTest, ReplacingAnEntryDropsItsOldPayload) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Put(Key('a'), Sized('x', 5000)).ok());
+  const uint64_t one = store->GetStats().bytes;
+  ASSERT_TRUE(store->Put(Key('a'), Sized('y', 5000)).ok());
+  KernelStore::Stats stats = store->GetStats();
+  EXPECT_EQ(stats.entries, 1u);
+  EXPECT_EQ(stats.payloads, 1u);
+  EXPECT_EQ(stats.bytes, one);
+  auto got = store->Get(Key('a'));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->binary.native_payload(), std::string(5000, 'y'));
+}
+
+TEST_F(KernelStoreTest, CorruptSharedPayloadIsAMissForEverySharer) {
+  const CompiledKernel kernel = Sized('s', 1000);
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
+    ASSERT_TRUE(store->Put(Key('b'), kernel).ok());
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    const std::string payload_key =
+        "p/" + Sha256Hex(kernel.binary.native_payload());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), payload_key, "junk").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto store = OpenStore();
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('b')).status()));
+  KernelStore::Stats stats = store->GetStats();
+  EXPECT_EQ(stats.corrupt_entries, 2u);
+  EXPECT_EQ(stats.entries, 0u);
+  EXPECT_EQ(stats.payloads, 0u);
+  EXPECT_EQ(stats.bytes, 0u);
+  ASSERT_TRUE(store->Put(Key('b'), kernel).ok());
+  EXPECT_TRUE(store->Get(Key('b')).ok());
+}
+
+TEST_F(KernelStoreTest, TamperedMetadataIsDetected) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::string bytes;
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), "m/" + Key('a'), &bytes).ok());
+    // The kernel name "add" lives in the metadata: make it "adc".
+    const size_t at = bytes.find("add");
+    ASSERT_NE(at, std::string::npos);
+    bytes[at + 2] = 'c';
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "m/" + Key('a'), bytes).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto store = OpenStore();
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_EQ(store->GetStats().corrupt_entries, 1u);
+  EXPECT_EQ(store->GetStats().entries, 0u);
+}
+
+TEST_F(KernelStoreTest, PurgeEmptiesTheStore) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  ASSERT_TRUE(store->Put(Key('b'), Sized('b', 100)).ok());
+  ASSERT_TRUE(store->Purge().ok());
+  EXPECT_EQ(store->GetStats().entries, 0u);
+  EXPECT_EQ(store->GetStats().bytes, 0u);
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  EXPECT_EQ(store->GetStats().entries, 1u);
+}
+
+TEST_F(KernelStoreTest, OlderLayoutIsEmptiedOnOpen) {
+  {
+    // What the first ptod wrote: no layout version in the stats record.
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "m/" + Key('a'), "old").ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "s/stats",
+                        std::string("\x08\x01\x10\x01\x18\x0a", 6))
+                    .ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(store->GetStats().entries, 0u);
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_EQ(store->GetStats().corrupt_entries, 0u);
 }
 
 }  // namespace

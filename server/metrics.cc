@@ -69,7 +69,7 @@ Metrics::Metrics()
                         .Add({});
   cache_bytes_ = &prometheus::BuildGauge()
                       .Name("pto_cache_bytes")
-                      .Help("Payload bytes in the persistent cache.")
+                      .Help("Payload and manifest bytes in the persistent cache.")
                       .Register(*registry_)
                       .Add({});
   memory_cache_bytes_ = &prometheus::BuildGauge()
@@ -87,6 +87,17 @@ Metrics::Metrics()
                     .Help("Entries evicted from the persistent cache.")
                     .Register(*registry_)
                     .Add({});
+  evicted_idle_ =
+      &prometheus::BuildHistogram()
+           .Name("pto_cache_evicted_idle_seconds")
+           .Help("How long each evicted entry had gone unused.")
+           .Register(*registry_)
+           .Add({}, DurationBuckets());
+  cache_max_bytes_ = &prometheus::BuildGauge()
+                          .Name("pto_cache_max_bytes")
+                          .Help("Byte budget of the persistent cache (0: none).")
+                          .Register(*registry_)
+                          .Add({});
   seconds_saved_ = &prometheus::BuildCounter()
                         .Name("pto_compile_seconds_saved_total")
                         .Help("Compile seconds saved by hits and coalescing.")
@@ -159,6 +170,15 @@ void Metrics::SetCacheContents(uint64_t entries, uint64_t bytes) {
 
 void Metrics::SetMemoryCacheBytes(uint64_t bytes) {
   memory_cache_bytes_->Set(static_cast<double>(bytes));
+}
+
+void Metrics::SetCacheMaxBytes(uint64_t bytes) {
+  cache_max_bytes_->Set(static_cast<double>(bytes));
+}
+
+void Metrics::ObserveEviction(double idle_seconds) {
+  evictions_->Increment();
+  evicted_idle_->Observe(idle_seconds);
 }
 
 void Metrics::SetCorruptEntries(uint64_t total) {

@@ -14,7 +14,10 @@
 //   cache_entries, cache_bytes                         gauges (persistent store)
 //   memory_cache_bytes                                 gauge
 //   cache_corrupt_entries_total                        counter
-//   cache_evictions_total                              counter (issue 5)
+//   cache_max_bytes                                    gauge (0: unbounded)
+//   cache_evictions_total                              counter
+//   cache_evicted_idle_seconds                         histogram: how long an
+//                                                      evicted entry was unused
 //   compile_seconds_saved_total                        counter
 // Thread-safe: prometheus-cpp metrics are atomic.
 #ifndef PTO_SERVER_METRICS_H_
@@ -61,6 +64,9 @@ class Metrics {
   void CompileFinished();
   void SetCacheContents(uint64_t entries, uint64_t bytes);
   void SetMemoryCacheBytes(uint64_t bytes);
+  void SetCacheMaxBytes(uint64_t bytes);
+  // One entry evicted from the persistent cache after `idle_seconds` unused.
+  void ObserveEviction(double idle_seconds);
   // Sets the counter to `total` (the store counts; metrics mirror it).
   void SetCorruptEntries(uint64_t total);
   void AddSecondsSaved(double seconds);
@@ -82,6 +88,8 @@ class Metrics {
   prometheus::Gauge* memory_cache_bytes_;
   prometheus::Counter* corrupt_entries_;
   prometheus::Counter* evictions_;
+  prometheus::Histogram* evicted_idle_;
+  prometheus::Gauge* cache_max_bytes_;
   prometheus::Counter* seconds_saved_;
   struct StageHistograms;
   std::unique_ptr<StageHistograms> stages_;

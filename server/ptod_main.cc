@@ -1,6 +1,6 @@
 // ptod: the PTO compile daemon.
 //
-//   ptod --address=127.0.0.1:7070 --metrics_address=127.0.0.1:7071 \
+//   ptod --address=127.0.0.1:7070 --metrics_address=127.0.0.1:7071
 //        --cache_dir=$HOME/.cache/pto/ptod
 //
 // Prints "ptod listening on HOST:PORT" (the bound port, so --address=...:0
@@ -34,6 +34,11 @@ ABSL_FLAG(int, queue_size, 256,
           "compiles that may wait for a thread before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, memory_cache_bytes, int64_t{256} << 20,
           "bound of the in-memory kernel cache");
+ABSL_FLAG(int64_t, cache_max_bytes, int64_t{10} << 30,
+          "byte budget of the persistent cache (payloads and manifests); "
+          "least recently used entries are evicted beyond it; 0: unbounded");
+ABSL_FLAG(absl::Duration, cache_min_age, absl::Minutes(10),
+          "entries used more recently than this are never evicted");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest Compile request accepted");
 ABSL_FLAG(int, max_rpc_threads, 1024,
@@ -92,6 +97,14 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_memory_cache_bytes) < 0) {
     return Fail("--memory_cache_bytes must be >= 0");
   }
+  if (absl::GetFlag(FLAGS_cache_max_bytes) < 0) {
+    return Fail("--cache_max_bytes must be >= 0");
+  }
+  if (absl::GetFlag(FLAGS_cache_min_age) < absl::ZeroDuration()) {
+    return Fail("--cache_min_age must be >= 0");
+  }
+  options.store.max_bytes = absl::GetFlag(FLAGS_cache_max_bytes);
+  options.store.min_age = absl::GetFlag(FLAGS_cache_min_age);
   options.service.workers = workers;
   options.service.queue_size = absl::GetFlag(FLAGS_queue_size);
   options.service.memory_cache_bytes = absl::GetFlag(FLAGS_memory_cache_bytes);

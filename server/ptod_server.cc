@@ -45,8 +45,14 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   ptod->cache_dir_ = cache_dir;
   ptod->metrics_ = std::make_unique<Metrics>();
   ptod->backend_ = std::move(backend);
+  KernelStore::Options store_options = options.store;
+  Metrics* metrics = ptod->metrics_.get();
+  store_options.on_evict = [metrics](double idle_seconds) {
+    metrics->ObserveEviction(idle_seconds);
+  };
+  metrics->SetCacheMaxBytes(store_options.max_bytes);
   absl::StatusOr<std::unique_ptr<KernelStore>> store =
-      KernelStore::Open(cache_dir);
+      KernelStore::Open(cache_dir, std::move(store_options));
   if (!store.ok()) return store.status();
   ptod->store_ = std::move(*store);
   ptod->service_ = std::make_unique<CompileServiceImpl>(

@@ -43,6 +43,9 @@ struct PtodOptions {
   // Threads gRPC may use for RPCs (each waiting caller holds one); beyond
   // it new RPCs get RESOURCE_EXHAUSTED rather than an unbounded thread count.
   int max_rpc_threads = 1024;
+  // The persistent cache's byte budget and eviction (clock and on_evict are
+  // set by Start).
+  KernelStore::Options store;
   CompileServiceOptions service;
 };
 

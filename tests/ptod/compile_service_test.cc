@@ -325,10 +325,10 @@ TEST_F(PtodTest, CorruptCacheEntryIsDeletedCountedAndRecompiled) {
   ASSERT_TRUE(first.ok()) << first.status();
   StopServer();
 
-  // Flip a byte of the stored payload (the serialized binary).
+  // Flip a byte of the stored native payload.
   {
     const std::string payload_key =
-        "p/" + pto::server::Sha256Hex(first->binary().SerializeAsString());
+        "p/" + pto::server::Sha256Hex(first->binary().native_payload());
     rocksdb::DB* raw = nullptr;
     ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_.path(), &raw).ok());
     std::unique_ptr<rocksdb::DB> db(raw);

@@ -8,6 +8,7 @@
 #include "absl/synchronization/barrier.h"
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "server/kernel_store.h"
@@ -67,9 +68,9 @@ class PtodTest : public ::testing::Test {
   std::unique_ptr<CompileClient> client_;
 };
 
-TEST_F(PtodTest, SixteenIdenticalConcurrentRequestsCompileOnce) {
+TEST_F(PtodTest, SixtyFourIdenticalConcurrentRequestsCompileOnce) {
   StartServer();
-  constexpr int kCallers = 16;
+  constexpr int kCallers = 64;
   const pto::v1::Graph graph = AddGraph();
   backend_->set_delay(absl::Milliseconds(200));  // keep the compile in flight
   absl::Barrier* start = new absl::Barrier(kCallers);
@@ -99,8 +100,8 @@ TEST_F(PtodTest, SixteenIdenticalConcurrentRequestsCompileOnce) {
   EXPECT_EQ(backend_->compiles(), 1);
   pto::v1::StatsResponse stats = Stats();
   EXPECT_EQ(stats.compiles(), 1u);
-  EXPECT_EQ(stats.requests(), 16u);
-  EXPECT_EQ(stats.hits() + stats.misses() + stats.coalesced(), 16u);
+  EXPECT_EQ(stats.requests(), 64u);
+  EXPECT_EQ(stats.hits() + stats.misses() + stats.coalesced(), 64u);
   EXPECT_EQ(stats.misses(), 1u);
   EXPECT_EQ(stats.errors(), 0u);
   EXPECT_EQ(stats.entries(), 1u);
@@ -289,6 +290,89 @@ TEST_F(PtodTest, FullQueueIsResourceExhaustedWithARetryHint) {
   auto hint = pto::client::RetryAfter(refused);
   ASSERT_TRUE(hint.has_value());
   EXPECT_GT(*hint, absl::ZeroDuration());
+}
+
+TEST_F(PtodTest, FirstCallerCancellingLeavesTheCompileToTheOthers) {
+  StartServer();
+  constexpr int kOthers = 63;
+  const pto::v1::Graph graph = AddGraph({48, 40}, {16, 8});
+  backend_->Hold();
+  // The first caller, on a raw stub so that it can cancel mid-call.
+  auto stub = pto::v1::CompileService::NewStub(grpc::CreateChannel(
+      ptod_->address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext first_context;
+  grpc::Status first_status;
+  std::thread first([&] {
+    pto::v1::CompileRequest request;
+    *request.mutable_graph() = graph;
+    request.set_target("host");
+    pto::v1::CompileResponse response;
+    first_status = stub->Compile(&first_context, request, &response);
+  });
+  backend_->first_compile_started().WaitForNotification();
+  std::vector<absl::StatusOr<pto::v1::CompileResponse>> responses(
+      kOthers, absl::UnknownError("not run"));
+  std::vector<std::thread> others;
+  for (int i = 0; i < kOthers; ++i) {
+    others.emplace_back([&, i] {
+      responses[i] = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+    });
+  }
+  // Everyone has arrived (the counter is bumped on entry), then the first
+  // caller gives up while the compile is still held.
+  while (Stats().requests() < kOthers + 1) absl::SleepFor(absl::Milliseconds(5));
+  first_context.TryCancel();
+  first.join();
+  EXPECT_EQ(first_status.error_code(), grpc::StatusCode::CANCELLED)
+      << first_status.error_message();
+  backend_->Release();
+  for (auto& t : others) t.join();
+  for (const auto& r : responses) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_NE(r->cache_status(), pto::v1::CACHE_STATUS_MISS);
+    EXPECT_EQ(r->binary().key(), responses[0]->key());
+  }
+  EXPECT_EQ(backend_->compiles(), 1);
+  EXPECT_EQ(Stats().compiles(), 1u);
+  EXPECT_EQ(Stats().entries(), 1u);
+}
+
+TEST_F(PtodTest, QueueOfTwoUnderFiftyDistinctRequestsRefusesSomeAndRecovers) {
+  StartServer(/*workers=*/1, /*queue_size=*/2);
+  backend_->set_delay(absl::Milliseconds(50));
+  constexpr int kRequests = 50;
+  std::vector<absl::Status> results(kRequests);
+  std::vector<std::thread> callers;
+  absl::Barrier* start = new absl::Barrier(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    callers.emplace_back([&, i] {
+      if (start->Block()) delete start;
+      results[i] = client_->Compile(AddGraph({8 * (i + 1)}, {8}), "host", {},
+                                    In(absl::Seconds(240)))
+                       .status();
+    });
+  }
+  for (auto& t : callers) t.join();
+  int ok = 0, refused = 0;
+  for (const absl::Status& r : results) {
+    if (r.ok()) {
+      ++ok;
+    } else {
+      EXPECT_TRUE(absl::IsResourceExhausted(r)) << r;
+      EXPECT_TRUE(pto::client::RetryAfter(r).has_value()) << r;
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(ok, 0);
+  EXPECT_EQ(backend_->compiles(), ok);
+  // Nothing is left running or queued, and the server still serves.
+  pto::v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.errors(), static_cast<uint64_t>(refused));
+  EXPECT_EQ(stats.entries(), static_cast<uint64_t>(ok));
+  auto again = client_->Compile(AddGraph({8}, {8}), "host", {},
+                                In(absl::Seconds(120)));
+  ASSERT_TRUE(again.ok()) << again.status();
 }
 
 TEST_F(PtodTest, CompileFailureIsReportedAndNotCached) {

@@ -23,6 +23,7 @@ Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
       flights_.emplace(key, flight);
       leader = true;
     }
+    ++flight->waiters;
   }
 
   if (leader) {
@@ -30,7 +31,7 @@ Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
     // stack: it may outlive this call.
     absl::Status launched =
         launch([this, key, flight, work = std::move(work)]() {
-          Finish(key, flight, work());
+          if (StillWanted(key, flight)) Finish(key, flight, work());
         });
     if (!launched.ok()) Finish(key, flight, launched);
   }
@@ -48,12 +49,14 @@ Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
         cancelled ? std::min(deadline, absl::Now() + kCancelPoll) : deadline;
     if (flight->mu.AwaitWithDeadline(absl::Condition(&done), wake)) break;
     if (absl::Now() >= deadline) {
+      Leave(flight);
       outcome.result = absl::DeadlineExceededError(absl::StrCat(
           "deadline passed while waiting for the compile of key ",
           key.substr(0, 12), " (it carries on for other callers)"));
       return outcome;
     }
     if (cancelled && cancelled()) {
+      Leave(flight);
       outcome.result = absl::CancelledError(absl::StrCat(
           "request cancelled while waiting for the compile of key ",
           key.substr(0, 12), " (it carries on for other callers)"));
@@ -62,6 +65,28 @@ Singleflight::Outcome Singleflight::Do(const std::string& key, Work work,
   }
   outcome.result = flight->result;
   return outcome;
+}
+
+void Singleflight::Leave(const std::shared_ptr<Flight>& flight) {
+  absl::MutexLock lock(&mu_);
+  --flight->waiters;
+}
+
+bool Singleflight::StillWanted(const std::string& key,
+                               const std::shared_ptr<Flight>& flight) {
+  {
+    // Under mu_, so that no caller joins between the check and the removal.
+    absl::MutexLock lock(&mu_);
+    if (flight->waiters > 0) return true;
+    auto it = flights_.find(key);
+    if (it != flights_.end() && it->second == flight) flights_.erase(it);
+  }
+  absl::MutexLock lock(&flight->mu);
+  flight->result = absl::DeadlineExceededError(absl::StrCat(
+      "every caller of the compile of key ", key.substr(0, 12),
+      " left before it started; not compiled"));
+  flight->done = true;
+  return false;
 }
 
 void Singleflight::Finish(const std::string& key,

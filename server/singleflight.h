@@ -16,7 +16,9 @@
 // its own deadline. A failure goes to every caller waiting at the time and is
 // then forgotten: the next caller starts a fresh run. The in-flight entry is
 // removed by compare-and-delete, so a finishing run never removes a newer
-// run's entry.
+// run's entry. A run whose callers have all given up before it started is
+// not started (DEADLINE_EXCEEDED): under overload the queue does not fill
+// with work nobody waits for.
 #ifndef PTO_SERVER_SINGLEFLIGHT_H_
 #define PTO_SERVER_SINGLEFLIGHT_H_
 
@@ -72,10 +74,20 @@ class Singleflight {
 
  private:
   struct Flight {
+    // Callers still waiting (guarded by the Singleflight's mu_).
+    int waiters = 0;
     absl::Mutex mu;
     bool done ABSL_GUARDED_BY(mu) = false;
     Result result ABSL_GUARDED_BY(mu);
   };
+
+  // Called by the launched run before the work: false (and the flight
+  // finished with an error) when every caller has left.
+  bool StillWanted(const std::string& key,
+                   const std::shared_ptr<Flight>& flight);
+
+  // A caller stops waiting for `flight`.
+  void Leave(const std::shared_ptr<Flight>& flight);
 
   // Removes `key` if it still maps to `flight`, then publishes `result` to
   // its waiters.

@@ -136,6 +136,35 @@ TEST_F(SingleflightTest, WaiterDeadlineDoesNotCancelTheRun) {
   EXPECT_TRUE(finished.HasBeenNotified());
 }
 
+TEST_F(SingleflightTest, RunWhoseCallersAllLeftBeforeItStartedIsSkipped) {
+  // A launcher that holds runs back until told, like a busy queue.
+  absl::Mutex mu;
+  std::vector<std::function<void()>> queued;
+  auto hold = [&](std::function<void()> run) {
+    absl::MutexLock lock(&mu);
+    queued.push_back(std::move(run));
+    return absl::OkStatus();
+  };
+  std::atomic<int> runs{0};
+  auto work = [&]() -> Singleflight::Result {
+    ++runs;
+    return KernelNamed("k");
+  };
+  Singleflight::Outcome out =
+      flights_.Do("key", work, hold, absl::Now() + absl::Milliseconds(20));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(out.result.status()));
+  ASSERT_EQ(queued.size(), 1u);
+  queued[0]();  // its turn comes: nobody is waiting any more
+  EXPECT_EQ(runs.load(), 0);
+  EXPECT_EQ(flights_.in_flight(), 0u);
+  // The next caller starts afresh.
+  Singleflight::Outcome next =
+      flights_.Do("key", work, OnPool(), absl::InfiniteFuture());
+  ASSERT_TRUE(next.result.ok()) << next.result.status();
+  EXPECT_FALSE(next.shared);
+  EXPECT_EQ(runs.load(), 1);
+}
+
 TEST_F(SingleflightTest, LaunchFailureIsTheResultAndNotRemembered) {
   auto refuse = [](std::function<void()>) {
     return absl::ResourceExhaustedError("queue full");

@@ -19,10 +19,10 @@
 namespace pto::ptoc {
 
 // A tensor in the layout a kernel reads and writes: FP32 as float, FP16 as
-// uint16_t bit patterns.
+// uint16_t bit patterns, BOOL as bytes 0 or 1.
 class HostTensor {
  public:
-  // INVALID_ARGUMENT for dtypes other than FP32 and FP16.
+  // INVALID_ARGUMENT for dtypes other than FP32, FP16 and BOOL.
   static absl::StatusOr<HostTensor> Create(pto::v1::DataType dtype,
                                            std::vector<int64_t> shape);
 
@@ -55,8 +55,9 @@ struct Tolerance {
   int64_t fp16_ulps = 1;
 };
 
-// For parameter `param` (an output): FP32 rtol 1e-6, or 2e-6 when an exp
-// feeds it (exp is not correctly rounded); FP16 1 ulp.
+// For parameter `param` (an output): FP32 rtol 1e-6, or 2e-6 when a
+// transcendental (exp, log, sin, pow, ...) feeds it (they are not correctly
+// rounded), plus atol 1e-6 when erf or erfc does; FP16 1 ulp; BOOL exact.
 Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param);
 
 // How one output compares.

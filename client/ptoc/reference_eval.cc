@@ -27,12 +27,26 @@ std::string OpWhere(int index, const pto::v1::Op& op) {
 using Unary = std::function<double(double)>;
 using Binary = std::function<double(double, double)>;
 
+// numpy maximum/minimum: NaN from either side propagates.
+double Max(double a, double b) { return (std::isnan(a) || a > b) ? a : b; }
+double Min(double a, double b) { return (std::isnan(a) || a < b) ? a : b; }
+
+// Tensor-with-tensor ops (numpy broadcasting): f(a, b).
 const std::map<std::string, Binary>& BinaryOps() {
   static const auto* ops = new std::map<std::string, Binary>{
       {"add", [](double a, double b) { return a + b; }},
       {"sub", [](double a, double b) { return a - b; }},
       {"mul", [](double a, double b) { return a * b; }},
       {"div", [](double a, double b) { return a / b; }},
+      {"pow", [](double a, double b) { return std::pow(a, b); }},
+      {"maximum", Max},
+      {"minimum", Min},
+      {"eq", [](double a, double b) { return a == b ? 1.0 : 0.0; }},
+      {"ne", [](double a, double b) { return a != b ? 1.0 : 0.0; }},
+      {"lt", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
+      {"le", [](double a, double b) { return a <= b ? 1.0 : 0.0; }},
+      {"gt", [](double a, double b) { return a > b ? 1.0 : 0.0; }},
+      {"ge", [](double a, double b) { return a >= b ? 1.0 : 0.0; }},
   };
   return *ops;
 }
@@ -46,6 +60,16 @@ const std::map<std::string, Binary>& ScalarOps() {
       {"divs", [](double x, double s) { return x / s; }},
       {"rsubs", [](double x, double s) { return s - x; }},
       {"rdivs", [](double x, double s) { return s / x; }},
+      {"pows", [](double x, double s) { return std::pow(x, s); }},
+      {"rpows", [](double x, double s) { return std::pow(s, x); }},
+      {"maximums", Max},
+      {"minimums", Min},
+      {"eqs", [](double x, double s) { return x == s ? 1.0 : 0.0; }},
+      {"nes", [](double x, double s) { return x != s ? 1.0 : 0.0; }},
+      {"lts", [](double x, double s) { return x < s ? 1.0 : 0.0; }},
+      {"les", [](double x, double s) { return x <= s ? 1.0 : 0.0; }},
+      {"gts", [](double x, double s) { return x > s ? 1.0 : 0.0; }},
+      {"ges", [](double x, double s) { return x >= s ? 1.0 : 0.0; }},
   };
   return *ops;
 }
@@ -53,8 +77,32 @@ const std::map<std::string, Binary>& ScalarOps() {
 const std::map<std::string, Unary>& UnaryOps() {
   static const auto* ops = new std::map<std::string, Unary>{
       {"exp", [](double x) { return std::exp(x); }},
+      {"exp2", [](double x) { return std::exp2(x); }},
+      {"expm1", [](double x) { return std::expm1(x); }},
+      {"log", [](double x) { return std::log(x); }},
+      {"log2", [](double x) { return std::log2(x); }},
+      {"log10", [](double x) { return std::log10(x); }},
+      {"log1p", [](double x) { return std::log1p(x); }},
+      {"sqrt", [](double x) { return std::sqrt(x); }},
+      {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }},
+      {"reciprocal", [](double x) { return 1.0 / x; }},
       {"neg", [](double x) { return -x; }},
       {"abs", [](double x) { return std::fabs(x); }},
+      // torch: relu(-0.0) = -0.0, relu(NaN) = NaN.
+      {"relu", [](double x) { return x < 0 ? 0.0 : x; }},
+      {"sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }},
+      {"tanh", [](double x) { return std::tanh(x); }},
+      {"erf", [](double x) { return std::erf(x); }},
+      {"erfc", [](double x) { return std::erfc(x); }},
+      {"sign", [](double x) {
+         return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+       }},
+      {"floor", [](double x) { return std::floor(x); }},
+      {"ceil", [](double x) { return std::ceil(x); }},
+      {"round", [](double x) { return std::nearbyint(x); }},  // half to even
+      {"trunc", [](double x) { return std::trunc(x); }},
+      {"sin", [](double x) { return std::sin(x); }},
+      {"cos", [](double x) { return std::cos(x); }},
       {"copy", [](double x) { return x; }},
   };
   return *ops;
@@ -68,6 +116,8 @@ double RoundToDType(double value, DataType dtype) {
       return static_cast<double>(static_cast<float>(value));
     case pto::v1::DT_FP16:
       return RoundToHalf(value);
+    case pto::v1::DT_BOOL:
+      return value != 0 ? 1.0 : 0.0;  // NaN is true, as in numpy
     default:
       return value;
   }
@@ -158,9 +208,12 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     }
     auto out = declared_tensor(op.outputs(0), where);
     if (!out.ok()) return out.status();
+    const std::string& kind = op.kind();
+    const bool is_where = kind == "where", is_clip = kind == "clip";
     const size_t arity_expected =
-        BinaryOps().count(op.kind()) ? 2
-        : (ScalarOps().count(op.kind()) || UnaryOps().count(op.kind())) ? 1
+        is_where                      ? 3
+        : BinaryOps().count(kind)     ? 2
+        : (is_clip || ScalarOps().count(kind) || UnaryOps().count(kind)) ? 1
                                                                          : 0;
     if (arity_expected == 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -172,38 +225,81 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
           absl::StrFormat("reference: %s: expected %d inputs, got %d", where,
                           arity_expected, in.size()));
     }
+    // numpy broadcasting: each input aligned to the output's last dims, with
+    // size-1 dims repeated. Index maps from output elements to input ones.
+    const int rank = static_cast<int>(out->shape.size());
+    int64_t n = 1;
+    for (int64_t d : out->shape) n *= d;
+    std::vector<std::vector<int64_t>> in_strides;  // per output dim
     for (const RefTensor* t : in) {
-      if (t->shape != out->shape) {
+      const int lead = rank - static_cast<int>(t->shape.size());
+      bool ok = lead >= 0;
+      std::vector<int64_t> strides(rank, 0);
+      int64_t stride = 1;
+      for (int d = rank - 1; ok && d >= lead; --d) {
+        const int64_t size = t->shape[d - lead];
+        if (size != out->shape[d] && size != 1) ok = false;
+        if (size != 1) strides[d] = stride;
+        stride *= size;
+      }
+      if (!ok) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "reference: %s: input shape %s differs from output shape %s", where,
-            ShapeString(t->shape), ShapeString(out->shape)));
+            "reference: %s: input shape %s does not broadcast to output shape "
+            "%s",
+            where, ShapeString(t->shape), ShapeString(out->shape)));
       }
+      in_strides.push_back(std::move(strides));
     }
-    const size_t n = in[0]->data.size();
-    out->data.resize(n);
-    if (auto b = BinaryOps().find(op.kind()); b != BinaryOps().end()) {
-      for (size_t k = 0; k < n; ++k) {
-        out->data[k] = b->second(in[0]->data[k], in[1]->data[k]);
+    auto operand = [&](size_t k, int64_t linear) {
+      int64_t offset = 0;
+      for (int d = rank - 1; d >= 0; --d) {
+        offset += (linear % out->shape[d]) * in_strides[k][d];
+        linear /= out->shape[d];
       }
-    } else if (auto s = ScalarOps().find(op.kind()); s != ScalarOps().end()) {
-      auto attr = op.attrs().find("scalar");
+      return in[k]->data[offset];
+    };
+    // The kernel computes in FP32 with float attributes as floats.
+    auto float_attr = [&](const char* name) -> absl::StatusOr<double> {
+      auto attr = op.attrs().find(name);
       if (attr == op.attrs().end() ||
           attr->second.value_case() != pto::v1::Attribute::kF) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "reference: %s: attribute 'scalar' (f) is missing", where));
+            "reference: %s: attribute '%s' (f) is missing", where, name));
       }
-      // The kernel computes in FP32 with the scalar as a float.
-      const double scalar = static_cast<float>(attr->second.f());
-      for (size_t k = 0; k < n; ++k) {
-        out->data[k] = s->second(in[0]->data[k], scalar);
+      return static_cast<double>(static_cast<float>(attr->second.f()));
+    };
+    out->data.resize(n);
+    if (is_where) {
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = operand(0, k) != 0 ? operand(1, k) : operand(2, k);
+      }
+    } else if (auto b = BinaryOps().find(kind); b != BinaryOps().end()) {
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = b->second(operand(0, k), operand(1, k));
+      }
+    } else if (is_clip) {
+      absl::StatusOr<double> lo = float_attr("min"), hi = float_attr("max");
+      if (!lo.ok()) return lo.status();
+      if (!hi.ok()) return hi.status();
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = Min(Max(operand(0, k), *lo), *hi);
+      }
+    } else if (auto s = ScalarOps().find(kind); s != ScalarOps().end()) {
+      absl::StatusOr<double> scalar = float_attr("scalar");
+      if (!scalar.ok()) return scalar.status();
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = s->second(operand(0, k), *scalar);
       }
     } else {
-      const Unary& f = UnaryOps().at(op.kind());
-      for (size_t k = 0; k < n; ++k) out->data[k] = f(in[0]->data[k]);
+      const Unary& f = UnaryOps().at(kind);
+      for (int64_t k = 0; k < n; ++k) out->data[k] = f(operand(0, k));
     }
     switch (options.intermediates) {
       case ReferenceOptions::Intermediates::kCompute:
-        for (double& x : out->data) x = RoundToDType(x, pto::v1::DT_FP32);
+        for (double& x : out->data) {
+          x = RoundToDType(x, out->dtype == pto::v1::DT_BOOL ? out->dtype
+                                                              : pto::v1::DT_FP32);
+        }
         break;
       case ReferenceOptions::Intermediates::kStorage:
         for (double& x : out->data) x = RoundToDType(x, out->dtype);

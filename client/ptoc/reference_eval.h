@@ -14,8 +14,10 @@
 // rounded to FP16, so fusion and tile shapes never change results). Scalars
 // of the tensor-with-scalar ops are rounded to FP32 first, as the kernel
 // sees them. ReferenceOptions selects other intermediate precisions.
-// Ops: add sub mul div adds subs muls divs rsubs rdivs exp neg abs copy;
-// dtypes FP32 and FP16; static shapes.
+// Ops: every elementwise kind of the compiler's registry (binary ops,
+// comparisons and where with numpy broadcasting; tensor-with-scalar ops;
+// unary math, clip, copy); dtypes FP32, FP16 and BOOL (0 or 1); static
+// shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 #define PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 
@@ -35,8 +37,8 @@ struct RefTensor {
   std::vector<double> data;
 };
 
-// Rounds `value` to what a tensor of `dtype` holds (FP32, FP16; others are
-// returned as is).
+// Rounds `value` to what a tensor of `dtype` holds (FP32, FP16; BOOL: 0 or
+// 1; others are returned as is).
 double RoundToDType(double value, pto::v1::DataType dtype);
 
 // The static shape of a value, or INVALID_ARGUMENT for a symbolic dim.

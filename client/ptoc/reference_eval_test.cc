@@ -137,12 +137,12 @@ TEST(ReferenceEvalTest, Fp16RoundsInputsAndOutputs) {
 
 TEST(ReferenceEvalTest, ErrorsNameTheOp) {
   pto::v1::Graph g = Parse(kGraph);
-  g.mutable_ops(2)->set_kind("tanh");
+  g.mutable_ops(2)->set_kind("frobnicate");
   RefTensor t{pto::v1::DT_FP32, {2, 3}, std::vector<double>(6, 1.0)};
   auto out = EvaluateReference(g, {t, t, {}});
   ASSERT_FALSE(out.ok());
   EXPECT_THAT(out.status().message(),
-              HasSubstr("op 2 'tanh': op kind is not supported"));
+              HasSubstr("op 2 'frobnicate': op kind is not supported"));
 
   g = Parse(kGraph);
   g.mutable_ops(1)->mutable_attrs()->clear();

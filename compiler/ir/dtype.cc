@@ -5,7 +5,8 @@
 namespace pto::compiler {
 
 bool IsSupportedDType(pto::v1::DataType dtype) {
-  return dtype == pto::v1::DT_FP32 || dtype == pto::v1::DT_FP16;
+  return dtype == pto::v1::DT_FP32 || dtype == pto::v1::DT_FP16 ||
+         dtype == pto::v1::DT_BOOL;
 }
 
 std::string DTypeShortName(pto::v1::DataType dtype) {
@@ -33,6 +34,7 @@ int64_t DTypeBytes(pto::v1::DataType dtype) {
   switch (dtype) {
     case pto::v1::DT_FP32: return 4;
     case pto::v1::DT_FP16: return 2;
+    case pto::v1::DT_BOOL: return 1;  // 0 or 1, as numpy and torch store it
     default: return 0;
   }
 }

@@ -10,7 +10,7 @@
 namespace pto::compiler {
 
 // Whether this compiler can generate code for tensors of `dtype` (this
-// version: DT_FP32 and DT_FP16).
+// version: DT_FP32, DT_FP16 and DT_BOOL).
 bool IsSupportedDType(pto::v1::DataType dtype);
 
 // Short IR name: "f32", "f16", ...; "dtype(<n>)" for unknown numbers.

@@ -31,11 +31,16 @@ std::string ValueType(const TensorValue& v) {
 
 }  // namespace
 
-double TensorGraph::Scalar(const TensorOp& op) {
-  auto it = op.attrs.find("scalar");
-  if (it == op.attrs.end()) return 0;
-  if (const double* d = std::get_if<double>(&it->second)) return *d;
-  return 0;
+std::vector<double> TensorGraph::Scalars(const TensorOp& op) {
+  std::vector<double> out;
+  for (const AttrSpec& spec : op.info->attrs) {
+    if (spec.type != AttrType::kFloat) continue;
+    auto it = op.attrs.find(spec.name);
+    const double* d =
+        it == op.attrs.end() ? nullptr : std::get_if<double>(&it->second);
+    out.push_back(d != nullptr ? *d : 0.0);
+  }
+  return out;
 }
 
 const char* ParamRoleName(pto::v1::ParamRole role) {

@@ -50,8 +50,9 @@ struct TensorGraph {
   std::vector<TensorParam> params;
   std::vector<TensorOp> ops;  // program order
 
-  // The scalar attribute of a tensor-with-scalar op (0 when absent).
-  static double Scalar(const TensorOp& op);
+  // The op's float attributes in registry order: the scalar immediates of
+  // its tile instruction ("scalar"; clip's "min", "max").
+  static std::vector<double> Scalars(const TensorOp& op);
 };
 
 // Short role name: "in", "out", "inout".

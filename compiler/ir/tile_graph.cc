@@ -75,8 +75,8 @@ std::string PrintTileGraph(const TileGraph& g) {
         operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm"));
       }
       for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s, ":ub"));
-      if (PtoHasScalar(in.op)) {
-        operands.push_back(absl::StrFormat("%.17g", in.scalar));
+      for (double s : in.scalars) {
+        operands.push_back(absl::StrFormat("%.17g", s));
       }
       absl::StrAppend(&out, "    ", absl::StrFormat("%-7s", PtoOpcodeName(in.op)),
                       absl::StrJoin(operands, ", "), "\n");

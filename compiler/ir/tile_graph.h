@@ -40,7 +40,7 @@ struct TileInstr {
   int dst = -1;           // UB tile written (every op but TSTORE)
   std::vector<int> srcs;  // UB tiles read
   int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
-  double scalar = 0;      // for the *S instructions
+  std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
   // Element type of the dst tile's values (f16 tiles hold f32 numbers
   // rounded to f16); for TSTORE, the stored value's type.
   pto::v1::DataType dtype = pto::v1::DT_FP32;

@@ -10,8 +10,9 @@
 namespace pto::compiler {
 namespace {
 
-// How a group touches buffers; every access covers the task's own tile box
-// (elementwise ops: the group's space is the buffer's shape).
+// How a group touches buffers. A write covers the task's own tile box (an
+// output has the group's shape); a read of a broadcast operand (lower rank,
+// or size-1 dims) covers the box projected onto the buffer's shape.
 struct GroupAccess {
   std::set<int> reads;
   std::set<int> writes;
@@ -19,6 +20,7 @@ struct GroupAccess {
 
 struct PlacedGroup {
   int64_t first_task = 0;
+  std::vector<int64_t> space;
   std::vector<int64_t> tile;
   std::vector<int64_t> grid;
 };
@@ -32,27 +34,57 @@ GroupAccess AccessOf(const TileGraph& tiles, const TileGroup& group) {
   return a;
 }
 
-// Number of tasks of `other` whose tiles overlap `box`.
-int64_t CountOverlap(const TileBox& box, const PlacedGroup& other) {
-  int64_t n = 1;
-  for (size_t d = 0; d < box.offset.size(); ++d) {
-    int64_t lo = box.offset[d] / other.tile[d];
-    int64_t hi = (box.offset[d] + box.extent[d] - 1) / other.tile[d];
-    n *= hi - lo + 1;
+// The region of a buffer of shape `shape` that a task with tile `box` (in
+// a space of rank >= the buffer's) accesses: broadcast dims collapse to 0.
+TileBox Project(const TileBox& box, const std::vector<int64_t>& shape) {
+  const size_t lead = box.offset.size() - shape.size();
+  TileBox r;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool bcast = shape[d] == 1;
+    r.offset.push_back(bcast ? 0 : box.offset[lead + d]);
+    r.extent.push_back(bcast ? 1 : box.extent[lead + d]);
   }
+  return r;
+}
+
+// Per dim of `other`'s grid, the tile index range [lo, hi] of the tasks
+// whose access to a buffer of shape `shape` overlaps `region` (in buffer
+// coordinates). Dims the buffer broadcasts along: every tile.
+void TouchingRange(const TileBox& region, const std::vector<int64_t>& shape,
+                   const PlacedGroup& other, std::vector<int64_t>* lo,
+                   std::vector<int64_t>* hi) {
+  const int rank = static_cast<int>(other.space.size());
+  const int lead = rank - static_cast<int>(shape.size());
+  lo->assign(rank, 0);
+  hi->assign(rank, 0);
+  for (int d = 0; d < rank; ++d) {
+    const bool all = d < lead || (shape[d - lead] == 1 && other.space[d] != 1);
+    if (all) {
+      (*hi)[d] = other.grid[d] - 1;
+      continue;
+    }
+    const int64_t off = region.offset[d - lead];
+    const int64_t ext = region.extent[d - lead];
+    (*lo)[d] = off / other.tile[d];
+    (*hi)[d] = (off + ext - 1) / other.tile[d];
+  }
+}
+
+int64_t CountTouching(const TileBox& region, const std::vector<int64_t>& shape,
+                      const PlacedGroup& other) {
+  std::vector<int64_t> lo, hi;
+  TouchingRange(region, shape, other, &lo, &hi);
+  int64_t n = 1;
+  for (size_t d = 0; d < lo.size(); ++d) n *= hi[d] - lo[d] + 1;
   return n;
 }
 
-// Appends the tasks of `other` whose tiles overlap `box`.
-void AppendOverlap(const TileBox& box, const PlacedGroup& other,
-                   std::vector<uint32_t>* deps) {
-  const int rank = static_cast<int>(box.offset.size());
-  std::vector<int64_t> lo(rank), hi(rank), index(rank);
-  for (int d = 0; d < rank; ++d) {
-    lo[d] = box.offset[d] / other.tile[d];
-    hi[d] = (box.offset[d] + box.extent[d] - 1) / other.tile[d];
-    index[d] = lo[d];
-  }
+void AppendTouching(const TileBox& region, const std::vector<int64_t>& shape,
+                    const PlacedGroup& other, std::vector<uint32_t>* deps) {
+  std::vector<int64_t> lo, hi;
+  TouchingRange(region, shape, other, &lo, &hi);
+  const int rank = static_cast<int>(lo.size());
+  std::vector<int64_t> index = lo;
   for (;;) {
     int64_t linear = 0;
     for (int d = 0; d < rank; ++d) linear = linear * other.grid[d] + index[d];
@@ -97,12 +129,17 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
   for (size_t g = 0; g < tiles.groups.size(); ++g) {
     const TileGroup& group = tiles.groups[g];
     const GroupAccess access = AccessOf(tiles, group);
-    PlacedGroup me{out.tasks_size(), group.tile, TileGrid(group.space, group.tile)};
-    std::set<int> sources;  // earlier groups this group's tasks depend on
-    for (int b : access.reads) sources.insert(writers[b].begin(), writers[b].end());
+    PlacedGroup me{out.tasks_size(), group.space, group.tile,
+                   TileGrid(group.space, group.tile)};
+    // (buffer, earlier group) pairs this group's tasks may depend on: reads
+    // after writes, writes after writes and reads.
+    std::vector<std::pair<int, int>> sources;
+    for (int b : access.reads) {
+      for (int w : writers[b]) sources.push_back({b, w});
+    }
     for (int b : access.writes) {
-      sources.insert(writers[b].begin(), writers[b].end());
-      sources.insert(readers[b].begin(), readers[b].end());
+      for (int w : writers[b]) sources.push_back({b, w});
+      for (int r : readers[b]) sources.push_back({b, r});
     }
     int64_t tasks = 1;
     for (int64_t n : me.grid) tasks *= n;
@@ -112,8 +149,10 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
       task->set_function(blocks.FunctionOf(static_cast<int>(g), t));
       for (int64_t o : box.offset) task->add_args(o);
       std::vector<uint32_t> deps;
-      for (int s : sources) {
-        total_deps += CountOverlap(box, placed[s]);
+      for (const auto& [b, s] : sources) {
+        const std::vector<int64_t>& shape = tiles.buffers[b].shape;
+        const TileBox region = Project(box, shape);
+        total_deps += CountTouching(region, shape, placed[s]);
         if (total_deps > kMaxDependencies) {
           return absl::InvalidArgumentError(absl::StrCat(
               "op #", group.ops.front(), ": its tile shape ",
@@ -122,7 +161,7 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
               ") needs more than ", kMaxDependencies,
               " task dependencies; use matching tile shapes"));
         }
-        AppendOverlap(box, placed[s], &deps);
+        AppendTouching(region, shape, placed[s], &deps);
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());

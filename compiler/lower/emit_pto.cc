@@ -27,7 +27,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.dst = in.dst;
       out.srcs = in.srcs;
       out.buffer = in.gm >= 0 ? tiles.gm[in.gm].buffer : -1;
-      out.scalar = in.scalar;
+      out.scalars = in.scalars;
       out.dtype = in.dtype;
       f.body.push_back(std::move(out));
     }

@@ -77,7 +77,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     TileInstr instr;
     instr.op = op.info->pto;
     for (int v : op.inputs) instr.srcs.push_back(ub.at(v));
-    instr.scalar = TensorGraph::Scalar(op);
+    instr.scalars = TensorGraph::Scalars(op);
     instr.dst = alloc();
     instr.dtype = g.values[v_out].dtype;
     ub[v_out] = instr.dst;

@@ -5,13 +5,23 @@ namespace {
 
 using C = OpCategory;
 using P = PtoOpcode;
+using T = OperandTypes;
 
 OpInfo Binary(const char* kind, P pto) {
   return {kind, C::kElementwiseBinary, 2, 1, {}, true, pto};
 }
+OpInfo Compare(const char* kind, P pto) {
+  return {kind, C::kElementwiseBinary, 2, 1, {}, true, pto, T::kAny, true};
+}
 OpInfo WithScalar(const char* kind, P pto) {
   return {kind, C::kElementwiseScalar, 1, 1, {{"scalar", AttrType::kFloat}},
           true, pto};
+}
+OpInfo CompareScalar(const char* kind, P pto) {
+  OpInfo info = WithScalar(kind, pto);
+  info.operands = T::kAny;
+  info.bool_result = true;
+  return info;
 }
 OpInfo Unary(const char* kind, P pto) {
   return {kind, C::kElementwiseUnary, 1, 1, {}, true, pto};
@@ -19,21 +29,71 @@ OpInfo Unary(const char* kind, P pto) {
 
 std::vector<OpInfo>* MakeRegistry() {
   return new std::vector<OpInfo>{
+      // Tensor with tensor, numpy broadcasting.
       Binary("add", P::kTAdd),
       Binary("sub", P::kTSub),
       Binary("mul", P::kTMul),
       Binary("div", P::kTDiv),
+      Binary("pow", P::kTPow),
+      Binary("maximum", P::kTMax),  // NaN if either is NaN (numpy)
+      Binary("minimum", P::kTMin),
+      Compare("eq", P::kTCmpEq),
+      Compare("ne", P::kTCmpNe),
+      Compare("lt", P::kTCmpLt),
+      Compare("le", P::kTCmpLe),
+      Compare("gt", P::kTCmpGt),
+      Compare("ge", P::kTCmpGe),
+      // where(cond, a, b): inputs cond (BOOL), a, b; all three broadcast.
+      {"where", C::kSelect, 3, 1, {}, true, P::kTSel, T::kAny},
+      // Tensor with scalar (the front end records `s - x` as rsubs(x, s),
+      // `s < x` as gts(x, s)).
       WithScalar("adds", P::kTAddS),
       WithScalar("subs", P::kTSubS),
       WithScalar("muls", P::kTMulS),
       WithScalar("divs", P::kTDivS),
       WithScalar("rsubs", P::kTRSubS),  // scalar - x
       WithScalar("rdivs", P::kTRDivS),  // scalar / x
+      WithScalar("pows", P::kTPowS),    // x ** scalar
+      WithScalar("rpows", P::kTRPowS),  // scalar ** x
+      WithScalar("maximums", P::kTMaxS),
+      WithScalar("minimums", P::kTMinS),
+      CompareScalar("eqs", P::kTCmpEqS),
+      CompareScalar("nes", P::kTCmpNeS),
+      CompareScalar("lts", P::kTCmpLtS),
+      CompareScalar("les", P::kTCmpLeS),
+      CompareScalar("gts", P::kTCmpGtS),
+      CompareScalar("ges", P::kTCmpGeS),
+      // Unary.
       Unary("exp", P::kTExp),
+      Unary("exp2", P::kTExp2),
+      Unary("expm1", P::kTExpM1),
+      Unary("log", P::kTLog),
+      Unary("log2", P::kTLog2),
+      Unary("log10", P::kTLog10),
+      Unary("log1p", P::kTLog1P),
+      Unary("sqrt", P::kTSqrt),
+      Unary("rsqrt", P::kTRsqrt),
+      Unary("reciprocal", P::kTRecip),
       Unary("neg", P::kTNeg),
       Unary("abs", P::kTAbs),
+      Unary("relu", P::kTRelu),
+      Unary("sigmoid", P::kTSigmoid),
+      Unary("tanh", P::kTTanh),
+      Unary("erf", P::kTErf),
+      Unary("erfc", P::kTErfc),
+      Unary("sign", P::kTSign),
+      Unary("floor", P::kTFloor),
+      Unary("ceil", P::kTCeil),
+      Unary("round", P::kTRound),  // half to even (numpy, torch)
+      Unary("trunc", P::kTTrunc),
+      Unary("sin", P::kTSin),
+      Unary("cos", P::kTCos),
+      // clip(x, min, max) = minimum(maximum(x, min), max); -inf/inf for an
+      // absent bound.
+      {"clip", C::kElementwiseUnary, 1, 1,
+       {{"min", AttrType::kFloat}, {"max", AttrType::kFloat}}, true, P::kTClip},
       // Identity; the front end records `out[:] = param` as a copy.
-      Unary("copy", P::kTMov),
+      {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
   };
 }
 

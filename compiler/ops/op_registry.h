@@ -15,9 +15,16 @@
 namespace pto::compiler {
 
 enum class OpCategory {
-  kElementwiseBinary,  // out = f(a, b); a, b, out same dtype and shape
+  kElementwiseBinary,  // out = f(a, b); a, b same dtype; numpy broadcasting
   kElementwiseScalar,  // out = f(a, attr "scalar")
-  kElementwiseUnary,   // out = f(a)
+  kElementwiseUnary,   // out = f(a) (float attrs, e.g. clip's min/max)
+  kSelect,             // out = cond ? a : b (where); cond BOOL; broadcasting
+};
+
+// Which element types an op's (data) operands accept.
+enum class OperandTypes {
+  kFloat,  // floating point (FP32, FP16): arithmetic and math functions
+  kAny,    // every supported dtype (comparisons, copy, where's branches)
 };
 
 // The type an attribute must have (the oneof case of pto.v1.Attribute).
@@ -39,6 +46,10 @@ struct OpInfo {
   std::vector<AttrSpec> attrs;  // every attribute the kind accepts
   bool needs_vec_tile;          // vector op: vec_tile required
   PtoOpcode pto;                // the tile instruction that computes it
+  OperandTypes operands = OperandTypes::kFloat;
+  bool bool_result = false;     // comparisons: the result is DT_BOOL
+  // The float attributes (AttrType::kFloat, in `attrs` order) are the tile
+  // instruction's scalar immediates.
 };
 
 // The registry entry for `kind`, or nullptr when the kind is unknown.

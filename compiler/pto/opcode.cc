@@ -1,50 +1,29 @@
 #include "compiler/pto/opcode.h"
 
 namespace pto::compiler {
+namespace {
 
-const char* PtoOpcodeName(PtoOpcode op) {
-  switch (op) {
-    case PtoOpcode::kTLoad: return "TLOAD";
-    case PtoOpcode::kTStore: return "TSTORE";
-    case PtoOpcode::kTMov: return "TMOV";
-    case PtoOpcode::kTAdd: return "TADD";
-    case PtoOpcode::kTSub: return "TSUB";
-    case PtoOpcode::kTMul: return "TMUL";
-    case PtoOpcode::kTDiv: return "TDIV";
-    case PtoOpcode::kTAddS: return "TADDS";
-    case PtoOpcode::kTSubS: return "TSUBS";
-    case PtoOpcode::kTMulS: return "TMULS";
-    case PtoOpcode::kTDivS: return "TDIVS";
-    case PtoOpcode::kTRSubS: return "TRSUBS";
-    case PtoOpcode::kTRDivS: return "TRDIVS";
-    case PtoOpcode::kTExp: return "TEXP";
-    case PtoOpcode::kTNeg: return "TNEG";
-    case PtoOpcode::kTAbs: return "TABS";
-  }
-  return "T?";
+struct OpcodeFacts {
+  const char* name;
+  const char* host;
+  int srcs;
+  int scalars;
+};
+
+const OpcodeFacts& Facts(PtoOpcode op) {
+  static const OpcodeFacts kFacts[] = {
+#define PTO_OPCODE_FACTS(e, name, fn, srcs, scalars) {name, #fn, srcs, scalars},
+      PTO_OPCODES(PTO_OPCODE_FACTS)
+#undef PTO_OPCODE_FACTS
+  };
+  return kFacts[static_cast<int>(op)];
 }
 
-int PtoNumTileSources(PtoOpcode op) {
-  switch (op) {
-    case PtoOpcode::kTLoad: return 0;
-    case PtoOpcode::kTAdd:
-    case PtoOpcode::kTSub:
-    case PtoOpcode::kTMul:
-    case PtoOpcode::kTDiv: return 2;
-    default: return 1;
-  }
-}
+}  // namespace
 
-bool PtoHasScalar(PtoOpcode op) {
-  switch (op) {
-    case PtoOpcode::kTAddS:
-    case PtoOpcode::kTSubS:
-    case PtoOpcode::kTMulS:
-    case PtoOpcode::kTDivS:
-    case PtoOpcode::kTRSubS:
-    case PtoOpcode::kTRDivS: return true;
-    default: return false;
-  }
-}
+const char* PtoOpcodeName(PtoOpcode op) { return Facts(op).name; }
+const char* PtoHostFunction(PtoOpcode op) { return Facts(op).host; }
+int PtoNumTileSources(PtoOpcode op) { return Facts(op).srcs; }
+int PtoNumScalars(PtoOpcode op) { return Facts(op).scalars; }
 
 }  // namespace pto::compiler

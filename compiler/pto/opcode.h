@@ -1,38 +1,94 @@
 // PTO tile instructions: the tile-level ISA between the compiler's Execute
-// Graph and a target. Names follow the public PTO ISA; TRSUBS and TRDIVS are
-// this compiler's reversed-scalar forms (dst = scalar - src, scalar / src).
+// Graph and a target. Names follow the public PTO ISA where it has one;
+// TRSUBS, TRDIVS and TRPOWS are this compiler's reversed-scalar forms
+// (dst = scalar - src, scalar / src, scalar ** src), TCMPxx(S) are TCMP with
+// its comparison mode in the name, and TCLIP takes two scalars (min, max).
+// docs/pto-isa.md describes every instruction.
 #ifndef PTO_COMPILER_PTO_OPCODE_H_
 #define PTO_COMPILER_PTO_OPCODE_H_
 
 namespace pto::compiler {
 
+// The instruction table: X(enumerator, PTO name, host tile function,
+// UB source tiles, scalar immediates). One line per instruction, so a new
+// instruction is added here (and its host function in pto_tile.h).
+#define PTO_OPCODES(X)                     \
+  X(kTLoad, "TLOAD", TLoad, 0, 0)          \
+  X(kTStore, "TSTORE", TStore, 1, 0)       \
+  X(kTMov, "TMOV", TMov, 1, 0)             \
+  X(kTAdd, "TADD", TAdd, 2, 0)             \
+  X(kTSub, "TSUB", TSub, 2, 0)             \
+  X(kTMul, "TMUL", TMul, 2, 0)             \
+  X(kTDiv, "TDIV", TDiv, 2, 0)             \
+  X(kTPow, "TPOW", TPow, 2, 0)             \
+  X(kTMax, "TMAX", TMax, 2, 0)             \
+  X(kTMin, "TMIN", TMin, 2, 0)             \
+  X(kTCmpEq, "TCMPEQ", TCmpEq, 2, 0)       \
+  X(kTCmpNe, "TCMPNE", TCmpNe, 2, 0)       \
+  X(kTCmpLt, "TCMPLT", TCmpLt, 2, 0)       \
+  X(kTCmpLe, "TCMPLE", TCmpLe, 2, 0)       \
+  X(kTCmpGt, "TCMPGT", TCmpGt, 2, 0)       \
+  X(kTCmpGe, "TCMPGE", TCmpGe, 2, 0)       \
+  X(kTSel, "TSEL", TSel, 3, 0)             \
+  X(kTAddS, "TADDS", TAddS, 1, 1)          \
+  X(kTSubS, "TSUBS", TSubS, 1, 1)          \
+  X(kTMulS, "TMULS", TMulS, 1, 1)          \
+  X(kTDivS, "TDIVS", TDivS, 1, 1)          \
+  X(kTRSubS, "TRSUBS", TRSubS, 1, 1)       \
+  X(kTRDivS, "TRDIVS", TRDivS, 1, 1)       \
+  X(kTPowS, "TPOWS", TPowS, 1, 1)          \
+  X(kTRPowS, "TRPOWS", TRPowS, 1, 1)       \
+  X(kTMaxS, "TMAXS", TMaxS, 1, 1)          \
+  X(kTMinS, "TMINS", TMinS, 1, 1)          \
+  X(kTCmpEqS, "TCMPEQS", TCmpEqS, 1, 1)    \
+  X(kTCmpNeS, "TCMPNES", TCmpNeS, 1, 1)    \
+  X(kTCmpLtS, "TCMPLTS", TCmpLtS, 1, 1)    \
+  X(kTCmpLeS, "TCMPLES", TCmpLeS, 1, 1)    \
+  X(kTCmpGtS, "TCMPGTS", TCmpGtS, 1, 1)    \
+  X(kTCmpGeS, "TCMPGES", TCmpGeS, 1, 1)    \
+  X(kTClip, "TCLIP", TClip, 1, 2)          \
+  X(kTExp, "TEXP", TExp, 1, 0)             \
+  X(kTExp2, "TEXP2", TExp2, 1, 0)          \
+  X(kTExpM1, "TEXPM1", TExpM1, 1, 0)       \
+  X(kTLog, "TLOG", TLog, 1, 0)             \
+  X(kTLog2, "TLOG2", TLog2, 1, 0)          \
+  X(kTLog10, "TLOG10", TLog10, 1, 0)       \
+  X(kTLog1P, "TLOG1P", TLog1P, 1, 0)       \
+  X(kTSqrt, "TSQRT", TSqrt, 1, 0)          \
+  X(kTRsqrt, "TRSQRT", TRsqrt, 1, 0)       \
+  X(kTRecip, "TRECIP", TRecip, 1, 0)       \
+  X(kTNeg, "TNEG", TNeg, 1, 0)             \
+  X(kTAbs, "TABS", TAbs, 1, 0)             \
+  X(kTRelu, "TRELU", TRelu, 1, 0)          \
+  X(kTSigmoid, "TSIGMOID", TSigmoid, 1, 0) \
+  X(kTTanh, "TTANH", TTanh, 1, 0)          \
+  X(kTErf, "TERF", TErf, 1, 0)             \
+  X(kTErfc, "TERFC", TErfc, 1, 0)          \
+  X(kTSign, "TSIGN", TSign, 1, 0)          \
+  X(kTFloor, "TFLOOR", TFloor, 1, 0)       \
+  X(kTCeil, "TCEIL", TCeil, 1, 0)          \
+  X(kTRound, "TROUND", TRound, 1, 0)       \
+  X(kTTrunc, "TTRUNC", TTrunc, 1, 0)       \
+  X(kTSin, "TSIN", TSin, 1, 0)             \
+  X(kTCos, "TCOS", TCos, 1, 0)
+
 enum class PtoOpcode {
-  kTLoad,   // UB tile <- GM region
-  kTStore,  // GM region <- UB tile
-  kTMov,    // UB tile <- UB tile
-  kTAdd,
-  kTSub,
-  kTMul,
-  kTDiv,
-  kTAddS,
-  kTSubS,
-  kTMulS,
-  kTDivS,
-  kTRSubS,
-  kTRDivS,
-  kTExp,
-  kTNeg,
-  kTAbs,
+#define PTO_OPCODE_ENUM(e, name, fn, srcs, scalars) e,
+  PTO_OPCODES(PTO_OPCODE_ENUM)
+#undef PTO_OPCODE_ENUM
 };
 
 // "TLOAD", "TADD", ...
 const char* PtoOpcodeName(PtoOpcode op);
 
+// The host tile function (pto_tile.h) that executes it: "TAdd", ...
+const char* PtoHostFunction(PtoOpcode op);
+
 // How many UB source tiles the instruction reads (TLOAD: 0, TSTORE: 1).
 int PtoNumTileSources(PtoOpcode op);
 
-// Whether the instruction takes a scalar immediate (TADDS ... TRDIVS).
-bool PtoHasScalar(PtoOpcode op);
+// How many scalar immediates the instruction takes (TADDS: 1, TCLIP: 2).
+int PtoNumScalars(PtoOpcode op);
 
 }  // namespace pto::compiler
 

@@ -16,7 +16,20 @@ std::string OffsetArgs(int rank) {
   return absl::StrJoin(args, ", ");
 }
 
-std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn) {
+// The indices of a load or store: the task's offsets, aligned to the
+// buffer's last dims; a broadcast dim (size 1) reads index 0.
+std::string BufferIndex(const std::vector<int64_t>& shape, int rank) {
+  const int lead = rank - static_cast<int>(shape.size());
+  std::vector<std::string> index;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    index.push_back(shape[d] == 1 ? std::string("0")
+                                  : absl::StrCat("a", lead + static_cast<int>(d)));
+  }
+  return absl::StrJoin(index, ", ");
+}
+
+std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
+                       const PtoProgram& p) {
   const std::string ub_type =
       absl::StrCat(":ub.", DTypeShortName(in.dtype), FormatDims(fn.tile));
   const int rank = static_cast<int>(fn.tile.size());
@@ -24,7 +37,12 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn) {
   switch (in.op) {
     case PtoOpcode::kTLoad:
       operands.push_back(absl::StrCat("%t", in.dst, ub_type));
-      operands.push_back(absl::StrCat("%", in.buffer, "[", OffsetArgs(rank), "]"));
+      operands.push_back(absl::StrCat(
+          "%", in.buffer, "[",
+          in.buffer >= 0 && in.buffer < static_cast<int>(p.buffers.size())
+              ? BufferIndex(p.buffers[in.buffer].shape, rank)
+              : OffsetArgs(rank),
+          "]"));
       break;
     case PtoOpcode::kTStore:
       operands.push_back(absl::StrCat("%", in.buffer, "[", OffsetArgs(rank), "]"));
@@ -33,8 +51,8 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn) {
     default:
       operands.push_back(absl::StrCat("%t", in.dst, ub_type));
       for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
-      if (PtoHasScalar(in.op)) {
-        operands.push_back(absl::StrFormat("%.17g", in.scalar));
+      for (double s : in.scalars) {
+        operands.push_back(absl::StrFormat("%.17g", s));
       }
   }
   return absl::StrCat("  ", absl::StrFormat("%-7s", PtoOpcodeName(in.op)),
@@ -60,7 +78,7 @@ std::string PrintPto(const PtoProgram& p) {
                     fn.core == pto::v1::CORE_TYPE_CUBE ? "cube" : "vector",
                     " args=", fn.num_args, " tile=", FormatDims(fn.tile),
                     "  ; ", fn.name, "\n");
-    for (const PtoInstr& in : fn.body) absl::StrAppend(&out, PrintInstr(in, fn), "\n");
+    for (const PtoInstr& in : fn.body) absl::StrAppend(&out, PrintInstr(in, fn, p), "\n");
     absl::StrAppend(&out, ".end\n");
   }
   return out;

@@ -19,7 +19,10 @@
 // so an f16 value is rounded the same whether it stays in UB or passes
 // through GM; TSTORE writes a tile back. TADDS/TSUBS/TMULS/TDIVS take
 // a scalar right operand (dst = src op s); TRSUBS/TRDIVS are the reversed
-// forms (dst = s - src, dst = s / src). TMOV copies a tile. A function's UB
+// forms (dst = s - src, dst = s / src). TMOV copies a tile. A TLOAD from a
+// buffer of lower rank or with size-1 dims broadcasts it (numpy rules):
+// `%1[0, a1]` repeats row 0 down the tile. BOOL buffers hold bytes 0/1,
+// read into UB as 0.0/1.0; comparisons (TCMPxx) write 0.0/1.0. A function's UB
 // tiles all have the function's tile shape; on the host they are stored as
 // f32 arrays.
 #ifndef PTO_COMPILER_PTO_PTO_PROGRAM_H_
@@ -47,7 +50,7 @@ struct PtoInstr {
   int dst = -1;           // UB tile written (not TSTORE)
   std::vector<int> srcs;  // UB tiles read
   int buffer = -1;        // GM buffer (TLOAD, TSTORE)
-  double scalar = 0;      // *S instructions
+  std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/ops/infer.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
@@ -153,7 +154,7 @@ absl::Status Verifier::CheckValue(const std::string& where, int v) {
   if (!IsSupportedDType(value.dtype())) {
     return Invalid(at, absl::StrCat("dtype ", DTypeEnumName(value.dtype()),
                                     " is not supported (supported: DT_FP32, "
-                                    "DT_FP16)"));
+                                    "DT_FP16, DT_BOOL)"));
   }
   const int rank = value.shape().dims_size();
   if (rank > kMaxRankBound) {
@@ -395,25 +396,13 @@ absl::Status Verifier::CheckOp(int index) {
     }
     ins.push_back(*v);
   }
-  const Value& first = g_.values(ins[0]);
-  for (size_t k = 1; k < ins.size(); ++k) {
-    const Value& in = g_.values(ins[k]);
-    if (in.dtype() != first.dtype()) {
-      return Invalid(where, absl::StrCat("input ", k, ": dtype ",
-                                         DTypeEnumName(in.dtype()),
-                                         " does not match input 0's ",
-                                         DTypeEnumName(first.dtype())));
-    }
-    if (shape_[ins[k]] != shape_[ins[0]]) {
-      return Invalid(where, absl::StrCat("input ", k, ": shape ",
-                                         FormatDims(shape_[ins[k]]),
-                                         " does not match input 0's ",
-                                         FormatDims(shape_[ins[0]])));
-    }
+  std::vector<ValueType> in_types;
+  for (int v : ins) in_types.push_back({g_.values(v).dtype(), shape_[v]});
+  absl::StatusOr<ValueType> inferred = InferResult(*info, in_types);
+  if (!inferred.ok()) {
+    return Invalid(where, std::string(inferred.status().message()));
   }
-  if (info->needs_vec_tile) {
-    if (absl::Status s = CheckVecTile(where, op, first); !s.ok()) return s;
-  }
+  int out_value = -1;
   for (int k = 0; k < op.outputs_size(); ++k) {
     const std::string field = absl::StrCat("output ", k);
     absl::StatusOr<int> v = Lookup(where, field, op.outputs(k));
@@ -428,19 +417,24 @@ absl::Status Verifier::CheckOp(int index) {
       return s;
     }
     const Value& out = g_.values(*v);
-    // Elementwise ops: the output has the input's dtype and shape.
-    if (out.dtype() != first.dtype()) {
+    if (out.dtype() != inferred->dtype) {
       return Invalid(where, absl::StrCat(field, ": dtype ",
                                          DTypeEnumName(out.dtype()),
                                          " does not match the inferred ",
-                                         DTypeEnumName(first.dtype())));
+                                         DTypeEnumName(inferred->dtype)));
     }
-    if (shape_[*v] != shape_[ins[0]]) {
+    if (shape_[*v] != inferred->shape) {
       return Invalid(where, absl::StrCat(field, ": shape ", FormatDims(shape_[*v]),
                                          " does not match the inferred ",
-                                         FormatDims(shape_[ins[0]])));
+                                         FormatDims(inferred->shape)));
     }
     definer_[*v] = index;
+    out_value = *v;
+  }
+  if (info->needs_vec_tile) {
+    if (absl::Status s = CheckVecTile(where, op, g_.values(out_value)); !s.ok()) {
+      return s;
+    }
   }
   for (int v : ins) last_reader_[v] = index;
   return absl::OkStatus();

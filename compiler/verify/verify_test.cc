@@ -114,13 +114,49 @@ TEST(VerifyTest, RejectsKernelsWithoutOutputs) {
 TEST(VerifyTest, RejectsDTypeMismatchBetweenInputs) {
   pto::v1::Graph g = Base();
   ValueById(g, 2)->set_dtype(pto::v1::DT_FP16);
-  ExpectInvalid(g, {"op #1 \"add\"", "input 1: dtype DT_FP16", "DT_FP32"});
+  ExpectInvalid(g, {"op #1 \"add\"", "input 1 f16[3,5] and input 0 f32[3,5]",
+                    "add needs equal dtypes"});
 }
 
 TEST(VerifyTest, RejectsShapeMismatchBetweenInputs) {
   pto::v1::Graph g = Base();
   ValueById(g, 2)->mutable_shape()->mutable_dims(1)->set_size(6);
-  ExpectInvalid(g, {"op #1 \"add\"", "input 1: shape [3,6]", "[3,5]"});
+  ExpectInvalid(g, {"op #1 \"add\"", "inputs 0 [3,5] and 1 [3,6] do not broadcast",
+                    "dim -1 is 5 vs 6", "equal or 1"});
+}
+
+TEST(VerifyTest, AcceptsBroadcastingAndChecksItsResultShape) {
+  pto::v1::Graph g = Base();
+  // b: [5] broadcasts against exp(a): [3,5].
+  ValueById(g, 2)->mutable_shape()->mutable_dims()->DeleteSubrange(0, 1);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  ValueById(g, 4)->mutable_shape()->mutable_dims(1)->set_size(1);
+  ExpectInvalid(g, {"op #1 \"add\"", "output 0: shape [3,1]",
+                    "the inferred [3,5]"});
+}
+
+TEST(VerifyTest, RejectsBoolInFloatOp) {
+  pto::v1::Graph g = Base();
+  ValueById(g, 1)->set_dtype(pto::v1::DT_BOOL);
+  ExpectInvalid(g, {"op #0 \"exp\"", "input 0 has dtype DT_BOOL",
+                    "exp takes DT_FP32 or DT_FP16"});
+}
+
+TEST(VerifyTest, ComparisonsGiveBool) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->set_kind("lt");
+  ExpectInvalid(g, {"op #1 \"lt\"", "output 0: dtype DT_FP32",
+                    "the inferred DT_BOOL"});
+  ValueById(g, 4)->set_dtype(pto::v1::DT_BOOL);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+}
+
+TEST(VerifyTest, WhereNeedsBoolCondition) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(1)->set_kind("where");
+  g.mutable_ops(1)->add_inputs(2);
+  ExpectInvalid(g, {"op #1 \"where\"", "input 0 (the condition) is f32[3,5]",
+                    "needs a DT_BOOL condition"});
 }
 
 TEST(VerifyTest, RejectsOutputShapeMismatch) {

@@ -17,54 +17,46 @@ std::string FloatLiteral(double v) {
 }
 
 const char* GmType(pto::v1::DataType dtype) {
-  return dtype == pto::v1::DT_FP16 ? "pto_tile::half" : "float";
-}
-
-const char* TileFunction(PtoOpcode op) {
-  switch (op) {
-    case PtoOpcode::kTMov: return "TMov";
-    case PtoOpcode::kTAdd: return "TAdd";
-    case PtoOpcode::kTSub: return "TSub";
-    case PtoOpcode::kTMul: return "TMul";
-    case PtoOpcode::kTDiv: return "TDiv";
-    case PtoOpcode::kTAddS: return "TAddS";
-    case PtoOpcode::kTSubS: return "TSubS";
-    case PtoOpcode::kTMulS: return "TMulS";
-    case PtoOpcode::kTDivS: return "TDivS";
-    case PtoOpcode::kTRSubS: return "TRSubS";
-    case PtoOpcode::kTRDivS: return "TRDivS";
-    case PtoOpcode::kTExp: return "TExp";
-    case PtoOpcode::kTNeg: return "TNeg";
-    case PtoOpcode::kTAbs: return "TAbs";
-    default: return nullptr;
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "pto_tile::half";
+    case pto::v1::DT_BOOL: return "uint8_t";
+    default: return "float";
   }
 }
 
 // Extents and GM strides padded to four dims (leading 1s / 0 strides).
 struct Access {
   std::vector<int64_t> extent4;   // E0..E3
-  std::vector<int64_t> strides4;  // s0..s2 (s3 = 1)
+  std::vector<int64_t> strides4;  // s0..s2 (s3 = 1, or 0 when bcast3)
+  bool bcast3 = false;            // the innermost dim is broadcast
   std::string offset;             // element offset expression from args
 };
 
+// How a function with tile extents `tile` addresses `buf`. The buffer's
+// shape is aligned to the tile's last dims (numpy broadcasting): dims it
+// lacks or has as 1 are broadcast, with stride 0 and no offset term.
 Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile) {
-  const int rank = static_cast<int>(buf.shape.size());
-  std::vector<int64_t> strides(rank);
+  const int rank = static_cast<int>(tile.size());
+  const int lead = rank - static_cast<int>(buf.shape.size());
+  std::vector<int64_t> strides(rank, 0);
   int64_t s = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= buf.shape[d];
+  for (int d = rank - 1; d >= lead; --d) {
+    const int64_t size = buf.shape[d - lead];
+    if (size != 1) strides[d] = s;
+    s *= size;
   }
   Access a;
   a.extent4.assign(4 - rank, 1);
   a.extent4.insert(a.extent4.end(), tile.begin(), tile.end());
   a.strides4.assign(4 - rank, 0);
   a.strides4.insert(a.strides4.end(), strides.begin(), strides.end());
+  a.bcast3 = a.strides4[3] == 0 && a.extent4[3] > 1;
   std::vector<std::string> terms;
   for (int d = 0; d < rank; ++d) {
+    if (strides[d] == 0) continue;
     terms.push_back(absl::StrCat("args[", d, "] * ", strides[d]));
   }
-  a.offset = absl::StrJoin(terms, " + ");
+  a.offset = terms.empty() ? "0" : absl::StrJoin(terms, " + ");
   return a;
 }
 
@@ -88,7 +80,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       const std::string type = GmType(buf.dtype);
       absl::StrAppend(
           &out, "  pto_tile::", load ? "TLoad<" : "TStore<", type, ", ",
-          absl::StrJoin(a.extent4, ", "), ">(",
+          absl::StrJoin(a.extent4, ", "), load && a.bcast3 ? ", true" : "",
+          ">(",
           load ? absl::StrCat("t", in.dst, ", static_cast<const ", type,
                               "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
@@ -96,11 +89,15 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
           ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2], ");\n");
       continue;
     }
-    const char* f = TileFunction(in.op);
-    if (f == nullptr) return absl::InternalError("unknown PTO opcode");
+    const char* f = PtoHostFunction(in.op);
+    if (static_cast<int>(in.srcs.size()) != PtoNumTileSources(in.op) ||
+        static_cast<int>(in.scalars.size()) != PtoNumScalars(in.op)) {
+      return absl::InternalError(absl::StrCat(
+          PtoOpcodeName(in.op), ": wrong number of sources or scalars"));
+    }
     std::vector<std::string> args = {absl::StrCat("t", in.dst)};
     for (int s : in.srcs) args.push_back(absl::StrCat("t", s));
-    if (PtoHasScalar(in.op)) args.push_back(FloatLiteral(in.scalar));
+    for (double v : in.scalars) args.push_back(FloatLiteral(v));
     const char* round_to = in.dtype == pto::v1::DT_FP16 ? ", pto_tile::half" : "";
     absl::StrAppend(&out, "  pto_tile::", f, "<", elems, round_to, ">(",
                     absl::StrJoin(args, ", "), ");\n");

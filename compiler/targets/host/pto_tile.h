@@ -91,6 +91,13 @@ struct Elem<float> {
   static float Store(float v) { return v; }
 };
 
+// BOOL: one byte, 0 or 1 (numpy, torch); in UB 0.0f or 1.0f.
+template <>
+struct Elem<uint8_t> {
+  static float Load(uint8_t v) { return v != 0 ? 1.0f : 0.0f; }
+  static uint8_t Store(float v) { return v != 0.0f ? 1 : 0; }
+};
+
 template <>
 struct Elem<half> {
   static float Load(half v) { return HalfToFloat(v.bits); }
@@ -99,8 +106,11 @@ struct Elem<half> {
 
 // UB tile <- GM region. `src` points at the region's first element; s0..s2
 // are the GM strides (in elements) of the padded dims 0..2 (dim 3 is
-// contiguous).
-template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
+// contiguous). A broadcast operand (numpy broadcasting) has stride 0 in the
+// dims it is broadcast along; kBcast3 says dim 3 is one (its one element is
+// repeated along the row).
+template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3,
+          bool kBcast3 = false>
 inline void TLoad(float* __restrict dst, const T* __restrict src, int64_t s0,
                   int64_t s1, int64_t s2) {
   for (int64_t i0 = 0; i0 < E0; ++i0) {
@@ -108,7 +118,9 @@ inline void TLoad(float* __restrict dst, const T* __restrict src, int64_t s0,
       for (int64_t i2 = 0; i2 < E2; ++i2) {
         const T* __restrict row = src + i0 * s0 + i1 * s1 + i2 * s2;
         float* __restrict out = dst + ((i0 * E1 + i1) * E2 + i2) * E3;
-        for (int64_t j = 0; j < E3; ++j) out[j] = Elem<T>::Load(row[j]);
+        for (int64_t j = 0; j < E3; ++j) {
+          out[j] = Elem<T>::Load(row[kBcast3 ? 0 : j]);
+        }
       }
     }
   }
@@ -166,20 +178,84 @@ struct Round<half> {
     for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
   }
 
+// maximum/minimum propagate NaN from either side (numpy, torch).
+inline float Max(float x, float y) { return (x != x || x > y) ? x : y; }
+inline float Min(float x, float y) { return (x != x || x < y) ? x : y; }
+inline float Bool(bool c) { return c ? 1.0f : 0.0f; }
+
 PTO_TILE_BINARY(TAdd, a[i] + b[i])
 PTO_TILE_BINARY(TSub, a[i] - b[i])
 PTO_TILE_BINARY(TMul, a[i] * b[i])
 PTO_TILE_BINARY(TDiv, a[i] / b[i])
+PTO_TILE_BINARY(TPow, __builtin_powf(a[i], b[i]))
+PTO_TILE_BINARY(TMax, Max(a[i], b[i]))
+PTO_TILE_BINARY(TMin, Min(a[i], b[i]))
+PTO_TILE_BINARY(TCmpEq, Bool(a[i] == b[i]))
+PTO_TILE_BINARY(TCmpNe, Bool(a[i] != b[i]))
+PTO_TILE_BINARY(TCmpLt, Bool(a[i] < b[i]))
+PTO_TILE_BINARY(TCmpLe, Bool(a[i] <= b[i]))
+PTO_TILE_BINARY(TCmpGt, Bool(a[i] > b[i]))
+PTO_TILE_BINARY(TCmpGe, Bool(a[i] >= b[i]))
 PTO_TILE_SCALAR(TAddS, a[i] + s)
 PTO_TILE_SCALAR(TSubS, a[i] - s)
 PTO_TILE_SCALAR(TMulS, a[i] * s)
 PTO_TILE_SCALAR(TDivS, a[i] / s)
 PTO_TILE_SCALAR(TRSubS, s - a[i])
 PTO_TILE_SCALAR(TRDivS, s / a[i])
+PTO_TILE_SCALAR(TPowS, __builtin_powf(a[i], s))
+PTO_TILE_SCALAR(TRPowS, __builtin_powf(s, a[i]))
+PTO_TILE_SCALAR(TMaxS, Max(a[i], s))
+PTO_TILE_SCALAR(TMinS, Min(a[i], s))
+PTO_TILE_SCALAR(TCmpEqS, Bool(a[i] == s))
+PTO_TILE_SCALAR(TCmpNeS, Bool(a[i] != s))
+PTO_TILE_SCALAR(TCmpLtS, Bool(a[i] < s))
+PTO_TILE_SCALAR(TCmpLeS, Bool(a[i] <= s))
+PTO_TILE_SCALAR(TCmpGtS, Bool(a[i] > s))
+PTO_TILE_SCALAR(TCmpGeS, Bool(a[i] >= s))
 PTO_TILE_UNARY(TExp, __builtin_expf(a[i]))
+PTO_TILE_UNARY(TExp2, __builtin_exp2f(a[i]))
+PTO_TILE_UNARY(TExpM1, __builtin_expm1f(a[i]))
+PTO_TILE_UNARY(TLog, __builtin_logf(a[i]))
+PTO_TILE_UNARY(TLog2, __builtin_log2f(a[i]))
+PTO_TILE_UNARY(TLog10, __builtin_log10f(a[i]))
+PTO_TILE_UNARY(TLog1P, __builtin_log1pf(a[i]))
+PTO_TILE_UNARY(TSqrt, __builtin_sqrtf(a[i]))
+PTO_TILE_UNARY(TRsqrt, 1.0f / __builtin_sqrtf(a[i]))
+PTO_TILE_UNARY(TRecip, 1.0f / a[i])
 PTO_TILE_UNARY(TNeg, -a[i])
 PTO_TILE_UNARY(TAbs, __builtin_fabsf(a[i]))
+// As torch: relu(-0.0) = -0.0, relu(NaN) = NaN.
+PTO_TILE_UNARY(TRelu, a[i] < 0.0f ? 0.0f : a[i])
+PTO_TILE_UNARY(TSigmoid, 1.0f / (1.0f + __builtin_expf(-a[i])))
+PTO_TILE_UNARY(TTanh, __builtin_tanhf(a[i]))
+PTO_TILE_UNARY(TErf, __builtin_erff(a[i]))
+PTO_TILE_UNARY(TErfc, __builtin_erfcf(a[i]))
+// sign(+-0) = +0, sign(NaN) = NaN (numpy, torch).
+PTO_TILE_UNARY(TSign, a[i] > 0.0f ? 1.0f
+                      : a[i] < 0.0f ? -1.0f
+                      : a[i] == 0.0f ? 0.0f : a[i])
+PTO_TILE_UNARY(TFloor, __builtin_floorf(a[i]))
+PTO_TILE_UNARY(TCeil, __builtin_ceilf(a[i]))
+// Half to even: rint in the default rounding mode.
+PTO_TILE_UNARY(TRound, __builtin_rintf(a[i]))
+PTO_TILE_UNARY(TTrunc, __builtin_truncf(a[i]))
+PTO_TILE_UNARY(TSin, __builtin_sinf(a[i]))
+PTO_TILE_UNARY(TCos, __builtin_cosf(a[i]))
 PTO_TILE_UNARY(TMov, a[i])
+
+// dst = c ? a : b (c holds 0.0f or 1.0f).
+template <int64_t N, typename D = float>
+inline void TSel(float* __restrict d, const float* __restrict c,
+                 const float* __restrict a, const float* __restrict b) {
+  for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(c[i] != 0.0f ? a[i] : b[i]);
+}
+
+// dst = min(max(a, lo), hi) (numpy clip; NaN stays NaN).
+template <int64_t N, typename D = float>
+inline void TClip(float* __restrict d, const float* __restrict a, float lo,
+                  float hi) {
+  for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(Min(Max(a[i], lo), hi));
+}
 
 #undef PTO_TILE_BINARY
 #undef PTO_TILE_SCALAR

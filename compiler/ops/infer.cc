@@ -1,0 +1,84 @@
+#include "compiler/ops/infer.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/util/strings.h"
+
+namespace pto::compiler {
+namespace {
+
+bool IsFloat(pto::v1::DataType t) {
+  return t == pto::v1::DT_FP32 || t == pto::v1::DT_FP16;
+}
+
+std::string TypeString(const ValueType& v) {
+  return absl::StrCat(DTypeShortName(v.dtype), FormatDims(v.shape));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
+    absl::Span<const std::vector<int64_t>> shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  std::vector<int> from(rank, -1);  // which operand set out[d] (size != 1)
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const std::vector<int64_t>& s = shapes[k];
+    for (size_t i = 0; i < s.size(); ++i) {
+      const size_t d = rank - s.size() + i;
+      if (s[i] == 1) continue;
+      if (out[d] == 1) {
+        out[d] = s[i];
+        from[d] = static_cast<int>(k);
+      } else if (out[d] != s[i]) {
+        const int dim_from_end = static_cast<int>(d) - static_cast<int>(rank);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "inputs ", from[d], " ", FormatDims(shapes[from[d]]), " and ", k,
+            " ", FormatDims(s), " do not broadcast: dim ", dim_from_end,
+            " is ", out[d], " vs ", s[i],
+            " (numpy broadcasting: dims aligned from the last must be equal "
+            "or 1)"));
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<ValueType> InferResult(const OpInfo& info,
+                                      absl::Span<const ValueType> inputs) {
+  // Data operands: all but where's condition.
+  const size_t first_data = info.category == OpCategory::kSelect ? 1 : 0;
+  if (info.category == OpCategory::kSelect &&
+      inputs[0].dtype != pto::v1::DT_BOOL) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input 0 (the condition) is ", TypeString(inputs[0]), "; ", info.kind,
+        " needs a DT_BOOL condition (e.g. the result of a comparison)"));
+  }
+  for (size_t k = first_data; k < inputs.size(); ++k) {
+    if (info.operands == OperandTypes::kFloat && !IsFloat(inputs[k].dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
+          info.kind, " takes DT_FP32 or DT_FP16 (cast it first)"));
+    }
+    if (k > first_data && inputs[k].dtype != inputs[first_data].dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", k, " ", TypeString(inputs[k]), " and input ", first_data,
+          " ", TypeString(inputs[first_data]), " have different dtypes; ",
+          info.kind, " needs equal dtypes (cast one of them)"));
+    }
+  }
+  ValueType out;
+  out.dtype = info.bool_result ? pto::v1::DT_BOOL : inputs[first_data].dtype;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ValueType& v : inputs) shapes.push_back(v.shape);
+  absl::StatusOr<std::vector<int64_t>> shape = BroadcastShapes(shapes);
+  if (!shape.ok()) return shape.status();
+  out.shape = *std::move(shape);
+  return out;
+}
+
+}  // namespace pto::compiler

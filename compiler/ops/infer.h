@@ -1,0 +1,39 @@
+// Result types of Tensor-graph ops: what the verifier checks a graph's
+// declared output values against, and the one place that knows numpy
+// broadcasting and each op kind's dtype rules.
+//
+//   auto r = InferResult(*FindOp("add"), {{DT_FP32, {4, 1}}, {DT_FP32, {3}}});
+//   // r->dtype == DT_FP32, r->shape == {4, 3}
+#ifndef PTO_COMPILER_OPS_INFER_H_
+#define PTO_COMPILER_OPS_INFER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "compiler/ops/op_registry.h"
+#include "pto/v1/graph.pb.h"
+
+namespace pto::compiler {
+
+struct ValueType {
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  std::vector<int64_t> shape;
+};
+
+// numpy broadcasting of `shapes`: ranks are aligned at the last dim (missing
+// leading dims count as 1), and in every dim the sizes are equal or 1.
+// INVALID_ARGUMENT naming the first dim that disagrees and both operands.
+absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
+    absl::Span<const std::vector<int64_t>> shapes);
+
+// The output type of `info` applied to `inputs` (in the kind's input order).
+// Errors (INVALID_ARGUMENT) say which input is wrong and what would be valid;
+// the caller prefixes the op's label.
+absl::StatusOr<ValueType> InferResult(const OpInfo& info,
+                                      absl::Span<const ValueType> inputs);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_OPS_INFER_H_

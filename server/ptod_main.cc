@@ -9,7 +9,12 @@
 // exit 0.
 #include <signal.h>
 
+#include <stdlib.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -17,6 +22,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/compiler_limits.h"
 #include "server/ptod_server.h"
 #include "server/pto_compiler_backend.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -49,7 +55,14 @@ ABSL_FLAG(std::string, log_level, "info",
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "on SIGTERM/SIGINT, how long running requests may take to finish");
 ABSL_FLAG(absl::Duration, native_compile_timeout, absl::Seconds(120),
-          "wall-clock limit of one native (C++) compile");
+          "wall-clock limit of one native (C++) compile; past it the compiler "
+          "and its children are killed and the request is DEADLINE_EXCEEDED");
+ABSL_FLAG(std::string, cxx, "c++", "the native C++ compiler");
+ABSL_FLAG(absl::Duration, compile_cpu_limit, absl::Minutes(10),
+          "CPU time one native compile may use (ulimit -t); 0: unlimited");
+ABSL_FLAG(int64_t, compile_memory_bytes, int64_t{8} << 30,
+          "address space one native compiler process may use (ulimit -v); "
+          "0: unlimited");
 
 namespace {
 
@@ -116,6 +129,32 @@ int main(int argc, char** argv) {
 
   pto::compiler::CompileSettings settings;
   settings.native_compile_timeout = absl::GetFlag(FLAGS_native_compile_timeout);
+  if (absl::GetFlag(FLAGS_compile_memory_bytes) < 0 ||
+      absl::GetFlag(FLAGS_compile_cpu_limit) < absl::ZeroDuration()) {
+    return Fail("--compile_memory_bytes and --compile_cpu_limit must be >= 0");
+  }
+  // The limits wrapper lives in a private directory removed at exit.
+  const char* tmp = getenv("TMPDIR");
+  std::string wrapper_dir =
+      absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp",
+                   "/ptod-XXXXXX");
+  if (mkdtemp(wrapper_dir.data()) == nullptr) {
+    return Fail(absl::StrCat("cannot create ", wrapper_dir, ": ",
+                             std::strerror(errno)));
+  }
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } remove_wrapper_dir{wrapper_dir};
+  absl::StatusOr<std::string> cxx = pto::server::WriteLimitedCompiler(
+      wrapper_dir, absl::GetFlag(FLAGS_cxx),
+      absl::GetFlag(FLAGS_compile_cpu_limit),
+      static_cast<uint64_t>(absl::GetFlag(FLAGS_compile_memory_bytes)));
+  if (!cxx.ok()) return Fail(std::string(cxx.status().message()));
+  settings.cxx = *cxx;
 
   auto ptod = pto::server::PtodServer::Start(
       options, pto::server::NewPtoCompilerBackend(settings));

@@ -1,6 +1,8 @@
 // ptod end to end on loopback: a real gRPC server on a free port, a real
 // RocksDB cache in a temp directory, the C++ client.
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "server/kernel_store.h"
+#include "server/pto_compiler_backend.h"
 #include "server/ptod_server.h"
 #include "tests/ptod/test_util.h"
 
@@ -373,6 +376,49 @@ TEST_F(PtodTest, QueueOfTwoUnderFiftyDistinctRequestsRefusesSomeAndRecovers) {
   auto again = client_->Compile(AddGraph({8}, {8}), "host", {},
                                 In(absl::Seconds(120)));
   ASSERT_TRUE(again.ok()) << again.status();
+}
+
+// A native compiler that hangs (and spawns a child that would outlive it) is
+// killed with its child at the timeout; the request is DEADLINE_EXCEEDED and
+// nothing is cached.
+TEST(PtodCompilerTimeoutTest, HangingCompilerIsKilledWithItsChildren) {
+  if (!InnerBackendIsReal()) GTEST_SKIP() << "needs the real compiler";
+  TempDir dir;
+  const std::string pid_file = dir.path() + "/child.pid";
+  const std::string hang = dir.path() + "/hanging-c++";
+  std::ofstream(hang) << "#!/bin/sh\nsleep 3600 &\necho $! > '" << pid_file
+                      << "'\nwait\n";
+  std::filesystem::permissions(hang, std::filesystem::perms::owner_all);
+  pto::compiler::CompileSettings settings;
+  settings.cxx = hang;
+  settings.native_compile_timeout = absl::Seconds(1);
+  PtodOptions options;
+  options.address = "127.0.0.1:0";
+  options.cache_dir = dir.path() + "/cache";
+  auto ptod = PtodServer::Start(
+      options, pto::server::NewPtoCompilerBackend(settings));
+  ASSERT_TRUE(ptod.ok()) << ptod.status();
+  CompileClient client((*ptod)->address());
+  auto r = client.Compile(AddGraph(), "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(absl::IsDeadlineExceeded(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find("timed out after 1s (killed)"),
+            std::string::npos)
+      << r.status();
+  EXPECT_EQ((*ptod)->store_stats().entries, 0u);
+  // The compiler's own child is gone too (a zombie awaiting its new parent
+  // counts as gone).
+  std::string pid;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_FALSE(pid.empty());
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    gone = !stat || line.find(") Z") != std::string::npos;
+    if (!gone) absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(gone) << "process " << pid << " survived the timeout";
 }
 
 TEST_F(PtodTest, CompileFailureIsReportedAndNotCached) {

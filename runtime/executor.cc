@@ -189,7 +189,11 @@ struct Executor::RunState {
   void* const* buffers;
   // Per task instance: dependencies not yet done.
   std::unique_ptr<std::atomic<uint32_t>[]> pending;
-  // Tasks not yet finished; the one that brings it to zero notifies `done`.
+  // Next unclaimed index into plan->roots_[kind].
+  std::atomic<uint32_t> next_root[kNumCoreKinds] = {{0}, {0}};
+  // Tasks not yet finished plus root claimers not yet finished (a claimer
+  // still in a queue refers to this run); the decrement that brings it to
+  // zero notifies `done`.
   std::atomic<int64_t> remaining{0};
   absl::Notification done;
   // One slot per task when tracing (each written by exactly one thread).
@@ -283,7 +287,30 @@ void Executor::WorkerLoop(CoreKind core, int worker_id) {
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   Item item;
   while (queues_[static_cast<int>(core)].Pop(&item)) {
-    Execute(item, &core, worker_id);
+    Dispatch(item, &core, worker_id);
+  }
+}
+
+void Executor::Dispatch(Item item, const CoreKind* core, int worker_id) {
+  if (item.task >= kClaimRoots) {
+    ClaimRoots(item.run, static_cast<int>(item.task - kClaimRoots), core,
+               worker_id);
+  } else {
+    Execute(item, core, worker_id);
+  }
+}
+
+void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
+                          int worker_id) {
+  const std::vector<uint32_t>& roots = run->plan->roots_[kind];
+  while (true) {
+    const uint32_t i = run->next_root[kind].fetch_add(1, std::memory_order_relaxed);
+    if (i >= roots.size()) break;
+    Execute(Item{run, roots[i]}, core, worker_id);
+  }
+  // This claimer's share of `remaining`: `run` may be gone after it.
+  if (run->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    run->done.Notify();
   }
 }
 
@@ -330,6 +357,7 @@ void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
 
 absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
                            const RunOptions& options) {
+  constexpr int kMaxClaimers = 64;  // queued per PushMany
   const int n = plan.num_tasks();
   if (n == 0) {
     if (options.trace != nullptr) options.trace->clear();
@@ -342,16 +370,32 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   for (int t = 0; t < n; ++t) {
     run.pending[t].store(plan.tasks_[t].num_deps, std::memory_order_relaxed);
   }
-  run.remaining.store(n, std::memory_order_relaxed);
+  // One root claimer per thread that can run roots of a kind (its workers
+  // and this caller), and no more than there are roots.
+  int claimers[kNumCoreKinds];
+  int64_t total_claimers = 0;
+  for (int k = 0; k < kNumCoreKinds; ++k) {
+    claimers[k] = static_cast<int>(std::min<size_t>(
+        plan.roots_[k].size(), static_cast<size_t>(num_workers_[k]) + 1));
+    total_claimers += claimers[k];
+  }
+  run.remaining.store(n + total_claimers, std::memory_order_relaxed);
   if (options.trace != nullptr) {
     run.events.reset(new TaskEvent[n]);
     run.start_ns = NowNs();
   }
   for (int k = 0; k < kNumCoreKinds; ++k) {
-    std::vector<Item> roots;
-    roots.reserve(plan.roots_[k].size());
-    for (uint32_t t : plan.roots_[k]) roots.push_back(Item{&run, t});
-    queues_[k].PushMany(roots);
+    Item items[kMaxClaimers];
+    const int count = std::min(claimers[k], kMaxClaimers);
+    for (int c = 0; c < count; ++c) {
+      items[c] = Item{&run, kClaimRoots + static_cast<uint32_t>(k)};
+    }
+    queues_[k].PushMany(absl::MakeConstSpan(items, count));
+    // Pools larger than kMaxClaimers (rare) queue the rest in chunks.
+    for (int c = count; c < claimers[k]; c += kMaxClaimers) {
+      queues_[k].PushMany(
+          absl::MakeConstSpan(items, std::min(kMaxClaimers, claimers[k] - c)));
+    }
   }
   // Help while waiting: run whatever is ready (of any run) until ours is done
   // or nothing is ready, then sleep until the last task notifies.
@@ -367,7 +411,7 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
       found = queues_[k].TryPop(&item);
     }
     if (!found) break;
-    Execute(item, nullptr, caller_id);
+    Dispatch(item, nullptr, caller_id);
   }
   run.done.WaitForNotification();
   if (options.trace != nullptr) {

@@ -13,6 +13,12 @@
 // type ready runs it next itself, skipping the queue. The thread that calls
 // Run() also runs ready tasks while it waits.
 //
+// Tasks without dependencies (all of them, in an elementwise kernel) do not
+// go through the queues one by one: a run queues one "root claimer" per
+// thread that may take part, and a thread that pops one claims roots with an
+// atomic counter until none are left. A queue operation takes a mutex that
+// every thread contends for; the counter costs one atomic add per task.
+//
 // Several threads may Run on one Executor at once; their tasks share the
 // pools.
 //
@@ -137,10 +143,13 @@ class Executor {
 
  private:
   struct RunState;
+  // A task of `run`, or (task >= kClaimRoots) a root claimer for core kind
+  // task - kClaimRoots.
   struct Item {
     RunState* run;
     uint32_t task;
   };
+  static constexpr uint32_t kClaimRoots = 0xFFFFFFF0u;
 
   // A ready queue of one core kind.
   class ReadyQueue {
@@ -169,8 +178,13 @@ class Executor {
   };
   static void* WorkerMain(void* worker);
   void WorkerLoop(CoreKind core, int worker_id);
+  // Runs a queued item: a task, or a root claimer.
+  void Dispatch(Item item, const CoreKind* core, int worker_id);
   // Runs `item`, then any successor it made ready on `core` (null: any).
   void Execute(Item item, const CoreKind* core, int worker_id);
+  // A root claimer: runs unclaimed roots of `kind` until there are none.
+  void ClaimRoots(RunState* run, int kind, const CoreKind* core,
+                  int worker_id);
 
   // Fixed before any worker starts (workers read them).
   int num_workers_[kNumCoreKinds] = {0, 0};

@@ -159,6 +159,23 @@ TEST(ExecutorTest, WideGraphOfTenThousandTasksCompletes) {
   ExpectRespectsDeps(b.graph(), r);
 }
 
+// Roots are claimed through one queued claimer per thread; a pool larger than
+// one batch of claimers (64) queues them in several batches, and every root
+// still runs exactly once, also with fewer roots than threads.
+TEST(ExecutorTest, RootsRunOnceWithMoreClaimersThanOneBatch) {
+  Executor ex(Executor::Options{100, 3});
+  for (int roots : {1, 5, 150, 1000}) {
+    GraphBuilder b;
+    for (int t = 0; t < roots; ++t) b.Add({}, t % 7 == 0);
+    for (int t = 0; t < roots; ++t) b.Add({static_cast<uint32_t>(t)});
+    auto plan = b.Plan();
+    Recorder r(2 * roots);
+    ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+    EXPECT_EQ(r.clock.load(), 2 * roots) << roots << " roots";
+    ExpectRespectsDeps(b.graph(), r);
+  }
+}
+
 TEST(ExecutorTest, EmptyPlanReturnsAtOnce) {
   GraphBuilder b;
   auto plan = b.Plan();

@@ -98,9 +98,10 @@ pto::v1::DataType DtypeOf(const py::array& array, size_t index) {
   const py::dtype dt = array.dtype();
   if (dt.kind() == 'f' && dt.itemsize() == 4) return pto::v1::DT_FP32;
   if (dt.kind() == 'f' && dt.itemsize() == 2) return pto::v1::DT_FP16;
+  if (dt.kind() == 'b' && dt.itemsize() == 1) return pto::v1::DT_BOOL;
   throw py::type_error(absl::StrCat("argument ", index, ": numpy dtype '",
                                     std::string(py::str(static_cast<const py::handle&>(dt))),
-                                    "' is not supported (float32, float16)"));
+                                    "' is not supported (float32, float16, bool)"));
 }
 
 // A loaded kernel. Immutable; run() may be called from several threads.

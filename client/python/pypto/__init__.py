@@ -33,7 +33,10 @@ from .dtypes import (  # noqa: E402,F401
 from .errors import CompileError, TraceError, UnsupportedTargetError  # noqa: E402,F401
 from .jit_function import CompileInfo, JitFunction, jit  # noqa: E402,F401
 from .ops import LATER_OPS as _LATER_OPS, _later  # noqa: E402
-from .ops import abs, add, div, exp, mul, neg, sub  # noqa: E402,F401,A004
+from .ops import (  # noqa: E402,F401,A004
+    abs, add, ceil, clip, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, ge, gt, le, log,
+    log1p, log2, log10, lt, maximum, minimum, mul, ne, neg, pow, reciprocal, relu, round,
+    rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc, where)
 from .jit_options import RunMode  # noqa: E402,F401
 from .tensors import DYN, DYNAMIC, STATIC, Tensor, tensor  # noqa: E402,F401
 from .tiling import (  # noqa: E402,F401

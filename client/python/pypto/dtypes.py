@@ -1,7 +1,7 @@
 """Element types: the DT_* constants and their numpy/torch equivalents.
 
 Every dtype of the PyPTO API exists so that annotations written for PyPTO
-load; only FP32 and FP16 compile in this version, and a kernel that uses any
+load; only FP32, FP16 and BOOL compile in this version, and a kernel that uses any
 other fails with an error that says so (the argument or op named).
 """
 
@@ -53,7 +53,7 @@ DT_UINT32 = DataType.DT_UINT32
 DT_UINT64 = DataType.DT_UINT64
 
 # What the compiler of this version accepts.
-COMPILABLE = (DT_FP32, DT_FP16)
+COMPILABLE = (DT_FP32, DT_FP16, DT_BOOL)
 
 _NUMPY = {
     DT_FP32: np.dtype(np.float32),
@@ -99,4 +99,4 @@ def check_compilable(dtype, where):
     if DataType(dtype) not in COMPILABLE:
         raise TypeError(
             f"{where}: dtype {DataType(dtype).name} is not supported yet; this "
-            f"version compiles DT_FP32 and DT_FP16 only")
+            f"version compiles DT_FP32, DT_FP16 and DT_BOOL only")

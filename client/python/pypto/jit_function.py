@@ -72,7 +72,7 @@ def _as_array(name, value, want_dtype=None):
         if dt is None or dtypes.to_numpy(dt) is None:
             label = dt.name if dt is not None else str(value.dtype)
             raise TypeError(f"argument '{name}': dtype {label} is not supported yet; this "
-                            f"version compiles DT_FP32 and DT_FP16 only")
+                            f"version compiles DT_FP32, DT_FP16 and DT_BOOL only")
         return value.detach().numpy(), value
     if isinstance(value, Tensor):
         raise TypeError(f"argument '{name}': pass a numpy array or a torch tensor, not a "

@@ -1,10 +1,16 @@
 """The ops of this version, as functions: pypto.add(a, b), pypto.exp(x), ...
 
-Binary ops take two tensors of the same shape and dtype, or a tensor and a
-Python number on either side (`2 - a` records rsubs). Other PyPTO ops exist as
-names that raise NotImplementedError naming the issue that brings them.
+Binary ops and comparisons take two tensors of the same dtype whose shapes
+broadcast as in numpy (size-1 dims and missing leading dims repeat), or a
+tensor and a Python number on either side (`2 - a` records rsubs, `2 < a`
+records gts). Comparisons give DT_BOOL tensors; pypto.where(cond, a, b)
+selects. Other PyPTO ops exist as names that raise NotImplementedError
+naming the issue that brings them.
 """
 
+import math
+
+from . import dtypes
 from .errors import TraceError, not_yet
 from .tensors import Tensor, _is_scalar
 
@@ -14,7 +20,19 @@ _BINARY = {
     "sub": ("sub", "subs", "rsubs"),
     "mul": ("mul", "muls", "muls"),
     "div": ("div", "divs", "rdivs"),
+    "pow": ("pow", "pows", "rpows"),
+    "maximum": ("maximum", "maximums", "maximums"),
+    "minimum": ("minimum", "minimums", "minimums"),
+    # s < x is x > s.
+    "eq": ("eq", "eqs", "eqs"),
+    "ne": ("ne", "nes", "nes"),
+    "lt": ("lt", "lts", "gts"),
+    "le": ("le", "les", "ges"),
+    "gt": ("gt", "gts", "lts"),
+    "ge": ("ge", "ges", "les"),
 }
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+_FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16)
 
 
 def _check_traced(x, what, arg):
@@ -24,9 +42,39 @@ def _check_traced(x, what, arg):
             f"(or a Python number), got {type(x).__name__}")
 
 
+def broadcast_shapes(what, named_shapes):
+    """numpy broadcasting of [(operand name, shape)]; ValueError naming both
+    operands and the dim that disagrees."""
+    rank = max(len(s) for _, s in named_shapes)
+    out = [1] * rank
+    owner = [None] * rank
+    for name, shape in named_shapes:
+        for i, d in enumerate(shape):
+            k = rank - len(shape) + i
+            if d == 1:
+                continue
+            if out[k] == 1:
+                out[k], owner[k] = d, (name, shape)
+            elif out[k] != d:
+                other, other_shape = owner[k]
+                raise ValueError(
+                    f"{what}: shapes {list(other_shape)} ('{other}') and {list(shape)} "
+                    f"('{name}') do not broadcast: dim {k - rank} is {out[k]} vs {d} "
+                    f"(numpy rules: dims aligned from the last must be equal or 1)")
+    return tuple(out)
+
+
+def _check_float(what, t, arg):
+    if t.dtype not in _FLOAT_TYPES:
+        raise TypeError(
+            f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes DT_FP32 "
+            f"or DT_FP16 tensors (cast it first)")
+
+
 def _binary(name, a, b):
     what = f"pypto.{name}"
     kind_tt, kind_ts, kind_st = _BINARY[name]
+    compare = name in _COMPARISONS
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         _check_traced(a, what, "input")
         _check_traced(b, what, "other")
@@ -35,28 +83,32 @@ def _binary(name, a, b):
         if a.dtype != b.dtype:
             raise TypeError(
                 f"{what}: operand dtypes differ ({a.dtype.name} and {b.dtype.name}); "
-                f"casts (pypto.cast) come with issue 3")
-        if a._shape != b._shape:
-            raise ValueError(
-                f"{what}: operand shapes differ ({list(a._shape)} and {list(b._shape)}); "
-                f"broadcasting comes with issue 3")
-        return a._builder.add_op(kind_tt, [a, b], a.dtype, a._shape, what=what)
+                f"{what} needs equal dtypes (casts, pypto.cast, are not implemented yet)")
+        if not compare:
+            _check_float(what, a, "input")
+        shape = broadcast_shapes(what, [("input", a._shape), ("other", b._shape)])
+        dtype = dtypes.DT_BOOL if compare else a.dtype
+        return a._builder.add_op(kind_tt, [a, b], dtype, shape, what=what)
     if isinstance(a, Tensor) and _is_scalar(b):
-        _check_traced(a, what, "input")
-        return a._builder.add_op(kind_ts, [a], a.dtype, a._shape, {"scalar": float(b)}, what)
-    if _is_scalar(a) and isinstance(b, Tensor):
-        _check_traced(b, what, "other")
-        return b._builder.add_op(kind_st, [b], b.dtype, b._shape, {"scalar": float(a)}, what)
-    bad, arg = (a, "input") if not (isinstance(a, Tensor) or _is_scalar(a)) else (b, "other")
-    if isinstance(bad, bool):
-        raise TypeError(f"{what}: argument '{arg}' is a bool; use a number")
-    raise TypeError(
-        f"{what}: expected Tensors or a Tensor and a Python number, got "
-        f"{type(a).__name__} and {type(b).__name__}")
+        t, kind, s, arg = a, kind_ts, b, "input"
+    elif _is_scalar(a) and isinstance(b, Tensor):
+        t, kind, s, arg = b, kind_st, a, "other"
+    else:
+        bad, arg = (a, "input") if not (isinstance(a, Tensor) or _is_scalar(a)) else (b, "other")
+        if isinstance(bad, bool):
+            raise TypeError(f"{what}: argument '{arg}' is a bool; use a number")
+        raise TypeError(
+            f"{what}: expected Tensors or a Tensor and a Python number, got "
+            f"{type(a).__name__} and {type(b).__name__}")
+    _check_traced(t, what, arg)
+    if not compare:
+        _check_float(what, t, arg)
+    dtype = dtypes.DT_BOOL if compare else t.dtype
+    return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": float(s)}, what)
 
 
 def add(input, other):
-    """input + other (tensor with tensor, or with a number on either side)."""
+    """input + other (numpy broadcasting; a number on either side)."""
     return _binary("add", input, other)
 
 
@@ -71,29 +123,144 @@ def mul(input, other):
 
 
 def div(input, other):
-    """input / other."""
+    """input / other (true division)."""
     return _binary("div", input, other)
+
+
+def pow(input, exponent):  # noqa: A001 - PyPTO's name
+    """input ** exponent."""
+    return _binary("pow", input, exponent)
+
+
+def maximum(input, other):
+    """Elementwise max; NaN if either is NaN (numpy, torch)."""
+    return _binary("maximum", input, other)
+
+
+def minimum(input, other):
+    """Elementwise min; NaN if either is NaN."""
+    return _binary("minimum", input, other)
+
+
+def eq(input, other):
+    """input == other, a DT_BOOL tensor (a Tensor's == stays identity)."""
+    return _binary("eq", input, other)
+
+
+def ne(input, other):
+    """input != other, DT_BOOL."""
+    return _binary("ne", input, other)
+
+
+def lt(input, other):
+    """input < other, DT_BOOL."""
+    return _binary("lt", input, other)
+
+
+def le(input, other):
+    """input <= other, DT_BOOL."""
+    return _binary("le", input, other)
+
+
+def gt(input, other):
+    """input > other, DT_BOOL."""
+    return _binary("gt", input, other)
+
+
+def ge(input, other):
+    """input >= other, DT_BOOL."""
+    return _binary("ge", input, other)
+
+
+def where(condition, input, other):
+    """condition ? input : other, elementwise; all three broadcast (numpy).
+    condition is DT_BOOL; input and other are tensors of one dtype, or one of
+    them a Python number."""
+    what = "pypto.where"
+    _check_traced(condition, what, "condition")
+    if condition.dtype != dtypes.DT_BOOL:
+        raise TypeError(f"{what}: argument 'condition' has dtype {condition.dtype.name}; "
+                        f"it must be DT_BOOL (e.g. the result of a < b)")
+    b = condition._builder
+    tensors = [(n, x) for n, x in (("input", input), ("other", other)) if isinstance(x, Tensor)]
+    if not tensors:
+        raise TypeError(f"{what}: at least one of 'input' and 'other' must be a Tensor")
+    for n, x in tensors:
+        _check_traced(x, what, n)
+        if x._builder is not b:
+            raise TraceError(f"{what}: operands come from different kernels")
+    dtype = tensors[0][1].dtype
+    if len(tensors) == 2 and input.dtype != other.dtype:
+        raise TypeError(f"{what}: 'input' and 'other' have dtypes {input.dtype.name} and "
+                        f"{other.dtype.name}; they must be equal")
+    shapes = [("condition", condition._shape)] + [(n, x._shape) for n, x in tensors]
+    shape = broadcast_shapes(what, shapes)
+    operands = []
+    for n, x in (("input", input), ("other", other)):
+        if isinstance(x, Tensor):
+            operands.append(x)
+        elif _is_scalar(x):
+            # A number becomes a tensor of the other operand's shape:
+            # 1 ** t is 1 for every t, NaN and inf included (C99 pow), times s.
+            t = tensors[0][1]
+            if dtype not in _FLOAT_TYPES:
+                raise TypeError(f"{what}: a number for '{n}' needs a float tensor on the "
+                                f"other side, got {dtype.name}")
+            ones = b.add_op("rpows", [t], dtype, t._shape, {"scalar": 1.0}, what)
+            operands.append(b.add_op("muls", [ones], dtype, t._shape, {"scalar": float(x)},
+                                     what))
+        else:
+            raise TypeError(f"{what}: argument '{n}' must be a Tensor or a number, got "
+                            f"{type(x).__name__}")
+    return b.add_op("where", [condition] + operands, dtype, shape, what=what)
 
 
 def _unary(kind, x):
     what = f"pypto.{kind}"
     _check_traced(x, what, "input")
+    _check_float(what, x, "input")
     return x._builder.add_op(kind, [x], x.dtype, x._shape, what=what)
 
 
-def exp(input):
-    """e ** input, elementwise."""
-    return _unary("exp", input)
+def _make_unary(kind, doc):
+    def op(input):
+        return _unary(kind, input)
+    op.__name__ = kind
+    op.__doc__ = doc
+    return op
 
 
-def neg(input):
-    """-input."""
-    return _unary("neg", input)
+UNARY_OPS = {
+    "exp": "e ** input", "exp2": "2 ** input", "expm1": "e ** input - 1",
+    "log": "natural log", "log2": "base-2 log", "log10": "base-10 log",
+    "log1p": "log(1 + input)", "sqrt": "square root", "rsqrt": "1 / sqrt(input)",
+    "reciprocal": "1 / input", "neg": "-input", "abs": "|input|",
+    "relu": "max(input, 0) (relu(-0.0) = -0.0, NaN stays NaN, as torch)",
+    "sigmoid": "1 / (1 + e ** -input)", "tanh": "hyperbolic tangent",
+    "erf": "error function", "erfc": "1 - erf(input), accurate for large inputs",
+    "sign": "-1, 0 or 1 (NaN stays NaN)", "floor": "round down", "ceil": "round up",
+    "round": "round half to even (numpy, torch)", "trunc": "round toward zero",
+    "sin": "sine", "cos": "cosine",
+}
+for _kind, _doc in UNARY_OPS.items():
+    globals()[_kind] = _make_unary(_kind, _doc + ", elementwise.")
+del _kind, _doc
 
 
-def abs(input):  # noqa: A001 - PyPTO's name
-    """|input|."""
-    return _unary("abs", input)
+def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
+    """minimum(maximum(input, min), max); a bound that is None is absent."""
+    what = "pypto.clip"
+    _check_traced(input, what, "input")
+    _check_float(what, input, "input")
+    bounds = {}
+    for name, v, default in (("min", min, -math.inf), ("max", max, math.inf)):
+        if v is None:
+            v = default
+        elif not _is_scalar(v):
+            raise TypeError(f"{what}: '{name}' must be a number or None, got "
+                            f"{type(v).__name__} (tensor bounds: use maximum/minimum)")
+        bounds[name] = float(v)
+    return input._builder.add_op("clip", [input], input.dtype, input._shape, bounds, what)
 
 
 def _later(name, issue):
@@ -105,10 +272,7 @@ def _later(name, issue):
 
 
 LATER_OPS = {
-    3: ("pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "where",
-        "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
-        "relu", "sigmoid", "tanh", "erf", "erfc", "sign", "floor", "ceil", "round", "trunc",
-        "sin", "cos", "clip", "cast", "sum", "amax", "amin", "prod", "argmax", "argmin",
+    3: ("cast", "sum", "amax", "amin", "prod", "argmax", "argmin",
         "matmul", "view", "assemble", "reshape", "transpose", "permute", "concat",
         "unsqueeze", "clone", "softmax", "rms_norm", "zeros", "full", "ones", "arange"),
     4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),

@@ -7,7 +7,8 @@ As an annotation (outside a kernel):
                                            symbolic dims land, issue 4)
     pypto.Tensor[...]                      dtype and shape from each call
 Inside a kernel, arguments are Tensors whose operators record ops:
-    a + b, 2 - a, a / 3, -a, abs(a), a.exp(), out[:] = expr, out.move(expr)
+    a + b, 2 - a, a / 3, a ** 2, -a, abs(a), a < b (DT_BOOL), a.exp(),
+    x.clip(0, 1), out[:] = expr, out.move(expr); shapes broadcast as in numpy
 """
 
 import numbers
@@ -143,13 +144,27 @@ class Tensor:
     def __abs__(self): return _ops().abs(self)
     def __pos__(self): return self
 
+    def __pow__(self, other): return _ops().pow(self, other)
+    def __rpow__(self, other): return _ops().pow(other, self)
+    def __lt__(self, other): return _ops().lt(self, other)
+    def __le__(self, other): return _ops().le(self, other)
+    def __gt__(self, other): return _ops().gt(self, other)
+    def __ge__(self, other): return _ops().ge(self, other)
+
     def add(self, other): return _ops().add(self, other)
     def sub(self, other): return _ops().sub(self, other)
     def mul(self, other): return _ops().mul(self, other)
     def div(self, other): return _ops().div(self, other)
-    def exp(self): return _ops().exp(self)
-    def neg(self): return _ops().neg(self)
-    def abs(self): return _ops().abs(self)
+    def pow(self, exponent): return _ops().pow(self, exponent)
+    def maximum(self, other): return _ops().maximum(self, other)
+    def minimum(self, other): return _ops().minimum(self, other)
+    def eq(self, other): return _ops().eq(self, other)
+    def ne(self, other): return _ops().ne(self, other)
+    def lt(self, other): return _ops().lt(self, other)
+    def le(self, other): return _ops().le(self, other)
+    def gt(self, other): return _ops().gt(self, other)
+    def ge(self, other): return _ops().ge(self, other)
+    def clip(self, min=None, max=None): return _ops().clip(self, min, max)  # noqa: A002
 
     def _later(op, issue=3):
         def method(self, *args, **kwargs):
@@ -159,13 +174,9 @@ class Tensor:
 
     __floordiv__ = __rfloordiv__ = _later("//")
     __mod__ = __rmod__ = _later("%")
-    __pow__ = __rpow__ = _later("**")
     __matmul__ = __rmatmul__ = _later("@")
-    __lt__ = _later("<")
-    __le__ = _later("<=")
-    __gt__ = _later(">")
-    __ge__ = _later(">=")
-    # == and != stay identity comparisons so Tensors can live in sets and dicts.
+    # == and != stay identity comparisons so Tensors can live in sets and
+    # dicts; elementwise equality is pypto.eq / pypto.ne (or a.eq(b)).
     __hash__ = object.__hash__
 
     def __bool__(self):
@@ -206,11 +217,20 @@ def _is_full(key, rank):
     return all(isinstance(k, slice) and k == slice(None) for k in keys)
 
 
+def _unary_method(kind):
+    def method(self):
+        return getattr(_ops(), kind)(self)
+    method.__name__ = kind
+    method.__doc__ = f"pypto.{kind}(self)."
+    return method
+
+
+for _name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+              "reciprocal", "neg", "abs", "relu", "sigmoid", "tanh", "erf", "erfc", "sign",
+              "floor", "ceil", "round", "trunc", "sin", "cos"):
+    setattr(Tensor, _name, _unary_method(_name))
 for _name in ("sum", "amax", "amin", "prod", "argmax", "argmin", "reshape", "transpose",
-              "permute", "view", "unsqueeze", "clone", "matmul", "log", "sqrt", "rsqrt",
-              "exp2", "expm1", "log1p", "relu", "sigmoid", "tanh", "sin", "cos", "cast",
-              "maximum", "minimum", "pow", "clip", "softmax", "reciprocal", "round",
-              "floor", "ceil", "trunc", "sign", "erf", "erfc", "log2", "log10"):
+              "permute", "view", "unsqueeze", "clone", "matmul", "cast", "softmax"):
     setattr(Tensor, _name, Tensor._later(_name))
 del _name
 

@@ -54,7 +54,7 @@ def test_inferred_annotations_check_what_the_compiler_can_take():
         k(np.ones((), np.float32), np.zeros(1, np.float32))
     with pytest.raises(ValueError, match=r"argument 'out': shape \[0\] has an empty dim"):
         k(np.zeros(1, np.float32), np.zeros(0, np.float32))
-    with pytest.raises(TypeError, match="argument 'x': dtype DT_BF16 is not supported yet; this version compiles DT_FP32 and DT_FP16 only"):
+    with pytest.raises(TypeError, match="argument 'x': dtype DT_BF16 is not supported yet; this version compiles DT_FP32, DT_FP16 and DT_BOOL only"):
         k(torch.zeros(4, dtype=torch.bfloat16), np.zeros(4, np.float32))
     with pytest.raises(TypeError, match="argument 'x': dtype DT_INT32 is not supported yet"):
         k(np.zeros(4, np.int32), np.zeros(4, np.float32))

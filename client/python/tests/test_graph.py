@@ -274,7 +274,7 @@ def test_operand_mismatches():
         pypto.set_vec_tile_shapes(4, 4)
         out[:] = a * b
 
-    with pytest.raises(ValueError, match=r"pypto.mul: operand shapes differ \(\[4, 4\] and \[4, 8\]\)"):
+    with pytest.raises(ValueError, match=r"pypto.mul: shapes \[4, 4\] \('input'\) and \[4, 8\] \('other'\) do not broadcast: dim -1 is 4 vs 8"):
         sh.trace(arr(4, 4), arr(4, 8), arr(4, 4))
 
     @pypto.jit
@@ -297,7 +297,6 @@ def test_operand_mismatches():
 @pytest.mark.parametrize("body,issue,what", [
     (lambda a, out: out.__setitem__(slice(0, 2), a), "issue 3", "assigning into a region"),
     (lambda a, out: out.__setitem__(slice(None), a[0:2]), "issue 3", "slicing"),
-    (lambda a, out: out.__setitem__(slice(None), a ** 2), "issue 3", r"'\*\*'"),
     (lambda a, out: out.__setitem__(slice(None), a @ a), "issue 3", "'@'"),
     (lambda a, out: out.__setitem__(slice(None), a.sum(dim=-1)), "issue 3", "'sum'"),
     (lambda a, out: out.__setitem__(slice(None), pypto.matmul(a, a, pypto.DT_FP32)), "issue 3", "pypto.matmul"),

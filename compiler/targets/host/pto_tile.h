@@ -226,7 +226,15 @@ PTO_TILE_UNARY(TNeg, -a[i])
 PTO_TILE_UNARY(TAbs, __builtin_fabsf(a[i]))
 // As torch: relu(-0.0) = -0.0, relu(NaN) = NaN.
 PTO_TILE_UNARY(TRelu, a[i] < 0.0f ? 0.0f : a[i])
-PTO_TILE_UNARY(TSigmoid, 1.0f / (1.0f + __builtin_expf(-a[i])))
+// With e = exp(-|x|) <= 1, nothing overflows: 1 / (1 + e) for x >= 0 and
+// e / (1 + e) for x < 0, so sigmoid of a large negative x is a tiny number
+// (down to subnormals), not 1 / inf = 0.
+inline float Sigmoid(float x) {
+  const float e = __builtin_expf(-__builtin_fabsf(x));
+  const float r = 1.0f / (1.0f + e);
+  return x >= 0.0f ? r : x < 0.0f ? e * r : x;  // NaN stays NaN
+}
+PTO_TILE_UNARY(TSigmoid, Sigmoid(a[i]))
 PTO_TILE_UNARY(TTanh, __builtin_tanhf(a[i]))
 PTO_TILE_UNARY(TErf, __builtin_erff(a[i]))
 PTO_TILE_UNARY(TErfc, __builtin_erfcf(a[i]))

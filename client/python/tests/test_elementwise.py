@@ -1,0 +1,169 @@
+"""The elementwise ops of issue 3 from Python: function, operator and method
+forms, numpy broadcasting, scalars on either side, BOOL results, where, and
+special values (NaN, +-inf, -0.0), against numpy and torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+
+ANY = pypto.Tensor[...]
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, 2.5, 1e-30,
+                    -1e30, 3.0, 100.0, -100.0, 0.1], np.float32)
+
+
+def run1(fn, *arrays, out_shape=None, out_dtype=np.float32, tile=(4, 8)):
+    """Traces `fn(*tensors)` into a kernel writing one output and runs it."""
+    n = len(arrays)
+    src = ", ".join(f"a{i}: ANY" for i in range(n))
+    ns = {"ANY": ANY, "pypto": pypto, "fn": fn, "tile": tile}
+    exec(f"def body({src}, out: ANY):\n"
+         f"    pypto.set_vec_tile_shapes(*tile[-len(out.shape):])\n"
+         f"    out[:] = fn({', '.join(f'a{i}' for i in range(n))})\n", ns)
+    kernel = pypto.jit(ns["body"])
+    if out_shape is None:
+        out_shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    out = np.zeros(out_shape, out_dtype)
+    kernel(*arrays, out)
+    return out
+
+
+def close(got, want, rtol=1e-6, atol=0.0):
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    # Signs of zeros and infinities as numpy's.
+    assert np.array_equal(np.signbit(got[got == 0]), np.signbit(want[got == 0]))
+
+
+def special_grid():
+    a = np.tile(SPECIAL, (16, 1))
+    return a, a.T.copy()
+
+
+@pytest.mark.parametrize("name,ref", [
+    ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide),
+    ("pow", np.power), ("maximum", np.maximum), ("minimum", np.minimum),
+])
+def test_binary_special_values(native, name, ref):
+    a, b = special_grid()
+    got = run1(getattr(pypto, name), a, b, tile=(8, 8))
+    with np.errstate(all="ignore"):
+        want = ref(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    close(got, want, rtol=2e-6 if name == "pow" else 1e-6)
+
+
+@pytest.mark.parametrize("name,ref", [
+    ("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+    ("gt", np.greater), ("ge", np.greater_equal),
+])
+def test_comparisons_give_bool(native, name, ref):
+    a, b = special_grid()
+    got = run1(getattr(pypto, name), a, b, out_dtype=np.bool_, tile=(8, 8))
+    assert np.array_equal(got, ref(a, b))
+
+
+UNARY = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": np.reciprocal, "neg": np.negative,
+    "abs": np.abs, "relu": lambda x: torch.relu(torch.from_numpy(x)).numpy(),
+    "sigmoid": lambda x: torch.sigmoid(torch.from_numpy(x)).numpy(), "tanh": np.tanh,
+    "erf": lambda x: torch.erf(torch.from_numpy(x)).numpy(),
+    "erfc": lambda x: torch.erfc(torch.from_numpy(x)).numpy(), "sign": np.sign,
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc, "sin": np.sin,
+    "cos": np.cos,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_against_numpy(native, name):
+    rng = np.random.default_rng(7)
+    x = np.concatenate([SPECIAL, rng.uniform(-5, 5, 112).astype(np.float32)]).reshape(8, 16)
+    # Method form where the name is a method (x.exp()), function form always.
+    got_fn = run1(getattr(pypto, name), x)
+    got_method = run1(lambda t: getattr(t, name)(), x)
+    ref = UNARY[name]
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        want = (ref(x64) if name not in ("relu", "sigmoid", "erf", "erfc") else ref(x64))
+        want = np.asarray(want).astype(np.float32)
+    atol = 1e-6 if name in ("erf", "erfc") else 0.0
+    rtol = 1e-6 if name in ("neg", "abs", "relu", "sign", "floor", "ceil", "round", "trunc",
+                            "sqrt", "reciprocal") else 2e-6
+    close(got_fn, want, rtol=rtol, atol=atol)
+    np.testing.assert_array_equal(got_fn, got_method)
+
+
+def test_operators_scalars_and_broadcasting(native):
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.5, 2, (5, 1, 33)).astype(np.float32)
+    b = rng.uniform(0.5, 2, (7, 33)).astype(np.float32)
+    # (Every op's result has rank 3 here: the tile shape has 3 dims.)
+    got = run1(lambda x, y: (x ** 2 - 2 ** (x + y)) / x.maximum(y) + pypto.minimum(1.25, x * y),
+               a, b, tile=(2, 4, 16))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = (a64 ** 2 - 2 ** (a64 + b64)) / np.maximum(a64, b64) + np.minimum(1.25, a64 * b64)
+    # FP32 per op, with cancellation in the subtraction: bound the error by
+    # the magnitudes of the terms (up to ~16), not by the result.
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert got.shape == (5, 7, 33)
+
+
+def test_comparison_operators_and_where(native):
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, (9, 20)).astype(np.float32)
+    b = rng.uniform(-1, 1, (20,)).astype(np.float32)
+    got = run1(lambda x, y: pypto.where(x < y, x, y), a, b)
+    np.testing.assert_array_equal(got, np.where(a < b, a, b))
+    got = run1(lambda x, y: pypto.where(0.5 <= x, 7, x + y), a, b)
+    np.testing.assert_array_equal(got, np.where(0.5 <= a, np.float32(7), a + b))
+    mask = run1(lambda x: x > 0, a, out_dtype=np.bool_)
+    np.testing.assert_array_equal(mask, a > 0)
+    got = run1(lambda m, x: pypto.where(m, x, -x), mask, a)
+    np.testing.assert_array_equal(got, np.abs(a))
+
+
+def test_clip_and_fp16(native):
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, (6, 40)).astype(np.float16)
+    got = run1(lambda t: t.clip(-1, 0.3) + pypto.clip(t, min=0), x, out_dtype=np.float16)
+    x32 = x.astype(np.float32)
+    want = (np.clip(x32, -1, np.float16(0.3)).astype(np.float16).astype(np.float32)
+            + np.maximum(x32, 0)).astype(np.float16)
+    np.testing.assert_array_equal(got, want)
+    t = torch.from_numpy(x)
+    got = run1(lambda v: pypto.sigmoid(v) * v, x, out_dtype=np.float16)
+    want = (torch.sigmoid(t.float()).half().float() * t.float()).half().numpy()
+    np.testing.assert_array_max_ulp(got, want, maxulp=1)
+
+
+def test_bad_input_names_op_and_operands():
+    F32 = pypto.Tensor([], pypto.DT_FP32)
+
+    @pypto.jit
+    def bcast(a: F32, b: F32, out: F32):
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = pypto.maximum(a, b)
+
+    with pytest.raises(ValueError, match=r"pypto.maximum: shapes \[3, 4\] \('input'\) and "
+                                         r"\[5, 4\] \('other'\) do not broadcast: dim -2"):
+        bcast.trace(np.zeros((3, 4), np.float32), np.zeros((5, 4), np.float32),
+                    np.zeros((3, 4), np.float32))
+
+    @pypto.jit
+    def boolexp(a: pypto.Tensor([], pypto.DT_BOOL), out: F32):
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = pypto.exp(a)
+
+    with pytest.raises(TypeError, match=r"pypto.exp: argument 'input' has dtype DT_BOOL; "
+                                        r"pypto.exp takes DT_FP32 or DT_FP16"):
+        boolexp.trace(np.zeros((4, 4), np.bool_), np.zeros((4, 4), np.float32))
+
+    @pypto.jit
+    def badwhere(a: F32, out: F32):
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = pypto.where(a, a, a)
+
+    with pytest.raises(TypeError, match=r"pypto.where: argument 'condition' has dtype DT_FP32"):
+        badwhere.trace(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32))

@@ -48,6 +48,59 @@ bool Overlap(const TileBox& a, const TileBox& b) {
   return true;
 }
 
+// A broadcast operand made by an earlier group: each reader task depends on
+// exactly the producer tasks that wrote the part of the operand it reads
+// (the projection of its tile onto the operand's shape).
+std::vector<std::set<uint32_t>> DepsOfGroup(const Lowered& l, int group) {
+  int64_t first = 0;
+  for (int g = 0; g < group; ++g) {
+    int64_t n = 1;
+    for (int64_t k : TileGrid(l.tile.groups[g].space, l.tile.groups[g].tile)) n *= k;
+    first += n;
+  }
+  int64_t n = 1;
+  for (int64_t k : TileGrid(l.tile.groups[group].space, l.tile.groups[group].tile)) n *= k;
+  std::vector<std::set<uint32_t>> deps;
+  for (int64_t t = first; t < first + n; ++t) {
+    const auto& task = l.execute.tasks(static_cast<int>(t));
+    deps.emplace_back(task.deps().begin(), task.deps().end());
+  }
+  return deps;
+}
+
+TEST(BuildExecuteGraphTest, BroadcastRowDependsOnTheTasksThatWroteIt) {
+  GraphBuilder b;
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});
+  uint32_t r = b.Input("r", pto::v1::DT_FP32, {8});
+  uint32_t e = b.Op("exp", {r}, {3});             // tasks 0..2: [0,3) [3,6) [6,8)
+  b.Output("o", b.Op("sub", {x, e}, {2, 4}));     // 3x2 tasks
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 2u);
+  const std::vector<std::set<uint32_t>> deps = DepsOfGroup(l, 1);
+  ASSERT_EQ(deps.size(), 6u);
+  for (int row = 0; row < 3; ++row) {
+    EXPECT_EQ(deps[row * 2], (std::set<uint32_t>{0, 1})) << row;      // cols [0,4)
+    EXPECT_EQ(deps[row * 2 + 1], (std::set<uint32_t>{1, 2})) << row;  // cols [4,8)
+  }
+}
+
+TEST(BuildExecuteGraphTest, BroadcastColumnDependsOnTheTasksThatWroteIt) {
+  GraphBuilder b;
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});
+  uint32_t c = b.Input("c", pto::v1::DT_FP32, {6, 1});
+  uint32_t e = b.Op("exp", {c}, {2, 1});          // tasks 0..2: rows [0,2) [2,4) [4,6)
+  b.Output("o", b.Op("add", {x, e}, {3, 4}));     // 2x2 tasks
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  const std::vector<std::set<uint32_t>> deps = DepsOfGroup(l, 1);
+  ASSERT_EQ(deps.size(), 4u);
+  EXPECT_EQ(deps[0], (std::set<uint32_t>{0, 1}));  // rows [0,3)
+  EXPECT_EQ(deps[1], (std::set<uint32_t>{0, 1}));
+  EXPECT_EQ(deps[2], (std::set<uint32_t>{1, 2}));  // rows [3,6)
+  EXPECT_EQ(deps[3], (std::set<uint32_t>{1, 2}));
+}
+
 TEST(BuildExecuteGraphTest, MismatchedTilesDependOnExactlyTheOverlappingTasks) {
   GraphBuilder b;
   uint32_t a = b.Input("a", pto::v1::DT_FP32, {7, 10});

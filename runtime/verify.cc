@@ -10,6 +10,7 @@
 #include "runtime/kernel.h"
 #include "runtime/kernel_abi.h"
 #include "runtime/sha256.h"
+#include "runtime/signature.h"
 
 namespace pto::runtime {
 namespace {
@@ -123,6 +124,11 @@ absl::Status VerifyBinary(const pto::v1::KernelBinary& binary) {
                                       ? std::string("<none>")
                                       : ToHex(binary.payload_sha256()),
                                   ToHex(actual)));
+  }
+  // Before anything else trusts the binary's structure, when a key is set.
+  if (absl::Status signed_ok = CheckConfiguredSignature(binary);
+      !signed_ok.ok()) {
+    return signed_ok;
   }
   return VerifyExecuteGraph(binary);
 }

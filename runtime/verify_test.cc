@@ -1,10 +1,14 @@
+#include <fstream>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_abi.h"
 #include "runtime/sha256.h"
+#include "runtime/signature.h"
 #include "runtime/test_payload.h"
 
 namespace pto::runtime {
@@ -149,6 +153,97 @@ TEST(VerifyBinaryTest, SurvivesRandomCorruption) {
     (void)k;
   }
   EXPECT_GT(refused, 100);
+}
+
+class SignatureTest : public ::testing::Test {
+ protected:
+  void SetUp() override { SetKernelVerificationKey(kKey); }
+  void TearDown() override { SetKernelVerificationKey(""); }
+  static constexpr char kKey[] = "0123456789abcdef0123456789abcdef";
+
+  pto::v1::KernelBinary Signed() {
+    pto::v1::KernelBinary b = Good();
+    b.set_signature(SignKernelBinary(b, kKey));
+    return b;
+  }
+};
+
+TEST_F(SignatureTest, AcceptsABinarySignedWithTheKey) {
+  EXPECT_TRUE(VerifyBinary(Signed()).ok()) << VerifyBinary(Signed());
+  // Debug fields are not signed.
+  pto::v1::KernelBinary b = Signed();
+  b.set_kernel_name("renamed");
+  b.set_pto_text("");
+  EXPECT_TRUE(VerifyBinary(b).ok());
+}
+
+TEST_F(SignatureTest, RefusesUnsigned) {
+  ExpectRefused(Good(), absl::StatusCode::kPermissionDenied, "unsigned");
+}
+
+TEST_F(SignatureTest, RefusesATamperedSignature) {
+  pto::v1::KernelBinary b = Signed();
+  (*b.mutable_signature())[5] ^= 0x40;
+  ExpectRefused(b, absl::StatusCode::kPermissionDenied, "wrong signature");
+  b.set_signature("short");
+  ExpectRefused(b, absl::StatusCode::kPermissionDenied, "wrong signature");
+}
+
+TEST_F(SignatureTest, RefusesAnotherKeysSignature) {
+  pto::v1::KernelBinary b = Good();
+  b.set_signature(SignKernelBinary(b, "another key, also 32 bytes long!"));
+  ExpectRefused(b, absl::StatusCode::kPermissionDenied, "wrong signature");
+}
+
+TEST_F(SignatureTest, RefusesEachSignedFieldChangedAfterSigning) {
+  const pto::v1::KernelBinary good = Signed();
+  std::vector<std::pair<std::string, pto::v1::KernelBinary>> changed;
+  changed.emplace_back("key", good);
+  changed.back().second.set_key(std::string(64, 'f'));
+  changed.emplace_back("fingerprint", good);
+  changed.back().second.set_compiler_fingerprint("other");
+  changed.emplace_back("task arg", good);
+  {
+    pto::v1::Task* task =
+        changed.back().second.mutable_execute_graph()->mutable_tasks(0);
+    ASSERT_GT(task->args_size(), 0);
+    task->set_args(0, task->args(0) + 1);
+  }
+  changed.emplace_back("param shape", good);
+  changed.back().second.mutable_params(0)->mutable_shape()->Clear();
+  // New native code with a matching checksum: the checksum is signed.
+  changed.emplace_back("payload", good);
+  changed.back().second.mutable_native_payload()->append("x");
+  changed.back().second.set_payload_sha256(
+      Sha256(changed.back().second.native_payload()));
+  for (const auto& [what, b] : changed) {
+    SCOPED_TRACE(what);
+    absl::Status s = VerifyBinary(b);
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  }
+}
+
+TEST_F(SignatureTest, WithoutAKeyUnsignedBinariesLoad) {
+  SetKernelVerificationKey("");
+  EXPECT_TRUE(VerifyBinary(Good()).ok());
+}
+
+TEST(SigningKeyFileTest, ShortOrMissingKeyFilesFailNamingTheFile) {
+  const char* tmp = getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/k";
+  {
+    std::ofstream(path) << "too short\n";
+  }
+  auto key = ReadSigningKeyFile(path);
+  ASSERT_FALSE(key.ok());
+  EXPECT_THAT(key.status().message(), HasSubstr(path));
+  {
+    std::ofstream(path) << std::string(64, 'a') << "\n";
+  }
+  key = ReadSigningKeyFile(path);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(*key, std::string(64, 'a'));
+  EXPECT_FALSE(ReadSigningKeyFile(path + ".missing").ok());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "runtime/signature.h"
 #include "spdlog/spdlog.h"
 
 namespace pto::server {
@@ -27,6 +28,14 @@ std::string KeyPrefix(const std::string& key) { return key.substr(0, 12); }
 
 }  // namespace
 
+std::string StorageKey(const std::string& tenant, uint64_t generation,
+                       const std::string& key) {
+  if (tenant.empty() && generation == 0) return key;
+  return Sha256Hex(absl::StrCat("pto-cache", std::string(1, '\0'), tenant,
+                                std::string(1, '\0'), generation,
+                                std::string(1, '\0'), key));
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
@@ -43,6 +52,7 @@ CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,
       memory_(options.memory_cache_bytes,
               [](const CompiledKernel& k) { return KernelMemoryBytes(k); }),
       pool_(options.workers, options.queue_size) {
+  generation_ = store->generation();
   UpdateCacheGauges();
 }
 
@@ -58,19 +68,23 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
                                          pto::v1::CompileResponse* response) {
   const absl::Time start = absl::Now();
   ++requests_;
+  absl::StatusOr<Caller> caller = options_.tokens.Authenticate(*context);
+  if (!caller.ok()) return Fail(context, caller.status(), "", "-");
+  const std::string& tenant = caller->tenant;
 
   absl::StatusOr<std::string> key = backend_->Key(*request);
-  if (!key.ok()) return Fail(context, key.status(), "");
+  if (!key.ok()) return Fail(context, key.status(), "", tenant);
+  const std::string storage_key = StorageKey(tenant, generation_, *key);
 
   pto::v1::CacheStatus cache_status = pto::v1::CACHE_STATUS_HIT;
-  CompiledKernelPtr kernel = Lookup(*key);
+  CompiledKernelPtr kernel = Lookup(storage_key);
   if (kernel == nullptr) {
     // The compile may outlive this RPC: it owns a copy of the request.
     auto owned = std::make_shared<const pto::v1::CompileRequest>(*request);
     auto compiled = std::make_shared<std::atomic<bool>>(false);
     const std::string k = *key;
-    Singleflight::Work work = [this, owned, compiled, k] {
-      return CompileAndStore(*owned, k, compiled.get());
+    Singleflight::Work work = [this, owned, compiled, k, storage_key] {
+      return CompileAndStore(*owned, k, storage_key, compiled.get());
     };
     Singleflight::Launcher launch = [this](std::function<void()> run) {
       const absl::Time queued = absl::Now();
@@ -80,9 +94,11 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
       });
     };
     Singleflight::Outcome outcome =
-        flights_.Do(*key, std::move(work), launch, DeadlineOf(context),
+        flights_.Do(storage_key, std::move(work), launch, DeadlineOf(context),
                     [context] { return context->IsCancelled(); });
-    if (!outcome.result.ok()) return Fail(context, outcome.result.status(), *key);
+    if (!outcome.result.ok()) {
+      return Fail(context, outcome.result.status(), *key, tenant);
+    }
     kernel = *outcome.result;
     if (outcome.shared) {
       cache_status = pto::v1::CACHE_STATUS_COALESCED;
@@ -94,15 +110,15 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
   switch (cache_status) {
     case pto::v1::CACHE_STATUS_MISS:
       ++misses_;
-      metrics_->RecordRequest(RequestResult::kMiss);
+      metrics_->RecordRequest(RequestResult::kMiss, tenant);
       break;
     case pto::v1::CACHE_STATUS_COALESCED:
       ++coalesced_;
-      metrics_->RecordRequest(RequestResult::kCoalesced);
+      metrics_->RecordRequest(RequestResult::kCoalesced, tenant);
       break;
     default:
       ++hits_;
-      metrics_->RecordRequest(RequestResult::kHit);
+      metrics_->RecordRequest(RequestResult::kHit, tenant);
       break;
   }
   if (cache_status != pto::v1::CACHE_STATUS_MISS) {
@@ -138,18 +154,31 @@ CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& key) {
     UpdateCacheGauges();
     return nullptr;
   }
+  if (!options_.signing_key.empty() &&
+      !pto::runtime::CheckKernelSignature(stored->binary, options_.signing_key)
+           .ok()) {
+    // Stored before the key was configured or changed: sign it now (the
+    // digests were just checked by the store).
+    Sign(&*stored);
+  }
   auto kernel = std::make_shared<const CompiledKernel>(*std::move(stored));
   memory_.Insert(key, kernel);
   metrics_->SetMemoryCacheBytes(memory_.bytes());
   return kernel;
 }
 
+void CompileServiceImpl::Sign(CompiledKernel* kernel) const {
+  if (options_.signing_key.empty()) return;
+  kernel->binary.set_signature(
+      pto::runtime::SignKernelBinary(kernel->binary, options_.signing_key));
+}
+
 Singleflight::Result CompileServiceImpl::CompileAndStore(
     const pto::v1::CompileRequest& request, const std::string& key,
-    std::atomic<bool>* compiled) {
+    const std::string& storage_key, std::atomic<bool>* compiled) {
   // A request that missed just before the previous flight for this key
   // finished would otherwise compile the kernel a second time.
-  if (CompiledKernelPtr kernel = Lookup(key)) return kernel;
+  if (CompiledKernelPtr kernel = Lookup(storage_key)) return kernel;
   // Queued compiles not yet started when ptod stops are dropped: their
   // callers are gone with the RPC server, and SIGTERM should not wait for a
   // whole queue of compiles.
@@ -181,13 +210,14 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   for (const pto::v1::StageTiming& stage : result->stages) {
     metrics_->ObserveStage(stage.stage(), stage.seconds());
   }
+  Sign(&*result);
   auto kernel = std::make_shared<const CompiledKernel>(*std::move(result));
-  absl::Status stored = store_->Put(key, *kernel);
+  absl::Status stored = store_->Put(storage_key, *kernel);
   if (!stored.ok()) {
     // The kernel is good; only persistence failed. Serve it from memory.
     spdlog::error("storing {} failed: {}", KeyPrefix(key), stored.ToString());
   }
-  memory_.Insert(key, kernel);
+  memory_.Insert(storage_key, kernel);
   metrics_->SetMemoryCacheBytes(memory_.bytes());
   UpdateCacheGauges();
   // The kernel name comes from the client: escaped and cut for the log.
@@ -200,9 +230,13 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
 
 grpc::Status CompileServiceImpl::Fail(grpc::ServerContext* context,
                                       const absl::Status& status,
-                                      const std::string& key) {
+                                      const std::string& key,
+                                      const std::string& tenant) {
   ++errors_;
-  metrics_->RecordRequest(RequestResult::kError);
+  metrics_->RecordRequest(absl::IsUnauthenticated(status)
+                              ? RequestResult::kUnauthenticated
+                              : RequestResult::kError,
+                          tenant);
   if (absl::IsResourceExhausted(status)) {
     const int64_t retry_ms = absl::ToInt64Milliseconds(options_.retry_after);
     context->AddTrailingMetadata("retry-after-ms", std::to_string(retry_ms));
@@ -210,7 +244,7 @@ grpc::Status CompileServiceImpl::Fail(grpc::ServerContext* context,
         grpc::StatusCode::RESOURCE_EXHAUSTED,
         absl::StrCat(status.message(), "; retry after ", retry_ms, " ms"));
   }
-  if (!absl::IsInvalidArgument(status)) {
+  if (!absl::IsInvalidArgument(status) && !absl::IsUnauthenticated(status)) {
     spdlog::warn("request {} failed: {}", key.empty() ? "-" : KeyPrefix(key),
                  status.ToString());
   }
@@ -220,13 +254,18 @@ grpc::Status CompileServiceImpl::Fail(grpc::ServerContext* context,
 grpc::Status CompileServiceImpl::GetKernel(
     grpc::ServerContext* context, const pto::v1::GetKernelRequest* request,
     pto::v1::GetKernelResponse* response) {
+  absl::StatusOr<Caller> caller = options_.tokens.Authenticate(*context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (!IsWellFormedKey(request->key())) {
     return grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
         absl::StrCat("GetKernel: key must be 64 lowercase hex digits, got \"",
                      absl::CEscape(request->key().substr(0, 80)), "\""));
   }
-  CompiledKernelPtr kernel = Lookup(request->key());
+  // Only the caller's own namespace: another tenant's kernel under the same
+  // compiler key is not found.
+  CompiledKernelPtr kernel =
+      Lookup(StorageKey(caller->tenant, generation_, request->key()));
   if (kernel == nullptr) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         absl::StrCat("no kernel cached under key ",
@@ -239,6 +278,8 @@ grpc::Status CompileServiceImpl::GetKernel(
 grpc::Status CompileServiceImpl::Stats(grpc::ServerContext* context,
                                        const pto::v1::StatsRequest* request,
                                        pto::v1::StatsResponse* response) {
+  absl::StatusOr<Caller> caller = options_.tokens.Authenticate(*context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
   *response = GetStats();
   return grpc::Status::OK;
 }

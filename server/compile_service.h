@@ -12,7 +12,15 @@
 // compile carries on for the others and still lands in the cache). A full
 // compile queue is RESOURCE_EXHAUSTED with trailing metadata "retry-after-ms".
 //
-// Retries, back-off and fallbacks are the client's (issue 5).
+// Callers are authenticated by bearer token (tenant_tokens.h) before
+// anything else; a wrong or missing token is UNAUTHENTICATED. The cache key
+// of an entry is the compiler's key namespaced by the caller's tenant and the
+// cache generation (StorageKey), so tenants never share entries (identical
+// native code is still stored once: kernel_store.h) and an admin can
+// invalidate every entry at once by bumping the generation. With a signing
+// key, every binary served is signed (runtime/signature.h).
+//
+// Retries, back-off and fallbacks are the client's.
 #ifndef PTO_SERVER_COMPILE_SERVICE_H_
 #define PTO_SERVER_COMPILE_SERVICE_H_
 
@@ -32,6 +40,7 @@
 #include "server/lru_cache.h"
 #include "server/metrics.h"
 #include "server/singleflight.h"
+#include "server/tenant_tokens.h"
 #include "server/worker_pool.h"
 
 namespace pto::server {
@@ -45,7 +54,17 @@ struct CompileServiceOptions {
   size_t memory_cache_bytes = size_t{256} << 20;
   // Back-off suggested to clients when the queue is full.
   absl::Duration retry_after = absl::Milliseconds(500);
+  // Who may call; empty: everyone, as the anonymous admin tenant "".
+  TenantTokens tokens;
+  // HMAC key binaries are signed with; empty: unsigned.
+  std::string signing_key;
 };
+
+// The key an entry is cached under: the compiler's `key` itself for the
+// anonymous tenant "" in generation 0 (a ptod without tokens), else the hex
+// SHA-256 of "pto-cache" NUL tenant NUL generation (decimal) NUL key.
+std::string StorageKey(const std::string& tenant, uint64_t generation,
+                       const std::string& key);
 
 class CompileServiceImpl final : public pto::v1::CompileService::Service {
  public:
@@ -77,19 +96,24 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   pto::v1::StatsResponse GetStats() const;
 
  private:
-  // The kernel for `key` from memory or RocksDB (refilling memory); null on a
-  // miss.
-  CompiledKernelPtr Lookup(const std::string& key);
+  // The kernel stored under `storage_key`, from memory or RocksDB (refilling
+  // memory, re-signing if it was signed with another key); null on a miss.
+  CompiledKernelPtr Lookup(const std::string& storage_key);
 
-  // Runs on a worker: compiles `request` unless a racing request already
-  // stored it, then stores it. Sets `*compiled` when it did compile.
+  // Runs on a worker: compiles `request` (whose compiler key is `key`)
+  // unless a racing request already stored it, then signs and stores it
+  // under `storage_key`. Sets `*compiled` when it did compile.
   Singleflight::Result CompileAndStore(const pto::v1::CompileRequest& request,
                                        const std::string& key,
+                                       const std::string& storage_key,
                                        std::atomic<bool>* compiled);
+
+  // Signs `kernel`'s binary when a signing key is configured.
+  void Sign(CompiledKernel* kernel) const;
 
   // Counts and logs a failed request and turns it into a gRPC status.
   grpc::Status Fail(grpc::ServerContext* context, const absl::Status& status,
-                    const std::string& key);
+                    const std::string& key, const std::string& tenant);
 
   void UpdateCacheGauges();
 
@@ -102,6 +126,8 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   Singleflight flights_;
 
   std::atomic<bool> draining_{false};
+  // The cache generation (StorageKey); bumped by Invalidate.
+  std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};

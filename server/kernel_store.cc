@@ -119,6 +119,7 @@ absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
   store->entries_ = stats.entries();
   store->payloads_ = stats.payloads();
   store->bytes_ = stats.payload_bytes();
+  store->generation_ = stats.generation();
   return store;
 }
 
@@ -305,6 +306,7 @@ absl::Status KernelStore::CommitLocked(rocksdb::WriteBatch* batch,
   stats.set_payloads(payloads);
   stats.set_payload_bytes(bytes);
   stats.set_layout_version(kLayoutVersion);
+  stats.set_generation(generation_);
   batch->Put(kStatsKey, stats.SerializeAsString());
   rocksdb::WriteOptions write_options;
   write_options.sync = false;  // WAL on, no fsync: see the header
@@ -499,6 +501,23 @@ absl::Status KernelStore::Purge() {
   if (!s.ok()) return FromRocks(s, "purging");
   rocksdb::WriteBatch batch;
   return CommitLocked(&batch, 0, 0, 0);
+}
+
+uint64_t KernelStore::generation() const {
+  absl::MutexLock lock(&write_mu_);
+  return generation_;
+}
+
+absl::StatusOr<uint64_t> KernelStore::BumpGeneration() {
+  absl::MutexLock lock(&write_mu_);
+  ++generation_;
+  rocksdb::WriteBatch batch;
+  absl::Status s = CommitLocked(&batch, entries_, payloads_, bytes_);
+  if (!s.ok()) {
+    --generation_;
+    return s;
+  }
+  return generation_;
 }
 
 KernelStore::Stats KernelStore::GetStats() const {

@@ -128,6 +128,12 @@ class KernelStore {
   // Deletes every entry (admin purge). The counters restart at zero.
   absl::Status Purge();
 
+  // The cache generation: a number the service mixes into its keys, kept
+  // with the counters. BumpGeneration() makes every existing entry
+  // unreachable (they age out by eviction) and returns the new one.
+  uint64_t generation() const;
+  absl::StatusOr<uint64_t> BumpGeneration();
+
   // Writes the access times recorded in memory (also done every
   // access_granularity, before eviction, and on close).
   void FlushAccessTimes();
@@ -181,6 +187,7 @@ class KernelStore {
   uint64_t bytes_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t corrupt_entries_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t evictions_ ABSL_GUARDED_BY(write_mu_) = 0;
+  uint64_t generation_ ABSL_GUARDED_BY(write_mu_) = 0;
 
   // Access times: the last one recorded per key (written or pending), and
   // those not yet written.

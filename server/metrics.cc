@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <exception>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,15 @@ struct Metrics::StageHistograms {
   absl::Mutex mu;
 };
 
+struct Metrics::RequestCounters {
+  prometheus::Family<prometheus::Counter>* family;
+  absl::Mutex mu;
+  // (result, tenant) -> counter; tenants come from the tokens file, so this
+  // stays small.
+  std::map<std::pair<int, std::string>, prometheus::Counter*> counters
+      ABSL_GUARDED_BY(mu);
+};
+
 std::vector<double> DurationBuckets() {
   // 1 ms * 10^(0.4 i): each bound ~2.51x the previous, up to 6310 s; then
   // 10^4 s closes the range.
@@ -33,15 +43,17 @@ std::vector<double> DurationBuckets() {
 
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(std::make_unique<RequestCounters>()),
       stages_(std::make_unique<StageHistograms>()) {
-  auto& requests = prometheus::BuildCounter()
-                       .Name("pto_requests_total")
-                       .Help("Compile requests by result.")
-                       .Register(*registry_);
-  hit_ = &requests.Add({{"result", "hit"}});
-  miss_ = &requests.Add({{"result", "miss"}});
-  coalesced_ = &requests.Add({{"result", "coalesced"}});
-  error_ = &requests.Add({{"result", "error"}});
+  requests_->family = &prometheus::BuildCounter()
+                           .Name("pto_requests_total")
+                           .Help("Compile requests by result and tenant.")
+                           .Register(*registry_);
+  // The anonymous tenant's series exist (at 0) from the start.
+  for (RequestResult r : {RequestResult::kHit, RequestResult::kMiss,
+                          RequestResult::kCoalesced, RequestResult::kError}) {
+    RequestCounter(r, "");
+  }
   compile_duration_ =
       &prometheus::BuildHistogram()
            .Name("pto_compile_duration_seconds")
@@ -128,21 +140,22 @@ absl::StatusOr<int> Metrics::Serve(const std::string& address) {
   return ports.front();
 }
 
-void Metrics::RecordRequest(RequestResult result) {
-  switch (result) {
-    case RequestResult::kHit:
-      hit_->Increment();
-      return;
-    case RequestResult::kMiss:
-      miss_->Increment();
-      return;
-    case RequestResult::kCoalesced:
-      coalesced_->Increment();
-      return;
-    case RequestResult::kError:
-      error_->Increment();
-      return;
+prometheus::Counter* Metrics::RequestCounter(RequestResult result,
+                                             const std::string& tenant) {
+  static const char* const kNames[] = {"hit", "miss", "coalesced", "error",
+                                       "unauthenticated"};
+  const int index = static_cast<int>(result);
+  absl::MutexLock lock(&requests_->mu);
+  prometheus::Counter*& slot = requests_->counters[{index, tenant}];
+  if (slot == nullptr) {
+    slot = &requests_->family->Add(
+        {{"result", kNames[index]}, {"tenant", tenant}});
   }
+  return slot;
+}
+
+void Metrics::RecordRequest(RequestResult result, const std::string& tenant) {
+  RequestCounter(result, tenant)->Increment();
 }
 
 void Metrics::ObserveCompile(double seconds) {

@@ -6,7 +6,8 @@
 //   absl::StatusOr<int> port = metrics.Serve("127.0.0.1:7071");  // /metrics
 //
 // Series (all prefixed pto_):
-//   requests_total{result="hit|miss|coalesced|error"}  counter
+//   requests_total{result="hit|miss|coalesced|error|unauthenticated",
+//                  tenant}                             counter ("-": unknown)
 //   compile_duration_seconds                           histogram, 1 ms .. 1e4 s
 //   compile_stage_duration_seconds{stage=...}          histogram
 //   queue_wait_seconds                                 histogram
@@ -39,7 +40,7 @@ class Registry;
 
 namespace pto::server {
 
-enum class RequestResult { kHit, kMiss, kCoalesced, kError };
+enum class RequestResult { kHit, kMiss, kCoalesced, kError, kUnauthenticated };
 
 // Histogram bucket bounds from 1 ms to 10^4 s, each about 2.5x the last.
 std::vector<double> DurationBuckets();
@@ -56,7 +57,9 @@ class Metrics {
   // one). Returns the bound port. At most once per Metrics.
   absl::StatusOr<int> Serve(const std::string& address);
 
-  void RecordRequest(RequestResult result);
+  // `tenant`: the caller's tenant ("" is the anonymous one; "-" for
+  // callers not authenticated).
+  void RecordRequest(RequestResult result, const std::string& tenant = "");
   void ObserveCompile(double seconds);
   void ObserveStage(const std::string& stage, double seconds);
   void ObserveQueueWait(double seconds);
@@ -76,10 +79,12 @@ class Metrics {
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<prometheus::Exposer> exposer_;
-  prometheus::Counter* hit_;
-  prometheus::Counter* miss_;
-  prometheus::Counter* coalesced_;
-  prometheus::Counter* error_;
+  // The series of requests_total for (result, tenant), created on first use.
+  prometheus::Counter* RequestCounter(RequestResult result,
+                                      const std::string& tenant);
+
+  struct RequestCounters;
+  std::unique_ptr<RequestCounters> requests_;
   prometheus::Histogram* compile_duration_;
   prometheus::Histogram* queue_wait_;
   prometheus::Gauge* in_flight_;

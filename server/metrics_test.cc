@@ -46,13 +46,13 @@ TEST(MetricsTest, CountersAndHistogramsShowUpInTheExposition) {
   metrics.SetCorruptEntries(2);  // mirrors a total: no double count
   metrics.AddSecondsSaved(1.5);
   const std::string text = Scrape(metrics);
-  EXPECT_NE(text.find("pto_requests_total{result=\"hit\"} 2"),
+  EXPECT_NE(text.find("pto_requests_total{result=\"hit\",tenant=\"\"} 2"),
             std::string::npos) << text;
-  EXPECT_NE(text.find("pto_requests_total{result=\"miss\"} 1"),
+  EXPECT_NE(text.find("pto_requests_total{result=\"miss\",tenant=\"\"} 1"),
             std::string::npos);
-  EXPECT_NE(text.find("pto_requests_total{result=\"coalesced\"} 0"),
+  EXPECT_NE(text.find("pto_requests_total{result=\"coalesced\",tenant=\"\"} 0"),
             std::string::npos);
-  EXPECT_NE(text.find("pto_requests_total{result=\"error\"} 1"),
+  EXPECT_NE(text.find("pto_requests_total{result=\"error\",tenant=\"\"} 1"),
             std::string::npos);
   EXPECT_NE(text.find("pto_compile_duration_seconds_count 1"),
             std::string::npos);

@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -22,9 +25,11 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "runtime/signature.h"
 #include "server/compiler_limits.h"
 #include "server/ptod_server.h"
 #include "server/pto_compiler_backend.h"
+#include "server/tenant_tokens.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -50,6 +55,19 @@ ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
 ABSL_FLAG(int, max_rpc_threads, 1024,
           "threads for RPCs (each waiting caller holds one); beyond it "
           "RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, tokens_file, "",
+          "bearer tokens per tenant, lines \"<tenant> <token> [admin]\" "
+          "(mode 600); empty: no authentication, every caller is the "
+          "anonymous admin tenant");
+ABSL_FLAG(std::string, signing_key_file, "",
+          "HMAC-SHA256 key (>= 32 bytes) ptod signs every kernel binary with; "
+          "runtimes verify with the same key (PTO_KERNEL_VERIFY_KEY_FILE)");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "server certificate chain (PEM); with --tls_key_file enables TLS");
+ABSL_FLAG(std::string, tls_key_file, "", "server private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca_file, "",
+          "CA (PEM) client certificates must be signed by; empty: clients "
+          "need no certificate");
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
@@ -70,6 +88,20 @@ namespace {
 int Fail(const std::string& message) {
   spdlog::critical("ptod: {}", message);
   return 1;
+}
+
+// The contents of `path` for --`flag`; "" for an empty path.
+absl::StatusOr<std::string> ReadFlagFile(const char* flag,
+                                         const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("--", flag, ": cannot read ", path));
+  }
+  return text.str();
 }
 
 }  // namespace
@@ -126,6 +158,37 @@ int main(int argc, char** argv) {
     return Fail("--max_rpc_threads must be >= 4");
   }
   options.max_rpc_threads = absl::GetFlag(FLAGS_max_rpc_threads);
+
+  if (!absl::GetFlag(FLAGS_tokens_file).empty()) {
+    auto tokens =
+        pto::server::TenantTokens::Load(absl::GetFlag(FLAGS_tokens_file));
+    if (!tokens.ok()) {
+      return Fail(absl::StrCat("--tokens_file: ", tokens.status().message()));
+    }
+    spdlog::info("{} tenant tokens from {}", tokens->size(),
+                 absl::GetFlag(FLAGS_tokens_file));
+    options.service.tokens = *std::move(tokens);
+  }
+  if (!absl::GetFlag(FLAGS_signing_key_file).empty()) {
+    auto key = pto::runtime::ReadSigningKeyFile(
+        absl::GetFlag(FLAGS_signing_key_file));
+    if (!key.ok()) {
+      return Fail(absl::StrCat("--signing_key_file: ", key.status().message()));
+    }
+    options.service.signing_key = *std::move(key);
+  }
+  for (auto [flag, path, pem] :
+       {std::make_tuple("tls_cert_file", absl::GetFlag(FLAGS_tls_cert_file),
+                        &options.tls_cert_pem),
+        std::make_tuple("tls_key_file", absl::GetFlag(FLAGS_tls_key_file),
+                        &options.tls_key_pem),
+        std::make_tuple("tls_client_ca_file",
+                        absl::GetFlag(FLAGS_tls_client_ca_file),
+                        &options.tls_client_ca_pem)}) {
+    absl::StatusOr<std::string> text = ReadFlagFile(flag, path);
+    if (!text.ok()) return Fail(std::string(text.status().message()));
+    *pem = *std::move(text);
+  }
 
   pto::compiler::CompileSettings settings;
   settings.native_compile_timeout = absl::GetFlag(FLAGS_native_compile_timeout);

@@ -63,10 +63,28 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
+  std::shared_ptr<grpc::ServerCredentials> credentials =
+      grpc::InsecureServerCredentials();
+  if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "TLS needs both a certificate and its private key");
+  }
+  if (!options.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions ssl(
+        options.tls_client_ca_pem.empty()
+            ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+            : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = options.tls_client_ca_pem;
+    ssl.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  } else if (!options.tls_client_ca_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "a client CA needs TLS (a server certificate and key)");
+  }
+
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(),
-                           &port);
+  builder.AddListeningPort(options.address, credentials, &port);
   // gRPC sets SO_REUSEPORT by default, which would let a second ptod bind
   // the same port and silently split the traffic; a busy port must fail.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -80,9 +98,12 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   if (ptod->server_ == nullptr || port == 0) {
     ptod->server_.reset();
     ptod->shut_down_ = true;
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options.address,
-                     " (address in use or malformed?)"));
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.address,
+        options.tls_cert_pem.empty()
+            ? " (address in use or malformed?)"
+            : " (address in use or malformed, or a bad TLS certificate or "
+              "key?)"));
   }
   if (grpc::HealthCheckServiceInterface* health =
           ptod->server_->GetHealthCheckService()) {

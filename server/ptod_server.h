@@ -43,6 +43,12 @@ struct PtodOptions {
   // Threads gRPC may use for RPCs (each waiting caller holds one); beyond
   // it new RPCs get RESOURCE_EXHAUSTED rather than an unbounded thread count.
   int max_rpc_threads = 1024;
+  // TLS: the server's certificate chain and private key (PEM); both empty:
+  // plaintext. With `tls_client_ca_pem`, clients must present a certificate
+  // signed by it.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  std::string tls_client_ca_pem;
   // The persistent cache's byte budget and eviction (clock and on_evict are
   // set by Start).
   KernelStore::Options store;

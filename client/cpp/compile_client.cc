@@ -51,12 +51,30 @@ struct CompileClient::Stub {
   std::unique_ptr<pto::v1::CompileService::Stub> stub;
 };
 
-CompileClient::CompileClient(const std::string& address)
-    : address_(address), stub_(std::make_unique<Stub>()) {
+CompileClient::CompileClient(const std::string& address,
+                             const ClientOptions& options)
+    : address_(address), options_(options), stub_(std::make_unique<Stub>()) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxResponseBytes);
-  stub_->stub = pto::v1::CompileService::NewStub(grpc::CreateCustomChannel(
-      address, grpc::InsecureChannelCredentials(), args));
+  std::shared_ptr<grpc::ChannelCredentials> credentials =
+      grpc::InsecureChannelCredentials();
+  if (options.tls) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls_root_ca_pem;
+    ssl.pem_cert_chain = options.tls_cert_pem;
+    ssl.pem_private_key = options.tls_key_pem;
+    credentials = grpc::SslCredentials(ssl);
+  }
+  stub_->stub = pto::v1::CompileService::NewStub(
+      grpc::CreateCustomChannel(address, credentials, args));
+}
+
+void CompileClient::Prepare(grpc::ClientContext* context,
+                            absl::Time deadline) const {
+  SetDeadline(*context, deadline);
+  if (!options_.token.empty()) {
+    context->AddMetadata("authorization", "Bearer " + options_.token);
+  }
 }
 
 CompileClient::~CompileClient() = default;
@@ -70,7 +88,7 @@ absl::StatusOr<pto::v1::CompileResponse> CompileClient::Compile(
   request.mutable_options()->insert(options.begin(), options.end());
   // Issue 5: retries with back-off and the local fallback wrap this call.
   grpc::ClientContext context;
-  SetDeadline(context, deadline);
+  Prepare(&context, deadline);
   pto::v1::CompileResponse response;
   grpc::Status status = stub_->stub->Compile(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, context, address_, "Compile");
@@ -82,7 +100,7 @@ absl::StatusOr<pto::v1::KernelBinary> CompileClient::GetKernel(
   pto::v1::GetKernelRequest request;
   request.set_key(key);
   grpc::ClientContext context;
-  SetDeadline(context, deadline);
+  Prepare(&context, deadline);
   pto::v1::GetKernelResponse response;
   grpc::Status status = stub_->stub->GetKernel(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, context, address_, "GetKernel");
@@ -92,7 +110,7 @@ absl::StatusOr<pto::v1::KernelBinary> CompileClient::GetKernel(
 absl::StatusOr<pto::v1::StatsResponse> CompileClient::Stats(
     absl::Time deadline) {
   grpc::ClientContext context;
-  SetDeadline(context, deadline);
+  Prepare(&context, deadline);
   pto::v1::StatsResponse response;
   grpc::Status status =
       stub_->stub->Stats(&context, pto::v1::StatsRequest(), &response);

@@ -37,12 +37,29 @@
 #include "pto/v1/kernel.pb.h"
 #include "runtime/kernel.h"
 
+namespace grpc {
+class ClientContext;
+}
+
 namespace pto::client {
+
+struct ClientOptions {
+  // Bearer token (ptod --tokens_file); empty: none sent.
+  std::string token;
+  // TLS: set `tls` to connect with TLS, verifying the server against
+  // `tls_root_ca_pem` (empty: the system's roots). A client certificate and
+  // key (PEM) when ptod asks for one (--tls_client_ca_file).
+  bool tls = false;
+  std::string tls_root_ca_pem;
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+};
 
 class CompileClient {
  public:
   // Connects (lazily) to ptod at `address`, "host:port".
-  explicit CompileClient(const std::string& address);
+  explicit CompileClient(const std::string& address,
+                         const ClientOptions& options = ClientOptions());
   ~CompileClient();
 
   CompileClient(const CompileClient&) = delete;
@@ -65,7 +82,11 @@ class CompileClient {
  private:
   struct Stub;
 
+  // A context with the deadline and the token.
+  void Prepare(grpc::ClientContext* context, absl::Time deadline) const;
+
   const std::string address_;
+  const ClientOptions options_;
   std::unique_ptr<Stub> stub_;
 };
 

@@ -223,13 +223,13 @@ TEST_F(PtodTest, MetricsEndpointServesTheCounters) {
   auto page = HttpGet(ptod_->metrics_port(), "/metrics");
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_NE(page->find("200 OK"), std::string::npos) << *page;
-  EXPECT_NE(page->find("pto_requests_total{result=\"hit\"} 1"),
+  EXPECT_NE(page->find("pto_requests_total{result=\"hit\",tenant=\"\"} 1"),
             std::string::npos) << *page;
-  EXPECT_NE(page->find("pto_requests_total{result=\"miss\"} 1"),
+  EXPECT_NE(page->find("pto_requests_total{result=\"miss\",tenant=\"\"} 1"),
             std::string::npos) << *page;
-  EXPECT_NE(page->find("pto_requests_total{result=\"error\"} 1"),
+  EXPECT_NE(page->find("pto_requests_total{result=\"error\",tenant=\"\"} 1"),
             std::string::npos) << *page;
-  EXPECT_NE(page->find("pto_requests_total{result=\"coalesced\"} 0"),
+  EXPECT_NE(page->find("pto_requests_total{result=\"coalesced\",tenant=\"\"} 0"),
             std::string::npos) << *page;
   EXPECT_NE(page->find("pto_compile_duration_seconds_count 1"),
             std::string::npos) << *page;

@@ -191,7 +191,7 @@ TEST_F(PtodBinaryTest, ServesThenStopsCleanlyAndTheCacheSurvives) {
     ASSERT_GT(metrics_port, 0);
     auto page = HttpGet(metrics_port, "/metrics");
     ASSERT_TRUE(page.ok()) << page.status();
-    EXPECT_NE(page->find("pto_requests_total{result=\"miss\"} 1"),
+    EXPECT_NE(page->find("pto_requests_total{result=\"miss\",tenant=\"\"} 1"),
               std::string::npos) << *page;
 
     client.reset();

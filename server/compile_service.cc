@@ -284,6 +284,50 @@ grpc::Status CompileServiceImpl::Stats(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status CompileServiceImpl::Admin(grpc::ServerContext* context,
+                                       const pto::v1::AdminRequest* request,
+                                       pto::v1::AdminResponse* response) {
+  absl::StatusOr<Caller> caller = options_.tokens.Authenticate(*context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (!caller->admin) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        absl::StrCat("tenant ", caller->tenant,
+                                     " is not an admin (add \"admin\" to its "
+                                     "line in the tokens file)"));
+  }
+  switch (request->action()) {
+    case pto::v1::ADMIN_ACTION_INVALIDATE: {
+      absl::StatusOr<uint64_t> generation = store_->BumpGeneration();
+      if (!generation.ok()) return ToGrpcStatus(generation.status());
+      generation_ = *generation;
+      // Unreachable now under the old keys; free the memory at once.
+      memory_.Clear();
+      spdlog::warn("admin {}: cache invalidated, generation {}",
+                   caller->tenant.empty() ? "-" : caller->tenant, *generation);
+      break;
+    }
+    case pto::v1::ADMIN_ACTION_PURGE: {
+      absl::Status purged = store_->Purge();
+      if (!purged.ok()) return ToGrpcStatus(purged);
+      memory_.Clear();
+      spdlog::warn("admin {}: cache purged",
+                   caller->tenant.empty() ? "-" : caller->tenant);
+      break;
+    }
+    default:
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat("Admin: unknown action ",
+                                       static_cast<int>(request->action())));
+  }
+  metrics_->SetMemoryCacheBytes(memory_.bytes());
+  UpdateCacheGauges();
+  const KernelStore::Stats stats = store_->GetStats();
+  response->set_generation(generation_);
+  response->set_entries(stats.entries);
+  response->set_bytes(stats.bytes);
+  return grpc::Status::OK;
+}
+
 pto::v1::StatsResponse CompileServiceImpl::GetStats() const {
   pto::v1::StatsResponse stats;
   stats.set_requests(requests_.load());
@@ -295,6 +339,11 @@ pto::v1::StatsResponse CompileServiceImpl::GetStats() const {
   const KernelStore::Stats store = store_->GetStats();
   stats.set_entries(store.entries);
   stats.set_bytes(store.bytes);
+  stats.set_evictions(store.evictions);
+  stats.set_corrupt_entries(store.corrupt_entries);
+  stats.set_max_bytes(store_->max_bytes());
+  stats.set_generation(generation_);
+  stats.set_payloads(store.payloads);
   absl::MutexLock lock(&saved_mu_);
   stats.set_compile_seconds_saved(seconds_saved_);
   return stats;

@@ -83,6 +83,9 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   grpc::Status Stats(grpc::ServerContext* context,
                      const pto::v1::StatsRequest* request,
                      pto::v1::StatsResponse* response) override;
+  grpc::Status Admin(grpc::ServerContext* context,
+                     const pto::v1::AdminRequest* request,
+                     pto::v1::AdminResponse* response) override;
 
   // Refuses new compiles, drops queued ones that have not started, and waits
   // for running ones to finish and be stored. Call after the gRPC server has

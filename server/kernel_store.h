@@ -141,6 +141,7 @@ class KernelStore {
   Stats GetStats() const;
 
   const std::string& dir() const { return dir_; }
+  uint64_t max_bytes() const { return options_.max_bytes; }
 
  private:
   KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,

@@ -71,6 +71,14 @@ class LruCache {
     if (it != index_.end()) RemoveLocked(it);
   }
 
+  // Drops everything (values stay alive for their holders).
+  void Clear() {
+    absl::MutexLock lock(&mu_);
+    index_.clear();
+    entries_.clear();
+    bytes_ = 0;
+  }
+
   size_t bytes() const {
     absl::MutexLock lock(&mu_);
     return bytes_;

@@ -118,6 +118,18 @@ absl::StatusOr<pto::v1::StatsResponse> CompileClient::Stats(
   return response;
 }
 
+absl::StatusOr<pto::v1::AdminResponse> CompileClient::Admin(
+    pto::v1::AdminAction action, absl::Time deadline) {
+  pto::v1::AdminRequest request;
+  request.set_action(action);
+  grpc::ClientContext context;
+  Prepare(&context, deadline);
+  pto::v1::AdminResponse response;
+  grpc::Status status = stub_->stub->Admin(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status, context, address_, "Admin");
+  return response;
+}
+
 std::optional<absl::Duration> RetryAfter(const absl::Status& status) {
   auto payload = status.GetPayload(kRetryAfterPayload);
   if (!payload.has_value()) return std::nullopt;

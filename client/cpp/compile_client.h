@@ -77,6 +77,10 @@ class CompileClient {
   // The server's counters.
   absl::StatusOr<pto::v1::StatsResponse> Stats(absl::Time deadline);
 
+  // Invalidates (new generation) or purges the cache; needs an admin token.
+  absl::StatusOr<pto::v1::AdminResponse> Admin(pto::v1::AdminAction action,
+                                               absl::Time deadline);
+
   const std::string& address() const { return address_; }
 
  private:

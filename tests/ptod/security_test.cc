@@ -28,7 +28,8 @@ using pto::server::PtodServer;
 
 constexpr char kTokens[] =
     "alpha tok-alpha-0123456789abcdef\n"
-    "beta  tok-beta-0123456789abcdef\n";
+    "beta  tok-beta-0123456789abcdef\n"
+    "ops   tok-ops-0123456789abcdef admin\n";
 constexpr char kSigningKey[] = "signing-key-0123456789abcdef-0123456789";
 
 absl::Time In(absl::Duration d) { return absl::Now() + d; }
@@ -151,6 +152,49 @@ TEST_F(SecurityTest, RuntimeLoadsSignedBinariesAndRefusesTamperedOnes) {
   pto::runtime::SetKernelVerificationKey("a different key of 32 bytes or more");
   EXPECT_TRUE(absl::IsPermissionDenied(
       pto::runtime::Kernel::Load(hit->binary()).status()));
+}
+
+TEST_F(SecurityTest, AdminInvalidatesAndPurgesOnlyForAdmins) {
+  Start(WithTokens());
+  auto alpha = ClientWith(*ptod_, "tok-alpha-0123456789abcdef");
+  auto ops = ClientWith(*ptod_, "tok-ops-0123456789abcdef");
+  const pto::v1::Graph graph = AddGraph();
+  ASSERT_TRUE(alpha->Compile(graph, "host", {}, In(absl::Seconds(120))).ok());
+  auto denied =
+      alpha->Admin(pto::v1::ADMIN_ACTION_PURGE, In(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsPermissionDenied(denied.status())) << denied.status();
+  EXPECT_EQ(ptod_->store_stats().entries, 1u);
+
+  auto invalidated =
+      ops->Admin(pto::v1::ADMIN_ACTION_INVALIDATE, In(absl::Seconds(30)));
+  ASSERT_TRUE(invalidated.ok()) << invalidated.status();
+  EXPECT_EQ(invalidated->generation(), 1u);
+  auto recompiled = alpha->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(recompiled.ok()) << recompiled.status();
+  EXPECT_EQ(recompiled->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(backend_->compiles(), 2);
+  auto stats = ops->Stats(In(absl::Seconds(30)));
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->generation(), 1u);
+
+  auto purged = ops->Admin(pto::v1::ADMIN_ACTION_PURGE, In(absl::Seconds(30)));
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  EXPECT_EQ(purged->entries(), 0u);
+  EXPECT_EQ(purged->bytes(), 0u);
+  auto after = alpha->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  auto bad = ops->Admin(pto::v1::ADMIN_ACTION_UNSPECIFIED, In(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+
+  // The generation survives a restart.
+  ptod_->Shutdown(absl::Seconds(5));
+  ptod_.reset();
+  Start(WithTokens());
+  auto restarted = ClientWith(*ptod_, "tok-alpha-0123456789abcdef")
+                       ->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  EXPECT_EQ(restarted->cache_status(), pto::v1::CACHE_STATUS_HIT);
 }
 
 // Runs `command` through /bin/sh; true when it exits 0.

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -18,6 +20,9 @@
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
+#include "runtime/kernel.h"
+#include "server/kernel_store.h"
 #include "tests/ptod/test_util.h"
 
 extern char** environ;
@@ -226,6 +231,110 @@ TEST_F(PtodBinaryTest, ServesThenStopsCleanlyAndTheCacheSurvives) {
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
   }
+}
+
+// kill -9 in the middle of a burst of writes, then a restart: every entry
+// that survived is whole and right (its binary is the one for its key and
+// passes the runtime's checks), none is found corrupt, and the rest compile.
+TEST_F(PtodBinaryTest, KillNineDuringABurstOfWritesLeavesNoTornEntry) {
+  constexpr int kKernels = 24;
+  std::vector<pto::v1::Graph> graphs;
+  for (int i = 0; i < kKernels; ++i) {
+    graphs.push_back(AddGraph({8 * (i + 1), 16}, {8, 16}));
+  }
+  std::vector<std::string> flags = Flags();
+  flags[1] = "--metrics_address=";
+  {
+    PtodProcess ptod(flags, StderrPath("killed.log"));
+    const std::string address = ptod.WaitUntilListening();
+    ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("killed.log"));
+    pto::client::CompileClient client(address);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < kKernels; ++i) {
+      callers.emplace_back([&, i] {
+        // Fails with UNAVAILABLE once ptod is killed; that is expected.
+        (void)client.Compile(graphs[i], "host", {},
+                             absl::Now() + absl::Seconds(120));
+      });
+    }
+    // Kill once some kernels are stored and others are being written.
+    for (int polls = 0; polls < 6000; ++polls) {
+      auto stats = client.Stats(absl::Now() + absl::Seconds(10));
+      if (stats.ok() && stats->entries() >= 4) break;
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    ASSERT_NE(ptod.StopWith(SIGKILL, absl::Seconds(30)), -1);
+    for (auto& t : callers) t.join();
+  }
+  PtodProcess ptod(flags, StderrPath("restarted.log"));
+  const std::string address = ptod.WaitUntilListening();
+  ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("restarted.log"));
+  pto::client::CompileClient client(address);
+  auto before = client.Stats(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_GE(before->entries(), 4u);
+  int hits = 0;
+  for (int i = 0; i < kKernels; ++i) {
+    auto r = client.Compile(graphs[i], "host", {},
+                            absl::Now() + absl::Seconds(120));
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status();
+    EXPECT_EQ(r->binary().key(), r->key()) << i;
+    EXPECT_TRUE(pto::runtime::VerifyBinary(r->binary()).ok()) << i;
+    if (r->cache_status() == pto::v1::CACHE_STATUS_HIT) ++hits;
+  }
+  auto after = client.Stats(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(after.ok()) << after.status();
+  // What the counters said survived is exactly what was served as hits.
+  EXPECT_EQ(static_cast<uint64_t>(hits), before->entries());
+  EXPECT_EQ(after->corrupt_entries(), 0u);
+  EXPECT_EQ(after->entries(), static_cast<uint64_t>(kKernels));
+  EXPECT_EQ(after->compiles(), static_cast<uint64_t>(kKernels - hits));
+}
+
+// A payload corrupted on disk while ptod was down: detected on read,
+// counted, logged and recompiled by the real daemon.
+TEST_F(PtodBinaryTest, CorruptedStoredPayloadIsDetectedCountedAndRecompiled) {
+  const pto::v1::Graph graph = AddGraph({24, 24}, {8, 8});
+  std::string payload_key;
+  {
+    PtodProcess ptod(Flags(), StderrPath("first.log"));
+    const std::string address = ptod.WaitUntilListening();
+    ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("first.log"));
+    pto::client::CompileClient client(address);
+    auto r = client.Compile(graph, "host", {}, absl::Now() + absl::Seconds(120));
+    ASSERT_TRUE(r.ok()) << r.status();
+    payload_key = "p/" + pto::server::Sha256Hex(r->binary().native_payload());
+    ASSERT_NE(ptod.StopWith(SIGTERM, absl::Seconds(60)), -1);
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), cache_.path(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::string bytes;
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), payload_key, &bytes).ok());
+    bytes[bytes.size() / 2] ^= 0x10;
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), payload_key, bytes).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  PtodProcess ptod(Flags(), StderrPath("second.log"));
+  const std::string address = ptod.WaitUntilListening();
+  ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("second.log"));
+  pto::client::CompileClient client(address);
+  auto r = client.Compile(graph, "host", {}, absl::Now() + absl::Seconds(120));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_TRUE(pto::runtime::VerifyBinary(r->binary()).ok());
+  auto stats = client.Stats(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->corrupt_entries(), 1u);
+  EXPECT_EQ(stats->entries(), 1u);
+  auto page = HttpGet(ptod.metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find("pto_cache_corrupt_entries_total 1"), std::string::npos)
+      << *page;
+  ASSERT_NE(ptod.StopWith(SIGTERM, absl::Seconds(60)), -1);
+  EXPECT_NE(ReadFile(StderrPath("second.log")).find("payload digest mismatch"),
+            std::string::npos);
 }
 
 TEST_F(PtodBinaryTest, SecondDaemonOnTheSameCacheFailsClearly) {

@@ -1,0 +1,646 @@
+#!/usr/bin/env python3
+"""pypto kernels against numpy and torch on this CPU, with the machine's ceilings.
+
+    tools/pypto-python bench/kernels.py [--reps=N] [--only=SUBSTR] [--output=FILE.md]
+    bench/run.sh [same flags]            # builds what it needs first
+
+Prints one markdown table. Every row is measured in this run against numpy and
+torch (CPU) with the same number of threads: the runtime's vector workers
+(PTO_VECTOR_WORKERS, default: the CPUs this process may use), which also sets
+OMP/OpenBLAS threads and torch.set_num_threads. Each implementation is called
+in turn, in blocks of calls (so load from other processes hits all of them
+alike), after warm-up calls; a time is the median of its calls. Ratios are
+baseline time / pypto time (above 1: pypto is faster), from the medians and,
+in brackets, from the best times: on a shared machine the best times show
+what a quiet machine would, the medians what this one did.
+
+The ceilings (bench/ceilings.cc, built by Bazel) are measured in the same run:
+a triad's bandwidth over the same number of bytes a memory-bound kernel must
+move (inputs read once, outputs written once) and the FP32 FMA peak for
+matmul. "pypto of ceiling" is pypto's fraction of that ceiling (median time).
+Issue 3's targets are checked at the end of the table.
+
+A row whose op pypto cannot compile yet prints "n/a (...)" with the reason
+instead of failing: rows fill in as issue 3's ops land.
+"""
+
+import os
+import sys
+
+# Thread counts must be fixed before numpy, OpenBLAS, torch or the runtime's
+# executor start their pools.
+THREADS = int(os.environ.get("PTO_VECTOR_WORKERS") or len(os.sched_getaffinity(0)))
+os.environ["PTO_VECTOR_WORKERS"] = str(THREADS)
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = str(THREADS)
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import pypto  # noqa: E402
+
+torch.set_num_threads(THREADS)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NA_NUMPY_BF16 = "n/a (numpy has no bfloat16)"
+
+
+# ---------------------------------------------------------------------------
+# Machine facts
+
+
+def cpu_model():
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break  # first CPU only
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        return platform.processor() or "unknown CPU"
+    flags = set(fields.get("flags", "").split())
+    isa = [x for x in ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile")
+           if x in flags]
+    return (f"{fields.get('model name', '?')} (family {fields.get('cpu family', '?')} "
+            f"model {fields.get('model', '?')} stepping {fields.get('stepping', '?')}; "
+            f"{', '.join(isa)}), {os.cpu_count()} CPUs, {THREADS} used")
+
+
+_BLAS_PROBE = """
+import os, numpy as np
+a = np.ones((64, 64))
+a @ a
+seen = []
+with open("/proc/self/maps") as f:
+    for line in f:
+        parts = line.split()
+        if len(parts) >= 6:
+            name = os.path.basename(parts[-1])
+            if ("blas" in name or "lapack" in name) and parts[-1] not in seen:
+                seen.append(parts[-1])
+print("\\n".join(os.path.realpath(p) for p in seen))
+"""
+
+
+def blas_in_use():
+    """The BLAS shared object numpy really calls: the libraries mapped after a
+    matmul. Probed in a child process: OpenBLAS's idle threads spin, and in
+    this process they slowed torch's elementwise ops 20x until the matmul rows."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _BLAS_PROBE], capture_output=True,
+                             text=True, timeout=120, check=True).stdout
+    except (subprocess.SubprocessError, OSError) as e:
+        return f"unknown (probe failed: {e})"
+    real = [line for line in out.splitlines() if line]
+    openblas = [p for p in real if "openblas" in p]
+    if openblas:
+        return f"OpenBLAS ({', '.join(openblas)})"
+    if real:
+        return f"NOT OpenBLAS: {', '.join(real)} (reference BLAS is slow; see docs/bench/README.md)"
+    return "unknown (no BLAS library mapped after a matmul)"
+
+
+def run_ceilings(path, sizes_kib):
+    if not os.access(path, os.X_OK):
+        return None, f"{path} not built (bazel build //bench:ceilings)"
+    cmd = [path, f"--threads={THREADS}", "--sizes_kib=" + ",".join(str(s) for s in sizes_kib)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
+    except (subprocess.SubprocessError, OSError) as e:
+        return None, f"{' '.join(cmd)} failed: {e}"
+    for line in out.splitlines():
+        if line.startswith("JSON "):
+            data = json.loads(line[5:])
+            data["triad_gbps"] = {int(k): v for k, v in data["triad_gbps"].items()}
+            return data, None
+    return None, f"{' '.join(cmd)}: no JSON line in its output"
+
+
+# ---------------------------------------------------------------------------
+# Timing
+
+
+def interleaved_times(impls, reps, warmup, block=5):
+    """Seconds per call of each callable: a list of (median, min) per callable.
+
+    The callables take turns in blocks of `block` timed calls, each block
+    after one untimed call, until each has `reps` timed calls. Turns spread
+    load from other processes over all of them alike; blocks keep one
+    library's idle threads (OpenMP and OpenBLAS workers spin for a while
+    after each call) from being timed as part of the next library's call.
+    """
+    for f in impls:
+        for _ in range(warmup):
+            f()
+    times = [[] for _ in impls]
+    while len(times[0]) < reps:
+        n = min(block, reps - len(times[0]))
+        for i, f in enumerate(impls):
+            f()
+            for _ in range(n):
+                start = time.perf_counter()
+                f()
+                times[i].append(time.perf_counter() - start)
+    return [(statistics.median(t), min(t)) for t in times]
+
+
+def interleaved_medians(impls, reps, warmup):
+    return [med for med, _ in interleaved_times(impls, reps, warmup)]
+
+
+# ---------------------------------------------------------------------------
+# Kernels. Each is traced on first call; an op pypto lacks raises there.
+
+FP32, FP16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
+
+
+def T(dt):
+    return pypto.Tensor([], dt)
+
+
+def k_add(tile):
+    def add(a: T(FP32), b: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = a + b
+    return pypto.jit(add)
+
+
+def k_add16(tile):
+    def add16(a: T(FP16), b: T(FP16), out: T(FP16)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = a + b
+    return pypto.jit(add16)
+
+
+def k_add_mul(tile):
+    def add_mul(a: T(FP32), b: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = (a + b) * 2
+    return pypto.jit(add_mul)
+
+
+def k_chain(tile):
+    def chain(a: T(FP32), b: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = (a + b).exp() * 2 - a
+    return pypto.jit(chain)
+
+
+def k_erfc(tile):
+    def erfc(x: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.erfc(x)
+    return pypto.jit(erfc)
+
+
+def k_sum(tile):
+    def row_sum(x: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.sum(x, -1, keepdim=True)
+    return pypto.jit(row_sum)
+
+
+def k_softmax(tile):
+    def softmax(x: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.softmax(x, -1)
+    return pypto.jit(softmax)
+
+
+def k_layer_norm(tile, eps=1e-5):
+    # Layer norm from primitives, as PyPTO's examples write it.
+    def layer_norm(x: T(FP32), gamma: T(FP32), beta: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        n = x.shape[-1]
+        mean = pypto.sum(x, -1, keepdim=True) * (1.0 / n)
+        xc = x - mean
+        var = pypto.sum(xc * xc, -1, keepdim=True) * (1.0 / n)
+        out[:] = xc * pypto.rsqrt(var + eps) * gamma + beta
+    return pypto.jit(layer_norm)
+
+
+def k_matmul(dt, cube):
+    def matmul(a: T(dt), b: T(dt), out: T(dt)):
+        pypto.set_cube_tile_shapes(*cube)
+        out[:] = pypto.matmul(a, b, dt)
+    return pypto.jit(matmul)
+
+
+# ---------------------------------------------------------------------------
+# Rows
+
+
+class Case:
+    """One table row.
+
+    make() returns (pypto_args, numpy_fn, torch_fn, check) where the fns run
+    the baseline once and check() compares pypto's output with a reference
+    (None: fine, else a message). bytes/flops are the compulsory traffic or
+    arithmetic used for the ceiling fraction.
+    """
+
+    def __init__(self, name, kernel, make, nbytes=0, flops=0, torch_fused=None,
+                 memory_bound=False, target=None):
+        self.name, self.kernel, self.make = name, kernel, make
+        self.nbytes, self.flops = nbytes, flops
+        self.torch_fused = torch_fused
+        # Issue 3's targets: memory-bound kernels reach 50% of the triad;
+        # target = ("torch" or "numpy", ratio baseline/pypto at least).
+        self.memory_bound, self.target = memory_bound, target
+
+
+def rand(shape, dtype=np.float32, lo=-2.0, hi=2.0, seed=0):
+    return np.random.default_rng(seed).uniform(lo, hi, shape).astype(dtype)
+
+
+def close(got, want, rtol, atol=0.0):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        return f"shape {got.shape} != {want.shape}"
+    err = np.abs(got - want) - (atol + rtol * np.abs(want))
+    if np.all(err <= 0):
+        return None
+    i = np.unravel_index(np.argmax(err), err.shape)
+    return f"wrong at {tuple(int(x) for x in i)}: {got[i]} vs {want[i]}"
+
+
+def binary_case(name, kernel, shape, np_dt, np_fn, torch_fn, ref, rtol, atol=None,
+                memory_bound=True, target=None):
+    def make():
+        a, b = rand(shape, np_dt, seed=1), rand(shape, np_dt, seed=2)
+        out, np_out = np.empty_like(a), np.empty_like(a)
+        ta, tb, t_out = torch.from_numpy(a), torch.from_numpy(b), torch.empty_like(torch.from_numpy(a))
+        return ((a, b, out),
+                lambda: np_fn(a, b, np_out),
+                lambda: torch_fn(ta, tb, t_out),
+                lambda: close(out, ref(a.astype(np.float64), b.astype(np.float64)), rtol,
+                              0.0 if atol is None else atol(a.astype(np.float64),
+                                                           b.astype(np.float64))))
+    size = np.dtype(np_dt).itemsize * int(np.prod(shape))
+    return Case(name, kernel, make, nbytes=3 * size, memory_bound=memory_bound, target=target)
+
+
+def erfc_case(kernel, n):
+    def make():
+        x = rand((n,), seed=3)
+        out, t_out = np.empty_like(x), torch.empty(n)
+        tx = torch.from_numpy(x)
+        return ((x, out), "n/a (numpy has no erfc)", lambda: torch.erfc(tx, out=t_out),
+                lambda: close(out, torch.erfc(tx.double()).numpy(), 0, 1e-6))
+    return Case("erfc 1M fp32", kernel, make, nbytes=8 * n)
+
+
+def sum_case(kernel, shape):
+    def make():
+        x = rand(shape, seed=4)
+        out = np.empty(shape[:-1] + (1,), np.float32)
+        np_out = np.empty_like(out)
+        tx, t_out = torch.from_numpy(x), torch.from_numpy(np.empty_like(out))
+        ref = x.astype(np.float64).sum(-1, keepdims=True)
+        scale = np.abs(x.astype(np.float64)).sum(-1, keepdims=True)
+        return ((x, out),
+                lambda: np.sum(x, -1, keepdims=True, out=np_out),
+                lambda: torch.sum(tx, -1, keepdim=True, out=t_out),
+                lambda: close(out / scale, ref / scale, 0, 1e-5))
+    return Case("sum last dim " + "x".join(map(str, shape)), kernel, make,
+                nbytes=4 * (int(np.prod(shape)) + int(np.prod(shape[:-1]))), memory_bound=True)
+
+
+def softmax_case(kernel, shape):
+    def make():
+        x = rand(shape, seed=5)
+        out, np_out = np.empty_like(x), np.empty_like(x)
+        tx, t_out = torch.from_numpy(x), torch.empty(shape)
+
+        def np_softmax():
+            e = np.exp(x - x.max(-1, keepdims=True))
+            np.divide(e, e.sum(-1, keepdims=True), out=np_out)
+
+        def torch_op_by_op():
+            e = torch.exp(tx - tx.amax(-1, keepdim=True))
+            torch.div(e, e.sum(-1, keepdim=True), out=t_out)
+
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        return ((x, out), np_softmax, torch_op_by_op,
+                lambda: close(out, e / e.sum(-1, keepdims=True), 1e-5, 1e-7))
+    name = "softmax " + "x".join(map(str, shape))
+    return Case(name, kernel, make, nbytes=8 * int(np.prod(shape)),
+                torch_fused=lambda x: torch.softmax(x, -1), memory_bound=True,
+                target=("torch", 1.5))
+
+
+def layer_norm_case(kernel, shape, eps=1e-5):
+    def make():
+        x = rand(shape, seed=6)
+        gamma, beta = rand(shape[-1:], seed=7), rand(shape[-1:], seed=8)
+        out, np_out = np.empty_like(x), np.empty_like(x)
+        tx, tg, tb, t_out = map(torch.from_numpy, (x, gamma, beta, np.empty_like(x)))
+
+        def np_ln():
+            xc = x - x.mean(-1, keepdims=True)
+            var = (xc * xc).mean(-1, keepdims=True)
+            np.add(xc / np.sqrt(var + eps) * gamma, beta, out=np_out)
+
+        def torch_op_by_op():
+            xc = tx - tx.mean(-1, keepdim=True)
+            var = (xc * xc).mean(-1, keepdim=True)
+            torch.add(xc * torch.rsqrt(var + eps) * tg, tb, out=t_out)
+
+        x64 = x.astype(np.float64)
+        xc = x64 - x64.mean(-1, keepdims=True)
+        ref = xc / np.sqrt((xc * xc).mean(-1, keepdims=True) + eps) * gamma + beta
+        return ((x, gamma, beta, out), np_ln, torch_op_by_op, lambda: close(out, ref, 1e-4, 1e-5))
+    return Case("layer norm " + "x".join(map(str, shape)), kernel, make,
+                nbytes=8 * int(np.prod(shape)),
+                torch_fused=lambda x: torch.nn.functional.layer_norm(x, x.shape[-1:]),
+                memory_bound=True, target=("torch", 1.5))
+
+
+def matmul_case(kernel, m, k, n, dt):
+    torch_dt = torch.float32 if dt == "fp32" else torch.bfloat16
+
+    def make():
+        a32, b32 = rand((m, k), seed=9), rand((k, n), seed=10)
+        ta, tb = torch.from_numpy(a32).to(torch_dt), torch.from_numpy(b32).to(torch_dt)
+        t_out = torch.empty((m, n), dtype=torch_dt)
+        ref = ta.double().numpy() @ tb.double().numpy()
+        scale = np.abs(ta.double().numpy()) @ np.abs(tb.double().numpy())
+        if dt == "fp32":
+            out, np_out = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
+            args = (a32, b32, out)
+            np_fn = lambda: np.matmul(a32, b32, out=np_out)  # noqa: E731
+            check = lambda: close(out / scale, ref / scale, 0, 1e-5)  # noqa: E731
+        else:
+            out = torch.empty((m, n), dtype=torch_dt)
+            args = (ta, tb, out)
+            np_fn = NA_NUMPY_BF16
+            check = lambda: close(out.double().numpy() / scale, ref / scale, 0, 1e-2)  # noqa: E731
+        return args, np_fn, lambda: torch.matmul(ta, tb, out=t_out), check
+    target = ("numpy", 0.5) if (m, k, n, dt) == (1024, 1024, 1024, "fp32") else None
+    return Case(f"matmul {m}x{k}x{n} {dt}", kernel, make, flops=2 * m * k * n, target=target)
+
+
+def cases():
+    # Elementwise tiles of 2 rows of 1024: three tiles fit in L1 (bench runs
+    # on this machine measured 2x1024 at or near the best of 1..16 rows).
+    ew = (2, 1024)
+    big_cube = ([128, 128], [64, 256], [128, 128])
+    return [
+        binary_case("add 1024x1024 fp32", k_add(ew), (1024, 1024), np.float32,
+                    lambda a, b, o: np.add(a, b, out=o), lambda a, b, o: torch.add(a, b, out=o),
+                    lambda a, b: a + b, 1e-6),
+        binary_case("add 1024x1024 fp16", k_add16(ew), (1024, 1024), np.float16,
+                    lambda a, b, o: np.add(a, b, out=o), lambda a, b, o: torch.add(a, b, out=o),
+                    lambda a, b: (a + b).astype(np.float16), 1e-3),
+        binary_case("fused (a+b)*2 1024x1024 fp32", k_add_mul(ew), (1024, 1024),
+                    np.float32, lambda a, b, o: np.multiply(a + b, 2, out=o),
+                    lambda a, b, o: torch.mul(a + b, 2, out=o), lambda a, b: (a + b) * 2, 1e-6,
+                    target=("torch", 1.5)),
+        # The final subtraction cancels: error relative to the terms' size.
+        binary_case("fused (a+b).exp()*2-a 1024x1024 fp32", k_chain(ew), (1024, 1024),
+                    np.float32, lambda a, b, o: np.subtract(np.exp(a + b) * 2, a, out=o),
+                    lambda a, b, o: torch.sub(torch.exp(a + b) * 2, a, out=o),
+                    lambda a, b: np.exp(a + b) * 2 - a, 1e-5,
+                    atol=lambda a, b: 1e-5 * (2 * np.exp(a + b) + np.abs(a)),
+                    memory_bound=False, target=("torch", 1.5)),
+        erfc_case(k_erfc((8192,)), 1 << 20),
+        sum_case(k_sum((8, 1024)), (4096, 1024)),
+        softmax_case(k_softmax((4, 8, 1, 256)), (32, 32, 1, 256)),
+        softmax_case(k_softmax((8, 1024)), (4096, 1024)),
+        layer_norm_case(k_layer_norm((8, 1024)), (4096, 1024)),
+        matmul_case(k_matmul(FP32, ([64, 64], [128, 128], [64, 64])), 64, 128, 64, "fp32"),
+        matmul_case(k_matmul(FP32, big_cube), 512, 512, 512, "fp32"),
+        matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
+        matmul_case(k_matmul(BF16, ([64, 64], [128, 128], [64, 64])), 64, 128, 64, "bf16"),
+        matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16"),
+        matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16"),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Runtime overhead: per task, and per launch
+
+
+def native_run(kernel, args):
+    """A callable that runs kernel's compiled binary without the Python wrapper."""
+    kernel(*args)  # compile (or load) and run once
+    entry = next(iter(kernel._cache.values()))
+    arrays = list(args)
+    return lambda: entry.compiled.kernel.run(arrays)
+
+
+def overhead_rows(reps, warmup):
+    """Per-task cost: the same 4096x1024 add cut into many small tiles and into
+    few large ones; launch cost: a one-tile 8x8 add against torch and numpy."""
+    rows = []
+    shape = (4096, 1024)
+    a, b = rand(shape, seed=11), rand(shape, seed=12)
+    out = np.empty_like(a)
+    # (many, few) pairs: 8x128 tiles also have short rows; 1x1024 tiles only
+    # differ from 32x1024 in their number.
+    pairs = [((8, 128), (32, 1024)), ((1, 1024), (32, 1024))]
+    tiles = sorted({t for pair in pairs for t in pair})
+    runs = [native_run(k_add(tile), (a, b, out)) for tile in tiles]
+    tasks = {t: (shape[0] // t[0]) * (shape[1] // t[1]) for t in tiles}
+    times = dict(zip(tiles, interleaved_medians(runs, reps, warmup)))
+    for tile in tiles:
+        rows.append(f"| add 4096x1024 fp32, tile {tile[0]}x{tile[1]} | {tasks[tile]} | "
+                    f"{fmt_us(times[tile])} | |")
+    for many, few in pairs:
+        per_task = (times[many] - times[few]) / (tasks[many] - tasks[few])
+        rows.append(f"| per-task overhead, tiles {many[0]}x{many[1]} vs {few[0]}x{few[1]} | | "
+                    f"{per_task * 1e9:.0f} ns/task of wall time | "
+                    f"x {THREADS} threads = {per_task * THREADS * 1e9:.0f} ns of CPU time |")
+
+    # Launch: a one-tile kernel on 8x8.
+    x, y = rand((8, 8), seed=13), rand((8, 8), seed=14)
+    o, np_o = np.empty_like(x), np.empty_like(x)
+    tx, ty, to = torch.from_numpy(x), torch.from_numpy(y), torch.empty(8, 8)
+    tiny = k_add((8, 8))
+    raw = native_run(tiny, (x, y, o))
+    t_call, t_raw, t_np, t_torch = interleaved_medians(
+        [lambda: tiny(x, y, o), raw, lambda: np.add(x, y, out=np_o),
+         lambda: torch.add(tx, ty, out=to)], reps * 20, warmup)
+    rows.append(f"| launch: add 8x8 through the jit function | 1 | {fmt_us(t_call)} | "
+                f"torch.add(out=) {fmt_us(t_torch)}, np.add(out=) {fmt_us(t_np)} |")
+    rows.append(f"| launch: add 8x8, kernel.run only | 1 | {fmt_us(t_raw)} | "
+                f"the jit wrapper adds {fmt_us(t_call - t_raw)} |")
+    return rows
+
+
+# ---------------------------------------------------------------------------
+# Table
+
+
+def fmt_us(seconds):
+    us = seconds * 1e6
+    return f"{us:.0f} us" if us >= 100 else f"{us:.1f} us"
+
+
+def short(exc):
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def ceiling_for(nbytes, ceilings):
+    """(GB/s, size KiB) of the triad closest in size to nbytes."""
+    sizes = sorted(ceilings["triad_gbps"])
+    kib = max(1, nbytes // 1024)
+    best = min(sizes, key=lambda s: abs(s - kib))
+    return ceilings["triad_gbps"][best], best
+
+
+def ratio(base, pto):
+    """'1.23x (min 1.40x)': baseline/pypto from medians, and from best times."""
+    return f"{base[0] / pto[0]:.2f}x (min {base[1] / pto[1]:.2f}x)"
+
+
+def run_case(case, reps, warmup, ceilings):
+    """(the row's markdown cells after the name, its target verdict or None)."""
+    blank = [""] * 6
+    try:
+        args, np_fn, torch_fn, check = case.make()
+    except (TypeError, RuntimeError) as e:  # e.g. a dtype this torch lacks
+        return [f"n/a (inputs: {short(e)})"] + blank, None
+    try:
+        case.kernel(*args)
+    except (NotImplementedError, pypto.CompileError, pypto.TraceError, TypeError,
+            ValueError, AttributeError) as e:
+        return [f"n/a (op not yet supported: {short(e)})"] + blank, None
+    wrong = check()
+    impls = [lambda: case.kernel(*args)]
+    if callable(np_fn):
+        impls.append(np_fn)
+    impls.append(torch_fn)
+    if case.torch_fused is not None:
+        tx = torch.from_numpy(args[0])
+        impls.append(lambda: case.torch_fused(tx))
+    times = interleaved_times(impls, reps, warmup)
+    t_pto = times[0]
+    t_np = times[1] if callable(np_fn) else None
+    t_torch = times[2 if callable(np_fn) else 1]
+    t_fused = times[-1] if case.torch_fused is not None else None
+
+    cells = [fmt_us(t_pto[0]) + (f" **WRONG: {wrong}**" if wrong else "")]
+    cells.append(fmt_us(t_np[0]) if t_np else np_fn)
+    cells.append(ratio(t_np, t_pto) if t_np else "")
+    cells.append(fmt_us(t_torch[0]) + (f" (torch's fused op {fmt_us(t_fused[0])})" if t_fused else ""))
+    cells.append(ratio(t_torch, t_pto))
+    verdicts = []
+    fraction = None
+    if ceilings and case.flops:
+        gflops = case.flops / t_pto[0] / 1e9
+        cells.append(f"{gflops:.1f} GFLOP/s")
+        cells.append(f"{100 * gflops / ceilings['fma_gflops']:.0f}% of FMA peak")
+    elif ceilings and case.nbytes:
+        gbps = case.nbytes / t_pto[0] / 1e9
+        ceiling, kib = ceiling_for(case.nbytes, ceilings)
+        fraction = gbps / ceiling
+        cells.append(f"{gbps:.1f} GB/s")
+        cells.append(f"{100 * fraction:.0f}% of triad@{kib // 1024} MiB")
+    else:
+        cells += ["", ""]
+    if wrong:
+        verdicts.append("results WRONG")
+    if case.target:
+        base_name, want = case.target
+        base = t_torch if base_name == "torch" else t_np
+        got, got_min = base[0] / t_pto[0], base[1] / t_pto[1]
+        verdicts.append(f"{'met' if got >= want else 'NOT met'}: {base_name}/pypto {got:.2f}x "
+                        f"(target >= {want}x; from best times {got_min:.2f}x, "
+                        f"{'met' if got_min >= want else 'not met'})")
+    if case.memory_bound and fraction is not None:
+        best = case.nbytes / t_pto[1] / 1e9 / ceiling_for(case.nbytes, ceilings)[0]
+        verdicts.append(f"{'met' if fraction >= 0.5 else 'NOT met'}: {100 * fraction:.0f}% of "
+                        f"bandwidth (target >= 50%; from the best time {100 * best:.0f}%)")
+    return cells, "; ".join(verdicts) or None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=30, help="timed rounds per row")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed calls per implementation")
+    parser.add_argument("--only", default="", help="rows whose name contains this")
+    parser.add_argument("--output", help="also write the report to this markdown file")
+    parser.add_argument("--ceilings", default=os.path.join(REPO, "bazel-bin/bench/ceilings"),
+                        help="the ceilings binary (bazel build //bench:ceilings)")
+    parser.add_argument("--no-overhead", action="store_true", help="skip the runtime overhead rows")
+    opts = parser.parse_args()
+    if opts.reps < 1 or opts.warmup < 0:
+        parser.error("--reps must be >= 1 and --warmup >= 0")
+
+    lines = []
+
+    def emit(line=""):
+        print(line, flush=True)
+        lines.append(line)
+
+    selected = [c for c in cases() if opts.only in c.name]
+    sizes = sorted({max(1, c.nbytes // 1024) for c in selected if c.nbytes} | {512 * 1024})
+    ceilings, why = run_ceilings(opts.ceilings, sizes)
+
+    emit(f"# pypto kernel benchmark, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC")
+    emit()
+    emit(f"- CPU: {cpu_model()}")
+    emit(f"- threads: {THREADS} (PTO_VECTOR_WORKERS, OMP/OPENBLAS_NUM_THREADS, "
+         f"torch.set_num_threads)")
+    emit(f"- numpy {np.__version__}, BLAS: {blas_in_use()}")
+    emit(f"- torch {torch.__version__} (CPU), pypto {pypto.__version__}, "
+         f"Python {platform.python_version()}")
+    emit(f"- {opts.reps} timed calls per implementation, taking turns in blocks of 5 after "
+         f"{opts.warmup} warm-up calls; times are medians; ratios are baseline/pypto "
+         f"(> 1: pypto faster), from medians and (min) from best times")
+    emit(f"- load average at start: {os.getloadavg()[0]:.2f} (other processes share these CPUs)")
+    if ceilings:
+        triads = ", ".join(f"{v:.1f} GB/s @ {k // 1024} MiB" if k >= 1024 else f"{v:.1f} GB/s @ {k} KiB"
+                           for k, v in sorted(ceilings["triad_gbps"].items()))
+        emit(f"- ceilings (bench/ceilings, same run): FP32 FMA {ceilings['fma_gflops']:.1f} GFLOP/s "
+             f"({ceilings['fma_isa']}); triad bandwidth {triads}")
+    else:
+        emit(f"- ceilings: n/a ({why})")
+    emit()
+    emit("| kernel | pypto | numpy | numpy/pypto | torch (op by op) | torch/pypto | pypto rate | "
+         "pypto of ceiling |")
+    emit("|---|---|---|---|---|---|---|---|")
+    # Measured before the rows: the matmul rows start OpenBLAS's threads.
+    overhead = [] if opts.no_overhead or opts.only else overhead_rows(opts.reps, opts.warmup)
+    verdicts = []
+    for case in selected:
+        cells, verdict = run_case(case, opts.reps, opts.warmup, ceilings)
+        emit(f"| {case.name} | " + " | ".join(cells) + " |")
+        if verdict:
+            verdicts.append(f"- {case.name}: {verdict}")
+    emit()
+    emit("Issue 3 targets (medians; rows not listed are n/a or have no target):")
+    emit()
+    for line in verdicts or ["- none measurable yet"]:
+        emit(line)
+    if overhead:
+        emit()
+        emit("Runtime overhead (kernel.run without the Python wrapper unless said):")
+        emit()
+        emit("| what | tasks | median time | notes |")
+        emit("|---|---|---|---|")
+        for row in overhead:
+            emit(row)
+    emit()
+    emit(f"Load average at end: {os.getloadavg()[0]:.2f}")
+    if opts.output:
+        with open(opts.output, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -32,18 +32,54 @@ bool SameSpecial(double got, double want) {
   return got == want;  // infinities
 }
 
+int64_t ElementBytes(pto::v1::DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP32: case pto::v1::DT_INT32: return 4;
+    case pto::v1::DT_FP16: case pto::v1::DT_BF16: case pto::v1::DT_INT16: return 2;
+    case pto::v1::DT_INT8: case pto::v1::DT_UINT8: case pto::v1::DT_BOOL: return 1;
+    case pto::v1::DT_INT64: case pto::v1::DT_DOUBLE: return 8;
+    default: return 0;
+  }
+}
+
+uint16_t Bf16Bits(double value) {
+  const float f = static_cast<float>(RoundToBf16(value));
+  uint32_t w;
+  std::memcpy(&w, &f, 4);
+  return static_cast<uint16_t>(w >> 16);
+}
+
+// Distance in bf16 steps (ordered like sign-magnitude integers).
+int64_t Bf16UlpDistance(uint16_t a, uint16_t b) {
+  auto ordered = [](uint16_t h) -> int64_t {
+    return (h & 0x8000) ? -static_cast<int64_t>(h & 0x7fff) : h;
+  };
+  const int64_t d = ordered(a) - ordered(b);
+  return d < 0 ? -d : d;
+}
+
+template <typename T>
+T Read(const std::vector<uint8_t>& bytes, int64_t i) {
+  T v;
+  std::memcpy(&v, bytes.data() + sizeof(T) * i, sizeof(T));
+  return v;
+}
+
+template <typename T>
+void Write(std::vector<uint8_t>& bytes, int64_t i, T v) {
+  std::memcpy(bytes.data() + sizeof(T) * i, &v, sizeof(T));
+}
+
 }  // namespace
 
 absl::StatusOr<HostTensor> HostTensor::Create(pto::v1::DataType dtype,
                                               std::vector<int64_t> shape) {
-  int64_t element_bytes = 0;
-  if (dtype == pto::v1::DT_FP32) element_bytes = 4;
-  if (dtype == pto::v1::DT_FP16) element_bytes = 2;
-  if (dtype == pto::v1::DT_BOOL) element_bytes = 1;
+  int64_t element_bytes = ElementBytes(dtype);
   if (element_bytes == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "dtype ", pto::v1::DataType_Name(dtype),
-        " is not supported for host tensors (FP32, FP16, BOOL are)"));
+        "dtype ", pto::v1::DataType_IsValid(dtype) ? pto::v1::DataType_Name(dtype)
+                                                   : std::string("?"),
+        " is not supported for host tensors"));
   }
   HostTensor t;
   t.dtype_ = dtype;
@@ -55,30 +91,48 @@ absl::StatusOr<HostTensor> HostTensor::Create(pto::v1::DataType dtype,
 }
 
 double HostTensor::Get(int64_t i) const {
-  if (dtype_ == pto::v1::DT_BOOL) return bytes_[i];
-  if (dtype_ == pto::v1::DT_FP32) {
-    float f;
-    std::memcpy(&f, bytes_.data() + 4 * i, 4);
-    return f;
+  switch (dtype_) {
+    case pto::v1::DT_FP32: return Read<float>(bytes_, i);
+    case pto::v1::DT_FP16: return HalfToFloat(Read<uint16_t>(bytes_, i));
+    case pto::v1::DT_BF16: {
+      const uint32_t w = static_cast<uint32_t>(Read<uint16_t>(bytes_, i)) << 16;
+      float f;
+      std::memcpy(&f, &w, 4);
+      return f;
+    }
+    case pto::v1::DT_INT8: return Read<int8_t>(bytes_, i);
+    case pto::v1::DT_INT16: return Read<int16_t>(bytes_, i);
+    case pto::v1::DT_INT32: return Read<int32_t>(bytes_, i);
+    case pto::v1::DT_INT64: return static_cast<double>(Read<int64_t>(bytes_, i));
+    case pto::v1::DT_UINT8: return Read<uint8_t>(bytes_, i);
+    case pto::v1::DT_DOUBLE: return Read<double>(bytes_, i);
+    default: return bytes_[i];  // BOOL (0xAA: never written)
   }
-  uint16_t h;
-  std::memcpy(&h, bytes_.data() + 2 * i, 2);
-  return HalfToFloat(h);
 }
 
 void HostTensor::Set(int64_t i, double value) {
-  if (dtype_ == pto::v1::DT_BOOL) {
-    // NaN marks "never written" with a byte no BOOL holds.
-    bytes_[i] = std::isnan(value) ? 0xAA : value != 0 ? 1 : 0;
-    return;
+  // NaN marks "never written": an integer or BOOL output gets a value its
+  // kernel would not write for these inputs.
+  const bool unset = std::isnan(value);
+  switch (dtype_) {
+    case pto::v1::DT_FP32: Write<float>(bytes_, i, static_cast<float>(value)); return;
+    case pto::v1::DT_FP16: Write<uint16_t>(bytes_, i, DoubleToHalf(value)); return;
+    case pto::v1::DT_BF16: Write<uint16_t>(bytes_, i, Bf16Bits(value)); return;
+    case pto::v1::DT_DOUBLE: Write<double>(bytes_, i, value); return;
+    case pto::v1::DT_BOOL:
+      bytes_[i] = unset ? 0xAA : value != 0 ? 1 : 0;
+      return;
+    default: break;
   }
-  if (dtype_ == pto::v1::DT_FP32) {
-    const float f = static_cast<float>(value);
-    std::memcpy(bytes_.data() + 4 * i, &f, 4);
-    return;
+  const double v = unset ? 77 : RoundToDType(value, dtype_);
+  switch (dtype_) {
+    case pto::v1::DT_INT8: Write<int8_t>(bytes_, i, static_cast<int8_t>(v)); return;
+    case pto::v1::DT_INT16: Write<int16_t>(bytes_, i, static_cast<int16_t>(v)); return;
+    case pto::v1::DT_INT32: Write<int32_t>(bytes_, i, static_cast<int32_t>(v)); return;
+    case pto::v1::DT_INT64: Write<int64_t>(bytes_, i, static_cast<int64_t>(v)); return;
+    case pto::v1::DT_UINT8: Write<uint8_t>(bytes_, i, static_cast<uint8_t>(v)); return;
+    default: return;
   }
-  const uint16_t h = DoubleToHalf(value);
-  std::memcpy(bytes_.data() + 2 * i, &h, 2);
 }
 
 Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param) {
@@ -131,6 +185,8 @@ Comparison Compare(const std::string& name, const HostTensor& got,
       if (got.dtype() == pto::v1::DT_FP16) {
         ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <=
              tolerance.fp16_ulps;
+      } else if (got.dtype() == pto::v1::DT_BF16) {
+        ok = Bf16UlpDistance(Bf16Bits(g), Bf16Bits(w)) <= tolerance.fp16_ulps;
       } else {
         ok = abs_error <= tolerance.atol + tolerance.rtol * std::fabs(w);
       }
@@ -207,10 +263,19 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
         do {
           x = uniform(rng);
         } while (std::fabs(x) < options.min_magnitude);
-        // BOOL: true and false about equally often.
-        buffer->Set(i, buffer->dtype() == pto::v1::DT_BOOL
-                           ? (x > (options.low + options.high) / 2 ? 1 : 0)
-                           : x);
+        // BOOL: true and false about equally often; integers: whole
+        // numbers across [-100, 100] (UINT8: [0, 255]) so casts wrap.
+        const pto::v1::DataType dt = buffer->dtype();
+        const double unit = (x - options.low) / (options.high - options.low);
+        if (dt == pto::v1::DT_BOOL) {
+          x = x > (options.low + options.high) / 2 ? 1 : 0;
+        } else if (dt == pto::v1::DT_UINT8) {
+          x = std::floor(unit * 255.999);
+        } else if (dt == pto::v1::DT_INT8 || dt == pto::v1::DT_INT16 ||
+                   dt == pto::v1::DT_INT32 || dt == pto::v1::DT_INT64) {
+          x = std::floor(unit * 200.999) - 100;
+        }
+        buffer->Set(i, x);
         input.data[i] = buffer->Get(i);  // the value the kernel sees
       }
     }

@@ -19,10 +19,11 @@
 namespace pto::ptoc {
 
 // A tensor in the layout a kernel reads and writes: FP32 as float, FP16 as
-// uint16_t bit patterns, BOOL as bytes 0 or 1.
+// uint16_t bit patterns, BF16 as the upper halves of floats, BOOL as bytes 0
+// or 1, integers and DOUBLE natively.
 class HostTensor {
  public:
-  // INVALID_ARGUMENT for dtypes other than FP32, FP16 and BOOL.
+  // INVALID_ARGUMENT for DT_UNSPECIFIED and unknown dtypes.
   static absl::StatusOr<HostTensor> Create(pto::v1::DataType dtype,
                                            std::vector<int64_t> shape);
 
@@ -51,7 +52,8 @@ struct Tolerance {
   // FP32: |got - want| <= atol + rtol * |want|.
   double rtol = 1e-6;
   double atol = 0.0;
-  // FP16: got within this many ulps of the reference rounded to FP16.
+  // FP16, BF16: got within this many ulps of the reference rounded to the
+  // type.
   int64_t fp16_ulps = 1;
 };
 

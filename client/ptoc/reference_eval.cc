@@ -1,5 +1,6 @@
 #include "client/ptoc/reference_eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -110,8 +111,52 @@ const std::map<std::string, Unary>& UnaryOps() {
 
 }  // namespace
 
+double RoundToBf16(double value) {
+  if (!std::isfinite(value) || value == 0) return value;
+  // bfloat16: 8 significant bits, f32's exponent range (subnormals down to
+  // 2^-133); round to nearest even directly from double.
+  int exp;
+  std::frexp(value, &exp);  // value = m * 2^exp, 0.5 <= |m| < 1
+  const int quantum_exp = std::max(exp - 8, -133);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(value, -quantum_exp)),
+                              quantum_exp);
+  // The largest finite bf16 is (2 - 2^-7) * 2^127; half an ulp above rounds
+  // to infinity.
+  if (std::fabs(r) >= std::ldexp(1.0, 128)) return std::copysign(INFINITY, value);
+  return r;
+}
+
+namespace {
+
+// Integer conversions as the kernels do them (torch on x86): truncate toward
+// zero to int64 (NaN and out of range: INT64_MIN), wrap to the width.
+double ToInteger(double value, DataType dtype) {
+  const int64_t i =
+      (std::isnan(value) || value >= 0x1p63 || value < -0x1p63)
+          ? INT64_MIN
+          : static_cast<int64_t>(std::trunc(value));
+  const uint64_t u = static_cast<uint64_t>(i);
+  switch (dtype) {
+    case pto::v1::DT_INT8: return static_cast<int8_t>(u);
+    case pto::v1::DT_INT16: return static_cast<int16_t>(u);
+    case pto::v1::DT_INT32: return static_cast<int32_t>(u);
+    case pto::v1::DT_UINT8: return static_cast<uint8_t>(u);
+    default: return static_cast<double>(i);
+  }
+}
+
+}  // namespace
+
 double RoundToDType(double value, DataType dtype) {
   switch (dtype) {
+    case pto::v1::DT_BF16:
+      return RoundToBf16(value);
+    case pto::v1::DT_INT8:
+    case pto::v1::DT_INT16:
+    case pto::v1::DT_INT32:
+    case pto::v1::DT_INT64:
+    case pto::v1::DT_UINT8:
+      return ToInteger(value, dtype);
     case pto::v1::DT_FP32:
       return static_cast<double>(static_cast<float>(value));
     case pto::v1::DT_FP16:
@@ -210,8 +255,10 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     if (!out.ok()) return out.status();
     const std::string& kind = op.kind();
     const bool is_where = kind == "where", is_clip = kind == "clip";
+    const bool is_cast = kind == "cast";
     const size_t arity_expected =
         is_where                      ? 3
+        : is_cast                     ? 1
         : BinaryOps().count(kind)     ? 2
         : (is_clip || ScalarOps().count(kind) || UnaryOps().count(kind)) ? 1
                                                                          : 0;
@@ -277,6 +324,12 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       for (int64_t k = 0; k < n; ++k) {
         out->data[k] = b->second(operand(0, k), operand(1, k));
       }
+    } else if (is_cast) {
+      // The conversion is the rounding to the output's dtype below; with
+      // other intermediate options it still converts (an int stays int).
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = RoundToDType(operand(0, k), out->dtype);
+      }
     } else if (is_clip) {
       absl::StatusOr<double> lo = float_attr("min"), hi = float_attr("max");
       if (!lo.ok()) return lo.status();
@@ -296,9 +349,11 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     }
     switch (options.intermediates) {
       case ReferenceOptions::Intermediates::kCompute:
+        // Only FP16/BF16 results stay in FP32; other types are exact.
         for (double& x : out->data) {
-          x = RoundToDType(x, out->dtype == pto::v1::DT_BOOL ? out->dtype
-                                                              : pto::v1::DT_FP32);
+          const bool narrow = out->dtype == pto::v1::DT_FP16 ||
+                              out->dtype == pto::v1::DT_BF16;
+          x = RoundToDType(x, narrow ? pto::v1::DT_FP32 : out->dtype);
         }
         break;
       case ReferenceOptions::Intermediates::kStorage:

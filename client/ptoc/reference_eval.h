@@ -16,8 +16,8 @@
 // sees them. ReferenceOptions selects other intermediate precisions.
 // Ops: every elementwise kind of the compiler's registry (binary ops,
 // comparisons and where with numpy broadcasting; tensor-with-scalar ops;
-// unary math, clip, copy); dtypes FP32, FP16 and BOOL (0 or 1); static
-// shapes.
+// unary math, clip, copy, cast); every dtype of pto.v1 (see RoundToDType);
+// static shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 #define PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 
@@ -37,9 +37,14 @@ struct RefTensor {
   std::vector<double> data;
 };
 
-// Rounds `value` to what a tensor of `dtype` holds (FP32, FP16; BOOL: 0 or
-// 1; others are returned as is).
+// Rounds `value` to what a tensor of `dtype` holds: FP32, FP16, BF16 to
+// nearest even; BOOL: 0 or 1 (NaN is 1); integers as the kernels convert
+// (torch on x86): truncate to int64 (NaN, out of range: INT64_MIN), then
+// wrap to the width; DOUBLE as is. This is also `cast`'s conversion.
 double RoundToDType(double value, pto::v1::DataType dtype);
+
+// value rounded to bfloat16 (nearest even), as a double.
+double RoundToBf16(double value);
 
 // The static shape of a value, or INVALID_ARGUMENT for a symbolic dim.
 absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape);

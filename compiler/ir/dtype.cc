@@ -5,8 +5,7 @@
 namespace pto::compiler {
 
 bool IsSupportedDType(pto::v1::DataType dtype) {
-  return dtype == pto::v1::DT_FP32 || dtype == pto::v1::DT_FP16 ||
-         dtype == pto::v1::DT_BOOL;
+  return DTypeBytes(dtype) > 0;
 }
 
 std::string DTypeShortName(pto::v1::DataType dtype) {
@@ -34,8 +33,29 @@ int64_t DTypeBytes(pto::v1::DataType dtype) {
   switch (dtype) {
     case pto::v1::DT_FP32: return 4;
     case pto::v1::DT_FP16: return 2;
+    case pto::v1::DT_BF16: return 2;
+    case pto::v1::DT_INT8: return 1;
+    case pto::v1::DT_INT16: return 2;
+    case pto::v1::DT_INT32: return 4;
+    case pto::v1::DT_INT64: return 8;
+    case pto::v1::DT_UINT8: return 1;
     case pto::v1::DT_BOOL: return 1;  // 0 or 1, as numpy and torch store it
+    case pto::v1::DT_DOUBLE: return 8;
     default: return 0;
+  }
+}
+
+bool IsFloatComputeDType(pto::v1::DataType dtype) {
+  return dtype == pto::v1::DT_FP32 || dtype == pto::v1::DT_FP16 ||
+         dtype == pto::v1::DT_BF16;
+}
+
+pto::v1::DataType UbStorageType(pto::v1::DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_INT32:
+    case pto::v1::DT_INT64: return pto::v1::DT_INT64;
+    case pto::v1::DT_DOUBLE: return pto::v1::DT_DOUBLE;
+    default: return pto::v1::DT_FP32;
   }
 }
 

@@ -9,9 +9,18 @@
 
 namespace pto::compiler {
 
-// Whether this compiler can generate code for tensors of `dtype` (this
-// version: DT_FP32, DT_FP16 and DT_BOOL).
+// Whether this compiler can generate code for tensors of `dtype`: FP32,
+// FP16, BF16, INT8, INT16, INT32, INT64, UINT8, BOOL, DOUBLE.
 bool IsSupportedDType(pto::v1::DataType dtype);
+
+// The dtypes arithmetic and math ops take: FP32, FP16, BF16 (the 16-bit
+// types compute in f32 and round every result to nearest even).
+bool IsFloatComputeDType(pto::v1::DataType dtype);
+
+// How a UB tile holding `dtype` values stores them: DT_FP32 (f32 holds
+// FP32, FP16, BF16, BOOL, INT8, INT16, UINT8 exactly), DT_INT64 (INT32,
+// INT64) or DT_DOUBLE.
+pto::v1::DataType UbStorageType(pto::v1::DataType dtype);
 
 // Short IR name: "f32", "f16", ...; "dtype(<n>)" for unknown numbers.
 std::string DTypeShortName(pto::v1::DataType dtype);

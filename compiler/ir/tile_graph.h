@@ -51,7 +51,10 @@ struct TileGroup {
   std::vector<int64_t> space;   // iteration space (the ops' shape)
   std::vector<int64_t> tile;    // tile shape, each dim clamped to the space
   std::vector<TileInstr> body;  // loads first, then compute, then stores
-  int num_ub_tiles = 0;         // UB tiles %t0..%t(n-1), f32 storage [tile]
+  int num_ub_tiles = 0;         // UB tiles %t0..%t(n-1), each [tile]
+  // Storage type of each UB tile (UbStorageType: DT_FP32, DT_INT64 or
+  // DT_DOUBLE); a tile is reused only by values stored the same way.
+  std::vector<pto::v1::DataType> ub_types;
 };
 
 struct TileGraph {

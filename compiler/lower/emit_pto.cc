@@ -21,6 +21,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
     f.num_args = fn.num_args;
     f.tile = fn.extent;
     f.num_tiles = group.num_ub_tiles;
+    f.ub_types = group.ub_types;
     for (const TileInstr& in : group.body) {
       PtoInstr out;
       out.op = in.op;

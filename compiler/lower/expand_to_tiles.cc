@@ -5,13 +5,13 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
 namespace pto::compiler {
 namespace {
 
-constexpr int64_t kUbElementBytes = 4;  // UB tiles store f32 (f16 widens)
 // Longest fused run: keeps block functions (and the quadratic UB planning
 // while a group grows) small.
 constexpr size_t kMaxOpsPerGroup = 256;
@@ -23,10 +23,15 @@ std::vector<int64_t> ClampedTile(const TensorGraph& g, const TensorOp& op) {
   return tile;
 }
 
-int64_t TileBytes(const std::vector<int64_t>& tile) {
-  int64_t n = kUbElementBytes;
+int64_t TileElements(const std::vector<int64_t>& tile) {
+  int64_t n = 1;
   for (int64_t d : tile) n *= d;
   return n;
+}
+
+// UB bytes per element of a tile of storage type `storage` (UbStorageType).
+int64_t StorageBytes(pto::v1::DataType storage) {
+  return storage == pto::v1::DT_FP32 ? 4 : 8;
 }
 
 // The tile instructions of a group with UB tiles allocated by liveness: all
@@ -38,6 +43,13 @@ int64_t TileBytes(const std::vector<int64_t>& tile) {
 struct GroupBody {
   std::vector<TileInstr> body;
   int num_tiles = 0;
+  std::vector<pto::v1::DataType> tile_types;  // storage type per tile
+
+  int64_t Bytes(const std::vector<int64_t>& tile) const {
+    int64_t bytes = 0;
+    for (pto::v1::DataType t : tile_types) bytes += StorageBytes(t);
+    return bytes * TileElements(tile);
+  }
 };
 
 GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
@@ -50,12 +62,22 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     for (int v : g.ops[ops[k]].outputs) def_pos[v] = k;
   }
   GroupBody out;
-  std::vector<int> free_tiles;
-  auto alloc = [&]() {
-    if (free_tiles.empty()) return out.num_tiles++;
-    int t = free_tiles.back();
-    free_tiles.pop_back();
+  // Free tiles per storage type: a tile is reused only for values stored
+  // the same way (f32, int64, double).
+  std::map<pto::v1::DataType, std::vector<int>> free_tiles;
+  auto alloc = [&](int value) {
+    const pto::v1::DataType storage = UbStorageType(g.values[value].dtype);
+    std::vector<int>& free = free_tiles[storage];
+    if (free.empty()) {
+      out.tile_types.push_back(storage);
+      return out.num_tiles++;
+    }
+    int t = free.back();
+    free.pop_back();
     return t;
+  };
+  auto release = [&](int value, int tile) {
+    free_tiles[UbStorageType(g.values[value].dtype)].push_back(tile);
   };
   std::map<int, int> ub;  // value -> tile
   for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
@@ -63,7 +85,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
       if (ub.count(v) || def_pos.count(v)) continue;
       TileInstr load;
       load.op = PtoOpcode::kTLoad;
-      load.dst = alloc();
+      load.dst = alloc(v);
       load.gm = gm_of(v);
       load.dtype = g.values[v].dtype;
       ub[v] = load.dst;
@@ -78,7 +100,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     instr.op = op.info->pto;
     for (int v : op.inputs) instr.srcs.push_back(ub.at(v));
     instr.scalars = TensorGraph::Scalars(op);
-    instr.dst = alloc();
+    instr.dst = alloc(v_out);
     instr.dtype = g.values[v_out].dtype;
     ub[v_out] = instr.dst;
     out.body.push_back(std::move(instr));
@@ -92,7 +114,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
       }
     }
     if (!last_use.count(v_out) && !stored(v_out)) dead.push_back(v_out);
-    for (int v : dead) free_tiles.push_back(ub.at(v));
+    for (int v : dead) release(v, ub.at(v));
   }
   for (int v : results) {
     if (!stored(v)) continue;
@@ -120,13 +142,14 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
   for (const TensorParam& p : g.params) {
     if (p.out_value >= 0) is_param_out[p.out_value] = true;
   }
-  auto peak_tiles = [&](const std::vector<int>& ops) {
+  auto peak_bytes = [&](const std::vector<int>& ops,
+                        const std::vector<int64_t>& tile) {
     const int last = ops.back();
     return PlanGroup(
                g, ops,
                [&](int v) { return is_param_out[v] || last_reader[v] > last; },
                [](int) { return -1; })
-        .num_tiles;
+        .Bytes(tile);
   };
 
   // Dead ops (nothing reaches a parameter from them) are dropped.
@@ -149,13 +172,12 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const TensorOp& op = g.ops[i];
     const std::vector<int64_t>& op_space = g.values[op.outputs[0]].shape;
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
-    const int64_t bytes = TileBytes(op_tile);
-    const int alone = peak_tiles({i});
-    if (alone * bytes > kMaxUbBytesPerBlock) {
+    const int64_t alone = peak_bytes({i}, op_tile);
+    if (alone > kMaxUbBytesPerBlock) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " ", Quote(op.info->kind), ": vec_tile ",
-          FormatDims(op.vec_tile), " needs ", alone, " UB tiles of ", bytes,
-          " bytes; a block may use ", kMaxUbBytesPerBlock,
+          FormatDims(op.vec_tile), " needs ", alone,
+          " bytes of UB tiles; a block may use ", kMaxUbBytesPerBlock,
           " bytes (use a smaller tile)"));
     }
     bool join = options.fuse && !groups.empty() && op_space == space &&
@@ -163,7 +185,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     if (join) {
       std::vector<int> candidate = groups.back();
       candidate.push_back(i);
-      join = peak_tiles(candidate) * bytes <= kMaxUbBytesPerBlock;
+      join = peak_bytes(candidate, op_tile) <= kMaxUbBytesPerBlock;
     }
     if (join) {
       groups.back().push_back(i);
@@ -245,6 +267,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
         [&](int v) { return gm_of_value[v]; });
     grp.body = std::move(body.body);
     grp.num_ub_tiles = body.num_tiles;
+    grp.ub_types = std::move(body.tile_types);
     out.groups.push_back(std::move(grp));
   }
   return out;

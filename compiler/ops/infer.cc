@@ -10,9 +10,7 @@
 namespace pto::compiler {
 namespace {
 
-bool IsFloat(pto::v1::DataType t) {
-  return t == pto::v1::DT_FP32 || t == pto::v1::DT_FP16;
-}
+bool IsFloat(pto::v1::DataType t) { return IsFloatComputeDType(t); }
 
 std::string TypeString(const ValueType& v) {
   return absl::StrCat(DTypeShortName(v.dtype), FormatDims(v.shape));
@@ -49,7 +47,17 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
 }
 
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
-                                      absl::Span<const ValueType> inputs) {
+                                      absl::Span<const ValueType> inputs,
+                                      pto::v1::DataType cast_to) {
+  if (info.category == OpCategory::kCast) {
+    if (!IsSupportedDType(cast_to)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs[\"dtype\"]: cannot cast to ", DTypeEnumName(cast_to),
+          " (supported: DT_FP32 DT_FP16 DT_BF16 DT_INT8 DT_INT16 DT_INT32 "
+          "DT_INT64 DT_UINT8 DT_BOOL DT_DOUBLE)"));
+    }
+    return ValueType{cast_to, inputs[0].shape};
+  }
   // Data operands: all but where's condition.
   const size_t first_data = info.category == OpCategory::kSelect ? 1 : 0;
   if (info.category == OpCategory::kSelect &&
@@ -62,7 +70,7 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
     if (info.operands == OperandTypes::kFloat && !IsFloat(inputs[k].dtype)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
-          info.kind, " takes DT_FP32 or DT_FP16 (cast it first)"));
+          info.kind, " takes DT_FP32, DT_FP16 or DT_BF16 (cast it first)"));
     }
     if (k > first_data && inputs[k].dtype != inputs[first_data].dtype) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -31,8 +31,10 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
 // The output type of `info` applied to `inputs` (in the kind's input order).
 // Errors (INVALID_ARGUMENT) say which input is wrong and what would be valid;
 // the caller prefixes the op's label.
-absl::StatusOr<ValueType> InferResult(const OpInfo& info,
-                                      absl::Span<const ValueType> inputs);
+// `cast_to` is cast's attribute "dtype" (ignored by other kinds).
+absl::StatusOr<ValueType> InferResult(
+    const OpInfo& info, absl::Span<const ValueType> inputs,
+    pto::v1::DataType cast_to = pto::v1::DT_UNSPECIFIED);
 
 }  // namespace pto::compiler
 

@@ -92,6 +92,9 @@ std::vector<OpInfo>* MakeRegistry() {
       // absent bound.
       {"clip", C::kElementwiseUnary, 1, 1,
        {{"min", AttrType::kFloat}, {"max", AttrType::kFloat}}, true, P::kTClip},
+      // cast(x, dtype): between every supported dtype (torch's rules).
+      {"cast", C::kCast, 1, 1, {{"dtype", AttrType::kDType}}, true, P::kTCvt,
+       T::kAny},
       // Identity; the front end records `out[:] = param` as a copy.
       {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
   };

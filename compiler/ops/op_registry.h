@@ -19,11 +19,12 @@ enum class OpCategory {
   kElementwiseScalar,  // out = f(a, attr "scalar")
   kElementwiseUnary,   // out = f(a) (float attrs, e.g. clip's min/max)
   kSelect,             // out = cond ? a : b (where); cond BOOL; broadcasting
+  kCast,               // out = a converted to attr "dtype"
 };
 
 // Which element types an op's (data) operands accept.
 enum class OperandTypes {
-  kFloat,  // floating point (FP32, FP16): arithmetic and math functions
+  kFloat,  // FP32, FP16, BF16 (computing in f32): arithmetic and math
   kAny,    // every supported dtype (comparisons, copy, where's branches)
 };
 

@@ -30,6 +30,7 @@ namespace pto::compiler {
   X(kTCmpGt, "TCMPGT", TCmpGt, 2, 0)       \
   X(kTCmpGe, "TCMPGE", TCmpGe, 2, 0)       \
   X(kTSel, "TSEL", TSel, 3, 0)             \
+  X(kTCvt, "TCVT", TCvt, 1, 0)             \
   X(kTAddS, "TADDS", TAddS, 1, 1)          \
   X(kTSubS, "TSUBS", TSubS, 1, 1)          \
   X(kTMulS, "TMULS", TMulS, 1, 1)          \

@@ -22,9 +22,11 @@
 // forms (dst = s - src, dst = s / src). TMOV copies a tile. A TLOAD from a
 // buffer of lower rank or with size-1 dims broadcasts it (numpy rules):
 // `%1[0, a1]` repeats row 0 down the tile. BOOL buffers hold bytes 0/1,
-// read into UB as 0.0/1.0; comparisons (TCMPxx) write 0.0/1.0. A function's UB
+// read into UB as 0.0/1.0; comparisons (TCMPxx) write 0.0/1.0. TCVT
+// converts a tile to its destination's type (torch's rules). A function's UB
 // tiles all have the function's tile shape; on the host they are stored as
-// f32 arrays.
+// f32 arrays, or int64/double arrays for INT32/INT64/DOUBLE values
+// (PtoFunction::ub_types).
 #ifndef PTO_COMPILER_PTO_PTO_PROGRAM_H_
 #define PTO_COMPILER_PTO_PTO_PROGRAM_H_
 
@@ -59,7 +61,8 @@ struct PtoFunction {
   pto::v1::CoreType core = pto::v1::CORE_TYPE_VECTOR;
   int num_args = 0;             // tile offsets, one per dim
   std::vector<int64_t> tile;    // UB tile shape (the extents of its tiles)
-  int num_tiles = 0;            // UB tiles %t0 .. %t(num_tiles-1), f32
+  int num_tiles = 0;            // UB tiles %t0 .. %t(num_tiles-1)
+  std::vector<pto::v1::DataType> ub_types;  // storage per tile (f32/i64/f64)
   std::vector<PtoInstr> body;
 };
 

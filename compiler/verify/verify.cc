@@ -154,7 +154,9 @@ absl::Status Verifier::CheckValue(const std::string& where, int v) {
   if (!IsSupportedDType(value.dtype())) {
     return Invalid(at, absl::StrCat("dtype ", DTypeEnumName(value.dtype()),
                                     " is not supported (supported: DT_FP32, "
-                                    "DT_FP16, DT_BOOL)"));
+                                    "DT_FP16, DT_BF16, DT_INT8, DT_INT16, "
+                                    "DT_INT32, DT_INT64, DT_UINT8, DT_BOOL, "
+                                    "DT_DOUBLE)"));
   }
   const int rank = value.shape().dims_size();
   if (rank > kMaxRankBound) {
@@ -398,7 +400,11 @@ absl::Status Verifier::CheckOp(int index) {
   }
   std::vector<ValueType> in_types;
   for (int v : ins) in_types.push_back({g_.values(v).dtype(), shape_[v]});
-  absl::StatusOr<ValueType> inferred = InferResult(*info, in_types);
+  pto::v1::DataType cast_to = pto::v1::DT_UNSPECIFIED;
+  if (auto it = op.attrs().find("dtype"); it != op.attrs().end()) {
+    cast_to = it->second.dtype();
+  }
+  absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, cast_to);
   if (!inferred.ok()) {
     return Invalid(where, std::string(inferred.status().message()));
   }

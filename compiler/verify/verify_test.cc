@@ -139,7 +139,7 @@ TEST(VerifyTest, RejectsBoolInFloatOp) {
   pto::v1::Graph g = Base();
   ValueById(g, 1)->set_dtype(pto::v1::DT_BOOL);
   ExpectInvalid(g, {"op #0 \"exp\"", "input 0 has dtype DT_BOOL",
-                    "exp takes DT_FP32 or DT_FP16"});
+                    "exp takes DT_FP32, DT_FP16 or DT_BF16"});
 }
 
 TEST(VerifyTest, ComparisonsGiveBool) {
@@ -149,6 +149,20 @@ TEST(VerifyTest, ComparisonsGiveBool) {
                     "the inferred DT_BOOL"});
   ValueById(g, 4)->set_dtype(pto::v1::DT_BOOL);
   EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+}
+
+TEST(VerifyTest, CastTakesItsResultTypeFromTheAttribute) {
+  pto::v1::Graph g = Base();
+  g.mutable_ops(0)->set_kind("cast");
+  ExpectInvalid(g, {"op #0 \"cast\"", "missing required attribute \"dtype\""});
+  (*g.mutable_ops(0)->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_INT8);
+  ExpectInvalid(g, {"op #0 \"cast\"", "output 0: dtype DT_FP32",
+                    "the inferred DT_INT8"});
+  (*g.mutable_ops(0)->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_FP32);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  (*g.mutable_ops(0)->mutable_attrs())["dtype"].set_dtype(
+      pto::v1::DT_UNSPECIFIED);
+  ExpectInvalid(g, {"op #0 \"cast\"", "cannot cast to DT_UNSPECIFIED"});
 }
 
 TEST(VerifyTest, WhereNeedsBoolCondition) {
@@ -211,8 +225,16 @@ TEST(VerifyTest, RejectsValueNeverDefined) {
 
 TEST(VerifyTest, RejectsUnsupportedDType) {
   pto::v1::Graph g = Base();
-  for (pto::v1::Value& v : *g.mutable_values()) v.set_dtype(pto::v1::DT_INT32);
-  ExpectInvalid(g, {"param #0 \"a\"", "dtype DT_INT32 is not supported"});
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    v.set_dtype(static_cast<pto::v1::DataType>(42));
+  }
+  ExpectInvalid(g, {"param #0 \"a\"", "dtype dtype(42) is not supported",
+                    "DT_BF16", "DT_DOUBLE"});
+  g = Base();
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    v.set_dtype(pto::v1::DT_UNSPECIFIED);
+  }
+  ExpectInvalid(g, {"dtype DT_UNSPECIFIED is not supported"});
 }
 
 TEST(VerifyTest, RejectsRankOutsideOneToFour) {

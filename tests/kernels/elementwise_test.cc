@@ -57,6 +57,16 @@ class Builder {
     }
     return out;
   }
+  uint32_t Cast(uint32_t input, DataType to, const std::vector<int64_t>& tile) {
+    const uint32_t out = NewValue(to, types_.at(input).shape);
+    pto::v1::Op* op = g_.add_ops();
+    op->set_kind("cast");
+    op->add_inputs(input);
+    op->add_outputs(out);
+    (*op->mutable_attrs())["dtype"].set_dtype(to);
+    for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+    return out;
+  }
   void Output(const std::string& name, uint32_t value) {
     pto::v1::Parameter* p = g_.add_params();
     p->set_name(name);
@@ -204,6 +214,60 @@ TEST(ElementwiseTest, BroadcastOperandFromEarlierGroup) {
   const uint32_t e = b.Op("exp", {r}, {8});  // other tile: its own group
   b.Output("out", b.Op("sub", {x, e}, {16, 32}));
   CompileRunAndCheck(b.graph());
+}
+
+const DataType kAllTypes[] = {
+    pto::v1::DT_FP32,  pto::v1::DT_FP16,  pto::v1::DT_BF16, pto::v1::DT_INT8,
+    pto::v1::DT_INT16, pto::v1::DT_INT32, pto::v1::DT_INT64, pto::v1::DT_UINT8,
+    pto::v1::DT_BOOL,  pto::v1::DT_DOUBLE};
+
+// Every pair of dtypes, with inputs wide enough that float -> int8/uint8
+// wraps and int -> FP16 rounds.
+TEST(ElementwiseTest, CastBetweenEveryPairOfDTypes) {
+  for (DataType from : kAllTypes) {
+    for (DataType to : kAllTypes) {
+      Builder b(absl::StrCat("cast_", pto::v1::DataType_Name(from), "_to_",
+                             pto::v1::DataType_Name(to)));
+      const uint32_t x = b.Input("x", from, {13, 40});
+      b.Output("out", b.Cast(x, to, {8, 16}));
+      const pto::v1::Graph& g = b.graph();
+      auto compiled = compiler::Compile(g, "host", {});
+      ASSERT_TRUE(compiled.ok()) << g.name() << ": " << compiled.status();
+      auto kernel = runtime::Kernel::Load(compiled->binary);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      ptoc::CheckOptions options;
+      options.low = -300;
+      options.high = 300;
+      auto report = ptoc::RunAndCheck(g, **kernel, options);
+      ASSERT_TRUE(report.ok()) << report.status();
+      EXPECT_TRUE(report->pass()) << g.name() << "\n" << report->Summary();
+    }
+  }
+}
+
+// BF16 computes in f32 and rounds every result; INT32/DOUBLE values flow
+// through comparisons, where and copies in their own storage (int64,
+// double) and are compared exactly.
+TEST(ElementwiseTest, Bf16ArithmeticAndIntegerSelects) {
+  {
+    Builder b("bf16_chain");
+    const uint32_t x = b.Input("x", pto::v1::DT_BF16, {37, 70});
+    const uint32_t y = b.Input("y", pto::v1::DT_BF16, {70});
+    const uint32_t s = b.Op("add", {x, y}, {16, 32});
+    b.Output("out", b.Op("exp", {b.Op("muls", {s}, {16, 32}, {{"scalar", 0.3}})}, {16, 32}));
+    CompileRunAndCheck(b.graph());
+  }
+  for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64, pto::v1::DT_DOUBLE,
+                         pto::v1::DT_INT8, pto::v1::DT_UINT8}) {
+    Builder b(absl::StrCat("select_", pto::v1::DataType_Name(dtype)));
+    const uint32_t x = b.Input("x", dtype, {37, 70});
+    const uint32_t y = b.Input("y", dtype, {1, 70});
+    const uint32_t lt = b.Op("lt", {x, y}, {16, 32});
+    const uint32_t ge = b.Op("ges", {x}, {16, 32}, {{"scalar", 7.5}});
+    b.Output("out", b.Op("where", {lt, x, y}, {16, 32}));
+    b.Output("ge", ge);
+    CompileRunAndCheck(b.graph());
+  }
 }
 
 }  // namespace

@@ -98,10 +98,18 @@ pto::v1::DataType DtypeOf(const py::array& array, size_t index) {
   const py::dtype dt = array.dtype();
   if (dt.kind() == 'f' && dt.itemsize() == 4) return pto::v1::DT_FP32;
   if (dt.kind() == 'f' && dt.itemsize() == 2) return pto::v1::DT_FP16;
+  if (dt.kind() == 'f' && dt.itemsize() == 8) return pto::v1::DT_DOUBLE;
   if (dt.kind() == 'b' && dt.itemsize() == 1) return pto::v1::DT_BOOL;
-  throw py::type_error(absl::StrCat("argument ", index, ": numpy dtype '",
-                                    std::string(py::str(static_cast<const py::handle&>(dt))),
-                                    "' is not supported (float32, float16, bool)"));
+  if (dt.kind() == 'u' && dt.itemsize() == 1) return pto::v1::DT_UINT8;
+  if (dt.kind() == 'i' && dt.itemsize() == 1) return pto::v1::DT_INT8;
+  if (dt.kind() == 'i' && dt.itemsize() == 2) return pto::v1::DT_INT16;
+  if (dt.kind() == 'i' && dt.itemsize() == 4) return pto::v1::DT_INT32;
+  if (dt.kind() == 'i' && dt.itemsize() == 8) return pto::v1::DT_INT64;
+  throw py::type_error(absl::StrCat(
+      "argument ", index, ": numpy dtype '",
+      std::string(py::str(static_cast<const py::handle&>(dt))),
+      "' is not supported (float32, float16, float64, bool, int8, int16, "
+      "int32, int64, uint8)"));
 }
 
 // A loaded kernel. Immutable; run() may be called from several threads.

@@ -1,7 +1,8 @@
 """Element types: the DT_* constants and their numpy/torch equivalents.
 
 Every dtype of the PyPTO API exists so that annotations written for PyPTO
-load; only FP32, FP16 and BOOL compile in this version, and a kernel that uses any
+load; the Tier-1 types compile (BF16 inside kernels only: numpy has no
+bfloat16, so BF16 arguments are refused), and a kernel that uses any
 other fails with an error that says so (the argument or op named).
 """
 
@@ -53,7 +54,13 @@ DT_UINT32 = DataType.DT_UINT32
 DT_UINT64 = DataType.DT_UINT64
 
 # What the compiler of this version accepts.
-COMPILABLE = (DT_FP32, DT_FP16, DT_BOOL)
+COMPILABLE = (DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
+              DT_BOOL, DT_DOUBLE)
+# What kernel arguments may be (numpy arrays or torch tensors viewed as numpy).
+ARGUMENT_TYPES = tuple(t for t in COMPILABLE if t != DT_BF16)
+ARGUMENT_TYPES_TEXT = ("this version takes arguments of DT_FP32, DT_FP16, DT_INT8, DT_INT16, "
+                       "DT_INT32, DT_INT64, DT_UINT8, DT_BOOL and DT_DOUBLE (BF16: pass FP32 and "
+                       "cast inside the kernel)")
 
 _NUMPY = {
     DT_FP32: np.dtype(np.float32),
@@ -96,7 +103,7 @@ def from_torch(torch_dtype):
 
 def check_compilable(dtype, where):
     """Raises TypeError unless this version can compile `dtype`."""
-    if DataType(dtype) not in COMPILABLE:
+    if DataType(dtype) not in ARGUMENT_TYPES:
         raise TypeError(
-            f"{where}: dtype {DataType(dtype).name} is not supported yet; this "
-            f"version compiles DT_FP32, DT_FP16 and DT_BOOL only")
+            f"{where}: dtype {DataType(dtype).name} is not supported yet; "
+            f"{ARGUMENT_TYPES_TEXT}")

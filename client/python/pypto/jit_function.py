@@ -71,8 +71,8 @@ def _as_array(name, value, want_dtype=None):
                             f"annotation), got {got}")
         if dt is None or dtypes.to_numpy(dt) is None:
             label = dt.name if dt is not None else str(value.dtype)
-            raise TypeError(f"argument '{name}': dtype {label} is not supported yet; this "
-                            f"version compiles DT_FP32, DT_FP16 and DT_BOOL only")
+            raise TypeError(f"argument '{name}': dtype {label} is not supported yet; "
+                            f"{dtypes.ARGUMENT_TYPES_TEXT}")
         return value.detach().numpy(), value
     if isinstance(value, Tensor):
         raise TypeError(f"argument '{name}': pass a numpy array or a torch tensor, not a "

@@ -32,7 +32,7 @@ _BINARY = {
     "ge": ("ge", "ges", "les"),
 }
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-_FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16)
+_FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16)
 
 
 def _check_traced(x, what, arg):
@@ -67,8 +67,8 @@ def broadcast_shapes(what, named_shapes):
 def _check_float(what, t, arg):
     if t.dtype not in _FLOAT_TYPES:
         raise TypeError(
-            f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes DT_FP32 "
-            f"or DT_FP16 tensors (cast it first)")
+            f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes DT_FP32, "
+            f"DT_FP16 or DT_BF16 tensors (cast it first)")
 
 
 def _binary(name, a, b):
@@ -83,7 +83,7 @@ def _binary(name, a, b):
         if a.dtype != b.dtype:
             raise TypeError(
                 f"{what}: operand dtypes differ ({a.dtype.name} and {b.dtype.name}); "
-                f"{what} needs equal dtypes (casts, pypto.cast, are not implemented yet)")
+                f"{what} needs equal dtypes (cast one: pypto.cast(x, dtype))")
         if not compare:
             _check_float(what, a, "input")
         shape = broadcast_shapes(what, [("input", a._shape), ("other", b._shape)])
@@ -247,6 +247,20 @@ for _kind, _doc in UNARY_OPS.items():
 del _kind, _doc
 
 
+def cast(input, dtype):
+    """input converted to `dtype` (any of the Tier-1 DT_* types). Rules follow
+    torch: float -> int truncates toward zero and wraps to the width (-1.0 ->
+    uint8 255); NaN/out-of-range floats give INT64_MIN before wrapping; -> BOOL
+    is x != 0; FP16/BF16 round to nearest even."""
+    what = "pypto.cast"
+    _check_traced(input, what, "input")
+    if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
+        raise TypeError(f"{what}: dtype must be one of "
+                        f"{', '.join(t.name for t in dtypes.COMPILABLE)}, got {dtype!r}")
+    b = input._builder
+    return b.add_op("cast", [input], dtype, input._shape, {"dtype": dtype}, what)
+
+
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     """minimum(maximum(input, min), max); a bound that is None is absent."""
     what = "pypto.clip"
@@ -272,7 +286,7 @@ def _later(name, issue):
 
 
 LATER_OPS = {
-    3: ("cast", "sum", "amax", "amin", "prod", "argmax", "argmin",
+    3: ("sum", "amax", "amin", "prod", "argmax", "argmin",
         "matmul", "view", "assemble", "reshape", "transpose", "permute", "concat",
         "unsqueeze", "clone", "softmax", "rms_norm", "zeros", "full", "ones", "arange"),
     4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),

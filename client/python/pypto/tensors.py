@@ -165,6 +165,7 @@ class Tensor:
     def gt(self, other): return _ops().gt(self, other)
     def ge(self, other): return _ops().ge(self, other)
     def clip(self, min=None, max=None): return _ops().clip(self, min, max)  # noqa: A002
+    def cast(self, dtype): return _ops().cast(self, dtype)
 
     def _later(op, issue=3):
         def method(self, *args, **kwargs):
@@ -230,7 +231,7 @@ for _name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "
               "floor", "ceil", "round", "trunc", "sin", "cos"):
     setattr(Tensor, _name, _unary_method(_name))
 for _name in ("sum", "amax", "amin", "prod", "argmax", "argmin", "reshape", "transpose",
-              "permute", "view", "unsqueeze", "clone", "matmul", "cast", "softmax"):
+              "permute", "view", "unsqueeze", "clone", "matmul", "softmax"):
     setattr(Tensor, _name, Tensor._later(_name))
 del _name
 

@@ -17,7 +17,7 @@ a `copy` op is recorded. Ops whose results reach no output are dropped.
 
 import sys
 
-from . import tiling
+from . import dtypes, tiling
 from ._proto import graph_pb2
 from .errors import TraceError
 
@@ -117,7 +117,10 @@ class GraphBuilder:
         op.inputs.extend(t._vid for t in inputs)
         op.outputs.append(out)
         for key, value in (attrs or {}).items():
-            op.attrs[key].f = float(value)
+            if isinstance(value, dtypes.DataType):
+                op.attrs[key].dtype = int(value)
+            else:
+                op.attrs[key].f = float(value)
         op.vec_tile.dims.extend(tile)
         self._producer[out] = len(self._ops)
         self._ops.append(op)
@@ -135,7 +138,7 @@ class GraphBuilder:
         if src.dtype != dst.dtype:
             raise TypeError(
                 f"{what}: the value has dtype {src.dtype.name} but '{dst.name}' has "
-                f"{dst.dtype.name} (casts: pypto.cast, issue 3)")
+                f"{dst.dtype.name} (convert it: pypto.cast(value, dtype))")
         if tuple(src.shape) != tuple(dst.shape):
             raise ValueError(
                 f"{what}: the value has shape {tuple(src.shape)} but '{dst.name}' has "

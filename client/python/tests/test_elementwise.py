@@ -157,7 +157,7 @@ def test_bad_input_names_op_and_operands():
         out[:] = pypto.exp(a)
 
     with pytest.raises(TypeError, match=r"pypto.exp: argument 'input' has dtype DT_BOOL; "
-                                        r"pypto.exp takes DT_FP32 or DT_FP16"):
+                                        r"pypto.exp takes DT_FP32, DT_FP16 or DT_BF16"):
         boolexp.trace(np.zeros((4, 4), np.bool_), np.zeros((4, 4), np.float32))
 
     @pypto.jit
@@ -167,3 +167,43 @@ def test_bad_input_names_op_and_operands():
 
     with pytest.raises(TypeError, match=r"pypto.where: argument 'condition' has dtype DT_FP32"):
         badwhere.trace(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("src,dst", [
+    (np.float32, pypto.DT_INT8), (np.float32, pypto.DT_UINT8), (np.float32, pypto.DT_INT32),
+    (np.float32, pypto.DT_INT64), (np.float32, pypto.DT_BOOL), (np.float32, pypto.DT_FP16),
+    (np.float32, pypto.DT_DOUBLE), (np.int32, pypto.DT_FP16), (np.int64, pypto.DT_FP32),
+    (np.int16, pypto.DT_INT8), (np.uint8, pypto.DT_INT8), (np.bool_, pypto.DT_FP32),
+    (np.float64, pypto.DT_FP32), (np.float16, pypto.DT_INT16), (np.int8, pypto.DT_DOUBLE),
+])
+def test_cast_follows_torch(native, src, dst):
+    rng = np.random.default_rng(11)
+    if np.issubdtype(src, np.floating):
+        x = rng.uniform(-300, 300, (6, 40)).astype(src)
+        x[0, :4] = [-0.0, 0.5, -1.0, 255.7]
+    elif src is np.bool_:
+        x = rng.uniform(-1, 1, (6, 40)) > 0
+    else:
+        info = np.iinfo(src)
+        x = rng.integers(max(info.min, -40000), min(info.max, 40000), (6, 40)).astype(src)
+    torch_dt = {pypto.DT_INT8: torch.int8, pypto.DT_UINT8: torch.uint8,
+                pypto.DT_INT16: torch.int16, pypto.DT_INT32: torch.int32,
+                pypto.DT_INT64: torch.int64, pypto.DT_BOOL: torch.bool,
+                pypto.DT_FP16: torch.float16, pypto.DT_FP32: torch.float32,
+                pypto.DT_DOUBLE: torch.float64}[dst]
+    want = torch.from_numpy(x).to(torch_dt).numpy()
+    got = run1(lambda t: t.cast(dst), x, out_dtype=want.dtype)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_bf16_computes_in_fp32_and_rounds(native):
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-3, 3, (8, 48)).astype(np.float32)
+    got = run1(lambda t: (pypto.cast(t, pypto.DT_BF16).exp() * 0.5).cast(pypto.DT_FP32), x,
+               tile=(4, 16))
+    tb = torch.from_numpy(x).to(torch.bfloat16)
+    want = ((tb.float().exp().to(torch.bfloat16).float() * 0.5).to(torch.bfloat16)
+            .float().numpy())
+    # exp is within 2 ulp of f32 before rounding to bf16: at most 1 bf16 ulp apart.
+    np.testing.assert_allclose(got, want, rtol=2 ** -7)
+    assert np.mean(got == want) > 0.95

@@ -16,10 +16,27 @@ std::string FloatLiteral(double v) {
   return absl::StrFormat("static_cast<float>(%a)", v);
 }
 
+// The C++ element type of a GM buffer of `dtype` (pto_tile.h's Elem<T>).
 const char* GmType(pto::v1::DataType dtype) {
   switch (dtype) {
     case pto::v1::DT_FP16: return "pto_tile::half";
-    case pto::v1::DT_BOOL: return "uint8_t";
+    case pto::v1::DT_BF16: return "pto_tile::bf16";
+    case pto::v1::DT_BOOL: return "pto_tile::boolean";
+    case pto::v1::DT_INT8: return "int8_t";
+    case pto::v1::DT_INT16: return "int16_t";
+    case pto::v1::DT_INT32: return "int32_t";
+    case pto::v1::DT_INT64: return "int64_t";
+    case pto::v1::DT_UINT8: return "uint8_t";
+    case pto::v1::DT_DOUBLE: return "double";
+    default: return "float";
+  }
+}
+
+// The C++ type of a UB tile of storage type `storage`.
+const char* UbType(pto::v1::DataType storage) {
+  switch (storage) {
+    case pto::v1::DT_INT64: return "int64_t";
+    case pto::v1::DT_DOUBLE: return "double";
     default: return "float";
   }
 }
@@ -67,7 +84,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   std::string out = absl::StrCat("// @f", index, "\nstatic void pto_f", index,
                                  "(void* const* buffers, const int64_t* args) {\n");
   for (int t = 0; t < fn.num_tiles; ++t) {
-    absl::StrAppend(&out, "  alignas(64) float t", t, "[", elems, "];\n");
+    const pto::v1::DataType storage =
+        t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t] : pto::v1::DT_FP32;
+    absl::StrAppend(&out, "  alignas(64) ", UbType(storage), " t", t, "[",
+                    elems, "];\n");
   }
   for (const PtoInstr& in : fn.body) {
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
@@ -98,7 +118,14 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     std::vector<std::string> args = {absl::StrCat("t", in.dst)};
     for (int s : in.srcs) args.push_back(absl::StrCat("t", s));
     for (double v : in.scalars) args.push_back(FloatLiteral(v));
-    const char* round_to = in.dtype == pto::v1::DT_FP16 ? ", pto_tile::half" : "";
+    // The destination's type: TCVT always names it; other instructions
+    // only when their f32 result must be rounded (FP16, BF16).
+    const bool narrow =
+        in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16;
+    const std::string round_to =
+        in.op == PtoOpcode::kTCvt || narrow
+            ? absl::StrCat(", ", GmType(in.dtype))
+            : std::string();
     absl::StrAppend(&out, "  pto_tile::", f, "<", elems, round_to, ">(",
                     absl::StrJoin(args, ", "), ");\n");
   }

@@ -6,7 +6,9 @@
 // builtins instead of <cmath>/<cstring> (it is parsed for every kernel, and
 // those headers would dominate a small kernel's compile time).
 //
-// Layout: a UB tile is a dense row-major f32 array of its extents. A GM
+// Layout: a UB tile is a dense row-major array of its extents, of its
+// values' storage type (Elem<T>::S: f32 for FP32, FP16, BF16, BOOL, INT8,
+// INT16, UINT8; int64 for INT32, INT64; double for DOUBLE). A GM
 // buffer is a dense row-major array of its element type; a load or store
 // addresses the tile's region through the buffer's strides, with extents
 // padded to four dims (leading 1s). Inner loops run over contiguous memory
@@ -15,7 +17,8 @@
 // f16 (IEEE binary16) computes in f32: loads widen exactly, and every
 // instruction with an f16 destination rounds its result to nearest even
 // (overflow to inf, NaN stays NaN), with integer and f32 operations only (no
-// _Float16 needed). Stores of f16 tiles are then exact.
+// _Float16 needed). Stores of f16 tiles are then exact. bf16 works the same
+// way. TCVT converts between all of these (CvtTo, torch's rules).
 #ifndef PTO_TILE_H_
 #define PTO_TILE_H_
 
@@ -82,27 +85,151 @@ inline uint16_t FloatToHalf(float f) {
                                (nonsign & ~is_nan));
 }
 
+// bfloat16: the upper half of a binary32; rounds to nearest even.
+inline float Bf16ToFloat(uint16_t b) {
+  return FloatFromBits(static_cast<uint32_t>(b) << 16);
+}
+inline uint16_t FloatToBf16(float f) {
+  const uint32_t w = BitsFromFloat(f);
+  const uint32_t is_nan = 0u - static_cast<uint32_t>((w & 0x7FFFFFFFu) > 0x7F800000u);
+  const uint32_t rounded = (w + 0x7FFFu + ((w >> 16) & 1u)) >> 16;
+  const uint32_t quiet = (w >> 16) | 0x40u;
+  return static_cast<uint16_t>((quiet & is_nan) | (rounded & ~is_nan));
+}
+
+struct bf16 {
+  uint16_t bits;
+};
+
+// BOOL in GM: one byte, 0 or 1 (numpy, torch).
+struct boolean {
+  uint8_t v;
+};
+
+// Integer conversions follow torch on x86: a float truncates toward zero to
+// int64 (NaN and out-of-range values give INT64_MIN, as cvttsd2si does),
+// then wraps to the target width (-1.0 -> uint8 255, 300.0 -> uint8 44).
+inline int64_t ToInt64(double v) {
+  return (v != v || v >= 0x1p63 || v < -0x1p63) ? INT64_MIN
+                                                  : static_cast<int64_t>(v);
+}
+inline int64_t ToInt64(float v) { return ToInt64(static_cast<double>(v)); }
+inline int64_t ToInt64(int64_t v) { return v; }
+template <typename I>
+inline int64_t WrapTo(int64_t v) {
+  return static_cast<int64_t>(static_cast<I>(static_cast<uint64_t>(v)));
+}
+
+// Elem<T>: a GM element type T, its UB storage type S (f32 for every type
+// that f32 holds exactly, and for FP16/BF16 which compute in f32; int64 for
+// INT32/INT64; double for DOUBLE), and the conversions between them. Values
+// in UB are always representable in their dtype, so Store is exact.
 template <typename T>
 struct Elem;
 
 template <>
 struct Elem<float> {
+  using S = float;
   static float Load(float v) { return v; }
   static float Store(float v) { return v; }
 };
 
-// BOOL: one byte, 0 or 1 (numpy, torch); in UB 0.0f or 1.0f.
 template <>
-struct Elem<uint8_t> {
-  static float Load(uint8_t v) { return v != 0 ? 1.0f : 0.0f; }
-  static uint8_t Store(float v) { return v != 0.0f ? 1 : 0; }
+struct Elem<boolean> {
+  using S = float;
+  static float Load(boolean v) { return v.v != 0 ? 1.0f : 0.0f; }
+  static boolean Store(float v) { return boolean{static_cast<uint8_t>(v != 0.0f)}; }
 };
 
 template <>
 struct Elem<half> {
+  using S = float;
   static float Load(half v) { return HalfToFloat(v.bits); }
   static half Store(float v) { return half{FloatToHalf(v)}; }
 };
+
+template <>
+struct Elem<bf16> {
+  using S = float;
+  static float Load(bf16 v) { return Bf16ToFloat(v.bits); }
+  static bf16 Store(float v) { return bf16{FloatToBf16(v)}; }
+};
+
+#define PTO_TILE_SMALL_INT(T)                                              \
+  template <>                                                              \
+  struct Elem<T> {                                                         \
+    using S = float;                                                       \
+    static float Load(T v) { return static_cast<float>(v); }              \
+    static T Store(float v) { return static_cast<T>(v); }                  \
+  };
+PTO_TILE_SMALL_INT(int8_t)
+PTO_TILE_SMALL_INT(int16_t)
+PTO_TILE_SMALL_INT(uint8_t)
+#undef PTO_TILE_SMALL_INT
+
+template <>
+struct Elem<int32_t> {
+  using S = int64_t;
+  static int64_t Load(int32_t v) { return v; }
+  static int32_t Store(int64_t v) { return static_cast<int32_t>(v); }
+};
+
+template <>
+struct Elem<int64_t> {
+  using S = int64_t;
+  static int64_t Load(int64_t v) { return v; }
+  static int64_t Store(int64_t v) { return v; }
+};
+
+template <>
+struct Elem<double> {
+  using S = double;
+  static double Load(double v) { return v; }
+  static double Store(double v) { return v; }
+};
+
+// CvtTo<D>::Apply(v): the value of a D tile holding `v` converted to D
+// (TCVT): floats round to nearest even, integers per ToInt64/WrapTo, BOOL
+// is v != 0 (NaN is true).
+template <typename D>
+struct CvtTo;
+template <>
+struct CvtTo<float> {
+  template <typename V> static float Apply(V v) { return static_cast<float>(v); }
+};
+template <>
+struct CvtTo<double> {
+  template <typename V> static double Apply(V v) { return static_cast<double>(v); }
+};
+template <>
+struct CvtTo<half> {
+  template <typename V> static float Apply(V v) {
+    return HalfToFloat(FloatToHalf(static_cast<float>(v)));
+  }
+};
+template <>
+struct CvtTo<bf16> {
+  template <typename V> static float Apply(V v) {
+    return Bf16ToFloat(FloatToBf16(static_cast<float>(v)));
+  }
+};
+template <>
+struct CvtTo<boolean> {
+  template <typename V> static float Apply(V v) { return v != 0 ? 1.0f : 0.0f; }
+};
+#define PTO_TILE_CVT_INT(T)                                                \
+  template <>                                                              \
+  struct CvtTo<T> {                                                        \
+    template <typename V> static typename Elem<T>::S Apply(V v) {          \
+      return static_cast<typename Elem<T>::S>(WrapTo<T>(ToInt64(v)));      \
+    }                                                                      \
+  };
+PTO_TILE_CVT_INT(int8_t)
+PTO_TILE_CVT_INT(int16_t)
+PTO_TILE_CVT_INT(uint8_t)
+PTO_TILE_CVT_INT(int32_t)
+PTO_TILE_CVT_INT(int64_t)
+#undef PTO_TILE_CVT_INT
 
 // UB tile <- GM region. `src` points at the region's first element; s0..s2
 // are the GM strides (in elements) of the padded dims 0..2 (dim 3 is
@@ -111,13 +238,14 @@ struct Elem<half> {
 // repeated along the row).
 template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3,
           bool kBcast3 = false>
-inline void TLoad(float* __restrict dst, const T* __restrict src, int64_t s0,
-                  int64_t s1, int64_t s2) {
+inline void TLoad(typename Elem<T>::S* __restrict dst, const T* __restrict src,
+                  int64_t s0, int64_t s1, int64_t s2) {
   for (int64_t i0 = 0; i0 < E0; ++i0) {
     for (int64_t i1 = 0; i1 < E1; ++i1) {
       for (int64_t i2 = 0; i2 < E2; ++i2) {
         const T* __restrict row = src + i0 * s0 + i1 * s1 + i2 * s2;
-        float* __restrict out = dst + ((i0 * E1 + i1) * E2 + i2) * E3;
+        typename Elem<T>::S* __restrict out =
+            dst + ((i0 * E1 + i1) * E2 + i2) * E3;
         for (int64_t j = 0; j < E3; ++j) {
           out[j] = Elem<T>::Load(row[kBcast3 ? 0 : j]);
         }
@@ -128,13 +256,14 @@ inline void TLoad(float* __restrict dst, const T* __restrict src, int64_t s0,
 
 // GM region <- UB tile (rounding to T).
 template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
-inline void TStore(T* __restrict dst, const float* __restrict src, int64_t s0,
-                   int64_t s1, int64_t s2) {
+inline void TStore(T* __restrict dst, const typename Elem<T>::S* __restrict src,
+                   int64_t s0, int64_t s1, int64_t s2) {
   for (int64_t i0 = 0; i0 < E0; ++i0) {
     for (int64_t i1 = 0; i1 < E1; ++i1) {
       for (int64_t i2 = 0; i2 < E2; ++i2) {
         T* __restrict row = dst + i0 * s0 + i1 * s1 + i2 * s2;
-        const float* __restrict in = src + ((i0 * E1 + i1) * E2 + i2) * E3;
+        const typename Elem<T>::S* __restrict in =
+            src + ((i0 * E1 + i1) * E2 + i2) * E3;
         for (int64_t j = 0; j < E3; ++j) row[j] = Elem<T>::Store(in[j]);
       }
     }
@@ -158,6 +287,11 @@ struct Round<half> {
   static float Apply(float v) { return HalfToFloat(FloatToHalf(v)); }
 };
 
+template <>
+struct Round<bf16> {
+  static float Apply(float v) { return Bf16ToFloat(FloatToBf16(v)); }
+};
+
 // Elementwise instructions over N-element tiles; D is the destination tile's
 // type. Sources may alias each other (add(x, x)) but never the destination.
 #define PTO_TILE_BINARY(NAME, EXPR)                                        \
@@ -178,6 +312,32 @@ struct Round<half> {
     for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
   }
 
+// Comparisons read tiles of any storage type S and write 1.0f or 0.0f; a
+// scalar compares in double against integer or double tiles (x < 1.5 must
+// not become x < 1).
+template <typename S>
+struct CmpType {
+  using T = double;
+};
+template <>
+struct CmpType<float> {
+  using T = float;
+};
+#define PTO_TILE_COMPARE(NAME, OP)                                         \
+  template <int64_t N, typename D = float, typename S>                     \
+  inline void NAME(float* __restrict d, const S* __restrict a,             \
+                   const S* __restrict b) {                                \
+    for (int64_t i = 0; i < N; ++i) d[i] = a[i] OP b[i] ? 1.0f : 0.0f;     \
+  }
+#define PTO_TILE_COMPARE_SCALAR(NAME, OP)                                  \
+  template <int64_t N, typename D = float, typename S>                     \
+  inline void NAME(float* __restrict d, const S* __restrict a, float s) {  \
+    using C = typename CmpType<S>::T;                                      \
+    for (int64_t i = 0; i < N; ++i) {                                      \
+      d[i] = static_cast<C>(a[i]) OP static_cast<C>(s) ? 1.0f : 0.0f;      \
+    }                                                                      \
+  }
+
 // maximum/minimum propagate NaN from either side (numpy, torch).
 inline float Max(float x, float y) { return (x != x || x > y) ? x : y; }
 inline float Min(float x, float y) { return (x != x || x < y) ? x : y; }
@@ -190,12 +350,12 @@ PTO_TILE_BINARY(TDiv, a[i] / b[i])
 PTO_TILE_BINARY(TPow, __builtin_powf(a[i], b[i]))
 PTO_TILE_BINARY(TMax, Max(a[i], b[i]))
 PTO_TILE_BINARY(TMin, Min(a[i], b[i]))
-PTO_TILE_BINARY(TCmpEq, Bool(a[i] == b[i]))
-PTO_TILE_BINARY(TCmpNe, Bool(a[i] != b[i]))
-PTO_TILE_BINARY(TCmpLt, Bool(a[i] < b[i]))
-PTO_TILE_BINARY(TCmpLe, Bool(a[i] <= b[i]))
-PTO_TILE_BINARY(TCmpGt, Bool(a[i] > b[i]))
-PTO_TILE_BINARY(TCmpGe, Bool(a[i] >= b[i]))
+PTO_TILE_COMPARE(TCmpEq, ==)
+PTO_TILE_COMPARE(TCmpNe, !=)
+PTO_TILE_COMPARE(TCmpLt, <)
+PTO_TILE_COMPARE(TCmpLe, <=)
+PTO_TILE_COMPARE(TCmpGt, >)
+PTO_TILE_COMPARE(TCmpGe, >=)
 PTO_TILE_SCALAR(TAddS, a[i] + s)
 PTO_TILE_SCALAR(TSubS, a[i] - s)
 PTO_TILE_SCALAR(TMulS, a[i] * s)
@@ -206,12 +366,12 @@ PTO_TILE_SCALAR(TPowS, __builtin_powf(a[i], s))
 PTO_TILE_SCALAR(TRPowS, __builtin_powf(s, a[i]))
 PTO_TILE_SCALAR(TMaxS, Max(a[i], s))
 PTO_TILE_SCALAR(TMinS, Min(a[i], s))
-PTO_TILE_SCALAR(TCmpEqS, Bool(a[i] == s))
-PTO_TILE_SCALAR(TCmpNeS, Bool(a[i] != s))
-PTO_TILE_SCALAR(TCmpLtS, Bool(a[i] < s))
-PTO_TILE_SCALAR(TCmpLeS, Bool(a[i] <= s))
-PTO_TILE_SCALAR(TCmpGtS, Bool(a[i] > s))
-PTO_TILE_SCALAR(TCmpGeS, Bool(a[i] >= s))
+PTO_TILE_COMPARE_SCALAR(TCmpEqS, ==)
+PTO_TILE_COMPARE_SCALAR(TCmpNeS, !=)
+PTO_TILE_COMPARE_SCALAR(TCmpLtS, <)
+PTO_TILE_COMPARE_SCALAR(TCmpLeS, <=)
+PTO_TILE_COMPARE_SCALAR(TCmpGtS, >)
+PTO_TILE_COMPARE_SCALAR(TCmpGeS, >=)
 PTO_TILE_UNARY(TExp, __builtin_expf(a[i]))
 PTO_TILE_UNARY(TExp2, __builtin_exp2f(a[i]))
 PTO_TILE_UNARY(TExpM1, __builtin_expm1f(a[i]))
@@ -249,13 +409,24 @@ PTO_TILE_UNARY(TRound, __builtin_rintf(a[i]))
 PTO_TILE_UNARY(TTrunc, __builtin_truncf(a[i]))
 PTO_TILE_UNARY(TSin, __builtin_sinf(a[i]))
 PTO_TILE_UNARY(TCos, __builtin_cosf(a[i]))
-PTO_TILE_UNARY(TMov, a[i])
+
+// Copies and selects work on tiles of any storage type S.
+template <int64_t N, typename D = float, typename S>
+inline void TMov(S* __restrict d, const S* __restrict a) {
+  for (int64_t i = 0; i < N; ++i) d[i] = a[i];
+}
 
 // dst = c ? a : b (c holds 0.0f or 1.0f).
-template <int64_t N, typename D = float>
-inline void TSel(float* __restrict d, const float* __restrict c,
-                 const float* __restrict a, const float* __restrict b) {
-  for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(c[i] != 0.0f ? a[i] : b[i]);
+template <int64_t N, typename D = float, typename S>
+inline void TSel(S* __restrict d, const float* __restrict c,
+                 const S* __restrict a, const S* __restrict b) {
+  for (int64_t i = 0; i < N; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
+}
+
+// dst = a converted to D (TCVT; see CvtTo).
+template <int64_t N, typename D, typename DS, typename SS>
+inline void TCvt(DS* __restrict d, const SS* __restrict a) {
+  for (int64_t i = 0; i < N; ++i) d[i] = CvtTo<D>::Apply(a[i]);
 }
 
 // dst = min(max(a, lo), hi) (numpy clip; NaN stays NaN).
@@ -265,6 +436,8 @@ inline void TClip(float* __restrict d, const float* __restrict a, float lo,
   for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(Min(Max(a[i], lo), hi));
 }
 
+#undef PTO_TILE_COMPARE
+#undef PTO_TILE_COMPARE_SCALAR
 #undef PTO_TILE_BINARY
 #undef PTO_TILE_SCALAR
 #undef PTO_TILE_UNARY

@@ -384,26 +384,34 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     run.events.reset(new TaskEvent[n]);
     run.start_ns = NowNs();
   }
-  for (int k = 0; k < kNumCoreKinds; ++k) {
-    Item items[kMaxClaimers];
-    const int count = std::min(claimers[k], kMaxClaimers);
-    for (int c = 0; c < count; ++c) {
-      items[c] = Item{&run, kClaimRoots + static_cast<uint32_t>(k)};
-    }
-    queues_[k].PushMany(absl::MakeConstSpan(items, count));
-    // Pools larger than kMaxClaimers (rare) queue the rest in chunks.
-    for (int c = count; c < claimers[k]; c += kMaxClaimers) {
-      queues_[k].PushMany(
-          absl::MakeConstSpan(items, std::min(kMaxClaimers, claimers[k] - c)));
-    }
-  }
-  // Help while waiting: run whatever is ready (of any run) until ours is done
-  // or nothing is ready, then sleep until the last task notifies.
-  const int caller_id =
-      num_workers(CoreKind::kVector) + num_workers(CoreKind::kCube);
   // Workers always exist (the pools are never empty), so a caller on a small
   // stack can leave all the work to them.
   const bool help = HasStackLeft(kMinHelperStackBytes);
+  // A helping caller keeps one claimer for itself (vector roots first): a
+  // one-task kernel then costs no queue operation and wakes no worker.
+  int own_kind = -1;
+  if (help) {
+    for (int k = 0; k < kNumCoreKinds && own_kind < 0; ++k) {
+      if (claimers[k] > 0) own_kind = k;
+    }
+  }
+  for (int k = 0; k < kNumCoreKinds; ++k) {
+    const int queued = claimers[k] - (k == own_kind ? 1 : 0);
+    Item items[kMaxClaimers];
+    for (int c = 0; c < std::min(queued, kMaxClaimers); ++c) {
+      items[c] = Item{&run, kClaimRoots + static_cast<uint32_t>(k)};
+    }
+    // In batches: pools larger than kMaxClaimers are rare.
+    for (int c = 0; c < queued; c += kMaxClaimers) {
+      queues_[k].PushMany(
+          absl::MakeConstSpan(items, std::min(kMaxClaimers, queued - c)));
+    }
+  }
+  const int caller_id =
+      num_workers(CoreKind::kVector) + num_workers(CoreKind::kCube);
+  if (own_kind >= 0) ClaimRoots(&run, own_kind, nullptr, caller_id);
+  // Help while waiting: run whatever is ready (of any run) until ours is done
+  // or nothing is ready, then sleep until the last task notifies.
   Item item;
   while (help && !run.done.HasBeenNotified()) {
     bool found = false;

@@ -1,6 +1,9 @@
 #include "client/cpp/compile_client.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -48,8 +51,27 @@ absl::Status FromGrpc(const grpc::Status& status,
 }  // namespace
 
 struct CompileClient::Stub {
+  std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<pto::v1::CompileService::Stub> stub;
 };
+
+namespace {
+
+bool Retryable(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsResourceExhausted(status);
+}
+
+// The back-off before retry `retry` (1-based), jittered.
+absl::Duration Backoff(const ClientOptions& options, int retry) {
+  absl::Duration b = options.initial_backoff;
+  for (int i = 1; i < retry && b < options.max_backoff; ++i) b *= 2;
+  b = std::min(b, options.max_backoff);
+  thread_local std::mt19937_64 random(std::random_device{}());
+  std::uniform_real_distribution<double> half_to_one(0.5, 1.0);
+  return b * half_to_one(random);
+}
+
+}  // namespace
 
 CompileClient::CompileClient(const std::string& address,
                              const ClientOptions& options)
@@ -65,8 +87,20 @@ CompileClient::CompileClient(const std::string& address,
     ssl.pem_private_key = options.tls_key_pem;
     credentials = grpc::SslCredentials(ssl);
   }
-  stub_->stub = pto::v1::CompileService::NewStub(
-      grpc::CreateCustomChannel(address, credentials, args));
+  stub_->channel = grpc::CreateCustomChannel(address, credentials, args);
+  stub_->stub = pto::v1::CompileService::NewStub(stub_->channel);
+}
+
+bool CompileClient::Connects(absl::Time deadline) {
+  grpc_connectivity_state state = stub_->channel->GetState(true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (!stub_->channel->WaitForStateChange(state,
+                                            absl::ToChronoTime(deadline))) {
+      return false;
+    }
+    state = stub_->channel->GetState(true);
+  }
+  return true;
 }
 
 void CompileClient::Prepare(grpc::ClientContext* context,
@@ -86,7 +120,69 @@ absl::StatusOr<pto::v1::CompileResponse> CompileClient::Compile(
   *request.mutable_graph() = graph;
   request.set_target(target);
   request.mutable_options()->insert(options.begin(), options.end());
-  // Issue 5: retries with back-off and the local fallback wrap this call.
+  if (options_.local_compile) {
+    bool down;
+    {
+      std::lock_guard<std::mutex> lock(down_mu_);
+      down = absl::Now() < down_until_;
+    }
+    if (down && stub_->channel->GetState(true) != GRPC_CHANNEL_READY) {
+      return options_.local_compile(request);
+    }
+  }
+  absl::Status last;
+  const int attempts = std::max(1, options_.max_attempts);
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    // An unreachable daemon fails fast (connect_timeout), not at the
+    // caller's deadline, so the fallback still has time.
+    const absl::Time connect_by =
+        std::min(deadline, absl::Now() + options_.connect_timeout);
+    const absl::Time tried = absl::Now();
+    if (!Connects(connect_by)) {
+      const std::string waited = absl::FormatDuration(
+          absl::Trunc(absl::Now() - tried, absl::Milliseconds(1)));
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("ptod at ", address_,
+                         ": Compile: deadline passed before a connection (waited ",
+                         waited, ")"));
+      }
+      last = absl::UnavailableError(absl::StrCat(
+          "ptod at ", address_, ": Compile: cannot connect (waited ", waited,
+          ")"));
+    } else {
+      absl::StatusOr<pto::v1::CompileResponse> response =
+          CallCompile(request, deadline);
+      if (response.ok() || !Retryable(response.status())) return response;
+      last = response.status();
+    }
+    if (absl::Now() >= deadline) break;
+    if (attempt == attempts) break;
+    absl::Duration wait = Backoff(options_, attempt);
+    if (std::optional<absl::Duration> hint = RetryAfter(last)) {
+      wait = std::max(wait, *hint);
+    }
+    if (absl::Now() + wait >= deadline) break;
+    absl::SleepFor(wait);
+  }
+  if (absl::IsUnavailable(last) && options_.local_compile) {
+    std::call_once(fallback_logged_, [&] {
+      std::fprintf(stderr,
+                   "pto: ptod at %s cannot be reached (%s); compiling "
+                   "locally (logged once)\n",
+                   address_.c_str(), std::string(last.message()).c_str());
+    });
+    {
+      std::lock_guard<std::mutex> lock(down_mu_);
+      down_until_ = absl::Now() + options_.fallback_period;
+    }
+    return options_.local_compile(request);
+  }
+  return last;
+}
+
+absl::StatusOr<pto::v1::CompileResponse> CompileClient::CallCompile(
+    const pto::v1::CompileRequest& request, absl::Time deadline) {
   grpc::ClientContext context;
   Prepare(&context, deadline);
   pto::v1::CompileResponse response;

@@ -16,16 +16,25 @@
 // overloaded (RESOURCE_EXHAUSTED) its back-off hint is in the message and in
 // RetryAfter(status).
 //
-// Issue 5 adds retries with back-off (RESOURCE_EXHAUSTED, UNAVAILABLE) and a
-// fallback to in-process compiles: both belong in CompileClient::Compile,
-// around the single attempt in CallCompile.
+// Compile retries UNAVAILABLE and RESOURCE_EXHAUSTED with jittered
+// exponential back-off (at least the server's retry-after hint), within the
+// caller's deadline and ClientOptions::max_attempts. When the daemon stays
+// unreachable (UNAVAILABLE after the retries, or no connection within
+// ClientOptions::connect_timeout) and a local fallback is configured
+// (ClientOptions::local_compile, e.g. LocalCompiler() from
+// client/cpp/local_compile.h), the kernel is compiled in-process instead;
+// that is logged once per client, not per call, and for the next
+// ClientOptions::fallback_period calls fall back at once unless the channel
+// has reconnected meanwhile.
 //
 // Thread-safe: one client may be shared by many threads.
 #ifndef PTO_CLIENT_CPP_COMPILE_CLIENT_H_
 #define PTO_CLIENT_CPP_COMPILE_CLIENT_H_
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -53,6 +62,25 @@ struct ClientOptions {
   std::string tls_root_ca_pem;
   std::string tls_cert_pem;
   std::string tls_key_pem;
+
+  // Attempts per Compile (1: no retries).
+  int max_attempts = 4;
+  // Back-off before retry n (1-based): uniformly random in [b/2, b] with
+  // b = min(max_backoff, initial_backoff * 2^(n-1)); never less than the
+  // server's retry-after hint.
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+  // How long one attempt may wait for a connection before the daemon counts
+  // as unreachable (capped by the call's deadline).
+  absl::Duration connect_timeout = absl::Seconds(2);
+  // After a fallback, calls go straight to local_compile (unless the
+  // channel is connected again) for this long before the daemon is tried
+  // with retries again.
+  absl::Duration fallback_period = absl::Seconds(30);
+  // Compiles in-process when the daemon cannot be reached; empty: none.
+  std::function<absl::StatusOr<pto::v1::CompileResponse>(
+      const pto::v1::CompileRequest&)>
+      local_compile;
 };
 
 class CompileClient {
@@ -65,7 +93,8 @@ class CompileClient {
   CompileClient(const CompileClient&) = delete;
   CompileClient& operator=(const CompileClient&) = delete;
 
-  // Compiles `graph` for `target` with `options`, waiting until `deadline`.
+  // Compiles `graph` for `target` with `options`, waiting until `deadline`
+  // (retrying and falling back as described above).
   absl::StatusOr<pto::v1::CompileResponse> Compile(
       const pto::v1::Graph& graph, const std::string& target,
       const std::map<std::string, std::string>& options, absl::Time deadline);
@@ -89,9 +118,20 @@ class CompileClient {
   // A context with the deadline and the token.
   void Prepare(grpc::ClientContext* context, absl::Time deadline) const;
 
+  // One Compile RPC.
+  absl::StatusOr<pto::v1::CompileResponse> CallCompile(
+      const pto::v1::CompileRequest& request, absl::Time deadline);
+
+  // Whether the channel connects by `deadline`.
+  bool Connects(absl::Time deadline);
+
   const std::string address_;
   const ClientOptions options_;
   std::unique_ptr<Stub> stub_;
+  std::once_flag fallback_logged_;
+  // Until when calls fall back without retrying (guarded by down_mu_).
+  std::mutex down_mu_;
+  absl::Time down_until_ = absl::InfinitePast();
 };
 
 // The server's back-off hint carried by a RESOURCE_EXHAUSTED status from

@@ -2,6 +2,7 @@
 // the wire (request fields, deadline) and how answers and errors come back.
 #include "client/cpp/compile_client.h"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 
@@ -19,10 +20,19 @@ class ScriptedService final : public pto::v1::CompileService::Service {
   grpc::Status Compile(grpc::ServerContext* context,
                        const pto::v1::CompileRequest* request,
                        pto::v1::CompileResponse* response) override {
+    ++compile_calls_;
     {
       absl::MutexLock lock(&mu_);
       last_request_ = *request;
       last_deadline_ = absl::FromChrono(context->deadline());
+    }
+    if (request->target() == "busy-twice" && busy_answers_++ < 2) {
+      context->AddTrailingMetadata("retry-after-ms", "20");
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "busy");
+    }
+    if (request->target() == "draining") {
+      ++unavailable_answers_;
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "shutting down");
     }
     if (request->target() == "busy") {
       context->AddTrailingMetadata("retry-after-ms", "750");
@@ -64,6 +74,10 @@ class ScriptedService final : public pto::v1::CompileService::Service {
     return last_deadline_;
   }
 
+  std::atomic<int> compile_calls_{0};
+  std::atomic<int> busy_answers_{0};
+  std::atomic<int> unavailable_answers_{0};
+
  private:
   absl::Mutex mu_;
   pto::v1::CompileRequest last_request_ ABSL_GUARDED_BY(mu_);
@@ -80,8 +94,10 @@ class CompileClientTest : public ::testing::Test {
     builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
-    client_ = std::make_unique<CompileClient>("127.0.0.1:" +
-                                              std::to_string(port));
+    address_ = "127.0.0.1:" + std::to_string(port);
+    ClientOptions options;
+    options.initial_backoff = absl::Milliseconds(5);
+    client_ = std::make_unique<CompileClient>(address_, options);
   }
   void TearDown() override {
     client_.reset();
@@ -89,6 +105,7 @@ class CompileClientTest : public ::testing::Test {
   }
 
   ScriptedService service_;
+  std::string address_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<CompileClient> client_;
 };
@@ -131,6 +148,86 @@ TEST_F(CompileClientTest, ResourceExhaustedCarriesTheRetryHint) {
   auto hint = RetryAfter(response.status());
   ASSERT_TRUE(hint.has_value());
   EXPECT_EQ(*hint, absl::Milliseconds(750));
+}
+
+TEST_F(CompileClientTest, ResourceExhaustedIsRetriedUntilItClears) {
+  auto response = client_->Compile(pto::v1::Graph(), "busy-twice", {},
+                                   absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(service_.compile_calls_.load(), 3);
+}
+
+TEST_F(CompileClientTest, RetriesStopAtMaxAttempts) {
+  auto response = client_->Compile(pto::v1::Graph(), "draining", {},
+                                   absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(absl::IsUnavailable(response.status())) << response.status();
+  EXPECT_EQ(service_.unavailable_answers_.load(), ClientOptions().max_attempts);
+}
+
+TEST_F(CompileClientTest, RetryHonoursTheServersHintWithinTheDeadline) {
+  // The hint (750 ms) is longer than what is left: no retry, the error now.
+  auto response = client_->Compile(pto::v1::Graph(), "busy", {},
+                                   absl::Now() + absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsResourceExhausted(response.status()))
+      << response.status();
+  EXPECT_EQ(service_.compile_calls_.load(), 1);
+}
+
+TEST_F(CompileClientTest, InvalidArgumentIsNotRetried) {
+  auto response = client_->Compile(pto::v1::Graph(), "bad", {},
+                                   absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(absl::IsInvalidArgument(response.status()));
+  EXPECT_EQ(service_.compile_calls_.load(), 1);
+}
+
+TEST(CompileClientFallbackTest, UnreachableDaemonFallsBackToLocalCompiles) {
+  // A port nothing listens on: bind one, then close it.
+  std::string address;
+  {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port);
+    auto server = builder.BuildAndStart();
+    address = "127.0.0.1:" + std::to_string(port);
+    server->Shutdown(std::chrono::system_clock::now());
+  }
+  std::atomic<int> local{0};
+  ClientOptions options;
+  options.max_attempts = 2;
+  options.initial_backoff = absl::Milliseconds(5);
+  options.connect_timeout = absl::Milliseconds(200);
+  options.local_compile = [&](const pto::v1::CompileRequest& request)
+      -> absl::StatusOr<pto::v1::CompileResponse> {
+    ++local;
+    pto::v1::CompileResponse response;
+    response.mutable_binary()->set_kernel_name(request.graph().name());
+    return response;
+  };
+  CompileClient client(address, options);
+  pto::v1::Graph graph;
+  graph.set_name("fallback_kernel");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
+    auto response =
+        client.Compile(graph, "host", {}, absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->binary().kernel_name(), "fallback_kernel");
+  }
+  EXPECT_EQ(local.load(), 3);
+  // Logged once, not per call.
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  const size_t first = log.find("compiling locally");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("compiling locally", first + 1), std::string::npos) << log;
+  EXPECT_NE(log.find(address), std::string::npos) << log;
+  // Without a fallback the caller gets UNAVAILABLE naming the address.
+  ClientOptions no_fallback = options;
+  no_fallback.local_compile = nullptr;
+  CompileClient plain(address, no_fallback);
+  auto failed = plain.Compile(graph, "host", {}, absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(absl::IsUnavailable(failed.status())) << failed.status();
+  EXPECT_NE(failed.status().message().find(address), std::string::npos);
 }
 
 TEST_F(CompileClientTest, GetKernelAndStats) {

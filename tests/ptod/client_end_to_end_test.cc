@@ -5,6 +5,7 @@
 
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
+#include "client/cpp/local_compile.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "server/ptod_server.h"
@@ -81,6 +82,27 @@ TEST(ClientTest, UnreachableServerIsUnavailableOrDeadlineNamingTheAddress) {
       << stats.status();
   EXPECT_NE(stats.status().message().find("127.0.0.1:1"), std::string::npos);
   EXPECT_FALSE(pto::client::RetryAfter(stats.status()).has_value());
+}
+
+TEST(ClientTest, UnreachableDaemonFallsBackToTheLocalCompilerAndRuns) {
+  if (!InnerBackendIsReal()) GTEST_SKIP() << "needs the real compiler";
+  pto::client::ClientOptions options;
+  options.connect_timeout = absl::Milliseconds(200);
+  options.max_attempts = 2;
+  options.local_compile = pto::client::LocalCompiler();
+  CompileClient client("127.0.0.1:1", options);
+  auto kernel = pto::client::CompileAndLoad(client, AddGraph({16, 16}, {8, 8}),
+                                            "host", {},
+                                            absl::Now() + absl::Seconds(120));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> x(256, 1.5f), y(256, 2.0f), out(256, 0.0f);
+  ASSERT_TRUE((*kernel)
+                  ->Run({{x.data(), pto::v1::DT_FP32, {16, 16}},
+                         {y.data(), pto::v1::DT_FP32, {16, 16}},
+                         {out.data(), pto::v1::DT_FP32, {16, 16}}})
+                  .ok());
+  EXPECT_EQ(out[0], 3.5f);
+  EXPECT_EQ(out[255], 3.5f);
 }
 
 }  // namespace

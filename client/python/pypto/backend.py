@@ -7,10 +7,21 @@ grpcio with a deadline of host_options["compile_timeout"] or else
 PYPTO_COMPILE_TIMEOUT seconds (default 300); ptod is
 the shared cache, so the local disk cache is not used. Either way the binary
 runs in this process through _native.Kernel.
+
+Remote calls send PYPTO_COMPILE_TOKEN (if set) as "authorization: Bearer",
+retry UNAVAILABLE and RESOURCE_EXHAUSTED up to 4 attempts with jittered
+exponential back-off (100 ms doubling to 5 s, never shorter than the server's
+retry-after-ms) within the deadline, and give up on a connection after
+PYPTO_CONNECT_TIMEOUT seconds (default 2). When ptod cannot be reached the
+kernel is compiled embedded instead (warned once per server; for the next
+30 s further calls go straight to the embedded compiler), unless
+PYPTO_COMPILE_FALLBACK=0.
 """
 
 import os
+import random
 import threading
+import time
 import warnings
 
 from . import cache
@@ -112,8 +123,95 @@ _STATUS = {
 }
 
 
+_MAX_ATTEMPTS = 4
+_INITIAL_BACKOFF_S = 0.1
+_MAX_BACKOFF_S = 5.0
+_FALLBACK_PERIOD_S = 30.0
+_down_until = {}      # server -> time.monotonic() until which calls fall back
+_warned = set()       # servers whose fallback was already warned about
+_fallback_lock = threading.Lock()
+
+
+def _env_seconds(name, default):
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, got {os.environ[name]!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return value
+
+
+def _fallback_enabled():
+    return os.environ.get("PYPTO_COMPILE_FALLBACK", "1") != "0"
+
+
+def _retry_after_s(error):
+    """The server's retry-after-ms hint on a grpc.RpcError, in seconds."""
+    try:
+        for key, value in error.trailing_metadata() or ():
+            if key == "retry-after-ms":
+                return max(0.0, int(value) / 1000.0)
+    except (AttributeError, ValueError, TypeError):
+        pass
+    return 0.0
+
+
+def _call_with_retries(server, request, timeout, kernel_name):
+    """One Compile with retries; returns the response or raises CompileError
+    (with .unreachable set when ptod could not be reached)."""
+    import grpc
+    channel = _channel(server)
+    call = channel.unary_unary(
+        "/pto.v1.CompileService/Compile",
+        request_serializer=compile_service_pb2.CompileRequest.SerializeToString,
+        response_deserializer=compile_service_pb2.CompileResponse.FromString)
+    token = os.environ.get("PYPTO_COMPILE_TOKEN")
+    metadata = (("authorization", f"Bearer {token}"),) if token else None
+    connect_timeout = _env_seconds("PYPTO_CONNECT_TIMEOUT", "2")
+    deadline = time.monotonic() + timeout
+    last = None
+    for attempt in range(1, _MAX_ATTEMPTS + 1):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            grpc.channel_ready_future(channel).result(timeout=min(connect_timeout, left))
+        except grpc.FutureTimeoutError:
+            last = ("UNAVAILABLE", f"no connection within {min(connect_timeout, left):g} s", 0.0)
+        else:
+            try:
+                return call(request, timeout=max(deadline - time.monotonic(), 0.001),
+                            metadata=metadata)
+            except grpc.RpcError as e:
+                code = e.code().name if e.code() is not None else "UNKNOWN"
+                if code not in ("UNAVAILABLE", "RESOURCE_EXHAUSTED"):
+                    raise CompileError(f"compiling kernel '{kernel_name}' on ptod at {server}: "
+                                       f"{code}: {e.details()}") from None
+                last = (code, e.details(), _retry_after_s(e))
+        if attempt == _MAX_ATTEMPTS:
+            break
+        backoff = min(_MAX_BACKOFF_S, _INITIAL_BACKOFF_S * 2 ** (attempt - 1))
+        wait = max(random.uniform(backoff / 2, backoff), last[2])
+        if time.monotonic() + wait >= deadline:
+            break
+        time.sleep(wait)
+    code, details = (last[0], last[1]) if last else ("DEADLINE_EXCEEDED", "deadline passed")
+    error = CompileError(f"compiling kernel '{kernel_name}' on ptod at {server}: {code}: {details}")
+    error.unreachable = code == "UNAVAILABLE"
+    raise error
+
+
 def _remote(server, graph, options, timeout, kernel_name):
     import grpc
+    if _fallback_enabled():
+        with _fallback_lock:
+            down = time.monotonic() < _down_until.get(server, 0.0)
+        if down:
+            try:
+                grpc.channel_ready_future(_channel(server)).result(timeout=0)
+            except grpc.FutureTimeoutError:
+                return _fall_back(server, graph, options, timeout, kernel_name, None)
     if timeout is None:  # host_options["compile_timeout"] wins over the environment
         try:
             timeout = float(os.environ.get("PYPTO_COMPILE_TIMEOUT", "300"))
@@ -125,16 +223,12 @@ def _remote(server, graph, options, timeout, kernel_name):
     # Resolve "host" here: the binary must run on this machine, not the server's.
     target = native().resolve_target("host")
     request = compile_service_pb2.CompileRequest(graph=graph, target=target, options=options)
-    call = _channel(server).unary_unary(
-        "/pto.v1.CompileService/Compile",
-        request_serializer=compile_service_pb2.CompileRequest.SerializeToString,
-        response_deserializer=compile_service_pb2.CompileResponse.FromString)
     try:
-        response = call(request, timeout=timeout)
-    except grpc.RpcError as e:
-        code = e.code().name if e.code() is not None else "UNKNOWN"
-        raise CompileError(
-            f"compiling kernel '{kernel_name}' on ptod at {server}: {code}: {e.details()}") from None
+        response = _call_with_retries(server, request, timeout, kernel_name)
+    except CompileError as e:
+        if getattr(e, "unreachable", False) and _fallback_enabled():
+            return _fall_back(server, graph, options, None, kernel_name, e)
+        raise
     status, counter = _STATUS.get(response.cache_status, ("UNSPECIFIED", None))
     if counter:
         cache.count(counter)
@@ -142,3 +236,18 @@ def _remote(server, graph, options, timeout, kernel_name):
                    f"kernel '{kernel_name}' from ptod at {server}")
     stages = [(s.stage, s.seconds) for s in response.stages]
     return Compiled(kernel, response.key, "ptod " + status, stages, response.compile_seconds)
+
+
+def _fall_back(server, graph, options, timeout, kernel_name, error):
+    """Compiles embedded because ptod at `server` cannot be reached."""
+    with _fallback_lock:
+        _down_until[server] = time.monotonic() + _FALLBACK_PERIOD_S
+        first = server not in _warned
+        _warned.add(server)
+    if first:
+        warnings.warn(f"pypto: ptod at {server} cannot be reached ({error}); compiling "
+                      "locally (warned once; PYPTO_COMPILE_FALLBACK=0 turns this off)",
+                      RuntimeWarning, stacklevel=3)
+    compiled = _embedded(graph, options, timeout, kernel_name)
+    compiled.source += " (ptod unreachable)"
+    return compiled

@@ -5,6 +5,7 @@ import queue
 import signal
 import subprocess
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -111,7 +112,77 @@ def test_unreachable_server_is_a_clear_error(native, monkeypatch):
         port = s.getsockname()[1]
     monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
     monkeypatch.setenv("PYPTO_COMPILE_TIMEOUT", "5")
+    monkeypatch.setenv("PYPTO_COMPILE_FALLBACK", "0")
+    monkeypatch.setenv("PYPTO_CONNECT_TIMEOUT", "0.2")
     k = make()
     a = np.zeros((4, 4), np.float32)
     with pytest.raises(pypto.CompileError, match=f"ptod at 127.0.0.1:{port}: (UNAVAILABLE|DEADLINE_EXCEEDED)"):
         k(a, a, a.copy())
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_server_falls_back_to_embedded_compiles_warning_once(
+        native, monkeypatch, private_cache):
+    from pypto import backend
+    server = f"127.0.0.1:{_free_port()}"
+    monkeypatch.setenv("PYPTO_COMPILE_SERVER", server)
+    monkeypatch.setenv("PYPTO_CONNECT_TIMEOUT", "0.2")
+    monkeypatch.delenv("PYPTO_COMPILE_FALLBACK", raising=False)
+    monkeypatch.setattr(backend, "_warned", set())
+    monkeypatch.setattr(backend, "_down_until", {})
+    rng = np.random.default_rng(5)
+    a = rng.uniform(-1, 1, (16, 64)).astype(np.float32)
+    b = rng.uniform(-1, 1, (16, 64)).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match=f"ptod at {server} cannot be reached") as record:
+        for _ in range(3):
+            k = make()
+            out = np.zeros_like(a)
+            k(a, b, out)
+            np.testing.assert_allclose(out, np.exp(a + b) * 2 - a, rtol=1e-5, atol=1e-6)
+            assert k.last_compile.source.endswith("(ptod unreachable)")
+    assert sum("cannot be reached" in str(w.message) for w in record) == 1
+
+
+def test_busy_server_is_retried_honouring_its_hint(native, monkeypatch):
+    """A scripted server: RESOURCE_EXHAUSTED twice, then a non-retryable error."""
+    from concurrent import futures
+    import grpc
+    from pypto import backend
+    calls, tokens = [], []
+
+    def compile_(request, context):
+        calls.append(time.monotonic())
+        tokens.append(dict(context.invocation_metadata()).get("authorization"))
+        if len(calls) <= 2:
+            context.set_trailing_metadata((("retry-after-ms", "50"),))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "queue full")
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, "scripted answer")
+
+    from pypto._proto import compile_service_pb2
+    handler = grpc.method_handlers_generic_handler("pto.v1.CompileService", {
+        "Compile": grpc.unary_unary_rpc_method_handler(
+            compile_, request_deserializer=compile_service_pb2.CompileRequest.FromString,
+            response_serializer=compile_service_pb2.CompileResponse.SerializeToString)})
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
+        monkeypatch.setenv("PYPTO_COMPILE_TOKEN", "tok-0123456789abcdef")
+        k = make()
+        a = np.zeros((4, 4), np.float32)
+        with pytest.raises(pypto.CompileError, match="INVALID_ARGUMENT: scripted answer"):
+            k(a, a, a.copy())
+        assert len(calls) == 3
+        assert tokens == ["Bearer tok-0123456789abcdef"] * 3
+        # Each retry waited at least the server's hint.
+        assert calls[1] - calls[0] >= 0.05 and calls[2] - calls[1] >= 0.05
+    finally:
+        server.stop(0)

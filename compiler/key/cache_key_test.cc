@@ -49,6 +49,36 @@ TEST(CacheKeyTest, IsLowercaseHexSha256) {
   EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
 
+// Issue 3's attributes and dtypes: cast's target dtype, clip's bounds and
+// the BOOL/integer types all reach the key.
+TEST(CacheKeyTest, CoversCastDTypeClipBoundsAndNewDTypes) {
+  auto cast_graph = [](pto::v1::DataType to, pto::v1::DataType in) {
+    testing::GraphBuilder b("k");
+    uint32_t x = b.Input("x", in, {4, 8});
+    b.Output("out", b.Cast(x, to, {4, 8}));
+    return b.Build();
+  };
+  const std::string f16 = Key(cast_graph(pto::v1::DT_FP16, pto::v1::DT_FP32));
+  EXPECT_NE(Key(cast_graph(pto::v1::DT_BF16, pto::v1::DT_FP32)), f16);
+  EXPECT_NE(Key(cast_graph(pto::v1::DT_FP16, pto::v1::DT_INT32)), f16);
+  EXPECT_NE(Key(cast_graph(pto::v1::DT_FP16, pto::v1::DT_BOOL)), f16);
+
+  auto clip_graph = [](double lo, double hi) {
+    testing::GraphBuilder b("k");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 8});
+    uint32_t c = b.Op("clip", {x}, {4, 8});
+    auto* attrs = b.graph().mutable_ops(0)->mutable_attrs();
+    (*attrs)["min"].set_f(lo);
+    (*attrs)["max"].set_f(hi);
+    b.Output("out", c);
+    return b.Build();
+  };
+  const std::string clip = Key(clip_graph(-1, 1));
+  EXPECT_NE(Key(clip_graph(-1, 2)), clip);
+  EXPECT_NE(Key(clip_graph(-2, 1)), clip);
+  EXPECT_EQ(Key(clip_graph(-1, 1)), clip);
+}
+
 TEST(CacheKeyTest, IgnoresValueNumberingAndNames) {
   const std::string base = Key(Make({}));
   Knobs renumbered;

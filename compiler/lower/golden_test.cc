@@ -54,5 +54,31 @@ TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
 // f16: loads and stores convert, every result rounds to f16.
 TEST(GoldenTest, ExpAddF16) { RunGoldens(true, "_f16", pto::v1::DT_FP16); }
 
+// Issue 3's elementwise set in one fused group: a row [5] and a column [3,1]
+// broadcast against x [3,5] (TLOADs %1[a1] and %2[a0, 0]), a comparison
+// giving a bool tile, a select and a cast to f16.
+TEST(GoldenTest, BroadcastWhereCast) {
+  testing::GraphBuilder b("bcast_where_cast");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 5});
+  uint32_t r = b.Input("r", pto::v1::DT_FP32, {5});
+  uint32_t c = b.Input("c", pto::v1::DT_FP32, {3, 1});
+  uint32_t m = b.Op("lt", {x, r}, {2, 4});
+  uint32_t w = b.Op("where", {m, x, c}, {2, 4});
+  uint32_t h = b.Cast(w, pto::v1::DT_FP16, {2, 4});
+  b.Output("out", h);
+  b.Output("mask", m);
+  pto::v1::Graph graph = b.Build();
+  LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  state.settings.keep_dumps = true;
+  std::map<std::string, std::string> dumps;
+  absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
+  ASSERT_TRUE(s.ok()) << s;
+  for (const char* level : {"tensor", "tile", "pto", "cpp"}) {
+    CheckGolden(absl::StrCat("bcast_where_cast.", level, ".txt"), dumps[level]);
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

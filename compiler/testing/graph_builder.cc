@@ -1,6 +1,7 @@
 #include "compiler/testing/graph_builder.h"
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ops/infer.h"
 
 namespace pto::compiler::testing {
 
@@ -47,8 +48,26 @@ uint32_t GraphBuilder::Op(const std::string& kind,
   const pto::v1::Value* first = Find(inputs.at(0));
   std::vector<int64_t> shape;
   for (const pto::v1::Dim& d : first->shape().dims()) shape.push_back(d.size());
-  uint32_t out = Value(first->dtype(), shape,
-                       absl::StrCat("t", op_count_));
+  pto::v1::DataType dtype = first->dtype();
+  if (const OpInfo* info = FindOp(kind); info != nullptr) {
+    std::vector<ValueType> types;
+    for (uint32_t id : inputs) {
+      const pto::v1::Value* v = Find(id);
+      if (v == nullptr) break;
+      ValueType t{v->dtype(), {}};
+      for (const pto::v1::Dim& d : v->shape().dims()) t.shape.push_back(d.size());
+      types.push_back(std::move(t));
+    }
+    if (types.size() == inputs.size() &&
+        static_cast<int>(types.size()) == info->num_inputs) {
+      absl::StatusOr<ValueType> inferred = InferResult(*info, types);
+      if (inferred.ok()) {
+        dtype = inferred->dtype;
+        shape = inferred->shape;
+      }
+    }
+  }
+  uint32_t out = Value(dtype, shape, absl::StrCat("t", op_count_));
   pto::v1::Op* op = g_.add_ops();
   op->set_kind(kind);
   op->set_name(name.empty() ? absl::StrCat(kind, op_count_) : name);
@@ -56,6 +75,23 @@ uint32_t GraphBuilder::Op(const std::string& kind,
   for (uint32_t i : inputs) op->add_inputs(i);
   op->add_outputs(out);
   if (scalar) (*op->mutable_attrs())["scalar"].set_f(*scalar);
+  for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+  return out;
+}
+
+uint32_t GraphBuilder::Cast(uint32_t input, pto::v1::DataType to,
+                            const std::vector<int64_t>& tile) {
+  const pto::v1::Value* in = Find(input);
+  std::vector<int64_t> shape;
+  for (const pto::v1::Dim& d : in->shape().dims()) shape.push_back(d.size());
+  uint32_t out = Value(to, shape, absl::StrCat("t", op_count_));
+  pto::v1::Op* op = g_.add_ops();
+  op->set_kind("cast");
+  op->set_name(absl::StrCat("cast", op_count_));
+  ++op_count_;
+  op->add_inputs(input);
+  op->add_outputs(out);
+  (*op->mutable_attrs())["dtype"].set_dtype(to);
   for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
   return out;
 }

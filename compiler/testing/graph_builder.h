@@ -28,11 +28,16 @@ class GraphBuilder {
   // A value plus an IN parameter holding it.
   uint32_t Input(const std::string& name, pto::v1::DataType dtype,
                  const std::vector<int64_t>& shape);
-  // An op whose single output has inputs[0]'s dtype and shape.
+  // An op whose single output has the type the compiler infers (numpy
+  // broadcasting, BOOL for comparisons), or inputs[0]'s dtype and shape when
+  // inference fails (graphs built to be invalid).
   uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
               const std::vector<int64_t>& tile,
               std::optional<double> scalar = std::nullopt,
               const std::string& name = "");
+  // cast(input, to).
+  uint32_t Cast(uint32_t input, pto::v1::DataType to,
+                const std::vector<int64_t>& tile);
   void Output(const std::string& name, uint32_t value);
   void InOut(const std::string& name, uint32_t in_value, uint32_t result);
 

@@ -463,6 +463,20 @@ def overhead_rows(reps, warmup):
                     f"{per_task * 1e9:.0f} ns/task of wall time | "
                     f"x {THREADS} threads = {per_task * THREADS * 1e9:.0f} ns of CPU time |")
 
+    # The same on 4096x8 (128 KiB in all: little memory traffic to blur the
+    # difference): 4096 tasks of one 8-float row against 8 tasks.
+    small = (4096, 8)
+    sa, sb = rand(small, seed=15), rand(small, seed=16)
+    s_out = np.empty_like(sa)
+    t_many, t_few = interleaved_medians(
+        [native_run(k_add((1, 8)), (sa, sb, s_out)), native_run(k_add((512, 8)), (sa, sb, s_out))],
+        reps, warmup)
+    rows.append(f"| add 4096x8 fp32, tile 1x8 | 4096 | {fmt_us(t_many)} | |")
+    rows.append(f"| add 4096x8 fp32, tile 512x8 | 8 | {fmt_us(t_few)} | |")
+    per_task = (t_many - t_few) / (4096 - 8)
+    rows.append(f"| per-task overhead, tiles 1x8 vs 512x8 | | {per_task * 1e9:.0f} ns/task of wall "
+                f"time | x {THREADS} threads = {per_task * THREADS * 1e9:.0f} ns of CPU time |")
+
     # Launch: a one-tile kernel on 8x8.
     x, y = rand((8, 8), seed=13), rand((8, 8), seed=14)
     o, np_o = np.empty_like(x), np.empty_like(x)

@@ -17,7 +17,9 @@
 // go through the queues one by one: a run queues one "root claimer" per
 // thread that may take part, and a thread that pops one claims roots with an
 // atomic counter until none are left. A queue operation takes a mutex that
-// every thread contends for; the counter costs one atomic add per task.
+// every thread contends for; the counter costs one atomic add per task. A
+// helping caller keeps one claimer for itself, so a one-task kernel neither
+// touches a queue nor wakes a worker.
 //
 // Several threads may Run on one Executor at once; their tasks share the
 // pools.

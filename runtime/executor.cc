@@ -370,13 +370,16 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   for (int t = 0; t < n; ++t) {
     run.pending[t].store(plan.tasks_[t].num_deps, std::memory_order_relaxed);
   }
-  // One root claimer per thread that can run roots of a kind (its workers
-  // and this caller), and no more than there are roots.
+  // Root claimers: one per worker of the kind, where a helping caller takes
+  // one worker's place (a pool has a worker per core; one thread more only
+  // takes turns on the cores, and a tile whose thread waits for its turn
+  // delays the whole kernel); at least two, so that independent tasks never
+  // wait for each other; no more than there are roots.
   int claimers[kNumCoreKinds];
   int64_t total_claimers = 0;
   for (int k = 0; k < kNumCoreKinds; ++k) {
     claimers[k] = static_cast<int>(std::min<size_t>(
-        plan.roots_[k].size(), static_cast<size_t>(num_workers_[k]) + 1));
+        plan.roots_[k].size(), std::max(2, num_workers_[k])));
     total_claimers += claimers[k];
   }
   run.remaining.store(n + total_claimers, std::memory_order_relaxed);

@@ -15,7 +15,8 @@
 //
 // Tasks without dependencies (all of them, in an elementwise kernel) do not
 // go through the queues one by one: a run queues one "root claimer" per
-// thread that may take part, and a thread that pops one claims roots with an
+// worker (the caller, when it helps, takes one worker's place: no more
+// threads than cores), and a thread that pops one claims roots with an
 // atomic counter until none are left. A queue operation takes a mutex that
 // every thread contends for; the counter costs one atomic add per task. A
 // helping caller keeps one claimer for itself, so a one-task kernel neither

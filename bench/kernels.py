@@ -417,8 +417,8 @@ def cases():
         erfc_case(k_erfc((8192,)), 1 << 20),
         sum_case(k_sum((8, 1024)), (4096, 1024)),
         softmax_case(k_softmax((4, 8, 1, 256)), (32, 32, 1, 256)),
-        softmax_case(k_softmax((8, 1024)), (4096, 1024)),
-        layer_norm_case(k_layer_norm((8, 1024)), (4096, 1024)),
+        softmax_case(k_softmax((4, 1024)), (4096, 1024)),
+        layer_norm_case(k_layer_norm((4, 1024)), (4096, 1024)),
         matmul_case(k_matmul(FP32, ([64, 64], [128, 128], [64, 64])), 64, 128, 64, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 512, 512, 512, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
@@ -504,7 +504,7 @@ def fmt_us(seconds):
 
 def short(exc):
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text if len(text) <= 90 else text[:87] + "..."
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def ceiling_for(nbytes, ceilings):
@@ -529,9 +529,11 @@ def run_case(case, reps, warmup, ceilings):
         return [f"n/a (inputs: {short(e)})"] + blank, None
     try:
         case.kernel(*args)
-    except (NotImplementedError, pypto.CompileError, pypto.TraceError, TypeError,
-            ValueError, AttributeError) as e:
-        return [f"n/a (op not yet supported: {short(e)})"] + blank, None
+    except (NotImplementedError, AttributeError, pypto.CompileError, pypto.TraceError,
+            TypeError, ValueError) as e:
+        # The message says which: an op not implemented, a dtype not accepted,
+        # a tile shape the compiler refuses, ...
+        return [f"n/a (op not yet supported: {type(e).__name__}: {short(e)})"] + blank, None
     wrong = check()
     impls = [lambda: case.kernel(*args)]
     if callable(np_fn):

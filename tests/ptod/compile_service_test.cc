@@ -47,7 +47,10 @@ class PtodTest : public ::testing::Test {
     auto ptod = PtodServer::Start(options, std::move(backend));
     ASSERT_TRUE(ptod.ok()) << ptod.status();
     ptod_ = std::move(*ptod);
-    client_ = std::make_unique<CompileClient>(ptod_->address());
+    // These tests look at what the server answers: no client retries.
+    pto::client::ClientOptions client_options;
+    client_options.max_attempts = 1;
+    client_ = std::make_unique<CompileClient>(ptod_->address(), client_options);
   }
 
   void StopServer() {

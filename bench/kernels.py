@@ -130,14 +130,21 @@ def run_ceilings(path, sizes_kib):
 # Timing
 
 
+# Pause before each block of calls: libgomp's idle workers (torch) spin
+# for up to 300000 pause instructions (milliseconds) after every parallel
+# loop, and OpenBLAS's threads spin too, taking a core from whatever runs
+# next in this process.
+SETTLE_SECONDS = 0.03
+
+
 def interleaved_times(impls, reps, warmup, block=5):
     """Seconds per call of each callable: a list of (median, min) per callable.
 
     The callables take turns in blocks of `block` timed calls, each block
-    after one untimed call, until each has `reps` timed calls. Turns spread
-    load from other processes over all of them alike; blocks keep one
-    library's idle threads (OpenMP and OpenBLAS workers spin for a while
-    after each call) from being timed as part of the next library's call.
+    after a pause (SETTLE_SECONDS) and one untimed call, until each has
+    `reps` timed calls. Turns spread load from other processes over all of
+    them alike; the pause and the blocks keep one library's spinning idle
+    threads from being timed as part of another library's calls.
     """
     for f in impls:
         for _ in range(warmup):
@@ -146,6 +153,8 @@ def interleaved_times(impls, reps, warmup, block=5):
     while len(times[0]) < reps:
         n = min(block, reps - len(times[0]))
         for i, f in enumerate(impls):
+            if len(impls) > 1:
+                time.sleep(SETTLE_SECONDS)
             f()
             for _ in range(n):
                 start = time.perf_counter()
@@ -614,7 +623,8 @@ def main():
     emit(f"- numpy {np.__version__}, BLAS: {blas_in_use()}")
     emit(f"- torch {torch.__version__} (CPU), pypto {pypto.__version__}, "
          f"Python {platform.python_version()}")
-    emit(f"- {opts.reps} timed calls per implementation, taking turns in blocks of 5 after "
+    emit(f"- {opts.reps} timed calls per implementation, taking turns in blocks of 5 (each after a "
+         f"{SETTLE_SECONDS * 1e3:.0f} ms pause and an untimed call) after "
          f"{opts.warmup} warm-up calls; times are medians; ratios are baseline/pypto "
          f"(> 1: pypto faster), from medians and (min) from best times")
     emit(f"- load average at start: {os.getloadavg()[0]:.2f} (other processes share these CPUs)")

@@ -162,6 +162,21 @@ Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param) {
     const std::string& kind = it->second->kind();
     if (kTranscendental.count(kind)) t.rtol = std::max(t.rtol, 2e-6);
     if (kind == "erf" || kind == "erfc") t.atol = std::max(t.atol, 1e-6);
+    // Sums: rtol 1e-5 of the sum of magnitudes (inputs within [-4, 4], as
+    // the tests draw them), not of a result that may cancel to ~0.
+    if (kind == "sum" || kind == "prod") {
+      t.rtol = std::max(t.rtol, 1e-5);
+      for (const pto::v1::Value& v : graph.values()) {
+        if (v.id() != it->second->inputs(0)) continue;
+        auto dim = it->second->attrs().find("dim");
+        const int rank = v.shape().dims_size();
+        int64_t d = dim == it->second->attrs().end() ? 0 : dim->second.i();
+        if (d < 0) d += rank;
+        if (d >= 0 && d < rank && kind == "sum") {
+          t.atol = std::max(t.atol, 1e-5 * 4 * v.shape().dims(d).size());
+        }
+      }
+    }
     for (uint32_t in : it->second->inputs()) stack.push_back(in);
   }
   return t;

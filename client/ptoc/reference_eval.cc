@@ -254,6 +254,66 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     auto out = declared_tensor(op.outputs(0), where);
     if (!out.ok()) return out.status();
     const std::string& kind = op.kind();
+    if (kind == "sum" || kind == "prod" || kind == "amax" || kind == "amin" ||
+        kind == "argmax" || kind == "argmin") {
+      if (in.size() != 1) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "reference: %s: expected 1 input, got %d", where, in.size()));
+      }
+      auto dim_attr = op.attrs().find("dim");
+      if (dim_attr == op.attrs().end() ||
+          dim_attr->second.value_case() != pto::v1::Attribute::kI) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "reference: %s: attribute 'dim' (i) is missing", where));
+      }
+      const std::vector<int64_t>& shape = in[0]->shape;
+      const int rank = static_cast<int>(shape.size());
+      int64_t dim = dim_attr->second.i();
+      if (dim < -rank || dim >= rank) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "reference: %s: dim %d out of range for rank %d", where, dim, rank));
+      }
+      if (dim < 0) dim += rank;
+      int64_t outer = 1, inner = 1;
+      for (int d = 0; d < dim; ++d) outer *= shape[d];
+      for (int d = static_cast<int>(dim) + 1; d < rank; ++d) inner *= shape[d];
+      const int64_t len = shape[dim];
+      if (static_cast<int64_t>(out->data.size()) != 0 ||
+          outer * inner != [&] { int64_t n = 1; for (int64_t d : out->shape) n *= d; return n; }()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "reference: %s: output shape %s does not match the reduction of %s",
+            where, ShapeString(out->shape), ShapeString(shape)));
+      }
+      out->data.resize(outer * inner);
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const double* p = in[0]->data.data() + o * len * inner + i;
+          double acc = kind == "sum" ? 0 : kind == "prod" ? 1 : p[0];
+          int64_t at = 0;
+          for (int64_t k = 0; k < len; ++k) {
+            const double x = p[k * inner];
+            if (kind == "sum") acc += x;
+            else if (kind == "prod") acc *= x;
+            else if (kind == "amax" || kind == "argmax") {
+              // NaN wins (numpy amax, torch argmax), the first one.
+              if (!std::isnan(acc) && (std::isnan(x) || x > acc)) { acc = x; at = k; }
+            } else if (!std::isnan(acc) && (std::isnan(x) || x < acc)) {
+              acc = x;
+              at = k;
+            }
+          }
+          out->data[o * inner + i] =
+              kind == "argmax" || kind == "argmin" ? static_cast<double>(at) : acc;
+        }
+      }
+      switch (options.intermediates) {
+        case ReferenceOptions::Intermediates::kDouble: break;
+        default:
+          for (double& x : out->data) x = RoundToDType(x, out->dtype);
+      }
+      values[op.outputs(0)] = *std::move(out);
+      continue;
+    }
     const bool is_where = kind == "where", is_clip = kind == "clip";
     const bool is_cast = kind == "cast";
     const size_t arity_expected =

@@ -15,6 +15,28 @@ int64_t GmBuffer::Bytes() const {
   return n;
 }
 
+std::vector<GmIndex> AlignedIndex(int buffer_rank, int space_rank) {
+  std::vector<GmIndex> index(buffer_rank);
+  for (int j = 0; j < buffer_rank; ++j) index[j].space_dim = space_rank - buffer_rank + j;
+  return index;
+}
+
+std::string FormatGmIndex(const std::vector<GmIndex>& index,
+                          const std::vector<int64_t>& shape) {
+  std::vector<std::string> parts;
+  for (size_t j = 0; j < index.size(); ++j) {
+    const GmIndex& x = index[j];
+    if (x.space_dim < 0 || (j < shape.size() && shape[j] == 1)) {
+      parts.push_back("0");
+    } else if (x.div > 1) {
+      parts.push_back(absl::StrCat("a", x.space_dim, "/", x.div));
+    } else {
+      parts.push_back(absl::StrCat("a", x.space_dim));
+    }
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 std::vector<int64_t> TileGrid(const std::vector<int64_t>& space,
                               const std::vector<int64_t>& tile) {
   std::vector<int64_t> grid(space.size());
@@ -39,6 +61,28 @@ TileBox TileAt(const std::vector<int64_t>& space,
   return box;
 }
 
+namespace {
+
+// "%5:gm" for a Tensor Graph value, "ws#3:gm" for a reduction's partial
+// results; with "[a0, a1/4]" when the index is not the aligned default.
+std::string GmOperand(const TileGraph& g, const TileInstr& in,
+                      const TileGroup& grp) {
+  const GmTensor& t = g.gm[in.gm];
+  std::string s = t.value >= 0 ? absl::StrCat("%", t.value, ":gm")
+                               : absl::StrCat("ws#", t.buffer, ":gm");
+  const GmBuffer& buf = g.buffers[t.buffer];
+  const std::vector<GmIndex> aligned = AlignedIndex(
+      static_cast<int>(buf.shape.size()), static_cast<int>(grp.space.size()));
+  bool same = in.index.size() == aligned.size();
+  for (size_t j = 0; same && j < aligned.size(); ++j) {
+    same = in.index[j].space_dim == aligned[j].space_dim && in.index[j].div == 1;
+  }
+  if (!same) absl::StrAppend(&s, "[", FormatGmIndex(in.index, buf.shape), "]");
+  return s;
+}
+
+}  // namespace
+
 std::string PrintTileGraph(const TileGraph& g) {
   std::string out = absl::StrCat("tile_graph ", Quote(g.name), "\n");
   for (size_t b = 0; b < g.buffers.size(); ++b) {
@@ -51,8 +95,10 @@ std::string PrintTileGraph(const TileGraph& g) {
                     DTypeShortName(buf.dtype), FormatDims(buf.shape), "\n");
   }
   for (size_t t = 0; t < g.gm.size(); ++t) {
-    absl::StrAppend(&out, "  gm %", g.gm[t].value, " -> buffer #",
-                    g.gm[t].buffer, "\n");
+    absl::StrAppend(&out, "  gm ",
+                    g.gm[t].value >= 0 ? absl::StrCat("%", g.gm[t].value)
+                                       : std::string("(partial results)"),
+                    " -> buffer #", g.gm[t].buffer, "\n");
   }
   for (size_t i = 0; i < g.groups.size(); ++i) {
     const TileGroup& grp = g.groups[i];
@@ -66,19 +112,22 @@ std::string PrintTileGraph(const TileGraph& g) {
     for (const TileInstr& in : grp.body) {
       std::vector<std::string> operands;
       if (in.op == PtoOpcode::kTStore) {
-        operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm"));
+        operands.push_back(GmOperand(g, in, grp));
       } else {
         operands.push_back(
             absl::StrCat("%t", in.dst, ":ub.", DTypeShortName(in.dtype)));
       }
       if (in.op == PtoOpcode::kTLoad) {
-        operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm"));
+        operands.push_back(GmOperand(g, in, grp));
       }
       for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s, ":ub"));
       for (double s : in.scalars) {
         operands.push_back(absl::StrFormat("%.17g", s));
       }
-      absl::StrAppend(&out, "    ", absl::StrFormat("%-7s", PtoOpcodeName(in.op)),
+      if (in.reduce_dim >= 0 && in.op != PtoOpcode::kTStore) {
+        operands.push_back(absl::StrCat("dim=", in.reduce_dim));
+      }
+      absl::StrAppend(&out, "    ", absl::StrFormat("%-6s ", PtoOpcodeName(in.op)),
                       absl::StrJoin(operands, ", "), "\n");
     }
     std::vector<std::string> shown;

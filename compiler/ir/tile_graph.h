@@ -35,12 +35,33 @@ struct GmTensor {
   int buffer = -1;  // index into TileGraph::buffers
 };
 
+// How a TLOAD/TSTORE addresses one dim of its buffer: the task's offset in
+// space dim `space_dim` divided by `div` (a reduction's partial results: one
+// slot per tile), or index 0 when space_dim is -1. A buffer dim of size 1
+// always reads index 0 (broadcast).
+struct GmIndex {
+  int space_dim = -1;
+  int64_t div = 1;
+};
+
+// The default index of a buffer of rank `buffer_rank` in a space of rank
+// `space_rank`: numpy broadcasting (the buffer's dims align with the last).
+std::vector<GmIndex> AlignedIndex(int buffer_rank, int space_rank);
+
+// "a0, 0, a2/4": the index expression of each buffer dim.
+std::string FormatGmIndex(const std::vector<GmIndex>& index,
+                          const std::vector<int64_t>& shape);
+
 struct TileInstr {
   PtoOpcode op = PtoOpcode::kTMov;
   int dst = -1;           // UB tile written (every op but TSTORE)
   std::vector<int> srcs;  // UB tiles read
   int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
+  std::vector<GmIndex> index;   // TLOAD/TSTORE: one per buffer dim
+  // TRED*/TARG*: the space dim reduced (the dst tile has extent 1 there);
+  // TSTORE of such a tile: the dim in which the stored tile has extent 1.
+  int reduce_dim = -1;
   // Element type of the dst tile's values (f16 tiles hold f32 numbers
   // rounded to f16); for TSTORE, the stored value's type.
   pto::v1::DataType dtype = pto::v1::DT_FP32;

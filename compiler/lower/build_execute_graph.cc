@@ -10,12 +10,12 @@
 namespace pto::compiler {
 namespace {
 
-// How a group touches buffers. A write covers the task's own tile box (an
-// output has the group's shape); a read of a broadcast operand (lower rank,
-// or size-1 dims) covers the box projected onto the buffer's shape.
-struct GroupAccess {
-  std::set<int> reads;
-  std::set<int> writes;
+// How a group touches buffers: one entry per TLOAD/TSTORE, with the index
+// that maps a task's tile box to the region of the buffer it accesses.
+struct Access {
+  int buffer = -1;
+  const std::vector<GmIndex>* index = nullptr;
+  bool write = false;
 };
 
 struct PlacedGroup {
@@ -25,73 +25,89 @@ struct PlacedGroup {
   std::vector<int64_t> grid;
 };
 
-GroupAccess AccessOf(const TileGraph& tiles, const TileGroup& group) {
-  GroupAccess a;
+std::vector<Access> AccessesOf(const TileGraph& tiles, const TileGroup& group) {
+  std::vector<Access> a;
   for (const TileInstr& in : group.body) {
-    if (in.op == PtoOpcode::kTLoad) a.reads.insert(tiles.gm[in.gm].buffer);
-    if (in.op == PtoOpcode::kTStore) a.writes.insert(tiles.gm[in.gm].buffer);
+    if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
+    a.push_back({tiles.gm[in.gm].buffer, &in.index, in.op == PtoOpcode::kTStore});
   }
   return a;
 }
 
-// The region of a buffer of shape `shape` that a task with tile `box` (in
-// a space of rank >= the buffer's) accesses: broadcast dims collapse to 0.
-TileBox Project(const TileBox& box, const std::vector<int64_t>& shape) {
-  const size_t lead = box.offset.size() - shape.size();
+// The region of a buffer of shape `shape` that a task with tile `box`
+// accesses through `index`: broadcast dims collapse to 0, a divided dim
+// (a reduction's partial slot) to one slot.
+TileBox Region(const TileBox& box, const std::vector<GmIndex>& index,
+               const std::vector<int64_t>& shape) {
   TileBox r;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const bool bcast = shape[d] == 1;
-    r.offset.push_back(bcast ? 0 : box.offset[lead + d]);
-    r.extent.push_back(bcast ? 1 : box.extent[lead + d]);
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const GmIndex& x = index[j];
+    if (x.space_dim < 0 || shape[j] == 1) {
+      r.offset.push_back(0);
+      r.extent.push_back(1);
+    } else if (x.div > 1) {
+      r.offset.push_back(box.offset[x.space_dim] / x.div);
+      r.extent.push_back(1);
+    } else {
+      r.offset.push_back(box.offset[x.space_dim]);
+      r.extent.push_back(box.extent[x.space_dim]);
+    }
   }
   return r;
 }
 
 // Per dim of `other`'s grid, the tile index range [lo, hi] of the tasks
-// whose access to a buffer of shape `shape` overlaps `region` (in buffer
-// coordinates). Dims the buffer broadcasts along: every tile.
-void TouchingRange(const TileBox& region, const std::vector<int64_t>& shape,
-                   const PlacedGroup& other, std::vector<int64_t>* lo,
-                   std::vector<int64_t>* hi) {
+// whose access through `index` to a buffer of shape `shape` overlaps
+// `region` (in buffer coordinates). Space dims the index does not use (or
+// broadcasts along): every tile.
+void TouchingRange(const TileBox& region, const std::vector<GmIndex>& index,
+                   const std::vector<int64_t>& shape, const PlacedGroup& other,
+                   std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
   const int rank = static_cast<int>(other.space.size());
-  const int lead = rank - static_cast<int>(shape.size());
   lo->assign(rank, 0);
-  hi->assign(rank, 0);
-  for (int d = 0; d < rank; ++d) {
-    const bool all = d < lead || (shape[d - lead] == 1 && other.space[d] != 1);
-    if (all) {
-      (*hi)[d] = other.grid[d] - 1;
-      continue;
+  hi->resize(rank);
+  for (int s = 0; s < rank; ++s) (*hi)[s] = other.grid[s] - 1;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const int s = index[j].space_dim;
+    if (s < 0 || (shape[j] == 1 && other.space[s] != 1)) continue;
+    const int64_t off = region.offset[j], ext = region.extent[j];
+    if (index[j].div > 1) {  // one slot per tile: slot = grid index
+      (*lo)[s] = off;
+      (*hi)[s] = off + ext - 1;
+    } else {
+      (*lo)[s] = off / other.tile[s];
+      (*hi)[s] = (off + ext - 1) / other.tile[s];
     }
-    const int64_t off = region.offset[d - lead];
-    const int64_t ext = region.extent[d - lead];
-    (*lo)[d] = off / other.tile[d];
-    (*hi)[d] = (off + ext - 1) / other.tile[d];
+    (*hi)[s] = std::min((*hi)[s], other.grid[s] - 1);
   }
 }
 
-int64_t CountTouching(const TileBox& region, const std::vector<int64_t>& shape,
-                      const PlacedGroup& other) {
+int64_t CountTouching(const TileBox& region, const std::vector<GmIndex>& index,
+                      const std::vector<int64_t>& shape, const PlacedGroup& other) {
   std::vector<int64_t> lo, hi;
-  TouchingRange(region, shape, other, &lo, &hi);
+  TouchingRange(region, index, shape, other, &lo, &hi);
   int64_t n = 1;
-  for (size_t d = 0; d < lo.size(); ++d) n *= hi[d] - lo[d] + 1;
+  for (size_t d = 0; d < lo.size(); ++d) n *= std::max<int64_t>(0, hi[d] - lo[d] + 1);
   return n;
 }
 
-void AppendTouching(const TileBox& region, const std::vector<int64_t>& shape,
-                    const PlacedGroup& other, std::vector<uint32_t>* deps) {
+void AppendTouching(const TileBox& region, const std::vector<GmIndex>& index,
+                    const std::vector<int64_t>& shape, const PlacedGroup& other,
+                    std::vector<uint32_t>* deps) {
   std::vector<int64_t> lo, hi;
-  TouchingRange(region, shape, other, &lo, &hi);
+  TouchingRange(region, index, shape, other, &lo, &hi);
   const int rank = static_cast<int>(lo.size());
-  std::vector<int64_t> index = lo;
+  for (int d = 0; d < rank; ++d) {
+    if (hi[d] < lo[d]) return;
+  }
+  std::vector<int64_t> at = lo;
   for (;;) {
     int64_t linear = 0;
-    for (int d = 0; d < rank; ++d) linear = linear * other.grid[d] + index[d];
+    for (int d = 0; d < rank; ++d) linear = linear * other.grid[d] + at[d];
     deps->push_back(static_cast<uint32_t>(other.first_task + linear));
     int d = rank - 1;
-    while (d >= 0 && ++index[d] > hi[d]) {
-      index[d] = lo[d];
+    while (d >= 0 && ++at[d] > hi[d]) {
+      at[d] = lo[d];
       --d;
     }
     if (d < 0) break;
@@ -121,25 +137,28 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
     desc->set_num_args(fn.num_args);
   }
 
-  // Per buffer: the earlier groups that wrote it and that read it.
-  std::vector<std::vector<int>> writers(tiles.buffers.size());
-  std::vector<std::vector<int>> readers(tiles.buffers.size());
+  // Per buffer: the earlier groups' accesses that wrote it and read it.
+  struct Earlier {
+    int group;
+    const std::vector<GmIndex>* index;
+  };
+  std::vector<std::vector<Earlier>> writers(tiles.buffers.size());
+  std::vector<std::vector<Earlier>> readers(tiles.buffers.size());
   std::vector<PlacedGroup> placed;
   int64_t total_deps = 0;
   for (size_t g = 0; g < tiles.groups.size(); ++g) {
     const TileGroup& group = tiles.groups[g];
-    const GroupAccess access = AccessOf(tiles, group);
+    const std::vector<Access> accesses = AccessesOf(tiles, group);
     PlacedGroup me{out.tasks_size(), group.space, group.tile,
                    TileGrid(group.space, group.tile)};
-    // (buffer, earlier group) pairs this group's tasks may depend on: reads
-    // after writes, writes after writes and reads.
-    std::vector<std::pair<int, int>> sources;
-    for (int b : access.reads) {
-      for (int w : writers[b]) sources.push_back({b, w});
-    }
-    for (int b : access.writes) {
-      for (int w : writers[b]) sources.push_back({b, w});
-      for (int r : readers[b]) sources.push_back({b, r});
+    // (my access, earlier access) pairs that may conflict: reads after
+    // writes, writes after writes and reads.
+    std::vector<std::pair<const Access*, Earlier>> sources;
+    for (const Access& a : accesses) {
+      for (const Earlier& w : writers[a.buffer]) sources.push_back({&a, w});
+      if (a.write) {
+        for (const Earlier& r : readers[a.buffer]) sources.push_back({&a, r});
+      }
     }
     int64_t tasks = 1;
     for (int64_t n : me.grid) tasks *= n;
@@ -149,26 +168,29 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
       task->set_function(blocks.FunctionOf(static_cast<int>(g), t));
       for (int64_t o : box.offset) task->add_args(o);
       std::vector<uint32_t> deps;
-      for (const auto& [b, s] : sources) {
-        const std::vector<int64_t>& shape = tiles.buffers[b].shape;
-        const TileBox region = Project(box, shape);
-        total_deps += CountTouching(region, shape, placed[s]);
+      for (const auto& [mine, other] : sources) {
+        const std::vector<int64_t>& shape = tiles.buffers[mine->buffer].shape;
+        const TileBox region = Region(box, *mine->index, shape);
+        const PlacedGroup& p = placed[other.group];
+        total_deps += CountTouching(region, *other.index, shape, p);
         if (total_deps > kMaxDependencies) {
           return absl::InvalidArgumentError(absl::StrCat(
               "op #", group.ops.front(), ": its tile shape ",
               FormatDims(group.tile), " against the tiles of op #",
-              tiles.groups[s].ops.front(), " (", FormatDims(placed[s].tile),
+              tiles.groups[other.group].ops.front(), " (", FormatDims(p.tile),
               ") needs more than ", kMaxDependencies,
               " task dependencies; use matching tile shapes"));
         }
-        AppendTouching(region, shape, placed[s], &deps);
+        AppendTouching(region, *other.index, shape, p, &deps);
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       for (uint32_t d : deps) task->add_deps(d);
     }
-    for (int b : access.reads) readers[b].push_back(static_cast<int>(g));
-    for (int b : access.writes) writers[b].push_back(static_cast<int>(g));
+    for (const Access& a : accesses) {
+      (a.write ? writers : readers)[a.buffer].push_back(
+          {static_cast<int>(g), a.index});
+    }
     placed.push_back(std::move(me));
   }
   return out;

@@ -29,6 +29,8 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.srcs = in.srcs;
       out.buffer = in.gm >= 0 ? tiles.gm[in.gm].buffer : -1;
       out.scalars = in.scalars;
+      out.index = in.index;
+      out.reduce_dim = in.reduce_dim;
       out.dtype = in.dtype;
       f.body.push_back(std::move(out));
     }

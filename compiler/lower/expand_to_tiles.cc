@@ -16,8 +16,17 @@ namespace {
 // while a group grows) small.
 constexpr size_t kMaxOpsPerGroup = 256;
 
+bool IsReduce(const TensorOp& op) {
+  return op.info->category == OpCategory::kReduce;
+}
+
+// The space an op iterates: its output, or a reduction's input.
+const std::vector<int64_t>& OpSpace(const TensorGraph& g, const TensorOp& op) {
+  return g.values[IsReduce(op) ? op.inputs[0] : op.outputs[0]].shape;
+}
+
 std::vector<int64_t> ClampedTile(const TensorGraph& g, const TensorOp& op) {
-  const std::vector<int64_t>& space = g.values[op.outputs[0]].shape;
+  const std::vector<int64_t>& space = OpSpace(g, op);
   std::vector<int64_t> tile = op.vec_tile;
   for (size_t d = 0; d < tile.size(); ++d) tile[d] = std::min(tile[d], space[d]);
   return tile;
@@ -88,6 +97,9 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
       load.dst = alloc(v);
       load.gm = gm_of(v);
       load.dtype = g.values[v].dtype;
+      load.index = AlignedIndex(
+          static_cast<int>(g.values[v].shape.size()),
+          static_cast<int>(g.values[g.ops[ops[0]].outputs[0]].shape.size()));
       ub[v] = load.dst;
       out.body.push_back(std::move(load));
     }
@@ -122,6 +134,8 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     store.op = PtoOpcode::kTStore;
     store.gm = gm_of(v);
     store.dtype = g.values[v].dtype;
+    store.index = AlignedIndex(static_cast<int>(g.values[v].shape.size()),
+                               static_cast<int>(g.values[v].shape.size()));
     store.srcs.push_back(ub.at(v));
     out.body.push_back(std::move(store));
   }
@@ -170,8 +184,13 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
     if (!live_op[i]) continue;
     const TensorOp& op = g.ops[i];
-    const std::vector<int64_t>& op_space = g.values[op.outputs[0]].shape;
+    const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
+    if (IsReduce(op)) {  // its own group(s), see AppendReduction
+      groups.push_back({i});
+      space.clear();
+      continue;
+    }
     const int64_t alone = peak_bytes({i}, op_tile);
     if (alone > kMaxUbBytesPerBlock) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -196,6 +215,148 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     }
   }
   return groups;
+}
+
+// A reduction of op `i` over dim d of its input (space S, tile T):
+//   partial: per tile of S, reduce along d (TRED*), store one slot per tile
+//            into workspace(s) of shape S with dim d = n (tiles along d);
+//            argmax/argmin also store the global index (TARGFIRST);
+//   combine: per tile of that workspace with all n slots along d, reduce
+//            again (TARGSEL picks the index) and store the result.
+// With n == 1 the partial step stores the result directly. Partial values
+// are FP32 (FP16/BF16 sums do not round per tile).
+absl::Status AppendReduction(const TensorGraph& g, int i,
+                             const std::vector<int>& gm_of_value,
+                             TileGraph* out) {
+  const TensorOp& op = g.ops[i];
+  const std::vector<int64_t>& space = OpSpace(g, op);
+  const std::vector<int64_t> tile = ClampedTile(g, op);
+  const int rank = static_cast<int>(space.size());
+  int64_t dim = 0;
+  if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
+    dim = std::get<int64_t>(it->second);
+  }
+  const int d = static_cast<int>(dim < 0 ? dim + rank : dim);
+  bool keepdim = false;
+  if (auto it = op.attrs.find("keepdim"); it != op.attrs.end()) {
+    keepdim = std::get<bool>(it->second);
+  }
+  const bool arg = op.info->kind == "argmax" || op.info->kind == "argmin";
+  const int v_in = op.inputs[0], v_out = op.outputs[0];
+  const pto::v1::DataType out_dtype = g.values[v_out].dtype;
+  const int64_t n = (space[d] + tile[d] - 1) / tile[d];
+
+  // The output's index from the final step's space (dim d has one slot).
+  std::vector<GmIndex> out_index;
+  for (int s = 0; s < rank; ++s) {
+    if (s == d) {
+      if (keepdim) out_index.push_back({-1, 1});
+    } else {
+      out_index.push_back({s, 1});
+    }
+  }
+  auto check_ub = [&](const std::vector<int64_t>& t, int64_t bytes_per_elem) {
+    const int64_t bytes = TileElements(t) * bytes_per_elem;
+    if (bytes > kMaxUbBytesPerBlock) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op #", i, " ", Quote(op.info->kind), ": tile ", FormatDims(t),
+          " needs ", bytes, " bytes of UB; a block may use ",
+          kMaxUbBytesPerBlock, " bytes (use a smaller vec_tile, or a larger one "
+          "along the reduced dim so fewer partial results are combined)"));
+    }
+    return absl::OkStatus();
+  };
+  auto add_workspace = [&](pto::v1::DataType dtype,
+                           const std::vector<int64_t>& shape) {
+    GmBuffer buf;
+    buf.dtype = dtype;
+    buf.shape = shape;
+    out->buffers.push_back(std::move(buf));
+    out->gm.push_back({-1, static_cast<int>(out->buffers.size()) - 1});
+    return static_cast<int>(out->gm.size()) - 1;
+  };
+  auto instr = [](PtoOpcode opcode, int dst, std::vector<int> srcs,
+                  pto::v1::DataType dtype, int reduce_dim) {
+    TileInstr t;
+    t.op = opcode;
+    t.dst = dst;
+    t.srcs = std::move(srcs);
+    t.dtype = dtype;
+    t.reduce_dim = reduce_dim;
+    return t;
+  };
+  auto load = [&](int dst, int gm, pto::v1::DataType dtype, int buffer_rank) {
+    TileInstr t = instr(PtoOpcode::kTLoad, dst, {}, dtype, -1);
+    t.gm = gm;
+    t.index = AlignedIndex(buffer_rank, rank);
+    return t;
+  };
+  auto store = [&](int src, int gm, pto::v1::DataType dtype,
+                   std::vector<GmIndex> index) {
+    TileInstr t = instr(PtoOpcode::kTStore, -1, {src}, dtype, d);
+    t.gm = gm;
+    t.index = std::move(index);
+    return t;
+  };
+  const pto::v1::DataType in_dtype = g.values[v_in].dtype;
+  const pto::v1::DataType f32 = pto::v1::DT_FP32, i64 = pto::v1::DT_INT64;
+
+  // Partial step.
+  TileGroup partial;
+  partial.ops = {i};
+  partial.space = space;
+  partial.tile = tile;
+  if (absl::Status s = check_ub(tile, arg ? 4 * 2 + 8 : 4 * 2); !s.ok()) return s;
+  const pto::v1::DataType red_dtype = n == 1 && !arg ? out_dtype : f32;
+  partial.body.push_back(load(0, gm_of_value[v_in], in_dtype,
+                              static_cast<int>(g.values[v_in].shape.size())));
+  partial.body.push_back(instr(op.info->pto, 1, {0}, red_dtype, d));
+  partial.ub_types = {f32, f32};
+  int value_ws = -1, index_ws = -1;
+  std::vector<int64_t> ws_shape = space;
+  ws_shape[d] = n;
+  if (arg) {
+    partial.body.push_back(instr(PtoOpcode::kTArgFirst, 2, {0, 1}, i64, d));
+    partial.ub_types.push_back(i64);
+  }
+  if (n == 1) {
+    partial.body.push_back(store(arg ? 2 : 1, gm_of_value[v_out], out_dtype, out_index));
+  } else {
+    std::vector<GmIndex> slot = AlignedIndex(rank, rank);
+    slot[d].div = tile[d];
+    value_ws = add_workspace(f32, ws_shape);
+    partial.body.push_back(store(1, value_ws, f32, slot));
+    if (arg) {
+      index_ws = add_workspace(i64, ws_shape);
+      partial.body.push_back(store(2, index_ws, i64, slot));
+    }
+  }
+  partial.num_ub_tiles = static_cast<int>(partial.ub_types.size());
+  out->groups.push_back(std::move(partial));
+  if (n == 1) return absl::OkStatus();
+
+  // Combine step.
+  TileGroup combine;
+  combine.ops = {i};
+  combine.space = ws_shape;
+  combine.tile = tile;
+  combine.tile[d] = n;
+  if (absl::Status s = check_ub(combine.tile, arg ? 4 * 2 + 8 * 2 : 4 * 2); !s.ok()) {
+    return s;
+  }
+  combine.body.push_back(load(0, value_ws, f32, rank));
+  combine.body.push_back(instr(op.info->pto, 1, {0}, arg ? f32 : out_dtype, d));
+  combine.ub_types = {f32, f32};
+  if (arg) {
+    combine.body.push_back(load(2, index_ws, i64, rank));
+    combine.body.push_back(instr(PtoOpcode::kTArgSel, 3, {0, 2, 1}, i64, d));
+    combine.ub_types.push_back(i64);
+    combine.ub_types.push_back(i64);
+  }
+  combine.body.push_back(store(arg ? 3 : 1, gm_of_value[v_out], out_dtype, out_index));
+  combine.num_ub_tiles = static_cast<int>(combine.ub_types.size());
+  out->groups.push_back(std::move(combine));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -257,10 +418,17 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   }
 
   for (const std::vector<int>& ops : *groups) {
+    if (IsReduce(g.ops[ops.front()])) {
+      if (absl::Status s = AppendReduction(g, ops.front(), gm_of_value, &out);
+          !s.ok()) {
+        return s;
+      }
+      continue;
+    }
     TileGroup grp;
     grp.ops = ops;
     const TensorOp& first = g.ops[ops.front()];
-    grp.space = g.values[first.outputs[0]].shape;
+    grp.space = OpSpace(g, first);
     grp.tile = ClampedTile(g, first);
     GroupBody body = PlanGroup(
         g, ops, [&](int v) { return gm_of_value[v] >= 0; },

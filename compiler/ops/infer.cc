@@ -46,9 +46,40 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
   return out;
 }
 
+absl::StatusOr<int> NormalizeDim(int64_t dim, int rank) {
+  if (dim < -rank || dim >= rank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "attrs[\"dim\"]: dim ", dim, " is out of range for rank ", rank,
+        " (valid: ", -rank, "..", rank - 1, ")"));
+  }
+  return static_cast<int>(dim < 0 ? dim + rank : dim);
+}
+
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
                                       absl::Span<const ValueType> inputs,
-                                      pto::v1::DataType cast_to) {
+                                      const InferAttrs& attrs) {
+  const pto::v1::DataType cast_to = attrs.cast_to;
+  if (info.category == OpCategory::kReduce) {
+    if (!IsFloat(inputs[0].dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input 0 has dtype ", DTypeEnumName(inputs[0].dtype), "; ",
+          info.kind, " takes DT_FP32, DT_FP16 or DT_BF16 (cast it first)"));
+    }
+    const int rank = static_cast<int>(inputs[0].shape.size());
+    absl::StatusOr<int> d = NormalizeDim(attrs.dim, rank);
+    if (!d.ok()) return d.status();
+    ValueType out;
+    out.dtype = info.kind == "argmax" || info.kind == "argmin"
+                    ? pto::v1::DT_INT64
+                    : inputs[0].dtype;
+    out.shape = inputs[0].shape;
+    if (attrs.keepdim) {
+      out.shape[*d] = 1;
+    } else {
+      out.shape.erase(out.shape.begin() + *d);
+    }
+    return out;
+  }
   if (info.category == OpCategory::kCast) {
     if (!IsSupportedDType(cast_to)) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -31,10 +31,20 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
 // The output type of `info` applied to `inputs` (in the kind's input order).
 // Errors (INVALID_ARGUMENT) say which input is wrong and what would be valid;
 // the caller prefixes the op's label.
-// `cast_to` is cast's attribute "dtype" (ignored by other kinds).
-absl::StatusOr<ValueType> InferResult(
-    const OpInfo& info, absl::Span<const ValueType> inputs,
-    pto::v1::DataType cast_to = pto::v1::DT_UNSPECIFIED);
+// The attributes inference reads.
+struct InferAttrs {
+  pto::v1::DataType cast_to = pto::v1::DT_UNSPECIFIED;  // cast: "dtype"
+  int64_t dim = 0;                                      // reductions: "dim"
+  bool keepdim = false;                                 // reductions
+};
+
+absl::StatusOr<ValueType> InferResult(const OpInfo& info,
+                                      absl::Span<const ValueType> inputs,
+                                      const InferAttrs& attrs = {});
+
+// A reduction's dim as an index in [0, rank), or INVALID_ARGUMENT naming the
+// valid range.
+absl::StatusOr<int> NormalizeDim(int64_t dim, int rank);
 
 }  // namespace pto::compiler
 

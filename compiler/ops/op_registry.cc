@@ -27,6 +27,12 @@ OpInfo Unary(const char* kind, P pto) {
   return {kind, C::kElementwiseUnary, 1, 1, {}, true, pto};
 }
 
+OpInfo Reduce(const char* kind, P pto) {
+  return {kind, C::kReduce, 1, 1,
+          {{"dim", AttrType::kInt}, {"keepdim", AttrType::kBool, false}},
+          true, pto};
+}
+
 std::vector<OpInfo>* MakeRegistry() {
   return new std::vector<OpInfo>{
       // Tensor with tensor, numpy broadcasting.
@@ -95,6 +101,15 @@ std::vector<OpInfo>* MakeRegistry() {
       // cast(x, dtype): between every supported dtype (torch's rules).
       {"cast", C::kCast, 1, 1, {{"dtype", AttrType::kDType}}, true, P::kTCvt,
        T::kAny},
+      // Reductions over one dim (attr "dim", negative counts from the end;
+      // "keepdim" keeps it as size 1). argmax/argmin give INT64 indices
+      // (the first occurrence; NaN counts as the largest, as torch).
+      Reduce("sum", P::kTRedSum),
+      Reduce("amax", P::kTRedMax),
+      Reduce("amin", P::kTRedMin),
+      Reduce("prod", P::kTRedProd),
+      Reduce("argmax", P::kTRedMax),
+      Reduce("argmin", P::kTRedMin),
       // Identity; the front end records `out[:] = param` as a copy.
       {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
   };

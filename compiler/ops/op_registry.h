@@ -20,6 +20,7 @@ enum class OpCategory {
   kElementwiseUnary,   // out = f(a) (float attrs, e.g. clip's min/max)
   kSelect,             // out = cond ? a : b (where); cond BOOL; broadcasting
   kCast,               // out = a converted to attr "dtype"
+  kReduce,             // out = reduction of a over attr "dim" ("keepdim")
 };
 
 // Which element types an op's (data) operands accept.

@@ -31,6 +31,12 @@ namespace pto::compiler {
   X(kTCmpGe, "TCMPGE", TCmpGe, 2, 0)       \
   X(kTSel, "TSEL", TSel, 3, 0)             \
   X(kTCvt, "TCVT", TCvt, 1, 0)             \
+  X(kTRedSum, "TREDSUM", TRedSum, 1, 0)    \
+  X(kTRedMax, "TREDMAX", TRedMax, 1, 0)    \
+  X(kTRedMin, "TREDMIN", TRedMin, 1, 0)    \
+  X(kTRedProd, "TREDPROD", TRedProd, 1, 0) \
+  X(kTArgFirst, "TARGFIRST", TArgFirst, 2, 0) \
+  X(kTArgSel, "TARGSEL", TArgSel, 3, 0)    \
   X(kTAddS, "TADDS", TAddS, 1, 1)          \
   X(kTSubS, "TSUBS", TSubS, 1, 1)          \
   X(kTMulS, "TMULS", TMulS, 1, 1)          \

@@ -30,8 +30,12 @@ std::string BufferIndex(const std::vector<int64_t>& shape, int rank) {
 
 std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
                        const PtoProgram& p) {
+  std::vector<int64_t> dst_shape = fn.tile;  // a reduction's: 1 in its dim
+  if (in.reduce_dim >= 0 && in.reduce_dim < static_cast<int>(dst_shape.size())) {
+    dst_shape[in.reduce_dim] = 1;
+  }
   const std::string ub_type =
-      absl::StrCat(":ub.", DTypeShortName(in.dtype), FormatDims(fn.tile));
+      absl::StrCat(":ub.", DTypeShortName(in.dtype), FormatDims(dst_shape));
   const int rank = static_cast<int>(fn.tile.size());
   std::vector<std::string> operands;
   switch (in.op) {
@@ -39,13 +43,20 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
       operands.push_back(absl::StrCat("%t", in.dst, ub_type));
       operands.push_back(absl::StrCat(
           "%", in.buffer, "[",
-          in.buffer >= 0 && in.buffer < static_cast<int>(p.buffers.size())
-              ? BufferIndex(p.buffers[in.buffer].shape, rank)
-              : OffsetArgs(rank),
+          in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size())
+              ? OffsetArgs(rank)
+          : in.index.empty() ? BufferIndex(p.buffers[in.buffer].shape, rank)
+                             : FormatGmIndex(in.index, p.buffers[in.buffer].shape),
           "]"));
       break;
     case PtoOpcode::kTStore:
-      operands.push_back(absl::StrCat("%", in.buffer, "[", OffsetArgs(rank), "]"));
+      operands.push_back(absl::StrCat(
+          "%", in.buffer, "[",
+          in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size()) ||
+                  in.index.empty()
+              ? OffsetArgs(rank)
+              : FormatGmIndex(in.index, p.buffers[in.buffer].shape),
+          "]"));
       operands.push_back(absl::StrCat("%t", in.srcs[0]));
       break;
     default:
@@ -54,8 +65,10 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
       for (double s : in.scalars) {
         operands.push_back(absl::StrFormat("%.17g", s));
       }
+      if (in.reduce_dim >= 0) operands.push_back(absl::StrCat("dim=", in.reduce_dim));
   }
-  return absl::StrCat("  ", absl::StrFormat("%-7s", PtoOpcodeName(in.op)),
+  // Names longer than the column get one space.
+  return absl::StrCat("  ", absl::StrFormat("%-6s ", PtoOpcodeName(in.op)),
                       absl::StrJoin(operands, ", "));
 }
 

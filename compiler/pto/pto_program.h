@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/tile_graph.h"
 #include "compiler/pto/opcode.h"
 #include "pto/v1/graph.pb.h"
 #include "pto/v1/kernel.pb.h"
@@ -53,6 +54,8 @@ struct PtoInstr {
   std::vector<int> srcs;  // UB tiles read
   int buffer = -1;        // GM buffer (TLOAD, TSTORE)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
+  std::vector<GmIndex> index;   // TLOAD/TSTORE (see tile_graph.h)
+  int reduce_dim = -1;          // TRED*/TARG*, TSTORE of a reduced tile
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
 };
 

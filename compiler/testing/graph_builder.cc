@@ -60,7 +60,9 @@ uint32_t GraphBuilder::Op(const std::string& kind,
     }
     if (types.size() == inputs.size() &&
         static_cast<int>(types.size()) == info->num_inputs) {
-      absl::StatusOr<ValueType> inferred = InferResult(*info, types);
+      InferAttrs attrs;
+      attrs.dim = -1;  // reductions built here reduce the last dim
+      absl::StatusOr<ValueType> inferred = InferResult(*info, types, attrs);
       if (inferred.ok()) {
         dtype = inferred->dtype;
         shape = inferred->shape;

@@ -400,11 +400,17 @@ absl::Status Verifier::CheckOp(int index) {
   }
   std::vector<ValueType> in_types;
   for (int v : ins) in_types.push_back({g_.values(v).dtype(), shape_[v]});
-  pto::v1::DataType cast_to = pto::v1::DT_UNSPECIFIED;
+  InferAttrs attrs;
   if (auto it = op.attrs().find("dtype"); it != op.attrs().end()) {
-    cast_to = it->second.dtype();
+    attrs.cast_to = it->second.dtype();
   }
-  absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, cast_to);
+  if (auto it = op.attrs().find("dim"); it != op.attrs().end()) {
+    attrs.dim = it->second.i();
+  }
+  if (auto it = op.attrs().find("keepdim"); it != op.attrs().end()) {
+    attrs.keepdim = it->second.b();
+  }
+  absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, attrs);
   if (!inferred.ok()) {
     return Invalid(where, std::string(inferred.status().message()));
   }
@@ -438,9 +444,11 @@ absl::Status Verifier::CheckOp(int index) {
     out_value = *v;
   }
   if (info->needs_vec_tile) {
-    if (absl::Status s = CheckVecTile(where, op, g_.values(out_value)); !s.ok()) {
-      return s;
-    }
+    // A reduction's tile covers its input (the space it iterates).
+    const Value& space = info->category == OpCategory::kReduce
+                             ? g_.values(ins[0])
+                             : g_.values(out_value);
+    if (absl::Status s = CheckVecTile(where, op, space); !s.ok()) return s;
   }
   for (int v : ins) last_reader_[v] = index;
   return absl::OkStatus();

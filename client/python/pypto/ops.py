@@ -261,6 +261,82 @@ def cast(input, dtype):
     return b.add_op("cast", [input], dtype, input._shape, {"dtype": dtype}, what)
 
 
+def _reduce(kind, input, dim, keepdim):
+    what = f"pypto.{kind}"
+    _check_traced(input, what, "input")
+    _check_float(what, input, "input")
+    rank = len(input._shape)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
+    if not -rank <= dim < rank:
+        raise ValueError(f"{what}: dim {dim} is out of range for a tensor of rank {rank} "
+                         f"(valid: {-rank}..{rank - 1})")
+    d = dim % rank
+    shape = list(input._shape)
+    if keepdim:
+        shape[d] = 1
+    else:
+        del shape[d]
+        if not shape:
+            raise ValueError(f"{what}: reducing a rank-1 tensor needs keepdim=True "
+                             f"(rank-0 results are not supported)")
+    dtype = dtypes.DT_INT64 if kind in ("argmax", "argmin") else input.dtype
+    return input._builder.add_op(kind, [input], dtype, tuple(shape),
+                                 {"dim": int(dim), "keepdim": bool(keepdim)}, what,
+                                 space=input._shape)
+
+
+def sum(input, dim, keepdim=False):  # noqa: A001 - PyPTO's name
+    """Sum over `dim` (negative counts from the end); the vector tile covers
+    the input, and a dim spanning several tiles is summed per tile, then the
+    partial sums are combined. FP16/BF16 sum in FP32."""
+    return _reduce("sum", input, dim, keepdim)
+
+
+def amax(input, dim, keepdim=False):
+    """Maximum over `dim` (NaN if any is NaN)."""
+    return _reduce("amax", input, dim, keepdim)
+
+
+def amin(input, dim, keepdim=False):
+    """Minimum over `dim` (NaN if any is NaN)."""
+    return _reduce("amin", input, dim, keepdim)
+
+
+def prod(input, dim, keepdim=False):
+    """Product over `dim`."""
+    return _reduce("prod", input, dim, keepdim)
+
+
+def argmax(input, dim, keepdim=False):
+    """Index (DT_INT64) of the first maximum over `dim` (a NaN counts as the
+    maximum, as torch)."""
+    return _reduce("argmax", input, dim, keepdim)
+
+
+def argmin(input, dim, keepdim=False):
+    """Index (DT_INT64) of the first minimum over `dim`."""
+    return _reduce("argmin", input, dim, keepdim)
+
+
+def softmax(input, dim):
+    """exp(x - amax(x)) / sum(exp(x - amax(x))) over `dim`: recorded as
+    amax, sub, exp, sum, div (the reductions with keepdim, so the
+    subtraction and division broadcast); a dim spanning several tiles is
+    reduced per tile, then combined."""
+    m = amax(input, dim, keepdim=True)
+    e = exp(sub(input, m))
+    return div(e, sum(e, dim, keepdim=True))
+
+
+def rms_norm(input, gamma, epsilon=1e-6):
+    """input * rsqrt(mean(input ** 2, -1) + epsilon) * gamma over the last
+    dim; gamma broadcasts (e.g. shape [hidden])."""
+    n = input._shape[-1] if isinstance(input, Tensor) and input._shape else 1
+    ms = mul(sum(mul(input, input), -1, keepdim=True), 1.0 / n)
+    return mul(mul(input, rsqrt(add(ms, float(epsilon)))), gamma)
+
+
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     """minimum(maximum(input, min), max); a bound that is None is absent."""
     what = "pypto.clip"
@@ -286,9 +362,9 @@ def _later(name, issue):
 
 
 LATER_OPS = {
-    3: ("sum", "amax", "amin", "prod", "argmax", "argmin",
+    3: (
         "matmul", "view", "assemble", "reshape", "transpose", "permute", "concat",
-        "unsqueeze", "clone", "softmax", "rms_norm", "zeros", "full", "ones", "arange"),
+        "unsqueeze", "clone", "zeros", "full", "ones", "arange"),
     4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),
     6: ("from_torch", "options", "set_pass_options", "set_host_options",
         "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",

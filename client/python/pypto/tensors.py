@@ -166,6 +166,13 @@ class Tensor:
     def ge(self, other): return _ops().ge(self, other)
     def clip(self, min=None, max=None): return _ops().clip(self, min, max)  # noqa: A002
     def cast(self, dtype): return _ops().cast(self, dtype)
+    def sum(self, dim, keepdim=False): return _ops().sum(self, dim, keepdim)
+    def softmax(self, dim): return _ops().softmax(self, dim)
+    def amax(self, dim, keepdim=False): return _ops().amax(self, dim, keepdim)
+    def amin(self, dim, keepdim=False): return _ops().amin(self, dim, keepdim)
+    def prod(self, dim, keepdim=False): return _ops().prod(self, dim, keepdim)
+    def argmax(self, dim, keepdim=False): return _ops().argmax(self, dim, keepdim)
+    def argmin(self, dim, keepdim=False): return _ops().argmin(self, dim, keepdim)
 
     def _later(op, issue=3):
         def method(self, *args, **kwargs):
@@ -230,8 +237,8 @@ for _name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "
               "reciprocal", "neg", "abs", "relu", "sigmoid", "tanh", "erf", "erfc", "sign",
               "floor", "ceil", "round", "trunc", "sin", "cos"):
     setattr(Tensor, _name, _unary_method(_name))
-for _name in ("sum", "amax", "amin", "prod", "argmax", "argmin", "reshape", "transpose",
-              "permute", "view", "unsqueeze", "clone", "matmul", "softmax"):
+for _name in ("reshape", "transpose",
+              "permute", "view", "unsqueeze", "clone", "matmul"):
     setattr(Tensor, _name, Tensor._later(_name))
 del _name
 

@@ -95,12 +95,15 @@ class GraphBuilder:
         if p is not None and t._vid == p.initial:
             p.read = True
 
-    def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None):
-        """Records `kind` on `inputs` (Tensors) and returns its result Tensor."""
+    def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None):
+        """Records `kind` on `inputs` (Tensors) and returns its result Tensor.
+        `space` is the shape the vector tile covers (default: the result's;
+        a reduction's: its input's)."""
         from .tensors import Tensor
         what = what or f"pypto.{kind}"
         tile = tiling.current_vec_tile()
-        rank = len(shape)
+        space = shape if space is None else space
+        rank = len(space)
         if tile is None:
             raise TraceError(
                 f"{what}: no vector tile shape is set; call "
@@ -108,7 +111,7 @@ class GraphBuilder:
         if len(tile) != rank:
             raise TraceError(
                 f"{what}: the vector tile shape {tuple(tile)} has {len(tile)} dims but "
-                f"the op's result has {rank} (shape {tuple(shape)}); call "
+                f"the op's result has {rank} (shape {tuple(space)}); call "
                 f"pypto.set_vec_tile_shapes with {rank} dims before this op")
         for t in inputs:
             self.note_read(t)
@@ -119,6 +122,10 @@ class GraphBuilder:
         for key, value in (attrs or {}).items():
             if isinstance(value, dtypes.DataType):
                 op.attrs[key].dtype = int(value)
+            elif isinstance(value, bool):
+                op.attrs[key].b = value
+            elif isinstance(value, int):
+                op.attrs[key].i = value
             else:
                 op.attrs[key].f = float(value)
         op.vec_tile.dims.extend(tile)

@@ -18,9 +18,11 @@ def run1(fn, *arrays, out_shape=None, out_dtype=np.float32, tile=(4, 8)):
     """Traces `fn(*tensors)` into a kernel writing one output and runs it."""
     n = len(arrays)
     src = ", ".join(f"a{i}: ANY" for i in range(n))
-    ns = {"ANY": ANY, "pypto": pypto, "fn": fn, "tile": tile}
+    # The tile covers the largest input (a reduction's space).
+    rank = max(len(a.shape) for a in arrays)
+    ns = {"ANY": ANY, "pypto": pypto, "fn": fn, "tile": tile[-rank:]}
     exec(f"def body({src}, out: ANY):\n"
-         f"    pypto.set_vec_tile_shapes(*tile[-len(out.shape):])\n"
+         f"    pypto.set_vec_tile_shapes(*tile)\n"
          f"    out[:] = fn({', '.join(f'a{i}' for i in range(n))})\n", ns)
     kernel = pypto.jit(ns["body"])
     if out_shape is None:
@@ -207,3 +209,62 @@ def test_bf16_computes_in_fp32_and_rounds(native):
     # exp is within 2 ulp of f32 before rounding to bf16: at most 1 bf16 ulp apart.
     np.testing.assert_allclose(got, want, rtol=2 ** -7)
     assert np.mean(got == want) > 0.95
+
+
+@pytest.mark.parametrize("kind", ["sum", "amax", "amin", "prod", "argmax", "argmin"])
+@pytest.mark.parametrize("dim,keepdim", [(-1, False), (0, True), (1, True), (-2, False)])
+def test_reductions_against_torch(native, kind, dim, keepdim):
+    rng = np.random.default_rng(13)
+    x = rng.uniform(-2, 2, (19, 70)).astype(np.float32)
+    if kind == "prod":
+        x = (1 + x / 32).astype(np.float32)
+    x[3, 5] = np.nan  # propagates through amax/amin/sum/prod; argmax picks it
+    t = torch.from_numpy(x).double()
+    if kind in ("argmax", "argmin"):
+        want = getattr(torch, kind)(t, dim=dim, keepdim=keepdim).numpy()
+        out_dtype = np.int64
+    else:
+        fn = {"sum": torch.sum, "prod": torch.prod, "amax": torch.amax, "amin": torch.amin}
+        want = fn[kind](t, dim=dim, keepdim=keepdim).numpy().astype(np.float32)
+        out_dtype = np.float32
+    # Method form; tiles split both dims (several partial results per row).
+    got = run1(lambda v: getattr(v, kind)(dim=dim, keepdim=keepdim), x,
+               out_shape=want.shape, out_dtype=out_dtype, tile=(8, 16))
+    if out_dtype == np.int64:
+        np.testing.assert_array_equal(got, want)
+    else:
+        mags = torch.sum(t.abs(), dim=dim, keepdim=keepdim).numpy()
+        tol = 1e-5 * (mags if kind == "sum" else np.abs(want))
+        ok = (np.abs(got - want) <= tol) | (np.isnan(got) & np.isnan(want))
+        assert ok.all(), (got[~ok], want[~ok])
+
+
+def test_softmax_and_rms_norm(native):
+    rng = np.random.default_rng(14)
+    x = rng.uniform(-5, 5, (32, 32, 1, 256)).astype(np.float32)
+    got = run1(lambda v: pypto.softmax(v, -1), x, tile=(4, 4, 1, 64))
+    want = torch.softmax(torch.from_numpy(x).double(), -1).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    got = run1(lambda v: v.softmax(0), x[:, 0, 0, :].copy(), tile=(8, 64))
+    want = torch.softmax(torch.from_numpy(x[:, 0, 0, :]).double(), 0).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    h = rng.uniform(-2, 2, (40, 96)).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, (96,)).astype(np.float32)
+    got = run1(lambda v, g: pypto.rms_norm(v, g, 1e-5), h, gamma, out_shape=h.shape,
+               tile=(8, 32))
+    hd = h.astype(np.float64)
+    want = hd / np.sqrt(np.mean(hd * hd, -1, keepdims=True) + 1e-5) * gamma
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_reduction_bad_dim():
+    F32 = pypto.Tensor([], pypto.DT_FP32)
+
+    @pypto.jit
+    def k(a: F32, out: F32):
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = a.sum(dim=2)
+
+    with pytest.raises(ValueError, match=r"pypto.sum: dim 2 is out of range for a tensor of "
+                                         r"rank 2 \(valid: -2..1\)"):
+        k.trace(np.zeros((4, 4), np.float32), np.zeros((4,), np.float32))

@@ -49,30 +49,41 @@ struct Access {
   std::string offset;             // element offset expression from args
 };
 
-// How a function with tile extents `tile` addresses `buf`. The buffer's
-// shape is aligned to the tile's last dims (numpy broadcasting): dims it
-// lacks or has as 1 are broadcast, with stride 0 and no offset term.
-Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile) {
+// How a function with tile extents `tile` addresses `buf` through `index`
+// (one entry per buffer dim; empty: aligned to the tile's last dims, numpy
+// broadcasting). Dims the buffer broadcasts along (size 1, or no buffer
+// dim) get stride 0 and no offset term; a divided index addresses one slot
+// per tile. `reduced_dim` (>= 0) has extent 1 (a reduction's result).
+Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
+                  std::vector<GmIndex> index, int reduced_dim) {
   const int rank = static_cast<int>(tile.size());
-  const int lead = rank - static_cast<int>(buf.shape.size());
-  std::vector<int64_t> strides(rank, 0);
+  const int brank = static_cast<int>(buf.shape.size());
+  if (index.empty()) index = AlignedIndex(brank, rank);
+  std::vector<int64_t> buf_strides(brank);
   int64_t s = 1;
-  for (int d = rank - 1; d >= lead; --d) {
-    const int64_t size = buf.shape[d - lead];
-    if (size != 1) strides[d] = s;
-    s *= size;
+  for (int j = brank - 1; j >= 0; --j) {
+    buf_strides[j] = s;
+    s *= buf.shape[j];
   }
+  std::vector<int64_t> strides(rank, 0);
+  std::vector<std::string> terms;
+  for (int j = 0; j < brank; ++j) {
+    const GmIndex& x = index[j];
+    if (x.space_dim < 0 || buf.shape[j] == 1) continue;
+    strides[x.space_dim] = buf_strides[j];
+    terms.push_back(x.div > 1 ? absl::StrCat("(args[", x.space_dim, "] / ", x.div,
+                                             ") * ", buf_strides[j])
+                              : absl::StrCat("args[", x.space_dim, "] * ",
+                                             buf_strides[j]));
+  }
+  std::vector<int64_t> extent = tile;
+  if (reduced_dim >= 0) extent[reduced_dim] = 1;
   Access a;
   a.extent4.assign(4 - rank, 1);
-  a.extent4.insert(a.extent4.end(), tile.begin(), tile.end());
+  a.extent4.insert(a.extent4.end(), extent.begin(), extent.end());
   a.strides4.assign(4 - rank, 0);
   a.strides4.insert(a.strides4.end(), strides.begin(), strides.end());
   a.bcast3 = a.strides4[3] == 0 && a.extent4[3] > 1;
-  std::vector<std::string> terms;
-  for (int d = 0; d < rank; ++d) {
-    if (strides[d] == 0) continue;
-    terms.push_back(absl::StrCat("args[", d, "] * ", strides[d]));
-  }
   a.offset = terms.empty() ? "0" : absl::StrJoin(terms, " + ");
   return a;
 }
@@ -95,7 +106,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         return absl::InternalError("PTO instruction names a missing buffer");
       }
       const PtoBuffer& buf = p.buffers[in.buffer];
-      const Access a = MakeAccess(buf, fn.tile);
+      const Access a = MakeAccess(buf, fn.tile, in.index,
+                                  in.op == PtoOpcode::kTStore ? in.reduce_dim : -1);
       const bool load = in.op == PtoOpcode::kTLoad;
       const std::string type = GmType(buf.dtype);
       absl::StrAppend(
@@ -118,6 +130,23 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     std::vector<std::string> args = {absl::StrCat("t", in.dst)};
     for (int s : in.srcs) args.push_back(absl::StrCat("t", s));
     for (double v : in.scalars) args.push_back(FloatLiteral(v));
+    if (in.reduce_dim >= 0) {
+      // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
+      // TARGFIRST also takes the task's offset along the reduced dim.
+      const int rank = static_cast<int>(fn.tile.size());
+      std::vector<int64_t> e4(4 - rank, 1);
+      e4.insert(e4.end(), fn.tile.begin(), fn.tile.end());
+      if (in.op == PtoOpcode::kTArgFirst) {
+        args.push_back(absl::StrCat("args[", in.reduce_dim, "]"));
+      }
+      const bool narrow =
+          in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16;
+      absl::StrAppend(&out, "  pto_tile::", f, "<", absl::StrJoin(e4, ", "), ", ",
+                      in.reduce_dim + 4 - rank,
+                      narrow ? absl::StrCat(", ", GmType(in.dtype)) : "", ">(",
+                      absl::StrJoin(args, ", "), ");\n");
+      continue;
+    }
     // The destination's type: TCVT always names it; other instructions
     // only when their f32 result must be rounded (FP16, BF16).
     const bool narrow =

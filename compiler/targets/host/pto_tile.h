@@ -436,6 +436,117 @@ inline void TClip(float* __restrict d, const float* __restrict a, float lo,
   for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(Min(Max(a[i], lo), hi));
 }
 
+// Reductions along dim K of a 4-d tile E0 x E1 x E2 x E3 (padded): the
+// destination has extent 1 in dim K (row-major). Sums and products
+// accumulate in f32; max/min propagate NaN (numpy amax, torch).
+struct SumOp {
+  static float Init() { return 0.0f; }
+  static float Apply(float acc, float x) { return acc + x; }
+};
+struct ProdOp {
+  static float Init() { return 1.0f; }
+  static float Apply(float acc, float x) { return acc * x; }
+};
+struct MaxOp {
+  static float Init() { return -__builtin_inff(); }
+  static float Apply(float acc, float x) { return Max(x, acc); }
+};
+struct MinOp {
+  static float Init() { return __builtin_inff(); }
+  static float Apply(float acc, float x) { return Min(x, acc); }
+};
+
+template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K>
+struct ReduceShape {
+  static constexpr int64_t kE[4] = {E0, E1, E2, E3};
+  static constexpr int64_t kLen = kE[K];
+  // Element stride of dim K in the source tile.
+  static constexpr int64_t kStride = K == 0 ? E1 * E2 * E3
+                                     : K == 1 ? E2 * E3
+                                     : K == 2 ? E3 : 1;
+  // Destination extents.
+  static constexpr int64_t kO0 = K == 0 ? 1 : E0, kO1 = K == 1 ? 1 : E1,
+                           kO2 = K == 2 ? 1 : E2, kO3 = K == 3 ? 1 : E3;
+  // Source offset of destination element (i0, i1, i2, i3).
+  static int64_t Src(int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return ((i0 * E1 + i1) * E2 + i2) * E3 + i3;
+  }
+};
+
+template <typename Op, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,
+          typename D>
+inline void TReduce(float* __restrict d, const float* __restrict a) {
+  using R = ReduceShape<E0, E1, E2, E3, K>;
+  int64_t o = 0;
+  for (int64_t i0 = 0; i0 < R::kO0; ++i0)
+    for (int64_t i1 = 0; i1 < R::kO1; ++i1)
+      for (int64_t i2 = 0; i2 < R::kO2; ++i2)
+        for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
+          const float* __restrict p = a + R::Src(i0, i1, i2, i3);
+          float acc = Op::Init();
+          for (int64_t k = 0; k < R::kLen; ++k) acc = Op::Apply(acc, p[k * R::kStride]);
+          d[o] = Round<D>::Apply(acc);
+        }
+}
+
+#define PTO_TILE_REDUCE(NAME, OP)                                          \
+  template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,          \
+            typename D = float>                                            \
+  inline void NAME(float* __restrict d, const float* __restrict a) {       \
+    TReduce<OP, E0, E1, E2, E3, K, D>(d, a);                               \
+  }
+PTO_TILE_REDUCE(TRedSum, SumOp)
+PTO_TILE_REDUCE(TRedProd, ProdOp)
+PTO_TILE_REDUCE(TRedMax, MaxOp)
+PTO_TILE_REDUCE(TRedMin, MinOp)
+#undef PTO_TILE_REDUCE
+
+// The first position along K where a equals the reduced value m (NaN
+// matches NaN), plus `base` (the tile's offset along K): argmax/argmin's
+// partial step.
+template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K>
+inline void TArgFirst(int64_t* __restrict d, const float* __restrict a,
+                      const float* __restrict m, int64_t base) {
+  using R = ReduceShape<E0, E1, E2, E3, K>;
+  int64_t o = 0;
+  for (int64_t i0 = 0; i0 < R::kO0; ++i0)
+    for (int64_t i1 = 0; i1 < R::kO1; ++i1)
+      for (int64_t i2 = 0; i2 < R::kO2; ++i2)
+        for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
+          const float* __restrict p = a + R::Src(i0, i1, i2, i3);
+          const float want = m[o];
+          int64_t at = 0;
+          for (int64_t k = R::kLen - 1; k >= 0; --k) {
+            const float x = p[k * R::kStride];
+            if (x == want || (x != x && want != want)) at = k;
+          }
+          d[o] = base + at;
+        }
+}
+
+// The index (from idx) at the first position along K where val equals m:
+// argmax/argmin's combine step (positions are in tile order, so the first
+// match is the smallest index).
+template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K>
+inline void TArgSel(int64_t* __restrict d, const float* __restrict val,
+                    const int64_t* __restrict idx, const float* __restrict m) {
+  using R = ReduceShape<E0, E1, E2, E3, K>;
+  int64_t o = 0;
+  for (int64_t i0 = 0; i0 < R::kO0; ++i0)
+    for (int64_t i1 = 0; i1 < R::kO1; ++i1)
+      for (int64_t i2 = 0; i2 < R::kO2; ++i2)
+        for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
+          const int64_t s = R::Src(i0, i1, i2, i3);
+          const float want = m[o];
+          int64_t at = idx[s];
+          for (int64_t k = R::kLen - 1; k >= 0; --k) {
+            const float x = val[s + k * R::kStride];
+            if (x == want || (x != x && want != want)) at = idx[s + k * R::kStride];
+          }
+          d[o] = at;
+        }
+}
+
 #undef PTO_TILE_COMPARE
 #undef PTO_TILE_COMPARE_SCALAR
 #undef PTO_TILE_BINARY

@@ -110,6 +110,18 @@ def blas_in_use():
     return "unknown (no BLAS library mapped after a matmul)"
 
 
+def source_tree():
+    """The commit measured, and whether the working tree differed from it."""
+    try:
+        head = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (subprocess.SubprocessError, OSError):
+        return "unknown (not a git checkout)"
+    return f"{head}" + (" with uncommitted changes" if dirty else "")
+
+
 def run_ceilings(path, sizes_kib):
     if not os.access(path, os.X_OK):
         return None, f"{path} not built (bazel build //bench:ceilings)"
@@ -622,7 +634,7 @@ def main():
          f"torch.set_num_threads)")
     emit(f"- numpy {np.__version__}, BLAS: {blas_in_use()}")
     emit(f"- torch {torch.__version__} (CPU), pypto {pypto.__version__}, "
-         f"Python {platform.python_version()}")
+         f"Python {platform.python_version()}, source tree {source_tree()}")
     emit(f"- {opts.reps} timed calls per implementation, taking turns in blocks of 5 (each after a "
          f"{SETTLE_SECONDS * 1e3:.0f} ms pause and an untimed call) after "
          f"{opts.warmup} warm-up calls; times are medians; ratios are baseline/pypto "

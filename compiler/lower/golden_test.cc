@@ -80,5 +80,29 @@ TEST(GoldenTest, BroadcastWhereCast) {
   }
 }
 
+// softmax over the last dim of [3,10] with tile [2,4]: amax and sum each
+// lower to a partial group (slots ws[a0, a1/4]) and a combine group over
+// the 3 partial results per row; the broadcasting sub/exp and div groups
+// read the [3,1] results.
+TEST(GoldenTest, SoftmaxTileGraph) {
+  testing::GraphBuilder b("softmax");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 10});
+  uint32_t m = b.Op("amax", {x}, {2, 4});
+  uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 4})}, {2, 4});
+  uint32_t s = b.Op("sum", {e}, {2, 4});
+  b.Output("out", b.Op("div", {e, s}, {2, 4}));
+  pto::v1::Graph graph = b.Build();
+  LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  state.settings.keep_dumps = true;
+  std::map<std::string, std::string> dumps;
+  absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
+  ASSERT_TRUE(st.ok()) << st;
+  for (const char* level : {"tensor", "tile", "execute"}) {
+    CheckGolden(absl::StrCat("softmax.", level, ".txt"), dumps[level]);
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -62,6 +62,7 @@ uint32_t GraphBuilder::Op(const std::string& kind,
         static_cast<int>(types.size()) == info->num_inputs) {
       InferAttrs attrs;
       attrs.dim = -1;  // reductions built here reduce the last dim
+      attrs.keepdim = true;
       absl::StatusOr<ValueType> inferred = InferResult(*info, types, attrs);
       if (inferred.ok()) {
         dtype = inferred->dtype;
@@ -77,6 +78,11 @@ uint32_t GraphBuilder::Op(const std::string& kind,
   for (uint32_t i : inputs) op->add_inputs(i);
   op->add_outputs(out);
   if (scalar) (*op->mutable_attrs())["scalar"].set_f(*scalar);
+  if (const OpInfo* info = FindOp(kind);
+      info != nullptr && info->category == OpCategory::kReduce) {
+    (*op->mutable_attrs())["dim"].set_i(-1);
+    (*op->mutable_attrs())["keepdim"].set_b(true);
+  }
   for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
   return out;
 }

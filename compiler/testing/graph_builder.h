@@ -30,7 +30,8 @@ class GraphBuilder {
                  const std::vector<int64_t>& shape);
   // An op whose single output has the type the compiler infers (numpy
   // broadcasting, BOOL for comparisons), or inputs[0]'s dtype and shape when
-  // inference fails (graphs built to be invalid).
+  // inference fails (graphs built to be invalid). Reductions reduce the
+  // last dim with keepdim (attrs "dim" = -1, "keepdim" = true).
   uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
               const std::vector<int64_t>& tile,
               std::optional<double> scalar = std::nullopt,

@@ -133,6 +133,34 @@ def mvec_header(src):
     return text.replace("namespace pto_tile {", MVEC_DECLS + "namespace pto_tile {", 1)
 
 
+REDUCE_SEQUENTIAL = """          float acc = Op::Init();
+          for (int64_t k = 0; k < R::kLen; ++k) acc = Op::Apply(acc, p[k * R::kStride]);
+"""
+REDUCE_LANES = """          float acc = Op::Init();
+          if (R::kStride == 1 && R::kLen % 16 == 0) {
+            // Hand edit: 16 independent partial results (vectorizes; no
+            // chain of dependent adds), combined pairwise.
+            float lane[16];
+            for (int j = 0; j < 16; ++j) lane[j] = Op::Init();
+            for (int64_t k = 0; k < R::kLen; k += 16)
+              for (int j = 0; j < 16; ++j) lane[j] = Op::Apply(lane[j], p[k + j]);
+            for (int w = 8; w >= 1; w /= 2)
+              for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+            acc = lane[0];
+          } else {
+            for (int64_t k = 0; k < R::kLen; ++k) acc = Op::Apply(acc, p[k * R::kStride]);
+          }
+"""
+
+
+def lanes_header(src):
+    """pto_tile.h whose row reductions keep 16 partial results."""
+    text = open(src).read()
+    if REDUCE_SEQUENTIAL not in text:
+        raise RuntimeError("pto_tile.h: TReduce's loop changed; update the probe")
+    return text.replace(REDUCE_SEQUENTIAL, REDUCE_LANES)
+
+
 class Variant:
     def __init__(self, name, cpp, flags=GENERATED, header=None, libs=()):
         self.name, self.cpp, self.flags, self.header, self.libs = name, cpp, flags, header, libs
@@ -202,6 +230,16 @@ def main():
         ]))
     except Exception as e:  # erfc not compiled yet
         print(f"erfc skipped: {e}", file=sys.stderr)
+    try:
+        big = np.ones((4096, 1024), np.float32)
+        row_sum = generated_cpp(kernels.k_sum((8, 1024)), (big, np.ones((4096, 1), np.float32)),
+                                work, "sum")
+        groups.append(("sum last dim 4096x1024, tile 8x1024", ["4096", "1024", "8", "1024", "4", "2"], [
+            Variant("generated (-O2 -march=x86-64-v3)", row_sum),
+            Variant("hand edit: 16 partial sums per row", row_sum, header=lanes_header(HEADERS[0])),
+        ]))
+    except Exception as e:  # sum not compiled yet, or more than one group
+        print(f"sum skipped: {e}", file=sys.stderr)
 
     payloads = {}
     for gi, (_, _, variants) in enumerate(groups):

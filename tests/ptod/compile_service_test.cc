@@ -424,6 +424,51 @@ TEST(PtodCompilerTimeoutTest, HangingCompilerIsKilledWithItsChildren) {
   EXPECT_TRUE(gone) << "process " << pid << " survived the timeout";
 }
 
+// Through the service: a byte budget keeps the cache bounded while a kernel
+// in use stays cached.
+TEST(PtodEvictionTest, BudgetHoldsAndTheHotKernelStays) {
+  TempDir dir;
+  absl::Time now = absl::FromUnixSeconds(2'000'000);
+  PtodOptions options;
+  options.address = "127.0.0.1:0";
+  options.cache_dir = dir.path();
+  options.store.max_bytes = 6 * 17'000;  // about six 16 KB kernels
+  options.store.min_age = absl::Seconds(30);
+  options.store.access_granularity = absl::Seconds(1);
+  options.store.clock = [&now] { return now; };
+  // A small memory cache so that hits reach the store and record their use.
+  options.service.memory_cache_bytes = 0;
+  auto backend = std::make_unique<CountingBackend>(MakeInnerBackend());
+  CountingBackend* counting = backend.get();
+  auto ptod = PtodServer::Start(options, std::move(backend));
+  ASSERT_TRUE(ptod.ok()) << ptod.status();
+  pto::client::ClientOptions client_options;
+  client_options.max_attempts = 1;
+  CompileClient client((*ptod)->address(), client_options);
+  const pto::v1::Graph hot = AddGraph({8, 8}, {8, 8});
+  ASSERT_TRUE(client.Compile(hot, "host", {}, In(absl::Seconds(120))).ok());
+  for (int i = 1; i <= 12; ++i) {
+    now += absl::Minutes(1);
+    auto hit = client.Compile(hot, "host", {}, In(absl::Seconds(120)));
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_EQ(hit->cache_status(), pto::v1::CACHE_STATUS_HIT) << i;
+    // Distinct tile widths: distinct native code (same-tile kernels share it).
+    auto cold = client.Compile(AddGraph({8, 8 * (i + 1)}, {8, 8 * (i + 1)}),
+                               "host", {}, In(absl::Seconds(120)));
+    ASSERT_TRUE(cold.ok()) << cold.status();
+    auto stats = client.Stats(In(absl::Seconds(10)));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_LE(stats->bytes(), options.store.max_bytes) << i;
+  }
+  auto stats = client.Stats(In(absl::Seconds(10)));
+  ASSERT_TRUE(stats.ok());
+  EXPECT_GT(stats->evictions(), 0u) << stats->DebugString();
+  EXPECT_LT(stats->entries(), 13u);
+  EXPECT_EQ(stats->max_bytes(), options.store.max_bytes);
+  // Only the 13 distinct kernels were ever compiled: the hot one never again.
+  EXPECT_EQ(counting->compiles(), 13);
+}
+
 TEST_F(PtodTest, CompileFailureIsReportedAndNotCached) {
   StartServer();
   backend_->FailNext(1);

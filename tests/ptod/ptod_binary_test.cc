@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -381,6 +382,38 @@ TEST_F(PtodBinaryTest, BadFlagIsRefusedWithItsName) {
   EXPECT_NE(WEXITSTATUS(status), 0);
   const std::string log = ReadFile(StderrPath("bad.log"));
   EXPECT_NE(log.find("--log_level"), std::string::npos) << log;
+}
+
+// Security files that are missing, unsafe or too weak stop ptod at start
+// with the flag and the file named.
+TEST_F(PtodBinaryTest, BadSecurityFilesAreRefusedNamingThem) {
+  const std::string open_tokens = logs_.path() + "/tokens";
+  std::ofstream(open_tokens) << "alpha tok-alpha-0123456789abcdef\n";
+  chmod(open_tokens.c_str(), 0644);
+  const std::string short_key = logs_.path() + "/key";
+  std::ofstream(short_key) << "short\n";
+  struct Case {
+    std::string flag;
+    std::string expected;
+  };
+  for (const Case& c : {
+           Case{"--tokens_file=" + logs_.path() + "/none", "--tokens_file"},
+           Case{"--tokens_file=" + open_tokens, "chmod 600"},
+           Case{"--signing_key_file=" + short_key, "at least 32"},
+           Case{"--tls_cert_file=" + logs_.path() + "/none.pem",
+                "--tls_cert_file"},
+       }) {
+    SCOPED_TRACE(c.flag);
+    std::vector<std::string> flags = Flags();
+    flags.push_back(c.flag);
+    PtodProcess ptod(flags, StderrPath("security.log"));
+    const int status = ptod.Wait(absl::Seconds(60));
+    ASSERT_NE(status, -1);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    const std::string log = ReadFile(StderrPath("security.log"));
+    EXPECT_NE(log.find(c.expected), std::string::npos) << log;
+  }
 }
 
 }  // namespace

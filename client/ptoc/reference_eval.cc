@@ -254,6 +254,25 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     auto out = declared_tensor(op.outputs(0), where);
     if (!out.ok()) return out.status();
     const std::string& kind = op.kind();
+    if (kind == "full" || kind == "arange") {
+      // Float attributes reach the kernel as floats.
+      auto attr = [&](const char* name) {
+        auto it = op.attrs().find(name);
+        return it == op.attrs().end()
+                   ? 0.0
+                   : static_cast<double>(static_cast<float>(it->second.f()));
+      };
+      int64_t n = 1;
+      for (int64_t d : out->shape) n *= d;
+      out->data.resize(n);
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = kind == "full" ? attr("value")
+                                      : attr("start") + attr("step") * static_cast<double>(k);
+        out->data[k] = RoundToDType(out->data[k], out->dtype);
+      }
+      values[op.outputs(0)] = *std::move(out);
+      continue;
+    }
     if (kind == "sum" || kind == "prod" || kind == "amax" || kind == "amin" ||
         kind == "argmax" || kind == "argmin") {
       if (in.size() != 1) {

@@ -59,6 +59,28 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
                                       absl::Span<const ValueType> inputs,
                                       const InferAttrs& attrs) {
   const pto::v1::DataType cast_to = attrs.cast_to;
+  if (info.category == OpCategory::kCreate) {
+    if (!IsSupportedDType(cast_to)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs[\"dtype\"]: ", DTypeEnumName(cast_to), " is not supported"));
+    }
+    if (attrs.shape.empty()) {
+      return absl::InvalidArgumentError("attrs[\"shape\"]: empty (rank 1..4)");
+    }
+    for (int64_t d : attrs.shape) {
+      if (d <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "attrs[\"shape\"]: ", FormatDims(attrs.shape),
+            " has a dim that is not positive"));
+      }
+    }
+    if (info.kind == "arange" && attrs.shape.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs[\"shape\"]: ", FormatDims(attrs.shape),
+          "; arange makes rank-1 tensors"));
+    }
+    return ValueType{cast_to, attrs.shape};
+  }
   if (info.category == OpCategory::kReduce) {
     if (!IsFloat(inputs[0].dtype)) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -36,6 +36,7 @@ struct InferAttrs {
   pto::v1::DataType cast_to = pto::v1::DT_UNSPECIFIED;  // cast: "dtype"
   int64_t dim = 0;                                      // reductions: "dim"
   bool keepdim = false;                                 // reductions
+  std::vector<int64_t> shape;                           // creation: "shape"
 };
 
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,

@@ -110,6 +110,16 @@ std::vector<OpInfo>* MakeRegistry() {
       Reduce("prod", P::kTRedProd),
       Reduce("argmax", P::kTRedMax),
       Reduce("argmin", P::kTRedMin),
+      // Creation (no inputs): full(shape, value, dtype) (zeros, ones) and
+      // arange: start + step * i along a rank-1 shape.
+      {"full", C::kCreate, 0, 1,
+       {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
+        {"value", AttrType::kFloat}},
+       true, P::kTFill, T::kAny},
+      {"arange", C::kCreate, 0, 1,
+       {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
+        {"start", AttrType::kFloat}, {"step", AttrType::kFloat}},
+       true, P::kTArange, T::kAny},
       // Identity; the front end records `out[:] = param` as a copy.
       {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
   };

@@ -21,6 +21,7 @@ enum class OpCategory {
   kSelect,             // out = cond ? a : b (where); cond BOOL; broadcasting
   kCast,               // out = a converted to attr "dtype"
   kReduce,             // out = reduction of a over attr "dim" ("keepdim")
+  kCreate,             // no inputs; out of attrs "shape" and "dtype"
 };
 
 // Which element types an op's (data) operands accept.

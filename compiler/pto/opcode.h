@@ -37,6 +37,8 @@ namespace pto::compiler {
   X(kTRedProd, "TREDPROD", TRedProd, 1, 0) \
   X(kTArgFirst, "TARGFIRST", TArgFirst, 2, 0) \
   X(kTArgSel, "TARGSEL", TArgSel, 3, 0)    \
+  X(kTFill, "TFILL", TFill, 0, 1)          \
+  X(kTArange, "TARANGE", TArange, 0, 2)    \
   X(kTAddS, "TADDS", TAddS, 1, 1)          \
   X(kTSubS, "TSUBS", TSubS, 1, 1)          \
   X(kTMulS, "TMULS", TMulS, 1, 1)          \

@@ -410,6 +410,14 @@ absl::Status Verifier::CheckOp(int index) {
   if (auto it = op.attrs().find("keepdim"); it != op.attrs().end()) {
     attrs.keepdim = it->second.b();
   }
+  if (auto it = op.attrs().find("shape"); it != op.attrs().end()) {
+    const auto& dims = it->second.ints().values();
+    if (dims.size() > kMaxRankBound) {
+      return Invalid(where, absl::StrCat("attrs[\"shape\"]: rank ", dims.size(),
+                                         " (limit ", kMaxRankBound, ")"));
+    }
+    attrs.shape.assign(dims.begin(), dims.end());
+  }
   absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, attrs);
   if (!inferred.ok()) {
     return Invalid(where, std::string(inferred.status().message()));

@@ -67,6 +67,20 @@ class Builder {
     for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
     return out;
   }
+  uint32_t Create(const std::string& kind, DataType dtype,
+                  const std::vector<int64_t>& shape,
+                  const std::map<std::string, double>& attrs) {
+    const uint32_t out = NewValue(dtype, shape);
+    pto::v1::Op* op = g_.add_ops();
+    op->set_kind(kind);
+    op->add_outputs(out);
+    auto* a = op->mutable_attrs();
+    for (int64_t d : shape) (*a)["shape"].mutable_ints()->add_values(d);
+    (*a)["dtype"].set_dtype(dtype);
+    for (const auto& [name, value] : attrs) (*a)[name].set_f(value);
+    op->mutable_vec_tile()->add_dims(32);
+    return out;
+  }
   void Output(const std::string& name, uint32_t value) {
     pto::v1::Parameter* p = g_.add_params();
     p->set_name(name);
@@ -266,6 +280,20 @@ TEST(ElementwiseTest, Bf16ArithmeticAndIntegerSelects) {
     const uint32_t ge = b.Op("ges", {x}, {16, 32}, {{"scalar", 7.5}});
     b.Output("out", b.Op("where", {lt, x, y}, {16, 32}));
     b.Output("ge", ge);
+    CompileRunAndCheck(b.graph());
+  }
+}
+
+// full and arange (no inputs) in every dtype, fused with a consumer.
+TEST(ElementwiseTest, CreationOps) {
+  for (DataType dtype : kAllTypes) {
+    Builder b(absl::StrCat("create_", pto::v1::DataType_Name(dtype)));
+    const uint32_t x = b.Input("x", dtype, {70});
+    const uint32_t r = b.Create("arange", dtype, {70}, {{"start", -3}, {"step", 2.5}});
+    const uint32_t f = b.Create("full", dtype, {70}, {{"value", 0.1}});
+    b.Output("range", r);
+    b.Output("filled", f);
+    b.Output("mask", b.Op("lt", {x, r}, {32}));
     CompileRunAndCheck(b.graph());
   }
 }

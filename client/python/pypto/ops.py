@@ -337,6 +337,71 @@ def rms_norm(input, gamma, epsilon=1e-6):
     return mul(mul(input, rsqrt(add(ms, float(epsilon)))), gamma)
 
 
+def _creation_builder(what):
+    from . import tracer
+    b = tracer.current_builder()
+    if b is None:
+        raise TraceError(f"{what}: creates a tensor inside a @pypto.jit kernel only")
+    return b
+
+
+def _shape_arg(what, shape):
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(shape)
+    if not shape or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0
+                        for d in shape):
+        raise ValueError(f"{what}: shape must be 1 to 4 positive ints, got {shape!r}")
+    return shape
+
+
+def full(shape, fill_value, dtype=dtypes.DT_FP32):
+    """A tensor of `shape` filled with `fill_value` (converted to dtype)."""
+    what = "pypto.full"
+    b = _creation_builder(what)
+    shape = _shape_arg(what, shape)
+    if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
+        raise TypeError(f"{what}: dtype must be a Tier-1 pypto.DT_* type, got {dtype!r}")
+    if not (_is_scalar(fill_value) or isinstance(fill_value, bool)):
+        raise TypeError(f"{what}: fill_value must be a number, got "
+                        f"{type(fill_value).__name__}")
+    return b.add_op("full", [], dtype, shape,
+                    {"shape": list(shape), "dtype": dtype, "value": float(fill_value)}, what)
+
+
+def zeros(shape, dtype=dtypes.DT_FP32):
+    """full(shape, 0, dtype)."""
+    return full(shape, 0.0, dtype)
+
+
+def ones(shape, dtype=dtypes.DT_FP32):
+    """full(shape, 1, dtype)."""
+    return full(shape, 1.0, dtype)
+
+
+def arange(start, end=None, step=1, dtype=None):
+    """[start, start + step, ...) up to `end` (torch.arange); dtype: DT_INT64
+    when start, end and step are ints, else DT_FP32."""
+    what = "pypto.arange"
+    b = _creation_builder(what)
+    if end is None:
+        start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if not _is_scalar(v):
+            raise TypeError(f"{what}: {name} must be a number, got {type(v).__name__}")
+    if step == 0:
+        raise ValueError(f"{what}: step must not be 0")
+    n = math.ceil((end - start) / step)
+    if n <= 0:
+        raise ValueError(f"{what}: [{start}, {end}) with step {step} is empty")
+    if dtype is None:
+        ints = all(isinstance(v, int) for v in (start, end, step))
+        dtype = dtypes.DT_INT64 if ints else dtypes.DT_FP32
+    return b.add_op("arange", [], dtype, (n,),
+                    {"shape": [n], "dtype": dtype, "start": float(start), "step": float(step)},
+                    what)
+
+
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     """minimum(maximum(input, min), max); a bound that is None is absent."""
     what = "pypto.clip"
@@ -364,7 +429,7 @@ def _later(name, issue):
 LATER_OPS = {
     3: (
         "matmul", "view", "assemble", "reshape", "transpose", "permute", "concat",
-        "unsqueeze", "clone", "zeros", "full", "ones", "arange"),
+        "unsqueeze", "clone"),
     4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),
     6: ("from_torch", "options", "set_pass_options", "set_host_options",
         "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",

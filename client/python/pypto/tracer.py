@@ -122,6 +122,8 @@ class GraphBuilder:
         for key, value in (attrs or {}).items():
             if isinstance(value, dtypes.DataType):
                 op.attrs[key].dtype = int(value)
+            elif isinstance(value, (list, tuple)):
+                op.attrs[key].ints.values.extend(int(v) for v in value)
             elif isinstance(value, bool):
                 op.attrs[key].b = value
             elif isinstance(value, int):

@@ -268,3 +268,23 @@ def test_reduction_bad_dim():
     with pytest.raises(ValueError, match=r"pypto.sum: dim 2 is out of range for a tensor of "
                                          r"rank 2 \(valid: -2..1\)"):
         k.trace(np.zeros((4, 4), np.float32), np.zeros((4,), np.float32))
+
+
+def test_creation_ops(native):
+    x = np.linspace(-3, 3, 50).astype(np.float32)
+    got = run1(lambda v: v + pypto.arange(50, dtype=pypto.DT_FP32) * 0.5
+               + pypto.full((50,), 0.1) - pypto.ones(50) + pypto.zeros([50]), x, tile=(16,))
+    want = x + np.arange(50, dtype=np.float32) * np.float32(0.5) + np.float32(0.1) - 1
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    got = run1(lambda v: pypto.arange(3, 53, 1).cast(pypto.DT_FP32) * v, x, tile=(16,))
+    np.testing.assert_allclose(got, np.arange(3, 53) * x, rtol=1e-6)
+
+    F32 = pypto.Tensor([], pypto.DT_FP32)
+
+    @pypto.jit
+    def k(a: F32, out: F32):
+        pypto.set_vec_tile_shapes(4)
+        out[:] = pypto.arange(0, 4, 0) + a
+
+    with pytest.raises(ValueError, match="pypto.arange: step must not be 0"):
+        k.trace(np.zeros(4, np.float32), np.zeros(4, np.float32))

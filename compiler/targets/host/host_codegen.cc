@@ -151,8 +151,11 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     // only when their f32 result must be rounded (FP16, BF16).
     const bool narrow =
         in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16;
+    const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
+                       in.op == PtoOpcode::kTArange;
+    if (in.op == PtoOpcode::kTArange) args.push_back("args[0]");
     const std::string round_to =
-        in.op == PtoOpcode::kTCvt || narrow
+        typed || narrow
             ? absl::StrCat(", ", GmType(in.dtype))
             : std::string();
     absl::StrAppend(&out, "  pto_tile::", f, "<", elems, round_to, ">(",

@@ -423,6 +423,23 @@ inline void TSel(S* __restrict d, const float* __restrict c,
   for (int64_t i = 0; i < N; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
 }
 
+// dst = v converted to D (TFILL: full, zeros, ones).
+template <int64_t N, typename D, typename DS>
+inline void TFill(DS* __restrict d, float v) {
+  const DS x = CvtTo<D>::Apply(v);
+  for (int64_t i = 0; i < N; ++i) d[i] = x;
+}
+
+// dst[i] = start + step * (base + i) in double, converted to D (TARANGE;
+// base is the tile's offset in the rank-1 tensor).
+template <int64_t N, typename D, typename DS>
+inline void TArange(DS* __restrict d, float start, float step, int64_t base) {
+  for (int64_t i = 0; i < N; ++i) {
+    d[i] = CvtTo<D>::Apply(static_cast<double>(start) +
+                           static_cast<double>(step) * static_cast<double>(base + i));
+  }
+}
+
 // dst = a converted to D (TCVT; see CvtTo).
 template <int64_t N, typename D, typename DS, typename SS>
 inline void TCvt(DS* __restrict d, const SS* __restrict a) {

@@ -70,7 +70,9 @@ class SecurityTest : public ::testing::Test {
 };
 
 TEST_F(SecurityTest, WrongAndMissingTokensAreUnauthenticated) {
-  Start(WithTokens());
+  PtodOptions options = WithTokens();
+  options.metrics_address = "127.0.0.1:0";
+  Start(options);
   for (const std::string token : {"", "tok-alpha-0123456789abcdeX", "x"}) {
     SCOPED_TRACE("token \"" + token + "\"");
     auto client = ClientWith(*ptod_, token);
@@ -85,6 +87,16 @@ TEST_F(SecurityTest, WrongAndMissingTokensAreUnauthenticated) {
   auto good = ClientWith(*ptod_, "tok-alpha-0123456789abcdef")
                   ->Compile(AddGraph(), "host", {}, In(absl::Seconds(120)));
   ASSERT_TRUE(good.ok()) << good.status();
+  // Requests by result and tenant.
+  auto page = HttpGet(ptod_->metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find(
+                "pto_requests_total{result=\"unauthenticated\",tenant=\"-\"} 3"),
+            std::string::npos)
+      << *page;
+  EXPECT_NE(page->find("pto_requests_total{result=\"miss\",tenant=\"alpha\"} 1"),
+            std::string::npos)
+      << *page;
 }
 
 TEST_F(SecurityTest, TenantsWithTheSameGraphGetSeparateEntries) {

@@ -190,5 +190,17 @@ TEST(ReduceTest, BadDimNamesTheOpAndTheValidRange) {
               HasSubstr("dim 2 is out of range for rank 2 (valid: -2..1)"));
 }
 
+// The combine step holds all partial results of a row in one tile: too many
+// partial results for UB is an error naming the op, the tile and both sizes.
+TEST(ReduceTest, TooManyPartialResultsForUbIsAnError) {
+  Builder b("ub");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {64, 1 << 20});
+  b.Output("out", b.Op("sum", {x}, {64, 16}, -1, true));
+  auto compiled = compiler::Compile(b.graph(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(), HasSubstr("op #0 \"sum\": tile [64,65536]"));
+  EXPECT_THAT(compiled.status().message(), HasSubstr("bytes of UB; a block may use"));
+}
+
 }  // namespace
 }  // namespace pto

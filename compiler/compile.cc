@@ -3,7 +3,7 @@
 #include "compiler/key/cache_key.h"
 #include "compiler/options.h"
 #include "compiler/pipeline.h"
-#include "compiler/util/sha256.h"
+#include "runtime/sha256.h"
 #include "compiler/util/strings.h"
 #include "runtime/kernel_abi.h"
 
@@ -73,7 +73,7 @@ absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
   FillParams(state.tensor, &b);
   *b.mutable_execute_graph() = std::move(state.execute);
   b.set_pto_text(PrintPto(state.pto));
-  b.set_payload_sha256(Sha256Digest(state.payload));
+  b.set_payload_sha256(runtime::Sha256(state.payload));
   b.set_native_payload(std::move(state.payload));
   return result;
 }

@@ -17,7 +17,7 @@
 #include "compiler/targets/host/pto_tile.h"
 #include "compiler/testing/graph_builder.h"
 #include "compiler/testing/kernel_runner.h"
-#include "compiler/util/sha256.h"
+#include "runtime/sha256.h"
 #include "compiler/util/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -238,7 +238,7 @@ TEST(CompileTest, BinaryIsCompleteAndConsistent) {
   EXPECT_EQ(bin.kernel_name(), "exp_add");
   ASSERT_GE(bin.native_payload().size(), 4u);
   EXPECT_EQ(bin.native_payload().substr(0, 4), "\x7f" "ELF");
-  EXPECT_EQ(bin.payload_sha256(), Sha256Digest(bin.native_payload()));
+  EXPECT_EQ(bin.payload_sha256(), runtime::Sha256(bin.native_payload()));
   EXPECT_EQ(bin.payload_sha256().size(), 32u);
   ASSERT_EQ(bin.params_size(), 3);
   EXPECT_EQ(bin.params(2).name(), "out");

@@ -1,17 +1,42 @@
-// SHA-256 of a byte string, for kernel payload checksums.
+// SHA-256 through OpenSSL's EVP interface: payload checksums, cache keys,
+// compiler fingerprints and content-addressed storage all use this one.
+//
+//   std::string digest = Sha256("abc");        // 32 raw bytes
+//   std::string hex = ToHex(digest);           // 64 lowercase hex digits
+//
+//   Sha256Hasher h;                            // streaming form
+//   h.Update("a"); h.Update("bc");
+//   digest = h.Finish();
 #ifndef PTO_RUNTIME_SHA256_H_
 #define PTO_RUNTIME_SHA256_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/string_view.h"
 
 namespace pto::runtime {
 
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
+
+  void Update(absl::string_view bytes);
+  // The 32-byte digest. The object must not be used afterwards.
+  std::string Finish();
+
+ private:
+  struct Ctx;
+  std::unique_ptr<Ctx> ctx_;
+};
+
 // The 32-byte SHA-256 digest of `data` (raw bytes, not hex).
 std::string Sha256(absl::string_view data);
 
-// Lowercase hex of `bytes` (for messages).
+// Lowercase hex of `bytes`.
 std::string ToHex(absl::string_view bytes);
 
 }  // namespace pto::runtime

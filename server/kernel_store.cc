@@ -1,7 +1,5 @@
 #include "server/kernel_store.h"
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -14,10 +12,13 @@
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
+#include "runtime/sha256.h"
 #include "spdlog/spdlog.h"
 
 namespace pto::server {
 namespace {
+
+constexpr size_t kSha256Bytes = 32;
 
 constexpr uint32_t kManifestVersion = 2;
 // Version 1 stored the whole KernelBinary as the payload, without reference
@@ -40,13 +41,6 @@ std::string RefsKey(absl::string_view digest_hex) {
 }
 std::string AccessKey(absl::string_view key) {
   return absl::StrCat(kAccessPrefix, key);
-}
-
-std::string Sha256Raw(absl::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
-         digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
 }
 
 absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
@@ -72,7 +66,7 @@ bool IsWellFormedKey(absl::string_view key) {
 }
 
 std::string Sha256Hex(absl::string_view bytes) {
-  return absl::BytesToHexString(Sha256Raw(bytes));
+  return runtime::ToHex(runtime::Sha256(bytes));
 }
 
 absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
@@ -157,8 +151,8 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
   CompiledKernel kernel;
   if (!manifest.ParseFromString(manifest_bytes) ||
       manifest.version() != kManifestVersion ||
-      manifest.payload_sha256().size() != SHA256_DIGEST_LENGTH ||
-      Sha256Raw(manifest.binary_meta()) != manifest.binary_meta_sha256() ||
+      manifest.payload_sha256().size() != kSha256Bytes ||
+      runtime::Sha256(manifest.binary_meta()) != manifest.binary_meta_sha256() ||
       !kernel.binary.ParseFromString(manifest.binary_meta())) {
     DeleteCorrupt(key, false, "unreadable manifest");
     return absl::NotFoundError("corrupt manifest deleted");
@@ -172,7 +166,7 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
     return absl::NotFoundError("dangling manifest deleted");
   }
   if (!s.ok()) return FromRocks(s, "reading payload");
-  if (Sha256Raw(payload) != manifest.payload_sha256()) {
+  if (runtime::Sha256(payload) != manifest.payload_sha256()) {
     DeleteCorrupt(key, true, "payload digest mismatch");
     return absl::NotFoundError("corrupt payload deleted");
   }
@@ -194,7 +188,7 @@ absl::Status KernelStore::Put(const std::string& key,
   meta.clear_native_payload();
   Manifest manifest;
   manifest.set_version(kManifestVersion);
-  manifest.set_payload_sha256(Sha256Raw(payload));
+  manifest.set_payload_sha256(runtime::Sha256(payload));
   manifest.set_payload_bytes(payload.size());
   manifest.set_compile_seconds(kernel.compile_seconds);
   for (const pto::v1::StageTiming& t : kernel.stages) {
@@ -206,7 +200,7 @@ absl::Status KernelStore::Put(const std::string& key,
   if (!meta.SerializeToString(manifest.mutable_binary_meta())) {
     return absl::InternalError("kernel binary does not serialize");
   }
-  manifest.set_binary_meta_sha256(Sha256Raw(manifest.binary_meta()));
+  manifest.set_binary_meta_sha256(runtime::Sha256(manifest.binary_meta()));
   const std::string manifest_bytes = manifest.SerializeAsString();
   const std::string digest_hex =
       absl::BytesToHexString(manifest.payload_sha256());
@@ -418,7 +412,7 @@ void KernelStore::DeleteCorrupt(const std::string& key, bool delete_payload,
   ++corrupt_entries_;
   Manifest manifest;
   if (!manifest.ParseFromString(manifest_bytes) ||
-      manifest.payload_sha256().size() != SHA256_DIGEST_LENGTH) {
+      manifest.payload_sha256().size() != kSha256Bytes) {
     // Unreadable: its payload reference (if any) cannot be dropped; the
     // payload stays counted until its other users go. Rare enough.
     batch.Delete(ManifestKey(key));

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "compiler/util/sha256.h"
+#include "runtime/sha256.h"
 
 namespace pto::compiler {
 namespace {
@@ -109,7 +109,7 @@ std::string ComputeCacheKey(const TensorGraph& graph, const std::string& target,
   e.Tag('F');
   e.Str(fingerprint);
   EncodeGraph(graph, &e);
-  return HexEncode(Sha256Digest(e.bytes()));
+  return runtime::ToHex(runtime::Sha256(e.bytes()));
 }
 
 }  // namespace pto::compiler

@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/compile.h"
 #include "compiler/targets/host/embedded_headers.h"
-#include "compiler/util/sha256.h"
+#include "runtime/sha256.h"
 #include "compiler/util/subprocess.h"
 
 namespace pto::compiler {
@@ -27,7 +27,7 @@ std::string ToolchainVersion() {
 
 const std::string& CompilerFingerprint() {
   static const std::string* fingerprint = [] {
-    Sha256 h;
+    runtime::Sha256Hasher h;
     auto field = [&h](absl::string_view tag, absl::string_view bytes) {
       h.Update(absl::StrCat(tag, ":", bytes.size(), ":"));
       h.Update(bytes);
@@ -37,7 +37,7 @@ const std::string& CompilerFingerprint() {
       field(f.name, f.contents);
     }
     field("toolchain", ToolchainVersion());
-    return new std::string(HexEncode(h.Finish()));
+    return new std::string(runtime::ToHex(h.Finish()));
   }();
   return *fingerprint;
 }

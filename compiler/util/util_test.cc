@@ -2,7 +2,6 @@
 
 #include <filesystem>
 
-#include "compiler/util/sha256.h"
 #include "compiler/util/strings.h"
 #include "compiler/util/subprocess.h"
 #include "compiler/util/temp_dir.h"
@@ -13,17 +12,6 @@ namespace pto::compiler {
 namespace {
 
 using ::testing::HasSubstr;
-
-TEST(Sha256Test, KnownVectors) {
-  EXPECT_EQ(HexEncode(Sha256Digest("")),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(HexEncode(Sha256Digest("abc")),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  Sha256 h;
-  h.Update("a");
-  h.Update("bc");
-  EXPECT_EQ(h.Finish(), Sha256Digest("abc"));
-}
 
 TEST(StringsTest, SanitizeIdentifierKeepsOnlySafeCharacters) {
   EXPECT_EQ(SanitizeIdentifier("exp_add"), "exp_add");

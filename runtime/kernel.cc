@@ -1,6 +1,8 @@
 #include "runtime/kernel.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +40,87 @@ struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
 
+using Arena = std::unique_ptr<void, FreeDeleter>;
+
+}  // namespace
+
+// A free list of workspace arenas of one size. Run takes an idle arena (or
+// allocates one) and gives it back when its tasks are done; so a Kernel run
+// N times from one thread allocates once, and K concurrent runs allocate at
+// most K. Workspaces hold only intermediates that the graph writes before it
+// reads them, so a reused arena needs no clearing.
+class WorkspacePool {
+ public:
+  WorkspacePool(int64_t bytes, int max_idle)
+      : bytes_(bytes), max_idle_(max_idle) {}
+
+  void set_max_idle(int max_idle) {
+    std::vector<Arena> freed;  // freed after the lock is released
+    std::lock_guard<std::mutex> lock(mu_);
+    max_idle_ = std::max(0, max_idle);
+    while (static_cast<int>(idle_.size()) > max_idle_) {
+      freed.push_back(std::move(idle_.back()));
+      idle_.pop_back();
+    }
+  }
+
+  // An arena of bytes_ bytes, 64-byte aligned; null when allocation fails.
+  Arena Acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        Arena arena = std::move(idle_.back());
+        idle_.pop_back();
+        return arena;
+      }
+      ++allocations_;
+    }
+    // Allocate outside the lock: a large arena's page faults come later, on
+    // first touch, but the call itself may still take a while.
+    return Arena(std::aligned_alloc(kWorkspaceAlignment, bytes_));
+  }
+
+  // Keeps `arena` for a later run, or frees it when max_idle_ are idle.
+  void Release(Arena arena) {
+    if (arena == nullptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (static_cast<int>(idle_.size()) < max_idle_) {
+      idle_.push_back(std::move(arena));
+    }
+    // Otherwise `arena` (a parameter) is freed when this returns.
+  }
+
+  int64_t allocations() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return allocations_;
+  }
+
+ private:
+  const int64_t bytes_;
+  mutable std::mutex mu_;
+  int max_idle_;             // guarded by mu_
+  std::vector<Arena> idle_;  // guarded by mu_
+  int64_t allocations_ = 0;  // guarded by mu_
+};
+
+namespace {
+
+// Returns a borrowed arena to its pool when the run ends, on every path.
+class ArenaLease {
+ public:
+  ArenaLease(WorkspacePool* pool, Arena arena)
+      : pool_(pool), arena_(std::move(arena)) {}
+  ~ArenaLease() { pool_->Release(std::move(arena_)); }
+  ArenaLease(const ArenaLease&) = delete;
+  ArenaLease& operator=(const ArenaLease&) = delete;
+
+  void* get() const { return arena_.get(); }
+
+ private:
+  WorkspacePool* pool_;
+  Arena arena_;
+};
+
 }  // namespace
 
 Kernel::Kernel(pto::v1::KernelBinary binary,
@@ -55,9 +138,19 @@ Kernel::Kernel(pto::v1::KernelBinary binary,
     // distinct and non-null even for empty ones.
     workspace_bytes_ += AlignUp(std::max<int64_t>(1, buffers[i].workspace_bytes()));
   }
+  workspaces_ =
+      std::make_unique<WorkspacePool>(workspace_bytes_, kMaxIdleWorkspaces);
 }
 
 Kernel::~Kernel() = default;
+
+void Kernel::set_max_idle_workspaces(int n) const {
+  workspaces_->set_max_idle(n);
+}
+
+int64_t Kernel::workspace_allocations() const {
+  return workspaces_->allocations();
+}
 
 absl::StatusOr<std::unique_ptr<Kernel>> Kernel::Load(
     const pto::v1::KernelBinary& binary) {
@@ -144,10 +237,10 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
     absl::Status ok = CheckArgument(i, args[i]);
     if (!ok.ok()) return ok;
   }
-  std::unique_ptr<void, FreeDeleter> arena;
+  ArenaLease arena(workspaces_.get(),
+                   workspace_bytes_ > 0 ? workspaces_->Acquire() : Arena());
   if (workspace_bytes_ > 0) {
-    arena.reset(std::aligned_alloc(kWorkspaceAlignment, workspace_bytes_));
-    if (arena == nullptr) {
+    if (arena.get() == nullptr) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "kernel '%s': cannot allocate %d bytes of workspace",
           binary_.kernel_name(), workspace_bytes_));

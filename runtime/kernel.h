@@ -7,7 +7,13 @@
 //   absl::Status s = (*kernel)->Run(args);   // MPMD on the default executor
 //
 // A Kernel is immutable after Load and may be Run concurrently from several
-// threads with different argument buffers.
+// threads with different argument buffers. Each Run borrows a workspace arena
+// (all of the binary's workspace buffers, laid out once at Load) from the
+// Kernel's pool and returns it when done, so repeat runs skip the allocation
+// and, for arenas above malloc's mmap threshold, the page faults of fresh
+// memory; concurrent Runs each get their own arena. The pool keeps at most
+// kMaxIdleWorkspaces idle arenas (set_max_idle_workspaces); they are freed
+// with the Kernel.
 #ifndef PTO_RUNTIME_KERNEL_H_
 #define PTO_RUNTIME_KERNEL_H_
 
@@ -25,6 +31,7 @@ namespace pto::runtime {
 
 class Executor;
 class NativeLibrary;
+class WorkspacePool;
 class TaskPlan;
 struct RunOptions;
 
@@ -66,6 +73,21 @@ class Kernel {
 
   const pto::v1::KernelBinary& binary() const { return binary_; }
 
+  // How many idle workspace arenas the pool keeps for later runs by default;
+  // a run that finds none idle allocates one, and one returned to a full pool
+  // is freed.
+  static constexpr int kMaxIdleWorkspaces = 4;
+
+  // Changes that bound (n >= 0), freeing idle arenas above it. 0 frees every
+  // run's arena when the run ends (no memory held between runs; every run
+  // allocates). Safe to call while other threads Run.
+  void set_max_idle_workspaces(int n) const;
+
+  // Workspace arenas allocated so far by this Kernel's runs (0 when the
+  // binary has no workspace buffers). For tests and benchmarks: a second
+  // sequential Run must not raise it.
+  int64_t workspace_allocations() const;
+
  private:
   Kernel(pto::v1::KernelBinary binary, std::unique_ptr<NativeLibrary> library,
          std::vector<void*> blocks, std::unique_ptr<TaskPlan> plan);
@@ -83,6 +105,8 @@ class Kernel {
   // aligned), indexed like ExecuteGraph.buffers; and the arena's size.
   std::vector<int64_t> workspace_offsets_;
   int64_t workspace_bytes_ = 0;
+  // Arenas of workspace_bytes_ reused between runs (thread-safe).
+  std::unique_ptr<WorkspacePool> workspaces_;
 };
 
 }  // namespace pto::runtime

@@ -79,6 +79,79 @@ TEST(KernelTest, ConcurrentRunsOnOwnExecutor) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST(KernelTest, SequentialRunsReuseOneWorkspace) {
+  auto kernel = LoadAddOneTimesTwo(1000, 64);
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->workspace_allocations(), 0);
+  std::vector<float> x(1000), y(1000);
+  std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {1000}},
+                                 {y.data(), pto::v1::DT_FP32, {1000}}};
+  for (int iter = 0; iter < 5; ++iter) {
+    // New inputs each run: a stale workspace from the last run would show.
+    for (int i = 0; i < 1000; ++i) x[i] = iter * 3.0f - i;
+    ASSERT_TRUE(kernel->Run(args).ok());
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_EQ(y[i], (x[i] + 1.0f) * 2.0f) << "run " << iter << " i " << i;
+    }
+    EXPECT_EQ(kernel->workspace_allocations(), 1) << "run " << iter;
+  }
+}
+
+TEST(KernelTest, NoIdleWorkspacesMeansEveryRunAllocates) {
+  auto kernel = LoadAddOneTimesTwo(256, 64);
+  ASSERT_NE(kernel, nullptr);
+  std::vector<float> x(256, 1.0f), y(256);
+  std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {256}},
+                                 {y.data(), pto::v1::DT_FP32, {256}}};
+  ASSERT_TRUE(kernel->Run(args).ok());
+  kernel->set_max_idle_workspaces(0);  // frees the idle arena
+  ASSERT_TRUE(kernel->Run(args).ok());
+  ASSERT_TRUE(kernel->Run(args).ok());
+  EXPECT_EQ(kernel->workspace_allocations(), 3);
+  kernel->set_max_idle_workspaces(1);
+  ASSERT_TRUE(kernel->Run(args).ok());
+  ASSERT_TRUE(kernel->Run(args).ok());
+  EXPECT_EQ(kernel->workspace_allocations(), 4);
+  EXPECT_EQ(y[255], 4.0f);
+}
+
+TEST(KernelTest, ConcurrentRunsGetTheirOwnWorkspaces) {
+  constexpr int kThreads = 6;  // more than kMaxIdleWorkspaces
+  auto kernel = LoadAddOneTimesTwo(4096, 64);
+  ASSERT_NE(kernel, nullptr);
+  Executor executor(Executor::Options{2, 1});
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int th = 0; th < kThreads; ++th) {
+    threads.emplace_back([&, th] {
+      std::vector<float> x(4096), y(4096);
+      for (int iter = 0; iter < 20; ++iter) {
+        for (int i = 0; i < 4096; ++i) x[i] = th * 7919 - iter * 31 + i;
+        std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {4096}},
+                                       {y.data(), pto::v1::DT_FP32, {4096}}};
+        if (!kernel->Run(args, &executor).ok()) wrong.fetch_add(1);
+        for (int i = 0; i < 4096; ++i) {
+          if (y[i] != (x[i] + 1.0f) * 2.0f) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  // At most one arena per run in flight; more only when a return found the
+  // pool full and a later run had to allocate again.
+  EXPECT_GE(kernel->workspace_allocations(), 1);
+  EXPECT_LE(kernel->workspace_allocations(), kThreads * 20);
+  // Once idle, the pool serves a run without allocating.
+  const int64_t before = kernel->workspace_allocations();
+  std::vector<float> x(4096, 1.0f), y(4096);
+  std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {4096}},
+                                 {y.data(), pto::v1::DT_FP32, {4096}}};
+  ASSERT_TRUE(kernel->Run(args).ok());
+  EXPECT_EQ(kernel->workspace_allocations(), before);
+  EXPECT_EQ(y[4095], 4.0f);
+}
+
 TEST(KernelTest, RejectsBadArguments) {
   auto kernel = LoadAddOneTimesTwo(64, 16);
   ASSERT_NE(kernel, nullptr);

@@ -498,19 +498,33 @@ def overhead_rows(reps, warmup):
     rows.append(f"| per-task overhead, tiles 1x8 vs 512x8 | | {per_task * 1e9:.0f} ns/task of wall "
                 f"time | x {THREADS} threads = {per_task * THREADS * 1e9:.0f} ns of CPU time |")
 
-    # Launch: a one-tile kernel on 8x8.
+    return rows + launch_rows(reps, warmup)
+
+
+def launch_rows(reps, warmup):
+    """Launch cost: a one-tile 8x8 add through the jit function (with and
+    without its repeat-call fast path), through kernel.run, torch and numpy."""
+    rows = []
     x, y = rand((8, 8), seed=13), rand((8, 8), seed=14)
     o, np_o = np.empty_like(x), np.empty_like(x)
     tx, ty, to = torch.from_numpy(x), torch.from_numpy(y), torch.empty(8, 8)
     tiny = k_add((8, 8))
     raw = native_run(tiny, (x, y, o))
-    t_call, t_raw, t_np, t_torch = interleaved_medians(
-        [lambda: tiny(x, y, o), raw, lambda: np.add(x, y, out=np_o),
+    # The same kernel without the repeat-call fast path: every call binds and
+    # checks its arguments (the wrapper before the fast path).
+    slow = k_add((8, 8))
+    slow._fast_ok = False
+    slow(x, y, o)
+    t_call, t_slow, t_raw, t_np, t_torch = interleaved_medians(
+        [lambda: tiny(x, y, o), lambda: slow(x, y, o), raw, lambda: np.add(x, y, out=np_o),
          lambda: torch.add(tx, ty, out=to)], reps * 20, warmup)
     rows.append(f"| launch: add 8x8 through the jit function | 1 | {fmt_us(t_call)} | "
                 f"torch.add(out=) {fmt_us(t_torch)}, np.add(out=) {fmt_us(t_np)} |")
+    rows.append(f"| launch: add 8x8 through the jit function, fast path off | 1 | "
+                f"{fmt_us(t_slow)} | full binding and checks on every call |")
     rows.append(f"| launch: add 8x8, kernel.run only | 1 | {fmt_us(t_raw)} | "
-                f"the jit wrapper adds {fmt_us(t_call - t_raw)} |")
+                f"the jit wrapper adds {fmt_us(t_call - t_raw)} "
+                f"({fmt_us(t_slow - t_raw)} with the fast path off) |")
     return rows
 
 

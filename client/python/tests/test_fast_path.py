@@ -1,0 +1,96 @@
+"""The repeat-call fast path: it skips binding and checking only when nothing
+could fail, and every mismatch still gets the full path's error."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+
+ANY = pypto.Tensor[...]
+
+
+def make_kernel():
+    @pypto.jit
+    def k(a: ANY, out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 8)
+        out[:] = a * 2 + 1
+    return k
+
+
+def count_binds(k):
+    """Makes k count its full-path calls; returns the list that grows."""
+    calls = []
+    full = k._bind
+
+    def counting(args, kwargs):
+        calls.append(1)
+        return full(args, kwargs)
+    k._bind = counting
+    return calls
+
+
+def test_repeat_calls_skip_binding_and_compute_fresh_values(native):
+    k = make_kernel()
+    binds = count_binds(k)
+    out = np.zeros((16, 24), np.float32)
+    for i in range(4):
+        a = np.full((16, 24), float(i), np.float32)
+        k(a, out)
+        np.testing.assert_array_equal(out, 2 * i + 1)
+    assert len(binds) == 1  # only the first call
+    assert k.last_compile.source == "memory"
+    assert pypto.compile_stats()["memory_hits"] == 3
+    # torch tensors have their own key, and hit it the same way.
+    t_out = torch.zeros(16, 24)
+    for i in range(3):
+        k(torch.full((16, 24), float(i)), t_out)
+        assert torch.equal(t_out, torch.full((16, 24), 2.0 * i + 1))
+    assert len(binds) == 2
+    assert pypto.compile_stats()["compiles"] == 1  # same kernel for both
+
+
+def test_mismatches_after_a_hit_still_get_the_full_checks(native):
+    k = make_kernel()
+    a = np.ones((16, 24), np.float32)
+    out = np.zeros((16, 24), np.float32)
+    k(a, out)
+    k(a, out)  # now on the fast path
+    with pytest.raises(TypeError, match=r"argument 'out': expected dtype DT_FP32.*got DT_DOUBLE"):
+        k(a, np.zeros((16, 24)))
+    with pytest.raises(TypeError, match="argument 'a': expected a numpy array or a torch tensor, got list"):
+        k([[1.0]], out)
+    with pytest.raises(ValueError, match="argument 'a': shape \\[16, 0\\] has an empty dim"):
+        k(np.ones((16, 0), np.float32), np.zeros((16, 0), np.float32))
+    with pytest.raises(TypeError, match="k: "):
+        k(a, out, a)
+    read_only = np.zeros((16, 24), np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="argument 'out' is read-only, but the kernel writes it"):
+        k(a, read_only)
+    # A read-only input is fine, and a strided output is copied back.
+    a_ro = np.full((16, 24), 3.0, np.float32)
+    a_ro.flags.writeable = False
+    wide = np.zeros((16, 48), np.float32)
+    k(a_ro, wide[:, ::2])
+    np.testing.assert_array_equal(wide[:, ::2], 7.0)
+    np.testing.assert_array_equal(wide[:, 1::2], 0.0)
+    k(a, out=out)  # keywords take the full path and still work
+    np.testing.assert_array_equal(out, 3.0)
+
+
+def test_tile_shapes_in_force_are_part_of_the_key(native):
+    @pypto.jit
+    def k(a: ANY, out: ANY):
+        out[:] = a + 1
+
+    a = np.ones((16, 16), np.float32)
+    out = np.zeros_like(a)
+    pypto.set_vec_tile_shapes(8, 8)
+    k(a, out)
+    k(a, out)
+    first = k.last_compile.key
+    pypto.set_vec_tile_shapes(16, 16)
+    k(a, out)
+    assert k.last_compile.source == "embedded" and k.last_compile.key != first
+    np.testing.assert_array_equal(out, 2.0)

@@ -177,6 +177,20 @@ Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param) {
         }
       }
     }
+    // Matmul: rtol 1e-5 of the sum of magnitudes of the K products
+    // (inputs within [-4, 4]: each product at most 16).
+    if (kind == "matmul") {
+      t.rtol = std::max(t.rtol, 1e-5);
+      auto a_trans = it->second->attrs().find("a_trans");
+      const bool trans = a_trans != it->second->attrs().end() && a_trans->second.b();
+      for (const pto::v1::Value& v : graph.values()) {
+        if (v.id() != it->second->inputs(0)) continue;
+        const int rank = v.shape().dims_size();
+        if (rank < 2) continue;
+        const int64_t k = v.shape().dims(trans ? rank - 2 : rank - 1).size();
+        t.atol = std::max(t.atol, 1e-5 * 16 * k);
+      }
+    }
     for (uint32_t in : it->second->inputs()) stack.push_back(in);
   }
   return t;

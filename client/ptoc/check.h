@@ -59,7 +59,9 @@ struct Tolerance {
 
 // For parameter `param` (an output): FP32 rtol 1e-6, or 2e-6 when a
 // transcendental (exp, log, sin, pow, ...) feeds it (they are not correctly
-// rounded), plus atol 1e-6 when erf or erfc does; FP16 1 ulp; BOOL exact.
+// rounded), plus atol 1e-6 when erf or erfc does; sum over dim d and matmul:
+// rtol 1e-5 plus atol 1e-5 times the sum of magnitudes for inputs within
+// [-4, 4] (4 * len(d), 16 * K); FP16 1 ulp; BOOL exact.
 Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param);
 
 // How one output compares.

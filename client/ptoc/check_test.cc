@@ -104,5 +104,21 @@ TEST(CheckTest, ExpLoosensOnlyTheOutputsItFeeds) {
   EXPECT_EQ(DefaultTolerance(g, 2).fp16_ulps, 1);
 }
 
+TEST(CheckTest, MatmulToleranceScalesWithK) {
+  pto::v1::Graph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    values { id: 1 dtype: DT_FP32 shape { dims { size: 100 } dims { size: 8 } } }
+    values { id: 2 dtype: DT_FP32 shape { dims { size: 100 } dims { size: 4 } } }
+    values { id: 3 dtype: DT_FP32 shape { dims { size: 8 } dims { size: 4 } } }
+    params { name: "a" role: PARAM_ROLE_IN value_id: 1 }
+    params { name: "b" role: PARAM_ROLE_IN value_id: 2 }
+    params { name: "c" role: PARAM_ROLE_OUT value_id: 3 }
+    ops { kind: "matmul" inputs: 1 inputs: 2 outputs: 3
+          attrs { key: "a_trans" value { b: true } } }
+  )pb", &g));
+  EXPECT_EQ(DefaultTolerance(g, 2).rtol, 1e-5);
+  EXPECT_DOUBLE_EQ(DefaultTolerance(g, 2).atol, 1e-5 * 16 * 100);  // K = 100
+}
+
 }  // namespace
 }  // namespace pto::ptoc

@@ -16,8 +16,10 @@
 // sees them. ReferenceOptions selects other intermediate precisions.
 // Ops: every elementwise kind of the compiler's registry (binary ops,
 // comparisons and where with numpy broadcasting; tensor-with-scalar ops;
-// unary math, clip, copy, cast); every dtype of pto.v1 (see RoundToDType);
-// static shapes.
+// unary math, clip, copy, cast); creation (full, arange); reductions over
+// one dim; matmul (2-D or batched with numpy-broadcast batch dims, attrs
+// a_trans/b_trans, accumulated in double, rounded once to the output's
+// dtype); every dtype of pto.v1 (see RoundToDType); static shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 #define PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 

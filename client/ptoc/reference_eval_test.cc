@@ -162,5 +162,103 @@ TEST(ReferenceEvalTest, ErrorsNameTheOp) {
               HasSubstr("parameter 1 'y': expected shape [2,3], got [3,2]"));
 }
 
+// A graph out = matmul(a, b) with the given shapes, dtypes and transposes.
+pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
+                           const std::vector<int64_t>& b_shape,
+                           const std::vector<int64_t>& out_shape,
+                           pto::v1::DataType in_dtype,
+                           pto::v1::DataType out_dtype, bool a_trans,
+                           bool b_trans) {
+  pto::v1::Graph g;
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_1);
+  const std::vector<int64_t>* shapes[] = {&a_shape, &b_shape, &out_shape};
+  for (int v = 0; v < 3; ++v) {
+    pto::v1::Value* value = g.add_values();
+    value->set_id(v + 1);
+    value->set_dtype(v == 2 ? out_dtype : in_dtype);
+    for (int64_t d : *shapes[v]) value->mutable_shape()->add_dims()->set_size(d);
+    pto::v1::Parameter* p = g.add_params();
+    p->set_name(v == 0 ? "a" : v == 1 ? "b" : "out");
+    p->set_role(v == 2 ? pto::v1::PARAM_ROLE_OUT : pto::v1::PARAM_ROLE_IN);
+    p->set_value_id(v + 1);
+  }
+  pto::v1::Op* op = g.add_ops();
+  op->set_kind("matmul");
+  op->add_inputs(1);
+  op->add_inputs(2);
+  op->add_outputs(3);
+  (*op->mutable_attrs())["a_trans"].set_b(a_trans);
+  (*op->mutable_attrs())["b_trans"].set_b(b_trans);
+  (*op->mutable_attrs())["out_dtype"].set_dtype(out_dtype);
+  return g;
+}
+
+TEST(ReferenceEvalTest, Matmul2DWithTransposes) {
+  // a = [[1, 2, 3], [4, 5, 6]] (2x3), b = [[1, 0], [0, 1], [1, 1]] (3x2).
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6}, at = {1, 4, 2, 5, 3, 6};
+  const std::vector<double> b = {1, 0, 0, 1, 1, 1}, bt = {1, 0, 1, 0, 1, 1};
+  const std::vector<double> want = {4, 5, 10, 11};
+  for (bool a_trans : {false, true}) {
+    for (bool b_trans : {false, true}) {
+      const pto::v1::Graph g = MatmulGraph(
+          a_trans ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{2, 3},
+          b_trans ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{3, 2},
+          {2, 2}, pto::v1::DT_FP32, pto::v1::DT_FP32, a_trans, b_trans);
+      RefTensor ta{pto::v1::DT_FP32, a_trans ? std::vector<int64_t>{3, 2}
+                                             : std::vector<int64_t>{2, 3},
+                   a_trans ? at : a};
+      RefTensor tb{pto::v1::DT_FP32, b_trans ? std::vector<int64_t>{2, 3}
+                                             : std::vector<int64_t>{3, 2},
+                   b_trans ? bt : b};
+      auto out = EvaluateReference(g, {ta, tb, {}});
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ((*out)[2].data, want) << a_trans << b_trans;
+    }
+  }
+}
+
+TEST(ReferenceEvalTest, MatmulBatchedBroadcastsAndRoundsOnce) {
+  // a [2, 1, 1, 2] x b [3, 2, 1] -> [2, 3, 1, 1]: a's batch dim 1 broadcasts.
+  const pto::v1::Graph g = MatmulGraph({2, 1, 1, 2}, {3, 2, 1}, {2, 3, 1, 1},
+                                       pto::v1::DT_FP32, pto::v1::DT_FP32,
+                                       false, false);
+  RefTensor a{pto::v1::DT_FP32, {2, 1, 1, 2}, {1, 2, 3, 4}};
+  RefTensor b{pto::v1::DT_FP32, {3, 2, 1}, {1, 1, 10, 0, 0, 100}};
+  auto out = EvaluateReference(g, {a, b, {}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[2].data, (std::vector<double>{3, 10, 200, 7, 30, 400}));
+
+  // BF16 inputs, FP32 output: the sum is exact in double and rounded to
+  // float once (1 + 2^-30 is not representable: rounds to 1).
+  const pto::v1::Graph h = MatmulGraph({1, 2}, {2, 1}, {1, 1}, pto::v1::DT_BF16,
+                                       pto::v1::DT_FP32, false, false);
+  RefTensor x{pto::v1::DT_BF16, {1, 2}, {1, std::ldexp(1.0, -15)}};
+  RefTensor y{pto::v1::DT_BF16, {2, 1}, {1, std::ldexp(1.0, -15)}};
+  out = EvaluateReference(h, {x, y, {}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[2].data[0], 1.0);
+}
+
+TEST(ReferenceEvalTest, MatmulErrorsNameTheShapes) {
+  const pto::v1::Graph g = MatmulGraph({2, 3}, {4, 2}, {2, 2}, pto::v1::DT_FP32,
+                                       pto::v1::DT_FP32, false, false);
+  RefTensor a{pto::v1::DT_FP32, {2, 3}, std::vector<double>(6, 1.0)};
+  RefTensor b{pto::v1::DT_FP32, {4, 2}, std::vector<double>(8, 1.0)};
+  auto out = EvaluateReference(g, {a, b, {}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 'matmul': K mismatch: a [2,3] (a_trans=0) has "
+                        "K=3, b [4,2] (b_trans=0) has K=4"));
+
+  const pto::v1::Graph h = MatmulGraph({2, 2, 3}, {3, 3, 2}, {3, 2, 2},
+                                       pto::v1::DT_FP32, pto::v1::DT_FP32,
+                                       false, false);
+  RefTensor c{pto::v1::DT_FP32, {2, 2, 3}, std::vector<double>(12, 1.0)};
+  RefTensor d{pto::v1::DT_FP32, {3, 3, 2}, std::vector<double>(18, 1.0)};
+  out = EvaluateReference(h, {c, d, {}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("do not broadcast"));
+}
+
 }  // namespace
 }  // namespace pto::ptoc

@@ -1,5 +1,6 @@
 // Headers that generated host code includes, embedded at build time (see the
-// embedded_headers genrule): "pto_tile.h" (tile instructions) and
+// embedded_headers genrule): "pto_tile.h" (tile instructions), "pto_cube.h"
+// (cube instructions: the matmul path) and
 // "kernel_abi.h" (the runtime's C ABI). The host target writes them next to
 // each generated source; the compiler fingerprint hashes them.
 #ifndef PTO_COMPILER_TARGETS_HOST_EMBEDDED_HEADERS_H_

@@ -18,7 +18,12 @@
 // instruction with an f16 destination rounds its result to nearest even
 // (overflow to inf, NaN stays NaN), with integer and f32 operations only (no
 // _Float16 needed). Stores of f16 tiles are then exact. bf16 works the same
-// way. TCVT converts between all of these (CvtTo, torch's rules).
+// way. TCVT converts between all of these (CvtTo, torch's rules). Where the
+// target has F16C (x86-64-v3), f16 loads, stores and result rounding run 8
+// at a time with vcvtph2ps/vcvtps2ph, bit-identical to the scalar path.
+//
+// Row reductions (contiguous dim) keep 16 partial results per row (see
+// ReduceRow): sums differ from left-to-right order by rounding only.
 #ifndef PTO_TILE_H_
 #define PTO_TILE_H_
 
@@ -100,6 +105,78 @@ inline uint16_t FloatToBf16(float f) {
 struct bf16 {
   uint16_t bits;
 };
+
+// Runs of f16 conversions: 8 at a time with F16C's vcvtph2ps/vcvtps2ph when
+// the target has them (x86-64-v3), else the scalar functions above. Both
+// give the same bits: vcvtps2ph rounds to nearest even (immediate 0), and a
+// NaN is first replaced by the quiet NaN of its sign, so it converts to
+// sign | 0x7E00 as FloatToHalf does. PTO_TILE_F16C may be predefined (0/1)
+// to choose a path (tests build both).
+#ifndef PTO_TILE_F16C
+#if defined(__F16C__)
+#define PTO_TILE_F16C 1
+#else
+#define PTO_TILE_F16C 0
+#endif
+#endif
+
+#if PTO_TILE_F16C
+typedef float F32x8 __attribute__((vector_size(32)));
+typedef int32_t I32x8 __attribute__((vector_size(32)));
+typedef short I16x8 __attribute__((vector_size(16)));
+typedef float F32x8U __attribute__((vector_size(32), aligned(4)));
+typedef short I16x8U __attribute__((vector_size(16), aligned(2)));
+
+inline F32x8 CanonicalNan8(F32x8 v) {
+  const I32x8 bits = reinterpret_cast<I32x8>(v);
+  const I32x8 is_nan = v != v;  // all ones in NaN lanes
+  const I32x8 quiet = (bits & static_cast<int32_t>(0x80000000u)) | 0x7FC00000;
+  return reinterpret_cast<F32x8>((quiet & is_nan) | (bits & ~is_nan));
+}
+inline I16x8 FloatToHalf8(F32x8 v) {
+  return __builtin_ia32_vcvtps2ph256(CanonicalNan8(v), 0);
+}
+inline F32x8 HalfToFloat8(I16x8 h) { return __builtin_ia32_vcvtph2ps256(h); }
+#endif
+
+// d[i] = HalfToFloat(s[i]) for i < n.
+inline void HalvesToFloats(float* __restrict d, const uint16_t* __restrict s,
+                           int64_t n) {
+  int64_t i = 0;
+#if PTO_TILE_F16C
+  for (const int64_t end = n - n % 8; i < end; i += 8) {
+    *reinterpret_cast<F32x8U*>(d + i) =
+        HalfToFloat8(*reinterpret_cast<const I16x8U*>(s + i));
+  }
+#endif
+  for (; i < n; ++i) d[i] = HalfToFloat(s[i]);
+}
+
+// d[i] = FloatToHalf(s[i]) for i < n.
+inline void FloatsToHalves(uint16_t* __restrict d, const float* __restrict s,
+                           int64_t n) {
+  int64_t i = 0;
+#if PTO_TILE_F16C
+  for (const int64_t end = n - n % 8; i < end; i += 8) {
+    *reinterpret_cast<I16x8U*>(d + i) =
+        FloatToHalf8(*reinterpret_cast<const F32x8U*>(s + i));
+  }
+#endif
+  for (; i < n; ++i) d[i] = FloatToHalf(s[i]);
+}
+
+// d[i] = HalfToFloat(FloatToHalf(d[i])) for i < n: rounds f32 values to f16
+// precision in place.
+inline void RoundToHalves(float* __restrict d, int64_t n) {
+  int64_t i = 0;
+#if PTO_TILE_F16C
+  for (const int64_t end = n - n % 8; i < end; i += 8) {
+    F32x8U* p = reinterpret_cast<F32x8U*>(d + i);
+    *p = HalfToFloat8(FloatToHalf8(*p));
+  }
+#endif
+  for (; i < n; ++i) d[i] = HalfToFloat(FloatToHalf(d[i]));
+}
 
 // BOOL in GM: one byte, 0 or 1 (numpy, torch).
 struct boolean {
@@ -231,6 +308,15 @@ PTO_TILE_CVT_INT(int32_t)
 PTO_TILE_CVT_INT(int64_t)
 #undef PTO_TILE_CVT_INT
 
+template <typename T>
+struct IsHalf {
+  static constexpr bool kValue = false;
+};
+template <>
+struct IsHalf<half> {
+  static constexpr bool kValue = true;
+};
+
 // UB tile <- GM region. `src` points at the region's first element; s0..s2
 // are the GM strides (in elements) of the padded dims 0..2 (dim 3 is
 // contiguous). A broadcast operand (numpy broadcasting) has stride 0 in the
@@ -246,8 +332,12 @@ inline void TLoad(typename Elem<T>::S* __restrict dst, const T* __restrict src,
         const T* __restrict row = src + i0 * s0 + i1 * s1 + i2 * s2;
         typename Elem<T>::S* __restrict out =
             dst + ((i0 * E1 + i1) * E2 + i2) * E3;
-        for (int64_t j = 0; j < E3; ++j) {
-          out[j] = Elem<T>::Load(row[kBcast3 ? 0 : j]);
+        if constexpr (IsHalf<T>::kValue && !kBcast3) {
+          HalvesToFloats(out, reinterpret_cast<const uint16_t*>(row), E3);
+        } else {
+          for (int64_t j = 0; j < E3; ++j) {
+            out[j] = Elem<T>::Load(row[kBcast3 ? 0 : j]);
+          }
         }
       }
     }
@@ -264,7 +354,11 @@ inline void TStore(T* __restrict dst, const typename Elem<T>::S* __restrict src,
         T* __restrict row = dst + i0 * s0 + i1 * s1 + i2 * s2;
         const typename Elem<T>::S* __restrict in =
             src + ((i0 * E1 + i1) * E2 + i2) * E3;
-        for (int64_t j = 0; j < E3; ++j) row[j] = Elem<T>::Store(in[j]);
+        if constexpr (IsHalf<T>::kValue) {
+          FloatsToHalves(reinterpret_cast<uint16_t*>(row), in, E3);
+        } else {
+          for (int64_t j = 0; j < E3; ++j) row[j] = Elem<T>::Store(in[j]);
+        }
       }
     }
   }
@@ -292,24 +386,34 @@ struct Round<bf16> {
   static float Apply(float v) { return Bf16ToFloat(FloatToBf16(v)); }
 };
 
+// for (i < N) d[i] = Round<D>::Apply(EXPR), with f16 results rounded in
+// runs (see RoundToHalves).
+#define PTO_TILE_ROUNDED_LOOP(N, D, EXPR)                                  \
+  if constexpr (IsHalf<D>::kValue) {                                       \
+    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
+    RoundToHalves(d, N);                                                   \
+  } else {                                                                 \
+    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
+  }
+
 // Elementwise instructions over N-element tiles; D is the destination tile's
 // type. Sources may alias each other (add(x, x)) but never the destination.
 #define PTO_TILE_BINARY(NAME, EXPR)                                        \
   template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a,         \
                    const float* __restrict b) {                            \
-    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
+    PTO_TILE_ROUNDED_LOOP(N, D, EXPR);                                     \
   }
 #define PTO_TILE_SCALAR(NAME, EXPR)                                        \
   template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a,         \
                    float s) {                                              \
-    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
+    PTO_TILE_ROUNDED_LOOP(N, D, EXPR);                                     \
   }
 #define PTO_TILE_UNARY(NAME, EXPR)                                         \
   template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a) {       \
-    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
+    PTO_TILE_ROUNDED_LOOP(N, D, EXPR);                                     \
   }
 
 // Comparisons read tiles of any storage type S and write 1.0f or 0.0f; a
@@ -443,14 +547,19 @@ inline void TArange(DS* __restrict d, float start, float step, int64_t base) {
 // dst = a converted to D (TCVT; see CvtTo).
 template <int64_t N, typename D, typename DS, typename SS>
 inline void TCvt(DS* __restrict d, const SS* __restrict a) {
-  for (int64_t i = 0; i < N; ++i) d[i] = CvtTo<D>::Apply(a[i]);
+  if constexpr (IsHalf<D>::kValue) {
+    for (int64_t i = 0; i < N; ++i) d[i] = static_cast<float>(a[i]);
+    RoundToHalves(d, N);
+  } else {
+    for (int64_t i = 0; i < N; ++i) d[i] = CvtTo<D>::Apply(a[i]);
+  }
 }
 
 // dst = min(max(a, lo), hi) (numpy clip; NaN stays NaN).
 template <int64_t N, typename D = float>
 inline void TClip(float* __restrict d, const float* __restrict a, float lo,
                   float hi) {
-  for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(Min(Max(a[i], lo), hi));
+  PTO_TILE_ROUNDED_LOOP(N, D, Min(Max(a[i], lo), hi));
 }
 
 // Reductions along dim K of a 4-d tile E0 x E1 x E2 x E3 (padded): the
@@ -490,6 +599,30 @@ struct ReduceShape {
   }
 };
 
+// A contiguous row of L >= 2 * kReduceLanes values reduced with
+// kReduceLanes independent partial results (element k goes to lane
+// k % kReduceLanes; the tail past the last full group into lanes 0..),
+// combined pairwise: no chain of L dependent operations, and the lane loop
+// vectorizes. Sums differ from left-to-right order by rounding only; max/min
+// still propagate NaN.
+constexpr int kReduceLanes = 16;
+template <typename Op, int64_t L>
+inline float ReduceRow(const float* __restrict p) {
+  float lane[kReduceLanes];
+  for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Init();
+  constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
+  for (int64_t k = 0; k < kFull; k += kReduceLanes) {
+    for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Apply(lane[j], p[k + j]);
+  }
+  for (int64_t k = kFull; k < L; ++k) {
+    lane[k - kFull] = Op::Apply(lane[k - kFull], p[k]);
+  }
+  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+  }
+  return lane[0];
+}
+
 template <typename Op, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,
           typename D>
 inline void TReduce(float* __restrict d, const float* __restrict a) {
@@ -500,8 +633,13 @@ inline void TReduce(float* __restrict d, const float* __restrict a) {
       for (int64_t i2 = 0; i2 < R::kO2; ++i2)
         for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
           const float* __restrict p = a + R::Src(i0, i1, i2, i3);
-          float acc = Op::Init();
-          for (int64_t k = 0; k < R::kLen; ++k) acc = Op::Apply(acc, p[k * R::kStride]);
+          float acc;
+          if constexpr (R::kStride == 1 && R::kLen >= 2 * kReduceLanes) {
+            acc = ReduceRow<Op, R::kLen>(p);
+          } else {
+            acc = Op::Init();
+            for (int64_t k = 0; k < R::kLen; ++k) acc = Op::Apply(acc, p[k * R::kStride]);
+          }
           d[o] = Round<D>::Apply(acc);
         }
 }
@@ -569,6 +707,7 @@ inline void TArgSel(int64_t* __restrict d, const float* __restrict val,
 #undef PTO_TILE_BINARY
 #undef PTO_TILE_SCALAR
 #undef PTO_TILE_UNARY
+#undef PTO_TILE_ROUNDED_LOOP
 
 }  // namespace pto_tile
 

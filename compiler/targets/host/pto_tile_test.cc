@@ -8,6 +8,21 @@
 
 #include "gtest/gtest.h"
 
+// A second copy of the header with its F16C paths (8-wide vcvtph2ps /
+// vcvtps2ph), as kernels built for x86-64-v3 get them; this test binary is
+// built for the baseline target, so these functions carry the target
+// attribute and only run where the CPU has F16C.
+#undef PTO_TILE_H_
+#undef PTO_TILE_F16C
+#define PTO_TILE_F16C 1
+#pragma GCC push_options
+#pragma GCC target("avx,f16c")
+namespace with_f16c {
+#include "compiler/targets/host/pto_tile.h"  // NOLINT(build/include)
+}  // namespace with_f16c
+#pragma GCC pop_options
+#undef PTO_TILE_F16C
+
 namespace {
 
 using pto_tile::BitsFromFloat;
@@ -141,6 +156,142 @@ TEST(PtoTileTest, ReversedScalarForms) {
   pto_tile::TRDivS<2>(d, a, 2.0f);
   EXPECT_EQ(d[0], 0.5f);
   EXPECT_EQ(d[1], 0.25f);
+}
+
+TEST(PtoTileTest, RowReductionsUsePartialResults) {
+  // Rows long enough for partial results (with a tail), and a short one.
+  constexpr int kCols = 37;
+  float a[2 * kCols];
+  double want[2] = {0, 0};
+  for (int i = 0; i < 2 * kCols; ++i) {
+    a[i] = 1.0f / static_cast<float>(i + 1);
+    want[i / kCols] += a[i];
+  }
+  float sum[2], mx[2], mn[2], prod[2];
+  pto_tile::TRedSum<1, 1, 2, kCols, 3>(sum, a);
+  pto_tile::TRedMax<1, 1, 2, kCols, 3>(mx, a);
+  pto_tile::TRedMin<1, 1, 2, kCols, 3>(mn, a);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(sum[r], want[r], 1e-5 * want[r]) << r;
+    EXPECT_EQ(mx[r], a[r * kCols]) << r;
+    EXPECT_EQ(mn[r], a[r * kCols + kCols - 1]) << r;
+  }
+  double want_prod[2] = {1, 1};
+  for (int i = 0; i < 2 * kCols; ++i) {
+    a[i] = 1.0f + static_cast<float>(i % 7) / 64.0f;
+    want_prod[i / kCols] *= a[i];
+  }
+  pto_tile::TRedProd<1, 1, 2, kCols, 3>(prod, a);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NEAR(prod[r], want_prod[r], 1e-5 * want_prod[r]) << r;
+  }
+  // NaN anywhere in a row propagates through max and min; -0 sums stay +0
+  // as a left-to-right sum from +0 does.
+  a[kCols + 20] = std::nanf("");
+  pto_tile::TRedMax<1, 1, 2, kCols, 3>(mx, a);
+  pto_tile::TRedMin<1, 1, 2, kCols, 3>(mn, a);
+  EXPECT_FALSE(std::isnan(mx[0]));
+  EXPECT_TRUE(std::isnan(mx[1]));
+  EXPECT_TRUE(std::isnan(mn[1]));
+  for (float& x : a) x = -0.0f;
+  pto_tile::TRedSum<1, 1, 2, kCols, 3>(sum, a);
+  EXPECT_FALSE(std::signbit(sum[0]));
+}
+
+bool HaveF16c() { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
+
+// Floats that exercise f16 rounding: every half, the midpoints between
+// neighbours and one float either side, random bit patterns (all exponents,
+// NaN payloads of both signs, infinities).
+std::vector<float> F16Cases() {
+  std::vector<float> cases;
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const float f = HalfToFloat(static_cast<uint16_t>(h));
+    cases.push_back(f);
+    if ((h & 0x7fff) < 0x7bff) {
+      const float m = static_cast<float>(
+          (static_cast<double>(f) + HalfToFloat(static_cast<uint16_t>(h + 1))) / 2);
+      cases.push_back(m);
+      cases.push_back(std::nextafter(m, 0.0f));
+      cases.push_back(std::nextafter(m, INFINITY));
+    }
+  }
+  std::mt19937 rng(5);
+  for (int i = 0; i < 200000; ++i) cases.push_back(FloatFromBits(rng()));
+  for (uint32_t bits : {0x7f800001u, 0xff800001u, 0x7fc00000u, 0xffc00000u,
+                        0x7fffffffu, 0xffffffffu, 0x7f802000u, 0x7fa00000u}) {
+    cases.push_back(FloatFromBits(bits));
+  }
+  // Odd length: the runs end in a scalar tail.
+  if (cases.size() % 8 == 0) cases.push_back(1.0f);
+  return cases;
+}
+
+__attribute__((target("avx,f16c"))) void F16cLoad(float* d, const uint16_t* s,
+                                                 int64_t n) {
+  with_f16c::pto_tile::HalvesToFloats(d, s, n);
+}
+__attribute__((target("avx,f16c"))) void F16cStore(uint16_t* d, const float* s,
+                                                  int64_t n) {
+  with_f16c::pto_tile::FloatsToHalves(d, s, n);
+}
+__attribute__((target("avx,f16c"))) void F16cRound(float* d, int64_t n) {
+  with_f16c::pto_tile::RoundToHalves(d, n);
+}
+__attribute__((target("avx,f16c"))) void F16cTileAdd(with_f16c::pto_tile::half* out,
+                                                    const with_f16c::pto_tile::half* a,
+                                                    const with_f16c::pto_tile::half* b) {
+  namespace pt = with_f16c::pto_tile;
+  float ta[2 * 20], tb[2 * 20], td[2 * 20];
+  pt::TLoad<pt::half, 1, 1, 2, 20>(ta, a, 0, 0, 21);
+  pt::TLoad<pt::half, 1, 1, 2, 20>(tb, b, 0, 0, 21);
+  pt::TAdd<40, pt::half>(td, ta, tb);
+  pt::TStore<pt::half, 1, 1, 2, 20>(out, td, 0, 0, 21);
+}
+
+uint32_t Bits(float f) { return BitsFromFloat(f); }
+
+TEST(PtoTileTest, F16cConversionsMatchPortableBitForBit) {
+  if (!HaveF16c()) GTEST_SKIP() << "CPU without F16C";
+  std::vector<uint16_t> halves(0x10001);
+  for (uint32_t h = 0; h <= 0xffff; ++h) halves[h] = static_cast<uint16_t>(h);
+  halves[0x10000] = 0x3c00;  // odd length
+  std::vector<float> got(halves.size());
+  F16cLoad(got.data(), halves.data(), static_cast<int64_t>(halves.size()));
+  for (size_t i = 0; i < halves.size(); ++i) {
+    ASSERT_EQ(Bits(got[i]), Bits(HalfToFloat(halves[i]))) << std::hex << halves[i];
+  }
+  const std::vector<float> cases = F16Cases();
+  std::vector<uint16_t> stored(cases.size());
+  F16cStore(stored.data(), cases.data(), static_cast<int64_t>(cases.size()));
+  std::vector<float> rounded = cases;
+  F16cRound(rounded.data(), static_cast<int64_t>(rounded.size()));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_EQ(stored[i], FloatToHalf(cases[i])) << std::hex << Bits(cases[i]);
+    ASSERT_EQ(Bits(rounded[i]), Bits(HalfToFloat(FloatToHalf(cases[i]))))
+        << std::hex << Bits(cases[i]);
+  }
+}
+
+TEST(PtoTileTest, F16cTileInstructionsMatchPortable) {
+  if (!HaveF16c()) GTEST_SKIP() << "CPU without F16C";
+  // GM f16[2, 21]; a [2, 20] tile (two runs of 8 and a tail per row).
+  std::mt19937 rng(3);
+  pto_tile::half a[42], b[42], want[42] = {};
+  with_f16c::pto_tile::half a2[42], b2[42], got[42] = {};
+  for (int i = 0; i < 42; ++i) {
+    a[i].bits = static_cast<uint16_t>(rng());
+    b[i].bits = static_cast<uint16_t>(rng());
+    a2[i].bits = a[i].bits;
+    b2[i].bits = b[i].bits;
+  }
+  float ta[40], tb[40], td[40];
+  pto_tile::TLoad<pto_tile::half, 1, 1, 2, 20>(ta, a, 0, 0, 21);
+  pto_tile::TLoad<pto_tile::half, 1, 1, 2, 20>(tb, b, 0, 0, 21);
+  pto_tile::TAdd<40, pto_tile::half>(td, ta, tb);
+  pto_tile::TStore<pto_tile::half, 1, 1, 2, 20>(want, td, 0, 0, 21);
+  F16cTileAdd(got, a2, b2);
+  for (int i = 0; i < 42; ++i) EXPECT_EQ(got[i].bits, want[i].bits) << i;
 }
 
 }  // namespace

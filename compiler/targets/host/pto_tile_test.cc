@@ -198,6 +198,36 @@ TEST(PtoTileTest, RowReductionsUsePartialResults) {
   EXPECT_FALSE(std::signbit(sum[0]));
 }
 
+TEST(PtoTileTest, ColumnReductionsKeepLeftToRightOrder) {
+  // f32[5, 19] reduced along dim 2 (rows of 19 contiguous results), and a
+  // 4-d tile along dim 1: the same bits as one left-to-right loop per result.
+  float a[2 * 5 * 19];
+  std::mt19937 rng(9);
+  for (float& x : a) x = static_cast<float>(rng() % 20001) / 7.0f - 1000.0f;
+  a[3 * 19 + 4] = std::nanf("");
+  float sum[19], mx[19];
+  pto_tile::TRedSum<1, 1, 5, 19, 2>(sum, a);
+  pto_tile::TRedMax<1, 1, 5, 19, 2>(mx, a);
+  for (int c = 0; c < 19; ++c) {
+    float s = 0.0f, m = -INFINITY;
+    for (int r = 0; r < 5; ++r) {
+      s += a[r * 19 + c];
+      m = pto_tile::Max(a[r * 19 + c], m);
+    }
+    EXPECT_EQ(BitsFromFloat(sum[c]), BitsFromFloat(s)) << c;
+    EXPECT_EQ(BitsFromFloat(mx[c]), BitsFromFloat(m)) << c;
+  }
+  float sum4[2 * 19];
+  pto_tile::TRedSum<2, 5, 1, 19, 1>(sum4, a);
+  for (int b = 0; b < 2; ++b) {
+    for (int c = 0; c < 19; ++c) {
+      float s = 0.0f;
+      for (int r = 0; r < 5; ++r) s += a[(b * 5 + r) * 19 + c];
+      EXPECT_EQ(BitsFromFloat(sum4[b * 19 + c]), BitsFromFloat(s)) << b << "," << c;
+    }
+  }
+}
+
 bool HaveF16c() { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
 
 // Floats that exercise f16 rounding: every half, the midpoints between

@@ -20,6 +20,7 @@
 #include "runtime/sha256.h"
 #include "compiler/util/temp_dir.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 #include "runtime/host_target.h"
 #include "runtime/kernel_abi.h"
@@ -366,6 +367,26 @@ TEST(CompileTest, ConcurrentCompilesAgree) {
   ASSERT_TRUE(r1.ok()) << r1.status();
   ASSERT_TRUE(r2.ok()) << r2.status();
   EXPECT_EQ(r1->key, r2->key);
+}
+
+TEST(CompileTest, MatmulVerifiesButIsNotLoweredYet) {
+  pto::v1::Graph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    schema_version: SCHEMA_VERSION_1
+    values { id: 1 dtype: DT_FP32 shape { dims { size: 8 } dims { size: 5 } } }
+    values { id: 2 dtype: DT_FP32 shape { dims { size: 5 } dims { size: 3 } } }
+    values { id: 3 dtype: DT_FP32 shape { dims { size: 8 } dims { size: 3 } } }
+    params { name: "a" role: PARAM_ROLE_IN value_id: 1 }
+    params { name: "b" role: PARAM_ROLE_IN value_id: 2 }
+    params { name: "c" role: PARAM_ROLE_OUT value_id: 3 }
+    ops { kind: "matmul" inputs: 1 inputs: 2 outputs: 3
+          attrs { key: "out_dtype" value { dtype: DT_FP32 } }
+          cube_tile { m: 16 m: 32 k: 16 k: 32 n: 16 n: 32 } }
+  )pb", &g));
+  absl::StatusOr<CompileResult> r = Compile(g, "host", {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("op #0 \"matmul\": lowering through the cube path"));
 }
 
 TEST(CompileTest, RejectsBadInputBeforeCompiling) {

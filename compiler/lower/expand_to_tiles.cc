@@ -363,6 +363,14 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
                                         const ExpandOptions& options) {
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].info->category == OpCategory::kMatmul) {
+      return absl::UnimplementedError(absl::StrCat(
+          "op #", i, " \"matmul\": lowering through the cube path (TLOAD "
+          "GM->L1, TMOV L1->L0A/L0B, TMATMUL, TSTORE L0C->GM) is not "
+          "implemented yet; the graph verified"));
+    }
+  }
   absl::StatusOr<std::vector<std::vector<int>>> groups = FormGroups(g, options);
   if (!groups.ok()) return groups.status();
 

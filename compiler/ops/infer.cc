@@ -81,6 +81,52 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
     }
     return ValueType{cast_to, attrs.shape};
   }
+  if (info.category == OpCategory::kMatmul) {
+    const ValueType& a = inputs[0];
+    const ValueType& b = inputs[1];
+    if (!IsFloat(a.dtype) || a.dtype != b.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inputs have dtypes ", DTypeEnumName(a.dtype), " and ",
+          DTypeEnumName(b.dtype), "; matmul takes two DT_FP32, DT_FP16 or "
+          "DT_BF16 operands of the same dtype"));
+    }
+    if (attrs.out_dtype != pto::v1::DT_FP32 && attrs.out_dtype != a.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs[\"out_dtype\"]: ", DTypeEnumName(attrs.out_dtype),
+          "; matmul of ", DTypeEnumName(a.dtype), " gives DT_FP32 or ",
+          DTypeEnumName(a.dtype)));
+    }
+    const std::string operands = absl::StrCat(
+        "a ", FormatDims(a.shape), " (a_trans=", attrs.a_trans ? "true" : "false",
+        "), b ", FormatDims(b.shape), " (b_trans=",
+        attrs.b_trans ? "true" : "false", ")");
+    if (a.shape.size() < 2 || b.shape.size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "matmul operands must have rank 2 to 4: ", operands));
+    }
+    const size_t ar = a.shape.size(), br = b.shape.size();
+    const int64_t m = attrs.a_trans ? a.shape[ar - 1] : a.shape[ar - 2];
+    const int64_t ka = attrs.a_trans ? a.shape[ar - 2] : a.shape[ar - 1];
+    const int64_t kb = attrs.b_trans ? b.shape[br - 1] : b.shape[br - 2];
+    const int64_t n = attrs.b_trans ? b.shape[br - 2] : b.shape[br - 1];
+    if (ka != kb) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "matmul K mismatch: ", operands, " have K ", ka, " and ", kb,
+          " (valid: equal K)"));
+    }
+    const std::vector<int64_t> a_batch(a.shape.begin(), a.shape.end() - 2);
+    const std::vector<int64_t> b_batch(b.shape.begin(), b.shape.end() - 2);
+    absl::StatusOr<std::vector<int64_t>> batch =
+        BroadcastShapes({a_batch, b_batch});
+    if (!batch.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "matmul batch dims do not broadcast: ", operands));
+    }
+    std::vector<int64_t> shape = *batch;
+    shape.push_back(m);
+    shape.push_back(n);
+    return ValueType{attrs.out_dtype, shape};
+  }
   if (info.category == OpCategory::kReduce) {
     if (!IsFloat(inputs[0].dtype)) {
       return absl::InvalidArgumentError(absl::StrCat(

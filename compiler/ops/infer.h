@@ -37,6 +37,8 @@ struct InferAttrs {
   int64_t dim = 0;                                      // reductions: "dim"
   bool keepdim = false;                                 // reductions
   std::vector<int64_t> shape;                           // creation: "shape"
+  pto::v1::DataType out_dtype = pto::v1::DT_UNSPECIFIED;  // matmul
+  bool a_trans = false, b_trans = false;                  // matmul
 };
 
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,

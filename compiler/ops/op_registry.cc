@@ -120,6 +120,15 @@ std::vector<OpInfo>* MakeRegistry() {
        {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
         {"start", AttrType::kFloat}, {"step", AttrType::kFloat}},
        true, P::kTArange, T::kAny},
+      // matmul(a, b): [..., M, K] @ [..., K, N] -> [..., M, N] (a_trans:
+      // a is [..., K, M]; b_trans: b is [..., N, K]); FP32/FP16/BF16 inputs
+      // accumulate in FP32; out_dtype FP32 or the inputs' dtype; batch dims
+      // broadcast. Verified (cube tile, buffers); not lowered yet.
+      {"matmul", C::kMatmul, 2, 1,
+       {{"out_dtype", AttrType::kDType},
+        {"a_trans", AttrType::kBool, false},
+        {"b_trans", AttrType::kBool, false}},
+       false, P::kTMatmul},
       // Identity; the front end records `out[:] = param` as a copy.
       {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
   };

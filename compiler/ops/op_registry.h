@@ -22,6 +22,7 @@ enum class OpCategory {
   kCast,               // out = a converted to attr "dtype"
   kReduce,             // out = reduction of a over attr "dim" ("keepdim")
   kCreate,             // no inputs; out of attrs "shape" and "dtype"
+  kMatmul,             // out = a @ b (cube path; cube_tile required)
 };
 
 // Which element types an op's (data) operands accept.

@@ -79,7 +79,9 @@ namespace pto::compiler {
   X(kTRound, "TROUND", TRound, 1, 0)       \
   X(kTTrunc, "TTRUNC", TTrunc, 1, 0)       \
   X(kTSin, "TSIN", TSin, 1, 0)             \
-  X(kTCos, "TCOS", TCos, 1, 0)
+  X(kTCos, "TCOS", TCos, 1, 0)             \
+  X(kTMatmul, "TMATMUL", CubeMatmul, 2, 0) \
+  X(kTMatmulAcc, "TMATMUL_ACC", CubeMatmulAcc, 2, 0)
 
 enum class PtoOpcode {
 #define PTO_OPCODE_ENUM(e, name, fn, srcs, scalars) e,

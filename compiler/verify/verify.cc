@@ -36,6 +36,8 @@ class Verifier {
   absl::Status CheckOp(int index);
   absl::Status CheckAttrs(const std::string& where, const Op& op,
                           const OpInfo& info);
+  absl::Status CheckCubeTile(const std::string& where, const Op& op,
+                             pto::v1::DataType in_dtype);
   absl::Status CheckVecTile(const std::string& where, const Op& op,
                             const Value& shape_source);
   absl::Status CheckParamOutputs();
@@ -318,6 +320,72 @@ absl::Status Verifier::CheckAttrs(const std::string& where, const Op& op,
   return absl::OkStatus();
 }
 
+// The host target's model of an AI core's cube buffers.
+constexpr int64_t kL1Bytes = 512 * 1024;
+constexpr int64_t kL0ABytes = 64 * 1024;
+constexpr int64_t kL0BBytes = 64 * 1024;
+constexpr int64_t kL0CBytes = 128 * 1024;
+
+// cube_tile: m, k, n each [L0, L1], positive, L0 <= L1, L1 % L0 == 0; the
+// tiles fit L1 (A [mL1 x kL1] and B [kL1 x nL1] of the input dtype), L0A
+// ([mL0 x kL0] f32), L0B ([kL0 x nL0] f32) and L0C ([mL0 x nL0] f32).
+absl::Status Verifier::CheckCubeTile(const std::string& where, const Op& op,
+                                     pto::v1::DataType in_dtype) {
+  if (!op.has_cube_tile()) {
+    return Invalid(where, "cube_tile: missing (cube ops need a tile shape, "
+                          "see pypto.set_cube_tile_shapes)");
+  }
+  const pto::v1::CubeTileShape& t = op.cube_tile();
+  const std::string shown = absl::StrCat(
+      "m=", FormatDims({t.m().begin(), t.m().end()}),
+      " k=", FormatDims({t.k().begin(), t.k().end()}),
+      " n=", FormatDims({t.n().begin(), t.n().end()}));
+  int64_t l0[3], l1[3];
+  const char* names[3] = {"m", "k", "n"};
+  const google::protobuf::RepeatedField<int64_t>* dims[3] = {&t.m(), &t.k(),
+                                                             &t.n()};
+  for (int i = 0; i < 3; ++i) {
+    if (dims[i]->size() != 2 || (*dims[i])[0] <= 0 || (*dims[i])[1] <= 0) {
+      return Invalid(where, absl::StrCat("cube_tile ", shown, ": ", names[i],
+                                         " must be two positive sizes [",
+                                         names[i], "L0, ", names[i], "L1]"));
+    }
+    l0[i] = (*dims[i])[0];
+    l1[i] = (*dims[i])[1];
+    if (l0[i] > l1[i]) {
+      return Invalid(where, absl::StrCat(
+          "cube_tile ", shown, ": constraint ", names[i], "L0 <= ", names[i],
+          "L1 violated (", l0[i], " > ", l1[i], ")"));
+    }
+    if (l1[i] % l0[i] != 0) {
+      return Invalid(where, absl::StrCat(
+          "cube_tile ", shown, ": constraint ", names[i], "L1 % ", names[i],
+          "L0 == 0 violated (", l1[i], " % ", l0[i], " = ", l1[i] % l0[i],
+          ")"));
+    }
+  }
+  const int64_t elem = DTypeBytes(in_dtype);
+  struct Need {
+    const char* buffer;
+    int64_t bytes, capacity;
+  };
+  const Need needs[] = {
+      {"L1 (A [mL1 x kL1] + B [kL1 x nL1])",
+       (l1[0] * l1[1] + l1[1] * l1[2]) * elem, kL1Bytes},
+      {"L0A ([mL0 x kL0] f32)", l0[0] * l0[1] * 4, kL0ABytes},
+      {"L0B ([kL0 x nL0] f32)", l0[1] * l0[2] * 4, kL0BBytes},
+      {"L0C ([mL0 x nL0] f32)", l0[0] * l0[2] * 4, kL0CBytes},
+  };
+  for (const Need& need : needs) {
+    if (need.bytes > need.capacity) {
+      return Invalid(where, absl::StrCat(
+          "cube_tile ", shown, " needs ", need.bytes, " bytes of ",
+          need.buffer, ", which holds ", need.capacity, " bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
                                     const Value& shape_source) {
   const auto& tile = op.vec_tile().dims();
@@ -418,6 +486,15 @@ absl::Status Verifier::CheckOp(int index) {
     }
     attrs.shape.assign(dims.begin(), dims.end());
   }
+  if (auto it = op.attrs().find("out_dtype"); it != op.attrs().end()) {
+    attrs.out_dtype = it->second.dtype();
+  }
+  if (auto it = op.attrs().find("a_trans"); it != op.attrs().end()) {
+    attrs.a_trans = it->second.b();
+  }
+  if (auto it = op.attrs().find("b_trans"); it != op.attrs().end()) {
+    attrs.b_trans = it->second.b();
+  }
   absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, attrs);
   if (!inferred.ok()) {
     return Invalid(where, std::string(inferred.status().message()));
@@ -457,6 +534,12 @@ absl::Status Verifier::CheckOp(int index) {
                              ? g_.values(ins[0])
                              : g_.values(out_value);
     if (absl::Status s = CheckVecTile(where, op, space); !s.ok()) return s;
+  }
+  if (info->category == OpCategory::kMatmul) {
+    if (absl::Status s = CheckCubeTile(where, op, g_.values(ins[0]).dtype());
+        !s.ok()) {
+      return s;
+    }
   }
   for (int v : ins) last_reader_[v] = index;
   return absl::OkStatus();

@@ -394,5 +394,93 @@ TEST(VerifyTest, InoutReadAfterOverwriteIsUnimplemented) {
   EXPECT_THAT(s.message(), HasSubstr("op #1 \"add\""));
 }
 
+// out[M, N] = matmul(a, b) with the given stored shapes; cube tile
+// m=[16,32] k=[16,64] n=[32,64].
+pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
+                           const std::vector<int64_t>& b_shape,
+                           const std::vector<int64_t>& out_shape,
+                           bool a_trans = false, bool b_trans = false) {
+  pto::v1::Graph g;
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_1);
+  const std::vector<int64_t>* shapes[] = {&a_shape, &b_shape, &out_shape};
+  for (int v = 0; v < 3; ++v) {
+    pto::v1::Value* value = g.add_values();
+    value->set_id(v + 1);
+    value->set_dtype(pto::v1::DT_FP32);
+    for (int64_t d : *shapes[v]) value->mutable_shape()->add_dims()->set_size(d);
+    pto::v1::Parameter* p = g.add_params();
+    p->set_name(v == 0 ? "a" : v == 1 ? "b" : "out");
+    p->set_role(v == 2 ? pto::v1::PARAM_ROLE_OUT : pto::v1::PARAM_ROLE_IN);
+    p->set_value_id(v + 1);
+  }
+  pto::v1::Op* op = g.add_ops();
+  op->set_kind("matmul");
+  op->add_inputs(1);
+  op->add_inputs(2);
+  op->add_outputs(3);
+  (*op->mutable_attrs())["out_dtype"].set_dtype(pto::v1::DT_FP32);
+  (*op->mutable_attrs())["a_trans"].set_b(a_trans);
+  (*op->mutable_attrs())["b_trans"].set_b(b_trans);
+  pto::v1::CubeTileShape* t = op->mutable_cube_tile();
+  for (int64_t x : {16, 32}) t->add_m(x);
+  for (int64_t x : {16, 64}) t->add_k(x);
+  for (int64_t x : {32, 64}) t->add_n(x);
+  return g;
+}
+
+TEST(VerifyTest, MatmulShapes) {
+  EXPECT_TRUE(VerifyGraph(MatmulGraph({8, 5}, {5, 3}, {8, 3})).ok());
+  EXPECT_TRUE(VerifyGraph(MatmulGraph({5, 8}, {3, 5}, {8, 3}, true, true)).ok());
+  // Batched with a broadcast batch dim.
+  EXPECT_TRUE(
+      VerifyGraph(MatmulGraph({2, 1, 8, 5}, {4, 5, 3}, {2, 4, 8, 3})).ok());
+  ExpectInvalid(MatmulGraph({8, 5}, {4, 3}, {8, 3}),
+                {"op #0 \"matmul\"",
+                 "matmul K mismatch: a [8,5] (a_trans=false), b [4,3] "
+                 "(b_trans=false) have K 5 and 4"});
+  ExpectInvalid(MatmulGraph({8, 5}, {4, 3}, {8, 3}, false, true),
+                {"K mismatch", "(b_trans=true) have K 5 and 3"});
+  ExpectInvalid(MatmulGraph({2, 8, 5}, {3, 5, 3}, {2, 8, 3}),
+                {"batch dims do not broadcast"});
+  ExpectInvalid(MatmulGraph({8, 5}, {5, 3}, {8, 4}),
+                {"output 0: shape", "does not match the inferred"});
+}
+
+TEST(VerifyTest, MatmulCubeTileConstraintsAndBuffers) {
+  pto::v1::Graph g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
+  g.mutable_ops(0)->clear_cube_tile();
+  ExpectInvalid(g, {"op #0 \"matmul\"", "cube_tile: missing",
+                    "pypto.set_cube_tile_shapes"});
+
+  g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
+  g.mutable_ops(0)->mutable_cube_tile()->set_k(0, 128);  // k=[128, 64]
+  ExpectInvalid(g, {"op #0 \"matmul\"",
+                    "constraint kL0 <= kL1 violated (128 > 64)"});
+
+  g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
+  g.mutable_ops(0)->mutable_cube_tile()->set_n(0, 24);  // n=[24, 64]
+  ExpectInvalid(g, {"cube_tile m=[16,32] k=[16,64] n=[24,64]",
+                    "constraint nL1 % nL0 == 0 violated (64 % 24 = 16)"});
+
+  // L0C: [mL0 x nL0] f32 = 256 x 256 x 4 = 256 KiB > 128 KiB.
+  g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
+  pto::v1::CubeTileShape* t = g.mutable_ops(0)->mutable_cube_tile();
+  t->set_m(0, 256);
+  t->set_m(1, 256);
+  t->set_n(0, 256);
+  t->set_n(1, 256);
+  t->set_k(0, 8);
+  t->set_k(1, 8);
+  ExpectInvalid(g, {"op #0 \"matmul\"", "needs 262144 bytes of L0C",
+                    "which holds 131072 bytes"});
+
+  // L1: A [512 x 256] + B [256 x 64] f32 = 589824 bytes > 512 KiB.
+  g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
+  t = g.mutable_ops(0)->mutable_cube_tile();
+  t->set_m(1, 512);
+  t->set_k(1, 256);
+  ExpectInvalid(g, {"needs 589824 bytes of L1", "which holds 524288 bytes"});
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -51,6 +51,7 @@ CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,
       options_(options),
       memory_(options.memory_cache_bytes,
               [](const CompiledKernel& k) { return KernelMemoryBytes(k); }),
+      key_memo_(options.key_memo_bytes, options.key_memo_max_request_bytes),
       pool_(options.workers, options.queue_size) {
   generation_ = store->generation();
   UpdateCacheGauges();
@@ -72,7 +73,7 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
   if (!caller.ok()) return Fail(context, caller.status(), "", "-");
   const std::string& tenant = caller->tenant;
 
-  absl::StatusOr<std::string> key = backend_->Key(*request);
+  absl::StatusOr<std::string> key = key_memo_.Key(*backend_, tenant, *request);
   if (!key.ok()) return Fail(context, key.status(), "", tenant);
   const std::string storage_key = StorageKey(tenant, generation_, *key);
 

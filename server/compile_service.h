@@ -37,6 +37,7 @@
 #include "server/compiled_kernel.h"
 #include "server/compiler_backend.h"
 #include "server/kernel_store.h"
+#include "server/key_memo.h"
 #include "server/lru_cache.h"
 #include "server/metrics.h"
 #include "server/singleflight.h"
@@ -58,6 +59,11 @@ struct CompileServiceOptions {
   TenantTokens tokens;
   // HMAC key binaries are signed with; empty: unsigned.
   std::string signing_key;
+  // Bound of the memo of (tenant, request bytes) -> cache key that lets a
+  // repeated request skip key computation (server/key_memo.h); 0: off.
+  size_t key_memo_bytes = size_t{16} << 20;
+  // Requests larger than this are not remembered in that memo.
+  size_t key_memo_max_request_bytes = size_t{256} << 10;
 };
 
 // The key an entry is cached under: the compiler's `key` itself for the
@@ -126,6 +132,7 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   const CompileServiceOptions options_;
 
   LruCache<CompiledKernel> memory_;
+  KeyMemo key_memo_;
   Singleflight flights_;
 
   std::atomic<bool> draining_{false};

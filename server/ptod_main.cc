@@ -46,6 +46,8 @@ ABSL_FLAG(int, queue_size, 256,
           "compiles that may wait for a thread before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, memory_cache_bytes, int64_t{256} << 20,
           "bound of the in-memory kernel cache");
+ABSL_FLAG(int64_t, key_memo_bytes, int64_t{16} << 20,
+          "bound of the memo of request bytes -> cache key (0: off)");
 ABSL_FLAG(int64_t, cache_max_bytes, int64_t{10} << 30,
           "byte budget of the persistent cache (payloads and manifests); "
           "least recently used entries are evicted beyond it; 0: unbounded");
@@ -147,6 +149,9 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_memory_cache_bytes) < 0) {
     return Fail("--memory_cache_bytes must be >= 0");
   }
+  if (absl::GetFlag(FLAGS_key_memo_bytes) < 0) {
+    return Fail("--key_memo_bytes must be >= 0");
+  }
   if (absl::GetFlag(FLAGS_cache_max_bytes) < 0) {
     return Fail("--cache_max_bytes must be >= 0");
   }
@@ -158,6 +163,7 @@ int main(int argc, char** argv) {
   options.service.workers = workers;
   options.service.queue_size = absl::GetFlag(FLAGS_queue_size);
   options.service.memory_cache_bytes = absl::GetFlag(FLAGS_memory_cache_bytes);
+  options.service.key_memo_bytes = absl::GetFlag(FLAGS_key_memo_bytes);
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   if (absl::GetFlag(FLAGS_max_rpc_threads) < 4) {
     return Fail("--max_rpc_threads must be >= 4");

@@ -10,7 +10,10 @@
 //   1. cold compiles of --cold_kernels distinct kernels: client latency and
 //      the server's per-stage times;
 //   2. hits of one warm kernel at concurrency 1, 8 and 64: latency p50, p99,
-//      p99.9 and requests/s;
+//      p99.9, requests/s and CPU per hit (the process's user + system time
+//      over the phase divided by the hits: client and in-process server
+//      together; unlike requests/s it hardly moves when others load the
+//      machine, but it counts the client's share too);
 //   3. hits at concurrency 8 while a background thread keeps ptod compiling
 //      new kernels: requests/s and p99.
 // and prints a Markdown report with the issue 5 targets marked met or not.
@@ -20,6 +23,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <sys/resource.h>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +51,8 @@ ABSL_FLAG(double, seconds, 3.0, "length of each hit phase");
 ABSL_FLAG(int, max_requests, 200000, "request cap of each hit phase");
 ABSL_FLAG(int, cold_kernels, 8, "distinct kernels compiled cold");
 ABSL_FLAG(int, workers, 2, "compile workers of the in-process ptod");
+ABSL_FLAG(int64_t, key_memo_bytes, int64_t{16} << 20,
+          "key memo bound of the in-process ptod (0: off, for comparison)");
 ABSL_FLAG(int, restart_entries, 50000,
           "entries in the store whose reopen is timed (0: skip)");
 
@@ -98,10 +104,19 @@ pto::v1::Graph BenchGraph(int rows) {
   return graph;
 }
 
+// User + system CPU seconds this process has used.
+double ProcessCpuSeconds() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 +
+         usage.ru_stime.tv_sec + usage.ru_stime.tv_usec * 1e-6;
+}
+
 struct Latencies {
   std::vector<double> seconds;  // sorted by Summarize
   int errors = 0;
   double wall = 0;
+  double cpu = 0;  // process CPU seconds over the phase
 
   double Quantile(double q) const {
     if (seconds.empty()) return 0;
@@ -110,6 +125,9 @@ struct Latencies {
     return seconds[i];
   }
   double Rate() const { return wall > 0 ? seconds.size() / wall : 0; }
+  double CpuPerRequest() const {
+    return seconds.empty() ? 0 : cpu / seconds.size();
+  }
 };
 
 std::string Ms(double s) { return absl::StrFormat("%.3f ms", s * 1e3); }
@@ -123,6 +141,7 @@ Latencies HitPhase(CompileClient& client, const pto::v1::Graph& graph,
   std::atomic<int> budget{absl::GetFlag(FLAGS_max_requests)};
   std::vector<std::vector<double>> per_thread(threads);
   std::atomic<int> errors{0};
+  const double cpu_start = ProcessCpuSeconds();
   const absl::Time start = absl::Now();
   const absl::Time end = start + length;
   std::vector<std::thread> workers;
@@ -145,6 +164,7 @@ Latencies HitPhase(CompileClient& client, const pto::v1::Graph& graph,
   for (auto& w : workers) w.join();
   Latencies result;
   result.wall = absl::ToDoubleSeconds(absl::Now() - start);
+  result.cpu = ProcessCpuSeconds() - cpu_start;
   for (auto& v : per_thread) {
     result.seconds.insert(result.seconds.end(), v.begin(), v.end());
   }
@@ -181,6 +201,8 @@ int main(int argc, char** argv) {
     options.address = "127.0.0.1:0";
     options.cache_dir = cache_dir;
     options.service.workers = absl::GetFlag(FLAGS_workers);
+    options.service.key_memo_bytes =
+        static_cast<size_t>(std::max<int64_t>(0, absl::GetFlag(FLAGS_key_memo_bytes)));
     auto started = pto::server::PtodServer::Start(
         options, pto::server::NewPtoCompilerBackend());
     if (!started.ok()) {
@@ -251,16 +273,16 @@ int main(int argc, char** argv) {
   const pto::v1::Graph warm = BenchGraph(64);
   std::printf("## Hits (one warm kernel)\n\n");
   std::printf(
-      "| concurrency | requests | p50 | p99 | p99.9 | requests/s | errors "
-      "|\n|---|---|---|---|---|---|---|\n");
+      "| concurrency | requests | p50 | p99 | p99.9 | requests/s | CPU/hit | "
+      "errors |\n|---|---|---|---|---|---|---|---|\n");
   std::map<int, Latencies> hits;
   for (int c : {1, 8, 64}) {
     hits[c] = HitPhase(client, warm, c);
     const Latencies& h = hits[c];
-    std::printf("| %d | %zu | %s | %s | %s | %.0f | %d |\n", c,
+    std::printf("| %d | %zu | %s | %s | %s | %.0f | %.0f us | %d |\n", c,
                 h.seconds.size(), Ms(h.Quantile(0.5)).c_str(),
                 Ms(h.Quantile(0.99)).c_str(), Ms(h.Quantile(0.999)).c_str(),
-                h.Rate(), h.errors);
+                h.Rate(), h.CpuPerRequest() * 1e6, h.errors);
   }
 
   // 3. Hits while compiles run.

@@ -14,113 +14,15 @@
 #include "compiler/ops/infer.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
+#include "tests/kernels/typed_builder.h"
 
 namespace pto {
 namespace {
 
 using pto::v1::DataType;
 
-// Builds graphs whose op outputs take the types the compiler infers.
-class Builder {
- public:
-  explicit Builder(const std::string& name) {
-    g_.set_schema_version(pto::v1::SCHEMA_VERSION_1);
-    g_.set_name(name);
-  }
-  uint32_t Input(const std::string& name, DataType dtype,
-                 const std::vector<int64_t>& shape) {
-    const uint32_t id = NewValue(dtype, shape);
-    pto::v1::Parameter* p = g_.add_params();
-    p->set_name(name);
-    p->set_role(pto::v1::PARAM_ROLE_IN);
-    p->set_value_id(id);
-    return id;
-  }
-  uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
-              const std::vector<int64_t>& tile,
-              const std::map<std::string, double>& attrs = {}) {
-    std::vector<compiler::ValueType> types;
-    for (uint32_t v : inputs) types.push_back(types_.at(v));
-    const compiler::OpInfo* info = compiler::FindOp(kind);
-    EXPECT_NE(info, nullptr) << kind;
-    auto out_type = compiler::InferResult(*info, types);
-    EXPECT_TRUE(out_type.ok()) << kind << ": " << out_type.status();
-    const uint32_t out = NewValue(out_type->dtype, out_type->shape);
-    pto::v1::Op* op = g_.add_ops();
-    op->set_kind(kind);
-    for (uint32_t v : inputs) op->add_inputs(v);
-    op->add_outputs(out);
-    for (const auto& [name, value] : attrs) (*op->mutable_attrs())[name].set_f(value);
-    const size_t rank = out_type->shape.size();
-    for (size_t d = 0; d < rank; ++d) {
-      op->mutable_vec_tile()->add_dims(tile[tile.size() - rank + d]);
-    }
-    return out;
-  }
-  uint32_t Cast(uint32_t input, DataType to, const std::vector<int64_t>& tile) {
-    const uint32_t out = NewValue(to, types_.at(input).shape);
-    pto::v1::Op* op = g_.add_ops();
-    op->set_kind("cast");
-    op->add_inputs(input);
-    op->add_outputs(out);
-    (*op->mutable_attrs())["dtype"].set_dtype(to);
-    for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
-    return out;
-  }
-  uint32_t Create(const std::string& kind, DataType dtype,
-                  const std::vector<int64_t>& shape,
-                  const std::map<std::string, double>& attrs) {
-    const uint32_t out = NewValue(dtype, shape);
-    pto::v1::Op* op = g_.add_ops();
-    op->set_kind(kind);
-    op->add_outputs(out);
-    auto* a = op->mutable_attrs();
-    for (int64_t d : shape) (*a)["shape"].mutable_ints()->add_values(d);
-    (*a)["dtype"].set_dtype(dtype);
-    for (const auto& [name, value] : attrs) (*a)[name].set_f(value);
-    op->mutable_vec_tile()->add_dims(32);
-    return out;
-  }
-  void Output(const std::string& name, uint32_t value) {
-    pto::v1::Parameter* p = g_.add_params();
-    p->set_name(name);
-    p->set_role(pto::v1::PARAM_ROLE_OUT);
-    p->set_value_id(value);
-  }
-  const pto::v1::Graph& graph() const { return g_; }
-
- private:
-  uint32_t NewValue(DataType dtype, const std::vector<int64_t>& shape) {
-    pto::v1::Value* v = g_.add_values();
-    v->set_id(next_id_);
-    v->set_dtype(dtype);
-    for (int64_t d : shape) v->mutable_shape()->add_dims()->set_size(d);
-    types_[next_id_] = {dtype, shape};
-    return next_id_++;
-  }
-
-  pto::v1::Graph g_;
-  std::map<uint32_t, compiler::ValueType> types_;
-  uint32_t next_id_ = 1;
-};
-
-void CompileRunAndCheck(const pto::v1::Graph& graph) {
-  auto compiled = compiler::Compile(graph, "host", {});
-  ASSERT_TRUE(compiled.ok()) << graph.name() << ": " << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  for (uint64_t seed : {1, 2}) {
-    ptoc::CheckOptions options;
-    options.seed = seed;
-    // Wider than [-2, 2] so exp overflows and log sees negatives sometimes.
-    options.low = -4;
-    options.high = 4;
-    auto report = ptoc::RunAndCheck(graph, **kernel, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_TRUE(report->pass()) << graph.name() << " seed " << seed << "\n"
-                                << report->Summary();
-  }
-}
+using Builder = testing::TypedBuilder;
+constexpr int kSeeds = 2;
 
 const DataType kFloatTypes[] = {pto::v1::DT_FP32, pto::v1::DT_FP16};
 
@@ -137,7 +39,7 @@ TEST(ElementwiseTest, UnaryOps) {
       Builder b(Name(kind, dtype));
       const uint32_t x = b.Input("x", dtype, {37, 70});
       b.Output("out", b.Op(kind, {x}, {16, 32}));
-      CompileRunAndCheck(b.graph());
+      testing::CompileRunAndCheck(b.graph(), kSeeds);
     }
   }
 }
@@ -147,7 +49,7 @@ TEST(ElementwiseTest, Clip) {
     Builder b(Name("clip", dtype));
     const uint32_t x = b.Input("x", dtype, {37, 70});
     b.Output("out", b.Op("clip", {x}, {16, 32}, {{"min", -1.5}, {"max", 0.7}}));
-    CompileRunAndCheck(b.graph());
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
 }
 
@@ -175,7 +77,7 @@ TEST(ElementwiseTest, BinaryOpsBroadcast) {
         const uint32_t x = b.Input("x", dtype, c.a);
         const uint32_t y = b.Input("y", dtype, c.b);
         b.Output("out", b.Op(kind, {x, y}, c.tile));
-        CompileRunAndCheck(b.graph());
+        testing::CompileRunAndCheck(b.graph(), kSeeds);
       }
     }
   }
@@ -190,7 +92,7 @@ TEST(ElementwiseTest, ScalarOps) {
       // 1.5: exact, so eqs can be true for FP16 inputs; pows of negatives
       // is NaN on both sides.
       b.Output("out", b.Op(kind, {x}, {16, 32}, {{"scalar", 1.5}}));
-      CompileRunAndCheck(b.graph());
+      testing::CompileRunAndCheck(b.graph(), kSeeds);
     }
   }
 }
@@ -205,7 +107,7 @@ TEST(ElementwiseTest, WhereWithComparisonAndBroadcast) {
     const uint32_t picked = b.Op("where", {cond, x, z}, {16, 32});
     b.Output("out", b.Op("mul", {picked, y}, {16, 32}));
     b.Output("mask", cond);
-    CompileRunAndCheck(b.graph());
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
 }
 
@@ -216,7 +118,7 @@ TEST(ElementwiseTest, BoolParameters) {
   const uint32_t y = b.Input("y", pto::v1::DT_FP32, {40});
   b.Output("out", b.Op("where", {c, x, y}, {4, 16}));
   b.Output("not_c", b.Op("eqs", {c}, {4, 1}, {{"scalar", 0}}));
-  CompileRunAndCheck(b.graph());
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
 // A broadcast operand produced by an earlier op (a workspace in GM): the
@@ -227,7 +129,7 @@ TEST(ElementwiseTest, BroadcastOperandFromEarlierGroup) {
   const uint32_t r = b.Input("r", pto::v1::DT_FP32, {96});
   const uint32_t e = b.Op("exp", {r}, {8});  // other tile: its own group
   b.Output("out", b.Op("sub", {x, e}, {16, 32}));
-  CompileRunAndCheck(b.graph());
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
 const DataType kAllTypes[] = {
@@ -269,7 +171,7 @@ TEST(ElementwiseTest, Bf16ArithmeticAndIntegerSelects) {
     const uint32_t y = b.Input("y", pto::v1::DT_BF16, {70});
     const uint32_t s = b.Op("add", {x, y}, {16, 32});
     b.Output("out", b.Op("exp", {b.Op("muls", {s}, {16, 32}, {{"scalar", 0.3}})}, {16, 32}));
-    CompileRunAndCheck(b.graph());
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
   for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64, pto::v1::DT_DOUBLE,
                          pto::v1::DT_INT8, pto::v1::DT_UINT8}) {
@@ -280,7 +182,7 @@ TEST(ElementwiseTest, Bf16ArithmeticAndIntegerSelects) {
     const uint32_t ge = b.Op("ges", {x}, {16, 32}, {{"scalar", 7.5}});
     b.Output("out", b.Op("where", {lt, x, y}, {16, 32}));
     b.Output("ge", ge);
-    CompileRunAndCheck(b.graph());
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
 }
 
@@ -294,7 +196,7 @@ TEST(ElementwiseTest, CreationOps) {
     b.Output("range", r);
     b.Output("filled", f);
     b.Output("mask", b.Op("lt", {x, r}, {32}));
-    CompileRunAndCheck(b.graph());
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
 }
 

@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/ir/import.h"
 #include "compiler/ir/tensor_graph.h"
@@ -17,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
+#include "tests/kernels/typed_builder.h"
 
 namespace pto {
 namespace {
@@ -24,88 +24,8 @@ namespace {
 using pto::v1::DataType;
 using ::testing::HasSubstr;
 
-class Builder {
- public:
-  explicit Builder(const std::string& name) {
-    g_.set_schema_version(pto::v1::SCHEMA_VERSION_1);
-    g_.set_name(name);
-  }
-  uint32_t Input(const std::string& name, DataType dtype,
-                 const std::vector<int64_t>& shape) {
-    const uint32_t id = NewValue(dtype, shape);
-    pto::v1::Parameter* p = g_.add_params();
-    p->set_name(name);
-    p->set_role(pto::v1::PARAM_ROLE_IN);
-    p->set_value_id(id);
-    return id;
-  }
-  uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
-              const std::vector<int64_t>& tile, int64_t dim = 0,
-              bool keepdim = false) {
-    std::vector<compiler::ValueType> types;
-    for (uint32_t v : inputs) types.push_back(types_.at(v));
-    const compiler::OpInfo* info = compiler::FindOp(kind);
-    compiler::InferAttrs attrs;
-    attrs.dim = dim;
-    attrs.keepdim = keepdim;
-    auto out_type = compiler::InferResult(*info, types, attrs);
-    EXPECT_TRUE(out_type.ok()) << kind << ": " << out_type.status();
-    const uint32_t out = NewValue(out_type->dtype, out_type->shape);
-    pto::v1::Op* op = g_.add_ops();
-    op->set_kind(kind);
-    for (uint32_t v : inputs) op->add_inputs(v);
-    op->add_outputs(out);
-    if (info->category == compiler::OpCategory::kReduce) {
-      (*op->mutable_attrs())["dim"].set_i(dim);
-      (*op->mutable_attrs())["keepdim"].set_b(keepdim);
-    }
-    for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
-    return out;
-  }
-  uint32_t WithScalar(const std::string& kind, uint32_t x,
-                      const std::vector<int64_t>& tile, double scalar) {
-    const uint32_t out = Op(kind, {x}, tile);
-    (*g_.mutable_ops(g_.ops_size() - 1)->mutable_attrs())["scalar"].set_f(scalar);
-    return out;
-  }
-  void Output(const std::string& name, uint32_t value) {
-    pto::v1::Parameter* p = g_.add_params();
-    p->set_name(name);
-    p->set_role(pto::v1::PARAM_ROLE_OUT);
-    p->set_value_id(value);
-  }
-  const pto::v1::Graph& graph() const { return g_; }
-
- private:
-  uint32_t NewValue(DataType dtype, const std::vector<int64_t>& shape) {
-    pto::v1::Value* v = g_.add_values();
-    v->set_id(next_id_);
-    v->set_dtype(dtype);
-    for (int64_t d : shape) v->mutable_shape()->add_dims()->set_size(d);
-    types_[next_id_] = {dtype, shape};
-    return next_id_++;
-  }
-  pto::v1::Graph g_;
-  std::map<uint32_t, compiler::ValueType> types_;
-  uint32_t next_id_ = 1;
-};
-
-void CompileRunAndCheck(const pto::v1::Graph& graph) {
-  auto compiled = compiler::Compile(graph, "host", {});
-  ASSERT_TRUE(compiled.ok()) << graph.name() << ": " << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  for (uint64_t seed : {1, 2, 3}) {
-    ptoc::CheckOptions options;
-    options.seed = seed;
-    options.low = -4;
-    options.high = 4;
-    auto report = ptoc::RunAndCheck(graph, **kernel, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_TRUE(report->pass()) << graph.name() << " seed " << seed << "\n"
-                                << report->Summary();
-  }
-}
+using Builder = testing::TypedBuilder;
+constexpr int kSeeds = 3;
 
 struct Case {
   std::vector<int64_t> shape, tile;
@@ -131,10 +51,10 @@ TEST(ReduceTest, EveryKindDimAndKeepdim) {
         // 1 + x/64 instead (within [0.93, 1.07]).
         const uint32_t in =
             std::string(kind) == "prod"
-                ? b.WithScalar("adds", b.WithScalar("divs", x, c.tile, 64), c.tile, 1)
+                ? b.Op("adds", {b.Op("divs", {x}, c.tile, {{"scalar", 64}})}, c.tile, {{"scalar", 1}})
                 : x;
         b.Output("out", b.Op(kind, {in}, c.tile, c.dim, keepdim));
-        CompileRunAndCheck(b.graph());
+        testing::CompileRunAndCheck(b.graph(), kSeeds);
       }
     }
   }
@@ -145,7 +65,7 @@ TEST(ReduceTest, Fp16InputsReduceInFp32) {
     Builder b(absl::StrCat(kind, "_f16"));
     const uint32_t x = b.Input("x", pto::v1::DT_FP16, {20, 70});
     b.Output("out", b.Op(kind, {x}, {8, 16}, -1, false));
-    CompileRunAndCheck(b.graph());
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
 }
 
@@ -158,7 +78,7 @@ TEST(ReduceTest, SoftmaxChain) {
   const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {8, 32})}, {8, 32});
   const uint32_t s = b.Op("sum", {e}, {8, 32}, -1, true);
   b.Output("out", b.Op("div", {e, s}, {8, 32}));
-  CompileRunAndCheck(b.graph());
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
 TEST(ReduceTest, PartialAndCombineAreVisibleInTheTileGraph) {

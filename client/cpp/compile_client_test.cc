@@ -2,6 +2,11 @@
 // the wire (request fields, deadline) and how answers and errors come back.
 #include "client/cpp/compile_client.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -181,16 +186,20 @@ TEST_F(CompileClientTest, InvalidArgumentIsNotRetried) {
 }
 
 TEST(CompileClientFallbackTest, UnreachableDaemonFallsBackToLocalCompiles) {
-  // A port nothing listens on: bind one, then close it.
+  // A port nothing listens on: bind one, then close it. (A grpc::Server with
+  // no service does not start, so a plain socket it is.)
   std::string address;
   {
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port);
-    auto server = builder.BuildAndStart();
-    address = "127.0.0.1:" + std::to_string(port);
-    server->Shutdown(std::chrono::system_clock::now());
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    socklen_t len = sizeof(addr);
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    close(fd);
   }
   std::atomic<int> local{0};
   ClientOptions options;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -20,6 +21,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "grpc_reflection_v1alpha.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "runtime/kernel.h"
@@ -370,6 +374,78 @@ TEST_F(PtodBinaryTest, BusyPortFailsInsteadOfSharingIt) {
   const std::string log = ReadFile(StderrPath("second.log"));
   EXPECT_NE(log.find("cannot listen on " + address), std::string::npos) << log;
   EXPECT_NE(first.StopWith(SIGTERM, absl::Seconds(60)), -1);
+}
+
+// Server reflection (for grpc_cli and friends): ptod lists its services and
+// describes CompileService from the descriptors it was built with; an unknown
+// symbol is a NOT_FOUND answer on the stream, not a broken stream.
+TEST_F(PtodBinaryTest, ReflectionListsServicesAndDescribesCompileService) {
+  namespace refl = grpc::reflection::v1alpha;
+  PtodProcess ptod(Flags(), StderrPath("reflection.log"));
+  const std::string address = ptod.WaitUntilListening();
+  ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("reflection.log"));
+
+  auto stub = refl::ServerReflection::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto stream = stub->ServerReflectionInfo(&context);
+  refl::ServerReflectionResponse answer;
+
+  refl::ServerReflectionRequest list;
+  list.set_list_services("*");
+  ASSERT_TRUE(stream->Write(list));
+  ASSERT_TRUE(stream->Read(&answer));
+  ASSERT_TRUE(answer.has_list_services_response()) << answer.DebugString();
+  std::vector<std::string> services;
+  for (const auto& s : answer.list_services_response().service()) {
+    services.push_back(s.name());
+  }
+  EXPECT_NE(std::find(services.begin(), services.end(),
+                      "pto.v1.CompileService"), services.end())
+      << answer.DebugString();
+  EXPECT_NE(std::find(services.begin(), services.end(),
+                      "grpc.health.v1.Health"), services.end())
+      << answer.DebugString();
+
+  refl::ServerReflectionRequest symbol;
+  symbol.set_file_containing_symbol("pto.v1.CompileService");
+  ASSERT_TRUE(stream->Write(symbol));
+  ASSERT_TRUE(stream->Read(&answer));
+  ASSERT_TRUE(answer.has_file_descriptor_response()) << answer.DebugString();
+  bool described = false;
+  for (const std::string& bytes :
+       answer.file_descriptor_response().file_descriptor_proto()) {
+    google::protobuf::FileDescriptorProto file;
+    ASSERT_TRUE(file.ParseFromString(bytes));
+    for (const auto& service : file.service()) {
+      if (file.package() != "pto.v1" || service.name() != "CompileService") {
+        continue;
+      }
+      std::vector<std::string> methods;
+      for (const auto& m : service.method()) methods.push_back(m.name());
+      EXPECT_NE(std::find(methods.begin(), methods.end(), "Compile"),
+                methods.end());
+      EXPECT_NE(std::find(methods.begin(), methods.end(), "Stats"),
+                methods.end());
+      described = true;
+    }
+  }
+  EXPECT_TRUE(described) << "no FileDescriptorProto defines "
+                            "pto.v1.CompileService";
+
+  refl::ServerReflectionRequest unknown;
+  unknown.set_file_containing_symbol("no.such.Service");
+  ASSERT_TRUE(stream->Write(unknown));
+  ASSERT_TRUE(stream->Read(&answer));
+  ASSERT_TRUE(answer.has_error_response()) << answer.DebugString();
+  EXPECT_EQ(answer.error_response().error_code(),
+            static_cast<int>(grpc::StatusCode::NOT_FOUND));
+
+  stream->WritesDone();
+  grpc::Status finished = stream->Finish();
+  EXPECT_TRUE(finished.ok()) << finished.error_message();
+  EXPECT_EQ(WEXITSTATUS(ptod.StopWith(SIGTERM, absl::Seconds(60))), 0);
 }
 
 TEST_F(PtodBinaryTest, BadFlagIsRefusedWithItsName) {

@@ -4,6 +4,7 @@
 //   key, binary_bytes, stages = compile(graph_bytes, "host", {}, timeout_s=120)
 //   kernel = Kernel(binary_bytes)          # verify + load the native payload
 //   kernel.run([a, b, out])                # numpy arrays, C-contiguous
+//   kernel.run([x16, out], [3, 0])         # x16: int16 view of bf16 data
 //
 // Errors come back as Python exceptions carrying the absl::Status message:
 // INVALID_ARGUMENT and friends -> ValueError, UNIMPLEMENTED ->
@@ -129,7 +130,15 @@ class PyKernel {
     kernel_ = std::move(*kernel);
   }
 
-  void Run(const std::vector<py::array>& arrays) const {
+  // `dtypes`, when not empty, gives per argument a pto.v1 dtype that
+  // overrides the array's (0 = the array's own): bfloat16 data has no numpy
+  // dtype, so pypto passes it as a 2-byte integer view with DT_BF16 here.
+  void Run(const std::vector<py::array>& arrays,
+           const std::vector<int>& dtypes) const {
+    if (!dtypes.empty() && dtypes.size() != arrays.size()) {
+      throw py::value_error(absl::StrCat("dtypes: expected ", arrays.size(),
+                                         " entries, got ", dtypes.size()));
+    }
     std::vector<pto::runtime::TensorArg> args;
     args.reserve(arrays.size());
     for (size_t i = 0; i < arrays.size(); ++i) {
@@ -142,7 +151,16 @@ class PyKernel {
       // The runtime writes only OUT/INOUT parameters; pypto checks that those
       // arrays are writable before calling run().
       arg.data = const_cast<void*>(a.data());
-      arg.dtype = DtypeOf(a, i);
+      if (!dtypes.empty() && dtypes[i] != 0) {
+        if (dtypes[i] != pto::v1::DT_BF16 || a.itemsize() != 2) {
+          throw py::value_error(absl::StrCat(
+              "argument ", i, ": dtype override ", dtypes[i],
+              " is supported only as DT_BF16 over a 2-byte array"));
+        }
+        arg.dtype = pto::v1::DT_BF16;
+      } else {
+        arg.dtype = DtypeOf(a, i);
+      }
       for (py::ssize_t d = 0; d < a.ndim(); ++d) arg.shape.push_back(a.shape(d));
       args.push_back(std::move(arg));
     }
@@ -191,7 +209,9 @@ PYBIND11_MODULE(_native, m) {
   py::class_<PyKernel>(m, "Kernel")
       .def(py::init<const py::bytes&>(), py::arg("binary"))
       .def("run", &PyKernel::Run, py::arg("arrays"),
-           "Runs on C-contiguous float32/float16 arrays, one per parameter.")
+           py::arg("dtypes") = std::vector<int>{},
+           "Runs on C-contiguous arrays, one per parameter; dtypes[i] = "
+           "DT_BF16 reads a 2-byte array as bfloat16.")
       .def_property_readonly("key", &PyKernel::key)
       .def_property_readonly("target", &PyKernel::target)
       .def_property_readonly("params", &PyKernel::params);

@@ -15,8 +15,10 @@
     kernel.last_compile.source      # "embedded", "disk", "memory", "ptod HIT", ...
 
 Kernels compile in-process and are cached on disk across processes
-($PYPTO_CACHE_DIR, default ~/.cache/pypto/kernels); with
-PYPTO_COMPILE_SERVER=host:port they compile on a ptod daemon instead.
+($PYPTO_CACHE_DIR, default ~/.cache/pypto/kernels; pypto.clear_cache() or
+`python -m pypto clear-cache` empties it); with PYPTO_COMPILE_SERVER=host:port
+they compile on a ptod daemon instead. Errors raised while tracing or
+compiling name the kernel's source line that recorded the offending op.
 """
 
 import pkgutil
@@ -26,7 +28,7 @@ import pkgutil
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 from . import frontend  # noqa: E402
-from .cache import compile_stats, reset_compile_stats  # noqa: E402
+from .cache import cache_dir, clear_cache, compile_stats, reset_compile_stats  # noqa: E402
 from .dtypes import (  # noqa: E402,F401
     DataType, DT_BF16, DT_BOOL, DT_DOUBLE, DT_FP16, DT_FP32, DT_FP8E4M3, DT_FP8E5M2,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
@@ -37,7 +39,13 @@ from .ops import (  # noqa: E402,F401,A004
     abs, add, amax, amin, arange, argmax, argmin, cast, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, ge, gt, le, log,
     log1p, log2, log10, lt, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, round,
     rms_norm, rsqrt, sigmoid, sign, sin, softmax, sqrt, sub, sum, tanh, trunc, where)
+from .interop import from_torch, to_torch  # noqa: E402,F401
 from .jit_options import RunMode  # noqa: E402,F401
+from .config import (  # noqa: E402,F401
+    get_codegen_options, get_debug_options, get_host_options, get_pass_options,
+    get_runtime_options, get_verify_options, options, reset_options, set_codegen_options,
+    set_debug_options, set_host_options, set_pass_options, set_runtime_options,
+    set_verify_options)
 from .tensors import DYN, DYNAMIC, STATIC, Tensor, tensor  # noqa: E402,F401
 from .tiling import (  # noqa: E402,F401
     get_cube_tile_shapes, get_vec_tile_shapes, set_cube_tile_shapes, set_vec_tile_shapes)

@@ -109,3 +109,44 @@ def store(key, binary):
     except OSError:
         # A read-only or full cache directory must not fail the kernel.
         pass
+
+
+def entries():
+    """[(key, size in bytes)] of the kernels in the disk cache."""
+    out = []
+    try:
+        names = os.listdir(cache_dir())
+    except OSError:
+        return out
+    for name in sorted(names):
+        key, ext = os.path.splitext(name)
+        if ext == ".kbin" and _KEY.match(key):
+            try:
+                out.append((key, os.path.getsize(os.path.join(cache_dir(), name))))
+            except OSError:
+                pass  # removed meanwhile
+    return out
+
+
+def clear_cache():
+    """Deletes every kernel in the disk cache ($PYPTO_CACHE_DIR) and any
+    temporary file a killed writer left; returns how many kernels it deleted.
+    Safe while other processes use the cache: a reader then misses and
+    recompiles. In-memory caches of live jit functions are not affected."""
+    directory = cache_dir()
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        key, ext = os.path.splitext(name)
+        kernel = ext == ".kbin" and _KEY.match(key)
+        if not (kernel or (name.startswith(".") and name.endswith(".tmp"))):
+            continue  # not ours: leave it
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed += bool(kernel)
+        except OSError:
+            pass
+    return removed

@@ -1,8 +1,8 @@
 """Element types: the DT_* constants and their numpy/torch equivalents.
 
 Every dtype of the PyPTO API exists so that annotations written for PyPTO
-load; the Tier-1 types compile (BF16 inside kernels only: numpy has no
-bfloat16, so BF16 arguments are refused), and a kernel that uses any
+load; the Tier-1 types compile (BF16 arguments as torch tensors: numpy has no
+bfloat16), and a kernel that uses any
 other fails with an error that says so (the argument or op named).
 """
 
@@ -56,11 +56,12 @@ DT_UINT64 = DataType.DT_UINT64
 # What the compiler of this version accepts.
 COMPILABLE = (DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
               DT_BOOL, DT_DOUBLE)
-# What kernel arguments may be (numpy arrays or torch tensors viewed as numpy).
-ARGUMENT_TYPES = tuple(t for t in COMPILABLE if t != DT_BF16)
-ARGUMENT_TYPES_TEXT = ("this version takes arguments of DT_FP32, DT_FP16, DT_INT8, DT_INT16, "
-                       "DT_INT32, DT_INT64, DT_UINT8, DT_BOOL and DT_DOUBLE (BF16: pass FP32 and "
-                       "cast inside the kernel)")
+# What kernel arguments may be (numpy arrays or torch tensors viewed as numpy;
+# BF16 only as torch tensors: numpy has no bfloat16).
+ARGUMENT_TYPES = COMPILABLE
+ARGUMENT_TYPES_TEXT = ("this version takes arguments of DT_FP32, DT_FP16, DT_BF16 (torch "
+                       "tensors), DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_BOOL and "
+                       "DT_DOUBLE")
 
 _NUMPY = {
     DT_FP32: np.dtype(np.float32),

@@ -27,11 +27,14 @@ import time
 
 import numpy as np
 
-from . import backend, cache, dtypes, tiling, tracer
+from . import backend, cache, config, dtypes, locations, tiling, tracer
 from ._proto import graph_pb2
-from .errors import UnsupportedTargetError
+from .errors import CompileError, UnsupportedTargetError
 from .jit_options import JitOptions, RunMode
 from .tensors import Tensor, _DimMarker
+
+# Annotations that make a parameter a compile-time scalar (see _Param).
+_SCALAR_TYPES = (int, float, bool)
 
 
 class CompileInfo:
@@ -50,11 +53,35 @@ class CompileInfo:
         return f"CompileInfo(source={self.source!r}, key={self.key[:16]}..., seconds={self.seconds:.3f})"
 
 
+def _check_aliasing(entry, arrays):
+    """A ValueError when an argument the kernel writes shares memory with
+    another argument: tiles run in parallel, so the kernel could read data it
+    has already overwritten. (One in/out parameter is how a kernel updates
+    a tensor in place.)"""
+    for w in entry.written:
+        for i, other in enumerate(arrays):
+            if i != w and np.may_share_memory(arrays[w], other):
+                names = entry.names
+                raise ValueError(
+                    f"arguments '{names[w]}' and '{names[i]}' share memory, but the kernel "
+                    f"writes '{names[w]}' while reading '{names[i]}': pass a separate output "
+                    f"tensor, or update in place through one parameter the kernel both reads "
+                    f"and writes (x[:] = f(x))")
+
+
 class _Entry:
-    def __init__(self, compiled, graph):
+    def __init__(self, compiled, graph, specs):
         self.compiled = compiled
         self.graph = graph
+        self.specs = specs
         self.roles = [p.role for p in graph.params]
+        self.names = [p.name for p in graph.params]
+        self.written = [i for i, r in enumerate(self.roles) if r != graph_pb2.PARAM_ROLE_IN]
+        # Per graph parameter: DT_BF16 where the array is an int16 view of
+        # bfloat16 data, else 0 (the array's dtype); [] when none is.
+        tensor_dtypes = [spec[0] for spec in specs if spec[0] != "scalar"]
+        self.run_dtypes = ([int(dt) if dt == dtypes.DT_BF16 else 0 for dt in tensor_dtypes]
+                           if dtypes.DT_BF16 in tensor_dtypes else [])
         # What last_compile says on every memory hit (shared: read-only).
         self.memory_info = CompileInfo("memory", compiled.key)
 
@@ -64,10 +91,25 @@ def _torch():
     return sys.modules.get("torch")
 
 
+def _torch_numpy(t):
+    """The numpy view of CPU torch tensor `t` (no copy); a bfloat16 tensor is
+    viewed as int16 (numpy has no bfloat16) and run with DT_BF16 declared."""
+    t = t.detach()
+    if t.dtype is _torch().bfloat16:
+        return t.view(_torch().int16).numpy()
+    return t.numpy()
+
+
 def _as_array(name, value, want_dtype=None):
-    """(numpy view or array of `value`, torch tensor or None)."""
+    """(numpy view or array of `value`, torch tensor or None, DataType or
+    None: the element type when the array's own dtype does not say it)."""
     if isinstance(value, np.ndarray):
-        return value, None
+        return value, None, None
+    data = getattr(value, "_pypto_data", None)  # pypto.from_torch(...)
+    if data is not None:
+        value = data
+    if isinstance(value, np.ndarray):
+        return value, None, None
     torch = _torch()
     if torch is not None and isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
@@ -78,38 +120,67 @@ def _as_array(name, value, want_dtype=None):
             got = dt.name if dt is not None else str(value.dtype)
             raise TypeError(f"argument '{name}': expected dtype {want_dtype.name} (from the "
                             f"annotation), got {got}")
-        if dt is None or dtypes.to_numpy(dt) is None:
+        if dt is None or (dtypes.to_numpy(dt) is None and dt != dtypes.DT_BF16):
             label = dt.name if dt is not None else str(value.dtype)
             raise TypeError(f"argument '{name}': dtype {label} is not supported yet; "
                             f"{dtypes.ARGUMENT_TYPES_TEXT}")
-        return value.detach().numpy(), value
+        return _torch_numpy(value), value, (dt if dt == dtypes.DT_BF16 else None)
     if isinstance(value, Tensor):
-        raise TypeError(f"argument '{name}': pass a numpy array or a torch tensor, not a "
-                        f"pypto.Tensor annotation")
+        raise TypeError(f"argument '{name}': pass a numpy array or a torch tensor (or "
+                        f"pypto.from_torch(t)), not a pypto.Tensor annotation")
+    if isinstance(value, (int, float)):
+        raise TypeError(f"argument '{name}': got the number {value!r} for a tensor parameter; "
+                        f"pass a tensor, or annotate the parameter int, float or bool to make "
+                        f"it a compile-time scalar")
     raise TypeError(f"argument '{name}': expected a numpy array or a torch tensor, got "
                     f"{type(value).__name__}")
 
 
 class _Param:
-    """One kernel parameter and its annotation."""
+    """One kernel parameter and its annotation.
+
+    A parameter annotated `int`, `float` or `bool` is a compile-time scalar:
+    the kernel function sees the Python value itself, and the value is part
+    of the in-memory cache key (each new value traces and compiles once). An
+    unannotated parameter is a scalar when called with a Python number and a
+    tensor otherwise."""
 
     def __init__(self, fn_name, p):
         self.name = p.name
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise TypeError(f"@pypto.jit {fn_name}: *args/**kwargs parameters are not supported")
         ann = p.annotation
-        if ann is inspect.Parameter.empty or ann is Tensor:
+        self.scalar = ann if ann in _SCALAR_TYPES else None
+        self.auto = ann is inspect.Parameter.empty
+        if ann is inspect.Parameter.empty or ann is Tensor or self.scalar:
             ann = Tensor()
         if not isinstance(ann, Tensor):
             raise TypeError(
-                f"@pypto.jit {fn_name}: parameter '{p.name}' is annotated {ann!r}; kernels take "
-                f"pypto.Tensor arguments only in this version (scalar arguments: issue 6)")
+                f"@pypto.jit {fn_name}: parameter '{p.name}' is annotated {ann!r}; annotate "
+                f"tensors with pypto.Tensor(...) and compile-time scalars with int, float or "
+                f"bool")
         self.ann = ann
 
-    def check(self, array):
+    def scalar_value(self, value):
+        """`value` checked as this scalar parameter's, or None if the
+        parameter takes a tensor here."""
+        if self.scalar is None:
+            if self.auto and isinstance(value, (int, float)) and not isinstance(value, np.ndarray):
+                return value
+            return None
+        ok = (isinstance(value, bool) if self.scalar is bool else
+              isinstance(value, int) and not isinstance(value, bool) if self.scalar is int else
+              isinstance(value, (int, float)) and not isinstance(value, bool))
+        if not ok:
+            raise TypeError(f"argument '{self.name}': expected a Python {self.scalar.__name__} "
+                            f"(the annotation), got {type(value).__name__} {value!r}")
+        return float(value) if self.scalar is float else value
+
+    def check(self, array, dt=None):
         """(DataType, shape) of `array`, after checking it against the annotation."""
         name, ann = self.name, self.ann
-        dt = dtypes.from_numpy(array.dtype)
+        if dt is None:
+            dt = dtypes.from_numpy(array.dtype)
         if ann.dtype is not None and dt != ann.dtype:
             got = dt.name if dt is not None else str(array.dtype)
             raise TypeError(f"argument '{name}': expected dtype {ann.dtype.name} (from the "
@@ -165,31 +236,44 @@ class JitFunction:
         bound.apply_defaults()
         arrays, torches, specs = [], [], []
         for p in self._params:
-            array, t = _as_array(p.name, bound.arguments[p.name], p.ann.dtype)
-            dt, shape = p.check(array)
+            value = bound.arguments[p.name]
+            scalar = p.scalar_value(value)
+            if scalar is not None:  # a compile-time constant: no array
+                specs.append(("scalar", type(scalar), scalar))
+                continue
+            array, t, dt = _as_array(p.name, value, p.ann.dtype)
+            dt, shape = p.check(array, dt)
             arrays.append(array)
             torches.append(t)
             specs.append((dt, shape))
         return arrays, torches, tuple(specs)
 
     def _trace(self, specs):
+        """(Graph, op locations: see locations.py)."""
         cache.count("traces")
-        params = [(p.name, dt, shape, p.ann.name) for p, (dt, shape) in zip(self._params, specs)]
-        return tracer.trace(self.fn, self.name, params)
+        params = [tracer.ScalarArg(p.name, spec[2]) if spec[0] == "scalar"
+                  else (p.name, spec[0], spec[1], p.ann.name)
+                  for p, spec in zip(self._params, specs)]
+        return locations.trace(self.fn, self.name, params)
 
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
         _, _, specs = self._bind(args, kwargs)
-        return self._trace(specs)
+        return self._trace(specs)[0]
 
     # Calling ------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
-        if self.options.run_mode == RunMode.NPU:
+    def _check_run_mode(self):
+        run_mode = self.options.effective()[0]
+        if run_mode == RunMode.NPU:
             raise UnsupportedTargetError(
                 f"{self.name}: runtime_options run_mode=pypto.RunMode.NPU needs an accelerator "
                 f"target, and none is built in this pypto (targets here: host CPU only); use "
                 f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU")
+
+    def __call__(self, *args, **kwargs):
+        if self.options.run_mode == RunMode.NPU or config._honoured[0] == RunMode.NPU:
+            self._check_run_mode()
         if not kwargs and self._fast_ok and len(args) == len(self._params):
             fast_key = self._fast_key(args)
             if fast_key is not None:
@@ -199,7 +283,7 @@ class JitFunction:
         else:
             fast_key = None
         arrays, torches, specs = self._bind(args, kwargs)
-        sig = (specs, tiling._save())
+        sig = (specs, tiling._save(), config.cache_token())
         entry = self._cache.get(sig)
         if entry is not None:
             cache.count("memory_hits")
@@ -208,11 +292,15 @@ class JitFunction:
             with self._lock:
                 entry = self._cache.get(sig)
                 if entry is None:
-                    graph = self._trace(specs)
+                    graph, where = self._trace(specs)
+                    _, compile_options, timeout = self.options.effective()
                     start = time.monotonic()
-                    compiled = backend.get_kernel(graph, self.options.compile_options,
-                                                  self.options.compile_timeout, self.name)
-                    entry = _Entry(compiled, graph)
+                    try:
+                        compiled = backend.get_kernel(graph, compile_options, timeout, self.name)
+                    except (CompileError, ValueError, NotImplementedError) as e:
+                        locations.annotate(e, graph, where)
+                        raise
+                    entry = _Entry(compiled, graph, specs)
                     self._cache[sig] = entry
                     self.last_compile = CompileInfo(
                         compiled.source, compiled.key, time.monotonic() - start, compiled.stages)
@@ -227,14 +315,17 @@ class JitFunction:
         """The fast-path key of positional `args`, or None (full path only).
         A numpy argument must already be C-contiguous, aligned and writeable
         (flags.carray); a torch tensor is checked when converted, on a hit
-        only, so a dtype numpy lacks still gets the full path's message."""
-        key = [tiling._save()]
+        only, so a dtype numpy lacks still gets the full path's message.
+        A Python number (a scalar parameter) is keyed by type and value."""
+        key = [tiling._save(), config.cache_token()]
         for a in args:
             t = type(a)
             if t is np.ndarray:
                 if not a.flags.carray:
                     return None
                 key.append((t, a.dtype, a.shape))
+            elif t in _SCALAR_TYPES:
+                key.append((t, a))
             else:
                 torch = _torch()
                 if torch is None or not isinstance(a, torch.Tensor) or a.device.type != "cpu":
@@ -245,21 +336,27 @@ class JitFunction:
     def _run_fast(self, entry, args):
         """Runs `entry` on `args` (their key hit) unless a torch tensor's
         memory needs a copy; then returns False for the full path."""
-        run_args = list(args)
-        for i, a in enumerate(run_args):
-            if type(a) is not np.ndarray:
-                a = a.detach().numpy()
+        run_args = []
+        for a in args:
+            t = type(a)
+            if t is np.ndarray:
+                run_args.append(a)
+            elif t not in _SCALAR_TYPES:
+                a = _torch_numpy(a)
                 if not a.flags.carray:
                     return False
-                run_args[i] = a
+                run_args.append(a)
+        _check_aliasing(entry, run_args)
         cache.count("memory_hits")
         self.last_compile = entry.memory_info
-        entry.compiled.kernel.run(run_args)
+        entry.compiled.kernel.run(run_args, entry.run_dtypes)
         return True
 
     def _run(self, entry, arrays, torches):
         run_args, copy_back = [], []
-        for p, array, t, role in zip(self._params, arrays, torches, entry.roles):
+        _check_aliasing(entry, arrays)
+        tensor_params = [p for p, spec in zip(self._params, entry.specs) if spec[0] != "scalar"]
+        for p, array, t, role in zip(tensor_params, arrays, torches, entry.roles):
             writes = role != graph_pb2.PARAM_ROLE_IN
             if writes and not array.flags.writeable:
                 raise ValueError(f"argument '{p.name}' is read-only, but the kernel writes it")
@@ -272,7 +369,7 @@ class JitFunction:
             run_args.append(tmp)
             if writes:
                 copy_back.append((array, tmp))
-        entry.compiled.kernel.run(run_args)
+        entry.compiled.kernel.run(run_args, entry.run_dtypes)
         for array, tmp in copy_back:
             np.copyto(array, tmp)
 

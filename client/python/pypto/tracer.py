@@ -39,6 +39,16 @@ def current_builder():
     return _current
 
 
+class ScalarArg:
+    """A compile-time scalar argument of a trace: the kernel sees `value`."""
+
+    __slots__ = ("name", "value")
+
+    def __init__(self, name, value):
+        self.name = name
+        self.value = value
+
+
 class _Param:
     __slots__ = ("name", "initial", "final", "read", "written")
 
@@ -61,6 +71,9 @@ class GraphBuilder:
         self._bound = set()    # value ids that are some parameter's final value
         self._params = []      # _Param, call order
         self._next_id = 1
+        # value id -> (file, line, function) of the user's statement whose op
+        # defines it (locations.py maps compiler errors back to it).
+        self.where = {}
 
     # Values -----------------------------------------------------------------
 
@@ -116,6 +129,7 @@ class GraphBuilder:
         for t in inputs:
             self.note_read(t)
         out = self.new_value(dtype, shape)
+        self.where[out] = _user_frame()
         op = graph_pb2.Op(kind=kind)
         op.inputs.extend(t._vid for t in inputs)
         op.outputs.append(out)
@@ -167,6 +181,7 @@ class GraphBuilder:
                 # rather than failing on a pure data move.
                 tile = tuple(min(d, 64) for d in dst.shape)
             out = self.new_value(dst.dtype, dst.shape)
+            self.where[out] = _user_frame()
             op = graph_pb2.Op(kind="copy")
             op.inputs.append(vid)
             op.outputs.append(out)
@@ -265,15 +280,23 @@ class GraphBuilder:
         return ops
 
 
-def trace(fn, name, params):
-    """Runs `fn` on proxies for `params` [(arg name, dtype, shape, value name)].
+def _user_frame():
+    from .locations import user_frame
+    return user_frame()
+
+
+def trace(fn, name, params, builder=None):
+    """Runs `fn` on proxies for `params` [(arg name, dtype, shape, value name)
+    or ScalarArg].
 
     Returns the Graph. Tile shapes set inside `fn` are undone afterwards.
+    `builder`: the GraphBuilder to record into (its `where` then maps value
+    ids to user source lines).
     """
     global _current
     from .tensors import Tensor
-    builder = GraphBuilder(name)
-    proxies = [builder.add_param(n, dt, shape, vname) for n, dt, shape, vname in params]
+    builder = builder or GraphBuilder(name)
+    proxies = [p.value if isinstance(p, ScalarArg) else builder.add_param(*p) for p in params]
     saved_tiles = tiling._save()
     saved_builder = _current
     locals_at_return = {}
@@ -299,5 +322,5 @@ def trace(fn, name, params):
             f"kernel '{name}' returned {type(result).__name__}: kernels return nothing; "
             f"write results into an argument with out[:] = expr")
     # Parameter names come from the signature, not from locals.
-    arg_names = {n for n, _, _, _ in params}
+    arg_names = {p.name if isinstance(p, ScalarArg) else p[0] for p in params}
     return builder.finish({k: v for k, v in locals_at_return.items() if k not in arg_names})

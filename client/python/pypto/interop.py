@@ -1,0 +1,108 @@
+"""pypto.from_torch and the way back: host tensors passed to kernels.
+
+    x = pypto.from_torch(t, "x")             # shares t's memory
+    kernel(x, out)                           # same as kernel(t, out)
+    x.torch() is t, pypto.to_torch(x), x.numpy()
+
+Kernels take torch tensors and numpy arrays directly, so from_torch only
+exists for PyPTO programs that wrap their tensors first. The result is a
+pypto.Tensor (shape, dtype, name as usual) that holds the torch tensor; it
+is never copied. `dynamic_axis` records which dims the caller means to vary
+(the kernel's annotation decides what recompiles: pypto.DYNAMIC dims there).
+"""
+
+import numbers
+
+from . import dtypes
+from .tensors import Tensor
+
+
+class HostTensor(Tensor):
+    """A pypto.Tensor holding a CPU torch tensor or a numpy array."""
+
+    def __init__(self, data, dtype, name="", dynamic_axis=()):
+        super().__init__(tuple(int(d) for d in data.shape), dtype, name)
+        self._pypto_data = data
+        self.dynamic_axis = tuple(dynamic_axis)
+
+    def torch(self):
+        """The torch tensor (the same object from_torch was given)."""
+        import torch
+        if isinstance(self._pypto_data, torch.Tensor):
+            return self._pypto_data
+        return torch.from_numpy(self._pypto_data)
+
+    def numpy(self):
+        """A numpy view of the data (no copy; not for bfloat16, which numpy lacks)."""
+        data = self._pypto_data
+        if hasattr(data, "detach"):
+            if self.dtype == dtypes.DT_BF16:
+                raise TypeError(f"pypto.Tensor '{self.name}': numpy has no bfloat16; use "
+                                f".torch() (or cast to DT_FP32 in the kernel)")
+            return data.detach().numpy()
+        return data
+
+    def __repr__(self):
+        return (f"pypto.from_torch(shape={list(self._pypto_data.shape)}, {self.dtype!r}, "
+                f"name={self.name!r})")
+
+
+def from_torch(tensor, name="", *, dynamic_axis=None, dtype=None):
+    """Wraps a CPU torch tensor (or numpy array) as a pypto.Tensor argument,
+    without a copy. `dtype`, if given, must be the tensor's own (a check,
+    not a conversion: convert with torch first, or pypto.cast in the kernel).
+    `dynamic_axis`: an int or ints, dims that may vary between calls."""
+    import numpy as np
+    what = "pypto.from_torch"
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: name must be a str, got {type(name).__name__}")
+    if isinstance(tensor, np.ndarray):
+        dt = dtypes.from_numpy(tensor.dtype)
+        label = str(tensor.dtype)
+    else:
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is None or not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{what}: expected a torch tensor (or numpy array), got "
+                            f"{type(tensor).__name__}")
+        if tensor.device.type != "cpu":
+            raise ValueError(f"{what}: the tensor is on {tensor.device}; pass a CPU tensor "
+                             f"(tensor.cpu())")
+        dt = dtypes.from_torch(tensor.dtype)
+        label = str(tensor.dtype)
+    if dt is None or dt not in dtypes.COMPILABLE:
+        raise TypeError(f"{what}: dtype {label} is not supported; "
+                        f"{dtypes.ARGUMENT_TYPES_TEXT}")
+    if dtype is not None and dtype != dt:
+        raise TypeError(f"{what}: dtype={dtype!r} but the tensor's dtype is {dt!r}; from_torch "
+                        f"does not convert (tensor.to(...) first)")
+    rank = tensor.ndim
+    if dynamic_axis is None:
+        axes = ()
+    else:
+        axes = (dynamic_axis,) if isinstance(dynamic_axis, numbers.Integral) else dynamic_axis
+        try:
+            axes = tuple(axes)
+        except TypeError:
+            raise TypeError(f"{what}: dynamic_axis must be an int or ints, got "
+                            f"{dynamic_axis!r}") from None
+        for a in axes:
+            if isinstance(a, bool) or not isinstance(a, numbers.Integral) or not -rank <= a < rank:
+                raise ValueError(f"{what}: dynamic_axis {a!r} is not a dim of a rank-{rank} "
+                                 f"tensor (valid: {-rank}..{rank - 1})")
+        axes = tuple(sorted({int(a) % rank for a in axes}))
+    return HostTensor(tensor, dt, name, axes)
+
+
+def to_torch(tensor):
+    """The torch tensor behind a from_torch result (or a numpy array, shared)."""
+    if isinstance(tensor, HostTensor):
+        return tensor.torch()
+    import numpy as np
+    if isinstance(tensor, np.ndarray):
+        import torch
+        return torch.from_numpy(tensor)
+    raise TypeError(f"pypto.to_torch: expected pypto.from_torch(...) or a numpy array, got "
+                    f"{type(tensor).__name__}")

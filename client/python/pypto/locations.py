@@ -1,0 +1,109 @@
+"""Errors that point at the user's code.
+
+Every op the tracer records remembers the user's statement that created it
+(the innermost frame outside the pypto package: file, line, function). Two
+kinds of error then name that statement:
+
+  - an error raised while tracing (a TypeError/ValueError/TraceError/
+    NotImplementedError from a pypto op, e.g. a dtype the op does not take)
+    gets "file:line: " in front of its message, naming the user's line even
+    when the op was called through the user's own helper functions; an error
+    with no user frame (a kernel that returns a value) names the kernel's
+    `def` line;
+  - an error the compiler reports about "op #k" (its verifier numbers the
+    graph's ops) gets, per op it names, a line saying which statement
+    recorded that op, with the statement's source text.
+
+The exception keeps its type; only its message grows.
+"""
+
+import linecache
+import os
+import re
+import sys
+
+from . import tracer
+from .errors import TraceError
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_TRACE_ERRORS = (TraceError, TypeError, ValueError, NotImplementedError)
+_OP_REF = re.compile(r"\bop #(\d+)")
+
+
+def _ours(filename):
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def user_frame():
+    """(file, line, function) of the innermost caller outside pypto, or None."""
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        if not _ours(code.co_filename):
+            return (code.co_filename, f.f_lineno, code.co_name)
+        f = f.f_back
+    return None
+
+
+def describe(where):
+    """'file:line (in function): source text' for a user_frame() result."""
+    filename, line, function = where
+    text = linecache.getline(filename, line).strip()
+    return f"{filename}:{line} (in {function})" + (f": {text}" if text else "")
+
+
+def _set_message(exc, message):
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (message,) + exc.args[1:]
+    else:
+        exc.args = (message,)
+
+
+def _innermost_user_frame(tb):
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _ours(code.co_filename):
+            found = (code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return found
+
+
+def trace(fn, name, params):
+    """tracer.trace, returning (graph, where): where[k] is the user_frame() of
+    graph.ops[k] (None for ops pypto added itself). Errors name the line."""
+    builder = tracer.GraphBuilder(name)
+    try:
+        graph = tracer.trace(fn, name, params, builder=builder)
+    except _TRACE_ERRORS as e:
+        if not getattr(e, "_pypto_located", False):
+            where = _innermost_user_frame(e.__traceback__.tb_next)
+            if where is None:
+                code = getattr(fn, "__code__", None)
+                if code is not None:
+                    where = (code.co_filename, code.co_firstlineno, code.co_name)
+            if where is not None:
+                _set_message(e, f"{where[0]}:{where[1]}: {e.args[0] if e.args else e}")
+            e._pypto_located = True
+        raise
+    where = [builder.where.get(op.outputs[0]) if op.outputs else None for op in graph.ops]
+    return graph, where
+
+
+def annotate(exc, graph, where):
+    """Adds to `exc` (a compile error about `graph`) the user's line of each
+    op the message names as "op #k"."""
+    message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+    lines, seen, first = [], set(), None
+    for m in _OP_REF.finditer(message):
+        k = int(m.group(1))
+        if k in seen or not 0 <= k < len(graph.ops):
+            continue
+        seen.add(k)
+        w = where[k] if k < len(where) else None
+        if w is None:
+            continue
+        first = first or w
+        lines.append(f"  op #{k} \"{graph.ops[k].kind}\" was recorded at {describe(w)}")
+    if lines:
+        _set_message(exc, f"{first[0]}:{first[1]}: {message}\n" + "\n".join(lines))

@@ -104,3 +104,63 @@ def test_disk_cache_can_be_turned_off(native, private_cache, monkeypatch):
     k = make()
     k(np.ones((8, 8), np.float32), np.zeros((8, 8), np.float32))
     assert not private_cache.exists() or not list(private_cache.iterdir())
+
+
+def test_concurrent_writers_publish_one_whole_entry(native, private_cache):
+    """Several processes compile the same kernel at once into an empty cache:
+    each gets a correct kernel, the cache ends with exactly one entry that
+    loads, no temporary files, and the next process compiles nothing."""
+    env = python_env()
+    env["PYPTO_CACHE_DIR"] = str(private_cache)
+    env.pop("PYPTO_COMPILE_SERVER", None)
+    children = [subprocess.Popen([sys.executable, "-c", KERNEL_SRC], env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                for _ in range(4)]
+    results = []
+    for c in children:
+        out, err = c.communicate(timeout=300)
+        assert c.returncode == 0, err
+        results.append(out.split())
+    keys = {r[1] for r in results}
+    assert len(keys) == 1
+    (key,) = keys
+    # Each compiled or loaded a whole entry: sources are only these two.
+    assert {r[0] for r in results} <= {"embedded", "disk"}
+    assert sorted(p.name for p in private_cache.iterdir()) == [key + ".kbin"]
+    native.Kernel((private_cache / (key + ".kbin")).read_bytes())  # loads: not torn
+    assert run_child(private_cache) == ("disk", key, 0, 1)
+
+
+def test_new_static_shape_compiles_same_shape_does_not(native):
+    k = make()
+    for shape in [(8, 8), (8, 8), (16, 8), (8, 8), (16, 8)]:
+        k(np.ones(shape, np.float32), np.zeros(shape, np.float32))
+    s = pypto.compile_stats()
+    assert (s["traces"], s["compiles"], s["memory_hits"]) == (2, 2, 3)
+
+
+def test_clear_cache_and_cli(native, private_cache):
+    k = make()
+    k(np.ones((8, 8), np.float32), np.zeros((8, 8), np.float32))
+    (private_cache / ".0123456789abcdef.x.tmp").write_bytes(b"left by a killed writer")
+    (private_cache / "notes.txt").write_text("not ours")
+    assert pypto.cache_dir() == str(private_cache)
+    env = python_env()
+    env["PYPTO_CACHE_DIR"] = str(private_cache)
+    info = subprocess.run([sys.executable, "-m", "pypto", "cache-info"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert info.returncode == 0, info.stderr
+    assert info.stdout.startswith(f"{private_cache}: 1 kernels, ")
+    assert pypto.clear_cache() == 1
+    assert sorted(p.name for p in private_cache.iterdir()) == ["notes.txt"]
+    k2 = make()  # a fresh function misses memory and disk: compiles again
+    k2(np.ones((8, 8), np.float32), np.zeros((8, 8), np.float32))
+    assert k2.last_compile.source == "embedded"
+    cli = subprocess.run([sys.executable, "-m", "pypto", "clear-cache"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.strip() == f"{private_cache}: removed 1 kernels"
+    assert pypto.clear_cache() == 0
+    where = subprocess.run([sys.executable, "-m", "pypto", "cache-dir"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert where.stdout.strip() == str(private_cache)

@@ -109,18 +109,24 @@ std::string PrintTileGraph(const TileGraph& g) {
                     "] space=", FormatDims(grp.space),
                     " tile=", FormatDims(grp.tile), " grid=", FormatDims(grid),
                     " ub_tiles=", grp.num_ub_tiles, "\n");
+    // Row tiles (one value per row of a fused last-dim reduction) print
+    // as ub.row.
+    auto ub = [&](int t) {
+      const bool row = t >= 0 && t < static_cast<int>(grp.ub_rows.size()) &&
+                       grp.ub_rows[t];
+      return absl::StrCat("%t", t, row ? ":ub.row" : ":ub");
+    };
     for (const TileInstr& in : grp.body) {
       std::vector<std::string> operands;
       if (in.op == PtoOpcode::kTStore) {
         operands.push_back(GmOperand(g, in, grp));
       } else {
-        operands.push_back(
-            absl::StrCat("%t", in.dst, ":ub.", DTypeShortName(in.dtype)));
+        operands.push_back(absl::StrCat(ub(in.dst), ".", DTypeShortName(in.dtype)));
       }
       if (in.op == PtoOpcode::kTLoad) {
         operands.push_back(GmOperand(g, in, grp));
       }
-      for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s, ":ub"));
+      for (int s : in.srcs) operands.push_back(ub(s));
       for (double s : in.scalars) {
         operands.push_back(absl::StrFormat("%.17g", s));
       }

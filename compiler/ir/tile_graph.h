@@ -76,6 +76,10 @@ struct TileGroup {
   // Storage type of each UB tile (UbStorageType: DT_FP32, DT_INT64 or
   // DT_DOUBLE); a tile is reused only by values stored the same way.
   std::vector<pto::v1::DataType> ub_types;
+  // Row tiles of a fused last-dim reduction (empty: none): ub_rows[t] says
+  // tile t holds one value per row (extent 1 in the last dim), such as a
+  // reduction's result or a value computed from it (mean, rstd).
+  std::vector<bool> ub_rows;
 };
 
 struct TileGraph {

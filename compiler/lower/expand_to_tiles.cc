@@ -43,6 +43,93 @@ int64_t StorageBytes(pto::v1::DataType storage) {
   return storage == pto::v1::DT_FP32 ? 4 : 8;
 }
 
+// Row fusion. A reduction over the last dim whose tile spans that dim needs
+// no partial results: it runs inside the elementwise group around it (space
+// S = its input's shape, one block per tile of rows), its result kept in a
+// row tile (one value per row, extent 1 in the last dim). Values of the
+// row shape ([..., 1], or anything broadcasting as one value per row) live
+// in row tiles; elementwise ops on them run per row; a binary arithmetic op
+// repeats a row tile's value along the row of its other, full operand.
+
+bool Keepdim(const TensorOp& op) {
+  auto it = op.attrs.find("keepdim");
+  return it != op.attrs.end() && std::get<bool>(it->second);
+}
+
+// A sum/amax/amin/prod over the last dim in one tile, in f32 storage.
+bool IsRowReduction(const TensorGraph& g, const TensorOp& op) {
+  if (!IsReduce(op) || op.info->kind == "argmax" || op.info->kind == "argmin") {
+    return false;
+  }
+  const std::vector<int64_t>& space = OpSpace(g, op);
+  const int rank = static_cast<int>(space.size());
+  int64_t dim = 0;
+  if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
+    dim = std::get<int64_t>(it->second);
+  }
+  if (rank == 0 || (dim < 0 ? dim + rank : dim) != rank - 1) return false;
+  return ClampedTile(g, op).back() == space.back() &&
+         UbStorageType(g.values[op.inputs[0]].dtype) == pto::v1::DT_FP32 &&
+         UbStorageType(g.values[op.outputs[0]].dtype) == pto::v1::DT_FP32;
+}
+
+// `shape` with its last dim 1.
+std::vector<int64_t> RowShape(std::vector<int64_t> shape) {
+  if (!shape.empty()) shape.back() = 1;
+  return shape;
+}
+
+// Whether a value of `shape` broadcasts over space S as one value per row.
+bool IsRowShaped(const std::vector<int64_t>& shape,
+                 const std::vector<int64_t>& space) {
+  return !space.empty() && space.back() > 1 && shape.size() <= space.size() &&
+         (shape.empty() || shape.back() == 1);
+}
+
+// Instructions with a form that reads a row tile against a full one.
+bool BroadcastsRows(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTDiv: case PtoOpcode::kTPow: case PtoOpcode::kTMax:
+    case PtoOpcode::kTMin:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether `ops` (program order) can run as one row-fused group over space
+// S: every reduction is a row reduction, row values are f32-stored, a full
+// result reads row values only through BroadcastsRows instructions, and no
+// op reads a keepdim=false reduction's result (it would broadcast along
+// the row, not down it).
+bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
+                const std::vector<int64_t>& space) {
+  std::vector<int> flat;  // results of keepdim=false reductions
+  for (int i : ops) {
+    const TensorOp& op = g.ops[i];
+    for (int v : op.inputs) {
+      if (std::find(flat.begin(), flat.end(), v) != flat.end()) return false;
+    }
+    if (IsReduce(op)) {
+      if (!IsRowReduction(g, op) || OpSpace(g, op) != space) return false;
+      if (!Keepdim(op)) flat.push_back(op.outputs[0]);
+      continue;
+    }
+    const int v_out = op.outputs[0];
+    const bool row_out = IsRowShaped(g.values[v_out].shape, space);
+    if (row_out && UbStorageType(g.values[v_out].dtype) != pto::v1::DT_FP32) {
+      return false;
+    }
+    for (int v : op.inputs) {
+      if (!IsRowShaped(g.values[v].shape, space)) continue;
+      if (UbStorageType(g.values[v].dtype) != pto::v1::DT_FP32) return false;
+      if (!row_out && !BroadcastsRows(op.info->pto)) return false;
+    }
+  }
+  return true;
+}
+
 // The tile instructions of a group with UB tiles allocated by liveness: all
 // loads first (an inout buffer is read before the group overwrites it), then
 // the ops, then the stores. A tile is reused once its value is dead; a
@@ -53,17 +140,37 @@ struct GroupBody {
   std::vector<TileInstr> body;
   int num_tiles = 0;
   std::vector<pto::v1::DataType> tile_types;  // storage type per tile
+  std::vector<bool> tile_rows;  // row tile (extent 1 in the last dim)
 
   int64_t Bytes(const std::vector<int64_t>& tile) const {
+    const int64_t full = TileElements(tile);
+    const int64_t row = tile.empty() || tile.back() == 0 ? full : full / tile.back();
     int64_t bytes = 0;
-    for (pto::v1::DataType t : tile_types) bytes += StorageBytes(t);
-    return bytes * TileElements(tile);
+    for (int t = 0; t < num_tiles; ++t) {
+      bytes += StorageBytes(tile_types[t]) * (tile_rows[t] ? row : full);
+    }
+    return bytes;
   }
 };
 
+// `space` is the group's iteration space; `rows`: the group holds row
+// reductions (see RowGroupOk), so row values get row tiles.
 GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
                     const std::function<bool(int)>& stored,
-                    const std::function<int(int)>& gm_of) {
+                    const std::function<int(int)>& gm_of,
+                    const std::vector<int64_t>& space, bool rows) {
+  const int rank = static_cast<int>(space.size());
+  std::vector<int> reduced;  // results of the group's reductions
+  for (int i : ops) {
+    if (IsReduce(g.ops[i])) reduced.push_back(g.ops[i].outputs[0]);
+  }
+  auto is_reduced = [&](int v) {
+    return std::find(reduced.begin(), reduced.end(), v) != reduced.end();
+  };
+  auto is_row = [&](int v) {
+    return rows && !space.empty() && space.back() > 1 &&
+           (is_reduced(v) || IsRowShaped(g.values[v].shape, space));
+  };
   std::map<int, int> def_pos;   // value -> position in ops defining it
   std::map<int, int> last_use;  // value -> last position reading it
   for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
@@ -71,14 +178,15 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     for (int v : g.ops[ops[k]].outputs) def_pos[v] = k;
   }
   GroupBody out;
-  // Free tiles per storage type: a tile is reused only for values stored
-  // the same way (f32, int64, double).
-  std::map<pto::v1::DataType, std::vector<int>> free_tiles;
+  // Free tiles per storage type and shape: a tile is reused only for values
+  // stored the same way (f32, int64, double; full or row).
+  std::map<std::pair<pto::v1::DataType, bool>, std::vector<int>> free_tiles;
   auto alloc = [&](int value) {
     const pto::v1::DataType storage = UbStorageType(g.values[value].dtype);
-    std::vector<int>& free = free_tiles[storage];
+    std::vector<int>& free = free_tiles[{storage, is_row(value)}];
     if (free.empty()) {
       out.tile_types.push_back(storage);
+      out.tile_rows.push_back(is_row(value));
       return out.num_tiles++;
     }
     int t = free.back();
@@ -86,7 +194,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     return t;
   };
   auto release = [&](int value, int tile) {
-    free_tiles[UbStorageType(g.values[value].dtype)].push_back(tile);
+    free_tiles[{UbStorageType(g.values[value].dtype), is_row(value)}].push_back(tile);
   };
   std::map<int, int> ub;  // value -> tile
   for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
@@ -97,9 +205,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
       load.dst = alloc(v);
       load.gm = gm_of(v);
       load.dtype = g.values[v].dtype;
-      load.index = AlignedIndex(
-          static_cast<int>(g.values[v].shape.size()),
-          static_cast<int>(g.values[g.ops[ops[0]].outputs[0]].shape.size()));
+      load.index = AlignedIndex(static_cast<int>(g.values[v].shape.size()), rank);
       ub[v] = load.dst;
       out.body.push_back(std::move(load));
     }
@@ -114,6 +220,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     instr.scalars = TensorGraph::Scalars(op);
     instr.dst = alloc(v_out);
     instr.dtype = g.values[v_out].dtype;
+    if (IsReduce(op)) instr.reduce_dim = rank - 1;  // a row reduction
     ub[v_out] = instr.dst;
     out.body.push_back(std::move(instr));
     results.push_back(v_out);
@@ -134,8 +241,13 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
     store.op = PtoOpcode::kTStore;
     store.gm = gm_of(v);
     store.dtype = g.values[v].dtype;
-    store.index = AlignedIndex(static_cast<int>(g.values[v].shape.size()),
-                               static_cast<int>(g.values[v].shape.size()));
+    const int v_rank = static_cast<int>(g.values[v].shape.size());
+    if (is_reduced(v) && v_rank < rank) {  // keepdim=false: skip the last dim
+      for (int d = 0; d < v_rank; ++d) store.index.push_back({d, 1});
+    } else {
+      store.index = AlignedIndex(v_rank, rank);
+    }
+    if (is_row(v) || is_reduced(v)) store.reduce_dim = rank - 1;
     store.srcs.push_back(ub.at(v));
     out.body.push_back(std::move(store));
   }
@@ -157,12 +269,13 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     if (p.out_value >= 0) is_param_out[p.out_value] = true;
   }
   auto peak_bytes = [&](const std::vector<int>& ops,
-                        const std::vector<int64_t>& tile) {
+                        const std::vector<int64_t>& space,
+                        const std::vector<int64_t>& tile, bool rows) {
     const int last = ops.back();
     return PlanGroup(
                g, ops,
                [&](int v) { return is_param_out[v] || last_reader[v] > last; },
-               [](int) { return -1; })
+               [](int) { return -1; }, space, rows)
         .Bytes(tile);
   };
 
@@ -180,18 +293,21 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
   }
 
   std::vector<std::vector<int>> groups;
-  std::vector<int64_t> space, tile;
+  std::vector<int64_t> space, tile;  // the open group's
+  bool rows = false;  // the open group holds a row reduction
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
     if (!live_op[i]) continue;
     const TensorOp& op = g.ops[i];
     const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
-    if (IsReduce(op)) {  // its own group(s), see AppendReduction
-      groups.push_back({i});
+    const bool reduce = IsReduce(op);
+    if (reduce && !(options.fuse && IsRowReduction(g, op))) {
+      groups.push_back({i});  // its own group(s), see AppendReduction
       space.clear();
+      rows = false;
       continue;
     }
-    const int64_t alone = peak_bytes({i}, op_tile);
+    const int64_t alone = reduce ? 0 : peak_bytes({i}, op_space, op_tile, false);
     if (alone > kMaxUbBytesPerBlock) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " ", Quote(op.info->kind), ": vec_tile ",
@@ -199,19 +315,29 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
           " bytes of UB tiles; a block may use ", kMaxUbBytesPerBlock,
           " bytes (use a smaller tile)"));
     }
-    bool join = options.fuse && !groups.empty() && op_space == space &&
-                op_tile == tile && groups.back().size() < kMaxOpsPerGroup;
+    // An op joins the open group over the group's whole space, or (row
+    // groups) over one value per row of it.
+    const bool whole = op_space == space && op_tile == tile;
+    const bool per_row = rows && !reduce && op_space == RowShape(space) &&
+                         op_tile == RowShape(tile);
+    bool join = options.fuse && !groups.empty() && (whole || per_row) &&
+                groups.back().size() < kMaxOpsPerGroup;
+    std::vector<int> candidate;
     if (join) {
-      std::vector<int> candidate = groups.back();
+      candidate = groups.back();
       candidate.push_back(i);
-      join = peak_bytes(candidate, op_tile) <= kMaxUbBytesPerBlock;
+      const bool row_group = rows || reduce;
+      join = (!row_group || RowGroupOk(g, candidate, space)) &&
+             peak_bytes(candidate, space, tile, row_group) <= kMaxUbBytesPerBlock;
     }
     if (join) {
       groups.back().push_back(i);
+      rows = rows || reduce;
     } else {
       groups.push_back({i});
       space = op_space;
       tile = op_tile;
+      rows = reduce;
     }
   }
   return groups;
@@ -426,7 +552,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   }
 
   for (const std::vector<int>& ops : *groups) {
-    if (IsReduce(g.ops[ops.front()])) {
+    if (ops.size() == 1 && IsReduce(g.ops[ops.front()])) {
       if (absl::Status s = AppendReduction(g, ops.front(), gm_of_value, &out);
           !s.ok()) {
         return s;
@@ -438,12 +564,15 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
     const TensorOp& first = g.ops[ops.front()];
     grp.space = OpSpace(g, first);
     grp.tile = ClampedTile(g, first);
+    const bool rows = std::any_of(ops.begin(), ops.end(),
+                                  [&](int i) { return IsReduce(g.ops[i]); });
     GroupBody body = PlanGroup(
         g, ops, [&](int v) { return gm_of_value[v] >= 0; },
-        [&](int v) { return gm_of_value[v]; });
+        [&](int v) { return gm_of_value[v]; }, grp.space, rows);
     grp.body = std::move(body.body);
     grp.num_ub_tiles = body.num_tiles;
     grp.ub_types = std::move(body.tile_types);
+    if (rows) grp.ub_rows = std::move(body.tile_rows);
     out.groups.push_back(std::move(grp));
   }
   return out;

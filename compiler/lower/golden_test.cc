@@ -104,5 +104,28 @@ TEST(GoldenTest, SoftmaxTileGraph) {
   }
 }
 
+// The same softmax with tile [2,16] (clamped to [2,10]: a tile spans the
+// reduced dim): one group, one block per two rows, amax and sum in row
+// tiles (ub.row), nothing in GM but x and out.
+TEST(GoldenTest, SoftmaxFused) {
+  testing::GraphBuilder b("softmax_fused");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 10});
+  uint32_t m = b.Op("amax", {x}, {2, 16});
+  uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 16})}, {2, 16});
+  uint32_t s = b.Op("sum", {e}, {2, 16});
+  b.Output("out", b.Op("div", {e, s}, {2, 16}));
+  pto::v1::Graph graph = b.Build();
+  LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  state.settings.keep_dumps = true;
+  std::map<std::string, std::string> dumps;
+  absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
+  ASSERT_TRUE(st.ok()) << st;
+  for (const char* level : {"tile", "block", "execute", "pto", "cpp"}) {
+    CheckGolden(absl::StrCat("softmax_fused.", level, ".txt"), dumps[level]);
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -34,6 +34,10 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
   if (in.reduce_dim >= 0 && in.reduce_dim < static_cast<int>(dst_shape.size())) {
     dst_shape[in.reduce_dim] = 1;
   }
+  if (in.dst >= 0 && in.dst < static_cast<int>(fn.ub_rows.size()) &&
+      fn.ub_rows[in.dst] && !dst_shape.empty()) {
+    dst_shape.back() = 1;
+  }
   const std::string ub_type =
       absl::StrCat(":ub.", DTypeShortName(in.dtype), FormatDims(dst_shape));
   const int rank = static_cast<int>(fn.tile.size());

@@ -24,9 +24,10 @@
 // `%1[0, a1]` repeats row 0 down the tile. BOOL buffers hold bytes 0/1,
 // read into UB as 0.0/1.0; comparisons (TCMPxx) write 0.0/1.0. TCVT
 // converts a tile to its destination's type (torch's rules). A function's UB
-// tiles all have the function's tile shape; on the host they are stored as
-// f32 arrays, or int64/double arrays for INT32/INT64/DOUBLE values
-// (PtoFunction::ub_types).
+// tiles have the function's tile shape, except row tiles (a fused
+// reduction over the last dim: extent 1 there, printed ub.f32[2,1]); on
+// the host they are stored as f32 arrays, or int64/double arrays for
+// INT32/INT64/DOUBLE values (PtoFunction::ub_types).
 #ifndef PTO_COMPILER_PTO_PTO_PROGRAM_H_
 #define PTO_COMPILER_PTO_PTO_PROGRAM_H_
 
@@ -66,6 +67,10 @@ struct PtoFunction {
   std::vector<int64_t> tile;    // UB tile shape (the extents of its tiles)
   int num_tiles = 0;            // UB tiles %t0 .. %t(num_tiles-1)
   std::vector<pto::v1::DataType> ub_types;  // storage per tile (f32/i64/f64)
+  // Row tiles (TileGroup::ub_rows): extent 1 in the last dim; an
+  // elementwise instruction with a full destination repeats a row source's
+  // value along the row.
+  std::vector<bool> ub_rows;
   std::vector<PtoInstr> body;
 };
 

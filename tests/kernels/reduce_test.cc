@@ -23,6 +23,7 @@ namespace {
 
 using pto::v1::DataType;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Builder = testing::TypedBuilder;
 constexpr int kSeeds = 3;
@@ -94,6 +95,159 @@ TEST(ReduceTest, PartialAndCombineAreVisibleInTheTileGraph) {
   EXPECT_THAT(printed, HasSubstr("TREDSUM"));
   EXPECT_THAT(printed, HasSubstr("ws#2:gm[a0, a1/32]"));  // one slot per tile
   EXPECT_THAT(printed, HasSubstr("space=[37,3] tile=[16,3]"));  // combine
+}
+
+// Chains around reductions over the last dim. With a tile spanning that dim
+// each lowers to one group (row fusion); with a narrower tile, to partial and
+// combine groups with GM workspaces between them.
+uint32_t Softmax(Builder& b, uint32_t x, const std::vector<int64_t>& t) {
+  const uint32_t m = b.Op("amax", {x}, t, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, t)}, t);
+  return b.Op("div", {e, b.Op("sum", {e}, t, -1, true)}, t);
+}
+
+// x * rsqrt(mean(x * x) + eps) * gamma.
+uint32_t RmsNorm(Builder& b, uint32_t x, uint32_t gamma, int64_t n,
+                 const std::vector<int64_t>& t) {
+  const uint32_t ss = b.Op("sum", {b.Op("mul", {x, x}, t)}, t, -1, true);
+  const uint32_t ms = b.Op("muls", {ss}, t, {{"scalar", 1.0 / n}});
+  const uint32_t r = b.Op("rsqrt", {b.Op("adds", {ms}, t, {{"scalar", 1e-6}})}, t);
+  return b.Op("mul", {b.Op("mul", {x, r}, t), gamma}, t);
+}
+
+// (x - mean) * rsqrt(var + eps) * gamma + beta; `mean` gets the row means.
+uint32_t LayerNorm(Builder& b, uint32_t x, uint32_t gamma, uint32_t beta,
+                   int64_t n, const std::vector<int64_t>& t, uint32_t* mean) {
+  *mean = b.Op("muls", {b.Op("sum", {x}, t, -1, true)}, t, {{"scalar", 1.0 / n}});
+  const uint32_t xc = b.Op("sub", {x, *mean}, t);
+  const uint32_t var = b.Op("muls", {b.Op("sum", {b.Op("mul", {xc, xc}, t)}, t, -1, true)},
+                            t, {{"scalar", 1.0 / n}});
+  const uint32_t rstd = b.Op("rsqrt", {b.Op("adds", {var}, t, {{"scalar", 1e-5}})}, t);
+  return b.Op("add", {b.Op("mul", {b.Op("mul", {xc, rstd}, t), gamma}, t), beta}, t);
+}
+
+struct NormCase {
+  std::vector<int64_t> shape, tile;
+};
+// Row tails (33 = 4 * 8 + 1), a reduced dim not a multiple of 8 or 16, a
+// tile wider than the dim (clamped), rank 3, one column of 1.
+const NormCase kNormCases[] = {
+    {{33, 100}, {8, 100}}, {{37, 70}, {16, 128}}, {{3, 5, 40}, {2, 2, 40}},
+    {{4, 1}, {2, 1}}};
+
+TEST(ReduceTest, FusedSoftmaxRmsNormLayerNormFp32AndFp16) {
+  for (DataType dt : {pto::v1::DT_FP32, pto::v1::DT_FP16}) {
+    for (const NormCase& c : kNormCases) {
+      const std::string suffix = absl::StrCat(
+          "_", absl::StrJoin(c.shape, "x"), dt == pto::v1::DT_FP16 ? "_f16" : "");
+      const std::vector<int64_t> row = {c.shape.back()};
+      {
+        Builder b("softmax" + suffix);
+        b.Output("out", Softmax(b, b.Input("x", dt, c.shape), c.tile));
+        testing::CompileRunAndCheck(b.graph(), kSeeds);
+      }
+      {
+        Builder b("rms_norm" + suffix);
+        const uint32_t x = b.Input("x", dt, c.shape);
+        const uint32_t gamma = b.Input("gamma", dt, row);
+        b.Output("out", RmsNorm(b, x, gamma, c.shape.back(), c.tile));
+        testing::CompileRunAndCheck(b.graph(), kSeeds);
+      }
+      {
+        Builder b("layer_norm" + suffix);
+        const uint32_t x = b.Input("x", dt, c.shape);
+        const uint32_t gamma = b.Input("gamma", dt, row);
+        const uint32_t beta = b.Input("beta", dt, row);
+        uint32_t mean = 0;
+        b.Output("out", LayerNorm(b, x, gamma, beta, c.shape.back(), c.tile, &mean));
+        b.Output("mean", mean);  // a row value stored from the fused group
+        testing::CompileRunAndCheck(b.graph(), kSeeds);
+      }
+    }
+  }
+}
+
+// A user-written chain: x - amax(x) with a per-row bias [R,1] read from GM
+// into a row tile, a keepdim=false sum stored as an output, and a
+// keepdim=false result read by a later op (not fused: it broadcasts along
+// the row).
+TEST(ReduceTest, FusedUserChainWithRowInputsAndFlatResults) {
+  Builder b("chain");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {19, 24});
+  const uint32_t bias = b.Input("bias", pto::v1::DT_FP32, {19, 1});
+  const std::vector<int64_t> t = {4, 24};
+  const uint32_t m = b.Op("amax", {x}, t, -1, true);
+  const uint32_t shifted = b.Op("sub", {x, b.Op("add", {m, bias}, t)}, t);
+  const uint32_t e = b.Op("exp", {shifted}, t);
+  b.Output("e", e);
+  b.Output("sum", b.Op("sum", {e}, t, -1, false));
+  const uint32_t y = b.Input("y", pto::v1::DT_FP32, {24, 24});
+  const uint32_t sq = b.Op("amin", {b.Op("mul", {y, y}, {8, 24})}, {8, 24}, -1, false);
+  b.Output("scaled", b.Op("mul", {y, sq}, {8, 24}));  // [24] along the row
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+absl::StatusOr<compiler::TileGraph> Tiles(const pto::v1::Graph& graph) {
+  auto tensors = compiler::ImportGraph(graph);
+  if (!tensors.ok()) return tensors.status();
+  return compiler::ExpandToTiles(*tensors);
+}
+
+int Workspaces(const compiler::TileGraph& tiles) {
+  int n = 0;
+  for (const compiler::GmBuffer& buf : tiles.buffers) n += buf.param < 0;
+  return n;
+}
+
+// Issue 3's fusion point: softmax, rms_norm and layer norm with a tile that
+// spans the reduced dim run as one group with no GM workspace; with a tile
+// that does not, reductions keep their partial and combine groups.
+TEST(ReduceTest, FusedChainsAreOneGroupWithoutWorkspaces) {
+  for (bool spans : {true, false}) {
+    const std::vector<int64_t> shape = {64, 256};
+    const std::vector<int64_t> t = {4, spans ? 256 : 64};
+    Builder sm("softmax");
+    sm.Output("out", Softmax(sm, sm.Input("x", pto::v1::DT_FP32, shape), t));
+    Builder rms("rms_norm");
+    {
+      const uint32_t x = rms.Input("x", pto::v1::DT_FP16, shape);
+      rms.Output("out", RmsNorm(rms, x, rms.Input("g", pto::v1::DT_FP16, {256}), 256, t));
+    }
+    Builder ln("layer_norm");
+    {
+      const uint32_t x = ln.Input("x", pto::v1::DT_FP32, shape);
+      uint32_t mean = 0;
+      ln.Output("out", LayerNorm(ln, x, ln.Input("g", pto::v1::DT_FP32, {256}),
+                                 ln.Input("b", pto::v1::DT_FP32, {256}), 256, t, &mean));
+    }
+    for (const Builder* b : {&sm, &rms, &ln}) {
+      auto tiles = Tiles(b->graph());
+      ASSERT_TRUE(tiles.ok()) << tiles.status();
+      const std::string printed = compiler::PrintTileGraph(*tiles);
+      if (spans) {
+        EXPECT_EQ(tiles->groups.size(), 1u) << printed;
+        EXPECT_EQ(Workspaces(*tiles), 0) << printed;
+        EXPECT_THAT(printed, HasSubstr(":ub.row.")) << printed;
+      } else {
+        EXPECT_GT(tiles->groups.size(), 3u) << printed;
+        EXPECT_GT(Workspaces(*tiles), 2) << printed;
+        EXPECT_THAT(printed, Not(HasSubstr("ub.row"))) << printed;
+      }
+    }
+  }
+}
+
+// Unfused lowering (ExpandOptions::fuse = false) keeps one group per op.
+TEST(ReduceTest, UnfusedLoweringKeepsReductionsApart) {
+  Builder b("softmax");
+  b.Output("out", Softmax(b, b.Input("x", pto::v1::DT_FP32, {8, 32}), {4, 32}));
+  auto tensors = compiler::ImportGraph(b.graph());
+  ASSERT_TRUE(tensors.ok()) << tensors.status();
+  compiler::ExpandOptions options;
+  options.fuse = false;
+  auto tiles = compiler::ExpandToTiles(*tensors, options);
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  EXPECT_EQ(tiles->groups.size(), 5u) << compiler::PrintTileGraph(*tiles);
 }
 
 TEST(ReduceTest, BadDimNamesTheOpAndTheValidRange) {

@@ -1,5 +1,6 @@
 #include "compiler/targets/host/host_codegen.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -92,13 +93,20 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   const PtoFunction& fn = p.functions[index];
   int64_t elems = 1;
   for (int64_t e : fn.tile) elems *= e;
+  const int rank = static_cast<int>(fn.tile.size());
+  // Row tiles (fused last-dim reductions) hold one value per row.
+  const int64_t cols = rank > 0 && fn.tile.back() > 0 ? fn.tile.back() : 1;
+  const int64_t rows = elems / cols;
+  auto is_row = [&](int t) {
+    return t >= 0 && t < static_cast<int>(fn.ub_rows.size()) && fn.ub_rows[t];
+  };
   std::string out = absl::StrCat("// @f", index, "\nstatic void pto_f", index,
                                  "(void* const* buffers, const int64_t* args) {\n");
   for (int t = 0; t < fn.num_tiles; ++t) {
     const pto::v1::DataType storage =
         t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t] : pto::v1::DT_FP32;
     absl::StrAppend(&out, "  alignas(64) ", UbType(storage), " t", t, "[",
-                    elems, "];\n");
+                    is_row(t) ? rows : elems, "];\n");
   }
   for (const PtoInstr& in : fn.body) {
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
@@ -106,9 +114,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         return absl::InternalError("PTO instruction names a missing buffer");
       }
       const PtoBuffer& buf = p.buffers[in.buffer];
-      const Access a = MakeAccess(buf, fn.tile, in.index,
-                                  in.op == PtoOpcode::kTStore ? in.reduce_dim : -1);
       const bool load = in.op == PtoOpcode::kTLoad;
+      const int reduced =
+          is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
+      const Access a = MakeAccess(buf, fn.tile, in.index, reduced);
       const std::string type = GmType(buf.dtype);
       absl::StrAppend(
           &out, "  pto_tile::", load ? "TLoad<" : "TStore<", type, ", ",
@@ -133,7 +142,6 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
       // TARGFIRST also takes the task's offset along the reduced dim.
-      const int rank = static_cast<int>(fn.tile.size());
       std::vector<int64_t> e4(4 - rank, 1);
       e4.insert(e4.end(), fn.tile.begin(), fn.tile.end());
       if (in.op == PtoOpcode::kTArgFirst) {
@@ -158,8 +166,23 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         typed || narrow
             ? absl::StrCat(", ", GmType(in.dtype))
             : std::string();
-    absl::StrAppend(&out, "  pto_tile::", f, "<", elems, round_to, ">(",
-                    absl::StrJoin(args, ", "), ");\n");
+    // A full destination with row sources: the binary op's Rows form
+    // (template <R, C, row a?, row b?[, D]>) repeats their values along
+    // each row.
+    if (!is_row(in.dst) &&
+        std::any_of(in.srcs.begin(), in.srcs.end(), is_row)) {
+      if (in.srcs.size() != 2) {
+        return absl::InternalError(absl::StrCat(
+            PtoOpcodeName(in.op), ": no form that reads a row tile"));
+      }
+      absl::StrAppend(&out, "  pto_tile::", f, "Rows<", rows, ", ", cols, ", ",
+                      is_row(in.srcs[0]) ? "true" : "false", ", ",
+                      is_row(in.srcs[1]) ? "true" : "false", round_to, ">(",
+                      absl::StrJoin(args, ", "), ");\n");
+      continue;
+    }
+    absl::StrAppend(&out, "  pto_tile::", f, "<", is_row(in.dst) ? rows : elems,
+                    round_to, ">(", absl::StrJoin(args, ", "), ");\n");
   }
   absl::StrAppend(&out, "}\n\n");
   return out;

@@ -398,11 +398,38 @@ struct Round<bf16> {
 
 // Elementwise instructions over N-element tiles; D is the destination tile's
 // type. Sources may alias each other (add(x, x)) but never the destination.
+//
+// A binary instruction NAME(x, y) = EXPR also has a form NAME##Rows over an
+// R x C tile where a source marked kRowA/kRowB is a row tile (R values,
+// one per row: a fused reduction's result) repeated along its row.
+template <typename F, int64_t R, int64_t C, bool kRowA, bool kRowB, typename D>
+inline void BinaryRows(float* __restrict d, const float* __restrict a,
+                       const float* __restrict b) {
+  for (int64_t r = 0; r < R; ++r) {
+    float* __restrict dr = d + r * C;
+    const float* __restrict ar = a + (kRowA ? r : r * C);
+    const float* __restrict br = b + (kRowB ? r : r * C);
+    for (int64_t i = 0; i < C; ++i) {
+      const float v = F::Apply(ar[kRowA ? 0 : i], br[kRowB ? 0 : i]);
+      dr[i] = IsHalf<D>::kValue ? v : Round<D>::Apply(v);
+    }
+    if constexpr (IsHalf<D>::kValue) RoundToHalves(dr, C);
+  }
+}
 #define PTO_TILE_BINARY(NAME, EXPR)                                        \
+  struct NAME##Fn {                                                        \
+    static float Apply(float x, float y) { return EXPR; }                  \
+  };                                                                       \
   template <int64_t N, typename D = float>                                 \
   inline void NAME(float* __restrict d, const float* __restrict a,         \
                    const float* __restrict b) {                            \
-    PTO_TILE_ROUNDED_LOOP(N, D, EXPR);                                     \
+    PTO_TILE_ROUNDED_LOOP(N, D, NAME##Fn::Apply(a[i], b[i]));              \
+  }                                                                        \
+  template <int64_t R, int64_t C, bool kRowA, bool kRowB,                  \
+            typename D = float>                                            \
+  inline void NAME##Rows(float* __restrict d, const float* __restrict a,   \
+                         const float* __restrict b) {                      \
+    BinaryRows<NAME##Fn, R, C, kRowA, kRowB, D>(d, a, b);                  \
   }
 #define PTO_TILE_SCALAR(NAME, EXPR)                                        \
   template <int64_t N, typename D = float>                                 \
@@ -447,13 +474,13 @@ inline float Max(float x, float y) { return (x != x || x > y) ? x : y; }
 inline float Min(float x, float y) { return (x != x || x < y) ? x : y; }
 inline float Bool(bool c) { return c ? 1.0f : 0.0f; }
 
-PTO_TILE_BINARY(TAdd, a[i] + b[i])
-PTO_TILE_BINARY(TSub, a[i] - b[i])
-PTO_TILE_BINARY(TMul, a[i] * b[i])
-PTO_TILE_BINARY(TDiv, a[i] / b[i])
-PTO_TILE_BINARY(TPow, __builtin_powf(a[i], b[i]))
-PTO_TILE_BINARY(TMax, Max(a[i], b[i]))
-PTO_TILE_BINARY(TMin, Min(a[i], b[i]))
+PTO_TILE_BINARY(TAdd, x + y)
+PTO_TILE_BINARY(TSub, x - y)
+PTO_TILE_BINARY(TMul, x * y)
+PTO_TILE_BINARY(TDiv, x / y)
+PTO_TILE_BINARY(TPow, __builtin_powf(x, y))
+PTO_TILE_BINARY(TMax, Max(x, y))
+PTO_TILE_BINARY(TMin, Min(x, y))
 PTO_TILE_COMPARE(TCmpEq, ==)
 PTO_TILE_COMPARE(TCmpNe, !=)
 PTO_TILE_COMPARE(TCmpLt, <)

@@ -158,6 +158,28 @@ TEST(PtoTileTest, ReversedScalarForms) {
   EXPECT_EQ(d[1], 0.25f);
 }
 
+// The Rows forms of binary instructions (fused reductions): a row tile's
+// value repeats along its row, on either side, with the same rounding as
+// the plain form.
+TEST(PtoTileTest, RowFormsRepeatRowValues) {
+  constexpr int64_t R = 3, C = 37;
+  float a[R * C], d[R * C], want[R * C];
+  const float rows[R] = {0.1f, -2.5f, 1e-3f};
+  for (int64_t i = 0; i < R * C; ++i) a[i] = 0.37f * static_cast<float>(i) - 9.0f;
+  float b[R * C];
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t c = 0; c < C; ++c) b[r * C + c] = rows[r];
+  }
+  pto_tile::TSubRows<R, C, false, true>(d, a, rows);
+  pto_tile::TSub<R * C>(want, a, b);
+  EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
+  pto_tile::TDivRows<R, C, true, false, pto_tile::half>(d, rows, a);
+  pto_tile::TDiv<R * C, pto_tile::half>(want, b, a);
+  EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
+  pto_tile::TMaxRows<R, C, true, true>(d, rows, rows);
+  for (int64_t i = 0; i < R * C; ++i) EXPECT_EQ(d[i], b[i]) << i;
+}
+
 TEST(PtoTileTest, RowReductionsUsePartialResults) {
   // Rows long enough for partial results (with a tail), and a short one.
   constexpr int kCols = 37;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/fp16.h"
+#include "client/ptoc/reference_layout.h"
 
 namespace pto::ptoc {
 namespace {
@@ -105,6 +106,7 @@ const std::map<std::string, Unary>& UnaryOps() {
       {"sin", [](double x) { return std::sin(x); }},
       {"cos", [](double x) { return std::cos(x); }},
       {"copy", [](double x) { return x; }},
+      {"clone", [](double x) { return x; }},
   };
   return *ops;
 }
@@ -422,6 +424,12 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       if (options.intermediates != ReferenceOptions::Intermediates::kDouble) {
         for (double& x : out->data) x = RoundToDType(x, out->dtype);
       }
+      values[op.outputs(0)] = *std::move(out);
+      continue;
+    }
+    if (IsLayoutKind(kind)) {
+      // Moves elements only: exact in every dtype.
+      if (absl::Status s = EvaluateLayout(op, where, in, &*out); !s.ok()) return s;
       values[op.outputs(0)] = *std::move(out);
       continue;
     }

@@ -27,9 +27,11 @@ std::string FormatGmIndex(const std::vector<GmIndex>& index,
   for (size_t j = 0; j < index.size(); ++j) {
     const GmIndex& x = index[j];
     if (x.space_dim < 0 || (j < shape.size() && shape[j] == 1)) {
-      parts.push_back("0");
+      parts.push_back(absl::StrCat(x.offset));
     } else if (x.div > 1) {
       parts.push_back(absl::StrCat("a", x.space_dim, "/", x.div));
+    } else if (x.offset != 0) {
+      parts.push_back(absl::StrCat("a", x.space_dim, "+", x.offset));
     } else {
       parts.push_back(absl::StrCat("a", x.space_dim));
     }
@@ -75,7 +77,8 @@ std::string GmOperand(const TileGraph& g, const TileInstr& in,
       static_cast<int>(buf.shape.size()), static_cast<int>(grp.space.size()));
   bool same = in.index.size() == aligned.size();
   for (size_t j = 0; same && j < aligned.size(); ++j) {
-    same = in.index[j].space_dim == aligned[j].space_dim && in.index[j].div == 1;
+    same = in.index[j].space_dim == aligned[j].space_dim && in.index[j].div == 1 &&
+           in.index[j].offset == 0;
   }
   if (!same) absl::StrAppend(&s, "[", FormatGmIndex(in.index, buf.shape), "]");
   return s;

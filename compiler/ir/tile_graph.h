@@ -35,20 +35,24 @@ struct GmTensor {
   int buffer = -1;  // index into TileGraph::buffers
 };
 
-// How a TLOAD/TSTORE addresses one dim of its buffer: the task's offset in
-// space dim `space_dim` divided by `div` (a reduction's partial results: one
-// slot per tile), or index 0 when space_dim is -1. A buffer dim of size 1
-// always reads index 0 (broadcast).
+// How a TLOAD/TSTORE addresses one dim of its buffer: `offset` plus the
+// task's offset in space dim `space_dim` divided by `div` (a reduction's
+// partial results: one slot per tile), or just `offset` when space_dim is -1.
+// A buffer dim of size 1 always reads index 0 (broadcast). Mapping buffer
+// dims to other space dims transposes (x.T: buffer dim 0 <- a1, 1 <- a0); an
+// offset addresses a region (a view x[2:6, 8:], or the region an assemble
+// writes).
 struct GmIndex {
   int space_dim = -1;
   int64_t div = 1;
+  int64_t offset = 0;  // static for now (dynamic shapes make it symbolic)
 };
 
 // The default index of a buffer of rank `buffer_rank` in a space of rank
 // `space_rank`: numpy broadcasting (the buffer's dims align with the last).
 std::vector<GmIndex> AlignedIndex(int buffer_rank, int space_rank);
 
-// "a0, 0, a2/4": the index expression of each buffer dim.
+// "a0, 0, a2/4, a1+8": the index expression of each buffer dim.
 std::string FormatGmIndex(const std::vector<GmIndex>& index,
                           const std::vector<int64_t>& shape);
 

@@ -43,13 +43,13 @@ TileBox Region(const TileBox& box, const std::vector<GmIndex>& index,
   for (size_t j = 0; j < shape.size(); ++j) {
     const GmIndex& x = index[j];
     if (x.space_dim < 0 || shape[j] == 1) {
-      r.offset.push_back(0);
+      r.offset.push_back(shape[j] == 1 ? 0 : x.offset);
       r.extent.push_back(1);
     } else if (x.div > 1) {
       r.offset.push_back(box.offset[x.space_dim] / x.div);
       r.extent.push_back(1);
     } else {
-      r.offset.push_back(box.offset[x.space_dim]);
+      r.offset.push_back(x.offset + box.offset[x.space_dim]);
       r.extent.push_back(box.extent[x.space_dim]);
     }
   }
@@ -59,7 +59,8 @@ TileBox Region(const TileBox& box, const std::vector<GmIndex>& index,
 // Per dim of `other`'s grid, the tile index range [lo, hi] of the tasks
 // whose access through `index` to a buffer of shape `shape` overlaps
 // `region` (in buffer coordinates). Space dims the index does not use (or
-// broadcasts along): every tile.
+// broadcasts along): every tile. An empty range (hi < lo) in some dim: no
+// task overlaps (disjoint regions of one buffer, e.g. two assembles).
 void TouchingRange(const TileBox& region, const std::vector<GmIndex>& index,
                    const std::vector<int64_t>& shape, const PlacedGroup& other,
                    std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
@@ -67,18 +68,30 @@ void TouchingRange(const TileBox& region, const std::vector<GmIndex>& index,
   lo->assign(rank, 0);
   hi->resize(rank);
   for (int s = 0; s < rank; ++s) (*hi)[s] = other.grid[s] - 1;
+  auto nothing = [&] { (*hi)[0] = (*lo)[0] - 1; };
   for (size_t j = 0; j < shape.size(); ++j) {
     const int s = index[j].space_dim;
-    if (s < 0 || (shape[j] == 1 && other.space[s] != 1)) continue;
     const int64_t off = region.offset[j], ext = region.extent[j];
-    if (index[j].div > 1) {  // one slot per tile: slot = grid index
-      (*lo)[s] = off;
-      (*hi)[s] = off + ext - 1;
-    } else {
-      (*lo)[s] = off / other.tile[s];
-      (*hi)[s] = (off + ext - 1) / other.tile[s];
+    if (shape[j] == 1) continue;  // every task reads index 0 (broadcast)
+    if (s < 0) {  // every task reads index `offset` (a view's fixed index)
+      if (index[j].offset < off || index[j].offset >= off + ext) nothing();
+      continue;
     }
-    (*hi)[s] = std::min((*hi)[s], other.grid[s] - 1);
+    if (index[j].div > 1) {  // one slot per tile: slot = grid index
+      (*lo)[s] = std::max((*lo)[s], off);
+      (*hi)[s] = std::min((*hi)[s], off + ext - 1);
+    } else {
+      // Buffer index b = offset + a: the tasks with a in [off - offset,
+      // off + ext - offset).
+      const int64_t first = off - index[j].offset;
+      const int64_t last = off + ext - 1 - index[j].offset;
+      if (last < 0) {
+        nothing();
+        continue;
+      }
+      (*lo)[s] = std::max((*lo)[s], std::max<int64_t>(first, 0) / other.tile[s]);
+      (*hi)[s] = std::min((*hi)[s], last / other.tile[s]);
+    }
   }
 }
 

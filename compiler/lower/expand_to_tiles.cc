@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/lower/layout.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
@@ -20,9 +21,10 @@ bool IsReduce(const TensorOp& op) {
   return op.info->category == OpCategory::kReduce;
 }
 
-// The space an op iterates: its output, or a reduction's input.
+// The space an op iterates: its output, or a reduction's (assemble's) input.
 const std::vector<int64_t>& OpSpace(const TensorGraph& g, const TensorOp& op) {
-  return g.values[IsReduce(op) ? op.inputs[0] : op.outputs[0]].shape;
+  return g.values[IsReduce(op) || IsAssemble(op) ? op.inputs[0] : op.outputs[0]]
+      .shape;
 }
 
 std::vector<int64_t> ClampedTile(const TensorGraph& g, const TensorOp& op) {
@@ -155,7 +157,8 @@ struct GroupBody {
 
 // `space` is the group's iteration space; `rows`: the group holds row
 // reductions (see RowGroupOk), so row values get row tiles.
-GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
+GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
+                    const std::vector<int>& ops,
                     const std::function<bool(int)>& stored,
                     const std::function<int(int)>& gm_of,
                     const std::vector<int64_t>& space, bool rows) {
@@ -198,14 +201,30 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
   };
   std::map<int, int> ub;  // value -> tile
   for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
-    for (int v : g.ops[ops[k]].inputs) {
+    const TensorOp& op = g.ops[ops[k]];
+    if (layout.IsLoadOp(ops[k])) {  // a materialized view/transpose
+      const int v = op.outputs[0];
+      TileInstr load;
+      load.op = PtoOpcode::kTLoad;
+      load.dst = alloc(v);
+      load.gm = gm_of(layout.LoadOpRoot(ops[k]));
+      load.dtype = g.values[v].dtype;
+      load.index = layout.LoadOpIndex(g, ops[k]);
+      ub[v] = load.dst;
+      out.body.push_back(std::move(load));
+      continue;
+    }
+    // An assemble reads its src only (dst is the buffer it writes).
+    const size_t num_read = IsAssemble(op) ? 1 : op.inputs.size();
+    for (size_t i = 0; i < num_read; ++i) {
+      const int v = op.inputs[i];
       if (ub.count(v) || def_pos.count(v)) continue;
       TileInstr load;
       load.op = PtoOpcode::kTLoad;
       load.dst = alloc(v);
-      load.gm = gm_of(v);
+      load.gm = gm_of(layout.Root(v));
       load.dtype = g.values[v].dtype;
-      load.index = AlignedIndex(static_cast<int>(g.values[v].shape.size()), rank);
+      load.index = layout.LoadIndex(g, v, rank);
       ub[v] = load.dst;
       out.body.push_back(std::move(load));
     }
@@ -214,6 +233,25 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
   for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
     const TensorOp& op = g.ops[ops[k]];
     const int v_out = op.outputs[0];
+    if (layout.IsLoadOp(ops[k])) {  // loaded above
+      results.push_back(v_out);
+      if (!last_use.count(v_out) && !stored(v_out)) release(v_out, ub.at(v_out));
+      continue;
+    }
+    if (IsAssemble(op)) {  // src's tile into its region of dst's buffer
+      const int src = op.inputs[0];
+      TileInstr store;
+      store.op = PtoOpcode::kTStore;
+      store.gm = gm_of(v_out);
+      store.dtype = g.values[v_out].dtype;
+      store.index = OffsetIndex(std::get<std::vector<int64_t>>(op.attrs.at("offsets")));
+      store.srcs.push_back(ub.at(src));
+      out.body.push_back(std::move(store));
+      if (last_use.at(src) == k && !(def_pos.count(src) && stored(src))) {
+        release(src, ub.at(src));
+      }
+      continue;
+    }
     TileInstr instr;
     instr.op = op.info->pto;
     for (int v : op.inputs) instr.srcs.push_back(ub.at(v));
@@ -257,7 +295,7 @@ GroupBody PlanGroup(const TensorGraph& g, const std::vector<int>& ops,
 // Splits the program into fusion groups (op index lists): runs of
 // consecutive ops with the same space and clamped tile whose UB tiles fit.
 absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
-    const TensorGraph& g, const ExpandOptions& options) {
+    const TensorGraph& g, const LayoutPlan& layout, const ExpandOptions& options) {
   // While a group is open, a result counts as stored when anything outside
   // the ops seen so far may need it: a parameter, or a later reader.
   std::vector<int> last_reader(g.values.size(), -1);
@@ -273,7 +311,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
                         const std::vector<int64_t>& tile, bool rows) {
     const int last = ops.back();
     return PlanGroup(
-               g, ops,
+               g, layout, ops,
                [&](int v) { return is_param_out[v] || last_reader[v] > last; },
                [](int) { return -1; }, space, rows)
         .Bytes(tile);
@@ -292,12 +330,23 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     }
   }
 
+  std::vector<int> definer(g.values.size(), -1);
+  for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
+    for (int v : g.ops[i].outputs) definer[v] = i;
+  }
   std::vector<std::vector<int>> groups;
   std::vector<int64_t> space, tile;  // the open group's
   bool rows = false;  // the open group holds a row reduction
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
-    if (!live_op[i]) continue;
+    // An alias (view, transpose, ...) is read through its root: no group.
+    if (!live_op[i] || layout.IsAliasOp(i)) continue;
     const TensorOp& op = g.ops[i];
+    if (IsConcat(op)) {  // its own groups, see AppendConcat
+      groups.push_back({i});
+      space.clear();
+      rows = false;
+      continue;
+    }
     const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
     const bool reduce = IsReduce(op);
@@ -322,6 +371,15 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
                          op_tile == RowShape(tile);
     bool join = options.fuse && !groups.empty() && (whole || per_row) &&
                 groups.back().size() < kMaxOpsPerGroup;
+    // What op i reads from GM must be computed by an earlier group.
+    for (int v : layout.GmReads(g, i)) {
+      const int d = definer[v];
+      if (join && d >= 0 &&
+          std::find(groups.back().begin(), groups.back().end(), d) !=
+              groups.back().end()) {
+        join = false;
+      }
+    }
     std::vector<int> candidate;
     if (join) {
       candidate = groups.back();
@@ -485,6 +543,111 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   return absl::OkStatus();
 }
 
+// A reduction of an alias (x.T.sum(-1)) loads the alias's root through its
+// index: AppendReduction addresses its input as a GM tensor of its own.
+void ReadAliasInput(const TensorGraph& g, const LayoutPlan& layout, int i,
+                    const std::vector<int>& gm_of_value, size_t first_new,
+                    TileGraph* out) {
+  const int v = g.ops[i].inputs[0];
+  if (!layout.IsAlias(v) || first_new >= out->groups.size()) return;
+  TileGroup& partial = out->groups[first_new];
+  for (TileInstr& in : partial.body) {
+    if (in.op == PtoOpcode::kTLoad && in.gm < 0) {
+      in.gm = gm_of_value[layout.Root(v)];
+      in.index = layout.LoadIndex(g, v, static_cast<int>(partial.space.size()));
+    }
+  }
+}
+
+// concat(x0, x1, ...) along dim d: per input, a group over its space that
+// loads it and stores it at its offset along d in the result.
+absl::Status AppendConcat(const TensorGraph& g, const LayoutPlan& layout, int i,
+                          const std::vector<int>& gm_of_value, TileGraph* out) {
+  const TensorOp& op = g.ops[i];
+  const int v_out = op.outputs[0];
+  const int rank = static_cast<int>(g.values[v_out].shape.size());
+  int64_t dim = std::get<int64_t>(op.attrs.at("dim"));
+  if (dim < 0) dim += rank;
+  int64_t at = 0;
+  for (int v : op.inputs) {
+    TileGroup grp;
+    grp.ops = {i};
+    grp.space = g.values[v].shape;
+    grp.tile = op.vec_tile;
+    for (int d = 0; d < rank; ++d) grp.tile[d] = std::min(grp.tile[d], grp.space[d]);
+    const pto::v1::DataType dtype = g.values[v].dtype;
+    const pto::v1::DataType storage = UbStorageType(dtype);
+    const int64_t bytes = TileElements(grp.tile) * StorageBytes(storage);
+    if (bytes > kMaxUbBytesPerBlock) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op #", i, " \"concat\": vec_tile ", FormatDims(op.vec_tile), " needs ",
+          bytes, " bytes of UB tiles; a block may use ", kMaxUbBytesPerBlock,
+          " bytes (use a smaller tile)"));
+    }
+    TileInstr load;
+    load.op = PtoOpcode::kTLoad;
+    load.dst = 0;
+    load.gm = gm_of_value[layout.Root(v)];
+    load.dtype = dtype;
+    load.index = layout.LoadIndex(g, v, rank);
+    TileInstr store;
+    store.op = PtoOpcode::kTStore;
+    store.gm = gm_of_value[v_out];
+    store.dtype = dtype;
+    std::vector<int64_t> offsets(rank, 0);
+    offsets[dim] = at;
+    store.index = OffsetIndex(offsets);
+    store.srcs = {0};
+    grp.body = {std::move(load), std::move(store)};
+    grp.num_ub_tiles = 1;
+    grp.ub_types = {storage};
+    out->groups.push_back(std::move(grp));
+    at += g.values[v].shape[dim];
+  }
+  return absl::OkStatus();
+}
+
+// Owners (LayoutPlan::Owner) whose values include a parameter's take that
+// parameter's buffer for all of them; an owner with a value in GM puts them
+// all in GM. An IN parameter's buffer is never written.
+absl::Status ShareBuffers(const TensorGraph& g, const LayoutPlan& layout,
+                          const std::vector<GmBuffer>& buffers,
+                          std::vector<int>* buffer_of_value,
+                          std::vector<bool>* crosses) {
+  const int n = static_cast<int>(g.values.size());
+  std::vector<bool> owner_in_gm(n, false);
+  std::vector<int> written(n, -1);  // owner -> the op writing into it
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    if (IsAssemble(g.ops[i])) written[layout.Owner(g.ops[i].outputs[0])] = static_cast<int>(i);
+  }
+  for (int v = 0; v < n; ++v) {
+    const int o = layout.Owner(v);
+    if (o == v) continue;
+    owner_in_gm[o] = true;
+    const int b = (*buffer_of_value)[v], ob = (*buffer_of_value)[o];
+    if (b >= 0 && ob >= 0 && b != ob) {
+      return absl::UnimplementedError(absl::StrCat(
+          "op #", written[o], " \"assemble\": writes into param ",
+          Quote(buffers[ob].name), "'s data as the result for param ",
+          Quote(buffers[b].name), "; assemble into a clone of it"));
+    }
+    if (b >= 0) (*buffer_of_value)[o] = b;
+  }
+  for (int v = 0; v < n; ++v) {
+    const int o = layout.Owner(v);
+    if (!owner_in_gm[o]) continue;
+    (*crosses)[v] = true;
+    const int b = (*buffer_of_value)[o];
+    if (b >= 0 && buffers[b].role == pto::v1::PARAM_ROLE_IN) {
+      return absl::UnimplementedError(absl::StrCat(
+          "op #", written[o], " \"assemble\": its dst is param ",
+          Quote(buffers[b].name), " (in), whose data a kernel does not "
+          "overwrite; assemble into a clone of it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
@@ -497,7 +660,10 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
           "implemented yet; the graph verified"));
     }
   }
-  absl::StatusOr<std::vector<std::vector<int>>> groups = FormGroups(g, options);
+  absl::StatusOr<LayoutPlan> layout = LayoutPlan::Make(g);
+  if (!layout.ok()) return layout.status();
+  absl::StatusOr<std::vector<std::vector<int>>> groups =
+      FormGroups(g, *layout, options);
   if (!groups.ok()) return groups.status();
 
   // Which group defines each value (-1: a parameter's incoming data, or a
@@ -533,17 +699,32 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   for (size_t i = 0; i < g.ops.size(); ++i) {
     if (group_of_op[i] < 0) continue;
     for (int v : g.ops[i].inputs) {
-      if (def_group[v] != group_of_op[i]) crosses[v] = true;
+      if (def_group[v] != group_of_op[i]) crosses[layout->Root(v)] = true;
     }
+    for (int v : layout->GmReads(g, static_cast<int>(i))) crosses[v] = true;
+    for (int v : g.ops[i].outputs) crosses[v] = crosses[v] || layout->GmOnly(v);
+  }
+  // An assemble's result shares its dst's buffer: one buffer per owner,
+  // a parameter's when one of them is bound to one.
+  if (absl::Status s = ShareBuffers(g, *layout, out.buffers, &buffer_of_value,
+                                    &crosses);
+      !s.ok()) {
+    return s;
   }
   std::vector<int> gm_of_value(num_values, -1);
   for (int v = 0; v < num_values; ++v) {
+    if (layout->IsAlias(v)) continue;
+    const int owner = layout->Owner(v);
+    if (buffer_of_value[v] < 0 && owner != v && buffer_of_value[owner] >= 0) {
+      buffer_of_value[v] = buffer_of_value[owner];
+    }
     if (buffer_of_value[v] < 0 && crosses[v]) {
       GmBuffer buf;
       buf.dtype = g.values[v].dtype;
       buf.shape = g.values[v].shape;
       buffer_of_value[v] = static_cast<int>(out.buffers.size());
       out.buffers.push_back(std::move(buf));
+      if (buffer_of_value[owner] < 0) buffer_of_value[owner] = buffer_of_value[v];
     }
     if (buffer_of_value[v] >= 0) {
       gm_of_value[v] = static_cast<int>(out.gm.size());
@@ -553,7 +734,17 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
 
   for (const std::vector<int>& ops : *groups) {
     if (ops.size() == 1 && IsReduce(g.ops[ops.front()])) {
+      const size_t first_new = out.groups.size();
       if (absl::Status s = AppendReduction(g, ops.front(), gm_of_value, &out);
+          !s.ok()) {
+        return s;
+      }
+      ReadAliasInput(g, *layout, ops.front(), gm_of_value, first_new, &out);
+      continue;
+    }
+    if (IsConcat(g.ops[ops.front()])) {
+      if (absl::Status s =
+              AppendConcat(g, *layout, ops.front(), gm_of_value, &out);
           !s.ok()) {
         return s;
       }
@@ -567,12 +758,13 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
     const bool rows = std::any_of(ops.begin(), ops.end(),
                                   [&](int i) { return IsReduce(g.ops[i]); });
     GroupBody body = PlanGroup(
-        g, ops, [&](int v) { return gm_of_value[v] >= 0; },
+        g, *layout, ops, [&](int v) { return gm_of_value[v] >= 0; },
         [&](int v) { return gm_of_value[v]; }, grp.space, rows);
     grp.body = std::move(body.body);
     grp.num_ub_tiles = body.num_tiles;
     grp.ub_types = std::move(body.tile_types);
     if (rows) grp.ub_rows = std::move(body.tile_rows);
+    if (absl::Status st = CheckGroupRegions(out, grp, g); !st.ok()) return st;
     out.groups.push_back(std::move(grp));
   }
   return out;

@@ -127,5 +127,33 @@ TEST(GoldenTest, SoftmaxFused) {
   }
 }
 
+// Layout ops: out[:, 8:12] = x[:, 2:6] * 2 (a view is a TLOAD at an
+// offset, fused with the mul and the assemble's TSTORE at an offset into the
+// inout buffer) and y = x.T + b (a strided TLOAD fused with the add); the
+// execute graph's deps follow the regions.
+TEST(GoldenTest, LayoutViewAssembleTranspose) {
+  testing::GraphBuilder b("layout");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});
+  uint32_t bias = b.Input("b", pto::v1::DT_FP32, {6});
+  uint32_t out_in = b.Value(pto::v1::DT_FP32, {6, 12}, "out");
+  uint32_t v = b.Layout("view", {x}, {6, 4}, {4, 4}, {{"shape", {6, 4}}, {"offsets", {0, 2}}});
+  uint32_t m = b.Op("muls", {v}, {4, 4}, 2.0);
+  uint32_t a = b.Layout("assemble", {m, out_in}, {6, 12}, {4, 4}, {{"offsets", {0, 8}}});
+  uint32_t t = b.Layout("transpose", {x}, {8, 6}, {4, 4}, {}, {{"dim0", 0}, {"dim1", 1}});
+  b.InOut("out", out_in, a);
+  b.Output("y", b.Op("add", {t, bias}, {4, 4}));
+  pto::v1::Graph graph = b.Build();
+  LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  state.settings.keep_dumps = true;
+  std::map<std::string, std::string> dumps;
+  absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
+  ASSERT_TRUE(st.ok()) << st;
+  for (const char* level : {"tensor", "tile", "execute", "pto", "cpp"}) {
+    CheckGolden(absl::StrCat("layout.", level, ".txt"), dumps[level]);
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -59,6 +59,9 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
                                       absl::Span<const ValueType> inputs,
                                       const InferAttrs& attrs) {
   const pto::v1::DataType cast_to = attrs.cast_to;
+  if (info.category == OpCategory::kLayout) {
+    return InferLayoutResult(info, inputs, attrs);
+  }
   if (info.category == OpCategory::kCreate) {
     if (!IsSupportedDType(cast_to)) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -39,11 +39,19 @@ struct InferAttrs {
   std::vector<int64_t> shape;                           // creation: "shape"
   pto::v1::DataType out_dtype = pto::v1::DT_UNSPECIFIED;  // matmul
   bool a_trans = false, b_trans = false;                  // matmul
+  std::vector<int64_t> offsets;  // view, assemble: "offsets"
+  std::vector<int64_t> dims;     // permute: "dims"
+  int64_t dim0 = 0, dim1 = 0;    // transpose
 };
 
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
                                       absl::Span<const ValueType> inputs,
                                       const InferAttrs& attrs = {});
+
+// InferResult for OpCategory::kLayout (infer_layout.cc).
+absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,
+                                            absl::Span<const ValueType> inputs,
+                                            const InferAttrs& attrs);
 
 // A reduction's dim as an index in [0, rank), or INVALID_ARGUMENT naming the
 // valid range.

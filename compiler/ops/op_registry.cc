@@ -33,8 +33,30 @@ OpInfo Reduce(const char* kind, P pto) {
           true, pto};
 }
 
+// Views and writes into regions: no arithmetic; they change how later loads
+// and stores address GM (view: x[offsets : offsets + shape]; assemble(src,
+// dst): dst with the region at offsets replaced by src; transpose swaps
+// dim0 and dim1; permute: out dim k is input dim dims[k]; unsqueeze inserts
+// a size-1 dim at dim; reshape keeps the elements in row-major order;
+// concat joins its inputs (one or more) along dim).
+std::vector<OpInfo> LayoutOps() {
+  const AttrSpec shape{"shape", AttrType::kInts}, offsets{"offsets", AttrType::kInts};
+  const AttrSpec dim{"dim", AttrType::kInt};
+  return {
+      {"view", C::kLayout, 1, 1, {shape, offsets}, true, P::kTLoad, T::kAny},
+      {"assemble", C::kLayout, 2, 1, {offsets}, true, P::kTStore, T::kAny},
+      {"transpose", C::kLayout, 1, 1,
+       {{"dim0", AttrType::kInt}, {"dim1", AttrType::kInt}}, true, P::kTLoad, T::kAny},
+      {"permute", C::kLayout, 1, 1, {{"dims", AttrType::kInts}}, true, P::kTLoad,
+       T::kAny},
+      {"unsqueeze", C::kLayout, 1, 1, {dim}, true, P::kTLoad, T::kAny},
+      {"reshape", C::kLayout, 1, 1, {shape}, true, P::kTLoad, T::kAny},
+      {"concat", C::kLayout, -1, 1, {dim}, true, P::kTStore, T::kAny},
+  };
+}
+
 std::vector<OpInfo>* MakeRegistry() {
-  return new std::vector<OpInfo>{
+  auto* ops = new std::vector<OpInfo>{
       // Tensor with tensor, numpy broadcasting.
       Binary("add", P::kTAdd),
       Binary("sub", P::kTSub),
@@ -131,7 +153,11 @@ std::vector<OpInfo>* MakeRegistry() {
        false, P::kTMatmul},
       // Identity; the front end records `out[:] = param` as a copy.
       {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
+      {"clone", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},
+      // Layout ops (compiler/ops/infer_layout.cc, compiler/lower/layout.h).
   };
+  for (OpInfo& info : LayoutOps()) ops->push_back(std::move(info));
+  return ops;
 }
 
 }  // namespace

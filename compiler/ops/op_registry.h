@@ -23,6 +23,7 @@ enum class OpCategory {
   kReduce,             // out = reduction of a over attr "dim" ("keepdim")
   kCreate,             // no inputs; out of attrs "shape" and "dtype"
   kMatmul,             // out = a @ b (cube path; cube_tile required)
+  kLayout,             // view, assemble, transpose, ... (layout.h)
 };
 
 // Which element types an op's (data) operands accept.
@@ -45,7 +46,7 @@ struct AttrSpec {
 struct OpInfo {
   std::string kind;         // as in pto.v1.Op.kind
   OpCategory category;
-  int num_inputs;
+  int num_inputs;  // -1: one or more (concat)
   int num_outputs;
   std::vector<AttrSpec> attrs;  // every attribute the kind accepts
   bool needs_vec_tile;          // vector op: vec_tile required

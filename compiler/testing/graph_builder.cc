@@ -34,6 +34,28 @@ uint32_t GraphBuilder::Input(const std::string& name, pto::v1::DataType dtype,
   return id;
 }
 
+uint32_t GraphBuilder::Layout(
+    const std::string& kind, const std::vector<uint32_t>& inputs,
+    const std::vector<int64_t>& out_shape, const std::vector<int64_t>& tile,
+    const std::map<std::string, std::vector<int64_t>>& lists,
+    const std::map<std::string, int64_t>& ints) {
+  const uint32_t out = Value(Find(inputs.at(0))->dtype(), out_shape,
+                             absl::StrCat("t", op_count_));
+  pto::v1::Op* op = g_.add_ops();
+  op->set_kind(kind);
+  op->set_name(absl::StrCat(kind, op_count_++));
+  for (uint32_t i : inputs) op->add_inputs(i);
+  op->add_outputs(out);
+  auto* a = op->mutable_attrs();
+  for (const auto& [name, v] : lists) {
+    auto* values = (*a)[name].mutable_ints();
+    for (int64_t x : v) values->add_values(x);
+  }
+  for (const auto& [name, v] : ints) (*a)[name].set_i(v);
+  for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+  return out;
+}
+
 const pto::v1::Value* GraphBuilder::Find(uint32_t id) const {
   for (const pto::v1::Value& v : g_.values()) {
     if (v.id() == id) return &v;

@@ -9,6 +9,7 @@
 #define PTO_COMPILER_TESTING_GRAPH_BUILDER_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,13 @@ class GraphBuilder {
   // cast(input, to).
   uint32_t Cast(uint32_t input, pto::v1::DataType to,
                 const std::vector<int64_t>& tile);
+  // A layout op with an explicit result shape (inputs[0]'s dtype), list
+  // attributes ("offsets", "shape", "dims") and int ones ("dim", "dim0").
+  uint32_t Layout(const std::string& kind, const std::vector<uint32_t>& inputs,
+                  const std::vector<int64_t>& out_shape,
+                  const std::vector<int64_t>& tile,
+                  const std::map<std::string, std::vector<int64_t>>& lists,
+                  const std::map<std::string, int64_t>& ints = {});
   void Output(const std::string& name, uint32_t value);
   void InOut(const std::string& name, uint32_t in_value, uint32_t result);
 

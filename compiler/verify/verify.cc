@@ -439,8 +439,12 @@ absl::Status Verifier::CheckOp(int index) {
         where, ": regions: nested regions (loops, branches) are not supported "
                "yet"));
   }
-  if (op.inputs_size() != info->num_inputs) {
-    return Invalid(where, absl::StrCat("inputs: expected ", info->num_inputs,
+  if (info->num_inputs >= 0 ? op.inputs_size() != info->num_inputs
+                            : op.inputs_size() < 1) {
+    return Invalid(where, absl::StrCat("inputs: expected ",
+                                       info->num_inputs >= 0
+                                           ? absl::StrCat(info->num_inputs)
+                                           : std::string("one or more"),
                                        ", got ", op.inputs_size()));
   }
   if (op.outputs_size() != info->num_outputs) {
@@ -495,6 +499,22 @@ absl::Status Verifier::CheckOp(int index) {
   if (auto it = op.attrs().find("b_trans"); it != op.attrs().end()) {
     attrs.b_trans = it->second.b();
   }
+  for (const char* name : {"offsets", "dims"}) {
+    auto it = op.attrs().find(name);
+    if (it == op.attrs().end()) continue;
+    const auto& dims = it->second.ints().values();
+    if (dims.size() > kMaxRankBound) {
+      return Invalid(where, absl::StrCat("attrs[\"", name, "\"]: ", dims.size(),
+                                         " entries (limit ", kMaxRankBound, ")"));
+    }
+    (name[0] == 'o' ? attrs.offsets : attrs.dims).assign(dims.begin(), dims.end());
+  }
+  if (auto it = op.attrs().find("dim0"); it != op.attrs().end()) {
+    attrs.dim0 = it->second.i();
+  }
+  if (auto it = op.attrs().find("dim1"); it != op.attrs().end()) {
+    attrs.dim1 = it->second.i();
+  }
   absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, attrs);
   if (!inferred.ok()) {
     return Invalid(where, std::string(inferred.status().message()));
@@ -529,8 +549,10 @@ absl::Status Verifier::CheckOp(int index) {
     out_value = *v;
   }
   if (info->needs_vec_tile) {
-    // A reduction's tile covers its input (the space it iterates).
-    const Value& space = info->category == OpCategory::kReduce
+    // A reduction's tile covers its input (the space it iterates), an
+    // assemble's its source (the region written).
+    const Value& space = info->category == OpCategory::kReduce ||
+                                 info->kind == "assemble"
                              ? g_.values(ins[0])
                              : g_.values(out_value);
     if (absl::Status s = CheckVecTile(where, op, space); !s.ok()) return s;

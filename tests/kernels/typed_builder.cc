@@ -102,7 +102,52 @@ uint32_t TypedBuilder::Create(const std::string& kind, DataType dtype,
   return out;
 }
 
+uint32_t TypedBuilder::InOut(const std::string& name, DataType dtype,
+                             const std::vector<int64_t>& shape) {
+  const uint32_t id = Input(name, dtype, shape);
+  g_.mutable_params(g_.params_size() - 1)->set_role(pto::v1::PARAM_ROLE_INOUT);
+  return id;
+}
+
+uint32_t TypedBuilder::Layout(
+    const std::string& kind, const std::vector<uint32_t>& inputs,
+    const std::vector<int64_t>& tile,
+    const std::map<std::string, std::vector<int64_t>>& lists,
+    const std::map<std::string, int64_t>& ints) {
+  compiler::InferAttrs infer;
+  for (const auto& [name, v] : lists) {
+    if (name == "offsets") infer.offsets = v;
+    if (name == "shape") infer.shape = v;
+    if (name == "dims") infer.dims = v;
+  }
+  for (const auto& [name, v] : ints) {
+    if (name == "dim") infer.dim = v;
+    if (name == "dim0") infer.dim0 = v;
+    if (name == "dim1") infer.dim1 = v;
+  }
+  pto::v1::Op* op = nullptr;
+  const uint32_t out = AddOp(kind, inputs, infer, &op);
+  auto* a = op->mutable_attrs();
+  for (const auto& [name, v] : lists) {
+    auto* values = (*a)[name].mutable_ints();
+    for (int64_t x : v) values->add_values(x);
+  }
+  for (const auto& [name, v] : ints) (*a)[name].set_i(v);
+  // The tile covers the result (an assemble's: its src).
+  const size_t rank = types_.at(kind == "assemble" ? inputs[0] : out).shape.size();
+  for (size_t d = 0; d < rank && d < tile.size(); ++d) {
+    op->mutable_vec_tile()->add_dims(tile[tile.size() - rank + d]);
+  }
+  return out;
+}
+
 void TypedBuilder::Output(const std::string& name, uint32_t value) {
+  for (pto::v1::Parameter& p : *g_.mutable_params()) {
+    if (p.name() == name && p.role() == pto::v1::PARAM_ROLE_INOUT) {
+      p.set_result_value_id(value);
+      return;
+    }
+  }
   pto::v1::Parameter* p = g_.add_params();
   p->set_name(name);
   p->set_role(pto::v1::PARAM_ROLE_OUT);

@@ -41,7 +41,20 @@ class TypedBuilder {
                   const std::vector<int64_t>& shape,
                   const std::map<std::string, double>& attrs);
 
-  // Makes `value` the OUT parameter `name`.
+  // A new INOUT parameter; returns its incoming value id (Output(name, v)
+  // sets its final value).
+  uint32_t InOut(const std::string& name, pto::v1::DataType dtype,
+                 const std::vector<int64_t>& shape);
+
+  // A layout op (view, assemble, transpose, ...) with list attributes
+  // ("offsets", "shape", "dims") and int ones ("dim", "dim0", "dim1").
+  uint32_t Layout(const std::string& kind, const std::vector<uint32_t>& inputs,
+                  const std::vector<int64_t>& tile,
+                  const std::map<std::string, std::vector<int64_t>>& lists,
+                  const std::map<std::string, int64_t>& ints = {});
+
+  // Makes `value` the OUT parameter `name` (or the final value of the
+  // INOUT parameter `name`).
   void Output(const std::string& name, uint32_t value);
 
   const pto::v1::Graph& graph() const { return g_; }

@@ -70,6 +70,7 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   std::vector<std::string> terms;
   for (int j = 0; j < brank; ++j) {
     const GmIndex& x = index[j];
+    if (x.offset != 0) terms.push_back(absl::StrCat(x.offset * buf_strides[j]));
     if (x.space_dim < 0 || buf.shape[j] == 1) continue;
     strides[x.space_dim] = buf_strides[j];
     terms.push_back(x.div > 1 ? absl::StrCat("(args[", x.space_dim, "] / ", x.div,
@@ -119,15 +120,19 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
           is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
       const Access a = MakeAccess(buf, fn.tile, in.index, reduced);
       const std::string type = GmType(buf.dtype);
+      // A transposed load (its innermost dim not contiguous) passes s3.
+      const bool strided3 = load && a.strides4[3] > 1 && a.extent4[3] > 1;
       absl::StrAppend(
-          &out, "  pto_tile::", load ? "TLoad<" : "TStore<", type, ", ",
-          absl::StrJoin(a.extent4, ", "), load && a.bcast3 ? ", true" : "",
-          ">(",
+          &out, "  pto_tile::", load ? (strided3 ? "TLoadStrided<" : "TLoad<")
+                                     : "TStore<",
+          type, ", ", absl::StrJoin(a.extent4, ", "),
+          load && a.bcast3 ? ", true" : "", ">(",
           load ? absl::StrCat("t", in.dst, ", static_cast<const ", type,
                               "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
                               "]) + (", a.offset, "), t", in.srcs[0]),
-          ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2], ");\n");
+          ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2],
+          strided3 ? absl::StrCat(", ", a.strides4[3]) : "", ");\n");
       continue;
     }
     const char* f = PtoHostFunction(in.op);

@@ -344,6 +344,24 @@ inline void TLoad(typename Elem<T>::S* __restrict dst, const T* __restrict src,
   }
 }
 
+// TLoad whose innermost dim has GM stride s3 (a transposed or permuted
+// operand: x.T's rows are x's columns).
+template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
+inline void TLoadStrided(typename Elem<T>::S* __restrict dst,
+                         const T* __restrict src, int64_t s0, int64_t s1,
+                         int64_t s2, int64_t s3) {
+  for (int64_t i0 = 0; i0 < E0; ++i0) {
+    for (int64_t i1 = 0; i1 < E1; ++i1) {
+      for (int64_t i2 = 0; i2 < E2; ++i2) {
+        const T* __restrict row = src + i0 * s0 + i1 * s1 + i2 * s2;
+        typename Elem<T>::S* __restrict out =
+            dst + ((i0 * E1 + i1) * E2 + i2) * E3;
+        for (int64_t j = 0; j < E3; ++j) out[j] = Elem<T>::Load(row[j * s3]);
+      }
+    }
+  }
+}
+
 // GM region <- UB tile (rounding to T).
 template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
 inline void TStore(T* __restrict dst, const typename Elem<T>::S* __restrict src,

@@ -1,0 +1,28 @@
+// The reference evaluator's layout ops (view, assemble, transpose, permute,
+// unsqueeze, reshape, concat): element moves written directly from their
+// definitions (numpy/torch indexing), independent of the compiler's
+// index maps.
+#ifndef PTO_CLIENT_PTOC_REFERENCE_LAYOUT_H_
+#define PTO_CLIENT_PTOC_REFERENCE_LAYOUT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "client/ptoc/reference_eval.h"
+#include "pto/v1/graph.pb.h"
+
+namespace pto::ptoc {
+
+bool IsLayoutKind(const std::string& kind);
+
+// Fills `out` (dtype and shape already set from the op's declared output)
+// from `in`. INVALID_ARGUMENT naming `where` for missing attributes or
+// shapes that do not fit.
+absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
+                            const std::vector<const RefTensor*>& in,
+                            RefTensor* out);
+
+}  // namespace pto::ptoc
+
+#endif  // PTO_CLIENT_PTOC_REFERENCE_LAYOUT_H_

@@ -1,0 +1,214 @@
+// End to end: layout ops (view, assemble, transpose, permute, unsqueeze,
+// reshape, clone, concat) alone, feeding and fed by elementwise ops and
+// reductions, with tail tiles, in FP32 and FP16, checked against the
+// reference evaluator; and the errors for what is not supported.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "compiler/ir/import.h"
+#include "compiler/lower/expand_to_tiles.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/kernels/typed_builder.h"
+
+namespace pto {
+namespace {
+
+using pto::v1::DataType;
+using ::testing::HasSubstr;
+
+using Builder = testing::TypedBuilder;
+constexpr int kSeeds = 2;
+constexpr DataType kTypes[] = {pto::v1::DT_FP32, pto::v1::DT_FP16};
+
+std::string Name(const char* what, DataType t) {
+  return std::string(what) + (t == pto::v1::DT_FP16 ? "_f16" : "_f32");
+}
+
+// y = x[3:20, 5:60] * 2: a view feeding a mul is a TLOAD at an offset.
+TEST(LayoutTest, ViewFeedsElementwise) {
+  for (DataType t : kTypes) {
+    Builder b(Name("view_mul", t));
+    const uint32_t x = b.Input("x", t, {37, 70});
+    const uint32_t v = b.Layout("view", {x}, {8, 16}, {{"shape", {17, 55}}, {"offsets", {3, 5}}});
+    b.Output("y", b.Op("muls", {v}, {8, 16}, {{"scalar", 2}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
+// y = x[2:9, 4] (a view of size 1 in dim 1, then that dim removed).
+TEST(LayoutTest, ViewWithFixedIndexAndSqueeze) {
+  Builder b("view_index");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {12, 9});
+  const uint32_t v = b.Layout("view", {x}, {4, 1}, {{"shape", {7, 1}}, {"offsets", {2, 4}}});
+  const uint32_t s = b.Layout("reshape", {v}, {4}, {{"shape", {7}}});
+  b.Output("y", b.Op("exp", {s}, {4}));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+// out[:, 64:128] = x[:, :64] * 2 into an inout parameter (the rest keeps
+// the caller's data), with tails.
+TEST(LayoutTest, AssembleIntoRegion) {
+  for (DataType t : kTypes) {
+    Builder b(Name("assemble", t));
+    const uint32_t x = b.Input("x", t, {37, 130});
+    const uint32_t out = b.InOut("out", t, {37, 150});
+    const uint32_t v = b.Layout("view", {x}, {16, 16}, {{"shape", {37, 64}}, {"offsets", {0, 0}}});
+    const uint32_t m = b.Op("muls", {v}, {16, 16}, {{"scalar", 2}});
+    b.Output("out", b.Layout("assemble", {m, out}, {16, 16}, {{"offsets", {0, 64}}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
+// Two assembles into a fresh result (concat by hand), then the result read
+// by an add: the add waits for both writes.
+TEST(LayoutTest, AssemblesThenRead) {
+  Builder b("assemble_twice");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {10, 20});
+  const uint32_t y = b.Input("y", pto::v1::DT_FP32, {10, 20});
+  const uint32_t z = b.Op("muls", {b.Input("w", pto::v1::DT_FP32, {20, 20})}, {8, 8},
+                          {{"scalar", 0.5}});
+  const uint32_t a1 = b.Layout("assemble", {b.Op("exp", {x}, {4, 8}), z}, {4, 8}, {{"offsets", {0, 0}}});
+  const uint32_t a2 = b.Layout("assemble", {y, a1}, {4, 8}, {{"offsets", {10, 0}}});
+  b.Output("out", b.Op("adds", {a2}, {8, 8}, {{"scalar", 1}}));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+// y = x.transpose(0, 1) + bias: the transpose is a strided load in the add.
+TEST(LayoutTest, TransposeFeedsAdd) {
+  for (DataType t : kTypes) {
+    Builder b(Name("transpose_add", t));
+    const uint32_t x = b.Input("x", t, {45, 33});
+    const uint32_t bias = b.Input("bias", t, {45});
+    const uint32_t xt = b.Layout("transpose", {x}, {8, 16}, {}, {{"dim0", 0}, {"dim1", 1}});
+    b.Output("y", b.Op("add", {xt, bias}, {8, 16}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
+// out = x.T (bound to the output: a copy group), and permute of rank 3 and
+// 4, unsqueeze, clone.
+TEST(LayoutTest, MaterializedTransposePermuteUnsqueezeClone) {
+  {
+    Builder b("transpose_out");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {19, 40});
+    b.Output("y", b.Layout("transpose", {x}, {16, 8}, {}, {{"dim0", -1}, {"dim1", 0}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("permute3");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP16, {5, 6, 7});
+    const uint32_t p = b.Layout("permute", {x}, {2, 4, 4}, {{"dims", {2, 0, 1}}});
+    b.Output("y", b.Op("muls", {p}, {2, 4, 4}, {{"scalar", 3}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("permute4_out");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2, 3, 4, 5});
+    b.Output("y", b.Layout("permute", {x}, {1, 2, 2, 2}, {{"dims", {3, 1, 0, 2}}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("unsqueeze_clone");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 10});
+    const uint32_t u = b.Layout("unsqueeze", {x}, {2, 1, 4}, {}, {{"dim", 1}});
+    const uint32_t c = b.Op("clone", {u}, {2, 1, 4});
+    b.Output("y", c);
+    b.Output("z", b.Layout("unsqueeze", {x}, {1, 4, 4}, {}, {{"dim", -1}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
+// A reduction of a transposed view: x.T.sum(-1) (x's column sums).
+TEST(LayoutTest, ReduceTransposed) {
+  Builder b("sum_transposed");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {50, 21});
+  const uint32_t xt = b.Layout("transpose", {x}, {8, 16}, {}, {{"dim0", 0}, {"dim1", 1}});
+  b.Output("y", b.Op("sum", {xt}, {8, 16}, -1, false));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+// softmax(x.T, -1) with tiles spanning the row: the row-fused group loads
+// x transposed.
+TEST(LayoutTest, RowFusedSoftmaxOfTransposed) {
+  Builder b("softmax_t");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {40, 13});
+  const std::vector<int64_t> tile = {4, 64};
+  const uint32_t xt = b.Layout("transpose", {x}, tile, {}, {{"dim0", 0}, {"dim1", 1}});
+  const uint32_t m = b.Op("amax", {xt}, tile, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {xt, m}, tile)}, tile);
+  const uint32_t s = b.Op("sum", {e}, tile, -1, true);
+  b.Output("out", b.Op("div", {e, s}, tile));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+// concat of three inputs along dim 1 (one a view, one computed), and along
+// dim 0 in FP16.
+TEST(LayoutTest, Concat) {
+  {
+    Builder b("concat1");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {9, 20});
+    const uint32_t y = b.Input("y", pto::v1::DT_FP32, {9, 7});
+    const uint32_t v = b.Layout("view", {x}, {4, 8}, {{"shape", {9, 5}}, {"offsets", {0, 15}}});
+    const uint32_t e = b.Op("exp", {y}, {4, 8});
+    const uint32_t c = b.Layout("concat", {x, v, e}, {4, 8}, {}, {{"dim", 1}});
+    b.Output("out", b.Op("muls", {c}, {4, 8}, {{"scalar", 2}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("concat0_f16");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP16, {3, 4, 20});
+    const uint32_t y = b.Input("y", pto::v1::DT_FP16, {5, 4, 20});
+    b.Output("out", b.Layout("concat", {x, y}, {2, 4, 16}, {}, {{"dim", 0}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
+absl::Status CompileStatus(const pto::v1::Graph& g) {
+  return compiler::Compile(g, "host", {}).status();
+}
+
+// What is not supported is an error naming the op.
+TEST(LayoutTest, UnsupportedIsNamed) {
+  {
+    Builder b("reshape_merge");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 6});
+    b.Output("y", b.Op("exp", {b.Layout("reshape", {x}, {24}, {{"shape", {24}}})}, {8}));
+    const absl::Status s = CompileStatus(b.graph());
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+    EXPECT_THAT(s.message(), HasSubstr("op #0 \"reshape\": reshape [4,6] -> [24]"));
+  }
+  {
+    Builder b("assemble_into_in");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 6});
+    const uint32_t y = b.Input("y", pto::v1::DT_FP32, {2, 6});
+    b.Output("out", b.Layout("assemble", {y, x}, {2, 6}, {{"offsets", {1, 0}}}));
+    const absl::Status s = CompileStatus(b.graph());
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+    EXPECT_THAT(s.message(), HasSubstr("op #0 \"assemble\""));
+  }
+}
+
+// out[:, 0:4] = out[:, 4:8] * 2 reads and writes disjoint regions of one
+// buffer; out[:, 1:5] = out[:, 0:4] * 2 would race and is an error.
+TEST(LayoutTest, AssembleFromItsOwnBuffer) {
+  for (int64_t from : {4, 0}) {
+    Builder b(from == 4 ? "shift_ok" : "shift_race");
+    const uint32_t out = b.InOut("out", pto::v1::DT_FP32, {6, 8});
+    const uint32_t v = b.Layout("view", {out}, {4, 2}, {{"shape", {6, 4}}, {"offsets", {0, from}}});
+    const uint32_t m = b.Op("muls", {v}, {4, 2}, {{"scalar", 2}});
+    b.Output("out", b.Layout("assemble", {m, out}, {4, 2}, {{"offsets", {0, from == 4 ? 0 : 1}}}));
+    if (from == 4) {
+      testing::CompileRunAndCheck(b.graph(), kSeeds);
+    } else {
+      const absl::Status s = CompileStatus(b.graph());
+      EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+      EXPECT_THAT(s.message(), HasSubstr("its tasks would race"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pto

@@ -8,6 +8,12 @@ PYPTO_COMPILE_TIMEOUT seconds (default 300); ptod is
 the shared cache, so the local disk cache is not used. Either way the binary
 runs in this process through _native.Kernel.
 
+TLS (ptod --tls_cert_file/--tls_key_file): PYPTO_COMPILE_TLS=1, or any of
+PYPTO_COMPILE_TLS_CA_FILE (the CA that signed ptod's certificate; default the
+system's roots), PYPTO_COMPILE_TLS_CERT_FILE + PYPTO_COMPILE_TLS_KEY_FILE (a
+client certificate, for ptod --tls_client_ca_file) set, as the C++ client's
+ClientOptions tls / tls_root_ca_pem / tls_cert_pem / tls_key_pem.
+
 Remote calls send PYPTO_COMPILE_TOKEN (if set) as "authorization: Bearer",
 retry UNAVAILABLE and RESOURCE_EXHAUSTED up to 4 attempts with jittered
 exponential back-off (100 ms doubling to 5 s, never shorter than the server's
@@ -103,16 +109,58 @@ _channels = {}
 _channels_lock = threading.Lock()
 
 
+_TLS_FILES = (("PYPTO_COMPILE_TLS_CA_FILE", "root_certificates"),
+              ("PYPTO_COMPILE_TLS_KEY_FILE", "private_key"),
+              ("PYPTO_COMPILE_TLS_CERT_FILE", "certificate_chain"))
+
+
+def _tls_settings():
+    """The TLS environment as a hashable tuple: (on, ca, key, cert paths)."""
+    paths = tuple(os.environ.get(name) or None for name, _ in _TLS_FILES)
+    flag = os.environ.get("PYPTO_COMPILE_TLS", "")
+    if flag not in ("", "0", "1"):
+        raise ValueError(f"PYPTO_COMPILE_TLS must be 0 or 1, got {flag!r}")
+    on = flag == "1" or (flag == "" and any(paths))
+    return (on,) + paths
+
+
+def _credentials(settings):
+    """grpc.ChannelCredentials for `settings` (see _tls_settings): the
+    server is verified against PYPTO_COMPILE_TLS_CA_FILE (default: the
+    system's roots); PYPTO_COMPILE_TLS_CERT_FILE and _KEY_FILE give the
+    client certificate ptod asks for with --tls_client_ca_file."""
+    import grpc
+    _, ca, key, cert = settings
+    if bool(key) != bool(cert):
+        missing = "PYPTO_COMPILE_TLS_KEY_FILE" if cert else "PYPTO_COMPILE_TLS_CERT_FILE"
+        raise ValueError(f"a client certificate needs both PYPTO_COMPILE_TLS_CERT_FILE and "
+                         f"PYPTO_COMPILE_TLS_KEY_FILE; {missing} is not set")
+    pems = {}
+    for (name, arg), path in zip(_TLS_FILES, (ca, key, cert)):
+        if path:
+            try:
+                with open(path, "rb") as f:
+                    pems[arg] = f.read()
+            except OSError as e:
+                raise ValueError(f"{name}={path}: cannot read it ({e.strerror})") from None
+    return grpc.ssl_channel_credentials(**pems)
+
+
 def _channel(server):
     import grpc
+    tls = _tls_settings()
     with _channels_lock:
-        ch = _channels.get(server)
+        ch = _channels.get((server, tls))
         if ch is None:
-            ch = grpc.insecure_channel(server, options=[
+            options = [
                 ("grpc.max_receive_message_length", 256 << 20),
                 ("grpc.max_send_message_length", 256 << 20),
-            ])
-            _channels[server] = ch
+            ]
+            if tls[0]:
+                ch = grpc.secure_channel(server, _credentials(tls), options=options)
+            else:
+                ch = grpc.insecure_channel(server, options=options)
+            _channels[(server, tls)] = ch
         return ch
 
 

@@ -165,7 +165,7 @@ class _Param:
         """`value` checked as this scalar parameter's, or None if the
         parameter takes a tensor here."""
         if self.scalar is None:
-            if self.auto and isinstance(value, (int, float)) and not isinstance(value, np.ndarray):
+            if self.auto and isinstance(value, (int, float)):
                 return value
             return None
         ok = (isinstance(value, bool) if self.scalar is bool else
@@ -206,6 +206,17 @@ class _Param:
         return dt, shape
 
 
+def _signature(fn):
+    """fn's signature with string annotations evaluated, so kernels in
+    modules with `from __future__ import annotations` read the same."""
+    try:
+        return inspect.signature(fn, eval_str=True)
+    except NameError as e:
+        raise TypeError(f"@pypto.jit {getattr(fn, '__qualname__', fn)}: an annotation cannot "
+                        f"be evaluated ({e}); annotate with names the kernel's module defines"
+                        ) from None
+
+
 class JitFunction:
     """A kernel function; call it with numpy arrays or torch tensors."""
 
@@ -213,7 +224,7 @@ class JitFunction:
         self.fn = fn
         self.options = options
         self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", "kernel"))
-        self._signature = inspect.signature(fn)
+        self._signature = _signature(fn)
         self._params = [_Param(self.name, p) for p in self._signature.parameters.values()]
         self._cache = {}
         # Fast path (module docstring): (tile state, per-argument (type, dtype,

@@ -286,3 +286,47 @@ def test_bf16_torch_arguments(native):
     assert torch.equal(wide[:, ::2], ref) and torch.count_nonzero(wide[:, 1::2]) == 0
     with pytest.raises(TypeError, match=r"argument 'a': expected dtype DT_BF16 \(from the annotation\), got DT_FP32"):
         k(a.float(), b, out, out32)
+
+
+def test_debug_save_graph_writes_the_graph_a_call_compiles(tmp_path):
+    from google.protobuf import text_format
+    from pypto._proto import graph_pb2
+
+    @pypto.jit
+    def k(a: ANY, out: ANY, scale: float):
+        pypto.set_vec_tile_shapes(8, 16)
+        out[:] = (a * scale).exp()
+
+    a, out = np.ones((8, 40), np.float32), np.zeros((8, 40), np.float32)
+    path = pypto.debug.save_graph(k, str(tmp_path / "k.pbtxt"), a, out, 2.0)
+    g = text_format.Parse(open(path).read(), graph_pb2.Graph())
+    assert g == k.trace(a, out, 2.0)
+    assert [op.kind for op in g.ops] == ["muls", "exp"] and g.ops[0].attrs["scalar"].f == 2.0
+    assert pypto.compile_stats()["compiles"] == 0
+    with pytest.raises(TypeError, match="expected a @pypto.jit function, got function"):
+        pypto.debug.graph_text(lambda x: x)
+
+
+def test_string_annotations_are_evaluated(native, tmp_path):
+    """Kernels in a module with `from __future__ import annotations`."""
+    import importlib.util
+    src = tmp_path / "future_kernels.py"
+    src.write_text(
+        "from __future__ import annotations\n"
+        "import pypto\n"
+        "@pypto.jit\n"
+        "def k(a: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32), s: float):\n"
+        "    pypto.set_vec_tile_shapes(4)\n"
+        "    out[:] = a * s\n")
+    spec = importlib.util.spec_from_file_location("future_kernels", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a, out = np.ones(4, np.float32), np.zeros(4, np.float32)
+    mod.k(a, out, 3)
+    np.testing.assert_array_equal(out, 3 * a)
+    with pytest.raises(TypeError, match=r"argument 'a': expected dtype DT_FP32 \(from the annotation\)"):
+        mod.k(a.astype(np.float16), out, 3)
+    with pytest.raises(TypeError, match="an annotation cannot be evaluated .*'Undefined'"):
+        @pypto.jit
+        def bad(a: "Undefined"):  # noqa: F821
+            pass

@@ -1,0 +1,32 @@
+"""Looking inside a kernel: its Tensor graph as proto text, for ptoc.
+
+    pypto.debug.save_graph(kernel, "k.pbtxt", a, b, out)   # traces, compiles nothing
+    bazel-bin/client/ptoc/ptoc --graph=k.pbtxt \\
+        --print=tensor,tile,block,execute,pto,cpp --run
+
+ptoc then prints each IR level (Tensor, Tile, Block, Execute), the PTO
+program and the generated C++ of exactly the graph the call would compile,
+and `--run` checks it against the double-precision reference on random
+inputs. (The cache keys agree when ptoc and pypto's extension were built
+from the same compiler.)
+"""
+
+from google.protobuf import text_format
+
+
+def graph_text(kernel, *args, **kwargs):
+    """The proto text of the pto.v1.Graph `kernel(*args, **kwargs)` would
+    compile (the tile shapes and options in force apply, as in a call)."""
+    trace = getattr(kernel, "trace", None)
+    if trace is None:
+        raise TypeError(f"pypto.debug: expected a @pypto.jit function, got "
+                        f"{type(kernel).__name__}")
+    return text_format.MessageToString(trace(*args, **kwargs))
+
+
+def save_graph(kernel, path, *args, **kwargs):
+    """Writes graph_text(kernel, *args, **kwargs) to `path`; returns `path`."""
+    text = graph_text(kernel, *args, **kwargs)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path

@@ -17,7 +17,9 @@ void FillParams(const TensorGraph& g, pto::v1::KernelBinary* binary) {
     param->set_name(p.name);
     param->set_role(p.role);
     param->set_dtype(v.dtype);
-    for (int64_t d : v.shape) param->mutable_shape()->add_dims()->set_size(d);
+    for (const SymExpr& d : v.sym_shape) {
+      *param->mutable_shape()->add_dims() = SymExprToDim(d);
+    }
   }
 }
 

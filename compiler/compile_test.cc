@@ -389,6 +389,24 @@ TEST(CompileTest, MatmulVerifiesButIsNotLoweredYet) {
               HasSubstr("op #0 \"matmul\": lowering through the cube path"));
 }
 
+// Symbolic dims verify, import and key (issue 4), but do not lower yet.
+TEST(CompileTest, SymbolicDimsAreKeyedButNotLoweredYet) {
+  pto::v1::Graph g;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    schema_version: SCHEMA_VERSION_1
+    name: "sym"
+    values { id: 1 dtype: DT_FP32 shape { dims { symbol: "bs" } dims { size: 5 } } }
+    values { id: 2 dtype: DT_FP32 shape { dims { symbol: "bs" } dims { size: 5 } } }
+    params { name: "a" role: PARAM_ROLE_IN value_id: 1 }
+    params { name: "out" role: PARAM_ROLE_OUT value_id: 2 }
+    ops { kind: "exp" inputs: 1 outputs: 2 vec_tile { dims: 2 dims: 4 } }
+  )pb", &g));
+  EXPECT_TRUE(CacheKey(g, "host", {}).ok());
+  absl::StatusOr<CompileResult> r = Compile(g, "host", {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("lowering symbolic dims"));
+}
+
 TEST(CompileTest, RejectsBadInputBeforeCompiling) {
   pto::v1::Graph g = ExpAddGraph();
   g.mutable_ops(1)->set_inputs(1, 17);

@@ -1,5 +1,6 @@
 #include "compiler/pipeline.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "compiler/ir/execute_graph.h"
 #include "compiler/ir/import.h"
@@ -24,6 +25,11 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
+  if (s->tensor.HasSymbolicDims()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "kernel ", s->tensor.name, ": lowering symbolic dims is not "
+        "implemented yet (issue 4: verified and keyed, not yet compiled)"));
+  }
   absl::StatusOr<TileGraph> g = ExpandToTiles(s->tensor, {s->fuse});
   if (!g.ok()) return g.status();
   s->tile = *std::move(g);

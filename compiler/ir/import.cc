@@ -64,7 +64,11 @@ class Importer {
     TensorValue value;
     value.dtype = v.dtype();
     value.name = v.name();
-    for (const pto::v1::Dim& d : v.shape().dims()) value.shape.push_back(d.size());
+    for (const pto::v1::Dim& d : v.shape().dims()) {
+      SymExpr dim = *SymExprFromDim(d);  // the verifier checked it
+      value.shape.push_back(dim.AsConstant().value_or(kSymbolicDim));
+      value.sym_shape.push_back(std::move(dim));
+    }
     int index = static_cast<int>(out->values.size());
     out->values.push_back(std::move(value));
     canonical_[id] = index;

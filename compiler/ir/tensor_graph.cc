@@ -26,7 +26,7 @@ std::string FormatAttr(const AttrValue& v) {
 }
 
 std::string ValueType(const TensorValue& v) {
-  return absl::StrCat(DTypeShortName(v.dtype), FormatDims(v.shape));
+  return absl::StrCat(DTypeShortName(v.dtype), FormatSymShape(v.sym_shape));
 }
 
 }  // namespace
@@ -41,6 +41,15 @@ std::vector<double> TensorGraph::Scalars(const TensorOp& op) {
     out.push_back(d != nullptr ? *d : 0.0);
   }
   return out;
+}
+
+bool TensorGraph::HasSymbolicDims() const {
+  for (const TensorValue& v : values) {
+    for (int64_t d : v.shape) {
+      if (d == kSymbolicDim) return true;
+    }
+  }
+  return false;
 }
 
 const char* ParamRoleName(pto::v1::ParamRole role) {

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/ir/sym_expr.h"
 #include "compiler/ops/op_registry.h"
 #include "pto/v1/graph.pb.h"
 
@@ -22,9 +23,16 @@ namespace pto::compiler {
 using AttrValue = std::variant<int64_t, double, std::string, bool,
                                pto::v1::DataType, std::vector<int64_t>>;
 
+// A dim of `TensorValue::shape` that is symbolic (see `sym_shape`).
+inline constexpr int64_t kSymbolicDim = -1;
+
 struct TensorValue {
   pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
-  std::vector<int64_t> shape;  // static dims, outermost first
+  // Dims, outermost first: the static size, or kSymbolicDim where sym_shape
+  // holds an expression. Lowering passes that only handle static shapes
+  // read this; TensorGraph::HasSymbolicDims() tells them when they cannot.
+  std::vector<int64_t> shape;
+  SymShape sym_shape;          // the same dims, constants where static
   std::string name;            // debug only
 };
 
@@ -53,6 +61,9 @@ struct TensorGraph {
   // The op's float attributes in registry order: the scalar immediates of
   // its tile instruction ("scalar"; clip's "min", "max").
   static std::vector<double> Scalars(const TensorOp& op);
+
+  // Whether any value has a symbolic dim.
+  bool HasSymbolicDims() const;
 };
 
 // Short role name: "in", "out", "inout".

@@ -1,6 +1,8 @@
 #include "compiler/key/cache_key.h"
 
 #include <cstring>
+#include <map>
+#include <string>
 #include <type_traits>
 
 #include "runtime/sha256.h"
@@ -55,12 +57,36 @@ void EncodeAttr(const AttrValue& value, Encoder* e) {
       value);
 }
 
+// Symbol -> "s<k>" by first appearance.
+std::map<std::string, std::string> CanonicalSymbolNames(const TensorGraph& g) {
+  std::map<std::string, std::string> names;
+  for (const TensorValue& v : g.values) {
+    for (const SymExpr& d : v.sym_shape) {
+      // Symbols() is sorted; order of appearance within one dim follows the
+      // canonical form's text, which is what a reader sees first.
+      for (const std::string& s : d.Symbols()) {
+        if (names.count(s) == 0) {
+          names.emplace(s, "s" + std::to_string(names.size()));
+        }
+      }
+    }
+  }
+  return names;
+}
+
 void EncodeGraph(const TensorGraph& g, Encoder* e) {
+  const std::map<std::string, std::string> names =
+      g.HasSymbolicDims() ? CanonicalSymbolNames(g)
+                          : std::map<std::string, std::string>();
   e->Tag('V');
   e->U64(g.values.size());
   for (const TensorValue& v : g.values) {
     e->I64(v.dtype);
-    e->Ints(v.shape);
+    e->U64(v.shape.size());
+    for (size_t d = 0; d < v.shape.size(); ++d) {
+      e->I64(v.shape[d]);
+      if (v.shape[d] == kSymbolicDim) e->Str(v.sym_shape[d].Rename(names).ToString());
+    }
   }
   e->Tag('P');
   e->U64(g.params.size());

@@ -7,6 +7,15 @@
 // fingerprint, then the Tensor Graph as imported: value ids are already
 // canonical (topological order), names are left out, attributes are sorted,
 // tile shapes are included.
+//
+// Symbolic dims: symbol values never enter the key (one binary serves every
+// size). Symbol names do not either: symbols are renamed s0, s1, ... in order
+// of first appearance (values in canonical order, dims outermost first) and
+// each symbolic dim is encoded as -1 followed by its canonical expression
+// text, so two graphs that differ only in symbol names share a key (and a
+// binary, whose parameter shapes name the symbols of the first compile, as
+// its parameter names already are). Static dims are positive, so -1 cannot
+// be confused with one, and static graphs encode exactly as before.
 #ifndef PTO_COMPILER_KEY_CACHE_KEY_H_
 #define PTO_COMPILER_KEY_CACHE_KEY_H_
 

@@ -174,6 +174,39 @@ TEST(CacheKeyTest, CanonicalBytesDropNames) {
   EXPECT_EQ(CanonicalGraphBytes(*a), CanonicalGraphBytes(*b));
 }
 
+// exp(x) + y over [d0, 16] and [d1, 16] (with the same symbol unless
+// `second` differs).
+pto::v1::Graph SymGraph(const std::string& first, const std::string& second) {
+  GraphBuilder b("k");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {SymExpr::Symbol(first), 16});
+  uint32_t y = b.SymInput("y", pto::v1::DT_FP32, {SymExpr::Symbol(second), 16});
+  uint32_t e = b.Op("exp", {x}, {4, 8});
+  // Different symbols do not broadcast: give the second its own output.
+  b.Output("out", b.Op("add", {e, e}, {4, 8}));
+  b.Output("out2", b.Op("exp", {y}, {4, 8}));
+  return b.Build();
+}
+
+TEST(CacheKeyTest, SymbolNamesDoNotReachTheKeyButTheirIdentityDoes) {
+  const std::string same = Key(SymGraph("bs", "bs"));
+  EXPECT_EQ(Key(SymGraph("batch", "batch")), same);  // renamed: one binary
+  const std::string two = Key(SymGraph("a", "b"));
+  EXPECT_NE(two, same);                              // two symbols != one
+  EXPECT_EQ(Key(SymGraph("p", "q")), two);
+  EXPECT_EQ(Key(SymGraph("q", "p")), two);           // name order irrelevant
+}
+
+TEST(CacheKeyTest, SymbolicDimsDifferFromEveryStaticSize) {
+  const std::string sym = Key(SymGraph("bs", "bs"));
+  GraphBuilder b("k");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {8, 16});
+  uint32_t y = b.Input("y", pto::v1::DT_FP32, {8, 16});
+  uint32_t e = b.Op("exp", {x}, {4, 8});
+  b.Output("out", b.Op("add", {e, e}, {4, 8}));
+  b.Output("out2", b.Op("exp", {y}, {4, 8}));
+  EXPECT_NE(Key(b.Build()), sym);
+}
+
 TEST(CacheKeyTest, FingerprintIsStableHex) {
   const std::string& f = CompilerFingerprint();
   EXPECT_EQ(f.size(), 64u);

@@ -12,38 +12,48 @@ namespace {
 
 bool IsFloat(pto::v1::DataType t) { return IsFloatComputeDType(t); }
 
-std::string TypeString(const ValueType& v) {
-  return absl::StrCat(DTypeShortName(v.dtype), FormatDims(v.shape));
+std::string TypeString(const SymValueType& v) {
+  return absl::StrCat(DTypeShortName(v.dtype), FormatSymShape(v.shape));
 }
+
+bool IsOne(const SymExpr& e) { return e.AsConstant() == std::optional<int64_t>(1); }
 
 }  // namespace
 
-absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
-    absl::Span<const std::vector<int64_t>> shapes) {
+absl::StatusOr<SymShape> BroadcastSymShapes(absl::Span<const SymShape> shapes) {
   size_t rank = 0;
   for (const auto& s : shapes) rank = std::max(rank, s.size());
-  std::vector<int64_t> out(rank, 1);
+  SymShape out(rank, SymExpr(1));
   std::vector<int> from(rank, -1);  // which operand set out[d] (size != 1)
   for (size_t k = 0; k < shapes.size(); ++k) {
-    const std::vector<int64_t>& s = shapes[k];
+    const SymShape& s = shapes[k];
     for (size_t i = 0; i < s.size(); ++i) {
       const size_t d = rank - s.size() + i;
-      if (s[i] == 1) continue;
-      if (out[d] == 1) {
+      if (IsOne(s[i])) continue;
+      if (IsOne(out[d])) {
         out[d] = s[i];
         from[d] = static_cast<int>(k);
       } else if (out[d] != s[i]) {
         const int dim_from_end = static_cast<int>(d) - static_cast<int>(rank);
         return absl::InvalidArgumentError(absl::StrCat(
-            "inputs ", from[d], " ", FormatDims(shapes[from[d]]), " and ", k,
-            " ", FormatDims(s), " do not broadcast: dim ", dim_from_end,
-            " is ", out[d], " vs ", s[i],
+            "inputs ", from[d], " ", FormatSymShape(shapes[from[d]]), " and ",
+            k, " ", FormatSymShape(s), " do not broadcast: dim ", dim_from_end,
+            " is ", out[d].ToString(), " vs ", s[i].ToString(),
             " (numpy broadcasting: dims aligned from the last must be equal "
-            "or 1)"));
+            "or 1; symbolic dims must be the same expression)"));
       }
     }
   }
   return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
+    absl::Span<const std::vector<int64_t>> shapes) {
+  std::vector<SymShape> sym;
+  for (const auto& s : shapes) sym.push_back(ToSymShape(s));
+  absl::StatusOr<SymShape> out = BroadcastSymShapes(sym);
+  if (!out.ok()) return out.status();
+  return *StaticDims(*out);
 }
 
 absl::StatusOr<int> NormalizeDim(int64_t dim, int rank) {
@@ -58,9 +68,33 @@ absl::StatusOr<int> NormalizeDim(int64_t dim, int rank) {
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
                                       absl::Span<const ValueType> inputs,
                                       const InferAttrs& attrs) {
+  std::vector<SymValueType> sym;
+  for (const ValueType& v : inputs) sym.push_back({v.dtype, ToSymShape(v.shape)});
+  absl::StatusOr<SymValueType> out = InferSymResult(info, sym, attrs);
+  if (!out.ok()) return out.status();
+  return ValueType{out->dtype, *StaticDims(out->shape)};
+}
+
+absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
+                                            absl::Span<const SymValueType> inputs,
+                                            const InferAttrs& attrs) {
   const pto::v1::DataType cast_to = attrs.cast_to;
   if (info.category == OpCategory::kLayout) {
-    return InferLayoutResult(info, inputs, attrs);
+    // Layout ops are static for now (issue 4 phase 2 gives views symbolic
+    // offsets).
+    std::vector<ValueType> static_inputs;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      std::optional<std::vector<int64_t>> dims = StaticDims(inputs[k].shape);
+      if (!dims) {
+        return absl::UnimplementedError(absl::StrCat(
+            "input ", k, " ", TypeString(inputs[k]), " has symbolic dims; ",
+            info.kind, " takes static shapes for now"));
+      }
+      static_inputs.push_back({inputs[k].dtype, *dims});
+    }
+    absl::StatusOr<ValueType> out = InferLayoutResult(info, static_inputs, attrs);
+    if (!out.ok()) return out.status();
+    return SymValueType{out->dtype, ToSymShape(out->shape)};
   }
   if (info.category == OpCategory::kCreate) {
     if (!IsSupportedDType(cast_to)) {
@@ -82,11 +116,11 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
           "attrs[\"shape\"]: ", FormatDims(attrs.shape),
           "; arange makes rank-1 tensors"));
     }
-    return ValueType{cast_to, attrs.shape};
+    return SymValueType{cast_to, ToSymShape(attrs.shape)};
   }
   if (info.category == OpCategory::kMatmul) {
-    const ValueType& a = inputs[0];
-    const ValueType& b = inputs[1];
+    const SymValueType& a = inputs[0];
+    const SymValueType& b = inputs[1];
     if (!IsFloat(a.dtype) || a.dtype != b.dtype) {
       return absl::InvalidArgumentError(absl::StrCat(
           "inputs have dtypes ", DTypeEnumName(a.dtype), " and ",
@@ -100,35 +134,35 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
           DTypeEnumName(a.dtype)));
     }
     const std::string operands = absl::StrCat(
-        "a ", FormatDims(a.shape), " (a_trans=", attrs.a_trans ? "true" : "false",
-        "), b ", FormatDims(b.shape), " (b_trans=",
+        "a ", FormatSymShape(a.shape), " (a_trans=",
+        attrs.a_trans ? "true" : "false", "), b ", FormatSymShape(b.shape),
+        " (b_trans=",
         attrs.b_trans ? "true" : "false", ")");
     if (a.shape.size() < 2 || b.shape.size() < 2) {
       return absl::InvalidArgumentError(absl::StrCat(
           "matmul operands must have rank 2 to 4: ", operands));
     }
     const size_t ar = a.shape.size(), br = b.shape.size();
-    const int64_t m = attrs.a_trans ? a.shape[ar - 1] : a.shape[ar - 2];
-    const int64_t ka = attrs.a_trans ? a.shape[ar - 2] : a.shape[ar - 1];
-    const int64_t kb = attrs.b_trans ? b.shape[br - 1] : b.shape[br - 2];
-    const int64_t n = attrs.b_trans ? b.shape[br - 2] : b.shape[br - 1];
+    const SymExpr m = attrs.a_trans ? a.shape[ar - 1] : a.shape[ar - 2];
+    const SymExpr ka = attrs.a_trans ? a.shape[ar - 2] : a.shape[ar - 1];
+    const SymExpr kb = attrs.b_trans ? b.shape[br - 1] : b.shape[br - 2];
+    const SymExpr n = attrs.b_trans ? b.shape[br - 2] : b.shape[br - 1];
     if (ka != kb) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "matmul K mismatch: ", operands, " have K ", ka, " and ", kb,
-          " (valid: equal K)"));
+          "matmul K mismatch: ", operands, " have K ", ka.ToString(), " and ",
+          kb.ToString(), " (valid: equal K)"));
     }
-    const std::vector<int64_t> a_batch(a.shape.begin(), a.shape.end() - 2);
-    const std::vector<int64_t> b_batch(b.shape.begin(), b.shape.end() - 2);
-    absl::StatusOr<std::vector<int64_t>> batch =
-        BroadcastShapes({a_batch, b_batch});
+    const SymShape a_batch(a.shape.begin(), a.shape.end() - 2);
+    const SymShape b_batch(b.shape.begin(), b.shape.end() - 2);
+    absl::StatusOr<SymShape> batch = BroadcastSymShapes({a_batch, b_batch});
     if (!batch.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "matmul batch dims do not broadcast: ", operands));
     }
-    std::vector<int64_t> shape = *batch;
+    SymShape shape = *batch;
     shape.push_back(m);
     shape.push_back(n);
-    return ValueType{attrs.out_dtype, shape};
+    return SymValueType{attrs.out_dtype, shape};
   }
   if (info.category == OpCategory::kReduce) {
     if (!IsFloat(inputs[0].dtype)) {
@@ -139,13 +173,13 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
     const int rank = static_cast<int>(inputs[0].shape.size());
     absl::StatusOr<int> d = NormalizeDim(attrs.dim, rank);
     if (!d.ok()) return d.status();
-    ValueType out;
+    SymValueType out;
     out.dtype = info.kind == "argmax" || info.kind == "argmin"
                     ? pto::v1::DT_INT64
                     : inputs[0].dtype;
     out.shape = inputs[0].shape;
     if (attrs.keepdim) {
-      out.shape[*d] = 1;
+      out.shape[*d] = SymExpr(1);
     } else {
       out.shape.erase(out.shape.begin() + *d);
     }
@@ -158,7 +192,7 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
           " (supported: DT_FP32 DT_FP16 DT_BF16 DT_INT8 DT_INT16 DT_INT32 "
           "DT_INT64 DT_UINT8 DT_BOOL DT_DOUBLE)"));
     }
-    return ValueType{cast_to, inputs[0].shape};
+    return SymValueType{cast_to, inputs[0].shape};
   }
   // Data operands: all but where's condition.
   const size_t first_data = info.category == OpCategory::kSelect ? 1 : 0;
@@ -181,11 +215,11 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
           info.kind, " needs equal dtypes (cast one of them)"));
     }
   }
-  ValueType out;
+  SymValueType out;
   out.dtype = info.bool_result ? pto::v1::DT_BOOL : inputs[first_data].dtype;
-  std::vector<std::vector<int64_t>> shapes;
-  for (const ValueType& v : inputs) shapes.push_back(v.shape);
-  absl::StatusOr<std::vector<int64_t>> shape = BroadcastShapes(shapes);
+  std::vector<SymShape> shapes;
+  for (const SymValueType& v : inputs) shapes.push_back(v.shape);
+  absl::StatusOr<SymShape> shape = BroadcastSymShapes(shapes);
   if (!shape.ok()) return shape.status();
   out.shape = *std::move(shape);
   return out;

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "compiler/ir/sym_expr.h"
 #include "compiler/ops/op_registry.h"
 #include "pto/v1/graph.pb.h"
 
@@ -22,11 +23,21 @@ struct ValueType {
   std::vector<int64_t> shape;
 };
 
+// A value type whose dims may be symbolic (static dims are constants).
+struct SymValueType {
+  pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
+  SymShape shape;
+};
+
 // numpy broadcasting of `shapes`: ranks are aligned at the last dim (missing
 // leading dims count as 1), and in every dim the sizes are equal or 1.
 // INVALID_ARGUMENT naming the first dim that disagrees and both operands.
 absl::StatusOr<std::vector<int64_t>> BroadcastShapes(
     absl::Span<const std::vector<int64_t>> shapes);
+// The same with symbolic dims: in every dim the expressions are equal
+// (canonical forms) or one of them is the constant 1. A symbol is never
+// taken to be 1: [bs] and [4] do not broadcast even though bs may be 4.
+absl::StatusOr<SymShape> BroadcastSymShapes(absl::Span<const SymShape> shapes);
 
 // The output type of `info` applied to `inputs` (in the kind's input order).
 // Errors (INVALID_ARGUMENT) say which input is wrong and what would be valid;
@@ -47,6 +58,11 @@ struct InferAttrs {
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
                                       absl::Span<const ValueType> inputs,
                                       const InferAttrs& attrs = {});
+// The same with symbolic dims: dims compare by canonical form, and errors
+// print the expressions.
+absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
+                                            absl::Span<const SymValueType> inputs,
+                                            const InferAttrs& attrs = {});
 
 // InferResult for OpCategory::kLayout (infer_layout.cc).
 absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,

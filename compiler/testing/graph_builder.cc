@@ -24,6 +24,24 @@ uint32_t GraphBuilder::Value(pto::v1::DataType dtype,
   return v->id();
 }
 
+uint32_t GraphBuilder::SymValue(pto::v1::DataType dtype, const SymShape& shape,
+                                const std::string& name) {
+  uint32_t id = Value(dtype, {}, name);
+  pto::v1::Value* v = g_.mutable_values(g_.values_size() - 1);
+  for (const SymExpr& d : shape) *v->mutable_shape()->add_dims() = SymExprToDim(d);
+  return id;
+}
+
+uint32_t GraphBuilder::SymInput(const std::string& name, pto::v1::DataType dtype,
+                                const SymShape& shape) {
+  uint32_t id = SymValue(dtype, shape, name);
+  pto::v1::Parameter* p = g_.add_params();
+  p->set_name(name);
+  p->set_role(pto::v1::PARAM_ROLE_IN);
+  p->set_value_id(id);
+  return id;
+}
+
 uint32_t GraphBuilder::Input(const std::string& name, pto::v1::DataType dtype,
                              const std::vector<int64_t>& shape) {
   uint32_t id = Value(dtype, shape, name);
@@ -68,16 +86,18 @@ uint32_t GraphBuilder::Op(const std::string& kind,
                           const std::vector<int64_t>& tile,
                           std::optional<double> scalar, const std::string& name) {
   const pto::v1::Value* first = Find(inputs.at(0));
-  std::vector<int64_t> shape;
-  for (const pto::v1::Dim& d : first->shape().dims()) shape.push_back(d.size());
+  pto::v1::Shape shape = first->shape();
   pto::v1::DataType dtype = first->dtype();
   if (const OpInfo* info = FindOp(kind); info != nullptr) {
-    std::vector<ValueType> types;
+    std::vector<SymValueType> types;
     for (uint32_t id : inputs) {
       const pto::v1::Value* v = Find(id);
       if (v == nullptr) break;
-      ValueType t{v->dtype(), {}};
-      for (const pto::v1::Dim& d : v->shape().dims()) t.shape.push_back(d.size());
+      SymValueType t{v->dtype(), {}};
+      for (const pto::v1::Dim& d : v->shape().dims()) {
+        absl::StatusOr<SymExpr> e = SymExprFromDim(d);
+        t.shape.push_back(e.ok() ? *e : SymExpr(d.size()));
+      }
       types.push_back(std::move(t));
     }
     if (types.size() == inputs.size() &&
@@ -85,14 +105,18 @@ uint32_t GraphBuilder::Op(const std::string& kind,
       InferAttrs attrs;
       attrs.dim = -1;  // reductions built here reduce the last dim
       attrs.keepdim = true;
-      absl::StatusOr<ValueType> inferred = InferResult(*info, types, attrs);
+      absl::StatusOr<SymValueType> inferred = InferSymResult(*info, types, attrs);
       if (inferred.ok()) {
         dtype = inferred->dtype;
-        shape = inferred->shape;
+        shape.clear_dims();
+        for (const SymExpr& d : inferred->shape) {
+          *shape.add_dims() = SymExprToDim(d);
+        }
       }
     }
   }
-  uint32_t out = Value(dtype, shape, absl::StrCat("t", op_count_));
+  uint32_t out = Value(dtype, {}, absl::StrCat("t", op_count_));
+  *g_.mutable_values(g_.values_size() - 1)->mutable_shape() = shape;
   pto::v1::Op* op = g_.add_ops();
   op->set_kind(kind);
   op->set_name(name.empty() ? absl::StrCat(kind, op_count_) : name);
@@ -111,10 +135,9 @@ uint32_t GraphBuilder::Op(const std::string& kind,
 
 uint32_t GraphBuilder::Cast(uint32_t input, pto::v1::DataType to,
                             const std::vector<int64_t>& tile) {
-  const pto::v1::Value* in = Find(input);
-  std::vector<int64_t> shape;
-  for (const pto::v1::Dim& d : in->shape().dims()) shape.push_back(d.size());
-  uint32_t out = Value(to, shape, absl::StrCat("t", op_count_));
+  const pto::v1::Shape shape = Find(input)->shape();
+  uint32_t out = Value(to, {}, absl::StrCat("t", op_count_));
+  *g_.mutable_values(g_.values_size() - 1)->mutable_shape() = shape;
   pto::v1::Op* op = g_.add_ops();
   op->set_kind("cast");
   op->set_name(absl::StrCat("cast", op_count_));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/sym_expr.h"
 #include "pto/v1/graph.pb.h"
 
 namespace pto::compiler::testing {
@@ -29,6 +30,11 @@ class GraphBuilder {
   // A value plus an IN parameter holding it.
   uint32_t Input(const std::string& name, pto::v1::DataType dtype,
                  const std::vector<int64_t>& shape);
+  // The same with symbolic dims (written as size, symbol or expr dims).
+  uint32_t SymValue(pto::v1::DataType dtype, const SymShape& shape,
+                    const std::string& name = "");
+  uint32_t SymInput(const std::string& name, pto::v1::DataType dtype,
+                    const SymShape& shape);
   // An op whose single output has the type the compiler infers (numpy
   // broadcasting, BOOL for comparisons), or inputs[0]'s dtype and shape when
   // inference fails (graphs built to be invalid). Reductions reduce the

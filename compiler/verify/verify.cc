@@ -1,5 +1,6 @@
 #include "compiler/verify/verify.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/ir/sym_expr.h"
 #include "compiler/ops/infer.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/util/strings.h"
@@ -41,6 +43,7 @@ class Verifier {
   absl::Status CheckVecTile(const std::string& where, const Op& op,
                             const Value& shape_source);
   absl::Status CheckParamOutputs();
+  absl::Status CheckSymbolsBound();
 
   // Checks dtype, rank and dims of the value with index `v` (once).
   absl::Status CheckValue(const std::string& where, int v);
@@ -55,7 +58,7 @@ class Verifier {
   std::vector<int> definer_;        // per value index
   std::vector<bool> value_checked_;
   std::vector<int> last_reader_;    // per value index: last op reading it
-  std::vector<std::vector<int64_t>> shape_;  // per value index, once checked
+  std::vector<SymShape> shape_;     // per value index, once checked
   int64_t total_tiles_ = 0;
 };
 
@@ -83,7 +86,33 @@ absl::Status Verifier::Run() {
                                          " tiles in total (limit ",
                                          kMaxTilesPerGraph, ")"));
   }
+  if (absl::Status s = CheckSymbolsBound(); !s.ok()) return s;
   return CheckParamOutputs();
+}
+
+// The runtime binds a symbol from a parameter dim that is exactly that
+// symbol; a symbol only ever used inside expressions could not be bound.
+absl::Status Verifier::CheckSymbolsBound() {
+  std::set<std::string> bound;
+  for (const pto::v1::Parameter& p : g_.params()) {
+    for (const SymExpr& d : shape_[index_of_id_.at(p.value_id())]) {
+      if (std::optional<std::string> name = d.AsSymbol()) bound.insert(*name);
+    }
+  }
+  for (int v = 0; v < g_.values_size(); ++v) {
+    if (!value_checked_[v]) continue;
+    for (size_t d = 0; d < shape_[v].size(); ++d) {
+      for (const std::string& name : shape_[v][d].Symbols()) {
+        if (bound.count(name) == 0) {
+          return Invalid(ValueLabel(g_.values(v).id()), absl::StrCat(
+              "shape dim ", d, " (", shape_[v][d].ToString(), ") uses symbol ",
+              name, ", which no parameter binds (some parameter's dim must be "
+              "exactly ", name, ")"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Verifier::CheckGraphBounds() {
@@ -169,28 +198,21 @@ absl::Status Verifier::CheckValue(const std::string& where, int v) {
     return Invalid(at, absl::StrCat("shape has rank ", rank, "; supported ranks are ",
                                     kMinSupportedRank, "..", kMaxSupportedRank));
   }
-  std::vector<int64_t> dims;
-  int64_t elements = 1;
+  SymShape dims;
+  int64_t elements = 1;  // of the static dims; symbolic ones are checked at launch
   for (int d = 0; d < rank; ++d) {
-    const pto::v1::Dim& dim = value.shape().dims(d);
-    if (dim.kind_case() == pto::v1::Dim::kSymbol) {
-      return absl::UnimplementedError(absl::StrCat(
-          at, ": shape dim ", d, " is symbolic (", Quote(dim.symbol()),
-          "): symbolic dims arrive with issue 4"));
+    absl::StatusOr<SymExpr> dim = SymExprFromDim(value.shape().dims(d));
+    if (!dim.ok()) {
+      return Invalid(at, absl::StrCat("shape dim ", d, " ", dim.status().message()));
     }
-    if (dim.kind_case() != pto::v1::Dim::kSize) {
-      return Invalid(at, absl::StrCat("shape dim ", d, " is not set"));
+    if (std::optional<int64_t> size = dim->AsConstant()) {
+      if (*size > kMaxElements || elements > kMaxElements / *size) {
+        return Invalid(at, absl::StrCat("shape has more than ", kMaxElements,
+                                        " elements (the limit)"));
+      }
+      elements *= *size;
     }
-    if (dim.size() <= 0) {
-      return Invalid(at, absl::StrCat("shape dim ", d, " is ", dim.size(),
-                                      " (must be positive)"));
-    }
-    if (dim.size() > kMaxElements || elements > kMaxElements / dim.size()) {
-      return Invalid(at, absl::StrCat("shape has more than ", kMaxElements,
-                                      " elements (the limit)"));
-    }
-    elements *= dim.size();
-    dims.push_back(dim.size());
+    dims.push_back(*std::move(dim));
   }
   shape_[v] = std::move(dims);
   value_checked_[v] = true;
@@ -251,9 +273,9 @@ absl::Status Verifier::CheckParams() {
       const Value& res = g_.values(*r);
       if (in.dtype() != res.dtype() || shape_[*v] != shape_[*r]) {
         return Invalid(where, absl::StrCat(
-            "result_value_id: ", DTypeShortName(res.dtype()), FormatDims(shape_[*r]),
-            " does not match value_id's ", DTypeShortName(in.dtype()),
-            FormatDims(shape_[*v])));
+            "result_value_id: ", DTypeShortName(res.dtype()),
+            FormatSymShape(shape_[*r]), " does not match value_id's ",
+            DTypeShortName(in.dtype()), FormatSymShape(shape_[*v])));
       }
       out = *r;
     }
@@ -389,8 +411,7 @@ absl::Status Verifier::CheckCubeTile(const std::string& where, const Op& op,
 absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
                                     const Value& shape_source) {
   const auto& tile = op.vec_tile().dims();
-  const std::vector<int64_t>& shape =
-      shape_[index_of_id_.at(shape_source.id())];
+  const SymShape& shape = shape_[index_of_id_.at(shape_source.id())];
   if (tile.empty()) {
     return Invalid(where, "vec_tile: missing (vector ops need a tile shape, "
                           "see pypto.set_vec_tile_shapes)");
@@ -406,11 +427,14 @@ absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
       return Invalid(where, absl::StrCat("vec_tile: dim ", d, " is ", tile[d],
                                          " (must be positive)"));
     }
-    int64_t n = (shape[d] + tile[d] - 1) / tile[d];
+    // A symbolic dim's tile count is known at launch, where the runtime
+    // bounds the tasks it expands; here it counts as one.
+    std::optional<int64_t> size = shape[d].AsConstant();
+    int64_t n = size ? (*size + tile[d] - 1) / tile[d] : 1;
     if (n > kMaxTilesPerOp || tiles > kMaxTilesPerOp / n) {
       return Invalid(where, absl::StrCat(
           "vec_tile: ", FormatDims({tile.begin(), tile.end()}), " splits ",
-          FormatDims(shape), " into more than ", kMaxTilesPerOp,
+          FormatSymShape(shape), " into more than ", kMaxTilesPerOp,
           " tiles (the limit)"));
     }
     tiles *= n;
@@ -470,7 +494,7 @@ absl::Status Verifier::CheckOp(int index) {
     }
     ins.push_back(*v);
   }
-  std::vector<ValueType> in_types;
+  std::vector<SymValueType> in_types;
   for (int v : ins) in_types.push_back({g_.values(v).dtype(), shape_[v]});
   InferAttrs attrs;
   if (auto it = op.attrs().find("dtype"); it != op.attrs().end()) {
@@ -515,8 +539,12 @@ absl::Status Verifier::CheckOp(int index) {
   if (auto it = op.attrs().find("dim1"); it != op.attrs().end()) {
     attrs.dim1 = it->second.i();
   }
-  absl::StatusOr<ValueType> inferred = InferResult(*info, in_types, attrs);
+  absl::StatusOr<SymValueType> inferred = InferSymResult(*info, in_types, attrs);
   if (!inferred.ok()) {
+    if (inferred.status().code() == absl::StatusCode::kUnimplemented) {
+      return absl::UnimplementedError(
+          absl::StrCat(where, ": ", inferred.status().message()));
+    }
     return Invalid(where, std::string(inferred.status().message()));
   }
   int out_value = -1;
@@ -541,9 +569,10 @@ absl::Status Verifier::CheckOp(int index) {
                                          DTypeEnumName(inferred->dtype)));
     }
     if (shape_[*v] != inferred->shape) {
-      return Invalid(where, absl::StrCat(field, ": shape ", FormatDims(shape_[*v]),
+      return Invalid(where, absl::StrCat(field, ": shape ",
+                                         FormatSymShape(shape_[*v]),
                                          " does not match the inferred ",
-                                         FormatDims(inferred->shape)));
+                                         FormatSymShape(inferred->shape)));
     }
     definer_[*v] = index;
     out_value = *v;

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/import.h"
+#include "compiler/ops/infer.h"
 #include "compiler/testing/graph_builder.h"
 #include "compiler/verify/limits.h"
 #include "gmock/gmock.h"
@@ -251,12 +253,106 @@ TEST(VerifyTest, RejectsRankOutsideOneToFour) {
   ExpectInvalid(g, {"shape has rank 9 (limit 8)"});
 }
 
-TEST(VerifyTest, SymbolicDimsAreUnimplemented) {
-  pto::v1::Graph g = Base();
-  g.mutable_values(0)->mutable_shape()->mutable_dims(0)->set_symbol("bs");
-  absl::Status s = VerifyGraph(g);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), HasSubstr("symbolic dims arrive with issue 4"));
+// exp(a) + b over [bs, 5] with symbolic bs.
+pto::v1::Graph SymbolicExpAdd(const SymShape& b_shape = {SymExpr::Symbol("bs"), 5}) {
+  GraphBuilder b("sym");
+  uint32_t a = b.SymInput("a", pto::v1::DT_FP32, {SymExpr::Symbol("bs"), 5});
+  uint32_t bb = b.SymInput("b", pto::v1::DT_FP32, b_shape);
+  uint32_t e = b.Op("exp", {a}, {2, 4});
+  b.Output("out", b.Op("add", {e, bb}, {2, 4}));
+  return b.Build();
+}
+
+TEST(VerifyTest, AcceptsSymbolicDims) {
+  EXPECT_TRUE(VerifyGraph(SymbolicExpAdd()).ok()) << VerifyGraph(SymbolicExpAdd());
+  // [bs,5] + [1,5] broadcasts; so does [bs,5] + [5].
+  EXPECT_TRUE(VerifyGraph(SymbolicExpAdd({1, 5})).ok());
+  EXPECT_TRUE(VerifyGraph(SymbolicExpAdd({5})).ok());
+}
+
+TEST(VerifyTest, ImportKeepsAndPrintsSymbolicDims) {
+  absl::StatusOr<TensorGraph> g = ImportGraph(SymbolicExpAdd());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(g->HasSymbolicDims());
+  EXPECT_EQ(g->values[0].shape, (std::vector<int64_t>{kSymbolicDim, 5}));
+  EXPECT_EQ(g->values[0].sym_shape[0], SymExpr::Symbol("bs"));
+  EXPECT_THAT(PrintTensorGraph(*g), HasSubstr("param #0 in    %0 \"a\": f32[bs,5]"));
+  EXPECT_FALSE(ImportGraph(Base())->HasSymbolicDims());
+}
+
+TEST(VerifyTest, SymbolicDimsCompareByCanonicalForm) {
+  const SymExpr bs = SymExpr::Symbol("bs");
+  // [bs,5] vs [4,5]: a symbol is never assumed to be 4 (or 1).
+  ExpectInvalid(SymbolicExpAdd({4, 5}),
+                {"op #1 \"add\"", "do not broadcast", "dim -2 is bs vs 4"});
+  // The declared output differs from the inferred one: both expressions.
+  pto::v1::Graph g = SymbolicExpAdd();
+  pto::v1::Value* out = ValueById(g, 4);
+  *out->mutable_shape()->mutable_dims(0) = SymExprToDim(bs * 2);
+  ExpectInvalid(g, {"op #1 \"add\"", "output 0: shape [bs*2,5]",
+                    "does not match the inferred [bs,5]"});
+  // bs+bs and bs*2 are one canonical form.
+  GraphBuilder b("sym");
+  uint32_t a = b.SymInput("a", pto::v1::DT_FP32, {bs, 4});
+  uint32_t two = b.SymInput("two", pto::v1::DT_FP32, {bs * 2, 4});
+  b.Output("out", b.Op("add", {two, two}, {2, 4}));
+  (void)a;
+  pto::v1::Graph sum = b.Build();
+  pto::v1::Value* twice = ValueById(sum, 2);
+  pto::v1::DimExpr plus;
+  plus.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
+  plus.mutable_binary()->mutable_lhs()->set_symbol("bs");
+  plus.mutable_binary()->mutable_rhs()->set_symbol("bs");
+  *twice->mutable_shape()->mutable_dims(0)->mutable_expr() = plus;
+  EXPECT_TRUE(VerifyGraph(sum).ok()) << VerifyGraph(sum);
+}
+
+TEST(VerifyTest, SymbolsMustBeBoundByAParameterDim) {
+  GraphBuilder b("sym");
+  uint32_t a = b.SymInput("a", pto::v1::DT_FP32, {SymExpr::Symbol("bs") * 2, 4});
+  b.Output("out", b.Op("exp", {a}, {2, 4}));
+  ExpectInvalid(b.Build(), {"value id 1", "shape dim 0 (bs*2) uses symbol bs",
+                            "no parameter binds"});
+}
+
+TEST(VerifyTest, RejectsBadSymbolicDims) {
+  pto::v1::Graph g = SymbolicExpAdd();
+  g.mutable_values(0)->mutable_shape()->mutable_dims(0)->set_symbol("1x");
+  ExpectInvalid(g, {"value id 1", "shape dim 0 symbol \"1x\" is not an identifier"});
+  g = SymbolicExpAdd();
+  pto::v1::DimExpr* e =
+      g.mutable_values(0)->mutable_shape()->mutable_dims(0)->mutable_expr();
+  e->mutable_binary()->set_op(pto::v1::DIM_OP_MOD);
+  e->mutable_binary()->mutable_lhs()->set_symbol("bs");
+  e->mutable_binary()->mutable_rhs()->set_constant(0);
+  ExpectInvalid(g, {"value id 1", "shape dim 0 bs % 0: the divisor is 0"});
+}
+
+TEST(VerifyTest, ReductionsCastsAndMatmulWithSymbolicDims) {
+  const SymExpr bs = SymExpr::Symbol("bs"), n = SymExpr::Symbol("n");
+  GraphBuilder b("sym");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP16, {bs, n});
+  uint32_t c = b.Cast(x, pto::v1::DT_FP32, {2, 8});
+  uint32_t m = b.Op("amax", {c}, {2, 8});  // [bs,1]
+  uint32_t d = b.Op("sub", {c, m}, {2, 8});
+  b.Output("out", b.Op("sum", {d}, {2, 8}));
+  pto::v1::Graph g = b.Build();
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  EXPECT_EQ(FormatSymShape({*SymExprFromDim(ValueById(g, 3)->shape().dims(0)),
+                            *SymExprFromDim(ValueById(g, 3)->shape().dims(1))}),
+            "[bs,1]");
+
+  const OpInfo* matmul = FindOp("matmul");
+  InferAttrs attrs;
+  attrs.out_dtype = pto::v1::DT_FP32;
+  absl::StatusOr<SymValueType> r = InferSymResult(
+      *matmul, {{pto::v1::DT_FP32, {bs, 64}}, {pto::v1::DT_FP32, {64, n}}}, attrs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(FormatSymShape(r->shape), "[bs,n]");
+  r = InferSymResult(
+      *matmul, {{pto::v1::DT_FP32, {bs, n}}, {pto::v1::DT_FP32, {64, n}}}, attrs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("have K n and 64"));
 }
 
 TEST(VerifyTest, RegionsAreUnimplemented) {

@@ -1,0 +1,217 @@
+#include "runtime/expand_tasks.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace pto::runtime {
+namespace {
+
+struct Box {
+  std::vector<int64_t> offset;
+  std::vector<int64_t> extent;
+};
+
+struct Placed {
+  int64_t first_task = 0;
+  const ExpandGroup* group = nullptr;
+  std::vector<int64_t> grid;
+};
+
+std::string Dims(const std::vector<int64_t>& d) {
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
+}
+
+// The tile with row-major index `linear` and its tail mask.
+Box TileAt(const ExpandGroup& g, const std::vector<int64_t>& grid,
+           int64_t linear, int* mask) {
+  const int rank = static_cast<int>(g.space.size());
+  Box b;
+  b.offset.resize(rank);
+  b.extent.resize(rank);
+  *mask = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    const int64_t i = linear % grid[d];
+    linear /= grid[d];
+    b.offset[d] = i * g.tile[d];
+    b.extent[d] = std::min(g.tile[d], g.space[d] - b.offset[d]);
+    if (b.extent[d] != g.tile[d]) *mask |= 1 << d;
+  }
+  return b;
+}
+
+// The region of a buffer of shape `shape` that a task with tile `box`
+// accesses through `index`: broadcast dims collapse to 0, a divided dim
+// (a reduction's partial slot) to one slot, an offset index shifts.
+Box Region(const Box& box, const std::vector<ExpandIndex>& index,
+           const std::vector<int64_t>& shape) {
+  Box r;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const ExpandIndex& x = index[j];
+    if (x.space_dim < 0 || shape[j] == 1) {
+      r.offset.push_back(shape[j] == 1 ? 0 : x.offset);
+      r.extent.push_back(1);
+    } else if (x.div > 1) {
+      r.offset.push_back(box.offset[x.space_dim] / x.div);
+      r.extent.push_back(1);
+    } else {
+      r.offset.push_back(x.offset + box.offset[x.space_dim]);
+      r.extent.push_back(box.extent[x.space_dim]);
+    }
+  }
+  return r;
+}
+
+// Per dim of `other`'s grid, the tile index range [lo, hi] of the tasks
+// whose access through `index` to a buffer of shape `shape` overlaps
+// `region` (in buffer coordinates). Space dims the index does not use (or
+// broadcasts along): every tile. An empty range (hi < lo) in some dim: no
+// task overlaps (disjoint regions of one buffer, e.g. two assembles).
+void TouchingRange(const Box& region, const std::vector<ExpandIndex>& index,
+                   const std::vector<int64_t>& shape, const Placed& other,
+                   std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
+  const std::vector<int64_t>& tile = other.group->tile;
+  const int rank = static_cast<int>(other.group->space.size());
+  lo->assign(rank, 0);
+  hi->resize(rank);
+  for (int s = 0; s < rank; ++s) (*hi)[s] = other.grid[s] - 1;
+  auto nothing = [&] { (*hi)[0] = (*lo)[0] - 1; };
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const int s = index[j].space_dim;
+    const int64_t off = region.offset[j], ext = region.extent[j];
+    if (shape[j] == 1) continue;  // every task reads index 0 (broadcast)
+    if (s < 0) {  // every task reads index `offset` (a view's fixed index)
+      if (index[j].offset < off || index[j].offset >= off + ext) nothing();
+      continue;
+    }
+    if (index[j].div > 1) {  // one slot per tile: slot = grid index
+      (*lo)[s] = std::max((*lo)[s], off);
+      (*hi)[s] = std::min((*hi)[s], off + ext - 1);
+    } else {
+      // Buffer index b = offset + a: the tasks with a in [off - offset,
+      // off + ext - offset).
+      const int64_t first = off - index[j].offset;
+      const int64_t last = off + ext - 1 - index[j].offset;
+      if (last < 0) {
+        nothing();
+        continue;
+      }
+      (*lo)[s] = std::max((*lo)[s], std::max<int64_t>(first, 0) / tile[s]);
+      (*hi)[s] = std::min((*hi)[s], last / tile[s]);
+    }
+  }
+}
+
+int64_t CountTouching(const std::vector<int64_t>& lo,
+                      const std::vector<int64_t>& hi) {
+  int64_t n = 1;
+  for (size_t d = 0; d < lo.size(); ++d) n *= std::max<int64_t>(0, hi[d] - lo[d] + 1);
+  return n;
+}
+
+void AppendTouching(const std::vector<int64_t>& lo, const std::vector<int64_t>& hi,
+                    const Placed& other, std::vector<uint32_t>* deps) {
+  const int rank = static_cast<int>(lo.size());
+  for (int d = 0; d < rank; ++d) {
+    if (hi[d] < lo[d]) return;
+  }
+  std::vector<int64_t> at = lo;
+  for (;;) {
+    int64_t linear = 0;
+    for (int d = 0; d < rank; ++d) linear = linear * other.grid[d] + at[d];
+    deps->push_back(static_cast<uint32_t>(other.first_task + linear));
+    int d = rank - 1;
+    while (d >= 0 && ++at[d] > hi[d]) {
+      at[d] = lo[d];
+      --d;
+    }
+    if (d < 0) break;
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> ExpandGrid(const std::vector<int64_t>& space,
+                                const std::vector<int64_t>& tile) {
+  std::vector<int64_t> grid(space.size());
+  for (size_t d = 0; d < space.size(); ++d) {
+    grid[d] = (space[d] + tile[d] - 1) / tile[d];
+  }
+  return grid;
+}
+
+absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
+                         const std::vector<ExpandGroup>& groups,
+                         const std::vector<int64_t>& extra_args,
+                         const ExpandLimits& limits,
+                         pto::v1::ExecuteGraph* graph) {
+  // Per buffer: the earlier groups' accesses that wrote it and read it.
+  struct Earlier {
+    int group;
+    const std::vector<ExpandIndex>* index;
+  };
+  std::vector<std::vector<Earlier>> writers(buffer_shapes.size());
+  std::vector<std::vector<Earlier>> readers(buffer_shapes.size());
+  std::vector<Placed> placed;
+  const int64_t base = graph->tasks_size();
+  int64_t total_tasks = 0, total_deps = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const ExpandGroup& group = groups[g];
+    Placed me{base + total_tasks, &group, ExpandGrid(group.space, group.tile)};
+    // (my access, earlier access) pairs that may conflict: reads after
+    // writes, writes after writes and reads.
+    std::vector<std::pair<const ExpandAccess*, Earlier>> sources;
+    for (const ExpandAccess& a : group.accesses) {
+      for (const Earlier& w : writers[a.buffer]) sources.push_back({&a, w});
+      if (a.write) {
+        for (const Earlier& r : readers[a.buffer]) sources.push_back({&a, r});
+      }
+    }
+    int64_t tasks = 1;
+    for (int64_t n : me.grid) tasks *= n;
+    total_tasks += tasks;
+    if (total_tasks > limits.max_tasks) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          group.label, ": the kernel splits into more than ", limits.max_tasks,
+          " tasks (space ", Dims(group.space), ", tile ", Dims(group.tile), ")"));
+    }
+    std::vector<int64_t> lo, hi;
+    for (int64_t t = 0; t < tasks; ++t) {
+      int mask = 0;
+      const Box box = TileAt(group, me.grid, t, &mask);
+      pto::v1::Task* task = graph->add_tasks();
+      task->set_function(static_cast<uint32_t>(group.function_of_mask[mask]));
+      for (int64_t o : box.offset) task->add_args(o);
+      for (int64_t a : extra_args) task->add_args(a);
+      std::vector<uint32_t> deps;
+      for (const auto& [mine, other] : sources) {
+        const std::vector<int64_t>& shape = buffer_shapes[mine->buffer];
+        const Box region = Region(box, mine->index, shape);
+        const Placed& p = placed[other.group];
+        TouchingRange(region, *other.index, shape, p, &lo, &hi);
+        total_deps += CountTouching(lo, hi);
+        if (total_deps > limits.max_dependencies) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              group.label, ": its tile shape ", Dims(group.tile),
+              " against the tiles of ", p.group->label, " (",
+              Dims(p.group->tile), ") needs more than ",
+              limits.max_dependencies,
+              " task dependencies; use matching tile shapes"));
+        }
+        AppendTouching(lo, hi, p, &deps);
+      }
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      for (uint32_t d : deps) task->add_deps(d);
+    }
+    for (const ExpandAccess& a : group.accesses) {
+      (a.write ? writers : readers)[a.buffer].push_back(
+          {static_cast<int>(g), &a.index});
+    }
+    placed.push_back(std::move(me));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::runtime

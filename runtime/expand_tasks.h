@@ -1,0 +1,73 @@
+// Tasks and their dependencies from groups of tiles: the one region-overlap
+// analysis, used by the compiler for static shapes (BuildExecuteGraph) and by
+// the runtime for templates expanded at launch (symbolic shapes), so both
+// make the same tasks and the same dependencies for the same sizes.
+//
+//   std::vector<ExpandGroup> groups = ...;   // spaces, tiles, accesses
+//   absl::StatusOr<...> s = ExpandTasks(buffer_shapes, groups, limits, &graph);
+//
+// Tasks: every tile of every group, groups in order, tiles row-major; a
+// task's args are its tile offsets (then `extra_args`). A task depends on
+// earlier tasks that wrote what it reads (RAW), and a writing task on earlier
+// tasks that read (WAR) or wrote (WAW) the region it writes.
+#ifndef PTO_RUNTIME_EXPAND_TASKS_H_
+#define PTO_RUNTIME_EXPAND_TASKS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "pto/v1/kernel.pb.h"
+
+namespace pto::runtime {
+
+// How an access addresses one buffer dim: `offset` plus the task's offset in
+// space dim `space_dim` divided by `div` (one slot per tile), or index
+// `offset` when space_dim is -1. A buffer dim of size 1 always reads index 0
+// (broadcast).
+struct ExpandIndex {
+  int space_dim = -1;
+  int64_t div = 1;
+  int64_t offset = 0;
+};
+
+// One TLOAD (read) or TSTORE (write) of a group.
+struct ExpandAccess {
+  int buffer = -1;
+  std::vector<ExpandIndex> index;  // one per buffer dim
+  bool write = false;
+};
+
+struct ExpandGroup {
+  std::string label;            // for errors, e.g. "op #3"
+  std::vector<int64_t> space;   // iteration space
+  std::vector<int64_t> tile;    // tile shape (tiles at the end are shorter)
+  // Function per tail mask: bit d set = the tile is the last (shorter) one
+  // in dim d. Only masks that occur are read.
+  std::vector<int> function_of_mask;
+  std::vector<ExpandAccess> accesses;
+};
+
+struct ExpandLimits {
+  int64_t max_tasks = int64_t{1} << 24;
+  int64_t max_dependencies = int64_t{1} << 24;
+};
+
+// Tiles per dim: ceil(space / tile).
+std::vector<int64_t> ExpandGrid(const std::vector<int64_t>& space,
+                                const std::vector<int64_t>& tile);
+
+// Appends the tasks of `groups` to `graph->tasks` (whose existing tasks, if
+// any, are ignored for dependencies). `extra_args` follow each task's tile
+// offsets. INVALID_ARGUMENT (naming both groups' labels and tiles) when the
+// dependencies exceed the limit, or naming the group when tasks do.
+absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
+                         const std::vector<ExpandGroup>& groups,
+                         const std::vector<int64_t>& extra_args,
+                         const ExpandLimits& limits,
+                         pto::v1::ExecuteGraph* graph);
+
+}  // namespace pto::runtime
+
+#endif  // PTO_RUNTIME_EXPAND_TASKS_H_

@@ -51,7 +51,8 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
       "-ffp-contract=off",  // results must not depend on FMA contraction
       "-fno-math-errno",    // lets std::exp vectorize; errno is never read
       "-o",             so,
-      src};
+      src,
+      "-lmvec"};  // glibc's vector math (pto_tile.h's transcendentals)
   SubprocessResult result;
   absl::Status started =
       RunSubprocess(argv, options.timeout, &result, dir->path());

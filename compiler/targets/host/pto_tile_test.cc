@@ -1,10 +1,12 @@
 // The tile header's arithmetic: exact f16 conversions and the tile loops.
 #include "compiler/targets/host/pto_tile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -178,6 +180,67 @@ TEST(PtoTileTest, RowFormsRepeatRowValues) {
   EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
   pto_tile::TMaxRows<R, C, true, true>(d, rows, rows);
   for (int64_t i = 0; i < R * C; ++i) EXPECT_EQ(d[i], b[i]) << i;
+}
+
+// Transcendentals go through libmvec, a partial last chunk too: an
+// element's result is the same whatever the tile's size or its position,
+// and within issue 3's tolerances of the exact value.
+TEST(PtoTileTest, VectorTranscendentalsDoNotDependOnTileShape) {
+  auto Bits = [](float f) { return BitsFromFloat(f); };
+  constexpr int64_t N = 37;
+  float a[N], whole[N], one[1], tail[3];
+  for (int64_t i = 0; i < N; ++i) a[i] = -9.5f + 0.53f * static_cast<float>(i);
+  pto_tile::TTanh<N>(whole, a);
+  for (int64_t i = 0; i < N; ++i) {
+    pto_tile::TTanh<1>(one, a + i);
+    EXPECT_EQ(Bits(one[0]), Bits(whole[i])) << i;
+  }
+  pto_tile::TErfc<3>(tail, a + N - 3);
+  pto_tile::TErfc<N>(whole, a);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(Bits(tail[i]), Bits(whole[N - 3 + i]));
+}
+
+TEST(PtoTileTest, VectorTranscendentalsAreAccurate) {
+  constexpr int64_t N = 4099;
+  std::vector<float> a(N), d(N);
+  for (int64_t i = 0; i < N; ++i) a[i] = -10.0f + 20.0f * static_cast<float>(i) / N;
+  double worst_exp = 0, worst_log = 0, worst_erfc = 0, worst_tanh = 0;
+  pto_tile::TExp<N>(d.data(), a.data());
+  for (int64_t i = 0; i < N; ++i) {
+    const double want = std::exp(static_cast<double>(a[i]));
+    worst_exp = std::max(worst_exp, std::fabs(d[i] - want) / want);
+  }
+  pto_tile::TErfc<N>(d.data(), a.data());
+  for (int64_t i = 0; i < N; ++i) {
+    worst_erfc = std::max(worst_erfc, std::fabs(d[i] - std::erfc(static_cast<double>(a[i]))));
+  }
+  pto_tile::TTanh<N>(d.data(), a.data());
+  for (int64_t i = 0; i < N; ++i) {
+    const double want = std::tanh(static_cast<double>(a[i]));
+    worst_tanh = std::max(worst_tanh, std::fabs(d[i] - want) / std::fabs(want));
+  }
+  for (int64_t i = 0; i < N; ++i) a[i] = std::fabs(a[i]) + 1e-3f;
+  pto_tile::TLog<N>(d.data(), a.data());
+  for (int64_t i = 0; i < N; ++i) {
+    const double want = std::log(static_cast<double>(a[i]));
+    worst_log = std::max(worst_log, std::fabs(d[i] - want) / std::max(std::fabs(want), 1e-3));
+  }
+  EXPECT_LT(worst_exp, 2e-6);
+  EXPECT_LT(worst_log, 2e-6);
+  EXPECT_LT(worst_tanh, 2e-6);
+  EXPECT_LT(worst_erfc, 1e-6);
+  // Special values as the scalar functions give them.
+  float sp[4] = {NAN, INFINITY, -INFINITY, -0.0f}, r[4];
+  pto_tile::TLog<4>(r, sp);
+  EXPECT_TRUE(std::isnan(r[0]));
+  EXPECT_EQ(r[1], INFINITY);
+  EXPECT_TRUE(std::isnan(r[2]));
+  EXPECT_EQ(r[3], -INFINITY);
+  pto_tile::TErfc<4>(r, sp);
+  EXPECT_TRUE(std::isnan(r[0]));
+  EXPECT_EQ(r[1], 0.0f);
+  EXPECT_EQ(r[2], 2.0f);
+  EXPECT_EQ(r[3], 1.0f);
 }
 
 TEST(PtoTileTest, RowReductionsUsePartialResults) {

@@ -40,6 +40,7 @@ from .ops import (  # noqa: E402,F401,A004
     log1p, log2, log10, lt, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, round,
     rms_norm, rsqrt, sigmoid, sign, sin, softmax, sqrt, sub, sum, tanh, trunc, where)
 from .interop import from_torch, to_torch  # noqa: E402,F401
+from .verification import verify  # noqa: E402,F401
 from .jit_options import RunMode  # noqa: E402,F401
 from .config import (  # noqa: E402,F401
     get_codegen_options, get_debug_options, get_host_options, get_pass_options,

@@ -25,7 +25,7 @@ DT_FP32 DT_FP16 DT_BF16 DT_INT8 DT_INT16 DT_INT32 DT_INT64 DT_UINT8 DT_BOOL DT_D
 DT_FP8E4M3 DT_FP8E5M2 DT_UINT16 DT_UINT32 DT_UINT64
 """.split()
 TIER2_FUNCTIONS = """
-options set_pass_options set_host_options set_codegen_options set_debug_options
+verify options set_pass_options set_host_options set_codegen_options set_debug_options
 set_runtime_options set_verify_options get_pass_options get_host_options get_codegen_options
 get_debug_options get_runtime_options get_verify_options
 """.split()
@@ -330,3 +330,26 @@ def test_string_annotations_are_evaluated(native, tmp_path):
         @pypto.jit
         def bad(a: "Undefined"):  # noqa: F821
             pass
+
+
+def test_verify_runs_and_compares(native, clean_options):
+    @pypto.jit
+    def add(a: ANY, b: ANY, c: ANY):
+        pypto.set_vec_tile_shapes(16, 16)
+        c[:] = a + b
+
+    a, b, c = torch.ones(64, 64), torch.rand(64, 64), torch.zeros(64, 64)
+    assert pypto.verify(add, [a, b], [c], [a + b]) is True
+    torch.testing.assert_close(c, a + b)
+    assert pypto.verify(add, [a, b], [c], [a + b], host_options={"only_codegen": False},
+                        verify_options={"pass_verify_error_tol": 1e-6})
+    assert pypto.get_host_options() == {}  # the options were scoped to the call
+    wrong = a + b
+    wrong[3, 5] += 1
+    with pytest.raises(AssertionError, match=r"outputs\[0\] differs from goldens\[0\] at 1 of 4096 "
+                                             r"elements .*worst at \[3, 5\]"):
+        pypto.verify(add, [a, b], [c], [wrong])
+    with pytest.raises(ValueError, match="1 outputs but 2 goldens"):
+        pypto.verify(add, [a, b], [c], [a, b])
+    with pytest.raises(ValueError, match=r"unknown key\(s\) in verify_options: tol"):
+        pypto.verify(add, [a, b], [c], [a + b], verify_options={"tol": 1})

@@ -369,7 +369,7 @@ TEST(CompileTest, ConcurrentCompilesAgree) {
   EXPECT_EQ(r1->key, r2->key);
 }
 
-TEST(CompileTest, MatmulVerifiesButIsNotLoweredYet) {
+TEST(CompileTest, MatmulCompilesToACubeFunction) {
   pto::v1::Graph g;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
     schema_version: SCHEMA_VERSION_1
@@ -383,10 +383,18 @@ TEST(CompileTest, MatmulVerifiesButIsNotLoweredYet) {
           attrs { key: "out_dtype" value { dtype: DT_FP32 } }
           cube_tile { m: 16 m: 32 k: 16 k: 32 n: 16 n: 32 } }
   )pb", &g));
-  absl::StatusOr<CompileResult> r = Compile(g, "host", {});
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("op #0 \"matmul\": lowering through the cube path"));
+  CompileSettings settings;
+  settings.keep_dumps = true;
+  absl::StatusOr<CompileResult> r = Compile(g, "host", {}, settings);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->dumps["pto"], HasSubstr(".func @f0 cube"));
+  EXPECT_THAT(r->dumps["execute"], HasSubstr(" cube"));
+  // The cube tile is part of the cache key.
+  pto::v1::Graph other = g;
+  other.mutable_ops(0)->mutable_cube_tile()->set_k(0, 8);
+  absl::StatusOr<std::string> key = CacheKey(other, "host", {});
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_NE(*key, r->key);
 }
 
 // Symbolic dims verify, import and key (issue 4), but do not lower yet.

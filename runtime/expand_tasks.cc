@@ -43,13 +43,17 @@ Box TileAt(const ExpandGroup& g, const std::vector<int64_t>& grid,
 
 // The region of a buffer of shape `shape` that a task with tile `box`
 // accesses through `index`: broadcast dims collapse to 0, a divided dim
-// (a reduction's partial slot) to one slot, an offset index shifts.
+// (a reduction's partial slot) to one slot, an offset index shifts, a
+// whole dim (matmul's K) spans the buffer's dim.
 Box Region(const Box& box, const std::vector<ExpandIndex>& index,
            const std::vector<int64_t>& shape) {
   Box r;
   for (size_t j = 0; j < shape.size(); ++j) {
     const ExpandIndex& x = index[j];
-    if (x.space_dim < 0 || shape[j] == 1) {
+    if (x.space_dim == kExpandWholeDim) {
+      r.offset.push_back(0);
+      r.extent.push_back(shape[j]);
+    } else if (x.space_dim < 0 || shape[j] == 1) {
       r.offset.push_back(shape[j] == 1 ? 0 : x.offset);
       r.extent.push_back(1);
     } else if (x.div > 1) {
@@ -81,6 +85,7 @@ void TouchingRange(const Box& region, const std::vector<ExpandIndex>& index,
     const int s = index[j].space_dim;
     const int64_t off = region.offset[j], ext = region.extent[j];
     if (shape[j] == 1) continue;  // every task reads index 0 (broadcast)
+    if (s == kExpandWholeDim) continue;  // every task reads the whole dim
     if (s < 0) {  // every task reads index `offset` (a view's fixed index)
       if (index[j].offset < off || index[j].offset >= off + ext) nothing();
       continue;

@@ -32,6 +32,10 @@ struct ExpandIndex {
   int64_t offset = 0;
 };
 
+// ExpandIndex::space_dim of a dim every task accesses whole (matmul's K:
+// each cube task reads all of it).
+inline constexpr int kExpandWholeDim = -2;
+
 // One TLOAD (read) or TSTORE (write) of a group.
 struct ExpandAccess {
   int buffer = -1;

@@ -211,11 +211,15 @@ Comparison Compare(const std::string& name, const HostTensor& got,
       abs_error = ok ? 0 : std::numeric_limits<double>::infinity();
     } else {
       abs_error = std::fabs(g - w);
+      // FP16/BF16: ulps of the output type, or (sums, matmul) the FP32
+      // compute's own error bound before the one rounding.
       if (got.dtype() == pto::v1::DT_FP16) {
         ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <=
-             tolerance.fp16_ulps;
+                 tolerance.fp16_ulps ||
+             abs_error <= tolerance.atol;
       } else if (got.dtype() == pto::v1::DT_BF16) {
-        ok = Bf16UlpDistance(Bf16Bits(g), Bf16Bits(w)) <= tolerance.fp16_ulps;
+        ok = Bf16UlpDistance(Bf16Bits(g), Bf16Bits(w)) <= tolerance.fp16_ulps ||
+             abs_error <= tolerance.atol;
       } else {
         ok = abs_error <= tolerance.atol + tolerance.rtol * std::fabs(w);
       }

@@ -53,7 +53,8 @@ struct Tolerance {
   double rtol = 1e-6;
   double atol = 0.0;
   // FP16, BF16: got within this many ulps of the reference rounded to the
-  // type.
+  // type, or within atol (a sum's or matmul's FP32 error bound: a result
+  // that cancels to near 0 may be many ulps of a tiny value off).
   int64_t fp16_ulps = 1;
 };
 

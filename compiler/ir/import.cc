@@ -45,6 +45,12 @@ class Importer {
       for (uint32_t id : op.outputs()) t.outputs.push_back(Define(id, &out));
       for (const auto& [name, attr] : op.attrs()) t.attrs[name] = ConvertAttr(attr);
       t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
+      if (t.info->category == OpCategory::kMatmul) {
+        for (const auto* dims : {&op.cube_tile().m(), &op.cube_tile().k(),
+                                 &op.cube_tile().n()}) {
+          t.cube_tile.insert(t.cube_tile.end(), dims->begin(), dims->end());
+        }
+      }
       out.ops.push_back(std::move(t));
     }
     for (int p = 0; p < g_.params_size(); ++p) {

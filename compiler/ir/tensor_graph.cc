@@ -86,7 +86,13 @@ std::string PrintTensorGraph(const TensorGraph& g) {
       absl::StrAppend(&line, " ", SanitizeIdentifier(name, 64, "attr"), "=",
                       FormatAttr(value));
     }
-    absl::StrAppend(&line, "  tile=", FormatDims(op.vec_tile));
+    if (!op.cube_tile.empty()) {
+      const std::vector<int64_t>& c = op.cube_tile;
+      absl::StrAppend(&line, "  cube_tile m=[", c[0], ",", c[1], "] k=[", c[2],
+                      ",", c[3], "] n=[", c[4], ",", c[5], "]");
+    } else {
+      absl::StrAppend(&line, "  tile=", FormatDims(op.vec_tile));
+    }
     absl::StrAppend(&out, line, "\n");
   }
   return out;

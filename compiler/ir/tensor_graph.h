@@ -50,6 +50,8 @@ struct TensorOp {
   std::vector<int> outputs;
   std::map<std::string, AttrValue> attrs;  // sorted by name
   std::vector<int64_t> vec_tile;           // rank == output rank
+  // Cube ops (matmul): [mL0, mL1, kL0, kL1, nL0, nL1]; empty otherwise.
+  std::vector<int64_t> cube_tile;
 };
 
 struct TensorGraph {

@@ -26,7 +26,9 @@ std::string FormatGmIndex(const std::vector<GmIndex>& index,
   std::vector<std::string> parts;
   for (size_t j = 0; j < index.size(); ++j) {
     const GmIndex& x = index[j];
-    if (x.space_dim < 0 || (j < shape.size() && shape[j] == 1)) {
+    if (x.space_dim == kGmIndexK) {
+      parts.push_back("k");
+    } else if (x.space_dim < 0 || (j < shape.size() && shape[j] == 1)) {
       parts.push_back(absl::StrCat(x.offset));
     } else if (x.div > 1) {
       parts.push_back(absl::StrCat("a", x.space_dim, "/", x.div));
@@ -37,6 +39,11 @@ std::string FormatGmIndex(const std::vector<GmIndex>& index,
     }
   }
   return absl::StrJoin(parts, ", ");
+}
+
+const char* CubeTileSpace(int t) {
+  static const char* const kSpaces[] = {"l1", "l1", "l0a", "l0b", "l0c"};
+  return t >= 0 && t < 5 ? kSpaces[t] : "?";
 }
 
 std::vector<int64_t> TileGrid(const std::vector<int64_t>& space,
@@ -111,15 +118,33 @@ std::string PrintTileGraph(const TileGraph& g) {
     absl::StrAppend(&out, "  group #", i, " ops=[", absl::StrJoin(grp.ops, ","),
                     "] space=", FormatDims(grp.space),
                     " tile=", FormatDims(grp.tile), " grid=", FormatDims(grid),
-                    " ub_tiles=", grp.num_ub_tiles, "\n");
+                    grp.is_cube ? "" : absl::StrCat(" ub_tiles=", grp.num_ub_tiles),
+                    grp.is_cube ? absl::StrCat(" cube K=", grp.cube.k, " kL1=",
+                                               grp.cube.k_l1, " kL0=", grp.cube.k_l0)
+                                : "",
+                    "\n");
     // Row tiles (one value per row of a fused last-dim reduction) print
-    // as ub.row.
+    // as ub.row; a cube group's tiles by their buffer (l1, l0a, ...).
     auto ub = [&](int t) {
+      if (grp.is_cube) return absl::StrCat("%t", t, ":", CubeTileSpace(t));
       const bool row = t >= 0 && t < static_cast<int>(grp.ub_rows.size()) &&
                        grp.ub_rows[t];
       return absl::StrCat("%t", t, row ? ":ub.row" : ":ub");
     };
+    // A cube group's K loops: TLOADs per L1 block, TMOV/TMATMUL per L0 step.
+    std::string indent = "    ";
     for (const TileInstr& in : grp.body) {
+      if (grp.is_cube && in.op == PtoOpcode::kTLoad && indent.size() == 4) {
+        absl::StrAppend(&out, indent, "for k in [0, ", grp.cube.k, ") step ",
+                        grp.cube.k_l1, ":\n");
+        indent = "      ";
+      } else if (grp.is_cube && in.op == PtoOpcode::kTMov && indent.size() == 6) {
+        absl::StrAppend(&out, indent, "for each ", grp.cube.k_l0,
+                        " of the block:\n");
+        indent = "        ";
+      } else if (grp.is_cube && in.op == PtoOpcode::kTStore) {
+        indent = "    ";
+      }
       std::vector<std::string> operands;
       if (in.op == PtoOpcode::kTStore) {
         operands.push_back(GmOperand(g, in, grp));
@@ -136,8 +161,11 @@ std::string PrintTileGraph(const TileGraph& g) {
       if (in.reduce_dim >= 0 && in.op != PtoOpcode::kTStore) {
         operands.push_back(absl::StrCat("dim=", in.reduce_dim));
       }
-      absl::StrAppend(&out, "    ", absl::StrFormat("%-6s ", PtoOpcodeName(in.op)),
-                      absl::StrJoin(operands, ", "), "\n");
+      const char* when = in.op == PtoOpcode::kTMatmul      ? "  ; first step"
+                         : in.op == PtoOpcode::kTMatmulAcc ? "  ; later steps"
+                                                           : "";
+      absl::StrAppend(&out, indent, absl::StrFormat("%-6s ", PtoOpcodeName(in.op)),
+                      absl::StrJoin(operands, ", "), when, "\n");
     }
     std::vector<std::string> shown;
     for (int64_t t = 0; t < tiles && t < 8; ++t) {

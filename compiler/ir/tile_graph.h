@@ -48,6 +48,10 @@ struct GmIndex {
   int64_t offset = 0;  // static for now (dynamic shapes make it symbolic)
 };
 
+// GmIndex::space_dim of a dim a cube group walks whole, in its K loop
+// (matmul's K): a task reads all of it.
+inline constexpr int kGmIndexK = -2;
+
 // The default index of a buffer of rank `buffer_rank` in a space of rank
 // `space_rank`: numpy broadcasting (the buffer's dims align with the last).
 std::vector<GmIndex> AlignedIndex(int buffer_rank, int space_rank);
@@ -71,6 +75,21 @@ struct TileInstr {
   pto::v1::DataType dtype = pto::v1::DT_FP32;
 };
 
+// A cube group's K loop (matmul; see expand_matmul.h): each task computes one
+// output tile [mL0 x nL0], loading K in blocks of k_l1 into L1 and moving
+// k_l0 at a time into L0A/L0B, accumulating in L0C. Its tiles are, by
+// number: 0 = A in L1, 1 = B in L1, 2 = L0A, 3 = L0B, 4 = L0C.
+struct CubeLoop {
+  int64_t k = 0;     // the reduced dim K
+  int64_t k_l1 = 0;  // K per L1 block (TLOAD), the last one shorter
+  int64_t k_l0 = 0;  // K per L0 step (TMOV, TMATMUL), the last one shorter
+  bool a_trans = false;  // A is stored [..., K, M]
+  bool b_trans = false;  // B is stored [..., N, K]
+};
+
+// "l1", "l0a", ... for cube tile `t` (CubeLoop's numbering).
+const char* CubeTileSpace(int t);
+
 struct TileGroup {
   std::vector<int> ops;         // Tensor Graph op indices, program order
   std::vector<int64_t> space;   // iteration space (the ops' shape)
@@ -84,6 +103,11 @@ struct TileGroup {
   // tile t holds one value per row (extent 1 in the last dim), such as a
   // reduction's result or a value computed from it (mean, rstd).
   std::vector<bool> ub_rows;
+  // A cube group (core type CUBE): the body is TLOAD A and B (per L1
+  // block), TMOV to L0A and L0B, TMATMUL (first L0 step) or TMATMUL_ACC
+  // (the others), then TSTORE of L0C, in that order.
+  bool is_cube = false;
+  CubeLoop cube;
 };
 
 struct TileGraph {

@@ -107,6 +107,8 @@ void EncodeGraph(const TensorGraph& g, Encoder* e) {
       EncodeAttr(value, e);
     }
     e->Ints(op.vec_tile);
+    // Only cube ops have one (keys of other graphs stay as they were).
+    if (!op.cube_tile.empty()) e->Ints(op.cube_tile);
   }
 }
 

@@ -15,7 +15,10 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
     runtime::ExpandAccess a;
     a.buffer = tiles.gm[in.gm].buffer;
     a.write = in.op == PtoOpcode::kTStore;
-    for (const GmIndex& x : in.index) a.index.push_back({x.space_dim, x.div, x.offset});
+    for (const GmIndex& x : in.index) {
+      const int dim = x.space_dim == kGmIndexK ? runtime::kExpandWholeDim : x.space_dim;
+      a.index.push_back({dim, x.div, x.offset});
+    }
     out.push_back(std::move(a));
   }
   return out;

@@ -23,6 +23,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
     f.num_tiles = group.num_ub_tiles;
     f.ub_types = group.ub_types;
     f.ub_rows = group.ub_rows;
+    f.cube = group.cube;
     for (const TileInstr& in : group.body) {
       PtoInstr out;
       out.op = in.op;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/lower/expand_matmul.h"
 #include "compiler/lower/layout.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
@@ -19,6 +20,10 @@ constexpr size_t kMaxOpsPerGroup = 256;
 
 bool IsReduce(const TensorOp& op) {
   return op.info->category == OpCategory::kReduce;
+}
+
+bool IsMatmul(const TensorOp& op) {
+  return op.info->category == OpCategory::kMatmul;
 }
 
 // The space an op iterates: its output, or a reduction's (assemble's) input.
@@ -350,8 +355,8 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
     const bool reduce = IsReduce(op);
-    if (reduce && !(options.fuse && IsRowReduction(g, op))) {
-      groups.push_back({i});  // its own group(s), see AppendReduction
+    if ((reduce && !(options.fuse && IsRowReduction(g, op))) || IsMatmul(op)) {
+      groups.push_back({i});  // its own group(s): AppendReduction/AppendMatmul
       space.clear();
       rows = false;
       continue;
@@ -652,14 +657,6 @@ absl::Status ShareBuffers(const TensorGraph& g, const LayoutPlan& layout,
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
                                         const ExpandOptions& options) {
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    if (g.ops[i].info->category == OpCategory::kMatmul) {
-      return absl::UnimplementedError(absl::StrCat(
-          "op #", i, " \"matmul\": lowering through the cube path (TLOAD "
-          "GM->L1, TMOV L1->L0A/L0B, TMATMUL, TSTORE L0C->GM) is not "
-          "implemented yet; the graph verified"));
-    }
-  }
   absl::StatusOr<LayoutPlan> layout = LayoutPlan::Make(g);
   if (!layout.ok()) return layout.status();
   absl::StatusOr<std::vector<std::vector<int>>> groups =
@@ -733,6 +730,21 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   }
 
   for (const std::vector<int>& ops : *groups) {
+    if (IsMatmul(g.ops[ops.front()])) {
+      for (int v : g.ops[ops.front()].inputs) {
+        if (layout->IsAlias(v)) {
+          return absl::UnimplementedError(absl::StrCat(
+              "op #", ops.front(), " \"matmul\": an operand that is a view, "
+              "transpose or other alias is not supported yet (use a_trans/b_trans "
+              "for a transpose, or clone the operand)"));
+        }
+      }
+      if (absl::Status s = AppendMatmul(g, ops.front(), gm_of_value, &out);
+          !s.ok()) {
+        return s;
+      }
+      continue;
+    }
     if (ops.size() == 1 && IsReduce(g.ops[ops.front()])) {
       const size_t first_new = out.groups.size();
       if (absl::Status s = AppendReduction(g, ops.front(), gm_of_value, &out);

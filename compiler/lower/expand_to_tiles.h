@@ -6,7 +6,8 @@
 // same space and tile shape into one group (intermediates stay in UB), places
 // values in GM or UB, and inserts TLOAD/TSTORE. A group's UB tiles must fit in
 // kMaxUbBytesPerBlock; an op whose tiles alone do not fit is INVALID_ARGUMENT
-// naming the op and its vec_tile.
+// naming the op and its vec_tile. A matmul is a cube group of its own
+// (expand_matmul.h), its operands and result in GM.
 #ifndef PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_
 #define PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_
 

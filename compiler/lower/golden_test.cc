@@ -155,5 +155,37 @@ TEST(GoldenTest, LayoutViewAssembleTranspose) {
   }
 }
 
+// matmul f32[5,7] @ f32[7,6] with cube tile m=[4,4] k=[2,4] n=[4,4]: a cube
+// group over [5,6] with tiles [4,4] (tails in M and N: four cube
+// functions), K=7 in L1 blocks of 4 and L0 steps of 2 (a tail in both),
+// then relu on the vector cores reading the matmul's GM result per tile.
+TEST(GoldenTest, MatmulWithTails) {
+  testing::GraphBuilder b("matmul_relu");
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {5, 7});
+  uint32_t w = b.Input("w", pto::v1::DT_FP32, {7, 6});
+  uint32_t y = b.Value(pto::v1::DT_FP32, {5, 6});
+  pto::v1::Op* op = b.graph().add_ops();
+  op->set_kind("matmul");
+  op->add_inputs(a);
+  op->add_inputs(w);
+  op->add_outputs(y);
+  (*op->mutable_attrs())["out_dtype"].set_dtype(pto::v1::DT_FP32);
+  for (int64_t d : {4, 4}) op->mutable_cube_tile()->add_m(d);
+  for (int64_t d : {2, 4}) op->mutable_cube_tile()->add_k(d);
+  for (int64_t d : {4, 4}) op->mutable_cube_tile()->add_n(d);
+  b.Output("out", b.Op("relu", {y}, {2, 6}));
+  pto::v1::Graph graph = b.Build();
+  LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  state.settings.keep_dumps = true;
+  std::map<std::string, std::string> dumps;
+  absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
+  ASSERT_TRUE(s.ok()) << s;
+  for (const char* level : {"tensor", "tile", "block", "execute", "pto", "cpp"}) {
+    CheckGolden(absl::StrCat("matmul_relu.", level, ".txt"), dumps[level]);
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

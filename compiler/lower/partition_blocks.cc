@@ -50,7 +50,7 @@ absl::StatusOr<BlockGraph> PartitionBlocks(const TensorGraph& tensors,
         if (mask & (1 << d)) fn.extent[d] = group.space[d] % group.tile[d];
       }
       fn.name = FunctionName(tensors, static_cast<int>(i), group, fn.extent);
-      fn.core = pto::v1::CORE_TYPE_VECTOR;
+      fn.core = group.is_cube ? pto::v1::CORE_TYPE_CUBE : pto::v1::CORE_TYPE_VECTOR;
       fn.num_args = rank;
       if (out.functions.size() >= kMaxBlockFunctions) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -76,6 +76,76 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
                       absl::StrJoin(operands, ", "));
 }
 
+// A cube function's body with its K loops (CubeLoop): per L1 block at k,
+// TLOAD A and B into L1; per L0 step at kk within it, TMOV to L0A/L0B and
+// TMATMUL (kk + k == 0) or TMATMUL_ACC; then TSTORE L0C.
+std::string PrintCubeBody(const PtoFunction& fn, const PtoProgram& p) {
+  const CubeLoop& c = fn.cube;
+  const int rank = static_cast<int>(fn.tile.size());
+  const int64_t m = rank >= 2 ? fn.tile[rank - 2] : 1;
+  const int64_t n = rank >= 1 ? fn.tile[rank - 1] : 1;
+  std::string out;
+  for (const PtoInstr& in : fn.body) {
+    std::string line;
+    auto tile = [&](const std::vector<int64_t>& shape) {
+      return absl::StrCat("%t", in.dst, ":", CubeTileSpace(in.dst), ".",
+                          DTypeShortName(in.dtype), FormatDims(shape));
+    };
+    const bool trans = in.dst == 2 ? c.a_trans : c.b_trans;  // TMOV
+    std::vector<std::string> operands;
+    switch (in.op) {
+      case PtoOpcode::kTLoad: {
+        if (in.dst == 0) {
+          absl::StrAppend(&out, "  .kloop k = 0, ", c.k, ", ", c.k_l1,
+                          "  ; L1 blocks (the last may be shorter)\n");
+        }
+        const bool a = in.dst == 0;
+        const int64_t rows = a ? (c.a_trans ? c.k_l1 : m) : (c.b_trans ? n : c.k_l1);
+        const int64_t cols = a ? (c.a_trans ? m : c.k_l1) : (c.b_trans ? c.k_l1 : n);
+        operands.push_back(tile({rows, cols}));
+        const std::vector<int64_t>& shape =
+            in.buffer >= 0 && in.buffer < static_cast<int>(p.buffers.size())
+                ? p.buffers[in.buffer].shape
+                : std::vector<int64_t>{};
+        operands.push_back(
+            absl::StrCat("%", in.buffer, "[", FormatGmIndex(in.index, shape), "]"));
+        break;
+      }
+      case PtoOpcode::kTMov:
+        if (in.dst == 2) {
+          absl::StrAppend(&out, "  .kloop kk = 0, min(", c.k_l1, ", ", c.k,
+                          " - k), ", c.k_l0, "  ; L0 steps\n");
+        }
+        operands.push_back(in.dst == 2 ? tile({m, c.k_l0}) : tile({c.k_l0, n}));
+        // The block read: L0A is rows x [kk, kk + kL0) of op(A), L0B
+        // [kk, kk + kL0) x columns of op(B), from L1 as stored.
+        operands.push_back(absl::StrCat(
+            "%t", in.srcs[0], (in.dst == 2) != trans ? "[0, kk]" : "[kk, 0]",
+            trans ? " trans" : ""));
+        break;
+      case PtoOpcode::kTMatmul:
+      case PtoOpcode::kTMatmulAcc:
+        operands.push_back(tile({m, n}));
+        for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
+        break;
+      case PtoOpcode::kTStore:
+        absl::StrAppend(&out, "  .endloop\n  .endloop\n");
+        operands.push_back(absl::StrCat("%", in.buffer, "[",
+                                        FormatGmIndex(in.index, {}), "]"));
+        operands.push_back(absl::StrCat("%t", in.srcs[0]));
+        break;
+      default:
+        operands.push_back(absl::StrCat("%t", in.dst));
+    }
+    const char* when = in.op == PtoOpcode::kTMatmul      ? "  ; k + kk == 0"
+                       : in.op == PtoOpcode::kTMatmulAcc ? "  ; k + kk > 0"
+                                                         : "";
+    absl::StrAppend(&out, "  ", absl::StrFormat("%-6s ", PtoOpcodeName(in.op)),
+                    absl::StrJoin(operands, ", "), when, "\n");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string PrintPto(const PtoProgram& p) {
@@ -95,7 +165,11 @@ std::string PrintPto(const PtoProgram& p) {
                     fn.core == pto::v1::CORE_TYPE_CUBE ? "cube" : "vector",
                     " args=", fn.num_args, " tile=", FormatDims(fn.tile),
                     "  ; ", fn.name, "\n");
-    for (const PtoInstr& in : fn.body) absl::StrAppend(&out, PrintInstr(in, fn, p), "\n");
+    if (fn.core == pto::v1::CORE_TYPE_CUBE) {
+      absl::StrAppend(&out, PrintCubeBody(fn, p));
+    } else {
+      for (const PtoInstr& in : fn.body) absl::StrAppend(&out, PrintInstr(in, fn, p), "\n");
+    }
     absl::StrAppend(&out, ".end\n");
   }
   return out;

@@ -72,6 +72,7 @@ struct PtoFunction {
   // value along the row.
   std::vector<bool> ub_rows;
   std::vector<PtoInstr> body;
+  CubeLoop cube;  // core CUBE (matmul): the K loop its body runs
 };
 
 struct PtoProgram {

@@ -75,6 +75,31 @@ uint32_t TypedBuilder::Op(const std::string& kind,
   return out;
 }
 
+uint32_t TypedBuilder::Matmul(uint32_t a, uint32_t b, DataType out_dtype,
+                              bool a_trans, bool b_trans,
+                              const std::vector<int64_t>& cube) {
+  compiler::InferAttrs infer;
+  infer.out_dtype =
+      out_dtype == pto::v1::DT_UNSPECIFIED ? types_.at(a).dtype : out_dtype;
+  infer.a_trans = a_trans;
+  infer.b_trans = b_trans;
+  pto::v1::Op* op = nullptr;
+  const uint32_t out = AddOp("matmul", {a, b}, infer, &op);
+  (*op->mutable_attrs())["out_dtype"].set_dtype(infer.out_dtype);
+  (*op->mutable_attrs())["a_trans"].set_b(a_trans);
+  (*op->mutable_attrs())["b_trans"].set_b(b_trans);
+  pto::v1::CubeTileShape* t = op->mutable_cube_tile();
+  if (cube.size() == 6) {
+    t->add_m(cube[0]);
+    t->add_m(cube[1]);
+    t->add_k(cube[2]);
+    t->add_k(cube[3]);
+    t->add_n(cube[4]);
+    t->add_n(cube[5]);
+  }
+  return out;
+}
+
 uint32_t TypedBuilder::Cast(uint32_t input, DataType to,
                             const std::vector<int64_t>& tile) {
   const uint32_t out = NewValue(to, types_.at(input).shape);

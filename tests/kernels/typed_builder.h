@@ -32,6 +32,11 @@ class TypedBuilder {
   uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
               const std::vector<int64_t>& tile, int64_t dim, bool keepdim);
 
+  // matmul(a, b) with out_dtype (DT_UNSPECIFIED: a's dtype), the
+  // transposes and cube tile {mL0, mL1, kL0, kL1, nL0, nL1}.
+  uint32_t Matmul(uint32_t a, uint32_t b, pto::v1::DataType out_dtype,
+                  bool a_trans, bool b_trans, const std::vector<int64_t>& cube);
+
   // cast(input, to).
   uint32_t Cast(uint32_t input, pto::v1::DataType to,
                 const std::vector<int64_t>& tile);

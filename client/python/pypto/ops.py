@@ -418,6 +418,9 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     return input._builder.add_op("clip", [input], input.dtype, input._shape, bounds, what)
 
 
+from .matmul import matmul  # noqa: E402,F401  (cube path: matmul.py)
+
+
 def _later(name, issue):
     def op(*args, **kwargs):
         raise not_yet(f"pypto.{name}", issue)
@@ -428,7 +431,7 @@ def _later(name, issue):
 
 LATER_OPS = {
     3: (
-        "matmul", "view", "assemble", "reshape", "transpose", "permute", "concat",
+        "view", "assemble", "reshape", "transpose", "permute", "concat",
         "unsqueeze", "clone"),
     4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),
     6: ("from_torch", "options", "set_pass_options", "set_host_options",

@@ -182,7 +182,13 @@ class Tensor:
 
     __floordiv__ = __rfloordiv__ = _later("//")
     __mod__ = __rmod__ = _later("%")
-    __matmul__ = __rmatmul__ = _later("@")
+
+    def __matmul__(self, other): return _ops().matmul(self, other)
+    def __rmatmul__(self, other): return _ops().matmul(other, self)
+
+    def matmul(self, other, out_dtype=None, a_trans=False, b_trans=False):
+        """pypto.matmul(self, other, ...)."""
+        return _ops().matmul(self, other, out_dtype, a_trans, b_trans)
     # == and != stay identity comparisons so Tensors can live in sets and
     # dicts; elementwise equality is pypto.eq / pypto.ne (or a.eq(b)).
     __hash__ = object.__hash__
@@ -238,7 +244,7 @@ for _name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "
               "floor", "ceil", "round", "trunc", "sin", "cos"):
     setattr(Tensor, _name, _unary_method(_name))
 for _name in ("reshape", "transpose",
-              "permute", "view", "unsqueeze", "clone", "matmul"):
+              "permute", "view", "unsqueeze", "clone"):
     setattr(Tensor, _name, Tensor._later(_name))
 del _name
 

@@ -82,3 +82,8 @@ def _restore(state):
 
 def current_vec_tile():
     return _vec_tile_shapes
+
+
+def current_cube_tile():
+    """(m, k, n, split_k) in force, or None."""
+    return _cube_tile_shapes

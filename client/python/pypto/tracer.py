@@ -108,20 +108,24 @@ class GraphBuilder:
         if p is not None and t._vid == p.initial:
             p.read = True
 
-    def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None):
+    def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None,
+               cube_tile=None):
         """Records `kind` on `inputs` (Tensors) and returns its result Tensor.
         `space` is the shape the vector tile covers (default: the result's;
-        a reduction's: its input's)."""
+        a reduction's: its input's). Cube ops (matmul) pass `cube_tile`
+        (tiling's (m, k, n, split_k)) instead of using the vector tile."""
         from .tensors import Tensor
         what = what or f"pypto.{kind}"
-        tile = tiling.current_vec_tile()
+        tile = () if cube_tile is not None else tiling.current_vec_tile()
         space = shape if space is None else space
         rank = len(space)
-        if tile is None:
+        if cube_tile is not None:
+            pass
+        elif tile is None:
             raise TraceError(
                 f"{what}: no vector tile shape is set; call "
                 f"pypto.set_vec_tile_shapes with {rank} dims before this op")
-        if len(tile) != rank:
+        if cube_tile is None and len(tile) != rank:
             raise TraceError(
                 f"{what}: the vector tile shape {tuple(tile)} has {len(tile)} dims but "
                 f"the op's result has {rank} (shape {tuple(space)}); call "
@@ -145,6 +149,12 @@ class GraphBuilder:
             else:
                 op.attrs[key].f = float(value)
         op.vec_tile.dims.extend(tile)
+        if cube_tile is not None:
+            m, k, n, split_k = cube_tile
+            op.cube_tile.m.extend(m)
+            op.cube_tile.k.extend(k)
+            op.cube_tile.n.extend(n)
+            op.cube_tile.enable_split_k = split_k
         self._producer[out] = len(self._ops)
         self._ops.append(op)
         return Tensor._proxy(self, out, dtype, shape, "")

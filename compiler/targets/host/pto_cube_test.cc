@@ -1,5 +1,6 @@
 #include "compiler/targets/host/pto_cube.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -27,7 +28,9 @@ void RunCase(const Case& t) {
   // Stored shapes: a [m, k] or [k, m]; b [k, n] or [n, k].
   const int lda = t.a_trans ? t.m : t.k, ldb = t.b_trans ? t.k : t.n;
   std::vector<float> l1a(t.ml0 * t.kl0), l1b(t.kl0 * t.nl0);
-  std::vector<float> l0a(t.ml0 * t.kl0), l0b(t.kl0 * t.nl0), l0c(t.ml0 * t.nl0);
+  std::vector<float> l0a(pto_cube::L0AElems(t.ml0, t.kl0));
+  std::vector<float> l0b(pto_cube::L0BElems(t.kl0, t.nl0));
+  std::vector<float> l0c(t.ml0 * t.nl0);
   for (int i0 = 0; i0 < t.m; i0 += t.ml0) {
     const int ms = std::min(t.ml0, t.m - i0);
     for (int j0 = 0; j0 < t.n; j0 += t.nl0) {
@@ -44,10 +47,10 @@ void RunCase(const Case& t) {
         } else {
           pto_cube::CubeLoadL1(l1b.data(), b.data() + p0 * ldb + j0, ldb, ks, ns);
         }
-        pto_cube::CubeMovL0(l0a.data(), l1a.data(), t.a_trans ? ms : ks, 0, 0,
-                            ms, ks, t.a_trans);
-        pto_cube::CubeMovL0(l0b.data(), l1b.data(), t.b_trans ? ks : ns, 0, 0,
-                            ks, ns, t.b_trans);
+        pto_cube::CubeMovL0A(l0a.data(), l1a.data(), t.a_trans ? ms : ks, 0,
+                             ms, ks, t.a_trans);
+        pto_cube::CubeMovL0B(l0b.data(), l1b.data(), t.b_trans ? ks : ns, 0,
+                             ks, ns, t.b_trans);
         if (p0 == 0) {
           pto_cube::CubeMatmul(l0c.data(), l0a.data(), l0b.data(), ms, ks, ns);
         } else {
@@ -84,17 +87,36 @@ TEST(PtoCubeTest, TilesWithTailsInMNK) {
   }
 }
 
-TEST(PtoCubeTest, MovL0ReadsABlockOfL1) {
-  // L1 tile 3x4 = 0..11; the 2x2 block at (1, 2) and its transpose read.
+TEST(PtoCubeTest, MovL0PacksPanels) {
+  // L1 tile 3x4 = 0..11. L0A of rows 0..2, K columns 1..2: one 6-row panel
+  // [k][6], rows 3..5 zero.
   std::vector<float> l1(12);
   for (int i = 0; i < 12; ++i) l1[i] = static_cast<float>(i);
-  std::vector<float> l0(4);
-  pto_cube::CubeMovL0(l0.data(), l1.data(), 4, 1, 2, 2, 2, false);
-  EXPECT_EQ(l0, (std::vector<float>{6, 7, 10, 11}));
-  // Transposed: L1 holds [cols x rows]; block rows 0..1 of the result are
-  // L1 columns 1..2, block columns are L1 rows 0..1 read from (c0=0, r0=1).
-  pto_cube::CubeMovL0(l0.data(), l1.data(), 4, 1, 0, 2, 2, true);
-  EXPECT_EQ(l0, (std::vector<float>{1, 5, 2, 6}));
+  std::vector<float> l0a(pto_cube::L0AElems(3, 2), -1.0f);
+  ASSERT_EQ(l0a.size(), 12u);
+  pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 3, 2, false);
+  EXPECT_EQ(l0a, (std::vector<float>{1, 5, 9, 0, 0, 0, 2, 6, 10, 0, 0, 0}));
+  // Transposed: L1 holds A^T [K x m] = [3 x 4]; m = 4 rows, K rows 1..2.
+  pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 4, 2, true);
+  EXPECT_EQ(l0a, (std::vector<float>{4, 5, 6, 7, 0, 0, 8, 9, 10, 11, 0, 0}));
+  // L0B of K rows 1..2 and columns 0..3: one 16-column panel [k][16].
+  std::vector<float> l0b(pto_cube::L0BElems(2, 4), -1.0f);
+  ASSERT_EQ(l0b.size(), 32u);
+  pto_cube::CubeMovL0B(l0b.data(), l1.data(), 4, 1, 2, 4, false);
+  std::vector<float> want(32, 0.0f);
+  for (int c = 0; c < 4; ++c) {
+    want[c] = static_cast<float>(4 + c);
+    want[16 + c] = static_cast<float>(8 + c);
+  }
+  EXPECT_EQ(l0b, want);
+  // Transposed: L1 holds B^T [n x K] = [3 x 4]; K rows 1..2, n = 3.
+  pto_cube::CubeMovL0B(l0b.data(), l1.data(), 4, 1, 2, 3, true);
+  std::fill(want.begin(), want.end(), 0.0f);
+  for (int c = 0; c < 3; ++c) {
+    want[c] = static_cast<float>(c * 4 + 1);
+    want[16 + c] = static_cast<float>(c * 4 + 2);
+  }
+  EXPECT_EQ(l0b, want);
 }
 
 }  // namespace

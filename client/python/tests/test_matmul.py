@@ -1,0 +1,154 @@
+"""pypto.matmul / a @ b / Tensor.matmul on the cube path, against torch in
+float64: FP32 within 1e-5 of the sum of magnitudes, FP16/BF16 inputs with FP32
+accumulate, transposes, batch dims (equal and broadcast), a matmul between
+vector ops, and bad input named by pypto or the compiler."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+
+ANY = pypto.Tensor[...]
+
+
+def run_mm(fn, a, b, out_shape, out_dtype=torch.float32, cube=([16, 32], [16, 32], [16, 32]),
+           tile=None):
+    """Traces out[:] = fn(a, b) with the cube tile `cube` and runs it."""
+    def body(x: ANY, y: ANY, out: ANY):
+        pypto.set_cube_tile_shapes(*cube)
+        if tile is not None:
+            pypto.set_vec_tile_shapes(*tile)
+        out[:] = fn(x, y)
+    kernel = pypto.jit(body)
+    out = torch.zeros(out_shape, dtype=out_dtype)
+    kernel(a, b, out)
+    return out
+
+
+def check_close(got, a, b, a_trans=False, b_trans=False):
+    """Within 1e-5 of the sum of magnitudes of the K products (plus the
+    output type's rounding)."""
+    x, y = a.double(), b.double()
+    if a_trans:
+        x = x.transpose(-1, -2)
+    if b_trans:
+        y = y.transpose(-1, -2)
+    want = torch.matmul(x, y)
+    mags = torch.matmul(x.abs(), y.abs())
+    tol = 1e-5 * mags + 1e-30
+    if got.dtype == torch.float16:
+        tol = tol + want.abs() * 2.0 ** -10
+    elif got.dtype == torch.bfloat16:
+        tol = tol + want.abs() * 2.0 ** -7
+    err = (got.double() - want).abs()
+    assert bool((err <= tol).all()), float((err - tol).max())
+
+
+@pytest.mark.parametrize("m,k,n", [(37, 45, 53), (64, 128, 64), (1, 1, 1), (5, 300, 3)])
+def test_fp32_against_torch(native, m, k, n):
+    g = torch.Generator().manual_seed(m * 1000 + k)
+    a = torch.rand((m, k), generator=g) * 8 - 4
+    b = torch.rand((k, n), generator=g) * 8 - 4
+    got = run_mm(lambda x, y: x @ y, a, b, (m, n))
+    check_close(got, a, b)
+
+
+@pytest.mark.parametrize("a_trans,b_trans", [(False, True), (True, False), (True, True)])
+def test_transposes(native, a_trans, b_trans):
+    g = torch.Generator().manual_seed(3)
+    a = torch.rand((45, 37) if a_trans else (37, 45), generator=g) - 0.5
+    b = torch.rand((53, 45) if b_trans else (45, 53), generator=g) - 0.5
+    got = run_mm(lambda x, y: pypto.matmul(x, y, a_trans=a_trans, b_trans=b_trans), a, b,
+                 (37, 53))
+    check_close(got, a, b, a_trans, b_trans)
+    got = run_mm(lambda x, y: x.matmul(y, a_trans=a_trans, b_trans=b_trans), a, b, (37, 53))
+    check_close(got, a, b, a_trans, b_trans)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("fp32_out", [True, False])
+def test_half_inputs_accumulate_in_fp32(native, dtype, fp32_out):
+    g = torch.Generator().manual_seed(5)
+    a = (torch.rand((33, 70), generator=g) * 4 - 2).to(dtype)
+    b = (torch.rand((70, 40), generator=g) * 4 - 2).to(dtype)
+    pdt = pypto.DT_FP16 if dtype == torch.float16 else pypto.DT_BF16
+    out_dtype = pypto.DT_FP32 if fp32_out else None
+    # BF16 arguments are not accepted yet: pass FP32 (exact) and cast inside,
+    # and a BF16 result comes back as FP32 (exact).
+    if dtype == torch.bfloat16:
+        fn = lambda x, y: pypto.matmul(x.cast(pdt), y.cast(pdt), out_dtype).cast(pypto.DT_FP32)  # noqa: E731
+        got = run_mm(fn, a.float(), b.float(), (33, 40), tile=(8, 16))
+        if not fp32_out:
+            assert bool((got == got.to(dtype).float()).all())  # representable
+            got = got.to(dtype)
+    else:
+        got = run_mm(lambda x, y: pypto.matmul(x, y, out_dtype), a, b, (33, 40),
+                     torch.float32 if fp32_out else dtype)
+    check_close(got, a, b)
+    if not fp32_out:
+        # One rounding of the FP32 result: what torch gives from an FP32 matmul.
+        want = torch.matmul(a.float(), b.float()).to(dtype)
+        assert (got == want).float().mean() > 0.95
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 9, 10), (3, 10, 17)), ((2, 3, 9, 10), (10, 17)),
+                                   ((2, 1, 9, 10), (1, 4, 10, 17)), ((9, 10), (4, 10, 17))])
+def test_batched_and_broadcast(native, sa, sb):
+    g = torch.Generator().manual_seed(7)
+    a = torch.rand(sa, generator=g) - 0.5
+    b = torch.rand(sb, generator=g) - 0.5
+    out_shape = torch.broadcast_shapes(sa[:-2], sb[:-2]) + (sa[-2], sb[-1])
+    got = run_mm(lambda x, y: x @ y, a, b, out_shape, cube=([8, 16], [8, 16], [16, 16]))
+    check_close(got, a, b)
+
+
+def test_matmul_between_vector_ops(native):
+    g = torch.Generator().manual_seed(9)
+    a = torch.rand((40, 24), generator=g) - 0.5
+    w = torch.rand((24, 30), generator=g) - 0.5
+    got = run_mm(lambda x, y: pypto.relu(pypto.exp(x) @ y - 1.0), a, w, (40, 30),
+                 tile=(8, 16))
+    want = torch.relu(torch.exp(a.double()) @ w.double() - 1.0)
+    mags = torch.exp(a.double()) @ w.double().abs()
+    assert bool(((got.double() - want).abs() <= 1e-5 * mags + 1e-6).all())
+
+
+def test_bad_input_named():
+    F32 = pypto.Tensor([], pypto.DT_FP32)
+
+    @pypto.jit
+    def mm(a: F32, b: F32, out: F32):
+        pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 32])
+        out[:] = pypto.matmul(a, b, b_trans=True)
+
+    with pytest.raises(ValueError, match=r"pypto.matmul: K mismatch: a \[4, 5\] \(a_trans=False\), "
+                                         r"b \[6, 4\] \(b_trans=True\) have K 5 and 4"):
+        mm.trace(np.zeros((4, 5), np.float32), np.zeros((6, 4), np.float32),
+                 np.zeros((4, 6), np.float32))
+
+    with pytest.raises(ValueError, match=r"constraint kL0 <= kL1 violated \(64 > 32\)"):
+        pypto.set_cube_tile_shapes([16, 32], [64, 32], [16, 32])
+    with pytest.raises(ValueError, match=r"constraint nL1 % nL0 == 0 violated \(24 % 16 = 8\)"):
+        pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 24])
+
+    @pypto.jit
+    def notile(a: F32, b: F32, out: F32):
+        out[:] = a @ b
+
+    pypto.tiling._restore((None, None))
+    with pytest.raises(pypto.TraceError, match=r"pypto.matmul: no cube tile shape is set"):
+        notile.trace(np.zeros((4, 5), np.float32), np.zeros((5, 6), np.float32),
+                     np.zeros((4, 6), np.float32))
+
+
+def test_cube_tile_too_big_names_buffer(native):
+    @pypto.jit
+    def big(a: ANY, b: ANY, out: ANY):
+        pypto.set_cube_tile_shapes([256, 256], [64, 64], [256, 256])
+        out[:] = a @ b
+
+    with pytest.raises(pypto.CompileError, match=r"matmul.*cube_tile m=\[256,256\] k=\[64,64\] "
+                                                 r"n=\[256,256\] needs 262144 bytes of L0C"):
+        big(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32),
+            np.zeros((8, 8), np.float32))

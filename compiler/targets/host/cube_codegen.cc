@@ -1,0 +1,116 @@
+#include "compiler/targets/host/cube_codegen.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace pto::compiler {
+namespace {
+
+const char* CubeGmType(pto::v1::DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "pto_tile::half";
+    case pto::v1::DT_BF16: return "pto_tile::bf16";
+    default: return "float";
+  }
+}
+
+// The element offset of a task's region of `buf` addressed through `index`
+// (K dims and broadcast dims contribute nothing), and the row stride (the
+// buffer's last dim).
+std::string OffsetExpr(const PtoBuffer& buf, const std::vector<GmIndex>& index) {
+  const int rank = static_cast<int>(buf.shape.size());
+  std::vector<std::string> terms;
+  int64_t stride = 1;
+  for (int j = rank - 1; j >= 0; --j) {
+    const int s = index[j].space_dim;
+    if (s >= 0 && buf.shape[j] != 1) {
+      terms.push_back(absl::StrCat("args[", s, "] * ", stride));
+    }
+    stride *= buf.shape[j];
+  }
+  return terms.empty() ? "0" : absl::StrJoin(terms.rbegin(), terms.rend(), " + ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
+  const PtoFunction& fn = p.functions[index];
+  const CubeLoop& c = fn.cube;
+  const int rank = static_cast<int>(fn.tile.size());
+  const PtoInstr* load_a = nullptr;
+  const PtoInstr* load_b = nullptr;
+  const PtoInstr* store = nullptr;
+  for (const PtoInstr& in : fn.body) {
+    if (in.op == PtoOpcode::kTLoad) (in.dst == 0 ? load_a : load_b) = &in;
+    if (in.op == PtoOpcode::kTStore) store = &in;
+  }
+  const int num_buffers = static_cast<int>(p.buffers.size());
+  for (const PtoInstr* in : {load_a, load_b, store}) {
+    if (rank < 2 || in == nullptr || in->buffer < 0 || in->buffer >= num_buffers ||
+        in->index.size() != p.buffers[in->buffer].shape.size() ||
+        p.buffers[in->buffer].shape.size() < 2) {
+      return absl::InternalError(absl::StrCat(
+          "cube function @f", index, " lacks a well-formed TLOAD A, TLOAD B or TSTORE"));
+    }
+  }
+  const PtoBuffer& a = p.buffers[load_a->buffer];
+  const PtoBuffer& b = p.buffers[load_b->buffer];
+  const PtoBuffer& o = p.buffers[store->buffer];
+  const int64_t m = fn.tile[rank - 2], n = fn.tile[rank - 1];
+  const int64_t lda = a.shape.back(), ldb = b.shape.back(), ldc = o.shape.back();
+  const std::string ta = CubeGmType(a.dtype), tb = CubeGmType(b.dtype),
+                    tc = CubeGmType(store->dtype);
+  const std::string kl1 = absl::StrCat(c.k_l1), kl0 = absl::StrCat(c.k_l0);
+  std::string out = absl::StrCat(
+      "// @f", index, ": cube, C[", m, " x ", n, "] over K=", c.k, " (L1 blocks of ",
+      c.k_l1, ", L0 steps of ", c.k_l0, ")\n",
+      "static void pto_f", index, "(void* const* buffers, const int64_t* args) {\n",
+      "  const ", ta, "* a = static_cast<const ", ta, "*>(buffers[", load_a->buffer,
+      "]) + (", OffsetExpr(a, load_a->index), ");\n",
+      "  const ", tb, "* b = static_cast<const ", tb, "*>(buffers[", load_b->buffer,
+      "]) + (", OffsetExpr(b, load_b->index), ");\n",
+      "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
+      OffsetExpr(o, store->index), ");\n",
+      "  alignas(64) float l1a[", m * c.k_l1, "];\n",
+      "  alignas(64) float l1b[", c.k_l1 * n, "];\n",
+      "  alignas(64) float l0a[pto_cube::L0AElems(", m, ", ", kl0, ")];\n",
+      "  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n, ")];\n",
+      "  alignas(64) float l0c[", m * n, "];\n");
+  if (c.k == 0) {
+    absl::StrAppend(&out, "  for (int i = 0; i < ", m * n, "; ++i) l0c[i] = 0.0f;\n");
+  }
+  // TLOAD A: [m x kb] at column k (a_trans: [kb x m] at row k); B: [kb x n]
+  // at row k (b_trans: [n x kb] at column k).
+  absl::StrAppend(
+      &out, "  for (int64_t k = 0; k < ", c.k, "; k += ", kl1, ") {\n",
+      "    const int kb = static_cast<int>(", c.k, " - k < ", kl1, " ? ", c.k,
+      " - k : ", kl1, ");\n",
+      c.a_trans
+          ? absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
+                         ">>(l1a, a + k * ", lda, ", ", lda, ", kb, ", m, ");\n")
+          : absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
+                         ">>(l1a, a + k, ", lda, ", ", m, ", kb);\n"),
+      c.b_trans
+          ? absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
+                         ">>(l1b, b + k, ", ldb, ", ", n, ", kb);\n")
+          : absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
+                         ">>(l1b, b + k * ", ldb, ", ", ldb, ", kb, ", n, ");\n"),
+      "    for (int kk = 0; kk < kb; kk += ", kl0, ") {\n",
+      "      const int kc = kb - kk < ", kl0, " ? kb - kk : ", kl0, ";\n",
+      "      pto_cube::CubeMovL0A(l0a, l1a, ", c.a_trans ? absl::StrCat(m) : "kb",
+      ", kk, ", m, ", kc, ", c.a_trans ? "true" : "false", ");\n",
+      "      pto_cube::CubeMovL0B(l0b, l1b, ", c.b_trans ? "kb" : absl::StrCat(n),
+      ", kk, kc, ", n, ", ", c.b_trans ? "true" : "false", ");\n",
+      "      if (k + kk == 0) {\n",
+      "        pto_cube::CubeMatmul(l0c, l0a, l0b, ", m, ", kc, ", n, ");\n",
+      "      } else {\n",
+      "        pto_cube::CubeMatmulAcc(l0c, l0a, l0b, ", m, ", kc, ", n, ");\n",
+      "      }\n    }\n  }\n",
+      "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", m,
+      ", ", n, ");\n}\n\n");
+  return out;
+}
+
+}  // namespace pto::compiler

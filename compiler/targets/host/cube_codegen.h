@@ -1,0 +1,19 @@
+// Host C++ for cube (matmul) functions: the K loops of a PtoFunction with
+// core CUBE as calls to pto_cube.h (TLOAD GM->L1, TMOV L1->L0A/L0B,
+// TMATMUL/TMATMUL_ACC, TSTORE L0C->GM), with L1 and L0 tiles on the stack.
+#ifndef PTO_COMPILER_TARGETS_HOST_CUBE_CODEGEN_H_
+#define PTO_COMPILER_TARGETS_HOST_CUBE_CODEGEN_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/pto/pto_program.h"
+
+namespace pto::compiler {
+
+// The function `pto_f<index>` for p.functions[index] (core CUBE).
+absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_TARGETS_HOST_CUBE_CODEGEN_H_

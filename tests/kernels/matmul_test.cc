@@ -1,0 +1,134 @@
+// End to end: matmul through the cube path (TLOAD GM->L1, TMOV L1->L0A/L0B,
+// TMATMUL/TMATMUL_ACC, TSTORE L0C->GM) on cube tasks, checked against the
+// double-precision reference within rtol 1e-5 of the sum of magnitudes
+// (FP16/BF16 results within one unit in the last place): tails in M, N and
+// K, transposes, FP16/BF16 inputs, batch dims (equal and broadcast), and
+// matmuls feeding and fed by vector ops in the same kernel.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/compile.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/kernels/typed_builder.h"
+
+namespace pto {
+namespace {
+
+using pto::v1::DataType;
+using ::testing::HasSubstr;
+
+using Builder = testing::TypedBuilder;
+constexpr int kSeeds = 2;
+
+// Stored shapes of a and b for out [batch..., m, n] with K = k.
+std::vector<int64_t> Stored(std::vector<int64_t> batch, int64_t rows,
+                            int64_t cols, bool trans) {
+  batch.push_back(trans ? cols : rows);
+  batch.push_back(trans ? rows : cols);
+  return batch;
+}
+
+struct Case {
+  std::vector<int64_t> a_batch, b_batch;
+  int64_t m, k, n;
+  std::vector<int64_t> cube;  // mL0, mL1, kL0, kL1, nL0, nL1
+};
+
+std::string Name(const Case& c, const char* what) {
+  return absl::StrCat("mm_", what, "_", absl::StrJoin(c.a_batch, "x"), "_",
+                      absl::StrJoin(c.b_batch, "x"), "_", c.m, "x", c.k, "x", c.n);
+}
+
+void RunCase(const Case& c, DataType in, DataType out, bool a_trans,
+             bool b_trans) {
+  Builder b(Name(c, a_trans ? (b_trans ? "tt" : "tn") : (b_trans ? "nt" : "nn")));
+  const uint32_t x = b.Input("a", in, Stored(c.a_batch, c.m, c.k, a_trans));
+  const uint32_t y = b.Input("b", in, Stored(c.b_batch, c.k, c.n, b_trans));
+  b.Output("out", b.Matmul(x, y, out, a_trans, b_trans, c.cube));
+  SCOPED_TRACE(b.graph().name());
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+// Tails in M, N and K (K: a short last L1 block and L0 step).
+TEST(MatmulTest, Fp32WithTails) {
+  RunCase({{}, {}, 37, 45, 53, {16, 32, 8, 16, 32, 32}}, pto::v1::DT_FP32,
+          pto::v1::DT_FP32, false, false);
+  RunCase({{}, {}, 64, 64, 64, {32, 32, 16, 32, 32, 32}}, pto::v1::DT_FP32,
+          pto::v1::DT_FP32, false, false);
+  RunCase({{}, {}, 1, 1, 1, {16, 16, 16, 16, 16, 16}}, pto::v1::DT_FP32,
+          pto::v1::DT_FP32, false, false);
+  RunCase({{}, {}, 5, 300, 3, {4, 8, 32, 128, 16, 16}}, pto::v1::DT_FP32,
+          pto::v1::DT_FP32, false, false);
+  RunCase({{}, {}, 130, 70, 200, {64, 64, 16, 64, 128, 128}}, pto::v1::DT_FP32,
+          pto::v1::DT_FP32, false, false);
+}
+
+TEST(MatmulTest, Transposes) {
+  for (bool a_trans : {false, true}) {
+    for (bool b_trans : {false, true}) {
+      RunCase({{}, {}, 37, 45, 53, {16, 32, 8, 16, 32, 32}}, pto::v1::DT_FP32,
+              pto::v1::DT_FP32, a_trans, b_trans);
+    }
+  }
+}
+
+// FP16/BF16 inputs accumulate in FP32; the result is FP32 or rounded once.
+TEST(MatmulTest, HalfInputs) {
+  for (DataType in : {pto::v1::DT_FP16, pto::v1::DT_BF16}) {
+    for (DataType out : {pto::v1::DT_FP32, in}) {
+      RunCase({{}, {}, 21, 40, 35, {16, 32, 16, 32, 32, 32}}, in, out, false, true);
+      RunCase({{}, {}, 21, 40, 35, {16, 32, 16, 32, 32, 32}}, in, out, true, false);
+    }
+  }
+}
+
+// Batch dims: equal, broadcast (size 1 and missing), 3-D and 4-D.
+TEST(MatmulTest, Batched) {
+  const std::vector<int64_t> cube = {8, 16, 8, 16, 16, 16};
+  RunCase({{3}, {3}, 9, 10, 17, cube}, pto::v1::DT_FP32, pto::v1::DT_FP32, false, false);
+  RunCase({{3}, {}, 9, 10, 17, cube}, pto::v1::DT_FP32, pto::v1::DT_FP32, false, true);
+  RunCase({{1}, {4}, 9, 10, 17, cube}, pto::v1::DT_FP32, pto::v1::DT_FP32, true, false);
+  RunCase({{2, 3}, {2, 3}, 9, 10, 17, cube}, pto::v1::DT_FP32, pto::v1::DT_FP32, false, false);
+  RunCase({{2, 1}, {1, 3}, 9, 10, 17, cube}, pto::v1::DT_BF16, pto::v1::DT_FP32, true, true);
+  RunCase({{}, {2, 3}, 9, 10, 17, cube}, pto::v1::DT_FP16, pto::v1::DT_FP16, false, false);
+}
+
+// relu(matmul(exp(a) * 0.5, b) + bias): vector ops before and after the cube
+// group, GM between them, dependencies per tile.
+TEST(MatmulTest, FeedsAndIsFedByVectorOps) {
+  Builder b("mm_vector_chain");
+  const uint32_t a = b.Input("a", pto::v1::DT_FP32, {37, 45});
+  const uint32_t w = b.Input("w", pto::v1::DT_FP32, {45, 53});
+  const uint32_t bias = b.Input("bias", pto::v1::DT_FP32, {53});
+  const uint32_t x = b.Op("muls", {b.Op("exp", {a}, {8, 16})}, {8, 16}, {{"scalar", 0.5}});
+  const uint32_t y = b.Matmul(x, w, pto::v1::DT_UNSPECIFIED, false, false,
+                              {16, 32, 8, 16, 16, 32});
+  b.Output("out", b.Op("relu", {b.Op("add", {y, bias}, {4, 32})}, {4, 32}));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+
+  compiler::CompileSettings settings;
+  settings.keep_dumps = true;
+  auto r = compiler::Compile(b.graph(), "host", {}, settings);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->dumps["execute"], HasSubstr("cube"));
+  EXPECT_THAT(r->dumps["tile"], HasSubstr("TMATMUL_ACC"));
+}
+
+// Two matmuls in a row: the second reads the first's GM result.
+TEST(MatmulTest, Chained) {
+  Builder b("mm_chain");
+  const uint32_t a = b.Input("a", pto::v1::DT_FP32, {20, 30});
+  const uint32_t w1 = b.Input("w1", pto::v1::DT_FP32, {30, 40});
+  const uint32_t w2 = b.Input("w2", pto::v1::DT_FP32, {50, 40});
+  const uint32_t h = b.Matmul(a, w1, pto::v1::DT_UNSPECIFIED, false, false,
+                              {8, 16, 16, 32, 16, 16});
+  b.Output("out", b.Matmul(h, w2, pto::v1::DT_UNSPECIFIED, false, true,
+                           {16, 16, 8, 16, 32, 32}));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+}  // namespace
+}  // namespace pto

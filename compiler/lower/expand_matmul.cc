@@ -47,6 +47,17 @@ absl::Status AppendMatmul(const TensorGraph& g, int i,
           "op #", i, " \"matmul\": value %", v, " has no GM tensor"));
     }
   }
+  // Cube tasks read whole rows of A and columns of B while others write
+  // their tiles of the result: the result may not share their buffer.
+  const int out_buffer = out->gm[gm_of_value[v_out]].buffer;
+  for (int v : {v_a, v_b}) {
+    if (out->gm[gm_of_value[v]].buffer == out_buffer) {
+      return absl::UnimplementedError(absl::StrCat(
+          "op #", i, " \"matmul\": the result is written into the buffer of "
+          "its operand %", v, " (an inout parameter); write it to another "
+          "tensor"));
+    }
+  }
   TileGroup grp;
   grp.ops = {i};
   grp.is_cube = true;

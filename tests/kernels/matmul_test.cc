@@ -130,5 +130,24 @@ TEST(MatmulTest, Chained) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
+// a = a @ w on an inout parameter would race (tasks read rows of a that
+// others overwrite): refused, naming the op and operand.
+TEST(MatmulTest, ResultIntoItsOperandsBufferIsRefused) {
+  pto::v1::Graph g;
+  {
+    Builder b("mm_inout");
+    const uint32_t a = b.Input("a", pto::v1::DT_FP32, {8, 8});
+    const uint32_t w = b.Input("w", pto::v1::DT_FP32, {8, 8});
+    const uint32_t y = b.Matmul(a, w, pto::v1::DT_UNSPECIFIED, false, false,
+                                {4, 4, 4, 4, 4, 4});
+    g = b.graph();
+    g.mutable_params(0)->set_role(pto::v1::PARAM_ROLE_INOUT);
+    g.mutable_params(0)->set_result_value_id(y);
+  }
+  auto r = compiler::Compile(g, "host", {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("op #0 \"matmul\": the result is written"));
+}
+
 }  // namespace
 }  // namespace pto

@@ -83,30 +83,33 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   }
   // TLOAD A: [m x kb] at column k (a_trans: [kb x m] at row k); B: [kb x n]
   // at row k (b_trans: [n x kb] at column k).
+  const char* a_trans = c.a_trans ? "true" : "false";
+  const char* b_trans = c.b_trans ? "true" : "false";
   absl::StrAppend(
       &out, "  for (int64_t k = 0; k < ", c.k, "; k += ", kl1, ") {\n",
       "    const int kb = static_cast<int>(", c.k, " - k < ", kl1, " ? ", c.k,
       " - k : ", kl1, ");\n",
+      "    int64_t lda1, ldb1;\n",
       c.a_trans
-          ? absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
-                         ">>(l1a, a + k * ", lda, ", ", lda, ", kb, ", m, ");\n")
-          : absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
-                         ">>(l1a, a + k, ", lda, ", ", m, ", kb);\n"),
+          ? absl::StrCat("    const float* a1 = pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
+                         ">>(l1a, a + k * ", lda, ", ", lda, ", kb, ", m, ", &lda1);\n")
+          : absl::StrCat("    const float* a1 = pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
+                         ">>(l1a, a + k, ", lda, ", ", m, ", kb, &lda1);\n"),
       c.b_trans
-          ? absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
-                         ">>(l1b, b + k, ", ldb, ", ", n, ", kb);\n")
-          : absl::StrCat("    pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
-                         ">>(l1b, b + k * ", ldb, ", ", ldb, ", kb, ", n, ");\n"),
+          ? absl::StrCat("    const float* b1 = pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
+                         ">>(l1b, b + k, ", ldb, ", ", n, ", kb, &ldb1);\n")
+          : absl::StrCat("    const float* b1 = pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
+                         ">>(l1b, b + k * ", ldb, ", ", ldb, ", kb, ", n, ", &ldb1);\n"),
       "    for (int kk = 0; kk < kb; kk += ", kl0, ") {\n",
       "      const int kc = kb - kk < ", kl0, " ? kb - kk : ", kl0, ";\n",
-      "      pto_cube::CubeMovL0A(l0a, l1a, ", c.a_trans ? absl::StrCat(m) : "kb",
-      ", kk, ", m, ", kc, ", c.a_trans ? "true" : "false", ");\n",
-      "      pto_cube::CubeMovL0B(l0b, l1b, ", c.b_trans ? "kb" : absl::StrCat(n),
-      ", kk, kc, ", n, ", ", c.b_trans ? "true" : "false", ");\n",
+      "      int64_t lda0;\n",
+      "      const float* a0 = pto_cube::CubeMovL0A(l0a, a1, lda1, kk, ", m,
+      ", kc, ", a_trans, ", &lda0);\n",
+      "      pto_cube::CubeMovL0B(l0b, b1, ldb1, kk, kc, ", n, ", ", b_trans, ");\n",
       "      if (k + kk == 0) {\n",
-      "        pto_cube::CubeMatmul(l0c, l0a, l0b, ", m, ", kc, ", n, ");\n",
+      "        pto_cube::CubeMatmul(l0c, a0, lda0, l0b, ", m, ", kc, ", n, ");\n",
       "      } else {\n",
-      "        pto_cube::CubeMatmulAcc(l0c, l0a, l0b, ", m, ", kc, ", n, ");\n",
+      "        pto_cube::CubeMatmulAcc(l0c, a0, lda0, l0b, ", m, ", kc, ", n, ");\n",
       "      }\n    }\n  }\n",
       "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", m,
       ", ", n, ");\n}\n\n");

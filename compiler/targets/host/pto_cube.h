@@ -4,37 +4,45 @@
 // C = op(A) * op(B), K in L1 blocks and L0 steps:
 //
 //   TLOAD  GM -> L1    CubeLoadL1: a [rows x cols] region of a row-major GM
-//                      matrix (leading dimension `ld`) into a dense f32 L1
-//                      tile, widening f16/bf16 exactly (Conv::Load)
-//   TMOV   L1 -> L0A   CubeMovL0A: m rows by kc of K from L1 (transposed or
-//                      not) into L0A, packed in row panels (below)
-//          L1 -> L0B   CubeMovL0B: kc of K by n columns into L0B, packed in
-//                      column panels
+//                      matrix (leading dimension `ld`) as an f32 L1 tile,
+//                      widening f16/bf16 exactly (Conv::Load)
+//   TMOV   L1 -> L0A   CubeMovL0A: m rows by kc of K of op(A) from L1
+//                      (transposed back when L1 holds A^T), row-major
+//          L1 -> L0B   CubeMovL0B: kc of K by n columns of op(B) into L0B,
+//                      packed in column panels (below)
 //   TMATMUL            CubeMatmul: L0C = L0A * L0B (f32 accumulate)
 //   TMATMUL_ACC        CubeMatmulAcc: L0C += L0A * L0B (the next L0 step)
 //   TSTORE L0C -> GM   CubeStoreL0C: the dense [m x n] L0C tile into GM,
 //                      rounded to the output type (Conv::Store)
 //
-// L0 layouts (the host's fractal formats): L0A holds ceil(m / kRows) panels
-// of kRows rows, each [kc][kRows] (element (r, p) of panel i at
-// i * kRows * kc + p * kRows + r); L0B holds ceil(n / kCols) panels of kCols
-// columns, each [kc][kCols]. Rows and columns past m and n are zero, so the
-// micro-kernel reads both operands contiguously and never branches on
-// edges. L0C is dense row-major [m x n].
+// Host buffers are views where a move would copy f32 data unchanged: an
+// f32 TLOAD returns the GM region itself (with GM's leading dimension), and
+// a TMOV to L0A that does not transpose returns the L1 block; the other
+// moves (conversions, transposes, packing) copy into the caller's tile.
+// Each returns the tile to read and sets its leading dimension.
+//
+// L0 layouts: L0A is row-major [m x kc] with a leading dimension (the
+// micro-kernel broadcasts its elements from kRows row streams); L0B holds ceil(n / kCols) panels of
+// kCols columns, each [kc][kCols] (element (p, c) of panel j at
+// j * kCols * kc + p * kCols + c), columns past n zero, so the micro-kernel
+// reads B contiguously with whole vectors. L0C is dense row-major [m x n].
 //
 // Like pto_tile.h this header is self-contained C++17 that includes only
 // <stdint.h>, so it can be embedded into the compiler and written next to
 // generated sources. Conv is a type with static `float Load(T)` and
 // `T Store(float)` (pto_tile::Elem<T> in generated code).
 //
-// The micro-kernel (CubeBlock) keeps a kRows x kCols block of C (6 x 16
-// floats: 12 AVX2 registers) in vector registers across the whole K of the
-// L0 tiles, loading one L0B row (2 vectors) and broadcasting kRows L0A
-// elements per k step (GCC vector extensions, so the same code is SSE on
-// older targets). Each element of C is accumulated over k in order, so the
-// result does not depend on the tile shapes; with FMA available (__FMA__)
-// each step is one fused multiply-add, otherwise a rounded multiply then
-// add.
+// The micro-kernel keeps a block of C in vector registers across the whole
+// K of the L0 tiles: kRows x kCols (6 x 16 floats: 12 AVX2 registers; GCC
+// vector extensions, so the same code is SSE on older targets), loading one
+// L0B panel row (2 vectors) and broadcasting kRows L0A elements per k step.
+// On targets with FMA (host-x86_64-v3) a CPU with AVX-512F runs an 8 x 32
+// block in 512-bit registers instead (two L0B panels at once; chosen once
+// per process with __builtin_cpu_supports; PTO_CUBE_AVX512 0/1 may be
+// predefined to choose). Either way each element of C is accumulated over k
+// in order with one fused multiply-add per step (a rounded multiply then
+// add on targets without FMA), so results do not depend on the tile shapes
+// or on the path taken: both give the same bits.
 #ifndef PTO_CUBE_H_
 #define PTO_CUBE_H_
 
@@ -45,15 +53,24 @@
 // across objects) ABI differs; the warning stays off for the includer.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+// Whether steps are fused multiply-adds (may be predefined 0/1: tests build
+// a copy of this header for x86-64-v3 under a target pragma, which does not
+// define __FMA__).
+#ifndef PTO_CUBE_FMA
+#if defined(__FMA__) && defined(__AVX__)
+#define PTO_CUBE_FMA 1
+#else
+#define PTO_CUBE_FMA 0
+#endif
+#endif
+
 namespace pto_cube {
 
-constexpr int kRows = 6;   // rows of C per register block (an L0A panel)
+constexpr int kRows = 6;   // rows of C per register block
 constexpr int kCols = 16;  // columns of C per register block (an L0B panel)
 
-// Floats an L0A tile of m rows and k of K takes (whole panels).
-constexpr int64_t L0AElems(int64_t m, int64_t k) {
-  return (m + kRows - 1) / kRows * kRows * k;
-}
+// Floats an L0A tile of m rows and k of K takes.
+constexpr int64_t L0AElems(int64_t m, int64_t k) { return m * k; }
 // Floats an L0B tile of k of K and n columns takes (whole panels).
 constexpr int64_t L0BElems(int64_t k, int64_t n) {
   return (n + kCols - 1) / kCols * kCols * k;
@@ -66,57 +83,59 @@ struct F32 {
   static float Store(float v) { return v; }
 };
 
-// TLOAD GM -> L1: l1[r * cols + c] = Conv::Load(gm[r * ld + c]) for a
-// [rows x cols] region starting at `gm`.
+// TLOAD GM -> L1: the [rows x cols] region at `gm` (leading dimension
+// `ld`) as f32: l1[r * cols + c] = Conv::Load(gm[r * ld + c]), *l1_ld =
+// cols; f32 data is not copied (returns gm, *l1_ld = ld).
 template <typename Conv = F32, typename T>
-inline void CubeLoadL1(float* __restrict l1, const T* __restrict gm, int64_t ld,
-                       int rows, int cols) {
+inline const float* CubeLoadL1(float* __restrict l1, const T* __restrict gm,
+                               int64_t ld, int rows, int cols, int64_t* l1_ld) {
   for (int r = 0; r < rows; ++r) {
     const T* __restrict src = gm + r * ld;
     float* __restrict dst = l1 + static_cast<int64_t>(r) * cols;
     for (int c = 0; c < cols; ++c) dst[c] = Conv::Load(src[c]);
   }
+  *l1_ld = cols;
+  return l1;
 }
 
-// TMOV L1 -> L0A: rows [0, m) and K columns [k0, k0 + kc) of op(A) from an
-// L1 tile with `l1_cols` columns holding A [m x K-block], or with `trans`
-// A^T [K-block x m], packed into row panels.
-inline void CubeMovL0A(float* __restrict l0a, const float* __restrict l1,
-                       int l1_cols, int k0, int m, int kc, bool trans) {
-  for (int i = 0; i < m; i += kRows) {
-    const int rows = m - i < kRows ? m - i : kRows;
-    float* __restrict panel = l0a + static_cast<int64_t>(i) * kc;
-    if (!trans) {
-      for (int r = 0; r < rows; ++r) {
-        const float* __restrict src =
-            l1 + static_cast<int64_t>(i + r) * l1_cols + k0;
-        for (int p = 0; p < kc; ++p) panel[p * kRows + r] = src[p];
-      }
-    } else {
-      for (int p = 0; p < kc; ++p) {
-        const float* __restrict src =
-            l1 + static_cast<int64_t>(k0 + p) * l1_cols + i;
-        for (int r = 0; r < rows; ++r) panel[p * kRows + r] = src[r];
-      }
-    }
-    for (int r = rows; r < kRows; ++r) {
-      for (int p = 0; p < kc; ++p) panel[p * kRows + r] = 0.0f;
-    }
+template <typename Conv = F32>
+inline const float* CubeLoadL1(float* /*l1*/, const float* gm, int64_t ld,
+                               int /*rows*/, int /*cols*/, int64_t* l1_ld) {
+  *l1_ld = ld;
+  return gm;
+}
+
+// TMOV L1 -> L0A: rows [0, m) and K columns [k0, k0 + kc) of op(A), from an
+// L1 tile (leading dimension l1_ld) holding A [m x K-block], or with
+// `trans` A^T [K-block x m]. Not transposed: returns the L1 block (*l0a_ld
+// = l1_ld); transposed: copies into l0a [m x kc] (*l0a_ld = kc).
+inline const float* CubeMovL0A(float* __restrict l0a, const float* __restrict l1,
+                               int64_t l1_ld, int k0, int m, int kc, bool trans,
+                               int64_t* l0a_ld) {
+  if (!trans) {
+    *l0a_ld = l1_ld;
+    return l1 + k0;
   }
+  for (int p = 0; p < kc; ++p) {
+    const float* __restrict src = l1 + (k0 + p) * l1_ld;
+    for (int r = 0; r < m; ++r) l0a[static_cast<int64_t>(r) * kc + p] = src[r];
+  }
+  *l0a_ld = kc;
+  return l0a;
 }
 
 // TMOV L1 -> L0B: K rows [k0, k0 + kc) and columns [0, n) of op(B) from an
-// L1 tile with `l1_cols` columns holding B [K-block x n], or with `trans`
-// B^T [n x K-block], packed into column panels.
+// L1 tile (leading dimension l1_cols) holding B [K-block x n], or with
+// `trans` B^T [n x K-block], packed into column panels.
 inline void CubeMovL0B(float* __restrict l0b, const float* __restrict l1,
-                       int l1_cols, int k0, int kc, int n, bool trans) {
+                       int64_t l1_cols, int k0, int kc, int n, bool trans) {
   for (int j = 0; j < n; j += kCols) {
     const int cols = n - j < kCols ? n - j : kCols;
     float* __restrict panel = l0b + static_cast<int64_t>(j) * kc;
     if (!trans) {
       for (int p = 0; p < kc; ++p) {
         const float* __restrict src =
-            l1 + static_cast<int64_t>(k0 + p) * l1_cols + j;
+            l1 + (k0 + p) * l1_cols + j;
         float* __restrict dst = panel + p * kCols;
         for (int c = 0; c < cols; ++c) dst[c] = src[c];
         for (int c = cols; c < kCols; ++c) dst[c] = 0.0f;
@@ -124,7 +143,7 @@ inline void CubeMovL0B(float* __restrict l0b, const float* __restrict l1,
     } else {
       for (int c = 0; c < cols; ++c) {
         const float* __restrict src =
-            l1 + static_cast<int64_t>(j + c) * l1_cols + k0;
+            l1 + (j + c) * l1_cols + k0;
         for (int p = 0; p < kc; ++p) panel[p * kCols + c] = src[p];
       }
       for (int p = 0; p < kc; ++p) {
@@ -147,39 +166,61 @@ inline Vec8 LoadVec8(const float* p) {
 inline void StoreVec8(float* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
 inline Vec8 MulAdd(Vec8 acc, Vec8 a, Vec8 b) {
-#if defined(__FMA__) && defined(__AVX__)
+#if PTO_CUBE_FMA
   return __builtin_ia32_vfmaddps256(a, b, acc);
 #else
   return acc + a * b;
 #endif
 }
 
-// One register block: C[rows x width] (+)= panel A [k][kRows] * panel B
-// [k][kCols], the accumulators in kRows * kCols / 8 vector registers. Full
-// blocks load and store C directly; edge blocks go through a local block
-// (the padded rows and columns are computed and dropped).
-template <bool kAcc>
-inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
-                      const float* __restrict b, int k, int rows, int width) {
-  constexpr int kV = kCols / 8;
-  const bool full = rows == kRows && width == kCols;
-  float edge[kRows * kCols];
-  float* out = full ? c : edge;
-  const int ldo = full ? ldc : kCols;
-  if (!full) {
-    for (int r = 0; r < kRows; ++r) {
-      for (int j = 0; j < kCols; ++j) {
-        edge[r * kCols + j] =
-            kAcc && r < rows && j < width ? c[r * ldc + j] : 0.0f;
-      }
+// Where a block of C is accumulated: C itself for a full block, else a
+// local [kRows x width] block (rows past `rows` and columns past `width`
+// are computed from clamped rows / zero columns and dropped).
+struct BlockOut {
+  float* p;
+  int ld;
+};
+
+template <bool kAcc, int kWidth>
+inline BlockOut BeginBlock(float* __restrict c, int ldc, int rows, int width,
+                           float* edge) {
+  if (rows == kRows && width == kWidth) return {c, ldc};
+  for (int r = 0; r < kRows; ++r) {
+    for (int j = 0; j < kWidth; ++j) {
+      edge[r * kWidth + j] = kAcc && r < rows && j < width ? c[r * ldc + j] : 0.0f;
     }
   }
+  return {edge, kWidth};
+}
+
+template <int kWidth>
+inline void EndBlock(float* __restrict c, int ldc, int rows, int width,
+                     const float* edge) {
+  if (rows == kRows && width == kWidth) return;
+  for (int r = 0; r < rows; ++r) {
+    for (int j = 0; j < width; ++j) c[r * ldc + j] = edge[r * kWidth + j];
+  }
+}
+
+// One register block: C[rows x width] (+)= A rows [k] (row stride lda) *
+// B panel [k][kCols], with the accumulators in kRows * kCols / 8 vector
+// registers.
+template <bool kAcc>
+inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
+                      int64_t lda, const float* __restrict b, int k, int rows,
+                      int width) {
+  constexpr int kV = kCols / 8;
+  float edge[kRows * kCols];
+  const BlockOut out = BeginBlock<kAcc, kCols>(c, ldc, rows, width, edge);
+  const bool load = kAcc || out.p == edge;
+  const float* ar[kRows];
+  for (int r = 0; r < kRows; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
   Vec8 acc[kRows][kV];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < kV; ++v) {
-      acc[r][v] = kAcc || !full ? LoadVec8(out + r * ldo + 8 * v) : Vec8{};
+      acc[r][v] = load ? LoadVec8(out.p + r * out.ld + 8 * v) : Vec8{};
     }
   }
   for (int p = 0; p < k; ++p) {
@@ -188,53 +229,180 @@ inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
     for (int v = 0; v < kV; ++v) bv[v] = LoadVec8(b + 8 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      const float s = a[r];
-      const Vec8 av = {s, s, s, s, s, s, s, s};
+      const float x = ar[r][p];
+      const Vec8 av = {x, x, x, x, x, x, x, x};  // vbroadcastss
 #pragma GCC unroll 8
       for (int v = 0; v < kV; ++v) acc[r][v] = MulAdd(acc[r][v], av, bv[v]);
     }
-    a += kRows;
     b += kCols;
   }
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 8
-    for (int v = 0; v < kV; ++v) StoreVec8(out + r * ldo + 8 * v, acc[r][v]);
+    for (int v = 0; v < kV; ++v) StoreVec8(out.p + r * out.ld + 8 * v, acc[r][v]);
   }
-  if (!full) {
-    for (int r = 0; r < rows; ++r) {
-      for (int j = 0; j < width; ++j) c[r * ldc + j] = edge[r * kCols + j];
-    }
-  }
+  EndBlock<kCols>(c, ldc, rows, width, edge);
 }
 
-// L0C[m x n] (+)= L0A * L0B (packed, k of K each), L0C dense row-major.
-// Column panels outside, row panels inside: one L0B panel stays in the
-// first-level cache while the L0A panels stream past it.
+// L0C[m x n] (+)= L0A * L0B (k of K), L0C dense row-major. Column panels
+// outside, row blocks inside: one L0B panel stays in the first-level cache
+// while the L0A rows stream past it.
 template <bool kAcc>
-inline void CubeMatmulImpl(float* __restrict l0c, const float* __restrict l0a,
-                           const float* __restrict l0b, int m, int k, int n) {
+inline void CubeMatmulVec8(float* __restrict l0c, const float* __restrict l0a,
+                           int64_t lda, const float* __restrict l0b, int m,
+                           int k, int n) {
   for (int j = 0; j < n; j += kCols) {
     const int width = n - j < kCols ? n - j : kCols;
     const float* bj = l0b + static_cast<int64_t>(j) * k;
     for (int i = 0; i < m; i += kRows) {
       const int rows = m - i < kRows ? m - i : kRows;
       CubeBlock<kAcc>(l0c + static_cast<int64_t>(i) * n + j, n,
-                      l0a + static_cast<int64_t>(i) * k, bj, k, rows, width);
+                      l0a + i * lda, lda, bj, k, rows, width);
     }
   }
 }
 
-// TMATMUL: L0C = L0A * L0B.
+// The AVX-512 path (x86 targets with FMA; see the header comment).
+#ifndef PTO_CUBE_AVX512
+#if defined(__x86_64__) && PTO_CUBE_FMA && defined(__GNUC__)
+#define PTO_CUBE_AVX512 1
+#else
+#define PTO_CUBE_AVX512 0
+#endif
+#endif
+
+#if PTO_CUBE_AVX512
+typedef float Vec16 __attribute__((vector_size(64)));
+
+// Rows of C per AVX-512 block (A is read unpacked, so the row count is
+// free of L0B's layout): 16 accumulators, 2 B vectors and a broadcast in
+// 32 registers, 8 row pointers (12 rows measured 2x slower: spills).
+constexpr int kRows512 = 8;
+
+// A kRows512 x (16 * kPanels) block of C over kPanels adjacent L0B panels
+// (`panel_stride` floats apart), in 512-bit registers.
+template <bool kAcc, int kPanels>
+__attribute__((target("avx512f"))) inline void CubeBlock512(
+    float* __restrict c, int ldc, const float* __restrict a, int64_t lda,
+    const float* __restrict b, int64_t panel_stride, int k, int rows,
+    int width) {
+  constexpr int kWidth = kCols * kPanels;
+  float edge[kRows512 * kWidth];
+  float* out = c;
+  int ldo = ldc;
+  const bool full = rows == kRows512 && width == kWidth;
+  if (!full) {
+    for (int r = 0; r < kRows512; ++r) {
+      for (int j = 0; j < kWidth; ++j) {
+        edge[r * kWidth + j] = kAcc && r < rows && j < width ? c[r * ldc + j] : 0.0f;
+      }
+    }
+    out = edge;
+    ldo = kWidth;
+  }
+  const float* ar[kRows512];
+  for (int r = 0; r < kRows512; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
+  Vec16 acc[kRows512][kPanels];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows512; ++r) {
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      if (kAcc || !full) {
+        __builtin_memcpy(&acc[r][q], out + r * ldo + 16 * q, 64);
+      } else {
+        acc[r][q] = Vec16{};
+      }
+    }
+  }
+  for (int p = 0; p < k; ++p) {
+    Vec16 bv[kPanels];
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      __builtin_memcpy(&bv[q], b + q * panel_stride + p * kCols, 64);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows512; ++r) {
+      const float x = ar[r][p];
+      const Vec16 av = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#pragma GCC unroll 8
+      for (int q = 0; q < kPanels; ++q) {
+        acc[r][q] = __builtin_ia32_vfmaddps512_mask(av, bv[q], acc[r][q],
+                                                    static_cast<short>(-1), 4);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows512; ++r) {
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      __builtin_memcpy(out + r * ldo + 16 * q, &acc[r][q], 64);
+    }
+  }
+  if (!full) {
+    for (int r = 0; r < rows; ++r) {
+      for (int j = 0; j < width; ++j) c[r * ldc + j] = edge[r * kWidth + j];
+    }
+  }
+}
+
+template <bool kAcc>
+__attribute__((target("avx512f"), noinline)) inline void CubeMatmul512(
+    float* __restrict l0c, const float* __restrict l0a, int64_t lda,
+    const float* __restrict l0b, int m, int k, int n) {
+  const int64_t panel = static_cast<int64_t>(kCols) * k;
+  int j = 0;
+  for (; j + kCols < n; j += 2 * kCols) {  // two panels (the second may be short)
+    const int width = n - j < 2 * kCols ? n - j : 2 * kCols;
+    const float* bj = l0b + static_cast<int64_t>(j) * k;
+    for (int i = 0; i < m; i += kRows512) {
+      const int rows = m - i < kRows512 ? m - i : kRows512;
+      CubeBlock512<kAcc, 2>(l0c + static_cast<int64_t>(i) * n + j, n,
+                            l0a + i * lda, lda, bj, panel, k,
+                            rows, width);
+    }
+  }
+  if (j < n) {  // one last panel
+    const float* bj = l0b + static_cast<int64_t>(j) * k;
+    for (int i = 0; i < m; i += kRows512) {
+      const int rows = m - i < kRows512 ? m - i : kRows512;
+      CubeBlock512<kAcc, 1>(l0c + static_cast<int64_t>(i) * n + j, n,
+                            l0a + i * lda, lda, bj, panel, k,
+                            rows, n - j);
+    }
+  }
+}
+
+inline bool CubeHasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#endif  // PTO_CUBE_AVX512
+
+template <bool kAcc>
+inline void CubeMatmulImpl(float* __restrict l0c, const float* __restrict l0a,
+                           int64_t lda, const float* __restrict l0b, int m,
+                           int k, int n) {
+#if PTO_CUBE_AVX512
+  if (CubeHasAvx512()) {
+    CubeMatmul512<kAcc>(l0c, l0a, lda, l0b, m, k, n);
+    return;
+  }
+#endif
+  CubeMatmulVec8<kAcc>(l0c, l0a, lda, l0b, m, k, n);
+}
+
+// TMATMUL: L0C = L0A * L0B (L0A [m x k] with leading dimension lda).
 inline void CubeMatmul(float* __restrict l0c, const float* __restrict l0a,
-                       const float* __restrict l0b, int m, int k, int n) {
-  CubeMatmulImpl<false>(l0c, l0a, l0b, m, k, n);
+                       int64_t lda, const float* __restrict l0b, int m, int k,
+                       int n) {
+  CubeMatmulImpl<false>(l0c, l0a, lda, l0b, m, k, n);
 }
 
 // TMATMUL_ACC: L0C += L0A * L0B.
 inline void CubeMatmulAcc(float* __restrict l0c, const float* __restrict l0a,
-                          const float* __restrict l0b, int m, int k, int n) {
-  CubeMatmulImpl<true>(l0c, l0a, l0b, m, k, n);
+                          int64_t lda, const float* __restrict l0b, int m,
+                          int k, int n) {
+  CubeMatmulImpl<true>(l0c, l0a, lda, l0b, m, k, n);
 }
 
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * n + c]).

@@ -2,12 +2,53 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 
+// A second copy of the header as kernels built for x86-64-v3 get it (fused
+// multiply-adds, and the AVX-512 path where the CPU has it); this test
+// binary is built for the baseline target, so these functions carry the
+// target attribute and only run where the CPU has AVX2 and FMA.
+#undef PTO_CUBE_H_
+#define PTO_CUBE_FMA 1
+#define PTO_CUBE_AVX512 1
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace with_fma {
+#include "compiler/targets/host/pto_cube.h"  // NOLINT(build/include)
+}  // namespace with_fma
+#pragma GCC pop_options
+
 namespace {
+
+bool HasFma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+
+// The instructions of one copy of the header.
+struct Baseline {
+  template <typename... A> static const float* LoadL1(A... a) { return pto_cube::CubeLoadL1(a...); }
+  template <typename... A> static const float* MovL0A(A... a) { return pto_cube::CubeMovL0A(a...); }
+  template <typename... A> static void MovL0B(A... a) { pto_cube::CubeMovL0B(a...); }
+  template <typename... A> static void Matmul(A... a) { pto_cube::CubeMatmul(a...); }
+  template <typename... A> static void MatmulAcc(A... a) { pto_cube::CubeMatmulAcc(a...); }
+  template <typename... A> static void StoreL0C(A... a) { pto_cube::CubeStoreL0C(a...); }
+};
+struct WithFma {
+  template <typename... A> static const float* LoadL1(A... a) {
+    return with_fma::pto_cube::CubeLoadL1(a...);
+  }
+  template <typename... A> static const float* MovL0A(A... a) {
+    return with_fma::pto_cube::CubeMovL0A(a...);
+  }
+  template <typename... A> static void MovL0B(A... a) { with_fma::pto_cube::CubeMovL0B(a...); }
+  template <typename... A> static void Matmul(A... a) { with_fma::pto_cube::CubeMatmul(a...); }
+  template <typename... A> static void MatmulAcc(A... a) {
+    with_fma::pto_cube::CubeMatmulAcc(a...);
+  }
+  template <typename... A> static void StoreL0C(A... a) { with_fma::pto_cube::CubeStoreL0C(a...); }
+};
 
 struct Case {
   int m, k, n;
@@ -19,6 +60,7 @@ struct Case {
 // [ml0 x nl0], K in kl0 steps (TLOAD GM->L1, TMOV L1->L0A/L0B, TMATMUL then
 // TMATMUL_ACC), TSTORE L0C->GM; compared with a double reference within
 // 1e-5 of the sum of magnitudes.
+template <typename Cube>
 void RunCase(const Case& t) {
   std::mt19937 rng(t.m * 131 + t.k * 17 + t.n + t.a_trans * 7 + t.b_trans);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
@@ -37,27 +79,22 @@ void RunCase(const Case& t) {
       const int ns = std::min(t.nl0, t.n - j0);
       for (int p0 = 0; p0 < t.k; p0 += t.kl0) {
         const int ks = std::min(t.kl0, t.k - p0);
-        if (t.a_trans) {
-          pto_cube::CubeLoadL1(l1a.data(), a.data() + p0 * lda + i0, lda, ks, ms);
-        } else {
-          pto_cube::CubeLoadL1(l1a.data(), a.data() + i0 * lda + p0, lda, ms, ks);
-        }
-        if (t.b_trans) {
-          pto_cube::CubeLoadL1(l1b.data(), b.data() + j0 * ldb + p0, ldb, ns, ks);
-        } else {
-          pto_cube::CubeLoadL1(l1b.data(), b.data() + p0 * ldb + j0, ldb, ks, ns);
-        }
-        pto_cube::CubeMovL0A(l0a.data(), l1a.data(), t.a_trans ? ms : ks, 0,
-                             ms, ks, t.a_trans);
-        pto_cube::CubeMovL0B(l0b.data(), l1b.data(), t.b_trans ? ks : ns, 0,
-                             ks, ns, t.b_trans);
+        int64_t lda1, ldb1, lda0;
+        const float* a1 =
+            t.a_trans ? Cube::LoadL1(l1a.data(), a.data() + p0 * lda + i0, lda, ks, ms, &lda1)
+                      : Cube::LoadL1(l1a.data(), a.data() + i0 * lda + p0, lda, ms, ks, &lda1);
+        const float* b1 =
+            t.b_trans ? Cube::LoadL1(l1b.data(), b.data() + j0 * ldb + p0, ldb, ns, ks, &ldb1)
+                      : Cube::LoadL1(l1b.data(), b.data() + p0 * ldb + j0, ldb, ks, ns, &ldb1);
+        const float* a0 = Cube::MovL0A(l0a.data(), a1, lda1, 0, ms, ks, t.a_trans, &lda0);
+        Cube::MovL0B(l0b.data(), b1, ldb1, 0, ks, ns, t.b_trans);
         if (p0 == 0) {
-          pto_cube::CubeMatmul(l0c.data(), l0a.data(), l0b.data(), ms, ks, ns);
+          Cube::Matmul(l0c.data(), a0, lda0, l0b.data(), ms, ks, ns);
         } else {
-          pto_cube::CubeMatmulAcc(l0c.data(), l0a.data(), l0b.data(), ms, ks, ns);
+          Cube::MatmulAcc(l0c.data(), a0, lda0, l0b.data(), ms, ks, ns);
         }
       }
-      pto_cube::CubeStoreL0C(c.data() + i0 * t.n + j0, t.n, l0c.data(), ms, ns);
+      Cube::StoreL0C(c.data() + i0 * t.n + j0, t.n, l0c.data(), ms, ns);
     }
   }
   for (int i = 0; i < t.m; ++i) {
@@ -76,29 +113,81 @@ void RunCase(const Case& t) {
   }
 }
 
-TEST(PtoCubeTest, TilesWithTailsInMNK) {
+void RunCases(void (*run)(const Case&)) {
   for (bool a_trans : {false, true}) {
     for (bool b_trans : {false, true}) {
-      RunCase({37, 45, 53, 16, 8, 32, a_trans, b_trans});  // tails everywhere
-      RunCase({64, 64, 64, 32, 16, 32, a_trans, b_trans});  // no tails
-      RunCase({1, 1, 1, 16, 16, 16, a_trans, b_trans});     // one element
-      RunCase({5, 300, 3, 4, 128, 16, a_trans, b_trans});   // long K
+      run({37, 45, 53, 16, 8, 32, a_trans, b_trans});   // tails everywhere
+      run({64, 64, 64, 32, 16, 32, a_trans, b_trans});   // no tails
+      run({1, 1, 1, 16, 16, 16, a_trans, b_trans});      // one element
+      run({5, 300, 3, 4, 128, 16, a_trans, b_trans});    // long K
+      run({70, 33, 100, 64, 32, 96, a_trans, b_trans});  // 32-wide blocks, edges
+    }
+  }
+}
+
+TEST(PtoCubeTest, TilesWithTailsInMNK) { RunCases(RunCase<Baseline>); }
+
+TEST(PtoCubeTest, TilesWithTailsInMNKWithFma) {
+  if (!HasFma()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  RunCases(RunCase<WithFma>);
+}
+
+// The AVX-512 block (8 x 32) and the AVX2 one (6 x 16) give the same bits:
+// every element is the same chain of fused multiply-adds over k.
+TEST(PtoCubeTest, Avx512AndAvx2PathsAgreeBitwise) {
+  if (!HasFma() || !__builtin_cpu_supports("avx512f")) {
+    GTEST_SKIP() << "no AVX-512F on this CPU";
+  }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (int m : {1, 6, 13, 64}) {
+    for (int n : {1, 16, 17, 40, 64, 128}) {
+      const int k = 37;
+      std::vector<float> a(m * k), b(with_fma::pto_cube::L0BElems(k, n)), c0(m * n), c1(m * n);
+      for (float& x : a) x = dist(rng);
+      for (float& x : b) x = dist(rng);
+      for (float& x : c0) x = dist(rng);
+      c1 = c0;
+      with_fma::pto_cube::CubeMatmulVec8<true>(c0.data(), a.data(), k, b.data(), m, k, n);
+      with_fma::pto_cube::CubeMatmul512<true>(c1.data(), a.data(), k, b.data(), m, k, n);
+      ASSERT_EQ(0, std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float)))
+          << "m=" << m << " n=" << n;
+      with_fma::pto_cube::CubeMatmulVec8<false>(c0.data(), a.data(), k, b.data(), m, k, n);
+      with_fma::pto_cube::CubeMatmul512<false>(c1.data(), a.data(), k, b.data(), m, k, n);
+      ASSERT_EQ(0, std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float)))
+          << "m=" << m << " n=" << n;
     }
   }
 }
 
 TEST(PtoCubeTest, MovL0PacksPanels) {
-  // L1 tile 3x4 = 0..11. L0A of rows 0..2, K columns 1..2: one 6-row panel
-  // [k][6], rows 3..5 zero.
+  // L1 tile 3x4 = 0..11. L0A of rows 0..2, K columns 1..2: dense [3 x 2].
   std::vector<float> l1(12);
   for (int i = 0; i < 12; ++i) l1[i] = static_cast<float>(i);
-  std::vector<float> l0a(pto_cube::L0AElems(3, 2), -1.0f);
-  ASSERT_EQ(l0a.size(), 12u);
-  pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 3, 2, false);
-  EXPECT_EQ(l0a, (std::vector<float>{1, 5, 9, 0, 0, 0, 2, 6, 10, 0, 0, 0}));
-  // Transposed: L1 holds A^T [K x m] = [3 x 4]; m = 4 rows, K rows 1..2.
-  pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 4, 2, true);
-  EXPECT_EQ(l0a, (std::vector<float>{4, 5, 6, 7, 0, 0, 8, 9, 10, 11, 0, 0}));
+  // Not transposed: a view of the L1 block (no copy).
+  std::vector<float> l0a(pto_cube::L0AElems(4, 2), -1.0f);
+  int64_t ld = 0;
+  const float* view = pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 3, 2, false, &ld);
+  EXPECT_EQ(view, l1.data() + 1);
+  EXPECT_EQ(ld, 4);
+  // Transposed: L1 holds A^T [K x m] = [3 x 4]; m = 4 rows, K rows 1..2,
+  // copied into a dense [4 x 2].
+  const float* copy = pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 4, 2, true, &ld);
+  EXPECT_EQ(copy, l0a.data());
+  EXPECT_EQ(ld, 2);
+  EXPECT_EQ(l0a, (std::vector<float>{4, 8, 5, 9, 6, 10, 7, 11}));
+  // TLOAD of f32 is a view of GM; of another type, a converted copy.
+  const float* gm_view = pto_cube::CubeLoadL1(l0a.data(), l1.data(), 4, 2, 2, &ld);
+  EXPECT_EQ(gm_view, l1.data());
+  EXPECT_EQ(ld, 4);
+  struct FromInt {
+    static float Load(int v) { return static_cast<float>(v) + 0.5f; }
+  };
+  const std::vector<int> ints = {1, 2, 3, 4, 5, 6};
+  const float* loaded = pto_cube::CubeLoadL1<FromInt>(l0a.data(), ints.data() + 1, 3, 2, 2, &ld);
+  EXPECT_EQ(loaded, l0a.data());
+  EXPECT_EQ(ld, 2);
+  EXPECT_EQ(std::vector<float>(l0a.begin(), l0a.begin() + 4), (std::vector<float>{2.5, 3.5, 5.5, 6.5}));
   // L0B of K rows 1..2 and columns 0..3: one 16-column panel [k][16].
   std::vector<float> l0b(pto_cube::L0BElems(2, 4), -1.0f);
   ASSERT_EQ(l0b.size(), 32u);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -91,6 +92,84 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   return a;
 }
 
+// Whether an access covers a dense run of GM: the tile's rows follow each
+// other with no gap and no broadcast, as they do in UB.
+bool IsDense(const Access& a) {
+  const std::vector<int64_t>& e = a.extent4;
+  const std::vector<int64_t>& s = a.strides4;
+  if (a.bcast3) return false;
+  if (e[3] > 1 && s.size() > 3 && s[3] != 1) return false;
+  return (e[2] == 1 || s[2] == e[3]) && (e[1] == 1 || s[1] == e[2] * e[3]) &&
+         (e[0] == 1 || s[0] == e[1] * e[2] * e[3]);
+}
+
+// GM-direct operands. A TLOAD of f32 data that lies densely in GM needs no
+// UB copy: the instructions read the tile where it is. The last instruction
+// of a function whose result only a TSTORE reads writes straight into GM
+// when that store is f32 and dense (the TSTORE goes), or, for an f16/bf16
+// store, skips its own rounding (the store rounds the same way). Each copy
+// saved is a pass over the tile's memory.
+struct DirectPlan {
+  std::vector<bool> load_in_place;  // per instruction: a TLOAD not copied
+  std::vector<int> writes_store;    // per instruction: the TSTORE it replaces, or -1
+  std::vector<int> unrounded;       // per instruction: 1 = emit without rounding
+  std::vector<bool> elided;         // per instruction: a TSTORE not emitted
+};
+
+DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
+                      const std::function<bool(int)>& is_row) {
+  const int n = static_cast<int>(fn.body.size());
+  DirectPlan plan;
+  plan.load_in_place.assign(n, false);
+  plan.writes_store.assign(n, -1);
+  plan.unrounded.assign(n, 0);
+  plan.elided.assign(n, false);
+  auto f32_tile = [&](int t) {
+    return !is_row(t) && (t >= static_cast<int>(fn.ub_types.size()) ||
+                          fn.ub_types[t] == pto::v1::DT_FP32);
+  };
+  std::vector<int> loaded_buffers;
+  for (int i = 0; i < n; ++i) {
+    const PtoInstr& in = fn.body[i];
+    if (in.op != PtoOpcode::kTLoad) continue;
+    loaded_buffers.push_back(in.buffer);
+    const PtoBuffer& buf = p.buffers[in.buffer];
+    plan.load_in_place[i] = buf.dtype == pto::v1::DT_FP32 && f32_tile(in.dst) &&
+                            IsDense(MakeAccess(buf, fn.tile, in.index, -1));
+  }
+  int last = -1;  // the last instruction that is neither TLOAD nor TSTORE
+  for (int i = 0; i < n; ++i) {
+    if (fn.body[i].op != PtoOpcode::kTLoad && fn.body[i].op != PtoOpcode::kTStore) last = i;
+  }
+  if (last < 0) return plan;
+  const PtoInstr& producer = fn.body[last];
+  const bool typed = producer.op == PtoOpcode::kTCvt || producer.op == PtoOpcode::kTFill ||
+                     producer.op == PtoOpcode::kTArange;
+  if (producer.reduce_dim >= 0 || typed || !f32_tile(producer.dst)) return plan;
+  int store = -1, readers = 0;
+  for (int i = last + 1; i < n; ++i) {
+    const PtoInstr& in = fn.body[i];
+    if (std::find(in.srcs.begin(), in.srcs.end(), producer.dst) == in.srcs.end()) continue;
+    ++readers;
+    store = i;
+  }
+  if (readers != 1 || fn.body[store].op != PtoOpcode::kTStore) return plan;
+  const PtoInstr& st = fn.body[store];
+  const PtoBuffer& buf = p.buffers[st.buffer];
+  if (st.reduce_dim >= 0) return plan;
+  if (buf.dtype == pto::v1::DT_FP32 && producer.dtype == pto::v1::DT_FP32 &&
+      IsDense(MakeAccess(buf, fn.tile, st.index, -1)) &&
+      std::find(loaded_buffers.begin(), loaded_buffers.end(), st.buffer) ==
+          loaded_buffers.end()) {
+    plan.writes_store[last] = store;
+    plan.elided[store] = true;
+  } else if ((producer.dtype == pto::v1::DT_FP16 || producer.dtype == pto::v1::DT_BF16) &&
+             buf.dtype == producer.dtype) {
+    plan.unrounded[last] = 1;
+  }
+  return plan;
+}
+
 absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   const PtoFunction& fn = p.functions[index];
   if (fn.core == pto::v1::CORE_TYPE_CUBE) return EmitCubeFunction(p, index);
@@ -112,12 +191,30 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                     is_row(t) ? rows : elems, "];\n");
   }
   for (const PtoInstr& in : fn.body) {
+    if ((in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) &&
+        (in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size()))) {
+      return absl::InternalError("PTO instruction names a missing buffer");
+    }
+  }
+  const DirectPlan plan = PlanDirect(p, fn, is_row);
+  // The C++ name of each UB tile's current value: its array, or a pointer
+  // into GM (g<i>: a load read in place; o<i>: a result written there).
+  std::vector<std::string> name(fn.num_tiles);
+  for (int t = 0; t < fn.num_tiles; ++t) name[t] = absl::StrCat("t", t);
+  for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
+    const PtoInstr& in = fn.body[i];
+    if (plan.elided[i]) continue;
+    if (plan.load_in_place[i]) {
+      const Access a = MakeAccess(p.buffers[in.buffer], fn.tile, in.index, -1);
+      absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
+                      in.buffer, "]) + (", a.offset, ");\n");
+      name[in.dst] = absl::StrCat("g", i);
+      continue;
+    }
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
-      if (in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size())) {
-        return absl::InternalError("PTO instruction names a missing buffer");
-      }
       const PtoBuffer& buf = p.buffers[in.buffer];
       const bool load = in.op == PtoOpcode::kTLoad;
+      if (load) name[in.dst] = absl::StrCat("t", in.dst);
       const int reduced =
           is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
       const Access a = MakeAccess(buf, fn.tile, in.index, reduced);
@@ -132,7 +229,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
           load ? absl::StrCat("t", in.dst, ", static_cast<const ", type,
                               "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
-                              "]) + (", a.offset, "), t", in.srcs[0]),
+                              "]) + (", a.offset, "), ", name[in.srcs[0]]),
           ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2],
           strided3 ? absl::StrCat(", ", a.strides4[3]) : "", ");\n");
       continue;
@@ -143,8 +240,18 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       return absl::InternalError(absl::StrCat(
           PtoOpcodeName(in.op), ": wrong number of sources or scalars"));
     }
-    std::vector<std::string> args = {absl::StrCat("t", in.dst)};
-    for (int s : in.srcs) args.push_back(absl::StrCat("t", s));
+    std::vector<std::string> args;
+    for (int s : in.srcs) args.push_back(name[s]);
+    if (plan.writes_store[i] >= 0) {
+      const PtoInstr& st = fn.body[plan.writes_store[i]];
+      const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
+      absl::StrAppend(&out, "  float* o", i, " = static_cast<float*>(buffers[",
+                      st.buffer, "]) + (", a.offset, ");\n");
+      name[in.dst] = absl::StrCat("o", i);
+    } else {
+      name[in.dst] = absl::StrCat("t", in.dst);
+    }
+    args.insert(args.begin(), name[in.dst]);
     for (double v : in.scalars) args.push_back(FloatLiteral(v));
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
@@ -165,7 +272,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     // The destination's type: TCVT always names it; other instructions
     // only when their f32 result must be rounded (FP16, BF16).
     const bool narrow =
-        in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16;
+        (in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16) &&
+        !plan.unrounded[i];
     const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
                        in.op == PtoOpcode::kTArange;
     if (in.op == PtoOpcode::kTArange) args.push_back("args[0]");

@@ -416,7 +416,10 @@ def cases():
     # Elementwise tiles of 2 rows of 1024: three tiles fit in L1 (bench runs
     # on this machine measured 2x1024 at or near the best of 1..16 rows).
     ew = (2, 1024)
+    # Matmul: output tiles of 128x128 (one cube task each, K in L1 blocks of
+    # 256 and L0 steps of 64); 64x128x64 in two 64x32 tasks (one per core).
     big_cube = ([128, 128], [64, 256], [128, 128])
+    small_cube = ([64, 64], [128, 128], [32, 32])
     return [
         binary_case("add 1024x1024 fp32", k_add(ew), (1024, 1024), np.float32,
                     lambda a, b, o: np.add(a, b, out=o), lambda a, b, o: torch.add(a, b, out=o),
@@ -440,10 +443,10 @@ def cases():
         softmax_case(k_softmax((4, 8, 1, 256)), (32, 32, 1, 256)),
         softmax_case(k_softmax((4, 1024)), (4096, 1024)),
         layer_norm_case(k_layer_norm((4, 1024)), (4096, 1024)),
-        matmul_case(k_matmul(FP32, ([64, 64], [128, 128], [64, 64])), 64, 128, 64, "fp32"),
+        matmul_case(k_matmul(FP32, small_cube), 64, 128, 64, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 512, 512, 512, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
-        matmul_case(k_matmul(BF16, ([64, 64], [128, 128], [64, 64])), 64, 128, 64, "bf16"),
+        matmul_case(k_matmul(BF16, small_cube), 64, 128, 64, "bf16"),
         matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16"),
         matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16"),
     ]

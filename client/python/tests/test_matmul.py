@@ -74,14 +74,18 @@ def test_half_inputs_accumulate_in_fp32(native, dtype, fp32_out):
     b = (torch.rand((70, 40), generator=g) * 4 - 2).to(dtype)
     pdt = pypto.DT_FP16 if dtype == torch.float16 else pypto.DT_BF16
     out_dtype = pypto.DT_FP32 if fp32_out else None
-    # BF16 arguments are not accepted yet: pass FP32 (exact) and cast inside,
-    # and a BF16 result comes back as FP32 (exact).
+    # BF16 torch arguments directly, and (as in kernels that take FP32) cast
+    # inside: FP32 in (exact), BF16 result cast back to FP32 (exact).
     if dtype == torch.bfloat16:
+        direct = run_mm(lambda x, y: pypto.matmul(x, y, out_dtype), a, b, (33, 40),
+                        torch.float32 if fp32_out else dtype)
+        check_close(direct, a, b)
         fn = lambda x, y: pypto.matmul(x.cast(pdt), y.cast(pdt), out_dtype).cast(pypto.DT_FP32)  # noqa: E731
         got = run_mm(fn, a.float(), b.float(), (33, 40), tile=(8, 16))
         if not fp32_out:
             assert bool((got == got.to(dtype).float()).all())  # representable
             got = got.to(dtype)
+        assert bool((direct == got.to(direct.dtype)).all())
     else:
         got = run_mm(lambda x, y: pypto.matmul(x, y, out_dtype), a, b, (33, 40),
                      torch.float32 if fp32_out else dtype)
@@ -152,3 +156,4 @@ def test_cube_tile_too_big_names_buffer(native):
                                                  r"n=\[256,256\] needs 262144 bytes of L0C"):
         big(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32),
             np.zeros((8, 8), np.float32))
+

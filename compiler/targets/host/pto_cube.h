@@ -129,10 +129,20 @@ inline const float* CubeMovL0A(float* __restrict l0a, const float* __restrict l1
 // `trans` B^T [n x K-block], packed into column panels.
 inline void CubeMovL0B(float* __restrict l0b, const float* __restrict l1,
                        int64_t l1_cols, int k0, int kc, int n, bool trans) {
-  for (int j = 0; j < n; j += kCols) {
+  const int whole = trans ? 0 : n / kCols * kCols;
+  // Whole panels row by row (each L1 row read once, in order): 64-byte
+  // copies into the panels.
+  for (int p = 0; p < kc; ++p) {
+    const float* __restrict src = l1 + (k0 + p) * l1_cols;
+    for (int j = 0; j < whole; j += kCols) {
+      __builtin_memcpy(l0b + static_cast<int64_t>(j) * kc + p * kCols, src + j,
+                       kCols * sizeof(float));
+    }
+  }
+  for (int j = whole; j < n; j += kCols) {
     const int cols = n - j < kCols ? n - j : kCols;
     float* __restrict panel = l0b + static_cast<int64_t>(j) * kc;
-    if (!trans) {
+    if (!trans) {  // the last, partial panel
       for (int p = 0; p < kc; ++p) {
         const float* __restrict src =
             l1 + (k0 + p) * l1_cols + j;

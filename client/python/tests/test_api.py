@@ -353,3 +353,27 @@ def test_verify_runs_and_compares(native, clean_options):
         pypto.verify(add, [a, b], [c], [a, b])
     with pytest.raises(ValueError, match=r"unknown key\(s\) in verify_options: tol"):
         pypto.verify(add, [a, b], [c], [a + b], verify_options={"tol": 1})
+
+
+def test_options_over_a_jit_function_keeps_its_attributes(native, clean_options):
+    @pypto.options(codegen_options={"opt_level": 0})
+    @pypto.jit
+    def k(a: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(4)
+        out[:] = a + 1
+
+    a, out = np.ones(4, np.float32), np.zeros(4, np.float32)
+    k(a, out)
+    assert k.last_compile.source == "embedded"
+    k(a, out)
+    assert k.last_compile.source == "memory"  # live, not a copy taken when decorating
+    assert k.__name__ == "k" and pypto.get_codegen_options() == {}
+
+    @pypto.jit
+    def plain(a: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(4)
+        out[:] = a + 1
+
+    plain(a, out)
+    assert plain.last_compile.key != k.last_compile.key  # opt_level 0 made another kernel
+    np.testing.assert_array_equal(out, a + 1)

@@ -92,6 +92,18 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   return a;
 }
 
+// Instructions with a Rows form in pto_tile.h (row and column operands).
+bool HasRowsForm(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTDiv: case PtoOpcode::kTPow: case PtoOpcode::kTMax:
+    case PtoOpcode::kTMin:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Whether an access covers a dense run of GM: the tile's rows follow each
 // other with no gap and no broadcast, as they do in UB.
 bool IsDense(const Access& a) {
@@ -109,8 +121,13 @@ bool IsDense(const Access& a) {
 // when that store is f32 and dense (the TSTORE goes), or, for an f16/bf16
 // store, skips its own rounding (the store rounds the same way). Each copy
 // saved is a pass over the tile's memory.
+//
+// A TLOAD of an f32 [C] operand broadcast down the tile's rows (gamma in a
+// layer norm) is read in place too when every instruction reading it is a
+// binary arithmetic one: their Rows form takes it as a column operand.
 struct DirectPlan {
   std::vector<bool> load_in_place;  // per instruction: a TLOAD not copied
+  std::vector<bool> load_columns;   // per instruction: ... as a column operand
   std::vector<int> writes_store;    // per instruction: the TSTORE it replaces, or -1
   std::vector<int> unrounded;       // per instruction: 1 = emit without rounding
   std::vector<bool> elided;         // per instruction: a TSTORE not emitted
@@ -121,6 +138,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
   const int n = static_cast<int>(fn.body.size());
   DirectPlan plan;
   plan.load_in_place.assign(n, false);
+  plan.load_columns.assign(n, false);
   plan.writes_store.assign(n, -1);
   plan.unrounded.assign(n, 0);
   plan.elided.assign(n, false);
@@ -134,8 +152,28 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
     if (in.op != PtoOpcode::kTLoad) continue;
     loaded_buffers.push_back(in.buffer);
     const PtoBuffer& buf = p.buffers[in.buffer];
-    plan.load_in_place[i] = buf.dtype == pto::v1::DT_FP32 && f32_tile(in.dst) &&
-                            IsDense(MakeAccess(buf, fn.tile, in.index, -1));
+    if (buf.dtype != pto::v1::DT_FP32 || !f32_tile(in.dst)) continue;
+    const Access a = MakeAccess(buf, fn.tile, in.index, -1);
+    if (IsDense(a)) {
+      plan.load_in_place[i] = true;
+      continue;
+    }
+    // Columns: contiguous along the last dim, the same for every row.
+    bool columns = !a.bcast3 && (a.strides4.size() <= 3 || a.strides4[3] == 1 ||
+                                 a.extent4[3] == 1);
+    for (int d = 0; d < 3; ++d) {
+      columns = columns && (a.extent4[d] == 1 || a.strides4[d] == 0);
+    }
+    // Every reader until the tile is overwritten takes a column operand.
+    for (int j = i + 1; columns && j < n; ++j) {
+      const PtoInstr& r = fn.body[j];
+      if (std::find(r.srcs.begin(), r.srcs.end(), in.dst) != r.srcs.end()) {
+        columns = r.srcs.size() == 2 && r.reduce_dim < 0 && !is_row(r.dst) &&
+                  HasRowsForm(r.op);
+      }
+      if (r.op != PtoOpcode::kTStore && r.dst == in.dst) break;
+    }
+    plan.load_in_place[i] = plan.load_columns[i] = columns;
   }
   int last = -1;  // the last instruction that is neither TLOAD nor TSTORE
   for (int i = 0; i < n; ++i) {
@@ -201,6 +239,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   // into GM (g<i>: a load read in place; o<i>: a result written there).
   std::vector<std::string> name(fn.num_tiles);
   for (int t = 0; t < fn.num_tiles; ++t) name[t] = absl::StrCat("t", t);
+  std::vector<bool> columns(fn.num_tiles, false);  // value read in place as [C]
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
@@ -209,12 +248,16 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
                       in.buffer, "]) + (", a.offset, ");\n");
       name[in.dst] = absl::StrCat("g", i);
+      columns[in.dst] = plan.load_columns[i];
       continue;
     }
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
       const PtoBuffer& buf = p.buffers[in.buffer];
       const bool load = in.op == PtoOpcode::kTLoad;
-      if (load) name[in.dst] = absl::StrCat("t", in.dst);
+      if (load) {
+        name[in.dst] = absl::StrCat("t", in.dst);
+        columns[in.dst] = false;
+      }
       const int reduced =
           is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
       const Access a = MakeAccess(buf, fn.tile, in.index, reduced);
@@ -242,6 +285,15 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     }
     std::vector<std::string> args;
     for (int s : in.srcs) args.push_back(name[s]);
+    // Source layouts for a Rows form (before the destination's name changes).
+    std::vector<const char*> layout;
+    bool rows_form = false;
+    for (int s : in.srcs) {
+      layout.push_back(is_row(s) ? "pto_tile::kRow"
+                       : columns[s] ? "pto_tile::kCol" : "pto_tile::kFull");
+      rows_form = rows_form || is_row(s) || columns[s];
+    }
+    columns[in.dst] = false;
     if (plan.writes_store[i] >= 0) {
       const PtoInstr& st = fn.body[plan.writes_store[i]];
       const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
@@ -281,18 +333,16 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         typed || narrow
             ? absl::StrCat(", ", GmType(in.dtype))
             : std::string();
-    // A full destination with row sources: the binary op's Rows form
-    // (template <R, C, row a?, row b?[, D]>) repeats their values along
-    // each row.
-    if (!is_row(in.dst) &&
-        std::any_of(in.srcs.begin(), in.srcs.end(), is_row)) {
-      if (in.srcs.size() != 2) {
+    // A full destination with row or column sources: the binary op's Rows
+    // form (template <R, C, layout a, layout b[, D]>) repeats their values
+    // along each row or down each column.
+    if (!is_row(in.dst) && rows_form) {
+      if (in.srcs.size() != 2 || !HasRowsForm(in.op)) {
         return absl::InternalError(absl::StrCat(
             PtoOpcodeName(in.op), ": no form that reads a row tile"));
       }
       absl::StrAppend(&out, "  pto_tile::", f, "Rows<", rows, ", ", cols, ", ",
-                      is_row(in.srcs[0]) ? "true" : "false", ", ",
-                      is_row(in.srcs[1]) ? "true" : "false", round_to, ">(",
+                      layout[0], ", ", layout[1], round_to, ">(",
                       absl::StrJoin(args, ", "), ");\n");
       continue;
     }

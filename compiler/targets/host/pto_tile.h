@@ -418,17 +418,20 @@ struct Round<bf16> {
 // type. Sources may alias each other (add(x, x)) but never the destination.
 //
 // A binary instruction NAME(x, y) = EXPR also has a form NAME##Rows over an
-// R x C tile where a source marked kRowA/kRowB is a row tile (R values,
-// one per row: a fused reduction's result) repeated along its row.
-template <typename F, int64_t R, int64_t C, bool kRowA, bool kRowB, typename D>
+// R x C tile whose sources each have a layout kA/kB: kFull (R x C), kRow
+// (R values, one per row: a fused reduction's result, repeated along its
+// row) or kCol (C values, one per column: a broadcast [C] operand read in
+// place from GM, repeated down the rows).
+constexpr int kFull = 0, kRow = 1, kCol = 2;
+template <typename F, int64_t R, int64_t C, int kA, int kB, typename D>
 inline void BinaryRows(float* __restrict d, const float* __restrict a,
                        const float* __restrict b) {
   for (int64_t r = 0; r < R; ++r) {
     float* __restrict dr = d + r * C;
-    const float* __restrict ar = a + (kRowA ? r : r * C);
-    const float* __restrict br = b + (kRowB ? r : r * C);
+    const float* __restrict ar = a + (kA == kRow ? r : kA == kCol ? 0 : r * C);
+    const float* __restrict br = b + (kB == kRow ? r : kB == kCol ? 0 : r * C);
     for (int64_t i = 0; i < C; ++i) {
-      const float v = F::Apply(ar[kRowA ? 0 : i], br[kRowB ? 0 : i]);
+      const float v = F::Apply(ar[kA == kRow ? 0 : i], br[kB == kRow ? 0 : i]);
       dr[i] = IsHalf<D>::kValue ? v : Round<D>::Apply(v);
     }
     if constexpr (IsHalf<D>::kValue) RoundToHalves(dr, C);
@@ -443,11 +446,10 @@ inline void BinaryRows(float* __restrict d, const float* __restrict a,
                    const float* __restrict b) {                            \
     PTO_TILE_ROUNDED_LOOP(N, D, NAME##Fn::Apply(a[i], b[i]));              \
   }                                                                        \
-  template <int64_t R, int64_t C, bool kRowA, bool kRowB,                  \
-            typename D = float>                                            \
+  template <int64_t R, int64_t C, int kA, int kB, typename D = float>      \
   inline void NAME##Rows(float* __restrict d, const float* __restrict a,   \
                          const float* __restrict b) {                      \
-    BinaryRows<NAME##Fn, R, C, kRowA, kRowB, D>(d, a, b);                  \
+    BinaryRows<NAME##Fn, R, C, kA, kB, D>(d, a, b);                        \
   }
 #define PTO_TILE_SCALAR(NAME, EXPR)                                        \
   template <int64_t N, typename D = float>                                 \

@@ -172,14 +172,24 @@ TEST(PtoTileTest, RowFormsRepeatRowValues) {
   for (int64_t r = 0; r < R; ++r) {
     for (int64_t c = 0; c < C; ++c) b[r * C + c] = rows[r];
   }
-  pto_tile::TSubRows<R, C, false, true>(d, a, rows);
+  pto_tile::TSubRows<R, C, pto_tile::kFull, pto_tile::kRow>(d, a, rows);
   pto_tile::TSub<R * C>(want, a, b);
   EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
-  pto_tile::TDivRows<R, C, true, false, pto_tile::half>(d, rows, a);
+  pto_tile::TDivRows<R, C, pto_tile::kRow, pto_tile::kFull, pto_tile::half>(d, rows, a);
   pto_tile::TDiv<R * C, pto_tile::half>(want, b, a);
   EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
-  pto_tile::TMaxRows<R, C, true, true>(d, rows, rows);
+  pto_tile::TMaxRows<R, C, pto_tile::kRow, pto_tile::kRow>(d, rows, rows);
   for (int64_t i = 0; i < R * C; ++i) EXPECT_EQ(d[i], b[i]) << i;
+  // A column operand ([C], repeated down the rows).
+  float cols[C], full_cols[R * C];
+  for (int64_t c = 0; c < C; ++c) cols[c] = 1.0f + 0.25f * static_cast<float>(c);
+  for (int64_t i = 0; i < R * C; ++i) full_cols[i] = cols[i % C];
+  pto_tile::TMulRows<R, C, pto_tile::kFull, pto_tile::kCol>(d, a, cols);
+  pto_tile::TMul<R * C>(want, a, full_cols);
+  EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
+  pto_tile::TAddRows<R, C, pto_tile::kCol, pto_tile::kRow>(d, cols, rows);
+  pto_tile::TAdd<R * C>(want, full_cols, b);
+  EXPECT_EQ(std::memcmp(d, want, sizeof d), 0);
 }
 
 // Transcendentals go through libmvec, a partial last chunk too: an

@@ -20,6 +20,12 @@ _ISSUES = {
 }
 
 
+class NotYetImplementedError(NotImplementedError, TypeError):
+    """A PyPTO name or form whose capability is not built yet (the message
+    names the issue that brings it). Also a TypeError: to a caller it is an
+    unsupported op, which PyPTO programs catch as bad input."""
+
+
 def not_yet(what, issue):
-    """A NotImplementedError for `what`, naming the issue that brings it."""
-    return NotImplementedError(f"{what} is not implemented yet ({_ISSUES[issue]})")
+    """A NotYetImplementedError for `what`, naming the issue that brings it."""
+    return NotYetImplementedError(f"{what} is not implemented yet ({_ISSUES[issue]})")

@@ -198,3 +198,6 @@ def test_unsupported_dtype_and_op():
     with pytest.raises(NotImplementedError, match=r"^.*test_errors.py:\d+: pypto.cumsum is not "
                                                   r"implemented yet \(issue 6"):
         g(f32(4), f32(4))
+    with pytest.raises(TypeError):  # an unsupported op is also a TypeError (bad input)
+        g(f32(4), f32(4))
+    assert issubclass(pypto.NotYetImplementedError, NotImplementedError)

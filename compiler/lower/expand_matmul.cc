@@ -29,10 +29,11 @@ std::vector<GmIndex> OperandIndex(int operand_rank, int space_rank, int row,
 
 }  // namespace
 
-absl::Status AppendMatmul(const TensorGraph& g, int i,
-                          const std::vector<int>& gm_of_value, TileGraph* out) {
+absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
+                          MatmulOperand b, const std::vector<int>& gm_of_value,
+                          TileGraph* out) {
   const TensorOp& op = g.ops[i];
-  const int v_a = op.inputs[0], v_b = op.inputs[1], v_out = op.outputs[0];
+  const int v_a = a.value, v_b = b.value, v_out = op.outputs[0];
   const std::vector<int64_t>& space = g.values[v_out].shape;
   const int rank = static_cast<int>(space.size());
   const int a_rank = static_cast<int>(g.values[v_a].shape.size());
@@ -61,8 +62,8 @@ absl::Status AppendMatmul(const TensorGraph& g, int i,
   TileGroup grp;
   grp.ops = {i};
   grp.is_cube = true;
-  grp.cube.a_trans = BoolAttr(op, "a_trans");
-  grp.cube.b_trans = BoolAttr(op, "b_trans");
+  grp.cube.a_trans = BoolAttr(op, "a_trans") != a.transposed;
+  grp.cube.b_trans = BoolAttr(op, "b_trans") != b.transposed;
   const std::vector<int64_t>& a_shape = g.values[v_a].shape;
   grp.cube.k = grp.cube.a_trans ? a_shape[a_rank - 2] : a_shape[a_rank - 1];
   const int64_t k = std::max<int64_t>(grp.cube.k, 1);

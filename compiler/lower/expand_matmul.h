@@ -20,10 +20,20 @@
 
 namespace pto::compiler {
 
-// Appends the cube group of matmul op `op` of `g` to `out`; `gm_of_value`
-// gives each value's GmTensor (its inputs and output all live in GM).
-absl::Status AppendMatmul(const TensorGraph& g, int op,
-                          const std::vector<int>& gm_of_value, TileGraph* out);
+// Where a matmul operand's data is: `value` (which has a GM tensor), or its
+// transpose over the last two dims (the operand is a transpose alias of
+// `value`: the cube reads it with the opposite a_trans/b_trans).
+struct MatmulOperand {
+  int value = -1;
+  bool transposed = false;
+};
+
+// Appends the cube group of matmul op `op` of `g`, with operands `a` and
+// `b`, to `out`; `gm_of_value` gives each value's GmTensor (operands and
+// result all live in GM).
+absl::Status AppendMatmul(const TensorGraph& g, int op, MatmulOperand a,
+                          MatmulOperand b, const std::vector<int>& gm_of_value,
+                          TileGraph* out);
 
 }  // namespace pto::compiler
 

@@ -130,6 +130,40 @@ TEST(MatmulTest, Chained) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
+// x.T @ w and a @ y.transpose(-1, -2) (batched): a transpose of the last two
+// dims is read in place with the opposite a_trans/b_trans; a view operand
+// is refused naming the op and the alternatives.
+TEST(MatmulTest, TransposedOperandsAreReadInPlace) {
+  const std::vector<int64_t> cube = {16, 32, 8, 16, 32, 32};
+  {
+    Builder b("mm_xT_w");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {45, 37});
+    const uint32_t w = b.Input("w", pto::v1::DT_FP32, {45, 53});
+    const uint32_t t = b.Layout("transpose", {x}, {8, 8}, {}, {{"dim0", 0}, {"dim1", 1}});
+    b.Output("out", b.Matmul(t, w, pto::v1::DT_UNSPECIFIED, false, false, cube));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("mm_a_yT_batched");
+    const uint32_t a = b.Input("a", pto::v1::DT_FP32, {2, 21, 40});
+    const uint32_t y = b.Input("y", pto::v1::DT_FP32, {2, 40, 35});
+    const uint32_t t = b.Layout("transpose", {y}, {1, 8, 8}, {}, {{"dim0", -1}, {"dim1", -2}});
+    // a @ (y^T)^T with b_trans: y itself.
+    b.Output("out", b.Matmul(a, t, pto::v1::DT_UNSPECIFIED, false, true, cube));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("mm_view");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {20, 16});
+    const uint32_t w = b.Input("w", pto::v1::DT_FP32, {8, 4});
+    const uint32_t v = b.Layout("view", {x}, {4, 4}, {{"shape", {4, 8}}, {"offsets", {2, 0}}});
+    b.Output("out", b.Matmul(v, w, pto::v1::DT_UNSPECIFIED, false, false, cube));
+    auto r = compiler::Compile(b.graph(), "host", {});
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+    EXPECT_THAT(r.status().message(), HasSubstr("op #1 \"matmul\": an operand that is a view"));
+  }
+}
+
 // a = a @ w on an inout parameter would race (tasks read rows of a that
 // others overwrite): refused, naming the op and operand.
 TEST(MatmulTest, ResultIntoItsOperandsBufferIsRefused) {

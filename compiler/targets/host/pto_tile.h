@@ -404,15 +404,22 @@ struct Round<bf16> {
   static float Apply(float v) { return Bf16ToFloat(FloatToBf16(v)); }
 };
 
-// for (i < N) d[i] = Round<D>::Apply(EXPR), with f16 results rounded in
-// runs (see RoundToHalves).
-#define PTO_TILE_ROUNDED_LOOP(N, D, EXPR)                                  \
-  if constexpr (IsHalf<D>::kValue) {                                       \
-    for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                         \
-    RoundToHalves(d, N);                                                   \
-  } else {                                                                 \
-    for (int64_t i = 0; i < N; ++i) d[i] = Round<D>::Apply(EXPR);          \
+// Rounds n f32 results in place to D's precision (f16 in runs, see
+// RoundToHalves; bf16; f32: nothing).
+template <typename D>
+inline void RoundTile(float* __restrict d, int64_t n) {
+  if constexpr (IsHalf<D>::kValue) {
+    RoundToHalves(d, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = Round<D>::Apply(d[i]);
   }
+}
+
+// for (i < N) d[i] = Round<D>::Apply(EXPR): computed, then rounded.
+
+#define PTO_TILE_ROUNDED_LOOP(N, D, EXPR)                                  \
+  for (int64_t i = 0; i < N; ++i) d[i] = (EXPR);                           \
+  RoundTile<D>(d, N);
 
 // Elementwise instructions over N-element tiles; D is the destination tile's
 // type. Sources may alias each other (add(x, x)) but never the destination.
@@ -431,10 +438,9 @@ inline void BinaryRows(float* __restrict d, const float* __restrict a,
     const float* __restrict ar = a + (kA == kRow ? r : kA == kCol ? 0 : r * C);
     const float* __restrict br = b + (kB == kRow ? r : kB == kCol ? 0 : r * C);
     for (int64_t i = 0; i < C; ++i) {
-      const float v = F::Apply(ar[kA == kRow ? 0 : i], br[kB == kRow ? 0 : i]);
-      dr[i] = IsHalf<D>::kValue ? v : Round<D>::Apply(v);
+      dr[i] = F::Apply(ar[kA == kRow ? 0 : i], br[kB == kRow ? 0 : i]);
     }
-    if constexpr (IsHalf<D>::kValue) RoundToHalves(dr, C);
+    RoundTile<D>(dr, C);
   }
 }
 #define PTO_TILE_BINARY(NAME, EXPR)                                        \
@@ -549,16 +555,6 @@ inline void MvecMap(float* d, const float* a, int64_t n) {
   }
 }
 #endif
-
-// Rounds n f32 results in place to D's precision (f16, bf16; f32: nothing).
-template <typename D>
-inline void RoundTile(float* __restrict d, int64_t n) {
-  if constexpr (IsHalf<D>::kValue) {
-    RoundToHalves(d, n);
-  } else {
-    for (int64_t i = 0; i < n; ++i) d[i] = Round<D>::Apply(d[i]);
-  }
-}
 
 // A unary transcendental: FN through libmvec where available, else the
 // scalar builtin.

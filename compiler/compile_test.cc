@@ -397,8 +397,9 @@ TEST(CompileTest, MatmulCompilesToACubeFunction) {
   EXPECT_NE(*key, r->key);
 }
 
-// Symbolic dims verify, import and key (issue 4), but do not lower yet.
-TEST(CompileTest, SymbolicDimsAreKeyedButNotLoweredYet) {
+// Symbolic dims (issue 4): an outermost symbolic dim compiles into task
+// templates; a symbolic inner dim is not lowered yet.
+TEST(CompileTest, SymbolicDimsCompileIntoTemplates) {
   pto::v1::Graph g;
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
     schema_version: SCHEMA_VERSION_1
@@ -411,8 +412,23 @@ TEST(CompileTest, SymbolicDimsAreKeyedButNotLoweredYet) {
   )pb", &g));
   EXPECT_TRUE(CacheKey(g, "host", {}).ok());
   absl::StatusOr<CompileResult> r = Compile(g, "host", {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const pto::v1::ExecuteGraph& e = r->binary.execute_graph();
+  EXPECT_EQ(e.tasks_size(), 0);
+  ASSERT_EQ(e.symbols_size(), 1);
+  EXPECT_EQ(e.symbols(0).name(), "bs");
+  ASSERT_EQ(e.templates_size(), 1);
+  // Full and tail extents along bs (2, 1) times along 5 (4, 1).
+  EXPECT_EQ(e.templates(0).functions_size(), 4);
+  EXPECT_EQ(r->binary.params(0).shape().dims(0).symbol(), "bs");
+
+  g.mutable_values(0)->mutable_shape()->mutable_dims(0)->set_size(3);
+  g.mutable_values(0)->mutable_shape()->mutable_dims(1)->set_symbol("bs");
+  g.mutable_values(1)->mutable_shape()->mutable_dims(0)->set_size(3);
+  g.mutable_values(1)->mutable_shape()->mutable_dims(1)->set_symbol("bs");
+  r = Compile(g, "host", {});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
-  EXPECT_THAT(r.status().message(), HasSubstr("lowering symbolic dims"));
+  EXPECT_THAT(r.status().message(), HasSubstr("dim 1 is bs in [3,bs]"));
 }
 
 TEST(CompileTest, RejectsBadInputBeforeCompiling) {

@@ -7,6 +7,7 @@
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/emit_pto.h"
 #include "compiler/lower/expand_to_tiles.h"
+#include "compiler/lower/lower_symbolic.h"
 #include "compiler/lower/partition_blocks.h"
 
 namespace pto::compiler {
@@ -26,9 +27,12 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
   if (s->tensor.HasSymbolicDims()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "kernel ", s->tensor.name, ": lowering symbolic dims is not "
-        "implemented yet (issue 4: verified and keyed, not yet compiled)"));
+    // Tile, Block and Execute levels at once: task templates (lower_symbolic.h).
+    absl::Status st = LowerSymbolic(s->tensor, s->fuse, &s->tile, &s->block,
+                                    &s->execute);
+    if (!st.ok()) return st;
+    if (dumps) (*dumps)["tile"] = PrintTileGraph(s->tile);
+    return absl::OkStatus();
   }
   absl::StatusOr<TileGraph> g = ExpandToTiles(s->tensor, {s->fuse});
   if (!g.ok()) return g.status();
@@ -38,6 +42,10 @@ absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TileToBlock(LoweringState* s, Dumps* dumps) {
+  if (s->tensor.HasSymbolicDims()) {  // done by TensorToTile
+    if (dumps) (*dumps)["block"] = PrintBlockGraph(s->block);
+    return absl::OkStatus();
+  }
   absl::StatusOr<BlockGraph> g = PartitionBlocks(s->tensor, s->tile);
   if (!g.ok()) return g.status();
   s->block = *std::move(g);
@@ -46,6 +54,10 @@ absl::Status TileToBlock(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status BlockToExecute(LoweringState* s, Dumps* dumps) {
+  if (s->tensor.HasSymbolicDims()) {  // templates, made by TensorToTile
+    if (dumps) (*dumps)["execute"] = PrintExecuteGraph(s->execute);
+    return absl::OkStatus();
+  }
   absl::StatusOr<pto::v1::ExecuteGraph> g = BuildExecuteGraph(s->block);
   if (!g.ok()) return g.status();
   s->execute = *std::move(g);

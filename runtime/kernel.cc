@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/executor.h"
 #include "runtime/native_library.h"
+#include "runtime/template_plans.h"
 
 namespace pto::runtime {
 namespace {
@@ -103,6 +105,74 @@ class WorkspacePool {
   int64_t allocations_ = 0;  // guarded by mu_
 };
 
+// One binding's plan and the workspace layout and arenas that go with it.
+struct TemplatedLaunch {
+  std::unique_ptr<TaskPlan> plan;
+  std::vector<int64_t> workspace_offsets;  // per buffer; -1 for parameters
+  int64_t workspace_bytes = 0;
+  std::unique_ptr<WorkspacePool> pool;
+};
+
+// Plans of a templated kernel by symbol values, least recently used last.
+class PlanCache {
+ public:
+  std::shared_ptr<TemplatedLaunch> Find(const std::vector<int64_t>& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return it->second;
+      }
+    }
+    return nullptr;
+  }
+
+  // Keeps `launch` for `key` (or the entry another thread added meanwhile,
+  // which is returned instead), dropping the least recently used beyond
+  // the capacity.
+  std::shared_ptr<TemplatedLaunch> Insert(const std::vector<int64_t>& key,
+                                          std::shared_ptr<TemplatedLaunch> launch) {
+    std::vector<std::shared_ptr<TemplatedLaunch>> dropped;  // freed unlocked
+    std::lock_guard<std::mutex> lock(mu_);
+    ++expanded_;
+    for (auto& e : entries_) {
+      if (e.first == key) return e.second;
+    }
+    launch->pool->set_max_idle(max_idle_);
+    entries_.emplace_front(key, launch);
+    while (entries_.size() > static_cast<size_t>(Kernel::kMaxCachedPlans)) {
+      dropped.push_back(std::move(entries_.back().second));
+      entries_.pop_back();
+    }
+    return launch;
+  }
+
+  void set_max_idle(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    max_idle_ = n;
+    for (auto& e : entries_) e.second->pool->set_max_idle(n);
+  }
+
+  int64_t allocations() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t n = 0;
+    for (const auto& e : entries_) n += e.second->pool->allocations();
+    return n;
+  }
+
+  int64_t expanded() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return expanded_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::list<std::pair<std::vector<int64_t>, std::shared_ptr<TemplatedLaunch>>>
+      entries_;  // guarded by mu_
+  int max_idle_ = Kernel::kMaxIdleWorkspaces;  // guarded by mu_
+  int64_t expanded_ = 0;                       // guarded by mu_
+};
+
 namespace {
 
 // Returns a borrowed arena to its pool when the run ends, on every path.
@@ -130,6 +200,9 @@ Kernel::Kernel(pto::v1::KernelBinary binary,
       library_(std::move(library)),
       blocks_(std::move(blocks)),
       plan_(std::move(plan)) {
+  if (IsTemplated(binary_.execute_graph())) {
+    plans_ = std::make_unique<PlanCache>();
+  }
   const auto& buffers = binary_.execute_graph().buffers();
   workspace_offsets_.assign(buffers.size(), -1);
   for (int i = binary_.params_size(); i < buffers.size(); ++i) {
@@ -146,10 +219,15 @@ Kernel::~Kernel() = default;
 
 void Kernel::set_max_idle_workspaces(int n) const {
   workspaces_->set_max_idle(n);
+  if (plans_) plans_->set_max_idle(std::max(0, n));
 }
 
 int64_t Kernel::workspace_allocations() const {
-  return workspaces_->allocations();
+  return workspaces_->allocations() + (plans_ ? plans_->allocations() : 0);
+}
+
+int64_t Kernel::plans_expanded() const {
+  return plans_ ? plans_->expanded() : 0;
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> Kernel::Load(
@@ -178,15 +256,19 @@ absl::StatusOr<std::unique_ptr<Kernel>> Kernel::Load(
     functions.push_back(block);
     blocks.push_back(reinterpret_cast<void*>(block));
   }
+  // A templated graph's plans are made per binding at Run.
   absl::StatusOr<std::unique_ptr<TaskPlan>> plan =
-      TaskPlan::Create(graph, functions);
+      TaskPlan::Create(IsTemplated(graph) ? pto::v1::ExecuteGraph() : graph,
+                       IsTemplated(graph) ? absl::Span<const pto_block_fn>()
+                                          : absl::MakeConstSpan(functions));
   if (!plan.ok()) return plan.status();
   return std::unique_ptr<Kernel>(new Kernel(binary, *std::move(library),
                                             std::move(blocks),
                                             *std::move(plan)));
 }
 
-absl::Status Kernel::CheckArgument(int index, const TensorArg& arg) const {
+absl::Status Kernel::CheckArgument(int index, const TensorArg& arg,
+                                   bool check_shape) const {
   const pto::v1::KernelParam& param = binary_.params(index);
   const std::string where =
       absl::StrFormat("argument %d '%s'", index, param.name());
@@ -197,6 +279,13 @@ absl::Status Kernel::CheckArgument(int index, const TensorArg& arg) const {
         pto::v1::DataType_IsValid(arg.dtype)
             ? pto::v1::DataType_Name(arg.dtype)
             : absl::StrCat(static_cast<int>(arg.dtype))));
+  }
+  if (!check_shape) {
+    if (arg.data == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: data pointer is null", where));
+    }
+    return absl::OkStatus();
   }
   bool equal = static_cast<int>(arg.shape.size()) == param.shape().dims_size();
   for (int d = 0; equal && d < param.shape().dims_size(); ++d) {
@@ -234,9 +323,11 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
         binary_.params_size(), args.size()));
   }
   for (int i = 0; i < binary_.params_size(); ++i) {
-    absl::Status ok = CheckArgument(i, args[i]);
+    absl::Status ok = CheckArgument(i, args[i], plans_ == nullptr);
     if (!ok.ok()) return ok;
   }
+  Executor& run_on = executor != nullptr ? *executor : Executor::Default();
+  if (plans_ != nullptr) return RunTemplated(args, run_on, options);
   ArenaLease arena(workspaces_.get(),
                    workspace_bytes_ > 0 ? workspaces_->Acquire() : Arena());
   if (workspace_bytes_ > 0) {
@@ -252,8 +343,62 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
                      ? args[i].data
                      : static_cast<char*>(arena.get()) + workspace_offsets_[i];
   }
-  Executor& target = executor != nullptr ? *executor : Executor::Default();
-  return target.Run(*plan_, buffers.data(), options);
+  return run_on.Run(*plan_, buffers.data(), options);
+}
+
+absl::Status Kernel::RunTemplated(absl::Span<const TensorArg> args,
+                                  Executor& executor,
+                                  const RunOptions& options) const {
+  absl::StatusOr<SymbolValues> values = BindArguments(binary_, args);
+  if (!values.ok()) {
+    return absl::Status(values.status().code(),
+                        absl::StrCat("kernel '", binary_.kernel_name(), "': ",
+                                     values.status().message()));
+  }
+  std::vector<int64_t> key;
+  for (const pto::v1::SymbolBinding& s : binary_.execute_graph().symbols()) {
+    key.push_back(values->at(s.name()));
+  }
+  std::shared_ptr<TemplatedLaunch> launch = plans_->Find(key);
+  if (launch == nullptr) {
+    absl::StatusOr<ExpandedGraph> expanded = ExpandTemplates(binary_, *values);
+    if (!expanded.ok()) {
+      return absl::Status(expanded.status().code(),
+                          absl::StrCat("kernel '", binary_.kernel_name(), "': ",
+                                       expanded.status().message()));
+    }
+    std::vector<pto_block_fn> functions;
+    for (void* b : blocks_) functions.push_back(reinterpret_cast<pto_block_fn>(b));
+    absl::StatusOr<std::unique_ptr<TaskPlan>> plan =
+        TaskPlan::Create(expanded->graph, functions);
+    if (!plan.ok()) return plan.status();
+    auto made = std::make_shared<TemplatedLaunch>();
+    made->plan = *std::move(plan);
+    made->workspace_offsets.assign(expanded->buffer_bytes.size(), -1);
+    for (size_t i = binary_.params_size(); i < expanded->buffer_bytes.size(); ++i) {
+      made->workspace_offsets[i] = made->workspace_bytes;
+      made->workspace_bytes +=
+          AlignUp(std::max<int64_t>(1, expanded->buffer_bytes[i]));
+    }
+    made->pool = std::make_unique<WorkspacePool>(made->workspace_bytes,
+                                                 kMaxIdleWorkspaces);
+    launch = plans_->Insert(key, std::move(made));
+  }
+  ArenaLease arena(launch->pool.get(), launch->workspace_bytes > 0
+                                           ? launch->pool->Acquire()
+                                           : Arena());
+  if (launch->workspace_bytes > 0 && arena.get() == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "kernel '%s': cannot allocate %d bytes of workspace",
+        binary_.kernel_name(), launch->workspace_bytes));
+  }
+  std::vector<void*> buffers(launch->workspace_offsets.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    buffers[i] = i < args.size() ? args[i].data
+                                 : static_cast<char*>(arena.get()) +
+                                       launch->workspace_offsets[i];
+  }
+  return executor.Run(*launch->plan, buffers.data(), options);
 }
 
 }  // namespace pto::runtime

@@ -14,6 +14,12 @@
 // memory; concurrent Runs each get their own arena. The pool keeps at most
 // kMaxIdleWorkspaces idle arenas (set_max_idle_workspaces); they are freed
 // with the Kernel.
+//
+// Kernels with symbolic shapes (issue 4) bind their symbols from the
+// arguments at each Run (template_plans.h) and expand the binary's task
+// templates into a plan for that binding; the last kMaxCachedPlans bindings'
+// plans (with their own workspace pools) are kept, so a repeated size costs
+// a lookup.
 #ifndef PTO_RUNTIME_KERNEL_H_
 #define PTO_RUNTIME_KERNEL_H_
 
@@ -33,6 +39,7 @@ class Executor;
 class NativeLibrary;
 class WorkspacePool;
 class TaskPlan;
+class PlanCache;
 struct RunOptions;
 
 // One argument buffer as the caller supplies it: dense, row-major.
@@ -88,12 +95,24 @@ class Kernel {
   // sequential Run must not raise it.
   int64_t workspace_allocations() const;
 
+  // Kernels with symbolic shapes: plans kept for this many distinct symbol
+  // bindings (least recently used dropped first).
+  static constexpr int kMaxCachedPlans = 16;
+
+  // Kernels with symbolic shapes: how many plans Runs have expanded so far
+  // (a Run whose binding is cached expands none). 0 for static kernels.
+  int64_t plans_expanded() const;
+
  private:
   Kernel(pto::v1::KernelBinary binary, std::unique_ptr<NativeLibrary> library,
          std::vector<void*> blocks, std::unique_ptr<TaskPlan> plan);
 
-  // Checks one argument against its parameter (dtype, shape).
-  absl::Status CheckArgument(int index, const TensorArg& arg) const;
+  // Checks one argument against its parameter (dtype, shape; shape only
+  // when `check_shape`: templated kernels bind shapes instead).
+  absl::Status CheckArgument(int index, const TensorArg& arg,
+                             bool check_shape = true) const;
+  absl::Status RunTemplated(absl::Span<const TensorArg> args, Executor& executor,
+                            const RunOptions& options) const;
 
   pto::v1::KernelBinary binary_;
   std::unique_ptr<NativeLibrary> library_;
@@ -107,6 +126,8 @@ class Kernel {
   int64_t workspace_bytes_ = 0;
   // Arenas of workspace_bytes_ reused between runs (thread-safe).
   std::unique_ptr<WorkspacePool> workspaces_;
+  // Templated kernels: plans by symbol binding (null for static kernels).
+  std::unique_ptr<PlanCache> plans_;
 };
 
 }  // namespace pto::runtime

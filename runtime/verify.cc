@@ -11,6 +11,7 @@
 #include "runtime/kernel_abi.h"
 #include "runtime/sha256.h"
 #include "runtime/signature.h"
+#include "runtime/template_plans.h"
 
 namespace pto::runtime {
 namespace {
@@ -64,6 +65,7 @@ absl::Status VerifyExecuteGraph(const pto::v1::KernelBinary& binary) {
                                  fn.name(), fn.num_args(), kMaxTaskArgs));
     }
   }
+  if (IsTemplated(graph)) return VerifyTemplates(binary);
   if (graph.tasks_size() > kMaxTasks) {
     return bad(absl::StrFormat("%d tasks exceed the limit of %d",
                                graph.tasks_size(), kMaxTasks));

@@ -2,26 +2,60 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/sym_expr.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
+namespace {
+
+std::string DimsText(const google::protobuf::RepeatedPtrField<pto::v1::Dim>& dims) {
+  std::vector<std::string> out;
+  for (const pto::v1::Dim& d : dims) {
+    absl::StatusOr<SymExpr> e = SymExprFromDim(d);
+    out.push_back(e.ok() ? e->ToString() : "?");
+  }
+  return absl::StrCat("[", absl::StrJoin(out, ","), "]");
+}
+
+}  // namespace
 
 std::string PrintExecuteGraph(const pto::v1::ExecuteGraph& g, int max_tasks) {
   std::string out = "execute_graph\n";
   for (int b = 0; b < g.buffers_size(); ++b) {
     const pto::v1::BufferDesc& buf = g.buffers(b);
-    if (buf.workspace_bytes() > 0) {
-      absl::StrAppend(&out, "  buffer #", b, " workspace ", Quote(buf.name()),
-                      " bytes=", buf.workspace_bytes(), "\n");
-    } else {
-      absl::StrAppend(&out, "  buffer #", b, " param ", Quote(buf.name()), "\n");
+    std::string shape;
+    if (buf.shape().dims_size() > 0) {  // templated graphs
+      absl::StrAppend(&shape, " shape=", DimsText(buf.shape().dims()));
     }
+    if (buf.workspace_bytes() > 0 || (!shape.empty() && buf.name().rfind("ws", 0) == 0)) {
+      absl::StrAppend(&out, "  buffer #", b, " workspace ", Quote(buf.name()),
+                      " bytes=", buf.workspace_bytes(), shape, "\n");
+    } else {
+      absl::StrAppend(&out, "  buffer #", b, " param ", Quote(buf.name()), shape,
+                      "\n");
+    }
+  }
+  for (const pto::v1::SymbolBinding& s : g.symbols()) {
+    absl::StrAppend(&out, "  symbol ", SanitizeIdentifier(s.name()), " = param #",
+                    s.param(), " dim ", s.dim(), "\n");
   }
   for (const pto::v1::BlockFunction& f : g.functions()) {
     absl::StrAppend(&out, "  function #", f.index(), " ",
                     SanitizeIdentifier(f.name()),
                     f.core_type() == pto::v1::CORE_TYPE_CUBE ? " cube" : " vector",
                     " args=", f.num_args(), "\n");
+  }
+  for (const pto::v1::TaskTemplate& t : g.templates()) {
+    absl::StrAppend(&out, "  template ", Quote(t.label()),
+                    " space=", DimsText(t.space()), " tile=[",
+                    absl::StrJoin(t.tile(), ","), "] functions=");
+    std::vector<std::string> fns;
+    for (const pto::v1::ExtentFunction& f : t.functions()) {
+      fns.push_back(absl::StrCat("[", absl::StrJoin(f.extent(), ","), "]:f",
+                                 f.function()));
+    }
+    absl::StrAppend(&out, absl::StrJoin(fns, " "), " accesses=",
+                    t.accesses_size(), "\n");
   }
   for (int t = 0; t < g.tasks_size() && t < max_tasks; ++t) {
     const pto::v1::Task& task = g.tasks(t);

@@ -1,0 +1,326 @@
+#include "compiler/lower/lower_symbolic.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
+#include "compiler/lower/build_execute_graph.h"
+#include "compiler/lower/expand_to_tiles.h"
+#include "compiler/lower/partition_blocks.h"
+#include "compiler/util/strings.h"
+#include "compiler/verify/limits.h"
+
+namespace pto::compiler {
+namespace {
+
+absl::Status Unimplemented(const std::string& what) {
+  return absl::UnimplementedError(absl::StrCat(
+      what, " (issue 4 phase 1 lowers a symbolic dim only as the outermost "
+            "dim of a value, as a plain symbol, and not as a reduced dim)"));
+}
+
+std::string ValueLabel(const TensorGraph& g, int v) {
+  std::string label = absl::StrCat("value %", v);
+  if (!g.values[v].name.empty()) absl::StrAppend(&label, " ", Quote(g.values[v].name));
+  return label;
+}
+
+// Phase-1 shape rules; the symbols in order.
+absl::StatusOr<std::vector<std::string>> CheckShapes(const TensorGraph& g) {
+  std::set<std::string> symbols;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const SymShape& shape = g.values[v].sym_shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d].IsConstant()) continue;
+      std::optional<std::string> name = shape[d].AsSymbol();
+      if (!name || d != 0) {
+        return Unimplemented(absl::StrCat(
+            ValueLabel(g, static_cast<int>(v)), ": dim ", d, " is ",
+            shape[d].ToString(), " in ", FormatSymShape(shape)));
+      }
+      symbols.insert(*name);
+    }
+  }
+  return std::vector<std::string>(symbols.begin(), symbols.end());
+}
+
+// The graph with every symbol replaced by its probe size.
+TensorGraph AtProbe(const TensorGraph& g, const SymBindings& probe) {
+  TensorGraph out = g;
+  for (TensorValue& v : out.values) {
+    for (size_t d = 0; d < v.sym_shape.size(); ++d) {
+      v.shape[d] = *v.sym_shape[d].Evaluate(probe);  // symbols all bound
+      v.sym_shape[d] = SymExpr(v.shape[d]);
+    }
+  }
+  return out;
+}
+
+bool SameInstr(const TileInstr& a, const TileInstr& b) {
+  if (a.op != b.op || a.dst != b.dst || a.srcs != b.srcs || a.gm != b.gm ||
+      a.scalars != b.scalars || a.reduce_dim != b.reduce_dim ||
+      a.dtype != b.dtype || a.index.size() != b.index.size()) {
+    return false;
+  }
+  for (size_t j = 0; j < a.index.size(); ++j) {
+    if (a.index[j].space_dim != b.index[j].space_dim ||
+        a.index[j].div != b.index[j].div ||
+        a.index[j].offset != b.index[j].offset) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Where the two probe lowerings differ in structure, or "" when they agree.
+std::string StructureDifference(const TileGraph& a, const TileGraph& b) {
+  if (a.buffers.size() != b.buffers.size() || a.gm.size() != b.gm.size() ||
+      a.groups.size() != b.groups.size()) {
+    return "the number of buffers or groups";
+  }
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    const GmBuffer &x = a.buffers[i], &y = b.buffers[i];
+    if (x.param != y.param || x.role != y.role || x.dtype != y.dtype ||
+        x.shape.size() != y.shape.size()) {
+      return absl::StrCat("buffer #", i);
+    }
+  }
+  for (size_t i = 0; i < a.gm.size(); ++i) {
+    if (a.gm[i].value != b.gm[i].value || a.gm[i].buffer != b.gm[i].buffer) {
+      return absl::StrCat("GM tensor #", i);
+    }
+  }
+  for (size_t i = 0; i < a.groups.size(); ++i) {
+    const TileGroup &x = a.groups[i], &y = b.groups[i];
+    const std::string label = absl::StrCat("op #", x.ops.empty() ? -1 : x.ops.front());
+    bool same = x.ops == y.ops && x.tile == y.tile &&
+                x.space.size() == y.space.size() &&
+                x.num_ub_tiles == y.num_ub_tiles && x.ub_types == y.ub_types &&
+                x.ub_rows == y.ub_rows && x.body.size() == y.body.size();
+    for (size_t k = 0; same && k < x.body.size(); ++k) {
+      same = SameInstr(x.body[k], y.body[k]);
+    }
+    if (!same) return label;
+  }
+  return "";
+}
+
+// The expression that gives `a` at probe A and `b` at probe B: a constant
+// when they are equal, else a symbol or ceil(symbol / t) for a tile size t.
+absl::StatusOr<SymExpr> Recover(int64_t a, int64_t b,
+                                const std::vector<std::string>& symbols,
+                                const SymBindings& pa, const SymBindings& pb,
+                                const std::set<int64_t>& tiles,
+                                const std::string& where) {
+  if (a == b) return SymExpr(a);
+  for (const std::string& s : symbols) {
+    const SymExpr sym = SymExpr::Symbol(s);
+    if (pa.at(s) == a && pb.at(s) == b) return sym;
+    for (int64_t t : tiles) {
+      const SymExpr e = SymExpr::CeilDiv(sym, t);
+      if (*e.Evaluate(pa) == a && *e.Evaluate(pb) == b) return e;
+    }
+  }
+  return Unimplemented(absl::StrCat(where, " depends on the symbolic sizes in a "
+                                    "way this phase cannot express"));
+}
+
+int64_t Lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
+
+}  // namespace
+
+absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
+                           BlockGraph* block, pto::v1::ExecuteGraph* execute) {
+  absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph);
+  if (!symbols.ok()) return symbols.status();
+
+  // Probes: 1 more than a multiple of every tile size, above every static
+  // dim, distinct per symbol and between the two lowerings.
+  int64_t lcm = 1, max_static = 1;
+  std::set<int64_t> tiles;
+  for (const TensorOp& op : graph.ops) {
+    for (int64_t t : op.vec_tile) {
+      lcm = Lcm(lcm, t);
+      tiles.insert(t);
+      if (lcm > (int64_t{1} << 16)) {
+        return Unimplemented(absl::StrCat(
+            "the tile sizes of the kernel have a least common multiple above ",
+            int64_t{1} << 16));
+      }
+    }
+  }
+  for (const TensorValue& v : graph.values) {
+    for (int64_t d : v.shape) max_static = std::max(max_static, d);
+  }
+  const int64_t base = max_static / lcm + 1;
+  const int64_t n = static_cast<int64_t>(symbols->size());
+  SymBindings pa, pb;
+  for (int64_t k = 0; k < n; ++k) {
+    pa[(*symbols)[k]] = lcm * (base + k) + 1;
+    pb[(*symbols)[k]] = lcm * (base + k + n) + 1;
+  }
+  const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
+  absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, {fuse});
+  if (!ta.ok()) return ta.status();
+  absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, {fuse});
+  if (!tb.ok()) return tb.status();
+  if (std::string diff = StructureDifference(*ta, *tb); !diff.empty()) {
+    return Unimplemented(absl::StrCat(diff, ": its lowering depends on the "
+                                      "symbolic sizes"));
+  }
+
+  // Symbolic spaces and buffer shapes.
+  std::vector<SymShape> spaces(ta->groups.size()), shapes(ta->buffers.size());
+  for (size_t i = 0; i < ta->groups.size(); ++i) {
+    const TileGroup &x = ta->groups[i], &y = tb->groups[i];
+    for (size_t d = 0; d < x.space.size(); ++d) {
+      absl::StatusOr<SymExpr> e =
+          Recover(x.space[d], y.space[d], *symbols, pa, pb, tiles,
+                  absl::StrCat("op #", x.ops.front(), ": space dim ", d));
+      if (!e.ok()) return e.status();
+      if (!e->IsConstant() && x.tile[d] > kMaxBlockFunctions) {
+        return Unimplemented(absl::StrCat("op #", x.ops.front(), ": tile ",
+                                          FormatDims(x.tile), " in dim ", d));
+      }
+      spaces[i].push_back(*e);
+    }
+  }
+  for (size_t i = 0; i < ta->buffers.size(); ++i) {
+    for (size_t d = 0; d < ta->buffers[i].shape.size(); ++d) {
+      absl::StatusOr<SymExpr> e = Recover(
+          ta->buffers[i].shape[d], tb->buffers[i].shape[d], *symbols, pa, pb,
+          tiles, absl::StrCat("buffer #", i, " dim ", d));
+      if (!e.ok()) return e.status();
+      shapes[i].push_back(*e);
+    }
+  }
+
+  *tile = *std::move(ta);
+  absl::StatusOr<BlockGraph> blocks = PartitionBlocks(ga, *tile);
+  if (!blocks.ok()) return blocks.status();
+  *block = *std::move(blocks);
+  block->tiles = tile;
+
+  // Every extent a tile may have: the tile, the static tail, or 1..tile
+  // along a symbolic dim. One function per combination (existing ones kept).
+  std::vector<std::vector<int>> functions_of_group(tile->groups.size());
+  for (size_t f = 0; f < block->functions.size(); ++f) {
+    functions_of_group[block->functions[f].group].push_back(static_cast<int>(f));
+  }
+  for (size_t g = 0; g < tile->groups.size(); ++g) {
+    const TileGroup& group = tile->groups[g];
+    const int rank = static_cast<int>(group.tile.size());
+    std::vector<std::vector<int64_t>> choices(rank);
+    for (int d = 0; d < rank; ++d) {
+      if (spaces[g][d].IsConstant()) {
+        choices[d].push_back(group.tile[d]);
+        if (group.space[d] % group.tile[d] != 0) {
+          choices[d].push_back(group.space[d] % group.tile[d]);
+        }
+      } else {
+        for (int64_t e = group.tile[d]; e >= 1; --e) choices[d].push_back(e);
+      }
+    }
+    const BlockFunction model = block->functions[functions_of_group[g].front()];  // copy: push_back below
+    const std::string prefix = model.name.substr(0, model.name.rfind('_'));
+    std::vector<size_t> at(rank, 0);
+    for (;;) {
+      std::vector<int64_t> extent(rank);
+      for (int d = 0; d < rank; ++d) extent[d] = choices[d][at[d]];
+      bool have = false;
+      for (int f : functions_of_group[g]) have = have || block->functions[f].extent == extent;
+      if (!have) {
+        if (block->functions.size() >= static_cast<size_t>(kMaxBlockFunctions)) {
+          return Unimplemented(absl::StrCat(
+              "op #", group.ops.front(), ": tile ", FormatDims(group.tile),
+              " over symbolic dims needs more than ", kMaxBlockFunctions,
+              " block functions (one per tail extent); use a smaller tile "
+              "along the symbolic dim"));
+        }
+        BlockFunction fn = model;
+        fn.extent = extent;
+        fn.name = absl::StrCat(prefix, "_", absl::StrJoin(extent, "x"));
+        functions_of_group[g].push_back(static_cast<int>(block->functions.size()));
+        block->functions.push_back(std::move(fn));
+      }
+      int d = rank - 1;
+      while (d >= 0 && ++at[d] >= choices[d].size()) {
+        at[d] = 0;
+        --d;
+      }
+      if (d < 0) break;
+    }
+  }
+
+  // The Execute Graph: buffers with shapes, functions, symbols, templates.
+  pto::v1::ExecuteGraph out;
+  for (size_t i = 0; i < tile->buffers.size(); ++i) {
+    const GmBuffer& buf = tile->buffers[i];
+    pto::v1::BufferDesc* desc = out.add_buffers();
+    desc->set_name(buf.param >= 0 ? buf.name : absl::StrCat("ws", i));
+    desc->set_element_bytes(static_cast<uint32_t>(DTypeBytes(buf.dtype)));
+    for (const SymExpr& d : shapes[i]) *desc->mutable_shape()->add_dims() = SymExprToDim(d);
+    if (buf.param < 0 && StaticDims(shapes[i])) desc->set_workspace_bytes(buf.Bytes());
+  }
+  for (size_t f = 0; f < block->functions.size(); ++f) {
+    const BlockFunction& fn = block->functions[f];
+    pto::v1::BlockFunction* desc = out.add_functions();
+    desc->set_index(static_cast<uint32_t>(f));
+    desc->set_name(fn.name);
+    desc->set_core_type(fn.core);
+    desc->set_num_args(fn.num_args);
+  }
+  for (const std::string& s : *symbols) {
+    bool bound = false;
+    for (size_t p = 0; p < graph.params.size() && !bound; ++p) {
+      const TensorParam& param = graph.params[p];
+      const int v = param.in_value >= 0 ? param.in_value : param.out_value;
+      const SymShape& shape = graph.values[v].sym_shape;
+      for (size_t d = 0; d < shape.size() && !bound; ++d) {
+        if (shape[d].AsSymbol() == s) {
+          pto::v1::SymbolBinding* b = out.add_symbols();
+          b->set_name(s);
+          b->set_param(static_cast<uint32_t>(p));
+          b->set_dim(static_cast<uint32_t>(d));
+          bound = true;
+        }
+      }
+    }
+    if (!bound) {  // the verifier guarantees a binding
+      return absl::InternalError(absl::StrCat("symbol ", s, " has no binding"));
+    }
+  }
+  for (size_t g = 0; g < tile->groups.size(); ++g) {
+    const TileGroup& group = tile->groups[g];
+    pto::v1::TaskTemplate* t = out.add_templates();
+    t->set_label(absl::StrCat("op #", group.ops.front()));
+    for (const SymExpr& d : spaces[g]) *t->add_space() = SymExprToDim(d);
+    for (int64_t x : group.tile) t->add_tile(x);
+    for (int f : functions_of_group[g]) {
+      pto::v1::ExtentFunction* ef = t->add_functions();
+      for (int64_t e : block->functions[f].extent) ef->add_extent(e);
+      ef->set_function(static_cast<uint32_t>(f));
+    }
+    for (const runtime::ExpandAccess& a : ExpandAccessesOf(*tile, group)) {
+      pto::v1::TemplateAccess* ta_out = t->add_accesses();
+      ta_out->set_buffer(static_cast<uint32_t>(a.buffer));
+      ta_out->set_write(a.write);
+      for (const runtime::ExpandIndex& x : a.index) {
+        pto::v1::AccessIndex* ai = ta_out->add_index();
+        ai->set_space_dim(x.space_dim);
+        ai->set_div(x.div);
+        ai->set_offset(x.offset);
+      }
+    }
+  }
+  *execute = std::move(out);
+  return absl::OkStatus();
+}
+
+}  // namespace pto::compiler

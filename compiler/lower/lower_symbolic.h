@@ -1,0 +1,40 @@
+// Lowering a Tensor Graph with symbolic dims into task templates (issue 4,
+// phase 1): the kernel compiles once and the runtime expands the templates
+// into tasks for each binding of the symbols at launch.
+//
+// How: the static passes (ExpandToTiles, PartitionBlocks) run twice, with the
+// symbols replaced by two different probe sizes. Everything that must not
+// depend on the sizes (groups, ops, tile shapes, tile bodies, GM indices,
+// buffers) is compared between the two and must be identical; every space
+// and buffer dim that differs is matched back to an expression of one symbol
+// (the symbol itself, or ceil(symbol / tile)) that gives both probe values.
+// The probes are multiples of every tile size plus one and larger than every
+// static dim, so no tile is clamped and no symbolic dim coincides with a
+// static one. Block functions are then added for every tail extent a
+// symbolic dim may have (1..tile), so the native code is generic; the block
+// bodies are exactly the static path's (the fast path stays fast).
+//
+// Phase 1 limits (UNIMPLEMENTED naming the value or op): a symbolic dim must
+// be a plain symbol and the outermost dim of its value (so every GM stride is
+// static), and an op whose lowering depends on the sizes (a reduction over a
+// symbolic dim) is refused.
+#ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
+#define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
+
+#include "absl/status/status.h"
+#include "compiler/ir/block_graph.h"
+#include "compiler/ir/tensor_graph.h"
+#include "compiler/ir/tile_graph.h"
+#include "pto/v1/kernel.pb.h"
+
+namespace pto::compiler {
+
+// Fills `tile` and `block` (at the first probe sizes: what codegen and the
+// dumps see) and `execute` (buffers with shapes, functions, symbols and
+// templates; no tasks). `block->tiles` points at `tile`.
+absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
+                           BlockGraph* block, pto::v1::ExecuteGraph* execute);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_

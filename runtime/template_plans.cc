@@ -1,0 +1,255 @@
+#include "runtime/template_plans.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/expand_tasks.h"
+
+namespace pto::runtime {
+namespace {
+
+constexpr int kMaxRank = 8;
+constexpr int64_t kMaxTasks = int64_t{1} << 24;
+constexpr int64_t kMaxDependencies = int64_t{1} << 26;
+constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 40;
+
+std::string ArgLabel(const pto::v1::KernelBinary& b, int p) {
+  return absl::StrFormat("argument %d '%s'", p, b.params(p).name());
+}
+
+std::string ParamShape(const pto::v1::Shape& shape) {
+  std::vector<std::string> dims;
+  for (const pto::v1::Dim& d : shape.dims()) dims.push_back(DimToString(d));
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+std::string Dims(absl::Span<const int64_t> d) {
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
+}
+
+absl::StatusOr<std::vector<int64_t>> EvalShape(
+    const google::protobuf::RepeatedPtrField<pto::v1::Dim>& dims,
+    const SymbolValues& values, const std::string& where) {
+  std::vector<int64_t> out;
+  for (const pto::v1::Dim& d : dims) {
+    absl::StatusOr<int64_t> v = EvaluateDim(d, values);
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", v.status().message()));
+    }
+    if (*v <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": dim ", DimToString(d), " is ", *v, " (must be positive)"));
+    }
+    out.push_back(*v);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool IsTemplated(const pto::v1::ExecuteGraph& graph) {
+  return graph.templates_size() > 0 || graph.symbols_size() > 0;
+}
+
+absl::StatusOr<SymbolValues> BindArguments(const pto::v1::KernelBinary& binary,
+                                           absl::Span<const TensorArg> args) {
+  struct Source {
+    int param;
+    int dim;
+  };
+  std::map<std::string, Source> bound_by;
+  SymbolValues values;
+  for (int p = 0; p < binary.params_size(); ++p) {
+    const pto::v1::Shape& shape = binary.params(p).shape();
+    const TensorArg& arg = args[p];
+    if (static_cast<int>(arg.shape.size()) != shape.dims_size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: expected shape %s (rank %d), got %s", ArgLabel(binary, p),
+          ParamShape(shape), shape.dims_size(), Dims(arg.shape)));
+    }
+    for (int d = 0; d < shape.dims_size(); ++d) {
+      const pto::v1::Dim& dim = shape.dims(d);
+      if (dim.kind_case() != pto::v1::Dim::kSymbol) continue;
+      const int64_t actual = arg.shape[d];
+      auto it = bound_by.find(dim.symbol());
+      if (it == bound_by.end()) {
+        if (actual <= 0) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "%s: dim %d (symbol %s) is %d; sizes must be positive",
+              ArgLabel(binary, p), d, dim.symbol(), actual));
+        }
+        bound_by[dim.symbol()] = {p, d};
+        values[dim.symbol()] = actual;
+      } else if (values[dim.symbol()] != actual) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: dim %d is %d, but symbol %s is %d from %s dim %d",
+            ArgLabel(binary, p), d, actual, dim.symbol(), values[dim.symbol()],
+            ArgLabel(binary, it->second.param), it->second.dim));
+      }
+    }
+  }
+  for (int p = 0; p < binary.params_size(); ++p) {
+    const pto::v1::Shape& shape = binary.params(p).shape();
+    for (int d = 0; d < shape.dims_size(); ++d) {
+      const pto::v1::Dim& dim = shape.dims(d);
+      if (dim.kind_case() == pto::v1::Dim::kSymbol) continue;
+      absl::StatusOr<int64_t> want = EvaluateDim(dim, values);
+      if (!want.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            ArgLabel(binary, p), ": dim ", d, ": ", want.status().message()));
+      }
+      if (*want != args[p].shape[d]) {
+        std::vector<int64_t> expected;
+        for (const pto::v1::Dim& x : shape.dims()) {
+          expected.push_back(EvaluateDim(x, values).value_or(-1));
+        }
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: expected shape %s = %s, got %s", ArgLabel(binary, p),
+            ParamShape(shape), Dims(expected), Dims(args[p].shape)));
+      }
+    }
+  }
+  return values;
+}
+
+absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binary,
+                                              const SymbolValues& values) {
+  const pto::v1::ExecuteGraph& graph = binary.execute_graph();
+  ExpandedGraph out;
+  *out.graph.mutable_functions() = graph.functions();
+  std::vector<std::vector<int64_t>> shapes;
+  for (int b = 0; b < graph.buffers_size(); ++b) {
+    const pto::v1::BufferDesc& buf = graph.buffers(b);
+    absl::StatusOr<std::vector<int64_t>> shape = EvalShape(
+        buf.shape().dims(), values, absl::StrCat("buffer ", b, " '", buf.name(), "'"));
+    if (!shape.ok()) return shape.status();
+    int64_t bytes = 0;
+    if (b >= binary.params_size()) {
+      bytes = buf.workspace_bytes() > 0 ? buf.workspace_bytes() : buf.element_bytes();
+      if (buf.workspace_bytes() == 0) {
+        for (int64_t d : *shape) {
+          if (__builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxWorkspaceBytes) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "workspace '", buf.name(), "' of shape ", Dims(*shape),
+                " exceeds ", kMaxWorkspaceBytes, " bytes"));
+          }
+        }
+      }
+    }
+    out.buffer_bytes.push_back(bytes);
+    shapes.push_back(*std::move(shape));
+  }
+  std::vector<ExpandGroup> groups;
+  for (const pto::v1::TaskTemplate& t : graph.templates()) {
+    ExpandGroup g;
+    g.label = t.label();
+    absl::StatusOr<std::vector<int64_t>> space =
+        EvalShape(t.space(), values, absl::StrCat("template ", t.label(), " space"));
+    if (!space.ok()) return space.status();
+    g.space = *std::move(space);
+    g.tile.assign(t.tile().begin(), t.tile().end());
+    const int rank = static_cast<int>(g.space.size());
+    g.function_of_mask.assign(size_t{1} << rank, -1);
+    for (int mask = 0; mask < (1 << rank); ++mask) {
+      std::vector<int64_t> extent = g.tile;
+      bool occurs = true;
+      for (int d = 0; d < rank; ++d) {
+        if ((mask & (1 << d)) == 0) continue;
+        const int64_t tail = g.space[d] % g.tile[d];
+        if (tail == 0) occurs = false;
+        extent[d] = tail;
+      }
+      if (!occurs) continue;
+      for (const pto::v1::ExtentFunction& f : t.functions()) {
+        if (std::equal(f.extent().begin(), f.extent().end(), extent.begin(),
+                       extent.end())) {
+          g.function_of_mask[mask] = static_cast<int>(f.function());
+        }
+      }
+      if (g.function_of_mask[mask] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template ", t.label(), ": no block function for tile extents ",
+            Dims(extent), " (space ", Dims(g.space), ", tile ", Dims(g.tile), ")"));
+      }
+    }
+    for (const pto::v1::TemplateAccess& a : t.accesses()) {
+      ExpandAccess access;
+      access.buffer = static_cast<int>(a.buffer());
+      access.write = a.write();
+      for (const pto::v1::AccessIndex& x : a.index()) {
+        access.index.push_back({x.space_dim(), x.div(), x.offset()});
+      }
+      g.accesses.push_back(std::move(access));
+    }
+    groups.push_back(std::move(g));
+  }
+  ExpandLimits limits;
+  limits.max_tasks = kMaxTasks;
+  limits.max_dependencies = kMaxDependencies;
+  if (absl::Status s = ExpandTasks(shapes, groups, {}, limits, &out.graph); !s.ok()) {
+    return s;
+  }
+  return out;
+}
+
+absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
+  const pto::v1::ExecuteGraph& graph = binary.execute_graph();
+  const auto bad = [](const std::string& what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel binary refused: execute graph: ", what));
+  };
+  if (graph.tasks_size() > 0) {
+    return bad("a templated graph (symbols or templates) lists tasks too");
+  }
+  for (int i = 0; i < graph.symbols_size(); ++i) {
+    const pto::v1::SymbolBinding& s = graph.symbols(i);
+    if (s.param() >= static_cast<uint32_t>(binary.params_size()) ||
+        s.dim() >= static_cast<uint32_t>(binary.params(s.param()).shape().dims_size()) ||
+        binary.params(s.param()).shape().dims(s.dim()).symbol() != s.name()) {
+      return bad(absl::StrFormat("symbol %d '%s': param %d dim %d is not that "
+                                 "symbol", i, s.name(), s.param(), s.dim()));
+    }
+  }
+  for (int b = 0; b < graph.buffers_size(); ++b) {
+    if (graph.buffers(b).shape().dims_size() > kMaxRank) {
+      return bad(absl::StrFormat("buffer %d: rank above %d", b, kMaxRank));
+    }
+  }
+  for (int i = 0; i < graph.templates_size(); ++i) {
+    const pto::v1::TaskTemplate& t = graph.templates(i);
+    const int rank = t.tile_size();
+    const std::string where = absl::StrFormat("template %d '%s'", i, t.label());
+    if (rank < 1 || rank > 4 || t.space_size() != rank) {
+      return bad(absl::StrCat(where, ": space and tile must have one rank in 1..4"));
+    }
+    for (int64_t x : t.tile()) {
+      if (x <= 0) return bad(absl::StrCat(where, ": tile dims must be positive"));
+    }
+    for (const pto::v1::ExtentFunction& f : t.functions()) {
+      if (f.function() >= static_cast<uint32_t>(graph.functions_size()) ||
+          f.extent_size() != rank ||
+          graph.functions(f.function()).num_args() != static_cast<uint32_t>(rank)) {
+        return bad(absl::StrCat(where, ": a function entry does not match the "
+                                       "functions or the rank"));
+      }
+    }
+    for (const pto::v1::TemplateAccess& a : t.accesses()) {
+      if (a.buffer() >= static_cast<uint32_t>(graph.buffers_size()) ||
+          a.index_size() != graph.buffers(a.buffer()).shape().dims_size()) {
+        return bad(absl::StrCat(where, ": an access names a buffer out of range "
+                                       "or indexes the wrong rank"));
+      }
+      for (const pto::v1::AccessIndex& x : a.index()) {
+        if (x.space_dim() < -1 || x.space_dim() >= rank || x.div() < 1) {
+          return bad(absl::StrCat(where, ": an access index is out of range"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::runtime

@@ -1,0 +1,210 @@
+// Kernels with a symbolic (DYNAMIC) outermost dim, issue 4 phase 1: compiled
+// once, run for several sizes (1, sizes below, at and above the tile, not
+// multiples of it), each checked against the reference evaluator on the
+// static graph of that size.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "client/ptoc/check.h"
+#include "compiler/compile.h"
+#include "compiler/pipeline.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel.h"
+#include "runtime/template_plans.h"
+#include "tests/kernels/typed_builder.h"
+
+namespace pto::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using pto::v1::DT_FP16;
+using pto::v1::DT_FP32;
+
+// Graphs are built at a size; the symbolic graph is the one built at
+// kSymbolic with that dim renamed to the symbol "bs".
+constexpr int64_t kSymbolic = 999983;
+
+using GraphAt = std::function<pto::v1::Graph(int64_t rows)>;
+
+pto::v1::Graph Symbolic(const GraphAt& make) {
+  pto::v1::Graph g = make(kSymbolic);
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
+      if (d.kind_case() == pto::v1::Dim::kSize && d.size() == kSymbolic) {
+        d.set_symbol("bs");
+      }
+    }
+  }
+  return g;
+}
+
+// Compiles the symbolic graph once and checks every size against the
+// reference; returns the kernel for more checks.
+std::unique_ptr<runtime::Kernel> CompileOnceRunSizes(
+    const GraphAt& make, const std::vector<int64_t>& sizes) {
+  auto compiled = compiler::Compile(Symbolic(make), "host", {});
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return nullptr;
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  if (!kernel.ok()) return nullptr;
+  for (int64_t n : sizes) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(n);
+    auto report = ptoc::RunAndCheck(make(n), **kernel, options);
+    EXPECT_TRUE(report.ok()) << "rows " << n << ": " << report.status();
+    if (report.ok()) {
+      EXPECT_TRUE(report->pass()) << "rows " << n << "\n" << report->Summary();
+    }
+  }
+  return *std::move(kernel);
+}
+
+pto::v1::Graph ExpAdd(int64_t rows) {
+  TypedBuilder b("dyn_exp_add");
+  uint32_t x = b.Input("x", DT_FP32, {rows, 40});
+  uint32_t y = b.Input("y", DT_FP32, {rows, 40});
+  b.Output("out", b.Op("add", {b.Op("exp", {x}, {4, 16}), y}, {4, 16}));
+  return b.graph();
+}
+
+TEST(DynamicTest, ElementwiseCompiledOnceRunsEverySize) {
+  const std::vector<int64_t> sizes = {1, 3, 4, 7, 64, 1001};
+  auto kernel = CompileOnceRunSizes(ExpAdd, sizes);
+  ASSERT_NE(kernel, nullptr);
+  // One plan per distinct size; a repeated size reuses its plan.
+  EXPECT_EQ(kernel->plans_expanded(), static_cast<int64_t>(sizes.size()));
+  ptoc::CheckOptions options;
+  auto again = ptoc::RunAndCheck(ExpAdd(7), *kernel, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->pass());
+  EXPECT_EQ(kernel->plans_expanded(), static_cast<int64_t>(sizes.size()));
+}
+
+TEST(DynamicTest, BroadcastRowAndFp16) {
+  CompileOnceRunSizes(
+      [](int64_t rows) {
+        TypedBuilder b("dyn_bias");
+        uint32_t x = b.Input("x", DT_FP16, {rows, 24});
+        uint32_t bias = b.Input("bias", DT_FP16, {24});
+        b.Output("out", b.Op("mul", {b.Op("add", {x, bias}, {8, 8}), x}, {8, 8}));
+        return b.graph();
+      },
+      {1, 5, 8, 33});
+}
+
+// Softmax over the last dim with tiles spanning it (row fusion: one group).
+pto::v1::Graph Softmax(int64_t rows) {
+  TypedBuilder b("dyn_softmax");
+  uint32_t x = b.Input("x", DT_FP32, {rows, 64});
+  uint32_t m = b.Op("amax", {x}, {2, 64}, -1, true);
+  uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 64})}, {2, 64});
+  uint32_t s = b.Op("sum", {e}, {2, 64}, -1, true);
+  b.Output("out", b.Op("div", {e, s}, {2, 64}));
+  return b.graph();
+}
+
+TEST(DynamicTest, SoftmaxOverADynamicBatch) {
+  CompileOnceRunSizes(Softmax, {1, 7, 64, 1000});
+}
+
+// A last-dim sum whose tiles do not span the row: partial results in a
+// workspace of [bs, 4] slots, sized at launch, then combined.
+TEST(DynamicTest, PartialAndCombineWithAWorkspaceSizedAtLaunch) {
+  CompileOnceRunSizes(
+      [](int64_t rows) {
+        TypedBuilder b("dyn_rowsum");
+        uint32_t x = b.Input("x", DT_FP32, {rows, 100});
+        b.Output("out", b.Op("sum", {x}, {3, 32}, -1, true));
+        return b.graph();
+      },
+      {1, 2, 3, 10, 101});
+}
+
+TEST(DynamicTest, BindingErrorsNameBothArguments) {
+  auto compiled = compiler::Compile(Symbolic(ExpAdd), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> x(6 * 41), y(6 * 41), out(6 * 41);
+  auto run = [&](int64_t xr, int64_t xc, int64_t yr, int64_t orows) {
+    return (*kernel)->Run({{x.data(), DT_FP32, {xr, xc}},
+                           {y.data(), DT_FP32, {yr, 40}},
+                           {out.data(), DT_FP32, {orows, 40}}});
+  };
+  EXPECT_TRUE(run(5, 40, 5, 5).ok());
+  absl::Status s = run(5, 40, 6, 5);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("argument 1 'y': dim 0 is 6, but symbol bs "
+                                     "is 5 from argument 0 'x' dim 0"));
+  s = run(5, 41, 5, 5);
+  EXPECT_THAT(s.message(),
+              HasSubstr("argument 0 'x': expected shape [bs,40] = [5,40], got [5,41]"));
+  s = run(0, 40, 0, 0);
+  EXPECT_THAT(s.message(), HasSubstr("symbol bs) is 0; sizes must be positive"));
+}
+
+// The Execute Graph of `graph` (no native compile), as a binary with its
+// parameters counted (what ExpandTemplates reads).
+pto::v1::KernelBinary Lowered(const pto::v1::Graph& graph) {
+  compiler::LoweringState state;
+  state.graph = &graph;
+  state.target = "host-x86_64";
+  absl::Status s = compiler::RunPipeline(&state, nullptr, nullptr, "block_to_execute");
+  EXPECT_TRUE(s.ok()) << s;
+  pto::v1::KernelBinary binary;
+  for (size_t p = 0; p < state.tensor.params.size(); ++p) binary.add_params();
+  *binary.mutable_execute_graph() = state.execute;
+  return binary;
+}
+
+// For a static size, the template expands to exactly the tasks, functions
+// and dependencies the static compile makes.
+TEST(DynamicTest, ExpansionEqualsTheStaticAnalysis) {
+  for (const GraphAt& make : std::vector<GraphAt>{ExpAdd, Softmax}) {
+    const pto::v1::KernelBinary dynamic = Lowered(Symbolic(make));
+    for (int64_t n : {1, 6, 9}) {
+      const pto::v1::KernelBinary fixed = Lowered(make(n));
+      auto expanded = runtime::ExpandTemplates(dynamic, {{"bs", n}});
+      ASSERT_TRUE(expanded.ok()) << expanded.status();
+      const pto::v1::ExecuteGraph& want = fixed.execute_graph();
+      const pto::v1::ExecuteGraph& got = expanded->graph;
+      ASSERT_EQ(got.tasks_size(), want.tasks_size()) << "rows " << n;
+      for (int t = 0; t < want.tasks_size(); ++t) {
+        SCOPED_TRACE(::testing::Message() << "rows " << n << " task " << t);
+        EXPECT_EQ(got.functions(got.tasks(t).function()).name(),
+                  want.functions(want.tasks(t).function()).name());
+        EXPECT_THAT(got.tasks(t).args(), ::testing::ElementsAreArray(want.tasks(t).args()));
+        EXPECT_THAT(got.tasks(t).deps(), ::testing::ElementsAreArray(want.tasks(t).deps()));
+      }
+    }
+  }
+}
+
+TEST(DynamicTest, PhaseOneLimitsAreUnimplemented) {
+  // A reduction over the symbolic dim.
+  auto over_batch = compiler::Compile(Symbolic([](int64_t rows) {
+                                        TypedBuilder b("dyn_colsum");
+                                        uint32_t x = b.Input("x", DT_FP32, {rows, 8});
+                                        b.Output("out", b.Op("sum", {x}, {4, 8}, 0, true));
+                                        return b.graph();
+                                      }),
+                                      "host", {});
+  EXPECT_EQ(over_batch.status().code(), absl::StatusCode::kUnimplemented)
+      << over_batch.status();
+  // A symbolic inner dim (its GM strides would be dynamic).
+  auto inner = compiler::Compile(Symbolic([](int64_t cols) {
+                                   TypedBuilder b("dyn_inner");
+                                   uint32_t x = b.Input("x", DT_FP32, {4, cols});
+                                   b.Output("out", b.Op("exp", {x}, {4, 8}));
+                                   return b.graph();
+                                 }),
+                                 "host", {});
+  EXPECT_EQ(inner.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(inner.status().message(), HasSubstr("dim 1 is bs in [4,bs]"));
+}
+
+}  // namespace
+}  // namespace pto::testing

@@ -12,6 +12,8 @@
 #include "compiler/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/executor.h"
+#include "runtime/kernel.h"
 #include "tests/kernels/typed_builder.h"
 
 namespace pto {
@@ -115,6 +117,45 @@ TEST(MatmulTest, FeedsAndIsFedByVectorOps) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT(r->dumps["execute"], HasSubstr("cube"));
   EXPECT_THAT(r->dumps["tile"], HasSubstr("TMATMUL_ACC"));
+}
+
+// The runtime runs the cube functions' tasks on its cube pool (or the
+// calling thread, which helps), the vector ones on the vector pool.
+TEST(MatmulTest, CubeTasksRunOnTheCubePool) {
+  Builder b("mm_pools");
+  const uint32_t a = b.Input("a", pto::v1::DT_FP32, {64, 32});
+  const uint32_t w = b.Input("w", pto::v1::DT_FP32, {32, 48});
+  const uint32_t y = b.Matmul(a, w, pto::v1::DT_UNSPECIFIED, false, false,
+                              {16, 16, 16, 32, 16, 16});
+  b.Output("out", b.Op("relu", {y}, {8, 48}));
+  auto compiled = compiler::Compile(b.graph(), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<float> av(64 * 32, 1.0f), wv(32 * 48, 0.5f), out(64 * 48);
+  std::vector<runtime::TensorArg> args = {
+      {av.data(), pto::v1::DT_FP32, {64, 32}},
+      {wv.data(), pto::v1::DT_FP32, {32, 48}},
+      {out.data(), pto::v1::DT_FP32, {64, 48}}};
+  std::vector<runtime::TaskEvent> trace;
+  runtime::RunOptions options;
+  options.trace = &trace;
+  runtime::Executor& ex = runtime::Executor::Default();
+  ASSERT_TRUE((*kernel)->Run(args, &ex, options).ok());
+  for (float v : out) ASSERT_EQ(v, 16.0f);
+  const pto::v1::ExecuteGraph& graph = compiled->binary.execute_graph();
+  int cube_tasks = 0;
+  ASSERT_EQ(trace.size(), static_cast<size_t>(graph.tasks_size()));
+  for (const runtime::TaskEvent& e : trace) {
+    const bool cube = graph.functions(graph.tasks(e.task).function()).core_type() ==
+                      pto::v1::CORE_TYPE_CUBE;
+    cube_tasks += cube;
+    EXPECT_EQ(e.core, cube ? runtime::CoreKind::kCube : runtime::CoreKind::kVector);
+    const std::string worker = ex.WorkerName(e.worker);
+    EXPECT_TRUE(worker == "caller" || worker.rfind(cube ? "cube/" : "vector/", 0) == 0)
+        << "task " << e.task << " ran on " << worker;
+  }
+  EXPECT_EQ(cube_tasks, 4 * 3);  // [64 x 48] in [16 x 16] tiles
 }
 
 // Two matmuls in a row: the second reads the first's GM result.

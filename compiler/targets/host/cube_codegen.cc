@@ -78,6 +78,14 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "  alignas(64) float l0a[pto_cube::L0AElems(", m, ", ", kl0, ")];\n",
       "  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n, ")];\n",
       "  alignas(64) float l0c[", m * n, "];\n");
+  // f16 rows widen 8 at a time (pto_tile's F16C path where the target has
+  // it); other types element by element (Conv::Load).
+  auto load = [](pto::v1::DataType dtype, const std::string& type) {
+    return dtype == pto::v1::DT_FP16
+               ? std::string("pto_cube::CubeLoadL1Rows<PtoCubeHalfRows>")
+               : absl::StrCat("pto_cube::CubeLoadL1<pto_tile::Elem<", type, ">>");
+  };
+  const std::string load_a_fn = load(a.dtype, ta), load_b_fn = load(b.dtype, tb);
   if (c.k == 0) {
     absl::StrAppend(&out, "  for (int i = 0; i < ", m * n, "; ++i) l0c[i] = 0.0f;\n");
   }
@@ -91,15 +99,15 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       " - k : ", kl1, ");\n",
       "    int64_t lda1, ldb1;\n",
       c.a_trans
-          ? absl::StrCat("    const float* a1 = pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
-                         ">>(l1a, a + k * ", lda, ", ", lda, ", kb, ", m, ", &lda1);\n")
-          : absl::StrCat("    const float* a1 = pto_cube::CubeLoadL1<pto_tile::Elem<", ta,
-                         ">>(l1a, a + k, ", lda, ", ", m, ", kb, &lda1);\n"),
+          ? absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k * ", lda, ", ",
+                         lda, ", kb, ", m, ", &lda1);\n")
+          : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", lda, ", ", m,
+                         ", kb, &lda1);\n"),
       c.b_trans
-          ? absl::StrCat("    const float* b1 = pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
-                         ">>(l1b, b + k, ", ldb, ", ", n, ", kb, &ldb1);\n")
-          : absl::StrCat("    const float* b1 = pto_cube::CubeLoadL1<pto_tile::Elem<", tb,
-                         ">>(l1b, b + k * ", ldb, ", ", ldb, ", kb, ", n, ", &ldb1);\n"),
+          ? absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k, ", ldb, ", ", n,
+                         ", kb, &ldb1);\n")
+          : absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k * ", ldb, ", ",
+                         ldb, ", kb, ", n, ", &ldb1);\n"),
       "    for (int kk = 0; kk < kb; kk += ", kl0, ") {\n",
       "      const int kc = kb - kk < ", kl0, " ? kb - kk : ", kl0, ";\n",
       "      int64_t lda0;\n",

@@ -365,6 +365,17 @@ absl::StatusOr<std::string> GenerateHostCpp(const PtoProgram& p) {
   for (const PtoFunction& fn : p.functions) {
     if (fn.core == pto::v1::CORE_TYPE_CUBE) {
       absl::StrAppend(&out, "#include \"pto_cube.h\"\n");
+      bool f16 = false;
+      for (const PtoBuffer& buf : p.buffers) f16 = f16 || buf.dtype == pto::v1::DT_FP16;
+      if (f16) {  // f16 matmul operands widen a row at a time (cube_codegen.cc)
+        absl::StrAppend(
+            &out,
+            "\nstruct PtoCubeHalfRows {\n"
+            "  static void Row(float* d, const pto_tile::half* s, int n) {\n"
+            "    pto_tile::HalvesToFloats(d, reinterpret_cast<const uint16_t*>(s), n);\n"
+            "  }\n"
+            "};\n");
+      }
       break;
     }
   }

@@ -105,6 +105,20 @@ inline const float* CubeLoadL1(float* /*l1*/, const float* gm, int64_t ld,
   return gm;
 }
 
+// TLOAD GM -> L1 converting a row at a time: Rows::Row(float* d, const T*
+// s, int n) sets d[c] from s[c] for c < n (generated code passes f16 rows
+// to pto_tile's 8-wide F16C conversion).
+template <typename Rows, typename T>
+inline const float* CubeLoadL1Rows(float* __restrict l1, const T* __restrict gm,
+                                   int64_t ld, int rows, int cols,
+                                   int64_t* l1_ld) {
+  for (int r = 0; r < rows; ++r) {
+    Rows::Row(l1 + static_cast<int64_t>(r) * cols, gm + r * ld, cols);
+  }
+  *l1_ld = cols;
+  return l1;
+}
+
 // TMOV L1 -> L0A: rows [0, m) and K columns [k0, k0 + kc) of op(A), from an
 // L1 tile (leading dimension l1_ld) holding A [m x K-block], or with
 // `trans` A^T [K-block x m]. Not transposed: returns the L1 block (*l0a_ld

@@ -188,6 +188,16 @@ TEST(PtoCubeTest, MovL0PacksPanels) {
   EXPECT_EQ(loaded, l0a.data());
   EXPECT_EQ(ld, 2);
   EXPECT_EQ(std::vector<float>(l0a.begin(), l0a.begin() + 4), (std::vector<float>{2.5, 3.5, 5.5, 6.5}));
+  struct IntRows {
+    static void Row(float* d, const int* s, int n) {
+      for (int c = 0; c < n; ++c) d[c] = static_cast<float>(s[c]) * 2.0f;
+    }
+  };
+  const float* rows = pto_cube::CubeLoadL1Rows<IntRows>(l0a.data(), ints.data(), 3, 2, 3, &ld);
+  EXPECT_EQ(rows, l0a.data());
+  EXPECT_EQ(ld, 3);
+  EXPECT_EQ(std::vector<float>(l0a.begin(), l0a.begin() + 6),
+            (std::vector<float>{2, 4, 6, 8, 10, 12}));
   // L0B of K rows 1..2 and columns 0..3: one 16-column panel [k][16].
   std::vector<float> l0b(pto_cube::L0BElems(2, 4), -1.0f);
   ASSERT_EQ(l0b.size(), 32u);

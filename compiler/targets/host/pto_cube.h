@@ -271,8 +271,10 @@ inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
 // L0C[m x n] (+)= L0A * L0B (k of K), L0C dense row-major. Column panels
 // outside, row blocks inside: one L0B panel stays in the first-level cache
 // while the L0A rows stream past it.
+// Not inlined: one copy per kernel, however many cube functions call it
+// (keeps kernels' compile time down).
 template <bool kAcc>
-inline void CubeMatmulVec8(float* __restrict l0c, const float* __restrict l0a,
+__attribute__((noinline)) inline void CubeMatmulVec8(float* __restrict l0c, const float* __restrict l0a,
                            int64_t lda, const float* __restrict l0b, int m,
                            int k, int n) {
   for (int j = 0; j < n; j += kCols) {

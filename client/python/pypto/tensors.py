@@ -42,6 +42,8 @@ class Tensor:
     __array_priority__ = 1000
 
     def __init__(self, shape=None, dtype=None, name="", format=None):
+        if isinstance(shape, dtypes.DataType) and not isinstance(dtype, dtypes.DataType):
+            shape, dtype = dtype, shape  # PyPTO also takes Tensor(dtype, shape)
         if shape is not None:
             if isinstance(shape, (int, numbers.Integral)):
                 shape = (shape,)

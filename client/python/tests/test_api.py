@@ -69,6 +69,10 @@ def test_aliases_and_values():
     assert (t.shape, t.dtype, t.name, t.dim, t.format) == (
         [pypto.DYNAMIC, 64], pypto.DT_FP32, "x", 2, "ND")
     assert pypto.Tensor[...].shape is None and pypto.Tensor[...].dtype is None
+    # PyPTO's other argument order: Tensor(dtype, shape).
+    t2 = pypto.Tensor(pypto.DT_FP16, [1024])
+    assert (t2.dtype, t2.shape) == (pypto.DT_FP16, [1024])
+    assert pypto.Tensor(pypto.DT_FP32).dtype == pypto.DT_FP32
 
 
 # Options --------------------------------------------------------------------

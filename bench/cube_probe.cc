@@ -47,7 +47,6 @@ struct Shape {
 #define PROBE_PASS(ns)                                                        \
   [&](const Shape& s, const float* A, const float* B, float* C, bool pack) { \
     std::vector<float> l1a(s.ml0 * s.kl1), l1b(s.kl1 * s.nl0);                \
-    std::vector<float> l0a(ns::pto_cube::L0AElems(s.ml0, s.kl0));             \
     std::vector<float> l0b(ns::pto_cube::L0BElems(s.kl0, s.nl0));             \
     std::vector<float> l0c(s.ml0 * s.nl0);                                     \
     for (int i0 = 0; i0 < s.m; i0 += s.ml0) {                                  \
@@ -56,22 +55,22 @@ struct Shape {
         const int n = std::min(s.nl0, s.n - j0);                               \
         for (int k = 0; k < s.k; k += s.kl1) {                                 \
           const int kb = std::min(s.kl1, s.k - k);                             \
-          int64_t lda1, ldb1, lda0;                                            \
+          int64_t lda1, ldb1, rs0, ps0;                                        \
           const float* a1 = ns::pto_cube::CubeLoadL1(                          \
               l1a.data(), A + int64_t{i0} * s.k + k, s.k, m, kb, &lda1);       \
           const float* b1 = ns::pto_cube::CubeLoadL1(                          \
               l1b.data(), B + int64_t{k} * s.n + j0, s.n, kb, n, &ldb1);       \
           for (int kk = 0; kk < kb; kk += s.kl0) {                             \
             const int kc = std::min(s.kl0, kb - kk);                           \
-            const float* a0 = ns::pto_cube::CubeMovL0A(l0a.data(), a1, lda1,   \
-                                                       kk, m, kc, false, &lda0); \
+            const float* a0 =                                                  \
+                ns::pto_cube::CubeMovL0A(a1, lda1, kk, false, &rs0, &ps0);     \
             if (pack || (i0 == 0 && j0 == 0)) {                                \
               ns::pto_cube::CubeMovL0B(l0b.data(), b1, ldb1, kk, kc, n, false); \
             }                                                                  \
             if (k + kk == 0) {                                                 \
-              ns::pto_cube::CubeMatmul(l0c.data(), a0, lda0, l0b.data(), m, kc, n); \
+              ns::pto_cube::CubeMatmul(l0c.data(), a0, rs0, ps0, l0b.data(), m, kc, n); \
             } else {                                                           \
-              ns::pto_cube::CubeMatmulAcc(l0c.data(), a0, lda0, l0b.data(), m, kc, n); \
+              ns::pto_cube::CubeMatmulAcc(l0c.data(), a0, rs0, ps0, l0b.data(), m, kc, n); \
             }                                                                  \
           }                                                                    \
         }                                                                      \

@@ -75,7 +75,6 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       OffsetExpr(o, store->index), ");\n",
       "  alignas(64) float l1a[", m * c.k_l1, "];\n",
       "  alignas(64) float l1b[", c.k_l1 * n, "];\n",
-      "  alignas(64) float l0a[pto_cube::L0AElems(", m, ", ", kl0, ")];\n",
       "  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n, ")];\n",
       "  alignas(64) float l0c[", m * n, "];\n");
   // f16 rows widen 8 at a time (pto_tile's F16C path where the target has
@@ -110,14 +109,14 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                          ldb, ", kb, ", n, ", &ldb1);\n"),
       "    for (int kk = 0; kk < kb; kk += ", kl0, ") {\n",
       "      const int kc = kb - kk < ", kl0, " ? kb - kk : ", kl0, ";\n",
-      "      int64_t lda0;\n",
-      "      const float* a0 = pto_cube::CubeMovL0A(l0a, a1, lda1, kk, ", m,
-      ", kc, ", a_trans, ", &lda0);\n",
+      "      int64_t rs0, ps0;\n",
+      "      const float* a0 = pto_cube::CubeMovL0A(a1, lda1, kk, ", a_trans,
+      ", &rs0, &ps0);\n",
       "      pto_cube::CubeMovL0B(l0b, b1, ldb1, kk, kc, ", n, ", ", b_trans, ");\n",
       "      if (k + kk == 0) {\n",
-      "        pto_cube::CubeMatmul(l0c, a0, lda0, l0b, ", m, ", kc, ", n, ");\n",
+      "        pto_cube::CubeMatmul(l0c, a0, rs0, ps0, l0b, ", m, ", kc, ", n, ");\n",
       "      } else {\n",
-      "        pto_cube::CubeMatmulAcc(l0c, a0, lda0, l0b, ", m, ", kc, ", n, ");\n",
+      "        pto_cube::CubeMatmulAcc(l0c, a0, rs0, ps0, l0b, ", m, ", kc, ", n, ");\n",
       "      }\n    }\n  }\n",
       "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", m,
       ", ", n, ");\n}\n\n");

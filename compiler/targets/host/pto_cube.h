@@ -6,8 +6,8 @@
 //   TLOAD  GM -> L1    CubeLoadL1: a [rows x cols] region of a row-major GM
 //                      matrix (leading dimension `ld`) as an f32 L1 tile,
 //                      widening f16/bf16 exactly (Conv::Load)
-//   TMOV   L1 -> L0A   CubeMovL0A: m rows by kc of K of op(A) from L1
-//                      (transposed back when L1 holds A^T), row-major
+//   TMOV   L1 -> L0A   CubeMovL0A: m rows by kc of K of op(A) from L1, a
+//                      strided view (L1 holds A or A^T)
 //          L1 -> L0B   CubeMovL0B: kc of K by n columns of op(B) into L0B,
 //                      packed in column panels (below)
 //   TMATMUL            CubeMatmul: L0C = L0A * L0B (f32 accumulate)
@@ -17,12 +17,13 @@
 //
 // Host buffers are views where a move would copy f32 data unchanged: an
 // f32 TLOAD returns the GM region itself (with GM's leading dimension), and
-// a TMOV to L0A that does not transpose returns the L1 block; the other
-// moves (conversions, transposes, packing) copy into the caller's tile.
-// Each returns the tile to read and sets its leading dimension.
+// a TMOV to L0A returns the L1 block with its strides (the micro-kernel
+// reads A transposed or not); conversions and L0B's packing copy into the
+// caller's tile.
 //
-// L0 layouts: L0A is row-major [m x kc] with a leading dimension (the
-// micro-kernel broadcasts its elements from kRows row streams); L0B holds ceil(n / kCols) panels of
+// L0 layouts: L0A is a strided view [m x kc] (the micro-kernel broadcasts
+// its elements: from kRows row streams, or from one contiguous column when
+// A is transposed); L0B holds ceil(n / kCols) panels of
 // kCols columns, each [kc][kCols] (element (p, c) of panel j at
 // j * kCols * kc + p * kCols + c), columns past n zero, so the micro-kernel
 // reads B contiguously with whole vectors. L0C is dense row-major [m x n].
@@ -69,8 +70,6 @@ namespace pto_cube {
 constexpr int kRows = 6;   // rows of C per register block
 constexpr int kCols = 16;  // columns of C per register block (an L0B panel)
 
-// Floats an L0A tile of m rows and k of K takes.
-constexpr int64_t L0AElems(int64_t m, int64_t k) { return m * k; }
 // Floats an L0B tile of k of K and n columns takes (whole panels).
 constexpr int64_t L0BElems(int64_t k, int64_t n) {
   return (n + kCols - 1) / kCols * kCols * k;
@@ -119,23 +118,15 @@ inline const float* CubeLoadL1Rows(float* __restrict l1, const T* __restrict gm,
   return l1;
 }
 
-// TMOV L1 -> L0A: rows [0, m) and K columns [k0, k0 + kc) of op(A), from an
-// L1 tile (leading dimension l1_ld) holding A [m x K-block], or with
-// `trans` A^T [K-block x m]. Not transposed: returns the L1 block (*l0a_ld
-// = l1_ld); transposed: copies into l0a [m x kc] (*l0a_ld = kc).
-inline const float* CubeMovL0A(float* __restrict l0a, const float* __restrict l1,
-                               int64_t l1_ld, int k0, int m, int kc, bool trans,
-                               int64_t* l0a_ld) {
-  if (!trans) {
-    *l0a_ld = l1_ld;
-    return l1 + k0;
-  }
-  for (int p = 0; p < kc; ++p) {
-    const float* __restrict src = l1 + (k0 + p) * l1_ld;
-    for (int r = 0; r < m; ++r) l0a[static_cast<int64_t>(r) * kc + p] = src[r];
-  }
-  *l0a_ld = kc;
-  return l0a;
+// TMOV L1 -> L0A: K columns [k0, k0 + kc) of op(A) from an L1 tile
+// (leading dimension l1_ld) holding A [m x K-block], or with `trans` A^T
+// [K-block x m], as a view of L1 (no copy): element (r, p) of L0A is at
+// result[r * *rs + p * *ps].
+inline const float* CubeMovL0A(const float* l1, int64_t l1_ld, int k0,
+                               bool trans, int64_t* rs, int64_t* ps) {
+  *rs = trans ? 1 : l1_ld;
+  *ps = trans ? l1_ld : 1;
+  return l1 + k0 * *ps;
 }
 
 // TMOV L1 -> L0B: K rows [k0, k0 + kc) and columns [0, n) of op(B) from an
@@ -226,19 +217,20 @@ inline void EndBlock(float* __restrict c, int ldc, int rows, int width,
   }
 }
 
-// One register block: C[rows x width] (+)= A rows [k] (row stride lda) *
+// One register block: C[rows x width] (+)= A [rows x k] (element (r, p)
+// at a[r * rs + p * ps]) *
 // B panel [k][kCols], with the accumulators in kRows * kCols / 8 vector
 // registers.
 template <bool kAcc>
 inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
-                      int64_t lda, const float* __restrict b, int k, int rows,
+                      int64_t rs, int64_t ps, const float* __restrict b, int k, int rows,
                       int width) {
   constexpr int kV = kCols / 8;
   float edge[kRows * kCols];
   const BlockOut out = BeginBlock<kAcc, kCols>(c, ldc, rows, width, edge);
   const bool load = kAcc || out.p == edge;
   const float* ar[kRows];
-  for (int r = 0; r < kRows; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
+  for (int r = 0; r < kRows; ++r) ar[r] = a + (r < rows ? r : 0) * rs;
   Vec8 acc[kRows][kV];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
@@ -253,7 +245,7 @@ inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
     for (int v = 0; v < kV; ++v) bv[v] = LoadVec8(b + 8 * v);
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      const float x = ar[r][p];
+      const float x = ar[r][p * ps];
       const Vec8 av = {x, x, x, x, x, x, x, x};  // vbroadcastss
 #pragma GCC unroll 8
       for (int v = 0; v < kV; ++v) acc[r][v] = MulAdd(acc[r][v], av, bv[v]);
@@ -275,7 +267,7 @@ inline void CubeBlock(float* __restrict c, int ldc, const float* __restrict a,
 // (keeps kernels' compile time down).
 template <bool kAcc>
 __attribute__((noinline)) inline void CubeMatmulVec8(float* __restrict l0c, const float* __restrict l0a,
-                           int64_t lda, const float* __restrict l0b, int m,
+                           int64_t rs, int64_t ps, const float* __restrict l0b, int m,
                            int k, int n) {
   for (int j = 0; j < n; j += kCols) {
     const int width = n - j < kCols ? n - j : kCols;
@@ -283,7 +275,7 @@ __attribute__((noinline)) inline void CubeMatmulVec8(float* __restrict l0c, cons
     for (int i = 0; i < m; i += kRows) {
       const int rows = m - i < kRows ? m - i : kRows;
       CubeBlock<kAcc>(l0c + static_cast<int64_t>(i) * n + j, n,
-                      l0a + i * lda, lda, bj, k, rows, width);
+                      l0a + i * rs, rs, ps, bj, k, rows, width);
     }
   }
 }
@@ -309,7 +301,7 @@ constexpr int kRows512 = 8;
 // (`panel_stride` floats apart), in 512-bit registers.
 template <bool kAcc, int kPanels>
 __attribute__((target("avx512f"))) inline void CubeBlock512(
-    float* __restrict c, int ldc, const float* __restrict a, int64_t lda,
+    float* __restrict c, int ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const float* __restrict b, int64_t panel_stride, int k, int rows,
     int width) {
   constexpr int kWidth = kCols * kPanels;
@@ -327,7 +319,7 @@ __attribute__((target("avx512f"))) inline void CubeBlock512(
     ldo = kWidth;
   }
   const float* ar[kRows512];
-  for (int r = 0; r < kRows512; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
+  for (int r = 0; r < kRows512; ++r) ar[r] = a + (r < rows ? r : 0) * rs;
   Vec16 acc[kRows512][kPanels];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows512; ++r) {
@@ -348,7 +340,7 @@ __attribute__((target("avx512f"))) inline void CubeBlock512(
     }
 #pragma GCC unroll 8
     for (int r = 0; r < kRows512; ++r) {
-      const float x = ar[r][p];
+      const float x = ar[r][p * ps];
       const Vec16 av = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
 #pragma GCC unroll 8
       for (int q = 0; q < kPanels; ++q) {
@@ -373,7 +365,7 @@ __attribute__((target("avx512f"))) inline void CubeBlock512(
 
 template <bool kAcc>
 __attribute__((target("avx512f"), noinline)) inline void CubeMatmul512(
-    float* __restrict l0c, const float* __restrict l0a, int64_t lda,
+    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const float* __restrict l0b, int m, int k, int n) {
   const int64_t panel = static_cast<int64_t>(kCols) * k;
   int j = 0;
@@ -383,7 +375,7 @@ __attribute__((target("avx512f"), noinline)) inline void CubeMatmul512(
     for (int i = 0; i < m; i += kRows512) {
       const int rows = m - i < kRows512 ? m - i : kRows512;
       CubeBlock512<kAcc, 2>(l0c + static_cast<int64_t>(i) * n + j, n,
-                            l0a + i * lda, lda, bj, panel, k,
+                            l0a + i * rs, rs, ps, bj, panel, k,
                             rows, width);
     }
   }
@@ -392,7 +384,7 @@ __attribute__((target("avx512f"), noinline)) inline void CubeMatmul512(
     for (int i = 0; i < m; i += kRows512) {
       const int rows = m - i < kRows512 ? m - i : kRows512;
       CubeBlock512<kAcc, 1>(l0c + static_cast<int64_t>(i) * n + j, n,
-                            l0a + i * lda, lda, bj, panel, k,
+                            l0a + i * rs, rs, ps, bj, panel, k,
                             rows, n - j);
     }
   }
@@ -406,29 +398,30 @@ inline bool CubeHasAvx512() {
 
 template <bool kAcc>
 inline void CubeMatmulImpl(float* __restrict l0c, const float* __restrict l0a,
-                           int64_t lda, const float* __restrict l0b, int m,
+                           int64_t rs, int64_t ps, const float* __restrict l0b, int m,
                            int k, int n) {
 #if PTO_CUBE_AVX512
   if (CubeHasAvx512()) {
-    CubeMatmul512<kAcc>(l0c, l0a, lda, l0b, m, k, n);
+    CubeMatmul512<kAcc>(l0c, l0a, rs, ps, l0b, m, k, n);
     return;
   }
 #endif
-  CubeMatmulVec8<kAcc>(l0c, l0a, lda, l0b, m, k, n);
+  CubeMatmulVec8<kAcc>(l0c, l0a, rs, ps, l0b, m, k, n);
 }
 
-// TMATMUL: L0C = L0A * L0B (L0A [m x k] with leading dimension lda).
+// TMATMUL: L0C = L0A * L0B (L0A [m x k]: element (r, p) at
+// l0a[r * rs + p * ps], as CubeMovL0A set them).
 inline void CubeMatmul(float* __restrict l0c, const float* __restrict l0a,
-                       int64_t lda, const float* __restrict l0b, int m, int k,
+                       int64_t rs, int64_t ps, const float* __restrict l0b, int m, int k,
                        int n) {
-  CubeMatmulImpl<false>(l0c, l0a, lda, l0b, m, k, n);
+  CubeMatmulImpl<false>(l0c, l0a, rs, ps, l0b, m, k, n);
 }
 
 // TMATMUL_ACC: L0C += L0A * L0B.
 inline void CubeMatmulAcc(float* __restrict l0c, const float* __restrict l0a,
-                          int64_t lda, const float* __restrict l0b, int m,
+                          int64_t rs, int64_t ps, const float* __restrict l0b, int m,
                           int k, int n) {
-  CubeMatmulImpl<true>(l0c, l0a, lda, l0b, m, k, n);
+  CubeMatmulImpl<true>(l0c, l0a, rs, ps, l0b, m, k, n);
 }
 
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * n + c]).

@@ -70,7 +70,6 @@ void RunCase(const Case& t) {
   // Stored shapes: a [m, k] or [k, m]; b [k, n] or [n, k].
   const int lda = t.a_trans ? t.m : t.k, ldb = t.b_trans ? t.k : t.n;
   std::vector<float> l1a(t.ml0 * t.kl0), l1b(t.kl0 * t.nl0);
-  std::vector<float> l0a(pto_cube::L0AElems(t.ml0, t.kl0));
   std::vector<float> l0b(pto_cube::L0BElems(t.kl0, t.nl0));
   std::vector<float> l0c(t.ml0 * t.nl0);
   for (int i0 = 0; i0 < t.m; i0 += t.ml0) {
@@ -79,19 +78,19 @@ void RunCase(const Case& t) {
       const int ns = std::min(t.nl0, t.n - j0);
       for (int p0 = 0; p0 < t.k; p0 += t.kl0) {
         const int ks = std::min(t.kl0, t.k - p0);
-        int64_t lda1, ldb1, lda0;
+        int64_t lda1, ldb1, rs0, ps0;
         const float* a1 =
             t.a_trans ? Cube::LoadL1(l1a.data(), a.data() + p0 * lda + i0, lda, ks, ms, &lda1)
                       : Cube::LoadL1(l1a.data(), a.data() + i0 * lda + p0, lda, ms, ks, &lda1);
         const float* b1 =
             t.b_trans ? Cube::LoadL1(l1b.data(), b.data() + j0 * ldb + p0, ldb, ns, ks, &ldb1)
                       : Cube::LoadL1(l1b.data(), b.data() + p0 * ldb + j0, ldb, ks, ns, &ldb1);
-        const float* a0 = Cube::MovL0A(l0a.data(), a1, lda1, 0, ms, ks, t.a_trans, &lda0);
+        const float* a0 = Cube::MovL0A(a1, lda1, 0, t.a_trans, &rs0, &ps0);
         Cube::MovL0B(l0b.data(), b1, ldb1, 0, ks, ns, t.b_trans);
         if (p0 == 0) {
-          Cube::Matmul(l0c.data(), a0, lda0, l0b.data(), ms, ks, ns);
+          Cube::Matmul(l0c.data(), a0, rs0, ps0, l0b.data(), ms, ks, ns);
         } else {
-          Cube::MatmulAcc(l0c.data(), a0, lda0, l0b.data(), ms, ks, ns);
+          Cube::MatmulAcc(l0c.data(), a0, rs0, ps0, l0b.data(), ms, ks, ns);
         }
       }
       Cube::StoreL0C(c.data() + i0 * t.n + j0, t.n, l0c.data(), ms, ns);
@@ -148,12 +147,12 @@ TEST(PtoCubeTest, Avx512AndAvx2PathsAgreeBitwise) {
       for (float& x : b) x = dist(rng);
       for (float& x : c0) x = dist(rng);
       c1 = c0;
-      with_fma::pto_cube::CubeMatmulVec8<true>(c0.data(), a.data(), k, b.data(), m, k, n);
-      with_fma::pto_cube::CubeMatmul512<true>(c1.data(), a.data(), k, b.data(), m, k, n);
+      with_fma::pto_cube::CubeMatmulVec8<true>(c0.data(), a.data(), k, 1, b.data(), m, k, n);
+      with_fma::pto_cube::CubeMatmul512<true>(c1.data(), a.data(), k, 1, b.data(), m, k, n);
       ASSERT_EQ(0, std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float)))
           << "m=" << m << " n=" << n;
-      with_fma::pto_cube::CubeMatmulVec8<false>(c0.data(), a.data(), k, b.data(), m, k, n);
-      with_fma::pto_cube::CubeMatmul512<false>(c1.data(), a.data(), k, b.data(), m, k, n);
+      with_fma::pto_cube::CubeMatmulVec8<false>(c0.data(), a.data(), k, 1, b.data(), m, k, n);
+      with_fma::pto_cube::CubeMatmul512<false>(c1.data(), a.data(), k, 1, b.data(), m, k, n);
       ASSERT_EQ(0, std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float)))
           << "m=" << m << " n=" << n;
     }
@@ -164,18 +163,18 @@ TEST(PtoCubeTest, MovL0PacksPanels) {
   // L1 tile 3x4 = 0..11. L0A of rows 0..2, K columns 1..2: dense [3 x 2].
   std::vector<float> l1(12);
   for (int i = 0; i < 12; ++i) l1[i] = static_cast<float>(i);
-  // Not transposed: a view of the L1 block (no copy).
-  std::vector<float> l0a(pto_cube::L0AElems(4, 2), -1.0f);
-  int64_t ld = 0;
-  const float* view = pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 3, 2, false, &ld);
+  // A view of the L1 block (no copy): row-major, or column-major when L1
+  // holds A^T.
+  std::vector<float> l0a(8, -1.0f);
+  int64_t ld = 0, rs = 0, ps = 0;
+  const float* view = pto_cube::CubeMovL0A(l1.data(), 4, 1, false, &rs, &ps);
   EXPECT_EQ(view, l1.data() + 1);
-  EXPECT_EQ(ld, 4);
-  // Transposed: L1 holds A^T [K x m] = [3 x 4]; m = 4 rows, K rows 1..2,
-  // copied into a dense [4 x 2].
-  const float* copy = pto_cube::CubeMovL0A(l0a.data(), l1.data(), 4, 1, 4, 2, true, &ld);
-  EXPECT_EQ(copy, l0a.data());
-  EXPECT_EQ(ld, 2);
-  EXPECT_EQ(l0a, (std::vector<float>{4, 8, 5, 9, 6, 10, 7, 11}));
+  EXPECT_EQ(rs, 4);
+  EXPECT_EQ(ps, 1);
+  view = pto_cube::CubeMovL0A(l1.data(), 4, 1, true, &rs, &ps);
+  EXPECT_EQ(view, l1.data() + 4);  // A^T row 1: A's K column 1
+  EXPECT_EQ(rs, 1);
+  EXPECT_EQ(ps, 4);
   // TLOAD of f32 is a view of GM; of another type, a converted copy.
   const float* gm_view = pto_cube::CubeLoadL1(l0a.data(), l1.data(), 4, 2, 2, &ld);
   EXPECT_EQ(gm_view, l1.data());

@@ -205,12 +205,21 @@ TEST(PtoTileTest, VectorTranscendentalsDoNotDependOnTileShape) {
     pto_tile::TTanh<1>(one, a + i);
     EXPECT_EQ(Bits(one[0]), Bits(whole[i])) << i;
   }
+  // exp through libmvec's double exp: the correctly rounded f32 result.
+  pto_tile::TExp<N>(whole, a);
+  for (int64_t i = 0; i < N; ++i) {
+    pto_tile::TExp<1>(one, a + i);
+    EXPECT_EQ(Bits(one[0]), Bits(whole[i])) << i;
+    EXPECT_EQ(Bits(whole[i]), Bits(static_cast<float>(std::exp(static_cast<double>(a[i])))))
+        << a[i];
+  }
   pto_tile::TErfc<3>(tail, a + N - 3);
   pto_tile::TErfc<N>(whole, a);
   for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(Bits(tail[i]), Bits(whole[N - 3 + i]));
 }
 
 TEST(PtoTileTest, VectorTranscendentalsAreAccurate) {
+  auto Bits = [](float f) { return BitsFromFloat(f); };
   constexpr int64_t N = 4099;
   std::vector<float> a(N), d(N);
   for (int64_t i = 0; i < N; ++i) a[i] = -10.0f + 20.0f * static_cast<float>(i) / N;
@@ -241,6 +250,16 @@ TEST(PtoTileTest, VectorTranscendentalsAreAccurate) {
   EXPECT_LT(worst_erfc, 1e-6);
   // Special values as the scalar functions give them.
   float sp[4] = {NAN, INFINITY, -INFINITY, -0.0f}, r[4];
+  pto_tile::TExp<4>(r, sp);
+  EXPECT_TRUE(std::isnan(r[0]));
+  EXPECT_EQ(r[1], INFINITY);
+  EXPECT_EQ(r[2], 0.0f);
+  EXPECT_EQ(r[3], 1.0f);
+  const float big[3] = {88.8f, -103.0f, -88.0f};  // overflow, subnormal results
+  pto_tile::TExp<3>(r, big);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Bits(r[i]), Bits(static_cast<float>(std::exp(static_cast<double>(big[i])))));
+  }
   pto_tile::TLog<4>(r, sp);
   EXPECT_TRUE(std::isnan(r[0]));
   EXPECT_EQ(r[1], INFINITY);

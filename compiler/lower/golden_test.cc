@@ -131,6 +131,39 @@ TEST(GoldenTest, SoftmaxFused) {
 // offset, fused with the mul and the assemble's TSTORE at an offset into the
 // inout buffer) and y = x.T + b (a strided TLOAD fused with the add); the
 // execute graph's deps follow the regions.
+// GM-direct operands: a dense f32 load is read in place and the last result
+// written into its output, except into a buffer the function also loads
+// (an inout parameter: the store stays after every read).
+TEST(GoldenTest, GmDirectOperandsSkipInoutBuffers) {
+  auto cpp = [](bool inout) {
+    testing::GraphBuilder b("direct");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {8, 16});
+    uint32_t y = inout ? b.Value(pto::v1::DT_FP32, {8, 16}, "y")
+                       : b.Input("y", pto::v1::DT_FP32, {8, 16});
+    uint32_t r = b.Op("add", {x, y}, {2, 16});
+    if (inout) {
+      b.InOut("y", y, r);
+    } else {
+      b.Output("out", r);
+    }
+    pto::v1::Graph graph = b.Build();
+    LoweringState state;
+    state.graph = &graph;
+    state.target = "host-x86_64";
+    state.settings.keep_dumps = true;
+    std::map<std::string, std::string> dumps;
+    absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
+    EXPECT_TRUE(st.ok()) << st;
+    return dumps["cpp"];
+  };
+  const std::string out_param = cpp(false), inout = cpp(true);
+  EXPECT_NE(out_param.find("const float* g0 ="), std::string::npos) << out_param;
+  EXPECT_NE(out_param.find("TAdd<32>(o2, g0, g1)"), std::string::npos) << out_param;
+  EXPECT_EQ(out_param.find("TStore"), std::string::npos) << out_param;
+  EXPECT_NE(inout.find("TAdd<32>(t2, g0, g1)"), std::string::npos) << inout;
+  EXPECT_NE(inout.find("TStore<float"), std::string::npos) << inout;
+}
+
 TEST(GoldenTest, LayoutViewAssembleTranspose) {
   testing::GraphBuilder b("layout");
   uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});

@@ -40,6 +40,8 @@ from .ops import (  # noqa: E402,F401,A004
     abs, add, amax, amin, arange, argmax, argmin, cast, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, ge, gt, le, log,
     log1p, log2, log10, lt, matmul, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, round,
     rms_norm, rsqrt, sigmoid, sign, sin, softmax, sqrt, sub, sum, tanh, trunc, where)
+from .layout import (  # noqa: E402,F401
+    assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)
 from .interop import from_torch, to_torch  # noqa: E402,F401
 from .verification import verify  # noqa: E402,F401
 from .jit_options import RunMode  # noqa: E402,F401

@@ -430,9 +430,6 @@ def _later(name, issue):
 
 
 LATER_OPS = {
-    3: (
-        "view", "assemble", "reshape", "transpose", "permute", "concat",
-        "unsqueeze", "clone"),
     4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),
     6: ("from_torch", "options", "set_pass_options", "set_host_options",
         "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",

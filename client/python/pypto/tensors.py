@@ -206,12 +206,26 @@ class Tensor:
     # Views and writes ---------------------------------------------------------
 
     def __getitem__(self, key):
-        raise not_yet("Tensor slicing (views, pypto.view)", 3)
+        """x[2:10, :, 3]: a view (layout.py)."""
+        if self._builder is None:
+            raise TraceError("slicing a Tensor is only possible inside a @pypto.jit kernel")
+        return _layout().getitem(self, key)
 
     def __setitem__(self, key, value):
         if not _is_full(key, len(self._shape or ())):
-            raise not_yet("assigning into a region (out[a:b, ...] = expr, pypto.assemble)", 3)
+            if self._builder is None:
+                raise TraceError("writing into a region is only possible inside a "
+                                 "@pypto.jit kernel")
+            _layout().setitem(self, key, value)  # an assemble (layout.py)
+            return
         self._write(value, f"{self._name or 'tensor'}[:] = ...")
+
+    def view(self, shape, offsets=None): return _layout().view(self, shape, offsets)
+    def reshape(self, shape, *more): return _layout().reshape(self, shape, *more)
+    def transpose(self, dim0, dim1): return _layout().transpose(self, dim0, dim1)
+    def permute(self, dims, *more): return _layout().permute(self, dims, *more)
+    def unsqueeze(self, dim): return _layout().unsqueeze(self, dim)
+    def clone(self): return _layout().clone(self)
 
     def move(self, value):
         """out.move(expr): out takes expr's value (same as out[:] = expr)."""
@@ -245,9 +259,6 @@ for _name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "
               "reciprocal", "neg", "abs", "relu", "sigmoid", "tanh", "erf", "erfc", "sign",
               "floor", "ceil", "round", "trunc", "sin", "cos"):
     setattr(Tensor, _name, _unary_method(_name))
-for _name in ("reshape", "transpose",
-              "permute", "view", "unsqueeze", "clone"):
-    setattr(Tensor, _name, Tensor._later(_name))
 del _name
 
 
@@ -268,3 +279,8 @@ def tensor(shape, dtype, name=""):
 def _ops():
     from . import ops
     return ops
+
+
+def _layout():
+    from . import layout
+    return layout

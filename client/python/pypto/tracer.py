@@ -109,14 +109,18 @@ class GraphBuilder:
             p.read = True
 
     def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None,
-               cube_tile=None):
+               cube_tile=None, tile=None):
         """Records `kind` on `inputs` (Tensors) and returns its result Tensor.
         `space` is the shape the vector tile covers (default: the result's;
-        a reduction's: its input's). Cube ops (matmul) pass `cube_tile`
-        (tiling's (m, k, n, split_k)) instead of using the vector tile."""
+        a reduction's: its input's); `tile` overrides the current tile. Cube
+        ops (matmul) pass `cube_tile` (tiling's (m, k, n, split_k)) instead of
+        using the vector tile."""
         from .tensors import Tensor
         what = what or f"pypto.{kind}"
-        tile = () if cube_tile is not None else tiling.current_vec_tile()
+        if cube_tile is not None:
+            tile = ()
+        elif tile is None:
+            tile = tiling.current_vec_tile()
         space = shape if space is None else space
         rank = len(space)
         if cube_tile is not None:

@@ -1,0 +1,319 @@
+"""Layout ops: views, writes into regions, transposes, reshapes, concat.
+
+    y = x[2:10, :, 3]            # a view (offsets [2, 0, 3]), dim 2 dropped
+    out[:, 64:128] = x[:, :64] * 2   # an assemble into a region of out
+    y = x.transpose(0, 1) + b    # the add reads x transposed (no copy)
+    pypto.concat([a, b], dim=1)
+
+Views, transposes, permutes, unsqueezes and reshapes that only add or drop
+size-1 dims copy nothing: the ops that read them load the original data
+through an index. Slices take steps of 1 (others are a ValueError); an int
+index drops its dim and None inserts one. Writing into a region of an
+argument (`out[a:b] = y`, `pypto.assemble(y, offsets, out)`) keeps the rest
+of the caller's data, so the argument is read as well as written (in/out).
+"""
+
+import numbers
+
+from . import tiling
+from .errors import TraceError
+from .tensors import Tensor, _is_scalar
+
+
+def _traced(x, what, arg="input"):
+    if not isinstance(x, Tensor) or x._builder is None:
+        raise TypeError(f"{what}: argument '{arg}' must be a pypto Tensor inside a "
+                        f"@pypto.jit kernel, got {type(x).__name__}")
+    return x
+
+
+def _int(v, what):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{what} must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def _dim(d, rank, what):
+    d = _int(d, what)
+    if not -rank <= d < rank:
+        raise ValueError(f"{what}: dim {d} is out of range for rank {rank} "
+                         f"(valid: {-rank}..{rank - 1})")
+    return d % rank
+
+
+def _tile(shape):
+    """The vector tile of a layout op's result: the tile set for its rank,
+    or the set tile's trailing dims (1s in front), or a default; clamped."""
+    rank = len(shape)
+    tile = tiling.current_vec_tile()
+    if tile is None:
+        tile = (8, 64)
+    tile = tuple(tile)
+    if len(tile) != rank:
+        tile = ((1,) * rank + tile)[-rank:]
+    return tuple(max(1, min(t, d)) for t, d in zip(tile, shape))
+
+
+def _record(kind, inputs, shape, attrs, what, space=None):
+    x = inputs[0]
+    return x._builder.add_op(kind, list(inputs), x.dtype, tuple(shape), attrs, what,
+                             space=space, tile=_tile(space or shape))
+
+
+def view(input, shape, offsets=None):  # noqa: A002 - PyPTO's names
+    """input[offsets : offsets + shape] (same rank); no data moves."""
+    what = "pypto.view"
+    x = _traced(input, what)
+    rank = len(x._shape)
+    shape = [_int(d, f"{what}: shape[{i}]") for i, d in enumerate(shape)]
+    offsets = [0] * rank if offsets is None else [
+        _int(o, f"{what}: offsets[{i}]") for i, o in enumerate(offsets)]
+    if len(shape) != rank or len(offsets) != rank:
+        raise ValueError(f"{what}: shape {shape} and offsets {offsets} must have the "
+                         f"input's rank {rank}")
+    for d in range(rank):
+        if shape[d] <= 0 or offsets[d] < 0 or offsets[d] + shape[d] > x._shape[d]:
+            raise ValueError(
+                f"{what}: shape {shape} at offsets {offsets} does not fit in the input "
+                f"{list(x._shape)}: dim {d} covers [{offsets[d]}, {offsets[d] + shape[d]}) "
+                f"(valid offsets[{d}]: 0..{max(0, x._shape[d] - shape[d])})")
+    if shape == list(x._shape):
+        return x
+    return _record("view", [x], shape, {"shape": shape, "offsets": offsets}, what)
+
+
+def reshape(input, shape, *more):  # noqa: A002
+    """input with the same elements in row-major order and a new shape (one
+    dim may be -1). Adding or dropping size-1 dims copies nothing; other
+    reshapes are compiled when issue 3's general reshape lands."""
+    what = "pypto.reshape"
+    x = _traced(input, what)
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,) + more
+    shape = [_int(d, f"{what}: shape[{i}]") for i, d in enumerate(shape)]
+    count = 1
+    for d in x._shape:
+        count *= d
+    known = 1
+    for d in shape:
+        if d != -1:
+            known *= d
+    if shape.count(-1) > 1 or any(d == 0 or d < -1 for d in shape):
+        raise ValueError(f"{what}: shape {shape}: dims must be positive, one may be -1")
+    if -1 in shape:
+        if known == 0 or count % known:
+            raise ValueError(f"{what}: cannot infer -1 in {shape} for {count} elements")
+        shape[shape.index(-1)] = count // known
+    if _prod(shape) != count:
+        raise ValueError(f"{what}: shape {shape} has {_prod(shape)} elements; the input "
+                         f"{list(x._shape)} has {count}")
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f"{what}: shape {shape} must have 1 to 4 dims")
+    if shape == list(x._shape):
+        return x
+    return _record("reshape", [x], shape, {"shape": shape}, what)
+
+
+def _prod(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def transpose(input, dim0, dim1):  # noqa: A002
+    """input with dims dim0 and dim1 swapped; no data moves (a reader loads
+    it strided)."""
+    what = "pypto.transpose"
+    x = _traced(input, what)
+    rank = len(x._shape)
+    a, b = _dim(dim0, rank, f"{what}: dim0"), _dim(dim1, rank, f"{what}: dim1")
+    if a == b:
+        return x
+    shape = list(x._shape)
+    shape[a], shape[b] = shape[b], shape[a]
+    return _record("transpose", [x], shape, {"dim0": a, "dim1": b}, what)
+
+
+def permute(input, dims, *more):  # noqa: A002
+    """input with its dims reordered: result dim k is input dim dims[k]."""
+    what = "pypto.permute"
+    x = _traced(input, what)
+    if isinstance(dims, numbers.Integral):
+        dims = (dims,) + more
+    rank = len(x._shape)
+    dims = [_int(d, f"{what}: dims[{i}]") for i, d in enumerate(dims)]
+    norm = [d % rank if -rank <= d < rank else None for d in dims]
+    if len(dims) != rank or None in norm or sorted(norm) != list(range(rank)):
+        raise ValueError(f"{what}: dims {dims} is not a permutation of 0..{rank - 1}")
+    if norm == list(range(rank)):
+        return x
+    return _record("permute", [x], [x._shape[d] for d in norm], {"dims": norm}, what)
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    """input with a size-1 dim inserted at `dim` (-1: last)."""
+    what = "pypto.unsqueeze"
+    x = _traced(input, what)
+    rank = len(x._shape)
+    d = _dim(dim, rank + 1, f"{what}: dim")
+    shape = list(x._shape)
+    shape.insert(d, 1)
+    if len(shape) > 4:
+        raise ValueError(f"{what}: the result would have rank {len(shape)} (at most 4)")
+    return _record("unsqueeze", [x], shape, {"dim": d}, what)
+
+
+def clone(input):  # noqa: A002
+    """A copy of input (a new tensor; later writes into input do not show)."""
+    what = "pypto.clone"
+    x = _traced(input, what)
+    return _record("clone", [x], x._shape, None, what)
+
+
+def concat(tensors, dim=0):
+    """The tensors joined along `dim` (equal dtypes and other dims)."""
+    what = "pypto.concat"
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{what}: needs at least one tensor")
+    for i, t in enumerate(tensors):
+        _traced(t, what, f"tensors[{i}]")
+    x = tensors[0]
+    rank = len(x._shape)
+    d = _dim(dim, rank, f"{what}: dim")
+    for i, t in enumerate(tensors):
+        if t._builder is not x._builder:
+            raise TraceError(f"{what}: tensors come from different kernels")
+        if t.dtype != x.dtype:
+            raise TypeError(f"{what}: tensors[{i}] has dtype {t.dtype.name}, tensors[0] "
+                            f"{x.dtype.name}; concat needs equal dtypes")
+        if len(t._shape) != rank or any(
+                a != b for k, (a, b) in enumerate(zip(t._shape, x._shape)) if k != d):
+            raise ValueError(f"{what}: tensors[{i}] {list(t._shape)} and tensors[0] "
+                             f"{list(x._shape)} differ outside dim {d}")
+    if len(tensors) == 1:
+        return x
+    shape = list(x._shape)
+    shape[d] = sum(t._shape[d] for t in tensors)
+    return _record("concat", tensors, shape, {"dim": d}, what)
+
+
+def assemble(src, offsets, dst):
+    """Writes src into dst at offsets (dst[offsets : offsets + src.shape] =
+    src); dst keeps the rest of its data."""
+    what = "pypto.assemble"
+    _traced(dst, what, "dst")
+    _assemble(src, [_int(o, f"{what}: offsets[{i}]") for i, o in enumerate(offsets)],
+              dst, what)
+
+
+def _assemble(src, offsets, dst, what):
+    b = dst._builder
+    _traced(src, what, "src")
+    if src._builder is not b:
+        raise TraceError(f"{what}: src and dst come from different kernels")
+    if src.dtype != dst.dtype:
+        raise TypeError(f"{what}: src has dtype {src.dtype.name} but dst has "
+                        f"{dst.dtype.name} (convert it: pypto.cast(src, dtype))")
+    rank = len(dst._shape)
+    if len(src._shape) != rank or len(offsets) != rank:
+        raise ValueError(f"{what}: src {list(src._shape)} and offsets {offsets} must have "
+                         f"dst's rank {rank}")
+    for d in range(rank):
+        if offsets[d] < 0 or offsets[d] + src._shape[d] > dst._shape[d]:
+            raise ValueError(
+                f"{what}: src {list(src._shape)} at offsets {offsets} does not fit in dst "
+                f"{list(dst._shape)}: dim {d} covers [{offsets[d]}, "
+                f"{offsets[d] + src._shape[d]}) (valid offsets[{d}]: "
+                f"0..{max(0, dst._shape[d] - src._shape[d])})")
+    if dst._vid is None:  # a local tensor never written: start from zeros
+        from . import ops
+        b.write(dst, ops.zeros(tuple(dst._shape), dst.dtype), what)
+    if list(src._shape) == list(dst._shape):
+        b.write(dst, src, what)
+        return
+    out = _record("assemble", [src, dst], dst._shape, {"offsets": offsets}, what,
+                  space=src._shape)
+    b.write(dst, out, what)
+
+
+def _region(key, shape, what):
+    """(offsets, sizes, result shape) of a subscript: per input dim its
+    offset and size; the result's shape drops int-indexed dims and has a 1
+    where None is."""
+    keys = key if isinstance(key, tuple) else (key,)
+    rank = len(shape)
+    n_real = sum(1 for k in keys if k is not None and k is not Ellipsis)
+    if sum(1 for k in keys if k is Ellipsis) > 1:
+        raise IndexError(f"{what}: at most one '...' in a subscript")
+    if n_real > rank:
+        raise IndexError(f"{what}: {n_real} indices for a tensor of rank {rank}")
+    expanded = []
+    for k in keys:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (rank - n_real))
+        else:
+            expanded.append(k)
+    if Ellipsis not in keys:
+        expanded.extend([slice(None)] * (rank - n_real))
+    offsets, sizes, result_shape = [], [], []
+    d = 0
+    for k in expanded:
+        if k is None:
+            result_shape.append(1)
+            continue
+        n = shape[d]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step != 1:
+                raise ValueError(f"{what}: dim {d}: slices take steps of 1 (got step "
+                                 f"{k.step}); strided views are not supported")
+            if stop <= start:
+                raise ValueError(f"{what}: dim {d}: the slice {start}:{stop} is empty")
+            offsets.append(start)
+            sizes.append(stop - start)
+            result_shape.append(stop - start)
+        elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            i = int(k)
+            if not -n <= i < n:
+                raise IndexError(f"{what}: index {i} is out of range for dim {d} of size "
+                                 f"{n} (valid: {-n}..{n - 1})")
+            offsets.append(i % n)
+            sizes.append(1)
+        else:
+            raise TypeError(f"{what}: dim {d}: expected an int, a slice, None or '...', "
+                            f"got {type(k).__name__} (tensor indices: issue 6's gather)")
+        d += 1
+    return offsets, sizes, result_shape
+
+
+def getitem(x, key):
+    """x[key]: a view (slices with step 1, ints, None, '...')."""
+    what = f"{x._name or 'tensor'}[...]"
+    offsets, sizes, result_shape = _region(key, list(x._shape), what)
+    v = view(x, sizes, offsets) if sizes != list(x._shape) else x
+    if list(result_shape) != list(v._shape):
+        if not result_shape:
+            result_shape = [1]  # x[i, j] of a 2-D tensor: a one-element tensor
+        v = reshape(v, result_shape)
+    return v
+
+
+def setitem(x, key, value):
+    """x[key] = value: an assemble of value into the region."""
+    what = f"{x._name or 'tensor'}[...] = ..."
+    offsets, sizes, result_shape = _region(key, list(x._shape), what)
+    if _is_scalar(value):
+        from . import ops
+        value = ops.full(tuple(sizes), value, x.dtype)
+    _traced(value, what, "value")
+    if list(value._shape) != list(sizes):
+        # The value may have the subscript's shape (ints drop dims): same
+        # elements, size-1 dims aside. Broadcasting a value is not done here.
+        if [d for d in value._shape if d != 1] != [d for d in sizes if d != 1]:
+            raise ValueError(f"{what}: the value has shape {list(value._shape)} but the "
+                             f"region has {result_shape or [1]} (broadcast it first)")
+        value = reshape(value, sizes)
+    _assemble(value, offsets, x, what)
+

@@ -79,15 +79,17 @@ std::string GmOperand(const TileGraph& g, const TileInstr& in,
   const GmTensor& t = g.gm[in.gm];
   std::string s = t.value >= 0 ? absl::StrCat("%", t.value, ":gm")
                                : absl::StrCat("ws#", t.buffer, ":gm");
-  const GmBuffer& buf = g.buffers[t.buffer];
+  const std::vector<int64_t>& shape =
+      in.view_shape.empty() ? g.buffers[t.buffer].shape : in.view_shape;
+  if (!in.view_shape.empty()) absl::StrAppend(&s, " as ", FormatDims(shape));
   const std::vector<GmIndex> aligned = AlignedIndex(
-      static_cast<int>(buf.shape.size()), static_cast<int>(grp.space.size()));
+      static_cast<int>(shape.size()), static_cast<int>(grp.space.size()));
   bool same = in.index.size() == aligned.size();
   for (size_t j = 0; same && j < aligned.size(); ++j) {
     same = in.index[j].space_dim == aligned[j].space_dim && in.index[j].div == 1 &&
            in.index[j].offset == 0;
   }
-  if (!same) absl::StrAppend(&s, "[", FormatGmIndex(in.index, buf.shape), "]");
+  if (!same) absl::StrAppend(&s, "[", FormatGmIndex(in.index, shape), "]");
   return s;
 }
 

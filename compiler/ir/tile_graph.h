@@ -67,6 +67,10 @@ struct TileInstr {
   int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
   std::vector<GmIndex> index;   // TLOAD/TSTORE: one per buffer dim
+  // TLOAD: the shape the buffer is read as when it is not its own (a
+  // reshape that merges or splits dims: the same elements, row-major); the
+  // index then has one entry per dim of this shape. Empty: the buffer's.
+  std::vector<int64_t> view_shape;
   // TRED*/TARG*: the space dim reduced (the dst tile has extent 1 there);
   // TSTORE of such a tile: the dim in which the stored tile has extent 1.
   int reduce_dim = -1;

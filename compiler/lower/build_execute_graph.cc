@@ -15,7 +15,13 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
     runtime::ExpandAccess a;
     a.buffer = tiles.gm[in.gm].buffer;
     a.write = in.op == PtoOpcode::kTStore;
-    for (const GmIndex& x : in.index) {
+    // Through a reshape's shape: conservatively the whole buffer.
+    const size_t rank = tiles.buffers[a.buffer].shape.size();
+    if (!in.view_shape.empty()) {
+      a.index.assign(rank, {runtime::kExpandWholeDim, 1, 0});
+    }
+    for (size_t j = 0; j < in.index.size() && in.view_shape.empty(); ++j) {
+      const GmIndex& x = in.index[j];
       const int dim = x.space_dim == kGmIndexK ? runtime::kExpandWholeDim : x.space_dim;
       a.index.push_back({dim, x.div, x.offset});
     }

@@ -215,6 +215,7 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
       load.gm = gm_of(layout.LoadOpRoot(ops[k]));
       load.dtype = g.values[v].dtype;
       load.index = layout.LoadOpIndex(g, ops[k]);
+      load.view_shape = layout.LoadOpViewShape(ops[k]);
       ub[v] = load.dst;
       out.body.push_back(std::move(load));
       continue;
@@ -230,6 +231,7 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
       load.gm = gm_of(layout.Root(v));
       load.dtype = g.values[v].dtype;
       load.index = layout.LoadIndex(g, v, rank);
+      load.view_shape = layout.ViewShape(v);
       ub[v] = load.dst;
       out.body.push_back(std::move(load));
     }
@@ -560,6 +562,7 @@ void ReadAliasInput(const TensorGraph& g, const LayoutPlan& layout, int i,
     if (in.op == PtoOpcode::kTLoad && in.gm < 0) {
       in.gm = gm_of_value[layout.Root(v)];
       in.index = layout.LoadIndex(g, v, static_cast<int>(partial.space.size()));
+      in.view_shape = layout.ViewShape(v);
     }
   }
 }
@@ -595,6 +598,7 @@ absl::Status AppendConcat(const TensorGraph& g, const LayoutPlan& layout, int i,
     load.gm = gm_of_value[layout.Root(v)];
     load.dtype = dtype;
     load.index = layout.LoadIndex(g, v, rank);
+    load.view_shape = layout.ViewShape(v);
     TileInstr store;
     store.op = PtoOpcode::kTStore;
     store.gm = gm_of_value[v_out];

@@ -63,6 +63,8 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
   p.op_kind_.assign(g.ops.size(), kOther);
   p.load_root_.assign(g.ops.size(), -1);
   p.load_map_.resize(g.ops.size());
+  p.load_view_shape_.resize(g.ops.size());
+  p.view_shape_.resize(n);
   p.root_.resize(n);
   p.map_.resize(n);
   p.owner_.resize(n);
@@ -134,11 +136,28 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
     } else if (Is(op, "reshape")) {
       to_out = SqueezeMap(in_shape, out_shape);
       if (to_out.empty()) {
-        return absl::UnimplementedError(absl::StrCat(
-            where, ": reshape ", FormatDims(in_shape), " -> ",
-            FormatDims(out_shape),
-            " merges or splits dims; only reshapes that insert or remove "
-            "size-1 dims are supported yet"));
+        // Merging or splitting dims: the root's buffer read as out_shape.
+        if (p.IsAlias(in) && !p.Contiguous(g, in)) {
+          return absl::UnimplementedError(absl::StrCat(
+              where, ": reshape ", FormatDims(in_shape), " -> ",
+              FormatDims(out_shape),
+              " merges or splits dims of a view or transpose (not contiguous "
+              "in memory); clone it first"));
+        }
+        std::vector<DimMap> m(out_shape.size());
+        for (size_t j = 0; j < m.size(); ++j) m[j].dim = static_cast<int>(j);
+        if (bound[out]) {
+          p.op_kind_[i] = kLoad;
+          p.load_root_[i] = p.Root(in);
+          p.load_map_[i] = std::move(m);
+          p.load_view_shape_[i] = out_shape;
+        } else {
+          p.op_kind_[i] = kAlias;
+          p.root_[out] = p.Root(in);
+          p.map_[out] = std::move(m);
+          p.view_shape_[out] = out_shape;
+        }
+        continue;
       }
     } else {
       return absl::InternalError(absl::StrCat(where, ": unknown layout op"));
@@ -150,17 +169,39 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
       x.offset += add[x.dim];
       x.dim = to_out[x.dim];
     }
+    const std::vector<int64_t> view_shape = p.view_shape_[in];
     if (bound[out]) {
       p.op_kind_[i] = kLoad;  // out has its own buffer, filled by a TLOAD
       p.load_root_[i] = p.Root(in);
       p.load_map_[i] = std::move(m);
+      p.load_view_shape_[i] = view_shape;
     } else {
       p.op_kind_[i] = kAlias;
       p.root_[out] = p.Root(in);
       p.map_[out] = std::move(m);
+      p.view_shape_[out] = view_shape;
     }
   }
   return p;
+}
+
+bool LayoutPlan::Contiguous(const TensorGraph& g, int v) const {
+  if (!IsAlias(v)) return true;
+  const std::vector<int64_t>& under =
+      view_shape_[v].empty() ? g.values[Root(v)].shape : view_shape_[v];
+  const std::vector<int64_t>& shape = g.values[v].shape;
+  int last = -1;
+  for (size_t j = 0; j < map_[v].size(); ++j) {
+    const DimMap& x = map_[v][j];
+    if (x.offset != 0) return false;
+    if (x.dim < 0) {
+      if (under[j] != 1) return false;  // a fixed index into a longer dim
+      continue;
+    }
+    if (x.dim <= last || shape[x.dim] != under[j]) return false;
+    last = x.dim;
+  }
+  return true;
 }
 
 int LayoutPlan::Owner(int v) const {
@@ -215,6 +256,11 @@ absl::Status CheckGroupRegions(const TileGraph& tiles, const TileGroup& group,
     const std::vector<int64_t>& shape = tiles.buffers[tiles.gm[in.gm].buffer].shape;
     lo->clear();
     hi->clear();
+    if (!in.view_shape.empty()) {  // through a reshape: the whole buffer
+      lo->assign(shape.size(), 0);
+      *hi = shape;
+      return;
+    }
     for (size_t j = 0; j < shape.size(); ++j) {
       const GmIndex& x = in.index[j];
       const bool spans = x.space_dim >= 0 && shape[j] != 1 && x.div <= 1;

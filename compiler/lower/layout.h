@@ -2,10 +2,13 @@
 // data seen through an index, and how a load addresses them.
 //
 // Most layout ops move no data of their own:
-//   view, transpose, permute, unsqueeze, and a reshape that only inserts or
-//   removes size-1 dims, make an *alias*: a value whose elements are those of
-//   its root (the first value up the chain that has a GM tensor) at an index
-//   with offsets (view) and buffer dims mapped to other dims (transpose). A
+//   view, transpose, permute, unsqueeze and reshape make an *alias*: a value
+//   whose elements are those of its root (the first value up the chain that
+//   has a GM tensor) at an index with offsets (view) and buffer dims mapped
+//   to other dims (transpose). A reshape that merges or splits dims reads the
+//   root's buffer as another shape (same elements, row-major: the root must
+//   be contiguous, so a reshape of a view or transpose is an error; clone it
+//   first). A
 //   reader loads the root with that index (a transpose feeding an add is a
 //   strided TLOAD in the add's group). An alias bound to an out parameter is
 //   *materialized*: its op becomes a TLOAD (then TSTORE) in a group.
@@ -34,7 +37,8 @@ bool IsConcat(const TensorOp& op);
 class LayoutPlan {
  public:
   // Errors (UNIMPLEMENTED, naming the op): a reshape that merges or splits
-  // dims, an assemble into an alias, a read of an assemble's dst after it.
+  // dims of a view or transpose, an assemble into an alias, a read of an
+  // assemble's dst after it.
   static absl::StatusOr<LayoutPlan> Make(const TensorGraph& g);
 
   // Op `i` makes an alias: no group computes it.
@@ -44,6 +48,12 @@ class LayoutPlan {
   // A load op's source (a value with a GM tensor) and the index of its TLOAD
   // in the op's own space.
   int LoadOpRoot(int i) const { return load_root_[i]; }
+  const std::vector<int64_t>& LoadOpViewShape(int i) const {
+    return load_view_shape_[i];
+  }
+  // The shape a load of v reads Root(v)'s buffer as (TileInstr::view_shape;
+  // empty: the buffer's own).
+  const std::vector<int64_t>& ViewShape(int v) const { return view_shape_[v]; }
   std::vector<GmIndex> LoadOpIndex(const TensorGraph& g, int i) const;
   bool IsAlias(int v) const { return root_[v] != v; }
   // The value whose GM tensor holds v's elements (v when not an alias).
@@ -70,6 +80,9 @@ class LayoutPlan {
     int dim = -1;
     int64_t offset = 0;
   };
+  // Whether alias v has its root's elements in row-major order (no offsets,
+  // no transposes, full extents): a reshape may read them as another shape.
+  bool Contiguous(const TensorGraph& g, int v) const;
   static std::vector<GmIndex> Compose(const std::vector<DimMap>& map,
                                       const std::vector<int64_t>& shape,
                                       int space_rank);
@@ -77,6 +90,8 @@ class LayoutPlan {
   std::vector<OpKind> op_kind_;
   std::vector<int> load_root_;                // per op (load ops)
   std::vector<std::vector<DimMap>> load_map_;  // per op (load ops)
+  std::vector<std::vector<int64_t>> load_view_shape_;  // per op (load ops)
+  std::vector<std::vector<int64_t>> view_shape_;       // per value (aliases)
   std::vector<int> root_;                     // per value
   std::vector<std::vector<DimMap>> map_;      // per value (aliases)
   std::vector<int> owner_;                    // per value

@@ -45,12 +45,17 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
   switch (in.op) {
     case PtoOpcode::kTLoad:
       operands.push_back(absl::StrCat("%t", in.dst, ub_type));
+      // "%0 as [4,6][a0, a1]": read through a reshape's view shape.
       operands.push_back(absl::StrCat(
-          "%", in.buffer, "[",
+          "%", in.buffer,
+          in.view_shape.empty() ? "" : absl::StrCat(" as ", FormatDims(in.view_shape)),
+          "[",
           in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size())
               ? OffsetArgs(rank)
           : in.index.empty() ? BufferIndex(p.buffers[in.buffer].shape, rank)
-                             : FormatGmIndex(in.index, p.buffers[in.buffer].shape),
+          : FormatGmIndex(in.index, in.view_shape.empty()
+                                        ? p.buffers[in.buffer].shape
+                                        : in.view_shape),
           "]"));
       break;
     case PtoOpcode::kTStore:

@@ -56,6 +56,7 @@ struct PtoInstr {
   int buffer = -1;        // GM buffer (TLOAD, TSTORE)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
   std::vector<GmIndex> index;   // TLOAD/TSTORE (see tile_graph.h)
+  std::vector<int64_t> view_shape;  // TLOAD through a reshape (tile_graph.h)
   int reduce_dim = -1;          // TRED*/TARG*, TSTORE of a reduced tile
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
 };

@@ -144,6 +144,49 @@ TEST(LayoutTest, RowFusedSoftmaxOfTransposed) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
+// Reshapes that merge and split dims read the buffer as the new shape:
+// flatten then exp, split a computed value, a transpose of a reshape, and a
+// reshape bound to an output (FP16).
+TEST(LayoutTest, ReshapeMergeAndSplit) {
+  {
+    Builder b("flatten");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 10});
+    const uint32_t f = b.Layout("reshape", {x}, {16}, {{"shape", {60}}});
+    b.Output("y", b.Op("exp", {f}, {16}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("split_transpose");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 30});
+    const uint32_t e = b.Op("exp", {x}, {2, 16});  // a workspace
+    const uint32_t r = b.Layout("reshape", {e}, {2, 4, 8}, {{"shape", {4, 5, 6}}});
+    const uint32_t t = b.Layout("transpose", {r}, {2, 4, 8}, {}, {{"dim0", 1}, {"dim1", 2}});
+    b.Output("y", b.Op("muls", {t}, {2, 4, 8}, {{"scalar", 2}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  {
+    Builder b("reshape_out_f16");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP16, {3, 4, 5});
+    b.Output("y", b.Layout("reshape", {x}, {4, 8}, {{"shape", {12, 5}}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
+// A load through a reshape depends on every task that wrote the buffer:
+// exp over [4,30] in 8 tiles, then a flatten read in 4 tiles of 30.
+TEST(LayoutTest, ReshapeLoadWaitsForEveryWriter) {
+  Builder b("reshape_deps");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 30});
+  const uint32_t e = b.Op("exp", {x}, {2, 8});
+  const uint32_t f = b.Layout("reshape", {e}, {30}, {{"shape", {120}}});
+  b.Output("y", b.Op("muls", {f}, {30}, {{"scalar", 2}}));
+  auto compiled = compiler::Compile(b.graph(), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const pto::v1::ExecuteGraph& eg = compiled->binary.execute_graph();
+  ASSERT_EQ(eg.tasks_size(), 8 + 4);
+  for (int t = 8; t < 12; ++t) EXPECT_EQ(eg.tasks(t).deps_size(), 8) << "task " << t;
+}
+
 // concat of three inputs along dim 1 (one a view, one computed), and along
 // dim 0 in FP16.
 TEST(LayoutTest, Concat) {
@@ -173,12 +216,14 @@ absl::Status CompileStatus(const pto::v1::Graph& g) {
 // What is not supported is an error naming the op.
 TEST(LayoutTest, UnsupportedIsNamed) {
   {
-    Builder b("reshape_merge");
+    Builder b("reshape_of_view");
     const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 6});
-    b.Output("y", b.Op("exp", {b.Layout("reshape", {x}, {24}, {{"shape", {24}}})}, {8}));
+    const uint32_t v = b.Layout("view", {x}, {2, 3}, {{"shape", {2, 3}}, {"offsets", {1, 1}}});
+    b.Output("y", b.Op("exp", {b.Layout("reshape", {v}, {6}, {{"shape", {6}}})}, {8}));
     const absl::Status s = CompileStatus(b.graph());
     EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-    EXPECT_THAT(s.message(), HasSubstr("op #0 \"reshape\": reshape [4,6] -> [24]"));
+    EXPECT_THAT(s.message(), HasSubstr("op #1 \"reshape\": reshape [2,3] -> [6] merges or "
+                                       "splits dims of a view or transpose"));
   }
   {
     Builder b("assemble_into_in");

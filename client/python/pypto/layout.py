@@ -54,10 +54,20 @@ def _tile(shape):
     return tuple(max(1, min(t, d)) for t, d in zip(tile, shape))
 
 
-def _record(kind, inputs, shape, attrs, what, space=None):
+def _record(kind, inputs, shape, attrs, what, space=None, noncontig=False):
+    """Records a layout op. `noncontig`: the result is not its data's
+    row-major order from the start (a view, a transpose), so a reshape that
+    merges or splits its dims copies it first."""
     x = inputs[0]
-    return x._builder.add_op(kind, list(inputs), x.dtype, tuple(shape), attrs, what,
-                             space=space, tile=_tile(space or shape))
+    t = x._builder.add_op(kind, list(inputs), x.dtype, tuple(shape), attrs, what,
+                          space=space, tile=_tile(space or shape))
+    t._noncontig = noncontig
+    return t
+
+
+def _squeeze_only(a, b):
+    """Whether shapes a and b differ only in size-1 dims."""
+    return [d for d in a if d != 1] == [d for d in b if d != 1]
 
 
 def view(input, shape, offsets=None):  # noqa: A002 - PyPTO's names
@@ -79,13 +89,14 @@ def view(input, shape, offsets=None):  # noqa: A002 - PyPTO's names
                 f"(valid offsets[{d}]: 0..{max(0, x._shape[d] - shape[d])})")
     if shape == list(x._shape):
         return x
-    return _record("view", [x], shape, {"shape": shape, "offsets": offsets}, what)
+    return _record("view", [x], shape, {"shape": shape, "offsets": offsets}, what,
+                   noncontig=True)
 
 
 def reshape(input, shape, *more):  # noqa: A002
     """input with the same elements in row-major order and a new shape (one
-    dim may be -1). Adding or dropping size-1 dims copies nothing; other
-    reshapes are compiled when issue 3's general reshape lands."""
+    dim may be -1). Copies nothing, except that merging or splitting dims of
+    a view or transpose (not in row-major order in memory) clones it first."""
     what = "pypto.reshape"
     x = _traced(input, what)
     if isinstance(shape, numbers.Integral):
@@ -111,7 +122,10 @@ def reshape(input, shape, *more):  # noqa: A002
         raise ValueError(f"{what}: shape {shape} must have 1 to 4 dims")
     if shape == list(x._shape):
         return x
-    return _record("reshape", [x], shape, {"shape": shape}, what)
+    noncontig = getattr(x, "_noncontig", False)
+    if noncontig and not _squeeze_only(shape, x._shape):
+        x, noncontig = clone(x), False  # merging dims of a view reads a copy
+    return _record("reshape", [x], shape, {"shape": shape}, what, noncontig=noncontig)
 
 
 def _prod(shape):
@@ -132,7 +146,7 @@ def transpose(input, dim0, dim1):  # noqa: A002
         return x
     shape = list(x._shape)
     shape[a], shape[b] = shape[b], shape[a]
-    return _record("transpose", [x], shape, {"dim0": a, "dim1": b}, what)
+    return _record("transpose", [x], shape, {"dim0": a, "dim1": b}, what, noncontig=True)
 
 
 def permute(input, dims, *more):  # noqa: A002
@@ -148,7 +162,8 @@ def permute(input, dims, *more):  # noqa: A002
         raise ValueError(f"{what}: dims {dims} is not a permutation of 0..{rank - 1}")
     if norm == list(range(rank)):
         return x
-    return _record("permute", [x], [x._shape[d] for d in norm], {"dims": norm}, what)
+    return _record("permute", [x], [x._shape[d] for d in norm], {"dims": norm}, what,
+                   noncontig=True)
 
 
 def unsqueeze(input, dim):  # noqa: A002
@@ -161,7 +176,8 @@ def unsqueeze(input, dim):  # noqa: A002
     shape.insert(d, 1)
     if len(shape) > 4:
         raise ValueError(f"{what}: the result would have rank {len(shape)} (at most 4)")
-    return _record("unsqueeze", [x], shape, {"dim": d}, what)
+    return _record("unsqueeze", [x], shape, {"dim": d}, what,
+                   noncontig=getattr(x, "_noncontig", False))
 
 
 def clone(input):  # noqa: A002

@@ -144,14 +144,21 @@ def test_layout_errors_name_what_and_where():
                       np.zeros((11, 8), np.float32))
 
 
-def test_reshape_that_merges_dims_names_the_op():
+def test_reshape_merges_and_splits():
     @pypto.jit
-    def merge(x: F, out: F):
+    def k(x: F, flat: F, split_t: F, of_view: F):
+        pypto.set_vec_tile_shapes(16)
+        flat[:] = x.reshape(-1) * 2                     # the buffer read as [60]
         pypto.set_vec_tile_shapes(4, 8)
-        flat = x.reshape(-1)
-        pypto.set_vec_tile_shapes(8)
-        out[:] = flat * 2
+        e = x.exp()
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        split_t[:] = e.reshape(2, 5, 6).transpose(1, 2) + 1
+        pypto.set_vec_tile_shapes(4, 8)
+        of_view[:] = x[1:5, 2:8].reshape(6, 4) - 1      # a view: cloned first
 
-    with pytest.raises(pypto.CompileError, match=r"reshape \[4,8\] -> \[32\] merges or "
-                                                 r"splits dims"):
-        merge(np.zeros((4, 8), np.float32), np.zeros(32, np.float32))
+    x = randn(6, 10)
+    flat, split_t, of_view = torch.empty(60), torch.empty(2, 6, 5), torch.empty(6, 4)
+    k(x, flat, split_t, of_view)
+    assert torch.equal(flat, x.reshape(-1) * 2)
+    torch.testing.assert_close(split_t, x.exp().reshape(2, 5, 6).transpose(1, 2) + 1)
+    assert torch.equal(of_view, x[1:5, 2:8].reshape(6, 4) - 1)

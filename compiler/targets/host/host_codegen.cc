@@ -57,6 +57,13 @@ struct Access {
 // broadcasting). Dims the buffer broadcasts along (size 1, or no buffer
 // dim) get stride 0 and no offset term; a divided index addresses one slot
 // per tile. `reduced_dim` (>= 0) has extent 1 (a reduction's result).
+// `buf` as a load through a reshape addresses it: with the view shape.
+PtoBuffer Viewed(const PtoBuffer& buf, const PtoInstr& in) {
+  PtoBuffer as = buf;
+  if (!in.view_shape.empty()) as.shape = in.view_shape;
+  return as;
+}
+
 Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
                   std::vector<GmIndex> index, int reduced_dim) {
   const int rank = static_cast<int>(tile.size());
@@ -153,7 +160,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
     loaded_buffers.push_back(in.buffer);
     const PtoBuffer& buf = p.buffers[in.buffer];
     if (buf.dtype != pto::v1::DT_FP32 || !f32_tile(in.dst)) continue;
-    const Access a = MakeAccess(buf, fn.tile, in.index, -1);
+    const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, -1);
     if (IsDense(a)) {
       plan.load_in_place[i] = true;
       continue;
@@ -244,7 +251,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
     if (plan.load_in_place[i]) {
-      const Access a = MakeAccess(p.buffers[in.buffer], fn.tile, in.index, -1);
+      const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
       absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
                       in.buffer, "]) + (", a.offset, ");\n");
       name[in.dst] = absl::StrCat("g", i);
@@ -260,7 +267,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       }
       const int reduced =
           is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
-      const Access a = MakeAccess(buf, fn.tile, in.index, reduced);
+      // A load through a reshape addresses the buffer as its view shape.
+      const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, reduced);
       const std::string type = GmType(buf.dtype);
       // A transposed load (its innermost dim not contiguous) passes s3.
       const bool strided3 = load && a.strides4[3] > 1 && a.extent4[3] > 1;

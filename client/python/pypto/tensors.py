@@ -212,7 +212,7 @@ class Tensor:
         return _layout().getitem(self, key)
 
     def __setitem__(self, key, value):
-        if not _is_full(key, len(self._shape or ())):
+        if not _is_full(key, len(self._shape or ())) or _is_scalar(value):
             if self._builder is None:
                 raise TraceError("writing into a region is only possible inside a "
                                  "@pypto.jit kernel")

@@ -298,7 +298,6 @@ def test_operand_mismatches():
     (lambda a, out: out.__setitem__(slice(None), a // a), "issue 3", "'//'"),
     (lambda a, out: out.__setitem__(slice(None), a % a), "issue 3", "'%'"),
     (lambda a, out: [out.__setitem__(slice(None), a) for _ in pypto.loop(0, 4)], "issue 4", "pypto.loop"),
-    (lambda a, out: out.__setitem__(slice(None), 0.0), "issue 3", "filling a tensor"),
 ])
 def test_later_features_name_their_issue(body, issue, what):
     @pypto.jit

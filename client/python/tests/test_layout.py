@@ -63,6 +63,23 @@ def test_slicing_forms():
     assert torch.equal(d, x[None, 1:3, :])
 
 
+def test_assign_numbers():
+    @pypto.jit
+    def k(x: F, out: F, filled: F):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[1:3, :] = -2.5          # a full, assembled into the region
+        filled[:] = 0.0             # the whole tensor
+        out[0, 4] = x[0, 0]         # one element (rank-1 views of size 1)
+
+    x, out, filled = randn(6, 8), randn(6, 8, seed=5), randn(6, 8, seed=6)
+    want = out.clone()
+    want[1:3, :] = -2.5
+    want[0, 4] = x[0, 0]
+    k(x, out, filled)
+    assert torch.equal(out, want)
+    assert torch.equal(filled, torch.zeros(6, 8))
+
+
 def test_function_forms_and_concat():
     @pypto.jit
     def k(x: F, y: F, o1: F, o2: F, o3: F, o4: F):

@@ -84,6 +84,9 @@ TEST(MatmulTest, HalfInputs) {
       RunCase({{}, {}, 21, 40, 35, {16, 32, 16, 32, 32, 32}}, in, out, false, true);
       RunCase({{}, {}, 21, 40, 35, {16, 32, 16, 32, 32, 32}}, in, out, true, false);
     }
+    // L1 tiles of 512 KiB of f32 (kL1 1024): on the heap, not the stack.
+    RunCase({{}, {}, 130, 1100, 40, {128, 128, 64, 1024, 32, 128}}, in,
+            pto::v1::DT_FP32, false, false);
   }
 }
 

@@ -33,6 +33,27 @@ std::string OffsetExpr(const PtoBuffer& buf, const std::vector<GmIndex>& index) 
   return terms.empty() ? "0" : absl::StrJoin(terms.rbegin(), terms.rend(), " + ");
 }
 
+// L1 tiles hold converted (f16/bf16) operands; f32 operands are read in
+// place (CubeLoadL1 returns a view), so theirs is a null pointer. Large
+// ones go on the heap: a cube task may run on a calling thread that has
+// only Executor::kMinHelperStackBytes (1 MiB) of stack left.
+constexpr int64_t kMaxStackL1Bytes = 256 * 1024;
+
+bool L1OnHeap(pto::v1::DataType dtype, int64_t elems) {
+  return dtype != pto::v1::DT_FP32 && elems * 4 > kMaxStackL1Bytes;
+}
+
+std::string L1Tile(const char* name, pto::v1::DataType dtype, int64_t elems) {
+  if (dtype == pto::v1::DT_FP32) {
+    return absl::StrCat("  float* const ", name, " = nullptr;  // f32: read in place\n");
+  }
+  if (L1OnHeap(dtype, elems)) {
+    return absl::StrCat("  float* const ", name, " = static_cast<float*>(__builtin_malloc(",
+                        elems * 4, "));\n");
+  }
+  return absl::StrCat("  alignas(64) float ", name, "[", elems, "];\n");
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
@@ -73,8 +94,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "]) + (", OffsetExpr(b, load_b->index), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
       OffsetExpr(o, store->index), ");\n",
-      "  alignas(64) float l1a[", m * c.k_l1, "];\n",
-      "  alignas(64) float l1b[", c.k_l1 * n, "];\n",
+      L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
       "  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n, ")];\n",
       "  alignas(64) float l0c[", m * n, "];\n");
   // f16 rows widen 8 at a time (pto_tile's F16C path where the target has
@@ -88,6 +108,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   if (c.k == 0) {
     absl::StrAppend(&out, "  for (int i = 0; i < ", m * n, "; ++i) l0c[i] = 0.0f;\n");
   }
+  const bool heap = L1OnHeap(a.dtype, m * c.k_l1) || L1OnHeap(b.dtype, c.k_l1 * n);
   // TLOAD A: [m x kb] at column k (a_trans: [kb x m] at row k); B: [kb x n]
   // at row k (b_trans: [n x kb] at column k).
   const char* a_trans = c.a_trans ? "true" : "false";
@@ -119,7 +140,11 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "        pto_cube::CubeMatmulAcc(l0c, a0, rs0, ps0, l0b, ", m, ", kc, ", n, ");\n",
       "      }\n    }\n  }\n",
       "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", m,
-      ", ", n, ");\n}\n\n");
+      ", ", n, ");\n",
+      heap ? absl::StrCat(L1OnHeap(a.dtype, m * c.k_l1) ? "  __builtin_free(l1a);\n" : "",
+                          L1OnHeap(b.dtype, c.k_l1 * n) ? "  __builtin_free(l1b);\n" : "")
+           : "",
+      "}\n\n");
   return out;
 }
 

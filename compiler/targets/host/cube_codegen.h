@@ -1,6 +1,8 @@
 // Host C++ for cube (matmul) functions: the K loops of a PtoFunction with
 // core CUBE as calls to pto_cube.h (TLOAD GM->L1, TMOV L1->L0A/L0B,
-// TMATMUL/TMATMUL_ACC, TSTORE L0C->GM), with L1 and L0 tiles on the stack.
+// TMATMUL/TMATMUL_ACC, TSTORE L0C->GM), with L0 tiles on the stack, L1 tiles
+// of converted operands on the stack (on the heap past 256 KiB), and f32
+// operands read in place.
 #ifndef PTO_COMPILER_TARGETS_HOST_CUBE_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_HOST_CUBE_CODEGEN_H_
 

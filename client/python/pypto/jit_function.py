@@ -31,7 +31,8 @@ from . import backend, cache, config, dtypes, locations, tiling, tracer
 from ._proto import graph_pb2
 from .errors import CompileError, UnsupportedTargetError
 from .jit_options import JitOptions, RunMode
-from .tensors import Tensor, _DimMarker
+from . import symbolic
+from .tensors import DYNAMIC, Tensor, _DimMarker
 
 # Annotations that make a parameter a compile-time scalar (see _Param).
 _SCALAR_TYPES = (int, float, bool)
@@ -195,7 +196,7 @@ class _Param:
                 raise ValueError(f"argument '{name}': expected rank {len(spec)} (annotation "
                                  f"{list(spec)}), got shape {list(shape)}")
             for i, (want, got) in enumerate(zip(spec, shape)):
-                if not isinstance(want, _DimMarker) and want != got:
+                if not isinstance(want, (_DimMarker, str)) and want != got:
                     raise ValueError(f"argument '{name}': dim {i} must be {want} (annotation "
                                      f"{list(spec)}), got shape {list(shape)}")
         if not 1 <= len(shape) <= 4:
@@ -257,15 +258,47 @@ class JitFunction:
             arrays.append(array)
             torches.append(t)
             specs.append((dt, shape))
-        return arrays, torches, tuple(specs)
+        return arrays, torches, self._symbolic_specs(specs)
+
+    def _dynamic_dim(self, spec_index, dim):
+        """None (static), True (DYNAMIC) or the name of a named dynamic dim."""
+        ann = self._params[spec_index].ann._spec_shape
+        if not ann or dim >= len(ann):
+            return None
+        want = ann[dim]
+        if want is DYNAMIC:
+            return True
+        return want if isinstance(want, str) else None
+
+    def _symbolic_specs(self, specs):
+        """`specs` with dynamic dims as symbol names (symbolic.py): the
+        in-memory signature holds no dynamic sizes."""
+        idx = [k for k, s in enumerate(specs) if s[0] != "scalar"]
+        if not any(self._dynamic_dim(k, i) is not None
+                   for k in idx for i in range(len(specs[k][1]))):
+            return tuple(specs)
+        shapes = symbolic.signature_shapes(
+            [self._params[k].name for k in idx], [specs[k][1] for k in idx],
+            lambda j, i: self._dynamic_dim(idx[j], i))
+        out = list(specs)
+        for k, shape in zip(idx, shapes):
+            out[k] = (specs[k][0], shape)
+        return tuple(out)
 
     def _trace(self, specs):
         """(Graph, op locations: see locations.py)."""
         cache.count("traces")
+        names = []
+        for spec in specs:
+            if spec[0] != "scalar":
+                names += [d for d in spec[1] if isinstance(d, str) and d not in names]
+        sizes = symbolic.sentinels(names)
         params = [tracer.ScalarArg(p.name, spec[2]) if spec[0] == "scalar"
-                  else (p.name, spec[0], spec[1], p.ann.name)
+                  else (p.name, spec[0], tuple(sizes.get(d, d) for d in spec[1]),
+                        p.ann.name)
                   for p, spec in zip(self._params, specs)]
-        return locations.trace(self.fn, self.name, params)
+        return locations.trace(self.fn, self.name, params,
+                               symbols={v: k for k, v in sizes.items()})
 
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""

@@ -69,10 +69,11 @@ def _innermost_user_frame(tb):
     return found
 
 
-def trace(fn, name, params):
+def trace(fn, name, params, symbols=None):
     """tracer.trace, returning (graph, where): where[k] is the user_frame() of
     graph.ops[k] (None for ops pypto added itself). Errors name the line."""
     builder = tracer.GraphBuilder(name)
+    builder.symbols = symbols or {}
     try:
         graph = tracer.trace(fn, name, params, builder=builder)
     except _TRACE_ERRORS as e:

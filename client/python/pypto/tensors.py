@@ -3,8 +3,8 @@
 As an annotation (outside a kernel):
     pypto.Tensor([], pypto.DT_FP32)        dtype fixed; rank and dims from each call
     pypto.Tensor((32, 64), pypto.DT_FP16)  fully static: other shapes are an error
-    pypto.Tensor([pypto.DYNAMIC, 64], ...) dim 0 may vary (compiled per size until
-                                           symbolic dims land, issue 4)
+    pypto.Tensor([pypto.DYNAMIC, 64], ...) dim 0 may vary: compiled once for every
+                                           size (symbolic.py; ["bs", 64] names it)
     pypto.Tensor[...]                      dtype and shape from each call
 Inside a kernel, arguments are Tensors whose operators record ops:
     a + b, 2 - a, a / 3, a ** 2, -a, abs(a), a < b (DT_BOOL), a.exp(),
@@ -51,11 +51,18 @@ class Tensor:
             for i, d in enumerate(shape):
                 if d is DYNAMIC or d is STATIC:
                     continue
+                if isinstance(d, str):  # a named dynamic dim (symbolic.py)
+                    from .symbolic import is_symbol_name
+                    if not is_symbol_name(d):
+                        raise ValueError(
+                            f"pypto.Tensor: dim {i} name {d!r} is not an identifier "
+                            f"(letters, digits, _; at most 64 chars)")
+                    continue
                 if isinstance(d, bool) or not isinstance(d, numbers.Integral) or int(d) <= 0:
                     raise ValueError(
                         f"pypto.Tensor: dim {i} must be a positive int or pypto.DYNAMIC, "
                         f"got {d!r}")
-            shape = tuple(d if isinstance(d, _DimMarker) else int(d) for d in shape)
+            shape = tuple(d if isinstance(d, (_DimMarker, str)) else int(d) for d in shape)
         if dtype is not None and not isinstance(dtype, dtypes.DataType):
             raise TypeError(f"pypto.Tensor: dtype must be a pypto.DT_* constant, got {dtype!r}")
         if not isinstance(name, str):

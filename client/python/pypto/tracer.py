@@ -71,6 +71,8 @@ class GraphBuilder:
         self._bound = set()    # value ids that are some parameter's final value
         self._params = []      # _Param, call order
         self._next_id = 1
+        # Dynamic dims (symbolic.py): sentinel size -> symbol name.
+        self.symbols = {}
         # value id -> (file, line, function) of the user's statement whose op
         # defines it (locations.py maps compiler errors back to it).
         self.where = {}
@@ -91,6 +93,8 @@ class GraphBuilder:
 
     def add_param(self, name, dtype, shape, value_name=""):
         from .tensors import Tensor
+        from .symbolic import SymInt
+        shape = tuple(SymInt(d, self.symbols[d]) if d in self.symbols else d for d in shape)
         vid = self.new_value(dtype, shape, value_name or name)
         p = _Param(name, vid)
         self._params.append(p)
@@ -261,7 +265,10 @@ class GraphBuilder:
             name, dtype, shape = self._values[vid]
             v = g.values.add(id=vid, name=clip_name(name), dtype=dtype)
             for d in shape:
-                v.shape.dims.add(size=d)
+                if d in self.symbols:
+                    v.shape.dims.add(symbol=self.symbols[d])
+                else:
+                    v.shape.dims.add(size=d)
         for op in kept:
             if op.outputs and not op.name:
                 op.name = clip_name(self._values[op.outputs[0]][0])

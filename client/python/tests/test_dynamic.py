@@ -1,0 +1,98 @@
+"""DYNAMIC dims (issue 4): one trace and one compile serve every size."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+
+
+def _softmax_kernel():
+    @pypto.jit
+    def softmax(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
+                out: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 256)
+        out[:] = pypto.softmax(x, -1)
+    return softmax
+
+
+def test_softmax_over_a_dynamic_batch_compiles_once(native):
+    softmax = _softmax_kernel()
+    rng = np.random.default_rng(4)
+    for bs in (1, 7, 64, 1000):
+        x = rng.uniform(-5, 5, (bs, 256)).astype(np.float32)
+        out = np.full_like(x, np.nan)
+        softmax(x, out)
+        want = torch.softmax(torch.from_numpy(x).double(), -1).numpy()
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-7)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_layer_norm_over_a_dynamic_batch_compiles_once(native):
+    @pypto.jit
+    def layer_norm(x: pypto.Tensor(["rows", 96], pypto.DT_FP32),
+                   gamma: pypto.Tensor([96], pypto.DT_FP32),
+                   out: pypto.Tensor(["rows", 96], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(2, 96)
+        mean = pypto.sum(x, -1, keepdim=True) / 96
+        d = x - mean
+        var = pypto.sum(d * d, -1, keepdim=True) / 96
+        out[:] = d / pypto.sqrt(var + 1e-5) * gamma
+
+    rng = np.random.default_rng(5)
+    gamma = rng.uniform(0.5, 1.5, (96,)).astype(np.float32)
+    for rows in (1, 7, 64, 1000):
+        x = rng.uniform(-2, 2, (rows, 96)).astype(np.float32)
+        out = np.zeros_like(x)
+        layer_norm(x, gamma, out)
+        want = torch.nn.functional.layer_norm(
+            torch.from_numpy(x).double(), (96,), torch.from_numpy(gamma).double(),
+            eps=1e-5).numpy()
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_graph_has_symbols_and_shape_is_symbolic():
+    seen = {}
+
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(2, 8)
+        bs, n = x.shape
+        seen["bs"], seen["n"] = repr(bs), n
+        out[:] = x + 1
+
+    g = k.trace(np.zeros((5, 8), np.float32), np.zeros((5, 8), np.float32))
+    assert seen == {"bs": "x_d0", "n": 8}
+    dims = [[d.WhichOneof("kind") for d in v.shape.dims] for v in g.values]
+    assert all(d == ["symbol", "size"] for d in dims), dims
+    assert {v.shape.dims[0].symbol for v in g.values} == {"x_d0"}
+
+
+def test_a_named_dim_with_two_sizes_is_an_error():
+    @pypto.jit
+    def k(x: pypto.Tensor(["bs", 8], pypto.DT_FP32),
+          out: pypto.Tensor(["bs", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(2, 8)
+        out[:] = x + 1
+
+    with pytest.raises(ValueError, match=r"argument 'out': dim 0 is 6, but dynamic dim bs "
+                                         r"is 5 in argument 'x' dim 0"):
+        k(np.zeros((5, 8), np.float32), np.zeros((6, 8), np.float32))
+    with pytest.raises(ValueError, match=r"dim 0 name '1x' is not an identifier"):
+        pypto.Tensor(["1x", 8], pypto.DT_FP32)
+
+
+def test_unnamed_dims_of_different_sizes_bind_at_launch(native):
+    softmax = _softmax_kernel()
+    x = np.zeros((4, 256), np.float32)
+    softmax(x, np.zeros_like(x))
+    # Two unnamed dynamic dims of different sizes are different symbols: the
+    # kernel traced with one symbol is not reused, and this graph does not
+    # verify (the output's rows must be the input's).
+    with pytest.raises(ValueError, match=r"the value has shape \(x_d0, 256\) but 'out' has "
+                                         r"\(out_d0, 256\)"):
+        softmax(np.zeros((4, 256), np.float32), np.zeros((5, 256), np.float32))

@@ -174,9 +174,10 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
       }
     }
     int64_t tasks = 1;
-    for (int64_t n : me.grid) tasks *= n;
-    total_tasks += tasks;
-    if (total_tasks > limits.max_tasks) {
+    bool overflow = false;
+    for (int64_t n : me.grid) overflow = overflow || __builtin_mul_overflow(tasks, n, &tasks);
+    overflow = overflow || __builtin_add_overflow(total_tasks, tasks, &total_tasks);
+    if (overflow || total_tasks > limits.max_tasks) {
       return absl::InvalidArgumentError(absl::StrCat(
           group.label, ": the kernel splits into more than ", limits.max_tasks,
           " tasks (space ", Dims(group.space), ", tile ", Dims(group.tile), ")"));

@@ -183,6 +183,40 @@ TEST(DynamicTest, ExpansionEqualsTheStaticAnalysis) {
   }
 }
 
+// A templated binary whose graph does not check out is refused at load,
+// naming what is wrong (binaries may come from a cache or the network).
+TEST(DynamicTest, MalformedTemplatesAreRefusedAtLoad) {
+  auto compiled = compiler::Compile(Symbolic(ExpAdd), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const pto::v1::KernelBinary good = compiled->binary;
+  auto refused = [&](const std::function<void(pto::v1::ExecuteGraph*)>& edit,
+                     const std::string& what) {
+    pto::v1::KernelBinary bad = good;
+    edit(bad.mutable_execute_graph());
+    auto kernel = runtime::Kernel::Load(bad);
+    ASSERT_FALSE(kernel.ok()) << what;
+    EXPECT_THAT(kernel.status().message(), HasSubstr(what));
+  };
+  refused([](pto::v1::ExecuteGraph* g) { g->mutable_symbols(0)->set_dim(1); },
+          "symbol 0 'bs': param 0 dim 1 is not that symbol");
+  refused([](pto::v1::ExecuteGraph* g) {
+            g->mutable_templates(0)->mutable_functions(0)->set_function(999);
+          },
+          "a function entry does not match");
+  refused([](pto::v1::ExecuteGraph* g) {
+            g->mutable_templates(0)->mutable_accesses(0)->set_buffer(99);
+          },
+          "an access names a buffer out of range");
+  refused([](pto::v1::ExecuteGraph* g) {
+            g->mutable_templates(0)->mutable_accesses(0)->mutable_index(0)->set_space_dim(7);
+          },
+          "an access index is out of range");
+  refused([](pto::v1::ExecuteGraph* g) { g->mutable_templates(0)->set_tile(0, 0); },
+          "tile dims must be positive");
+  refused([](pto::v1::ExecuteGraph* g) { g->add_tasks(); }, "lists tasks too");
+  EXPECT_TRUE(runtime::Kernel::Load(good).ok());
+}
+
 TEST(DynamicTest, PhaseOneLimitsAreUnimplemented) {
   // A reduction over the symbolic dim.
   auto over_batch = compiler::Compile(Symbolic([](int64_t rows) {

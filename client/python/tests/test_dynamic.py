@@ -96,3 +96,24 @@ def test_unnamed_dims_of_different_sizes_bind_at_launch(native):
     with pytest.raises(ValueError, match=r"the value has shape \(x_d0, 256\) but 'out' has "
                                          r"\(out_d0, 256\)"):
         softmax(np.zeros((4, 256), np.float32), np.zeros((5, 256), np.float32))
+
+
+from test_ptod import ptod  # noqa: E402,F401  (the fixture: a private ptod)
+
+
+def test_ptod_compiles_once_for_every_size(ptod, private_cache):
+    # Fresh functions have empty memory caches, so every call asks ptod; the
+    # graph holds the symbol, not the size, so a new size is a hit.
+    keys = []
+    for i, bs in enumerate((5, 9, 1)):
+        softmax = _softmax_kernel()
+        x = np.random.default_rng(bs).uniform(-3, 3, (bs, 256)).astype(np.float32)
+        out = np.zeros_like(x)
+        softmax(x, out)
+        want = torch.softmax(torch.from_numpy(x).double(), -1).numpy()
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-7)
+        assert softmax.last_compile.source == ("ptod MISS" if i == 0 else "ptod HIT")
+        keys.append(softmax.last_compile.key)
+    assert len(set(keys)) == 1
+    stats = pypto.compile_stats()
+    assert stats["remote_misses"] == 1 and stats["remote_hits"] == 2

@@ -2,7 +2,10 @@
 // once, run for several sizes (1, sizes below, at and above the tile, not
 // multiples of it), each checked against the reference evaluator on the
 // static graph of that size.
+#include <atomic>
+#include <cmath>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -121,6 +124,45 @@ TEST(DynamicTest, PartialAndCombineWithAWorkspaceSizedAtLaunch) {
         return b.graph();
       },
       {1, 2, 3, 10, 101});
+}
+
+// Runs from several threads at once over more sizes than the plan cache
+// keeps: plans are expanded, shared and evicted concurrently.
+TEST(DynamicTest, ConcurrentRunsOverMoreSizesThanThePlanCacheKeeps) {
+  auto compiled = compiler::Compile(Symbolic(ExpAdd), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto loaded = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const runtime::Kernel& kernel = **loaded;
+  constexpr int kSizes = runtime::Kernel::kMaxCachedPlans + 8;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) {
+        for (int k = 0; k < kSizes; ++k) {
+          const int64_t rows = 1 + (k * 7 + t * 5 + round) % kSizes;
+          std::vector<float> x(rows * 40), y(rows * 40), out(rows * 40, -1);
+          for (size_t i = 0; i < x.size(); ++i) {
+            x[i] = static_cast<float>((i * 13 + t) % 17) / 8.0f - 1.0f;
+            y[i] = static_cast<float>(i % 5);
+          }
+          absl::Status s = kernel.Run({{x.data(), DT_FP32, {rows, 40}},
+                                       {y.data(), DT_FP32, {rows, 40}},
+                                       {out.data(), DT_FP32, {rows, 40}}});
+          bool ok = s.ok();
+          for (size_t i = 0; ok && i < x.size(); ++i) {
+            const float want = std::exp(x[i]) + y[i];
+            ok = std::fabs(out[i] - want) <= 1e-5f * std::fabs(want) + 1e-6f;
+          }
+          if (!ok) failures.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GE(kernel.plans_expanded(), kSizes);
 }
 
 TEST(DynamicTest, BindingErrorsNameBothArguments) {

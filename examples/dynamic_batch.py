@@ -3,9 +3,9 @@ calls while the other dims stay fixed (a wrong one is an error naming it).
 
     tools/pypto-python examples/dynamic_batch.py --run_mode sim
 
-Prints how many compiles the batch sizes took (pypto.compile_stats()): once
-symbolic dims reach pypto (issue 4) a new batch size reuses the kernel;
-until then each size compiles once and later calls with it hit the cache.
+Prints how many compiles the batch sizes took (pypto.compile_stats()): one.
+The DYNAMIC dim is a symbol (issue 4), so a new batch size reuses the kernel
+and the runtime expands its tasks for that size at launch.
 """
 
 import argparse

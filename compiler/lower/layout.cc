@@ -70,6 +70,10 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
   p.owner_.resize(n);
   p.gm_only_.assign(n, false);
   for (int v = 0; v < n; ++v) p.root_[v] = p.owner_[v] = v;
+  std::vector<int> definer(n, -1);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (int v : g.ops[i].outputs) definer[v] = static_cast<int>(i);
+  }
   std::vector<bool> bound(n, false);  // an out/inout parameter's final value
   for (const TensorParam& param : g.params) {
     if (param.out_value >= 0) bound[param.out_value] = true;
@@ -138,11 +142,17 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
       if (to_out.empty()) {
         // Merging or splitting dims: the root's buffer read as out_shape.
         if (p.IsAlias(in) && !p.Contiguous(g, in)) {
-          return absl::UnimplementedError(absl::StrCat(
-              where, ": reshape ", FormatDims(in_shape), " -> ",
-              FormatDims(out_shape),
-              " merges or splits dims of a view or transpose (not contiguous "
-              "in memory); clone it first"));
+          // A view or transpose is not in row-major order in memory: its op
+          // becomes a copy into a buffer of its own (a TLOAD through its
+          // index in a group, then TSTORE), which the reshape reads.
+          const int d = definer[in];
+          p.op_kind_[d] = kLoad;
+          p.load_root_[d] = p.root_[in];
+          p.load_map_[d] = std::move(p.map_[in]);
+          p.load_view_shape_[d] = std::move(p.view_shape_[in]);
+          p.root_[in] = in;
+          p.map_[in].clear();
+          p.view_shape_[in].clear();
         }
         std::vector<DimMap> m(out_shape.size());
         for (size_t j = 0; j < m.size(); ++j) m[j].dim = static_cast<int>(j);

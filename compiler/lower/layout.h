@@ -6,9 +6,9 @@
 //   whose elements are those of its root (the first value up the chain that
 //   has a GM tensor) at an index with offsets (view) and buffer dims mapped
 //   to other dims (transpose). A reshape that merges or splits dims reads the
-//   root's buffer as another shape (same elements, row-major: the root must
-//   be contiguous, so a reshape of a view or transpose is an error; clone it
-//   first). A
+//   root's buffer as another shape (same elements, row-major); of a view or
+//   transpose (not contiguous), it reads a copy: that alias is materialized.
+//   A
 //   reader loads the root with that index (a transpose feeding an add is a
 //   strided TLOAD in the add's group). An alias bound to an out parameter is
 //   *materialized*: its op becomes a TLOAD (then TSTORE) in a group.
@@ -36,9 +36,8 @@ bool IsConcat(const TensorOp& op);
 
 class LayoutPlan {
  public:
-  // Errors (UNIMPLEMENTED, naming the op): a reshape that merges or splits
-  // dims of a view or transpose, an assemble into an alias, a read of an
-  // assemble's dst after it.
+  // Errors (UNIMPLEMENTED, naming the op): an assemble into an alias, a read
+  // of an assemble's dst after it.
   static absl::StatusOr<LayoutPlan> Make(const TensorGraph& g);
 
   // Op `i` makes an alias: no group computes it.

@@ -417,8 +417,7 @@ def cases():
     # on this machine measured 2x1024 at or near the best of 1..16 rows).
     ew = (2, 1024)
     # Matmul: output tiles of 128x128 (one cube task each, K in L1 blocks of
-    # 256 and L0 steps of 128: L0A/L0B full, half the L0C passes of 64);
-    # 64x128x64 in two 64x32 tasks (one per core).
+    # 256 and L0 steps of 64); 64x128x64 in two 64x32 tasks (one per core).
     big_cube = ([128, 128], [64, 256], [128, 128])
     small_cube = ([64, 64], [128, 128], [32, 32])
     return [

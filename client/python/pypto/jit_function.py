@@ -54,6 +54,10 @@ class CompileInfo:
         return f"CompileInfo(source={self.source!r}, key={self.key[:16]}..., seconds={self.seconds:.3f})"
 
 
+# In the compiler's UNIMPLEMENTED message for symbolic dims it cannot lower yet.
+_PHASE_ONE_LIMIT = "issue 4 phase 1"
+
+
 def _check_aliasing(entry, arrays):
     """A ValueError when an argument the kernel writes shares memory with
     another argument: tiles run in parallel, so the kernel could read data it
@@ -232,6 +236,9 @@ class JitFunction:
         # shape)) -> _Entry. Only positional calls; only when every parameter
         # may be passed positionally, so binding cannot fail on a hit.
         self._fast = {}
+        # Symbolic signatures the compiler refused (symbolic.py, phase 1):
+        # their calls compile per size instead.
+        self._per_size = set()
         self._fast_ok = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                             for p in self._signature.parameters.values())
         self._lock = threading.Lock()
@@ -258,7 +265,8 @@ class JitFunction:
             arrays.append(array)
             torches.append(t)
             specs.append((dt, shape))
-        return arrays, torches, self._symbolic_specs(specs)
+        # The signature with dynamic dims as symbols, and with their sizes.
+        return arrays, torches, self._symbolic_specs(specs), tuple(specs)
 
     def _dynamic_dim(self, spec_index, dim):
         """None (static), True (DYNAMIC) or the name of a named dynamic dim."""
@@ -302,7 +310,7 @@ class JitFunction:
 
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
-        _, _, specs = self._bind(args, kwargs)
+        _, _, specs, _ = self._bind(args, kwargs)
         return self._trace(specs)[0]
 
     # Calling ------------------------------------------------------------------
@@ -326,8 +334,11 @@ class JitFunction:
                     return
         else:
             fast_key = None
-        arrays, torches, specs = self._bind(args, kwargs)
+        arrays, torches, specs, static_specs = self._bind(args, kwargs)
         sig = (specs, tiling._save(), config.cache_token())
+        if sig in self._per_size:  # this phase cannot compile it symbolically
+            specs = static_specs
+            sig = (specs,) + sig[1:]
         entry = self._cache.get(sig)
         if entry is not None:
             cache.count("memory_hits")
@@ -341,7 +352,24 @@ class JitFunction:
                     start = time.monotonic()
                     try:
                         compiled = backend.get_kernel(graph, compile_options, timeout, self.name)
-                    except (CompileError, ValueError, NotImplementedError) as e:
+                    except CompileError as e:
+                        if specs == static_specs or _PHASE_ONE_LIMIT not in str(e):
+                            locations.annotate(e, graph, where)
+                            raise
+                        # Dynamic dims the compiler cannot keep symbolic yet
+                        # (an inner dim, a reduction over one): compile per
+                        # size, as before symbolic dims, remembering to.
+                        self._per_size.add(sig)
+                        specs = static_specs
+                        sig = (specs,) + sig[1:]
+                        graph, where = self._trace(specs)
+                        try:
+                            compiled = backend.get_kernel(graph, compile_options, timeout,
+                                                          self.name)
+                        except (CompileError, ValueError, NotImplementedError) as e2:
+                            locations.annotate(e2, graph, where)
+                            raise
+                    except (ValueError, NotImplementedError) as e:
                         locations.annotate(e, graph, where)
                         raise
                     entry = _Entry(compiled, graph, specs)

@@ -117,3 +117,32 @@ def test_ptod_compiles_once_for_every_size(ptod, private_cache):
     assert len(set(keys)) == 1
     stats = pypto.compile_stats()
     assert stats["remote_misses"] == 1 and stats["remote_hits"] == 2
+
+
+def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
+    # A dynamic inner dim (its strides would be dynamic) and a reduction over
+    # the dynamic dim: the symbolic compile is refused, so each size compiles
+    # on its own, as before symbolic dims, and results stay right.
+    @pypto.jit
+    def inner(x: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32),
+              out: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = x * 2
+
+    @pypto.jit
+    def colsum(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+               out: pypto.Tensor([1, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.sum(x, 0, keepdim=True)
+
+    for n in (3, 9, 3):
+        x = np.arange(4 * n, dtype=np.float32).reshape(4, n)
+        out = np.zeros_like(x)
+        inner(x, out)
+        np.testing.assert_array_equal(out, x * 2)
+        y = np.arange(n * 8, dtype=np.float32).reshape(n, 8)
+        s = np.zeros((1, 8), np.float32)
+        colsum(y, s)
+        np.testing.assert_allclose(s, y.sum(0, keepdims=True), rtol=1e-6)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 4, stats  # two kernels x two sizes

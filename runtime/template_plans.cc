@@ -243,7 +243,9 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
                                        "or indexes the wrong rank"));
       }
       for (const pto::v1::AccessIndex& x : a.index()) {
-        if (x.space_dim() < -1 || x.space_dim() >= rank || x.div() < 1) {
+        // -1: a fixed index; kExpandWholeDim: a dim read whole (matmul's K).
+        if ((x.space_dim() < -1 && x.space_dim() != kExpandWholeDim) ||
+            x.space_dim() >= rank || x.div() < 1) {
           return bad(absl::StrCat(where, ": an access index is out of range"));
         }
       }

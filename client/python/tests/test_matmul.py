@@ -157,3 +157,35 @@ def test_cube_tile_too_big_names_buffer(native):
         big(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32),
             np.zeros((8, 8), np.float32))
 
+
+
+def test_dynamic_rows_and_batch_compile_once(native):
+    """A DYNAMIC outermost dim (M, or a batch dim) compiles one kernel for
+    every size: the cube tasks come from a template expanded at launch."""
+    D = pypto.DYNAMIC
+
+    @pypto.jit
+    def rows(a: pypto.Tensor([D, 64], pypto.DT_FP32), b: pypto.Tensor([64, 24], pypto.DT_FP32),
+             out: pypto.Tensor([D, 24], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 16])
+        out[:] = a @ b
+
+    @pypto.jit
+    def batch(a: pypto.Tensor([D, 9, 10], pypto.DT_FP32), b: pypto.Tensor([10, 17], pypto.DT_FP32),
+              out: pypto.Tensor([D, 9, 17], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([8, 8], [8, 16], [16, 16])
+        out[:] = a @ b
+
+    g = torch.Generator().manual_seed(11)
+    for n in (1, 5, 40):
+        a = torch.rand((n, 64), generator=g) - 0.5
+        b = torch.rand((64, 24), generator=g) - 0.5
+        out = torch.zeros((n, 24))
+        rows(a, b, out)
+        check_close(out, a, b)
+        a3 = torch.rand((n, 9, 10), generator=g) - 0.5
+        b3 = torch.rand((10, 17), generator=g) - 0.5
+        out3 = torch.zeros((n, 9, 17))
+        batch(a3, b3, out3)
+        check_close(out3, a3, b3)
+    assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()

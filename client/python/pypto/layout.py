@@ -62,7 +62,20 @@ def _record(kind, inputs, shape, attrs, what, space=None, noncontig=False):
     t = x._builder.add_op(kind, list(inputs), x.dtype, tuple(shape), attrs, what,
                           space=space, tile=_tile(space or shape))
     t._noncontig = noncontig
+    if kind not in ("assemble", "concat", "clone"):
+        t._view_of = x  # writing into t would not write x
     return t
+
+
+def check_writable(t, what):
+    """A view (slice, transpose, reshape...) is a value of its own here, not
+    memory shared with its tensor: writing into it would leave the tensor
+    unchanged, so it is an error (write the tensor's region instead)."""
+    if getattr(t, "_view_of", None) is not None:
+        raise TraceError(
+            f"{what}: the target is a view of another tensor (a slice, transpose or "
+            f"reshape); writing into it would not change that tensor: assign the "
+            f"region of the tensor itself (out[2:6, 1:3] = y, not out[2:6][:, 1:3] = y)")
 
 
 def _squeeze_only(a, b):
@@ -226,6 +239,7 @@ def assemble(src, offsets, dst):
 
 def _assemble(src, offsets, dst, what):
     b = dst._builder
+    check_writable(dst, what)
     _traced(src, what, "src")
     if src._builder is not b:
         raise TraceError(f"{what}: src and dst come from different kernels")

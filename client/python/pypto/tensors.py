@@ -241,6 +241,7 @@ class Tensor:
     def _write(self, value, what):
         if self._builder is None:
             raise TraceError(f"{what}: writing is only possible inside a @pypto.jit kernel")
+        _layout().check_writable(self, what)
         self._builder.write(self, value, what)
 
 

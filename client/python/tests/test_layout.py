@@ -161,6 +161,25 @@ def test_layout_errors_name_what_and_where():
                       np.zeros((11, 8), np.float32))
 
 
+def test_writing_into_a_view_is_an_error():
+    @pypto.jit
+    def chained(x: F, out: F):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[2:6][:, 1:3] = x
+
+    with pytest.raises(pypto.TraceError, match=r"the target is a view of another tensor.*"
+                                               r"out\[2:6, 1:3\] = y"):
+        chained.trace(np.zeros((4, 2), np.float32), np.zeros((8, 8), np.float32))
+
+    @pypto.jit
+    def moved(x: F, out: F):
+        pypto.set_vec_tile_shapes(4, 8)
+        out.transpose(0, 1).move(x)
+
+    with pytest.raises(pypto.TraceError, match="the target is a view of another tensor"):
+        moved.trace(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32))
+
+
 def test_reshape_merges_and_splits():
     @pypto.jit
     def k(x: F, flat: F, split_t: F, of_view: F):

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Bazel test driver for the pypto pytest suite: runs from the runfiles tree,
 # where the package sources and _native.so sit side by side.
+#   run_tests.sh [PYTEST_ARGS...]   (no test paths: every test in tests/)
 set -euo pipefail
 root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
 export PYTHONPATH="${root}/client/python:${root}/proto"
@@ -9,4 +10,9 @@ export PYPTO_REQUIRE_NATIVE=1
 export PYPTO_PTOD="${root}/server/ptod"
 export HOME="${TEST_TMPDIR}"
 unset PYPTO_COMPILE_SERVER
-exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "${root}/client/python/tests"
+tests=()
+for arg in "$@"; do
+  [[ "${arg}" == -* ]] || tests+=("${arg}")
+done
+[[ ${#tests[@]} -gt 0 ]] || set -- "$@" "${root}/client/python/tests"
+exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@"

@@ -139,21 +139,6 @@ absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
                            BlockGraph* block, pto::v1::ExecuteGraph* execute) {
   absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph);
   if (!symbols.ok()) return symbols.status();
-  // The cube path's groups (K loops, L1/L0 tiles) are not templated yet.
-  for (size_t i = 0; i < graph.ops.size(); ++i) {
-    const TensorOp& op = graph.ops[i];
-    if (op.info->category != OpCategory::kMatmul) continue;
-    for (int v : op.inputs) {
-      for (const SymExpr& d : graph.values[v].sym_shape) {
-        if (!d.IsConstant()) {
-          return Unimplemented(absl::StrCat("op #", i, " \"matmul\": input shape ",
-                                            FormatSymShape(graph.values[v].sym_shape),
-                                            " is symbolic; the cube path takes "
-                                            "static shapes for now"));
-        }
-      }
-    }
-  }
 
   // Probes: 1 more than a multiple of every tile size, above every static
   // dim, distinct per symbol and between the two lowerings.

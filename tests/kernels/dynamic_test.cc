@@ -280,17 +280,6 @@ TEST(DynamicTest, PhaseOneLimitsAreUnimplemented) {
                                  "host", {});
   EXPECT_EQ(inner.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(inner.status().message(), HasSubstr("dim 1 is bs in [4,bs]"));
-  // A matmul with a symbolic M (the cube path is not templated yet).
-  auto matmul = compiler::Compile(Symbolic([](int64_t rows) {
-                                    TypedBuilder b("dyn_matmul");
-                                    uint32_t a = b.Input("a", DT_FP32, {rows, 64});
-                                    uint32_t w = b.Input("w", DT_FP32, {64, 32});
-                                    b.Output("out", b.Matmul(a, w, DT_FP32, false, false, {16, 16, 32, 64, 16, 32}));
-                                    return b.graph();
-                                  }),
-                                  "host", {});
-  EXPECT_EQ(matmul.status().code(), absl::StatusCode::kUnimplemented) << matmul.status();
-  EXPECT_THAT(matmul.status().message(), HasSubstr("the cube path takes static shapes"));
 }
 
 }  // namespace

@@ -7,8 +7,9 @@
 Kernels take torch tensors and numpy arrays directly, so from_torch only
 exists for PyPTO programs that wrap their tensors first. The result is a
 pypto.Tensor (shape, dtype, name as usual) that holds the torch tensor; it
-is never copied. `dynamic_axis` records which dims the caller means to vary
-(the kernel's annotation decides what recompiles: pypto.DYNAMIC dims there).
+is never copied. `dynamic_axis` marks dims that vary between calls: the
+kernel treats them as pypto.DYNAMIC (unless its annotation names them), so a
+new size there does not recompile (jit_function.py, _dynamic_dim).
 """
 
 import numbers

@@ -181,8 +181,9 @@ class _Param:
                             f"(the annotation), got {type(value).__name__} {value!r}")
         return float(value) if self.scalar is float else value
 
-    def check(self, array, dt=None):
-        """(DataType, shape) of `array`, after checking it against the annotation."""
+    def check(self, array, dt=None, dynamic_axis=()):
+        """(DataType, shape) of `array`, after checking it against the
+        annotation; a dim in `dynamic_axis` (pypto.from_torch) may have any size."""
         name, ann = self.name, self.ann
         if dt is None:
             dt = dtypes.from_numpy(array.dtype)
@@ -200,7 +201,8 @@ class _Param:
                 raise ValueError(f"argument '{name}': expected rank {len(spec)} (annotation "
                                  f"{list(spec)}), got shape {list(shape)}")
             for i, (want, got) in enumerate(zip(spec, shape)):
-                if not isinstance(want, (_DimMarker, str)) and want != got:
+                if not isinstance(want, (_DimMarker, str)) and want != got and \
+                        i not in dynamic_axis:
                     raise ValueError(f"argument '{name}': dim {i} must be {want} (annotation "
                                      f"{list(spec)}), got shape {list(shape)}")
         if not 1 <= len(shape) <= 4:
@@ -254,6 +256,7 @@ class JitFunction:
             raise TypeError(f"{self.name}: {e}") from None
         bound.apply_defaults()
         arrays, torches, specs = [], [], []
+        marked = {}  # spec index -> dims pypto.from_torch(dynamic_axis=...) marked
         for p in self._params:
             value = bound.arguments[p.name]
             scalar = p.scalar_value(value)
@@ -261,33 +264,39 @@ class JitFunction:
                 specs.append(("scalar", type(scalar), scalar))
                 continue
             array, t, dt = _as_array(p.name, value, p.ann.dtype)
-            dt, shape = p.check(array, dt)
+            axes = getattr(value, "dynamic_axis", ())
+            if axes:
+                marked[len(specs)] = axes
+            dt, shape = p.check(array, dt, axes)
             arrays.append(array)
             torches.append(t)
             specs.append((dt, shape))
         # The signature with dynamic dims as symbols, and with their sizes.
-        return arrays, torches, self._symbolic_specs(specs), tuple(specs)
+        return arrays, torches, self._symbolic_specs(specs, marked), tuple(specs)
 
-    def _dynamic_dim(self, spec_index, dim):
-        """None (static), True (DYNAMIC) or the name of a named dynamic dim."""
+    def _dynamic_dim(self, spec_index, dim, marked=None):
+        """None (static), True (DYNAMIC) or the name of a named dynamic dim.
+        A dim the annotation leaves unspecified or fixed is DYNAMIC when the
+        argument was pypto.from_torch(t, dynamic_axis=...) marking it
+        (`marked`: spec index -> dims); a named dim keeps its name."""
         ann = self._params[spec_index].ann._spec_shape
-        if not ann or dim >= len(ann):
-            return None
-        want = ann[dim]
+        want = ann[dim] if ann and dim < len(ann) else None
         if want is DYNAMIC:
             return True
-        return want if isinstance(want, str) else None
+        if isinstance(want, str):
+            return want
+        return True if marked and dim in marked.get(spec_index, ()) else None
 
-    def _symbolic_specs(self, specs):
+    def _symbolic_specs(self, specs, marked=None):
         """`specs` with dynamic dims as symbol names (symbolic.py): the
         in-memory signature holds no dynamic sizes."""
         idx = [k for k, s in enumerate(specs) if s[0] != "scalar"]
-        if not any(self._dynamic_dim(k, i) is not None
+        if not any(self._dynamic_dim(k, i, marked) is not None
                    for k in idx for i in range(len(specs[k][1]))):
             return tuple(specs)
         shapes = symbolic.signature_shapes(
             [self._params[k].name for k in idx], [specs[k][1] for k in idx],
-            lambda j, i: self._dynamic_dim(idx[j], i))
+            lambda j, i: self._dynamic_dim(idx[j], i, marked))
         out = list(specs)
         for k, shape in zip(idx, shapes):
             out[k] = (specs[k][0], shape)

@@ -181,9 +181,17 @@ class GraphBuilder:
                 f"{what}: the value has dtype {src.dtype.name} but '{dst.name}' has "
                 f"{dst.dtype.name} (convert it: pypto.cast(value, dtype))")
         if tuple(src.shape) != tuple(dst.shape):
+            from .symbolic import SymInt
+            dims = [i for i, (s, d) in enumerate(zip(src.shape, dst.shape))
+                    if isinstance(s, SymInt) and not isinstance(d, SymInt)]
+            hint = (f"dim {dims[0]} is dynamic in the value but fixed in '{dst.name}': make "
+                    f"it dynamic too (pypto.DYNAMIC or a name in the annotation, or "
+                    f"pypto.from_torch(t, dynamic_axis={dims[0]}))"
+                    if dims and len(src.shape) == len(dst.shape) else
+                    "broadcasting and assembling a region: issue 3")
             raise ValueError(
                 f"{what}: the value has shape {tuple(src.shape)} but '{dst.name}' has "
-                f"{tuple(dst.shape)} (broadcasting and assembling a region: issue 3)")
+                f"{tuple(dst.shape)} ({hint})")
         self.note_read(src)
         p = dst._param
         vid = src._vid

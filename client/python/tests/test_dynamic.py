@@ -146,3 +146,68 @@ def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
         np.testing.assert_allclose(s, y.sum(0, keepdims=True), rtol=1e-6)
     stats = pypto.compile_stats()
     assert stats["compiles"] == 4, stats  # two kernels x two sizes
+
+
+# pypto.from_torch(t, dynamic_axis=...): the caller marks the dims that vary --------
+
+
+@pytest.mark.parametrize("shape", [[], (8, 256)], ids=["unspecified", "static"])
+def test_from_torch_dynamic_axis_compiles_once_for_two_sizes(native, shape):
+    @pypto.jit
+    def softmax(x: pypto.Tensor(shape, pypto.DT_FP32),
+                out: pypto.Tensor(shape, pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 256)
+        out[:] = pypto.softmax(x, -1)
+
+    for bs in (5, 40):
+        t = torch.rand(bs, 256) * 10 - 5
+        out = torch.full_like(t, float("nan"))
+        softmax(pypto.from_torch(t, "x", dynamic_axis=0),
+                pypto.from_torch(out, "out", dynamic_axis=[0]))
+        torch.testing.assert_close(out, torch.softmax(t.double(), -1).float(),
+                                   rtol=1e-5, atol=1e-7)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_from_torch_without_dynamic_axis_compiles_per_size(native):
+    @pypto.jit
+    def double(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = x * 2
+
+    for bs in (5, 40):
+        t = torch.rand(bs, 64)
+        out = torch.empty_like(t)
+        double(pypto.from_torch(t), pypto.from_torch(out))
+        torch.testing.assert_close(out, t * 2)
+    assert pypto.compile_stats()["compiles"] == 2
+
+
+def test_from_torch_dynamic_axis_keeps_the_annotations_dim_names(native):
+    seen = {}
+
+    @pypto.jit
+    def double(x: pypto.Tensor(["rows", 64], pypto.DT_FP32),
+               out: pypto.Tensor(["rows", 64], pypto.DT_FP32)):
+        seen["dim"] = str(x.shape[0])
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = x * 2
+
+    t = torch.rand(6, 64)
+    out = torch.empty_like(t)
+    double(pypto.from_torch(t, dynamic_axis=0), out)
+    torch.testing.assert_close(out, t * 2)
+    assert seen["dim"] == "rows"
+
+
+def test_from_torch_dynamic_input_into_a_fixed_output_says_to_mark_it(native):
+    @pypto.jit
+    def double(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = x * 2
+
+    t = torch.rand(6, 64)
+    with pytest.raises(ValueError, match=r"dim 0 is dynamic in the value but fixed in 'out': "
+                                         r"make it dynamic too .*dynamic_axis=0"):
+        double(pypto.from_torch(t, dynamic_axis=0), torch.empty_like(t))

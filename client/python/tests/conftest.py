@@ -1,7 +1,13 @@
-"""Shared fixtures: a private kernel cache per test, the native extension."""
+"""Shared fixtures: a private kernel cache per test, the native extension,
+a private ptod."""
 
+import contextlib
 import os
+import queue
+import signal
+import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -39,3 +45,57 @@ def python_env():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     return env
+
+
+def ptod_binary():
+    """The ptod binary Bazel built (PYPTO_PTOD under `bazel test`)."""
+    path = os.environ.get("PYPTO_PTOD") or os.path.join(REPO, "bazel-bin", "server", "ptod")
+    if not os.access(path, os.X_OK):
+        if os.environ.get("PYPTO_REQUIRE_NATIVE") == "1":
+            pytest.fail(f"ptod not found at {path}")
+        pytest.skip(f"ptod not built at {path} (bazel build //server:ptod)")
+    return path
+
+
+@contextlib.contextmanager
+def running_ptod(cache_dir, *flags):
+    """A ptod subprocess on a free loopback port (plus `flags`); yields its
+    address once it listens, and stops it on exit."""
+    proc = subprocess.Popen(
+        [ptod_binary(), "--address=127.0.0.1:0", f"--cache_dir={cache_dir}",
+         "--metrics_address=127.0.0.1:0", "--workers=1", *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = queue.Queue()
+
+    def pump():  # ptod's output, read on a thread so the wait below can time out
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    address, seen = None, []
+    try:
+        while address is None:
+            line = lines.get(timeout=60)
+            if line is None:
+                pytest.fail("ptod exited before listening:\n" + "".join(seen))
+            seen.append(line)
+            if "ptod listening on " in line:
+                address = line.split("ptod listening on ", 1)[1].split()[0]
+        yield address
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def ptod(tmp_path, native, monkeypatch):
+    """A ptod with a private cache that this test's kernels compile through
+    (PYPTO_COMPILE_SERVER); yields its address."""
+    with running_ptod(tmp_path / "ptod-cache") as address:
+        monkeypatch.setenv("PYPTO_COMPILE_SERVER", address)
+        yield address

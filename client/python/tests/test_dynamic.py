@@ -98,9 +98,6 @@ def test_unnamed_dims_of_different_sizes_bind_at_launch(native):
         softmax(np.zeros((4, 256), np.float32), np.zeros((5, 256), np.float32))
 
 
-from test_ptod import ptod  # noqa: E402,F401  (the fixture: a private ptod)
-
-
 def test_ptod_compiles_once_for_every_size(ptod, private_cache):
     # Fresh functions have empty memory caches, so every call asks ptod; the
     # graph holds the symbol, not the size, so a new size is a hit.

@@ -1,63 +1,13 @@
 """Compiling through a real ptod subprocess (PYPTO_COMPILE_SERVER)."""
 
-import os
-import queue
-import signal
-import subprocess
-import threading
 import time
 
 import numpy as np
 import pytest
 
 import pypto
-from conftest import REPO
 
 ANY = pypto.Tensor[...]
-
-
-def ptod_binary():
-    path = os.environ.get("PYPTO_PTOD") or os.path.join(REPO, "bazel-bin", "server", "ptod")
-    if not os.access(path, os.X_OK):
-        if os.environ.get("PYPTO_REQUIRE_NATIVE") == "1":
-            pytest.fail(f"ptod not found at {path}")
-        pytest.skip(f"ptod not built at {path} (bazel build //server:ptod)")
-    return path
-
-
-@pytest.fixture
-def ptod(tmp_path, native, monkeypatch):
-    """A ptod on a free loopback port with a private cache; yields its address."""
-    proc = subprocess.Popen(
-        [ptod_binary(), "--address=127.0.0.1:0", f"--cache_dir={tmp_path / 'ptod-cache'}",
-         "--metrics_address=127.0.0.1:0", "--workers=1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = queue.Queue()
-
-    def pump():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    address, seen = None, []
-    try:
-        while address is None:
-            line = lines.get(timeout=60)
-            if line is None:
-                pytest.fail("ptod exited before listening:\n" + "".join(seen))
-            seen.append(line)
-            if "ptod listening on " in line:
-                address = line.split("ptod listening on ", 1)[1].split()[0]
-        monkeypatch.setenv("PYPTO_COMPILE_SERVER", address)
-        yield address
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def make():
@@ -67,6 +17,13 @@ def make():
         out[:] = (a + b).exp() * 2 - a
 
     return k
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def test_compile_through_ptod_then_hit(ptod, private_cache):
@@ -106,10 +63,7 @@ def test_server_errors_carry_the_servers_message(ptod):
 
 
 def test_unreachable_server_is_a_clear_error(native, monkeypatch):
-    import socket
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = _free_port()
     monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
     monkeypatch.setenv("PYPTO_COMPILE_TIMEOUT", "5")
     monkeypatch.setenv("PYPTO_COMPILE_FALLBACK", "0")
@@ -118,13 +72,6 @@ def test_unreachable_server_is_a_clear_error(native, monkeypatch):
     a = np.zeros((4, 4), np.float32)
     with pytest.raises(pypto.CompileError, match=f"ptod at 127.0.0.1:{port}: (UNAVAILABLE|DEADLINE_EXCEEDED)"):
         k(a, a, a.copy())
-
-
-def _free_port():
-    import socket
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_unreachable_server_falls_back_to_embedded_compiles_warning_once(

@@ -2,17 +2,14 @@
 (PYPTO_COMPILE_TLS_CA_FILE, _CERT_FILE, _KEY_FILE)."""
 
 import os
-import queue
 import shutil
-import signal
 import subprocess
-import threading
 
 import numpy as np
 import pytest
 
 import pypto
-from test_ptod import ptod_binary
+from conftest import running_ptod
 
 ANY = pypto.Tensor[...]
 TLS_VARS = ("PYPTO_COMPILE_TLS", "PYPTO_COMPILE_TLS_CA_FILE", "PYPTO_COMPILE_TLS_CERT_FILE",
@@ -46,24 +43,12 @@ def certs(tmp_path):
 
 @pytest.fixture
 def tls_ptod(tmp_path, certs, native, monkeypatch):
-    proc = subprocess.Popen(
-        [ptod_binary(), "--address=127.0.0.1:0", f"--cache_dir={tmp_path / 'ptod-cache'}",
-         "--metrics_address=127.0.0.1:0", "--workers=1",
-         f"--tls_cert_file={certs / 'server.pem'}", f"--tls_key_file={certs / 'server.key'}",
-         f"--tls_client_ca_file={certs / 'ca.pem'}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout] + [lines.put(None)],
-                     daemon=True).start()
-    address, seen = None, []
-    try:
-        while address is None:
-            line = lines.get(timeout=60)
-            if line is None:
-                pytest.fail("ptod exited before listening:\n" + "".join(seen))
-            seen.append(line)
-            if "ptod listening on " in line:
-                address = line.split("ptod listening on ", 1)[1].split()[0]
+    """A ptod serving TLS that asks for client certificates; the client
+    starts with no TLS settings, no fallback and short timeouts."""
+    with running_ptod(tmp_path / "ptod-cache",
+                      f"--tls_cert_file={certs / 'server.pem'}",
+                      f"--tls_key_file={certs / 'server.key'}",
+                      f"--tls_client_ca_file={certs / 'ca.pem'}") as address:
         for name in TLS_VARS:
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("PYPTO_COMPILE_SERVER", address)
@@ -71,13 +56,6 @@ def tls_ptod(tmp_path, certs, native, monkeypatch):
         monkeypatch.setenv("PYPTO_CONNECT_TIMEOUT", "3")
         monkeypatch.setenv("PYPTO_COMPILE_TIMEOUT", "120")
         yield address
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def make():

@@ -22,7 +22,7 @@ changing anything else does not.
 import functools
 import threading
 
-from .jit_options import KNOWN_KEYS, check_group, honoured
+from .jit_options import KNOWN_KEYS, check_group, check_groups, honoured
 
 _lock = threading.Lock()
 _groups = {g: {} for g in KNOWN_KEYS}
@@ -94,12 +94,7 @@ class options:  # noqa: N801 - PyPTO's name
     validated when the scope is created."""
 
     def __init__(self, **groups):
-        unknown = sorted(set(groups) - set(KNOWN_KEYS))
-        if unknown:
-            raise TypeError(
-                f"pypto.options: unknown keyword argument(s) {', '.join(unknown)}; known: "
-                f"{', '.join(sorted(KNOWN_KEYS))}")
-        self._groups = {g: check_group("pypto.options", g, v) for g, v in groups.items()}
+        self._groups = check_groups("pypto.options", groups)
         self._saved = []
 
     def __enter__(self):

@@ -69,6 +69,18 @@ def check_group(where, group, value):
     return dict(value)
 
 
+def check_groups(where, groups):
+    """Validated copies of option `groups` (the keyword arguments of
+    pypto.jit or pypto.options): every unknown group named at once, then
+    each group checked by check_group."""
+    unknown = sorted(set(groups) - set(KNOWN_KEYS))
+    if unknown:
+        raise TypeError(
+            f"{where}: unknown keyword argument(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(KNOWN_KEYS))}")
+    return {g: check_group(where, g, v) for g, v in groups.items()}
+
+
 def honoured(where, groups):
     """(run_mode or None, compile options dict, compile timeout or None) of
     option `groups` after checking the values this version acts on."""
@@ -101,12 +113,7 @@ class JitOptions:
     function's own, key by key, at each call."""
 
     def __init__(self, **groups):
-        unknown = sorted(set(groups) - set(KNOWN_KEYS))
-        if unknown:
-            raise TypeError(
-                f"pypto.jit: unknown keyword argument(s) {', '.join(unknown)}; known: "
-                f"{', '.join(sorted(KNOWN_KEYS))}")
-        self.groups = {g: check_group("pypto.jit", g, v) for g, v in groups.items()}
+        self.groups = check_groups("pypto.jit", groups)
         run_mode, self.compile_options, self.compile_timeout = honoured("pypto.jit", self.groups)
         self.run_mode = RunMode.SIM if run_mode is None else run_mode
 

@@ -6,6 +6,10 @@ calls while the other dims stay fixed (a wrong one is an error naming it).
 Prints how many compiles the batch sizes took (pypto.compile_stats()): one.
 The DYNAMIC dim is a symbol (issue 4), so a new batch size reuses the kernel
 and the runtime expands its tasks for that size at launch.
+
+The caller can mark the dim instead: a kernel whose annotation leaves the
+shape to the call, given pypto.from_torch(t, dynamic_axis=0) arguments, also
+traces once for every batch size.
 """
 
 import argparse
@@ -31,6 +35,25 @@ def swish_bias_kernel(x: pypto.Tensor([pypto.DYNAMIC, HIDDEN], pypto.DT_FP32),
     out[:] = y * pypto.sigmoid(y)
 
 
+@pypto.frontend.jit(runtime_options={"run_mode": mode})
+def swish_kernel(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(16, HIDDEN)
+    out[:] = x * pypto.sigmoid(x)
+
+
+def marked_by_the_caller():
+    traces = pypto.compile_stats()["traces"]
+    for batch in [3, 50, 3, 9]:
+        x = torch.randn(batch, HIDDEN)
+        out = torch.empty(batch, HIDDEN)
+        swish_kernel(pypto.from_torch(x, "x", dynamic_axis=0),
+                     pypto.from_torch(out, "out", dynamic_axis=0))
+        torch.testing.assert_close(out, torch.nn.functional.silu(x))
+    traces = pypto.compile_stats()["traces"] - traces
+    assert traces == 1, f"{traces} traces for one kernel over 3 batch sizes"
+    print(f"from_torch(dynamic_axis=0): 4 calls, 3 batch sizes, {traces} trace")
+
+
 def main():
     torch.manual_seed(0)
     bias = torch.randn(HIDDEN)
@@ -48,6 +71,7 @@ def main():
     stats = pypto.compile_stats()
     print(f"dynamic batch: 6 calls, 4 batch sizes, {stats['compiles']} compiles, "
           f"results match torch")
+    marked_by_the_caller()
 
 
 if __name__ == "__main__":

@@ -499,6 +499,17 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       for (int64_t k = 0; k < n; ++k) {
         out->data[k] = operand(0, k) != 0 ? operand(1, k) : operand(2, k);
       }
+    } else if (kind == "mul" && (out->dtype == pto::v1::DT_INT32 ||
+                                 out->dtype == pto::v1::DT_INT64)) {
+      // Exact two's complement product (a double would round it); the
+      // rounding to the dtype below wraps it to the width.
+      for (int64_t k = 0; k < n; ++k) {
+        const uint64_t p = static_cast<uint64_t>(static_cast<int64_t>(operand(0, k))) *
+                           static_cast<uint64_t>(static_cast<int64_t>(operand(1, k)));
+        out->data[k] = static_cast<double>(
+            out->dtype == pto::v1::DT_INT32 ? static_cast<int32_t>(p)
+                                            : static_cast<int64_t>(p));
+      }
     } else if (auto b = BinaryOps().find(kind); b != BinaryOps().end()) {
       for (int64_t k = 0; k < n; ++k) {
         out->data[k] = b->second(operand(0, k), operand(1, k));

@@ -11,6 +11,12 @@ namespace pto::compiler {
 namespace {
 
 bool IsFloat(pto::v1::DataType t) { return IsFloatComputeDType(t); }
+// OperandTypes::kNumeric: the float types and those with int64 or double
+// UB tiles (INT8/INT16/UINT8 tiles are f32, where a product is not exact).
+bool IsNumeric(pto::v1::DataType t) {
+  return IsFloat(t) || t == pto::v1::DT_INT32 || t == pto::v1::DT_INT64 ||
+         t == pto::v1::DT_DOUBLE;
+}
 
 std::string TypeString(const SymValueType& v) {
   return absl::StrCat(DTypeShortName(v.dtype), FormatSymShape(v.shape));
@@ -207,6 +213,12 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
       return absl::InvalidArgumentError(absl::StrCat(
           "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
           info.kind, " takes DT_FP32, DT_FP16 or DT_BF16 (cast it first)"));
+    }
+    if (info.operands == OperandTypes::kNumeric && !IsNumeric(inputs[k].dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
+          info.kind, " takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or "
+          "DT_DOUBLE (cast it first)"));
     }
     if (k > first_data && inputs[k].dtype != inputs[first_data].dtype) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -26,6 +26,11 @@ OpInfo CompareScalar(const char* kind, P pto) {
 OpInfo Unary(const char* kind, P pto) {
   return {kind, C::kElementwiseUnary, 1, 1, {}, true, pto};
 }
+// Also on INT32, INT64 and DOUBLE tensors (OperandTypes::kNumeric).
+OpInfo Numeric(OpInfo info) {
+  info.operands = T::kNumeric;
+  return info;
+}
 
 OpInfo Reduce(const char* kind, P pto) {
   return {kind, C::kReduce, 1, 1,
@@ -58,13 +63,13 @@ std::vector<OpInfo> LayoutOps() {
 std::vector<OpInfo>* MakeRegistry() {
   auto* ops = new std::vector<OpInfo>{
       // Tensor with tensor, numpy broadcasting.
-      Binary("add", P::kTAdd),
-      Binary("sub", P::kTSub),
-      Binary("mul", P::kTMul),
+      Numeric(Binary("add", P::kTAdd)),
+      Numeric(Binary("sub", P::kTSub)),
+      Numeric(Binary("mul", P::kTMul)),
       Binary("div", P::kTDiv),
       Binary("pow", P::kTPow),
-      Binary("maximum", P::kTMax),  // NaN if either is NaN (numpy)
-      Binary("minimum", P::kTMin),
+      Numeric(Binary("maximum", P::kTMax)),  // NaN if either is NaN (numpy)
+      Numeric(Binary("minimum", P::kTMin)),
       Compare("eq", P::kTCmpEq),
       Compare("ne", P::kTCmpNe),
       Compare("lt", P::kTCmpLt),
@@ -102,8 +107,8 @@ std::vector<OpInfo>* MakeRegistry() {
       Unary("sqrt", P::kTSqrt),
       Unary("rsqrt", P::kTRsqrt),
       Unary("reciprocal", P::kTRecip),
-      Unary("neg", P::kTNeg),
-      Unary("abs", P::kTAbs),
+      Numeric(Unary("neg", P::kTNeg)),
+      Numeric(Unary("abs", P::kTAbs)),
       Unary("relu", P::kTRelu),
       Unary("sigmoid", P::kTSigmoid),
       Unary("tanh", P::kTTanh),

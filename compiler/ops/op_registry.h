@@ -30,6 +30,9 @@ enum class OpCategory {
 enum class OperandTypes {
   kFloat,  // FP32, FP16, BF16 (computing in f32): arithmetic and math
   kAny,    // every supported dtype (comparisons, copy, where's branches)
+  // kFloat plus INT32, INT64 (int64 tiles, wrapping like torch) and DOUBLE
+  // (double tiles): add sub mul maximum minimum neg abs.
+  kNumeric,
 };
 
 // The type an attribute must have (the oneof case of pto.v1.Attribute).

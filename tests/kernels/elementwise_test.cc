@@ -186,6 +186,29 @@ TEST(ElementwiseTest, Bf16ArithmeticAndIntegerSelects) {
   }
 }
 
+// add sub mul maximum minimum neg abs on INT32, INT64 (int64 tiles, wrapping
+// like torch) and DOUBLE (double tiles), broadcast, in one fused chain,
+// checked exactly; INT8 arithmetic is refused naming the op and the dtypes
+// it takes.
+TEST(ElementwiseTest, IntegerAndDoubleArithmetic) {
+  for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64, pto::v1::DT_DOUBLE}) {
+    for (const char* kind : {"add", "sub", "mul", "maximum", "minimum"}) {
+      Builder b(absl::StrCat(kind, "_", pto::v1::DataType_Name(dtype)));
+      const uint32_t x = b.Input("x", dtype, {37, 70});
+      const uint32_t y = b.Input("y", dtype, {70});
+      const uint32_t z = b.Op(kind, {x, y}, {16, 32});
+      b.Output("out", b.Op("abs", {b.Op("neg", {z}, {16, 32})}, {16, 32}));
+      testing::CompileRunAndCheck(b.graph(), kSeeds);
+    }
+  }
+  const absl::Status s = compiler::InferResult(*compiler::FindOp("add"),
+                                               {{pto::v1::DT_INT8, {4}}, {pto::v1::DT_INT8, {4}}})
+                             .status();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("add takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or "
+                             "DT_DOUBLE"), std::string::npos) << s;
+}
+
 // full and arange (no inputs) in every dtype, fused with a consumer.
 TEST(ElementwiseTest, CreationOps) {
   for (DataType dtype : kAllTypes) {

@@ -71,6 +71,21 @@ def _check_float(what, t, arg):
             f"DT_FP16 or DT_BF16 tensors (cast it first)")
 
 
+# Ops that also take INT32, INT64 and DOUBLE tensors (integers wrap like
+# torch's); the compiler's OperandTypes::kNumeric.
+_NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs")
+_NUMERIC_TYPES = _FLOAT_TYPES + (dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_DOUBLE)
+
+
+def _check_operand(what, name, t, arg):
+    if name not in _NUMERIC_OPS:
+        _check_float(what, t, arg)
+    elif t.dtype not in _NUMERIC_TYPES:
+        raise TypeError(
+            f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes DT_FP32, "
+            f"DT_FP16, DT_BF16, DT_INT32, DT_INT64 or DT_DOUBLE tensors (cast it first)")
+
+
 def _binary(name, a, b):
     what = f"pypto.{name}"
     kind_tt, kind_ts, kind_st = _BINARY[name]
@@ -85,7 +100,7 @@ def _binary(name, a, b):
                 f"{what}: operand dtypes differ ({a.dtype.name} and {b.dtype.name}); "
                 f"{what} needs equal dtypes (cast one: pypto.cast(x, dtype))")
         if not compare:
-            _check_float(what, a, "input")
+            _check_operand(what, name, a, "input")
         shape = broadcast_shapes(what, [("input", a._shape), ("other", b._shape)])
         dtype = dtypes.DT_BOOL if compare else a.dtype
         return a._builder.add_op(kind_tt, [a, b], dtype, shape, what=what)
@@ -218,7 +233,7 @@ def where(condition, input, other):
 def _unary(kind, x):
     what = f"pypto.{kind}"
     _check_traced(x, what, "input")
-    _check_float(what, x, "input")
+    _check_operand(what, kind, x, "input")
     return x._builder.add_op(kind, [x], x.dtype, x._shape, what=what)
 
 

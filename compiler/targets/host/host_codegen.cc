@@ -44,6 +44,19 @@ const char* UbType(pto::v1::DataType storage) {
   }
 }
 
+// The integer arithmetic of pto_tile.h (int64 tiles) that takes the tensor's
+// type to wrap its result to (INT32: 32 bits).
+bool WrapsInt32(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTMax: case PtoOpcode::kTMin: case PtoOpcode::kTNeg:
+    case PtoOpcode::kTAbs:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Extents and GM strides padded to four dims (leading 1s / 0 strides).
 struct Access {
   std::vector<int64_t> extent4;   // E0..E3
@@ -331,9 +344,11 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     }
     // The destination's type: TCVT always names it; other instructions
     // only when their f32 result must be rounded (FP16, BF16).
+    // INT32 arithmetic on int64 tiles wraps to 32 bits the same way.
     const bool narrow =
-        (in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16) &&
-        !plan.unrounded[i];
+        ((in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16) &&
+         !plan.unrounded[i]) ||
+        (in.dtype == pto::v1::DT_INT32 && WrapsInt32(in.op));
     const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
                        in.op == PtoOpcode::kTArange;
     if (in.op == PtoOpcode::kTArange) args.push_back("args[0]");

@@ -886,6 +886,72 @@ inline void TArgSel(int64_t* __restrict d, const float* __restrict val,
 #undef PTO_TILE_UNARY_MVEC
 #undef PTO_TILE_ROUNDED_LOOP
 
+// Integer and double arithmetic (add sub mul maximum minimum neg abs on
+// INT32, INT64 and DOUBLE tensors): the same instruction names over int64 or
+// double tiles. Integers compute in two's complement on uint64 (wrapping, as
+// torch does) and D (int32_t for INT32 tensors) wraps the result to the
+// tensor's width, so a tile keeps holding values of its dtype. Doubles
+// compute in double; maximum/minimum propagate NaN as for f32.
+template <typename D>
+inline int64_t WrapResult(uint64_t v) {
+  if constexpr (sizeof(D) < sizeof(int64_t)) {
+    return WrapTo<D>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
+#define PTO_TILE_INT_BINARY(NAME, EXPR)                                    \
+  template <int64_t N, typename D = int64_t>                               \
+  inline void NAME(int64_t* __restrict d, const int64_t* __restrict a,     \
+                   const int64_t* __restrict b) {                          \
+    for (int64_t i = 0; i < N; ++i) {                                      \
+      const uint64_t x = static_cast<uint64_t>(a[i]);                      \
+      const uint64_t y = static_cast<uint64_t>(b[i]);                      \
+      d[i] = WrapResult<D>(EXPR);                                          \
+    }                                                                      \
+  }
+#define PTO_TILE_INT_UNARY(NAME, EXPR)                                     \
+  template <int64_t N, typename D = int64_t>                               \
+  inline void NAME(int64_t* __restrict d, const int64_t* __restrict a) {   \
+    for (int64_t i = 0; i < N; ++i) {                                      \
+      const uint64_t x = static_cast<uint64_t>(a[i]);                      \
+      d[i] = WrapResult<D>(EXPR);                                          \
+    }                                                                      \
+  }
+PTO_TILE_INT_BINARY(TAdd, x + y)
+PTO_TILE_INT_BINARY(TSub, x - y)
+PTO_TILE_INT_BINARY(TMul, x * y)
+PTO_TILE_INT_BINARY(TMax, static_cast<int64_t>(x) > static_cast<int64_t>(y) ? x : y)
+PTO_TILE_INT_BINARY(TMin, static_cast<int64_t>(x) < static_cast<int64_t>(y) ? x : y)
+PTO_TILE_INT_UNARY(TNeg, 0 - x)
+PTO_TILE_INT_UNARY(TAbs, static_cast<int64_t>(x) < 0 ? 0 - x : x)
+#undef PTO_TILE_INT_BINARY
+#undef PTO_TILE_INT_UNARY
+
+#define PTO_TILE_DOUBLE_BINARY(NAME, EXPR)                                 \
+  template <int64_t N, typename D = double>                                \
+  inline void NAME(double* __restrict d, const double* __restrict a,       \
+                   const double* __restrict b) {                           \
+    for (int64_t i = 0; i < N; ++i) {                                      \
+      const double x = a[i], y = b[i];                                     \
+      d[i] = (EXPR);                                                       \
+    }                                                                      \
+  }
+PTO_TILE_DOUBLE_BINARY(TAdd, x + y)
+PTO_TILE_DOUBLE_BINARY(TSub, x - y)
+PTO_TILE_DOUBLE_BINARY(TMul, x * y)
+PTO_TILE_DOUBLE_BINARY(TMax, (x != x || x > y) ? x : y)
+PTO_TILE_DOUBLE_BINARY(TMin, (x != x || x < y) ? x : y)
+#undef PTO_TILE_DOUBLE_BINARY
+template <int64_t N, typename D = double>
+inline void TNeg(double* __restrict d, const double* __restrict a) {
+  for (int64_t i = 0; i < N; ++i) d[i] = -a[i];
+}
+template <int64_t N, typename D = double>
+inline void TAbs(double* __restrict d, const double* __restrict a) {
+  for (int64_t i = 0; i < N; ++i) d[i] = __builtin_fabs(a[i]);
+}
+
 }  // namespace pto_tile
 
 #endif  // PTO_TILE_H_

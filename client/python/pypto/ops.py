@@ -13,6 +13,7 @@ import math
 from . import dtypes
 from .errors import TraceError, not_yet
 from .tensors import Tensor, _is_scalar
+from . import int_arith
 
 # kind for tensor-op-tensor, tensor-op-scalar, scalar-op-tensor
 _BINARY = {
@@ -72,7 +73,8 @@ def _check_float(what, t, arg):
 
 
 # Ops that also take INT32, INT64 and DOUBLE tensors (integers wrap like
-# torch's); the compiler's OperandTypes::kNumeric.
+# torch's); the compiler's OperandTypes::kNumeric. INT8/INT16/UINT8 operands
+# never get here: int_arith computes them in INT32.
 _NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs")
 _NUMERIC_TYPES = _FLOAT_TYPES + (dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_DOUBLE)
 
@@ -83,13 +85,17 @@ def _check_operand(what, name, t, arg):
     elif t.dtype not in _NUMERIC_TYPES:
         raise TypeError(
             f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes DT_FP32, "
-            f"DT_FP16, DT_BF16, DT_INT32, DT_INT64 or DT_DOUBLE tensors (cast it first)")
+            f"DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8 or "
+            f"DT_DOUBLE tensors (cast it first)")
 
 
 def _binary(name, a, b):
     what = f"pypto.{name}"
     kind_tt, kind_ts, kind_st = _BINARY[name]
     compare = name in _COMPARISONS
+    rewritten = None if compare else int_arith.binary(name, a, b)
+    if rewritten is not None:
+        return rewritten
     if isinstance(a, Tensor) and isinstance(b, Tensor):
         _check_traced(a, what, "input")
         _check_traced(b, what, "other")
@@ -232,6 +238,9 @@ def where(condition, input, other):
 
 def _unary(kind, x):
     what = f"pypto.{kind}"
+    rewritten = int_arith.unary(kind, x)
+    if rewritten is not None:
+        return rewritten
     _check_traced(x, what, "input")
     _check_operand(what, kind, x, "input")
     return x._builder.add_op(kind, [x], x.dtype, x._shape, what=what)

@@ -93,21 +93,9 @@ bool IsRowShaped(const std::vector<int64_t>& shape,
          (shape.empty() || shape.back() == 1);
 }
 
-// Instructions with a form that reads a row tile against a full one.
-bool BroadcastsRows(PtoOpcode op) {
-  switch (op) {
-    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
-    case PtoOpcode::kTDiv: case PtoOpcode::kTPow: case PtoOpcode::kTMax:
-    case PtoOpcode::kTMin:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Whether `ops` (program order) can run as one row-fused group over space
 // S: every reduction is a row reduction, row values are f32-stored, a full
-// result reads row values only through BroadcastsRows instructions, and no
+// result reads row values only through PtoHasRowsForm instructions, and no
 // op reads a keepdim=false reduction's result (it would broadcast along
 // the row, not down it).
 bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
@@ -131,7 +119,7 @@ bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
     for (int v : op.inputs) {
       if (!IsRowShaped(g.values[v].shape, space)) continue;
       if (UbStorageType(g.values[v].dtype) != pto::v1::DT_FP32) return false;
-      if (!row_out && !BroadcastsRows(op.info->pto)) return false;
+      if (!row_out && !PtoHasRowsForm(op.info->pto)) return false;
     }
   }
   return true;

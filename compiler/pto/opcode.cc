@@ -26,4 +26,15 @@ const char* PtoHostFunction(PtoOpcode op) { return Facts(op).host; }
 int PtoNumTileSources(PtoOpcode op) { return Facts(op).srcs; }
 int PtoNumScalars(PtoOpcode op) { return Facts(op).scalars; }
 
+bool PtoHasRowsForm(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTDiv: case PtoOpcode::kTPow: case PtoOpcode::kTMax:
+    case PtoOpcode::kTMin:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace pto::compiler

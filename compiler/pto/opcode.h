@@ -101,6 +101,12 @@ int PtoNumTileSources(PtoOpcode op);
 // How many scalar immediates the instruction takes (TADDS: 1, TCLIP: 2).
 int PtoNumScalars(PtoOpcode op);
 
+// Whether the binary instruction has a Rows form (pto_tile.h TAddRows, ...):
+// one operand a row tile (one value per row) read against a full tile. Row
+// fusion (ExpandToTiles) keeps a row value in a row tile only when every
+// full-tile reader has this form, and host codegen emits it.
+bool PtoHasRowsForm(PtoOpcode op);
+
 }  // namespace pto::compiler
 
 #endif  // PTO_COMPILER_PTO_OPCODE_H_

@@ -112,18 +112,6 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   return a;
 }
 
-// Instructions with a Rows form in pto_tile.h (row and column operands).
-bool HasRowsForm(PtoOpcode op) {
-  switch (op) {
-    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
-    case PtoOpcode::kTDiv: case PtoOpcode::kTPow: case PtoOpcode::kTMax:
-    case PtoOpcode::kTMin:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Whether an access covers a dense run of GM: the tile's rows follow each
 // other with no gap and no broadcast, as they do in UB.
 bool IsDense(const Access& a) {
@@ -189,7 +177,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
       const PtoInstr& r = fn.body[j];
       if (std::find(r.srcs.begin(), r.srcs.end(), in.dst) != r.srcs.end()) {
         columns = r.srcs.size() == 2 && r.reduce_dim < 0 && !is_row(r.dst) &&
-                  HasRowsForm(r.op);
+                  PtoHasRowsForm(r.op);
       }
       if (r.op != PtoOpcode::kTStore && r.dst == in.dst) break;
     }
@@ -360,7 +348,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     // form (template <R, C, layout a, layout b[, D]>) repeats their values
     // along each row or down each column.
     if (!is_row(in.dst) && rows_form) {
-      if (in.srcs.size() != 2 || !HasRowsForm(in.op)) {
+      if (in.srcs.size() != 2 || !PtoHasRowsForm(in.op)) {
         return absl::InternalError(absl::StrCat(
             PtoOpcodeName(in.op), ": no form that reads a row tile"));
       }

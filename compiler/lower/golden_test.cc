@@ -6,7 +6,9 @@
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test
 // (with --spawn_strategy=local, as .bazelrc sets) and review the diff.
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/pipeline.h"
@@ -30,9 +32,11 @@ void CheckGolden(const std::string& name, const std::string& actual) {
                                << actual;
 }
 
-void RunGoldens(bool fuse, const std::string& suffix,
-                pto::v1::DataType dtype = pto::v1::DT_FP32) {
-  pto::v1::Graph graph = testing::ExpAddGraph(dtype);
+// The printed form of each level of `graph` lowered for host-x86_64 up to
+// codegen ("tensor", "tile", "block", "execute", "pto", "cpp"); a failed
+// lowering fails the test and leaves the map empty.
+std::map<std::string, std::string> Dumps(const pto::v1::Graph& graph,
+                                         bool fuse = true) {
   LoweringState state;
   state.graph = &graph;
   state.target = "host-x86_64";
@@ -40,11 +44,28 @@ void RunGoldens(bool fuse, const std::string& suffix,
   state.fuse = fuse;
   std::map<std::string, std::string> dumps;
   absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
-  ASSERT_TRUE(s.ok()) << s;
-  for (const char* level : {"tensor", "tile", "block", "execute", "pto", "cpp"}) {
-    ASSERT_TRUE(dumps.count(level)) << level;
-    CheckGolden(absl::StrCat("exp_add", suffix, ".", level, ".txt"), dumps[level]);
+  EXPECT_TRUE(s.ok()) << s;
+  return dumps;
+}
+
+// Checks `levels` of `graph` against compiler/testdata/<name>.<level>.txt.
+void CheckGoldens(const pto::v1::Graph& graph, const std::string& name,
+                  const std::vector<std::string>& levels, bool fuse = true) {
+  std::map<std::string, std::string> dumps = Dumps(graph, fuse);
+  for (const std::string& level : levels) {
+    auto it = dumps.find(level);
+    ASSERT_NE(it, dumps.end()) << "no " << level << " dump for " << name;
+    CheckGolden(absl::StrCat(name, ".", level, ".txt"), it->second);
   }
+}
+
+const std::vector<std::string> kAllLevels = {"tensor",  "tile", "block",
+                                             "execute", "pto",  "cpp"};
+
+void RunGoldens(bool fuse, const std::string& suffix,
+                pto::v1::DataType dtype = pto::v1::DT_FP32) {
+  CheckGoldens(testing::ExpAddGraph(dtype), "exp_add" + suffix, kAllLevels,
+               fuse);
 }
 
 TEST(GoldenTest, ExpAddFused) { RunGoldens(true, ""); }
@@ -67,17 +88,7 @@ TEST(GoldenTest, BroadcastWhereCast) {
   uint32_t h = b.Cast(w, pto::v1::DT_FP16, {2, 4});
   b.Output("out", h);
   b.Output("mask", m);
-  pto::v1::Graph graph = b.Build();
-  LoweringState state;
-  state.graph = &graph;
-  state.target = "host-x86_64";
-  state.settings.keep_dumps = true;
-  std::map<std::string, std::string> dumps;
-  absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
-  ASSERT_TRUE(s.ok()) << s;
-  for (const char* level : {"tensor", "tile", "pto", "cpp"}) {
-    CheckGolden(absl::StrCat("bcast_where_cast.", level, ".txt"), dumps[level]);
-  }
+  CheckGoldens(b.Build(), "bcast_where_cast", {"tensor", "tile", "pto", "cpp"});
 }
 
 // softmax over the last dim of [3,10] with tile [2,4]: amax and sum each
@@ -91,17 +102,7 @@ TEST(GoldenTest, SoftmaxTileGraph) {
   uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 4})}, {2, 4});
   uint32_t s = b.Op("sum", {e}, {2, 4});
   b.Output("out", b.Op("div", {e, s}, {2, 4}));
-  pto::v1::Graph graph = b.Build();
-  LoweringState state;
-  state.graph = &graph;
-  state.target = "host-x86_64";
-  state.settings.keep_dumps = true;
-  std::map<std::string, std::string> dumps;
-  absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
-  ASSERT_TRUE(st.ok()) << st;
-  for (const char* level : {"tensor", "tile", "execute"}) {
-    CheckGolden(absl::StrCat("softmax.", level, ".txt"), dumps[level]);
-  }
+  CheckGoldens(b.Build(), "softmax", {"tensor", "tile", "execute"});
 }
 
 // The same softmax with tile [2,16] (clamped to [2,10]: a tile spans the
@@ -114,17 +115,8 @@ TEST(GoldenTest, SoftmaxFused) {
   uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 16})}, {2, 16});
   uint32_t s = b.Op("sum", {e}, {2, 16});
   b.Output("out", b.Op("div", {e, s}, {2, 16}));
-  pto::v1::Graph graph = b.Build();
-  LoweringState state;
-  state.graph = &graph;
-  state.target = "host-x86_64";
-  state.settings.keep_dumps = true;
-  std::map<std::string, std::string> dumps;
-  absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
-  ASSERT_TRUE(st.ok()) << st;
-  for (const char* level : {"tile", "block", "execute", "pto", "cpp"}) {
-    CheckGolden(absl::StrCat("softmax_fused.", level, ".txt"), dumps[level]);
-  }
+  CheckGoldens(b.Build(), "softmax_fused",
+               {"tile", "block", "execute", "pto", "cpp"});
 }
 
 // Layout ops: out[:, 8:12] = x[:, 2:6] * 2 (a view is a TLOAD at an
@@ -146,15 +138,7 @@ TEST(GoldenTest, GmDirectOperandsSkipInoutBuffers) {
     } else {
       b.Output("out", r);
     }
-    pto::v1::Graph graph = b.Build();
-    LoweringState state;
-    state.graph = &graph;
-    state.target = "host-x86_64";
-    state.settings.keep_dumps = true;
-    std::map<std::string, std::string> dumps;
-    absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
-    EXPECT_TRUE(st.ok()) << st;
-    return dumps["cpp"];
+    return Dumps(b.Build())["cpp"];
   };
   const std::string out_param = cpp(false), inout = cpp(true);
   EXPECT_NE(out_param.find("const float* g0 ="), std::string::npos) << out_param;
@@ -175,17 +159,8 @@ TEST(GoldenTest, LayoutViewAssembleTranspose) {
   uint32_t t = b.Layout("transpose", {x}, {8, 6}, {4, 4}, {}, {{"dim0", 0}, {"dim1", 1}});
   b.InOut("out", out_in, a);
   b.Output("y", b.Op("add", {t, bias}, {4, 4}));
-  pto::v1::Graph graph = b.Build();
-  LoweringState state;
-  state.graph = &graph;
-  state.target = "host-x86_64";
-  state.settings.keep_dumps = true;
-  std::map<std::string, std::string> dumps;
-  absl::Status st = RunPipeline(&state, nullptr, &dumps, "codegen");
-  ASSERT_TRUE(st.ok()) << st;
-  for (const char* level : {"tensor", "tile", "execute", "pto", "cpp"}) {
-    CheckGolden(absl::StrCat("layout.", level, ".txt"), dumps[level]);
-  }
+  CheckGoldens(b.Build(), "layout",
+               {"tensor", "tile", "execute", "pto", "cpp"});
 }
 
 // matmul f32[5,7] @ f32[7,6] with cube tile m=[4,4] k=[2,4] n=[4,4]: a cube
@@ -207,17 +182,7 @@ TEST(GoldenTest, MatmulWithTails) {
   for (int64_t d : {2, 4}) op->mutable_cube_tile()->add_k(d);
   for (int64_t d : {4, 4}) op->mutable_cube_tile()->add_n(d);
   b.Output("out", b.Op("relu", {y}, {2, 6}));
-  pto::v1::Graph graph = b.Build();
-  LoweringState state;
-  state.graph = &graph;
-  state.target = "host-x86_64";
-  state.settings.keep_dumps = true;
-  std::map<std::string, std::string> dumps;
-  absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
-  ASSERT_TRUE(s.ok()) << s;
-  for (const char* level : {"tensor", "tile", "block", "execute", "pto", "cpp"}) {
-    CheckGolden(absl::StrCat("matmul_relu.", level, ".txt"), dumps[level]);
-  }
+  CheckGoldens(b.Build(), "matmul_relu", kAllLevels);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
+#include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 
 namespace pto::ptoc {
@@ -162,36 +163,8 @@ TEST(ReferenceEvalTest, ErrorsNameTheOp) {
               HasSubstr("parameter 1 'y': expected shape [2,3], got [3,2]"));
 }
 
-// A graph out = matmul(a, b) with the given shapes, dtypes and transposes.
-pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
-                           const std::vector<int64_t>& b_shape,
-                           const std::vector<int64_t>& out_shape,
-                           pto::v1::DataType in_dtype,
-                           pto::v1::DataType out_dtype, bool a_trans,
-                           bool b_trans) {
-  pto::v1::Graph g;
-  g.set_schema_version(pto::v1::SCHEMA_VERSION_1);
-  const std::vector<int64_t>* shapes[] = {&a_shape, &b_shape, &out_shape};
-  for (int v = 0; v < 3; ++v) {
-    pto::v1::Value* value = g.add_values();
-    value->set_id(v + 1);
-    value->set_dtype(v == 2 ? out_dtype : in_dtype);
-    for (int64_t d : *shapes[v]) value->mutable_shape()->add_dims()->set_size(d);
-    pto::v1::Parameter* p = g.add_params();
-    p->set_name(v == 0 ? "a" : v == 1 ? "b" : "out");
-    p->set_role(v == 2 ? pto::v1::PARAM_ROLE_OUT : pto::v1::PARAM_ROLE_IN);
-    p->set_value_id(v + 1);
-  }
-  pto::v1::Op* op = g.add_ops();
-  op->set_kind("matmul");
-  op->add_inputs(1);
-  op->add_inputs(2);
-  op->add_outputs(3);
-  (*op->mutable_attrs())["a_trans"].set_b(a_trans);
-  (*op->mutable_attrs())["b_trans"].set_b(b_trans);
-  (*op->mutable_attrs())["out_dtype"].set_dtype(out_dtype);
-  return g;
-}
+
+using pto::compiler::testing::MatmulGraph;
 
 TEST(ReferenceEvalTest, Matmul2DWithTransposes) {
   // a = [[1, 2, 3], [4, 5, 6]] (2x3), b = [[1, 0], [0, 1], [1, 1]] (3x2).
@@ -203,7 +176,7 @@ TEST(ReferenceEvalTest, Matmul2DWithTransposes) {
       const pto::v1::Graph g = MatmulGraph(
           a_trans ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{2, 3},
           b_trans ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{3, 2},
-          {2, 2}, pto::v1::DT_FP32, pto::v1::DT_FP32, a_trans, b_trans);
+          {2, 2}, a_trans, b_trans, pto::v1::DT_FP32, pto::v1::DT_FP32);
       RefTensor ta{pto::v1::DT_FP32, a_trans ? std::vector<int64_t>{3, 2}
                                              : std::vector<int64_t>{2, 3},
                    a_trans ? at : a};
@@ -219,9 +192,7 @@ TEST(ReferenceEvalTest, Matmul2DWithTransposes) {
 
 TEST(ReferenceEvalTest, MatmulBatchedBroadcastsAndRoundsOnce) {
   // a [2, 1, 1, 2] x b [3, 2, 1] -> [2, 3, 1, 1]: a's batch dim 1 broadcasts.
-  const pto::v1::Graph g = MatmulGraph({2, 1, 1, 2}, {3, 2, 1}, {2, 3, 1, 1},
-                                       pto::v1::DT_FP32, pto::v1::DT_FP32,
-                                       false, false);
+  const pto::v1::Graph g = MatmulGraph({2, 1, 1, 2}, {3, 2, 1}, {2, 3, 1, 1}, false, false, pto::v1::DT_FP32, pto::v1::DT_FP32);
   RefTensor a{pto::v1::DT_FP32, {2, 1, 1, 2}, {1, 2, 3, 4}};
   RefTensor b{pto::v1::DT_FP32, {3, 2, 1}, {1, 1, 10, 0, 0, 100}};
   auto out = EvaluateReference(g, {a, b, {}});
@@ -230,8 +201,7 @@ TEST(ReferenceEvalTest, MatmulBatchedBroadcastsAndRoundsOnce) {
 
   // BF16 inputs, FP32 output: the sum is exact in double and rounded to
   // float once (1 + 2^-30 is not representable: rounds to 1).
-  const pto::v1::Graph h = MatmulGraph({1, 2}, {2, 1}, {1, 1}, pto::v1::DT_BF16,
-                                       pto::v1::DT_FP32, false, false);
+  const pto::v1::Graph h = MatmulGraph({1, 2}, {2, 1}, {1, 1}, false, false, pto::v1::DT_BF16, pto::v1::DT_FP32);
   RefTensor x{pto::v1::DT_BF16, {1, 2}, {1, std::ldexp(1.0, -15)}};
   RefTensor y{pto::v1::DT_BF16, {2, 1}, {1, std::ldexp(1.0, -15)}};
   out = EvaluateReference(h, {x, y, {}});
@@ -240,8 +210,7 @@ TEST(ReferenceEvalTest, MatmulBatchedBroadcastsAndRoundsOnce) {
 }
 
 TEST(ReferenceEvalTest, MatmulErrorsNameTheShapes) {
-  const pto::v1::Graph g = MatmulGraph({2, 3}, {4, 2}, {2, 2}, pto::v1::DT_FP32,
-                                       pto::v1::DT_FP32, false, false);
+  const pto::v1::Graph g = MatmulGraph({2, 3}, {4, 2}, {2, 2}, false, false, pto::v1::DT_FP32, pto::v1::DT_FP32);
   RefTensor a{pto::v1::DT_FP32, {2, 3}, std::vector<double>(6, 1.0)};
   RefTensor b{pto::v1::DT_FP32, {4, 2}, std::vector<double>(8, 1.0)};
   auto out = EvaluateReference(g, {a, b, {}});
@@ -250,9 +219,7 @@ TEST(ReferenceEvalTest, MatmulErrorsNameTheShapes) {
               HasSubstr("op 0 'matmul': K mismatch: a [2,3] (a_trans=0) has "
                         "K=3, b [4,2] (b_trans=0) has K=4"));
 
-  const pto::v1::Graph h = MatmulGraph({2, 2, 3}, {3, 3, 2}, {3, 2, 2},
-                                       pto::v1::DT_FP32, pto::v1::DT_FP32,
-                                       false, false);
+  const pto::v1::Graph h = MatmulGraph({2, 2, 3}, {3, 3, 2}, {3, 2, 2}, false, false, pto::v1::DT_FP32, pto::v1::DT_FP32);
   RefTensor c{pto::v1::DT_FP32, {2, 2, 3}, std::vector<double>(12, 1.0)};
   RefTensor d{pto::v1::DT_FP32, {3, 3, 2}, std::vector<double>(18, 1.0)};
   out = EvaluateReference(h, {c, d, {}});

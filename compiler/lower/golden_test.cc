@@ -171,16 +171,8 @@ TEST(GoldenTest, MatmulWithTails) {
   testing::GraphBuilder b("matmul_relu");
   uint32_t a = b.Input("a", pto::v1::DT_FP32, {5, 7});
   uint32_t w = b.Input("w", pto::v1::DT_FP32, {7, 6});
-  uint32_t y = b.Value(pto::v1::DT_FP32, {5, 6});
-  pto::v1::Op* op = b.graph().add_ops();
-  op->set_kind("matmul");
-  op->add_inputs(a);
-  op->add_inputs(w);
-  op->add_outputs(y);
-  (*op->mutable_attrs())["out_dtype"].set_dtype(pto::v1::DT_FP32);
-  for (int64_t d : {4, 4}) op->mutable_cube_tile()->add_m(d);
-  for (int64_t d : {2, 4}) op->mutable_cube_tile()->add_k(d);
-  for (int64_t d : {4, 4}) op->mutable_cube_tile()->add_n(d);
+  uint32_t y = b.Matmul(a, w, {5, 6}, pto::v1::DT_FP32, false, false,
+                        {4, 4}, {2, 4}, {4, 4});
   b.Output("out", b.Op("relu", {y}, {2, 6}));
   CheckGoldens(b.Build(), "matmul_relu", kAllLevels);
 }

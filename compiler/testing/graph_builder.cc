@@ -165,6 +165,28 @@ void GraphBuilder::InOut(const std::string& name, uint32_t in_value,
   p->set_result_value_id(result);
 }
 
+uint32_t GraphBuilder::Matmul(uint32_t a, uint32_t b,
+                              const std::vector<int64_t>& out_shape,
+                              pto::v1::DataType out_dtype, bool a_trans,
+                              bool b_trans, const std::vector<int64_t>& m,
+                              const std::vector<int64_t>& k,
+                              const std::vector<int64_t>& n) {
+  const uint32_t y = Value(out_dtype, out_shape);
+  pto::v1::Op* op = g_.add_ops();
+  op->set_kind("matmul");
+  op->add_inputs(a);
+  op->add_inputs(b);
+  op->add_outputs(y);
+  (*op->mutable_attrs())["out_dtype"].set_dtype(out_dtype);
+  if (a_trans) (*op->mutable_attrs())["a_trans"].set_b(true);
+  if (b_trans) (*op->mutable_attrs())["b_trans"].set_b(true);
+  pto::v1::CubeTileShape* tile = op->mutable_cube_tile();
+  for (int64_t d : m) tile->add_m(d);
+  for (int64_t d : k) tile->add_k(d);
+  for (int64_t d : n) tile->add_n(d);
+  return y;
+}
+
 pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype, const std::string& a_name) {
   GraphBuilder b("exp_add");
   uint32_t a = b.Input(a_name, dtype, {3, 5});
@@ -172,6 +194,19 @@ pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype, const std::string& a_name) {
   uint32_t e = b.Op("exp", {a}, {2, 4});
   b.Output("out", b.Op("add", {e, bb}, {2, 4}));
   return b.Build();
+}
+
+pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
+                           const std::vector<int64_t>& b_shape,
+                           const std::vector<int64_t>& out_shape, bool a_trans,
+                           bool b_trans, pto::v1::DataType in_dtype,
+                           pto::v1::DataType out_dtype) {
+  GraphBuilder g("matmul");
+  const uint32_t a = g.Input("a", in_dtype, a_shape);
+  const uint32_t b = g.Input("b", in_dtype, b_shape);
+  g.Output("out", g.Matmul(a, b, out_shape, out_dtype, a_trans, b_trans,
+                           {16, 32}, {16, 64}, {32, 64}));
+  return g.Build();
 }
 
 }  // namespace pto::compiler::testing

@@ -53,6 +53,13 @@ class GraphBuilder {
                   const std::vector<int64_t>& tile,
                   const std::map<std::string, std::vector<int64_t>>& lists,
                   const std::map<std::string, int64_t>& ints = {});
+  // matmul(a, b) -> a value of `out_shape` and `out_dtype` (given, not
+  // inferred, so that invalid graphs can be built); a_trans/b_trans set only
+  // when true; cube tile m, k, n, each [L0, L1].
+  uint32_t Matmul(uint32_t a, uint32_t b, const std::vector<int64_t>& out_shape,
+                  pto::v1::DataType out_dtype, bool a_trans, bool b_trans,
+                  const std::vector<int64_t>& m, const std::vector<int64_t>& k,
+                  const std::vector<int64_t>& n);
   void Output(const std::string& name, uint32_t value);
   void InOut(const std::string& name, uint32_t in_value, uint32_t result);
 
@@ -71,6 +78,15 @@ class GraphBuilder {
 // exp(a) + b on [3,5] with tile [2,4] (tails in both dims), out = param 2.
 pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype = pto::v1::DT_FP32,
                            const std::string& a_name = "a");
+
+// out = matmul(a, b): parameters a, b (IN, in_dtype) and out (OUT,
+// out_dtype) with the given shapes; cube tile m=[16,32] k=[16,64] n=[32,64].
+pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
+                           const std::vector<int64_t>& b_shape,
+                           const std::vector<int64_t>& out_shape,
+                           bool a_trans = false, bool b_trans = false,
+                           pto::v1::DataType in_dtype = pto::v1::DT_FP32,
+                           pto::v1::DataType out_dtype = pto::v1::DT_FP32);
 
 }  // namespace pto::compiler::testing
 

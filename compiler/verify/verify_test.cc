@@ -490,39 +490,8 @@ TEST(VerifyTest, InoutReadAfterOverwriteIsUnimplemented) {
   EXPECT_THAT(s.message(), HasSubstr("op #1 \"add\""));
 }
 
-// out[M, N] = matmul(a, b) with the given stored shapes; cube tile
-// m=[16,32] k=[16,64] n=[32,64].
-pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
-                           const std::vector<int64_t>& b_shape,
-                           const std::vector<int64_t>& out_shape,
-                           bool a_trans = false, bool b_trans = false) {
-  pto::v1::Graph g;
-  g.set_schema_version(pto::v1::SCHEMA_VERSION_1);
-  const std::vector<int64_t>* shapes[] = {&a_shape, &b_shape, &out_shape};
-  for (int v = 0; v < 3; ++v) {
-    pto::v1::Value* value = g.add_values();
-    value->set_id(v + 1);
-    value->set_dtype(pto::v1::DT_FP32);
-    for (int64_t d : *shapes[v]) value->mutable_shape()->add_dims()->set_size(d);
-    pto::v1::Parameter* p = g.add_params();
-    p->set_name(v == 0 ? "a" : v == 1 ? "b" : "out");
-    p->set_role(v == 2 ? pto::v1::PARAM_ROLE_OUT : pto::v1::PARAM_ROLE_IN);
-    p->set_value_id(v + 1);
-  }
-  pto::v1::Op* op = g.add_ops();
-  op->set_kind("matmul");
-  op->add_inputs(1);
-  op->add_inputs(2);
-  op->add_outputs(3);
-  (*op->mutable_attrs())["out_dtype"].set_dtype(pto::v1::DT_FP32);
-  (*op->mutable_attrs())["a_trans"].set_b(a_trans);
-  (*op->mutable_attrs())["b_trans"].set_b(b_trans);
-  pto::v1::CubeTileShape* t = op->mutable_cube_tile();
-  for (int64_t x : {16, 32}) t->add_m(x);
-  for (int64_t x : {16, 64}) t->add_k(x);
-  for (int64_t x : {32, 64}) t->add_n(x);
-  return g;
-}
+
+using testing::MatmulGraph;
 
 TEST(VerifyTest, MatmulShapes) {
   EXPECT_TRUE(VerifyGraph(MatmulGraph({8, 5}, {5, 3}, {8, 3})).ok());

@@ -1,7 +1,7 @@
 """A loop with views and assemble: multi-head attention over a [seq, heads *
 head_dim] hidden layout, one head per iteration of a Python loop (unrolled
 while tracing, as pypto.loop_unroll does): each head's q/k/v are views of the
-projections (cloned, as matmul operands must not be views yet) and each head's
+projections, which the matmuls read in place (no copies), and each head's
 result is assembled into its columns of the output.
 
     tools/pypto-python examples/heads_loop.py --run_mode sim
@@ -33,9 +33,8 @@ def mha_kernel(q: pypto.Tensor([], pypto.DT_FP32),      # [seq, HEADS * HEAD_DIM
     for h in range(HEADS):
         cols = slice(h * HEAD_DIM, (h + 1) * HEAD_DIM)
         pypto.set_vec_tile_shapes(16, HEAD_DIM)
-        # Views of this head's columns; matmul operands that are views are
-        # not supported yet (a CompileError names the op and says so), so clone.
-        q_h, k_h, v_h = q[:, cols].clone(), k[:, cols].clone(), v[:, cols].clone()
+        # Views of this head's columns: the cube reads them in place.
+        q_h, k_h, v_h = q[:, cols], k[:, cols], v[:, cols]
         scores = pypto.matmul(q_h, k_h, pypto.DT_FP32, b_trans=True)  # [seq, seq]
         pypto.set_vec_tile_shapes(16, seq)
         probs = pypto.softmax(scores * scale, dim=-1)

@@ -27,7 +27,7 @@ std::string FormatGmIndex(const std::vector<GmIndex>& index,
   for (size_t j = 0; j < index.size(); ++j) {
     const GmIndex& x = index[j];
     if (x.space_dim == kGmIndexK) {
-      parts.push_back("k");
+      parts.push_back(x.offset != 0 ? absl::StrCat("k+", x.offset) : "k");
     } else if (x.space_dim < 0 || (j < shape.size() && shape[j] == 1)) {
       parts.push_back(absl::StrCat(x.offset));
     } else if (x.div > 1) {

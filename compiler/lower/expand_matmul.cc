@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/util/strings.h"
 
 namespace pto::compiler {
 namespace {
@@ -13,17 +14,53 @@ bool BoolAttr(const TensorOp& op, const char* name) {
   return it != op.attrs.end() && std::get<bool>(it->second);
 }
 
-// The index of an operand of shape [batch..., R, C] in the output space
-// [batch..., M, N]: batch dims aligned to the end of the output's batch
-// dims (numpy broadcasting; size-1 dims read index 0), the row dim
-// following space dim `row` (or K), the column dim `col` (or K).
-std::vector<GmIndex> OperandIndex(int operand_rank, int space_rank, int row,
-                                  int col) {
-  std::vector<GmIndex> index(operand_rank);
-  const int batch = operand_rank - 2, space_batch = space_rank - 2;
-  for (int j = 0; j < batch; ++j) index[j].space_dim = space_batch - batch + j;
-  index[operand_rank - 2].space_dim = row;
-  index[operand_rank - 1].space_dim = col;
+// The TLOAD index of operand `o` (rank r, dims [batch..., rows, cols]) in
+// a space of rank `space_rank`: batch dims aligned to the end of the
+// space's batch dims (numpy broadcasting), rows following space dim `row`
+// (or K), cols `col` (or K); one entry per dim of what the load reads, with
+// the alias's offsets. A dim of extent 1 read from a longer buffer dim is a
+// fixed index. `*rows_contiguous`: cols are strided in GM and rows lie
+// contiguously (the cube reads the operand transposed).
+absl::StatusOr<std::vector<GmIndex>> OperandIndex(const TensorGraph& g, int i,
+                                                  int input,
+                                                  const MatmulOperand& o,
+                                                  int space_rank, int row,
+                                                  int col,
+                                                  bool* rows_contiguous) {
+  const std::vector<int64_t>& shape = g.values[o.value].shape;
+  const std::vector<int64_t>& buf =
+      o.view_shape.empty() ? g.values[o.root].shape : o.view_shape;
+  const int r = static_cast<int>(shape.size());
+  const int brank = static_cast<int>(buf.size());
+  if (static_cast<int>(o.dims.size()) != brank || r < 2) {
+    return absl::InternalError(absl::StrCat("op #", i, " \"matmul\": input ", input,
+                                            " has a malformed layout"));
+  }
+  std::vector<int64_t> stride(brank, 1);
+  for (int j = brank - 2; j >= 0; --j) stride[j] = stride[j + 1] * buf[j + 1];
+  std::vector<GmIndex> index(brank);
+  int64_t row_stride = -1, col_stride = -1;  // -1: no buffer dim
+  for (int j = 0; j < brank; ++j) {
+    const LayoutPlan::DimMap& x = o.dims[j];
+    index[j].offset = x.offset;
+    if (x.dim < 0) continue;
+    if (x.dim == r - 2) row_stride = stride[j];
+    if (x.dim == r - 1) col_stride = stride[j];
+    if (shape[x.dim] == 1 && buf[j] != 1) continue;  // one index of a longer dim
+    index[j].space_dim = x.dim == r - 2   ? row
+                         : x.dim == r - 1 ? col
+                                          : space_rank - r + x.dim;
+  }
+  const bool cols_ok = shape[r - 1] == 1 || col_stride == 1;
+  const bool rows_ok = shape[r - 2] == 1 || row_stride == 1;
+  if (!cols_ok && !rows_ok) {
+    return absl::UnimplementedError(absl::StrCat(
+        "op #", i, " \"matmul\": input ", input, " (", FormatDims(shape),
+        ") is a view or permute whose rows and columns are both strided in "
+        "memory (neither of its last two dims is the contiguous one); clone "
+        "it first"));
+  }
+  *rows_contiguous = !cols_ok;
   return index;
 }
 
@@ -33,16 +70,15 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
                           MatmulOperand b, const std::vector<int>& gm_of_value,
                           TileGraph* out) {
   const TensorOp& op = g.ops[i];
-  const int v_a = a.value, v_b = b.value, v_out = op.outputs[0];
+  const int v_a = a.value, v_out = op.outputs[0];
   const std::vector<int64_t>& space = g.values[v_out].shape;
   const int rank = static_cast<int>(space.size());
   const int a_rank = static_cast<int>(g.values[v_a].shape.size());
-  const int b_rank = static_cast<int>(g.values[v_b].shape.size());
   if (op.cube_tile.size() != 6 || rank < 2) {
     return absl::InternalError(absl::StrCat(
         "op #", i, " \"matmul\": no cube tile (the verifier requires one)"));
   }
-  for (int v : {v_a, v_b, v_out}) {
+  for (int v : {a.root, b.root, v_out}) {
     if (gm_of_value[v] < 0) {
       return absl::InternalError(absl::StrCat(
           "op #", i, " \"matmul\": value %", v, " has no GM tensor"));
@@ -51,21 +87,32 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
   // Cube tasks read whole rows of A and columns of B while others write
   // their tiles of the result: the result may not share their buffer.
   const int out_buffer = out->gm[gm_of_value[v_out]].buffer;
-  for (int v : {v_a, v_b}) {
-    if (out->gm[gm_of_value[v]].buffer == out_buffer) {
+  for (const MatmulOperand* o : {&a, &b}) {
+    if (out->gm[gm_of_value[o->root]].buffer == out_buffer) {
       return absl::UnimplementedError(absl::StrCat(
           "op #", i, " \"matmul\": the result is written into the buffer of "
-          "its operand %", v, " (an inout parameter); write it to another "
+          "its operand %", o->value, " (an inout parameter); write it to another "
           "tensor"));
     }
   }
   TileGroup grp;
   grp.ops = {i};
   grp.is_cube = true;
-  grp.cube.a_trans = BoolAttr(op, "a_trans") != a.transposed;
-  grp.cube.b_trans = BoolAttr(op, "b_trans") != b.transposed;
+  const bool a_trans = BoolAttr(op, "a_trans"), b_trans = BoolAttr(op, "b_trans");
+  const int m_dim = rank - 2, n_dim = rank - 1;
+  bool a_flip = false, b_flip = false;
+  absl::StatusOr<std::vector<GmIndex>> a_index =
+      a_trans ? OperandIndex(g, i, 0, a, rank, kGmIndexK, m_dim, &a_flip)
+              : OperandIndex(g, i, 0, a, rank, m_dim, kGmIndexK, &a_flip);
+  if (!a_index.ok()) return a_index.status();
+  absl::StatusOr<std::vector<GmIndex>> b_index =
+      b_trans ? OperandIndex(g, i, 1, b, rank, n_dim, kGmIndexK, &b_flip)
+              : OperandIndex(g, i, 1, b, rank, kGmIndexK, n_dim, &b_flip);
+  if (!b_index.ok()) return b_index.status();
+  grp.cube.a_trans = a_trans != a_flip;
+  grp.cube.b_trans = b_trans != b_flip;
   const std::vector<int64_t>& a_shape = g.values[v_a].shape;
-  grp.cube.k = grp.cube.a_trans ? a_shape[a_rank - 2] : a_shape[a_rank - 1];
+  grp.cube.k = a_trans ? a_shape[a_rank - 2] : a_shape[a_rank - 1];
   const int64_t k = std::max<int64_t>(grp.cube.k, 1);
   grp.cube.k_l1 = std::min(op.cube_tile[3], k);
   grp.cube.k_l0 = std::min(op.cube_tile[2], grp.cube.k_l1);
@@ -77,7 +124,6 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
 
   const pto::v1::DataType in_dtype = g.values[v_a].dtype;
   const pto::v1::DataType f32 = pto::v1::DT_FP32;
-  const int m_dim = rank - 2, n_dim = rank - 1;
   auto instr = [](PtoOpcode opcode, int dst, std::vector<int> srcs,
                   pto::v1::DataType dtype) {
     TileInstr t;
@@ -88,13 +134,13 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
     return t;
   };
   TileInstr load_a = instr(PtoOpcode::kTLoad, 0, {}, in_dtype);
-  load_a.gm = gm_of_value[v_a];
-  load_a.index = grp.cube.a_trans ? OperandIndex(a_rank, rank, kGmIndexK, m_dim)
-                                  : OperandIndex(a_rank, rank, m_dim, kGmIndexK);
+  load_a.gm = gm_of_value[a.root];
+  load_a.index = std::move(*a_index);
+  load_a.view_shape = a.view_shape;
   TileInstr load_b = instr(PtoOpcode::kTLoad, 1, {}, in_dtype);
-  load_b.gm = gm_of_value[v_b];
-  load_b.index = grp.cube.b_trans ? OperandIndex(b_rank, rank, n_dim, kGmIndexK)
-                                  : OperandIndex(b_rank, rank, kGmIndexK, n_dim);
+  load_b.gm = gm_of_value[b.root];
+  load_b.index = std::move(*b_index);
+  load_b.view_shape = b.view_shape;
   TileInstr store = instr(PtoOpcode::kTStore, -1, {4}, g.values[v_out].dtype);
   store.gm = gm_of_value[v_out];
   store.index = AlignedIndex(rank, rank);

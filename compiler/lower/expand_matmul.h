@@ -17,20 +17,30 @@
 #include "absl/status/status.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
+#include "compiler/lower/layout.h"
 
 namespace pto::compiler {
 
-// Where a matmul operand's data is: `value` (which has a GM tensor), or its
-// transpose over the last two dims (the operand is a transpose alias of
-// `value`: the cube reads it with the opposite a_trans/b_trans).
+// Where a matmul operand's elements are: the GM tensor of `root`, read
+// through `dims` (per dim of root's buffer, or of `view_shape` when that is
+// set: the operand dim it follows, -1 for a fixed index, and an offset).
+// A plain operand is its own root through the identity; a view, transpose,
+// permute, unsqueeze or reshape of a GM tensor is read in place
+// (LayoutPlan::Root/RootDims/ViewShape): its offsets and strides go into
+// the cube's TLOADs, and an operand whose rows lie contiguously in GM is
+// read with the opposite a_trans/b_trans.
 struct MatmulOperand {
-  int value = -1;
-  bool transposed = false;
+  int value = -1;  // the operand itself (its shape is the matmul's view)
+  int root = -1;
+  std::vector<LayoutPlan::DimMap> dims;
+  std::vector<int64_t> view_shape;
 };
 
 // Appends the cube group of matmul op `op` of `g`, with operands `a` and
-// `b`, to `out`; `gm_of_value` gives each value's GmTensor (operands and
-// result all live in GM).
+// `b`, to `out`; `gm_of_value` gives each value's GmTensor (operand roots
+// and the result all live in GM). An operand whose rows and columns are
+// both strided in GM (a permute moving another dim last) is UNIMPLEMENTED
+// naming the op and the operand.
 absl::Status AppendMatmul(const TensorGraph& g, int op, MatmulOperand a,
                           MatmulOperand b, const std::vector<int>& gm_of_value,
                           TileGraph* out);

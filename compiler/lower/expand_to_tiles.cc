@@ -645,33 +645,11 @@ absl::Status ShareBuffers(const TensorGraph& g, const LayoutPlan& layout,
   return absl::OkStatus();
 }
 
-// A matmul operand `v` of op `i`: itself, or a transpose of a value with a GM
-// tensor over its last two dims (read with the opposite a_trans/b_trans);
-// other aliases are UNIMPLEMENTED.
-absl::StatusOr<MatmulOperand> MatmulOperandOf(const TensorGraph& g,
-                                              const LayoutPlan& layout, int i,
-                                              int v) {
-  if (!layout.IsAlias(v)) return MatmulOperand{v, false};
-  for (const TensorOp& def : g.ops) {
-    if (def.outputs.empty() || def.outputs[0] != v) continue;
-    if (def.info->kind != "transpose" || layout.Root(v) != def.inputs[0]) break;
-    const int rank = static_cast<int>(g.values[v].shape.size());
-    int64_t d[2] = {0, 0};
-    const char* names[2] = {"dim0", "dim1"};
-    for (int k = 0; k < 2; ++k) {
-      auto it = def.attrs.find(names[k]);
-      if (it != def.attrs.end()) d[k] = std::get<int64_t>(it->second);
-      if (d[k] < 0) d[k] += rank;
-    }
-    if (std::min(d[0], d[1]) == rank - 2 && std::max(d[0], d[1]) == rank - 1) {
-      return MatmulOperand{def.inputs[0], true};
-    }
-    break;
-  }
-  return absl::UnimplementedError(absl::StrCat(
-      "op #", i, " \"matmul\": an operand that is a view, permute or other "
-      "alias (other than a transpose of the last two dims) is not supported "
-      "yet (use a_trans/b_trans for a transpose, or clone the operand)"));
+// A matmul operand `v`: read in place from its root's GM tensor through the
+// alias's index (AppendMatmul checks that the cube can stride it).
+MatmulOperand MatmulOperandOf(const TensorGraph& g, const LayoutPlan& layout,
+                              int v) {
+  return MatmulOperand{v, layout.Root(v), layout.RootDims(g, v), layout.ViewShape(v)};
 }
 
 }  // namespace
@@ -752,14 +730,9 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
 
   for (const std::vector<int>& ops : *groups) {
     if (IsMatmul(g.ops[ops.front()])) {
-      MatmulOperand operands[2];
-      for (int k = 0; k < 2; ++k) {
-        absl::StatusOr<MatmulOperand> o =
-            MatmulOperandOf(g, *layout, ops.front(), g.ops[ops.front()].inputs[k]);
-        if (!o.ok()) return o.status();
-        operands[k] = *o;
-      }
-      if (absl::Status s = AppendMatmul(g, ops.front(), operands[0], operands[1],
+      const std::vector<int>& in = g.ops[ops.front()].inputs;
+      if (absl::Status s = AppendMatmul(g, ops.front(), MatmulOperandOf(g, *layout, in[0]),
+                                        MatmulOperandOf(g, *layout, in[1]),
                                         gm_of_value, &out);
           !s.ok()) {
         return s;

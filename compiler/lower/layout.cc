@@ -253,6 +253,14 @@ std::vector<GmIndex> LayoutPlan::LoadIndex(const TensorGraph& g, int v,
   return Compose(map_[v], shape, space_rank);
 }
 
+std::vector<LayoutPlan::DimMap> LayoutPlan::RootDims(const TensorGraph& g,
+                                                    int v) const {
+  if (IsAlias(v)) return map_[v];
+  std::vector<DimMap> m(g.values[v].shape.size());
+  for (size_t j = 0; j < m.size(); ++j) m[j].dim = static_cast<int>(j);
+  return m;
+}
+
 std::vector<GmIndex> LayoutPlan::LoadOpIndex(const TensorGraph& g, int i) const {
   const std::vector<int64_t>& shape = g.values[g.ops[i].outputs[0]].shape;
   return Compose(load_map_[i], shape, static_cast<int>(shape.size()));

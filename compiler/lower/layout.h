@@ -71,14 +71,20 @@ class LayoutPlan {
   std::vector<GmIndex> LoadIndex(const TensorGraph& g, int v,
                                  int space_rank) const;
 
- private:
-  enum OpKind { kOther, kAlias, kLoad };
   // Per root buffer dim: the dim of the alias it follows (-1: fixed) and
   // the offset added.
   struct DimMap {
     int dim = -1;
     int64_t offset = 0;
   };
+  // Per dim of what a load of v reads (Root(v)'s buffer, as ViewShape(v)
+  // when that is set): the dim of v it follows and the offset. The
+  // identity when v is not an alias. (Matmul maps v's dims to its space
+  // itself: LoadIndex's broadcasting does not apply there.)
+  std::vector<DimMap> RootDims(const TensorGraph& g, int v) const;
+
+ private:
+  enum OpKind { kOther, kAlias, kLoad };
   // Whether alias v has its root's elements in row-major order (no offsets,
   // no transposes, full extents): a reshape may read them as another shape.
   bool Contiguous(const TensorGraph& g, int v) const;

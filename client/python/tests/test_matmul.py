@@ -107,6 +107,42 @@ def test_batched_and_broadcast(native, sa, sb):
     check_close(got, a, b)
 
 
+@pytest.mark.parametrize("case", ["heads", "permute", "row", "reshape"])
+def test_view_operands_read_in_place_equal_clones(native, case):
+    """Views, permutes and reshapes as operands are read in place (no copy
+    groups): the results equal the cloned operands' exactly, and torch's."""
+    g = torch.Generator().manual_seed(11)
+    if case == "heads":  # q[:, h*D:(h+1)*D] @ k[:, h*D:(h+1)*D].T
+        a, b = torch.rand((37, 96), generator=g) - 0.5, torch.rand((41, 96), generator=g) - 0.5
+        ops = lambda x, y: (x[:, 32:64], y[:, 32:64].transpose(0, 1))  # noqa: E731
+        out_shape = (37, 41)
+    elif case == "permute":  # [B, S, H, D] -> [B, H, S, D]
+        a, b = torch.rand((2, 19, 3, 16), generator=g), torch.rand((2, 23, 3, 16), generator=g)
+        ops = lambda x, y: (x.permute(0, 2, 1, 3), y.permute(0, 2, 3, 1))  # noqa: E731
+        out_shape = (2, 3, 19, 23)
+    elif case == "row":  # one row of x
+        a, b = torch.rand((5, 40), generator=g), torch.rand((40, 33), generator=g)
+        ops = lambda x, y: (x[3:4], y)  # noqa: E731
+        out_shape = (1, 33)
+    else:  # [B, S, D] -> [B*S, D]
+        a, b = torch.rand((2, 9, 40), generator=g), torch.rand((40, 33), generator=g)
+        ops = lambda x, y: (x.reshape(18, 40), y)  # noqa: E731
+        out_shape = (18, 33)
+
+    def in_place(x, y):
+        xv, yv = ops(x, y)
+        return xv @ yv
+
+    def cloned(x, y):
+        xv, yv = ops(x, y)
+        return xv.clone() @ yv.clone()
+
+    got = run_mm(in_place, a, b, out_shape)
+    assert torch.equal(got, run_mm(cloned, a, b, out_shape))
+    xv, yv = ops(a, b)
+    check_close(got, xv, yv)
+
+
 def test_matmul_between_vector_ops(native):
     g = torch.Generator().manual_seed(9)
     a = torch.rand((40, 24), generator=g) - 0.5

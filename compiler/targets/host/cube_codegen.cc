@@ -16,21 +16,55 @@ const char* CubeGmType(pto::v1::DataType dtype) {
   }
 }
 
-// The element offset of a task's region of `buf` addressed through `index`
-// (K dims and broadcast dims contribute nothing), and the row stride (the
-// buffer's last dim).
-std::string OffsetExpr(const PtoBuffer& buf, const std::vector<GmIndex>& index) {
-  const int rank = static_cast<int>(buf.shape.size());
-  std::vector<std::string> terms;
-  int64_t stride = 1;
-  for (int j = rank - 1; j >= 0; --j) {
-    const int s = index[j].space_dim;
-    if (s >= 0 && buf.shape[j] != 1) {
-      terms.push_back(absl::StrCat("args[", s, "] * ", stride));
-    }
-    stride *= buf.shape[j];
+// The shape a load reads its buffer as (a reshape's view shape, or the
+// buffer's own).
+const std::vector<int64_t>& ReadShape(const PtoBuffer& buf, const PtoInstr& in) {
+  return in.view_shape.empty() ? buf.shape : in.view_shape;
+}
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (int j = static_cast<int>(shape.size()) - 2; j >= 0; --j) {
+    stride[j] = stride[j + 1] * shape[j + 1];
   }
-  return terms.empty() ? "0" : absl::StrJoin(terms.rbegin(), terms.rend(), " + ");
+  return stride;
+}
+
+// The element offset of a task's region of a buffer of `shape` addressed
+// through `index`: its space dims (not K, not broadcast dims) times their
+// strides, plus a view's offsets.
+std::string OffsetExpr(const std::vector<int64_t>& shape,
+                       const std::vector<GmIndex>& index) {
+  const std::vector<int64_t> stride = Strides(shape);
+  std::vector<std::string> terms;
+  int64_t fixed = 0;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const int s = index[j].space_dim;
+    fixed += index[j].offset * stride[j];
+    if (s >= 0 && shape[j] != 1) terms.push_back(absl::StrCat("args[", s, "] * ", stride[j]));
+  }
+  if (fixed != 0) terms.push_back(absl::StrCat(fixed));
+  return terms.empty() ? "0" : absl::StrJoin(terms, " + ");
+}
+
+// The leading dimension of an operand stored as [rows x cols] (row-major in
+// the cube's sense): the stride of the dim indexed by `rows` (a space dim,
+// or kGmIndexK); a single row (no such dim) takes the last dim's extent.
+// The dim indexed by `cols` must be contiguous (expand_matmul reads an
+// operand with contiguous rows transposed instead).
+absl::StatusOr<int64_t> LeadingDim(const std::vector<int64_t>& shape,
+                                   const std::vector<GmIndex>& index, int rows,
+                                   int cols, int fn) {
+  const std::vector<int64_t> stride = Strides(shape);
+  int64_t ld = shape.back();
+  for (size_t j = 0; j < shape.size(); ++j) {
+    if (index[j].space_dim == rows) ld = stride[j];
+    if (index[j].space_dim == cols && shape[j] != 1 && stride[j] != 1) {
+      return absl::InternalError(absl::StrCat(
+          "cube function @f", fn, ": an operand's columns are strided in GM"));
+    }
+  }
+  return ld;
 }
 
 // L1 tiles hold converted (f16/bf16) operands; f32 operands are read in
@@ -70,8 +104,8 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const int num_buffers = static_cast<int>(p.buffers.size());
   for (const PtoInstr* in : {load_a, load_b, store}) {
     if (rank < 2 || in == nullptr || in->buffer < 0 || in->buffer >= num_buffers ||
-        in->index.size() != p.buffers[in->buffer].shape.size() ||
-        p.buffers[in->buffer].shape.size() < 2) {
+        in->index.size() != ReadShape(p.buffers[in->buffer], *in).size() ||
+        ReadShape(p.buffers[in->buffer], *in).empty()) {
       return absl::InternalError(absl::StrCat(
           "cube function @f", index, " lacks a well-formed TLOAD A, TLOAD B or TSTORE"));
     }
@@ -80,7 +114,18 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const PtoBuffer& b = p.buffers[load_b->buffer];
   const PtoBuffer& o = p.buffers[store->buffer];
   const int64_t m = fn.tile[rank - 2], n = fn.tile[rank - 1];
-  const int64_t lda = a.shape.back(), ldb = b.shape.back(), ldc = o.shape.back();
+  const std::vector<int64_t>& a_shape = ReadShape(a, *load_a);
+  const std::vector<int64_t>& b_shape = ReadShape(b, *load_b);
+  const int m_dim = rank - 2, n_dim = rank - 1;
+  absl::StatusOr<int64_t> lda =
+      c.a_trans ? LeadingDim(a_shape, load_a->index, kGmIndexK, m_dim, index)
+                : LeadingDim(a_shape, load_a->index, m_dim, kGmIndexK, index);
+  absl::StatusOr<int64_t> ldb =
+      c.b_trans ? LeadingDim(b_shape, load_b->index, n_dim, kGmIndexK, index)
+                : LeadingDim(b_shape, load_b->index, kGmIndexK, n_dim, index);
+  if (!lda.ok()) return lda.status();
+  if (!ldb.ok()) return ldb.status();
+  const int64_t ldc = o.shape.back();
   const std::string ta = CubeGmType(a.dtype), tb = CubeGmType(b.dtype),
                     tc = CubeGmType(store->dtype);
   const std::string kl1 = absl::StrCat(c.k_l1), kl0 = absl::StrCat(c.k_l0);
@@ -89,11 +134,11 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       c.k_l1, ", L0 steps of ", c.k_l0, ")\n",
       "static void pto_f", index, "(void* const* buffers, const int64_t* args) {\n",
       "  const ", ta, "* a = static_cast<const ", ta, "*>(buffers[", load_a->buffer,
-      "]) + (", OffsetExpr(a, load_a->index), ");\n",
+      "]) + (", OffsetExpr(a_shape, load_a->index), ");\n",
       "  const ", tb, "* b = static_cast<const ", tb, "*>(buffers[", load_b->buffer,
-      "]) + (", OffsetExpr(b, load_b->index), ");\n",
+      "]) + (", OffsetExpr(b_shape, load_b->index), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
-      OffsetExpr(o, store->index), ");\n",
+      OffsetExpr(o.shape, store->index), ");\n",
       L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
       "  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n, ")];\n",
       "  alignas(64) float l0c[", m * n, "];\n");
@@ -119,15 +164,15 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       " - k : ", kl1, ");\n",
       "    int64_t lda1, ldb1;\n",
       c.a_trans
-          ? absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k * ", lda, ", ",
-                         lda, ", kb, ", m, ", &lda1);\n")
-          : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", lda, ", ", m,
+          ? absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k * ", *lda, ", ",
+                         *lda, ", kb, ", m, ", &lda1);\n")
+          : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", *lda, ", ", m,
                          ", kb, &lda1);\n"),
       c.b_trans
-          ? absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k, ", ldb, ", ", n,
+          ? absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k, ", *ldb, ", ", n,
                          ", kb, &ldb1);\n")
-          : absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k * ", ldb, ", ",
-                         ldb, ", kb, ", n, ", &ldb1);\n"),
+          : absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k * ", *ldb, ", ",
+                         *ldb, ", kb, ", n, ", &ldb1);\n"),
       "    for (int kk = 0; kk < kb; kk += ", kl0, ") {\n",
       "      const int kc = kb - kk < ", kl0, " ? kb - kk : ", kl0, ";\n",
       "      int64_t rs0, ps0;\n",

@@ -26,6 +26,14 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
+  for (size_t i = 0; i < s->tensor.ops.size(); ++i) {
+    if (!s->tensor.ops[i].regions.empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "op #", i, " \"", s->tensor.ops[i].info->kind,
+          "\": loops and branches are verified but not lowered yet (issue 4, "
+          "phase 2)"));
+    }
+  }
   if (s->tensor.HasSymbolicDims()) {
     // Tile, Block and Execute levels at once: task templates (lower_symbolic.h).
     absl::Status st = LowerSymbolic(s->tensor, s->fuse, &s->tile, &s->block,

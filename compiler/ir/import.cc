@@ -6,7 +6,7 @@
 namespace pto::compiler {
 namespace {
 
-AttrValue ConvertAttr(const pto::v1::Attribute& a) {
+AttrValue ConvertAttr(const std::string& name, const pto::v1::Attribute& a) {
   switch (a.value_case()) {
     case pto::v1::Attribute::kI: return a.i();
     case pto::v1::Attribute::kF: return a.f();
@@ -16,6 +16,28 @@ AttrValue ConvertAttr(const pto::v1::Attribute& a) {
     case pto::v1::Attribute::kInts:
       return std::vector<int64_t>(a.ints().values().begin(),
                                   a.ints().values().end());
+    case pto::v1::Attribute::kExpr: {
+      // The verifier checked it parses. An expression that folds to a
+      // constant is stored as the int, so both spellings lower and key alike.
+      if (name == "cond") {
+        CondExpr c = *CondExprFromProto(a.expr());
+        if (c.kind() == CondExpr::kValue && c.Symbols().empty()) {
+          return static_cast<int64_t>(*c.Evaluate({}));
+        }
+        return c;
+      }
+      SymExpr e = *SymExprFromProto(a.expr());
+      if (std::optional<int64_t> c = e.AsConstant()) return *c;
+      return e;
+    }
+    case pto::v1::Attribute::kExprs: {
+      std::vector<SymExpr> list;
+      for (const pto::v1::DimExpr& x : a.exprs().values()) {
+        list.push_back(*SymExprFromProto(x));
+      }
+      if (std::optional<std::vector<int64_t>> c = StaticDims(list)) return *c;
+      return list;
+    }
     default: return int64_t{0};  // unreachable: the verifier checked types
   }
 }
@@ -37,22 +59,7 @@ class Importer {
       if (p.role() != pto::v1::PARAM_ROLE_OUT) param.in_value = Define(p.value_id(), &out);
       out.params.push_back(std::move(param));
     }
-    for (const pto::v1::Op& op : g_.ops()) {
-      TensorOp t;
-      t.info = FindOp(op.kind());
-      t.name = op.name();
-      for (uint32_t id : op.inputs()) t.inputs.push_back(canonical_.at(id));
-      for (uint32_t id : op.outputs()) t.outputs.push_back(Define(id, &out));
-      for (const auto& [name, attr] : op.attrs()) t.attrs[name] = ConvertAttr(attr);
-      t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
-      if (t.info->category == OpCategory::kMatmul) {
-        for (const auto* dims : {&op.cube_tile().m(), &op.cube_tile().k(),
-                                 &op.cube_tile().n()}) {
-          t.cube_tile.insert(t.cube_tile.end(), dims->begin(), dims->end());
-        }
-      }
-      out.ops.push_back(std::move(t));
-    }
+    for (const pto::v1::Op& op : g_.ops()) out.ops.push_back(ImportOp(op, &out));
     for (int p = 0; p < g_.params_size(); ++p) {
       const pto::v1::Parameter& param = g_.params(p);
       if (param.role() == pto::v1::PARAM_ROLE_OUT) {
@@ -65,6 +72,32 @@ class Importer {
   }
 
  private:
+  TensorOp ImportOp(const pto::v1::Op& op, TensorGraph* out) {
+    TensorOp t;
+    t.info = FindOp(op.kind());
+    t.name = op.name();
+    for (uint32_t id : op.inputs()) t.inputs.push_back(canonical_.at(id));
+    for (const pto::v1::Region& r : op.regions()) {
+      TensorRegion region;
+      for (uint32_t id : r.args()) region.args.push_back(Define(id, out));
+      for (const pto::v1::Op& inner : r.ops()) {
+        region.ops.push_back(ImportOp(inner, out));
+      }
+      for (uint32_t id : r.results()) region.results.push_back(canonical_.at(id));
+      t.regions.push_back(std::move(region));
+    }
+    for (uint32_t id : op.outputs()) t.outputs.push_back(Define(id, out));
+    for (const auto& [name, attr] : op.attrs()) t.attrs[name] = ConvertAttr(name, attr);
+    t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
+    if (t.info->category == OpCategory::kMatmul) {
+      for (const auto* dims : {&op.cube_tile().m(), &op.cube_tile().k(),
+                               &op.cube_tile().n()}) {
+        t.cube_tile.insert(t.cube_tile.end(), dims->begin(), dims->end());
+      }
+    }
+    return t;
+  }
+
   int Define(uint32_t id, TensorGraph* out) {
     const pto::v1::Value& v = g_.values(proto_index_.at(id));
     TensorValue value;

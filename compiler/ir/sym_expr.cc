@@ -573,6 +573,13 @@ absl::StatusOr<SymExpr> Parse(const pto::v1::DimExpr& p, int depth, int* nodes) 
         case pto::v1::DIM_OP_MIN: return SymExpr::Min(*l, *r);
         case pto::v1::DIM_OP_MAX: return SymExpr::Max(*l, *r);
         default:
+          if (p.binary().op() >= pto::v1::DIM_OP_EQ &&
+              p.binary().op() <= pto::v1::DIM_OP_OR) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "binary op ", static_cast<int>(p.binary().op()),
+                " is a comparison or and/or, allowed only in an if's "
+                "\"cond\" (not in dims, offsets or loop bounds)"));
+          }
           return absl::InvalidArgumentError(absl::StrCat(
               "binary op ", static_cast<int>(p.binary().op()),
               " is not a DimOp (add sub mul floordiv mod min max)"));

@@ -21,6 +21,13 @@ std::string FormatAttr(const AttrValue& v) {
     std::string operator()(const std::vector<int64_t>& l) const {
       return FormatDims(l);
     }
+    std::string operator()(const SymExpr& e) const { return e.ToString(); }
+    std::string operator()(const std::vector<SymExpr>& l) const {
+      return FormatSymShape(l);
+    }
+    std::string operator()(const CondExpr& c) const {
+      return absl::StrCat("(", c.ToString(), ")");
+    }
   };
   return std::visit(Visitor{}, v);
 }
@@ -43,6 +50,13 @@ std::vector<double> TensorGraph::Scalars(const TensorOp& op) {
   return out;
 }
 
+bool TensorGraph::HasRegions() const {
+  for (const TensorOp& op : ops) {
+    if (!op.regions.empty()) return true;
+  }
+  return false;
+}
+
 bool TensorGraph::HasSymbolicDims() const {
   for (const TensorValue& v : values) {
     for (int64_t d : v.shape) {
@@ -61,6 +75,53 @@ const char* ParamRoleName(pto::v1::ParamRole role) {
   }
 }
 
+namespace {
+
+const char* RegionName(const TensorOp& op, size_t r) {
+  if (op.info->kind == "if") return r == 0 ? "then" : "else";
+  return "body";
+}
+
+std::string Refs(const std::vector<int>& values) {
+  std::vector<std::string> out;
+  for (int v : values) out.push_back(absl::StrCat("%", v));
+  return absl::StrJoin(out, ", ");
+}
+
+void PrintOps(const TensorGraph& g, const std::vector<TensorOp>& ops,
+              int indent, std::string* out) {
+  const std::string pad(indent, ' ');
+  for (const TensorOp& op : ops) {
+    std::vector<std::string> outs;
+    for (int o : op.outputs) {
+      outs.push_back(absl::StrCat("%", o, ":", ValueType(g.values[o])));
+    }
+    std::string line = absl::StrCat(pad, absl::StrJoin(outs, ", "), " = ",
+                                    op.info->kind, " ", Refs(op.inputs));
+    for (const auto& [name, value] : op.attrs) {
+      absl::StrAppend(&line, " ", SanitizeIdentifier(name, 64, "attr"), "=",
+                      FormatAttr(value));
+    }
+    if (!op.cube_tile.empty()) {
+      const std::vector<int64_t>& c = op.cube_tile;
+      absl::StrAppend(&line, "  cube_tile m=[", c[0], ",", c[1], "] k=[", c[2],
+                      ",", c[3], "] n=[", c[4], ",", c[5], "]");
+    } else if (op.info->category != OpCategory::kControl) {
+      absl::StrAppend(&line, "  tile=", FormatDims(op.vec_tile));
+    }
+    absl::StrAppend(out, line, "\n");
+    for (size_t r = 0; r < op.regions.size(); ++r) {
+      const TensorRegion& region = op.regions[r];
+      absl::StrAppend(out, pad, "  ", RegionName(op, r), " (", Refs(region.args),
+                      "):\n");
+      PrintOps(g, region.ops, indent + 4, out);
+      absl::StrAppend(out, pad, "    yield ", Refs(region.results), "\n");
+    }
+  }
+}
+
+}  // namespace
+
 std::string PrintTensorGraph(const TensorGraph& g) {
   std::string out = absl::StrCat("tensor_graph ", Quote(g.name), "\n");
   for (size_t i = 0; i < g.params.size(); ++i) {
@@ -74,27 +135,7 @@ std::string PrintTensorGraph(const TensorGraph& g) {
     absl::StrAppend(&out, " ", Quote(p.name), ": ",
                     ValueType(g.values[shown]), "\n");
   }
-  for (const TensorOp& op : g.ops) {
-    std::vector<std::string> outs, ins;
-    for (int o : op.outputs) {
-      outs.push_back(absl::StrCat("%", o, ":", ValueType(g.values[o])));
-    }
-    for (int i : op.inputs) ins.push_back(absl::StrCat("%", i));
-    std::string line = absl::StrCat("  ", absl::StrJoin(outs, ", "), " = ",
-                                    op.info->kind, " ", absl::StrJoin(ins, ", "));
-    for (const auto& [name, value] : op.attrs) {
-      absl::StrAppend(&line, " ", SanitizeIdentifier(name, 64, "attr"), "=",
-                      FormatAttr(value));
-    }
-    if (!op.cube_tile.empty()) {
-      const std::vector<int64_t>& c = op.cube_tile;
-      absl::StrAppend(&line, "  cube_tile m=[", c[0], ",", c[1], "] k=[", c[2],
-                      ",", c[3], "] n=[", c[4], ",", c[5], "]");
-    } else {
-      absl::StrAppend(&line, "  tile=", FormatDims(op.vec_tile));
-    }
-    absl::StrAppend(&out, line, "\n");
-  }
+  PrintOps(g, g.ops, 2, &out);
   return out;
 }
 

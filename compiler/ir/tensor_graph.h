@@ -2,7 +2,8 @@
 //
 // Made from a verified pto.v1.Graph by ImportGraph (import.h). Value ids are
 // dense and canonical: the parameters' incoming values first (in parameter
-// order), then each op's outputs in program order; names are kept for
+// order), then each op's outputs in program order (a control op's region
+// args and region values first, region by region); names are kept for
 // debugging only and never influence lowering or the cache key.
 #ifndef PTO_COMPILER_IR_TENSOR_GRAPH_H_
 #define PTO_COMPILER_IR_TENSOR_GRAPH_H_
@@ -13,15 +14,20 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/ir/cond_expr.h"
 #include "compiler/ir/sym_expr.h"
 #include "compiler/ops/op_registry.h"
 #include "pto/v1/graph.pb.h"
 
 namespace pto::compiler {
 
-// Alternatives in AttrType order: i, f, s, b, dtype, ints.
+// Alternatives in AttrType order: i, f, s, b, dtype, ints, expr, exprs,
+// then an "if"'s cond. Import stores a symbolic attribute (expr, exprs) as
+// i or ints when it folds to constants, so only attributes that really
+// depend on symbols (a view's offsets in a loop body) hold expressions.
 using AttrValue = std::variant<int64_t, double, std::string, bool,
-                               pto::v1::DataType, std::vector<int64_t>>;
+                               pto::v1::DataType, std::vector<int64_t>,
+                               SymExpr, std::vector<SymExpr>, CondExpr>;
 
 // A dim of `TensorValue::shape` that is symbolic (see `sym_shape`).
 inline constexpr int64_t kSymbolicDim = -1;
@@ -43,6 +49,18 @@ struct TensorParam {
   int out_value = -1;  // OUT, INOUT: the value written back to the caller
 };
 
+struct TensorOp;
+
+// A nested body (issue 4, phase 2): a loop's body, an if's then/else. Its
+// args are the carried tensors on entry (values defined by the region), its
+// results their values at the end (one per arg, same type); ops may read
+// any value defined before the enclosing op (captures).
+struct TensorRegion {
+  std::vector<int> args;
+  std::vector<TensorOp> ops;  // program order
+  std::vector<int> results;
+};
+
 struct TensorOp {
   const OpInfo* info = nullptr;  // never null in a verified graph
   std::string name;              // debug only
@@ -52,6 +70,8 @@ struct TensorOp {
   std::vector<int64_t> vec_tile;           // rank == output rank
   // Cube ops (matmul): [mL0, mL1, kL0, kL1, nL0, nL1]; empty otherwise.
   std::vector<int64_t> cube_tile;
+  // "loop": the body; "if": then, else. Empty for every other kind.
+  std::vector<TensorRegion> regions;
 };
 
 struct TensorGraph {
@@ -66,6 +86,8 @@ struct TensorGraph {
 
   // Whether any value has a symbolic dim.
   bool HasSymbolicDims() const;
+  // Whether some op has regions (loops, branches).
+  bool HasRegions() const;
 };
 
 // Short role name: "in", "out", "inout".
@@ -75,6 +97,11 @@ const char* ParamRoleName(pto::v1::ParamRole role);
 //   tensor_graph "k"
 //     param #0 in    %0 "a": f32[3,5]
 //     %2:f32[3,5] = exp %0  tile=[2,4]
+//     %3:f32[bs,4] = loop %1 index="i" start=0 step=1 stop=bs
+//       body (%4):
+//         %5:f32[1,4] = view %0 offsets=[i,0] shape=[1,4]  tile=[1,4]
+//         %6:f32[bs,4] = assemble %5, %4 offsets=[i,0]  tile=[1,4]
+//         yield %6
 std::string PrintTensorGraph(const TensorGraph& graph);
 
 }  // namespace pto::compiler

@@ -42,42 +42,94 @@ class Encoder {
   std::string out_;
 };
 
-void EncodeAttr(const AttrValue& value, Encoder* e) {
+using Names = std::map<std::string, std::string>;
+
+void EncodeAttr(const AttrValue& value, const Names& names, Encoder* e) {
   e->U64(value.index());
   std::visit(
-      [e](const auto& v) {
+      [e, &names](const auto& v) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, int64_t>) e->I64(v);
         else if constexpr (std::is_same_v<T, double>) e->F64(v);
         else if constexpr (std::is_same_v<T, std::string>) e->Str(v);
         else if constexpr (std::is_same_v<T, bool>) e->U64(v ? 1 : 0);
         else if constexpr (std::is_same_v<T, pto::v1::DataType>) e->I64(v);
-        else e->Ints(v);
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) e->Ints(v);
+        else if constexpr (std::is_same_v<T, SymExpr>) e->Str(v.Rename(names).ToString());
+        else if constexpr (std::is_same_v<T, CondExpr>) e->Str(v.Rename(names).ToString());
+        else {  // std::vector<SymExpr>
+          e->U64(v.size());
+          for (const SymExpr& x : v) e->Str(x.Rename(names).ToString());
+        }
       },
       value);
 }
 
-// Symbol -> "s<k>" by first appearance.
-std::map<std::string, std::string> CanonicalSymbolNames(const TensorGraph& g) {
-  std::map<std::string, std::string> names;
+void AddName(const std::string& s, Names* names) {
+  if (names->count(s) == 0) names->emplace(s, "s" + std::to_string(names->size()));
+}
+
+void AddIndexNames(const std::vector<TensorOp>& ops, Names* names) {
+  for (const TensorOp& op : ops) {
+    if (auto it = op.attrs.find("index");
+        op.info->kind == "loop" && it != op.attrs.end()) {
+      AddName(std::get<std::string>(it->second), names);
+    }
+    for (const TensorRegion& r : op.regions) AddIndexNames(r.ops, names);
+  }
+}
+
+// Symbol -> "s<k>" by first appearance: in value dims, then loop indices in
+// program order (so two graphs that differ only in the names of their
+// symbols or loop indices share a key).
+Names CanonicalSymbolNames(const TensorGraph& g) {
+  Names names;
   for (const TensorValue& v : g.values) {
     for (const SymExpr& d : v.sym_shape) {
       // Symbols() is sorted; order of appearance within one dim follows the
       // canonical form's text, which is what a reader sees first.
-      for (const std::string& s : d.Symbols()) {
-        if (names.count(s) == 0) {
-          names.emplace(s, "s" + std::to_string(names.size()));
-        }
-      }
+      for (const std::string& s : d.Symbols()) AddName(s, &names);
     }
   }
+  AddIndexNames(g.ops, &names);
   return names;
 }
 
+void EncodeOps(const std::vector<TensorOp>& ops, const Names& names, Encoder* e) {
+  e->U64(ops.size());
+  for (const TensorOp& op : ops) {
+    e->Str(op.info->kind);
+    e->IntList(op.inputs);
+    e->IntList(op.outputs);
+    e->U64(op.attrs.size());
+    for (const auto& [name, value] : op.attrs) {  // std::map: sorted
+      e->Str(name);
+      if (op.info->kind == "loop" && name == "index") {
+        EncodeAttr(AttrValue(names.at(std::get<std::string>(value))), names, e);
+      } else {
+        EncodeAttr(value, names, e);
+      }
+    }
+    e->Ints(op.vec_tile);
+    // Only cube ops have one (keys of other graphs stay as they were).
+    if (!op.cube_tile.empty()) e->Ints(op.cube_tile);
+    // Only control ops have regions (likewise).
+    if (!op.regions.empty()) {
+      e->Tag('R');
+      e->U64(op.regions.size());
+      for (const TensorRegion& r : op.regions) {
+        e->IntList(r.args);
+        EncodeOps(r.ops, names, e);
+        e->IntList(r.results);
+      }
+    }
+  }
+}
+
 void EncodeGraph(const TensorGraph& g, Encoder* e) {
-  const std::map<std::string, std::string> names =
-      g.HasSymbolicDims() ? CanonicalSymbolNames(g)
-                          : std::map<std::string, std::string>();
+  const Names names = g.HasSymbolicDims() || g.HasRegions()
+                          ? CanonicalSymbolNames(g)
+                          : Names();
   e->Tag('V');
   e->U64(g.values.size());
   for (const TensorValue& v : g.values) {
@@ -96,20 +148,7 @@ void EncodeGraph(const TensorGraph& g, Encoder* e) {
     e->I64(p.out_value);
   }
   e->Tag('O');
-  e->U64(g.ops.size());
-  for (const TensorOp& op : g.ops) {
-    e->Str(op.info->kind);
-    e->IntList(op.inputs);
-    e->IntList(op.outputs);
-    e->U64(op.attrs.size());
-    for (const auto& [name, value] : op.attrs) {  // std::map: sorted
-      e->Str(name);
-      EncodeAttr(value, e);
-    }
-    e->Ints(op.vec_tile);
-    // Only cube ops have one (keys of other graphs stay as they were).
-    if (!op.cube_tile.empty()) e->Ints(op.cube_tile);
-  }
+  EncodeOps(g.ops, names, e);
 }
 
 }  // namespace

@@ -85,9 +85,11 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
                                             absl::Span<const SymValueType> inputs,
                                             const InferAttrs& attrs) {
   const pto::v1::DataType cast_to = attrs.cast_to;
+  if (info.category == OpCategory::kLayout && attrs.sym_region) {
+    return InferSymRegionResult(info, inputs, attrs);
+  }
   if (info.category == OpCategory::kLayout) {
-    // Layout ops are static for now (issue 4 phase 2 gives views symbolic
-    // offsets).
+    // Outside regions, layout ops are static for now.
     std::vector<ValueType> static_inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
       std::optional<std::vector<int64_t>> dims = StaticDims(inputs[k].shape);

@@ -53,6 +53,11 @@ struct InferAttrs {
   std::vector<int64_t> offsets;  // view, assemble: "offsets"
   std::vector<int64_t> dims;     // permute: "dims"
   int64_t dim0 = 0, dim1 = 0;    // transpose
+  // view, assemble inside a region (issue 4, phase 2): offsets (and a
+  // view's shape) as expressions over symbols and loop indices; when set,
+  // `offsets` and `shape` above are unused (infer_region.cc).
+  bool sym_region = false;
+  SymShape sym_offsets, sym_shape;
 };
 
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
@@ -63,6 +68,14 @@ absl::StatusOr<ValueType> InferResult(const OpInfo& info,
 absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
                                             absl::Span<const SymValueType> inputs,
                                             const InferAttrs& attrs = {});
+
+// view and assemble with symbolic offsets, shape or input dims
+// (infer_region.cc): the rules of InferLayoutResult where they can be
+// decided at compile time; a region that may leave its tensor is checked at
+// launch instead.
+absl::StatusOr<SymValueType> InferSymRegionResult(
+    const OpInfo& info, absl::Span<const SymValueType> inputs,
+    const InferAttrs& attrs);
 
 // InferResult for OpCategory::kLayout (infer_layout.cc).
 absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,

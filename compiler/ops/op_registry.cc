@@ -46,10 +46,12 @@ OpInfo Reduce(const char* kind, P pto) {
 // concat joins its inputs (one or more) along dim).
 std::vector<OpInfo> LayoutOps() {
   const AttrSpec shape{"shape", AttrType::kInts}, offsets{"offsets", AttrType::kInts};
+  const AttrSpec view_shape{"shape", AttrType::kInts, true, true};
+  const AttrSpec sym_offsets{"offsets", AttrType::kInts, true, true};
   const AttrSpec dim{"dim", AttrType::kInt};
   return {
-      {"view", C::kLayout, 1, 1, {shape, offsets}, true, P::kTLoad, T::kAny},
-      {"assemble", C::kLayout, 2, 1, {offsets}, true, P::kTStore, T::kAny},
+      {"view", C::kLayout, 1, 1, {view_shape, sym_offsets}, true, P::kTLoad, T::kAny},
+      {"assemble", C::kLayout, 2, 1, {sym_offsets}, true, P::kTStore, T::kAny},
       {"transpose", C::kLayout, 1, 1,
        {{"dim0", AttrType::kInt}, {"dim1", AttrType::kInt}}, true, P::kTLoad, T::kAny},
       {"permute", C::kLayout, 1, 1, {{"dims", AttrType::kInts}}, true, P::kTLoad,
@@ -162,6 +164,19 @@ std::vector<OpInfo>* MakeRegistry() {
       // Layout ops (compiler/ops/infer_layout.cc, compiler/lower/layout.h).
   };
   for (OpInfo& info : LayoutOps()) ops->push_back(std::move(info));
+  // Control flow (issue 4, phase 2; graph.proto "Region"): inputs are the
+  // carried tensors, outputs their values after; the regions and their
+  // types are checked by the verifier, not by InferSymResult. "start",
+  // "stop" and "cond" are an i or an expr.
+  ops->push_back({"loop", C::kControl, -1, -1,
+                  {{"index", AttrType::kString},
+                   {"start", AttrType::kInt, true, true},
+                   {"stop", AttrType::kInt, true, true},
+                   {"step", AttrType::kInt},
+                   {"unroll", AttrType::kInt, false}},
+                  false, P::kTMov});
+  ops->push_back({"if", C::kControl, -1, -1,
+                  {{"cond", AttrType::kInt, true, true}}, false, P::kTMov});
   return ops;
 }
 
@@ -175,6 +190,8 @@ const char* AttrTypeName(AttrType type) {
     case AttrType::kBool: return "b";
     case AttrType::kDType: return "dtype";
     case AttrType::kInts: return "ints";
+    case AttrType::kExpr: return "expr";
+    case AttrType::kExprs: return "exprs";
   }
   return "?";
 }

@@ -24,6 +24,7 @@ enum class OpCategory {
   kCreate,             // no inputs; out of attrs "shape" and "dtype"
   kMatmul,             // out = a @ b (cube path; cube_tile required)
   kLayout,             // view, assemble, transpose, ... (layout.h)
+  kControl,            // loop, if: regions carrying tensors (issue 4, phase 2)
 };
 
 // Which element types an op's (data) operands accept.
@@ -36,14 +37,18 @@ enum class OperandTypes {
 };
 
 // The type an attribute must have (the oneof case of pto.v1.Attribute).
-enum class AttrType { kInt, kFloat, kString, kBool, kDType, kInts };
+enum class AttrType { kInt, kFloat, kString, kBool, kDType, kInts, kExpr, kExprs };
 
-const char* AttrTypeName(AttrType type);  // "i", "f", "s", "b", "dtype", "ints"
+// "i", "f", "s", "b", "dtype", "ints", "expr", "exprs"
+const char* AttrTypeName(AttrType type);
 
 struct AttrSpec {
   std::string name;
   AttrType type;
   bool required = true;
+  // kInt also accepts an expr, kInts also exprs (issue 4, phase 2: loop
+  // bounds, a view's offsets and shape over loop indices and symbols).
+  bool symbolic = false;
 };
 
 struct OpInfo {

@@ -59,7 +59,7 @@ uint32_t GraphBuilder::Layout(
     const std::map<std::string, int64_t>& ints) {
   const uint32_t out = Value(Find(inputs.at(0))->dtype(), out_shape,
                              absl::StrCat("t", op_count_));
-  pto::v1::Op* op = g_.add_ops();
+  pto::v1::Op* op = AddOp();
   op->set_kind(kind);
   op->set_name(absl::StrCat(kind, op_count_++));
   for (uint32_t i : inputs) op->add_inputs(i);
@@ -117,7 +117,7 @@ uint32_t GraphBuilder::Op(const std::string& kind,
   }
   uint32_t out = Value(dtype, {}, absl::StrCat("t", op_count_));
   *g_.mutable_values(g_.values_size() - 1)->mutable_shape() = shape;
-  pto::v1::Op* op = g_.add_ops();
+  pto::v1::Op* op = AddOp();
   op->set_kind(kind);
   op->set_name(name.empty() ? absl::StrCat(kind, op_count_) : name);
   ++op_count_;
@@ -138,7 +138,7 @@ uint32_t GraphBuilder::Cast(uint32_t input, pto::v1::DataType to,
   const pto::v1::Shape shape = Find(input)->shape();
   uint32_t out = Value(to, {}, absl::StrCat("t", op_count_));
   *g_.mutable_values(g_.values_size() - 1)->mutable_shape() = shape;
-  pto::v1::Op* op = g_.add_ops();
+  pto::v1::Op* op = AddOp();
   op->set_kind("cast");
   op->set_name(absl::StrCat("cast", op_count_));
   ++op_count_;
@@ -172,7 +172,7 @@ uint32_t GraphBuilder::Matmul(uint32_t a, uint32_t b,
                               const std::vector<int64_t>& k,
                               const std::vector<int64_t>& n) {
   const uint32_t y = Value(out_dtype, out_shape);
-  pto::v1::Op* op = g_.add_ops();
+  pto::v1::Op* op = AddOp();
   op->set_kind("matmul");
   op->add_inputs(a);
   op->add_inputs(b);
@@ -207,6 +207,144 @@ pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
   g.Output("out", g.Matmul(a, b, out_shape, out_dtype, a_trans, b_trans,
                            {16, 32}, {16, 64}, {32, 64}));
   return g.Build();
+}
+
+}  // namespace pto::compiler::testing
+
+namespace pto::compiler::testing {
+
+pto::v1::Op* GraphBuilder::AddOp() {
+  return scopes_.empty() ? g_.add_ops() : scopes_.back()->add_ops();
+}
+
+uint32_t GraphBuilder::SameType(uint32_t of, const std::string& name) {
+  const uint32_t id = Value(pto::v1::DT_FP32, {}, name);
+  pto::v1::Value* v = g_.mutable_values(g_.values_size() - 1);
+  const pto::v1::Value* src = Find(of);
+  v->set_dtype(src->dtype());
+  *v->mutable_shape() = src->shape();
+  return id;
+}
+
+std::vector<uint32_t> GraphBuilder::Control(
+    const std::string& kind, const std::map<std::string, pto::v1::Attribute>& attrs,
+    const std::vector<uint32_t>& carried, const std::vector<RegionFn>& bodies) {
+  pto::v1::Op* op = AddOp();
+  op->set_kind(kind);
+  op->set_name(absl::StrCat(kind, op_count_++));
+  for (uint32_t c : carried) op->add_inputs(c);
+  for (const auto& [name, a] : attrs) (*op->mutable_attrs())[name] = a;
+  for (const RegionFn& body : bodies) {
+    pto::v1::Region* region = op->add_regions();
+    std::vector<uint32_t> args;
+    for (uint32_t c : carried) {
+      args.push_back(SameType(c, "arg"));
+      region->add_args(args.back());
+    }
+    scopes_.push_back(region);
+    std::vector<uint32_t> results = body(args);
+    scopes_.pop_back();
+    for (uint32_t r : results) region->add_results(r);
+  }
+  std::vector<uint32_t> outs;
+  for (uint32_t c : carried) {
+    outs.push_back(SameType(c, "out"));
+    op->add_outputs(outs.back());
+  }
+  return outs;
+}
+
+pto::v1::Attribute ExprAttr(const SymExpr& e) {
+  pto::v1::Attribute a;
+  if (std::optional<int64_t> c = e.AsConstant()) {
+    a.set_i(*c);
+  } else {
+    *a.mutable_expr() = e.ToProto();
+  }
+  return a;
+}
+
+std::vector<uint32_t> GraphBuilder::Loop(const std::string& index,
+                                         const SymExpr& start, const SymExpr& stop,
+                                         int64_t step,
+                                         const std::vector<uint32_t>& carried,
+                                         const RegionFn& body) {
+  std::map<std::string, pto::v1::Attribute> attrs;
+  attrs["index"].set_s(index);
+  attrs["start"] = ExprAttr(start);
+  attrs["stop"] = ExprAttr(stop);
+  attrs["step"].set_i(step);
+  return Control("loop", attrs, carried, {body});
+}
+
+std::vector<uint32_t> GraphBuilder::If(const pto::v1::DimExpr& cond,
+                                       const std::vector<uint32_t>& carried,
+                                       const RegionFn& then_body,
+                                       const RegionFn& else_body) {
+  std::map<std::string, pto::v1::Attribute> attrs;
+  *attrs["cond"].mutable_expr() = cond;
+  return Control("if", attrs, carried, {then_body, else_body});
+}
+
+uint32_t GraphBuilder::View(uint32_t x, const SymShape& offsets,
+                            const SymShape& shape, const std::vector<int64_t>& tile) {
+  const uint32_t out = SymValue(Find(x)->dtype(), shape, absl::StrCat("t", op_count_));
+  pto::v1::Op* op = AddOp();
+  op->set_kind("view");
+  op->set_name(absl::StrCat("view", op_count_++));
+  op->add_inputs(x);
+  op->add_outputs(out);
+  for (const SymExpr& o : offsets) {
+    *(*op->mutable_attrs())["offsets"].mutable_exprs()->add_values() = o.ToProto();
+  }
+  for (const SymExpr& d : shape) {
+    *(*op->mutable_attrs())["shape"].mutable_exprs()->add_values() = d.ToProto();
+  }
+  for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+  return out;
+}
+
+uint32_t GraphBuilder::Assemble(uint32_t src, uint32_t dst, const SymShape& offsets,
+                                const std::vector<int64_t>& tile) {
+  const uint32_t out = SameType(dst, absl::StrCat("t", op_count_));
+  pto::v1::Op* op = AddOp();
+  op->set_kind("assemble");
+  op->set_name(absl::StrCat("assemble", op_count_++));
+  op->add_inputs(src);
+  op->add_inputs(dst);
+  op->add_outputs(out);
+  for (const SymExpr& o : offsets) {
+    *(*op->mutable_attrs())["offsets"].mutable_exprs()->add_values() = o.ToProto();
+  }
+  for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+  return out;
+}
+
+pto::v1::Graph SoftmaxLoopGraph(const std::string& index, int64_t rows,
+                                int64_t cols) {
+  GraphBuilder b("softmax_loop");
+  const SymExpr bs = SymExpr::Symbol("bs"), i = SymExpr::Symbol(index);
+  const uint32_t inp = b.SymInput("inp", pto::v1::DT_FP32, {bs, rows, cols});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {bs, rows, cols}, "out");
+  const std::vector<int64_t> tile = {1, rows, cols};
+  std::vector<uint32_t> outs = b.Loop(index, 0, bs, 1, {out}, [&](const auto& args) {
+    const uint32_t x = b.View(inp, {i, 0, 0}, {1, rows, cols}, tile);
+    const uint32_t m = b.Op("amax", {x}, tile);
+    const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+    return std::vector<uint32_t>{b.Assemble(y, args[0], {i, 0, 0}, tile)};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+pto::v1::DimExpr CompareExpr(pto::v1::DimOp op, const SymExpr& lhs,
+                             const SymExpr& rhs) {
+  pto::v1::DimExpr e;
+  e.mutable_binary()->set_op(op);
+  *e.mutable_binary()->mutable_lhs() = lhs.ToProto();
+  *e.mutable_binary()->mutable_rhs() = rhs.ToProto();
+  return e;
 }
 
 }  // namespace pto::compiler::testing

@@ -9,6 +9,7 @@
 #define PTO_COMPILER_TESTING_GRAPH_BUILDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,6 +61,34 @@ class GraphBuilder {
                   pto::v1::DataType out_dtype, bool a_trans, bool b_trans,
                   const std::vector<int64_t>& m, const std::vector<int64_t>& k,
                   const std::vector<int64_t>& n);
+  // Control flow (issue 4, phase 2). A region function gets the region's
+  // args (one per carried value, of its type) and returns the results;
+  // ops it adds go into the region. Returns the op's outputs.
+  //   auto outs = b.Loop("i", 0, bs, 1, {out0}, [&](auto args) {
+  //     uint32_t x = b.View(in, {i, 0}, {1, 4}, {1, 4});
+  //     return std::vector<uint32_t>{b.Assemble(b.Op("exp", {x}, {1, 4}),
+  //                                             args[0], {i, 0}, {1, 4})};
+  //   });
+  using RegionFn = std::function<std::vector<uint32_t>(const std::vector<uint32_t>&)>;
+  std::vector<uint32_t> Loop(const std::string& index, const SymExpr& start,
+                             const SymExpr& stop, int64_t step,
+                             const std::vector<uint32_t>& carried,
+                             const RegionFn& body);
+  std::vector<uint32_t> If(const pto::v1::DimExpr& cond,
+                           const std::vector<uint32_t>& carried,
+                           const RegionFn& then_body, const RegionFn& else_body);
+  // A control op of any kind and attributes (to build invalid ones).
+  std::vector<uint32_t> Control(const std::string& kind,
+                                const std::map<std::string, pto::v1::Attribute>& attrs,
+                                const std::vector<uint32_t>& carried,
+                                const std::vector<RegionFn>& bodies);
+  // view / assemble with offsets (and shape) written as exprs.
+  uint32_t View(uint32_t x, const SymShape& offsets, const SymShape& shape,
+                const std::vector<int64_t>& tile);
+  uint32_t Assemble(uint32_t src, uint32_t dst, const SymShape& offsets,
+                    const std::vector<int64_t>& tile);
+  // A new value with `of`'s dtype and shape.
+  uint32_t SameType(uint32_t of, const std::string& name = "");
   void Output(const std::string& name, uint32_t value);
   void InOut(const std::string& name, uint32_t in_value, uint32_t result);
 
@@ -68,12 +97,25 @@ class GraphBuilder {
 
  private:
   const pto::v1::Value* Find(uint32_t id) const;
+  pto::v1::Op* AddOp();  // into the innermost open region, or the graph
 
   pto::v1::Graph g_;
   uint32_t next_id_;
   uint32_t stride_;
   int op_count_ = 0;
+  std::vector<pto::v1::Region*> scopes_;
 };
+
+// An attribute holding `e`: an i when constant, else an expr.
+pto::v1::Attribute ExprAttr(const SymExpr& e);
+// The issue's softmax loop: for `index` in 0..bs, out[index] =
+// softmax(inp[index]) over the last dim; inp [bs, rows, cols] IN, out the
+// same shape INOUT (carried through the loop); tile [1, rows, cols].
+pto::v1::Graph SoftmaxLoopGraph(const std::string& index = "idx",
+                                int64_t rows = 8, int64_t cols = 32);
+// lhs <op> rhs for an if's "cond" (op DIM_OP_EQ .. DIM_OP_GE).
+pto::v1::DimExpr CompareExpr(pto::v1::DimOp op, const SymExpr& lhs,
+                             const SymExpr& rhs);
 
 // exp(a) + b on [3,5] with tile [2,4] (tails in both dims), out = param 2.
 pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype = pto::v1::DT_FP32,

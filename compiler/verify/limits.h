@@ -7,7 +7,9 @@
 
 namespace pto::compiler {
 
-inline constexpr int kMaxOps = 4096;
+inline constexpr int kMaxOps = 4096;  // all ops, those in regions included
+// Regions nested in regions (a loop in a loop: 2).
+inline constexpr int kMaxRegionDepth = 8;
 inline constexpr int kMaxValues = 65536;
 inline constexpr int kMaxParams = 256;
 inline constexpr int kMaxRankBound = 8;            // any shape, any issue

@@ -1,5 +1,6 @@
 #include "compiler/verify/verify.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/cond_expr.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/sym_expr.h"
 #include "compiler/ops/infer.h"
@@ -35,7 +37,41 @@ class Verifier {
   absl::Status CheckGraphBounds();
   absl::Status IndexValues();
   absl::Status CheckParams();
-  absl::Status CheckOp(int index);
+  // Checks op `op` labelled `where`; `seq` is its number in program order
+  // (regions' ops included, after their op).
+  absl::Status CheckOp(const Op& op, const std::string& where,
+                       const std::string& short_label);
+  // "loop" and "if" (issue 4, phase 2): attributes, carried types, regions.
+  absl::Status CheckControlOp(const Op& op, const std::string& where,
+                              const OpInfo& info);
+  absl::Status CheckRegion(const Op& op, const std::string& where,
+                           const std::vector<int>& ins, int r,
+                           const std::string& region_name);
+  // The expression of attribute `name` (an i or an expr; exprs for a list),
+  // its symbols in scope.
+  absl::StatusOr<SymExpr> AttrExpr(const std::string& where, const Op& op,
+                                   const std::string& name);
+  absl::StatusOr<SymShape> AttrExprs(const std::string& where, const Op& op,
+                                     const std::string& name);
+  // Every symbol of `symbols` is a parameter symbol or an enclosing loop's
+  // index; else INVALID_ARGUMENT naming `what`.
+  absl::Status CheckInScope(const std::string& where, const std::string& what,
+                            const std::set<std::string>& symbols) const;
+  bool InRegion() const { return !region_stack_.empty(); }
+  // Input `v` may be read here: defined, not inside a region that has
+  // ended, not a tensor an enclosing op carries (its region reads the arg).
+  absl::Status CheckReadable(const std::string& where, const std::string& field,
+                             int v) const;
+  // Output `v` is defined here: records its region and checks the symbols
+  // of its dims are in scope.
+  absl::Status DefineInRegion(const std::string& where, const std::string& field,
+                              int v);
+  // view/assemble: "offsets" (and "shape") as ints or exprs; fills
+  // attrs->sym_* and sets attrs->sym_region inside a region when they (or
+  // the inputs' dims) are symbolic.
+  absl::Status SymbolicRegionAttrs(const std::string& where, const Op& op,
+                                   const OpInfo& info, const std::vector<int>& ins,
+                                   InferAttrs* attrs);
   absl::Status CheckAttrs(const std::string& where, const Op& op,
                           const OpInfo& info);
   absl::Status CheckCubeTile(const std::string& where, const Op& op,
@@ -60,12 +96,36 @@ class Verifier {
   std::vector<int> last_reader_;    // per value index: last op reading it
   std::vector<SymShape> shape_;     // per value index, once checked
   int64_t total_tiles_ = 0;
+
+  // Regions (issue 4, phase 2).
+  int num_ops_ = 0;                      // all ops seen, in program order
+  std::vector<std::string> op_labels_;   // per op number: "op #3 body op #1"
+  std::vector<std::string> op_full_labels_;  // the same with kind and name
+  std::vector<int> region_of_;           // per value: defining region (0 = top)
+  std::vector<bool> closed_;             // per value: its region has ended
+  int next_region_ = 1;
+  struct OpenRegion {
+    int id;
+    std::vector<int> defined;            // values defined in it
+    std::vector<int> carried;            // the enclosing op's inputs
+    std::string op_label;                // the enclosing op
+  };
+  std::vector<OpenRegion> region_stack_;
+  std::set<std::string> param_symbols_;  // bound by parameter shapes
+  std::vector<std::string> indices_;     // enclosing loops' index symbols
+  std::set<std::string> all_indices_;    // every loop index in the graph
 };
 
-std::string OpLabel(int index, const Op& op) {
-  std::string label = absl::StrCat("op #", index, " ", Quote(op.kind(), 32));
+// "op #3 'exp' (name 'x')"; `short_label` is "op #3", or for an op in a
+// region "op #2 body op #0".
+std::string OpLabel(const std::string& short_label, const Op& op) {
+  std::string label = absl::StrCat(short_label, " ", Quote(op.kind(), 32));
   if (!op.name().empty()) absl::StrAppend(&label, " (name ", Quote(op.name()), ")");
   return label;
+}
+
+std::string OpLabel(int index, const Op& op) {
+  return OpLabel(absl::StrCat("op #", index), op);
 }
 
 absl::Status Invalid(const std::string& where, const std::string& what) {
@@ -78,8 +138,17 @@ absl::Status Verifier::Run() {
   if (absl::Status s = CheckGraphBounds(); !s.ok()) return s;
   if (absl::Status s = IndexValues(); !s.ok()) return s;
   if (absl::Status s = CheckParams(); !s.ok()) return s;
+  for (const pto::v1::Parameter& p : g_.params()) {
+    for (const SymExpr& d : shape_[index_of_id_.at(p.value_id())]) {
+      if (std::optional<std::string> name = d.AsSymbol()) param_symbols_.insert(*name);
+    }
+  }
   for (int i = 0; i < g_.ops_size(); ++i) {
-    if (absl::Status s = CheckOp(i); !s.ok()) return s;
+    if (absl::Status s = CheckOp(g_.ops(i), OpLabel(i, g_.ops(i)),
+                                 absl::StrCat("op #", i));
+        !s.ok()) {
+      return s;
+    }
   }
   if (total_tiles_ > kMaxTilesPerGraph) {
     return Invalid("graph", absl::StrCat("the ops split into ", total_tiles_,
@@ -100,7 +169,8 @@ absl::Status Verifier::CheckSymbolsBound() {
     }
   }
   for (int v = 0; v < g_.values_size(); ++v) {
-    if (!value_checked_[v]) continue;
+    // Values of regions were checked against their scope when defined.
+    if (!value_checked_[v] || region_of_[v] != 0) continue;
     for (size_t d = 0; d < shape_[v].size(); ++d) {
       for (const std::string& name : shape_[v][d].Symbols()) {
         if (bound.count(name) == 0) {
@@ -150,6 +220,8 @@ absl::Status Verifier::IndexValues() {
   value_checked_.assign(n, false);
   last_reader_.assign(n, -1);
   shape_.assign(n, {});
+  region_of_.assign(n, 0);
+  closed_.assign(n, false);
   index_of_id_.reserve(n);
   for (int i = 0; i < n; ++i) {
     const Value& v = g_.values(i);
@@ -225,7 +297,7 @@ std::string Verifier::ParamLabel(int p) const {
 }
 
 std::string Verifier::DefinerLabel(int definer) const {
-  if (definer >= 0) return absl::StrCat("op #", definer);
+  if (definer >= 0) return op_labels_[definer];
   return ParamLabel(kByParam - definer);
 }
 
@@ -324,12 +396,17 @@ absl::Status Verifier::CheckAttrs(const std::string& where, const Op& op,
                         : absl::StrCat(" takes: ", absl::StrJoin(known, ", ")),
           ")"));
     }
-    if (static_cast<int>(value.value_case()) !=
-        static_cast<int>(spec->type) + 1) {
-      return Invalid(where, absl::StrCat("attrs[", Quote(name), "]: expected type ",
-                                         AttrTypeName(spec->type),
-                                         ", got oneof case ",
-                                         static_cast<int>(value.value_case())));
+    const int got = static_cast<int>(value.value_case());
+    const bool symbolic_form =
+        spec->symbolic &&
+        ((spec->type == AttrType::kInt && got == pto::v1::Attribute::kExpr) ||
+         (spec->type == AttrType::kInts && got == pto::v1::Attribute::kExprs));
+    if (got != static_cast<int>(spec->type) + 1 && !symbolic_form) {
+      return Invalid(where, absl::StrCat(
+          "attrs[", Quote(name), "]: expected type ", AttrTypeName(spec->type),
+          spec->symbolic ? (spec->type == AttrType::kInt ? " or expr" : " or exprs")
+                         : "",
+          ", got oneof case ", got));
     }
   }
   for (const AttrSpec& s : info.attrs) {
@@ -443,14 +520,21 @@ absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
   return absl::OkStatus();
 }
 
-absl::Status Verifier::CheckOp(int index) {
-  const Op& op = g_.ops(index);
-  const std::string where = OpLabel(index, op);
+absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
+                               const std::string& short_label) {
+  if (++num_ops_ > kMaxOps) {
+    return Invalid(where, absl::StrCat("the graph has more than ", kMaxOps,
+                                       " ops, those in regions included (the "
+                                       "limit)"));
+  }
+  const int index = num_ops_ - 1;
+  op_labels_.push_back(short_label);
+  op_full_labels_.push_back(where);
   const OpInfo* info = FindOp(op.kind());
   if (info == nullptr) {
     std::vector<std::string> known;
     for (const OpInfo& o : AllOps()) known.push_back(o.kind);
-    return Invalid(absl::StrCat("op #", index),
+    return Invalid(short_label,
                    absl::StrCat("unknown op kind ", Quote(op.kind(), 32),
                                 " (known: ", absl::StrJoin(known, " "), ")"));
   }
@@ -458,10 +542,13 @@ absl::Status Verifier::CheckOp(int index) {
     return Invalid(where, absl::StrCat("name is ", op.name().size(),
                                        " chars (limit ", kMaxNameLength, ")"));
   }
+  if (info->category == OpCategory::kControl) {
+    return CheckControlOp(op, where, *info);
+  }
   if (op.regions_size() > 0) {
-    return absl::UnimplementedError(absl::StrCat(
-        where, ": regions: nested regions (loops, branches) are not supported "
-               "yet"));
+    return Invalid(where, absl::StrCat("regions: ", op.kind(), " has no regions "
+                                       "(only loop and if do), got ",
+                                       op.regions_size()));
   }
   if (info->num_inputs >= 0 ? op.inputs_size() != info->num_inputs
                             : op.inputs_size() < 1) {
@@ -482,17 +569,20 @@ absl::Status Verifier::CheckOp(int index) {
     const std::string field = absl::StrCat("input ", k);
     absl::StatusOr<int> v = Lookup(where, field, op.inputs(k));
     if (!v.ok()) return v.status();
-    if (definer_[*v] == kUndefined) {
-      return Invalid(where, absl::StrCat(
-          field, ": ", ValueLabel(op.inputs(k)),
-          " is used before any op defines it (a cycle, or a value that is "
-          "never defined)"));
-    }
+    if (absl::Status s = CheckReadable(where, field, *v); !s.ok()) return s;
     if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
         !s.ok()) {
       return s;
     }
     ins.push_back(*v);
+  }
+  if (InRegion() && info->kind == "assemble" &&
+      region_of_[ins[1]] != region_stack_.back().id) {
+    return Invalid(where, absl::StrCat(
+        "input 1 (dst): ", ValueLabel(op.inputs(1)), " is defined outside ",
+        region_stack_.back().op_label, "'s region; a region assembles only "
+        "into its args (carry the tensor: make it an input of ",
+        region_stack_.back().op_label, ")"));
   }
   std::vector<SymValueType> in_types;
   for (int v : ins) in_types.push_back({g_.values(v).dtype(), shape_[v]});
@@ -506,7 +596,12 @@ absl::Status Verifier::CheckOp(int index) {
   if (auto it = op.attrs().find("keepdim"); it != op.attrs().end()) {
     attrs.keepdim = it->second.b();
   }
-  if (auto it = op.attrs().find("shape"); it != op.attrs().end()) {
+  if (info->kind == "view" || info->kind == "assemble") {
+    absl::Status s = SymbolicRegionAttrs(where, op, *info, ins, &attrs);
+    if (!s.ok()) return s;
+  }
+  if (auto it = op.attrs().find("shape");
+      it != op.attrs().end() && it->second.value_case() == pto::v1::Attribute::kInts) {
     const auto& dims = it->second.ints().values();
     if (dims.size() > kMaxRankBound) {
       return Invalid(where, absl::StrCat("attrs[\"shape\"]: rank ", dims.size(),
@@ -525,7 +620,10 @@ absl::Status Verifier::CheckOp(int index) {
   }
   for (const char* name : {"offsets", "dims"}) {
     auto it = op.attrs().find(name);
-    if (it == op.attrs().end()) continue;
+    if (it == op.attrs().end() ||
+        it->second.value_case() != pto::v1::Attribute::kInts) {
+      continue;
+    }
     const auto& dims = it->second.ints().values();
     if (dims.size() > kMaxRankBound) {
       return Invalid(where, absl::StrCat("attrs[\"", name, "\"]: ", dims.size(),
@@ -574,6 +672,7 @@ absl::Status Verifier::CheckOp(int index) {
                                          " does not match the inferred ",
                                          FormatSymShape(inferred->shape)));
     }
+    if (absl::Status s = DefineInRegion(where, field, *v); !s.ok()) return s;
     definer_[*v] = index;
     out_value = *v;
   }
@@ -608,6 +707,12 @@ absl::Status Verifier::CheckParamOutputs() {
       continue;
     }
     const int v = index_of_id_.at(out_id);
+    if (definer_[v] >= 0 && region_of_[v] != 0) {
+      return Invalid(ParamLabel(p), absl::StrCat(
+          ValueLabel(out_id), " is defined inside a region of ",
+          DefinerLabel(definer_[v]), "; an out value must be written at the "
+          "top level (carry it out as the loop's or if's output)"));
+    }
     if (definer_[v] < 0) {
       return Invalid(ParamLabel(p), absl::StrCat(
           param.role() == pto::v1::PARAM_ROLE_OUT ? "value_id: "
@@ -623,8 +728,8 @@ absl::Status Verifier::CheckParamOutputs() {
       if (last_reader_[in] > writer) {
         const int reader = last_reader_[in];
         return absl::UnimplementedError(absl::StrCat(
-            OpLabel(reader, g_.ops(reader)), ": reads ", ParamLabel(p),
-            " (inout) after op #", writer,
+            op_full_labels_[reader], ": reads ", ParamLabel(p),
+            " (inout) after ", op_labels_[writer],
             " overwrote it; reading an inout parameter after its final "
             "value is written is not supported yet"));
       }
@@ -633,6 +738,349 @@ absl::Status Verifier::CheckParamOutputs() {
   return absl::OkStatus();
 }
 
+
+// --- Regions (issue 4, phase 2; graph.proto "Region") ----------------------
+
+std::string TypeText(const Value& v, const SymShape& shape) {
+  return absl::StrCat(DTypeShortName(v.dtype()), FormatSymShape(shape));
+}
+
+absl::Status Verifier::CheckReadable(const std::string& where,
+                                     const std::string& field, int v) const {
+  const uint32_t id = g_.values(v).id();
+  if (definer_[v] == kUndefined) {
+    return Invalid(where, absl::StrCat(
+        field, ": ", ValueLabel(id),
+        " is used before any op defines it (a cycle, or a value that is "
+        "never defined)"));
+  }
+  if (closed_[v]) {
+    return Invalid(where, absl::StrCat(
+        field, ": ", ValueLabel(id), " is defined inside a region of ",
+        DefinerLabel(definer_[v]), " that has ended (read that op's outputs "
+        "instead)"));
+  }
+  for (const OpenRegion& r : region_stack_) {
+    for (size_t k = 0; k < r.carried.size(); ++k) {
+      if (r.carried[k] == v) {
+        return Invalid(where, absl::StrCat(
+            field, ": ", ValueLabel(id), " is input ", k, " of ", r.op_label,
+            ", which carries it into this region; read the region's arg ", k,
+            " instead"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckInScope(const std::string& where,
+                                    const std::string& what,
+                                    const std::set<std::string>& symbols) const {
+  for (const std::string& name : symbols) {
+    if (param_symbols_.count(name) > 0) continue;
+    if (std::find(indices_.begin(), indices_.end(), name) != indices_.end()) continue;
+    return Invalid(where, absl::StrCat(
+        what, " uses symbol ", name, ", which is not in scope here (symbols "
+        "in scope: those bound by parameter shapes and the indices of the "
+        "enclosing loops)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::DefineInRegion(const std::string& where,
+                                      const std::string& field, int v) {
+  if (!InRegion()) return absl::OkStatus();
+  for (size_t d = 0; d < shape_[v].size(); ++d) {
+    if (absl::Status s = CheckInScope(
+            where, absl::StrCat(field, ": ", ValueLabel(g_.values(v).id()),
+                                " shape dim ", d, " (", shape_[v][d].ToString(), ")"),
+            shape_[v][d].Symbols());
+        !s.ok()) {
+      return s;
+    }
+  }
+  region_of_[v] = region_stack_.back().id;
+  region_stack_.back().defined.push_back(v);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SymExpr> Verifier::AttrExpr(const std::string& where,
+                                           const Op& op, const std::string& name) {
+  const pto::v1::Attribute& a = op.attrs().at(name);
+  if (a.value_case() == pto::v1::Attribute::kI) return SymExpr(a.i());
+  absl::StatusOr<SymExpr> e = SymExprFromProto(a.expr());
+  const std::string field = absl::StrCat("attrs[", Quote(name), "]");
+  if (!e.ok()) return Invalid(where, absl::StrCat(field, ": ", e.status().message()));
+  if (absl::Status s = CheckInScope(where, absl::StrCat(field, " (", e->ToString(), ")"),
+                                    e->Symbols());
+      !s.ok()) {
+    return s;
+  }
+  return e;
+}
+
+absl::StatusOr<SymShape> Verifier::AttrExprs(const std::string& where,
+                                             const Op& op, const std::string& name) {
+  const pto::v1::Attribute& a = op.attrs().at(name);
+  const std::string field = absl::StrCat("attrs[", Quote(name), "]");
+  SymShape out;
+  if (a.value_case() == pto::v1::Attribute::kInts) {
+    for (int64_t x : a.ints().values()) out.push_back(SymExpr(x));
+  } else {
+    for (int k = 0; k < a.exprs().values_size(); ++k) {
+      if (k >= kMaxRankBound) break;
+      absl::StatusOr<SymExpr> e = SymExprFromProto(a.exprs().values(k));
+      if (!e.ok()) {
+        return Invalid(where, absl::StrCat(field, "[", k, "]: ", e.status().message()));
+      }
+      if (absl::Status s = CheckInScope(
+              where, absl::StrCat(field, "[", k, "] (", e->ToString(), ")"),
+              e->Symbols());
+          !s.ok()) {
+        return s;
+      }
+      out.push_back(*std::move(e));
+    }
+  }
+  const int n = a.value_case() == pto::v1::Attribute::kInts ? a.ints().values_size()
+                                                            : a.exprs().values_size();
+  if (n > kMaxRankBound) {
+    return Invalid(where, absl::StrCat(field, ": ", n, " entries (limit ",
+                                       kMaxRankBound, ")"));
+  }
+  return out;
+}
+
+absl::Status Verifier::SymbolicRegionAttrs(const std::string& where,
+                                           const Op& op, const OpInfo& info,
+                                           const std::vector<int>& ins,
+                                           InferAttrs* attrs) {
+  absl::StatusOr<SymShape> offsets = AttrExprs(where, op, "offsets");
+  if (!offsets.ok()) return offsets.status();
+  SymShape shape;
+  if (info.kind == "view") {
+    absl::StatusOr<SymShape> s = AttrExprs(where, op, "shape");
+    if (!s.ok()) return s.status();
+    shape = *std::move(s);
+  }
+  bool symbolic = !StaticDims(*offsets) || !StaticDims(shape);
+  const bool symbolic_attrs = symbolic;
+  for (int v : ins) symbolic = symbolic || !StaticDims(shape_[v]);
+  if (InRegion() && symbolic) {
+    attrs->sym_region = true;
+    attrs->sym_offsets = *std::move(offsets);
+    attrs->sym_shape = std::move(shape);
+    return absl::OkStatus();
+  }
+  if (symbolic_attrs) {
+    return absl::UnimplementedError(absl::StrCat(
+        where, ": attrs: symbolic ", info.kind == "view" ? "offsets or shape "
+                                                         : "offsets ",
+        FormatSymShape(*offsets), info.kind == "view" ? " " : "",
+        info.kind == "view" ? FormatSymShape(shape) : "",
+        " outside a loop or if region are not supported yet"));
+  }
+  // Constant expressions: the static path, as if written as ints.
+  attrs->offsets = *StaticDims(*offsets);
+  if (info.kind == "view") attrs->shape = *StaticDims(shape);
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckControlOp(const Op& op, const std::string& where,
+                                      const OpInfo& info) {
+  const int index = num_ops_ - 1;
+  const bool is_loop = info.kind == "loop";
+  if (absl::Status s = CheckAttrs(where, op, info); !s.ok()) return s;
+  if (static_cast<int>(region_stack_.size()) >= kMaxRegionDepth) {
+    return Invalid(where, absl::StrCat("regions nest more than ",
+                                       kMaxRegionDepth, " deep (the limit)"));
+  }
+  const int want_regions = is_loop ? 1 : 2;
+  if (op.regions_size() != want_regions) {
+    return Invalid(where, absl::StrCat(
+        "regions: expected ", want_regions,
+        is_loop ? " (the body)" : " (then, else)", ", got ", op.regions_size()));
+  }
+  if (op.outputs_size() != op.inputs_size()) {
+    return Invalid(where, absl::StrCat(
+        "outputs: expected one per input (the carried tensors), got ",
+        op.outputs_size(), " outputs for ", op.inputs_size(), " inputs"));
+  }
+  std::vector<int> ins;
+  for (int k = 0; k < op.inputs_size(); ++k) {
+    const std::string field = absl::StrCat("input ", k);
+    absl::StatusOr<int> v = Lookup(where, field, op.inputs(k));
+    if (!v.ok()) return v.status();
+    if (absl::Status s = CheckReadable(where, field, *v); !s.ok()) return s;
+    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
+        !s.ok()) {
+      return s;
+    }
+    ins.push_back(*v);
+  }
+  std::string index_symbol;
+  if (is_loop) {
+    index_symbol = op.attrs().at("index").s();
+    if (!IsSymbolName(index_symbol)) {
+      return Invalid(where, absl::StrCat(
+          "attrs[\"index\"]: ", Quote(index_symbol, 80), " is not an identifier "
+          "([A-Za-z_][A-Za-z0-9_]*, at most ", kMaxSymbolLength, " chars)"));
+    }
+    if (param_symbols_.count(index_symbol) > 0 ||
+        all_indices_.count(index_symbol) > 0) {
+      return Invalid(where, absl::StrCat(
+          "attrs[\"index\"]: ", index_symbol, " is already ",
+          param_symbols_.count(index_symbol) > 0 ? "a symbol of the parameters"
+                                                 : "another loop's index",
+          " (a loop index must be unique in the graph)"));
+    }
+    for (const char* bound : {"start", "stop"}) {
+      absl::StatusOr<SymExpr> e = AttrExpr(where, op, bound);
+      if (!e.ok()) return e.status();
+    }
+    const int64_t step = op.attrs().at("step").i();
+    if (step == 0) {
+      return Invalid(where, "attrs[\"step\"]: the step is 0 (a loop's step "
+                            "must be a nonzero int)");
+    }
+    if (auto it = op.attrs().find("unroll");
+        it != op.attrs().end() && it->second.i() < 1) {
+      return Invalid(where, absl::StrCat("attrs[\"unroll\"]: ", it->second.i(),
+                                         " (must be >= 1)"));
+    }
+  } else {
+    const pto::v1::Attribute& a = op.attrs().at("cond");
+    if (a.value_case() == pto::v1::Attribute::kExpr) {
+      absl::StatusOr<CondExpr> c = CondExprFromProto(a.expr());
+      if (!c.ok()) {
+        return Invalid(where, absl::StrCat("attrs[\"cond\"]: ", c.status().message()));
+      }
+      if (absl::Status s = CheckInScope(
+              where, absl::StrCat("attrs[\"cond\"] (", c->ToString(), ")"),
+              c->Symbols());
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (is_loop) {
+    all_indices_.insert(index_symbol);
+    indices_.push_back(index_symbol);
+  }
+  for (int r = 0; r < want_regions; ++r) {
+    const char* name = is_loop ? "body" : (r == 0 ? "then" : "else");
+    absl::Status s = CheckRegion(op, where, ins, r, name);
+    if (!s.ok()) return s;
+  }
+  if (is_loop) indices_.pop_back();
+  for (int k = 0; k < op.outputs_size(); ++k) {
+    const std::string field = absl::StrCat("output ", k);
+    absl::StatusOr<int> v = Lookup(where, field, op.outputs(k));
+    if (!v.ok()) return v.status();
+    if (definer_[*v] != kUndefined) {
+      return Invalid(where, absl::StrCat(field, ": ", ValueLabel(op.outputs(k)),
+                                         " is already defined by ",
+                                         DefinerLabel(definer_[*v])));
+    }
+    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
+        !s.ok()) {
+      return s;
+    }
+    const Value& out = g_.values(*v);
+    const Value& in = g_.values(ins[k]);
+    if (out.dtype() != in.dtype() || shape_[*v] != shape_[ins[k]]) {
+      return Invalid(where, absl::StrCat(
+          field, ": ", TypeText(out, shape_[*v]), " does not match input ", k,
+          "'s ", TypeText(in, shape_[ins[k]]),
+          " (the outputs are the carried tensors after the op)"));
+    }
+    if (absl::Status s = DefineInRegion(where, field, *v); !s.ok()) return s;
+    definer_[*v] = index;
+  }
+  for (int v : ins) last_reader_[v] = index;
+  return absl::OkStatus();
+}
+
+absl::Status Verifier::CheckRegion(const Op& op, const std::string& where,
+                                   const std::vector<int>& ins, int r,
+                                   const std::string& region_name) {
+  const int index = num_ops_ - 1;
+  const pto::v1::Region& region = op.regions(r);
+  const std::string rwhere = absl::StrCat(where, " ", region_name);
+  if (region.args_size() != op.inputs_size()) {
+    return Invalid(rwhere, absl::StrCat("args: expected ", op.inputs_size(),
+                                        " (one per input of the op), got ",
+                                        region.args_size()));
+  }
+  if (region.results_size() != region.args_size()) {
+    return Invalid(rwhere, absl::StrCat("results: expected ", region.args_size(),
+                                        " (one per arg), got ",
+                                        region.results_size()));
+  }
+  OpenRegion open;
+  open.id = next_region_++;
+  open.carried = ins;
+  open.op_label = op_labels_[index];
+  region_stack_.push_back(std::move(open));
+  for (int k = 0; k < region.args_size(); ++k) {
+    const std::string field = absl::StrCat("arg ", k);
+    absl::StatusOr<int> v = Lookup(rwhere, field, region.args(k));
+    if (!v.ok()) return v.status();
+    if (definer_[*v] != kUndefined) {
+      return Invalid(rwhere, absl::StrCat(field, ": ", ValueLabel(region.args(k)),
+                                          " is already defined by ",
+                                          DefinerLabel(definer_[*v])));
+    }
+    if (absl::Status s = CheckValue(absl::StrCat(rwhere, ": ", field), *v);
+        !s.ok()) {
+      return s;
+    }
+    const Value& arg = g_.values(*v);
+    const Value& in = g_.values(ins[k]);
+    if (arg.dtype() != in.dtype() || shape_[*v] != shape_[ins[k]]) {
+      return Invalid(rwhere, absl::StrCat(
+          field, ": ", TypeText(arg, shape_[*v]), " does not match input ", k,
+          "'s ", TypeText(in, shape_[ins[k]]),
+          " (an arg is the carried tensor on entry)"));
+    }
+    definer_[*v] = index;
+    region_of_[*v] = region_stack_.back().id;
+    region_stack_.back().defined.push_back(*v);
+  }
+  const std::string short_base =
+      absl::StrCat(op_labels_[index], " ", region_name, " op #");
+  for (int i = 0; i < region.ops_size(); ++i) {
+    const std::string short_label = absl::StrCat(short_base, i);
+    if (absl::Status s = CheckOp(region.ops(i), OpLabel(short_label, region.ops(i)),
+                                 short_label);
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (int k = 0; k < region.results_size(); ++k) {
+    const std::string field = absl::StrCat("result ", k);
+    absl::StatusOr<int> v = Lookup(rwhere, field, region.results(k));
+    if (!v.ok()) return v.status();
+    if (definer_[*v] == kUndefined || closed_[*v] ||
+        region_of_[*v] != region_stack_.back().id) {
+      return Invalid(rwhere, absl::StrCat(
+          field, ": ", ValueLabel(region.results(k)), " is not defined in this "
+          "region (a result is the arg or a value the region computes)"));
+    }
+    const Value& res = g_.values(*v);
+    const Value& arg = g_.values(index_of_id_.at(region.args(k)));
+    const SymShape& arg_shape = shape_[index_of_id_.at(region.args(k))];
+    if (res.dtype() != arg.dtype() || shape_[*v] != arg_shape) {
+      return Invalid(rwhere, absl::StrCat(
+          field, ": ", TypeText(res, shape_[*v]), " does not match arg ", k,
+          "'s ", TypeText(arg, arg_shape),
+          " (a carried tensor keeps its type)"));
+    }
+  }
+  for (int v : region_stack_.back().defined) closed_[v] = true;
+  region_stack_.pop_back();
+  return absl::OkStatus();
+}
 }  // namespace
 
 absl::Status VerifyGraph(const pto::v1::Graph& graph) {

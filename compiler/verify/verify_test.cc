@@ -355,12 +355,11 @@ TEST(VerifyTest, ReductionsCastsAndMatmulWithSymbolicDims) {
   EXPECT_THAT(r.status().message(), HasSubstr("have K n and 64"));
 }
 
-TEST(VerifyTest, RegionsAreUnimplemented) {
+// Only loop and if have regions (verify_regions_test covers those).
+TEST(VerifyTest, RejectsRegionsOnOtherOps) {
   pto::v1::Graph g = Base();
   g.mutable_ops(0)->add_regions();
-  absl::Status s = VerifyGraph(g);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("op #0"), HasSubstr("regions")));
+  ExpectInvalid(g, {"op #0", "regions: exp has no regions"});
 }
 
 TEST(VerifyTest, ChecksScalarAttribute) {

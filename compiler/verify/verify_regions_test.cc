@@ -1,0 +1,354 @@
+// Loops and branches (issue 4, phase 2): verification, import, the printed
+// Tensor Graph and the cache key of graphs with regions.
+#include <string>
+#include <vector>
+
+#include "compiler/ir/import.h"
+#include "compiler/key/cache_key.h"
+#include "compiler/testing/graph_builder.h"
+#include "compiler/verify/limits.h"
+#include "compiler/verify/verify.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace pto::compiler {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CompareExpr;
+using testing::GraphBuilder;
+using testing::SoftmaxLoopGraph;
+using Ids = std::vector<uint32_t>;
+
+const SymExpr kBs = SymExpr::Symbol("bs");
+const SymExpr kI = SymExpr::Symbol("i");
+
+void ExpectInvalid(const pto::v1::Graph& g, const std::vector<std::string>& parts) {
+  absl::Status s = VerifyGraph(g);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  for (const std::string& p : parts) EXPECT_THAT(s.message(), HasSubstr(p));
+}
+
+// in [bs,4] IN, out [bs,4] INOUT; `body` fills the loop over i in 0..bs.
+pto::v1::Graph LoopGraph(const std::function<Ids(GraphBuilder&, uint32_t in,
+                                                 const Ids& args)>& body,
+                         int64_t step = 1) {
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  Ids outs = b.Loop("i", 0, kBs, step, {out},
+                    [&](const Ids& args) { return body(b, in, args); });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+// out[i] = exp(in[i]).
+Ids ExpRow(GraphBuilder& b, uint32_t in, const Ids& args) {
+  const uint32_t x = b.View(in, {kI, 0}, {1, 4}, {1, 4});
+  return {b.Assemble(b.Op("exp", {x}, {1, 4}), args[0], {kI, 0}, {1, 4})};
+}
+
+TEST(VerifyRegionsTest, AcceptsSoftmaxLoopAndImportsIt) {
+  const pto::v1::Graph g = SoftmaxLoopGraph();
+  ASSERT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  absl::StatusOr<TensorGraph> t = ImportGraph(g);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->ops.size(), 1u);
+  EXPECT_TRUE(t->HasRegions());
+  ASSERT_EQ(t->ops[0].regions.size(), 1u);
+  EXPECT_EQ(t->ops[0].regions[0].ops.size(), 7u);  // view .. assemble
+}
+
+// The golden printed form of a loop (indented body, symbolic attributes).
+TEST(VerifyRegionsTest, PrintsRegionsReadably) {
+  absl::StatusOr<TensorGraph> t = ImportGraph(LoopGraph(ExpRow));
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(PrintTensorGraph(*t),
+            "tensor_graph \"loop\"\n"
+            "  param #0 in    %0 \"in\": f32[bs,4]\n"
+            "  param #1 inout %1->%6 \"out\": f32[bs,4]\n"
+            "  %6:f32[bs,4] = loop %1 index=\"i\" start=0 step=1 stop=bs\n"
+            "    body (%2):\n"
+            "      %3:f32[1,4] = view %0 offsets=[i,0] shape=[1,4]  tile=[1,4]\n"
+            "      %4:f32[1,4] = exp %3  tile=[1,4]\n"
+            "      %5:f32[bs,4] = assemble %4, %2 offsets=[i,0]  tile=[1,4]\n"
+            "      yield %5\n");
+}
+
+TEST(VerifyRegionsTest, PrintsIfWithCondition) {
+  GraphBuilder b("branch");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  Ids outs = b.If(CompareExpr(pto::v1::DIM_OP_GT, kBs, 64), {out},
+                  [&](const Ids& a) { return Ids{b.Op("exp", {in}, {1, 4})}; },
+                  [&](const Ids& a) { return a; });
+  b.InOut("out", out, outs[0]);
+  absl::StatusOr<TensorGraph> t = ImportGraph(b.Build());
+  ASSERT_TRUE(t.ok()) << t.status();
+  const std::string text = PrintTensorGraph(*t);
+  EXPECT_THAT(text, HasSubstr("= if %1 cond=(bs>64)\n    then (%2):\n"));
+  EXPECT_THAT(text, HasSubstr("    else (%4):\n      yield %4\n"));
+}
+
+TEST(VerifyRegionsTest, RejectsStepZeroNamingTheOp) {
+  ExpectInvalid(LoopGraph(ExpRow, 0), {"op #0 \"loop\"", "attrs[\"step\"]", "0"});
+}
+
+TEST(VerifyRegionsTest, RejectsCarriedTypeMismatchNamingRegionAndPosition) {
+  // The body yields a [1,4] value for a [bs,4] arg.
+  ExpectInvalid(LoopGraph([](GraphBuilder& b, uint32_t in, const Ids& args) {
+                  return Ids{b.View(in, {kI, 0}, {1, 4}, {1, 4})};
+                }),
+                {"op #0 \"loop\"", "body", "result 0", "f32[1,4]",
+                 "does not match arg 0's f32[bs,4]"});
+  // An arg of another type than its input.
+  pto::v1::Graph g = LoopGraph(ExpRow);
+  pto::v1::Value* arg = nullptr;
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    if (v.id() == g.ops(0).regions(0).args(0)) arg = &v;
+  }
+  arg->set_dtype(pto::v1::DT_FP16);
+  ExpectInvalid(g, {"op #0 \"loop\" (name \"loop0\") body", "arg 0",
+                    "f16[bs,4] does not match input 0's f32[bs,4]"});
+}
+
+TEST(VerifyRegionsTest, RejectsOutputTypeMismatch) {
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  Ids outs = b.Loop("i", 0, kBs, 1, {out},
+                    [&](const Ids& args) { return ExpRow(b, in, args); });
+  b.InOut("out", out, b.Op("exp", {outs[0]}, {1, 4}));
+  pto::v1::Graph g = b.Build();
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    if (v.id() == outs[0]) v.set_dtype(pto::v1::DT_FP16);
+  }
+  ExpectInvalid(g, {"op #0 \"loop\"", "output 0: f16[bs,4] does not match input 0's f32[bs,4]"});
+}
+
+TEST(VerifyRegionsTest, RejectsAssembleIntoACapture) {
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  const uint32_t other = b.Op("exp", {in}, {1, 4});
+  Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& args) {
+    const uint32_t x = b.View(in, {kI, 0}, {1, 4}, {1, 4});
+    b.Assemble(x, other, {kI, 0}, {1, 4});
+    return args;
+  });
+  b.InOut("out", out, outs[0]);
+  ExpectInvalid(b.Build(), {"op #1 body op #1 \"assemble\"", "input 1 (dst)",
+                            "outside op #1's region", "assembles only into its args"});
+}
+
+TEST(VerifyRegionsTest, RejectsReadingTheCarriedInputInTheBody) {
+  ExpectInvalid(LoopGraph([](GraphBuilder& b, uint32_t in, const Ids& args) {
+                  // value 2 is `out` (the loop's input), read instead of args[0].
+                  return Ids{b.Op("exp", {2}, {1, 4})};
+                }),
+                {"op #0 body op #0 \"exp\"", "input 0 of op #0", "read the region's arg 0"});
+}
+
+TEST(VerifyRegionsTest, RejectsValuesOfAnEndedRegion) {
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  uint32_t inner = 0;
+  Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& args) {
+    inner = b.Op("exp", {in}, {1, 4});
+    return args;
+  });
+  b.InOut("out", out, b.Op("add", {outs[0], inner}, {1, 4}));
+  ExpectInvalid(b.Build(), {"op #1 \"add\"", "input 1", "inside a region of op #0",
+                            "has ended"});
+}
+
+TEST(VerifyRegionsTest, RejectsCapturesDefinedLater) {
+  // The body reads a value that only a later op defines.
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  const uint32_t later = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "later");
+  Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& args) {
+    return Ids{b.Op("add", {args[0], later}, {1, 4})};
+  });
+  b.InOut("out", out, outs[0]);
+  ExpectInvalid(b.Build(), {"op #0 body op #0 \"add\"", "input 1",
+                            "used before any op defines it"});
+}
+
+TEST(VerifyRegionsTest, RejectsSymbolsOutOfScope) {
+  // The index of a loop that has ended, in a later loop's view.
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  Ids first = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& a) { return a; });
+  Ids second = b.Loop("j", 0, kBs, 1, {first[0]}, [&](const Ids& args) {
+    const uint32_t x = b.View(in, {kI, 0}, {1, 4}, {1, 4});
+    return Ids{b.Assemble(x, args[0], {SymExpr::Symbol("j"), 0}, {1, 4})};
+  });
+  b.InOut("out", out, second[0]);
+  ExpectInvalid(b.Build(), {"op #1 body op #0 \"view\"", "attrs[\"offsets\"][0] (i)",
+                            "uses symbol i", "not in scope"});
+}
+
+TEST(VerifyRegionsTest, RejectsDuplicateIndexAndBadIndexName) {
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  Ids outs = b.Loop("bs", 0, kBs, 1, {out}, [&](const Ids& a) { return a; });
+  b.InOut("out", out, outs[0]);
+  ExpectInvalid(b.Build(), {"attrs[\"index\"]", "bs is already a symbol of the parameters"});
+  (void)in;
+  pto::v1::Graph g = LoopGraph(ExpRow);
+  (*g.mutable_ops(0)->mutable_attrs())["index"].set_s("2x");
+  ExpectInvalid(g, {"attrs[\"index\"]", "not an identifier"});
+}
+
+TEST(VerifyRegionsTest, RejectsComparisonsOutsideConditions) {
+  pto::v1::Graph g = LoopGraph(ExpRow);
+  *(*g.mutable_ops(0)->mutable_attrs())["stop"].mutable_expr() =
+      CompareExpr(pto::v1::DIM_OP_LT, kBs, 4);
+  ExpectInvalid(g, {"op #0 \"loop\"", "attrs[\"stop\"]", "allowed only in an if's"});
+}
+
+TEST(VerifyRegionsTest, RejectsBadRegionCountsAndAttributes) {
+  pto::v1::Graph g = LoopGraph(ExpRow);
+  g.mutable_ops(0)->add_regions();
+  ExpectInvalid(g, {"op #0 \"loop\"", "regions: expected 1 (the body), got 2"});
+  g = LoopGraph(ExpRow);
+  g.mutable_ops(0)->mutable_attrs()->erase("start");
+  ExpectInvalid(g, {"missing required attribute \"start\""});
+  g = LoopGraph(ExpRow);
+  (*g.mutable_ops(0)->mutable_attrs())["start"].set_f(0.5);
+  ExpectInvalid(g, {"attrs[\"start\"]: expected type i or expr"});
+  g = LoopGraph(ExpRow);
+  g.mutable_ops(0)->mutable_regions(0)->add_results(g.ops(0).regions(0).args(0));
+  ExpectInvalid(g, {"op #0 \"loop\" (name \"loop0\") body", "results: expected 1"});
+}
+
+TEST(VerifyRegionsTest, RejectsDeepNestingAndTooManyOps) {
+  GraphBuilder b("deep");
+  const uint32_t out0 = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  std::function<Ids(int, const Ids&)> nest = [&](int depth, const Ids& carried) {
+    if (depth == kMaxRegionDepth + 1) return carried;
+    return b.Loop(absl::StrCat("i", depth), 0, kBs, 1, carried,
+                  [&, depth](const Ids& args) { return nest(depth + 1, args); });
+  };
+  Ids outs = nest(0, {out0});
+  b.InOut("out", out0, outs[0]);
+  ExpectInvalid(b.Build(), {"regions nest more than 8 deep"});
+
+  pto::v1::Graph g = LoopGraph([](GraphBuilder& b, uint32_t in, const Ids& args) {
+    uint32_t x = b.View(in, {kI, 0}, {1, 4}, {1, 4});
+    for (int k = 0; k < kMaxOps; ++k) x = b.Op("neg", {x}, {1, 4});
+    return Ids{b.Assemble(x, args[0], {kI, 0}, {1, 4})};
+  });
+  ExpectInvalid(g, {"more than 4096 ops, those in regions included"});
+}
+
+TEST(VerifyRegionsTest, RejectsOversizedExpressions) {
+  pto::v1::Graph g = LoopGraph(ExpRow);
+  pto::v1::DimExpr e;
+  e.set_symbol("bs");
+  for (int k = 0; k < 20; ++k) {
+    pto::v1::DimExpr up;
+    up.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
+    *up.mutable_binary()->mutable_lhs() = e;
+    up.mutable_binary()->mutable_rhs()->set_constant(1);
+    e = up;
+  }
+  *(*g.mutable_ops(0)->mutable_attrs())["stop"].mutable_expr() = e;
+  ExpectInvalid(g, {"attrs[\"stop\"]", "deeper than 16"});
+}
+
+TEST(VerifyRegionsTest, RejectsConstantViewOutOfRangeAndSymbolicOffsetsAtTopLevel) {
+  ExpectInvalid(LoopGraph([](GraphBuilder& b, uint32_t in, const Ids& args) {
+                  const uint32_t x = b.View(in, {kI, 3}, {1, 4}, {1, 4});
+                  return Ids{b.Assemble(x, args[0], {kI, 0}, {1, 4})};
+                }),
+                {"op #0 body op #0 \"view\"", "does not fit in input", "dim 1 covers [3, 7)"});
+  GraphBuilder b("top");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  b.Output("out", b.View(in, {kBs - 1, 0}, {1, 4}, {1, 4}));
+  absl::Status s = VerifyGraph(b.Build());
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("outside a loop or if region"));
+}
+
+TEST(VerifyRegionsTest, RejectsOutValueDefinedInARegion) {
+  GraphBuilder b("loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+  uint32_t inner = 0;
+  Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& args) {
+    inner = b.Op("exp", {in}, {1, 4});
+    return args;
+  });
+  b.InOut("out", out, outs[0]);
+  b.Output("leak", inner);
+  ExpectInvalid(b.Build(), {"param #2 \"leak\"", "inside a region of op #0"});
+}
+
+TEST(VerifyRegionsTest, IfConditionsAndTheirErrors) {
+  auto make = [](const pto::v1::DimExpr& cond) {
+    GraphBuilder b("branch");
+    const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+    const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+    Ids outs = b.If(cond, {out},
+                    [&](const Ids&) { return Ids{b.Op("exp", {in}, {1, 4})}; },
+                    [&](const Ids&) { return Ids{b.Op("neg", {in}, {1, 4})}; });
+    b.InOut("out", out, outs[0]);
+    return b.Build();
+  };
+  pto::v1::DimExpr both;
+  both.mutable_binary()->set_op(pto::v1::DIM_OP_AND);
+  *both.mutable_binary()->mutable_lhs() = CompareExpr(pto::v1::DIM_OP_GE, kBs, 2);
+  *both.mutable_binary()->mutable_rhs() = CompareExpr(pto::v1::DIM_OP_NE, kBs, 7);
+  EXPECT_TRUE(VerifyGraph(make(both)).ok()) << VerifyGraph(make(both));
+  ExpectInvalid(make(CompareExpr(pto::v1::DIM_OP_GT, SymExpr::Symbol("n"), 2)),
+                {"op #0 \"if\"", "attrs[\"cond\"] (n>2)", "uses symbol n"});
+  // A comparison of comparisons.
+  pto::v1::DimExpr nested = CompareExpr(pto::v1::DIM_OP_EQ, kBs, 1);
+  *nested.mutable_binary()->mutable_lhs() = CompareExpr(pto::v1::DIM_OP_LT, kBs, 3);
+  ExpectInvalid(make(nested), {"attrs[\"cond\"]", "must be integer expressions"});
+}
+
+// The key: loop index names (like symbol names) never enter it, sizes never
+// do, offsets and bodies do.
+TEST(VerifyRegionsTest, CacheKeyRenamesIndicesAndEncodesRegions) {
+  auto key = [](const pto::v1::Graph& g) {
+    absl::StatusOr<TensorGraph> t = ImportGraph(g);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return ComputeCacheKey(*t, "host", {}, "fp");
+  };
+  const std::string a = key(SoftmaxLoopGraph("idx"));
+  EXPECT_EQ(a, key(SoftmaxLoopGraph("row")));
+  EXPECT_NE(a, key(SoftmaxLoopGraph("idx", 8, 64)));  // static body dims differ
+  const std::string exp_row = key(LoopGraph(ExpRow));
+  EXPECT_NE(exp_row, key(LoopGraph([](GraphBuilder& b, uint32_t in, const Ids& args) {
+              const uint32_t x = b.View(in, {kI, 0}, {1, 4}, {1, 4});
+              return Ids{b.Assemble(b.Op("exp", {x}, {1, 4}), args[0],
+                                    {kBs - kI - 1, 0}, {1, 4})};
+            })));
+  EXPECT_NE(exp_row, key(LoopGraph(ExpRow, 2)));
+  // Static graphs keep their keys: no regions, no extra bytes.
+  GraphBuilder b("k");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4});
+  b.Output("y", b.Op("exp", {x}, {4}));
+  absl::StatusOr<TensorGraph> t = ImportGraph(b.Build());
+  EXPECT_EQ(CanonicalGraphBytes(*t).find('R'), std::string::npos);
+}
+
+TEST(VerifyRegionsTest, ConstantExpressionsImportAsInts) {
+  GraphBuilder b("k");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 4});
+  b.Output("y", b.View(x, {SymExpr(1), SymExpr(0)}, {SymExpr(2), SymExpr(4)}, {2, 4}));
+  absl::StatusOr<TensorGraph> t = ImportGraph(b.Build());
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(std::holds_alternative<std::vector<int64_t>>(t->ops[0].attrs.at("offsets")));
+}
+
+}  // namespace
+}  // namespace pto::compiler

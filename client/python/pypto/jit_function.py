@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from . import backend, cache, config, dtypes, locations, tiling, tracer
+from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, tracer
 from ._proto import graph_pb2
 from .errors import CompileError, UnsupportedTargetError
 from .jit_options import JitOptions, RunMode
@@ -56,6 +56,10 @@ class CompileInfo:
 
 # In the compiler's UNIMPLEMENTED message for symbolic dims it cannot lower yet.
 _PHASE_ONE_LIMIT = "issue 4 phase 1"
+
+
+def _has_control_flow(graph):
+    return any(op.regions for op in graph.ops)
 
 
 def _check_aliasing(entry, arrays):
@@ -196,6 +200,11 @@ class _Param:
         dtypes.check_compilable(dt, f"argument '{name}'")
         shape = tuple(int(d) for d in array.shape)
         spec = ann._spec_shape
+        if spec and spec[-1] is Ellipsis:  # [DYNAMIC, ...]: the rest from the call
+            if len(shape) < len(spec) - 1:
+                raise ValueError(f"argument '{name}': expected rank {len(spec) - 1} or more "
+                                 f"(annotation {list(spec)}), got shape {list(shape)}")
+            spec = spec[:-1] + tuple(shape[len(spec) - 1:])
         if spec:  # () and None mean: from the call
             if len(spec) != len(shape):
                 raise ValueError(f"argument '{name}': expected rank {len(spec)} (annotation "
@@ -244,6 +253,7 @@ class JitFunction:
         self._fast_ok = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                             for p in self._signature.parameters.values())
         self._lock = threading.Lock()
+        self._traced_fn = None
         self.last_compile = None
         functools.update_wrapper(self, fn)
 
@@ -281,6 +291,8 @@ class JitFunction:
         (`marked`: spec index -> dims); a named dim keeps its name."""
         ann = self._params[spec_index].ann._spec_shape
         want = ann[dim] if ann and dim < len(ann) else None
+        if want is Ellipsis or (ann and ann[-1] is Ellipsis and dim >= len(ann)):
+            want = None
         if want is DYNAMIC:
             return True
         if isinstance(want, str):
@@ -314,7 +326,9 @@ class JitFunction:
                   else (p.name, spec[0], tuple(sizes.get(d, d) for d in spec[1]),
                         p.ann.name)
                   for p, spec in zip(self._params, specs)]
-        return locations.trace(self.fn, self.name, params,
+        if self._traced_fn is None:  # `if pypto.cond(...)` rewritten (ast_rewrite.py)
+            self._traced_fn = ast_rewrite.rewrite(self.fn)
+        return locations.trace(self._traced_fn, self.name, params,
                                symbols={v: k for k, v in sizes.items()})
 
     def trace(self, *args, **kwargs):
@@ -362,7 +376,11 @@ class JitFunction:
                     try:
                         compiled = backend.get_kernel(graph, compile_options, timeout, self.name)
                     except CompileError as e:
-                        if specs == static_specs or _PHASE_ONE_LIMIT not in str(e):
+                        if specs == static_specs or _PHASE_ONE_LIMIT not in str(e) or \
+                                _has_control_flow(graph):
+                            # (A kernel with loops or branches is not compiled
+                            # per size instead: that would hide what the
+                            # compiler cannot do yet.)
                             locations.annotate(e, graph, where)
                             raise
                         # Dynamic dims the compiler cannot keep symbolic yet

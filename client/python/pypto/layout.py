@@ -11,11 +11,20 @@ through an index. Slices take steps of 1 (others are a ValueError); an int
 index drops its dim and None inserts one. Writing into a region of an
 argument (`out[a:b] = y`, `pypto.assemble(y, offsets, out)`) keeps the rest
 of the caller's data, so the argument is read as well as written (in/out).
+
+Bounds may be symbolic (a loop index, x.shape[i] of a dynamic dim, issue 4):
+x[i*64:(i + 1)*64, :] is a view with offsets [i*64, 0] and shape [64, ...],
+x[i*64:(i*64 + 64).min(n)] one whose shape is min(64, n - i*64); the graph
+carries them as expressions (attribute `exprs`). A symbolic bound is never
+wrapped like a negative index or clamped like a slice past the end: a region
+that leaves its tensor is an error at launch naming the op and the values.
+In `out[i:, ...] = y` a slice with a symbolic start and no stop is y's
+extent in that dim (PyPTO's form), not "to the end".
 """
 
 import numbers
 
-from . import tiling
+from . import symbolic, tiling
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -30,7 +39,7 @@ def _traced(x, what, arg="input"):
 def _int(v, what):
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{what} must be an int, got {type(v).__name__}")
-    return int(v)
+    return v if symbolic.is_symbolic(v) else int(v)
 
 
 def _dim(d, rank, what):
@@ -51,7 +60,7 @@ def _tile(shape):
     tile = tuple(tile)
     if len(tile) != rank:
         tile = ((1,) * rank + tile)[-rank:]
-    return tuple(max(1, min(t, d)) for t, d in zip(tile, shape))
+    return tuple(max(1, min(int(t), int(d))) for t, d in zip(tile, shape))
 
 
 def _record(kind, inputs, shape, attrs, what, space=None, noncontig=False):
@@ -95,15 +104,25 @@ def view(input, shape, offsets=None):  # noqa: A002 - PyPTO's names
         raise ValueError(f"{what}: shape {shape} and offsets {offsets} must have the "
                          f"input's rank {rank}")
     for d in range(rank):
+        if _any_symbolic(shape[d], offsets[d], x._shape[d]):
+            continue  # checked at launch (or by the compiler when it can)
         if shape[d] <= 0 or offsets[d] < 0 or offsets[d] + shape[d] > x._shape[d]:
             raise ValueError(
                 f"{what}: shape {shape} at offsets {offsets} does not fit in the input "
                 f"{list(x._shape)}: dim {d} covers [{offsets[d]}, {offsets[d] + shape[d]}) "
                 f"(valid offsets[{d}]: 0..{max(0, x._shape[d] - shape[d])})")
-    if shape == list(x._shape):
+    if symbolic.same_shape(shape, x._shape) and _all_zero(offsets):
         return x
     return _record("view", [x], shape, {"shape": shape, "offsets": offsets}, what,
                    noncontig=True)
+
+
+def _all_zero(offsets):
+    return all(symbolic.same(o, 0) for o in offsets)
+
+
+def _any_symbolic(*xs):
+    return any(symbolic.is_symbolic(x) for x in xs)
 
 
 def reshape(input, shape, *more):  # noqa: A002
@@ -133,7 +152,7 @@ def reshape(input, shape, *more):  # noqa: A002
                          f"{list(x._shape)} has {count}")
     if not 1 <= len(shape) <= 4:
         raise ValueError(f"{what}: shape {shape} must have 1 to 4 dims")
-    if shape == list(x._shape):
+    if symbolic.same_shape(shape, x._shape):
         return x
     noncontig = getattr(x, "_noncontig", False)
     if noncontig and not _squeeze_only(shape, x._shape):
@@ -251,6 +270,8 @@ def _assemble(src, offsets, dst, what):
         raise ValueError(f"{what}: src {list(src._shape)} and offsets {offsets} must have "
                          f"dst's rank {rank}")
     for d in range(rank):
+        if _any_symbolic(offsets[d], src._shape[d], dst._shape[d]):
+            continue  # checked at launch (or by the compiler when it can)
         if offsets[d] < 0 or offsets[d] + src._shape[d] > dst._shape[d]:
             raise ValueError(
                 f"{what}: src {list(src._shape)} at offsets {offsets} does not fit in dst "
@@ -260,7 +281,7 @@ def _assemble(src, offsets, dst, what):
     if dst._vid is None:  # a local tensor never written: start from zeros
         from . import ops
         b.write(dst, ops.zeros(tuple(dst._shape), dst.dtype), what)
-    if list(src._shape) == list(dst._shape):
+    if symbolic.same_shape(src._shape, dst._shape) and _all_zero(offsets):
         b.write(dst, src, what)
         return
     out = _record("assemble", [src, dst], dst._shape, {"offsets": offsets}, what,
@@ -268,10 +289,11 @@ def _assemble(src, offsets, dst, what):
     b.write(dst, out, what)
 
 
-def _region(key, shape, what):
+def _region(key, shape, what, open_ends=None):
     """(offsets, sizes, result shape) of a subscript: per input dim its
     offset and size; the result's shape drops int-indexed dims and has a 1
-    where None is."""
+    where None is. `open_ends`, a list, gets the input dims whose slice has a
+    symbolic start and no stop."""
     keys = key if isinstance(key, tuple) else (key,)
     rank = len(shape)
     n_real = sum(1 for k in keys if k is not None and k is not Ellipsis)
@@ -294,7 +316,17 @@ def _region(key, shape, what):
             result_shape.append(1)
             continue
         n = shape[d]
-        if isinstance(k, slice):
+        if isinstance(k, slice) and _any_symbolic(k.start, k.stop, n):
+            start, stop = _symbolic_slice(k, n, d, what)
+            if open_ends is not None and k.stop is None and symbolic.is_symbolic(k.start):
+                open_ends.append(d)
+            size = stop - start
+            if not symbolic.is_symbolic(size) and size <= 0:
+                raise ValueError(f"{what}: dim {d}: the slice {k.start}:{k.stop} is empty")
+            offsets.append(start)
+            sizes.append(size)
+            result_shape.append(size)
+        elif isinstance(k, slice):
             start, stop, step = k.indices(n)
             if step != 1:
                 raise ValueError(f"{what}: dim {d}: slices take steps of 1 (got step "
@@ -304,6 +336,11 @@ def _region(key, shape, what):
             offsets.append(start)
             sizes.append(stop - start)
             result_shape.append(stop - start)
+        elif symbolic.is_symbolic(k) or (symbolic.is_symbolic(n) and isinstance(
+                k, numbers.Integral) and not isinstance(k, bool)):
+            # A symbolic index, or an index into a symbolic dim: -1 is the last.
+            offsets.append(k + n if not symbolic.is_symbolic(k) and k < 0 else k)
+            sizes.append(1)
         elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
             i = int(k)
             if not -n <= i < n:
@@ -318,12 +355,32 @@ def _region(key, shape, what):
     return offsets, sizes, result_shape
 
 
+def _symbolic_slice(k, n, d, what):
+    """(start, stop) of slice k over a dim of size n when a bound or n is
+    symbolic: no clamping; a negative int bound counts from the end."""
+    if k.step is not None and not (isinstance(k.step, int) and int(k.step) == 1):
+        raise ValueError(f"{what}: dim {d}: slices take steps of 1 (got step {k.step}); "
+                         f"strided views are not supported")
+    bounds = []
+    for b, default in ((k.start, 0), (k.stop, n)):
+        if b is None:
+            b = default
+        elif isinstance(b, bool) or not isinstance(b, numbers.Integral):
+            raise TypeError(f"{what}: dim {d}: slice bounds must be ints or symbolic scalars, "
+                            f"got {type(b).__name__}")
+        elif not symbolic.is_symbolic(b) and b < 0:
+            b = n + b
+        bounds.append(b)
+    return bounds[0], bounds[1]
+
+
 def getitem(x, key):
     """x[key]: a view (slices with step 1, ints, None, '...')."""
     what = f"{x._name or 'tensor'}[...]"
     offsets, sizes, result_shape = _region(key, list(x._shape), what)
-    v = view(x, sizes, offsets) if sizes != list(x._shape) else x
-    if list(result_shape) != list(v._shape):
+    whole = symbolic.same_shape(sizes, x._shape) and _all_zero(offsets)
+    v = x if whole else view(x, sizes, offsets)
+    if not symbolic.same_shape(result_shape, v._shape):
         if not result_shape:
             result_shape = [1]  # x[i, j] of a 2-D tensor: a one-element tensor
         v = reshape(v, result_shape)
@@ -333,12 +390,16 @@ def getitem(x, key):
 def setitem(x, key, value):
     """x[key] = value: an assemble of value into the region."""
     what = f"{x._name or 'tensor'}[...] = ..."
-    offsets, sizes, result_shape = _region(key, list(x._shape), what)
+    open_ends = []
+    offsets, sizes, result_shape = _region(key, list(x._shape), what, open_ends)
     if _is_scalar(value):
         from . import ops
         value = ops.full(tuple(sizes), value, x.dtype)
     _traced(value, what, "value")
-    if list(value._shape) != list(sizes):
+    if open_ends and len(value._shape) == len(sizes) == len(result_shape):
+        for d in open_ends:  # out[i:, ...] = y: y's extent from offset i
+            sizes[d] = result_shape[d] = value._shape[d]
+    if not symbolic.same_shape(value._shape, sizes):
         # The value may have the subscript's shape (ints drop dims): same
         # elements, size-1 dims aside. Broadcasting a value is not done here.
         if [d for d in value._shape if d != 1] != [d for d in sizes if d != 1]:

@@ -27,7 +27,9 @@ from .errors import TraceError
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _TRACE_ERRORS = (TraceError, TypeError, ValueError, NotImplementedError)
-_OP_REF = re.compile(r"\bop #(\d+)")
+# "op #3", or for an op in a region "op #2 body op #0", "op #1 else op #4".
+_OP_REF = re.compile(r"\bop #\d+(?: (?:body|then|else) op #\d+)*")
+_REGION_NAMES = {"loop": ("body",), "if": ("then", "else")}
 
 
 def _ours(filename):
@@ -70,8 +72,10 @@ def _innermost_user_frame(tb):
 
 
 def trace(fn, name, params, symbols=None):
-    """tracer.trace, returning (graph, where): where[k] is the user_frame() of
-    graph.ops[k] (None for ops pypto added itself). Errors name the line."""
+    """tracer.trace, returning (graph, where): where["op #k"] is the
+    user_frame() of graph.ops[k] (None for ops pypto added itself), and
+    where["op #k body op #j"] that of op j of its body (as the compiler's
+    verifier labels ops). Errors name the line."""
     builder = tracer.GraphBuilder(name)
     builder.symbols = symbols or {}
     try:
@@ -87,8 +91,30 @@ def trace(fn, name, params, symbols=None):
                 _set_message(e, f"{where[0]}:{where[1]}: {e.args[0] if e.args else e}")
             e._pypto_located = True
         raise
-    where = [builder.where.get(op.outputs[0]) if op.outputs else None for op in graph.ops]
+    where = {}
+    _label_ops(graph.ops, "", builder.where, where)
     return graph, where
+
+
+def _label_ops(ops, prefix, frames, out):
+    """out[label] = the user frame of each op, labelled as the compiler's
+    verifier names it ("op #2", "op #2 body op #0")."""
+    for k, op in enumerate(ops):
+        label = f"{prefix}op #{k}"
+        out[label] = frames.get(op.outputs[0]) if op.outputs else None
+        for name, region in zip(_REGION_NAMES.get(op.kind, ()), op.regions):
+            _label_ops(region.ops, f"{label} {name} ", frames, out)
+
+
+def _op_at(graph, label):
+    """The op a label names ("op #2 body op #0")."""
+    steps = re.findall(r"(?:(body|then|else) )?op #(\d+)", label)
+    ops, op = graph.ops, None
+    for name, k in steps:
+        if name:
+            ops = op.regions[_REGION_NAMES[op.kind].index(name)].ops
+        op = ops[int(k)]
+    return op
 
 
 def annotate(exc, graph, where):
@@ -97,14 +123,14 @@ def annotate(exc, graph, where):
     message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
     lines, seen, first = [], set(), None
     for m in _OP_REF.finditer(message):
-        k = int(m.group(1))
-        if k in seen or not 0 <= k < len(graph.ops):
+        label = m.group(0)
+        if label in seen:
             continue
-        seen.add(k)
-        w = where[k] if k < len(where) else None
+        seen.add(label)
+        w = where.get(label)
         if w is None:
             continue
         first = first or w
-        lines.append(f"  op #{k} \"{graph.ops[k].kind}\" was recorded at {describe(w)}")
+        lines.append(f"  {label} \"{_op_at(graph, label).kind}\" was recorded at {describe(w)}")
     if lines:
         _set_message(exc, f"{first[0]}:{first[1]}: {message}\n" + "\n".join(lines))

@@ -454,7 +454,6 @@ def _later(name, issue):
 
 
 LATER_OPS = {
-    4: ("loop", "loop_unroll", "cond", "symbolic_scalar", "SymbolicScalar"),
     6: ("from_torch", "options", "set_pass_options", "set_host_options",
         "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",
         "scatter", "topk", "argsort", "cumsum", "one_hot", "pad", "function"),

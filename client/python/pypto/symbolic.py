@@ -12,30 +12,18 @@ are written as symbols; the disk and ptod caches key on that graph, which has
 no sizes in it. So a new size of a dynamic dim neither traces nor compiles:
 the runtime binds the symbols from the arguments at launch.
 
-Inside the kernel, x.shape[i] of a dynamic dim is a SymInt: an int (the
-sentinel, usable in shape arithmetic of the trace) that prints as its
-symbol's name.
+Inside the kernel, x.shape[i] of a dynamic dim is a SymbolicScalar (below):
+an int (the sentinel, usable in shape arithmetic of the trace) that prints as
+its symbol's name and builds expressions in arithmetic.
 """
 
+import operator
+import os
 import re
+import sys
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _FIRST_SENTINEL = 1_000_003
-
-
-class SymInt(int):
-    """A dynamic dim inside a traced kernel: int-valued (its sentinel size),
-    named after its symbol."""
-
-    def __new__(cls, value, name):
-        obj = super().__new__(cls, value)
-        obj.name = name
-        return obj
-
-    def __repr__(self):
-        return self.name
-
-    __str__ = __repr__
 
 
 def is_symbol_name(name):
@@ -81,3 +69,543 @@ def signature_shapes(params, shapes, is_dynamic):
                 else:
                     out[k][i] = by_size.setdefault(size, f"{pname}_d{i}")
     return [tuple(s) for s in out]
+
+
+# Integer expressions (issue 4, phase 2) -------------------------------------
+#
+# A SymbolicScalar is an int (its value in the trace: a dynamic dim's
+# sentinel, a loop index's start) that also carries an expression over
+# symbols. Arithmetic with ints and other SymbolicScalars builds expressions;
+# a result whose expression folds to a constant is a plain int. So the
+# tracer's own shape arithmetic keeps working on the int values while every
+# shape, offset and bound it records can be written as a pto.v1.DimExpr.
+#
+# Canonical form (like compiler/ir/sym_expr.h, but only as far as the front
+# end needs: deciding that a dim is constant, or that two dims are equal):
+# a polynomial, i.e. a sorted tuple of (monomial, coefficient) with nonzero
+# coefficients, a monomial being a sorted tuple of atoms; an atom is a symbol
+# name or an opaque node (op, poly, poly) for // % min max, comparisons and
+# and/or. The constant term has the empty monomial.
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+# Bounds the compiler's importer puts on a DimExpr (graph.proto Dim.expr).
+MAX_EXPR_DEPTH = 16
+MAX_EXPR_NODES = 64
+
+_ZERO = ()
+
+
+def _const(k):
+    return (((), k),) if k else _ZERO
+
+
+def _sym(name):
+    return (((name,), 1),)
+
+
+def _atom_key(a):
+    return a if isinstance(a, str) else _atom_text(a)
+
+
+def _norm(terms):
+    """A canonical polynomial from {monomial: coefficient}."""
+    # Terms by degree and text, the constant last: n*2 + 63.
+    return tuple(sorted(((m, c) for m, c in terms.items() if c),
+                        key=lambda mc: (not mc[0], len(mc[0]), [_atom_key(a) for a in mc[0]])))
+
+
+def _add(p, q, sign=1):
+    terms = dict(p)
+    for m, c in q:
+        terms[m] = terms.get(m, 0) + sign * c
+    return _norm(terms)
+
+
+def _mul(p, q):
+    terms = {}
+    for m1, c1 in p:
+        for m2, c2 in q:
+            m = tuple(sorted(m1 + m2, key=_atom_key))
+            terms[m] = terms.get(m, 0) + c1 * c2
+    return _norm(terms)
+
+
+def _const_of(p):
+    """The int value of a constant polynomial, else None."""
+    if p == _ZERO:
+        return 0
+    if len(p) == 1 and p[0][0] == ():
+        return p[0][1]
+    return None
+
+
+_FOLD = {"//": operator.floordiv, "%": operator.mod, "min": min, "max": max,
+         "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+         ">": operator.gt, ">=": operator.ge,
+         "and": lambda a, b: bool(a and b), "or": lambda a, b: bool(a or b)}
+_COMPARE = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+
+
+def _node(op, p, q):
+    """p op q for the non-polynomial ops, simplified where that is exact."""
+    a, b = _const_of(p), _const_of(q)
+    if a is not None and b is not None:
+        if op in ("//", "%") and b == 0:
+            raise ZeroDivisionError(f"symbolic {op} by zero")
+        return _const(int(_FOLD[op](a, b)))
+    if op in ("//", "%") and b is not None:
+        if b == 0:
+            raise ZeroDivisionError(f"symbolic {op} by zero")
+        if b == 1:
+            return p if op == "//" else _ZERO
+        # (b*A + R) // b = A + R // b and (b*A + R) % b = R % b, exactly.
+        whole = {m: c for m, c in p if c % b == 0}
+        rest = _norm({m: c for m, c in p if c % b})
+        if whole:
+            inner = _ZERO if not rest else _node(op, rest, q)
+            if op == "%":
+                return inner
+            return _add(_norm({m: c // b for m, c in whole.items()}), inner)
+    if op in ("min", "max") or op in _COMPARE:
+        d = _const_of(_add(p, q, -1))
+        if d is not None:  # p - q is a known constant
+            if op == "min":
+                return p if d <= 0 else q
+            if op == "max":
+                return p if d >= 0 else q
+            return _const(int(_FOLD[op](d, 0)))
+        if op in ("min", "max") and _text(p) > _text(q):
+            p, q = q, p  # min and max commute: one order
+    return (((("node", op, p, q),), 1),)
+
+
+def _atom_text(a):
+    if isinstance(a, str):
+        return a
+    _, op, p, q = a
+    if op in ("min", "max"):
+        return f"{op}({_text(p)}, {_text(q)})"
+    return f"({_text(p)} {op} {_text(q)})"
+
+
+def _text(p):
+    if p == _ZERO:
+        return "0"
+    parts = []
+    for m, c in p:
+        if not m:
+            body = str(abs(c))
+        else:
+            body = "*".join(_atom_text(a) for a in m)
+            if abs(c) != 1:
+                body = f"{body}*{abs(c)}"
+        parts.append(("- " if c < 0 else "+ ") + body)
+    s = " ".join(parts)
+    return s[2:] if s.startswith("+ ") else "-" + s[2:]
+
+
+def _to_proto(p, msg, budget):
+    """Writes polynomial p into pto.v1.DimExpr `msg`; `budget` is a one-item
+    list counting nodes (the importer's bound)."""
+    from ._proto import graph_pb2
+    budget[0] += 1
+    if budget[0] > MAX_EXPR_NODES:
+        raise ValueError(f"the expression {_text(p)} has more than {MAX_EXPR_NODES} nodes "
+                         f"(the compiler's bound); simplify it")
+    k = _const_of(p)
+    if k is not None:
+        msg.constant = k
+        return
+    if len(p) > 1:  # a sum: first term + or - the rest
+        m, c = p[-1]
+        rest = p[:-1]
+        b = msg.binary
+        b.op = graph_pb2.DIM_OP_SUB if c < 0 else graph_pb2.DIM_OP_ADD
+        _to_proto(rest, b.lhs, budget)
+        _to_proto(((m, abs(c)),), b.rhs, budget)
+        return
+    (m, c), = p
+    if c != 1:
+        b = msg.binary
+        b.op = graph_pb2.DIM_OP_MUL
+        _to_proto(((m, 1),), b.lhs, budget)
+        _to_proto(_const(c), b.rhs, budget)
+        return
+    if len(m) > 1:
+        b = msg.binary
+        b.op = graph_pb2.DIM_OP_MUL
+        _to_proto(((m[:-1], 1),), b.lhs, budget)
+        _to_proto(((m[-1:], 1),), b.rhs, budget)
+        return
+    a = m[0]
+    if isinstance(a, str):
+        msg.symbol = a
+        return
+    _, op, x, y = a
+    b = msg.binary
+    b.op = _PROTO_OPS[op]
+    _to_proto(x, b.lhs, budget)
+    _to_proto(y, b.rhs, budget)
+
+
+def _proto_ops():
+    from ._proto import graph_pb2 as g
+    return {"//": g.DIM_OP_FLOORDIV, "%": g.DIM_OP_MOD, "min": g.DIM_OP_MIN,
+            "max": g.DIM_OP_MAX, "==": g.DIM_OP_EQ, "!=": g.DIM_OP_NE, "<": g.DIM_OP_LT,
+            "<=": g.DIM_OP_LE, ">": g.DIM_OP_GT, ">=": g.DIM_OP_GE, "and": g.DIM_OP_AND,
+            "or": g.DIM_OP_OR}
+
+
+class _LazyOps(dict):
+    def __missing__(self, key):
+        self.update(_proto_ops())
+        return dict.__getitem__(self, key)
+
+
+_PROTO_OPS = _LazyOps()
+
+
+def _poly(x):
+    """The polynomial of an int or SymbolicScalar, else None."""
+    if isinstance(x, SymbolicScalar):
+        return x._poly
+    if isinstance(x, int) and not isinstance(x, bool):
+        return _const(int(x))
+    return None
+
+
+def _check_operand(x, op):
+    if isinstance(x, float):
+        raise TypeError(f"symbolic {op}: a float operand ({x!r}); symbolic scalars are "
+                        f"integers (use // for division)")
+
+
+def _internal_caller(frame):
+    """Whether `frame` runs pypto's (or the standard library's) code: there a
+    symbolic value's truth and size are its trace value."""
+    name = os.path.abspath(frame.f_code.co_filename)
+    return name.startswith(_PACKAGE_DIR) or name.startswith(_STDLIB_DIR)
+
+
+def _make(value, poly):
+    k = _const_of(poly)
+    if k is not None:
+        return k
+    return SymbolicScalar._new(value, poly)
+
+
+def _binop(op, fold):
+    def f(self, other):
+        _check_operand(other, op)
+        q = _poly(other)
+        if q is None:
+            return NotImplemented
+        return _combine(op, fold, self, other, self._poly, q)
+
+    def r(self, other):
+        _check_operand(other, op)
+        q = _poly(other)
+        if q is None:
+            return NotImplemented
+        return _combine(op, fold, other, self, q, self._poly)
+    return f, r
+
+
+def _combine(op, fold, a, b, p, q):
+    value = fold(int(a), int(b)) if not (op in ("//", "%") and int(b) == 0) else 0
+    if op == "+":
+        poly = _add(p, q)
+    elif op == "-":
+        poly = _add(p, q, -1)
+    elif op == "*":
+        poly = _mul(p, q)
+    else:
+        if _const_of(q) == 0:
+            raise ZeroDivisionError(f"symbolic {_text(p)} {op} 0")
+        poly = _node(op, p, q)
+    return _make(value, poly)
+
+
+class SymbolicScalar(int):
+    """An integer known only at run time (pypto.symbolic_scalar, a loop
+    index, x.shape[i] of a dynamic dim). Arithmetic (+ - * // % with ints and
+    each other, .min() .max(), pypto.min/max) builds expressions;
+    comparisons give a SymbolicCondition for pypto.cond. Inside pypto it is
+    also an int: its value in the trace (a dynamic dim's sentinel size, a
+    loop index's start)."""
+
+
+
+    @classmethod
+    def _new(cls, value, poly):
+        obj = int.__new__(cls, value)
+        obj._poly = poly
+        return obj
+
+    @property
+    def name(self):
+        return _text(self._poly)
+
+    @property
+    def expr_text(self):
+        return _text(self._poly)
+
+    def __repr__(self):
+        return _text(self._poly)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        return format(str(self), spec) if not spec or spec[-1:] == "s" else \
+            int.__format__(self, spec)
+
+    __hash__ = int.__hash__
+
+    def __reduce__(self):
+        raise TypeError("a pypto SymbolicScalar cannot be pickled")
+
+    __add__, __radd__ = _binop("+", operator.add)
+    __sub__, __rsub__ = _binop("-", operator.sub)
+    __mul__, __rmul__ = _binop("*", operator.mul)
+    __floordiv__, __rfloordiv__ = _binop("//", operator.floordiv)
+    __mod__, __rmod__ = _binop("%", operator.mod)
+
+    def __neg__(self):
+        return _make(-int(self), _mul(self._poly, _const(-1)))
+
+    def __pos__(self):
+        return self
+
+    def __truediv__(self, other):
+        raise TypeError(f"symbolic {self} / {other!r}: symbolic scalars are integers; use //")
+
+    __rtruediv__ = __truediv__
+
+    def __pow__(self, other, mod=None):
+        raise TypeError(f"symbolic {self} ** {other!r} is not supported (+ - * // % min max)")
+
+    __rpow__ = __pow__
+
+    def __abs__(self):
+        raise TypeError(f"abs() of the symbolic {self} is not supported (+ - * // % min max)")
+
+    def min(self, other):
+        """The smaller of self and other (PyPTO: (n - i*64).min(64))."""
+        return smin(self, other)
+
+    def max(self, other):
+        """The larger of self and other."""
+        return smax(self, other)
+
+    def __eq__(self, other): return _compare("==", self, other)
+    def __ne__(self, other): return _compare("!=", self, other)
+    def __lt__(self, other): return _compare("<", self, other)
+    def __le__(self, other): return _compare("<=", self, other)
+    def __gt__(self, other): return _compare(">", self, other)
+    def __ge__(self, other): return _compare(">=", self, other)
+
+    def __bool__(self):
+        if not _internal_caller(sys._getframe(1)):
+            raise TypeError(
+                f"the truth value of the symbolic {self} is known only at run time: branch "
+                f"on it with `if pypto.cond({self} != 0):`")
+        return int(self) != 0
+
+
+def _compare(op, a, b):
+    if isinstance(b, float):
+        _check_operand(b, op)
+    p, q = _poly(a), _poly(b)
+    if p is None or q is None:
+        return NotImplemented
+    value = _FOLD[op](int(a), int(b))
+    poly = _node(op, p, q)
+    k = _const_of(poly)
+    if k is not None:
+        return bool(k)
+    return SymbolicCondition._new(1 if value else 0, poly)
+
+
+class SymbolicCondition(SymbolicScalar):
+    """A comparison of symbolic scalars (1 true, 0 false at run time): the
+    argument of pypto.cond. Combine with & | ~ (or `and`/`or`/`not` inside
+    pypto.cond(...)). Its truth is known only at run time, so bool() of it
+    outside pypto.cond is a TypeError."""
+
+
+    def __bool__(self):
+        if not _internal_caller(sys._getframe(1)):
+            raise TypeError(
+                f"the condition {self} is known only at run time: branch on it with "
+                f"`if pypto.cond({self}):` (an if, else and elif on pypto.cond become a "
+                f"branch of the graph); for the smaller or larger of two symbolic values "
+                f"use a.min(b) / a.max(b) or pypto.min / pypto.max, not Python's min/max")
+        return int(self) != 0
+
+    def __repr__(self):
+        text = _text(self._poly)
+        return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+    __str__ = __repr__
+
+    def __and__(self, other): return logical("and", self, other)
+    def __rand__(self, other): return logical("and", other, self)
+    def __or__(self, other): return logical("or", self, other)
+    def __ror__(self, other): return logical("or", other, self)
+
+    def __invert__(self):
+        return _compare("==", self, 0)
+
+    __hash__ = int.__hash__
+
+
+def _as_condition(x, what):
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, SymbolicScalar):
+        return x
+    if isinstance(x, int):
+        return int(x)
+    raise TypeError(f"{what}: expected a symbolic condition or a bool, got {type(x).__name__}")
+
+
+def logical(op, a, b):
+    """a and/or b over conditions (nonzero is true)."""
+    a, b = _as_condition(a, op), _as_condition(b, op)
+    p, q = _poly(a), _poly(b)
+    value = _FOLD[op](int(a), int(b))
+    if op == "and" and (_const_of(p) == 0 or _const_of(q) == 0):
+        return False
+    if op == "or" and ((_const_of(p) or 0) != 0 or (_const_of(q) or 0) != 0):
+        return True
+    if _const_of(p) is not None:  # a true constant: the other decides
+        return b if isinstance(b, SymbolicScalar) else bool(b)
+    if _const_of(q) is not None:
+        return a
+    return SymbolicCondition._new(1 if value else 0, _node(op, p, q))
+
+
+def logical_not(a):
+    a = _as_condition(a, "not")
+    if not isinstance(a, SymbolicScalar):
+        return not a
+    return _compare("==", a, 0)
+
+
+def _minmax(op, a, b):
+    for x in (a, b):
+        _check_operand(x, op)
+        if _poly(x) is None:
+            raise TypeError(f"pypto.{op}: expected ints or symbolic scalars, got "
+                            f"{type(x).__name__}" + (
+                                " (tensors: pypto.minimum / pypto.maximum elementwise, "
+                                "pypto.amin / pypto.amax over a dim)"
+                                if type(x).__name__ == "Tensor" else ""))
+    fold = min if op == "min" else max
+    return _make(fold(int(a), int(b)), _node(op, _poly(a), _poly(b)))
+
+
+def smin(a, b, *more):
+    """pypto.min(a, b, ...): the smallest of ints and symbolic scalars."""
+    r = _minmax("min", a, b)
+    for c in more:
+        r = _minmax("min", r, c)
+    return r
+
+
+def smax(a, b, *more):
+    """pypto.max(a, b, ...): the largest of ints and symbolic scalars."""
+    r = _minmax("max", a, b)
+    for c in more:
+        r = _minmax("max", r, c)
+    return r
+
+
+def is_symbolic(x):
+    return isinstance(x, SymbolicScalar)
+
+
+def same(a, b):
+    """Whether two dims (ints or symbolic) are provably equal."""
+    p, q = _poly(a), _poly(b)
+    if p is None or q is None:
+        return a == b
+    return p == q
+
+
+def same_shape(a, b):
+    return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+
+
+def symbol_of(x):
+    """The symbol name when x is a bare symbol, else None."""
+    if isinstance(x, SymbolicScalar) and len(x._poly) == 1:
+        (m, c), = x._poly
+        if c == 1 and len(m) == 1 and isinstance(m[0], str):
+            return m[0]
+    return None
+
+
+def symbols_in(x):
+    """The symbol names x's expression uses."""
+    out = set()
+
+    def walk(p):
+        for m, _ in p:
+            for a in m:
+                if isinstance(a, str):
+                    out.add(a)
+                else:
+                    walk(a[2])
+                    walk(a[3])
+    if isinstance(x, SymbolicScalar):
+        walk(x._poly)
+    return out
+
+
+def to_dim_expr(x, msg):
+    """Writes int or SymbolicScalar x into pto.v1.DimExpr `msg`."""
+    _to_proto(_poly(x), msg, [0])
+
+
+def symbol(name, value):
+    """The SymbolicScalar of symbol `name` whose trace value is `value`."""
+    return SymbolicScalar._new(value, _sym(name))
+
+
+def symbolic_scalar(value_or_name, value=None):
+    """pypto.symbolic_scalar(value_or_name): an int or a SymbolicScalar is
+    returned as a symbolic scalar (an int stays an int: a constant needs no
+    symbol); a name must be the name of a dynamic dim of the kernel's
+    parameters (pypto.Tensor(["n", 64], ...)), where the runtime binds it:
+    a scalar known only at run time has to come from a tensor's shape here."""
+    from . import tracer
+    what = "pypto.symbolic_scalar"
+    if isinstance(value_or_name, bool):
+        raise TypeError(f"{what}: expected an int, a SymbolicScalar or a name, got a bool")
+    if isinstance(value_or_name, int):
+        return value_or_name
+    if not isinstance(value_or_name, str):
+        raise TypeError(f"{what}: expected an int, a SymbolicScalar or a name, got "
+                        f"{type(value_or_name).__name__}")
+    name = value_or_name
+    b = tracer.current_builder()
+    if b is None:
+        raise TypeError(f"{what}({name!r}): a named symbolic scalar exists only inside a "
+                        f"@pypto.jit kernel")
+    known = b.symbol_values()
+    if name not in known:
+        raise ValueError(
+            f"{what}({name!r}): no dynamic dim of this kernel's parameters is named {name!r} "
+            f"(symbols here: {', '.join(sorted(known)) or 'none'}); run-time scalars are "
+            f"bound from tensor shapes: name a dim in an annotation, e.g. "
+            f"pypto.Tensor([{name!r}, 64], pypto.DT_FP32), or use x.shape[i]")
+    return known[name]
+
+
+def SymInt(value, name):  # noqa: N802 - phase 1's name for a dim's symbol
+    """x.shape[i] of a dynamic dim: symbol `name` with trace value `value`."""
+    return symbol(name, value)

@@ -5,6 +5,8 @@ As an annotation (outside a kernel):
     pypto.Tensor((32, 64), pypto.DT_FP16)  fully static: other shapes are an error
     pypto.Tensor([pypto.DYNAMIC, 64], ...) dim 0 may vary: compiled once for every
                                            size (symbolic.py; ["bs", 64] names it)
+    pypto.Tensor([pypto.DYNAMIC, ...], ...) dim 0 dynamic, the other dims (any
+                                           number) fixed by each call
     pypto.Tensor[...]                      dtype and shape from each call
 Inside a kernel, arguments are Tensors whose operators record ops:
     a + b, 2 - a, a / 3, a ** 2, -a, abs(a), a < b (DT_BOOL), a.exp(),
@@ -51,6 +53,8 @@ class Tensor:
             for i, d in enumerate(shape):
                 if d is DYNAMIC or d is STATIC:
                     continue
+                if d is Ellipsis and i == len(shape) - 1:
+                    continue  # [pypto.DYNAMIC, ...]: the remaining dims from each call
                 if isinstance(d, str):  # a named dynamic dim (symbolic.py)
                     from .symbolic import is_symbol_name
                     if not is_symbol_name(d):
@@ -62,7 +66,8 @@ class Tensor:
                     raise ValueError(
                         f"pypto.Tensor: dim {i} must be a positive int or pypto.DYNAMIC, "
                         f"got {d!r}")
-            shape = tuple(d if isinstance(d, (_DimMarker, str)) else int(d) for d in shape)
+            shape = tuple(d if isinstance(d, (_DimMarker, str)) or d is Ellipsis or
+                          _symbolic(d) else int(d) for d in shape)
         if dtype is not None and not isinstance(dtype, dtypes.DataType):
             raise TypeError(f"pypto.Tensor: dtype must be a pypto.DT_* constant, got {dtype!r}")
         if not isinstance(name, str):
@@ -98,6 +103,9 @@ class Tensor:
         t._vid = vid
         t._param = param
         t._shape = tuple(shape)
+        # The open region (loop body, branch) it was made in: written inside
+        # a later region it is carried; used after its own, an error.
+        t._home = builder.current_region() if builder is not None else None
         return t
 
     # Properties ---------------------------------------------------------------
@@ -204,11 +212,13 @@ class Tensor:
 
     def __bool__(self):
         raise TypeError(
-            "a pypto Tensor has no truth value while tracing (branches on data: "
-            "pypto.cond, issue 4)")
+            "a pypto Tensor has no truth value while tracing: its data is known only when "
+            "the kernel runs (select elementwise with pypto.where; pypto.cond branches on "
+            "symbolic scalars such as shapes and loop indices, not on tensor data)")
 
     def __iter__(self):
-        raise TypeError("a pypto Tensor cannot be iterated (loops: pypto.loop, issue 4)")
+        raise TypeError("a pypto Tensor cannot be iterated (loop over an index with "
+                        "pypto.loop and take views: x[i:i + 1, :])")
 
     # Views and writes ---------------------------------------------------------
 
@@ -245,6 +255,11 @@ class Tensor:
         self._builder.write(self, value, what)
 
 
+def _symbolic(d):
+    from .symbolic import is_symbolic
+    return is_symbolic(d)
+
+
 def _is_full(key, rank):
     """Whether a subscript selects the whole tensor: [:], [...], [:, :]."""
     keys = key if isinstance(key, tuple) else (key,)
@@ -278,7 +293,8 @@ def tensor(shape, dtype, name=""):
     t = Tensor(shape, dtype, name)
     if b is None:
         return t
-    if t._spec_shape is None or any(isinstance(d, _DimMarker) for d in t._spec_shape) \
+    if t._spec_shape is None or any(isinstance(d, (_DimMarker, str)) or d is Ellipsis
+                                    for d in t._spec_shape) \
             or dtype is None:
         raise ValueError("pypto.tensor inside a kernel needs a static shape and a dtype")
     return Tensor._proxy(b, None, dtype, t._spec_shape, name)

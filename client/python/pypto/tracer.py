@@ -13,11 +13,21 @@ follows from what happened to it:
 `out[:] = e` where e is an op result not yet bound to a parameter makes that
 op write the parameter directly; otherwise (e is an input, or already bound)
 a `copy` op is recorded. Ops whose results reach no output are dropped.
+
+Control flow (control_flow.py: pypto.loop, pypto.cond) records into a
+Region: the body's ops go to the region, and a tensor created before the
+region and written inside it is *carried* (graph.proto "Region"): the region
+gets an arg for it, reads of the tensor in the body read the arg (reads
+recorded before the first write are rewritten when it comes), and when the
+region closes the control-flow op takes the tensor's value before as an
+input and gives its value after as an output, which the tensor is rebound to
+(a parameter then binds it as above). A value made in a body is dead after
+it: reading it there is an error naming the body.
 """
 
 import sys
 
-from . import dtypes, tiling
+from . import dtypes, symbolic, tiling
 from ._proto import graph_pb2
 from .errors import TraceError
 
@@ -60,6 +70,27 @@ class _Param:
         self.written = False
 
 
+class Region:
+    """An open body of a control-flow op (control_flow.py)."""
+
+    def __init__(self, what, where):
+        self.what = what        # e.g. "the body of pypto.loop 'LOOP_B'"
+        self.where = where      # user_frame() of the loop or if statement
+        self.ops = []           # graph_pb2.Op, program order
+        self.carried = {}       # Tensor -> [value before, arg]; insertion order
+        self.end = {}           # Tensor -> value at the end (set when closed)
+        # [op, input position, Tensor, value id] of every read in this body
+        # and in the bodies closed inside it: rewritten when a tensor becomes
+        # carried (its earlier reads must read the arg).
+        self.reads = []
+        self.closed = False
+
+    def describe(self):
+        if self.where is None:
+            return self.what
+        return f"{self.what} at {self.where[0]}:{self.where[1]}"
+
+
 class GraphBuilder:
     """Records values and ops of one trace."""
 
@@ -76,14 +107,51 @@ class GraphBuilder:
         # value id -> (file, line, function) of the user's statement whose op
         # defines it (locations.py maps compiler errors back to it).
         self.where = {}
+        # Control flow: the open regions (innermost last), the region of each
+        # value defined in one, each control op's regions as
+        # [(Region, args, results)] by id(op) (serialized by finish), the
+        # open loops' index symbols, and an error to raise at the next op
+        # (a loop body left by break or return).
+        self._stack = []
+        self._vid_region = {}
+        self._control = {}
+        self._target = None
+        self.indices = []
+        self.index_names = set()
+        self.failed = None
 
     # Values -----------------------------------------------------------------
 
-    def new_value(self, dtype, shape, name=""):
+    def new_value(self, dtype, shape, name="", region=False):
         vid = self._next_id
         self._next_id += 1
         self._values[vid] = [name, int(dtype), tuple(shape)]
+        r = self.current_region() if region is False else region
+        if r is not None:
+            self._vid_region[vid] = r
         return vid
+
+    def current_region(self):
+        """The innermost open region (None: the kernel's top level)."""
+        if self._target is not None:
+            return self._target[0]
+        return self._stack[-1] if self._stack else None
+
+    def _current_ops(self):
+        r = self.current_region()
+        return self._ops if r is None else r.ops
+
+    def symbol_values(self):
+        """{name: SymbolicScalar} of the symbols usable here: the parameters'
+        dynamic dims and the open loops' indices."""
+        out = {name: symbolic.symbol(name, size) for size, name in self.symbols.items()}
+        for index in self.indices:
+            out[symbolic.symbol_of(index)] = index
+        return out
+
+    def check_failed(self):
+        if self.failed is not None:
+            raise TraceError(self.failed)
 
     def value_name(self, vid):
         return self._values[vid][0]
@@ -93,8 +161,8 @@ class GraphBuilder:
 
     def add_param(self, name, dtype, shape, value_name=""):
         from .tensors import Tensor
-        from .symbolic import SymInt
-        shape = tuple(SymInt(d, self.symbols[d]) if d in self.symbols else d for d in shape)
+        shape = tuple(symbolic.symbol(self.symbols[d], d)
+                      if type(d) is int and d in self.symbols else d for d in shape)
         vid = self.new_value(dtype, shape, value_name or name)
         p = _Param(name, vid)
         self._params.append(p)
@@ -104,13 +172,42 @@ class GraphBuilder:
 
     def note_read(self, t):
         """Called for every tensor an op reads."""
+        self.check_failed()
         if t._vid is None:
             raise TraceError(
                 f"tensor '{t.name}' is read before anything is written to it "
                 f"(write it with {t.name or 'tensor'}[:] = expr first)")
+        self.check_alive(t)
         p = t._param
         if p is not None and t._vid == p.initial:
             p.read = True
+
+    def check_alive(self, t):
+        """A tensor made in a closed body is dead after it (a TraceError)."""
+        r = self._vid_region.get(t._vid)
+        if r is None:
+            r = getattr(t, "_home", None)
+        if r is not None and r.closed:
+            kind = "loop" if "loop" in r.what else "branch"
+            raise TraceError(
+                f"tensor '{t.name or self.value_name(t._vid) or _user_name(t)}' was made in "
+                f"{r.describe()} and is used after it: a value made in a body exists only "
+                f"there; to keep it, assign it into a tensor created before the {kind} "
+                f"(out[i:i + 1, :] = y, or acc[:] = y)")
+
+    def log_reads(self, op, inputs):
+        """Remembers op's reads of `inputs` (Tensors) in the open region."""
+        r = self.current_region()
+        if r is not None:
+            for pos, t in enumerate(inputs):
+                r.reads.append([op, pos, t, t._vid])
+
+    def append_op(self, op):
+        """Appends `op` to the open region or the top level."""
+        if self.current_region() is None:
+            for out in op.outputs:
+                self._producer[out] = len(self._ops)
+        self._current_ops().append(op)
 
     def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None,
                cube_tile=None, tile=None):
@@ -145,26 +242,16 @@ class GraphBuilder:
         op = graph_pb2.Op(kind=kind)
         op.inputs.extend(t._vid for t in inputs)
         op.outputs.append(out)
-        for key, value in (attrs or {}).items():
-            if isinstance(value, dtypes.DataType):
-                op.attrs[key].dtype = int(value)
-            elif isinstance(value, (list, tuple)):
-                op.attrs[key].ints.values.extend(int(v) for v in value)
-            elif isinstance(value, bool):
-                op.attrs[key].b = value
-            elif isinstance(value, int):
-                op.attrs[key].i = value
-            else:
-                op.attrs[key].f = float(value)
-        op.vec_tile.dims.extend(tile)
+        set_attrs(op, attrs)
+        op.vec_tile.dims.extend(int(t) for t in tile)
         if cube_tile is not None:
             m, k, n, split_k = cube_tile
             op.cube_tile.m.extend(m)
             op.cube_tile.k.extend(k)
             op.cube_tile.n.extend(n)
             op.cube_tile.enable_split_k = split_k
-        self._producer[out] = len(self._ops)
-        self._ops.append(op)
+        self.log_reads(op, inputs)
+        self.append_op(op)
         return Tensor._proxy(self, out, dtype, shape, "")
 
     def write(self, dst, src, what):
@@ -180,10 +267,9 @@ class GraphBuilder:
             raise TypeError(
                 f"{what}: the value has dtype {src.dtype.name} but '{dst.name}' has "
                 f"{dst.dtype.name} (convert it: pypto.cast(value, dtype))")
-        if tuple(src.shape) != tuple(dst.shape):
-            from .symbolic import SymInt
+        if not symbolic.same_shape(src._shape, dst._shape):
             dims = [i for i, (s, d) in enumerate(zip(src.shape, dst.shape))
-                    if isinstance(s, SymInt) and not isinstance(d, SymInt)]
+                    if symbolic.is_symbolic(s) and not symbolic.is_symbolic(d)]
             hint = (f"dim {dims[0]} is dynamic in the value but fixed in '{dst.name}': make "
                     f"it dynamic too (pypto.DYNAMIC or a name in the annotation, or "
                     f"pypto.from_torch(t, dynamic_axis={dims[0]}))"
@@ -193,6 +279,9 @@ class GraphBuilder:
                 f"{what}: the value has shape {tuple(src.shape)} but '{dst.name}' has "
                 f"{tuple(dst.shape)} ({hint})")
         self.note_read(src)
+        if self._stack:
+            self._write_in_region(dst, src)
+            return
         p = dst._param
         vid = src._vid
         bindable = (p is not None and vid in self._producer and vid not in self._bound)
@@ -201,20 +290,28 @@ class GraphBuilder:
             dst._vid = vid
             return
         if not bindable:
-            tile = tiling.current_vec_tile()
-            if tile is None or len(tile) != len(dst.shape):
-                # A copy needs a tile like every vector op; default to whole rows
-                # rather than failing on a pure data move.
-                tile = tuple(min(d, 64) for d in dst.shape)
-            out = self.new_value(dst.dtype, dst.shape)
-            self.where[out] = _user_frame()
-            op = graph_pb2.Op(kind="copy")
-            op.inputs.append(vid)
-            op.outputs.append(out)
-            op.vec_tile.dims.extend(tile)
-            self._producer[out] = len(self._ops)
-            self._ops.append(op)
-            vid = out
+            vid = self._copy(src)
+        self._bind_param(dst, vid)
+
+    def _copy(self, src):
+        """Records a copy of src; returns the copy's value id."""
+        tile = tiling.current_vec_tile()
+        if tile is None or len(tile) != len(src._shape):
+            # A copy needs a tile like every vector op; default to whole rows
+            # rather than failing on a pure data move.
+            tile = tuple(min(int(d), 64) for d in src._shape)
+        out = self.new_value(src.dtype, src._shape)
+        self.where[out] = _user_frame()
+        op = graph_pb2.Op(kind="copy")
+        op.inputs.append(src._vid)
+        op.outputs.append(out)
+        op.vec_tile.dims.extend(int(t) for t in tile)
+        self.log_reads(op, [src])
+        self.append_op(op)
+        return out
+
+    def _bind_param(self, dst, vid):
+        p = dst._param
         if p.final in self._bound:
             self._bound.discard(p.final)
         self._bound.add(vid)
@@ -223,6 +320,121 @@ class GraphBuilder:
         p.written = True
         dst._vid = vid
 
+    # Control flow ---------------------------------------------------------------
+
+    def _write_in_region(self, dst, src):
+        """dst[:] = src inside a body: dst becomes carried by every open region
+        it was created outside of, and is rebound to src's value (a copy of it
+        when src is a value from outside the body, so that the body's result
+        is its own value and reads of a carried src stay rewritable)."""
+        r = self.current_region()
+        self.check_alive(dst)
+        vid = src._vid
+        if self._vid_region.get(vid) is not r:
+            vid = self._copy(src)
+        self._carry(dst)
+        dst._vid = vid
+
+    def _home_depth(self, t):
+        """How many open regions enclose the place where t was created."""
+        home = getattr(t, "_home", None)
+        if home is None:
+            return 0
+        for k, r in enumerate(self._stack):
+            if r is home:
+                return k + 1
+        return len(self._stack)
+
+    def _carry(self, t):
+        """Makes t carried by each open region between its home and here."""
+        depth = self._home_depth(t)
+        first = next((k for k in range(depth, len(self._stack))
+                      if t not in self._stack[k].carried), None)
+        if first is None:
+            return
+        if t._vid is None:
+            # A tensor created before the body and first written in it:
+            # it starts as zeros where it was created (a loop may run 0 times).
+            from . import ops
+            home = self._stack[first - 1] if first > 0 else None
+            self._target = (home,)
+            try:
+                zeros = ops.zeros(tuple(t._shape), t.dtype)
+            finally:
+                self._target = None
+            t._vid = zeros._vid
+        orig = cur = t._vid
+        for r in self._stack[first:]:
+            arg = self.new_value(t.dtype, t._shape, t.name or self.value_name(orig), region=r)
+            r.carried[t] = [cur, arg]
+            for entry in r.reads:
+                if entry[2] is t and entry[3] == orig:
+                    entry[0].inputs[entry[1]] = arg
+                    entry[3] = arg
+            cur = arg
+        t._vid = cur
+
+    def open_region(self, what):
+        """Starts recording a body (control_flow.py); returns the Region."""
+        self.check_failed()
+        r = Region(what, _user_frame())
+        self._stack.append(r)
+        return r
+
+    def close_region(self, r):
+        """Ends body r: remembers each carried tensor's value at its end and
+        rebinds the tensor to its value before (for the next branch)."""
+        if not self._stack or self._stack[-1] is not r:
+            raise TraceError(f"{r.describe()}: regions closed out of order")
+        self._stack.pop()
+        r.closed = True
+        for t, (before, _) in r.carried.items():
+            r.end[t] = t._vid
+            t._vid = before
+        parent = self.current_region()
+        if parent is not None:
+            parent.reads.extend(r.reads)
+
+    def add_control_op(self, kind, regions, attrs, name):
+        """Records control op `kind` over closed `regions`: its inputs and
+        outputs are the tensors any region carries (a region that does not
+        write one passes its arg through); each is rebound to its output."""
+        tensors = []
+        for r in regions:
+            tensors.extend(t for t in r.carried if t not in tensors)
+        inputs = []
+        for t in tensors:
+            before = next(r.carried[t][0] for r in regions if t in r.carried)
+            for r in regions:
+                if t not in r.carried:
+                    arg = self.new_value(t.dtype, t._shape, t.name, region=r)
+                    r.carried[t] = [before, arg]
+                    r.end[t] = arg
+            inputs.append(before)
+        op = graph_pb2.Op(kind=kind, name=clip_name(name or ""))
+        op.inputs.extend(inputs)
+        set_attrs(op, attrs)
+        outputs = []
+        for t in tensors:
+            out = self.new_value(t.dtype, t._shape, t.name or self.value_name(inputs[len(outputs)]))
+            outputs.append(out)
+            self.where[out] = regions[0].where
+        op.outputs.extend(outputs)
+        self._control[id(op)] = [(r, [r.carried[t][1] for t in tensors],
+                                  [r.end[t] for t in tensors]) for r in regions]
+        parent = self.current_region()
+        for t, before in zip(tensors, inputs):
+            t._vid = before
+            self.note_read(t)
+        self.log_reads(op, tensors)
+        self.append_op(op)
+        for t, out in zip(tensors, outputs):
+            if parent is None and t._param is not None:
+                self._bind_param(t, out)
+            else:
+                t._vid = out
+        return op
+
     # Result -----------------------------------------------------------------
 
     def finish(self, local_names=None):
@@ -230,6 +442,9 @@ class GraphBuilder:
         for obj_name, t in (local_names or {}).items():
             if t._builder is self and t._vid is not None and not self._values[t._vid][0]:
                 self._values[t._vid][0] = obj_name
+        self.check_failed()
+        if self._stack:
+            raise TraceError(f"{self._stack[-1].describe()} was not closed")
         if not any(p.written for p in self._params):
             raise TraceError(
                 f"kernel '{self.name}' writes no output: kernels return nothing, so "
@@ -241,12 +456,7 @@ class GraphBuilder:
             needed.add(p.initial)
             if p.written:
                 needed.add(p.final)
-        kept = []
-        for op in reversed(self._ops):
-            if any(o in needed for o in op.outputs):
-                kept.append(op)
-                needed.update(op.inputs)
-        kept.reverse()
+        kept = self._live(self._ops, needed)
         kept = self._snapshot_late_inout_reads(kept)
         for p in self._params:
             param = g.params.add(name=clip_name(p.name))
@@ -262,9 +472,7 @@ class GraphBuilder:
                 param.value_id = p.initial
                 param.result_value_id = p.final
         used = set()
-        for op in kept:
-            used.update(op.inputs)
-            used.update(op.outputs)
+        self._serialize(kept, used)
         for p in g.params:
             used.add(p.value_id)
             if p.role == graph_pb2.PARAM_ROLE_INOUT:
@@ -273,15 +481,43 @@ class GraphBuilder:
             name, dtype, shape = self._values[vid]
             v = g.values.add(id=vid, name=clip_name(name), dtype=dtype)
             for d in shape:
-                if d in self.symbols:
-                    v.shape.dims.add(symbol=self.symbols[d])
-                else:
-                    v.shape.dims.add(size=d)
-        for op in kept:
-            if op.outputs and not op.name:
-                op.name = clip_name(self._values[op.outputs[0]][0])
+                write_dim(v.shape.dims.add(), d, self.symbols)
         g.ops.extend(kept)
         return g
+
+    def _live(self, ops, needed):
+        """The ops of `ops` whose outputs are in `needed` (updated with what
+        they read, captures of their bodies included), in program order; a
+        kept control op's bodies are pruned the same way."""
+        kept = []
+        for op in reversed(ops):
+            if not any(o in needed for o in op.outputs):
+                continue
+            kept.append(op)
+            needed.update(op.inputs)
+            for k, (r, args, results) in enumerate(self._control.get(id(op), ())):
+                inner = set(results)
+                r.kept = self._live(r.ops, inner)
+                needed.update(inner)
+        kept.reverse()
+        return kept
+
+    def _serialize(self, ops, used):
+        """Fills each kept control op's regions (bodies first, so nested
+        ones are complete when copied); names ops; collects used value ids."""
+        for op in ops:
+            used.update(op.inputs)
+            used.update(op.outputs)
+            if op.outputs and not op.name:
+                op.name = clip_name(self._values[op.outputs[0]][0])
+            for r, args, results in self._control.get(id(op), ()):
+                self._serialize(r.kept, used)
+                used.update(args)
+                used.update(results)
+                region = op.regions.add()
+                region.args.extend(args)
+                region.ops.extend(r.kept)
+                region.results.extend(results)
 
 
     def _snapshot_late_inout_reads(self, ops):
@@ -300,13 +536,69 @@ class GraphBuilder:
             name, dtype, shape = self._values[p.initial]
             snap = self.new_value(dtype, shape, name)
             copy = graph_pb2.Op(kind="copy", inputs=[p.initial], outputs=[snap])
-            copy.vec_tile.dims.extend(ops[writer].vec_tile.dims)
+            tile = list(ops[writer].vec_tile.dims)
+            if len(tile) != len(shape):  # the writer is a loop or if: no tile
+                tile = [min(int(d), 64) for d in shape]
+            copy.vec_tile.dims.extend(tile)
             for op in late:
                 inputs = [snap if i == p.initial else i for i in op.inputs]
                 del op.inputs[:]
                 op.inputs.extend(inputs)
             ops = [copy] + ops
         return ops
+
+
+def set_attrs(op, attrs):
+    """Writes attrs {name: value} into op.attrs: a DataType, a list of ints
+    (exprs when one is symbolic), a bool, an int (expr when symbolic), a str
+    or a float."""
+    for key, value in (attrs or {}).items():
+        a = op.attrs[key]
+        if isinstance(value, dtypes.DataType):
+            a.dtype = int(value)
+        elif isinstance(value, (list, tuple)):
+            if any(symbolic.is_symbolic(v) for v in value):
+                for v in value:
+                    symbolic.to_dim_expr(v, a.exprs.values.add())
+            else:
+                a.ints.values.extend(int(v) for v in value)
+        elif isinstance(value, bool):
+            a.b = value
+        elif symbolic.is_symbolic(value):
+            symbolic.to_dim_expr(value, a.expr)
+        elif isinstance(value, int):
+            a.i = int(value)
+        elif isinstance(value, str):
+            a.s = value
+        else:
+            a.f = float(value)
+
+
+def write_dim(dim, d, sentinels=None):
+    """Writes a value's dim into pto.v1.Dim `dim`: a size, a symbol, or an
+    expression (a dim of a view in a loop body: min(64, n - i*64))."""
+    name = symbolic.symbol_of(d)
+    if name is not None:
+        dim.symbol = name
+    elif symbolic.is_symbolic(d):
+        symbolic.to_dim_expr(d, dim.expr)
+    elif sentinels and d in sentinels:
+        dim.symbol = sentinels[d]
+    else:
+        dim.size = int(d)
+
+
+def _user_name(t):
+    """The name the user's code binds to tensor t (for messages), or 'tensor'."""
+    from .locations import _ours
+    f = sys._getframe(1)
+    while f is not None and _ours(f.f_code.co_filename):
+        f = f.f_back
+    if f is not None:
+        for name, value in f.f_locals.items():
+            if value is t:
+                return name
+    return "tensor"
 
 
 def _user_frame():

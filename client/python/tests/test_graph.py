@@ -297,7 +297,6 @@ def test_operand_mismatches():
 @pytest.mark.parametrize("body,issue,what", [
     (lambda a, out: out.__setitem__(slice(None), a // a), "issue 3", "'//'"),
     (lambda a, out: out.__setitem__(slice(None), a % a), "issue 3", "'%'"),
-    (lambda a, out: [out.__setitem__(slice(None), a) for _ in pypto.loop(0, 4)], "issue 4", "pypto.loop"),
 ])
 def test_later_features_name_their_issue(body, issue, what):
     @pypto.jit
@@ -335,7 +334,8 @@ def test_no_truth_value_while_tracing():
         if a:
             out[:] = a
 
-    with pytest.raises(TypeError, match="no truth value.*pypto.cond, issue 4"):
+    with pytest.raises(TypeError, match="no truth value.*pypto.where.*pypto.cond branches on "
+                                        "symbolic scalars"):
         k.trace(arr(4, 4), arr(4, 4))
 
 

@@ -125,6 +125,18 @@ bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
   return true;
 }
 
+// Where input `k` of concat `op` goes in its result: the sizes of the inputs
+// before it along the concat dim.
+std::vector<int64_t> ConcatOffsets(const TensorGraph& g, const TensorOp& op,
+                                   size_t k) {
+  const int rank = static_cast<int>(g.values[op.outputs[0]].shape.size());
+  int64_t dim = std::get<int64_t>(op.attrs.at("dim"));
+  if (dim < 0) dim += rank;
+  std::vector<int64_t> offsets(rank, 0);
+  for (size_t j = 0; j < k; ++j) offsets[dim] += g.values[op.inputs[j]].shape[dim];
+  return offsets;
+}
+
 // The tile instructions of a group with UB tiles allocated by liveness: all
 // loads first (an inout buffer is read before the group overwrites it), then
 // the ops, then the stores. A tile is reused once its value is dead; a
@@ -170,8 +182,14 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
   std::map<int, int> def_pos;   // value -> position in ops defining it
   std::map<int, int> last_use;  // value -> last position reading it
   for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
-    for (int v : g.ops[ops[k]].inputs) last_use[v] = k;
     for (int v : g.ops[ops[k]].outputs) def_pos[v] = k;
+  }
+  for (int k = 0; k < static_cast<int>(ops.size()); ++k) {
+    const TensorOp& op = g.ops[ops[k]];
+    for (int v : op.inputs) {
+      // A concat reads only the inputs the group computes.
+      if (!IsConcat(op) || def_pos.count(v)) last_use[v] = k;
+    }
   }
   GroupBody out;
   // Free tiles per storage type and shape: a tile is reused only for values
@@ -208,8 +226,9 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
       out.body.push_back(std::move(load));
       continue;
     }
-    // An assemble reads its src only (dst is the buffer it writes).
-    const size_t num_read = IsAssemble(op) ? 1 : op.inputs.size();
+    // An assemble reads its src only (dst is the buffer it writes); a
+    // concat only stores the inputs the group computes.
+    const size_t num_read = IsConcat(op) ? 0 : IsAssemble(op) ? 1 : op.inputs.size();
     for (size_t i = 0; i < num_read; ++i) {
       const int v = op.inputs[i];
       if (ub.count(v) || def_pos.count(v)) continue;
@@ -245,6 +264,26 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
       if (last_use.at(src) == k && !(def_pos.count(src) && stored(src))) {
         release(src, ub.at(src));
       }
+      continue;
+    }
+    if (IsConcat(op)) {  // the inputs computed here into their regions
+      std::vector<int> dead;
+      for (size_t j = 0; j < op.inputs.size(); ++j) {
+        const int v = op.inputs[j];
+        if (!def_pos.count(v)) continue;  // copied by the concat's own group
+        TileInstr store;
+        store.op = PtoOpcode::kTStore;
+        store.gm = gm_of(v_out);
+        store.dtype = g.values[v].dtype;
+        store.index = OffsetIndex(ConcatOffsets(g, op, j));
+        store.srcs.push_back(ub.at(v));
+        out.body.push_back(std::move(store));
+        if (last_use.at(v) == k && !stored(v) &&
+            std::find(dead.begin(), dead.end(), v) == dead.end()) {
+          dead.push_back(v);
+        }
+      }
+      for (int v : dead) release(v, ub.at(v));
       continue;
     }
     TileInstr instr;
@@ -289,8 +328,15 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
 
 // Splits the program into fusion groups (op index lists): runs of
 // consecutive ops with the same space and clamped tile whose UB tiles fit.
+// A concat joins the groups that compute its inputs (each stores its
+// inputs' tiles into their regions: PlanGroup) where the input has the
+// group's space and the tiles fit; `*concat_fused` (per op, per input)
+// says which; a concat with other inputs (parameters, views, results of
+// reductions or matmuls) also gets a group of its own copying those.
 absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
-    const TensorGraph& g, const LayoutPlan& layout, const ExpandOptions& options) {
+    const TensorGraph& g, const LayoutPlan& layout, const ExpandOptions& options,
+    std::vector<std::vector<bool>>* concat_fused) {
+  concat_fused->assign(g.ops.size(), {});
   // While a group is open, a result counts as stored when anything outside
   // the ops seen so far may need it: a parameter, or a later reader.
   std::vector<int> last_reader(g.values.size(), -1);
@@ -336,10 +382,41 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     // An alias (view, transpose, ...) is read through its root: no group.
     if (!live_op[i] || layout.IsAliasOp(i)) continue;
     const TensorOp& op = g.ops[i];
-    if (IsConcat(op)) {  // its own groups, see AppendConcat
-      groups.push_back({i});
-      space.clear();
-      rows = false;
+    if (IsConcat(op)) {
+      std::vector<bool>& fused = (*concat_fused)[i];
+      fused.assign(op.inputs.size(), false);
+      for (size_t k = 0; k < op.inputs.size() && options.fuse; ++k) {
+        const int v = op.inputs[k], d = definer[v];
+        if (layout.IsAlias(v) || layout.GmOnly(v) || d < 0 || IsReduce(g.ops[d]) ||
+            IsMatmul(g.ops[d]) || IsConcat(g.ops[d])) {
+          continue;
+        }
+        int gi = static_cast<int>(groups.size()) - 1;
+        while (gi >= 0 && std::find(groups[gi].begin(), groups[gi].end(), d) ==
+                              groups[gi].end()) {
+          --gi;
+        }
+        if (gi < 0) continue;
+        std::vector<int>& grp = groups[gi];
+        const TensorOp& front = g.ops[grp.front()];
+        const bool has_rows = std::any_of(grp.begin(), grp.end(), [&](int j) {
+          return IsReduce(g.ops[j]);
+        });
+        if (has_rows || OpSpace(g, front) != g.values[v].shape) continue;
+        std::vector<int> candidate = grp;
+        if (candidate.back() != i) candidate.push_back(i);
+        if (peak_bytes(candidate, OpSpace(g, front), ClampedTile(g, front), false) >
+            kMaxUbBytesPerBlock) {
+          continue;
+        }
+        grp = std::move(candidate);
+        fused[k] = true;
+      }
+      if (std::find(fused.begin(), fused.end(), false) != fused.end()) {
+        groups.push_back({i});  // copies the other inputs, see AppendConcat
+        space.clear();
+        rows = false;
+      }
       continue;
     }
     const std::vector<int64_t>& op_space = OpSpace(g, op);
@@ -555,9 +632,11 @@ void ReadAliasInput(const TensorGraph& g, const LayoutPlan& layout, int i,
   }
 }
 
-// concat(x0, x1, ...) along dim d: per input, a group over its space that
-// loads it and stores it at its offset along d in the result.
+// concat(x0, x1, ...) along dim d: per input not `fused` (stored by the
+// group computing it), a group over its space that loads it and stores it
+// at its offset along d in the result.
 absl::Status AppendConcat(const TensorGraph& g, const LayoutPlan& layout, int i,
+                          const std::vector<bool>& fused,
                           const std::vector<int>& gm_of_value, TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const int v_out = op.outputs[0];
@@ -565,7 +644,12 @@ absl::Status AppendConcat(const TensorGraph& g, const LayoutPlan& layout, int i,
   int64_t dim = std::get<int64_t>(op.attrs.at("dim"));
   if (dim < 0) dim += rank;
   int64_t at = 0;
-  for (int v : op.inputs) {
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    const int v = op.inputs[k];
+    if (fused[k]) {  // stored by the group computing it
+      at += g.values[v].shape[dim];
+      continue;
+    }
     TileGroup grp;
     grp.ops = {i};
     grp.space = g.values[v].shape;
@@ -658,8 +742,9 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
                                         const ExpandOptions& options) {
   absl::StatusOr<LayoutPlan> layout = LayoutPlan::Make(g);
   if (!layout.ok()) return layout.status();
+  std::vector<std::vector<bool>> concat_fused;
   absl::StatusOr<std::vector<std::vector<int>>> groups =
-      FormGroups(g, *layout, options);
+      FormGroups(g, *layout, options, &concat_fused);
   if (!groups.ok()) return groups.status();
 
   // Which group defines each value (-1: a parameter's incoming data, or a
@@ -694,6 +779,13 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   std::vector<bool> crosses(num_values, false);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     if (group_of_op[i] < 0) continue;
+    if (IsConcat(g.ops[i])) {  // the inputs it copies are read from GM
+      for (size_t k = 0; k < g.ops[i].inputs.size(); ++k) {
+        if (!concat_fused[i][k]) crosses[layout->Root(g.ops[i].inputs[k])] = true;
+      }
+      crosses[g.ops[i].outputs[0]] = true;
+      continue;
+    }
     for (int v : g.ops[i].inputs) {
       if (def_group[v] != group_of_op[i]) crosses[layout->Root(v)] = true;
     }
@@ -749,8 +841,8 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
       continue;
     }
     if (IsConcat(g.ops[ops.front()])) {
-      if (absl::Status s =
-              AppendConcat(g, *layout, ops.front(), gm_of_value, &out);
+      if (absl::Status s = AppendConcat(g, *layout, ops.front(),
+                                        concat_fused[ops.front()], gm_of_value, &out);
           !s.ok()) {
         return s;
       }

@@ -163,6 +163,19 @@ TEST(GoldenTest, LayoutViewAssembleTranspose) {
                {"tensor", "tile", "execute", "pto", "cpp"});
 }
 
+// concat([x * 2, y + 1], dim=1): one group computes both inputs and stores
+// each tile into its region of the result (TSTOREs at a1 and a1+4), no copy
+// group; the execute graph has no deps (the regions are disjoint).
+TEST(GoldenTest, ConcatStoresFromItsProducers) {
+  testing::GraphBuilder b("concat");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 4});
+  uint32_t y = b.Input("y", pto::v1::DT_FP32, {3, 4});
+  uint32_t m = b.Op("muls", {x}, {2, 4}, 2.0);
+  uint32_t a = b.Op("adds", {y}, {2, 4}, 1.0);
+  b.Output("out", b.Layout("concat", {m, a}, {3, 8}, {2, 4}, {}, {{"dim", 1}}));
+  CheckGoldens(b.Build(), "concat", {"tile", "execute", "cpp"});
+}
+
 // matmul f32[5,7] @ f32[7,6] with cube tile m=[4,4] k=[2,4] n=[4,4]: a cube
 // group over [5,6] with tiles [4,4] (tails in M and N: four cube
 // functions), K=7 in L1 blocks of 4 and L0 steps of 2 (a tail in both),

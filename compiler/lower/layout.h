@@ -15,8 +15,10 @@
 //   assemble(src, dst) writes src into a region of dst's buffer: its result
 //   shares dst's buffer (dst must not be read after it), and its op is the
 //   TSTORE of src's tile at an offset, fused after src's producer.
-//   concat(x0, x1, ...) is one copy group per input, each storing into its
-//   region of the result.
+//   concat(x0, x1, ...) stores each input into its region of the result:
+//   from the group computing it (a TSTORE at an offset, like assemble), or
+//   from a copy group of its own for parameters, aliases and the like
+//   (expand_to_tiles: FormGroups, AppendConcat).
 // Readers of an alias's root, or of an assemble's or concat's result, load
 // it from GM, so they never share a group with the op that computes it.
 #ifndef PTO_COMPILER_LOWER_LAYOUT_H_

@@ -92,12 +92,25 @@ def _squeeze_only(a, b):
     return [d for d in a if d != 1] == [d for d in b if d != 1]
 
 
-def view(input, shape, offsets=None):  # noqa: A002 - PyPTO's names
-    """input[offsets : offsets + shape] (same rank); no data moves."""
+def view(input, shape, offsets=None, valid_shape=None):  # noqa: A002 - PyPTO's names
+    """input[offsets : offsets + shape] (same rank); no data moves.
+    `valid_shape` (PyPTO's tail form: a view of a full tile whose valid part
+    is smaller, e.g. [pypto.min(64, n - i*64), d]) is the shape of the result
+    here: the view is exactly the valid region."""
     what = "pypto.view"
     x = _traced(input, what)
     rank = len(x._shape)
     shape = [_int(d, f"{what}: shape[{i}]") for i, d in enumerate(shape)]
+    if valid_shape is not None:
+        valid = [_int(d, f"{what}: valid_shape[{i}]") for i, d in enumerate(valid_shape)]
+        if len(valid) != len(shape):
+            raise ValueError(f"{what}: valid_shape {valid} must have shape's rank "
+                             f"{len(shape)}")
+        for i, (v, full) in enumerate(zip(valid, shape)):
+            if not _any_symbolic(v, full) and not 0 < v <= full:
+                raise ValueError(f"{what}: valid_shape[{i}] = {v} must be in 1..{full} "
+                                 f"(shape[{i}])")
+        shape = valid
     offsets = [0] * rank if offsets is None else [
         _int(o, f"{what}: offsets[{i}]") for i, o in enumerate(offsets)]
     if len(shape) != rank or len(offsets) != rank:

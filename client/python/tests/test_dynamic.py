@@ -145,6 +145,23 @@ def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
     assert stats["compiles"] == 4, stats  # two kernels x two sizes
 
 
+def test_a_view_of_a_dynamic_dim_outside_a_loop_compiles_per_size(native):
+    # The view's shape [x_d0, 64] is symbolic (an expression in the graph);
+    # outside a loop the compiler does not take that yet, so it compiles per
+    # size (before symbolic expressions it was an error).
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
+          out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = x[:, 64:128] * 2
+
+    for bs in (3, 9):
+        x = torch.randn(bs, 256)
+        out = torch.empty(bs, 64)
+        k(x, out)
+        torch.testing.assert_close(out, x[:, 64:128] * 2)
+
+
 # pypto.from_torch(t, dynamic_axis=...): the caller marks the dims that vary --------
 
 

@@ -227,6 +227,22 @@ def test_nested_loops_over_two_dynamic_dims_with_a_tail():
     assert list(outer.regions[0].results) == list(inner.outputs)
 
 
+def test_view_valid_shape_is_the_tail_form():
+    @pypto.jit
+    def k(x: pypto.Tensor(["n", 64], F32), out: pypto.Tensor(["n", 64], F32)):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(16, 64)
+        for i in pypto.loop((n + 15) // 16, idx_name="i"):
+            t = pypto.view(x, [16, 64], [i * 16, 0], valid_shape=[(n - i * 16).min(16), 64])
+            pypto.assemble(t + 1, [i * 16, 0], out)
+
+    g = verified(k.trace(arr(40, 64), arr(40, 64)))
+    view, add, asm = g.ops[0].regions[0].ops
+    assert attr(view, "shape") == ["min(((i * -16) + n), 16)", "64"]
+    assert dims(g, add.outputs[0]) == ["min(((i * -16) + n), 16)", 64]
+    assert attr(asm, "offsets") == ["(i * 16)", "0"]
+
+
 def test_loop_unroll_is_one_loop_per_chunk_size():
     @pypto.jit
     def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):

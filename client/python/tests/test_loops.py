@@ -537,3 +537,51 @@ def test_cond_picks_a_computation_end_to_end(native):
         out = torch.empty_like(x)
         run_or_xfail(k, x, out)
         torch.testing.assert_close(out, x.exp() if rows > 4 else x * 2)
+
+
+def test_layer_norm_over_a_dynamic_sequence_length(native):
+    # x[batch, seq, hidden] with seq DYNAMIC (an inner dim): a loop over the
+    # batch and over chunks of 16 positions, the last chunk a tail.
+    @pypto.jit
+    def layer_norm(x: pypto.Tensor([2, "seq", 64], F32), gamma: pypto.Tensor([64], F32),
+                   out: pypto.Tensor([2, "seq", 64], F32)):
+        seq = x.shape[1]
+        pypto.set_vec_tile_shapes(1, 16, 64)
+        for b in pypto.loop(2, name="B", idx_name="b"):
+            for c in pypto.loop((seq + 15) // 16, name="S", idx_name="c"):
+                rows = pypto.min(16, seq - c * 16)
+                t = x[b:b + 1, c * 16:c * 16 + rows, :]
+                mean = pypto.sum(t, -1, keepdim=True) / 64
+                d = t - mean
+                var = pypto.sum(d * d, -1, keepdim=True) / 64
+                out[b:, c * 16:, :] = d / pypto.sqrt(var + 1e-5) * gamma
+
+    gamma = torch.rand(64) + 0.5
+    for seq in (5, 16, 37):
+        x = torch.randn(2, seq, 64)
+        out = torch.empty_like(x)
+        run_or_xfail(layer_norm, x, gamma, out)
+        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_nested_loops_over_two_dynamic_dims_with_a_tail_end_to_end(native):
+    @pypto.jit
+    def k(x: pypto.Tensor(["m", "n"], F32), out: pypto.Tensor(["m", "n"], F32)):
+        m, n = x.shape
+        pypto.set_vec_tile_shapes(8, 16)
+        for i in pypto.loop((m + 7) // 8, idx_name="i"):
+            for j in pypto.loop((n + 15) // 16, idx_name="j"):
+                t = x[i * 8:i * 8 + pypto.min(8, m - i * 8),
+                      j * 16:j * 16 + pypto.min(16, n - j * 16)]
+                out[i * 8:, j * 16:] = pypto.exp(t) - 1
+
+    for m, n in ((8, 16), (13, 40), (1, 5)):
+        x = torch.randn(m, n)
+        out = torch.empty_like(x)
+        run_or_xfail(k, x, out)
+        torch.testing.assert_close(out, x.exp() - 1)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats

@@ -585,3 +585,29 @@ def test_nested_loops_over_two_dynamic_dims_with_a_tail_end_to_end(native):
         torch.testing.assert_close(out, x.exp() - 1)
     stats = pypto.compile_stats()
     assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_reads_in_closed_inner_bodies_are_rewritten_when_the_outer_loop_carries():
+    @pypto.jit
+    def k(x: pypto.Tensor([4, 64], F32), out: pypto.Tensor([4, 64], F32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        acc = pypto.tensor([1, 64], F32, "acc")
+        acc[:] = pypto.exp(x[0:1, :])
+        for i in pypto.loop(4, idx_name="i"):
+            for j in pypto.loop(2, idx_name="j"):
+                out[i:, :] = acc * 2          # read before the outer body writes acc
+            t = acc * 3
+            for j in pypto.loop(3, idx_name="j"):
+                acc[:] = acc + t              # written in a nested body: carried by both
+
+    g = verified(k.trace(arr(4, 64), arr(4, 64)))
+    loop = next(op for op in g.ops if op.kind == "loop")
+    body = loop.regions[0]
+    out_arg, acc_arg = body.args
+    first, muls, second = body.ops
+    assert first.regions[0].ops[0].inputs[0] == acc_arg   # inner read: the outer arg
+    assert muls.inputs[0] == acc_arg
+    assert list(second.inputs) == [acc_arg]               # the inner loop carries it on
+    inner = second.regions[0]
+    assert inner.ops[0].inputs[0] == inner.args[0] and inner.ops[0].inputs[1] == muls.outputs[0]
+    assert list(body.results) == [first.outputs[0], second.outputs[0]]

@@ -5,14 +5,17 @@
 // AVX-512 (8 x 32) micro-kernel. Times are the thread's CPU time (a loaded
 // machine's other processes do not count), best of --reps.
 //
-//   bazel run //bench:cube_probe -- [M K N mL0 nL0 kL0 kL1 [reps]]
-//   (defaults: 1024 1024 1024 128 128 64 256 5)
+//   bazel run //bench:cube_probe -- [M K N mL0 nL0 kL0 kL1 [reps [panels]]]
+//   (defaults: 1024 1024 1024 128 128 64 256 5). Tiles of at most
+//   pto_cube::kSmallM rows take the small-M path (no L0B) as generated code
+//   does, unless the last argument is "panels" (the packed path, to compare).
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #pragma GCC push_options
@@ -64,6 +67,16 @@ struct Shape {
             const int kc = std::min(s.kl0, kb - kk);                           \
             const float* a0 =                                                  \
                 ns::pto_cube::CubeMovL0A(a1, lda1, kk, false, &rs0, &ps0);     \
+            if (m <= ns::pto_cube::kSmallM && !panels) {                       \
+              if (k + kk == 0) {                                               \
+                ns::pto_cube::CubeMatmulRows(l0c.data(), a0, rs0, ps0,         \
+                                             b1 + kk * ldb1, ldb1, m, kc, n);  \
+              } else {                                                         \
+                ns::pto_cube::CubeMatmulRowsAcc(l0c.data(), a0, rs0, ps0,      \
+                                                b1 + kk * ldb1, ldb1, m, kc, n); \
+              }                                                                \
+              continue;                                                        \
+            }                                                                  \
             if (pack || (i0 == 0 && j0 == 0)) {                                \
               ns::pto_cube::CubeMovL0B(l0b.data(), b1, ldb1, kk, kc, n, false); \
             }                                                                  \
@@ -89,6 +102,7 @@ int main(int argc, char** argv) {
          atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
   }
   if (argc >= 9) reps = std::max(1, atoi(argv[8]));
+  const bool panels = argc >= 10 && std::string(argv[9]) == "panels";
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
     std::printf("cube_probe: this CPU has no AVX2/FMA (host-x86_64-v3)\n");
     return 0;

@@ -446,6 +446,8 @@ def cases():
         matmul_case(k_matmul(FP32, small_cube), 64, 128, 64, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 512, 512, 512, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
+        # One row (a decode step's projection): tiles of 1 x 128, B read in place.
+        matmul_case(k_matmul(FP32, big_cube), 1, 4096, 4096, "fp32"),
         matmul_case(k_matmul(BF16, small_cube), 64, 128, 64, "bf16"),
         matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16"),
         matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16"),

@@ -66,6 +66,9 @@ TEST(MatmulTest, Fp32WithTails) {
           pto::v1::DT_FP32, false, false);
   RunCase({{}, {}, 130, 70, 200, {64, 64, 16, 64, 128, 128}}, pto::v1::DT_FP32,
           pto::v1::DT_FP32, false, false);
+  // One row (B read from L1 rows, no L0B), N past 64 with an edge.
+  RunCase({{}, {}, 1, 200, 150, {16, 16, 16, 64, 128, 128}}, pto::v1::DT_FP32,
+          pto::v1::DT_FP32, false, false);
 }
 
 TEST(MatmulTest, Transposes) {
@@ -83,6 +86,7 @@ TEST(MatmulTest, HalfInputs) {
     for (DataType out : {pto::v1::DT_FP32, in}) {
       RunCase({{}, {}, 21, 40, 35, {16, 32, 16, 32, 32, 32}}, in, out, false, true);
       RunCase({{}, {}, 21, 40, 35, {16, 32, 16, 32, 32, 32}}, in, out, true, false);
+      RunCase({{}, {}, 3, 70, 45, {16, 32, 16, 32, 32, 32}}, in, out, true, false);  // small M
     }
     // L1 tiles of 512 KiB of f32 (kL1 1024): on the heap, not the stack.
     RunCase({{}, {}, 130, 1100, 40, {128, 128, 64, 1024, 32, 128}}, in,

@@ -73,6 +73,9 @@ absl::StatusOr<int64_t> LeadingDim(const std::vector<int64_t>& shape,
 // only Executor::kMinHelperStackBytes (1 MiB) of stack left.
 constexpr int64_t kMaxStackL1Bytes = 256 * 1024;
 
+// pto_cube::kSmallM: up to this many rows of A, B is not packed into L0B.
+constexpr int64_t kSmallM = 4;
+
 bool L1OnHeap(pto::v1::DataType dtype, int64_t elems) {
   return dtype != pto::v1::DT_FP32 && elems * 4 > kMaxStackL1Bytes;
 }
@@ -129,6 +132,9 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const std::string ta = CubeGmType(a.dtype), tb = CubeGmType(b.dtype),
                     tc = CubeGmType(store->dtype);
   const std::string kl1 = absl::StrCat(c.k_l1), kl0 = absl::StrCat(c.k_l0);
+  // A few rows of A: the multiply reads B's L1 rows, no L0B (pto_cube.h,
+  // "Small M").
+  const bool rows_path = m <= kSmallM && !c.b_trans;
   std::string out = absl::StrCat(
       "// @f", index, ": cube, C[", m, " x ", n, "] over K=", c.k, " (L1 blocks of ",
       c.k_l1, ", L0 steps of ", c.k_l0, ")\n",
@@ -140,7 +146,9 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
       OffsetExpr(o.shape, store->index), ");\n",
       L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
-      "  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n, ")];\n",
+      rows_path ? ""
+                : absl::StrCat("  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n,
+                               ")];\n"),
       "  alignas(64) float l0c[", m * n, "];\n");
   // f16 rows widen 8 at a time (pto_tile's F16C path where the target has
   // it); other types element by element (Conv::Load).
@@ -178,11 +186,14 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "      int64_t rs0, ps0;\n",
       "      const float* a0 = pto_cube::CubeMovL0A(a1, lda1, kk, ", a_trans,
       ", &rs0, &ps0);\n",
-      "      pto_cube::CubeMovL0B(l0b, b1, ldb1, kk, kc, ", n, ", ", b_trans, ");\n",
+      rows_path ? "" : absl::StrCat("      pto_cube::CubeMovL0B(l0b, b1, ldb1, kk, kc, ", n,
+                                    ", ", b_trans, ");\n"),
       "      if (k + kk == 0) {\n",
-      "        pto_cube::CubeMatmul(l0c, a0, rs0, ps0, l0b, ", m, ", kc, ", n, ");\n",
+      "        pto_cube::CubeMatmul", rows_path ? "Rows" : "", "(l0c, a0, rs0, ps0, ",
+      rows_path ? "b1 + kk * ldb1, ldb1" : "l0b", ", ", m, ", kc, ", n, ");\n",
       "      } else {\n",
-      "        pto_cube::CubeMatmulAcc(l0c, a0, rs0, ps0, l0b, ", m, ", kc, ", n, ");\n",
+      "        pto_cube::CubeMatmul", rows_path ? "RowsAcc" : "Acc", "(l0c, a0, rs0, ps0, ",
+      rows_path ? "b1 + kk * ldb1, ldb1" : "l0b", ", ", m, ", kc, ", n, ");\n",
       "      }\n    }\n  }\n",
       "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", m,
       ", ", n, ");\n",

@@ -424,6 +424,78 @@ inline void CubeMatmulAcc(float* __restrict l0c, const float* __restrict l0a,
   CubeMatmulImpl<true>(l0c, l0a, rs, ps, l0b, m, k, n);
 }
 
+// Small M. TMOV to L0B packs B into panels, a pass over B that pays when
+// many rows of A reuse each panel; with a few rows it costs as much as the
+// multiply (1 x 4096 x 4096: three quarters of the time), and a register
+// block of kRows rows computes rows that are dropped. For m <= kSmallM
+// and B not transposed, generated code skips the TMOV and the multiply
+// reads B's rows where L1 has them (f32: GM itself), a row of C at a time.
+// Each C element takes the same steps as in the panel kernels (MulAdd in k
+// order from 0 or from C, 8 lanes at a time; short columns zero-padded), so
+// the bits are the same.
+constexpr int kSmallM = 4;
+
+// C[0, 8 * kV) (+)= a [1 x k] (element p at a[p * ps]) * B [k x 8 * kV]
+// (row p at b + p * ldb).
+template <bool kAcc, int kV>
+inline void CubeRowChunk(float* __restrict c, const float* __restrict a, int64_t ps,
+                         const float* __restrict b, int64_t ldb, int k) {
+  Vec8 acc[kV];
+#pragma GCC unroll 8
+  for (int v = 0; v < kV; ++v) acc[v] = kAcc ? LoadVec8(c + 8 * v) : Vec8{};
+  for (int p = 0; p < k; ++p) {
+    const float x = a[p * ps];
+    const Vec8 av = {x, x, x, x, x, x, x, x};
+    const float* __restrict bp = b + p * ldb;
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) acc[v] = MulAdd(acc[v], av, LoadVec8(bp + 8 * v));
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < kV; ++v) StoreVec8(c + 8 * v, acc[v]);
+}
+
+template <bool kAcc>
+__attribute__((noinline)) inline void CubeMatmulRowsImpl(
+    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const float* __restrict b, int64_t ldb, int m, int k, int n) {
+  for (int i = 0; i < m; ++i) {
+    const float* a = l0a + i * rs;
+    float* c = l0c + static_cast<int64_t>(i) * n;
+    int j = 0;
+    for (; j + 64 <= n; j += 64) CubeRowChunk<kAcc, 8>(c + j, a, ps, b + j, ldb, k);
+    for (; j + 8 <= n; j += 8) CubeRowChunk<kAcc, 1>(c + j, a, ps, b + j, ldb, k);
+    if (j == n) continue;
+    const int w = n - j;  // the last columns, zero-padded like a short panel
+    float pad[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int q = 0; kAcc && q < w; ++q) pad[q] = c[j + q];
+    Vec8 acc = LoadVec8(pad);
+    for (int p = 0; p < k; ++p) {
+      const float x = a[p * ps];
+      const Vec8 av = {x, x, x, x, x, x, x, x};
+      Vec8 bv = {};
+      __builtin_memcpy(&bv, b + p * ldb + j, w * sizeof(float));
+      acc = MulAdd(acc, av, bv);
+    }
+    StoreVec8(pad, acc);
+    for (int q = 0; q < w; ++q) c[j + q] = pad[q];
+  }
+}
+
+// TMATMUL without L0B (m <= kSmallM): L0C[m x n] = L0A * B, B [k x n] read
+// from L1 rows (leading dimension ldb).
+inline void CubeMatmulRows(float* __restrict l0c, const float* __restrict l0a,
+                           int64_t rs, int64_t ps, const float* __restrict b,
+                           int64_t ldb, int m, int k, int n) {
+  CubeMatmulRowsImpl<false>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+}
+
+// TMATMUL_ACC without L0B: L0C += L0A * B.
+inline void CubeMatmulRowsAcc(float* __restrict l0c, const float* __restrict l0a,
+                              int64_t rs, int64_t ps, const float* __restrict b,
+                              int64_t ldb, int m, int k, int n) {
+  CubeMatmulRowsImpl<true>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+}
+
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * n + c]).
 template <typename Conv = F32, typename T>
 inline void CubeStoreL0C(T* __restrict gm, int64_t ld,

@@ -159,6 +159,49 @@ TEST(PtoCubeTest, Avx512AndAvx2PathsAgreeBitwise) {
   }
 }
 
+#define CHECK_ROWS_PATH(name, ns)                                                      \
+  void name() {                                                                       \
+    std::mt19937 rng(11);                                                             \
+    std::uniform_real_distribution<float> dist(-4.0f, 4.0f);                          \
+    for (int m = 1; m <= ns::kSmallM; ++m) {                                          \
+      for (int n : {1, 7, 8, 9, 16, 63, 64, 65, 130}) {                               \
+        for (bool a_trans : {false, true}) {                                          \
+          const int k = 37, ldb = n + 3;                                              \
+          std::vector<float> a(m * k), b(k * ldb), c0(m * n), c1(m * n);              \
+          std::vector<float> l0b(ns::L0BElems(k, n));                                 \
+          for (float& x : a) x = dist(rng);                                           \
+          for (float& x : b) x = dist(rng);                                           \
+          for (float& x : c0) x = dist(rng);                                          \
+          const int64_t rs = a_trans ? 1 : k, ps = a_trans ? m : 1;                   \
+          ns::CubeMovL0B(l0b.data(), b.data(), ldb, 0, k, n, false);                  \
+          for (bool acc : {true, false}) {                                            \
+            c1 = c0;                                                                  \
+            if (acc) {                                                                \
+              ns::CubeMatmulAcc(c0.data(), a.data(), rs, ps, l0b.data(), m, k, n);    \
+              ns::CubeMatmulRowsAcc(c1.data(), a.data(), rs, ps, b.data(), ldb, m, k, \
+                                    n);                                               \
+            } else {                                                                  \
+              ns::CubeMatmul(c0.data(), a.data(), rs, ps, l0b.data(), m, k, n);       \
+              ns::CubeMatmulRows(c1.data(), a.data(), rs, ps, b.data(), ldb, m, k, n); \
+            }                                                                         \
+            ASSERT_EQ(0, std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float))) \
+                << "m=" << m << " n=" << n << " a_trans=" << a_trans << " acc=" << acc; \
+          }                                                                           \
+        }                                                                             \
+      }                                                                               \
+    }                                                                                 \
+  }
+// The small-M multiply (B read from L1 rows, no L0B) gives the panel
+// kernel's bits: the same steps per element, short columns zero-padded; A
+// transposed or not, first step and accumulate, n across the edge cases.
+CHECK_ROWS_PATH(CheckRowsPathBaseline, pto_cube)
+CHECK_ROWS_PATH(CheckRowsPathFma, with_fma::pto_cube)
+
+TEST(PtoCubeTest, SmallMRowsPathMatchesPanelsBitwise) {
+  CheckRowsPathBaseline();
+  if (HasFma()) CheckRowsPathFma();
+}
+
 TEST(PtoCubeTest, MovL0PacksPanels) {
   // L1 tile 3x4 = 0..11. L0A of rows 0..2, K columns 1..2: dense [3 x 2].
   std::vector<float> l1(12);

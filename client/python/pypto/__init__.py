@@ -43,7 +43,7 @@ from .ops import (  # noqa: E402,F401,A004
 from .layout import (  # noqa: E402,F401
     assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)
 from .interop import from_torch, to_torch  # noqa: E402,F401
-from .control_flow import cond, loop, loop_unroll  # noqa: E402,F401
+from .control_flow import cond, is_loop_begin, is_loop_end, loop, loop_unroll  # noqa: E402,F401
 from .control_flow import max, min  # noqa: E402,F401,A004  (of symbolic scalars)
 from .symbolic import SymbolicCondition, SymbolicScalar, symbolic_scalar  # noqa: E402,F401
 from .verification import verify  # noqa: E402,F401

@@ -5,18 +5,27 @@ must trace both, once each. pypto.jit therefore compiles the kernel again
 from its own source with every `if` whose whole test is a call of `cond`
 (pypto.cond, or cond imported from pypto) rewritten to
 
-    for __pypto_branch in __pypto_cf__._branches(pypto.cond(c)):
+    __pypto_if1 = __pypto_cf__._If(pypto.cond(c), ("y",), locals().get("y"))
+    for __pypto_branch in __pypto_if1:
         if __pypto_branch:
             A
         else:
             B
+        y = __pypto_if1.end("y", locals().get("y"))
+    y = __pypto_if1.result("y", locals().get("y"))
 
-control_flow._branches yields True and then False, recording an `if` op
-around the two traced bodies (for a constant condition it yields only the
-branch taken). `elif pypto.cond(...)` is an `if` in the else branch and is
-rewritten the same way; `and`/`or`/`not` directly inside pypto.cond(...)
-become symbolic logic. The new code keeps the user's file name and line
-numbers (errors point at the user's lines), globals and closure cells.
+control_flow._If yields True and then False, recording an `if` op around
+the two traced bodies (for a constant condition it yields only the branch
+taken). Names the branches bind (y above) are merged like tensors carried
+through the `if`: at the end of each branch `end` records y's tensor and
+gives back y's value from before the `if` (so the else branch starts from
+it), and after both `result` gives the tensor the `if` outputs (so
+`t = t + 1` in one branch works as in Python). `elif pypto.cond(...)` is an
+`if` in the else branch and is rewritten the same way; `and`/`or`/`not`
+directly inside pypto.cond(...) become symbolic logic. PyPTO's bare
+`if pypto.is_loop_begin(i):` / `is_loop_end(i)` are rewritten too. The new
+code keeps the user's file name and line numbers (errors point at the
+user's lines), globals and closure cells.
 
 A kernel whose source inspect cannot find (defined in a REPL or by exec)
 runs as written: a symbolic pypto.cond there is a TypeError saying why.
@@ -36,12 +45,40 @@ _CF = "__pypto_cf__"
 _FLAG = "__pypto_branch"
 
 
-def _is_cond_call(node):
+def _is_call_of(node, *names):
     if not isinstance(node, ast.Call):
         return False
     f = node.func
-    return (isinstance(f, ast.Attribute) and f.attr == "cond") or \
-        (isinstance(f, ast.Name) and f.id == "cond")
+    return (isinstance(f, ast.Attribute) and f.attr in names) or \
+        (isinstance(f, ast.Name) and f.id in names)
+
+
+def _is_cond_call(node):
+    """pypto.cond(...), or PyPTO's bare pypto.is_loop_begin/is_loop_end(...)."""
+    return _is_call_of(node, "cond", "is_loop_begin", "is_loop_end")
+
+
+def _assigned(stmts):
+    """Names a branch binds (=, +=, for, with, def), not looking into nested
+    functions, lambdas or classes."""
+    out = set()
+
+    def walk(node):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if not node.id.startswith("__pypto"):
+                out.add(node.id)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        for child in ast.iter_child_nodes(node):
+            walk(child)
+
+    for stmt in stmts:
+        walk(stmt)
+    return out
 
 
 def _cf(attr, node):
@@ -128,15 +165,37 @@ class _RewriteIfs(ast.NodeTransformer):
                 f"its end; write results into tensors instead")
         self.count += 1
         test = node.test
-        test.args = [_Logic().visit(a) for a in test.args]
-        inner = ast.If(test=ast.Name(id=_FLAG, ctx=ast.Load()), body=node.body,
-                       orelse=node.orelse)
-        loop = ast.For(target=ast.Name(id=_FLAG, ctx=ast.Store()),
-                       iter=ast.Call(func=_cf("_branches", node), args=[test], keywords=[]),
-                       body=[inner], orelse=[])
-        ast.copy_location(inner, node)
-        ast.copy_location(loop, node)
-        return loop
+        if _is_call_of(test, "cond"):
+            test.args = [_Logic().visit(a) for a in test.args]
+        names = sorted(_assigned(node.body) | _assigned(node.orelse))
+        branch = f"__pypto_if{self.count}"
+
+        def at(n):
+            return ast.copy_location(n, node)
+
+        def load(name):  # locals().get(name): None while unbound
+            return at(ast.Call(func=at(ast.Attribute(
+                value=at(ast.Call(func=at(ast.Name(id="locals", ctx=ast.Load())), args=[],
+                                  keywords=[])), attr="get", ctx=ast.Load())),
+                args=[at(ast.Constant(value=name))], keywords=[]))
+
+        def merge(method):
+            return [at(ast.Assign(targets=[at(ast.Name(id=n, ctx=ast.Store()))], value=at(
+                ast.Call(func=at(ast.Attribute(value=at(ast.Name(id=branch, ctx=ast.Load())),
+                                               attr=method, ctx=ast.Load())),
+                         args=[at(ast.Constant(value=n)), load(n)], keywords=[]))))
+                    for n in names]
+
+        setup = at(ast.Assign(targets=[at(ast.Name(id=branch, ctx=ast.Store()))], value=at(
+            ast.Call(func=_cf("_If", node), args=[test, at(ast.Tuple(
+                elts=[at(ast.Constant(value=n)) for n in names], ctx=ast.Load()))] +
+                [load(n) for n in names], keywords=[]))))
+        inner = at(ast.If(test=at(ast.Name(id=_FLAG, ctx=ast.Load())), body=node.body,
+                          orelse=node.orelse))
+        loop = at(ast.For(target=at(ast.Name(id=_FLAG, ctx=ast.Store())),
+                          iter=at(ast.Name(id=branch, ctx=ast.Load())),
+                          body=[inner] + merge("end"), orelse=[]))
+        return [setup, loop] + merge("result")
 
 
 def rewrite(fn):
@@ -153,6 +212,11 @@ def rewrite(fn):
     if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):
         return fn  # a lambda or something else: leave it
     fdef = tree.body[0]
+    args = fdef.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    if fdef.name != code.co_name or names != list(
+            code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
+        return fn  # the file changed since the function was defined: not its source
     rewriter = _RewriteIfs(code.co_filename)
     ast.increment_lineno(tree, code.co_firstlineno - 1)
     rewriter.visit(fdef)

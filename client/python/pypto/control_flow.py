@@ -130,18 +130,32 @@ def loop(*args, **kwargs):
     what = "pypto.loop"
     b = _builder(what)
     start, stop, step = _range(args, kwargs, what)
-    if "unroll_list" in kwargs:
-        raise TypeError(f"{what}: unroll_list is pypto.loop_unroll's argument (it yields "
-                        f"(index, unroll_length))")
+    # PyPTO's pypto.loop(..., unroll_list=[1, 4]) is a scheduling hint (the
+    # index still steps by `step`): the largest factor becomes attr "unroll".
+    unroll = _factors(kwargs.pop("unroll_list", None), what)
     name, idx_name = _names(kwargs, what)
     for x, n in ((start, "start"), (stop, "stop")):
         _check_in_scope(b, x, f"{what}: {n} {x}")
-    return _loop(b, start, stop, step, name, idx_name, None)
+    return _loop(b, start, stop, step, name, idx_name,
+                 unroll[0] if unroll and unroll[0] > 1 else None)
+
+
+def _factors(unroll_list, what):
+    """unroll_list as distinct positive ints, largest first ([] for None)."""
+    if unroll_list is None:
+        return []
+    factors = list(unroll_list)
+    for u in factors:
+        if isinstance(u, bool) or not isinstance(u, numbers.Integral) or is_symbolic(u) \
+                or int(u) <= 0:
+            raise ValueError(f"{what}: unroll_list must hold positive ints, got {u!r}")
+    return sorted({int(u) for u in factors}, reverse=True)
 
 
 def _loop(b, start, stop, step, name, idx_name, unroll):
     index_name = _index_name(b, idx_name)
     index = symbolic.symbol(index_name, int(start))
+    b.loop_bounds[index_name] = (start, stop, step)
     label = f"pypto.loop '{name}'" if name else "pypto.loop"
     region = b.open_region(f"the body of {label}")
     b.indices.append(index)
@@ -174,12 +188,7 @@ def loop_unroll(*args, **kwargs):
         raise ValueError(f"{what}: step must be 1 (the chunk sizes of unroll_list are the "
                          f"steps), got {step}")
     name, idx_name = _names(kwargs, what)
-    factors = [1] if unroll_list is None else list(unroll_list)
-    for u in factors:
-        if isinstance(u, bool) or not isinstance(u, numbers.Integral) or is_symbolic(u) \
-                or int(u) <= 0:
-            raise ValueError(f"{what}: unroll_list must hold positive ints, got {u!r}")
-    factors = sorted({int(u) for u in factors} | {1}, reverse=True)
+    factors = sorted(set(_factors(unroll_list, what)) | {1}, reverse=True)
     for x, n in ((start, "start"), (stop, "stop")):
         _check_in_scope(b, x, f"{what}: {n} {x}")
     return _unrolled(b, start, stop, factors, name, idx_name)
@@ -234,31 +243,141 @@ def cond(expr):
                     f"got {type(expr).__name__}")
 
 
-def _branches(c):
-    """The rewritten `if` (ast_rewrite.py): yields True (trace the then
-    branch), then False (the else branch), recording an `if` op around them;
-    for a constant condition, only the branch taken."""
-    if not isinstance(c, _Cond):  # an `if` on some other function named cond
-        yield bool(c)
-        return
-    value = c.value
-    if not is_symbolic(value):
-        yield bool(value)
-        return
-    b = _builder("pypto.cond")
-    _check_in_scope(b, value, f"pypto.cond({value})")
-    regions = []
-    for label, taken in (("then", True), ("else", False)):
-        region = b.open_region(f"the {label} branch of pypto.cond({value})")
-        try:
-            yield taken
-        except GeneratorExit:
-            if not region.closed:
-                b.failed = (f"{region.describe()}: the branch was left before its end")
-            raise
-        b.close_region(region)
-        regions.append(region)
-    b.add_control_op("if", regions, {"cond": value}, "if")
+class _If:
+    """A rewritten `if` (ast_rewrite.py): iterating yields True (trace the
+    then branch) and then False (the else branch), recording an `if` op
+    around them; for a constant condition, only the branch taken. end() and
+    result() merge the Python names the branches bind (ast_rewrite.py)."""
+
+    def __init__(self, c, names, *before):
+        from .tensors import Tensor
+        if isinstance(c, numbers.Integral) and not isinstance(c, _Cond):
+            c = cond(c)  # PyPTO's bare `if pypto.is_loop_begin(i):`
+        self.c = c
+        self.before = dict(zip(names, before))
+        self.phis = {}     # name -> Tensor carried through the if
+        self.plain = {}    # name -> [non-tensor value at the end of each branch]
+        self.symbolic = isinstance(c, _Cond) and is_symbolic(c.value)
+        self.b = _builder("pypto.cond") if self.symbolic else None
+        self._tensor = Tensor
+
+    def __iter__(self):
+        c = self.c
+        if not isinstance(c, _Cond):  # an `if` on some other function named cond
+            yield bool(c)
+            return
+        if not self.symbolic:
+            yield bool(c.value)
+            return
+        b, value = self.b, c.value
+        _check_in_scope(b, value, f"pypto.cond({value})")
+        regions = []
+        for label, taken in (("then", True), ("else", False)):
+            region = b.open_region(f"the {label} branch of pypto.cond({value})")
+            try:
+                yield taken
+            except GeneratorExit:
+                if not region.closed:
+                    b.failed = f"{region.describe()}: the branch was left before its end"
+                raise
+            b.close_region(region)
+            regions.append(region)
+        b.add_control_op("if", regions, {"cond": value}, "if")
+
+    def end(self, name, value):
+        """At the end of a branch: records `name`'s value; returns its value
+        from before the if, which the next branch starts from."""
+        if not self.symbolic:
+            return value
+        before = self.before.get(name)
+        if value is before:
+            return before
+        T = self._tensor
+        if isinstance(value, T) and value._builder is self.b:
+            phi = self.phis.get(name)
+            if phi is None:
+                ref = before if isinstance(before, T) and before._builder is self.b else None
+                phi = self._phi(name, ref, value)
+            self._check_type(name, phi, value)
+            self.b.write(phi, value, f"'{name}' at the end of a branch of pypto.cond")
+        else:
+            self.plain.setdefault(name, []).append(value)
+        return before
+
+    def _phi(self, name, ref, value):
+        """The tensor that carries `name` through the if: its value before
+        (none: zeros where the if is) and its home outside the branches."""
+        T, b = self._tensor, self.b
+        src = ref if ref is not None else value
+        phi = T._proxy(b, ref._vid if ref is not None else None, src.dtype, src._shape, name)
+        phi._home = b._stack[-2] if len(b._stack) > 1 else None
+        self.phis[name] = phi
+        return phi
+
+    def _check_type(self, name, phi, value):
+        from . import symbolic
+        if phi.dtype != value.dtype or not symbolic.same_shape(phi._shape, value._shape):
+            raise TypeError(
+                f"'{name}' is {value.dtype.name}{list(value._shape)} at the end of a branch of "
+                f"pypto.cond but {phi.dtype.name}{list(phi._shape)} before it or in the other "
+                f"branch: a tensor that flows out of an if has one dtype and shape")
+
+    def result(self, name, value):
+        """After the if: the tensor the if outputs for `name`, or its value."""
+        if not self.symbolic:
+            return value
+        if name in self.phis:
+            if name in self.plain:
+                raise TypeError(f"'{name}' is a tensor in one branch of pypto.cond and "
+                                f"{type(self.plain[name][0]).__name__} in the other")
+            return self.phis[name]
+        values = self.plain.get(name, [])
+        before = self.before.get(name)
+        if values and len(values) == 2 and values[0] is not values[1] and \
+                not _same_value(values[0], values[1]):
+            raise TypeError(
+                f"'{name}' is {values[0]!r} after the then branch of pypto.cond and "
+                f"{values[1]!r} after the else branch: only tensors may differ between "
+                f"branches (the condition is known at run time only)")
+        if len(values) == 1 and not _same_value(values[0], before):
+            raise TypeError(
+                f"'{name}' is {values[0]!r} after one branch of pypto.cond and {before!r} "
+                f"after the other: only tensors may differ between branches")
+        return values[0] if values else value
+
+
+def _same_value(a, b):
+    from . import symbolic
+    if isinstance(a, numbers.Integral) and isinstance(b, numbers.Integral):
+        return symbolic.same(a, b)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - arrays, tensors: not the same value
+        return False
+
+
+def is_loop_begin(index, begin=None):
+    """PyPTO: whether `index` is its loop's first value (a condition)."""
+    start, _, _ = _loop_of(index, "pypto.is_loop_begin")
+    return index == (start if begin is None else begin)
+
+
+def is_loop_end(index, end=None):
+    """PyPTO: whether `index` is its loop's last value (a condition)."""
+    _, stop, step = _loop_of(index, "pypto.is_loop_end")
+    if end is not None:
+        return index == end
+    return index + step >= stop if step > 0 else index + step <= stop
+
+
+def _loop_of(index, what):
+    b = _builder(what)
+    name = symbolic.symbol_of(index)
+    bounds = b.loop_bounds.get(name) if name else None
+    if bounds is None or not any(symbolic.same(index, i) for i in b.indices):
+        raise TypeError(f"{what}: expected the index of a pypto.loop around this point, got "
+                        f"{index!r}")
+    return bounds
 
 
 def logical_and(a, b):

@@ -339,6 +339,10 @@ class SymbolicScalar(int):
 
 
 
+    def __new__(cls, value_or_name, value=None):
+        """pypto.SymbolicScalar(x) is pypto.symbolic_scalar(x)."""
+        return symbolic_scalar(value_or_name, value)
+
     @classmethod
     def _new(cls, value, poly):
         obj = int.__new__(cls, value)
@@ -581,7 +585,9 @@ def symbolic_scalar(value_or_name, value=None):
     returned as a symbolic scalar (an int stays an int: a constant needs no
     symbol); a name must be the name of a dynamic dim of the kernel's
     parameters (pypto.Tensor(["n", 64], ...)), where the runtime binds it:
-    a scalar known only at run time has to come from a tensor's shape here."""
+    a scalar known only at run time has to come from a tensor's shape here.
+    `value` (PyPTO's concrete value for a name) is not needed: the runtime
+    binds the symbol from the arguments' shapes."""
     from . import tracer
     what = "pypto.symbolic_scalar"
     if isinstance(value_or_name, bool):

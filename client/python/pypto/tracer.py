@@ -118,6 +118,7 @@ class GraphBuilder:
         self._target = None
         self.indices = []
         self.index_names = set()
+        self.loop_bounds = {}   # loop index symbol -> (start, stop, step)
         self.failed = None
 
     # Values -----------------------------------------------------------------
@@ -395,6 +396,38 @@ class GraphBuilder:
         if parent is not None:
             parent.reads.extend(r.reads)
 
+    def _reads_of_inputs(self, kind, regions, tensors):
+        """A body may not read a carried input directly (it reads the arg),
+        but another tensor (an alias of the same value, a branch that does not
+        write the tensor) may have read it. In an if the arg is the input, so
+        such reads read the arg; in a loop the arg changes per iteration, so
+        they read a copy of the input taken before the loop."""
+        copies = {}
+        for r in regions:
+            by_input = {r.carried[t][0]: r.carried[t][1] for t in tensors}
+            for entry in r.reads:
+                vid = entry[3]
+                if vid not in by_input:
+                    continue
+                if kind == "if":
+                    new = by_input[vid]
+                else:
+                    new = copies.get(vid)
+                    if new is None:
+                        new = copies[vid] = self._copy_value(vid)
+                entry[0].inputs[entry[1]] = new
+                entry[3] = new
+
+    def _copy_value(self, vid):
+        """Records a copy of value `vid` in the current scope; its id."""
+        name, dtype, shape = self._values[vid]
+        out = self.new_value(dtype, shape, name)
+        op = graph_pb2.Op(kind="copy", inputs=[vid], outputs=[out])
+        op.vec_tile.dims.extend(min(int(d), 64) for d in shape)
+        self.where[out] = _user_frame()
+        self.append_op(op)
+        return out
+
     def add_control_op(self, kind, regions, attrs, name):
         """Records control op `kind` over closed `regions`: its inputs and
         outputs are the tensors any region carries (a region that does not
@@ -411,6 +444,7 @@ class GraphBuilder:
                     r.carried[t] = [before, arg]
                     r.end[t] = arg
             inputs.append(before)
+        self._reads_of_inputs(kind, regions, tensors)
         op = graph_pb2.Op(kind=kind, name=clip_name(name or ""))
         op.inputs.extend(inputs)
         set_attrs(op, attrs)

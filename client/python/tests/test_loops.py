@@ -131,10 +131,11 @@ def test_symbolic_scalar_by_name_is_a_dynamic_dim():
         n = pypto.symbolic_scalar("rows")
         seen["n"], seen["same"] = repr(n), symbolic.same(n, x.shape[0])
         seen["five"] = pypto.symbolic_scalar(5)
+        seen["ctor"] = repr(pypto.SymbolicScalar("rows") * 2)
         out[:] = x + 1
 
     k.trace(arr(3, 8), arr(3, 8))
-    assert seen == {"n": "rows", "same": True, "five": 5}
+    assert seen == {"n": "rows", "same": True, "five": 5, "ctor": "rows*2"}
 
     @pypto.jit
     def bad(x: pypto.Tensor(["rows", 8], F32), out: pypto.Tensor(["rows", 8], F32)):
@@ -611,3 +612,66 @@ def test_reads_in_closed_inner_bodies_are_rewritten_when_the_outer_loop_carries(
     inner = second.regions[0]
     assert inner.ops[0].inputs[0] == inner.args[0] and inner.ops[0].inputs[1] == muls.outputs[0]
     assert list(body.results) == [first.outputs[0], second.outputs[0]]
+
+
+def test_pyptos_condition_pattern_rebinding_a_name_in_branches():
+    # PyPTO's condition example: a name rebound in a branch flows out of the
+    # if (merged like a carried tensor); is_loop_begin/is_loop_end; the
+    # loop's unroll_list is a hint.
+    @pypto.jit
+    def k(A: pypto.Tensor([pypto.DYNAMIC, 64], F32), B: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+        pypto.set_vec_tile_shapes(64, 64)
+        for idx in pypto.loop(A.shape[0] // 64, unroll_list=[1, 4]):
+            ATile = A[idx * 64:(idx + 1) * 64, :]
+            if pypto.cond(pypto.is_loop_begin(idx)):
+                ATile = ATile + 1
+            elif pypto.cond(pypto.is_loop_end(idx)):
+                ATile = ATile + 2
+            B[idx * 64:, 0:] = ATile + 1
+
+    g = verified(k.trace(arr(256, 64), arr(256, 64)))
+    (loop,) = g.ops
+    assert attr(loop, "unroll") == 4 and attr(loop, "step") == 1
+    view, first, adds, asm = loop.regions[0].ops
+    assert (first.kind, attr(first, "cond")) == ("if", "(i == 0)")
+    assert list(first.inputs) == list(view.outputs)     # ATile before the if
+    assert adds.inputs[0] == first.outputs[0]           # ATile after it
+    then, other = first.regions
+    assert then.ops[0].inputs[0] == then.args[0]        # reads the arg, not the input
+    (second,) = other.ops
+    assert attr(second, "cond") == "((i + 1) >= (A_d0 // 64))"
+    assert list(second.regions[1].results) == list(second.regions[1].args)
+
+
+def test_names_that_differ_between_branches_must_be_tensors():
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        if pypto.cond(x.shape[0] > 2):
+            scale = 2.0
+        else:
+            scale = 3.0
+        out[:] = x * scale
+
+    with pytest.raises(TypeError, match=r"'scale' is 2.0 after the then branch of pypto.cond and "
+                                        r"3.0 after the else branch: only tensors may differ"):
+        k.trace(arr(5, 64), arr(5, 64))
+
+
+def test_an_alias_of_a_carried_value_reads_a_copy_taken_before_the_loop():
+    @pypto.jit
+    def k(x: pypto.Tensor([4, 64], F32), out: pypto.Tensor([1, 64], F32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        z = pypto.exp(x[0:1, :])
+        acc = pypto.tensor([1, 64], F32, "acc")
+        acc[:] = z                       # acc and z share a value
+        for i in pypto.loop(4):
+            acc[:] = acc + z             # z is the value before the loop in every iteration
+        out[:] = acc
+
+    g = verified(k.trace(arr(4, 64), arr(1, 64)))
+    view, exp, copy, loop = g.ops
+    assert copy.kind == "copy" and list(copy.inputs) == list(exp.outputs)
+    assert list(loop.inputs) == list(exp.outputs)
+    (add,) = loop.regions[0].ops
+    assert list(add.inputs) == [loop.regions[0].args[0], copy.outputs[0]]

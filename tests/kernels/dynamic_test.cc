@@ -44,9 +44,11 @@ pto::v1::Graph Symbolic(const GraphAt& make) {
 }
 
 // Compiles the symbolic graph once and checks every size against the
-// reference; returns the kernel for more checks.
+// reference (within `tolerance`; null: the default); returns the kernel for
+// more checks.
 std::unique_ptr<runtime::Kernel> CompileOnceRunSizes(
-    const GraphAt& make, const std::vector<int64_t>& sizes) {
+    const GraphAt& make, const std::vector<int64_t>& sizes,
+    const ptoc::Tolerance* tolerance = nullptr) {
   auto compiled = compiler::Compile(Symbolic(make), "host", {});
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   if (!compiled.ok()) return nullptr;
@@ -56,6 +58,7 @@ std::unique_ptr<runtime::Kernel> CompileOnceRunSizes(
   for (int64_t n : sizes) {
     ptoc::CheckOptions options;
     options.seed = static_cast<uint64_t>(n);
+    options.tolerance = tolerance;
     auto report = ptoc::RunAndCheck(make(n), **kernel, options);
     EXPECT_TRUE(report.ok()) << "rows " << n << ": " << report.status();
     if (report.ok()) {
@@ -73,13 +76,25 @@ pto::v1::Graph ExpAdd(int64_t rows) {
   return b.graph();
 }
 
+// exp(x) + y cancels where y is near -exp(x): exp's error (issue 3: 2e-6
+// relative; faithful on x86-64-v3) is absolute in the sum, up to 2e-6 * e^2
+// for inputs in [-2, 2].
+ptoc::Tolerance ExpAddTolerance() {
+  ptoc::Tolerance t;
+  t.rtol = 2e-6;
+  t.atol = 2e-6 * std::exp(2.0);
+  return t;
+}
+
 TEST(DynamicTest, ElementwiseCompiledOnceRunsEverySize) {
   const std::vector<int64_t> sizes = {1, 3, 4, 7, 64, 1001};
-  auto kernel = CompileOnceRunSizes(ExpAdd, sizes);
+  const ptoc::Tolerance tolerance = ExpAddTolerance();
+  auto kernel = CompileOnceRunSizes(ExpAdd, sizes, &tolerance);
   ASSERT_NE(kernel, nullptr);
   // One plan per distinct size; a repeated size reuses its plan.
   EXPECT_EQ(kernel->plans_expanded(), static_cast<int64_t>(sizes.size()));
   ptoc::CheckOptions options;
+  options.tolerance = &tolerance;
   auto again = ptoc::RunAndCheck(ExpAdd(7), *kernel, options);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_TRUE(again->pass());

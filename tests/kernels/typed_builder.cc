@@ -189,7 +189,8 @@ uint32_t TypedBuilder::NewValue(DataType dtype,
   return next_id_++;
 }
 
-void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds) {
+void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
+                        const ptoc::Tolerance* tolerance) {
   auto compiled = compiler::Compile(graph, "host", {});
   ASSERT_TRUE(compiled.ok()) << graph.name() << ": " << compiled.status();
   auto kernel = runtime::Kernel::Load(compiled->binary);
@@ -200,6 +201,7 @@ void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds) {
     // Wider than [-2, 2] so exp overflows and log sees negatives sometimes.
     options.low = -4;
     options.high = 4;
+    options.tolerance = tolerance;
     auto report = ptoc::RunAndCheck(graph, **kernel, options);
     ASSERT_TRUE(report.ok()) << report.status();
     EXPECT_TRUE(report->pass()) << graph.name() << " seed " << seed << "\n"

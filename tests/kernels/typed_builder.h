@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "client/ptoc/check.h"
 #include "compiler/ops/infer.h"
 #include "pto/v1/graph.pb.h"
 
@@ -76,8 +77,10 @@ class TypedBuilder {
 
 // Compiles `graph` for the host, loads it, and runs it `seeds` times on random
 // inputs in [-4, 4], each compared with the reference evaluator (gtest
-// failures name the graph and seed).
-void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds);
+// failures name the graph and seed) within `tolerance` (null: the default,
+// ptoc::DefaultTolerance).
+void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
+                        const ptoc::Tolerance* tolerance = nullptr);
 
 }  // namespace pto::testing
 

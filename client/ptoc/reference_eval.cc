@@ -147,6 +147,13 @@ double ToInteger(double value, DataType dtype) {
   }
 }
 
+// Whether scalars reach a kernel's instructions on values of `dtype` as
+// doubles (int64 and double tiles) rather than floats.
+bool WideScalars(DataType dtype) {
+  return dtype == pto::v1::DT_INT32 || dtype == pto::v1::DT_INT64 ||
+         dtype == pto::v1::DT_DOUBLE;
+}
+
 }  // namespace
 
 double RoundToDType(double value, DataType dtype) {
@@ -257,11 +264,13 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     if (!out.ok()) return out.status();
     const std::string& kind = op.kind();
     if (kind == "full" || kind == "arange") {
-      // Float attributes reach the kernel as floats.
+      // Float attributes reach the kernel as floats (full's value as a
+      // double for INT32, INT64 and DOUBLE results).
       auto attr = [&](const char* name) {
         auto it = op.attrs().find(name);
-        return it == op.attrs().end()
-                   ? 0.0
+        if (it == op.attrs().end()) return 0.0;
+        return kind == "full" && WideScalars(out->dtype)
+                   ? it->second.f()
                    : static_cast<double>(static_cast<float>(it->second.f()));
       };
       int64_t n = 1;
@@ -306,9 +315,24 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
             where, ShapeString(out->shape), ShapeString(shape)));
       }
       out->data.resize(outer * inner);
+      // Integer sums and products (INT64 results) are exact in int64 and
+      // wrap like torch's; a double would round them past 2**53.
+      const bool wrapping = out->dtype == pto::v1::DT_INT64 &&
+                            (kind == "sum" || kind == "prod");
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
           const double* p = in[0]->data.data() + o * len * inner + i;
+          if (wrapping) {
+            uint64_t acc = kind == "sum" ? 0 : 1;
+            for (int64_t k = 0; k < len; ++k) {
+              const double v = p[k * inner];  // an integer of the input's type
+              const uint64_t x =
+                  static_cast<uint64_t>(v >= 0x1p63 ? INT64_MIN : static_cast<int64_t>(v));
+              acc = kind == "sum" ? acc + x : acc * x;
+            }
+            out->data[o * inner + i] = static_cast<double>(static_cast<int64_t>(acc));
+            continue;
+          }
           double acc = kind == "sum" ? 0 : kind == "prod" ? 1 : p[0];
           int64_t at = 0;
           for (int64_t k = 0; k < len; ++k) {
@@ -492,7 +516,9 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
         return absl::InvalidArgumentError(absl::StrFormat(
             "reference: %s: attribute '%s' (f) is missing", where, name));
       }
-      return static_cast<double>(static_cast<float>(attr->second.f()));
+      return in.empty() || !WideScalars(in[0]->dtype)
+                 ? static_cast<double>(static_cast<float>(attr->second.f()))
+                 : attr->second.f();
     };
     out->data.resize(n);
     if (is_where) {

@@ -12,14 +12,16 @@
 // its value's dtype (FP32: to float; FP16: to nearest-even half), as the
 // compiler's kernels do (FP16 computes in FP32 and every op's result is
 // rounded to FP16, so fusion and tile shapes never change results). Scalars
-// of the tensor-with-scalar ops are rounded to FP32 first, as the kernel
-// sees them. ReferenceOptions selects other intermediate precisions.
+// of the tensor-with-scalar ops (and full's value) are rounded to FP32
+// first, as the kernel sees them, except on INT32, INT64 and DOUBLE values
+// (double immediates). ReferenceOptions selects other intermediate precisions.
 // Ops: every elementwise kind of the compiler's registry (binary ops,
 // comparisons and where with numpy broadcasting; tensor-with-scalar ops;
 // unary math, clip, copy, cast); creation (full, arange); reductions over
-// one dim; matmul (2-D or batched with numpy-broadcast batch dims, attrs
-// a_trans/b_trans, accumulated in double, rounded once to the output's
-// dtype); every dtype of pto.v1 (see RoundToDType); static shapes.
+// one dim (integer and BOOL sums/products exactly in int64, wrapping like
+// torch's int64 results); matmul (2-D or batched with numpy-broadcast
+// batch dims, attrs a_trans/b_trans, accumulated in double, rounded once to
+// the output's dtype); every dtype of pto.v1 (see RoundToDType); static shapes.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 #define PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
 

@@ -480,7 +480,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
 //   combine: per tile of that workspace with all n slots along d, reduce
 //            again (TARGSEL picks the index) and store the result.
 // With n == 1 the partial step stores the result directly. Partial values
-// are FP32 (FP16/BF16 sums do not round per tile).
+// are of the accumulator's type (see below).
 absl::Status AppendReduction(const TensorGraph& g, int i,
                              const std::vector<int>& gm_of_value,
                              TileGraph* out) {
@@ -555,19 +555,40 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
     return t;
   };
   const pto::v1::DataType in_dtype = g.values[v_in].dtype;
-  const pto::v1::DataType f32 = pto::v1::DT_FP32, i64 = pto::v1::DT_INT64;
+  const pto::v1::DataType i64 = pto::v1::DT_INT64;
+  // Partial results are of the accumulator's type: f32 for float inputs
+  // (FP16/BF16 sums do not round per tile) and for amax/amin/arg* of the
+  // small integer types and BOOL (f32 holds them exactly), int64 for INT32
+  // and INT64 inputs and for every integer sum/prod (the input converted
+  // first; INT64 results wrap like torch's), double for DOUBLE.
+  const pto::v1::DataType in_storage = UbStorageType(in_dtype);
+  const pto::v1::DataType acc = out_dtype == i64 && !arg ? i64 : in_storage;
+  const int64_t acc_bytes = StorageBytes(acc), in_bytes = StorageBytes(in_storage);
+  const bool convert = acc != in_storage;
 
-  // Partial step.
+  // Partial step: tile 0 the input, 1 the reduced values, 2 the indices
+  // (arg*) or the input converted to acc (integer sum/prod of a type that
+  // f32 tiles hold; never both).
   TileGroup partial;
   partial.ops = {i};
   partial.space = space;
   partial.tile = tile;
-  if (absl::Status s = check_ub(tile, arg ? 4 * 2 + 8 : 4 * 2); !s.ok()) return s;
-  const pto::v1::DataType red_dtype = n == 1 && !arg ? out_dtype : f32;
+  if (absl::Status s = check_ub(tile, in_bytes + acc_bytes +
+                                          (arg ? 8 : convert ? acc_bytes : 0));
+      !s.ok()) {
+    return s;
+  }
+  const pto::v1::DataType red_dtype = n == 1 && !arg ? out_dtype : acc;
   partial.body.push_back(load(0, gm_of_value[v_in], in_dtype,
                               static_cast<int>(g.values[v_in].shape.size())));
-  partial.body.push_back(instr(op.info->pto, 1, {0}, red_dtype, d));
-  partial.ub_types = {f32, f32};
+  partial.ub_types = {in_storage, acc};
+  int src = 0;
+  if (convert) {
+    partial.ub_types.push_back(acc);
+    partial.body.push_back(instr(PtoOpcode::kTCvt, 2, {0}, acc, -1));
+    src = 2;
+  }
+  partial.body.push_back(instr(op.info->pto, 1, {src}, red_dtype, d));
   int value_ws = -1, index_ws = -1;
   std::vector<int64_t> ws_shape = space;
   ws_shape[d] = n;
@@ -580,8 +601,8 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   } else {
     std::vector<GmIndex> slot = AlignedIndex(rank, rank);
     slot[d].div = tile[d];
-    value_ws = add_workspace(f32, ws_shape);
-    partial.body.push_back(store(1, value_ws, f32, slot));
+    value_ws = add_workspace(acc, ws_shape);
+    partial.body.push_back(store(1, value_ws, acc, slot));
     if (arg) {
       index_ws = add_workspace(i64, ws_shape);
       partial.body.push_back(store(2, index_ws, i64, slot));
@@ -597,12 +618,13 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   combine.space = ws_shape;
   combine.tile = tile;
   combine.tile[d] = n;
-  if (absl::Status s = check_ub(combine.tile, arg ? 4 * 2 + 8 * 2 : 4 * 2); !s.ok()) {
+  if (absl::Status s = check_ub(combine.tile, acc_bytes * 2 + (arg ? 8 * 2 : 0));
+      !s.ok()) {
     return s;
   }
-  combine.body.push_back(load(0, value_ws, f32, rank));
-  combine.body.push_back(instr(op.info->pto, 1, {0}, arg ? f32 : out_dtype, d));
-  combine.ub_types = {f32, f32};
+  combine.body.push_back(load(0, value_ws, acc, rank));
+  combine.body.push_back(instr(op.info->pto, 1, {0}, arg ? acc : out_dtype, d));
+  combine.ub_types = {acc, acc};
   if (arg) {
     combine.body.push_back(load(2, index_ws, i64, rank));
     combine.body.push_back(instr(PtoOpcode::kTArgSel, 3, {0, 2, 1}, i64, d));

@@ -26,6 +26,14 @@ bool IsOne(const SymExpr& e) { return e.AsConstant() == std::optional<int64_t>(1
 
 }  // namespace
 
+pto::v1::DataType ReduceResultDType(absl::string_view kind,
+                                    pto::v1::DataType input) {
+  if (kind == "argmax" || kind == "argmin") return pto::v1::DT_INT64;
+  const bool integral = !IsFloat(input) && input != pto::v1::DT_DOUBLE;
+  if ((kind == "sum" || kind == "prod") && integral) return pto::v1::DT_INT64;
+  return input;
+}
+
 absl::StatusOr<SymShape> BroadcastSymShapes(absl::Span<const SymShape> shapes) {
   size_t rank = 0;
   for (const auto& s : shapes) rank = std::max(rank, s.size());
@@ -173,18 +181,17 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
     return SymValueType{attrs.out_dtype, shape};
   }
   if (info.category == OpCategory::kReduce) {
-    if (!IsFloat(inputs[0].dtype)) {
+    if (!IsSupportedDType(inputs[0].dtype)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input 0 has dtype ", DTypeEnumName(inputs[0].dtype), "; ",
-          info.kind, " takes DT_FP32, DT_FP16 or DT_BF16 (cast it first)"));
+          info.kind, " takes DT_FP32, DT_FP16, DT_BF16, DT_DOUBLE, DT_INT8, "
+          "DT_INT16, DT_INT32, DT_INT64, DT_UINT8 or DT_BOOL"));
     }
     const int rank = static_cast<int>(inputs[0].shape.size());
     absl::StatusOr<int> d = NormalizeDim(attrs.dim, rank);
     if (!d.ok()) return d.status();
     SymValueType out;
-    out.dtype = info.kind == "argmax" || info.kind == "argmin"
-                    ? pto::v1::DT_INT64
-                    : inputs[0].dtype;
+    out.dtype = ReduceResultDType(info.kind, inputs[0].dtype);
     out.shape = inputs[0].shape;
     if (attrs.keepdim) {
       out.shape[*d] = SymExpr(1);
@@ -221,6 +228,13 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
           "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
           info.kind, " takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or "
           "DT_DOUBLE (cast it first)"));
+    }
+    if (info.operands == OperandTypes::kFloatOrDouble && !IsFloat(inputs[k].dtype) &&
+        inputs[k].dtype != pto::v1::DT_DOUBLE) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
+          info.kind, " takes DT_FP32, DT_FP16, DT_BF16 or DT_DOUBLE (cast it "
+          "first)"));
     }
     if (k > first_data && inputs[k].dtype != inputs[first_data].dtype) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -82,6 +82,13 @@ absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,
                                             absl::Span<const ValueType> inputs,
                                             const InferAttrs& attrs);
 
+// The dtype of reduction `kind` over `input` values (torch's): argmax and
+// argmin give DT_INT64; sum and prod of an integer or DT_BOOL tensor give
+// DT_INT64 (torch promotes, and the sum accumulates in int64); otherwise the
+// input's dtype (amax of BOOL is BOOL).
+pto::v1::DataType ReduceResultDType(absl::string_view kind,
+                                    pto::v1::DataType input);
+
 // A reduction's dim as an index in [0, rank), or INVALID_ARGUMENT naming the
 // valid range.
 absl::StatusOr<int> NormalizeDim(int64_t dim, int rank);

@@ -32,6 +32,12 @@ OpInfo Numeric(OpInfo info) {
   return info;
 }
 
+// Also on DOUBLE tensors (OperandTypes::kFloatOrDouble).
+OpInfo OrDouble(OpInfo info) {
+  info.operands = T::kFloatOrDouble;
+  return info;
+}
+
 OpInfo Reduce(const char* kind, P pto) {
   return {kind, C::kReduce, 1, 1,
           {{"dim", AttrType::kInt}, {"keepdim", AttrType::kBool, false}},
@@ -68,8 +74,8 @@ std::vector<OpInfo>* MakeRegistry() {
       Numeric(Binary("add", P::kTAdd)),
       Numeric(Binary("sub", P::kTSub)),
       Numeric(Binary("mul", P::kTMul)),
-      Binary("div", P::kTDiv),
-      Binary("pow", P::kTPow),
+      OrDouble(Binary("div", P::kTDiv)),
+      OrDouble(Binary("pow", P::kTPow)),
       Numeric(Binary("maximum", P::kTMax)),  // NaN if either is NaN (numpy)
       Numeric(Binary("minimum", P::kTMin)),
       Compare("eq", P::kTCmpEq),
@@ -82,16 +88,16 @@ std::vector<OpInfo>* MakeRegistry() {
       {"where", C::kSelect, 3, 1, {}, true, P::kTSel, T::kAny},
       // Tensor with scalar (the front end records `s - x` as rsubs(x, s),
       // `s < x` as gts(x, s)).
-      WithScalar("adds", P::kTAddS),
-      WithScalar("subs", P::kTSubS),
-      WithScalar("muls", P::kTMulS),
-      WithScalar("divs", P::kTDivS),
-      WithScalar("rsubs", P::kTRSubS),  // scalar - x
-      WithScalar("rdivs", P::kTRDivS),  // scalar / x
-      WithScalar("pows", P::kTPowS),    // x ** scalar
-      WithScalar("rpows", P::kTRPowS),  // scalar ** x
-      WithScalar("maximums", P::kTMaxS),
-      WithScalar("minimums", P::kTMinS),
+      OrDouble(WithScalar("adds", P::kTAddS)),
+      OrDouble(WithScalar("subs", P::kTSubS)),
+      OrDouble(WithScalar("muls", P::kTMulS)),
+      OrDouble(WithScalar("divs", P::kTDivS)),
+      OrDouble(WithScalar("rsubs", P::kTRSubS)),  // scalar - x
+      OrDouble(WithScalar("rdivs", P::kTRDivS)),  // scalar / x
+      OrDouble(WithScalar("pows", P::kTPowS)),    // x ** scalar
+      OrDouble(WithScalar("rpows", P::kTRPowS)),  // scalar ** x
+      OrDouble(WithScalar("maximums", P::kTMaxS)),
+      OrDouble(WithScalar("minimums", P::kTMinS)),
       CompareScalar("eqs", P::kTCmpEqS),
       CompareScalar("nes", P::kTCmpNeS),
       CompareScalar("lts", P::kTCmpLtS),
@@ -116,7 +122,7 @@ std::vector<OpInfo>* MakeRegistry() {
       Unary("tanh", P::kTTanh),
       Unary("erf", P::kTErf),
       Unary("erfc", P::kTErfc),
-      Unary("sign", P::kTSign),
+      Numeric(Unary("sign", P::kTSign)),
       Unary("floor", P::kTFloor),
       Unary("ceil", P::kTCeil),
       Unary("round", P::kTRound),  // half to even (numpy, torch)
@@ -125,8 +131,8 @@ std::vector<OpInfo>* MakeRegistry() {
       Unary("cos", P::kTCos),
       // clip(x, min, max) = minimum(maximum(x, min), max); -inf/inf for an
       // absent bound.
-      {"clip", C::kElementwiseUnary, 1, 1,
-       {{"min", AttrType::kFloat}, {"max", AttrType::kFloat}}, true, P::kTClip},
+      Numeric({"clip", C::kElementwiseUnary, 1, 1,
+               {{"min", AttrType::kFloat}, {"max", AttrType::kFloat}}, true, P::kTClip}),
       // cast(x, dtype): between every supported dtype (torch's rules).
       {"cast", C::kCast, 1, 1, {{"dtype", AttrType::kDType}}, true, P::kTCvt,
        T::kAny},

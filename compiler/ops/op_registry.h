@@ -32,8 +32,11 @@ enum class OperandTypes {
   kFloat,  // FP32, FP16, BF16 (computing in f32): arithmetic and math
   kAny,    // every supported dtype (comparisons, copy, where's branches)
   // kFloat plus INT32, INT64 (int64 tiles, wrapping like torch) and DOUBLE
-  // (double tiles): add sub mul maximum minimum neg abs.
+  // (double tiles): add sub mul maximum minimum neg abs sign clip.
   kNumeric,
+  // kFloat plus DOUBLE (double tiles; scalars as double immediates): div
+  // pow and the tensor-with-scalar arithmetic (adds ... minimums).
+  kFloatOrDouble,
 };
 
 // The type an attribute must have (the oneof case of pto.v1.Attribute).

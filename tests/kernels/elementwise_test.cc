@@ -217,6 +217,39 @@ TEST(ElementwiseTest, IntegerAndDoubleArithmetic) {
                              "DT_DOUBLE"), std::string::npos) << s;
 }
 
+// sign and clip on INT32/INT64/DOUBLE; DOUBLE with scalars (double
+// immediates: the reference does not round them to FP32 for these types),
+// div and pow; a comparison of a DOUBLE with 0.1; full of an INT64 value
+// past 2**24 is exact.
+TEST(ElementwiseTest, IntegerSignClipAndDoubleScalars) {
+  for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64, pto::v1::DT_DOUBLE}) {
+    Builder b(absl::StrCat("sign_clip_", pto::v1::DataType_Name(dtype)));
+    const uint32_t x = b.Input("x", dtype, {37, 70});
+    const uint32_t c = b.Op("clip", {x}, {16, 32}, {{"min", -50.5}, {"max", 60.5}});
+    b.Output("out", b.Op("add", {b.Op("sign", {x}, {16, 32}), c}, {16, 32}));
+    b.Output("lt", b.Op("lts", {x}, {16, 32}, {{"scalar", 0.1}}));
+    const uint32_t big = b.Create("full", dtype, {70}, {{"value", 16777217.0}});
+    b.Output("big", b.Op("add", {x, big}, {16, 32}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  Builder b("double_scalars");
+  const uint32_t x = b.Input("x", pto::v1::DT_DOUBLE, {37, 70});
+  const uint32_t y = b.Input("y", pto::v1::DT_DOUBLE, {70});
+  uint32_t v = x;
+  for (const char* kind : {"adds", "subs", "muls", "divs", "rsubs", "rdivs", "maximums",
+                           "minimums"}) {
+    v = b.Op(kind, {v}, {16, 32}, {{"scalar", 0.1}});
+  }
+  v = b.Op("pows", {b.Op("div", {v, y}, {16, 32})}, {16, 32}, {{"scalar", 2}});
+  b.Output("out", b.Op("pow", {v, b.Op("rpows", {y}, {16, 32}, {{"scalar", 1.5}})}, {16, 32}));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+  const absl::Status s = compiler::InferResult(*compiler::FindOp("divs"),
+                                               {{pto::v1::DT_INT32, {4}}})
+                             .status();
+  EXPECT_NE(s.message().find("divs takes DT_FP32, DT_FP16, DT_BF16 or DT_DOUBLE"),
+            std::string::npos) << s;
+}
+
 // full and arange (no inputs) in every dtype, fused with a consumer.
 TEST(ElementwiseTest, CreationOps) {
   for (DataType dtype : kAllTypes) {

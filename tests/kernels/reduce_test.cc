@@ -1,13 +1,15 @@
-// End to end: reductions over one dim (sum amax amin prod argmax argmin),
-// negative dims, keepdim, reduced dims spanning many tiles (partial results
-// and a combine step) or one, and reductions feeding broadcasting ops
-// (softmax), checked against the double-precision reference evaluator.
+// End to end: reductions over one dim (sum amax amin prod argmax argmin) on
+// every dtype, negative dims, keepdim, reduced dims spanning many tiles
+// (partial results and a combine step) or one, and reductions feeding
+// broadcasting ops (softmax), checked against the double-precision
+// reference evaluator.
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/ir/import.h"
 #include "compiler/ir/tensor_graph.h"
@@ -68,6 +70,81 @@ TEST(ReduceTest, Fp16InputsReduceInFp32) {
     b.Output("out", b.Op(kind, {x}, {8, 16}, -1, false));
     testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
+}
+
+// Every reduction of integer, BOOL and DOUBLE tensors in one kernel per
+// dtype and case: sum/prod of integers and BOOL give INT64 (accumulated in
+// int64; products of 70 values in [-100, 100] wrap), amax/amin keep the
+// dtype, arg* give INT64; DOUBLE accumulates in double. The reduced dim
+// spans three tiles with a tail (partial and combine steps; dims -1 and 0),
+// or one tile (the last dim, INT8 and BOOL: their amax/amin are row-fused).
+TEST(ReduceTest, IntegerBoolAndDoubleReductions) {
+  const Case cases[] = {{{37, 70}, {16, 32}, -1}, {{37, 70}, {8, 128}, 0},
+                        {{5, 70}, {4, 128}, 1}};
+  for (DataType dt : {pto::v1::DT_INT8, pto::v1::DT_INT16, pto::v1::DT_INT32,
+                      pto::v1::DT_INT64, pto::v1::DT_UINT8, pto::v1::DT_BOOL,
+                      pto::v1::DT_DOUBLE}) {
+    for (const Case& c : cases) {
+      const bool row = c.tile.back() >= c.shape.back();
+      if (row && dt != pto::v1::DT_INT8 && dt != pto::v1::DT_BOOL) continue;
+      Builder b(absl::StrCat("reduce_", pto::v1::DataType_Name(dt), "_dim", c.dim));
+      const uint32_t x = b.Input("x", dt, c.shape);
+      bool keepdim = false;
+      for (const char* kind : {"sum", "amax", "amin", "prod", "argmax", "argmin"}) {
+        b.Output(kind, b.Op(kind, {x}, c.tile, c.dim, keepdim));
+        keepdim = !keepdim;
+      }
+      testing::CompileRunAndCheck(b.graph(), kSeeds);
+    }
+  }
+}
+
+// INT32 values near the limits (x * 21474835, x in [-100, 100]) sum exactly
+// in int64; INT64 values near 2**62.6 (x * 2**56) wrap when summed and
+// multiplied, as torch's int64 does. Checked exactly.
+TEST(ReduceTest, IntegerReductionsNearTheLimitsAreExact) {
+  struct Big {
+    DataType dtype;
+    double scale;
+  };
+  for (const Big& big : {Big{pto::v1::DT_INT32, 21474835}, Big{pto::v1::DT_INT64, 0x1p56}}) {
+    Builder b(absl::StrCat("reduce_big_", pto::v1::DataType_Name(big.dtype)));
+    const uint32_t x = b.Input("x", big.dtype, {37, 70});
+    const uint32_t scale = b.Create("full", big.dtype, {70}, {{"value", big.scale}});
+    const uint32_t y = b.Op("mul", {x, scale}, {16, 32});
+    b.Output("sum_rows", b.Op("sum", {y}, {16, 32}, -1, false));
+    b.Output("sum_cols", b.Op("sum", {y}, {16, 32}, 0, true));
+    b.Output("prod", b.Op("prod", {y}, {16, 32}, -1, false));
+    b.Output("amax", b.Op("amax", {y}, {16, 32}, 0, false));
+    b.Output("argmin", b.Op("argmin", {y}, {16, 32}, -1, false));
+    auto compiled = compiler::Compile(b.graph(), "host", {});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    auto kernel = runtime::Kernel::Load(compiled->binary);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    const ptoc::Tolerance exact{0, 0, 0};
+    ptoc::CheckOptions options;
+    options.tolerance = &exact;
+    auto report = ptoc::RunAndCheck(b.graph(), **kernel, options);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->pass()) << b.graph().name() << "\n" << report->Summary();
+  }
+}
+
+// Reductions take every dtype; their results follow torch.
+TEST(ReduceTest, ResultDTypesFollowTorch) {
+  using compiler::ReduceResultDType;
+  EXPECT_EQ(ReduceResultDType("sum", pto::v1::DT_INT8), pto::v1::DT_INT64);
+  EXPECT_EQ(ReduceResultDType("prod", pto::v1::DT_BOOL), pto::v1::DT_INT64);
+  EXPECT_EQ(ReduceResultDType("sum", pto::v1::DT_FP16), pto::v1::DT_FP16);
+  EXPECT_EQ(ReduceResultDType("sum", pto::v1::DT_DOUBLE), pto::v1::DT_DOUBLE);
+  EXPECT_EQ(ReduceResultDType("amax", pto::v1::DT_BOOL), pto::v1::DT_BOOL);
+  EXPECT_EQ(ReduceResultDType("amin", pto::v1::DT_UINT8), pto::v1::DT_UINT8);
+  EXPECT_EQ(ReduceResultDType("argmax", pto::v1::DT_INT16), pto::v1::DT_INT64);
+  // Math is still refused on integers, naming the dtypes it takes.
+  const absl::Status s = compiler::InferResult(*compiler::FindOp("exp"),
+                                               {{pto::v1::DT_INT32, {4}}})
+                             .status();
+  EXPECT_THAT(s.message(), HasSubstr("exp takes DT_FP32, DT_FP16 or DT_BF16"));
 }
 
 // softmax(x, -1) = exp(x - amax) / sum(exp(x - amax)): reductions feeding

@@ -10,6 +10,14 @@
   tensor of the tensor's dtype (|n| <= 2**24, exact in every path); with a
   Python float (or in a division) the tensor is cast to DT_FP32 first, as
   torch promotes `int_tensor + 2.5` to float32.
+- `x ** n` with a Python int n >= 0 stays integer (torch): square and
+  multiply, wrapping like torch's; n < 0 is a ValueError as in torch. An
+  integer tensor ** tensor, or a number ** integer tensor, is a TypeError
+  saying to cast to a float type.
+- `sign` of INT8/INT16/UINT8 computes in DT_INT32; `clip` with int bounds
+  keeps the dtype (INT8/INT16/UINT8 through DT_INT32; a bound outside the
+  dtype is a ValueError, as torch's overflow error), with a float bound the
+  tensor is cast to DT_FP32 first (torch promotes).
 
 ops.py asks `binary`/`unary` first; they return None where nothing is
 rewritten (floats, comparisons), and the op is recorded as written."""
@@ -37,6 +45,10 @@ def binary(name, a, b):
     if t is None or t.dtype not in INTEGER_TYPES or (ta and tb and a.dtype != b.dtype):
         return None
     if ta and tb:
+        if name == "pow":
+            raise TypeError(
+                f"pypto.pow: integer tensors ({t.dtype.name}) to tensor powers are not "
+                f"supported; use a Python int exponent, or cast to DT_FP32 first")
         if name == "div":
             return ops.div(ops.cast(a, dtypes.DT_FP32), ops.cast(b, dtypes.DT_FP32))
         if name in _WRAPPING and t.dtype in _SMALL:
@@ -46,6 +58,8 @@ def binary(name, a, b):
     s = b if ta else a
     if not ops._is_scalar(s) or isinstance(s, bool):
         return None
+    if name == "pow" and isinstance(s, int):
+        return _int_pow(t, s, ta)
     if name == "div" or isinstance(s, float) or name == "pow":
         tf = ops.cast(t, dtypes.DT_FP32)
         return ops._binary(name, tf, s) if ta else ops._binary(name, s, tf)
@@ -59,9 +73,59 @@ def binary(name, a, b):
     return ops._binary(name, t, n) if ta else ops._binary(name, n, t)
 
 
+def _int_pow(t, n, tensor_base):
+    """t ** n for an int n (t an integer tensor), by squaring and multiplying
+    (wrapping as torch's integer pow does)."""
+    ops = _ops()
+    if not tensor_base:
+        raise TypeError(
+            f"pypto.pow: a number to the power of an integer tensor ({t.dtype.name}) is "
+            f"not supported; cast the tensor to DT_FP32 first")
+    if n < 0:
+        raise ValueError("pypto.pow: integers to negative integer powers are not allowed "
+                         "(as in torch); cast to DT_FP32 first")
+    result, base = None, t
+    while True:
+        if n & 1:
+            result = base if result is None else ops.mul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = ops.mul(base, base)
+    if result is None:  # t ** 0
+        return ops.add(ops.mul(t, 0), 1)
+    return result
+
+
+def clip(t, lo, hi):
+    """clip of an integer tensor rewritten by torch's rules, or None."""
+    if not isinstance(t, Tensor) or t.dtype not in INTEGER_TYPES:
+        return None
+    ops = _ops()
+    if any(isinstance(v, float) for v in (lo, hi)):
+        return ops.clip(ops.cast(t, dtypes.DT_FP32), lo, hi)
+    if t.dtype in _SMALL or t.dtype == dtypes.DT_INT32:
+        info = _RANGE[t.dtype]
+        for name, v in (("min", lo), ("max", hi)):
+            if v is not None and not info[0] <= v <= info[1]:
+                raise ValueError(f"pypto.clip: '{name}' {v} does not fit {t.dtype.name} "
+                                 f"[{info[0]}, {info[1]}] (as torch)")
+    else:
+        for name, v in (("min", lo), ("max", hi)):
+            if v is not None and abs(v) > 2 ** 53:
+                raise ValueError(f"pypto.clip: '{name}' {v} is outside [-2**53, 2**53]")
+    if t.dtype not in _SMALL:
+        return None
+    return ops.cast(ops.clip(ops.cast(t, dtypes.DT_INT32), lo, hi), t.dtype)
+
+
+_RANGE = {dtypes.DT_INT8: (-128, 127), dtypes.DT_INT16: (-32768, 32767),
+          dtypes.DT_UINT8: (0, 255), dtypes.DT_INT32: (-2 ** 31, 2 ** 31 - 1)}
+
+
 def unary(kind, x):
-    """neg/abs of an INT8/INT16/UINT8 tensor through DT_INT32, or None."""
-    if kind not in ("neg", "abs") or not isinstance(x, Tensor) or x.dtype not in _SMALL:
+    """neg/abs/sign of an INT8/INT16/UINT8 tensor through DT_INT32, or None."""
+    if kind not in ("neg", "abs", "sign") or not isinstance(x, Tensor) or x.dtype not in _SMALL:
         return None
     ops = _ops()
     return ops.cast(ops._unary(kind, ops.cast(x, dtypes.DT_INT32)), x.dtype)

@@ -75,11 +75,17 @@ def _check_float(what, t, arg):
 # Ops that also take INT32, INT64 and DOUBLE tensors (integers wrap like
 # torch's); the compiler's OperandTypes::kNumeric. INT8/INT16/UINT8 operands
 # never get here: int_arith computes them in INT32.
-_NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs")
+_NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "sign", "clip")
 _NUMERIC_TYPES = _FLOAT_TYPES + (dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_DOUBLE)
+# Ops that also take DOUBLE tensors (the compiler's kFloatOrDouble), and
+# with a Python number every arithmetic op: the number stays a double.
+_DOUBLE_OPS = ("div", "pow")
+_ARITHMETIC = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
 
 
 def _check_operand(what, name, t, arg):
+    if name in _DOUBLE_OPS and t.dtype == dtypes.DT_DOUBLE:
+        return
     if name not in _NUMERIC_OPS:
         _check_float(what, t, arg)
     elif t.dtype not in _NUMERIC_TYPES:
@@ -122,7 +128,7 @@ def _binary(name, a, b):
             f"{what}: expected Tensors or a Tensor and a Python number, got "
             f"{type(a).__name__} and {type(b).__name__}")
     _check_traced(t, what, arg)
-    if not compare:
+    if not compare and not (name in _ARITHMETIC and t.dtype == dtypes.DT_DOUBLE):
         _check_float(what, t, arg)
     dtype = dtypes.DT_BOOL if compare else t.dtype
     return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": float(s)}, what)
@@ -285,10 +291,23 @@ def cast(input, dtype):
     return b.add_op("cast", [input], dtype, input._shape, {"dtype": dtype}, what)
 
 
+def _reduce_dtype(kind, dtype):
+    """torch's result dtype (compiler ReduceResultDType): arg* give DT_INT64;
+    sum/prod of an integer or BOOL tensor give DT_INT64; otherwise the
+    input's dtype."""
+    if kind in ("argmax", "argmin"):
+        return dtypes.DT_INT64
+    if kind in ("sum", "prod") and dtype not in _FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+        return dtypes.DT_INT64
+    return dtype
+
+
 def _reduce(kind, input, dim, keepdim):
     what = f"pypto.{kind}"
     _check_traced(input, what, "input")
-    _check_float(what, input, "input")
+    if input.dtype not in dtypes.COMPILABLE:
+        raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; {what} "
+                        f"takes {', '.join(t.name for t in dtypes.COMPILABLE)} tensors")
     rank = len(input._shape)
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
@@ -304,7 +323,7 @@ def _reduce(kind, input, dim, keepdim):
         if not shape:
             raise ValueError(f"{what}: reducing a rank-1 tensor needs keepdim=True "
                              f"(rank-0 results are not supported)")
-    dtype = dtypes.DT_INT64 if kind in ("argmax", "argmin") else input.dtype
+    dtype = _reduce_dtype(kind, input.dtype)
     return input._builder.add_op(kind, [input], dtype, tuple(shape),
                                  {"dim": int(dim), "keepdim": bool(keepdim)}, what,
                                  space=input._shape)
@@ -313,7 +332,8 @@ def _reduce(kind, input, dim, keepdim):
 def sum(input, dim, keepdim=False):  # noqa: A001 - PyPTO's name
     """Sum over `dim` (negative counts from the end); the vector tile covers
     the input, and a dim spanning several tiles is summed per tile, then the
-    partial sums are combined. FP16/BF16 sum in FP32."""
+    partial sums are combined. FP16/BF16 sum in FP32, DOUBLE in double;
+    integer and BOOL tensors sum to DT_INT64 (wrapping like torch's)."""
     return _reduce("sum", input, dim, keepdim)
 
 
@@ -328,7 +348,7 @@ def amin(input, dim, keepdim=False):
 
 
 def prod(input, dim, keepdim=False):
-    """Product over `dim`."""
+    """Product over `dim` (integer and BOOL tensors: DT_INT64, wrapping)."""
     return _reduce("prod", input, dim, keepdim)
 
 
@@ -427,18 +447,21 @@ def arange(start, end=None, step=1, dtype=None):
 
 
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
-    """minimum(maximum(input, min), max); a bound that is None is absent."""
+    """minimum(maximum(input, min), max); a bound that is None is absent.
+    Integer tensors with int bounds keep their dtype (torch); a float bound
+    makes the result DT_FP32 (the tensor is cast first, as torch promotes)."""
     what = "pypto.clip"
     _check_traced(input, what, "input")
-    _check_float(what, input, "input")
-    bounds = {}
-    for name, v, default in (("min", min, -math.inf), ("max", max, math.inf)):
-        if v is None:
-            v = default
-        elif not _is_scalar(v):
+    for name, v in (("min", min), ("max", max)):
+        if v is not None and (not _is_scalar(v) or isinstance(v, bool)):
             raise TypeError(f"{what}: '{name}' must be a number or None, got "
                             f"{type(v).__name__} (tensor bounds: use maximum/minimum)")
-        bounds[name] = float(v)
+    rewritten = int_arith.clip(input, min, max)
+    if rewritten is not None:
+        return rewritten
+    _check_operand(what, "clip", input, "input")
+    bounds = {"min": -math.inf if min is None else float(min),
+              "max": math.inf if max is None else float(max)}
     return input._builder.add_op("clip", [input], input.dtype, input._shape, bounds, what)
 
 

@@ -73,10 +73,19 @@ def test_unsupported_integer_arithmetic_is_a_clear_error(native):
     with pytest.raises(TypeError, match=r"pypto.exp: .*DT_INT32.*takes DT_FP32, DT_FP16 or "
                                         r"DT_BF16"):
         run(pypto.exp, np.ones((4, 8), np.int32))
-    with pytest.raises(TypeError, match=r"pypto.add: argument 'input' has dtype DT_DOUBLE"):
-        run(lambda x: x + 1, np.ones((4, 8), np.float64))
-    with pytest.raises(TypeError, match=r"pypto.pow: argument 'input' has dtype DT_INT32"):
+    with pytest.raises(TypeError, match=r"pypto.exp: argument 'input' has dtype DT_DOUBLE"):
+        run(pypto.exp, np.ones((4, 8), np.float64))
+    with pytest.raises(TypeError, match=r"pypto.pow: integer tensors \(DT_INT32\) to tensor "
+                                        r"powers are not supported"):
         run(lambda x: x ** x, np.ones((4, 8), np.int32))
+    with pytest.raises(TypeError, match=r"pypto.pow: a number to the power of an integer"):
+        run(lambda x: 2 ** x, np.ones((4, 8), np.int32))
+    with pytest.raises(ValueError, match=r"negative integer powers are not allowed"):
+        run(lambda x: x ** -1, np.ones((4, 8), np.int32))
+    with pytest.raises(ValueError, match=r"pypto.clip: 'max' 1000 does not fit DT_INT8"):
+        run(lambda x: x.clip(0, 1000), np.ones((4, 8), np.int8))
+    with pytest.raises(TypeError, match=r"pypto.clip: argument 'input' has dtype DT_BOOL"):
+        run(lambda x: x.clip(0, 1), np.ones((4, 8), np.bool_))
     with pytest.raises(TypeError, match=r"outside \[-2\*\*24, 2\*\*24\]"):
         run(lambda x: x + 2 ** 30, np.ones((4, 8), np.int32))
 
@@ -135,3 +144,30 @@ def test_integer_with_python_numbers_like_torch(native, dtype):
     np.testing.assert_array_equal(got, want)
     got = run_to(lambda x: x + 2.5, np.float32, a)  # a float promotes to FP32
     np.testing.assert_array_equal(got, (t + 2.5).numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint8, np.int32, np.int64])
+def test_integer_pow_sign_clip_like_torch(native, dtype):
+    a = big(dtype, (9, 20), 10)
+    t = torch.from_numpy(a)
+    info = np.iinfo(dtype)
+    lo, hi = int(max(info.min, -1000)), int(min(info.max, 77))
+    got = run(lambda x: pypto.sign(x) + x ** 3 + x ** 0 + x.clip(lo, hi) + x.clip(max=5), a)
+    want = torch.sign(t) + t ** 3 + t ** 0 + t.clip(lo, hi) + t.clip(max=5)
+    np.testing.assert_array_equal(got, want.numpy())
+    got = run_to(lambda x: x.clip(-2.5, 7), np.float32, a)  # a float bound promotes
+    np.testing.assert_array_equal(got, t.clip(-2.5, 7).numpy())
+
+
+def test_double_with_python_numbers_keeps_double_precision(native):
+    a = big(np.float64, (9, 20), 11)
+    a[1] = np.random.default_rng(12).standard_normal(20)
+    t = torch.from_numpy(a)
+    got = run(lambda x: pypto.maximum((0.1 - x * 0.1) / 3 + 1e-300, -1e250) ** 2 / x, a)
+    want = torch.maximum((0.1 - t * 0.1) / 3 + 1e-300, torch.tensor(-1e250, dtype=t.dtype)) ** 2 / t
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-15)
+    got = run(lambda x: pypto.sign(x).clip(-0.5, 2.0) + x ** 3.0, a)
+    want = torch.sign(t).clip(-0.5, 2.0) + t ** 3.0
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-15)
+    mask = run_to(lambda x: x < 0.1, np.bool_, np.array([[0.1, np.nextafter(0.1, 1)]] * 4))
+    assert not mask.any()  # 0.1 compared as a double, not an f32

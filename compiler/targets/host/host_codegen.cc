@@ -19,6 +19,17 @@ std::string FloatLiteral(double v) {
   return absl::StrFormat("static_cast<float>(%a)", v);
 }
 
+// An exact C++ expression for a scalar immediate of an instruction on tiles
+// of storage type `storage`: f32 tiles take f32 immediates (the scalar
+// rounded once, as the reference does), int64 and double tiles double ones
+// (a DOUBLE x * 0.1 keeps double precision).
+std::string ScalarLiteral(double v, pto::v1::DataType storage) {
+  if (storage == pto::v1::DT_FP32) return FloatLiteral(v);
+  if (std::isnan(v)) return "__builtin_nan(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  return absl::StrFormat("%a", v);
+}
+
 // The C++ element type of a GM buffer of `dtype` (pto_tile.h's Elem<T>).
 const char* GmType(pto::v1::DataType dtype) {
   switch (dtype) {
@@ -313,7 +324,17 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       name[in.dst] = absl::StrCat("t", in.dst);
     }
     args.insert(args.begin(), name[in.dst]);
-    for (double v : in.scalars) args.push_back(FloatLiteral(v));
+    // Immediates take the type of the tiles they meet: the first source's,
+    // or (TFILL, no sources) the destination's.
+    const int scalar_tile = in.srcs.empty() ? in.dst : in.srcs[0];
+    const pto::v1::DataType scalar_storage =
+        scalar_tile >= 0 && scalar_tile < static_cast<int>(fn.ub_types.size())
+            ? fn.ub_types[scalar_tile]
+            : pto::v1::DT_FP32;
+    for (double v : in.scalars) {
+      args.push_back(in.op == PtoOpcode::kTArange ? FloatLiteral(v)
+                                                  : ScalarLiteral(v, scalar_storage));
+    }
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
       // TARGFIRST also takes the task's offset along the reduced dim.

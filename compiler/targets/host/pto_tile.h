@@ -471,7 +471,7 @@ inline void BinaryRows(float* __restrict d, const float* __restrict a,
 
 // Comparisons read tiles of any storage type S and write 1.0f or 0.0f; a
 // scalar compares in double against integer or double tiles (x < 1.5 must
-// not become x < 1).
+// not become x < 1; a DOUBLE x < 0.1 must not compare with f32 0.1).
 template <typename S>
 struct CmpType {
   using T = double;
@@ -488,7 +488,8 @@ struct CmpType<float> {
   }
 #define PTO_TILE_COMPARE_SCALAR(NAME, OP)                                  \
   template <int64_t N, typename D = float, typename S>                     \
-  inline void NAME(float* __restrict d, const S* __restrict a, float s) {  \
+  inline void NAME(float* __restrict d, const S* __restrict a,             \
+                   typename CmpType<S>::T s) {                             \
     using C = typename CmpType<S>::T;                                      \
     for (int64_t i = 0; i < N; ++i) {                                      \
       d[i] = static_cast<C>(a[i]) OP static_cast<C>(s) ? 1.0f : 0.0f;      \
@@ -810,9 +811,10 @@ inline void TSel(S* __restrict d, const float* __restrict c,
   for (int64_t i = 0; i < N; ++i) d[i] = c[i] != 0.0f ? a[i] : b[i];
 }
 
-// dst = v converted to D (TFILL: full, zeros, ones).
-template <int64_t N, typename D, typename DS>
-inline void TFill(DS* __restrict d, float v) {
+// dst = v converted to D (TFILL: full, zeros, ones). v is an f32 immediate
+// for f32 tiles, a double one for int64 and double tiles (exact to 2**53).
+template <int64_t N, typename D, typename DS, typename V>
+inline void TFill(DS* __restrict d, V v) {
   const DS x = CvtTo<D>::Apply(v);
   for (int64_t i = 0; i < N; ++i) d[i] = x;
 }
@@ -846,24 +848,70 @@ inline void TClip(float* __restrict d, const float* __restrict a, float lo,
 }
 
 // Reductions along dim K of a 4-d tile E0 x E1 x E2 x E3 (padded): the
-// destination has extent 1 in dim K (row-major). Sums and products
-// accumulate in f32; max/min propagate NaN (numpy amax, torch).
+// destination has extent 1 in dim K (row-major). They run on a tile of
+// any storage type S, accumulating in S: float (FP32, FP16, BF16 and the
+// small integer types for amax/amin; FP16/BF16 sums do not round per
+// element), int64 (integer sums and products wrap in two's complement like
+// torch's int64) or double. max/min propagate NaN (numpy amax, torch).
+template <typename S>
+struct Lowest {
+  static S Get() { return -__builtin_inf(); }
+};
+template <>
+struct Lowest<int64_t> {
+  static int64_t Get() { return INT64_MIN; }
+};
+template <typename S>
+struct Highest {
+  static S Get() { return __builtin_inf(); }
+};
+template <>
+struct Highest<int64_t> {
+  static int64_t Get() { return INT64_MAX; }
+};
+template <typename S>
 struct SumOp {
-  static float Init() { return 0.0f; }
-  static float Apply(float acc, float x) { return acc + x; }
+  static S Init() { return 0; }
+  static S Apply(S acc, S x) { return acc + x; }
 };
+template <>
+struct SumOp<int64_t> {
+  static int64_t Init() { return 0; }
+  static int64_t Apply(int64_t acc, int64_t x) {
+    return static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(x));
+  }
+};
+template <typename S>
 struct ProdOp {
-  static float Init() { return 1.0f; }
-  static float Apply(float acc, float x) { return acc * x; }
+  static S Init() { return 1; }
+  static S Apply(S acc, S x) { return acc * x; }
 };
+template <>
+struct ProdOp<int64_t> {
+  static int64_t Init() { return 1; }
+  static int64_t Apply(int64_t acc, int64_t x) {
+    return static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(x));
+  }
+};
+template <typename S>
 struct MaxOp {
-  static float Init() { return -__builtin_inff(); }
-  static float Apply(float acc, float x) { return Max(x, acc); }
+  static S Init() { return Lowest<S>::Get(); }
+  static S Apply(S acc, S x) { return (x != x || x > acc) ? x : acc; }
 };
+template <typename S>
 struct MinOp {
-  static float Init() { return __builtin_inff(); }
-  static float Apply(float acc, float x) { return Min(x, acc); }
+  static S Init() { return Highest<S>::Get(); }
+  static S Apply(S acc, S x) { return (x != x || x < acc) ? x : acc; }
 };
+
+// A reduced value as the destination tile holds it: f32 rounded to D
+// (FP16, BF16 results); int64 and double as they are.
+template <typename D>
+inline float Reduced(float v) { return Round<D>::Apply(v); }
+template <typename D>
+inline int64_t Reduced(int64_t v) { return v; }
+template <typename D>
+inline double Reduced(double v) { return v; }
 
 template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K>
 struct ReduceShape {
@@ -886,12 +934,13 @@ struct ReduceShape {
 // kReduceLanes independent partial results (element k goes to lane
 // k % kReduceLanes; the tail past the last full group into lanes 0..),
 // combined pairwise: no chain of L dependent operations, and the lane loop
-// vectorizes. Sums differ from left-to-right order by rounding only; max/min
-// still propagate NaN.
+// vectorizes. Float sums differ from left-to-right order by rounding only;
+// integer sums are exact (wrapping is associative); max/min still
+// propagate NaN.
 constexpr int kReduceLanes = 16;
-template <typename Op, int64_t L>
-inline float ReduceRow(const float* __restrict p) {
-  float lane[kReduceLanes];
+template <typename Op, int64_t L, typename S>
+inline S ReduceRow(const S* __restrict p) {
+  S lane[kReduceLanes];
   for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Init();
   constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
   for (int64_t k = 0; k < kFull; k += kReduceLanes) {
@@ -907,31 +956,31 @@ inline float ReduceRow(const float* __restrict p) {
 }
 
 template <typename Op, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,
-          typename D>
-inline void TReduce(float* __restrict d, const float* __restrict a) {
+          typename D, typename S>
+inline void TReduce(S* __restrict d, const S* __restrict a) {
   using R = ReduceShape<E0, E1, E2, E3, K>;
   int64_t o = 0;
   for (int64_t i0 = 0; i0 < R::kO0; ++i0)
     for (int64_t i1 = 0; i1 < R::kO1; ++i1)
       for (int64_t i2 = 0; i2 < R::kO2; ++i2)
         for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
-          const float* __restrict p = a + R::Src(i0, i1, i2, i3);
-          float acc;
+          const S* __restrict p = a + R::Src(i0, i1, i2, i3);
+          S acc;
           if constexpr (R::kStride == 1 && R::kLen >= 2 * kReduceLanes) {
             acc = ReduceRow<Op, R::kLen>(p);
           } else {
             acc = Op::Init();
             for (int64_t k = 0; k < R::kLen; ++k) acc = Op::Apply(acc, p[k * R::kStride]);
           }
-          d[o] = Round<D>::Apply(acc);
+          d[o] = Reduced<D>(acc);
         }
 }
 
 #define PTO_TILE_REDUCE(NAME, OP)                                          \
   template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,          \
-            typename D = float>                                            \
-  inline void NAME(float* __restrict d, const float* __restrict a) {       \
-    TReduce<OP, E0, E1, E2, E3, K, D>(d, a);                               \
+            typename D = float, typename S>                                \
+  inline void NAME(S* __restrict d, const S* __restrict a) {               \
+    TReduce<OP<S>, E0, E1, E2, E3, K, D>(d, a);                            \
   }
 PTO_TILE_REDUCE(TRedSum, SumOp)
 PTO_TILE_REDUCE(TRedProd, ProdOp)
@@ -942,20 +991,20 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // The first position along K where a equals the reduced value m (NaN
 // matches NaN), plus `base` (the tile's offset along K): argmax/argmin's
 // partial step.
-template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K>
-inline void TArgFirst(int64_t* __restrict d, const float* __restrict a,
-                      const float* __restrict m, int64_t base) {
+template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K, typename S>
+inline void TArgFirst(int64_t* __restrict d, const S* __restrict a,
+                      const S* __restrict m, int64_t base) {
   using R = ReduceShape<E0, E1, E2, E3, K>;
   int64_t o = 0;
   for (int64_t i0 = 0; i0 < R::kO0; ++i0)
     for (int64_t i1 = 0; i1 < R::kO1; ++i1)
       for (int64_t i2 = 0; i2 < R::kO2; ++i2)
         for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
-          const float* __restrict p = a + R::Src(i0, i1, i2, i3);
-          const float want = m[o];
+          const S* __restrict p = a + R::Src(i0, i1, i2, i3);
+          const S want = m[o];
           int64_t at = 0;
           for (int64_t k = R::kLen - 1; k >= 0; --k) {
-            const float x = p[k * R::kStride];
+            const S x = p[k * R::kStride];
             if (x == want || (x != x && want != want)) at = k;
           }
           d[o] = base + at;
@@ -965,9 +1014,9 @@ inline void TArgFirst(int64_t* __restrict d, const float* __restrict a,
 // The index (from idx) at the first position along K where val equals m:
 // argmax/argmin's combine step (positions are in tile order, so the first
 // match is the smallest index).
-template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K>
-inline void TArgSel(int64_t* __restrict d, const float* __restrict val,
-                    const int64_t* __restrict idx, const float* __restrict m) {
+template <int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K, typename S>
+inline void TArgSel(int64_t* __restrict d, const S* __restrict val,
+                    const int64_t* __restrict idx, const S* __restrict m) {
   using R = ReduceShape<E0, E1, E2, E3, K>;
   int64_t o = 0;
   for (int64_t i0 = 0; i0 < R::kO0; ++i0)
@@ -975,10 +1024,10 @@ inline void TArgSel(int64_t* __restrict d, const float* __restrict val,
       for (int64_t i2 = 0; i2 < R::kO2; ++i2)
         for (int64_t i3 = 0; i3 < R::kO3; ++i3, ++o) {
           const int64_t s = R::Src(i0, i1, i2, i3);
-          const float want = m[o];
+          const S want = m[o];
           int64_t at = idx[s];
           for (int64_t k = R::kLen - 1; k >= 0; --k) {
-            const float x = val[s + k * R::kStride];
+            const S x = val[s + k * R::kStride];
             if (x == want || (x != x && want != want)) at = idx[s + k * R::kStride];
           }
           d[o] = at;
@@ -1047,6 +1096,8 @@ PTO_TILE_INT_UNARY(TAbs, static_cast<int64_t>(x) < 0 ? 0 - x : x)
 PTO_TILE_DOUBLE_BINARY(TAdd, x + y)
 PTO_TILE_DOUBLE_BINARY(TSub, x - y)
 PTO_TILE_DOUBLE_BINARY(TMul, x * y)
+PTO_TILE_DOUBLE_BINARY(TDiv, x / y)
+PTO_TILE_DOUBLE_BINARY(TPow, __builtin_pow(x, y))
 PTO_TILE_DOUBLE_BINARY(TMax, (x != x || x > y) ? x : y)
 PTO_TILE_DOUBLE_BINARY(TMin, (x != x || x < y) ? x : y)
 #undef PTO_TILE_DOUBLE_BINARY
@@ -1057,6 +1108,68 @@ inline void TNeg(double* __restrict d, const double* __restrict a) {
 template <int64_t N, typename D = double>
 inline void TAbs(double* __restrict d, const double* __restrict a) {
   for (int64_t i = 0; i < N; ++i) d[i] = __builtin_fabs(a[i]);
+}
+
+// DOUBLE with a scalar: the scalar is a double immediate (x * 0.1 keeps
+// double precision; f32 tiles take f32 immediates).
+#define PTO_TILE_DOUBLE_SCALAR(NAME, EXPR)                                 \
+  template <int64_t N, typename D = double>                                \
+  inline void NAME(double* __restrict d, const double* __restrict a,       \
+                   double s) {                                             \
+    for (int64_t i = 0; i < N; ++i) {                                      \
+      const double x = a[i];                                               \
+      d[i] = (EXPR);                                                       \
+    }                                                                      \
+  }
+PTO_TILE_DOUBLE_SCALAR(TAddS, x + s)
+PTO_TILE_DOUBLE_SCALAR(TSubS, x - s)
+PTO_TILE_DOUBLE_SCALAR(TMulS, x * s)
+PTO_TILE_DOUBLE_SCALAR(TDivS, x / s)
+PTO_TILE_DOUBLE_SCALAR(TRSubS, s - x)
+PTO_TILE_DOUBLE_SCALAR(TRDivS, s / x)
+PTO_TILE_DOUBLE_SCALAR(TPowS, __builtin_pow(x, s))
+PTO_TILE_DOUBLE_SCALAR(TRPowS, __builtin_pow(s, x))
+PTO_TILE_DOUBLE_SCALAR(TMaxS, (x != x || x > s) ? x : s)
+PTO_TILE_DOUBLE_SCALAR(TMinS, (x != x || x < s) ? x : s)
+#undef PTO_TILE_DOUBLE_SCALAR
+
+// sign and clip on int64 tiles (INT32, INT64: results stay in the dtype's
+// range) and double tiles. clip's bounds arrive as double immediates: an
+// integer bound is exact up to 2**53, and -inf/inf (an absent bound) clips
+// nothing; NaN stays NaN for doubles.
+template <int64_t N, typename D = int64_t>
+inline void TSign(int64_t* __restrict d, const int64_t* __restrict a) {
+  for (int64_t i = 0; i < N; ++i) d[i] = (a[i] > 0) - (a[i] < 0);
+}
+template <int64_t N, typename D = double>
+inline void TSign(double* __restrict d, const double* __restrict a) {
+  for (int64_t i = 0; i < N; ++i) {
+    const double x = a[i];
+    d[i] = x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
+  }
+}
+template <int64_t N, typename D = int64_t>
+inline void TClip(int64_t* __restrict d, const int64_t* __restrict a, double lo,
+                  double hi) {
+  // Integer bounds: the smallest integer >= lo, the largest <= hi, held
+  // within int64 (a bound past the range clips nothing).
+  const int64_t l = lo <= -0x1p63 ? INT64_MIN : lo >= 0x1p63 ? INT64_MAX
+                    : static_cast<int64_t>(__builtin_ceil(lo));
+  const int64_t h = hi >= 0x1p63 ? INT64_MAX : hi <= -0x1p63 ? INT64_MIN
+                    : static_cast<int64_t>(__builtin_floor(hi));
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t x = a[i] < l ? l : a[i];
+    d[i] = x > h ? h : x;
+  }
+}
+template <int64_t N, typename D = double>
+inline void TClip(double* __restrict d, const double* __restrict a, double lo,
+                  double hi) {
+  for (int64_t i = 0; i < N; ++i) {
+    const double x = a[i];
+    const double y = (x != x || x > lo) ? x : lo;
+    d[i] = (y != y || y < hi) ? y : hi;
+  }
 }
 
 }  // namespace pto_tile

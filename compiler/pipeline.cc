@@ -7,6 +7,7 @@
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/emit_pto.h"
 #include "compiler/lower/expand_to_tiles.h"
+#include "compiler/lower/lower_regions.h"
 #include "compiler/lower/lower_symbolic.h"
 #include "compiler/lower/partition_blocks.h"
 
@@ -26,13 +27,14 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
-  for (size_t i = 0; i < s->tensor.ops.size(); ++i) {
-    if (!s->tensor.ops[i].regions.empty()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "op #", i, " \"", s->tensor.ops[i].info->kind,
-          "\": loops and branches are verified but not lowered yet (issue 4, "
-          "phase 2)"));
-    }
+  if (s->tensor.HasRegions()) {
+    // Loops: bodies lowered once into templates under a program tree
+    // (lower_regions.h).
+    absl::Status st = LowerRegions(s->tensor, s->fuse, &s->tile, &s->block,
+                                   &s->execute);
+    if (!st.ok()) return st;
+    if (dumps) (*dumps)["tile"] = PrintTileGraph(s->tile);
+    return absl::OkStatus();
   }
   if (s->tensor.HasSymbolicDims()) {
     // Tile, Block and Execute levels at once: task templates (lower_symbolic.h).
@@ -50,7 +52,7 @@ absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TileToBlock(LoweringState* s, Dumps* dumps) {
-  if (s->tensor.HasSymbolicDims()) {  // done by TensorToTile
+  if (s->tensor.HasSymbolicDims() || s->tensor.HasRegions()) {  // by TensorToTile
     if (dumps) (*dumps)["block"] = PrintBlockGraph(s->block);
     return absl::OkStatus();
   }
@@ -62,7 +64,7 @@ absl::Status TileToBlock(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status BlockToExecute(LoweringState* s, Dumps* dumps) {
-  if (s->tensor.HasSymbolicDims()) {  // templates, made by TensorToTile
+  if (s->tensor.HasSymbolicDims() || s->tensor.HasRegions()) {  // templates
     if (dumps) (*dumps)["execute"] = PrintExecuteGraph(s->execute);
     return absl::OkStatus();
   }

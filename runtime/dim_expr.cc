@@ -56,6 +56,15 @@ absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& valu
         }
         case pto::v1::DIM_OP_MIN: out = std::min(a, b); break;
         case pto::v1::DIM_OP_MAX: out = std::max(a, b); break;
+        // Conditions (an if's cond, issue 4 phase 2): 1 or 0.
+        case pto::v1::DIM_OP_EQ: out = a == b; break;
+        case pto::v1::DIM_OP_NE: out = a != b; break;
+        case pto::v1::DIM_OP_LT: out = a < b; break;
+        case pto::v1::DIM_OP_LE: out = a <= b; break;
+        case pto::v1::DIM_OP_GT: out = a > b; break;
+        case pto::v1::DIM_OP_GE: out = a >= b; break;
+        case pto::v1::DIM_OP_AND: out = a != 0 && b != 0; break;
+        case pto::v1::DIM_OP_OR: out = a != 0 || b != 0; break;
         default:
           return Invalid(absl::StrCat("dim expression has unknown op ",
                                       static_cast<int>(e.binary().op())));

@@ -1,6 +1,8 @@
 #include "runtime/expand_tasks.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -135,6 +137,104 @@ void AppendTouching(const std::vector<int64_t>& lo, const std::vector<int64_t>& 
   }
 }
 
+// The region a group's access covers over its whole space (tiles cover the
+// space, so a write writes all of it).
+Box Bounds(const ExpandGroup& g, const std::vector<ExpandIndex>& index,
+           const std::vector<int64_t>& shape) {
+  Box r;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const ExpandIndex& x = index[j];
+    if (x.space_dim == kExpandWholeDim) {
+      r.offset.push_back(0);
+      r.extent.push_back(shape[j]);
+    } else if (x.space_dim < 0 || shape[j] == 1) {
+      r.offset.push_back(shape[j] == 1 ? 0 : x.offset);
+      r.extent.push_back(1);
+    } else if (x.div > 1) {
+      r.offset.push_back(0);
+      r.extent.push_back((g.space[x.space_dim] - 1) / x.div + 1);
+    } else {
+      r.offset.push_back(x.offset);
+      r.extent.push_back(g.space[x.space_dim]);
+    }
+  }
+  return r;
+}
+
+bool Overlap(const Box& a, const Box& b) {
+  for (size_t d = 0; d < a.offset.size(); ++d) {
+    if (a.offset[d] >= b.offset[d] + b.extent[d] ||
+        b.offset[d] >= a.offset[d] + a.extent[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Inside(const Box& inner, const Box& outer) {
+  for (size_t d = 0; d < inner.offset.size(); ++d) {
+    if (inner.offset[d] < outer.offset[d] ||
+        inner.offset[d] + inner.extent[d] > outer.offset[d] + outer.extent[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct Earlier {
+  int group;
+  const std::vector<ExpandIndex>* index;
+  Box bounds;
+};
+
+// Earlier accesses of one buffer, ordered by (first row, arrival): finding
+// those that overlap a region looks only at those starting within the
+// longest extent before it.
+class AccessIndexByRow {
+ public:
+  void Add(Earlier e) {
+    const int64_t row = e.bounds.offset.empty() ? 0 : e.bounds.offset[0];
+    const int64_t rows = e.bounds.offset.empty() ? 1 : e.bounds.extent[0];
+    max_rows_ = std::max(max_rows_, rows);
+    by_row_.emplace(std::make_pair(row, next_++), std::move(e));
+  }
+
+  // The earlier accesses overlapping `region`, in arrival order.
+  void Overlapping(const Box& region, std::vector<const Earlier*>* out) const {
+    out->clear();
+    for (auto it = First(region); it != by_row_.end() && it->first.first < End(region);
+         ++it) {
+      if (Overlap(it->second.bounds, region)) out->push_back(&it->second);
+    }
+    std::sort(out->begin(), out->end(),
+              [](const Earlier* a, const Earlier* b) { return a->group < b->group; });
+  }
+
+  void RemoveInside(const Box& region) {
+    for (auto it = First(region); it != by_row_.end() && it->first.first < End(region);) {
+      it = Inside(it->second.bounds, region) ? by_row_.erase(it) : std::next(it);
+    }
+  }
+
+ private:
+  using Map = std::map<std::pair<int64_t, int64_t>, Earlier>;
+  Map::const_iterator First(const Box& region) const {
+    const int64_t row = region.offset.empty() ? 0 : region.offset[0];
+    return by_row_.lower_bound({row - max_rows_ + 1, 0});
+  }
+  Map::iterator First(const Box& region) {
+    const int64_t row = region.offset.empty() ? 0 : region.offset[0];
+    return by_row_.lower_bound({row - max_rows_ + 1, 0});
+  }
+  static int64_t End(const Box& region) {
+    return region.offset.empty() ? 1 : region.offset[0] + region.extent[0];
+  }
+
+  Map by_row_;
+  int64_t next_ = 0;
+  int64_t max_rows_ = 1;
+};
+
 }  // namespace
 
 std::vector<int64_t> ExpandGrid(const std::vector<int64_t>& space,
@@ -151,26 +251,33 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
                          const std::vector<int64_t>& extra_args,
                          const ExpandLimits& limits,
                          pto::v1::ExecuteGraph* graph) {
-  // Per buffer: the earlier groups' accesses that wrote it and read it.
-  struct Earlier {
-    int group;
-    const std::vector<ExpandIndex>* index;
-  };
-  std::vector<std::vector<Earlier>> writers(buffer_shapes.size());
-  std::vector<std::vector<Earlier>> readers(buffer_shapes.size());
+  // Per buffer: the earlier groups' accesses that wrote it and read it,
+  // indexed by where their regions start in dim 0 so that a group only
+  // meets the accesses its region can overlap (a loop's iterations writing
+  // disjoint rows never look at each other).
+  std::vector<AccessIndexByRow> writers(buffer_shapes.size());
+  std::vector<AccessIndexByRow> readers(buffer_shapes.size());
   std::vector<Placed> placed;
   const int64_t base = graph->tasks_size();
   int64_t total_tasks = 0, total_deps = 0;
+  std::vector<const Earlier*> found;
   for (size_t g = 0; g < groups.size(); ++g) {
     const ExpandGroup& group = groups[g];
     Placed me{base + total_tasks, &group, ExpandGrid(group.space, group.tile)};
     // (my access, earlier access) pairs that may conflict: reads after
-    // writes, writes after writes and reads.
-    std::vector<std::pair<const ExpandAccess*, Earlier>> sources;
+    // writes, writes after writes and reads, whose regions overlap.
+    std::vector<Box> bounds;
     for (const ExpandAccess& a : group.accesses) {
-      for (const Earlier& w : writers[a.buffer]) sources.push_back({&a, w});
+      bounds.push_back(Bounds(group, a.index, buffer_shapes[a.buffer]));
+    }
+    std::vector<std::pair<const ExpandAccess*, Earlier>> sources;
+    for (size_t k = 0; k < group.accesses.size(); ++k) {
+      const ExpandAccess& a = group.accesses[k];
+      writers[a.buffer].Overlapping(bounds[k], &found);
+      for (const Earlier* w : found) sources.push_back({&a, *w});
       if (a.write) {
-        for (const Earlier& r : readers[a.buffer]) sources.push_back({&a, r});
+        readers[a.buffer].Overlapping(bounds[k], &found);
+        for (const Earlier* r : found) sources.push_back({&a, *r});
       }
     }
     int64_t tasks = 1;
@@ -190,6 +297,7 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
       task->set_function(static_cast<uint32_t>(group.function_of_mask[mask]));
       for (int64_t o : box.offset) task->add_args(o);
       for (int64_t a : extra_args) task->add_args(a);
+      for (int64_t a : group.extra_args) task->add_args(a);
       std::vector<uint32_t> deps;
       for (const auto& [mine, other] : sources) {
         const std::vector<int64_t>& shape = buffer_shapes[mine->buffer];
@@ -211,9 +319,17 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       for (uint32_t d : deps) task->add_deps(d);
     }
-    for (const ExpandAccess& a : group.accesses) {
-      (a.write ? writers : readers)[a.buffer].push_back(
-          {static_cast<int>(g), &a.index});
+    for (size_t k = 0; k < group.accesses.size(); ++k) {
+      const ExpandAccess& a = group.accesses[k];
+      if (a.write && limits.prune_covered) {
+        // Everything earlier inside the region this group writes whole is
+        // reached through this group's tasks from now on (they depend on
+        // it), so later groups need not look at it.
+        writers[a.buffer].RemoveInside(bounds[k]);
+        readers[a.buffer].RemoveInside(bounds[k]);
+      }
+      (a.write ? writers : readers)[a.buffer].Add(
+          {static_cast<int>(g), &a.index, bounds[k]});
     }
     placed.push_back(std::move(me));
   }

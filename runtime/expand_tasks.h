@@ -51,11 +51,20 @@ struct ExpandGroup {
   // in dim d. Only masks that occur are read.
   std::vector<int> function_of_mask;
   std::vector<ExpandAccess> accesses;
+  // Appended to each of its tasks' args after the call's `extra_args` (a
+  // loop body template's dynamic args for one iteration, issue 4 phase 2).
+  std::vector<int64_t> extra_args;
 };
 
 struct ExpandLimits {
   int64_t max_tasks = int64_t{1} << 24;
   int64_t max_dependencies = int64_t{1} << 24;
+  // Drop dependencies that others imply: once a group writes a region, the
+  // earlier accesses inside it are reached through that group's tasks, so
+  // later groups depend on it alone (a loop-carried running sum then makes
+  // a chain, not a quadratic number of edges). Off by default, so that
+  // static graphs keep their listed dependencies.
+  bool prune_covered = false;
 };
 
 // Tiles per dim: ceil(space / tile).

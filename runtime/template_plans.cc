@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/expand_regions.h"
 #include "runtime/expand_tasks.h"
 
 namespace pto::runtime {
@@ -51,7 +52,8 @@ absl::StatusOr<std::vector<int64_t>> EvalShape(
 }  // namespace
 
 bool IsTemplated(const pto::v1::ExecuteGraph& graph) {
-  return graph.templates_size() > 0 || graph.symbols_size() > 0;
+  return graph.templates_size() > 0 || graph.symbols_size() > 0 ||
+         graph.program_size() > 0;
 }
 
 absl::StatusOr<SymbolValues> BindArguments(const pto::v1::KernelBinary& binary,
@@ -143,52 +145,20 @@ absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binar
     shapes.push_back(*std::move(shape));
   }
   std::vector<ExpandGroup> groups;
-  for (const pto::v1::TaskTemplate& t : graph.templates()) {
-    ExpandGroup g;
-    g.label = t.label();
-    absl::StatusOr<std::vector<int64_t>> space =
-        EvalShape(t.space(), values, absl::StrCat("template ", t.label(), " space"));
-    if (!space.ok()) return space.status();
-    g.space = *std::move(space);
-    g.tile.assign(t.tile().begin(), t.tile().end());
-    const int rank = static_cast<int>(g.space.size());
-    g.function_of_mask.assign(size_t{1} << rank, -1);
-    for (int mask = 0; mask < (1 << rank); ++mask) {
-      std::vector<int64_t> extent = g.tile;
-      bool occurs = true;
-      for (int d = 0; d < rank; ++d) {
-        if ((mask & (1 << d)) == 0) continue;
-        const int64_t tail = g.space[d] % g.tile[d];
-        if (tail == 0) occurs = false;
-        extent[d] = tail;
-      }
-      if (!occurs) continue;
-      for (const pto::v1::ExtentFunction& f : t.functions()) {
-        if (std::equal(f.extent().begin(), f.extent().end(), extent.begin(),
-                       extent.end())) {
-          g.function_of_mask[mask] = static_cast<int>(f.function());
-        }
-      }
-      if (g.function_of_mask[mask] < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "template ", t.label(), ": no block function for tile extents ",
-            Dims(extent), " (space ", Dims(g.space), ", tile ", Dims(g.tile), ")"));
-      }
+  if (graph.program_size() > 0) {  // loops and branches (expand_regions.h)
+    if (absl::Status s = ExpandProgram(graph, values, &groups); !s.ok()) return s;
+  } else {
+    for (const pto::v1::TaskTemplate& t : graph.templates()) {
+      absl::StatusOr<ExpandGroup> g = TemplateGroup(graph, t, values);
+      if (!g.ok()) return g.status();
+      groups.push_back(*std::move(g));
     }
-    for (const pto::v1::TemplateAccess& a : t.accesses()) {
-      ExpandAccess access;
-      access.buffer = static_cast<int>(a.buffer());
-      access.write = a.write();
-      for (const pto::v1::AccessIndex& x : a.index()) {
-        access.index.push_back({x.space_dim(), x.div(), x.offset()});
-      }
-      g.accesses.push_back(std::move(access));
-    }
-    groups.push_back(std::move(g));
   }
   ExpandLimits limits;
   limits.max_tasks = kMaxTasks;
   limits.max_dependencies = kMaxDependencies;
+  // Loops: iteration k's writes make earlier ones redundant to depend on.
+  limits.prune_covered = graph.program_size() > 0;
   if (absl::Status s = ExpandTasks(shapes, groups, {}, limits, &out.graph); !s.ok()) {
     return s;
   }
@@ -231,7 +201,8 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
     for (const pto::v1::ExtentFunction& f : t.functions()) {
       if (f.function() >= static_cast<uint32_t>(graph.functions_size()) ||
           f.extent_size() != rank ||
-          graph.functions(f.function()).num_args() != static_cast<uint32_t>(rank)) {
+          graph.functions(f.function()).num_args() !=
+              static_cast<uint32_t>(rank + t.dynamic_args_size())) {
         return bad(absl::StrCat(where, ": a function entry does not match the "
                                        "functions or the rank"));
       }
@@ -249,6 +220,14 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
           return bad(absl::StrCat(where, ": an access index is out of range"));
         }
       }
+    }
+  }
+  if (graph.program_size() > 0 || graph.dynamic_offsets_size() > 0) {
+    return VerifyProgram(graph);
+  }
+  for (const pto::v1::TaskTemplate& t : graph.templates()) {
+    if (t.dynamic_args_size() > 0) {
+      return bad("a template has dynamic args but the graph has no program");
     }
   }
   return absl::OkStatus();

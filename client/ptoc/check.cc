@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/fp16.h"
+#include "client/ptoc/reference_regions.h"
 
 namespace pto::ptoc {
 namespace {
@@ -334,11 +335,15 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
   if (!ran.ok()) return ran;
 
   CheckReport report;
+  // Tolerances follow the ops a result comes from, loop bodies included.
+  absl::StatusOr<pto::v1::Graph> unrolled =
+      HasRegions(graph) ? UnrollRegions(graph) : absl::StatusOr<pto::v1::Graph>(graph);
+  if (!unrolled.ok()) return unrolled.status();
   for (int p = 0; p < graph.params_size(); ++p) {
     if (graph.params(p).role() == pto::v1::PARAM_ROLE_IN) continue;
     const Tolerance tolerance = options.tolerance
                                     ? *options.tolerance
-                                    : DefaultTolerance(graph, p);
+                                    : DefaultTolerance(*unrolled, p);
     report.outputs.push_back(Compare(graph.params(p).name(), buffers[p],
                                      (*reference)[p], tolerance));
   }

@@ -10,7 +10,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/fp16.h"
+#include "client/ptoc/reference_regions.h"
 #include "client/ptoc/reference_layout.h"
+#include "client/ptoc/reference_regions.h"
 
 namespace pto::ptoc {
 namespace {
@@ -194,6 +196,11 @@ absl::StatusOr<std::vector<int64_t>> StaticShape(const pto::v1::Shape& shape) {
 absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs,
     const ReferenceOptions& options) {
+  if (HasRegions(graph)) {  // loops and ifs: the graph written out
+    absl::StatusOr<pto::v1::Graph> flat = UnrollRegions(graph);
+    if (!flat.ok()) return flat.status();
+    return EvaluateReference(*flat, inputs, options);
+  }
   if (inputs.size() != static_cast<size_t>(graph.params_size())) {
     return absl::InvalidArgumentError(
         absl::StrFormat("reference: graph has %d parameters, got %d inputs",

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/cond_expr.h"
 #include "compiler/ir/sym_expr.h"
 #include "compiler/util/strings.h"
 
@@ -15,6 +16,48 @@ std::string DimsText(const google::protobuf::RepeatedPtrField<pto::v1::Dim>& dim
     out.push_back(e.ok() ? e->ToString() : "?");
   }
   return absl::StrCat("[", absl::StrJoin(out, ","), "]");
+}
+
+std::string ExprText(const pto::v1::DimExpr& e) {
+  absl::StatusOr<SymExpr> x = SymExprFromProto(e);
+  if (x.ok()) return x->ToString();
+  absl::StatusOr<CondExpr> c = CondExprFromProto(e);
+  return c.ok() ? c->ToString() : "?";
+}
+
+void PrintProgram(const google::protobuf::RepeatedPtrField<pto::v1::ExecNode>& nodes,
+                  int indent, std::string* out) {
+  const std::string pad(indent, ' ');
+  for (const pto::v1::ExecNode& n : nodes) {
+    switch (n.kind_case()) {
+      case pto::v1::ExecNode::kTemplateIndex:
+        absl::StrAppend(out, pad, "template #", n.template_index(), "\n");
+        break;
+      case pto::v1::ExecNode::kLoop:
+        absl::StrAppend(out, pad, "loop ", SanitizeIdentifier(n.loop().index()), " = ",
+                        ExprText(n.loop().start()), " .. ", ExprText(n.loop().stop()),
+                        " step ", n.loop().step(), "\n");
+        PrintProgram(n.loop().body(), indent + 2, out);
+        break;
+      case pto::v1::ExecNode::kIfNode:
+        absl::StrAppend(out, pad, "if ", ExprText(n.if_node().cond()), "\n");
+        PrintProgram(n.if_node().then_body(), indent + 2, out);
+        absl::StrAppend(out, pad, "else\n");
+        PrintProgram(n.if_node().else_body(), indent + 2, out);
+        break;
+      case pto::v1::ExecNode::kCheck: {
+        std::vector<std::string> offsets;
+        for (const pto::v1::DimExpr& e : n.check().offsets()) offsets.push_back(ExprText(e));
+        absl::StrAppend(out, pad, "check ", n.check().label(), " offsets=[",
+                        absl::StrJoin(offsets, ","), "] extent=",
+                        DimsText(n.check().extent()), " in ",
+                        DimsText(n.check().bound()), "\n");
+        break;
+      }
+      default:
+        absl::StrAppend(out, pad, "?\n");
+    }
+  }
 }
 
 }  // namespace
@@ -55,7 +98,18 @@ std::string PrintExecuteGraph(const pto::v1::ExecuteGraph& g, int max_tasks) {
                                  f.function()));
     }
     absl::StrAppend(&out, absl::StrJoin(fns, " "), " accesses=",
-                    t.accesses_size(), "\n");
+                    t.accesses_size());
+    if (t.dynamic_args_size() > 0) {
+      absl::StrAppend(&out, " dynamic_args=[", absl::StrJoin(t.dynamic_args(), ","), "]");
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  for (int k = 0; k < g.dynamic_offsets_size(); ++k) {
+    absl::StrAppend(&out, "  dynamic offset #", k, " = ", ExprText(g.dynamic_offsets(k)), "\n");
+  }
+  if (g.program_size() > 0) {
+    absl::StrAppend(&out, "  program\n");
+    PrintProgram(g.program(), 4, &out);
   }
   for (int t = 0; t < g.tasks_size() && t < max_tasks; ++t) {
     const pto::v1::Task& task = g.tasks(t);

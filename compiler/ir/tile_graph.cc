@@ -26,6 +26,13 @@ std::string FormatGmIndex(const std::vector<GmIndex>& index,
   std::vector<std::string> parts;
   for (size_t j = 0; j < index.size(); ++j) {
     const GmIndex& x = index[j];
+    if (x.dynamic >= 0) {  // "a0+d0+3": plus dynamic arg 0 and 3
+      std::string part = x.space_dim >= 0 ? absl::StrCat("a", x.space_dim, "+") : "";
+      absl::StrAppend(&part, "d", x.dynamic);
+      if (x.offset != 0) absl::StrAppend(&part, "+", x.offset);
+      parts.push_back(part);
+      continue;
+    }
     if (x.space_dim == kGmIndexK) {
       parts.push_back(x.offset != 0 ? absl::StrCat("k+", x.offset) : "k");
     } else if (x.space_dim < 0 || (j < shape.size() && shape[j] == 1)) {

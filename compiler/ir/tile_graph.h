@@ -45,7 +45,11 @@ struct GmTensor {
 struct GmIndex {
   int space_dim = -1;
   int64_t div = 1;
-  int64_t offset = 0;  // static for now (dynamic shapes make it symbolic)
+  int64_t offset = 0;
+  // Issue 4, phase 2: >= 0 adds the function's dynamic arg `dynamic`
+  // (args[rank + dynamic], a loop-dependent offset such as a view's x[i])
+  // to the offset (lower_regions.h). -1: none.
+  int dynamic = -1;
 };
 
 // GmIndex::space_dim of a dim a cube group walks whole, in its K loop

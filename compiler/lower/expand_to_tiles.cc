@@ -442,7 +442,9 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const bool per_row = rows && !reduce && op_space == RowShape(space) &&
                          op_tile == RowShape(tile);
     bool join = options.fuse && !groups.empty() && (whole || per_row) &&
-                groups.back().size() < kMaxOpsPerGroup;
+                groups.back().size() < kMaxOpsPerGroup &&
+                (options.fusion_class.empty() ||
+                 options.fusion_class[i] == options.fusion_class[groups.back().front()]);
     // What op i reads from GM must be computed by an earlier group.
     for (int v : layout.GmReads(g, i)) {
       const int d = definer[v];

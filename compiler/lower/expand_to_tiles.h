@@ -11,6 +11,8 @@
 #ifndef PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_
 #define PTO_COMPILER_LOWER_EXPAND_TO_TILES_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
@@ -19,6 +21,9 @@ namespace pto::compiler {
 
 struct ExpandOptions {
   bool fuse = true;  // false: one group per op (every value in GM)
+  // Per op (empty: no constraint): ops fuse only with ops of the same class
+  // (lower_regions.h: the loop body instance an op came from).
+  std::vector<int> fusion_class;
 };
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& graph,

@@ -70,6 +70,15 @@ void RunGoldens(bool fuse, const std::string& suffix,
 
 TEST(GoldenTest, ExpAddFused) { RunGoldens(true, ""); }
 
+// Issue 4 phase 2: the issue's softmax as a loop over a symbolic batch: the
+// body is one fused group whose loads and stores add the loop-dependent
+// offset (dynamic arg d0 = idx, args[3] in the C++), and the Execute Graph's
+// program is a loop node with the view's and the assemble's region checks.
+TEST(GoldenTest, SoftmaxLoop) {
+  CheckGoldens(testing::SoftmaxLoopGraph(), "softmax_loop",
+               {"tensor", "tile", "execute", "pto", "cpp"});
+}
+
 TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
 
 // f16: loads and stores convert, every result rounds to f16.

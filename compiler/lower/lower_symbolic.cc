@@ -137,6 +137,14 @@ int64_t Lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
 
 absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
                            BlockGraph* block, pto::v1::ExecuteGraph* execute) {
+  ExpandOptions options;
+  options.fuse = fuse;
+  return LowerSymbolic(graph, options, tile, block, execute);
+}
+
+absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
+                           TileGraph* tile, BlockGraph* block,
+                           pto::v1::ExecuteGraph* execute) {
   absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph);
   if (!symbols.ok()) return symbols.status();
 
@@ -166,9 +174,9 @@ absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
     pb[(*symbols)[k]] = lcm * (base + k + n) + 1;
   }
   const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
-  absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, {fuse});
+  absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, options);
   if (!ta.ok()) return ta.status();
-  absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, {fuse});
+  absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, options);
   if (!tb.ok()) return tb.status();
   if (std::string diff = StructureDifference(*ta, *tb); !diff.empty()) {
     return Unimplemented(absl::StrCat(diff, ": its lowering depends on the "

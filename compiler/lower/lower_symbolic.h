@@ -25,6 +25,7 @@
 #include "compiler/ir/block_graph.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
+#include "compiler/lower/expand_to_tiles.h"
 #include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler {
@@ -34,6 +35,10 @@ namespace pto::compiler {
 // templates; no tasks). `block->tiles` points at `tile`.
 absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
                            BlockGraph* block, pto::v1::ExecuteGraph* execute);
+// The same with the tiling options (lower_regions.h: fusion classes).
+absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
+                           TileGraph* tile, BlockGraph* block,
+                           pto::v1::ExecuteGraph* execute);
 
 }  // namespace pto::compiler
 

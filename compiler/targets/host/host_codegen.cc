@@ -104,6 +104,9 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   for (int j = 0; j < brank; ++j) {
     const GmIndex& x = index[j];
     if (x.offset != 0) terms.push_back(absl::StrCat(x.offset * buf_strides[j]));
+    if (x.dynamic >= 0) {  // a loop-dependent offset, after the tile offsets
+      terms.push_back(absl::StrCat("args[", rank + x.dynamic, "] * ", buf_strides[j]));
+    }
     if (x.space_dim < 0 || buf.shape[j] == 1) continue;
     strides[x.space_dim] = buf_strides[j];
     terms.push_back(x.div > 1 ? absl::StrCat("(args[", x.space_dim, "] / ", x.div,

@@ -1,0 +1,397 @@
+#include "compiler/lower/lower_regions.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/lower/expand_to_tiles.h"
+#include "compiler/lower/lower_symbolic.h"
+#include "compiler/util/strings.h"
+
+namespace pto::compiler {
+namespace {
+
+// Marker k stands for dynamic offset k while the static passes run: bit
+// 40 + k, far above any real offset (tensors have at most 2^40 elements),
+// so a lowered offset is marker + a static part and a sum of two markers is
+// recognisable.
+constexpr int kMarkerShift = 40;
+constexpr int kMaxDynamicOffsets = 20;
+constexpr int64_t kStaticMask = (int64_t{1} << kMarkerShift) - 1;
+
+absl::Status Unimplemented(const std::string& where, const std::string& what) {
+  return absl::UnimplementedError(absl::StrCat(
+      where, ": ", what, " (issue 4 phase 2 lowers loops whose bodies have "
+      "static shapes and loop-dependent view/assemble offsets)"));
+}
+
+struct LoopInfo {
+  std::string index;
+  SymExpr start, stop;
+  int64_t step = 1;
+  std::vector<pto::v1::RegionCheck> checks;
+};
+
+// The flattened graph and what each of its ops came from.
+class Flattener {
+ public:
+  explicit Flattener(const TensorGraph& g) : g_(g), alias_(g.values.size()) {
+    for (size_t v = 0; v < alias_.size(); ++v) alias_[v] = static_cast<int>(v);
+    dynamic_alias_.assign(g.values.size(), false);
+    for (const TensorOp& op : g.ops) CollectIndices(op);
+  }
+
+  absl::Status Run() {
+    flat_.name = g_.name;
+    flat_.values = g_.values;
+    flat_.params = g_.params;
+    if (absl::Status s = Walk(g_.ops, "", {}); !s.ok()) return s;
+    for (TensorParam& p : flat_.params) {
+      if (p.out_value >= 0) p.out_value = Resolve(p.out_value);
+    }
+    return absl::OkStatus();
+  }
+
+  TensorGraph& flat() { return flat_; }
+  const std::vector<std::vector<int>>& op_nest() const { return op_nest_; }
+  const std::vector<int>& fusion_class() const { return fusion_class_; }
+  const std::vector<LoopInfo>& loops() const { return loops_; }
+  const std::vector<SymExpr>& dynamic_offsets() const { return dynamic_; }
+
+ private:
+  void CollectIndices(const TensorOp& op) {
+    if (op.info->kind == "loop") indices_.insert(std::get<std::string>(op.attrs.at("index")));
+    for (const TensorRegion& r : op.regions) {
+      for (const TensorOp& inner : r.ops) CollectIndices(inner);
+    }
+  }
+
+  bool UsesIndex(const SymExpr& e) const {
+    for (const std::string& s : e.Symbols()) {
+      if (indices_.count(s) > 0) return true;
+    }
+    return false;
+  }
+
+  int Resolve(int v) const {
+    while (alias_[v] != v) v = alias_[v];
+    return v;
+  }
+
+  // The marker of `e` (interned).
+  absl::StatusOr<int64_t> Marker(const SymExpr& e, const std::string& where) {
+    for (size_t k = 0; k < dynamic_.size(); ++k) {
+      if (dynamic_[k] == e) return int64_t{1} << (kMarkerShift + k);
+    }
+    if (dynamic_.size() >= static_cast<size_t>(kMaxDynamicOffsets)) {
+      return Unimplemented(where, absl::StrCat("more than ", kMaxDynamicOffsets,
+                                               " distinct loop-dependent offsets"));
+    }
+    dynamic_.push_back(e);
+    return int64_t{1} << (kMarkerShift + dynamic_.size() - 1);
+  }
+
+  absl::Status Walk(const std::vector<TensorOp>& ops, const std::string& prefix,
+                    const std::vector<int>& nest) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const TensorOp& op = ops[i];
+      const std::string label = absl::StrCat(prefix, "op #", i);
+      const std::string where = absl::StrCat(label, " ", Quote(op.info->kind));
+      if (op.info->kind == "if") {
+        return absl::UnimplementedError(absl::StrCat(
+            where, ": if is verified but not lowered yet (issue 4 phase 2: "
+                   "branches come after loops)"));
+      }
+      if (op.info->kind == "loop") {
+        LoopInfo loop;
+        loop.index = std::get<std::string>(op.attrs.at("index"));
+        loop.start = AttrExpr(op, "start");
+        loop.stop = AttrExpr(op, "stop");
+        loop.step = std::get<int64_t>(op.attrs.at("step"));
+        const int id = static_cast<int>(loops_.size());
+        loops_.push_back(std::move(loop));
+        const TensorRegion& body = op.regions[0];
+        for (size_t k = 0; k < body.args.size(); ++k) {
+          alias_[body.args[k]] = Resolve(op.inputs[k]);
+        }
+        std::vector<int> inner = nest;
+        inner.push_back(id);
+        ++segment_;
+        if (absl::Status s = Walk(body.ops, absl::StrCat(label, " body "), inner);
+            !s.ok()) {
+          return s;
+        }
+        for (size_t k = 0; k < op.outputs.size(); ++k) {
+          absl::StatusOr<int> r =
+              InPlace(where, Resolve(body.results[k]), Resolve(op.inputs[k]), inner);
+          if (!r.ok()) return r.status();
+          alias_[op.outputs[k]] = *r;
+        }
+        ++segment_;
+        continue;
+      }
+      TensorOp copy = op;
+      for (int& v : copy.inputs) v = Resolve(v);
+      if (!nest.empty() && op.info->category == OpCategory::kMatmul) {
+        return Unimplemented(where, "a matmul in a loop body is not lowered yet");
+      }
+      for (int o : op.outputs) {
+        for (const SymExpr& d : g_.values[o].sym_shape) {
+          if (UsesIndex(d)) {
+            return Unimplemented(where, absl::StrCat(
+                "its result's shape ", FormatSymShape(g_.values[o].sym_shape),
+                " depends on a loop index (tails are not lowered yet)"));
+          }
+        }
+      }
+      if (absl::Status s = LowerAttrs(where, nest, &copy); !s.ok()) return s;
+      flat_.ops.push_back(std::move(copy));
+      op_nest_.push_back(nest);
+      fusion_class_.push_back(segment_);
+    }
+    return absl::OkStatus();
+  }
+
+  // A carried tensor lives in its input's buffer: a body result that is the
+  // arg, or assembled into it, already is; any other result (acc = acc + x:
+  // a new value) is stored into that buffer at the end of the body (an
+  // assemble at offset 0, fused after the result's producer). Returns the
+  // value the loop's output stands for.
+  absl::StatusOr<int> InPlace(const std::string& where, int result, int carried,
+                              const std::vector<int>& nest) {
+    for (int v = result;;) {
+      if (v == carried) return result;
+      const TensorOp* def = Definer(v);
+      if (def == nullptr || def->info->kind != "assemble") break;
+      v = def->inputs[1];
+    }
+    const TensorOp* producer = Definer(result);
+    const std::vector<int64_t>& shape = flat_.values[result].shape;
+    if (producer == nullptr || !producer->info->needs_vec_tile ||
+        producer->info->category == OpCategory::kReduce ||
+        producer->vec_tile.size() != shape.size()) {
+      return Unimplemented(where, "a body result that is neither the carried "
+                                  "arg, a value assembled into it, nor computed "
+                                  "by an elementwise op in the body");
+    }
+    TensorOp store;
+    store.info = FindOp("assemble");
+    store.name = "carry";
+    store.inputs = {result, carried};
+    store.attrs["offsets"] = std::vector<int64_t>(shape.size(), 0);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      store.vec_tile.push_back(std::min(producer->vec_tile[d], shape[d]));
+    }
+    const int out = static_cast<int>(flat_.values.size());
+    flat_.values.push_back(flat_.values[carried]);
+    alias_.push_back(out);
+    dynamic_alias_.push_back(false);
+    store.outputs = {out};
+    flat_.ops.push_back(std::move(store));
+    op_nest_.push_back(nest);
+    fusion_class_.push_back(segment_);
+    return out;
+  }
+
+  const TensorOp* Definer(int v) const {
+    for (auto it = flat_.ops.rbegin(); it != flat_.ops.rend(); ++it) {
+      for (int o : it->outputs) {
+        if (o == v) return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  static SymExpr AttrExpr(const TensorOp& op, const std::string& name) {
+    const AttrValue& a = op.attrs.at(name);
+    if (const int64_t* i = std::get_if<int64_t>(&a)) return SymExpr(*i);
+    return std::get<SymExpr>(a);
+  }
+
+  // Symbolic attributes become ints: loop-dependent view/assemble offsets
+  // markers (and a region check), anything else refused.
+  absl::Status LowerAttrs(const std::string& where, const std::vector<int>& nest,
+                          TensorOp* op) {
+    const std::string& kind = op->info->kind;
+    bool dynamic_input = false;
+    for (int v : op->inputs) dynamic_input = dynamic_input || dynamic_alias_[v];
+    bool dynamic = false;
+    for (auto& [name, value] : op->attrs) {
+      if (std::holds_alternative<SymExpr>(value) ||
+          std::holds_alternative<CondExpr>(value)) {
+        return Unimplemented(where, absl::StrCat("attrs[", Quote(name), "] is symbolic"));
+      }
+      const auto* list = std::get_if<std::vector<SymExpr>>(&value);
+      if (list == nullptr) continue;
+      if (name != "offsets" || (kind != "view" && kind != "assemble")) {
+        return Unimplemented(where, absl::StrCat(
+            "attrs[", Quote(name), "] ", FormatSymShape(*list),
+            " depends on symbols (extents that depend on loop indices are not "
+            "lowered yet)"));
+      }
+      if (nest.empty()) {
+        return Unimplemented(where, "symbolic offsets outside a loop body");
+      }
+      std::vector<int64_t> ints;
+      for (const SymExpr& e : *list) {
+        if (std::optional<int64_t> c = e.AsConstant()) {
+          ints.push_back(*c);
+          continue;
+        }
+        absl::StatusOr<int64_t> m = Marker(e, where);
+        if (!m.ok()) return m.status();
+        ints.push_back(*m);
+      }
+      pto::v1::RegionCheck check;
+      check.set_label(where);
+      for (const SymExpr& e : *list) *check.add_offsets() = e.ToProto();
+      const int extent_of = kind == "view" ? op->outputs[0] : op->inputs[0];
+      const int bound_of = kind == "view" ? op->inputs[0] : op->inputs[1];
+      for (const SymExpr& d : g_.values[extent_of].sym_shape) {
+        *check.add_extent() = SymExprToDim(d);
+      }
+      for (const SymExpr& d : g_.values[bound_of].sym_shape) {
+        *check.add_bound() = SymExprToDim(d);
+      }
+      loops_[nest.back()].checks.push_back(std::move(check));
+      value = std::move(ints);
+      dynamic = true;
+    }
+    if (dynamic && kind == "view" && dynamic_input) {
+      return Unimplemented(where, "a view with loop-dependent offsets of another "
+                                  "such view (take one view with the summed offsets)");
+    }
+    if ((dynamic && kind == "view") ||
+        (dynamic_input && op->info->category == OpCategory::kLayout &&
+         kind != "assemble" && kind != "concat")) {
+      for (int o : op->outputs) dynamic_alias_[o] = true;
+    }
+    return absl::OkStatus();
+  }
+
+  const TensorGraph& g_;
+  TensorGraph flat_;
+  std::vector<int> alias_;              // region arg / loop output -> value
+  std::vector<bool> dynamic_alias_;     // views with loop-dependent offsets
+  std::set<std::string> indices_;       // every loop index
+  std::vector<std::vector<int>> op_nest_;  // per flat op: enclosing loops
+  std::vector<int> fusion_class_;       // per flat op
+  int segment_ = 0;
+  std::vector<LoopInfo> loops_;
+  std::vector<SymExpr> dynamic_;        // per marker
+};
+
+// Splits a lowered offset into (marker index or -1, static part); INTERNAL
+// when it holds two markers.
+absl::StatusOr<std::pair<int, int64_t>> Decode(int64_t offset) {
+  if (offset < (int64_t{1} << kMarkerShift)) return std::make_pair(-1, offset);
+  const int64_t markers = offset >> kMarkerShift;
+  if ((markers & (markers - 1)) != 0) {
+    return absl::UnimplementedError(
+        "two loop-dependent offsets add up in one access (a view of a view)");
+  }
+  return std::make_pair(__builtin_ctzll(static_cast<uint64_t>(markers)),
+                        offset & kStaticMask);
+}
+
+}  // namespace
+
+absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
+                          BlockGraph* block, pto::v1::ExecuteGraph* execute) {
+  Flattener flat(graph);
+  if (absl::Status s = flat.Run(); !s.ok()) return s;
+  ExpandOptions options;
+  options.fuse = fuse;
+  options.fusion_class = flat.fusion_class();
+  if (absl::Status s = LowerSymbolic(flat.flat(), options, tile, block, execute);
+      !s.ok()) {
+    return s;
+  }
+  for (const SymExpr& e : flat.dynamic_offsets()) {
+    *execute->add_dynamic_offsets() = e.ToProto();
+  }
+
+  // Markers -> dynamic args, per group (= template).
+  for (size_t g = 0; g < tile->groups.size(); ++g) {
+    TileGroup& group = tile->groups[g];
+    const std::vector<int>& nest = flat.op_nest()[group.ops.front()];
+    for (int op : group.ops) {
+      if (flat.op_nest()[op] != nest) {
+        return absl::InternalError(absl::StrCat("group of op #", group.ops.front(),
+                                                " spans a loop boundary"));
+      }
+    }
+    std::vector<int> slots;  // marker per dynamic arg position
+    auto position = [&slots](int marker) {
+      for (size_t k = 0; k < slots.size(); ++k) {
+        if (slots[k] == marker) return static_cast<int>(k);
+      }
+      slots.push_back(marker);
+      return static_cast<int>(slots.size()) - 1;
+    };
+    for (TileInstr& in : group.body) {
+      for (GmIndex& x : in.index) {
+        absl::StatusOr<std::pair<int, int64_t>> d = Decode(x.offset);
+        if (!d.ok()) {
+          return absl::UnimplementedError(absl::StrCat(
+              "op #", group.ops.front(), ": ", d.status().message()));
+        }
+        if (d->first < 0) continue;
+        x.dynamic = position(d->first);
+        x.offset = d->second;
+      }
+    }
+    pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
+    for (pto::v1::TemplateAccess& a : *t->mutable_accesses()) {
+      for (pto::v1::AccessIndex& x : *a.mutable_index()) {
+        absl::StatusOr<std::pair<int, int64_t>> d = Decode(x.offset());
+        if (!d.ok()) return d.status();
+        if (d->first < 0) continue;
+        x.set_dynamic(static_cast<uint32_t>(position(d->first) + 1));
+        x.set_offset(d->second);
+      }
+    }
+    for (int s : slots) t->add_dynamic_args(static_cast<uint32_t>(s));
+    for (size_t f = 0; f < block->functions.size(); ++f) {
+      if (block->functions[f].group != static_cast<int>(g)) continue;
+      block->functions[f].num_args =
+          static_cast<int>(group.tile.size() + slots.size());
+      execute->mutable_functions(static_cast<int>(f))
+          ->set_num_args(static_cast<uint32_t>(block->functions[f].num_args));
+    }
+  }
+
+  // The program: templates in order, inside the loops they came from.
+  std::vector<google::protobuf::RepeatedPtrField<pto::v1::ExecNode>*> open = {
+      execute->mutable_program()};
+  std::vector<int> path;
+  for (size_t g = 0; g < tile->groups.size(); ++g) {
+    const std::vector<int>& nest = flat.op_nest()[tile->groups[g].ops.front()];
+    size_t common = 0;
+    while (common < path.size() && common < nest.size() && path[common] == nest[common]) {
+      ++common;
+    }
+    path.resize(common);
+    open.resize(common + 1);
+    for (size_t k = common; k < nest.size(); ++k) {
+      const LoopInfo& info = flat.loops()[nest[k]];
+      pto::v1::LoopNode* loop = open.back()->Add()->mutable_loop();
+      loop->set_index(info.index);
+      *loop->mutable_start() = info.start.ToProto();
+      *loop->mutable_stop() = info.stop.ToProto();
+      loop->set_step(info.step);
+      for (const pto::v1::RegionCheck& c : info.checks) {
+        *loop->add_body()->mutable_check() = c;
+      }
+      path.push_back(nest[k]);
+      open.push_back(loop->mutable_body());
+    }
+    open.back()->Add()->set_template_index(static_cast<uint32_t>(g));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::compiler

@@ -1,0 +1,43 @@
+// Lowering a Tensor Graph with loops (issue 4, phase 2): each loop body is
+// lowered once into task templates, and the Execute Graph holds a program
+// tree (kernel.proto ExecNode: templates, loop nodes, region checks) that the
+// runtime expands at launch in program order (runtime/expand_regions.h).
+//
+// How: the graph is flattened — every body's ops inlined once in program
+// order, a region arg standing for its loop's input (the carried tensor
+// lives in one buffer, updated in place) and a loop output for its body's
+// result — and lowered by LowerSymbolic (lower_symbolic.h) with one fusion
+// class per run of ops between loop boundaries, so no group spans a body's
+// edge. An offset that depends on loop indices (x[i], out[i*8:]) is lowered
+// as a marker constant and then decoded into a *dynamic arg* of the block
+// function: the generated code adds args[rank + k] * stride, and the
+// runtime evaluates the offset's expression per iteration and passes it.
+// Every view/assemble with such offsets also becomes a RegionCheck that the
+// runtime evaluates before the tasks that access it.
+//
+// Limits of this step (UNIMPLEMENTED naming the op): `if` ops; shapes or
+// view extents that depend on loop indices (tails: step 4); matmul in a
+// body; a view with loop-dependent offsets of another such view; more than
+// 20 distinct loop-dependent offsets. Temporaries of a body that land in a
+// workspace (an unfused body) are one buffer for all iterations, so such
+// iterations run one after the other.
+#ifndef PTO_COMPILER_LOWER_LOWER_REGIONS_H_
+#define PTO_COMPILER_LOWER_LOWER_REGIONS_H_
+
+#include "absl/status/status.h"
+#include "compiler/ir/block_graph.h"
+#include "compiler/ir/tensor_graph.h"
+#include "compiler/ir/tile_graph.h"
+#include "pto/v1/kernel.pb.h"
+
+namespace pto::compiler {
+
+// Fills `tile`, `block` (block->tiles points at `tile`) and `execute`
+// (templated: buffers, functions, symbols, templates, dynamic offsets and
+// the program tree).
+absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
+                          BlockGraph* block, pto::v1::ExecuteGraph* execute);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_LOWER_LOWER_REGIONS_H_

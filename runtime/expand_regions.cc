@@ -1,0 +1,267 @@
+#include "runtime/expand_regions.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace pto::runtime {
+namespace {
+
+constexpr int64_t kMaxIterations = int64_t{1} << 24;
+constexpr int kMaxNesting = 16;
+constexpr int kMaxNodes = 1 << 16;
+constexpr int kMaxRank = 8;
+
+std::string Dims(const std::vector<int64_t>& d) {
+  return absl::StrCat("[", absl::StrJoin(d, ","), "]");
+}
+
+// "i=3, bs=7": the values in scope, for errors.
+std::string Bindings(const SymbolValues& values) {
+  std::vector<std::string> parts;
+  for (const auto& [name, v] : values) parts.push_back(absl::StrCat(name, "=", v));
+  return absl::StrJoin(parts, ", ");
+}
+
+absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& values,
+                             const std::string& where) {
+  absl::StatusOr<int64_t> v = EvaluateDimExpr(e, values);
+  if (!v.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", v.status().message()));
+  }
+  return v;
+}
+
+class Expander {
+ public:
+  Expander(const pto::v1::ExecuteGraph& graph, SymbolValues values,
+           std::vector<ExpandGroup>* groups)
+      : graph_(graph), values_(std::move(values)), groups_(groups) {}
+
+  absl::Status Walk(const google::protobuf::RepeatedPtrField<pto::v1::ExecNode>& nodes) {
+    for (const pto::v1::ExecNode& node : nodes) {
+      absl::Status s = Node(node);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Node(const pto::v1::ExecNode& node) {
+    switch (node.kind_case()) {
+      case pto::v1::ExecNode::kTemplateIndex: {
+        absl::StatusOr<ExpandGroup> g = TemplateGroup(
+            graph_, graph_.templates(static_cast<int>(node.template_index())), values_);
+        if (!g.ok()) return g.status();
+        groups_->push_back(*std::move(g));
+        return absl::OkStatus();
+      }
+      case pto::v1::ExecNode::kLoop: return Loop(node.loop());
+      case pto::v1::ExecNode::kIfNode: {
+        absl::StatusOr<int64_t> c = Eval(node.if_node().cond(), values_, "if");
+        if (!c.ok()) return c.status();
+        return Walk(*c != 0 ? node.if_node().then_body() : node.if_node().else_body());
+      }
+      case pto::v1::ExecNode::kCheck: return Check(node.check());
+      default: return absl::InvalidArgumentError("program node is not set");
+    }
+  }
+
+  absl::Status Loop(const pto::v1::LoopNode& loop) {
+    const std::string where = absl::StrCat("loop ", loop.index());
+    absl::StatusOr<int64_t> start = Eval(loop.start(), values_, where + " start");
+    if (!start.ok()) return start.status();
+    absl::StatusOr<int64_t> stop = Eval(loop.stop(), values_, where + " stop");
+    if (!stop.ok()) return stop.status();
+    const int64_t step = loop.step();
+    for (int64_t i = *start; step > 0 ? i < *stop : i > *stop;) {
+      if (++iterations_ > kMaxIterations) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": the loops run more than ", kMaxIterations,
+            " iterations in total (", Bindings(values_), ")"));
+      }
+      values_[loop.index()] = i;
+      absl::Status s = Walk(loop.body());
+      if (!s.ok()) return s;
+      if (__builtin_add_overflow(i, step, &i)) break;
+    }
+    values_.erase(loop.index());
+    return absl::OkStatus();
+  }
+
+  // The region [offsets, offsets + extent) must lie in [0, bound).
+  absl::Status Check(const pto::v1::RegionCheck& c) {
+    std::vector<int64_t> offsets, extent, bound;
+    for (const pto::v1::DimExpr& e : c.offsets()) {
+      absl::StatusOr<int64_t> v = Eval(e, values_, c.label());
+      if (!v.ok()) return v.status();
+      offsets.push_back(*v);
+    }
+    for (const pto::v1::Dim& d : c.extent()) {
+      absl::StatusOr<int64_t> v = EvaluateDim(d, values_);
+      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(c.label(), ": ", v.status().message()));
+      extent.push_back(*v);
+    }
+    for (const pto::v1::Dim& d : c.bound()) {
+      absl::StatusOr<int64_t> v = EvaluateDim(d, values_);
+      if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(c.label(), ": ", v.status().message()));
+      bound.push_back(*v);
+    }
+    for (size_t d = 0; d < bound.size(); ++d) {
+      if (offsets[d] < 0 || offsets[d] > bound[d] - extent[d]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            c.label(), ": the region at offsets ", Dims(offsets), " of extent ",
+            Dims(extent), " leaves its tensor of shape ", Dims(bound), " in dim ",
+            d, " ([", offsets[d], ", ", offsets[d] + extent[d], ") is not inside [0, ",
+            bound[d], ")) at ", Bindings(values_)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const pto::v1::ExecuteGraph& graph_;
+  SymbolValues values_;
+  std::vector<ExpandGroup>* groups_;
+  int64_t iterations_ = 0;
+};
+
+absl::Status Bad(const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("kernel binary refused: execute graph: program: ", what));
+}
+
+absl::Status VerifyNodes(const pto::v1::ExecuteGraph& graph,
+                         const google::protobuf::RepeatedPtrField<pto::v1::ExecNode>& nodes,
+                         int depth, int* count) {
+  if (depth > kMaxNesting) return Bad(absl::StrCat("nested deeper than ", kMaxNesting));
+  for (const pto::v1::ExecNode& n : nodes) {
+    if (++*count > kMaxNodes) return Bad(absl::StrCat("more than ", kMaxNodes, " nodes"));
+    switch (n.kind_case()) {
+      case pto::v1::ExecNode::kTemplateIndex:
+        if (n.template_index() >= static_cast<uint32_t>(graph.templates_size())) {
+          return Bad(absl::StrCat("template index ", n.template_index(), " out of range"));
+        }
+        break;
+      case pto::v1::ExecNode::kLoop: {
+        const pto::v1::LoopNode& l = n.loop();
+        if (l.index().empty() || l.index().size() > 64 || l.step() == 0) {
+          return Bad("a loop has an empty or overlong index, or step 0");
+        }
+        absl::Status s = VerifyNodes(graph, l.body(), depth + 1, count);
+        if (!s.ok()) return s;
+        break;
+      }
+      case pto::v1::ExecNode::kIfNode: {
+        absl::Status s = VerifyNodes(graph, n.if_node().then_body(), depth + 1, count);
+        if (s.ok()) s = VerifyNodes(graph, n.if_node().else_body(), depth + 1, count);
+        if (!s.ok()) return s;
+        break;
+      }
+      case pto::v1::ExecNode::kCheck: {
+        const pto::v1::RegionCheck& c = n.check();
+        if (c.offsets_size() != c.bound_size() || c.extent_size() != c.bound_size() ||
+            c.bound_size() > kMaxRank) {
+          return Bad(absl::StrCat("region check '", c.label(), "' has mismatched ranks"));
+        }
+        break;
+      }
+      default: return Bad("a node is not set");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
+                                          const pto::v1::TaskTemplate& t,
+                                          const SymbolValues& values) {
+  ExpandGroup g;
+  g.label = t.label();
+  for (const pto::v1::Dim& d : t.space()) {
+    absl::StatusOr<int64_t> v = EvaluateDim(d, values);
+    if (!v.ok() || *v <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "template ", t.label(), " space: dim ", DimToString(d),
+          v.ok() ? absl::StrCat(" is ", *v, " (must be positive)")
+                 : absl::StrCat(": ", v.status().message())));
+    }
+    g.space.push_back(*v);
+  }
+  g.tile.assign(t.tile().begin(), t.tile().end());
+  const int rank = static_cast<int>(g.space.size());
+  g.function_of_mask.assign(size_t{1} << rank, -1);
+  for (int mask = 0; mask < (1 << rank); ++mask) {
+    std::vector<int64_t> extent = g.tile;
+    bool occurs = true;
+    for (int d = 0; d < rank; ++d) {
+      if ((mask & (1 << d)) == 0) continue;
+      const int64_t tail = g.space[d] % g.tile[d];
+      if (tail == 0) occurs = false;
+      extent[d] = tail;
+    }
+    if (!occurs) continue;
+    for (const pto::v1::ExtentFunction& f : t.functions()) {
+      if (std::equal(f.extent().begin(), f.extent().end(), extent.begin(),
+                     extent.end())) {
+        g.function_of_mask[mask] = static_cast<int>(f.function());
+      }
+    }
+    if (g.function_of_mask[mask] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "template ", t.label(), ": no block function for tile extents ",
+          Dims(extent), " (space ", Dims(g.space), ", tile ", Dims(g.tile), ")"));
+    }
+  }
+  for (uint32_t k : t.dynamic_args()) {
+    absl::StatusOr<int64_t> v = Eval(graph.dynamic_offsets(static_cast<int>(k)),
+                                     values, absl::StrCat("template ", t.label()));
+    if (!v.ok()) return v.status();
+    g.extra_args.push_back(*v);
+  }
+  for (const pto::v1::TemplateAccess& a : t.accesses()) {
+    ExpandAccess access;
+    access.buffer = static_cast<int>(a.buffer());
+    access.write = a.write();
+    for (const pto::v1::AccessIndex& x : a.index()) {
+      int64_t offset = x.offset();
+      if (x.dynamic() > 0) offset += g.extra_args[x.dynamic() - 1];
+      access.index.push_back({x.space_dim(), x.div(), offset});
+    }
+    g.accesses.push_back(std::move(access));
+  }
+  return g;
+}
+
+absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,
+                           const SymbolValues& values,
+                           std::vector<ExpandGroup>* groups) {
+  return Expander(graph, values, groups).Walk(graph.program());
+}
+
+absl::Status VerifyProgram(const pto::v1::ExecuteGraph& graph) {
+  int count = 0;
+  absl::Status s = VerifyNodes(graph, graph.program(), 1, &count);
+  if (!s.ok()) return s;
+  for (int i = 0; i < graph.templates_size(); ++i) {
+    const pto::v1::TaskTemplate& t = graph.templates(i);
+    for (uint32_t k : t.dynamic_args()) {
+      if (k >= static_cast<uint32_t>(graph.dynamic_offsets_size())) {
+        return Bad(absl::StrCat("template ", i, ": dynamic arg ", k, " out of range"));
+      }
+    }
+    for (const pto::v1::TemplateAccess& a : t.accesses()) {
+      for (const pto::v1::AccessIndex& x : a.index()) {
+        if (x.dynamic() > static_cast<uint32_t>(t.dynamic_args_size())) {
+          return Bad(absl::StrCat("template ", i, ": an access names dynamic arg ",
+                                  x.dynamic(), " of ", t.dynamic_args_size()));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::runtime

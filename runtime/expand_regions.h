@@ -1,0 +1,48 @@
+// Expanding a templated Execute Graph's program tree (issue 4, phase 2:
+// loops and branches; kernel.proto ExecNode) into task groups for one
+// binding of the parameter symbols, in program order: a template node gives
+// one group (its space evaluated, its dynamic args evaluated with the loop
+// indices bound and added to its accesses' offsets), a loop node its body
+// once per iteration with its index bound, an if node the branch its
+// condition picks, a region check an error when a view or assemble leaves
+// its tensor. runtime/expand_tasks then makes tasks and dependencies by
+// region overlap over all groups, so independent iterations run
+// concurrently and iterations that touch the same region stay ordered.
+//
+//   std::vector<ExpandGroup> groups;
+//   absl::Status s = ExpandProgram(graph, values, &groups);
+#ifndef PTO_RUNTIME_EXPAND_REGIONS_H_
+#define PTO_RUNTIME_EXPAND_REGIONS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pto/v1/kernel.pb.h"
+#include "runtime/dim_expr.h"
+#include "runtime/expand_tasks.h"
+
+namespace pto::runtime {
+
+// The group of template `t` at `values` (its space evaluated, the function
+// for each tail mask that occurs, dynamic args evaluated and added);
+// INVALID_ARGUMENT naming the template.
+absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
+                                          const pto::v1::TaskTemplate& t,
+                                          const SymbolValues& values);
+
+// Appends the groups of graph.program() for `values` (the parameter
+// symbols). Errors (INVALID_ARGUMENT): a region check that fails (naming the
+// op, the offsets, extent and tensor dims and the loop indices), more than
+// 2^24 loop iterations in total, an expression that cannot be evaluated.
+absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,
+                           const SymbolValues& values,
+                           std::vector<ExpandGroup>* groups);
+
+// Checks the program tree's structure (VerifyTemplates calls it): template
+// indices, loop indices and steps, nesting, dynamic arg and check ranges.
+absl::Status VerifyProgram(const pto::v1::ExecuteGraph& graph);
+
+}  // namespace pto::runtime
+
+#endif  // PTO_RUNTIME_EXPAND_REGIONS_H_

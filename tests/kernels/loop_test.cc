@@ -1,0 +1,246 @@
+// Loops (issue 4, phase 2): kernels with loop regions compiled once and run
+// for several sizes, each checked against the reference evaluator (which
+// writes the loops out) on the graph built at that size.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "client/ptoc/check.h"
+#include "compiler/compile.h"
+#include "compiler/testing/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel.h"
+#include "runtime/template_plans.h"
+
+namespace pto::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using compiler::SymExpr;
+using compiler::testing::GraphBuilder;
+using pto::v1::DT_FP32;
+using Ids = std::vector<uint32_t>;
+
+// A graph builder over the batch size: the symbol "bs" for the compiled
+// graph, a constant for the reference at that size.
+using GraphOf = std::function<pto::v1::Graph(const SymExpr& bs)>;
+
+const SymExpr kBs = SymExpr::Symbol("bs");
+
+std::unique_ptr<runtime::Kernel> Compile(const GraphOf& make) {
+  auto compiled = compiler::Compile(make(kBs), "host", {});
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return nullptr;
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  return kernel.ok() ? *std::move(kernel) : nullptr;
+}
+
+void RunSizes(const GraphOf& make, const runtime::Kernel& kernel,
+              const std::vector<int64_t>& sizes) {
+  for (int64_t n : sizes) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(n);
+    auto report = ptoc::RunAndCheck(make(SymExpr(n)), kernel, options);
+    ASSERT_TRUE(report.ok()) << "bs " << n << ": " << report.status();
+    EXPECT_TRUE(report->pass()) << "bs " << n << "\n" << report->Summary();
+  }
+}
+
+// The issue's softmax: for idx in loop(0, bs): out[idx:idx+1] =
+// softmax(inp[idx:idx+1]) over the last dim; out is carried (INOUT).
+pto::v1::Graph SoftmaxLoop(const SymExpr& bs) {
+  GraphBuilder b("softmax_loop");
+  const SymExpr i = SymExpr::Symbol("idx");
+  const uint32_t inp = b.SymInput("inp", DT_FP32, {bs, 4, 16});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 4, 16}, "out");
+  const std::vector<int64_t> tile = {1, 4, 16};
+  Ids outs = b.Loop("idx", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t x = b.View(inp, {i, 0, 0}, {1, 4, 16}, tile);
+    const uint32_t m = b.Op("amax", {x}, tile);
+    const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+    return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, SoftmaxLoopCompiledOnceRunsEveryBatch) {
+  auto kernel = Compile(SoftmaxLoop);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(SoftmaxLoop, *kernel, {1, 7, 64, 1000});
+  // Plans are expanded once per binding: a repeated size reuses its plan.
+  EXPECT_EQ(kernel->plans_expanded(), 4);
+  RunSizes(SoftmaxLoop, *kernel, {7, 64});
+  EXPECT_EQ(kernel->plans_expanded(), 4);
+}
+
+TEST(LoopTest, IndependentIterationsHaveNoDependencies) {
+  auto compiled = compiler::Compile(SoftmaxLoop(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", 5}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->graph.tasks_size(), 5);  // one fused task per iteration
+  for (const pto::v1::Task& t : g->graph.tasks()) {
+    EXPECT_EQ(t.deps_size(), 0);
+    ASSERT_EQ(t.args_size(), 4);  // 3 tile offsets, then the dynamic offset idx
+  }
+  EXPECT_EQ(g->graph.tasks(3).args(3), 3);
+}
+
+// acc[0:1] += x[i] for every row i: each iteration reads and writes the
+// same region, so the iterations form a chain.
+pto::v1::Graph RunningSum(const SymExpr& n) {
+  GraphBuilder b("running_sum");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
+  const uint32_t acc = b.SymValue(DT_FP32, {1, 16}, "acc");
+  Ids outs = b.Loop("i", 0, n, 1, {acc}, [&](const Ids& args) {
+    const uint32_t row = b.View(x, {i, 0}, {1, 16}, {1, 16});
+    const uint32_t sum = b.Op("add", {args[0], row}, {1, 16});
+    return Ids{b.Assemble(sum, args[0], {0, 0}, {1, 16})};
+  });
+  b.InOut("acc", acc, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, RunningSumStaysSequentialAndCorrect) {
+  auto kernel = Compile(RunningSum);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(RunningSum, *kernel, {1, 5, 300});
+  auto compiled = compiler::Compile(RunningSum(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok());
+  auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", 6}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->graph.tasks_size(), 6);
+  EXPECT_EQ(g->graph.tasks(0).deps_size(), 0);
+  for (int t = 1; t < 6; ++t) {
+    EXPECT_THAT(g->graph.tasks(t).deps(), ::testing::Contains(t - 1)) << "task " << t;
+  }
+}
+
+// The same sum as pypto writes it: acc = acc + x[i], a new value each
+// iteration (not assembled into the arg), from zeros made before the loop;
+// the compiler stores it into the carried buffer.
+pto::v1::Graph FreshSum(const SymExpr& n) {
+  GraphBuilder b("fresh_sum");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
+  const uint32_t zeros = b.Value(DT_FP32, {1, 16}, "zeros");
+  pto::v1::Op* full = b.graph().add_ops();
+  full->set_kind("full");
+  full->add_outputs(zeros);
+  for (int64_t d : {1, 16}) {
+    (*full->mutable_attrs())["shape"].mutable_ints()->add_values(d);
+    full->mutable_vec_tile()->add_dims(d);
+  }
+  (*full->mutable_attrs())["dtype"].set_dtype(DT_FP32);
+  (*full->mutable_attrs())["value"].set_f(0.0);
+  Ids outs = b.Loop("i", 0, n, 1, {zeros}, [&](const Ids& args) {
+    const uint32_t row = b.View(x, {i, 0}, {1, 16}, {1, 16});
+    return Ids{b.Op("add", {args[0], row}, {1, 16})};
+  });
+  b.Output("out", outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, CarriedNewValueIsStoredIntoTheCarriedBuffer) {
+  auto kernel = Compile(FreshSum);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(FreshSum, *kernel, {1, 9, 40});
+}
+
+// out[i] = exp(in[i]) for i in 0..bs-4: no iteration when bs <= 4, and
+// rows past bs-4 keep the caller's data.
+pto::v1::Graph ShortLoop(const SymExpr& bs) {
+  GraphBuilder b("short_loop");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t in = b.SymInput("in", DT_FP32, {bs, 8});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 8}, "out");
+  Ids outs = b.Loop("i", 0, bs - 4, 1, {out}, [&](const Ids& args) {
+    const uint32_t x = b.View(in, {i, 0}, {1, 8}, {1, 8});
+    return Ids{b.Assemble(b.Op("exp", {x}, {1, 8}), args[0], {i, 0}, {1, 8})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, ZeroTripCountKeepsTheCallersData) {
+  auto kernel = Compile(ShortLoop);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ShortLoop, *kernel, {1, 4, 5, 9});
+}
+
+// for i in 0..bs, j in 0..4: out[i, j*16:(j+1)*16] = exp(x[i, j*16:...]) + j
+// as a nested loop (inner bound static).
+pto::v1::Graph Nested(const SymExpr& bs) {
+  GraphBuilder b("nested");
+  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 64});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 64}, "out");
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& outer) {
+    return b.Loop("j", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
+      const uint32_t v = b.View(x, {i, j * 16}, {1, 16}, {1, 16});
+      const uint32_t y = b.Op("exp", {v}, {1, 16});
+      return Ids{b.Assemble(y, inner[0], {i, j * 16}, {1, 16})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, NestedLoops) {
+  auto kernel = Compile(Nested);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(Nested, *kernel, {1, 3, 17});
+}
+
+// A view one row ahead leaves the tensor in the last iteration: an error
+// at launch naming the view and the values, not an out-of-bounds read.
+pto::v1::Graph AheadByOne(const SymExpr& bs) {
+  GraphBuilder b("ahead");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t in = b.SymInput("in", DT_FP32, {bs, 8});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 8}, "out");
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t x = b.View(in, {i + 1, 0}, {1, 8}, {1, 8});
+    return Ids{b.Assemble(b.Op("neg", {x}, {1, 8}), args[0], {i, 0}, {1, 8})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, ViewOutOfRangeIsAnErrorAtLaunch) {
+  auto kernel = Compile(AheadByOne);
+  ASSERT_NE(kernel, nullptr);
+  auto in = ptoc::HostTensor::Create(DT_FP32, {3, 8});
+  auto out = ptoc::HostTensor::Create(DT_FP32, {3, 8});
+  ASSERT_TRUE(in.ok() && out.ok());
+  const std::vector<runtime::TensorArg> args = {in->AsArg(), out->AsArg()};
+  absl::Status s = kernel->Run(args);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(),
+              ::testing::AllOf(HasSubstr("op #0 body op #0 \"view\""),
+                               HasSubstr("offsets [3,0]"),
+                               HasSubstr("tensor of shape [3,8]"),
+                               HasSubstr("bs=3, i=2")));
+}
+
+TEST(LoopTest, UnimplementedPartsNameTheOp) {
+  GraphBuilder b("branch");
+  const uint32_t in = b.SymInput("in", DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(DT_FP32, {kBs, 4}, "out");
+  Ids outs = b.If(compiler::testing::CompareExpr(pto::v1::DIM_OP_GT, kBs, 2), {out},
+                  [&](const Ids&) { return Ids{b.Op("exp", {in}, {1, 4})}; },
+                  [&](const Ids&) { return Ids{b.Op("neg", {in}, {1, 4})}; });
+  b.InOut("out", out, outs[0]);
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(compiled.status().message(), HasSubstr("op #0 \"if\""));
+}
+
+}  // namespace
+}  // namespace pto::testing

@@ -68,7 +68,7 @@ absl::StatusOr<std::vector<GmIndex>> OperandIndex(const TensorGraph& g, int i,
 
 absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
                           MatmulOperand b, const std::vector<int>& gm_of_value,
-                          TileGraph* out) {
+                          TileGraph* out, const MatmulStore* into) {
   const TensorOp& op = g.ops[i];
   const int v_a = a.value, v_out = op.outputs[0];
   const std::vector<int64_t>& space = g.values[v_out].shape;
@@ -78,15 +78,16 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
     return absl::InternalError(absl::StrCat(
         "op #", i, " \"matmul\": no cube tile (the verifier requires one)"));
   }
-  for (int v : {a.root, b.root, v_out}) {
-    if (gm_of_value[v] < 0) {
+  const int store_gm = into != nullptr ? into->gm : gm_of_value[v_out];
+  for (int gm : {gm_of_value[a.root], gm_of_value[b.root], store_gm}) {
+    if (gm < 0) {
       return absl::InternalError(absl::StrCat(
-          "op #", i, " \"matmul\": value %", v, " has no GM tensor"));
+          "op #", i, " \"matmul\": an operand or the result has no GM tensor"));
     }
   }
   // Cube tasks read whole rows of A and columns of B while others write
   // their tiles of the result: the result may not share their buffer.
-  const int out_buffer = out->gm[gm_of_value[v_out]].buffer;
+  const int out_buffer = out->gm[store_gm].buffer;
   for (const MatmulOperand* o : {&a, &b}) {
     if (out->gm[gm_of_value[o->root]].buffer == out_buffer) {
       return absl::UnimplementedError(absl::StrCat(
@@ -142,8 +143,8 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
   load_b.index = std::move(*b_index);
   load_b.view_shape = b.view_shape;
   TileInstr store = instr(PtoOpcode::kTStore, -1, {4}, g.values[v_out].dtype);
-  store.gm = gm_of_value[v_out];
-  store.index = AlignedIndex(rank, rank);
+  store.gm = store_gm;
+  store.index = into != nullptr ? into->index : AlignedIndex(rank, rank);
   grp.body = {std::move(load_a),
               std::move(load_b),
               instr(PtoOpcode::kTMov, 2, {0}, in_dtype),

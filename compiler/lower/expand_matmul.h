@@ -36,14 +36,23 @@ struct MatmulOperand {
   std::vector<int64_t> view_shape;
 };
 
+// Where a cube group stores its result when that is not its own GM tensor:
+// a region of another (an assemble's or a concat's, whose op then belongs
+// to the cube group).
+struct MatmulStore {
+  int gm = -1;                 // GmTensor
+  std::vector<GmIndex> index;  // aligned with the output space, plus offsets
+};
+
 // Appends the cube group of matmul op `op` of `g`, with operands `a` and
 // `b`, to `out`; `gm_of_value` gives each value's GmTensor (operand roots
 // and the result all live in GM). An operand whose rows and columns are
 // both strided in GM (a permute moving another dim last) is UNIMPLEMENTED
 // naming the op and the operand.
+// `into` (optional) redirects the TSTORE.
 absl::Status AppendMatmul(const TensorGraph& g, int op, MatmulOperand a,
                           MatmulOperand b, const std::vector<int>& gm_of_value,
-                          TileGraph* out);
+                          TileGraph* out, const MatmulStore* into = nullptr);
 
 }  // namespace pto::compiler
 

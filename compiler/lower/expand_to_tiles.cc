@@ -332,7 +332,9 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
 // inputs' tiles into their regions: PlanGroup) where the input has the
 // group's space and the tiles fit; `*concat_fused` (per op, per input)
 // says which; a concat with other inputs (parameters, views, results of
-// reductions or matmuls) also gets a group of its own copying those.
+// reductions) also gets a group of its own copying those. A matmul's group
+// may hold the assemble or concat that alone reads its result (see
+// cube_store): the cube stores into that region.
 absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const TensorGraph& g, const LayoutPlan& layout, const ExpandOptions& options,
     std::vector<std::vector<bool>>* concat_fused) {
@@ -376,6 +378,39 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     for (int v : g.ops[i].outputs) definer[v] = i;
   }
   std::vector<std::vector<int>> groups;
+  // A matmul's result read only by an assemble or a concat is stored by the
+  // cube group straight into its region (the op joins the matmul's group):
+  // not when the region's buffer is an operand's (its tasks would race), nor
+  // when an assemble's dst is computed after the matmul (that write would
+  // land after the cube's). Returns the matmul's group, or -1.
+  std::vector<int> num_reads(g.values.size(), 0), param_of(g.values.size(), -1);
+  for (const TensorOp& op : g.ops) {
+    for (int v : op.inputs) ++num_reads[v];
+  }
+  for (size_t p = 0; p < g.params.size(); ++p) {
+    for (int v : {g.params[p].in_value, g.params[p].out_value}) {
+      if (v >= 0) param_of[layout.Owner(v)] = static_cast<int>(p);
+    }
+  }
+  auto same_buffer = [&](int a, int b) {
+    a = layout.Owner(a);
+    b = layout.Owner(b);
+    return a == b || (param_of[a] >= 0 && param_of[a] == param_of[b]);
+  };
+  auto cube_store = [&](int i, int v, int dst) {
+    const int d = definer[v];
+    if (!options.fuse || d < 0 || !IsMatmul(g.ops[d]) || num_reads[v] != 1 ||
+        is_param_out[v] || (dst >= 0 && definer[dst] > d)) {
+      return -1;
+    }
+    for (int x : g.ops[d].inputs) {
+      if (same_buffer(layout.Root(x), g.ops[i].outputs[0])) return -1;
+    }
+    for (int gi = static_cast<int>(groups.size()) - 1; gi >= 0; --gi) {
+      if (groups[gi].front() == d) return gi;
+    }
+    return -1;
+  };
   std::vector<int64_t> space, tile;  // the open group's
   bool rows = false;  // the open group holds a row reduction
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
@@ -387,6 +422,11 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
       fused.assign(op.inputs.size(), false);
       for (size_t k = 0; k < op.inputs.size() && options.fuse; ++k) {
         const int v = op.inputs[k], d = definer[v];
+        if (const int gi = cube_store(i, v, -1); gi >= 0) {
+          groups[gi].push_back(i);
+          fused[k] = true;
+          continue;
+        }
         if (layout.IsAlias(v) || layout.GmOnly(v) || d < 0 || IsReduce(g.ops[d]) ||
             IsMatmul(g.ops[d]) || IsConcat(g.ops[d])) {
           continue;
@@ -418,6 +458,12 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
         rows = false;
       }
       continue;
+    }
+    if (IsAssemble(op)) {
+      if (const int gi = cube_store(i, op.inputs[0], op.inputs[1]); gi >= 0) {
+        groups[gi].push_back(i);
+        continue;
+      }
     }
     const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
@@ -847,12 +893,25 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
   for (const std::vector<int>& ops : *groups) {
     if (IsMatmul(g.ops[ops.front()])) {
       const std::vector<int>& in = g.ops[ops.front()].inputs;
+      MatmulStore into;  // an assemble's or concat's region (FormGroups)
+      if (ops.size() > 1) {
+        const TensorOp& user = g.ops[ops[1]];
+        const int v = g.ops[ops.front()].outputs[0];
+        into.gm = gm_of_value[user.outputs[0]];
+        into.index = IsAssemble(user)
+                         ? OffsetIndex(std::get<std::vector<int64_t>>(user.attrs.at("offsets")))
+                         : OffsetIndex(ConcatOffsets(
+                               g, user,
+                               std::find(user.inputs.begin(), user.inputs.end(), v) -
+                                   user.inputs.begin()));
+      }
       if (absl::Status s = AppendMatmul(g, ops.front(), MatmulOperandOf(g, *layout, in[0]),
                                         MatmulOperandOf(g, *layout, in[1]),
-                                        gm_of_value, &out);
+                                        gm_of_value, &out, ops.size() > 1 ? &into : nullptr);
           !s.ok()) {
         return s;
       }
+      out.groups.back().ops = ops;
       continue;
     }
     if (ops.size() == 1 && IsReduce(g.ops[ops.front()])) {

@@ -279,6 +279,75 @@ TEST(MatmulTest, AliasOperandsAreReadInPlace) {
   }
 }
 
+// A matmul's result read only by an assemble or a concat is stored by the
+// cube group straight into its region (no workspace, no copy group): out[:,
+// 32:85] = a @ w into an inout parameter, concat([x @ w1, exp(y), x @ w2])
+// along dim 1. Not where the region's buffer is an operand's (out[:, 0:16]
+// = out[:, 16:32] @ w) or the dst is computed after the matmul: those copy,
+// and every result matches the reference.
+TEST(MatmulTest, ResultStoredIntoAssembleAndConcatRegions) {
+  const std::vector<int64_t> cube = {16, 32, 8, 16, 32, 32};
+  auto tile_dump = [](const pto::v1::Graph& g) {
+    compiler::CompileSettings settings;
+    settings.keep_dumps = true;
+    auto r = compiler::Compile(g, "host", {}, settings);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->dumps["tile"] : std::string();
+  };
+  {
+    Builder b("mm_into_assemble");
+    const uint32_t a = b.Input("a", pto::v1::DT_FP32, {37, 45});
+    const uint32_t w = b.Input("w", pto::v1::DT_FP32, {45, 53});
+    const uint32_t out = b.InOut("out", pto::v1::DT_FP32, {37, 100});
+    const uint32_t y = b.Matmul(a, w, pto::v1::DT_UNSPECIFIED, false, false, cube);
+    b.Output("out", b.Layout("assemble", {y, out}, {8, 8}, {{"offsets", {0, 32}}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+    const std::string tile = tile_dump(b.graph());
+    EXPECT_THAT(tile, HasSubstr("group #0 ops=[0,1]"));
+    EXPECT_THAT(tile, HasSubstr("gm[a0, a1+32]"));
+    EXPECT_THAT(tile, ::testing::Not(HasSubstr("group #1")));
+  }
+  {
+    Builder b("mm_into_concat");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {21, 40});
+    const uint32_t w1 = b.Input("w1", pto::v1::DT_FP32, {40, 30});
+    const uint32_t w2 = b.Input("w2", pto::v1::DT_FP32, {40, 17});
+    const uint32_t y = b.Input("y", pto::v1::DT_FP32, {21, 9});
+    const uint32_t m1 = b.Matmul(x, w1, pto::v1::DT_UNSPECIFIED, false, false, cube);
+    const uint32_t e = b.Op("exp", {y}, {8, 8});
+    const uint32_t m2 = b.Matmul(x, w2, pto::v1::DT_UNSPECIFIED, false, false, cube);
+    b.Output("out", b.Layout("concat", {m1, e, m2}, {8, 8}, {}, {{"dim", 1}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+    const std::string tile = tile_dump(b.graph());
+    EXPECT_THAT(tile, HasSubstr("group #0 ops=[0,3]"));
+    EXPECT_THAT(tile, HasSubstr("group #1 ops=[1,3]"));
+    EXPECT_THAT(tile, HasSubstr("group #2 ops=[2,3]"));
+    EXPECT_THAT(tile, HasSubstr("gm[a0, a1+39]"));
+    EXPECT_THAT(tile, ::testing::Not(HasSubstr("group #3")));
+  }
+  {
+    Builder b("mm_into_own_operand");
+    const uint32_t w = b.Input("w", pto::v1::DT_FP32, {16, 16});
+    const uint32_t out = b.InOut("out", pto::v1::DT_FP32, {20, 32});
+    const uint32_t v = b.Layout("view", {out}, {8, 8}, {{"shape", {20, 16}}, {"offsets", {0, 16}}});
+    const uint32_t y = b.Matmul(v, w, pto::v1::DT_UNSPECIFIED, false, false, cube);
+    b.Output("out", b.Layout("assemble", {y, out}, {8, 8}, {{"offsets", {0, 0}}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+    EXPECT_THAT(tile_dump(b.graph()), HasSubstr("group #1"));  // copied
+  }
+  {
+    Builder b("mm_into_later_dst");
+    const uint32_t a = b.Input("a", pto::v1::DT_FP32, {20, 16});
+    const uint32_t w = b.Input("w", pto::v1::DT_FP32, {16, 16});
+    const uint32_t c = b.Input("c", pto::v1::DT_FP32, {20, 40});
+    const uint32_t y = b.Matmul(a, w, pto::v1::DT_UNSPECIFIED, false, false, cube);
+    const uint32_t z = b.Op("exp", {c}, {8, 8});
+    b.Output("out", b.Layout("assemble", {y, z}, {8, 8}, {{"offsets", {0, 8}}}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+    EXPECT_THAT(tile_dump(b.graph()), HasSubstr("group #2"));  // copied
+  }
+}
+
 // a = a @ w on an inout parameter would race (tasks read rows of a that
 // others overwrite): refused, naming the op and operand.
 TEST(MatmulTest, ResultIntoItsOperandsBufferIsRefused) {

@@ -143,6 +143,38 @@ def test_view_operands_read_in_place_equal_clones(native, case):
     check_close(got, xv, yv)
 
 
+def test_matmul_into_region_and_concat(native):
+    """out[:, 32:85] = a @ w and concat([x @ w1, exp(y), x @ w2]): the cube
+    stores straight into the regions; results match torch."""
+    g = torch.Generator().manual_seed(13)
+    a, w = torch.rand((37, 45), generator=g) - 0.5, torch.rand((45, 53), generator=g) - 0.5
+    out = torch.rand((37, 100), generator=g)
+    want = out.clone()
+    want[:, 32:85] = (a.double() @ w.double()).float()
+
+    @pypto.jit
+    def into(x: ANY, y: ANY, o: ANY):
+        pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 32])
+        o[:, 32:85] = x @ y
+
+    into(a, w, out)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+    x, w1, w2 = (torch.rand(s, generator=g) - 0.5 for s in ((21, 40), (40, 30), (40, 17)))
+    y = torch.rand((21, 9), generator=g)
+
+    @pypto.jit
+    def cat(x: ANY, w1: ANY, w2: ANY, y: ANY, o: ANY):
+        pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 32])
+        pypto.set_vec_tile_shapes(8, 8)
+        o[:] = pypto.concat([x @ w1, pypto.exp(y), x @ w2], 1)
+
+    got = torch.zeros((21, 56))
+    cat(x, w1, w2, y, got)
+    want = torch.cat([x.double() @ w1.double(), torch.exp(y.double()), x.double() @ w2.double()], 1)
+    torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_matmul_between_vector_ops(native):
     g = torch.Generator().manual_seed(9)
     a = torch.rand((40, 24), generator=g) - 0.5

@@ -9,7 +9,8 @@ generates (ptoc --print=cpp), builds it as the host backend does (g++ -O2
 -march=x86-64-v3 -ffp-contract=off -fno-math-errno) and also builds edited
 copies: another -march or -O, the block computing straight from GM without UB
 staging copies, F16C vector conversions for f16, glibc's libmvec vector
-functions for exp and erfc. bench/block_harness.cc runs each payload's block
+functions for exp and erfc, and pto_tile.h with exp back on libmvec's double
+exp (PTO_TILE_FAST_EXP 0) for the exp chain and two softmaxes. bench/block_harness.cc runs each payload's block
 over every tile on one thread (no runtime, no other threads: the code's own
 speed). Variants take turns, several rounds; the table shows the best and the
 median time and the speedup of the best time over the generated code's.
@@ -155,6 +156,14 @@ REDUCE_LANES = """          float acc = Op::Init();
 """
 
 
+def no_fast_exp_header(src):
+    """pto_tile.h with exp through libmvec's double exp (before its own f32 exp)."""
+    text = open(src).read()
+    if "PTO_TILE_FAST_EXP" not in text:
+        return None
+    return "#define PTO_TILE_FAST_EXP 0\n" + text
+
+
 def lanes_header(src):
     """pto_tile.h whose row reductions keep 16 partial results."""
     text = open(src).read()
@@ -209,6 +218,9 @@ def main():
     add16 = generated_cpp(kernels.k_add16(tile), (f16, f16, f16.copy()), work, "add16")
     chain = generated_cpp(kernels.k_chain(tile), (f32, f32, f32.copy()), work, "chain")
     mvec = mvec_header(HEADERS[0])
+    slow_exp = no_fast_exp_header(HEADERS[0])
+    exp_before = ([Variant("pto_tile.h exp before: libmvec double exp", chain, header=slow_exp)]
+                  if slow_exp else [])
     # (title, harness shape args, variants)
     groups = [
         ("add 1024x1024 fp32, tile 8x1024", ["1024", "1024", "8", "1024", "4", "3"], [
@@ -225,8 +237,21 @@ def main():
         ("(a+b).exp()*2-a 1024x1024 fp32, tile 8x1024", ["1024", "1024", "8", "1024", "4", "3"], [
             Variant("generated (-O2 -march=x86-64-v3)", chain),
             *([Variant("hand edit: libmvec expf (-lmvec)", chain, header=mvec)] if mvec else []),
+            *exp_before,
         ]),
     ]
+    # Softmax over rows of 256 in tiles of 32 rows (the work of bench/kernels.py's
+    # 32x32x1x256 row: 32 tiles of 8192) and over 4096x1024 in tiles of 4 rows.
+    for rows, cols, tile_rows in ((1024, 256, 32), (4096, 1024, 4)):
+        x = np.ones((rows, cols), np.float32)
+        sm = generated_cpp(kernels.k_softmax((tile_rows, cols)), (x, x.copy()), work,
+                           f"softmax{rows}")
+        groups.append((f"softmax {rows}x{cols}, tile {tile_rows}x{cols}",
+                       [str(rows), str(cols), str(tile_rows), str(cols), "4", "2"], [
+            Variant("generated (-O2 -march=x86-64-v3)", sm),
+            *([Variant("pto_tile.h exp before: libmvec double exp", sm, header=slow_exp)]
+              if slow_exp else []),
+        ]))
     try:
         erfc = generated_cpp(kernels.k_erfc((8192,)), (vec, vec.copy()), work, "erfc")
         groups.append(("erfc 1M fp32, tile 8192", ["1", str(1 << 20), "1", "8192", "4", "2"], [

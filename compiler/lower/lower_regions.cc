@@ -28,10 +28,15 @@ absl::Status Unimplemented(const std::string& where, const std::string& what) {
       "static shapes and loop-dependent view/assemble offsets)"));
 }
 
+// A scope ops are lowered in: a loop's body, or one branch of an if.
 struct LoopInfo {
-  std::string index;
+  enum Kind { kLoop, kThen, kElse };
+  Kind kind = kLoop;
+  std::string index;         // kLoop
   SymExpr start, stop;
   int64_t step = 1;
+  int if_id = -1;            // kThen, kElse: which if (both branches share it)
+  pto::v1::DimExpr cond;     // kThen, kElse
   std::vector<pto::v1::RegionCheck> checks;
 };
 
@@ -101,9 +106,44 @@ class Flattener {
       const std::string label = absl::StrCat(prefix, "op #", i);
       const std::string where = absl::StrCat(label, " ", Quote(op.info->kind));
       if (op.info->kind == "if") {
-        return absl::UnimplementedError(absl::StrCat(
-            where, ": if is verified but not lowered yet (issue 4 phase 2: "
-                   "branches come after loops)"));
+        // Both branches are lowered, each in place on the carried buffers;
+        // the runtime expands the one the condition picks.
+        const int if_id = next_if_++;
+        pto::v1::DimExpr cond;
+        const AttrValue& c = op.attrs.at("cond");
+        if (const int64_t* i = std::get_if<int64_t>(&c)) {
+          cond.set_constant(*i);
+        } else {
+          cond = std::get<CondExpr>(c).ToProto();
+        }
+        std::vector<int> carried;
+        for (int v : op.inputs) carried.push_back(Resolve(v));
+        for (int r = 0; r < 2; ++r) {
+          LoopInfo branch;
+          branch.kind = r == 0 ? LoopInfo::kThen : LoopInfo::kElse;
+          branch.if_id = if_id;
+          branch.cond = cond;
+          const int id = static_cast<int>(loops_.size());
+          loops_.push_back(std::move(branch));
+          const TensorRegion& region = op.regions[r];
+          for (size_t k = 0; k < region.args.size(); ++k) alias_[region.args[k]] = carried[k];
+          std::vector<int> inner = nest;
+          inner.push_back(id);
+          ++segment_;
+          if (absl::Status s = Walk(region.ops, absl::StrCat(label, r == 0 ? " then " : " else "),
+                                    inner);
+              !s.ok()) {
+            return s;
+          }
+          for (size_t k = 0; k < carried.size(); ++k) {
+            absl::StatusOr<int> v = InPlace(where, Resolve(region.results[k]), carried[k], inner);
+            if (!v.ok()) return v.status();
+            carried[k] = *v;  // the else branch (and what follows) reads it
+          }
+          ++segment_;
+        }
+        for (size_t k = 0; k < op.outputs.size(); ++k) alias_[op.outputs[k]] = carried[k];
+        continue;
       }
       if (op.info->kind == "loop") {
         LoopInfo loop;
@@ -183,7 +223,9 @@ class Flattener {
     store.inputs = {result, carried};
     store.attrs["offsets"] = std::vector<int64_t>(shape.size(), 0);
     for (size_t d = 0; d < shape.size(); ++d) {
-      store.vec_tile.push_back(std::min(producer->vec_tile[d], shape[d]));
+      // (A symbolic dim, kSymbolicDim, keeps the producer's tile.)
+      store.vec_tile.push_back(shape[d] > 0 ? std::min(producer->vec_tile[d], shape[d])
+                                            : producer->vec_tile[d]);
     }
     const int out = static_cast<int>(flat_.values.size());
     flat_.values.push_back(flat_.values[carried]);
@@ -280,6 +322,7 @@ class Flattener {
   std::vector<std::vector<int>> op_nest_;  // per flat op: enclosing loops
   std::vector<int> fusion_class_;       // per flat op
   int segment_ = 0;
+  int next_if_ = 0;
   std::vector<LoopInfo> loops_;
   std::vector<SymExpr> dynamic_;        // per marker
 };
@@ -368,6 +411,8 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
   std::vector<google::protobuf::RepeatedPtrField<pto::v1::ExecNode>*> open = {
       execute->mutable_program()};
   std::vector<int> path;
+  // Per node list: the if whose node was added to it last.
+  std::map<const void*, int> last_if;
   for (size_t g = 0; g < tile->groups.size(); ++g) {
     const std::vector<int>& nest = flat.op_nest()[tile->groups[g].ops.front()];
     size_t common = 0;
@@ -378,16 +423,33 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     open.resize(common + 1);
     for (size_t k = common; k < nest.size(); ++k) {
       const LoopInfo& info = flat.loops()[nest[k]];
-      pto::v1::LoopNode* loop = open.back()->Add()->mutable_loop();
-      loop->set_index(info.index);
-      *loop->mutable_start() = info.start.ToProto();
-      *loop->mutable_stop() = info.stop.ToProto();
-      loop->set_step(info.step);
-      for (const pto::v1::RegionCheck& c : info.checks) {
-        *loop->add_body()->mutable_check() = c;
+      google::protobuf::RepeatedPtrField<pto::v1::ExecNode>* body = nullptr;
+      if (info.kind == LoopInfo::kLoop) {
+        pto::v1::LoopNode* loop = open.back()->Add()->mutable_loop();
+        loop->set_index(info.index);
+        *loop->mutable_start() = info.start.ToProto();
+        *loop->mutable_stop() = info.stop.ToProto();
+        loop->set_step(info.step);
+        body = loop->mutable_body();
+      } else {
+        // The else branch joins its if's node when that is the last node
+        // here (the then branch had tasks); otherwise a node of its own.
+        pto::v1::IfNode* node = nullptr;
+        if (info.kind == LoopInfo::kElse && !open.back()->empty() &&
+            open.back()->rbegin()->has_if_node() &&
+            last_if[open.back()] == info.if_id) {
+          node = open.back()->rbegin()->mutable_if_node();
+        } else {
+          node = open.back()->Add()->mutable_if_node();
+          *node->mutable_cond() = info.cond;
+          last_if[open.back()] = info.if_id;
+        }
+        body = info.kind == LoopInfo::kThen ? node->mutable_then_body()
+                                            : node->mutable_else_body();
       }
+      for (const pto::v1::RegionCheck& c : info.checks) *body->Add()->mutable_check() = c;
       path.push_back(nest[k]);
-      open.push_back(loop->mutable_body());
+      open.push_back(body);
     }
     open.back()->Add()->set_template_index(static_cast<uint32_t>(g));
   }

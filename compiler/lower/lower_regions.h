@@ -15,7 +15,11 @@
 // Every view/assemble with such offsets also becomes a RegionCheck that the
 // runtime evaluates before the tasks that access it.
 //
-// Limits of this step (UNIMPLEMENTED naming the op): `if` ops; shapes or
+// An `if` lowers both branches, each in place on the carried buffers, under
+// one IfNode; a carried result that is a new value (acc = acc + x) is stored
+// into the carried buffer at the end of its body.
+//
+// Limits of this step (UNIMPLEMENTED naming the op): shapes or
 // view extents that depend on loop indices (tails: step 4); matmul in a
 // body; a view with loop-dependent offsets of another such view; more than
 // 20 distinct loop-dependent offsets. Temporaries of a body that land in a

@@ -448,10 +448,63 @@ def cases():
         matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
         # One row (a decode step's projection): tiles of 1 x 128, B read in place.
         matmul_case(k_matmul(FP32, big_cube), 1, 4096, 4096, "fp32"),
+        head_scores_case(k_head_scores(big_cube, 1, 64), 1024, 1024, 1, 64),
+        concat_case(k_concat(ew), (1024, 1024)),
         matmul_case(k_matmul(BF16, small_cube), 64, 128, 64, "bf16"),
         matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16"),
         matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16"),
     ]
+
+
+def k_concat(tile):
+    def concat(a: T(FP32), b: T(FP32), out: T(FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.concat([a * 2, b + 1], 1)
+    return pypto.jit(concat)
+
+
+def concat_case(kernel, shape):
+    """concat([a * 2, b + 1], dim=1): each input's tiles stored straight into
+    their half of the result (no workspace, no copy)."""
+    def make():
+        a, b = rand(shape, seed=1), rand(shape, seed=2)
+        out_shape = (shape[0], 2 * shape[1])
+        out, np_out = np.empty(out_shape, np.float32), np.empty(out_shape, np.float32)
+        ta, tb, t_out = torch.from_numpy(a), torch.from_numpy(b), torch.empty(out_shape)
+        ref = np.concatenate([a.astype(np.float64) * 2, b.astype(np.float64) + 1], 1)
+        return ((a, b, out),
+                lambda: np.concatenate([a * 2, b + 1], 1, out=np_out),
+                lambda: torch.cat([ta * 2, tb + 1], 1, out=t_out),
+                lambda: close(out, ref, 1e-6))
+    size = 4 * int(np.prod(shape))
+    return Case(f"concat [a*2, b+1] {shape[0]}x{shape[1]} x2 fp32", kernel, make,
+                nbytes=4 * size, memory_bound=True)
+
+
+def k_head_scores(cube, head, dim):
+    def head_scores(q: T(FP32), k: T(FP32), out: T(FP32)):
+        pypto.set_cube_tile_shapes(*cube)
+        cols = slice(head * dim, (head + 1) * dim)
+        out[:] = q[:, cols] @ k[:, cols].transpose(0, 1)
+    return pypto.jit(head_scores)
+
+
+def head_scores_case(kernel, seq, hidden, head, dim):
+    """One head's attention scores from [seq, hidden] projections: column
+    views of q and k read in place by the cube (no clones)."""
+    def make():
+        q, k = rand((seq, hidden), seed=11), rand((seq, hidden), seed=12)
+        cols = slice(head * dim, (head + 1) * dim)
+        out, np_out = np.empty((seq, seq), np.float32), np.empty((seq, seq), np.float32)
+        tq, tk, t_out = torch.from_numpy(q), torch.from_numpy(k), torch.empty((seq, seq))
+        qh, kh = q[:, cols].astype(np.float64), k[:, cols].astype(np.float64)
+        ref, scale = qh @ kh.T, np.abs(qh) @ np.abs(kh).T
+        return ((q, k, out),
+                lambda: np.matmul(q[:, cols], k[:, cols].T, out=np_out),
+                lambda: torch.matmul(tq[:, cols], tk[:, cols].T, out=t_out),
+                lambda: close(out / scale, ref / scale, 0, 1e-5))
+    return Case(f"matmul q[:, h] @ k[:, h].T {seq}x{dim}x{seq} fp32 (views)", kernel, make,
+                flops=2 * seq * dim * seq)
 
 
 # ---------------------------------------------------------------------------

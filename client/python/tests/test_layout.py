@@ -80,6 +80,29 @@ def test_assign_numbers():
     assert torch.equal(filled, torch.zeros(6, 8))
 
 
+@pytest.mark.parametrize("dtype,ann", [(torch.float32, F), (torch.float16, H)])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_concat_of_computed_inputs_and_mixed(dtype, ann, dim):
+    """concat stores computed inputs from their own groups (and copies
+    parameters and views): results equal torch's."""
+    @pypto.jit
+    def k(x: ann, y: ann, out: ann, mixed: ann):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = pypto.concat([x * 2, y + 1], dim)
+        mixed[:] = pypto.concat([x, pypto.exp(y), x[:, :] * y, y], dim)
+
+    x, y = randn(9, 20, dtype=dtype), randn(9, 20, dtype=dtype, seed=1)
+    shape = (18, 20) if dim == 0 else (9, 40)
+    out = torch.empty(shape, dtype=dtype)
+    mixed = torch.empty((36, 20) if dim == 0 else (9, 80), dtype=dtype)
+    k(x, y, out, mixed)
+    xf, yf = x.float(), y.float()
+    assert torch.equal(out, torch.cat([(xf * 2).to(dtype), (yf + 1).to(dtype)], dim))
+    want = torch.cat([x, torch.exp(yf).to(dtype), (xf * yf).to(dtype), y], dim)
+    torch.testing.assert_close(mixed.float(), want.float(), rtol=2e-6 if dtype == torch.float32 else 1e-3,
+                               atol=0)
+
+
 def test_function_forms_and_concat():
     @pypto.jit
     def k(x: F, y: F, o1: F, o2: F, o3: F, o4: F):

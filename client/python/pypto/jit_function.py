@@ -59,6 +59,16 @@ class CompileInfo:
 _PHASE_ONE_LIMITS = ("issue 4 phase 1", "outside a loop or if region are not supported yet")
 
 
+def _launch(entry, run_args):
+    """Runs entry's kernel; an error at launch that names an op (a view out of
+    its tensor at some loop index) also names the user's line of that op."""
+    try:
+        entry.compiled.kernel.run(run_args, entry.run_dtypes)
+    except ValueError as e:
+        locations.annotate(e, entry.graph, entry.where)
+        raise
+
+
 def _has_control_flow(graph):
     return any(op.regions for op in graph.ops)
 
@@ -80,9 +90,10 @@ def _check_aliasing(entry, arrays):
 
 
 class _Entry:
-    def __init__(self, compiled, graph, specs):
+    def __init__(self, compiled, graph, specs, where=None):
         self.compiled = compiled
         self.graph = graph
+        self.where = where or {}  # op label -> user frame (locations.py)
         self.specs = specs
         self.roles = [p.role for p in graph.params]
         self.names = [p.name for p in graph.params]
@@ -400,7 +411,7 @@ class JitFunction:
                     except (ValueError, NotImplementedError) as e:
                         locations.annotate(e, graph, where)
                         raise
-                    entry = _Entry(compiled, graph, specs)
+                    entry = _Entry(compiled, graph, specs, where)
                     self._cache[sig] = entry
                     self.last_compile = CompileInfo(
                         compiled.source, compiled.key, time.monotonic() - start, compiled.stages)
@@ -449,7 +460,7 @@ class JitFunction:
         _check_aliasing(entry, run_args)
         cache.count("memory_hits")
         self.last_compile = entry.memory_info
-        entry.compiled.kernel.run(run_args, entry.run_dtypes)
+        _launch(entry, run_args)
         return True
 
     def _run(self, entry, arrays, torches):
@@ -469,7 +480,7 @@ class JitFunction:
             run_args.append(tmp)
             if writes:
                 copy_back.append((array, tmp))
-        entry.compiled.kernel.run(run_args, entry.run_dtypes)
+        _launch(entry, run_args)
         for array, tmp in copy_back:
             np.copyto(array, tmp)
 

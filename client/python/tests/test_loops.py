@@ -3,6 +3,8 @@ front end emits (graph.proto "Region"; docs/architecture.md "Loops and
 branches"), their errors, and end-to-end runs against torch where the
 compiler supports them."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -675,3 +677,26 @@ def test_an_alias_of_a_carried_value_reads_a_copy_taken_before_the_loop():
     assert list(loop.inputs) == list(exp.outputs)
     (add,) = loop.regions[0].ops
     assert list(add.inputs) == [loop.regions[0].args[0], copy.outputs[0]]
+
+
+def test_a_view_outside_its_tensor_at_launch_names_the_op_the_values_and_the_line(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        for i in pypto.loop(x.shape[0] + 1):
+            out[i:, :] = x[i:i + 1, :] * 2
+
+    x, out = torch.randn(3, 64), torch.zeros(3, 64)
+    try:
+        k(x, out)
+    except pypto.CompileError as e:
+        if any(s in str(e) for s in _NOT_YET):
+            pytest.xfail(f"compiler: {str(e).splitlines()[0][:200]}")
+        raise
+    except ValueError as e:
+        message = str(e)
+    else:
+        pytest.fail("no error for a view past the end of x")
+    assert '"view"' in message and "i=3" in message and "x_d0=3" in message, message
+    assert re.search(r"was recorded at .*test_loops.py:\d+ \(in k\): out\[i:, :\] = "
+                     r"x\[i:i \+ 1, :\] \* 2", message), message

@@ -308,9 +308,19 @@ class _If:
         """The tensor that carries `name` through the if: its value before
         (none: zeros where the if is) and its home outside the branches."""
         T, b = self._tensor, self.b
+        home = b._stack[-2] if len(b._stack) > 1 else None
+        if ref is not None and getattr(ref, "_view_of", None) is not None:
+            # A view (a tile of a tensor) carried through the if would be
+            # updated in place; carry a copy of it, made before the if.
+            from . import layout
+            b._target = (home,)
+            try:
+                ref = layout.clone(ref)
+            finally:
+                b._target = None
         src = ref if ref is not None else value
         phi = T._proxy(b, ref._vid if ref is not None else None, src.dtype, src._shape, name)
-        phi._home = b._stack[-2] if len(b._stack) > 1 else None
+        phi._home = home
         self.phis[name] = phi
         return phi
 

@@ -24,7 +24,7 @@ def test_the_examples_are_there():
     names = {os.path.basename(p) for p in EXAMPLES}
     assert {"hello_world.py", "elementwise.py", "reductions.py", "tiling.py", "softmax.py",
             "layer_norm.py", "nn_module.py", "matmul.py", "ffn.py", "attention.py",
-            "layout.py", "dynamic_batch.py", "loop_softmax.py"} <= names
+            "layout.py", "dynamic_batch.py", "loop_softmax.py", "condition.py"} <= names
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)

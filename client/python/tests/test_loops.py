@@ -634,13 +634,16 @@ def test_pyptos_condition_pattern_rebinding_a_name_in_branches():
     g = verified(k.trace(arr(256, 64), arr(256, 64)))
     (loop,) = g.ops
     assert attr(loop, "unroll") == 4 and attr(loop, "step") == 1
-    view, first, adds, asm = loop.regions[0].ops
+    view, clone, first, adds, asm = loop.regions[0].ops
     assert (first.kind, attr(first, "cond")) == ("if", "(i == 0)")
-    assert list(first.inputs) == list(view.outputs)     # ATile before the if
+    # ATile before the if, a view, is carried as a copy (updated in place).
+    assert clone.kind == "clone" and list(clone.inputs) == list(view.outputs)
+    assert list(first.inputs) == list(clone.outputs)
     assert adds.inputs[0] == first.outputs[0]           # ATile after it
     then, other = first.regions
-    assert then.ops[0].inputs[0] == then.args[0]        # reads the arg, not the input
-    (second,) = other.ops
+    assert then.ops[0].inputs[0] == view.outputs[0]     # the view itself, not the input
+    clone2, second = other.ops          # the elif's own copy of the view
+    assert clone2.kind == "clone" and list(second.inputs) == list(clone2.outputs)
     assert attr(second, "cond") == "((i + 1) >= (A_d0 // 64))"
     assert list(second.regions[1].results) == list(second.regions[1].args)
 

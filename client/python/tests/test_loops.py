@@ -703,3 +703,20 @@ def test_a_view_outside_its_tensor_at_launch_names_the_op_the_values_and_the_lin
     assert '"view"' in message and "i=3" in message and "x_d0=3" in message, message
     assert re.search(r"was recorded at .*test_loops.py:\d+ \(in k\): out\[i:, :\] = "
                      r"x\[i:i \+ 1, :\] \* 2", message), message
+
+
+def test_loop_unroll_end_to_end(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+        for i, u in pypto.loop_unroll(0, x.shape[0], 1, name="B", idx_name="b",
+                                      unroll_list=[8, 2]):
+            pypto.set_vec_tile_shapes(u, 64)
+            out[i:, :] = pypto.exp(x[i:i + u, :]) * 2
+
+    for rows in (1, 11, 16):  # 0/1/2 chunks of 8, then of 2, then single rows
+        x = torch.randn(rows, 64)
+        out = torch.empty_like(x)
+        run_or_xfail(k, x, out)
+        torch.testing.assert_close(out, x.exp() * 2)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats

@@ -91,8 +91,8 @@ def signature_shapes(params, shapes, is_dynamic):
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
 
-# Bounds the compiler's importer puts on a DimExpr (graph.proto Dim.expr).
-MAX_EXPR_DEPTH = 16
+# The bound the compiler's importer puts on a DimExpr's nodes (graph.proto
+# Dim.expr; it also bounds the depth, which its error names).
 MAX_EXPR_NODES = 64
 
 _ZERO = ()
@@ -246,26 +246,14 @@ def _to_proto(p, msg, budget):
         return
     _, op, x, y = a
     b = msg.binary
-    b.op = _PROTO_OPS[op]
+    b.op = getattr(graph_pb2, "DIM_OP_" + _OP_NAMES[op])
     _to_proto(x, b.lhs, budget)
     _to_proto(y, b.rhs, budget)
 
 
-def _proto_ops():
-    from ._proto import graph_pb2 as g
-    return {"//": g.DIM_OP_FLOORDIV, "%": g.DIM_OP_MOD, "min": g.DIM_OP_MIN,
-            "max": g.DIM_OP_MAX, "==": g.DIM_OP_EQ, "!=": g.DIM_OP_NE, "<": g.DIM_OP_LT,
-            "<=": g.DIM_OP_LE, ">": g.DIM_OP_GT, ">=": g.DIM_OP_GE, "and": g.DIM_OP_AND,
-            "or": g.DIM_OP_OR}
-
-
-class _LazyOps(dict):
-    def __missing__(self, key):
-        self.update(_proto_ops())
-        return dict.__getitem__(self, key)
-
-
-_PROTO_OPS = _LazyOps()
+_OP_NAMES = {"//": "FLOORDIV", "%": "MOD", "min": "MIN", "max": "MAX", "==": "EQ",
+             "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "and": "AND",
+             "or": "OR"}
 
 
 def _poly(x):

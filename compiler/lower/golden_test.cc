@@ -157,6 +157,37 @@ TEST(GoldenTest, GmDirectOperandsSkipInoutBuffers) {
   EXPECT_NE(inout.find("TStore<float"), std::string::npos) << inout;
 }
 
+// An FP16 chain over dense tiles of at least two chunks runs one chunk of
+// 256 elements at a time (host_codegen's ChunkElements); FP32, a tile of one
+// chunk, and a buffer both loaded and stored keep whole-tile instructions.
+TEST(GoldenTest, HalfChainsRunPerChunk) {
+  auto cpp = [](pto::v1::DataType dtype, int64_t tile_rows, bool inout) {
+    testing::GraphBuilder b("chunks");
+    uint32_t x = b.Input("x", dtype, {8, 256});
+    uint32_t y = inout ? b.Value(dtype, {8, 256}, "y") : b.Input("y", dtype, {8, 256});
+    uint32_t r = b.Op("add", {b.Op("exp", {x}, {tile_rows, 256}), y}, {tile_rows, 256});
+    if (inout) {
+      b.InOut("y", y, r);
+    } else {
+      b.Output("out", r);
+    }
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string chunked = cpp(pto::v1::DT_FP16, 2, false);
+  EXPECT_NE(chunked.find("for (int64_t c = 0; c < 512; c += 256) {"), std::string::npos)
+      << chunked;
+  EXPECT_NE(chunked.find("TLoad<pto_tile::half, 1, 1, 1, 256>(t0, "), std::string::npos)
+      << chunked;
+  EXPECT_NE(chunked.find("TExp<256, pto_tile::half>("), std::string::npos) << chunked;
+  EXPECT_NE(chunked.find("TStore<pto_tile::half, 1, 1, 1, 256>("), std::string::npos)
+      << chunked;
+  for (const std::string& whole : {cpp(pto::v1::DT_FP32, 2, false),
+                                   cpp(pto::v1::DT_FP16, 1, false),
+                                   cpp(pto::v1::DT_FP16, 2, true)}) {
+    EXPECT_EQ(whole.find("for (int64_t c"), std::string::npos) << whole;
+  }
+}
+
 TEST(GoldenTest, LayoutViewAssembleTranspose) {
   testing::GraphBuilder b("layout");
   uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});

@@ -122,6 +122,21 @@ TEST(ElementwiseTest, BoolParameters) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
+// FP16/BF16 chains over dense tiles of 1024 (and a tail tile of 512) run
+// one chunk of 256 elements at a time (widen, compute, narrow per chunk):
+// the same results as the reference, two outputs from one group.
+TEST(ElementwiseTest, HalfChainsOverDenseTilesRunPerChunk) {
+  for (DataType dtype : {pto::v1::DT_FP16, pto::v1::DT_BF16}) {
+    Builder b(absl::StrCat("dense_chain_", pto::v1::DataType_Name(dtype)));
+    const uint32_t x = b.Input("x", dtype, {10, 256});
+    const uint32_t y = b.Input("y", dtype, {10, 256});
+    const uint32_t sum = b.Op("add", {x, y}, {4, 256});
+    b.Output("out", b.Op("sub", {b.Op("mul", {sum, x}, {4, 256}), y}, {4, 256}));
+    b.Output("e", b.Op("exp", {x}, {4, 256}));
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+}
+
 // A broadcast operand produced by an earlier op (a workspace in GM): the
 // reader's tasks must depend on the producer's tasks that wrote the row.
 TEST(ElementwiseTest, BroadcastOperandFromEarlierGroup) {

@@ -230,6 +230,55 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
   return plan;
 }
 
+// One pass per chunk. A function that only loads and stores dense FP16/BF16
+// (or f32) tiles and computes full-tile elementwise instructions runs them
+// all on one chunk of kChunkElements at a time instead of one instruction
+// over the whole tile at a time: f16 loads widen, the chain computes and the
+// result narrows while the chunk is in L1 (registers, mostly), instead of a
+// widening pass per operand, a pass per instruction and a narrowing pass over
+// the whole UB tile. Every element goes through the same instructions, so
+// results are the same bits. Only where an f16/bf16 buffer is involved (f32
+// loads are already read in place; f32 chains gained nothing measurable), the
+// tile is a whole number of chunks, and no buffer is both loaded and stored
+// (a chunk's store could otherwise feed a later chunk's load).
+constexpr int64_t kChunkElements = 256;
+
+int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
+                      const std::function<bool(int)>& is_row, int64_t elems) {
+  if (elems < 2 * kChunkElements || elems % kChunkElements != 0) return 0;
+  for (int t = 0; t < fn.num_tiles; ++t) {
+    if (is_row(t)) return 0;
+    if (t < static_cast<int>(fn.ub_types.size()) && fn.ub_types[t] != pto::v1::DT_FP32 &&
+        fn.ub_types[t] != pto::v1::DT_FP16 && fn.ub_types[t] != pto::v1::DT_BF16) {
+      return 0;
+    }
+  }
+  bool narrow = false;
+  std::vector<int> loaded, stored;
+  for (const PtoInstr& in : fn.body) {
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
+      const PtoBuffer& buf = p.buffers[in.buffer];
+      if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
+          buf.dtype != pto::v1::DT_BF16) {
+        return 0;
+      }
+      narrow = narrow || buf.dtype != pto::v1::DT_FP32;
+      if (in.reduce_dim >= 0) return 0;
+      if (!IsDense(MakeAccess(Viewed(buf, in), fn.tile, in.index, -1))) return 0;
+      (in.op == PtoOpcode::kTLoad ? loaded : stored).push_back(in.buffer);
+      continue;
+    }
+    if (in.reduce_dim >= 0 || in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
+        in.op == PtoOpcode::kTArange) {
+      return 0;
+    }
+  }
+  for (int b : stored) {
+    if (std::find(loaded.begin(), loaded.end(), b) != loaded.end()) return 0;
+  }
+  return narrow ? kChunkElements : 0;
+}
+
 absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   const PtoFunction& fn = p.functions[index];
   if (fn.core == pto::v1::CORE_TYPE_CUBE) return EmitCubeFunction(p, index);
@@ -244,12 +293,6 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   };
   std::string out = absl::StrCat("// @f", index, "\nstatic void pto_f", index,
                                  "(void* const* buffers, const int64_t* args) {\n");
-  for (int t = 0; t < fn.num_tiles; ++t) {
-    const pto::v1::DataType storage =
-        t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t] : pto::v1::DT_FP32;
-    absl::StrAppend(&out, "  alignas(64) ", UbType(storage), " t", t, "[",
-                    is_row(t) ? rows : elems, "];\n");
-  }
   for (const PtoInstr& in : fn.body) {
     if ((in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) &&
         (in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size()))) {
@@ -257,6 +300,29 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     }
   }
   const DirectPlan plan = PlanDirect(p, fn, is_row);
+  // Chunked (ChunkElements): GM pointers first, then a loop over chunks c
+  // with the tiles inside it, each instruction over `n` elements at c.
+  const int64_t chunk = ChunkElements(p, fn, is_row, elems);
+  const int64_t n = chunk > 0 ? chunk : elems;
+  const std::string at = chunk > 0 ? " + c" : "";
+  for (int i = 0; chunk > 0 && i < static_cast<int>(fn.body.size()); ++i) {
+    const PtoInstr& in = fn.body[i];
+    if (plan.load_in_place[i]) {
+      const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
+      absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
+                      in.buffer, "]) + (", a.offset, ");\n");
+    }
+  }
+  if (chunk > 0) {
+    absl::StrAppend(&out, "  for (int64_t c = 0; c < ", elems, "; c += ", chunk, ") {\n");
+  }
+  const std::string indent = chunk > 0 ? "    " : "  ";
+  for (int t = 0; t < fn.num_tiles; ++t) {
+    const pto::v1::DataType storage =
+        t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t] : pto::v1::DT_FP32;
+    absl::StrAppend(&out, indent, "alignas(64) ", UbType(storage), " t", t, "[",
+                    is_row(t) ? rows : n, "];\n");
+  }
   // The C++ name of each UB tile's current value: its array, or a pointer
   // into GM (g<i>: a load read in place; o<i>: a result written there).
   std::vector<std::string> name(fn.num_tiles);
@@ -266,10 +332,12 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
     if (plan.load_in_place[i]) {
-      const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
-      absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
-                      in.buffer, "]) + (", a.offset, ");\n");
-      name[in.dst] = absl::StrCat("g", i);
+      if (chunk == 0) {
+        const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
+        absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
+                        in.buffer, "]) + (", a.offset, ");\n");
+      }
+      name[in.dst] = chunk > 0 ? absl::StrCat("(g", i, " + c)") : absl::StrCat("g", i);
       columns[in.dst] = plan.load_columns[i];
       continue;
     }
@@ -283,12 +351,17 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       const int reduced =
           is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
       // A load through a reshape addresses the buffer as its view shape.
-      const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, reduced);
+      Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, reduced);
+      if (chunk > 0) {  // n dense elements at c
+        a.extent4 = {1, 1, 1, n};
+        a.strides4 = {0, 0, 0};
+        a.offset += at;
+      }
       const std::string type = GmType(buf.dtype);
       // A transposed load (its innermost dim not contiguous) passes s3.
       const bool strided3 = load && a.strides4[3] > 1 && a.extent4[3] > 1;
       absl::StrAppend(
-          &out, "  pto_tile::", load ? (strided3 ? "TLoadStrided<" : "TLoad<")
+          &out, indent, "pto_tile::", load ? (strided3 ? "TLoadStrided<" : "TLoad<")
                                      : "TStore<",
           type, ", ", absl::StrJoin(a.extent4, ", "),
           load && a.bcast3 ? ", true" : "", ">(",
@@ -320,8 +393,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     if (plan.writes_store[i] >= 0) {
       const PtoInstr& st = fn.body[plan.writes_store[i]];
       const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
-      absl::StrAppend(&out, "  float* o", i, " = static_cast<float*>(buffers[",
-                      st.buffer, "]) + (", a.offset, ");\n");
+      absl::StrAppend(&out, indent, "float* o", i, " = static_cast<float*>(buffers[",
+                      st.buffer, "]) + (", a.offset, at, ");\n");
       name[in.dst] = absl::StrCat("o", i);
     } else {
       name[in.dst] = absl::StrCat("t", in.dst);
@@ -381,9 +454,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                       absl::StrJoin(args, ", "), ");\n");
       continue;
     }
-    absl::StrAppend(&out, "  pto_tile::", f, "<", is_row(in.dst) ? rows : elems,
+    absl::StrAppend(&out, indent, "pto_tile::", f, "<", is_row(in.dst) ? rows : n,
                     round_to, ">(", absl::StrJoin(args, ", "), ");\n");
   }
+  if (chunk > 0) absl::StrAppend(&out, "  }\n");
   absl::StrAppend(&out, "}\n\n");
   return out;
 }

@@ -542,6 +542,29 @@ def test_cond_picks_a_computation_end_to_end(native):
         torch.testing.assert_close(out, x.exp() if rows > 4 else x * 2)
 
 
+def test_layer_norm_over_a_dynamic_sequence_length_row_by_row(native):
+    @pypto.jit
+    def layer_norm(x: pypto.Tensor(["seq", 64], F32), gamma: pypto.Tensor([64], F32),
+                   out: pypto.Tensor(["seq", 64], F32)):
+        pypto.set_vec_tile_shapes(1, 64)
+        for s in pypto.loop(x.shape[0], name="S", idx_name="s"):
+            t = x[s:s + 1, :]
+            mean = pypto.sum(t, -1, keepdim=True) / 64
+            d = t - mean
+            var = pypto.sum(d * d, -1, keepdim=True) / 64
+            out[s:, :] = d / pypto.sqrt(var + 1e-5) * gamma
+
+    gamma = torch.rand(64) + 0.5
+    for seq in (1, 16, 37):
+        x = torch.randn(seq, 64)
+        out = torch.empty_like(x)
+        run_or_xfail(layer_norm, x, gamma, out)
+        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
 def test_layer_norm_over_a_dynamic_sequence_length(native):
     # x[batch, seq, hidden] with seq DYNAMIC (an inner dim): a loop over the
     # batch and over chunks of 16 positions, the last chunk a tail.

@@ -471,7 +471,7 @@ def test_index_out_of_scope_is_an_error():
 # End to end (as the compiler side lands) --------------------------------------
 
 _NOT_YET = ('unknown op kind "loop"', 'unknown op kind "if"', "not lowered yet",
-            "UNIMPLEMENTED", "issue 4, phase 2")
+            "UNIMPLEMENTED", "issue 4, phase 2", "issue 4 phase 1")
 
 
 def run_or_xfail(kernel, *args):
@@ -565,7 +565,51 @@ def test_layer_norm_over_a_dynamic_sequence_length_row_by_row(native):
     assert stats["compiles"] == 1 and stats["traces"] == 1, stats
 
 
-def test_layer_norm_over_a_dynamic_sequence_length(native):
+def test_layer_norm_over_dynamic_sequence_chunks_with_a_tail(native):
+    @pypto.jit
+    def layer_norm(x: pypto.Tensor(["seq", 64], F32), gamma: pypto.Tensor([64], F32),
+                   out: pypto.Tensor(["seq", 64], F32)):
+        seq = x.shape[0]
+        pypto.set_vec_tile_shapes(16, 64)
+        for c in pypto.loop((seq + 15) // 16, name="S", idx_name="c"):
+            t = x[c * 16:c * 16 + pypto.min(16, seq - c * 16), :]   # the last chunk: a tail
+            mean = pypto.sum(t, -1, keepdim=True) / 64
+            d = t - mean
+            var = pypto.sum(d * d, -1, keepdim=True) / 64
+            out[c * 16:, :] = d / pypto.sqrt(var + 1e-5) * gamma
+
+    gamma = torch.rand(64) + 0.5
+    for seq in (5, 16, 37):
+        x = torch.randn(seq, 64)
+        out = torch.empty_like(x)
+        run_or_xfail(layer_norm, x, gamma, out)
+        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_nested_loops_over_a_dynamic_and_a_static_dim_with_tails(native):
+    @pypto.jit
+    def k(x: pypto.Tensor(["m", 40], F32), out: pypto.Tensor(["m", 40], F32)):
+        m = x.shape[0]
+        pypto.set_vec_tile_shapes(8, 16)
+        for i in pypto.loop((m + 7) // 8, idx_name="i"):
+            for j in pypto.loop(3, idx_name="j"):          # 16 + 16 + a tail of 8
+                t = x[i * 8:i * 8 + pypto.min(8, m - i * 8),
+                      j * 16:j * 16 + pypto.min(16, 40 - j * 16)]
+                out[i * 8:, j * 16:] = pypto.exp(t) - 1
+
+    for m in (8, 13, 1):
+        x = torch.randn(m, 40)
+        out = torch.empty_like(x)
+        run_or_xfail(k, x, out)
+        torch.testing.assert_close(out, x.exp() - 1)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_layer_norm_over_a_dynamic_inner_sequence_length(native):
     # x[batch, seq, hidden] with seq DYNAMIC (an inner dim): a loop over the
     # batch and over chunks of 16 positions, the last chunk a tail.
     @pypto.jit

@@ -84,6 +84,7 @@ class Region:
         # carried (its earlier reads must read the arg).
         self.reads = []
         self.closed = False
+        self.kept = []          # its ops that reach a result (GraphBuilder._live)
 
     def describe(self):
         if self.where is None:
@@ -529,7 +530,7 @@ class GraphBuilder:
                 continue
             kept.append(op)
             needed.update(op.inputs)
-            for k, (r, args, results) in enumerate(self._control.get(id(op), ())):
+            for r, _, results in self._control.get(id(op), ()):
                 inner = set(results)
                 r.kept = self._live(r.ops, inner)
                 needed.update(inner)

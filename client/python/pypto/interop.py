@@ -14,15 +14,38 @@ new size there does not recompile (jit_function.py, _dynamic_dim).
 
 import numbers
 
+import numpy as np
+
 from . import dtypes
 from .tensors import Tensor
+
+_torch_module = None
+
+
+def _torch():
+    """torch, imported on first use (None without it): pypto runs without torch."""
+    global _torch_module
+    if _torch_module is None:
+        try:
+            import torch
+        except ImportError:
+            return None
+        _torch_module = torch
+    return _torch_module
 
 
 class HostTensor(Tensor):
     """A pypto.Tensor holding a CPU torch tensor or a numpy array."""
 
     def __init__(self, data, dtype, name="", dynamic_axis=()):
-        super().__init__(tuple(int(d) for d in data.shape), dtype, name)
+        shape = tuple(data.shape)  # ints already (torch.Size, numpy's shape)
+        if all(d > 0 for d in shape):
+            # The dims come from real memory: skip Tensor's per-dim checks
+            # (most of from_torch's cost; bench/call_overhead.py).
+            super().__init__(None, dtype, name)
+            self._spec_shape = shape
+        else:
+            super().__init__(shape, dtype, name)  # its error names the empty dim
         self._pypto_data = data
         self.dynamic_axis = tuple(dynamic_axis)
 
@@ -53,7 +76,6 @@ def from_torch(tensor, name="", *, dynamic_axis=None, dtype=None):
     without a copy. `dtype`, if given, must be the tensor's own (a check,
     not a conversion: convert with torch first, or pypto.cast in the kernel).
     `dynamic_axis`: an int or ints, dims that may vary between calls."""
-    import numpy as np
     what = "pypto.from_torch"
     if not isinstance(name, str):
         raise TypeError(f"{what}: name must be a str, got {type(name).__name__}")
@@ -61,10 +83,7 @@ def from_torch(tensor, name="", *, dynamic_axis=None, dtype=None):
         dt = dtypes.from_numpy(tensor.dtype)
         label = str(tensor.dtype)
     else:
-        try:
-            import torch
-        except ImportError:
-            torch = None
+        torch = _torch()
         if torch is None or not isinstance(tensor, torch.Tensor):
             raise TypeError(f"{what}: expected a torch tensor (or numpy array), got "
                             f"{type(tensor).__name__}")

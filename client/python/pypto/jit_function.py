@@ -14,7 +14,8 @@ Calling a jit function:
 
 Repeat calls take a fast path: positional arguments whose (type, dtype,
 shape) per argument and tile shapes in force match an earlier successful call
-go straight to that call's kernel, provided each argument is C-contiguous,
+go straight to that call's kernel (a pypto.from_torch wrapper: its tensor's
+key and its marked dims), provided each argument is C-contiguous,
 aligned and writeable, so no copy or read-only check is needed. Every
 check of step 1 depends only on that key, so a hit cannot skip an error; any
 miss takes the full path above, with its checks and messages.
@@ -30,6 +31,7 @@ import numpy as np
 from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, tracer
 from ._proto import graph_pb2
 from .errors import CompileError, UnsupportedTargetError
+from .interop import HostTensor
 from .jit_options import JitOptions, RunMode
 from . import symbolic
 from .tensors import DYNAMIC, Tensor, _DimMarker
@@ -431,6 +433,10 @@ class JitFunction:
         key = [tiling._save(), config.cache_token()]
         for a in args:
             t = type(a)
+            if t is HostTensor:  # pypto.from_torch(...): its data, and the dims it marks
+                key.append(a.dynamic_axis)
+                a = a._pypto_data
+                t = type(a)
             if t is np.ndarray:
                 if not a.flags.carray:
                     return None
@@ -450,6 +456,9 @@ class JitFunction:
         run_args = []
         for a in args:
             t = type(a)
+            if t is HostTensor:
+                a = a._pypto_data
+                t = type(a)
             if t is np.ndarray:
                 run_args.append(a)
             elif t not in _SCALAR_TYPES:

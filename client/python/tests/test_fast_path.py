@@ -94,3 +94,27 @@ def test_tile_shapes_in_force_are_part_of_the_key(native):
     k(a, out)
     assert k.last_compile.source == "embedded" and k.last_compile.key != first
     np.testing.assert_array_equal(out, 2.0)
+
+
+def test_from_torch_wrappers_take_the_fast_path_keyed_by_their_marked_dims(native):
+    k = make_kernel()
+    binds = count_binds(k)
+    t_out = torch.zeros(16, 24)
+    out = pypto.from_torch(t_out, "out")
+    for i in range(3):
+        k(pypto.from_torch(torch.full((16, 24), float(i)), "a"), out)
+        assert torch.equal(t_out, torch.full((16, 24), 2.0 * i + 1))
+    assert len(binds) == 1 and k.last_compile.source == "memory"
+    # The same tensors unwrapped, or wrapped with a marked dim, have their own key.
+    k(torch.ones(16, 24), t_out)
+    k(pypto.from_torch(torch.ones(16, 24), dynamic_axis=0), pypto.from_torch(t_out, dynamic_axis=0))
+    assert len(binds) == 3
+    k(pypto.from_torch(torch.ones(5, 24), dynamic_axis=0), pypto.from_torch(torch.zeros(5, 24), dynamic_axis=0))
+    assert len(binds) == 4  # a new size: the full path (it binds the new dim)
+    # A wrapped non-contiguous output still takes the full path's copy back.
+    wide = torch.zeros(16, 48)
+    k(pypto.from_torch(torch.full((16, 24), 3.0)), pypto.from_torch(wide[:, ::2]))
+    assert torch.equal(wide[:, ::2], torch.full((16, 24), 7.0))
+    assert torch.equal(wide[:, 1::2], torch.zeros(16, 24))
+    with pytest.raises(TypeError, match=r"argument 'out': expected dtype DT_FP32"):
+        k(pypto.from_torch(torch.ones(16, 24)), pypto.from_torch(torch.zeros(16, 24, dtype=torch.float64)))

@@ -209,12 +209,21 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
         g.function_of_mask[mask] = static_cast<int>(f.function());
       }
     }
+    // Else the generic function (extents all 0), which reads them from args.
+    for (const pto::v1::ExtentFunction& f : t.functions()) {
+      if (g.function_of_mask[mask] >= 0) break;
+      if (std::all_of(f.extent().begin(), f.extent().end(),
+                      [](int64_t e) { return e == 0; })) {
+        g.function_of_mask[mask] = static_cast<int>(f.function());
+      }
+    }
     if (g.function_of_mask[mask] < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "template ", t.label(), ": no block function for tile extents ",
           Dims(extent), " (space ", Dims(g.space), ", tile ", Dims(g.tile), ")"));
     }
   }
+  g.append_extents = t.extents_in_args();
   for (uint32_t k : t.dynamic_args()) {
     absl::StatusOr<int64_t> v = Eval(graph.dynamic_offsets(static_cast<int>(k)),
                                      values, absl::StrCat("template ", t.label()));

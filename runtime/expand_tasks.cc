@@ -298,6 +298,9 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
       for (int64_t o : box.offset) task->add_args(o);
       for (int64_t a : extra_args) task->add_args(a);
       for (int64_t a : group.extra_args) task->add_args(a);
+      if (group.append_extents) {
+        for (int64_t e : box.extent) task->add_args(e);
+      }
       std::vector<uint32_t> deps;
       for (const auto& [mine, other] : sources) {
         const std::vector<int64_t>& shape = buffer_shapes[mine->buffer];

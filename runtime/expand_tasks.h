@@ -54,6 +54,8 @@ struct ExpandGroup {
   // Appended to each of its tasks' args after the call's `extra_args` (a
   // loop body template's dynamic args for one iteration, issue 4 phase 2).
   std::vector<int64_t> extra_args;
+  // Then the task's tile extents (a generic tail function reads them).
+  bool append_extents = false;
 };
 
 struct ExpandLimits {

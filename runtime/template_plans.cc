@@ -1,5 +1,6 @@
 #include "runtime/template_plans.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -199,10 +200,18 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
       if (x <= 0) return bad(absl::StrCat(where, ": tile dims must be positive"));
     }
     for (const pto::v1::ExtentFunction& f : t.functions()) {
+      // A generic entry (extents all 0) reads the extents from the args.
+      const bool generic = std::all_of(f.extent().begin(), f.extent().end(),
+                                       [](int64_t e) { return e == 0; });
+      if (generic && !t.extents_in_args()) {
+        return bad(absl::StrCat(where, ": a generic function entry (extents 0) "
+                                       "but the tasks get no extents"));
+      }
       if (f.function() >= static_cast<uint32_t>(graph.functions_size()) ||
           f.extent_size() != rank ||
           graph.functions(f.function()).num_args() !=
-              static_cast<uint32_t>(rank + t.dynamic_args_size())) {
+              static_cast<uint32_t>(rank + t.dynamic_args_size() +
+                                    (t.extents_in_args() ? rank : 0))) {
         return bad(absl::StrCat(where, ": a function entry does not match the "
                                        "functions or the rank"));
       }

@@ -291,6 +291,21 @@ std::optional<std::string> SymExpr::AsSymbol() const {
   return t.factors[0]->name;
 }
 
+std::optional<int64_t> SymExpr::ConstantUpperBound() const {
+  if (IsConstant()) return constant_;
+  if (terms_.size() != 1 || terms_[0].coeff != 1 || terms_[0].factors.size() != 1) {
+    return std::nullopt;
+  }
+  const Atom& a = *terms_[0].factors[0];
+  std::optional<int64_t> l = a.lhs.ConstantUpperBound(), r = a.rhs.ConstantUpperBound();
+  std::optional<int64_t> bound;
+  if (a.kind == Atom::kMin && (l || r)) bound = l && r ? std::min(*l, *r) : l ? *l : *r;
+  if (a.kind == Atom::kMax && l && r) bound = std::max(*l, *r);
+  int64_t out;
+  if (!bound || __builtin_add_overflow(*bound, constant_, &out)) return std::nullopt;
+  return out;
+}
+
 namespace {
 
 void CollectSymbols(const SymExpr& e, std::set<std::string>* out);

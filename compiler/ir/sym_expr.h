@@ -67,6 +67,9 @@ class SymExpr {
   std::optional<int64_t> AsConstant() const;
   // The symbol's name when this is exactly one symbol, else nullopt.
   std::optional<std::string> AsSymbol() const;
+  // A constant c with value <= c for every binding, when the form shows one
+  // (a constant; min(c, x) + k; max of two bounded operands); else nullopt.
+  std::optional<int64_t> ConstantUpperBound() const;
   // Every symbol the expression mentions, sorted.
   std::set<std::string> Symbols() const;
 

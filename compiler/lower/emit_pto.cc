@@ -24,6 +24,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
     f.ub_types = group.ub_types;
     f.ub_rows = group.ub_rows;
     f.cube = group.cube;
+    f.runtime_extents = fn.runtime_extents;
     for (const TileInstr& in : group.body) {
       PtoInstr out;
       out.op = in.op;

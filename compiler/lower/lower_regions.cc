@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -179,13 +180,23 @@ class Flattener {
         return Unimplemented(where, "a matmul in a loop body is not lowered yet");
       }
       for (int o : op.outputs) {
-        for (const SymExpr& d : g_.values[o].sym_shape) {
-          if (UsesIndex(d)) {
+        // A dim that depends on a loop index (a tail, min(64, n - i)) is
+        // lowered at its constant bound; the tasks get the actual extent.
+        const SymShape& shape = g_.values[o].sym_shape;
+        bool dynamic_shape = false;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          if (!UsesIndex(shape[d])) continue;
+          std::optional<int64_t> bound = shape[d].ConstantUpperBound();
+          if (!bound || *bound <= 0) {
             return Unimplemented(where, absl::StrCat(
-                "its result's shape ", FormatSymShape(g_.values[o].sym_shape),
-                " depends on a loop index (tails are not lowered yet)"));
+                "its result's dim ", d, " (", shape[d].ToString(), ") depends on a "
+                "loop index and has no constant bound (write it min(c, ...))"));
           }
+          flat_.values[o].shape[d] = *bound;
+          flat_.values[o].sym_shape[d] = SymExpr(*bound);
+          dynamic_shape = true;
         }
+        if (dynamic_shape) runtime_shape_[o] = shape;
       }
       if (absl::Status s = LowerAttrs(where, nest, &copy); !s.ok()) return s;
       flat_.ops.push_back(std::move(copy));
@@ -268,6 +279,22 @@ class Flattener {
       }
       const auto* list = std::get_if<std::vector<SymExpr>>(&value);
       if (list == nullptr) continue;
+      if (name == "shape" && kind == "view") {
+        // Its result's dims were bounded above: the view reads at the bound.
+        std::vector<int64_t> ints;
+        for (const SymExpr& e : *list) {
+          std::optional<int64_t> c = e.AsConstant();
+          if (!c && UsesIndex(e)) c = e.ConstantUpperBound();
+          if (!c) {
+            return Unimplemented(where, absl::StrCat(
+                "attrs[\"shape\"] ", FormatSymShape(*list),
+                " depends on parameter symbols"));
+          }
+          ints.push_back(*c);
+        }
+        value = std::move(ints);
+        continue;
+      }
       if (name != "offsets" || (kind != "view" && kind != "assemble")) {
         return Unimplemented(where, absl::StrCat(
             "attrs[", Quote(name), "] ", FormatSymShape(*list),
@@ -325,6 +352,12 @@ class Flattener {
   int next_if_ = 0;
   std::vector<LoopInfo> loops_;
   std::vector<SymExpr> dynamic_;        // per marker
+  // Values whose dims depend on loop indices: their shapes (lowered at the
+  // bounds).
+  std::map<int, SymShape> runtime_shape_;
+
+ public:
+  const std::map<int, SymShape>& runtime_shape() const { return runtime_shape_; }
 };
 
 // Splits a lowered offset into (marker index or -1, static part); INTERNAL
@@ -346,6 +379,19 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
                           BlockGraph* block, pto::v1::ExecuteGraph* execute) {
   Flattener flat(graph);
   if (absl::Status s = flat.Run(); !s.ok()) return s;
+  // Phase 1's rule, said in this phase's terms: only the outermost dim may
+  // be dynamic (an inner one needs run-time GM strides).
+  for (size_t v = 0; v < flat.flat().values.size(); ++v) {
+    const SymShape& shape = flat.flat().values[v].sym_shape;
+    for (size_t d = 1; d < shape.size(); ++d) {
+      if (shape[d].IsConstant()) continue;
+      return absl::UnimplementedError(absl::StrCat(
+          "value %", v, " ", Quote(flat.flat().values[v].name), ": dim ", d, " is ",
+          shape[d].ToString(), " in ", FormatSymShape(shape),
+          ": a dynamic dim other than the outermost is not lowered yet in loop "
+          "kernels (issue 4, phase 2: it needs run-time GM strides)"));
+    }
+  }
   ExpandOptions options;
   options.fuse = fuse;
   options.fusion_class = flat.fusion_class();
@@ -405,6 +451,74 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       execute->mutable_functions(static_cast<int>(f))
           ->set_num_args(static_cast<uint32_t>(block->functions[f].num_args));
     }
+  }
+
+  // Groups over dims whose extents depend on loop indices: the template's
+  // space is that expression, and a generic function (extents from the
+  // task's args) runs the tails; the full-tile function stays static.
+  const size_t num_groups = tile->groups.size();
+  for (size_t g = 0; g < num_groups; ++g) {
+    const TileGroup& group = tile->groups[g];
+    const int rank = static_cast<int>(group.space.size());
+    std::vector<std::optional<SymExpr>> extent(rank);
+    const std::string where = absl::StrCat("op #", group.ops.front());
+    for (int op : group.ops) {
+      const TensorOp& t = flat.flat().ops[op];
+      std::vector<int> values = t.outputs;
+      values.insert(values.end(), t.inputs.begin(), t.inputs.end());
+      for (int v : values) {
+        auto it = flat.runtime_shape().find(v);
+        if (it == flat.runtime_shape().end() ||
+            flat.flat().values[v].shape != group.space) {
+          continue;
+        }
+        for (int d = 0; d < rank; ++d) {
+          if (it->second[d].IsConstant()) continue;
+          if (extent[d] && *extent[d] != it->second[d]) {
+            return Unimplemented(where, absl::StrCat(
+                "dim ", d, " of its space is both ", extent[d]->ToString(), " and ",
+                it->second[d].ToString()));
+          }
+          extent[d] = it->second[d];
+        }
+      }
+    }
+    bool any = false;
+    for (const auto& e : extent) any = any || e.has_value();
+    if (!any) continue;
+    for (const TileInstr& in : group.body) {
+      const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();
+      if ((in.reduce_dim >= 0 && extent[in.reduce_dim].has_value()) || rows) {
+        return Unimplemented(where, "a reduction over a dim whose extent depends "
+                                    "on a loop index");
+      }
+    }
+    pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
+    for (int d = 0; d < rank; ++d) {
+      if (extent[d]) *t->mutable_space(d) = SymExprToDim(*extent[d]);
+    }
+    t->set_extents_in_args(true);
+    int model = -1;
+    for (size_t f = 0; f < block->functions.size(); ++f) {
+      if (block->functions[f].group != static_cast<int>(g)) continue;
+      block->functions[f].num_args += rank;
+      execute->mutable_functions(static_cast<int>(f))
+          ->set_num_args(static_cast<uint32_t>(block->functions[f].num_args));
+      if (block->functions[f].extent == group.tile) model = static_cast<int>(f);
+    }
+    if (model < 0) return absl::InternalError(absl::StrCat(where, ": no full-tile function"));
+    BlockFunction generic = block->functions[model];
+    generic.runtime_extents = true;
+    generic.name += "_n";
+    const int f = static_cast<int>(block->functions.size());
+    block->functions.push_back(generic);
+    pto::v1::BlockFunction* desc = execute->add_functions();
+    *desc = execute->functions(model);
+    desc->set_index(static_cast<uint32_t>(f));
+    desc->set_name(generic.name);
+    pto::v1::ExtentFunction* entry = t->add_functions();
+    for (int d = 0; d < rank; ++d) entry->add_extent(0);
+    entry->set_function(static_cast<uint32_t>(f));
   }
 
   // The program: templates in order, inside the loops they came from.

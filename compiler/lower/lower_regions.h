@@ -19,9 +19,14 @@
 // one IfNode; a carried result that is a new value (acc = acc + x) is stored
 // into the carried buffer at the end of its body.
 //
-// Limits of this step (UNIMPLEMENTED naming the op): shapes or
-// view extents that depend on loop indices (tails: step 4); matmul in a
-// body; a view with loop-dependent offsets of another such view; more than
+// A dim that depends on a loop index (a tail, min(64, n - i)) is lowered at
+// its constant bound; the template's space keeps the expression, and the
+// group gets a generic function (BlockFunction::runtime_extents) that reads
+// its extents from the task's args, used for every tail.
+//
+// Limits of this step (UNIMPLEMENTED naming the op or value): a dynamic dim
+// other than the outermost; a reduction over a dim whose extent depends on
+// a loop index; matmul in a body; a view with loop-dependent offsets of another such view; more than
 // 20 distinct loop-dependent offsets. Temporaries of a body that land in a
 // workspace (an unfused body) are one buffer for all iterations, so such
 // iterations run one after the other.

@@ -169,7 +169,7 @@ std::string PrintPto(const PtoProgram& p) {
     absl::StrAppend(&out, ".func @f", f, " ",
                     fn.core == pto::v1::CORE_TYPE_CUBE ? "cube" : "vector",
                     " args=", fn.num_args, " tile=", FormatDims(fn.tile),
-                    "  ; ", fn.name, "\n");
+                    fn.runtime_extents ? " extents=args" : "", "  ; ", fn.name, "\n");
     if (fn.core == pto::v1::CORE_TYPE_CUBE) {
       absl::StrAppend(&out, PrintCubeBody(fn, p));
     } else {

@@ -74,6 +74,10 @@ struct PtoFunction {
   std::vector<bool> ub_rows;
   std::vector<PtoInstr> body;
   CubeLoop cube;  // core CUBE (matmul): the K loop its body runs
+  // The tile's extents come from the last tile.size() args (a tail whose
+  // extent depends on a loop index): loads and stores move only those,
+  // the rest of each UB tile is zero (BlockFunction::runtime_extents).
+  bool runtime_extents = false;
 };
 
 struct PtoProgram {

@@ -299,10 +299,20 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       return absl::InternalError("PTO instruction names a missing buffer");
     }
   }
-  const DirectPlan plan = PlanDirect(p, fn, is_row);
+  // Run-time extents (a tail in a loop body): no GM-direct operands and no
+  // chunks (the instructions run on the whole, zero-padded tile).
+  DirectPlan plan = PlanDirect(p, fn, is_row);
+  if (fn.runtime_extents) {
+    const size_t count = fn.body.size();
+    plan.load_in_place.assign(count, false);
+    plan.load_columns.assign(count, false);
+    plan.writes_store.assign(count, -1);
+    plan.unrounded.assign(count, 0);
+    plan.elided.assign(count, false);
+  }
   // Chunked (ChunkElements): GM pointers first, then a loop over chunks c
   // with the tiles inside it, each instruction over `n` elements at c.
-  const int64_t chunk = ChunkElements(p, fn, is_row, elems);
+  const int64_t chunk = fn.runtime_extents ? 0 : ChunkElements(p, fn, is_row, elems);
   const int64_t n = chunk > 0 ? chunk : elems;
   const std::string at = chunk > 0 ? " + c" : "";
   for (int i = 0; chunk > 0 && i < static_cast<int>(fn.body.size()); ++i) {
@@ -358,6 +368,28 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         a.offset += at;
       }
       const std::string type = GmType(buf.dtype);
+      if (fn.runtime_extents) {
+        // n0..n3: the task's extent per padded dim (args after the tile
+        // offsets and dynamic offsets), 1 where the tile has extent 1.
+        std::vector<std::string> ext;
+        for (int k = 0; k < 4; ++k) {
+          const int d = k - (4 - rank);
+          ext.push_back(d < 0 || a.extent4[k] == 1
+                          ? std::string("1")
+                          : absl::StrCat("args[", fn.num_args - rank + d, "]"));
+        }
+        const int64_t s3 = a.bcast3 ? 0 : a.strides4[3];
+        absl::StrAppend(
+            &out, "  pto_tile::", load ? "TLoadN<" : "TStoreN<", type, ", ",
+            absl::StrJoin(a.extent4, ", "), ">(",
+            load ? absl::StrCat("t", in.dst, ", static_cast<const ", type,
+                                "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
+                 : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
+                                "]) + (", a.offset, "), ", name[in.srcs[0]]),
+            ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2],
+            load ? absl::StrCat(", ", s3) : "", ", ", absl::StrJoin(ext, ", "), ");\n");
+        continue;
+      }
       // A transposed load (its innermost dim not contiguous) passes s3.
       const bool strided3 = load && a.strides4[3] > 1 && a.extent4[3] > 1;
       absl::StrAppend(

@@ -1172,6 +1172,43 @@ inline void TClip(double* __restrict d, const double* __restrict a, double lo,
   }
 }
 
+// Tiles with run-time extents (issue 4 phase 2: a tail whose extent depends
+// on a loop index, x[i:min(i+64, n)]). The UB tile keeps its static shape
+// E0..E3; TLoadN reads only n0..n3 (<= E) of it from GM and zeroes the rest,
+// so every instruction runs on the whole tile with finite padding, and
+// TStoreN writes back n0..n3. s3 is the innermost GM stride (0: dim 3 is
+// broadcast, its one element repeated).
+template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
+inline void TLoadN(typename Elem<T>::S* __restrict dst, const T* __restrict src,
+                   int64_t s0, int64_t s1, int64_t s2, int64_t s3, int64_t n0,
+                   int64_t n1, int64_t n2, int64_t n3) {
+  for (int64_t i = 0; i < E0 * E1 * E2 * E3; ++i) dst[i] = 0;
+  for (int64_t i0 = 0; i0 < n0; ++i0) {
+    for (int64_t i1 = 0; i1 < n1; ++i1) {
+      for (int64_t i2 = 0; i2 < n2; ++i2) {
+        const T* __restrict row = src + i0 * s0 + i1 * s1 + i2 * s2;
+        typename Elem<T>::S* __restrict out = dst + ((i0 * E1 + i1) * E2 + i2) * E3;
+        for (int64_t j = 0; j < n3; ++j) out[j] = Elem<T>::Load(row[j * s3]);
+      }
+    }
+  }
+}
+
+template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
+inline void TStoreN(T* __restrict dst, const typename Elem<T>::S* __restrict src,
+                    int64_t s0, int64_t s1, int64_t s2, int64_t n0, int64_t n1,
+                    int64_t n2, int64_t n3) {
+  for (int64_t i0 = 0; i0 < n0; ++i0) {
+    for (int64_t i1 = 0; i1 < n1; ++i1) {
+      for (int64_t i2 = 0; i2 < n2; ++i2) {
+        T* __restrict row = dst + i0 * s0 + i1 * s1 + i2 * s2;
+        const typename Elem<T>::S* __restrict in = src + ((i0 * E1 + i1) * E2 + i2) * E3;
+        for (int64_t j = 0; j < n3; ++j) row[j] = Elem<T>::Store(in[j]);
+      }
+    }
+  }
+}
+
 }  // namespace pto_tile
 
 #endif  // PTO_TILE_H_

@@ -373,12 +373,14 @@ def softmax(input, dim):
     return div(e, sum(e, dim, keepdim=True))
 
 
-def rms_norm(input, gamma, epsilon=1e-6):
+def rms_norm(input, gamma=None, epsilon=1e-6):
     """input * rsqrt(mean(input ** 2, -1) + epsilon) * gamma over the last
-    dim; gamma broadcasts (e.g. shape [hidden])."""
+    dim; gamma broadcasts (e.g. shape [hidden]); without it (PyPTO's
+    default) the normalized input alone."""
     n = input._shape[-1] if isinstance(input, Tensor) and input._shape else 1
     ms = mul(sum(mul(input, input), -1, keepdim=True), 1.0 / n)
-    return mul(mul(input, rsqrt(add(ms, float(epsilon)))), gamma)
+    normed = mul(input, rsqrt(add(ms, float(epsilon))))
+    return normed if gamma is None else mul(normed, gamma)
 
 
 def _creation_builder(what):

@@ -157,15 +157,17 @@ TEST(GoldenTest, GmDirectOperandsSkipInoutBuffers) {
   EXPECT_NE(inout.find("TStore<float"), std::string::npos) << inout;
 }
 
-// An FP16 chain over dense tiles of at least two chunks runs one chunk of
-// 256 elements at a time (host_codegen's ChunkElements); FP32, a tile of one
-// chunk, and a buffer both loaded and stored keep whole-tile instructions.
-TEST(GoldenTest, HalfChainsRunPerChunk) {
-  auto cpp = [](pto::v1::DataType dtype, int64_t tile_rows, bool inout) {
+// An FP16 op or an FP32 chain over dense tiles of at least two chunks runs
+// one chunk of 256 elements at a time (host_codegen's ChunkElements); one
+// FP32 op (already in place in GM), a tile of one chunk, and a buffer both
+// loaded and stored keep whole-tile instructions.
+TEST(GoldenTest, ChainsRunPerChunk) {
+  auto cpp = [](pto::v1::DataType dtype, int64_t tile_rows, bool inout, bool chain = true) {
     testing::GraphBuilder b("chunks");
     uint32_t x = b.Input("x", dtype, {8, 256});
     uint32_t y = inout ? b.Value(dtype, {8, 256}, "y") : b.Input("y", dtype, {8, 256});
-    uint32_t r = b.Op("add", {b.Op("exp", {x}, {tile_rows, 256}), y}, {tile_rows, 256});
+    uint32_t e = chain ? b.Op("exp", {x}, {tile_rows, 256}) : x;
+    uint32_t r = b.Op("add", {e, y}, {tile_rows, 256});
     if (inout) {
       b.InOut("y", y, r);
     } else {
@@ -181,7 +183,11 @@ TEST(GoldenTest, HalfChainsRunPerChunk) {
   EXPECT_NE(chunked.find("TExp<256, pto_tile::half>("), std::string::npos) << chunked;
   EXPECT_NE(chunked.find("TStore<pto_tile::half, 1, 1, 1, 256>("), std::string::npos)
       << chunked;
-  for (const std::string& whole : {cpp(pto::v1::DT_FP32, 2, false),
+  EXPECT_NE(cpp(pto::v1::DT_FP16, 2, false, false).find("for (int64_t c"), std::string::npos);
+  const std::string f32 = cpp(pto::v1::DT_FP32, 2, false);
+  EXPECT_NE(f32.find("for (int64_t c = 0; c < 512; c += 256) {"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("TExp<256>(t2, (g0 + c));"), std::string::npos) << f32;
+  for (const std::string& whole : {cpp(pto::v1::DT_FP32, 2, false, false),
                                    cpp(pto::v1::DT_FP16, 1, false),
                                    cpp(pto::v1::DT_FP16, 2, true)}) {
     EXPECT_EQ(whole.find("for (int64_t c"), std::string::npos) << whole;

@@ -122,11 +122,11 @@ TEST(ElementwiseTest, BoolParameters) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
-// FP16/BF16 chains over dense tiles of 1024 (and a tail tile of 512) run
-// one chunk of 256 elements at a time (widen, compute, narrow per chunk):
+// Chains over dense tiles of 1024 (and a tail tile of 512) run one chunk
+// of 256 elements at a time (FP16/BF16: widen, compute, narrow per chunk):
 // the same results as the reference, two outputs from one group.
-TEST(ElementwiseTest, HalfChainsOverDenseTilesRunPerChunk) {
-  for (DataType dtype : {pto::v1::DT_FP16, pto::v1::DT_BF16}) {
+TEST(ElementwiseTest, ChainsOverDenseTilesRunPerChunk) {
+  for (DataType dtype : {pto::v1::DT_FP32, pto::v1::DT_FP16, pto::v1::DT_BF16}) {
     Builder b(absl::StrCat("dense_chain_", pto::v1::DataType_Name(dtype)));
     const uint32_t x = b.Input("x", dtype, {10, 256});
     const uint32_t y = b.Input("y", dtype, {10, 256});

@@ -237,10 +237,11 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
 // result narrows while the chunk is in L1 (registers, mostly), instead of a
 // widening pass per operand, a pass per instruction and a narrowing pass over
 // the whole UB tile. Every element goes through the same instructions, so
-// results are the same bits. Only where an f16/bf16 buffer is involved (f32
-// loads are already read in place; f32 chains gained nothing measurable), the
-// tile is a whole number of chunks, and no buffer is both loaded and stored
-// (a chunk's store could otherwise feed a later chunk's load).
+// results are the same bits. Only where there is a pass to save (an f16/bf16
+// buffer, or a chain of two or more instructions: one f32 instruction already
+// reads and writes GM in place), the tile is a whole number of chunks, and
+// no buffer is both loaded and stored (a chunk's store could otherwise feed
+// a later chunk's load).
 constexpr int64_t kChunkElements = 256;
 
 int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
@@ -254,6 +255,7 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
     }
   }
   bool narrow = false;
+  int computes = 0;
   std::vector<int> loaded, stored;
   for (const PtoInstr& in : fn.body) {
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
@@ -272,11 +274,12 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
         in.op == PtoOpcode::kTArange) {
       return 0;
     }
+    ++computes;
   }
   for (int b : stored) {
     if (std::find(loaded.begin(), loaded.end(), b) != loaded.end()) return 0;
   }
-  return narrow ? kChunkElements : 0;
+  return narrow || computes >= 2 ? kChunkElements : 0;
 }
 
 absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {

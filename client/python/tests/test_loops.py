@@ -787,3 +787,23 @@ def test_loop_unroll_end_to_end(native):
         torch.testing.assert_close(out, x.exp() * 2)
     stats = pypto.compile_stats()
     assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+
+
+def test_loop_index_names_do_not_enter_the_cache_key(native):
+    def make(idx_name):
+        @pypto.jit
+        def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32),
+              out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+            pypto.set_vec_tile_shapes(1, 64)
+            for i in pypto.loop(x.shape[0], idx_name=idx_name):
+                out[i:, :] = x[i:i + 1, :] + 1
+        return k
+
+    first, second = make("row"), make("r")
+    x = torch.randn(4, 64)
+    out = torch.empty_like(x)
+    run_or_xfail(first, x, out)
+    second(torch.randn(9, 64), torch.empty(9, 64))   # another size, another name
+    assert second.last_compile.source == "disk"        # the same binary: one compile
+    assert second.last_compile.key == first.last_compile.key
+    torch.testing.assert_close(out, x + 1)

@@ -81,6 +81,10 @@ struct TileInstr {
   // Element type of the dst tile's values (f16 tiles hold f32 numbers
   // rounded to f16); for TSTORE, the stored value's type.
   pto::v1::DataType dtype = pto::v1::DT_FP32;
+  // Issue 4 phase 2, TLOAD/TSTORE of a buffer with a dynamic inner dim: per
+  // buffer dim, the dynamic arg holding its GM stride (args[rank + k]), or
+  // -1 for a static one. Empty: every stride static.
+  std::vector<int> stride_dynamic;
 };
 
 // A cube group's K loop (matmul; see expand_matmul.h): each task computes one

@@ -36,6 +36,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.view_shape = in.view_shape;
       out.reduce_dim = in.reduce_dim;
       out.dtype = in.dtype;
+      out.stride_dynamic = in.stride_dynamic;
       f.body.push_back(std::move(out));
     }
     p.functions.push_back(std::move(f));

@@ -379,28 +379,34 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
                           BlockGraph* block, pto::v1::ExecuteGraph* execute) {
   Flattener flat(graph);
   if (absl::Status s = flat.Run(); !s.ok()) return s;
-  // Phase 1's rule, said in this phase's terms: only the outermost dim may
-  // be dynamic (an inner one needs run-time GM strides).
-  for (size_t v = 0; v < flat.flat().values.size(); ++v) {
-    const SymShape& shape = flat.flat().values[v].sym_shape;
-    for (size_t d = 1; d < shape.size(); ++d) {
-      if (shape[d].IsConstant()) continue;
-      return absl::UnimplementedError(absl::StrCat(
-          "value %", v, " ", Quote(flat.flat().values[v].name), ": dim ", d, " is ",
-          shape[d].ToString(), " in ", FormatSymShape(shape),
-          ": a dynamic dim other than the outermost is not lowered yet in loop "
-          "kernels (issue 4, phase 2: it needs run-time GM strides)"));
-    }
-  }
   ExpandOptions options;
   options.fuse = fuse;
   options.fusion_class = flat.fusion_class();
-  if (absl::Status s = LowerSymbolic(flat.flat(), options, tile, block, execute);
+  if (absl::Status s = LowerSymbolic(flat.flat(), options, tile, block, execute,
+                                     /*inner_dims=*/true);
       !s.ok()) {
     return s;
   }
-  for (const SymExpr& e : flat.dynamic_offsets()) {
-    *execute->add_dynamic_offsets() = e.ToProto();
+  // Dynamic offsets: the markers', then GM strides of buffers with dynamic
+  // inner dims (added below).
+  std::vector<SymExpr> dynamic = flat.dynamic_offsets();
+  auto intern = [&dynamic](const SymExpr& e) {
+    for (size_t k = 0; k < dynamic.size(); ++k) {
+      if (dynamic[k] == e) return static_cast<int>(k);
+    }
+    dynamic.push_back(e);
+    return static_cast<int>(dynamic.size()) - 1;
+  };
+  // Per buffer: each dim's GM stride as an expression.
+  std::vector<SymShape> strides(execute->buffers_size());
+  for (int b = 0; b < execute->buffers_size(); ++b) {
+    const auto& dims = execute->buffers(b).shape().dims();
+    SymExpr stride(1);
+    strides[b].resize(dims.size());
+    for (int j = dims.size() - 1; j >= 0; --j) {
+      strides[b][j] = stride;
+      stride = stride * *SymExprFromDim(dims[j]);
+    }
   }
 
   // Markers -> dynamic args, per group (= template).
@@ -433,6 +439,19 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         x.offset = d->second;
       }
     }
+    // A buffer with a dynamic inner dim: its strides are dynamic args.
+    for (TileInstr& in : group.body) {
+      if (in.gm < 0 || !in.view_shape.empty()) continue;
+      const int b = tile->gm[in.gm].buffer;
+      bool any = false;
+      std::vector<int> dims(strides[b].size(), -1);
+      for (size_t j = 0; j < strides[b].size(); ++j) {
+        if (strides[b][j].IsConstant()) continue;
+        dims[j] = position(static_cast<int>(kMaxDynamicOffsets) + intern(strides[b][j]));
+        any = true;
+      }
+      if (any) in.stride_dynamic = std::move(dims);
+    }
     pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
     for (pto::v1::TemplateAccess& a : *t->mutable_accesses()) {
       for (pto::v1::AccessIndex& x : *a.mutable_index()) {
@@ -443,7 +462,12 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         x.set_offset(d->second);
       }
     }
-    for (int s : slots) t->add_dynamic_args(static_cast<uint32_t>(s));
+    // Slots below kMaxDynamicOffsets are markers (dynamic offsets by
+    // number), the rest strides (interned after them).
+    for (int s : slots) {
+      t->add_dynamic_args(static_cast<uint32_t>(
+          s >= kMaxDynamicOffsets ? s - kMaxDynamicOffsets : s));
+    }
     for (size_t f = 0; f < block->functions.size(); ++f) {
       if (block->functions[f].group != static_cast<int>(g)) continue;
       block->functions[f].num_args =
@@ -452,6 +476,8 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
           ->set_num_args(static_cast<uint32_t>(block->functions[f].num_args));
     }
   }
+
+  for (const SymExpr& e : dynamic) *execute->add_dynamic_offsets() = e.ToProto();
 
   // Groups over dims whose extents depend on loop indices: the template's
   // space is that expression, and a generic function (extents from the

@@ -24,8 +24,12 @@
 // group gets a generic function (BlockFunction::runtime_extents) that reads
 // its extents from the task's args, used for every tail.
 //
-// Limits of this step (UNIMPLEMENTED naming the op or value): a dynamic dim
-// other than the outermost; a reduction over a dim whose extent depends on
+// Parameters may have dynamic inner dims: a GM stride that depends on
+// symbols is one more dynamic arg of the functions accessing that buffer
+// (TileInstr::stride_dynamic).
+//
+// Limits of this step (UNIMPLEMENTED naming the op or value): a group space
+// dynamic in an inner dim; a reduction over a dim whose extent depends on
 // a loop index; matmul in a body; a view with loop-dependent offsets of another such view; more than
 // 20 distinct loop-dependent offsets. Temporaries of a body that land in a
 // workspace (an unfused body) are one buffer for all iterations, so such

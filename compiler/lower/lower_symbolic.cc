@@ -32,14 +32,15 @@ std::string ValueLabel(const TensorGraph& g, int v) {
 }
 
 // Phase-1 shape rules; the symbols in order.
-absl::StatusOr<std::vector<std::string>> CheckShapes(const TensorGraph& g) {
+absl::StatusOr<std::vector<std::string>> CheckShapes(const TensorGraph& g,
+                                                     bool inner_dims) {
   std::set<std::string> symbols;
   for (size_t v = 0; v < g.values.size(); ++v) {
     const SymShape& shape = g.values[v].sym_shape;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d].IsConstant()) continue;
       std::optional<std::string> name = shape[d].AsSymbol();
-      if (!name || d != 0) {
+      if (!name || (d != 0 && !inner_dims)) {
         return Unimplemented(absl::StrCat(
             ValueLabel(g, static_cast<int>(v)), ": dim ", d, " is ",
             shape[d].ToString(), " in ", FormatSymShape(shape)));
@@ -144,8 +145,8 @@ absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
 
 absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
                            TileGraph* tile, BlockGraph* block,
-                           pto::v1::ExecuteGraph* execute) {
-  absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph);
+                           pto::v1::ExecuteGraph* execute, bool inner_dims) {
+  absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph, inner_dims);
   if (!symbols.ok()) return symbols.status();
 
   // Probes: 1 more than a multiple of every tile size, above every static
@@ -192,6 +193,12 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
           Recover(x.space[d], y.space[d], *symbols, pa, pb, tiles,
                   absl::StrCat("op #", x.ops.front(), ": space dim ", d));
       if (!e.ok()) return e.status();
+      if (!e->IsConstant() && d > 0 && inner_dims) {
+        return absl::UnimplementedError(absl::StrCat(
+            "op #", x.ops.front(), ": its space is dynamic in dim ", d,
+            ": a dynamic inner dim is not lowered yet outside loop bodies with "
+            "static tiles (issue 4, phase 2)"));
+      }
       if (!e->IsConstant() && x.tile[d] > kMaxBlockFunctions) {
         return Unimplemented(absl::StrCat("op #", x.ops.front(), ": tile ",
                                           FormatDims(x.tile), " in dim ", d));

@@ -36,9 +36,12 @@ namespace pto::compiler {
 absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
                            BlockGraph* block, pto::v1::ExecuteGraph* execute);
 // The same with the tiling options (lower_regions.h: fusion classes).
+// `inner_dims`: a plain symbol may also be an inner dim of a value (the
+// caller makes the GM strides run-time args, lower_regions.h); a group's
+// iteration space must still be symbolic only in its outermost dim.
 absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
                            TileGraph* tile, BlockGraph* block,
-                           pto::v1::ExecuteGraph* execute);
+                           pto::v1::ExecuteGraph* execute, bool inner_dims = false);
 
 }  // namespace pto::compiler
 

@@ -59,6 +59,7 @@ struct PtoInstr {
   std::vector<int64_t> view_shape;  // TLOAD through a reshape (tile_graph.h)
   int reduce_dim = -1;          // TRED*/TARG*, TSTORE of a reduced tile
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
+  std::vector<int> stride_dynamic;  // TileInstr::stride_dynamic
 };
 
 struct PtoFunction {

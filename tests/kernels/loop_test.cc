@@ -312,6 +312,45 @@ TEST(LoopTest, TailsWhoseExtentsDependOnLoopIndices) {
   RunSizes(Tails, *kernel, {1, 4, 5, 13});
 }
 
+// The case: nested loops over two dynamic dims with tails,
+// out[i:min(i+4, n), j:min(j+8, m)] = exp(x[...]) * 2 with x [n, m]: the
+// row stride m is a run-time arg of the block functions.
+pto::v1::Graph TwoDynamicDims(const SymExpr& n, const SymExpr& m) {
+  GraphBuilder b("two_dims");
+  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, m});
+  const uint32_t out = b.SymValue(DT_FP32, {n, m}, "out");
+  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
+    return b.Loop("j", 0, m, 8, {outer[0]}, [&](const Ids& inner) {
+      const SymShape shape = {SymExpr::Min(SymExpr(4), n - i),
+                              SymExpr::Min(SymExpr(8), m - j)};
+      const uint32_t v = b.View(x, {i, j}, shape, {4, 8});
+      const uint32_t z = b.Op("muls", {b.Op("exp", {v}, {4, 8})}, {4, 8}, 2.0);
+      return Ids{b.Assemble(z, inner[0], {i, j}, {4, 8})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, NestedLoopsOverTwoDynamicDimsWithTails) {
+  auto compiled = compiler::Compile(
+      TwoDynamicDims(SymExpr::Symbol("n"), SymExpr::Symbol("m")), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {4, 8}, {5, 9}, {13, 20}, {3, 30}}) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(n * 100 + m);
+    auto report = ptoc::RunAndCheck(TwoDynamicDims(SymExpr(n), SymExpr(m)), **kernel,
+                                    options);
+    ASSERT_TRUE(report.ok()) << n << "x" << m << ": " << report.status();
+    EXPECT_TRUE(report->pass()) << n << "x" << m << "\n" << report->Summary();
+  }
+  EXPECT_EQ((*kernel)->plans_expanded(), 5);
+}
+
 TEST(LoopTest, UnimplementedPartsNameTheOp) {
   // A reduction over a dim whose extent depends on the loop index.
   GraphBuilder b("tail_sum");

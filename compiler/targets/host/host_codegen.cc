@@ -72,6 +72,8 @@ bool WrapsInt32(PtoOpcode op) {
 struct Access {
   std::vector<int64_t> extent4;   // E0..E3
   std::vector<int64_t> strides4;  // s0..s2 (s3 = 1, or 0 when bcast3)
+  // The same as C++ expressions: a dynamic inner dim's stride is an arg.
+  std::vector<std::string> strides4_text;
   bool bcast3 = false;            // the innermost dim is broadcast
   std::string offset;             // element offset expression from args
 };
@@ -89,30 +91,42 @@ PtoBuffer Viewed(const PtoBuffer& buf, const PtoInstr& in) {
 }
 
 Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
-                  std::vector<GmIndex> index, int reduced_dim) {
+                  std::vector<GmIndex> index, int reduced_dim,
+                  const std::vector<int>& stride_dynamic = {}) {
   const int rank = static_cast<int>(tile.size());
   const int brank = static_cast<int>(buf.shape.size());
   if (index.empty()) index = AlignedIndex(brank, rank);
   std::vector<int64_t> buf_strides(brank);
+  std::vector<std::string> stride_text(brank);
   int64_t s = 1;
   for (int j = brank - 1; j >= 0; --j) {
     buf_strides[j] = s;
     s *= buf.shape[j];
+    const bool dynamic = j < static_cast<int>(stride_dynamic.size()) && stride_dynamic[j] >= 0;
+    stride_text[j] = dynamic ? absl::StrCat("args[", rank + stride_dynamic[j], "]")
+                             : absl::StrCat(buf_strides[j]);
   }
   std::vector<int64_t> strides(rank, 0);
+  std::vector<std::string> strides_text(rank, "0");
   std::vector<std::string> terms;
   for (int j = 0; j < brank; ++j) {
     const GmIndex& x = index[j];
-    if (x.offset != 0) terms.push_back(absl::StrCat(x.offset * buf_strides[j]));
+    const bool dynamic_stride =
+        j < static_cast<int>(stride_dynamic.size()) && stride_dynamic[j] >= 0;
+    if (x.offset != 0) {
+      terms.push_back(dynamic_stride ? absl::StrCat(x.offset, " * ", stride_text[j])
+                                     : absl::StrCat(x.offset * buf_strides[j]));
+    }
     if (x.dynamic >= 0) {  // a loop-dependent offset, after the tile offsets
-      terms.push_back(absl::StrCat("args[", rank + x.dynamic, "] * ", buf_strides[j]));
+      terms.push_back(absl::StrCat("args[", rank + x.dynamic, "] * ", stride_text[j]));
     }
     if (x.space_dim < 0 || buf.shape[j] == 1) continue;
     strides[x.space_dim] = buf_strides[j];
+    strides_text[x.space_dim] = stride_text[j];
     terms.push_back(x.div > 1 ? absl::StrCat("(args[", x.space_dim, "] / ", x.div,
-                                             ") * ", buf_strides[j])
+                                             ") * ", stride_text[j])
                               : absl::StrCat("args[", x.space_dim, "] * ",
-                                             buf_strides[j]));
+                                             stride_text[j]));
   }
   std::vector<int64_t> extent = tile;
   if (reduced_dim >= 0) extent[reduced_dim] = 1;
@@ -121,6 +135,8 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   a.extent4.insert(a.extent4.end(), extent.begin(), extent.end());
   a.strides4.assign(4 - rank, 0);
   a.strides4.insert(a.strides4.end(), strides.begin(), strides.end());
+  a.strides4_text.assign(4 - rank, "0");
+  a.strides4_text.insert(a.strides4_text.end(), strides_text.begin(), strides_text.end());
   a.bcast3 = a.strides4[3] == 0 && a.extent4[3] > 1;
   a.offset = terms.empty() ? "0" : absl::StrJoin(terms, " + ");
   return a;
@@ -304,8 +320,12 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   }
   // Run-time extents (a tail in a loop body): no GM-direct operands and no
   // chunks (the instructions run on the whole, zero-padded tile).
+  bool runtime_strides = false;
+  for (const PtoInstr& in : fn.body) {
+    for (int k : in.stride_dynamic) runtime_strides = runtime_strides || k >= 0;
+  }
   DirectPlan plan = PlanDirect(p, fn, is_row);
-  if (fn.runtime_extents) {
+  if (fn.runtime_extents || runtime_strides) {
     const size_t count = fn.body.size();
     plan.load_in_place.assign(count, false);
     plan.load_columns.assign(count, false);
@@ -315,7 +335,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   }
   // Chunked (ChunkElements): GM pointers first, then a loop over chunks c
   // with the tiles inside it, each instruction over `n` elements at c.
-  const int64_t chunk = fn.runtime_extents ? 0 : ChunkElements(p, fn, is_row, elems);
+  const int64_t chunk =
+      fn.runtime_extents || runtime_strides ? 0 : ChunkElements(p, fn, is_row, elems);
   const int64_t n = chunk > 0 ? chunk : elems;
   const std::string at = chunk > 0 ? " + c" : "";
   for (int i = 0; chunk > 0 && i < static_cast<int>(fn.body.size()); ++i) {
@@ -364,10 +385,11 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       const int reduced =
           is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
       // A load through a reshape addresses the buffer as its view shape.
-      Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, reduced);
+      Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, reduced, in.stride_dynamic);
       if (chunk > 0) {  // n dense elements at c
         a.extent4 = {1, 1, 1, n};
         a.strides4 = {0, 0, 0};
+        a.strides4_text = {"0", "0", "0"};
         a.offset += at;
       }
       const std::string type = GmType(buf.dtype);
@@ -381,7 +403,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                           ? std::string("1")
                           : absl::StrCat("args[", fn.num_args - rank + d, "]"));
         }
-        const int64_t s3 = a.bcast3 ? 0 : a.strides4[3];
+        const std::string s3 = a.bcast3 ? "0" : a.strides4_text[3];
         absl::StrAppend(
             &out, "  pto_tile::", load ? "TLoadN<" : "TStoreN<", type, ", ",
             absl::StrJoin(a.extent4, ", "), ">(",
@@ -389,7 +411,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                                 "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                  : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
                                 "]) + (", a.offset, "), ", name[in.srcs[0]]),
-            ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2],
+            ", ", a.strides4_text[0], ", ", a.strides4_text[1], ", ", a.strides4_text[2],
             load ? absl::StrCat(", ", s3) : "", ", ", absl::StrJoin(ext, ", "), ");\n");
         continue;
       }
@@ -404,8 +426,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                               "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
                               "]) + (", a.offset, "), ", name[in.srcs[0]]),
-          ", ", a.strides4[0], ", ", a.strides4[1], ", ", a.strides4[2],
-          strided3 ? absl::StrCat(", ", a.strides4[3]) : "", ");\n");
+          ", ", a.strides4_text[0], ", ", a.strides4_text[1], ", ", a.strides4_text[2],
+          strided3 ? absl::StrCat(", ", a.strides4_text[3]) : "", ");\n");
       continue;
     }
     const char* f = PtoHostFunction(in.op);

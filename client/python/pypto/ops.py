@@ -352,13 +352,13 @@ def prod(input, dim, keepdim=False):
     return _reduce("prod", input, dim, keepdim)
 
 
-def argmax(input, dim, keepdim=False):
+def argmax(input, dim=-1, keepdim=False):
     """Index (DT_INT64) of the first maximum over `dim` (a NaN counts as the
     maximum, as torch)."""
     return _reduce("argmax", input, dim, keepdim)
 
 
-def argmin(input, dim, keepdim=False):
+def argmin(input, dim=-1, keepdim=False):
     """Index (DT_INT64) of the first minimum over `dim`."""
     return _reduce("argmin", input, dim, keepdim)
 
@@ -401,11 +401,16 @@ def _shape_arg(what, shape):
     return shape
 
 
-def full(shape, fill_value, dtype=dtypes.DT_FP32):
-    """A tensor of `shape` filled with `fill_value` (converted to dtype)."""
+def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
+    """A tensor of `shape` filled with `fill_value` (converted to dtype).
+    `valid_shape` (PyPTO's, for tails) may only be the whole shape here."""
     what = "pypto.full"
     b = _creation_builder(what)
     shape = _shape_arg(what, shape)
+    if valid_shape is not None and tuple(valid_shape) != shape:
+        raise ValueError(f"{what}: valid_shape {list(valid_shape)!r} must equal the shape "
+                         f"{list(shape)!r} (a partly valid full is not supported; take a "
+                         f"view of the result instead)")
     if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
         raise TypeError(f"{what}: dtype must be a Tier-1 pypto.DT_* type, got {dtype!r}")
     if not (_is_scalar(fill_value) or isinstance(fill_value, bool)):
@@ -415,13 +420,27 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32):
                     {"shape": list(shape), "dtype": dtype, "value": float(fill_value)}, what)
 
 
-def zeros(shape, dtype=dtypes.DT_FP32):
-    """full(shape, 0, dtype)."""
+def _size_args(what, size, dtype):
+    """(shape, dtype) of zeros/ones: PyPTO's zeros(2, 3), zeros([2, 3]),
+    zeros(..., dtype=dt), and zeros([2, 3], dt)."""
+    if len(size) == 2 and isinstance(size[1], dtypes.DataType):
+        if dtype is not None:
+            raise TypeError(f"{what}: dtype given twice")
+        size, dtype = size[:1], size[1]
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+    return size, dtypes.DT_FP32 if dtype is None else dtype
+
+
+def zeros(*size, dtype=None):
+    """full(size, 0, dtype); dtype defaults to DT_FP32."""
+    shape, dtype = _size_args("pypto.zeros", size, dtype)
     return full(shape, 0.0, dtype)
 
 
-def ones(shape, dtype=dtypes.DT_FP32):
-    """full(shape, 1, dtype)."""
+def ones(*size, dtype=None):
+    """full(size, 1, dtype); dtype defaults to DT_FP32."""
+    shape, dtype = _size_args("pypto.ones", size, dtype)
     return full(shape, 1.0, dtype)
 
 

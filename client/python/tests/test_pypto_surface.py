@@ -65,6 +65,7 @@ DEFAULTS = [
     ("set_cube_tile_shapes", "enable_split_k", False),
     ("matmul", "a_trans", False), ("matmul", "b_trans", False),
     ("rms_norm", "gamma", None), ("rms_norm", "epsilon", 1e-6),
+    ("argmax", "dim", -1), ("argmin", "dim", -1),  # PyPTO's reduction.py
 ] + [(r, "keepdim", False) for r in "sum amax amin prod argmax argmin".split()]
 
 
@@ -122,3 +123,50 @@ def test_rms_norm_without_gamma_runs(native):
     k(x, out)
     want = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
+
+
+# Checked against PyPTO's own sources too (python/pypto/op/creation.py,
+# reduction.py): zeros/ones take sizes as PyPTO's *size with a keyword dtype,
+# full a keyword valid_shape, argmax/argmin default to the last dim.
+PYPTO_SOURCE_FORMS = {
+    "zeros": [((2, 3), {}), (([2, 3],), {"dtype": "dt"}), (([2, 3], "dt"), {})],
+    "ones": [((2, 3), {}), (([2, 3],), {"dtype": "dt"})],
+    "full": [(([2, 2], 1.0, "dt"), {"valid_shape": [2, 2]})],
+    "argmax": [((X,), {}), ((X,), {"dim": 1})],
+    "argmin": [((X,), {}), ((X,), {"dim": 1})],
+    "concat": [(([X, Y],), {})],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PYPTO_SOURCE_FORMS))
+def test_pypto_source_call_forms_bind(name):
+    sig = inspect.signature(getattr(pypto, name))
+    for args, kwargs in PYPTO_SOURCE_FORMS[name]:
+        sig.bind(*args, **kwargs)
+
+
+def test_creation_and_argmax_in_pypto_forms(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32),
+          idx: pypto.Tensor([], pypto.DT_INT64)):
+        pypto.set_vec_tile_shapes(8, 16)
+        out[:] = (x + pypto.ones(8, 16) + pypto.zeros([8, 16], dtype=pypto.DT_FP32)
+                  + pypto.full([8, 16], 2.0, pypto.DT_FP32, valid_shape=[8, 16]))
+        idx[:] = pypto.argmax(x)
+
+    x = torch.linspace(-3, 3, 8 * 16).reshape(8, 16).flip(1)
+    out, idx = torch.empty_like(x), torch.empty(8, dtype=torch.int64)
+    k(x, out, idx)
+    torch.testing.assert_close(out, x + 3)
+    assert torch.equal(idx, x.argmax(-1))
+
+
+def test_full_with_a_partial_valid_shape_says_what_to_do():
+    @pypto.jit
+    def k(out: pypto.Tensor([], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        out[:] = pypto.full([8, 16], 1.0, pypto.DT_FP32, valid_shape=[4, 16])
+
+    with pytest.raises(ValueError, match=r"pypto.full: valid_shape \[4, 16\] must equal the "
+                                         r"shape \[8, 16\].*take a view"):
+        k(torch.empty(8, 16))

@@ -225,6 +225,10 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
   }
   g.append_extents = t.extents_in_args();
   for (uint32_t k : t.dynamic_args()) {
+    if (k >= static_cast<uint32_t>(graph.dynamic_offsets_size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "template ", t.label(), ": dynamic arg ", k, " out of range"));
+    }
     absl::StatusOr<int64_t> v = Eval(graph.dynamic_offsets(static_cast<int>(k)),
                                      values, absl::StrCat("template ", t.label()));
     if (!v.ok()) return v.status();
@@ -236,12 +240,55 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
     access.write = a.write();
     for (const pto::v1::AccessIndex& x : a.index()) {
       int64_t offset = x.offset();
-      if (x.dynamic() > 0) offset += g.extra_args[x.dynamic() - 1];
+      if (x.dynamic() > g.extra_args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template ", t.label(), ": an access names dynamic arg ", x.dynamic(),
+            " of ", g.extra_args.size()));
+      }
+      if (x.dynamic() > 0 &&
+          __builtin_add_overflow(offset, g.extra_args[x.dynamic() - 1], &offset)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template ", t.label(), ": an access offset overflows int64"));
+      }
       access.index.push_back({x.space_dim(), x.div(), offset});
     }
     g.accesses.push_back(std::move(access));
   }
   return g;
+}
+
+absl::Status CheckAccessBounds(const ExpandGroup& g,
+                               const std::vector<std::vector<int64_t>>& shapes) {
+  for (const ExpandAccess& a : g.accesses) {
+    if (a.buffer < 0 || a.buffer >= static_cast<int>(shapes.size()) ||
+        a.index.size() != shapes[a.buffer].size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "template ", g.label, ": an access names buffer ", a.buffer,
+          " with the wrong rank"));
+    }
+    const std::vector<int64_t>& shape = shapes[a.buffer];
+    for (size_t j = 0; j < shape.size(); ++j) {
+      const ExpandIndex& x = a.index[j];
+      if (x.space_dim == kExpandWholeDim || shape[j] == 1) continue;
+      int64_t first = x.offset, last = x.offset;
+      if (x.space_dim >= static_cast<int>(g.space.size())) {
+        first = -1;  // out of range: refused below
+      } else if (x.space_dim >= 0 && x.div > 1) {
+        first = 0;
+        last = (g.space[x.space_dim] - 1) / x.div;
+      } else if (x.space_dim >= 0 &&
+                 __builtin_add_overflow(x.offset, g.space[x.space_dim] - 1, &last)) {
+        first = -1;
+      }
+      if (first < 0 || last >= shape[j]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template ", g.label, ": an access to buffer ", a.buffer, " of shape ",
+            Dims(shape), " covers [", first, ", ", last + 1, ") in dim ", j,
+            ", outside the buffer"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,

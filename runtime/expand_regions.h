@@ -39,6 +39,13 @@ absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,
                            const SymbolValues& values,
                            std::vector<ExpandGroup>* groups);
 
+// Every access of `g` lies inside its buffer (`shapes`, evaluated at this
+// binding): INVALID_ARGUMENT naming the template, the buffer and the
+// region otherwise, so that no binary (a corrupt cache entry included) can
+// make a task read or write outside a buffer.
+absl::Status CheckAccessBounds(const ExpandGroup& g,
+                               const std::vector<std::vector<int64_t>>& shapes);
+
 // Checks the program tree's structure (VerifyTemplates calls it): template
 // indices, loop indices and steps, nesting, dynamic arg and check ranges.
 absl::Status VerifyProgram(const pto::v1::ExecuteGraph& graph);

@@ -6,6 +6,8 @@
 // malformed trees.
 #include "runtime/expand_regions.h"
 
+#include <random>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -165,6 +167,77 @@ TEST(ExpandRegionsTest, VerifyProgramRefusesMalformedTrees) {
     node = node->mutable_loop()->mutable_body(node->loop().body_size() - 1);
   }
   EXPECT_THAT(VerifyProgram(g).message(), HasSubstr("nested deeper than"));
+}
+
+TEST(ExpandRegionsTest, AccessesOutsideTheirBufferAreRefused) {
+  ExpandGroup g;
+  g.label = "op #1";
+  g.space = {1, 4};
+  g.tile = {1, 4};
+  g.accesses.push_back({0, {{-1, 1, 2}, {1, 1, 0}}, false});
+  EXPECT_TRUE(CheckAccessBounds(g, {{3, 4}}).ok());
+  g.accesses[0].index[0].offset = 3;  // row 3 of a [3,4] buffer
+  EXPECT_THAT(CheckAccessBounds(g, {{3, 4}}).message(),
+              ::testing::AllOf(HasSubstr("template op #1"), HasSubstr("[3, 4) in dim 0"),
+                               HasSubstr("outside the buffer")));
+  g.accesses[0].index[0].offset = 0;
+  g.accesses[0].index[1].offset = 1;  // columns 1..4 of 4
+  EXPECT_FALSE(CheckAccessBounds(g, {{3, 4}}).ok());
+}
+
+// Untrusted binaries: random byte mutations of a program must be refused by
+// VerifyProgram or expand to a clean status, never crash.
+TEST(ExpandRegionsTest, MutatedProgramsNeverCrash) {
+  pto::v1::ExecuteGraph seed = Graph(true);
+  pto::v1::RegionCheck* c =
+      seed.mutable_program(0)->mutable_loop()->mutable_body()->Add()->mutable_check();
+  c->set_label("view");
+  *c->add_offsets() = Sym("i");
+  *c->add_offsets() = Const(0);
+  c->add_extent()->set_size(1);
+  c->add_extent()->set_size(4);
+  c->add_bound()->set_symbol("n");
+  c->add_bound()->set_size(4);
+  const std::string bytes = seed.SerializeAsString();
+  std::mt19937 rng(7);
+  int parsed = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string b = bytes;
+    for (int f = 1 + rng() % 3; f > 0; --f) b[rng() % b.size()] = static_cast<char>(rng());
+    pto::v1::ExecuteGraph g;
+    if (!g.ParseFromString(b)) continue;
+    ++parsed;
+    if (!VerifyProgram(g).ok()) continue;
+    // The buffers the expansion assumes: two of rank 2 (VerifyTemplates
+    // checks access ranks against them in a whole binary).
+    bool ranks_ok = g.templates_size() > 0;
+    for (const pto::v1::TaskTemplate& t : g.templates()) {
+      for (const pto::v1::TemplateAccess& a : t.accesses()) {
+        ranks_ok = ranks_ok && a.buffer() < 2 && a.index_size() == 2;
+      }
+      ranks_ok = ranks_ok && t.space_size() == t.tile_size() && t.tile_size() >= 1 &&
+                 t.tile_size() <= 4;
+      for (int64_t x : t.tile()) ranks_ok = ranks_ok && x > 0;
+      for (const auto& a : t.accesses()) {
+        for (const auto& x : a.index()) {
+          ranks_ok = ranks_ok && x.space_dim() >= -2 && x.space_dim() < t.tile_size() &&
+                     x.div() >= 1;
+        }
+      }
+    }
+    if (!ranks_ok) continue;
+    std::vector<ExpandGroup> groups;
+    absl::Status s = ExpandProgram(g, {{"n", 3}}, &groups);
+    if (s.ok()) {
+      ExpandLimits limits;
+      limits.max_tasks = 1 << 16;
+      limits.prune_covered = true;
+      pto::v1::ExecuteGraph out;
+      s = ExpandTasks({{3, 4}, {3, 4}}, groups, {}, limits, &out);
+    }
+    if (!s.ok()) EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  }
+  EXPECT_GT(parsed, 100);
 }
 
 }  // namespace

@@ -155,6 +155,9 @@ absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binar
       groups.push_back(*std::move(g));
     }
   }
+  for (const ExpandGroup& g : groups) {
+    if (absl::Status s = CheckAccessBounds(g, shapes); !s.ok()) return s;
+  }
   ExpandLimits limits;
   limits.max_tasks = kMaxTasks;
   limits.max_dependencies = kMaxDependencies;

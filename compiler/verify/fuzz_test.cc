@@ -66,6 +66,49 @@ TEST(FuzzTest, ByteMutationsNeverCrash) {
   EXPECT_GT(parsed, 100);
 }
 
+// Loops and branches (issue 4 phase 2): a loop over a dynamic batch with a
+// tail view, an if on the index inside it, a carried new value.
+pto::v1::Graph RegionSeed() {
+  GraphBuilder b("fuzz_loop");
+  const SymExpr n = SymExpr::Symbol("n"), i = SymExpr::Symbol("i");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 8});
+  uint32_t out = b.SymValue(pto::v1::DT_FP32, {n, 8}, "out");
+  auto outs = b.Loop("i", 0, n, 2, {out}, [&](const std::vector<uint32_t>& args) {
+    const uint32_t v = b.View(x, {i, 0}, {SymExpr::Min(2, n - i), 8}, {2, 8});
+    return b.If(testing::CompareExpr(pto::v1::DIM_OP_EQ, SymExpr::Mod(i, 4), 0), args,
+                [&](const std::vector<uint32_t>& a) {
+                  return std::vector<uint32_t>{
+                      b.Assemble(b.Op("exp", {v}, {2, 8}), a[0], {i, 0}, {2, 8})};
+                },
+                [&](const std::vector<uint32_t>& a) { return a; });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(FuzzTest, RegionSeedIsValid) {
+  absl::Status s = Lower(RegionSeed());
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(FuzzTest, ByteMutationsOfRegionsNeverCrash) {
+  const std::string seed = RegionSeed().SerializeAsString();
+  std::mt19937 rng(4321);
+  int parsed = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::string bytes = seed;
+    const int flips = 1 + rng() % 4;
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    pto::v1::Graph g;
+    if (!g.ParseFromString(bytes)) continue;
+    ++parsed;
+    ExpectCleanStatus(Lower(g), bytes);
+  }
+  EXPECT_GT(parsed, 100);
+}
+
 TEST(FuzzTest, FieldMutationsNeverCrash) {
   std::mt19937 rng(99);
   for (int iter = 0; iter < 3000; ++iter) {

@@ -1,4 +1,5 @@
-"""pypto.matmul(a, b, out_dtype=None, a_trans=False, b_trans=False) and a @ b.
+"""pypto.matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *,
+c_matrix_nz=False, extend_params=None) and a @ b.
 
 [..., M, K] @ [..., K, N] -> [..., M, N] on the cube path: a_trans reads a as
 [..., K, M], b_trans reads b as [..., N, K]; batch dims broadcast as in numpy.
@@ -14,12 +15,25 @@ from .tensors import Tensor
 _FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16)
 
 
-def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False):
-    """a @ b through the cube path (see the module docstring)."""
+# PyPTO's extend_params keys; only the bias is computed here.
+_EXTEND_KEYS = ("bias_tensor", "scale", "scale_tensor", "relu_type", "trans_mode")
+
+
+def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, c_matrix_nz=False,
+           extend_params=None):
+    """a @ b through the cube path (see the module docstring). PyPTO's
+    keywords: extend_params={"bias_tensor": bias} adds a bias broadcast over
+    the rows (2-D only, as PyPTO); c_matrix_nz (an NZ-format result) and the
+    dequantization/TF32 keys are refused by name."""
     from .ops import _check_traced, broadcast_shapes
     what = "pypto.matmul"
     _check_traced(a, what, "a")
     _check_traced(b, what, "b")
+    if c_matrix_nz:
+        raise ValueError(f"{what}: c_matrix_nz=True (an NZ-format result) is not supported; "
+                         f"results are ND (leave c_matrix_nz False)")
+    if extend_params is not None:
+        return _matmul_extended(a, b, out_dtype, a_trans, b_trans, extend_params, what)
     if a.dtype != b.dtype or a.dtype not in _FLOAT_TYPES:
         raise TypeError(
             f"{what}: operands have dtypes {a.dtype.name} and {b.dtype.name}; matmul takes "
@@ -51,3 +65,31 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False):
         "matmul", [a, b], out_dtype, shape,
         {"out_dtype": out_dtype, "a_trans": a_trans, "b_trans": b_trans}, what,
         cube_tile=cube)
+
+
+def _matmul_extended(a, b, out_dtype, a_trans, b_trans, extend_params, what):
+    """matmul(...) + extend_params["bias_tensor"] (cast to the result's dtype)."""
+    from . import ops
+    from .ops import _check_traced
+    if not isinstance(extend_params, dict):
+        raise TypeError(f"{what}: extend_params must be a dict, got "
+                        f"{type(extend_params).__name__}")
+    for key in extend_params:
+        if key not in _EXTEND_KEYS:
+            raise ValueError(f"{what}: unknown extend_params key {key!r}; PyPTO's keys: "
+                             f"{', '.join(_EXTEND_KEYS)}")
+        if key != "bias_tensor":
+            raise ValueError(f"{what}: extend_params[{key!r}] (dequantization / TF32 rounding) "
+                             f"is not supported; only 'bias_tensor' is (scale the result with "
+                             f"pypto.mul instead)")
+    result = matmul(a, b, out_dtype, a_trans, b_trans)
+    bias = extend_params.get("bias_tensor")
+    if bias is None:
+        return result
+    if len(result.shape) != 2:
+        raise ValueError(f"{what}: extend_params is not supported for batched matrix "
+                         f"multiplication (rank {len(result.shape)}); add the bias after it")
+    _check_traced(bias, what, "extend_params['bias_tensor']")
+    if bias.dtype != result.dtype:
+        bias = ops.cast(bias, result.dtype)
+    return ops.add(result, bias)

@@ -135,6 +135,8 @@ PYPTO_SOURCE_FORMS = {
     "argmax": [((X,), {}), ((X,), {"dim": 1})],
     "argmin": [((X,), {}), ((X,), {"dim": 1})],
     "concat": [(([X, Y],), {})],
+    "matmul": [((X, Y, "dt"), {"a_trans": False, "b_trans": True, "c_matrix_nz": False,
+                                "extend_params": None})],  # op/matmul.py
 }
 
 
@@ -170,3 +172,31 @@ def test_full_with_a_partial_valid_shape_says_what_to_do():
     with pytest.raises(ValueError, match=r"pypto.full: valid_shape \[4, 16\] must equal the "
                                          r"shape \[8, 16\].*take a view"):
         k(torch.empty(8, 16))
+
+
+def test_matmul_extend_params_bias_and_refusals(native):
+    def make(kw):
+        @pypto.jit
+        def k(a: pypto.Tensor[...], b: pypto.Tensor[...], bias: pypto.Tensor[...],
+              out: pypto.Tensor[...]):
+            pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 32])
+            pypto.set_vec_tile_shapes(16, 32)
+            out[:] = pypto.matmul(a, b, pypto.DT_FP32, **kw(bias))
+        return k
+
+    a, b = torch.rand(24, 40) - 0.5, torch.rand(40, 48) - 0.5
+    bias, out = torch.rand(1, 48), torch.empty(24, 48)
+    make(lambda bias: {"extend_params": {"bias_tensor": bias}})(a, b, bias, out)
+    torch.testing.assert_close(out, a @ b + bias, rtol=1e-5, atol=1e-5)
+    # An FP16 bias is cast to the result's dtype first.
+    make(lambda bias: {"extend_params": {"bias_tensor": bias}})(a, b, bias.half(), out)
+    torch.testing.assert_close(out, a @ b + bias.half().float(), rtol=1e-5, atol=1e-5)
+    for kw, err, msg in [
+            (lambda bias: {"c_matrix_nz": True}, ValueError, r"c_matrix_nz=True .* not supported"),
+            (lambda bias: {"extend_params": {"scale": 0.2}}, ValueError,
+             r"extend_params\['scale'\] .* only 'bias_tensor'"),
+            (lambda bias: {"extend_params": {"bias": bias}}, ValueError,
+             r"unknown extend_params key 'bias'; PyPTO's keys: bias_tensor"),
+            (lambda bias: {"extend_params": [bias]}, TypeError, r"extend_params must be a dict")]:
+        with pytest.raises(err, match=r"pypto.matmul: " + msg):
+            make(kw)(a, b, bias, out)

@@ -412,6 +412,9 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     return -1;
   };
   std::vector<int64_t> space, tile;  // the open group's
+  // Whether the last group is open to later ops (a reduction's or matmul's
+  // own group is not; an empty space is a rank-0 group's, not "none").
+  bool open = false;
   bool rows = false;  // the open group holds a row reduction
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {
     // An alias (view, transpose, ...) is read through its root: no group.
@@ -454,7 +457,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
       }
       if (std::find(fused.begin(), fused.end(), false) != fused.end()) {
         groups.push_back({i});  // copies the other inputs, see AppendConcat
-        space.clear();
+        open = false;
         rows = false;
       }
       continue;
@@ -470,7 +473,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const bool reduce = IsReduce(op);
     if ((reduce && !(options.fuse && IsRowReduction(g, op))) || IsMatmul(op)) {
       groups.push_back({i});  // its own group(s): AppendReduction/AppendMatmul
-      space.clear();
+      open = false;
       rows = false;
       continue;
     }
@@ -487,7 +490,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const bool whole = op_space == space && op_tile == tile;
     const bool per_row = rows && !reduce && op_space == RowShape(space) &&
                          op_tile == RowShape(tile);
-    bool join = options.fuse && !groups.empty() && (whole || per_row) &&
+    bool join = options.fuse && open && (whole || per_row) &&
                 groups.back().size() < kMaxOpsPerGroup &&
                 (options.fusion_class.empty() ||
                  options.fusion_class[i] == options.fusion_class[groups.back().front()]);
@@ -513,6 +516,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
       rows = rows || reduce;
     } else {
       groups.push_back({i});
+      open = true;
       space = op_space;
       tile = op_tile;
       rows = reduce;

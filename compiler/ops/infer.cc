@@ -117,9 +117,7 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
       return absl::InvalidArgumentError(absl::StrCat(
           "attrs[\"dtype\"]: ", DTypeEnumName(cast_to), " is not supported"));
     }
-    if (attrs.shape.empty()) {
-      return absl::InvalidArgumentError("attrs[\"shape\"]: empty (rank 1..4)");
-    }
+    // An empty shape is a rank-0 value (full(()) is one element).
     for (int64_t d : attrs.shape) {
       if (d <= 0) {
         return absl::InvalidArgumentError(absl::StrCat(

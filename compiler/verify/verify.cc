@@ -489,7 +489,8 @@ absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
                                     const Value& shape_source) {
   const auto& tile = op.vec_tile().dims();
   const SymShape& shape = shape_[index_of_id_.at(shape_source.id())];
-  if (tile.empty()) {
+  // A rank-0 op (a one-element value) has the empty tile.
+  if (tile.empty() && !shape.empty()) {
     return Invalid(where, "vec_tile: missing (vector ops need a tile shape, "
                           "see pypto.set_vec_tile_shapes)");
   }

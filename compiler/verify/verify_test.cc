@@ -239,14 +239,15 @@ TEST(VerifyTest, RejectsUnsupportedDType) {
   ExpectInvalid(g, {"dtype DT_UNSPECIFIED is not supported"});
 }
 
-TEST(VerifyTest, RejectsRankOutsideOneToFour) {
+// Ranks 0 (one element, e.g. a full reduction's result) to 4.
+TEST(VerifyTest, RejectsRankAboveFour) {
   pto::v1::Graph g = Base();
   for (pto::v1::Value& v : *g.mutable_values()) {
     for (int i = 0; i < 3; ++i) v.mutable_shape()->add_dims()->set_size(1);
   }
-  ExpectInvalid(g, {"shape has rank 5", "supported ranks are 1..4"});
+  ExpectInvalid(g, {"shape has rank 5", "supported ranks are 0..4"});
   for (pto::v1::Value& v : *g.mutable_values()) v.mutable_shape()->clear_dims();
-  ExpectInvalid(g, {"shape has rank 0"});
+  ExpectInvalid(g, {"vec_tile: rank 2 does not match the op's rank 0"});
   for (pto::v1::Value& v : *g.mutable_values()) {
     for (int i = 0; i < 9; ++i) v.mutable_shape()->add_dims()->set_size(1);
   }

@@ -46,7 +46,6 @@ TEST(ReduceTest, EveryKindDimAndKeepdim) {
   for (const char* kind : {"sum", "amax", "amin", "prod", "argmax", "argmin"}) {
     for (const Case& c : kCases) {
       for (bool keepdim : {true, false}) {
-        if (!keepdim && c.shape.size() == 1) continue;  // rank 0 results: no
         Builder b(absl::StrCat(kind, "_", absl::StrJoin(c.shape, "x"), "_dim",
                                c.dim, keepdim ? "_keep" : ""));
         const uint32_t x = b.Input("x", pto::v1::DT_FP32, c.shape);
@@ -70,6 +69,22 @@ TEST(ReduceTest, Fp16InputsReduceInFp32) {
     b.Output("out", b.Op(kind, {x}, {8, 16}, -1, false));
     testing::CompileRunAndCheck(b.graph(), kSeeds);
   }
+}
+
+// Rank-0 results: a rank-1 tensor reduced without keepdim is a one-element
+// tensor of shape [] (as torch); it is a parameter, broadcasts against
+// other tensors, and feeds elementwise ops of its own (rank-0 space, tile []).
+TEST(ReduceTest, RankZeroResults) {
+  Builder b("rank0");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {300});
+  const uint32_t s = b.Op("sum", {x}, {64}, 0, false);
+  b.Output("sum", s);
+  b.Output("twice", b.Op("muls", {s}, {}, {{"scalar", 2}}));
+  b.Output("centered", b.Op("sub", {x, s}, {64}));
+  const uint32_t i = b.Input("i", pto::v1::DT_INT32, {70});
+  b.Output("argmax", b.Op("argmax", {i}, {32}, 0, false));
+  b.Output("isum", b.Op("sum", {i}, {70}, -1, false));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
 // Every reduction of integer, BOOL and DOUBLE tensors in one kernel per

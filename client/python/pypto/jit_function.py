@@ -228,9 +228,9 @@ class _Param:
                         i not in dynamic_axis:
                     raise ValueError(f"argument '{name}': dim {i} must be {want} (annotation "
                                      f"{list(spec)}), got shape {list(shape)}")
-        if not 1 <= len(shape) <= 4:
+        if not 0 <= len(shape) <= 4:
             raise ValueError(f"argument '{name}': rank {len(shape)} (shape {list(shape)}); "
-                             f"kernels take tensors of rank 1 to 4")
+                             f"kernels take tensors of rank 0 to 4")
         if any(d == 0 for d in shape):
             raise ValueError(f"argument '{name}': shape {list(shape)} has an empty dim")
         return dt, shape

@@ -54,6 +54,8 @@ def _tile(shape):
     """The vector tile of a layout op's result: the tile set for its rank,
     or the set tile's trailing dims (1s in front), or a default; clamped."""
     rank = len(shape)
+    if rank == 0:
+        return ()
     tile = tiling.current_vec_tile()
     if tile is None:
         tile = (8, 64)

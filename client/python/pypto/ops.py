@@ -309,8 +309,13 @@ def _reduce(kind, input, dim, keepdim):
         raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; {what} "
                         f"takes {', '.join(t.name for t in dtypes.COMPILABLE)} tensors")
     rank = len(input._shape)
+    if dim is None:
+        return _reduce_all(kind, input, keepdim, what)
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
+        raise TypeError(f"{what}: dim must be an int or None, got {type(dim).__name__}")
+    if rank == 0:
+        raise ValueError(f"{what}: the input is a rank-0 tensor (one element); there is no "
+                         f"dim to reduce")
     if not -rank <= dim < rank:
         raise ValueError(f"{what}: dim {dim} is out of range for a tensor of rank {rank} "
                          f"(valid: {-rank}..{rank - 1})")
@@ -319,42 +324,72 @@ def _reduce(kind, input, dim, keepdim):
     if keepdim:
         shape[d] = 1
     else:
-        del shape[d]
-        if not shape:
-            raise ValueError(f"{what}: reducing a rank-1 tensor needs keepdim=True "
-                             f"(rank-0 results are not supported)")
+        del shape[d]  # a rank-1 input gives a rank-0 result, as torch
     dtype = _reduce_dtype(kind, input.dtype)
     return input._builder.add_op(kind, [input], dtype, tuple(shape),
                                  {"dim": int(dim), "keepdim": bool(keepdim)}, what,
                                  space=input._shape)
 
 
-def sum(input, dim, keepdim=False):  # noqa: A001 - PyPTO's name
-    """Sum over `dim` (negative counts from the end); the vector tile covers
+def _reduce_all(kind, input, keepdim, what):
+    """The reduction of every element (dim=None, as torch): the input read as
+    a rank-1 tensor (pypto.reshape) and reduced over dim 0, a rank-0 result
+    (keepdim: shape [1] * rank). argmax/argmin give the row-major index. Its
+    tile holds as many elements as the vector tile in force."""
+    from . import layout, tiling
+    shape = input._shape
+    if not shape:
+        raise ValueError(f"{what}: the input is a rank-0 tensor (one element); there is "
+                         f"nothing to reduce")
+    if any(not isinstance(d, int) for d in shape):
+        raise ValueError(f"{what}: reducing every element needs static dims (got shape "
+                         f"{list(shape)}); pass dim= to reduce one dim")
+    n = 1
+    for d in shape:
+        n *= d
+    flat = input if len(shape) == 1 else layout.reshape(input, [n])
+    tile = tiling.current_vec_tile()
+    per_tile = n
+    if tile is not None:
+        per_tile = 1
+        for t in tile:
+            per_tile *= int(t)
+    out = input._builder.add_op(kind, [flat], _reduce_dtype(kind, input.dtype),
+                                (1,) if keepdim else (),
+                                {"dim": 0, "keepdim": bool(keepdim)}, what, space=(n,),
+                                tile=(max(1, min(n, per_tile)),))
+    if keepdim and len(shape) > 1:
+        out = layout.reshape(out, [1] * len(shape))
+    return out
+
+
+def sum(input, dim=None, keepdim=False):  # noqa: A001 - PyPTO's name
+    """Sum over `dim` (negative counts from the end; None: every element, a
+    rank-0 result as torch's x.sum()); the vector tile covers
     the input, and a dim spanning several tiles is summed per tile, then the
     partial sums are combined. FP16/BF16 sum in FP32, DOUBLE in double;
     integer and BOOL tensors sum to DT_INT64 (wrapping like torch's)."""
     return _reduce("sum", input, dim, keepdim)
 
 
-def amax(input, dim, keepdim=False):
+def amax(input, dim=None, keepdim=False):
     """Maximum over `dim` (NaN if any is NaN)."""
     return _reduce("amax", input, dim, keepdim)
 
 
-def amin(input, dim, keepdim=False):
+def amin(input, dim=None, keepdim=False):
     """Minimum over `dim` (NaN if any is NaN)."""
     return _reduce("amin", input, dim, keepdim)
 
 
-def prod(input, dim, keepdim=False):
+def prod(input, dim=None, keepdim=False):
     """Product over `dim` (integer and BOOL tensors: DT_INT64, wrapping)."""
     return _reduce("prod", input, dim, keepdim)
 
 
 def argmax(input, dim=-1, keepdim=False):
     """Index (DT_INT64) of the first maximum over `dim` (a NaN counts as the
-    maximum, as torch)."""
+    maximum, as torch); dim=None: the row-major index over every element."""
     return _reduce("argmax", input, dim, keepdim)
 
 
@@ -395,9 +430,9 @@ def _shape_arg(what, shape):
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(shape)
-    if not shape or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0
-                        for d in shape):
-        raise ValueError(f"{what}: shape must be 1 to 4 positive ints, got {shape!r}")
+    if len(shape) > 4 or any(isinstance(d, bool) or not isinstance(d, int) or d <= 0
+                             for d in shape):
+        raise ValueError(f"{what}: shape must be 0 to 4 positive ints, got {shape!r}")
     return shape
 
 

@@ -183,13 +183,13 @@ class Tensor:
     def ge(self, other): return _ops().ge(self, other)
     def clip(self, min=None, max=None): return _ops().clip(self, min, max)  # noqa: A002
     def cast(self, dtype): return _ops().cast(self, dtype)
-    def sum(self, dim, keepdim=False): return _ops().sum(self, dim, keepdim)
+    def sum(self, dim=None, keepdim=False): return _ops().sum(self, dim, keepdim)
     def softmax(self, dim): return _ops().softmax(self, dim)
-    def amax(self, dim, keepdim=False): return _ops().amax(self, dim, keepdim)
-    def amin(self, dim, keepdim=False): return _ops().amin(self, dim, keepdim)
-    def prod(self, dim, keepdim=False): return _ops().prod(self, dim, keepdim)
-    def argmax(self, dim, keepdim=False): return _ops().argmax(self, dim, keepdim)
-    def argmin(self, dim, keepdim=False): return _ops().argmin(self, dim, keepdim)
+    def amax(self, dim=None, keepdim=False): return _ops().amax(self, dim, keepdim)
+    def amin(self, dim=None, keepdim=False): return _ops().amin(self, dim, keepdim)
+    def prod(self, dim=None, keepdim=False): return _ops().prod(self, dim, keepdim)
+    def argmax(self, dim=-1, keepdim=False): return _ops().argmax(self, dim, keepdim)
+    def argmin(self, dim=-1, keepdim=False): return _ops().argmin(self, dim, keepdim)
 
     def _later(op, issue=3):
         def method(self, *args, **kwargs):

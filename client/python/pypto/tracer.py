@@ -220,12 +220,12 @@ class GraphBuilder:
         using the vector tile."""
         from .tensors import Tensor
         what = what or f"pypto.{kind}"
-        if cube_tile is not None:
-            tile = ()
-        elif tile is None:
-            tile = tiling.current_vec_tile()
         space = shape if space is None else space
         rank = len(space)
+        if cube_tile is not None or rank == 0:
+            tile = ()  # cube ops take cube_tile; a rank-0 op's tile is []
+        elif tile is None:
+            tile = tiling.current_vec_tile()
         if cube_tile is not None:
             pass
         elif tile is None:
@@ -596,6 +596,7 @@ def set_attrs(op, attrs):
                 for v in value:
                     symbolic.to_dim_expr(v, a.exprs.values.add())
             else:
+                a.ints.SetInParent()  # set even when empty (a rank-0 shape)
                 a.ints.values.extend(int(v) for v in value)
         elif isinstance(value, bool):
             a.b = value

@@ -48,10 +48,8 @@ def test_inferred_annotations_check_what_the_compiler_can_take():
         pypto.set_vec_tile_shapes(4)
         out[:] = x
 
-    with pytest.raises(ValueError, match=r"argument 'x': rank 5 \(shape \[1, 1, 1, 1, 1\]\); kernels take tensors of rank 1 to 4"):
+    with pytest.raises(ValueError, match=r"argument 'x': rank 5 \(shape \[1, 1, 1, 1, 1\]\); kernels take tensors of rank 0 to 4"):
         k(np.zeros((1,) * 5, np.float32), np.zeros((1,) * 5, np.float32))
-    with pytest.raises(ValueError, match=r"argument 'x': rank 0"):
-        k(np.ones((), np.float32), np.zeros(1, np.float32))
     with pytest.raises(ValueError, match=r"argument 'out': shape \[0\] has an empty dim"):
         k(np.zeros(1, np.float32), np.zeros(0, np.float32))
     with pytest.raises(TypeError, match="argument 'x': dtype torch.complex64 is not supported yet; this version takes arguments of DT_FP32"):

@@ -76,3 +76,47 @@ def test_result_dtypes_follow_torch(native):
     x = np.ones((4, 8), np.int16)
     k(x, np.zeros(4, np.int64), np.zeros(4, np.int16), np.zeros(4, np.int64))
     assert seen == {"sum": pypto.DT_INT64, "amax": pypto.DT_INT16, "argmax": pypto.DT_INT64}
+
+
+@pypto.jit
+def rank0(x: ANY, v: ANY, s: ANY, am: ANY, vs: ANY, twice: ANY, centered: ANY, ks: ANY,
+          mx: ANY):
+    pypto.set_vec_tile_shapes(16)
+    total = v.sum(0)  # a rank-1 tensor without keepdim: rank 0
+    vs[...] = total
+    twice[()] = total * 2  # an op on a rank-0 tensor
+    pypto.set_vec_tile_shapes(4, 8)
+    s[...] = x.sum()  # every element
+    am[...] = x.argmax(None)  # the row-major index, as torch's x.argmax()
+    mx[...] = pypto.amax(x.cast(pypto.DT_DOUBLE))
+    centered[:] = x - x.amax()  # a rank-0 tensor broadcasts
+    ks[:] = x.sum(keepdim=True)
+
+
+def test_rank0_results_like_torch(native):
+    x = np.random.default_rng(5).standard_normal((9, 20)).astype(np.float32)
+    v = big(np.int32, (50,), 6)
+    t, tv = torch.from_numpy(x), torch.from_numpy(v)
+    outs = dict(s=np.zeros((), np.float32), am=np.zeros((), np.int64),
+                vs=np.zeros((), np.int64), twice=np.zeros((), np.int64),
+                centered=np.zeros((9, 20), np.float32), ks=np.zeros((1, 1), np.float32),
+                mx=np.zeros((), np.float64))
+    rank0(x, v, **outs)
+    assert torch.sum(tv).shape == () and outs["vs"].shape == ()
+    assert outs["vs"] == torch.sum(tv).item() and outs["twice"] == 2 * torch.sum(tv).item()
+    bound = 1e-5 * np.abs(x).sum()
+    assert abs(outs["s"] - t.sum().item()) <= bound
+    np.testing.assert_allclose(outs["ks"], t.sum(dim=(0, 1), keepdim=True).numpy(), atol=bound)
+    assert outs["am"] == torch.argmax(t).item()
+    assert outs["mx"] == torch.amax(t.double()).item()
+    np.testing.assert_array_equal(outs["centered"], (t - t.amax()).numpy())
+
+
+def test_rank0_errors(native):
+    @pypto.jit
+    def k(x: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(8)
+        out[...] = x.sum().sum()
+
+    with pytest.raises(Exception, match=r"pypto.sum: the input is a rank-0 tensor"):
+        k(np.ones(8, np.float32), np.zeros((), np.float32))

@@ -194,6 +194,45 @@ TEST(GoldenTest, ChainsRunPerChunk) {
   }
 }
 
+// A fused row group runs one row at a time (host_codegen's PerRow): loops
+// over the tile's leading dims, one-row UB tiles and one-value row tiles, the
+// input read in place at each row's GM offset although the tile's rows are
+// not adjacent in GM (2x2 rows of a [3, 6, 32] tensor), gamma read as a full
+// row, the result written in place; no TLOAD or TSTORE. A tile of one row and
+// a buffer both loaded and stored keep the whole-tile form.
+TEST(GoldenTest, RowGroupsRunPerRow) {
+  auto cpp = [](const std::vector<int64_t>& tile, bool inout) {
+    testing::GraphBuilder b("rows");
+    uint32_t x = inout ? b.Value(pto::v1::DT_FP32, {3, 6, 32}, "x")
+                       : b.Input("x", pto::v1::DT_FP32, {3, 6, 32});
+    uint32_t gamma = b.Input("gamma", pto::v1::DT_FP32, {32});
+    uint32_t m = b.Op("amax", {x}, tile);
+    uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    uint32_t r = b.Op("mul", {b.Op("div", {e, b.Op("sum", {e}, tile)}, tile), gamma}, tile);
+    if (inout) {
+      b.InOut("x", x, r);
+    } else {
+      b.Output("out", r);
+    }
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string rows = cpp({2, 2, 32}, false);
+  EXPECT_NE(rows.find("for (int64_t i1 = 0; i1 < 2; ++i1) for (int64_t i2 = 0; i2 < 2; ++i2) {"),
+            std::string::npos) << rows;
+  EXPECT_NE(rows.find("TRedMax<1, 1, 1, 32, 3>(t2, (g0 + i1 * 192 + i2 * 32));"),
+            std::string::npos) << rows;
+  EXPECT_NE(rows.find("TSubRows<1, 32, pto_tile::kFull, pto_tile::kRow>("), std::string::npos)
+      << rows;
+  EXPECT_NE(rows.find("alignas(64) float t2[1];"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("TMul<32>(o"), std::string::npos) << rows;
+  EXPECT_NE(rows.find(" + i1 * 192 + i2 * 32);"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("TLoad"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("TStore"), std::string::npos) << rows;
+  for (const std::string& whole : {cpp({1, 1, 32}, false), cpp({2, 2, 32}, true)}) {
+    EXPECT_EQ(whole.find("for (int64_t i"), std::string::npos) << whole;
+  }
+}
+
 TEST(GoldenTest, LayoutViewAssembleTranspose) {
   testing::GraphBuilder b("layout");
   uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});

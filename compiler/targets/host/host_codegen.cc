@@ -153,6 +153,13 @@ bool IsDense(const Access& a) {
          (e[0] == 1 || s[0] == e[1] * e[2] * e[3]);
 }
 
+// Whether each row of an access (its innermost dim) is contiguous in GM:
+// what a function run one row at a time (PerRow) needs to read or write a
+// row in place, wherever the rows themselves lie.
+bool RowsContiguous(const Access& a) {
+  return !a.bcast3 && (a.extent4[3] == 1 || a.strides4.size() <= 3 || a.strides4[3] == 1);
+}
+
 // GM-direct operands. A TLOAD of f32 data that lies densely in GM needs no
 // UB copy: the instructions read the tile where it is. The last instruction
 // of a function whose result only a TSTORE reads writes straight into GM
@@ -171,8 +178,12 @@ struct DirectPlan {
   std::vector<bool> elided;         // per instruction: a TSTORE not emitted
 };
 
+// Run one row at a time (per_row), an access needs only contiguous rows.
 DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
-                      const std::function<bool(int)>& is_row) {
+                      const std::function<bool(int)>& is_row, bool per_row) {
+  auto direct = [per_row](const Access& a) {
+    return per_row ? RowsContiguous(a) : IsDense(a);
+  };
   const int n = static_cast<int>(fn.body.size());
   DirectPlan plan;
   plan.load_in_place.assign(n, false);
@@ -192,7 +203,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
     const PtoBuffer& buf = p.buffers[in.buffer];
     if (buf.dtype != pto::v1::DT_FP32 || !f32_tile(in.dst)) continue;
     const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, -1);
-    if (IsDense(a)) {
+    if (direct(a)) {
       plan.load_in_place[i] = true;
       continue;
     }
@@ -234,7 +245,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
   const PtoBuffer& buf = p.buffers[st.buffer];
   if (st.reduce_dim >= 0) return plan;
   if (buf.dtype == pto::v1::DT_FP32 && producer.dtype == pto::v1::DT_FP32 &&
-      IsDense(MakeAccess(buf, fn.tile, st.index, -1)) &&
+      direct(MakeAccess(buf, fn.tile, st.index, -1)) &&
       std::find(loaded_buffers.begin(), loaded_buffers.end(), st.buffer) ==
           loaded_buffers.end()) {
     plan.writes_store[last] = store;
@@ -298,6 +309,72 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
   return narrow || computes >= 2 ? kChunkElements : 0;
 }
 
+// One row at a time. A fused row group (softmax, layer norm: last-dim
+// reductions into row tiles, then elementwise instructions reading them)
+// runs all its instructions on one row of the tile before the next: the
+// row's reductions, then its chain, while the row is in L1, instead of one
+// pass over the whole tile per instruction. Full UB tiles shrink to one row
+// and row tiles to one value; loads and stores address the row in GM, so a
+// tile whose rows are not adjacent in GM (a 4x8x256 tile of a 32x32x1x256
+// tensor) is read and written in place too. Each row goes through the same
+// instructions in the same order (a row's reduction is the same ReduceRow),
+// so results are the same bits. Only float UB tiles (f32, or f16/bf16 values
+// held as f32), last-dim sum/max/min/prod
+// reductions, no cast or arange (arange reads the tile offset), and no
+// buffer both loaded and stored (a row's store could feed a later row's
+// load).
+bool PerRow(const PtoProgram& p, const PtoFunction& fn,
+            const std::function<bool(int)>& is_row, int rank, int64_t rows) {
+  if (fn.runtime_extents || rank < 2 || rows < 2) return false;
+  bool has_row_tile = false;
+  for (int t = 0; t < fn.num_tiles; ++t) {
+    has_row_tile = has_row_tile || is_row(t);
+    if (t < static_cast<int>(fn.ub_types.size()) && fn.ub_types[t] != pto::v1::DT_FP32 &&
+        fn.ub_types[t] != pto::v1::DT_FP16 && fn.ub_types[t] != pto::v1::DT_BF16) {
+      return false;
+    }
+  }
+  if (!has_row_tile) return false;  // elementwise: ChunkElements' business
+  std::vector<int> loaded, stored;
+  for (const PtoInstr& in : fn.body) {
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
+      const pto::v1::DataType dt = p.buffers[in.buffer].dtype;
+      if (dt != pto::v1::DT_FP32 && dt != pto::v1::DT_FP16 && dt != pto::v1::DT_BF16) {
+        return false;
+      }
+      const int tile = in.op == PtoOpcode::kTLoad ? in.dst : in.srcs[0];
+      if (in.reduce_dim >= 0 && !(in.reduce_dim == rank - 1 && is_row(tile))) return false;
+      (in.op == PtoOpcode::kTLoad ? loaded : stored).push_back(in.buffer);
+      continue;
+    }
+    if (in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTArange) return false;
+    if (in.reduce_dim >= 0) {
+      const bool reduction = in.op == PtoOpcode::kTRedSum || in.op == PtoOpcode::kTRedMax ||
+                             in.op == PtoOpcode::kTRedMin || in.op == PtoOpcode::kTRedProd;
+      if (!reduction || in.reduce_dim != rank - 1 || !is_row(in.dst) || in.srcs.size() != 1 ||
+          is_row(in.srcs[0])) {
+        return false;
+      }
+    }
+  }
+  for (int b : stored) {
+    if (std::find(loaded.begin(), loaded.end(), b) != loaded.end()) return false;
+  }
+  return true;
+}
+
+// "i0 * s0 + ..": the GM offset of the row (i0, i1, i2) of a per-row access
+// (" + " first; empty when every row is at the same place).
+std::string RowOffset(const Access& a) {
+  std::string out;
+  for (int k = 0; k < 3; ++k) {
+    if (a.extent4[k] > 1 && a.strides4[k] != 0) {
+      absl::StrAppend(&out, " + i", k, " * ", a.strides4[k]);
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   const PtoFunction& fn = p.functions[index];
   if (fn.core == pto::v1::CORE_TYPE_CUBE) return EmitCubeFunction(p, index);
@@ -324,7 +401,9 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   for (const PtoInstr& in : fn.body) {
     for (int k : in.stride_dynamic) runtime_strides = runtime_strides || k >= 0;
   }
-  DirectPlan plan = PlanDirect(p, fn, is_row);
+  // Run-time strides: no per-row form either (its row offsets are constants).
+  const bool per_row = !runtime_strides && PerRow(p, fn, is_row, rank, rows);
+  DirectPlan plan = PlanDirect(p, fn, is_row, per_row);
   if (fn.runtime_extents || runtime_strides) {
     const size_t count = fn.body.size();
     plan.load_in_place.assign(count, false);
@@ -336,10 +415,18 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   // Chunked (ChunkElements): GM pointers first, then a loop over chunks c
   // with the tiles inside it, each instruction over `n` elements at c.
   const int64_t chunk =
-      fn.runtime_extents || runtime_strides ? 0 : ChunkElements(p, fn, is_row, elems);
-  const int64_t n = chunk > 0 ? chunk : elems;
+      fn.runtime_extents || runtime_strides || per_row ? 0
+                                                       : ChunkElements(p, fn, is_row, elems);
+  // Per row (PerRow): GM pointers first, then loops over the tile's rows
+  // (i0, i1, i2 over its leading dims) with one-row tiles inside.
+  const int64_t n = chunk > 0 ? chunk : per_row ? cols : elems;
+  const int64_t row_n = per_row ? 1 : rows;  // a row tile's values
   const std::string at = chunk > 0 ? " + c" : "";
-  for (int i = 0; chunk > 0 && i < static_cast<int>(fn.body.size()); ++i) {
+  // The GM offset of this row of an access (per row only).
+  auto row_at = [&](const Access& a) { return per_row ? RowOffset(a) : std::string(); };
+  std::vector<int64_t> tile4(4 - rank, 1);
+  tile4.insert(tile4.end(), fn.tile.begin(), fn.tile.end());
+  for (int i = 0; (chunk > 0 || per_row) && i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.load_in_place[i]) {
       const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
@@ -350,12 +437,22 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   if (chunk > 0) {
     absl::StrAppend(&out, "  for (int64_t c = 0; c < ", elems, "; c += ", chunk, ") {\n");
   }
-  const std::string indent = chunk > 0 ? "    " : "  ";
+  if (per_row) {
+    absl::StrAppend(&out, " ");
+    for (int k = 0; k < 3; ++k) {
+      if (tile4[k] > 1) {
+        absl::StrAppend(&out, " for (int64_t i", k, " = 0; i", k, " < ", tile4[k], "; ++i", k,
+                        ")");
+      }
+    }
+    absl::StrAppend(&out, " {\n");
+  }
+  const std::string indent = chunk > 0 || per_row ? "    " : "  ";
   for (int t = 0; t < fn.num_tiles; ++t) {
     const pto::v1::DataType storage =
         t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t] : pto::v1::DT_FP32;
     absl::StrAppend(&out, indent, "alignas(64) ", UbType(storage), " t", t, "[",
-                    is_row(t) ? rows : n, "];\n");
+                    is_row(t) ? row_n : n, "];\n");
   }
   // The C++ name of each UB tile's current value: its array, or a pointer
   // into GM (g<i>: a load read in place; o<i>: a result written there).
@@ -366,12 +463,17 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
     if (plan.load_in_place[i]) {
-      if (chunk == 0) {
+      if (chunk == 0 && !per_row) {
         const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
         absl::StrAppend(&out, "  const float* g", i, " = static_cast<const float*>(buffers[",
                         in.buffer, "]) + (", a.offset, ");\n");
       }
-      name[in.dst] = chunk > 0 ? absl::StrCat("(g", i, " + c)") : absl::StrCat("g", i);
+      const std::string row =
+          per_row ? RowOffset(MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1))
+                  : std::string();
+      name[in.dst] = chunk > 0 ? absl::StrCat("(g", i, " + c)")
+                     : !row.empty() ? absl::StrCat("(g", i, row, ")")
+                                    : absl::StrCat("g", i);
       columns[in.dst] = plan.load_columns[i];
       continue;
     }
@@ -391,6 +493,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         a.strides4 = {0, 0, 0};
         a.strides4_text = {"0", "0", "0"};
         a.offset += at;
+      }
+      if (per_row) {  // one row (one value for a row tile) at (i0, i1, i2)
+        a.offset += RowOffset(a);
+        a.extent4 = {1, 1, 1, a.extent4[3]};
       }
       const std::string type = GmType(buf.dtype);
       if (fn.runtime_extents) {
@@ -451,7 +557,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       const PtoInstr& st = fn.body[plan.writes_store[i]];
       const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
       absl::StrAppend(&out, indent, "float* o", i, " = static_cast<float*>(buffers[",
-                      st.buffer, "]) + (", a.offset, at, ");\n");
+                      st.buffer, "]) + (", a.offset, at, row_at(a), ");\n");
       name[in.dst] = absl::StrCat("o", i);
     } else {
       name[in.dst] = absl::StrCat("t", in.dst);
@@ -471,14 +577,14 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
       // TARGFIRST also takes the task's offset along the reduced dim.
-      std::vector<int64_t> e4(4 - rank, 1);
-      e4.insert(e4.end(), fn.tile.begin(), fn.tile.end());
+      std::vector<int64_t> e4 = tile4;
+      if (per_row) e4 = {1, 1, 1, cols};
       if (in.op == PtoOpcode::kTArgFirst) {
         args.push_back(absl::StrCat("args[", in.reduce_dim, "]"));
       }
       const bool narrow =
           in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16;
-      absl::StrAppend(&out, "  pto_tile::", f, "<", absl::StrJoin(e4, ", "), ", ",
+      absl::StrAppend(&out, indent, "pto_tile::", f, "<", absl::StrJoin(e4, ", "), ", ",
                       in.reduce_dim + 4 - rank,
                       narrow ? absl::StrCat(", ", GmType(in.dtype)) : "", ">(",
                       absl::StrJoin(args, ", "), ");\n");
@@ -506,15 +612,15 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         return absl::InternalError(absl::StrCat(
             PtoOpcodeName(in.op), ": no form that reads a row tile"));
       }
-      absl::StrAppend(&out, "  pto_tile::", f, "Rows<", rows, ", ", cols, ", ",
+      absl::StrAppend(&out, indent, "pto_tile::", f, "Rows<", row_n, ", ", cols, ", ",
                       layout[0], ", ", layout[1], round_to, ">(",
                       absl::StrJoin(args, ", "), ");\n");
       continue;
     }
-    absl::StrAppend(&out, indent, "pto_tile::", f, "<", is_row(in.dst) ? rows : n,
+    absl::StrAppend(&out, indent, "pto_tile::", f, "<", is_row(in.dst) ? row_n : n,
                     round_to, ">(", absl::StrJoin(args, ", "), ");\n");
   }
-  if (chunk > 0) absl::StrAppend(&out, "  }\n");
+  if (chunk > 0 || per_row) absl::StrAppend(&out, "  }\n");
   absl::StrAppend(&out, "}\n\n");
   return out;
 }

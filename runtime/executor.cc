@@ -77,7 +77,8 @@ int EnvWorkers(const char* name) {
 
 absl::StatusOr<std::unique_ptr<TaskPlan>> TaskPlan::Create(
     const pto::v1::ExecuteGraph& graph,
-    absl::Span<const pto_block_fn> functions) {
+    absl::Span<const pto_block_fn> functions,
+    absl::Span<const uint32_t> buffer_sets, uint32_t buffer_stride) {
   if (functions.size() != static_cast<size_t>(graph.functions_size())) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "task plan: %d block pointers for %d functions", functions.size(),
@@ -85,6 +86,10 @@ absl::StatusOr<std::unique_ptr<TaskPlan>> TaskPlan::Create(
   }
   std::unique_ptr<TaskPlan> plan(new TaskPlan());
   const int n = graph.tasks_size();
+  if (!buffer_sets.empty() && buffer_sets.size() != static_cast<size_t>(n)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "task plan: %d buffer sets for %d tasks", buffer_sets.size(), n));
+  }
   plan->tasks_.resize(n);
   // Successor lists in one array (CSR): count, prefix-sum, fill.
   std::vector<uint32_t> num_successors(n, 0);
@@ -121,6 +126,7 @@ absl::StatusOr<std::unique_ptr<TaskPlan>> TaskPlan::Create(
     info.core = KindOf(graph.functions(task.function()).core_type());
     info.num_deps = static_cast<uint32_t>(task.deps_size());
     info.args_begin = static_cast<uint32_t>(plan->args_.size());
+    info.buffers_begin = buffer_sets.empty() ? 0 : buffer_sets[t] * buffer_stride;
     plan->args_.insert(plan->args_.end(), task.args().begin(),
                        task.args().end());
     for (uint32_t dep : task.deps()) {
@@ -321,7 +327,7 @@ void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
     const TaskPlan::TaskInfo& task = plan.tasks_[item.task];
     const bool tracing = run->events != nullptr;
     const int64_t start = tracing ? NowNs() : 0;
-    task.fn(run->buffers, plan.args_.data() + task.args_begin);
+    task.fn(run->buffers + task.buffers_begin, plan.args_.data() + task.args_begin);
     if (tracing) {
       TaskEvent& e = run->events[item.task];
       e.task = item.task;

@@ -62,9 +62,13 @@ class TaskPlan {
   // `functions[i]` is the native block for graph.functions(i). The graph must
   // already be consistent (VerifyBinary); this re-checks indices anyway and
   // returns INVALID_ARGUMENT naming the task on a violation.
+  // `buffer_sets` (per task, or empty: all 0) picks which of the Run's
+  // buffer sets a task gets: set s starts at buffers + s * buffer_stride
+  // (per-iteration workspace instances, runtime/workspace_instances.h).
   static absl::StatusOr<std::unique_ptr<TaskPlan>> Create(
       const pto::v1::ExecuteGraph& graph,
-      absl::Span<const pto_block_fn> functions);
+      absl::Span<const pto_block_fn> functions,
+      absl::Span<const uint32_t> buffer_sets = {}, uint32_t buffer_stride = 0);
 
   int num_tasks() const { return static_cast<int>(tasks_.size()); }
 
@@ -73,6 +77,7 @@ class TaskPlan {
   struct TaskInfo {
     pto_block_fn fn;
     uint32_t args_begin;  // into args_
+    uint32_t buffers_begin;  // into the Run's buffers
     uint32_t successors_begin;  // into successors_
     uint32_t successors_end;
     uint32_t num_deps;
@@ -129,7 +134,8 @@ class Executor {
   static Executor& Default();
 
   // Runs every task of `plan` with `buffers` (one pointer per Execute Graph
-  // buffer) and returns when all are done.
+  // buffer, for each buffer set the plan's tasks name) and returns when all
+  // are done.
   absl::Status Run(const TaskPlan& plan, void* const* buffers,
                    const RunOptions& options = {});
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -37,8 +38,9 @@ absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& valu
 class Expander {
  public:
   Expander(const pto::v1::ExecuteGraph& graph, SymbolValues values,
-           std::vector<ExpandGroup>* groups)
-      : graph_(graph), values_(std::move(values)), groups_(groups) {}
+           std::vector<ExpandGroup>* groups,
+           std::vector<std::vector<LoopVisit>>* loops)
+      : graph_(graph), values_(std::move(values)), groups_(groups), loops_(loops) {}
 
   absl::Status Walk(const google::protobuf::RepeatedPtrField<pto::v1::ExecNode>& nodes) {
     for (const pto::v1::ExecNode& node : nodes) {
@@ -56,6 +58,7 @@ class Expander {
             graph_, graph_.templates(static_cast<int>(node.template_index())), values_);
         if (!g.ok()) return g.status();
         groups_->push_back(*std::move(g));
+        if (loops_ != nullptr) loops_->push_back(path_);
         return absl::OkStatus();
       }
       case pto::v1::ExecNode::kLoop: return Loop(node.loop());
@@ -83,7 +86,9 @@ class Expander {
             " iterations in total (", Bindings(values_), ")"));
       }
       values_[loop.index()] = i;
+      path_.push_back({&loop, visits_[&loop]++});
       absl::Status s = Walk(loop.body());
+      path_.pop_back();
       if (!s.ok()) return s;
       if (__builtin_add_overflow(i, step, &i)) break;
     }
@@ -124,6 +129,9 @@ class Expander {
   const pto::v1::ExecuteGraph& graph_;
   SymbolValues values_;
   std::vector<ExpandGroup>* groups_;
+  std::vector<std::vector<LoopVisit>>* loops_;
+  std::vector<LoopVisit> path_;  // the loops around the node being walked
+  absl::flat_hash_map<const void*, int64_t> visits_;  // iterations per loop
   int64_t iterations_ = 0;
 };
 
@@ -293,8 +301,9 @@ absl::Status CheckAccessBounds(const ExpandGroup& g,
 
 absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,
                            const SymbolValues& values,
-                           std::vector<ExpandGroup>* groups) {
-  return Expander(graph, values, groups).Walk(graph.program());
+                           std::vector<ExpandGroup>* groups,
+                           std::vector<std::vector<LoopVisit>>* loops) {
+  return Expander(graph, values, groups, loops).Walk(graph.program());
 }
 
 absl::Status VerifyProgram(const pto::v1::ExecuteGraph& graph) {

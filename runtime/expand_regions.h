@@ -31,13 +31,23 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
                                           const pto::v1::TaskTemplate& t,
                                           const SymbolValues& values);
 
+// One loop enclosing a group: the loop node, and how many iterations of it
+// the expansion had run before this one (counted over every run of the
+// loop: nested loops' flattened iteration).
+struct LoopVisit {
+  const void* loop = nullptr;
+  int64_t count = 0;
+};
+
 // Appends the groups of graph.program() for `values` (the parameter
-// symbols). Errors (INVALID_ARGUMENT): a region check that fails (naming the
+// symbols), and when `loops` is set each group's enclosing loops, outermost
+// first. Errors (INVALID_ARGUMENT): a region check that fails (naming the
 // op, the offsets, extent and tensor dims and the loop indices), more than
 // 2^24 loop iterations in total, an expression that cannot be evaluated.
 absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,
                            const SymbolValues& values,
-                           std::vector<ExpandGroup>* groups);
+                           std::vector<ExpandGroup>* groups,
+                           std::vector<std::vector<LoopVisit>>* loops = nullptr);
 
 // Every access of `g` lies inside its buffer (`shapes`, evaluated at this
 // binding): INVALID_ARGUMENT naming the template, the buffer and the

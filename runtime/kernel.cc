@@ -109,6 +109,9 @@ class WorkspacePool {
 struct TemplatedLaunch {
   std::unique_ptr<TaskPlan> plan;
   std::vector<int64_t> workspace_offsets;  // per buffer; -1 for parameters
+  // Per buffer set: the expanded buffer behind each graph buffer (empty:
+  // one set, the identity).
+  std::vector<std::vector<int>> buffer_sets;
   int64_t workspace_bytes = 0;
   std::unique_ptr<WorkspacePool> pool;
 };
@@ -369,11 +372,13 @@ absl::Status Kernel::RunTemplated(absl::Span<const TensorArg> args,
     }
     std::vector<pto_block_fn> functions;
     for (void* b : blocks_) functions.push_back(reinterpret_cast<pto_block_fn>(b));
-    absl::StatusOr<std::unique_ptr<TaskPlan>> plan =
-        TaskPlan::Create(expanded->graph, functions);
+    const uint32_t slots = static_cast<uint32_t>(binary_.execute_graph().buffers_size());
+    absl::StatusOr<std::unique_ptr<TaskPlan>> plan = TaskPlan::Create(
+        expanded->graph, functions, expanded->task_buffer_set, slots);
     if (!plan.ok()) return plan.status();
     auto made = std::make_shared<TemplatedLaunch>();
     made->plan = *std::move(plan);
+    made->buffer_sets = std::move(expanded->buffer_sets);
     made->workspace_offsets.assign(expanded->buffer_bytes.size(), -1);
     for (size_t i = binary_.params_size(); i < expanded->buffer_bytes.size(); ++i) {
       made->workspace_offsets[i] = made->workspace_bytes;
@@ -398,7 +403,16 @@ absl::Status Kernel::RunTemplated(absl::Span<const TensorArg> args,
                                  : static_cast<char*>(arena.get()) +
                                        launch->workspace_offsets[i];
   }
-  return executor.Run(*launch->plan, buffers.data(), options);
+  if (launch->buffer_sets.empty()) {
+    return executor.Run(*launch->plan, buffers.data(), options);
+  }
+  // One pointer per graph buffer for each buffer set (workspace instances).
+  std::vector<void*> sets;
+  sets.reserve(launch->buffer_sets.size() * launch->buffer_sets[0].size());
+  for (const std::vector<int>& set : launch->buffer_sets) {
+    for (int b : set) sets.push_back(buffers[b]);
+  }
+  return executor.Run(*launch->plan, sets.data(), options);
 }
 
 }  // namespace pto::runtime

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/expand_regions.h"
 #include "runtime/expand_tasks.h"
+#include "runtime/workspace_instances.h"
 
 namespace pto::runtime {
 namespace {
@@ -119,7 +120,8 @@ absl::StatusOr<SymbolValues> BindArguments(const pto::v1::KernelBinary& binary,
 }
 
 absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binary,
-                                              const SymbolValues& values) {
+                                              const SymbolValues& values,
+                                              int workspace_instances) {
   const pto::v1::ExecuteGraph& graph = binary.execute_graph();
   ExpandedGraph out;
   *out.graph.mutable_functions() = graph.functions();
@@ -146,8 +148,11 @@ absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binar
     shapes.push_back(*std::move(shape));
   }
   std::vector<ExpandGroup> groups;
+  std::vector<std::vector<LoopVisit>> loops;
   if (graph.program_size() > 0) {  // loops and branches (expand_regions.h)
-    if (absl::Status s = ExpandProgram(graph, values, &groups); !s.ok()) return s;
+    if (absl::Status s = ExpandProgram(graph, values, &groups, &loops); !s.ok()) {
+      return s;
+    }
   } else {
     for (const pto::v1::TaskTemplate& t : graph.templates()) {
       absl::StatusOr<ExpandGroup> g = TemplateGroup(graph, t, values);
@@ -158,6 +163,19 @@ absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binar
   for (const ExpandGroup& g : groups) {
     if (absl::Status s = CheckAccessBounds(g, shapes); !s.ok()) return s;
   }
+  // Loop-body workspaces: one instance per iteration modulo K, so that
+  // independent iterations do not wait for each other through them.
+  WorkspaceInstances instances;
+  if (!loops.empty()) {
+    instances = PrivatizeWorkspaces(
+        loops, binary.params_size(), out.buffer_bytes, shapes,
+        workspace_instances > 0 ? workspace_instances : DefaultWorkspaceInstances(),
+        &groups);
+    for (int b : instances.copy_of) {
+      out.buffer_bytes.push_back(out.buffer_bytes[b]);
+      shapes.push_back(shapes[b]);
+    }
+  }
   ExpandLimits limits;
   limits.max_tasks = kMaxTasks;
   limits.max_dependencies = kMaxDependencies;
@@ -165,6 +183,19 @@ absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binar
   limits.prune_covered = graph.program_size() > 0;
   if (absl::Status s = ExpandTasks(shapes, groups, {}, limits, &out.graph); !s.ok()) {
     return s;
+  }
+  if (!instances.buffer_sets.empty()) {
+    out.buffer_sets = std::move(instances.buffer_sets);
+    out.task_buffer_set.reserve(out.graph.tasks_size());
+    for (size_t g = 0; g < groups.size(); ++g) {
+      int64_t tiles = 1;
+      for (int64_t n : ExpandGrid(groups[g].space, groups[g].tile)) tiles *= n;
+      out.task_buffer_set.insert(out.task_buffer_set.end(), tiles,
+                                 instances.group_set[g]);
+    }
+    if (out.task_buffer_set.size() != static_cast<size_t>(out.graph.tasks_size())) {
+      return absl::InternalError("expanded tasks do not match their groups' tiles");
+    }
   }
   return out;
 }

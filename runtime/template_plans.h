@@ -35,14 +35,24 @@ absl::StatusOr<SymbolValues> BindArguments(const pto::v1::KernelBinary& binary,
 
 struct ExpandedGraph {
   pto::v1::ExecuteGraph graph;        // functions and tasks (no templates)
-  std::vector<int64_t> buffer_bytes;  // per buffer; 0 for parameters
+  // Per expanded buffer: the graph's buffers, then the extra instances of
+  // loop-body workspaces (runtime/workspace_instances.h); 0 for parameters.
+  std::vector<int64_t> buffer_bytes;
+  // buffer_sets[s][slot]: the expanded buffer behind graph buffer `slot` for
+  // tasks of set s; empty when there is only the identity.
+  std::vector<std::vector<int>> buffer_sets;
+  // Per task: its buffer set; empty when all are 0.
+  std::vector<uint32_t> task_buffer_set;
 };
 
 // The tasks of every template for `values`; INVALID_ARGUMENT when a size
 // overflows, a tile's extents have no block function, or the tasks or
-// dependencies exceed the runtime's limits.
+// dependencies exceed the runtime's limits. Workspaces that only one loop's
+// body touches get up to `workspace_instances` instances (0: the default,
+// DefaultWorkspaceInstances(); 1: none), one per iteration modulo that.
 absl::StatusOr<ExpandedGraph> ExpandTemplates(const pto::v1::KernelBinary& binary,
-                                              const SymbolValues& values);
+                                              const SymbolValues& values,
+                                              int workspace_instances = 0);
 
 // Checks a templated graph's structure (VerifyBinary calls it): symbol
 // bindings, template ranks, function and buffer indices, access indices.

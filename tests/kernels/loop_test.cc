@@ -91,6 +91,108 @@ TEST(LoopTest, IndependentIterationsHaveNoDependencies) {
   EXPECT_EQ(g->graph.tasks(3).args(3), 3);
 }
 
+// The softmax with its tile: rows of 256 in tiles of [1,4,64] (the
+// issue's [1,4,1,64] without the unit dim), so max and sum reduce over four
+// tiles through partial/combine workspaces written in the body.
+pto::v1::Graph SoftmaxLoopPartial(const SymExpr& bs) {
+  GraphBuilder b("softmax_loop_partial");
+  const SymExpr i = SymExpr::Symbol("idx");
+  const uint32_t inp = b.SymInput("inp", DT_FP32, {bs, 4, 256});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 4, 256}, "out");
+  const std::vector<int64_t> tile = {1, 4, 64};
+  Ids outs = b.Loop("idx", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t x = b.View(inp, {i, 0, 0}, {1, 4, 256}, tile);
+    const uint32_t m = b.Op("amax", {x}, tile);
+    const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+    return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+// Iteration of task t when every iteration has `per` tasks.
+int IterationOf(int t, int per) { return t / per; }
+
+TEST(LoopTest, BodyWorkspacesArePerIterationSoIterationsRunConcurrently) {
+  auto kernel = Compile(SoftmaxLoopPartial);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(SoftmaxLoopPartial, *kernel, {1, 7, 40});
+  auto compiled = compiler::Compile(SoftmaxLoopPartial(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const int bs = 10, k = 4;
+  // A ring of k instances: iteration n waits only for iteration n - k (its
+  // instance's previous use), never for n - 1.
+  auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", bs}}, k);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_FALSE(g->buffer_sets.empty()) << "no workspace was privatized";
+  ASSERT_EQ(g->graph.tasks_size() % bs, 0);
+  const int per = g->graph.tasks_size() / bs;
+  ASSERT_GT(per, 1);  // partial, combine and the rest: more than one group
+  int ring_waits = 0;
+  for (int t = 0; t < g->graph.tasks_size(); ++t) {
+    for (uint32_t d : g->graph.tasks(t).deps()) {
+      const int it = IterationOf(t, per), id = IterationOf(static_cast<int>(d), per);
+      EXPECT_TRUE(it == id || (it - id) % k == 0)
+          << "task " << t << " (iteration " << it << ") waits for task " << d
+          << " (iteration " << id << ")";
+      ring_waits += it != id;
+    }
+  }
+  EXPECT_GT(ring_waits, 0);  // iteration 4 reuses iteration 0's instance
+  // One instance (the shared buffer, as before): consecutive iterations wait.
+  auto shared = runtime::ExpandTemplates(compiled->binary, {{"bs", bs}}, 1);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_TRUE(shared->buffer_sets.empty());
+  int adjacent = 0;
+  for (int t = 0; t < shared->graph.tasks_size(); ++t) {
+    for (uint32_t d : shared->graph.tasks(t).deps()) {
+      adjacent += IterationOf(t, per) - IterationOf(static_cast<int>(d), per) == 1;
+    }
+  }
+  EXPECT_GT(adjacent, 0);
+}
+
+// acc += sum(x[i]) over rows of 256 in tiles of 64: the sum's partials are
+// private to each iteration, acc is carried, so the iterations still chain.
+pto::v1::Graph RowSumLoop(const SymExpr& n) {
+  GraphBuilder b("row_sum_loop");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 256});
+  const uint32_t acc = b.SymValue(DT_FP32, {1, 1}, "acc");
+  Ids outs = b.Loop("i", 0, n, 1, {acc}, [&](const Ids& args) {
+    const uint32_t row = b.View(x, {i, 0}, {1, 256}, {1, 64});
+    const uint32_t s = b.Op("sum", {row}, {1, 64});
+    const uint32_t sum = b.Op("add", {args[0], s}, {1, 1});
+    return Ids{b.Assemble(sum, args[0], {0, 0}, {1, 1})};
+  });
+  b.InOut("acc", acc, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, CarriedValueThroughPrivateWorkspacesStillChains) {
+  auto kernel = Compile(RowSumLoop);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(RowSumLoop, *kernel, {1, 5, 33});
+  auto compiled = compiler::Compile(RowSumLoop(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const int n = 6;
+  auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", n}}, 4);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->graph.tasks_size() % n, 0);
+  const int per = g->graph.tasks_size() / n;
+  // Every iteration after the first waits for the one before (through acc).
+  std::vector<bool> waits(n, false);
+  for (int t = 0; t < g->graph.tasks_size(); ++t) {
+    for (uint32_t d : g->graph.tasks(t).deps()) {
+      if (IterationOf(t, per) - IterationOf(static_cast<int>(d), per) == 1) {
+        waits[IterationOf(t, per)] = true;
+      }
+    }
+  }
+  for (int it = 1; it < n; ++it) EXPECT_TRUE(waits[it]) << "iteration " << it;
+}
+
 // acc[0:1] += x[i] for every row i: each iteration reads and writes the
 // same region, so the iterations form a chain.
 pto::v1::Graph RunningSum(const SymExpr& n) {

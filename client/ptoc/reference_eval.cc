@@ -35,6 +35,39 @@ using Binary = std::function<double(double, double)>;
 double Max(double a, double b) { return (std::isnan(a) || a > b) ? a : b; }
 double Min(double a, double b) { return (std::isnan(a) || a < b) ? a : b; }
 
+// torch.floor_divide / torch.remainder on floats, as torch computes them
+// (c10 div_floor_floating: fmod plus a correction; the remainder takes the
+// divisor's sign). A zero divisor: a / b and fmod's NaN.
+double FloorDiv(double a, double b) {
+  if (b == 0) return a / b;
+  const double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double floordiv = std::floor(div);
+  if (div - floordiv > 0.5) floordiv += 1;
+  return floordiv;
+}
+double Remainder(double a, double b) {
+  double mod = std::fmod(a, b);
+  if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
+  return mod;
+}
+
+// The same on integers, exactly: a zero divisor gives 0 (torch raises) and
+// MIN // -1 wraps to MIN (remainder 0), as the kernels do.
+int64_t IntFloorDiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+  const int64_t q = a / b, r = a % b;
+  return r != 0 && (r < 0) != (b < 0) ? q - 1 : q;
+}
+int64_t IntRemainder(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  const int64_t r = a % b;
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
 // Tensor-with-tensor ops (numpy broadcasting): f(a, b).
 const std::map<std::string, Binary>& BinaryOps() {
   static const auto* ops = new std::map<std::string, Binary>{
@@ -45,6 +78,8 @@ const std::map<std::string, Binary>& BinaryOps() {
       {"pow", [](double a, double b) { return std::pow(a, b); }},
       {"maximum", Max},
       {"minimum", Min},
+      {"floor_divide", FloorDiv},
+      {"remainder", Remainder},
       {"eq", [](double a, double b) { return a == b ? 1.0 : 0.0; }},
       {"ne", [](double a, double b) { return a != b ? 1.0 : 0.0; }},
       {"lt", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
@@ -542,6 +577,15 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
         out->data[k] = static_cast<double>(
             out->dtype == pto::v1::DT_INT32 ? static_cast<int32_t>(p)
                                             : static_cast<int64_t>(p));
+      }
+    } else if ((kind == "floor_divide" || kind == "remainder") &&
+               (out->dtype == pto::v1::DT_INT32 || out->dtype == pto::v1::DT_INT64)) {
+      // Exact in int64 (the values are integers; wrapped to the width below).
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t x = static_cast<int64_t>(operand(0, k));
+        const int64_t y = static_cast<int64_t>(operand(1, k));
+        out->data[k] = static_cast<double>(kind == "floor_divide" ? IntFloorDiv(x, y)
+                                                                  : IntRemainder(x, y));
       }
     } else if (auto b = BinaryOps().find(kind); b != BinaryOps().end()) {
       for (int64_t k = 0; k < n; ++k) {

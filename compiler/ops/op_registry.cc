@@ -78,6 +78,11 @@ std::vector<OpInfo>* MakeRegistry() {
       OrDouble(Binary("pow", P::kTPow)),
       Numeric(Binary("maximum", P::kTMax)),  // NaN if either is NaN (numpy)
       Numeric(Binary("minimum", P::kTMin)),
+      // torch.floor_divide / torch.remainder: floats as torch computes them
+      // (fmod plus a correction; the remainder takes the divisor's sign),
+      // integers exactly (a zero divisor gives 0, where torch raises).
+      Numeric(Binary("floor_divide", P::kTFloorDiv)),
+      Numeric(Binary("remainder", P::kTRem)),
       Compare("eq", P::kTCmpEq),
       Compare("ne", P::kTCmpNe),
       Compare("lt", P::kTCmpLt),

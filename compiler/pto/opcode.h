@@ -1,6 +1,7 @@
 // PTO tile instructions: the tile-level ISA between the compiler's Execute
 // Graph and a target. Names follow the public PTO ISA where it has one;
 // TRSUBS, TRDIVS and TRPOWS are this compiler's reversed-scalar forms
+// and TFLOORDIV/TREM its floor division and remainder (torch's semantics)
 // (dst = scalar - src, scalar / src, scalar ** src), TCMPxx(S) are TCMP with
 // its comparison mode in the name, and TCLIP takes two scalars (min, max).
 // docs/pto-isa.md describes every instruction.
@@ -23,6 +24,8 @@ namespace pto::compiler {
   X(kTPow, "TPOW", TPow, 2, 0)             \
   X(kTMax, "TMAX", TMax, 2, 0)             \
   X(kTMin, "TMIN", TMin, 2, 0)             \
+  X(kTFloorDiv, "TFLOORDIV", TFloorDiv, 2, 0) \
+  X(kTRem, "TREM", TRem, 2, 0)             \
   X(kTCmpEq, "TCMPEQ", TCmpEq, 2, 0)       \
   X(kTCmpNe, "TCMPNE", TCmpNe, 2, 0)       \
   X(kTCmpLt, "TCMPLT", TCmpLt, 2, 0)       \

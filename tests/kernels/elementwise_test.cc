@@ -70,7 +70,8 @@ const Broadcast kBroadcasts[] = {
 
 TEST(ElementwiseTest, BinaryOpsBroadcast) {
   for (const char* kind : {"add", "sub", "mul", "div", "pow", "maximum",
-                           "minimum", "eq", "ne", "lt", "le", "gt", "ge"}) {
+                           "minimum", "floor_divide", "remainder", "eq", "ne", "lt",
+                           "le", "gt", "ge"}) {
     for (DataType dtype : kFloatTypes) {
       for (const Broadcast& c : kBroadcasts) {
         Builder b(absl::StrCat(Name(kind, dtype), "_", absl::StrJoin(c.a, "x"),
@@ -262,6 +263,35 @@ TEST(ElementwiseTest, IntegerSignClipAndDoubleScalars) {
                              .status();
   EXPECT_NE(s.message().find("divs takes DT_FP32, DT_FP16, DT_BF16 or DT_DOUBLE"),
             std::string::npos) << s;
+}
+
+// floor_divide and remainder on INT32/INT64 (random ints in [-4, 4]: mixed
+// signs and zero divisors, which give 0) and DOUBLE, broadcast; at the
+// limits: MIN // -1 wraps to MIN (remainder 0), +-2**62 and INT32_MAX with
+// divisors of either sign, exactly as the reference.
+TEST(ElementwiseTest, FloorDivideAndRemainder) {
+  Builder b("floor_divide_remainder");  // one kernel: compiles are slow
+  for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64, pto::v1::DT_DOUBLE}) {
+    const std::string name = pto::v1::DataType_Name(dtype);
+    const uint32_t x = b.Input("x_" + name, dtype, {37, 70});
+    const uint32_t y = b.Input("y_" + name, dtype, {70});
+    b.Output("div_" + name, b.Op("floor_divide", {x, y}, {16, 32}));
+    b.Output("rem_" + name, b.Op("remainder", {y, x}, {16, 32}));
+  }
+  const double int32_min = -2147483648.0, int32_max = 2147483647.0;
+  for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64}) {
+    const std::string name = pto::v1::DataType_Name(dtype);
+    const bool wide = dtype == pto::v1::DT_INT64;
+    const uint32_t d = b.Input("d_" + name, dtype, {4, 1});
+    const uint32_t minus_one = b.Create("full", dtype, {1}, {{"value", -1.0}});
+    const uint32_t lo = b.Create("full", dtype, {1}, {{"value", wide ? -0x1p62 : int32_min}});
+    const uint32_t hi = b.Create("full", dtype, {1}, {{"value", wide ? 0x1p62 : int32_max}});
+    b.Output("min_div_" + name, b.Op("floor_divide", {lo, minus_one}, {1}));
+    b.Output("min_rem_" + name, b.Op("remainder", {lo, minus_one}, {1}));
+    b.Output("lo_div_" + name, b.Op("floor_divide", {lo, d}, {4, 1}));
+    b.Output("hi_rem_" + name, b.Op("remainder", {hi, d}, {4, 1}));
+  }
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
 // full and arange (no inputs) in every dtype, fused with a consumer.

@@ -37,8 +37,8 @@ from .errors import (  # noqa: E402,F401
 from .jit_function import CompileInfo, JitFunction, jit  # noqa: E402,F401
 from .ops import LATER_OPS as _LATER_OPS, _later  # noqa: E402
 from .ops import (  # noqa: E402,F401,A004
-    abs, add, amax, amin, arange, argmax, argmin, cast, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, ge, gt, le, log,
-    log1p, log2, log10, lt, matmul, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, round,
+    abs, add, amax, amin, arange, argmax, argmin, cast, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, floor_divide, ge, gt, le, log,
+    log1p, log2, log10, lt, matmul, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, remainder, round,
     rms_norm, rsqrt, sigmoid, sign, sin, softmax, sqrt, sub, sum, tanh, trunc, where)
 from .layout import (  # noqa: E402,F401
     assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)

@@ -3,7 +3,8 @@
 
 - `a / b` on integer tensors is true division: both cast to DT_FP32 first
   (torch gives float32); a zero divisor gives inf or NaN as in float.
-- INT8, INT16 and UINT8 `add sub mul maximum minimum neg abs` compute in
+- INT8, INT16 and UINT8 `add sub mul maximum minimum floor_divide
+  remainder neg abs` compute in
   DT_INT32 and cast back, which wraps to the width as torch does (the
   compiler's f32 tiles for these types would not hold a product exactly).
 - An integer tensor with a Python int: the number becomes a one-element
@@ -28,7 +29,7 @@ from .tensors import Tensor
 INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                  dtypes.DT_UINT8)
 _SMALL = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_UINT8)
-_WRAPPING = ("add", "sub", "mul", "maximum", "minimum")
+_WRAPPING = ("add", "sub", "mul", "maximum", "minimum", "floor_divide", "remainder")
 _MAX_INT_SCALAR = 2 ** 24
 
 

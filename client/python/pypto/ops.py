@@ -24,6 +24,9 @@ _BINARY = {
     "pow": ("pow", "pows", "rpows"),
     "maximum": ("maximum", "maximums", "maximums"),
     "minimum": ("minimum", "minimums", "minimums"),
+    # No scalar instruction: the number becomes a one-element tensor.
+    "floor_divide": ("floor_divide", None, None),
+    "remainder": ("remainder", None, None),
     # s < x is x > s.
     "eq": ("eq", "eqs", "eqs"),
     "ne": ("ne", "nes", "nes"),
@@ -75,7 +78,8 @@ def _check_float(what, t, arg):
 # Ops that also take INT32, INT64 and DOUBLE tensors (integers wrap like
 # torch's); the compiler's OperandTypes::kNumeric. INT8/INT16/UINT8 operands
 # never get here: int_arith computes them in INT32.
-_NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "sign", "clip")
+_NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "sign", "clip",
+                "floor_divide", "remainder")
 _NUMERIC_TYPES = _FLOAT_TYPES + (dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_DOUBLE)
 # Ops that also take DOUBLE tensors (the compiler's kFloatOrDouble), and
 # with a Python number every arithmetic op: the number stays a double.
@@ -128,6 +132,10 @@ def _binary(name, a, b):
             f"{what}: expected Tensors or a Tensor and a Python number, got "
             f"{type(a).__name__} and {type(b).__name__}")
     _check_traced(t, what, arg)
+    if kind is None:
+        _check_operand(what, name, t, arg)
+        n = full([1] * len(t._shape), s, t.dtype)
+        return _binary(name, t, n) if t is a else _binary(name, n, t)
     if not compare and not (name in _ARITHMETIC and t.dtype == dtypes.DT_DOUBLE):
         _check_float(what, t, arg)
     dtype = dtypes.DT_BOOL if compare else t.dtype
@@ -157,6 +165,20 @@ def div(input, other):
 def pow(input, exponent):  # noqa: A001 - PyPTO's name
     """input ** exponent."""
     return _binary("pow", input, exponent)
+
+
+def floor_divide(input, other):
+    """input // other, rounding toward -inf (torch.floor_divide): floats as
+    torch computes them (from fmod, so the same bits; x // 0 is inf or NaN),
+    integers exactly (x // 0 gives 0 where torch raises; MIN // -1 wraps)."""
+    return _binary("floor_divide", input, other)
+
+
+def remainder(input, other):
+    """input % other with the sign of the divisor (torch.remainder, Python's
+    %): floats from fmod (x % 0 is NaN), integers exactly (x % 0 gives 0
+    where torch raises)."""
+    return _binary("remainder", input, other)
 
 
 def maximum(input, other):

@@ -16,7 +16,7 @@ Inside a kernel, arguments are Tensors whose operators record ops:
 import numbers
 
 from . import dtypes
-from .errors import TraceError, not_yet
+from .errors import TraceError
 
 
 class _DimMarker:
@@ -191,14 +191,12 @@ class Tensor:
     def argmax(self, dim=-1, keepdim=False): return _ops().argmax(self, dim, keepdim)
     def argmin(self, dim=-1, keepdim=False): return _ops().argmin(self, dim, keepdim)
 
-    def _later(op, issue=3):
-        def method(self, *args, **kwargs):
-            raise not_yet(f"Tensor operator/method '{op}'", issue)
-        method.__name__ = op
-        return method
-
-    __floordiv__ = __rfloordiv__ = _later("//")
-    __mod__ = __rmod__ = _later("%")
+    def __floordiv__(self, other): return _ops().floor_divide(self, other)
+    def __rfloordiv__(self, other): return _ops().floor_divide(other, self)
+    def __mod__(self, other): return _ops().remainder(self, other)
+    def __rmod__(self, other): return _ops().remainder(other, self)
+    def floor_divide(self, other): return _ops().floor_divide(self, other)
+    def remainder(self, other): return _ops().remainder(self, other)
 
     def __matmul__(self, other): return _ops().matmul(self, other)
     def __rmatmul__(self, other): return _ops().matmul(other, self)

@@ -294,20 +294,6 @@ def test_operand_mismatches():
         bad_scalar.trace(arr(4, 4), arr(4, 4))
 
 
-@pytest.mark.parametrize("body,issue,what", [
-    (lambda a, out: out.__setitem__(slice(None), a // a), "issue 3", "'//'"),
-    (lambda a, out: out.__setitem__(slice(None), a % a), "issue 3", "'%'"),
-])
-def test_later_features_name_their_issue(body, issue, what):
-    @pypto.jit
-    def k(a: F32, out: F32):
-        pypto.set_vec_tile_shapes(4, 4)
-        body(a, out)
-
-    with pytest.raises(NotImplementedError, match=f"{what}.*not implemented yet \\({issue}"):
-        k.trace(arr(4, 4), arr(4, 4))
-
-
 def test_kernel_must_write_an_output_and_return_nothing():
     @pypto.jit
     def nothing(a: F32, out: F32):

@@ -61,7 +61,7 @@ bool WrapsInt32(PtoOpcode op) {
   switch (op) {
     case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
     case PtoOpcode::kTMax: case PtoOpcode::kTMin: case PtoOpcode::kTNeg:
-    case PtoOpcode::kTAbs:
+    case PtoOpcode::kTAbs: case PtoOpcode::kTFloorDiv: case PtoOpcode::kTRem:
       return true;
     default:
       return false;

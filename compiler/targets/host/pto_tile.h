@@ -700,6 +700,30 @@ inline void ExpMap(float* d, const float* a, int64_t n) {
 #define PTO_TILE_UNARY_MVEC(NAME, FN) PTO_TILE_UNARY(NAME, __builtin_##FN(a[i]))
 #endif
 
+// floor_divide and remainder of floats as torch computes them (c10's
+// div_floor_floating and remainder: fmod plus a correction, the remainder
+// taking the divisor's sign), so results match torch bit for bit; a zero
+// divisor gives a / b (inf or NaN) and fmod's NaN.
+template <typename F>
+inline F FloorDivOf(F a, F b) {
+  if (b == 0) return a / b;
+  const F mod = __builtin_fmod(a, b);
+  F div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= F(1);
+  if (div == 0) return __builtin_copysign(F(0), a / b);
+  F floordiv = __builtin_floor(div);
+  if (div - floordiv > F(0.5)) floordiv += F(1);
+  return floordiv;
+}
+template <typename F>
+inline F RemOf(F a, F b) {
+  F mod = __builtin_fmod(a, b);
+  if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
+  return mod;
+}
+inline float FloorDivF(float a, float b) { return FloorDivOf<float>(a, b); }
+inline float RemF(float a, float b) { return RemOf<float>(a, b); }
+
 // maximum/minimum propagate NaN from either side (numpy, torch).
 inline float Max(float x, float y) { return (x != x || x > y) ? x : y; }
 inline float Min(float x, float y) { return (x != x || x < y) ? x : y; }
@@ -712,6 +736,8 @@ PTO_TILE_BINARY(TDiv, x / y)
 PTO_TILE_BINARY(TPow, __builtin_powf(x, y))
 PTO_TILE_BINARY(TMax, Max(x, y))
 PTO_TILE_BINARY(TMin, Min(x, y))
+PTO_TILE_BINARY(TFloorDiv, FloorDivF(x, y))
+PTO_TILE_BINARY(TRem, RemF(x, y))
 PTO_TILE_COMPARE(TCmpEq, ==)
 PTO_TILE_COMPARE(TCmpNe, !=)
 PTO_TILE_COMPARE(TCmpLt, <)
@@ -1048,6 +1074,17 @@ inline void TArgSel(int64_t* __restrict d, const S* __restrict val,
 // torch does) and D (int32_t for INT32 tensors) wraps the result to the
 // tensor's width, so a tile keeps holding values of its dtype. Doubles
 // compute in double; maximum/minimum propagate NaN as for f32.
+inline uint64_t IntFloorDiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return 0 - static_cast<uint64_t>(a);  // MIN // -1 wraps
+  const int64_t q = a / b, r = a % b;
+  return static_cast<uint64_t>(r != 0 && (r < 0) != (b < 0) ? q - 1 : q);
+}
+inline uint64_t IntRem(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  const int64_t r = a % b;
+  return static_cast<uint64_t>(r != 0 && (r < 0) != (b < 0) ? r + b : r);
+}
 template <typename D>
 inline int64_t WrapResult(uint64_t v) {
   if constexpr (sizeof(D) < sizeof(int64_t)) {
@@ -1079,6 +1116,11 @@ PTO_TILE_INT_BINARY(TSub, x - y)
 PTO_TILE_INT_BINARY(TMul, x * y)
 PTO_TILE_INT_BINARY(TMax, static_cast<int64_t>(x) > static_cast<int64_t>(y) ? x : y)
 PTO_TILE_INT_BINARY(TMin, static_cast<int64_t>(x) < static_cast<int64_t>(y) ? x : y)
+// Floor division and remainder (torch's div_floor_integer, remainder); a
+// zero divisor gives 0 (torch raises) and MIN // -1 wraps to MIN (remainder
+// 0), computed on uint64 so nothing overflows.
+PTO_TILE_INT_BINARY(TFloorDiv, IntFloorDiv(static_cast<int64_t>(x), static_cast<int64_t>(y)))
+PTO_TILE_INT_BINARY(TRem, IntRem(static_cast<int64_t>(x), static_cast<int64_t>(y)))
 PTO_TILE_INT_UNARY(TNeg, 0 - x)
 PTO_TILE_INT_UNARY(TAbs, static_cast<int64_t>(x) < 0 ? 0 - x : x)
 #undef PTO_TILE_INT_BINARY
@@ -1100,6 +1142,8 @@ PTO_TILE_DOUBLE_BINARY(TDiv, x / y)
 PTO_TILE_DOUBLE_BINARY(TPow, __builtin_pow(x, y))
 PTO_TILE_DOUBLE_BINARY(TMax, (x != x || x > y) ? x : y)
 PTO_TILE_DOUBLE_BINARY(TMin, (x != x || x < y) ? x : y)
+PTO_TILE_DOUBLE_BINARY(TFloorDiv, FloorDivOf<double>(x, y))
+PTO_TILE_DOUBLE_BINARY(TRem, RemOf<double>(x, y))
 #undef PTO_TILE_DOUBLE_BINARY
 template <int64_t N, typename D = double>
 inline void TNeg(double* __restrict d, const double* __restrict a) {

@@ -47,6 +47,12 @@ class Verifier {
   absl::Status CheckRegion(const Op& op, const std::string& where,
                            const std::vector<int>& ins, int r,
                            const std::string& region_name);
+  // A new value `id` (field `field` of `where`) standing for carried input
+  // `in`: not defined before, well formed, with `in`'s dtype and shape.
+  // `role` says what it is, for the error. Returns its index.
+  absl::StatusOr<int> CheckCarried(const std::string& where,
+                                   const std::string& field, uint32_t id,
+                                   int in, int k, const char* role);
   // The expression of attribute `name` (an i or an expr; exprs for a list),
   // its symbols in scope.
   absl::StatusOr<SymExpr> AttrExpr(const std::string& where, const Op& op,
@@ -976,30 +982,40 @@ absl::Status Verifier::CheckControlOp(const Op& op, const std::string& where,
   if (is_loop) indices_.pop_back();
   for (int k = 0; k < op.outputs_size(); ++k) {
     const std::string field = absl::StrCat("output ", k);
-    absl::StatusOr<int> v = Lookup(where, field, op.outputs(k));
+    absl::StatusOr<int> v =
+        CheckCarried(where, field, op.outputs(k), ins[k], k,
+                     "the outputs are the carried tensors after the op");
     if (!v.ok()) return v.status();
-    if (definer_[*v] != kUndefined) {
-      return Invalid(where, absl::StrCat(field, ": ", ValueLabel(op.outputs(k)),
-                                         " is already defined by ",
-                                         DefinerLabel(definer_[*v])));
-    }
-    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
-        !s.ok()) {
-      return s;
-    }
-    const Value& out = g_.values(*v);
-    const Value& in = g_.values(ins[k]);
-    if (out.dtype() != in.dtype() || shape_[*v] != shape_[ins[k]]) {
-      return Invalid(where, absl::StrCat(
-          field, ": ", TypeText(out, shape_[*v]), " does not match input ", k,
-          "'s ", TypeText(in, shape_[ins[k]]),
-          " (the outputs are the carried tensors after the op)"));
-    }
     if (absl::Status s = DefineInRegion(where, field, *v); !s.ok()) return s;
     definer_[*v] = index;
   }
   for (int v : ins) last_reader_[v] = index;
   return absl::OkStatus();
+}
+
+absl::StatusOr<int> Verifier::CheckCarried(const std::string& where,
+                                           const std::string& field,
+                                           uint32_t id, int in, int k,
+                                           const char* role) {
+  absl::StatusOr<int> v = Lookup(where, field, id);
+  if (!v.ok()) return v.status();
+  if (definer_[*v] != kUndefined) {
+    return Invalid(where, absl::StrCat(field, ": ", ValueLabel(id),
+                                       " is already defined by ",
+                                       DefinerLabel(definer_[*v])));
+  }
+  if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
+      !s.ok()) {
+    return s;
+  }
+  const Value& value = g_.values(*v);
+  const Value& input = g_.values(in);
+  if (value.dtype() != input.dtype() || shape_[*v] != shape_[in]) {
+    return Invalid(where, absl::StrCat(
+        field, ": ", TypeText(value, shape_[*v]), " does not match input ", k,
+        "'s ", TypeText(input, shape_[in]), " (", role, ")"));
+  }
+  return *v;
 }
 
 absl::Status Verifier::CheckRegion(const Op& op, const std::string& where,
@@ -1025,25 +1041,10 @@ absl::Status Verifier::CheckRegion(const Op& op, const std::string& where,
   region_stack_.push_back(std::move(open));
   for (int k = 0; k < region.args_size(); ++k) {
     const std::string field = absl::StrCat("arg ", k);
-    absl::StatusOr<int> v = Lookup(rwhere, field, region.args(k));
+    absl::StatusOr<int> v =
+        CheckCarried(rwhere, field, region.args(k), ins[k], k,
+                     "an arg is the carried tensor on entry");
     if (!v.ok()) return v.status();
-    if (definer_[*v] != kUndefined) {
-      return Invalid(rwhere, absl::StrCat(field, ": ", ValueLabel(region.args(k)),
-                                          " is already defined by ",
-                                          DefinerLabel(definer_[*v])));
-    }
-    if (absl::Status s = CheckValue(absl::StrCat(rwhere, ": ", field), *v);
-        !s.ok()) {
-      return s;
-    }
-    const Value& arg = g_.values(*v);
-    const Value& in = g_.values(ins[k]);
-    if (arg.dtype() != in.dtype() || shape_[*v] != shape_[ins[k]]) {
-      return Invalid(rwhere, absl::StrCat(
-          field, ": ", TypeText(arg, shape_[*v]), " does not match input ", k,
-          "'s ", TypeText(in, shape_[ins[k]]),
-          " (an arg is the carried tensor on entry)"));
-    }
     definer_[*v] = index;
     region_of_[*v] = region_stack_.back().id;
     region_stack_.back().defined.push_back(*v);

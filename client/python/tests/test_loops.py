@@ -470,21 +470,11 @@ def test_index_out_of_scope_is_an_error():
 
 # End to end (as the compiler side lands) --------------------------------------
 
-_NOT_YET = ('unknown op kind "loop"', 'unknown op kind "if"', "not lowered yet",
-            "UNIMPLEMENTED", "issue 4, phase 2", "issue 4 phase 1")
-
-
 def run_or_xfail(kernel, *args):
-    """Runs kernel; while the compiler refuses loops or branches, that must be
-    a CompileError from the one symbolic compile (never a per-size fallback
-    or a Python unroll), and the test xfails saying so."""
-    try:
-        kernel(*args)
-    except pypto.CompileError as e:
-        assert pypto.compile_stats()["traces"] == 1, pypto.compile_stats()
-        if any(s in str(e) for s in _NOT_YET):
-            pytest.xfail(f"compiler: {str(e).splitlines()[0][:200]}")
-        raise
+    """Runs kernel. The compiler lowers every loop and branch these tests use
+    (7deda5a, b71da3c, ada9b48, 7f443f3), so a CompileError here is a failure
+    (it used to xfail while the compiler side was being built)."""
+    kernel(*args)
 
 
 def test_softmax_example_one_compile_for_every_batch(native):

@@ -16,7 +16,7 @@ class UnsupportedTargetError(RuntimeError):
 _ISSUES = {
     3: "issue 3: the full Tensor-level operator set",
     4: "issue 4: dynamic shapes and control flow",
-    6: "issue 6: the complete PyPTO programming model",
+    6: "a Tier-2 PyPTO name this version does not have yet",
 }
 
 

@@ -502,8 +502,9 @@ def ones(*size, dtype=None):
 
 
 def arange(start, end=None, step=1, dtype=None):
-    """[start, start + step, ...) up to `end` (torch.arange); dtype: DT_INT64
-    when start, end and step are ints, else DT_FP32."""
+    """[start, start + step, ...) up to `end`; dtype: DT_INT32 when start,
+    end and step are ints (PyPTO's default; torch.arange gives int64), DT_INT64
+    when a value does not fit in INT32, else DT_FP32."""
     what = "pypto.arange"
     b = _creation_builder(what)
     if end is None:
@@ -518,7 +519,8 @@ def arange(start, end=None, step=1, dtype=None):
         raise ValueError(f"{what}: [{start}, {end}) with step {step} is empty")
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, end, step))
-        dtype = dtypes.DT_INT64 if ints else dtypes.DT_FP32
+        fits = ints and all(-2**31 <= v < 2**31 for v in (start, start + (n - 1) * step))
+        dtype = (dtypes.DT_INT32 if fits else dtypes.DT_INT64) if ints else dtypes.DT_FP32
     return b.add_op("arange", [], dtype, (n,),
                     {"shape": [n], "dtype": dtype, "start": float(start), "step": float(step)},
                     what)

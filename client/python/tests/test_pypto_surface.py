@@ -200,3 +200,20 @@ def test_matmul_extend_params_bias_and_refusals(native):
             (lambda bias: {"extend_params": [bias]}, TypeError, r"extend_params must be a dict")]:
         with pytest.raises(err, match=r"pypto.matmul: " + msg):
             make(kw)(a, b, bias, out)
+
+
+def test_arange_of_ints_is_int32_as_in_pypto(native):
+    """PyPTO's arange of ints is DT_INT32 (torch's is int64); INT64 only when a
+    value does not fit in INT32."""
+    @pypto.jit
+    def k(small: pypto.Tensor([], pypto.DT_INT32), big: pypto.Tensor([], pypto.DT_INT64)):
+        pypto.set_vec_tile_shapes(8)
+        small[:] = pypto.arange(3, 19, 2)
+        # Multiples of 256 near 2**31: arange's start/step travel as FP32
+        # today, which is exact for these (not for 2**31 + 1).
+        big[:] = pypto.arange(2**31, 2**31 + 8 * 256, 256)
+
+    small, big = torch.empty(8, dtype=torch.int32), torch.empty(8, dtype=torch.int64)
+    k(small, big)
+    assert torch.equal(small, torch.arange(3, 19, 2, dtype=torch.int32))
+    assert torch.equal(big, torch.arange(2**31, 2**31 + 8 * 256, 256))

@@ -468,13 +468,31 @@ def test_index_out_of_scope_is_an_error():
     _trace_error(body, ValueError, r"pypto.loop: stop i \+ 1 uses i, which is not bound here")
 
 
-# End to end (as the compiler side lands) --------------------------------------
+# End to end ------------------------------------------------------------------
 
-def run_or_xfail(kernel, *args):
-    """Runs kernel. The compiler lowers every loop and branch these tests use
-    (7deda5a, b71da3c, ada9b48, 7f443f3), so a CompileError here is a failure
-    (it used to xfail while the compiler side was being built)."""
-    kernel(*args)
+def _normalize_rows(t, gamma):
+    """Layer norm of t over its last dim (64), as the loop bodies below write it."""
+    mean = pypto.sum(t, -1, keepdim=True) / 64
+    d = t - mean
+    var = pypto.sum(d * d, -1, keepdim=True) / 64
+    return d / pypto.sqrt(var + 1e-5) * gamma
+
+
+def _check_layer_norm(layer_norm, shapes):
+    """Runs layer_norm at each shape vs torch; one trace and one compile."""
+    gamma = torch.rand(64) + 0.5
+    for shape in shapes:
+        x = torch.randn(*shape)
+        out = torch.empty_like(x)
+        layer_norm(x, gamma, out)
+        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+    assert_one_compile()
+
+
+def assert_one_compile():
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
 
 
 def test_softmax_example_one_compile_for_every_batch(native):
@@ -482,10 +500,9 @@ def test_softmax_example_one_compile_for_every_batch(native):
     for bs in (1, 7, 64, 1000):
         x = torch.randn(bs, 32, 1, 256)
         out = torch.empty_like(x)
-        run_or_xfail(k, x, out)
+        k(x, out)
         torch.testing.assert_close(out, torch.softmax(x, -1), rtol=1e-5, atol=1e-6)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    assert_one_compile()
 
 
 def test_running_sum_end_to_end(native):
@@ -499,7 +516,7 @@ def test_running_sum_end_to_end(native):
     for rows in (1, 9):
         x = torch.randn(rows, 64)
         out = torch.empty(1, 64)
-        run_or_xfail(k, x, out)
+        k(x, out)
         torch.testing.assert_close(out, x.sum(0, keepdim=True), rtol=1e-5, atol=1e-5)
 
 
@@ -512,7 +529,7 @@ def test_zero_trip_loop_keeps_the_output(native):
 
     x = torch.randn(1, 64)
     out = torch.full((1, 64), 7.0)
-    run_or_xfail(k, x, out)
+    k(x, out)
     assert torch.equal(out, torch.full((1, 64), 7.0))
 
 
@@ -528,7 +545,7 @@ def test_cond_picks_a_computation_end_to_end(native):
     for rows in (3, 8):
         x = torch.randn(rows, 64)
         out = torch.empty_like(x)
-        run_or_xfail(k, x, out)
+        k(x, out)
         torch.testing.assert_close(out, x.exp() if rows > 4 else x * 2)
 
 
@@ -538,21 +555,9 @@ def test_layer_norm_over_a_dynamic_sequence_length_row_by_row(native):
                    out: pypto.Tensor(["seq", 64], F32)):
         pypto.set_vec_tile_shapes(1, 64)
         for s in pypto.loop(x.shape[0], name="S", idx_name="s"):
-            t = x[s:s + 1, :]
-            mean = pypto.sum(t, -1, keepdim=True) / 64
-            d = t - mean
-            var = pypto.sum(d * d, -1, keepdim=True) / 64
-            out[s:, :] = d / pypto.sqrt(var + 1e-5) * gamma
+            out[s:, :] = _normalize_rows(x[s:s + 1, :], gamma)
 
-    gamma = torch.rand(64) + 0.5
-    for seq in (1, 16, 37):
-        x = torch.randn(seq, 64)
-        out = torch.empty_like(x)
-        run_or_xfail(layer_norm, x, gamma, out)
-        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
-        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    _check_layer_norm(layer_norm, [(seq, 64) for seq in (1, 16, 37)])
 
 
 def test_layer_norm_over_dynamic_sequence_chunks_with_a_tail(native):
@@ -563,20 +568,9 @@ def test_layer_norm_over_dynamic_sequence_chunks_with_a_tail(native):
         pypto.set_vec_tile_shapes(16, 64)
         for c in pypto.loop((seq + 15) // 16, name="S", idx_name="c"):
             t = x[c * 16:c * 16 + pypto.min(16, seq - c * 16), :]   # the last chunk: a tail
-            mean = pypto.sum(t, -1, keepdim=True) / 64
-            d = t - mean
-            var = pypto.sum(d * d, -1, keepdim=True) / 64
-            out[c * 16:, :] = d / pypto.sqrt(var + 1e-5) * gamma
+            out[c * 16:, :] = _normalize_rows(t, gamma)
 
-    gamma = torch.rand(64) + 0.5
-    for seq in (5, 16, 37):
-        x = torch.randn(seq, 64)
-        out = torch.empty_like(x)
-        run_or_xfail(layer_norm, x, gamma, out)
-        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
-        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    _check_layer_norm(layer_norm, [(seq, 64) for seq in (5, 16, 37)])
 
 
 def test_nested_loops_over_a_dynamic_and_a_static_dim_with_tails(native):
@@ -593,10 +587,9 @@ def test_nested_loops_over_a_dynamic_and_a_static_dim_with_tails(native):
     for m in (8, 13, 1):
         x = torch.randn(m, 40)
         out = torch.empty_like(x)
-        run_or_xfail(k, x, out)
+        k(x, out)
         torch.testing.assert_close(out, x.exp() - 1)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    assert_one_compile()
 
 
 def test_layer_norm_over_a_dynamic_inner_sequence_length(native):
@@ -611,20 +604,9 @@ def test_layer_norm_over_a_dynamic_inner_sequence_length(native):
             for c in pypto.loop((seq + 15) // 16, name="S", idx_name="c"):
                 rows = pypto.min(16, seq - c * 16)
                 t = x[b:b + 1, c * 16:c * 16 + rows, :]
-                mean = pypto.sum(t, -1, keepdim=True) / 64
-                d = t - mean
-                var = pypto.sum(d * d, -1, keepdim=True) / 64
-                out[b:, c * 16:, :] = d / pypto.sqrt(var + 1e-5) * gamma
+                out[b:, c * 16:, :] = _normalize_rows(t, gamma)
 
-    gamma = torch.rand(64) + 0.5
-    for seq in (5, 16, 37):
-        x = torch.randn(2, seq, 64)
-        out = torch.empty_like(x)
-        run_or_xfail(layer_norm, x, gamma, out)
-        want = torch.nn.functional.layer_norm(x, (64,), gamma, eps=1e-5)
-        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    _check_layer_norm(layer_norm, [(2, seq, 64) for seq in (5, 16, 37)])
 
 
 def test_nested_loops_over_two_dynamic_dims_with_a_tail_end_to_end(native):
@@ -641,10 +623,9 @@ def test_nested_loops_over_two_dynamic_dims_with_a_tail_end_to_end(native):
     for m, n in ((8, 16), (13, 40), (1, 5)):
         x = torch.randn(m, n)
         out = torch.empty_like(x)
-        run_or_xfail(k, x, out)
+        k(x, out)
         torch.testing.assert_close(out, x.exp() - 1)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    assert_one_compile()
 
 
 def test_reads_in_closed_inner_bodies_are_rewritten_when_the_outer_loop_carries():
@@ -773,10 +754,9 @@ def test_loop_unroll_end_to_end(native):
     for rows in (1, 11, 16):  # 0/1/2 chunks of 8, then of 2, then single rows
         x = torch.randn(rows, 64)
         out = torch.empty_like(x)
-        run_or_xfail(k, x, out)
+        k(x, out)
         torch.testing.assert_close(out, x.exp() * 2)
-    stats = pypto.compile_stats()
-    assert stats["compiles"] == 1 and stats["traces"] == 1, stats
+    assert_one_compile()
 
 
 def test_loop_index_names_do_not_enter_the_cache_key(native):
@@ -792,7 +772,7 @@ def test_loop_index_names_do_not_enter_the_cache_key(native):
     first, second = make("row"), make("r")
     x = torch.randn(4, 64)
     out = torch.empty_like(x)
-    run_or_xfail(first, x, out)
+    first(x, out)
     second(torch.randn(9, 64), torch.empty(9, 64))   # another size, another name
     assert second.last_compile.source == "disk"        # the same binary: one compile
     assert second.last_compile.key == first.last_compile.key

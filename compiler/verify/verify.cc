@@ -50,6 +50,9 @@ class Verifier {
   // A new value `id` (field `field` of `where`) standing for carried input
   // `in`: not defined before, well formed, with `in`'s dtype and shape.
   // `role` says what it is, for the error. Returns its index.
+  // The indices of op's inputs, each defined, readable here and well formed.
+  absl::StatusOr<std::vector<int>> CheckInputs(const Op& op,
+                                               const std::string& where);
   absl::StatusOr<int> CheckCarried(const std::string& where,
                                    const std::string& field, uint32_t id,
                                    int in, int k, const char* role);
@@ -571,18 +574,9 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
   }
   if (absl::Status s = CheckAttrs(where, op, *info); !s.ok()) return s;
 
-  std::vector<int> ins;
-  for (int k = 0; k < op.inputs_size(); ++k) {
-    const std::string field = absl::StrCat("input ", k);
-    absl::StatusOr<int> v = Lookup(where, field, op.inputs(k));
-    if (!v.ok()) return v.status();
-    if (absl::Status s = CheckReadable(where, field, *v); !s.ok()) return s;
-    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
-        !s.ok()) {
-      return s;
-    }
-    ins.push_back(*v);
-  }
+  absl::StatusOr<std::vector<int>> checked_ins = CheckInputs(op, where);
+  if (!checked_ins.ok()) return checked_ins.status();
+  std::vector<int> ins = *std::move(checked_ins);
   if (InRegion() && info->kind == "assemble" &&
       region_of_[ins[1]] != region_stack_.back().id) {
     return Invalid(where, absl::StrCat(
@@ -913,18 +907,9 @@ absl::Status Verifier::CheckControlOp(const Op& op, const std::string& where,
         "outputs: expected one per input (the carried tensors), got ",
         op.outputs_size(), " outputs for ", op.inputs_size(), " inputs"));
   }
-  std::vector<int> ins;
-  for (int k = 0; k < op.inputs_size(); ++k) {
-    const std::string field = absl::StrCat("input ", k);
-    absl::StatusOr<int> v = Lookup(where, field, op.inputs(k));
-    if (!v.ok()) return v.status();
-    if (absl::Status s = CheckReadable(where, field, *v); !s.ok()) return s;
-    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
-        !s.ok()) {
-      return s;
-    }
-    ins.push_back(*v);
-  }
+  absl::StatusOr<std::vector<int>> checked_ins = CheckInputs(op, where);
+  if (!checked_ins.ok()) return checked_ins.status();
+  std::vector<int> ins = *std::move(checked_ins);
   std::string index_symbol;
   if (is_loop) {
     index_symbol = op.attrs().at("index").s();
@@ -991,6 +976,23 @@ absl::Status Verifier::CheckControlOp(const Op& op, const std::string& where,
   }
   for (int v : ins) last_reader_[v] = index;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> Verifier::CheckInputs(
+    const Op& op, const std::string& where) {
+  std::vector<int> ins;
+  for (int k = 0; k < op.inputs_size(); ++k) {
+    const std::string field = absl::StrCat("input ", k);
+    absl::StatusOr<int> v = Lookup(where, field, op.inputs(k));
+    if (!v.ok()) return v.status();
+    if (absl::Status s = CheckReadable(where, field, *v); !s.ok()) return s;
+    if (absl::Status s = CheckValue(absl::StrCat(where, ": ", field), *v);
+        !s.ok()) {
+      return s;
+    }
+    ins.push_back(*v);
+  }
+  return ins;
 }
 
 absl::StatusOr<int> Verifier::CheckCarried(const std::string& where,

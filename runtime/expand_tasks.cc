@@ -58,9 +58,12 @@ Box Region(const Box& box, const std::vector<ExpandIndex>& index,
     } else if (x.space_dim < 0 || shape[j] == 1) {
       r.offset.push_back(shape[j] == 1 ? 0 : x.offset);
       r.extent.push_back(1);
-    } else if (x.div > 1) {
-      r.offset.push_back(box.offset[x.space_dim] / x.div);
-      r.extent.push_back(1);
+    } else if (x.div > 1) {  // the slots of the tiles the box spans
+      const int64_t first = box.offset[x.space_dim] / x.div;
+      const int64_t last =
+          (box.offset[x.space_dim] + box.extent[x.space_dim] - 1) / x.div;
+      r.offset.push_back(first);
+      r.extent.push_back(last - first + 1);
     } else {
       r.offset.push_back(x.offset + box.offset[x.space_dim]);
       r.extent.push_back(box.extent[x.space_dim]);
@@ -141,24 +144,10 @@ void AppendTouching(const std::vector<int64_t>& lo, const std::vector<int64_t>& 
 // space, so a write writes all of it).
 Box Bounds(const ExpandGroup& g, const std::vector<ExpandIndex>& index,
            const std::vector<int64_t>& shape) {
-  Box r;
-  for (size_t j = 0; j < shape.size(); ++j) {
-    const ExpandIndex& x = index[j];
-    if (x.space_dim == kExpandWholeDim) {
-      r.offset.push_back(0);
-      r.extent.push_back(shape[j]);
-    } else if (x.space_dim < 0 || shape[j] == 1) {
-      r.offset.push_back(shape[j] == 1 ? 0 : x.offset);
-      r.extent.push_back(1);
-    } else if (x.div > 1) {
-      r.offset.push_back(0);
-      r.extent.push_back((g.space[x.space_dim] - 1) / x.div + 1);
-    } else {
-      r.offset.push_back(x.offset);
-      r.extent.push_back(g.space[x.space_dim]);
-    }
-  }
-  return r;
+  Box whole;
+  whole.offset.assign(g.space.size(), 0);
+  whole.extent = g.space;
+  return Region(whole, index, shape);
 }
 
 bool Overlap(const Box& a, const Box& b) {

@@ -1,8 +1,9 @@
 """A loop with views and assemble: multi-head attention over a [seq, heads *
-head_dim] hidden layout, one head per iteration of a Python loop (unrolled
-while tracing, as pypto.loop_unroll does): each head's q/k/v are views of the
-projections, which the matmuls read in place (no copies), and each head's
-result is assembled into its columns of the output.
+head_dim] hidden layout, one head per iteration of pypto.loop (the body is
+traced once and compiled once; the runtime runs the heads' iterations
+concurrently): each head's q/k/v are views of the projections at offsets that
+depend on the head index, which the matmuls read in place (no copies), and
+each head's result is assembled into its columns of the output.
 
     tools/pypto-python examples/heads_loop.py --run_mode sim
 """
@@ -30,7 +31,7 @@ def mha_kernel(q: pypto.Tensor([], pypto.DT_FP32),      # [seq, HEADS * HEAD_DIM
     seq = q.shape[0]
     scale = 1.0 / math.sqrt(HEAD_DIM)
     pypto.set_cube_tile_shapes([32, 64], [32, 64], [32, 64])
-    for h in range(HEADS):
+    for h in pypto.loop(HEADS, name="HEADS", idx_name="h"):
         cols = slice(h * HEAD_DIM, (h + 1) * HEAD_DIM)
         pypto.set_vec_tile_shapes(16, HEAD_DIM)
         # Views of this head's columns: the cube reads them in place.

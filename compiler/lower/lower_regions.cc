@@ -176,9 +176,6 @@ class Flattener {
       }
       TensorOp copy = op;
       for (int& v : copy.inputs) v = Resolve(v);
-      if (!nest.empty() && op.info->category == OpCategory::kMatmul) {
-        return Unimplemented(where, "a matmul in a loop body is not lowered yet");
-      }
       for (int o : op.outputs) {
         // A dim that depends on a loop index (a tail, min(64, n - i)) is
         // lowered at its constant bound; the tasks get the actual extent.
@@ -221,12 +218,24 @@ class Flattener {
     }
     const TensorOp* producer = Definer(result);
     const std::vector<int64_t>& shape = flat_.values[result].shape;
-    if (producer == nullptr || !producer->info->needs_vec_tile ||
-        producer->info->category == OpCategory::kReduce ||
-        producer->vec_tile.size() != shape.size()) {
+    // A matmul's result: the cube group stores it into the carried buffer
+    // (the assemble joins it); its tile is the cube's output block.
+    const bool cube = producer != nullptr &&
+                      producer->info->category == OpCategory::kMatmul &&
+                      producer->cube_tile.size() == 6 && shape.size() >= 2;
+    if (producer == nullptr ||
+        (!cube && (!producer->info->needs_vec_tile ||
+                   producer->info->category == OpCategory::kReduce ||
+                   producer->vec_tile.size() != shape.size()))) {
       return Unimplemented(where, "a body result that is neither the carried "
                                   "arg, a value assembled into it, nor computed "
-                                  "by an elementwise op in the body");
+                                  "by an elementwise op or a matmul in the body");
+    }
+    std::vector<int64_t> tile = producer->vec_tile;
+    if (cube) {
+      tile.assign(shape.size(), 1);
+      tile[shape.size() - 2] = producer->cube_tile[0];
+      tile[shape.size() - 1] = producer->cube_tile[4];
     }
     TensorOp store;
     store.info = FindOp("assemble");
@@ -235,8 +244,7 @@ class Flattener {
     store.attrs["offsets"] = std::vector<int64_t>(shape.size(), 0);
     for (size_t d = 0; d < shape.size(); ++d) {
       // (A symbolic dim, kSymbolicDim, keeps the producer's tile.)
-      store.vec_tile.push_back(shape[d] > 0 ? std::min(producer->vec_tile[d], shape[d])
-                                            : producer->vec_tile[d]);
+      store.vec_tile.push_back(shape[d] > 0 ? std::min(tile[d], shape[d]) : tile[d]);
     }
     const int out = static_cast<int>(flat_.values.size());
     flat_.values.push_back(flat_.values[carried]);
@@ -373,6 +381,36 @@ absl::StatusOr<std::pair<int, int64_t>> Decode(int64_t offset) {
                         offset & kStaticMask);
 }
 
+// The run-time extents of matmul `op`'s cube group (its result's dims that
+// depend on a loop index); UNIMPLEMENTED when K does (the cube walks K in
+// static blocks).
+absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runtime_shape,
+                         const std::string& where,
+                         std::vector<std::optional<SymExpr>>* extent) {
+  auto trans = [&op](const char* name) {
+    auto it = op.attrs.find(name);
+    return it != op.attrs.end() && std::get<bool>(it->second);
+  };
+  for (int k = 0; k < 2; ++k) {
+    auto it = runtime_shape.find(op.inputs[k]);
+    if (it == runtime_shape.end()) continue;
+    const int r = static_cast<int>(it->second.size());
+    // A's K is its last dim (a_trans: the one before), B's the one before.
+    const int k_dim = (k == 0) != trans(k == 0 ? "a_trans" : "b_trans") ? r - 1 : r - 2;
+    if (!it->second[k_dim].IsConstant()) {
+      return Unimplemented(absl::StrCat(where, " \"matmul\""), absl::StrCat(
+          "input ", k, "'s K dim (dim ", k_dim, ", ", it->second[k_dim].ToString(),
+          ") depends on a loop index; only M and N rows/columns of a tail may"));
+    }
+  }
+  auto it = runtime_shape.find(op.outputs[0]);
+  if (it == runtime_shape.end()) return absl::OkStatus();
+  for (size_t d = 0; d < extent->size() && d < it->second.size(); ++d) {
+    if (!it->second[d].IsConstant()) (*extent)[d] = it->second[d];
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
@@ -450,6 +488,12 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         dims[j] = position(static_cast<int>(kMaxDynamicOffsets) + intern(strides[b][j]));
         any = true;
       }
+      if (any && group.is_cube) {
+        // The cube's leading dimensions are constants (cube_codegen).
+        return Unimplemented(
+            absl::StrCat("op #", group.ops.front(), " \"matmul\""),
+            "an operand or result in a tensor with a dynamic inner dim");
+      }
       if (any) in.stride_dynamic = std::move(dims);
     }
     pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
@@ -488,7 +532,14 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     const int rank = static_cast<int>(group.space.size());
     std::vector<std::optional<SymExpr>> extent(rank);
     const std::string where = absl::StrCat("op #", group.ops.front());
-    for (int op : group.ops) {
+    if (group.is_cube) {
+      // A cube group's space is its result's: rows and columns of a tail
+      // are run-time extents; K is walked whole and must be static.
+      absl::Status s = CubeExtents(flat.flat().ops[group.ops.front()],
+                                   flat.runtime_shape(), where, &extent);
+      if (!s.ok()) return s;
+    }
+    for (int op : group.is_cube ? std::vector<int>{} : group.ops) {
       const TensorOp& t = flat.flat().ops[op];
       std::vector<int> values = t.outputs;
       values.insert(values.end(), t.inputs.begin(), t.inputs.end());

@@ -28,10 +28,18 @@
 // symbols is one more dynamic arg of the functions accessing that buffer
 // (TileInstr::stride_dynamic).
 //
+// A matmul in a body is a cube group like any other: its operands' and its
+// store's loop-dependent offsets are dynamic args (cube_codegen adds
+// args[rank + k] * stride), an assemble of its result is stored by the
+// cube, and a tail of M or N rows/columns runs a generic cube function
+// (m and n from the args, tiles sized at the bounds).
+//
 // Limits of this step (UNIMPLEMENTED naming the op or value): a group space
 // dynamic in an inner dim; a reduction over a dim whose extent depends on
-// a loop index; matmul in a body; a view with loop-dependent offsets of another such view; more than
-// 20 distinct loop-dependent offsets. Temporaries of a body that land in a
+// a loop index; a matmul whose K depends on a loop index, or whose operand
+// or result is a tensor with a dynamic inner dim (the cube's leading
+// dimensions are constants); a view with loop-dependent offsets of another
+// such view; more than 20 distinct loop-dependent offsets. Temporaries of a body that land in a
 // workspace (an unfused body) are one buffer for all iterations, so such
 // iterations run one after the other.
 #ifndef PTO_COMPILER_LOWER_LOWER_REGIONS_H_

@@ -777,3 +777,82 @@ def test_loop_index_names_do_not_enter_the_cache_key(native):
     assert second.last_compile.source == "disk"        # the same binary: one compile
     assert second.last_compile.key == first.last_compile.key
     torch.testing.assert_close(out, x + 1)
+
+
+# Matmul in loop bodies ----------------------------------------------------------
+
+def test_matmul_over_a_view_per_iteration_one_compile_for_every_batch(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 8, 16], F32), w: pypto.Tensor([16, 12], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, 8, 12], F32)):
+        pypto.set_cube_tile_shapes([16, 32], [16, 64], [16, 64])
+        for i in pypto.loop(x.shape[0]):
+            out[i:, :, :] = pypto.matmul(x[i:i + 1, :, :], w, F32)
+
+    w = torch.randn(16, 12)
+    for bs in (1, 5, 33):
+        x = torch.randn(bs, 8, 16)
+        out = torch.empty(bs, 8, 12)
+        k(x, w, out)
+        torch.testing.assert_close(out, x @ w, rtol=1e-5, atol=1e-5)
+    assert_one_compile()
+
+
+def test_matmul_over_row_chunks_with_a_tail_feeding_elementwise_ops(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 32], F32), w: pypto.Tensor([32, 48], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, 48], F32)):
+        n = x.shape[0]
+        pypto.set_cube_tile_shapes([16, 32], [16, 64], [16, 64])
+        pypto.set_vec_tile_shapes(16, 48)
+        for c in pypto.loop(0, n, 16):
+            rows = x[c:c + pypto.min(16, n - c), :]
+            out[c:, :] = pypto.exp(pypto.matmul(rows, w, F32) * 0.1) + 1
+
+    w = torch.randn(32, 48)
+    for n in (5, 16, 37):
+        x = torch.randn(n, 32)
+        out = torch.empty(n, 48)
+        k(x, w, out)
+        torch.testing.assert_close(out, torch.exp(x @ w * 0.1) + 1, rtol=1e-5, atol=1e-5)
+    assert_one_compile()
+
+
+def test_carried_accumulation_of_matmuls(native):
+    @pypto.jit
+    def k(a: pypto.Tensor([pypto.DYNAMIC, 8, 16], F32), b: pypto.Tensor([pypto.DYNAMIC, 16, 12], F32),
+          out: pypto.Tensor([1, 8, 12], F32)):
+        pypto.set_cube_tile_shapes([16, 32], [16, 64], [16, 64])
+        pypto.set_vec_tile_shapes(1, 8, 12)
+        out[:] = pypto.zeros([1, 8, 12], F32)
+        for i in pypto.loop(a.shape[0]):
+            out[:] = out + pypto.matmul(a[i:i + 1, :, :], b[i:i + 1, :, :], F32)
+
+    for bs in (1, 6):
+        a, b = torch.randn(bs, 8, 16), torch.randn(bs, 16, 12)
+        out = torch.empty(1, 8, 12)
+        k(a, b, out)
+        torch.testing.assert_close(out, (a @ b).sum(0, keepdim=True), rtol=1e-4, atol=1e-4)
+    assert_one_compile()
+
+
+def test_matmul_in_a_branch_on_the_loop_index(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 8, 16], F32), w: pypto.Tensor([16, 12], F32),
+          out: pypto.Tensor([pypto.DYNAMIC, 8, 12], F32)):
+        pypto.set_cube_tile_shapes([16, 32], [16, 64], [16, 64])
+        pypto.set_vec_tile_shapes(1, 8, 12)
+        for i in pypto.loop(x.shape[0]):
+            if pypto.cond(i % 2 == 0):
+                out[i:, :, :] = pypto.matmul(x[i:i + 1, :, :], w, F32)
+            else:
+                out[i:, :, :] = pypto.matmul(x[i:i + 1, :, :], w, F32) * -1
+
+    w = torch.randn(16, 12)
+    for bs in (1, 4):
+        x = torch.randn(bs, 8, 16)
+        out = torch.empty(bs, 8, 12)
+        k(x, w, out)
+        sign = torch.tensor([1.0 if i % 2 == 0 else -1.0 for i in range(bs)]).view(bs, 1, 1)
+        torch.testing.assert_close(out, (x @ w) * sign, rtol=1e-5, atol=1e-5)
+    assert_one_compile()

@@ -32,9 +32,10 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
 
 // The element offset of a task's region of a buffer of `shape` addressed
 // through `index`: its space dims (not K, not broadcast dims) times their
-// strides, plus a view's offsets.
+// strides, plus a view's offsets; a loop-dependent offset (GmIndex::dynamic,
+// lower_regions.h) is dynamic arg args[rank + dynamic] times its stride.
 std::string OffsetExpr(const std::vector<int64_t>& shape,
-                       const std::vector<GmIndex>& index) {
+                       const std::vector<GmIndex>& index, int rank) {
   const std::vector<int64_t> stride = Strides(shape);
   std::vector<std::string> terms;
   int64_t fixed = 0;
@@ -42,6 +43,9 @@ std::string OffsetExpr(const std::vector<int64_t>& shape,
     const int s = index[j].space_dim;
     fixed += index[j].offset * stride[j];
     if (s >= 0 && shape[j] != 1) terms.push_back(absl::StrCat("args[", s, "] * ", stride[j]));
+    if (index[j].dynamic >= 0) {
+      terms.push_back(absl::StrCat("args[", rank + index[j].dynamic, "] * ", stride[j]));
+    }
   }
   if (fixed != 0) terms.push_back(absl::StrCat(fixed));
   return terms.empty() ? "0" : absl::StrJoin(terms, " + ");
@@ -116,7 +120,17 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const PtoBuffer& a = p.buffers[load_a->buffer];
   const PtoBuffer& b = p.buffers[load_b->buffer];
   const PtoBuffer& o = p.buffers[store->buffer];
+  // m and n: the tile's rows and columns, bounds of a tail's; a generic
+  // function (runtime_extents, a tail in a loop body) takes them from its
+  // last args and sizes its tiles at the bounds.
   const int64_t m = fn.tile[rank - 2], n = fn.tile[rank - 1];
+  std::string ms = absl::StrCat(m), ns = absl::StrCat(n), extents;
+  if (fn.runtime_extents) {
+    ms = "tm";
+    ns = "tn";
+    extents = absl::StrCat("  const int tm = static_cast<int>(args[", fn.num_args - 2,
+                           "]), tn = static_cast<int>(args[", fn.num_args - 1, "]);\n");
+  }
   const std::vector<int64_t>& a_shape = ReadShape(a, *load_a);
   const std::vector<int64_t>& b_shape = ReadShape(b, *load_b);
   const int m_dim = rank - 2, n_dim = rank - 1;
@@ -140,16 +154,16 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       c.k_l1, ", L0 steps of ", c.k_l0, ")\n",
       "static void pto_f", index, "(void* const* buffers, const int64_t* args) {\n",
       "  const ", ta, "* a = static_cast<const ", ta, "*>(buffers[", load_a->buffer,
-      "]) + (", OffsetExpr(a_shape, load_a->index), ");\n",
+      "]) + (", OffsetExpr(a_shape, load_a->index, rank), ");\n",
       "  const ", tb, "* b = static_cast<const ", tb, "*>(buffers[", load_b->buffer,
-      "]) + (", OffsetExpr(b_shape, load_b->index), ");\n",
+      "]) + (", OffsetExpr(b_shape, load_b->index, rank), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
-      OffsetExpr(o.shape, store->index), ");\n",
+      OffsetExpr(o.shape, store->index, rank), ");\n",
       L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
       rows_path ? ""
                 : absl::StrCat("  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n,
                                ")];\n"),
-      "  alignas(64) float l0c[", m * n, "];\n");
+      "  alignas(64) float l0c[", m * n, "];\n", extents);
   // f16 rows widen 8 at a time (pto_tile's F16C path where the target has
   // it); other types element by element (Conv::Load).
   auto load = [](pto::v1::DataType dtype, const std::string& type) {
@@ -173,30 +187,30 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "    int64_t lda1, ldb1;\n",
       c.a_trans
           ? absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k * ", *lda, ", ",
-                         *lda, ", kb, ", m, ", &lda1);\n")
-          : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", *lda, ", ", m,
+                         *lda, ", kb, ", ms, ", &lda1);\n")
+          : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", *lda, ", ", ms,
                          ", kb, &lda1);\n"),
       c.b_trans
-          ? absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k, ", *ldb, ", ", n,
+          ? absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k, ", *ldb, ", ", ns,
                          ", kb, &ldb1);\n")
           : absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k * ", *ldb, ", ",
-                         *ldb, ", kb, ", n, ", &ldb1);\n"),
+                         *ldb, ", kb, ", ns, ", &ldb1);\n"),
       "    for (int kk = 0; kk < kb; kk += ", kl0, ") {\n",
       "      const int kc = kb - kk < ", kl0, " ? kb - kk : ", kl0, ";\n",
       "      int64_t rs0, ps0;\n",
       "      const float* a0 = pto_cube::CubeMovL0A(a1, lda1, kk, ", a_trans,
       ", &rs0, &ps0);\n",
-      rows_path ? "" : absl::StrCat("      pto_cube::CubeMovL0B(l0b, b1, ldb1, kk, kc, ", n,
+      rows_path ? "" : absl::StrCat("      pto_cube::CubeMovL0B(l0b, b1, ldb1, kk, kc, ", ns,
                                     ", ", b_trans, ");\n"),
       "      if (k + kk == 0) {\n",
       "        pto_cube::CubeMatmul", rows_path ? "Rows" : "", "(l0c, a0, rs0, ps0, ",
-      rows_path ? "b1 + kk * ldb1, ldb1" : "l0b", ", ", m, ", kc, ", n, ");\n",
+      rows_path ? "b1 + kk * ldb1, ldb1" : "l0b", ", ", ms, ", kc, ", ns, ");\n",
       "      } else {\n",
       "        pto_cube::CubeMatmul", rows_path ? "RowsAcc" : "Acc", "(l0c, a0, rs0, ps0, ",
-      rows_path ? "b1 + kk * ldb1, ldb1" : "l0b", ", ", m, ", kc, ", n, ");\n",
+      rows_path ? "b1 + kk * ldb1, ldb1" : "l0b", ", ", ms, ", kc, ", ns, ");\n",
       "      }\n    }\n  }\n",
-      "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", m,
-      ", ", n, ");\n",
+      "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", ms,
+      ", ", ns, ");\n",
       heap ? absl::StrCat(L1OnHeap(a.dtype, m * c.k_l1) ? "  __builtin_free(l1a);\n" : "",
                           L1OnHeap(b.dtype, c.k_l1 * n) ? "  __builtin_free(l1b);\n" : "")
            : "",

@@ -1,0 +1,318 @@
+// Matmul inside loop bodies (issue 4 follow-up): the cube group of a body's
+// matmul is lowered once, its loop-dependent GM offsets (x[i], out[i*8:])
+// are dynamic args like a vector group's, and the runtime expands it per
+// iteration. Each kernel is compiled once over the symbol "bs" and run for
+// several sizes against the reference evaluator on the graph built at that
+// size.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "client/ptoc/check.h"
+#include "compiler/compile.h"
+#include "compiler/testing/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel.h"
+#include "runtime/template_plans.h"
+
+namespace pto::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using compiler::SymExpr;
+using compiler::SymShape;
+using compiler::testing::GraphBuilder;
+using pto::v1::DT_FP16;
+using pto::v1::DT_FP32;
+using Ids = std::vector<uint32_t>;
+using GraphOf = std::function<pto::v1::Graph(const SymExpr& bs)>;
+
+const SymExpr kBs = SymExpr::Symbol("bs");
+
+// The cube tile every case uses: m [16,32], k [16,64], n [32,64].
+uint32_t Mm(GraphBuilder& b, uint32_t x, uint32_t y, const std::vector<int64_t>& shape,
+            bool b_trans = false, pto::v1::DataType dtype = DT_FP32) {
+  return b.Matmul(x, y, shape, dtype, false, b_trans, {16, 32}, {16, 64}, {32, 64});
+}
+
+// Gives value `id` a symbolic shape (Matmul takes a static one).
+void SetShape(GraphBuilder& b, uint32_t id, const SymShape& shape) {
+  for (pto::v1::Value& v : *b.graph().mutable_values()) {
+    if (v.id() != id) continue;
+    v.mutable_shape()->clear_dims();
+    for (const SymExpr& d : shape) *v.mutable_shape()->add_dims() = compiler::SymExprToDim(d);
+  }
+}
+
+std::unique_ptr<runtime::Kernel> Compile(const GraphOf& make) {
+  auto compiled = compiler::Compile(make(kBs), "host", {});
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  if (!compiled.ok()) return nullptr;
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  return kernel.ok() ? *std::move(kernel) : nullptr;
+}
+
+// Runs `make` for each size with one compile (the kernel expands a plan per
+// size, never recompiles).
+void CompileOnceAndRun(const GraphOf& make, const std::vector<int64_t>& sizes) {
+  auto kernel = Compile(make);
+  ASSERT_NE(kernel, nullptr);
+  for (int64_t n : sizes) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(n);
+    auto report = ptoc::RunAndCheck(make(SymExpr(n)), *kernel, options);
+    ASSERT_TRUE(report.ok()) << "bs " << n << ": " << report.status();
+    EXPECT_TRUE(report->pass()) << "bs " << n << "\n" << report->Summary();
+  }
+  EXPECT_EQ(kernel->plans_expanded(), static_cast<int>(sizes.size()));
+}
+
+// Iteration i's tasks in a graph with `per` tasks per iteration.
+int IterationOf(int t, int per) { return t / per; }
+
+// for i in 0..bs step 8: out[i:i+8] = x[i:i+8] @ w (bs a multiple of 8):
+// 2-D, the cube stores into the assembled region.
+pto::v1::Graph RowBlocks(const SymExpr& bs) {
+  GraphBuilder b("row_blocks");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 16});
+  const uint32_t w = b.Input("w", DT_FP32, {16, 12});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 12}, "out");
+  Ids outs = b.Loop("i", 0, bs, 8, {out}, [&](const Ids& args) {
+    const uint32_t xi = b.View(x, {i, 0}, {8, 16}, {8, 16});
+    return Ids{b.Assemble(Mm(b, xi, w, {8, 12}), args[0], {i, 0}, {8, 12})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, PerIterationMatmulOverViewsCompiledOnce) {
+  CompileOnceAndRun(RowBlocks, {8, 24, 320});
+}
+
+TEST(LoopMatmulTest, IterationsAreIndependentCubeTasks) {
+  auto compiled = compiler::Compile(RowBlocks(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  // The cube code adds the dynamic arg times the row stride.
+  EXPECT_THAT(compiled->binary.pto_text(), HasSubstr("d0"));
+  auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", 40}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->graph.tasks_size(), 5);  // one cube task per iteration
+  for (int t = 0; t < 5; ++t) {
+    EXPECT_EQ(g->graph.tasks(t).deps_size(), 0) << "task " << t;
+    ASSERT_EQ(g->graph.tasks(t).args_size(), 3);  // 2 tile offsets, then i
+    EXPECT_EQ(g->graph.tasks(t).args(2), t * 8);
+  }
+}
+
+// Batched, both operands loop-dependent, the product feeding elementwise
+// ops: out[i] = (a[i] @ b[i]^T) * 0.5 + 1 with a [bs,8,16], b [bs,12,16].
+pto::v1::Graph BatchedThenElementwise(const SymExpr& bs) {
+  GraphBuilder b("batched_elementwise");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t a = b.SymInput("a", DT_FP32, {bs, 8, 16});
+  const uint32_t bb = b.SymInput("b", DT_FP32, {bs, 12, 16});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 8, 12}, "out");
+  const std::vector<int64_t> tile = {1, 8, 12};
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t ai = b.View(a, {i, 0, 0}, {1, 8, 16}, {1, 8, 16});
+    const uint32_t bi = b.View(bb, {i, 0, 0}, {1, 12, 16}, {1, 12, 16});
+    const uint32_t p = Mm(b, ai, bi, {1, 8, 12}, /*b_trans=*/true);
+    const uint32_t y = b.Op("adds", {b.Op("muls", {p}, tile, 0.5)}, tile, 1.0);
+    return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, BatchedMatmulFeedingElementwiseOps) {
+  CompileOnceAndRun(BatchedThenElementwise, {1, 2, 9});
+}
+
+// The same in FP16 (the cube converts its L1 tiles): out[i] = a[i] @ w.
+pto::v1::Graph HalfBlocks(const SymExpr& bs) {
+  GraphBuilder b("half_blocks");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t a = b.SymInput("a", DT_FP16, {bs, 8, 16});
+  const uint32_t w = b.Input("w", DT_FP16, {16, 24});
+  const uint32_t out = b.SymValue(DT_FP16, {bs, 8, 24}, "out");
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t ai = b.View(a, {i, 0, 0}, {1, 8, 16}, {1, 8, 16});
+    return Ids{b.Assemble(Mm(b, ai, w, {1, 8, 24}, false, DT_FP16), args[0], {i, 0, 0},
+                          {1, 8, 24})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, HalfPrecisionOperands) { CompileOnceAndRun(HalfBlocks, {1, 6}); }
+
+// acc = acc + a[i] @ b[i]: a new value each iteration from the carried
+// accumulator (stored into its buffer), so the iterations chain.
+pto::v1::Graph CarriedSum(const SymExpr& bs) {
+  GraphBuilder b("carried_sum");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t a = b.SymInput("a", DT_FP32, {bs, 8, 16});
+  const uint32_t bb = b.SymInput("b", DT_FP32, {bs, 16, 12});
+  const uint32_t acc = b.SymValue(DT_FP32, {1, 8, 12}, "acc");
+  Ids outs = b.Loop("i", 0, bs, 1, {acc}, [&](const Ids& args) {
+    const uint32_t ai = b.View(a, {i, 0, 0}, {1, 8, 16}, {1, 8, 16});
+    const uint32_t bi = b.View(bb, {i, 0, 0}, {1, 16, 12}, {1, 16, 12});
+    return Ids{b.Op("add", {args[0], Mm(b, ai, bi, {1, 8, 12})}, {1, 8, 12})};
+  });
+  b.InOut("acc", acc, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, CarriedAccumulationChainsAndIsCorrect) {
+  CompileOnceAndRun(CarriedSum, {1, 4, 9});
+  auto compiled = compiler::Compile(CarriedSum(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const int n = 5;
+  auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", n}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->graph.tasks_size() % n, 0);
+  const int per = g->graph.tasks_size() / n;
+  std::vector<bool> waits(n, false);
+  for (int t = 0; t < g->graph.tasks_size(); ++t) {
+    for (uint32_t d : g->graph.tasks(t).deps()) {
+      if (IterationOf(t, per) - IterationOf(static_cast<int>(d), per) == 1) {
+        waits[IterationOf(t, per)] = true;
+      }
+    }
+  }
+  for (int it = 1; it < n; ++it) EXPECT_TRUE(waits[it]) << "iteration " << it;
+}
+
+// h = h @ w[i]: the matmul's result itself is carried (stored into h's
+// buffer after the cube writes it elsewhere: it reads h).
+pto::v1::Graph CarriedProduct(const SymExpr& bs) {
+  GraphBuilder b("carried_product");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t w = b.SymInput("w", DT_FP32, {bs, 16, 16});
+  const uint32_t h = b.SymValue(DT_FP32, {1, 8, 16}, "h");
+  Ids outs = b.Loop("i", 0, bs, 1, {h}, [&](const Ids& args) {
+    const uint32_t wi = b.View(w, {i, 0, 0}, {1, 16, 16}, {1, 16, 16});
+    return Ids{Mm(b, args[0], wi, {1, 8, 16})};
+  });
+  b.InOut("h", h, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, CarriedMatmulResult) { CompileOnceAndRun(CarriedProduct, {1, 2, 4}); }
+
+// out[i] = x[i] @ w for i in 0..bs-4: no iteration for bs <= 4.
+pto::v1::Graph ShortLoop(const SymExpr& bs) {
+  GraphBuilder b("short_loop");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 8, 16});
+  const uint32_t w = b.Input("w", DT_FP32, {16, 12});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 8, 12}, "out");
+  Ids outs = b.Loop("i", 0, bs - 4, 1, {out}, [&](const Ids& args) {
+    const uint32_t xi = b.View(x, {i, 0, 0}, {1, 8, 16}, {1, 8, 16});
+    return Ids{b.Assemble(Mm(b, xi, w, {1, 8, 12}), args[0], {i, 0, 0}, {1, 8, 12})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, ZeroTripsKeepTheCallersData) { CompileOnceAndRun(ShortLoop, {1, 4, 6}); }
+
+// In an if on the index: out[i] = x[i] @ w for even i, x[i] @ v^T for odd.
+pto::v1::Graph EvenOdd(const SymExpr& bs) {
+  GraphBuilder b("even_odd_matmul");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 8, 16});
+  const uint32_t w = b.Input("w", DT_FP32, {16, 12});
+  const uint32_t v = b.Input("v", DT_FP32, {12, 16});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 8, 12}, "out");
+  const std::vector<int64_t> tile = {1, 8, 12};
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t xi = b.View(x, {i, 0, 0}, {1, 8, 16}, {1, 8, 16});
+    return b.If(
+        compiler::testing::CompareExpr(pto::v1::DIM_OP_EQ, SymExpr::Mod(i, 2), 0),
+        {args[0]},
+        [&](const Ids& r) {
+          return Ids{b.Assemble(Mm(b, xi, w, {1, 8, 12}), r[0], {i, 0, 0}, tile)};
+        },
+        [&](const Ids& r) {
+          return Ids{b.Assemble(Mm(b, xi, v, {1, 8, 12}, /*b_trans=*/true), r[0],
+                                {i, 0, 0}, tile)};
+        });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, MatmulInIfBranches) { CompileOnceAndRun(EvenOdd, {1, 2, 7}); }
+
+// Tails: for i in 0..n step 4: out[i:min(i+4, n)] = x[i:min(i+4, n)] @ w:
+// the last block's M is a run-time extent (the generic cube function).
+pto::v1::Graph TailRows(const SymExpr& n) {
+  GraphBuilder b("tail_rows");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
+  const uint32_t w = b.Input("w", DT_FP32, {16, 40});
+  const uint32_t out = b.SymValue(DT_FP32, {n, 40}, "out");
+  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& args) {
+    const SymExpr rows = SymExpr::Min(SymExpr(4), n - i);
+    const uint32_t xi = b.View(x, {i, 0}, {rows, 16}, {4, 16});
+    const uint32_t y = Mm(b, xi, w, {4, 40});
+    SetShape(b, y, {rows, 40});
+    return Ids{b.Assemble(y, args[0], {i, 0}, {4, 40})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, TailRowsAreRunTimeExtents) {
+  auto compiled = compiler::Compile(TailRows(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_THAT(compiled->binary.pto_text(), HasSubstr("extents=args"));
+  CompileOnceAndRun(TailRows, {1, 4, 5, 13});
+}
+
+TEST(LoopMatmulTest, KThatDependsOnTheIndexIsUnimplemented) {
+  GraphBuilder b("tail_k");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {8, 20});
+  const uint32_t w = b.Input("w", DT_FP32, {20, 12});
+  const uint32_t out = b.SymValue(DT_FP32, {8, 12}, "out");
+  Ids outs = b.Loop("i", 0, 20, 8, {out}, [&](const Ids& args) {
+    const SymExpr k = SymExpr::Min(SymExpr(8), 20 - i);
+    const uint32_t xi = b.View(x, {0, i}, {8, k}, {8, 8});
+    const uint32_t wi = b.View(w, {i, 0}, {k, 12}, {8, 12});
+    return Ids{b.Op("add", {args[0], Mm(b, xi, wi, {8, 12})}, {8, 12})};
+  });
+  b.InOut("out", out, outs[0]);
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(compiled.status().message(),
+              ::testing::AllOf(HasSubstr("\"matmul\""), HasSubstr("K dim")));
+}
+
+// out[i:i+4, 0:12] = x[i:i+4] @ w with out [n, m]: the cube's leading
+// dimension would be the run-time m.
+TEST(LoopMatmulTest, StoreIntoATensorWithADynamicInnerDimIsUnimplemented) {
+  GraphBuilder b("dynamic_ld");
+  const SymExpr i = SymExpr::Symbol("i"), n = SymExpr::Symbol("n");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
+  const uint32_t w = b.Input("w", DT_FP32, {16, 12});
+  const uint32_t out = b.SymValue(DT_FP32, {n, SymExpr::Symbol("m")}, "out");
+  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& args) {
+    const uint32_t xi = b.View(x, {i, 0}, {4, 16}, {4, 16});
+    return Ids{b.Assemble(Mm(b, xi, w, {4, 12}), args[0], {i, 0}, {4, 12})};
+  });
+  b.InOut("out", out, outs[0]);
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(compiled.status().message(),
+              ::testing::AllOf(HasSubstr("\"matmul\""), HasSubstr("dynamic inner dim")));
+}
+
+}  // namespace
+}  // namespace pto::testing

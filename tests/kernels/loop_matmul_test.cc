@@ -274,6 +274,34 @@ TEST(LoopMatmulTest, TailRowsAreRunTimeExtents) {
   CompileOnceAndRun(TailRows, {1, 4, 5, 13});
 }
 
+// Tails in both M and N: for i in 0..n step 4, j in 0..40 step 16:
+// out[i:min(i+4, n), j:min(j+16, 40)] = x[i:...] @ w[:, j:...] (the last
+// column block is 8 wide, the last row block n % 4 tall).
+pto::v1::Graph TailRowsAndColumns(const SymExpr& n) {
+  GraphBuilder b("tail_rows_cols");
+  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
+  const uint32_t w = b.Input("w", DT_FP32, {16, 40});
+  const uint32_t out = b.SymValue(DT_FP32, {n, 40}, "out");
+  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
+    return b.Loop("j", 0, 40, 16, {outer[0]}, [&](const Ids& inner) {
+      const SymExpr rows = SymExpr::Min(SymExpr(4), n - i);
+      const SymExpr cols = SymExpr::Min(SymExpr(16), 40 - j);
+      const uint32_t xi = b.View(x, {i, 0}, {rows, 16}, {4, 16});
+      const uint32_t wj = b.View(w, {0, j}, {16, cols}, {16, 16});
+      const uint32_t y = Mm(b, xi, wj, {4, 16});
+      SetShape(b, y, {rows, cols});
+      return Ids{b.Assemble(y, inner[0], {i, j}, {4, 16})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, TailRowsAndColumns) {
+  CompileOnceAndRun(TailRowsAndColumns, {1, 4, 6, 13});
+}
+
 TEST(LoopMatmulTest, KThatDependsOnTheIndexIsUnimplemented) {
   GraphBuilder b("tail_k");
   const SymExpr i = SymExpr::Symbol("i");

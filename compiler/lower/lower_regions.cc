@@ -279,6 +279,7 @@ class Flattener {
     const std::string& kind = op->info->kind;
     bool dynamic_input = false;
     for (int v : op->inputs) dynamic_input = dynamic_input || dynamic_alias_[v];
+    if (kind == "view") ComposeView(where, nest, op, &dynamic_input);
     bool dynamic = false;
     for (auto& [name, value] : op->attrs) {
       if (std::holds_alternative<SymExpr>(value) ||
@@ -338,8 +339,9 @@ class Flattener {
       dynamic = true;
     }
     if (dynamic && kind == "view" && dynamic_input) {
-      return Unimplemented(where, "a view with loop-dependent offsets of another "
-                                  "such view (take one view with the summed offsets)");
+      return Unimplemented(where, "a view with loop-dependent offsets of a layout op "
+                                  "(reshape, permute, ...) of a view with such offsets "
+                                  "(take the view before the layout op)");
     }
     if ((dynamic && kind == "view") ||
         (dynamic_input && op->info->category == OpCategory::kLayout &&
@@ -349,8 +351,49 @@ class Flattener {
     return absl::OkStatus();
   }
 
+  // A view with loop-dependent offsets of another such view would add two
+  // markers in one access: it becomes one view of the inner view's input at
+  // the summed offsets (both are affine in the indices), after a region
+  // check of the outer view inside the inner one. Records where each view
+  // with loop-dependent offsets (or of such a view) starts in its root.
+  void ComposeView(const std::string& where, const std::vector<int>& nest, TensorOp* op,
+                   bool* dynamic_input) {
+    AttrValue& value = op->attrs.at("offsets");
+    std::vector<SymExpr> own;
+    if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
+      for (int64_t x : *ints) own.push_back(SymExpr(x));
+    } else if (const auto* exprs = std::get_if<std::vector<SymExpr>>(&value)) {
+      own = *exprs;
+    } else {
+      return;
+    }
+    bool own_dynamic = false;
+    for (const SymExpr& e : own) own_dynamic = own_dynamic || UsesIndex(e);
+    const int in = op->inputs[0], out = op->outputs[0];
+    auto it = view_root_.find(in);
+    if (it == view_root_.end()) {
+      if (own_dynamic) view_root_[out] = {in, own};
+      return;
+    }
+    std::vector<SymExpr> sum = it->second.second;
+    for (size_t d = 0; d < sum.size() && d < own.size(); ++d) sum[d] = sum[d] + own[d];
+    const int root = it->second.first;
+    view_root_[out] = {root, sum};
+    if (!own_dynamic || !dynamic_alias_[in] || nest.empty()) return;
+    pto::v1::RegionCheck check;
+    check.set_label(absl::StrCat(where, " (inside the view it takes)"));
+    for (const SymExpr& e : own) *check.add_offsets() = e.ToProto();
+    for (const SymExpr& d : g_.values[out].sym_shape) *check.add_extent() = SymExprToDim(d);
+    for (const SymExpr& d : g_.values[in].sym_shape) *check.add_bound() = SymExprToDim(d);
+    loops_[nest.back()].checks.push_back(std::move(check));
+    op->inputs[0] = root;
+    value = std::move(sum);
+    *dynamic_input = dynamic_alias_[root];
+  }
+
   const TensorGraph& g_;
   TensorGraph flat_;
+  std::map<int, std::pair<int, std::vector<SymExpr>>> view_root_;  // ComposeView
   std::vector<int> alias_;              // region arg / loop output -> value
   std::vector<bool> dynamic_alias_;     // views with loop-dependent offsets
   std::set<std::string> indices_;       // every loop index

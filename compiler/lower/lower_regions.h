@@ -38,8 +38,10 @@
 // dynamic in an inner dim; a reduction over a dim whose extent depends on
 // a loop index; a matmul whose K depends on a loop index, or whose operand
 // or result is a tensor with a dynamic inner dim (the cube's leading
-// dimensions are constants); a view with loop-dependent offsets of another
-// such view; more than 20 distinct loop-dependent offsets. Temporaries of a body that land in a
+// dimensions are constants); a view with loop-dependent offsets of a
+// reshape, permute or other layout op of such a view (a view of such a view
+// is one view at the summed offsets, checked inside the view it takes);
+// more than 20 distinct loop-dependent offsets. Temporaries of a body that land in a
 // workspace (an unfused body) are one buffer for all iterations, so such
 // iterations run one after the other.
 #ifndef PTO_COMPILER_LOWER_LOWER_REGIONS_H_

@@ -302,6 +302,30 @@ TEST(LoopMatmulTest, TailRowsAndColumns) {
   CompileOnceAndRun(TailRowsAndColumns, {1, 4, 6, 13});
 }
 
+// Heads of row blocks: for i in 0..bs step 8: rows = x[i:i+8]; for h in
+// 0..4: out[i:i+8, h*16:] = rows[:, h*32:(h+1)*32] @ w: the operand is a
+// view at h of a view at i (one view of x at [i, h*32]).
+pto::v1::Graph HeadsOfRowBlocks(const SymExpr& bs) {
+  GraphBuilder b("heads_of_rows");
+  const SymExpr i = SymExpr::Symbol("i"), h = SymExpr::Symbol("h");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 128});
+  const uint32_t w = b.Input("w", DT_FP32, {32, 16});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 64}, "out");
+  Ids outs = b.Loop("i", 0, bs, 8, {out}, [&](const Ids& outer) {
+    const uint32_t rows = b.View(x, {i, 0}, {8, 128}, {8, 128});
+    return b.Loop("h", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
+      const uint32_t q = b.View(rows, {0, h * 32}, {8, 32}, {8, 32});
+      return Ids{b.Assemble(Mm(b, q, w, {8, 16}), inner[0], {i, h * 16}, {8, 16})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, OperandIsAViewOfAViewAtLoopOffsets) {
+  CompileOnceAndRun(HeadsOfRowBlocks, {8, 24});
+}
+
 TEST(LoopMatmulTest, KThatDependsOnTheIndexIsUnimplemented) {
   GraphBuilder b("tail_k");
   const SymExpr i = SymExpr::Symbol("i");

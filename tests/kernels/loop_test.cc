@@ -453,6 +453,59 @@ TEST(LoopTest, NestedLoopsOverTwoDynamicDimsWithTails) {
   EXPECT_EQ((*kernel)->plans_expanded(), 5);
 }
 
+// for i in 0..bs: row = x[i]; for j in 0..4: out[i, j*16:] = exp(row[:, j*16:])
+// + 1: a view at j of a view at i is one view of x at [i, j*16].
+pto::v1::Graph ViewOfAView(const SymExpr& bs) {
+  GraphBuilder b("view_of_view");
+  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 64});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 64}, "out");
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& outer) {
+    const uint32_t row = b.View(x, {i, 0}, {1, 64}, {1, 64});
+    return b.Loop("j", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
+      const uint32_t v = b.View(row, {0, j * 16}, {1, 16}, {1, 16});
+      const uint32_t y = b.Op("adds", {b.Op("exp", {v}, {1, 16})}, {1, 16}, 1.0);
+      return Ids{b.Assemble(y, inner[0], {i, j * 16}, {1, 16})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopTest, ViewWithLoopOffsetsOfAnotherSuchView) {
+  auto kernel = Compile(ViewOfAView);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ViewOfAView, *kernel, {1, 3, 17});
+}
+
+// The inner view j*16 of a 64-wide row view runs past the row (j up to 4):
+// an error at launch naming the view and the values.
+TEST(LoopTest, ViewOutsideTheViewItTakesIsAnErrorAtLaunch) {
+  GraphBuilder b("view_past_view");
+  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
+  const uint32_t x = b.SymInput("x", DT_FP32, {kBs, 128});
+  const uint32_t out = b.SymValue(DT_FP32, {kBs, 128}, "out");
+  Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& outer) {
+    const uint32_t row = b.View(x, {i, 0}, {1, 64}, {1, 64});
+    return b.Loop("j", 0, 5, 1, {outer[0]}, [&](const Ids& inner) {
+      const uint32_t v = b.View(row, {0, j * 16}, {1, 16}, {1, 16});
+      return Ids{b.Assemble(b.Op("neg", {v}, {1, 16}), inner[0], {i, j * 16}, {1, 16})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto in = ptoc::HostTensor::Create(DT_FP32, {2, 128});
+  auto o = ptoc::HostTensor::Create(DT_FP32, {2, 128});
+  ASSERT_TRUE(in.ok() && o.ok());
+  absl::Status s = (*kernel)->Run({in->AsArg(), o->AsArg()});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), ::testing::AllOf(HasSubstr("inside the view it takes"),
+                                            HasSubstr("offsets [0,64]"), HasSubstr("j=4")));
+}
+
 TEST(LoopTest, UnimplementedPartsNameTheOp) {
   // A reduction over a dim whose extent depends on the loop index.
   GraphBuilder b("tail_sum");

@@ -856,3 +856,20 @@ def test_matmul_in_a_branch_on_the_loop_index(native):
         sign = torch.tensor([1.0 if i % 2 == 0 else -1.0 for i in range(bs)]).view(bs, 1, 1)
         torch.testing.assert_close(out, (x @ w) * sign, rtol=1e-5, atol=1e-5)
     assert_one_compile()
+
+
+def test_a_view_at_an_inner_index_of_a_view_at_an_outer_index(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
+        pypto.set_vec_tile_shapes(1, 16)
+        for i in pypto.loop(x.shape[0]):
+            row = x[i:i + 1, :]
+            for j in pypto.loop(4):
+                out[i:i + 1, j * 16:(j + 1) * 16] = row[:, j * 16:(j + 1) * 16] * 2
+
+    for rows in (1, 5):
+        x = torch.randn(rows, 64)
+        out = torch.empty_like(x)
+        k(x, out)
+        torch.testing.assert_close(out, x * 2)
+    assert_one_compile()

@@ -201,11 +201,11 @@ TEST(GoldenTest, ChainsRunPerChunk) {
 // row, the result written in place; no TLOAD or TSTORE. A tile of one row and
 // a buffer both loaded and stored keep the whole-tile form.
 TEST(GoldenTest, RowGroupsRunPerRow) {
-  auto cpp = [](const std::vector<int64_t>& tile, bool inout) {
+  auto cpp = [](const std::vector<int64_t>& tile, bool inout,
+                pto::v1::DataType dt = pto::v1::DT_FP32) {
     testing::GraphBuilder b("rows");
-    uint32_t x = inout ? b.Value(pto::v1::DT_FP32, {3, 6, 32}, "x")
-                       : b.Input("x", pto::v1::DT_FP32, {3, 6, 32});
-    uint32_t gamma = b.Input("gamma", pto::v1::DT_FP32, {32});
+    uint32_t x = inout ? b.Value(dt, {3, 6, 32}, "x") : b.Input("x", dt, {3, 6, 32});
+    uint32_t gamma = b.Input("gamma", dt, {32});
     uint32_t m = b.Op("amax", {x}, tile);
     uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
     uint32_t r = b.Op("mul", {b.Op("div", {e, b.Op("sum", {e}, tile)}, tile), gamma}, tile);
@@ -221,8 +221,10 @@ TEST(GoldenTest, RowGroupsRunPerRow) {
             std::string::npos) << rows;
   EXPECT_NE(rows.find("TRedMax<1, 1, 1, 32, 3>(t2, (g0 + i1 * 192 + i2 * 32));"),
             std::string::npos) << rows;
-  EXPECT_NE(rows.find("TSubRows<1, 32, pto_tile::kFull, pto_tile::kRow>("), std::string::npos)
-      << rows;
+  // x - m, exp and the sum of the exp: one pass per row (TSubExpSumRow).
+  EXPECT_NE(rows.find("TSubExpSumRow<32>(t"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("TSubRows<"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("TExp<"), std::string::npos) << rows;
   EXPECT_NE(rows.find("alignas(64) float t2[1];"), std::string::npos) << rows;
   EXPECT_NE(rows.find("TMul<32>(o"), std::string::npos) << rows;
   EXPECT_NE(rows.find(" + i1 * 192 + i2 * 32);"), std::string::npos) << rows;
@@ -231,6 +233,13 @@ TEST(GoldenTest, RowGroupsRunPerRow) {
   for (const std::string& whole : {cpp({1, 1, 32}, false), cpp({2, 2, 32}, true)}) {
     EXPECT_EQ(whole.find("for (int64_t i"), std::string::npos) << whole;
   }
+  // A tile one row long fuses too; FP16 rows (rounded after each
+  // instruction) keep the three instructions.
+  EXPECT_NE(cpp({1, 1, 32}, false).find("TSubExpSumRow<32>(t"), std::string::npos);
+  const std::string f16 = cpp({2, 2, 32}, false, pto::v1::DT_FP16);
+  EXPECT_NE(f16.find("for (int64_t i1 = 0; i1 < 2; ++i1)"), std::string::npos) << f16;
+  EXPECT_EQ(f16.find("TSubExpSumRow"), std::string::npos) << f16;
+  EXPECT_NE(f16.find("TExp<32, pto_tile::half>("), std::string::npos) << f16;
 }
 
 TEST(GoldenTest, LayoutViewAssembleTranspose) {

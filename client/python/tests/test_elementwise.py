@@ -257,6 +257,41 @@ def test_softmax_and_rms_norm(native):
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
+def _softmax_rows_reference(x):
+    """exp(x - max) / sum, in float64, as the kernel defines it (NaN and inf as numpy's)."""
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x64 - x64.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("cols,tile", [(100, (4, 100)), (1, (4, 1)), (256, (1, 256))])
+def test_softmax_special_rows(native, cols, tile):
+    # Rows run one at a time through the fused x - max, exp, sum pass and the
+    # f32 max with its NaN check: a NaN in a row, -inf entries, an all -inf
+    # row, an inf, signed zeros; rows of 100 (a tail of 4 past the groups of
+    # 16), rows of one value, a tile one row long; FP32 and FP16 rows.
+    rng = np.random.default_rng(15)
+    x = rng.uniform(-5, 5, (12, cols)).astype(np.float32)
+    x[1, cols // 3] = np.nan
+    x[2, [0, cols // 2, cols - 1]] = -np.inf
+    x[3, :] = -np.inf
+    x[4, cols // 4] = np.inf
+    x[5, :] = 0.0
+    x[5, ::3] = -0.0
+    x[6, cols - 1] = np.nan  # in the tail
+    got = run1(lambda v: pypto.softmax(v, -1), x, tile=tile)
+    close(got, _softmax_rows_reference(x), rtol=1e-5, atol=1e-7)
+    assert np.isnan(got[[1, 3, 4, 6]]).all()
+    x16 = x.astype(np.float16)
+    got16 = run1(lambda v: pypto.softmax(v, -1), x16, out_dtype=np.float16, tile=tile)
+    want16 = _softmax_rows_reference(x16)
+    # FP16 rounds after each instruction: within a few FP16 ulps.
+    np.testing.assert_allclose(got16.astype(np.float64), want16, rtol=4 * 2.0 ** -10, atol=1e-4,
+                               equal_nan=True)
+    assert np.array_equal(np.isnan(got16), np.isnan(want16))
+
+
 def test_reduction_bad_dim():
     F32 = pypto.Tensor([], pypto.DT_FP32)
 

@@ -363,6 +363,47 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
   return true;
 }
 
+// Softmax's middle on one row (a per-row function, or a tile one row long):
+// d = x - m (m a row tile), e = exp(d), s = sum(e) along the row, all f32,
+// with d read by nothing else. They become one TSubExpSumRow: one pass over
+// the row instead of three, the same bits (pto_tile.h). Returns whether the
+// instructions at i, i+1, i+2 are such a triple.
+bool FusesSubExpSum(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row,
+                    const std::vector<bool>& columns, const DirectPlan& plan) {
+  const int n = static_cast<int>(fn.body.size());
+  if (i + 2 >= n) return false;
+  const PtoInstr& sub = fn.body[i];
+  const PtoInstr& exp = fn.body[i + 1];
+  const PtoInstr& sum = fn.body[i + 2];
+  const int rank = static_cast<int>(fn.tile.size());
+  for (int k = i; k <= i + 2; ++k) {
+    if (fn.body[k].dtype != pto::v1::DT_FP32 || plan.writes_store[k] >= 0 ||
+        plan.elided[k] || plan.unrounded[k]) {
+      return false;
+    }
+  }
+  if (sub.op != PtoOpcode::kTSub || sub.reduce_dim >= 0 || sub.srcs.size() != 2 ||
+      is_row(sub.dst) || is_row(sub.srcs[0]) || columns[sub.srcs[0]] ||
+      !is_row(sub.srcs[1]) || sub.srcs[0] == sub.dst) {
+    return false;
+  }
+  if (exp.op != PtoOpcode::kTExp || exp.srcs.size() != 1 || exp.srcs[0] != sub.dst ||
+      exp.dst == sub.dst || is_row(exp.dst)) {
+    return false;
+  }
+  if (sum.op != PtoOpcode::kTRedSum || sum.reduce_dim != rank - 1 || sum.srcs.size() != 1 ||
+      sum.srcs[0] != exp.dst || !is_row(sum.dst)) {
+    return false;
+  }
+  // The difference dies with the exp (read nowhere until overwritten).
+  for (int k = i + 3; k < n; ++k) {
+    const PtoInstr& in = fn.body[k];
+    if (std::find(in.srcs.begin(), in.srcs.end(), sub.dst) != in.srcs.end()) return false;
+    if (in.op != PtoOpcode::kTStore && in.dst == sub.dst) break;
+  }
+  return true;
+}
+
 // "i0 * s0 + ..": the GM offset of the row (i0, i1, i2) of a per-row access
 // (" + " first; empty when every row is at the same place).
 std::string RowOffset(const Access& a) {
@@ -534,6 +575,18 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                               "]) + (", a.offset, "), ", name[in.srcs[0]]),
           ", ", a.strides4_text[0], ", ", a.strides4_text[1], ", ", a.strides4_text[2],
           strided3 ? absl::StrCat(", ", a.strides4_text[3]) : "", ");\n");
+      continue;
+    }
+    if ((per_row || rows == 1) && FusesSubExpSum(fn, i, is_row, columns, plan)) {
+      const PtoInstr& exp = fn.body[i + 1];
+      const PtoInstr& sum = fn.body[i + 2];
+      const std::string x = name[in.srcs[0]], m = name[in.srcs[1]];
+      name[exp.dst] = absl::StrCat("t", exp.dst);
+      name[sum.dst] = absl::StrCat("t", sum.dst);
+      columns[exp.dst] = false;
+      absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols, ">(", name[exp.dst], ", ",
+                      name[sum.dst], ", ", x, ", ", m, ");\n");
+      i += 2;
       continue;
     }
     const char* f = PtoHostFunction(in.op);

@@ -965,7 +965,7 @@ struct ReduceShape {
 // propagate NaN.
 constexpr int kReduceLanes = 16;
 template <typename Op, int64_t L, typename S>
-inline S ReduceRow(const S* __restrict p) {
+inline S ReduceRowExact(const S* __restrict p) {
   S lane[kReduceLanes];
   for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Init();
   constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
@@ -979,6 +979,67 @@ inline S ReduceRow(const S* __restrict p) {
     for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
   }
   return lane[0];
+}
+
+// f32 max/min rows where the target has AVX: vmaxps/vminps keep
+// x > acc ? x : acc (x < acc ? x : acc), which is Op::Apply for every x but
+// NaN, in the same 16 lanes, and one unordered compare per 16 values is
+// ORed into a mask tested once per row (the blend of Op::Apply's NaN check
+// was the row's slowest loop). A row holding a NaN is reduced again by
+// ReduceRowExact, so every result keeps its bits: which NaN, the sign of a
+// zero max.
+template <typename Op>
+struct PickOp {
+  static constexpr int kValue = 0;  // no vector form
+};
+template <>
+struct PickOp<MaxOp<float>> {
+  static constexpr int kValue = 1;
+};
+template <>
+struct PickOp<MinOp<float>> {
+  static constexpr int kValue = 2;
+};
+#if defined(__AVX__)
+typedef float RedF8 __attribute__((vector_size(32)));
+typedef int32_t RedI8 __attribute__((vector_size(32)));
+template <int kPick>
+inline RedF8 Pick8(RedF8 acc, RedF8 x) {
+  return kPick == 1 ? __builtin_ia32_maxps256(x, acc) : __builtin_ia32_minps256(x, acc);
+}
+#endif
+
+template <typename Op, int64_t L, typename S>
+inline S ReduceRow(const S* __restrict p) {
+#if defined(__AVX__)
+  if constexpr (PickOp<Op>::kValue != 0) {
+    constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
+    RedF8 lo = RedF8{} + Op::Init(), hi = lo;  // lanes 0..7, 8..15
+    RedI8 unordered = {};
+    for (int64_t k = 0; k < kFull; k += kReduceLanes) {
+      RedF8 a, b;
+      __builtin_memcpy(&a, p + k, sizeof a);
+      __builtin_memcpy(&b, p + k + 8, sizeof b);
+      lo = Pick8<PickOp<Op>::kValue>(lo, a);
+      hi = Pick8<PickOp<Op>::kValue>(hi, b);
+      unordered |= reinterpret_cast<RedI8>(__builtin_ia32_cmpps256(a, b, 3));  // _CMP_UNORD_Q
+    }
+    bool nan = __builtin_ia32_movmskps256(reinterpret_cast<RedF8>(unordered)) != 0;
+    for (int64_t k = kFull; k < L; ++k) nan = nan || p[k] != p[k];
+    if (nan) return ReduceRowExact<Op, L>(p);
+    S lane[kReduceLanes];
+    __builtin_memcpy(lane, &lo, sizeof lo);
+    __builtin_memcpy(lane + 8, &hi, sizeof hi);
+    for (int64_t k = kFull; k < L; ++k) {
+      lane[k - kFull] = Op::Apply(lane[k - kFull], p[k]);
+    }
+    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+    }
+    return lane[0];
+  }
+#endif
+  return ReduceRowExact<Op, L>(p);
 }
 
 template <typename Op, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,
@@ -1013,6 +1074,54 @@ PTO_TILE_REDUCE(TRedProd, ProdOp)
 PTO_TILE_REDUCE(TRedMax, MaxOp)
 PTO_TILE_REDUCE(TRedMin, MinOp)
 #undef PTO_TILE_REDUCE
+
+// Softmax's middle on one row of C f32 values in one pass (host codegen
+// fuses the three instructions when the difference is read by nothing
+// else): e = exp(x - m[0]) and s[0] = the sum of e, the same bits as
+// TSubRows<1, C, kFull, kRow>, TExp<C> and TRedSum<1, 1, 1, C, 3> one after
+// another (the same exp per value, and the sum in ReduceRow's 16 lanes in
+// the same order), without writing the difference and reading e back. m
+// and s may be the same row tile (m is read first), e and x the same tile
+// (each value is read before it is written).
+template <int64_t C>
+inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m) {
+#if PTO_TILE_FAST_EXP
+  if constexpr (C >= 2 * kReduceLanes) {
+    constexpr int64_t kGrouped = C / kReduceLanes * kReduceLanes;
+    const ExpF8 mv = ExpSplat<ExpF8>(m[0]);
+    ExpF8 lo = {}, hi = {};  // SumOp's lanes 0..7 and 8..15
+    for (int64_t k = 0; k < kGrouped; k += kReduceLanes) {
+      ExpF8 a, b;
+      __builtin_memcpy(&a, x + k, sizeof a);
+      __builtin_memcpy(&b, x + k + 8, sizeof b);
+      a = Exp8(a - mv);
+      b = Exp8(b - mv);
+      __builtin_memcpy(e + k, &a, sizeof a);
+      __builtin_memcpy(e + k + 8, &b, sizeof b);
+      lo += a;
+      hi += b;
+    }
+    float lane[kReduceLanes];
+    __builtin_memcpy(lane, &lo, sizeof lo);
+    __builtin_memcpy(lane + 8, &hi, sizeof hi);
+    if constexpr (kGrouped < C) {  // Exp8's lanes are independent: any grouping
+      float d[C - kGrouped];
+      for (int64_t k = kGrouped; k < C; ++k) d[k - kGrouped] = x[k] - m[0];
+      ExpMap(e + kGrouped, d, C - kGrouped);
+      for (int64_t k = kGrouped; k < C; ++k) lane[k - kGrouped] += e[k];
+    }
+    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+    }
+    s[0] = lane[0];
+    return;
+  }
+#endif
+  alignas(64) float d[C];
+  TSubRows<1, C, kFull, kRow>(d, x, m);
+  TExp<C>(e, d);
+  TRedSum<1, 1, 1, C, 3>(s, e);
+}
 
 // The first position along K where a equals the reduced value m (NaN
 // matches NaN), plus `base` (the tile's offset along K): argmax/argmin's

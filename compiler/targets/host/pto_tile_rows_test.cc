@@ -1,0 +1,207 @@
+// pto_tile.h's fast row forms on x86-64-v3, built with that ISA level as
+// kernels for the host-x86_64-v3 target are: f32 max/min rows through
+// vmaxps/vminps with a NaN check per row (ReduceRow) and softmax's fused
+// x - m, exp, sum (TSubExpSumRow) give the same bits as the exact forms they
+// replace, for NaN anywhere in a row, -inf and inf rows, signed zeros, rows
+// of one value and rows with a tail past the last group of 16.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "compiler/targets/host/pto_tile.h"
+#include "gtest/gtest.h"
+
+#if !defined(__AVX__) || !PTO_TILE_FAST_EXP
+#error "pto_tile_rows_test is built with -march=x86-64-v3 (AVX2 and FMA)"
+#endif
+
+namespace {
+
+using pto_tile::BitsFromFloat;
+
+bool CpuHasV3() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Bit patterns of NaNs with different signs and payloads: which one a max
+// returns is part of its result.
+float NanWith(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// Rows of L values worth checking: random, with NaNs (several payloads, at
+// the start, in the middle, in the tail), -inf/inf, all -inf, signed zeros.
+template <int64_t L>
+std::vector<std::vector<float>> Rows(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-20.0f, 20.0f);
+  std::vector<std::vector<float>> rows;
+  auto random_row = [&] {
+    std::vector<float> r(L);
+    for (float& x : r) x = u(rng);
+    return r;
+  };
+  for (int k = 0; k < 8; ++k) rows.push_back(random_row());
+  for (int64_t at : {int64_t{0}, L / 2, L - 1}) {
+    std::vector<float> r = random_row();
+    r[at] = NanWith(0x7FC00001u);
+    rows.push_back(r);
+    r[(at + 5) % L] = NanWith(0xFFC00002u);  // a second NaN, another payload
+    rows.push_back(r);
+  }
+  std::vector<float> r = random_row();
+  r[L / 3] = -kInf;
+  rows.push_back(r);
+  r[L - 1] = kInf;
+  rows.push_back(r);
+  rows.push_back(std::vector<float>(L, -kInf));
+  rows.push_back(std::vector<float>(L, kInf));
+  std::vector<float> zeros(L);
+  for (int64_t k = 0; k < L; ++k) zeros[k] = (k * 7) % 3 == 0 ? 0.0f : -0.0f;
+  rows.push_back(zeros);
+  for (float& x : zeros) x = -x;
+  rows.push_back(zeros);
+  return rows;
+}
+
+template <int64_t L>
+void CheckMaxMin() {
+  for (const std::vector<float>& row : Rows<L>(static_cast<uint32_t>(L))) {
+    float got_max, got_min;
+    pto_tile::TRedMax<1, 1, 1, L, 3>(&got_max, row.data());
+    pto_tile::TRedMin<1, 1, 1, L, 3>(&got_min, row.data());
+    // The exact forms: ReduceRowExact for rows of 32 or more, else the
+    // left-to-right loop TReduce runs for short rows.
+    float want_max = pto_tile::MaxOp<float>::Init(), want_min = pto_tile::MinOp<float>::Init();
+    if constexpr (L >= 2 * pto_tile::kReduceLanes) {
+      want_max = pto_tile::ReduceRowExact<pto_tile::MaxOp<float>, L>(row.data());
+      want_min = pto_tile::ReduceRowExact<pto_tile::MinOp<float>, L>(row.data());
+    } else {
+      for (float x : row) {
+        want_max = pto_tile::MaxOp<float>::Apply(want_max, x);
+        want_min = pto_tile::MinOp<float>::Apply(want_min, x);
+      }
+    }
+    EXPECT_EQ(BitsFromFloat(got_max), BitsFromFloat(want_max)) << "L=" << L << " " << want_max;
+    EXPECT_EQ(BitsFromFloat(got_min), BitsFromFloat(want_min)) << "L=" << L << " " << want_min;
+    bool nan = false;
+    for (float x : row) nan = nan || std::isnan(x);
+    EXPECT_EQ(std::isnan(got_max), nan) << "L=" << L;
+  }
+}
+
+TEST(PtoTileRowsTest, FastMaxMinKeepEveryBit) {
+  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  CheckMaxMin<1>();
+  CheckMaxMin<31>();
+  CheckMaxMin<32>();
+  CheckMaxMin<37>();    // a tail of 5 past two groups of 16
+  CheckMaxMin<256>();
+  CheckMaxMin<1000>();  // a tail of 8
+  CheckMaxMin<1024>();
+}
+
+// A multi-row tile takes the same path per row.
+TEST(PtoTileRowsTest, FastMaxOverRowsOfATile) {
+  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  std::vector<std::vector<float>> rows = Rows<48>(3);
+  std::vector<float> tile;
+  for (const std::vector<float>& r : rows) tile.insert(tile.end(), r.begin(), r.end());
+  constexpr int64_t kRows = 20;
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kRows));
+  float got[kRows];
+  pto_tile::TRedMax<1, 1, kRows, 48, 3>(got, tile.data());
+  for (int64_t r = 0; r < kRows; ++r) {
+    const float want = pto_tile::ReduceRowExact<pto_tile::MaxOp<float>, 48>(rows[r].data());
+    EXPECT_EQ(BitsFromFloat(got[r]), BitsFromFloat(want)) << r;
+  }
+}
+
+// Sums are the same bits, except which NaN a sum of two different NaNs
+// keeps: addps returns its first operand's, and the C++ compiler may order
+// an addition's operands either way (neither form fixes it; numpy and torch
+// do not either).
+bool SameSum(float got, float want) {
+  return BitsFromFloat(got) == BitsFromFloat(want) || (std::isnan(got) && std::isnan(want));
+}
+
+template <int64_t C>
+void CheckSubExpSum() {
+  for (const std::vector<float>& row : Rows<C>(static_cast<uint32_t>(C) + 100)) {
+    float m[1];
+    pto_tile::TRedMax<1, 1, 1, C, 3>(m, row.data());
+    // Also an m that is not the row's max (exp above 1, overflow to inf).
+    for (float mv : {m[0], -3.5f, -100.0f}) {
+      std::vector<float> d(C), want_e(C), got_e(C);
+      float want_s, got_s;
+      pto_tile::TSubRows<1, C, pto_tile::kFull, pto_tile::kRow>(d.data(), row.data(), &mv);
+      pto_tile::TExp<C>(want_e.data(), d.data());
+      pto_tile::TRedSum<1, 1, 1, C, 3>(&want_s, want_e.data());
+      pto_tile::TSubExpSumRow<C>(got_e.data(), &got_s, row.data(), &mv);
+      for (int64_t k = 0; k < C; ++k) {
+        ASSERT_EQ(BitsFromFloat(got_e[k]), BitsFromFloat(want_e[k]))
+            << "C=" << C << " k=" << k << " x=" << row[k] << " m=" << mv;
+      }
+      EXPECT_TRUE(SameSum(got_s, want_s)) << "C=" << C << " m=" << mv << ": " << got_s
+                                          << " vs " << want_s;
+      // In place, as generated code calls it: e over x, the sum over m.
+      std::vector<float> inplace = row;
+      float ms = mv;
+      pto_tile::TSubExpSumRow<C>(inplace.data(), &ms, inplace.data(), &ms);
+      EXPECT_EQ(std::memcmp(inplace.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
+      EXPECT_TRUE(SameSum(ms, want_s)) << "C=" << C;
+    }
+  }
+}
+
+TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
+  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  CheckSubExpSum<1>();
+  CheckSubExpSum<7>();
+  CheckSubExpSum<31>();
+  CheckSubExpSum<32>();
+  CheckSubExpSum<37>();
+  CheckSubExpSum<256>();
+  CheckSubExpSum<1000>();
+  CheckSubExpSum<1024>();
+}
+
+// Softmax's special rows through the fused form, as numpy computes them: a
+// NaN or an inf makes the whole row NaN (inf - inf), an all -inf row is NaN
+// (-inf - -inf), and -inf beside finite values gives exact zeros there.
+TEST(PtoTileRowsTest, SoftmaxSpecialRows) {
+  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  constexpr int64_t C = 40;
+  auto softmax = [](std::vector<float> x) {
+    float m, s;
+    std::vector<float> e(C), out(C);
+    pto_tile::TRedMax<1, 1, 1, C, 3>(&m, x.data());
+    pto_tile::TSubExpSumRow<C>(e.data(), &s, x.data(), &m);
+    pto_tile::TDivRows<1, C, pto_tile::kFull, pto_tile::kRow>(out.data(), e.data(), &s);
+    return out;
+  };
+  std::vector<float> x(C);
+  for (int64_t k = 0; k < C; ++k) x[k] = static_cast<float>(k % 9) - 4.0f;
+  x[3] = x[35] = -kInf;
+  double total = 0;
+  const std::vector<float> out = softmax(x);
+  for (int64_t k = 0; k < C; ++k) {
+    total += out[k];
+    if (k == 3 || k == 35) EXPECT_EQ(BitsFromFloat(out[k]), 0u) << k;
+  }
+  EXPECT_NEAR(total, 1.0, 1e-6);
+  for (float special : {std::nanf(""), kInf}) {
+    x[33] = special;
+    for (float v : softmax(x)) EXPECT_TRUE(std::isnan(v)) << special;
+  }
+  for (float v : softmax(std::vector<float>(C, -kInf))) EXPECT_TRUE(std::isnan(v));
+}
+
+}  // namespace

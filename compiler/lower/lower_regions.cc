@@ -15,13 +15,27 @@
 namespace pto::compiler {
 namespace {
 
-// Marker k stands for dynamic offset k while the static passes run: bit
-// 40 + k, far above any real offset (tensors have at most 2^40 elements),
+// A marker stands for a dynamic offset while the static passes run: bit
+// 40 + b, far above any real offset (tensors have at most 2^40 elements),
 // so a lowered offset is marker + a static part and a sum of two markers is
-// recognisable.
+// recognisable. Bits are shared between offsets that no group can see both
+// of: an offset's *scope* is the loop nest down to the deepest loop whose
+// index it uses, and two offsets need different bits only when one scope is
+// a prefix of the other (a group sees the offsets of the scopes along its
+// own nest). So the limit is kMarkerBits per chain of nested scopes, not per
+// kernel: sequential loops (loop_unroll's chunk loops, one loop per layer)
+// reuse the bits.
 constexpr int kMarkerShift = 40;
-constexpr int kMaxDynamicOffsets = 20;
+constexpr int kMarkerBits = 20;
 constexpr int64_t kStaticMask = (int64_t{1} << kMarkerShift) - 1;
+// Dynamic-arg slots from here on are GM strides (below: offsets).
+constexpr int kStrideSlots = 1 << 24;
+
+// Whether `prefix` is a prefix of `nest`.
+bool IsPrefix(const std::vector<int>& prefix, const std::vector<int>& nest) {
+  return prefix.size() <= nest.size() &&
+         std::equal(prefix.begin(), prefix.end(), nest.begin());
+}
 
 absl::Status Unimplemented(const std::string& where, const std::string& what) {
   return absl::UnimplementedError(absl::StrCat(
@@ -87,19 +101,46 @@ class Flattener {
     return v;
   }
 
-  // The marker of `e` (interned).
-  absl::StatusOr<int64_t> Marker(const SymExpr& e, const std::string& where) {
+  // The marker of `e` (interned), used at loop nest `nest`.
+  absl::StatusOr<int64_t> Marker(const SymExpr& e, const std::string& where,
+                                 const std::vector<int>& nest) {
     for (size_t k = 0; k < dynamic_.size(); ++k) {
-      if (dynamic_[k] == e) return int64_t{1} << (kMarkerShift + k);
+      if (dynamic_[k] == e) return int64_t{1} << (kMarkerShift + bit_[k]);
     }
-    if (dynamic_.size() >= static_cast<size_t>(kMaxDynamicOffsets)) {
-      return Unimplemented(where, absl::StrCat("more than ", kMaxDynamicOffsets,
-                                               " distinct loop-dependent offsets"));
+    std::vector<int> scope = nest;
+    const std::set<std::string> symbols = e.Symbols();
+    while (!scope.empty() && (loops_[scope.back()].kind != LoopInfo::kLoop ||
+                              symbols.count(loops_[scope.back()].index) == 0)) {
+      scope.pop_back();
+    }
+    std::vector<bool> taken(kMarkerBits, false);
+    for (size_t k = 0; k < dynamic_.size(); ++k) {
+      if (IsPrefix(scope_[k], scope) || IsPrefix(scope, scope_[k])) taken[bit_[k]] = true;
+    }
+    const int bit = static_cast<int>(std::find(taken.begin(), taken.end(), false) -
+                                     taken.begin());
+    if (bit >= kMarkerBits) {
+      return Unimplemented(where, absl::StrCat(
+          "more than ", kMarkerBits, " distinct loop-dependent offsets in one nest "
+          "of loops (loops one after another do not add up)"));
     }
     dynamic_.push_back(e);
-    return int64_t{1} << (kMarkerShift + dynamic_.size() - 1);
+    scope_.push_back(std::move(scope));
+    bit_.push_back(bit);
+    return int64_t{1} << (kMarkerShift + bit);
   }
 
+ public:
+  // The dynamic offset whose marker has bit `bit` in a group at `nest`.
+  absl::StatusOr<int> MarkerAt(int bit, const std::vector<int>& nest) const {
+    for (size_t k = 0; k < dynamic_.size(); ++k) {
+      if (bit_[k] == bit && IsPrefix(scope_[k], nest)) return static_cast<int>(k);
+    }
+    return absl::InternalError(absl::StrCat("no loop-dependent offset with marker bit ",
+                                            bit, " in scope"));
+  }
+
+ private:
   absl::Status Walk(const std::vector<TensorOp>& ops, const std::string& prefix,
                     const std::vector<int>& nest) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -319,7 +360,7 @@ class Flattener {
           ints.push_back(*c);
           continue;
         }
-        absl::StatusOr<int64_t> m = Marker(e, where);
+        absl::StatusOr<int64_t> m = Marker(e, where, nest);
         if (!m.ok()) return m.status();
         ints.push_back(*m);
       }
@@ -402,7 +443,9 @@ class Flattener {
   int segment_ = 0;
   int next_if_ = 0;
   std::vector<LoopInfo> loops_;
-  std::vector<SymExpr> dynamic_;        // per marker
+  std::vector<SymExpr> dynamic_;        // per dynamic offset
+  std::vector<std::vector<int>> scope_;  // per dynamic offset (see kMarkerBits)
+  std::vector<int> bit_;                // per dynamic offset: its marker bit
   // Values whose dims depend on loop indices: their shapes (lowered at the
   // bounds).
   std::map<int, SymShape> runtime_shape_;
@@ -411,8 +454,8 @@ class Flattener {
   const std::map<int, SymShape>& runtime_shape() const { return runtime_shape_; }
 };
 
-// Splits a lowered offset into (marker index or -1, static part); INTERNAL
-// when it holds two markers.
+// Splits a lowered offset into (marker bit or -1, static part);
+// UNIMPLEMENTED when it holds two markers.
 absl::StatusOr<std::pair<int, int64_t>> Decode(int64_t offset) {
   if (offset < (int64_t{1} << kMarkerShift)) return std::make_pair(-1, offset);
   const int64_t markers = offset >> kMarkerShift;
@@ -516,7 +559,9 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
               "op #", group.ops.front(), ": ", d.status().message()));
         }
         if (d->first < 0) continue;
-        x.dynamic = position(d->first);
+        absl::StatusOr<int> k = flat.MarkerAt(d->first, nest);
+        if (!k.ok()) return k.status();
+        x.dynamic = position(*k);
         x.offset = d->second;
       }
     }
@@ -528,7 +573,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       std::vector<int> dims(strides[b].size(), -1);
       for (size_t j = 0; j < strides[b].size(); ++j) {
         if (strides[b][j].IsConstant()) continue;
-        dims[j] = position(static_cast<int>(kMaxDynamicOffsets) + intern(strides[b][j]));
+        dims[j] = position(kStrideSlots + intern(strides[b][j]));
         any = true;
       }
       if (any && group.is_cube) {
@@ -545,15 +590,16 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         absl::StatusOr<std::pair<int, int64_t>> d = Decode(x.offset());
         if (!d.ok()) return d.status();
         if (d->first < 0) continue;
-        x.set_dynamic(static_cast<uint32_t>(position(d->first) + 1));
+        absl::StatusOr<int> k = flat.MarkerAt(d->first, nest);
+        if (!k.ok()) return k.status();
+        x.set_dynamic(static_cast<uint32_t>(position(*k) + 1));
         x.set_offset(d->second);
       }
     }
-    // Slots below kMaxDynamicOffsets are markers (dynamic offsets by
-    // number), the rest strides (interned after them).
+    // Slots below kStrideSlots are dynamic offsets by number, the rest
+    // strides (interned after them).
     for (int s : slots) {
-      t->add_dynamic_args(static_cast<uint32_t>(
-          s >= kMaxDynamicOffsets ? s - kMaxDynamicOffsets : s));
+      t->add_dynamic_args(static_cast<uint32_t>(s >= kStrideSlots ? s - kStrideSlots : s));
     }
     for (size_t f = 0; f < block->functions.size(); ++f) {
       if (block->functions[f].group != static_cast<int>(g)) continue;

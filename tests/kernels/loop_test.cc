@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/testing/graph_builder.h"
@@ -504,6 +505,56 @@ TEST(LoopTest, ViewOutsideTheViewItTakesIsAnErrorAtLaunch) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::AllOf(HasSubstr("inside the view it takes"),
                                             HasSubstr("offsets [0,64]"), HasSubstr("j=4")));
+}
+
+// 24 loops one after another, loop k: out[i_k, 4k:4k+4] = exp(x[i_k, ...]) + k:
+// 24 distinct loop-dependent offsets (i_0 .. i_23), more than the 20 marker
+// bits, which loops one after another share.
+pto::v1::Graph SequentialLoops(const SymExpr& bs) {
+  GraphBuilder b("sequential_loops");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 96});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 96}, "out");
+  uint32_t cur = out;
+  for (int k = 0; k < 24; ++k) {
+    const std::string name = absl::StrCat("i", k);
+    const SymExpr i = SymExpr::Symbol(name);
+    cur = b.Loop(name, 0, bs, 1, {cur}, [&](const Ids& args) {
+      const uint32_t v = b.View(x, {i, 4 * k}, {1, 4}, {1, 4});
+      const uint32_t y = b.Op("adds", {b.Op("exp", {v}, {1, 4})}, {1, 4}, k);
+      return Ids{b.Assemble(y, args[0], {i, 4 * k}, {1, 4})};
+    })[0];
+  }
+  b.InOut("out", out, cur);
+  return b.Build();
+}
+
+TEST(LoopTest, LoopsOneAfterAnotherShareMarkerBits) {
+  auto compiled = compiler::Compile(SequentialLoops(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_EQ(compiled->binary.execute_graph().dynamic_offsets_size(), 24);
+  auto kernel = Compile(SequentialLoops);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(SequentialLoops, *kernel, {1, 5});
+}
+
+TEST(LoopTest, MoreThanTwentyOffsetsInOneNestAreUnimplemented) {
+  GraphBuilder b("many_offsets");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {kBs, 4});
+  const uint32_t out = b.SymValue(DT_FP32, {kBs, 4}, "out");
+  Ids outs = b.Loop("i", 0, kBs - 21, 1, {out}, [&](const Ids& args) {
+    uint32_t acc = b.View(x, {i, 0}, {1, 4}, {1, 4});
+    for (int k = 1; k <= 21; ++k) {
+      acc = b.Op("add", {acc, b.View(x, {i + k, 0}, {1, 4}, {1, 4})}, {1, 4});
+    }
+    return Ids{b.Assemble(acc, args[0], {i, 0}, {1, 4})};
+  });
+  b.InOut("out", out, outs[0]);
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("more than 20 distinct loop-dependent offsets in one nest"));
 }
 
 TEST(LoopTest, UnimplementedPartsNameTheOp) {

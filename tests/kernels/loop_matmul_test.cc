@@ -326,6 +326,26 @@ TEST(LoopMatmulTest, OperandIsAViewOfAViewAtLoopOffsets) {
   CompileOnceAndRun(HeadsOfRowBlocks, {8, 24});
 }
 
+// Split K: acc = acc + x[:, k:k+16] @ w[k:k+16, :] for k in 0..64 step 16
+// (the views' loop-dependent offsets are in the K dims; static shapes: a
+// body's dims may not depend on parameter symbols yet).
+pto::v1::Graph SplitK(const SymExpr&) {
+  GraphBuilder b("split_k");
+  const SymExpr k = SymExpr::Symbol("k");
+  const uint32_t x = b.Input("x", DT_FP32, {12, 64});
+  const uint32_t w = b.Input("w", DT_FP32, {64, 24});
+  const uint32_t acc = b.Value(DT_FP32, {12, 24}, "acc");
+  Ids outs = b.Loop("k", 0, 64, 16, {acc}, [&](const Ids& args) {
+    const uint32_t xk = b.View(x, {0, k}, {12, 16}, {12, 16});
+    const uint32_t wk = b.View(w, {k, 0}, {16, 24}, {16, 24});
+    return Ids{b.Op("add", {args[0], Mm(b, xk, wk, {12, 24})}, {12, 24})};
+  });
+  b.InOut("acc", acc, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, SplitKAccumulation) { CompileOnceAndRun(SplitK, {1}); }
+
 TEST(LoopMatmulTest, KThatDependsOnTheIndexIsUnimplemented) {
   GraphBuilder b("tail_k");
   const SymExpr i = SymExpr::Symbol("i");

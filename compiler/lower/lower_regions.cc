@@ -78,6 +78,9 @@ class Flattener {
   TensorGraph& flat() { return flat_; }
   const std::vector<std::vector<int>>& op_nest() const { return op_nest_; }
   const std::vector<int>& fusion_class() const { return fusion_class_; }
+  // Per flat op: where it is in the graph ("op #0 body op #3 \"matmul\""),
+  // for errors (pypto maps it to the kernel line that recorded the op).
+  const std::vector<std::string>& labels() const { return labels_; }
   const std::vector<LoopInfo>& loops() const { return loops_; }
   const std::vector<SymExpr>& dynamic_offsets() const { return dynamic_; }
 
@@ -239,6 +242,7 @@ class Flattener {
       if (absl::Status s = LowerAttrs(where, nest, &copy); !s.ok()) return s;
       flat_.ops.push_back(std::move(copy));
       op_nest_.push_back(nest);
+      labels_.push_back(where);
       fusion_class_.push_back(segment_);
     }
     return absl::OkStatus();
@@ -294,6 +298,7 @@ class Flattener {
     store.outputs = {out};
     flat_.ops.push_back(std::move(store));
     op_nest_.push_back(nest);
+    labels_.push_back(absl::StrCat(where, " (storing a carried result)"));
     fusion_class_.push_back(segment_);
     return out;
   }
@@ -440,6 +445,7 @@ class Flattener {
   std::set<std::string> indices_;       // every loop index
   std::vector<std::vector<int>> op_nest_;  // per flat op: enclosing loops
   std::vector<int> fusion_class_;       // per flat op
+  std::vector<std::string> labels_;     // per flat op
   int segment_ = 0;
   int next_if_ = 0;
   std::vector<LoopInfo> loops_;
@@ -484,7 +490,7 @@ absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runt
     // A's K is its last dim (a_trans: the one before), B's the one before.
     const int k_dim = (k == 0) != trans(k == 0 ? "a_trans" : "b_trans") ? r - 1 : r - 2;
     if (!it->second[k_dim].IsConstant()) {
-      return Unimplemented(absl::StrCat(where, " \"matmul\""), absl::StrCat(
+      return Unimplemented(where, absl::StrCat(
           "input ", k, "'s K dim (dim ", k_dim, ", ", it->second[k_dim].ToString(),
           ") depends on a loop index; only M and N rows/columns of a tail may"));
     }
@@ -556,7 +562,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         absl::StatusOr<std::pair<int, int64_t>> d = Decode(x.offset);
         if (!d.ok()) {
           return absl::UnimplementedError(absl::StrCat(
-              "op #", group.ops.front(), ": ", d.status().message()));
+              flat.labels()[group.ops.front()], ": ", d.status().message()));
         }
         if (d->first < 0) continue;
         absl::StatusOr<int> k = flat.MarkerAt(d->first, nest);
@@ -579,7 +585,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       if (any && group.is_cube) {
         // The cube's leading dimensions are constants (cube_codegen).
         return Unimplemented(
-            absl::StrCat("op #", group.ops.front(), " \"matmul\""),
+            flat.labels()[group.ops.front()],
             "an operand or result in a tensor with a dynamic inner dim");
       }
       if (any) in.stride_dynamic = std::move(dims);
@@ -620,7 +626,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     const TileGroup& group = tile->groups[g];
     const int rank = static_cast<int>(group.space.size());
     std::vector<std::optional<SymExpr>> extent(rank);
-    const std::string where = absl::StrCat("op #", group.ops.front());
+    const std::string& where = flat.labels()[group.ops.front()];
     if (group.is_cube) {
       // A cube group's space is its result's: rows and columns of a tail
       // are run-time extents; K is walked whole and must be static.

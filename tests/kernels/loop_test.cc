@@ -574,7 +574,8 @@ TEST(LoopTest, UnimplementedPartsNameTheOp) {
   ASSERT_FALSE(compiled.ok());
   EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(compiled.status().message(),
-              HasSubstr("a reduction over a dim whose extent depends on a loop index"));
+              HasSubstr("op #0 body op #1 \"amax\": a reduction over a dim whose extent "
+                        "depends on a loop index"));
 }
 
 }  // namespace

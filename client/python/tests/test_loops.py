@@ -873,3 +873,22 @@ def test_a_view_at_an_inner_index_of_a_view_at_an_outer_index(native):
         k(x, out)
         torch.testing.assert_close(out, x * 2)
     assert_one_compile()
+
+
+def test_matmul_whose_k_depends_on_the_loop_index_names_the_op_and_line(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([8, 40], F32), w: pypto.Tensor([40, 12], F32),
+          out: pypto.Tensor([8, 12], F32)):
+        pypto.set_cube_tile_shapes([16, 32], [16, 64], [16, 64])
+        pypto.set_vec_tile_shapes(8, 12)
+        out[:] = pypto.zeros([8, 12], F32)
+        for c in pypto.loop(0, 40, 16):
+            kk = pypto.min(16, 40 - c)
+            out[:] = out + pypto.matmul(x[:, c:c + kk], w[c:c + kk, :], F32)
+
+    with pytest.raises(pypto.CompileError) as info:
+        k(torch.randn(8, 40), torch.randn(40, 12), torch.empty(8, 12))
+    message = str(info.value)
+    assert '"matmul": input 0\'s K dim' in message, message
+    assert re.search(r"was recorded at .*test_loops.py:\d+ \(in k\): out\[:\] = out \+ "
+                     r"pypto.matmul", message), message

@@ -8,7 +8,6 @@
 #include "compiler/lower/emit_pto.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/lower_regions.h"
-#include "compiler/lower/lower_symbolic.h"
 #include "compiler/lower/partition_blocks.h"
 
 namespace pto::compiler {
@@ -27,19 +26,12 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
-  if (s->tensor.HasRegions()) {
-    // Loops: bodies lowered once into templates under a program tree
-    // (lower_regions.h).
+  if (s->tensor.HasRegions() || s->tensor.HasSymbolicDims()) {
+    // Loops or symbolic dims: Tile, Block and Execute levels at once, task
+    // templates under a program tree (lower_regions.h; a graph without loops
+    // is a program of templates in order).
     absl::Status st = LowerRegions(s->tensor, s->fuse, &s->tile, &s->block,
                                    &s->execute);
-    if (!st.ok()) return st;
-    if (dumps) (*dumps)["tile"] = PrintTileGraph(s->tile);
-    return absl::OkStatus();
-  }
-  if (s->tensor.HasSymbolicDims()) {
-    // Tile, Block and Execute levels at once: task templates (lower_symbolic.h).
-    absl::Status st = LowerSymbolic(s->tensor, s->fuse, &s->tile, &s->block,
-                                    &s->execute);
     if (!st.ok()) return st;
     if (dumps) (*dumps)["tile"] = PrintTileGraph(s->tile);
     return absl::OkStatus();

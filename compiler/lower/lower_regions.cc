@@ -657,6 +657,14 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     }
     bool any = false;
     for (const auto& e : extent) any = any || e.has_value();
+    // A parameter's symbolic dim split into tiles of more than one element
+    // has tails of any extent too (lower_symbolic.h dropped the probe's).
+    for (int d = 0; d < rank; ++d) {
+      absl::StatusOr<SymExpr> space_d =
+          SymExprFromDim(execute->templates(static_cast<int>(g)).space(d));
+      any = any || !space_d.ok() ||
+            (!space_d->IsConstant() && group.tile[d] > 1 && !group.is_cube);
+    }
     if (!any) continue;
     for (const TileInstr& in : group.body) {
       const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();

@@ -24,7 +24,10 @@
 // group gets a generic function (BlockFunction::runtime_extents) that reads
 // its extents from the task's args, used for every tail.
 //
-// Parameters may have dynamic inner dims: a GM stride that depends on
+// A graph without loops is a program of templates in order: every graph
+// with symbolic dims is lowered here. A group split into tiles along a
+// parameter's symbolic dim gets the same generic function for its tails.
+// Parameters may have symbolic inner dims: a GM stride that depends on
 // symbols is one more dynamic arg of the functions accessing that buffer
 // (TileInstr::stride_dynamic).
 //
@@ -34,9 +37,9 @@
 // cube, and a tail of M or N rows/columns runs a generic cube function
 // (m and n from the args, tiles sized at the bounds).
 //
-// Limits of this step (UNIMPLEMENTED naming the op or value): a group space
-// dynamic in an inner dim; a reduction over a dim whose extent depends on
-// a loop index; a matmul whose K depends on a loop index, or whose operand
+// Limits of this step (UNIMPLEMENTED naming the op or value): a reduction
+// over a symbolic dim (lower_symbolic.h) or over a dim whose extent depends
+// on a loop index; a matmul whose K depends on a loop index, or whose operand
 // or result is a tensor with a dynamic inner dim (the cube's leading
 // dimensions are constants); a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view

@@ -21,8 +21,8 @@ namespace {
 
 absl::Status Unimplemented(const std::string& what) {
   return absl::UnimplementedError(absl::StrCat(
-      what, " (issue 4 phase 1 lowers a symbolic dim only as the outermost "
-            "dim of a value, as a plain symbol, and not as a reduced dim)"));
+      what, " (issue 4 phase 1 lowers a symbolic dim that is a plain symbol "
+            "and not a reduced dim)"));
 }
 
 std::string ValueLabel(const TensorGraph& g, int v) {
@@ -49,6 +49,29 @@ absl::StatusOr<std::vector<std::string>> CheckShapes(const TensorGraph& g,
     }
   }
   return std::vector<std::string>(symbols.begin(), symbols.end());
+}
+
+// A reduction over a symbolic extent would need ceil(extent / tile)
+// partial results, a number the lowering cannot fix at compile time.
+absl::Status CheckReductions(const TensorGraph& g) {
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const TensorOp& op = g.ops[i];
+    if (op.info->category != OpCategory::kReduce) continue;
+    const SymShape& shape = g.values[op.inputs[0]].sym_shape;
+    const int rank = static_cast<int>(shape.size());
+    int64_t dim = 0;
+    if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
+      dim = std::get<int64_t>(it->second);
+    }
+    if (dim < 0) dim += rank;
+    if (dim >= 0 && dim < rank && !shape[dim].IsConstant()) {
+      return Unimplemented(absl::StrCat(
+          "op #", i, " ", Quote(op.info->kind), ": reduces dim ", dim, " of ",
+          FormatSymShape(shape), ", whose extent ", shape[dim].ToString(),
+          " is symbolic"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The graph with every symbol replaced by its probe size.
@@ -148,6 +171,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
                            pto::v1::ExecuteGraph* execute, bool inner_dims) {
   absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph, inner_dims);
   if (!symbols.ok()) return symbols.status();
+  if (absl::Status s = CheckReductions(graph); !s.ok()) return s;
 
   // Probes: 1 more than a multiple of every tile size, above every static
   // dim, distinct per symbol and between the two lowerings.
@@ -193,13 +217,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
           Recover(x.space[d], y.space[d], *symbols, pa, pb, tiles,
                   absl::StrCat("op #", x.ops.front(), ": space dim ", d));
       if (!e.ok()) return e.status();
-      if (!e->IsConstant() && d > 0 && inner_dims) {
-        return absl::UnimplementedError(absl::StrCat(
-            "op #", x.ops.front(), ": its space is dynamic in dim ", d,
-            ": a dynamic inner dim is not lowered yet outside loop bodies with "
-            "static tiles (issue 4, phase 2)"));
-      }
-      if (!e->IsConstant() && x.tile[d] > kMaxBlockFunctions) {
+      if (!e->IsConstant() && (!inner_dims || x.is_cube) && x.tile[d] > kMaxBlockFunctions) {
         return Unimplemented(absl::StrCat("op #", x.ops.front(), ": tile ",
                                           FormatDims(x.tile), " in dim ", d));
       }
@@ -216,12 +234,51 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     }
   }
 
+  // The cube's code has static strides and static-extent tails only: its
+  // operands and result may be symbolic in their outermost dim alone.
+  for (size_t g = 0; g < ta->groups.size(); ++g) {
+    const TileGroup& group = ta->groups[g];
+    if (!group.is_cube) continue;
+    for (const runtime::ExpandAccess& a : ExpandAccessesOf(*ta, group)) {
+      for (size_t d = 1; d < shapes[a.buffer].size(); ++d) {
+        if (shapes[a.buffer][d].IsConstant()) continue;
+        return Unimplemented(absl::StrCat(
+            "op #", group.ops.front(), " ", Quote(graph.ops[group.ops.front()].info->kind),
+            ": an operand or result has a dynamic inner dim (dim ", d, " of ",
+            FormatSymShape(shapes[a.buffer]), "; a matmul takes a symbolic "
+            "outermost dim only)"));
+      }
+    }
+  }
+
   *tile = *std::move(ta);
   absl::StatusOr<BlockGraph> blocks = PartitionBlocks(ga, *tile);
   if (!blocks.ok()) return blocks.status();
   *block = *std::move(blocks);
   block->tiles = tile;
 
+  if (inner_dims) {
+    // Tails along symbolic dims run the caller's generic function (extents
+    // from the task's args, lower_regions.h): drop the probe's tails there.
+    std::vector<int> renumber(block->functions.size(), -1);
+    std::vector<BlockFunction> kept;
+    for (size_t f = 0; f < block->functions.size(); ++f) {
+      const BlockFunction& fn = block->functions[f];
+      const TileGroup& group = tile->groups[fn.group];
+      bool probe_tail = false;
+      for (size_t d = 0; d < fn.extent.size(); ++d) {
+        probe_tail = probe_tail ||
+                     (!spaces[fn.group][d].IsConstant() && fn.extent[d] != group.tile[d]);
+      }
+      if (probe_tail && !group.is_cube) continue;
+      renumber[f] = static_cast<int>(kept.size());
+      kept.push_back(fn);
+    }
+    block->functions = std::move(kept);
+    for (BlockGroup& bg : block->groups) {
+      for (int& f : bg.function_of_mask) f = f < 0 ? -1 : renumber[f];
+    }
+  }
   // Every extent a tile may have: the tile, the static tail, or 1..tile
   // along a symbolic dim. One function per combination (existing ones kept).
   std::vector<std::vector<int>> functions_of_group(tile->groups.size());
@@ -230,6 +287,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   }
   for (size_t g = 0; g < tile->groups.size(); ++g) {
     const TileGroup& group = tile->groups[g];
+    if (inner_dims && !group.is_cube) continue;  // generic tails (lower_regions.h)
     const int rank = static_cast<int>(group.tile.size());
     std::vector<std::vector<int64_t>> choices(rank);
     for (int d = 0; d < rank; ++d) {

@@ -10,14 +10,17 @@
 // (the symbol itself, or ceil(symbol / tile)) that gives both probe values.
 // The probes are multiples of every tile size plus one and larger than every
 // static dim, so no tile is clamped and no symbolic dim coincides with a
-// static one. Block functions are then added for every tail extent a
-// symbolic dim may have (1..tile), so the native code is generic; the block
-// bodies are exactly the static path's (the fast path stays fast).
+// static one. The block bodies are exactly the static path's (the fast path
+// stays fast).
 //
-// Phase 1 limits (UNIMPLEMENTED naming the value or op): a symbolic dim must
-// be a plain symbol and the outermost dim of its value (so every GM stride is
-// static), and an op whose lowering depends on the sizes (a reduction over a
-// symbolic dim) is refused.
+// Tails along symbolic dims: with `inner_dims` (what LowerRegions, the one
+// caller, passes) the probe's tail functions along symbolic dims are dropped
+// and the caller adds one generic function per group (lower_regions.h);
+// without it, one static function per tail extent 1..tile (phase 1).
+//
+// Limits (UNIMPLEMENTED naming the value or op): a symbolic dim must be a
+// plain symbol (without `inner_dims` also the outermost dim of its value),
+// and a reduction over a symbolic dim is refused naming the op and the dim.
 #ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 #define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 
@@ -36,9 +39,9 @@ namespace pto::compiler {
 absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
                            BlockGraph* block, pto::v1::ExecuteGraph* execute);
 // The same with the tiling options (lower_regions.h: fusion classes).
-// `inner_dims`: a plain symbol may also be an inner dim of a value (the
-// caller makes the GM strides run-time args, lower_regions.h); a group's
-// iteration space must still be symbolic only in its outermost dim.
+// `inner_dims`: a plain symbol may be any dim of a value (the caller makes
+// the GM strides run-time args and adds the generic tail functions,
+// lower_regions.h).
 absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
                            TileGraph* tile, BlockGraph* block,
                            pto::v1::ExecuteGraph* execute, bool inner_dims = false);

@@ -398,7 +398,7 @@ class JitFunction:
                             locations.annotate(e, graph, where)
                             raise
                         # Dynamic dims the compiler cannot keep symbolic yet
-                        # (an inner dim, a reduction over one): compile per
+                        # (a reduction over one): compile per
                         # size, as before symbolic dims, remembering to.
                         self._per_size.add(sig)
                         specs = static_specs

@@ -404,6 +404,38 @@ bool FusesSubExpSum(const PtoFunction& fn, int i, const std::function<bool(int)>
   return true;
 }
 
+// The padding of the run-time-extent load `i` (TLoadN): the identity of the
+// reduction that first reads its tile (directly or through one TCVT), so the
+// padding does not change the result; "" (zero) otherwise.
+std::string LoadPad(const PtoFunction& fn, int i) {
+  int tile = fn.body[i].dst;
+  for (size_t k = i + 1; k < fn.body.size(); ++k) {
+    const PtoInstr& in = fn.body[k];
+    if (std::find(in.srcs.begin(), in.srcs.end(), tile) == in.srcs.end()) {
+      if (in.dst == tile) return "";  // overwritten unread
+      continue;
+    }
+    if (in.op == PtoOpcode::kTCvt) {
+      tile = in.dst;
+      continue;
+    }
+    const pto::v1::DataType storage =
+        tile < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[tile] : pto::v1::DT_FP32;
+    const bool i64 = storage == pto::v1::DT_INT64;
+    switch (in.op) {
+      case PtoOpcode::kTRedMax:
+        return i64 ? "(-9223372036854775807LL - 1)" : "(-__builtin_inf())";
+      case PtoOpcode::kTRedMin:
+        return i64 ? "9223372036854775807LL" : "__builtin_inf()";
+      case PtoOpcode::kTRedProd:
+        return "1";
+      default:
+        return "";
+    }
+  }
+  return "";
+}
+
 // "i0 * s0 + ..": the GM offset of the row (i0, i1, i2) of a per-row access
 // (" + " first; empty when every row is at the same place).
 std::string RowOffset(const Access& a) {
@@ -551,6 +583,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                           : absl::StrCat("args[", fn.num_args - rank + d, "]"));
         }
         const std::string s3 = a.bcast3 ? "0" : a.strides4_text[3];
+        const std::string pad = load ? LoadPad(fn, i) : std::string();
         absl::StrAppend(
             &out, "  pto_tile::", load ? "TLoadN<" : "TStoreN<", type, ", ",
             absl::StrJoin(a.extent4, ", "), ">(",
@@ -559,7 +592,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                  : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
                                 "]) + (", a.offset, "), ", name[in.srcs[0]]),
             ", ", a.strides4_text[0], ", ", a.strides4_text[1], ", ", a.strides4_text[2],
-            load ? absl::StrCat(", ", s3) : "", ", ", absl::StrJoin(ext, ", "), ");\n");
+            load ? absl::StrCat(", ", s3) : "", ", ", absl::StrJoin(ext, ", "),
+            pad.empty() ? "" : absl::StrCat(", ", pad), ");\n");
         continue;
       }
       // A transposed load (its innermost dim not contiguous) passes s3.

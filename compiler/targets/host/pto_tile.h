@@ -1327,15 +1327,17 @@ inline void TClip(double* __restrict d, const double* __restrict a, double lo,
 
 // Tiles with run-time extents (issue 4 phase 2: a tail whose extent depends
 // on a loop index, x[i:min(i+64, n)]). The UB tile keeps its static shape
-// E0..E3; TLoadN reads only n0..n3 (<= E) of it from GM and zeroes the rest,
-// so every instruction runs on the whole tile with finite padding, and
-// TStoreN writes back n0..n3. s3 is the innermost GM stride (0: dim 3 is
-// broadcast, its one element repeated).
+// E0..E3; TLoadN reads only n0..n3 (<= E) of it from GM and sets the rest
+// to `pad` (0, or the identity of the reduction that reads the tile: -inf
+// for a max, 1 for a product), so every instruction runs on the whole tile
+// with finite padding, and TStoreN writes back n0..n3. s3 is the innermost
+// GM stride (0: dim 3 is broadcast, its one element repeated).
 template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
 inline void TLoadN(typename Elem<T>::S* __restrict dst, const T* __restrict src,
                    int64_t s0, int64_t s1, int64_t s2, int64_t s3, int64_t n0,
-                   int64_t n1, int64_t n2, int64_t n3) {
-  for (int64_t i = 0; i < E0 * E1 * E2 * E3; ++i) dst[i] = 0;
+                   int64_t n1, int64_t n2, int64_t n3,
+                   typename Elem<T>::S pad = 0) {
+  for (int64_t i = 0; i < E0 * E1 * E2 * E3; ++i) dst[i] = pad;
   for (int64_t i0 = 0; i0 < n0; ++i0) {
     for (int64_t i1 = 0; i1 < n1; ++i1) {
       for (int64_t i2 = 0; i2 < n2; ++i2) {

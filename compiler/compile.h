@@ -54,9 +54,13 @@ struct CompileResult {
 };
 
 // Resolves a target name to the concrete name a binary records: "host" is
-// this machine's ISA level ("host-x86_64-v3" where AVX2 and FMA are present,
-// else "host-x86_64"); concrete host names are returned as given. Unknown or
-// unbuildable targets are INVALID_ARGUMENT / UNIMPLEMENTED with the reason.
+// this machine's most capable target ("host-x86_64-v3-amx" where the CPU has
+// AMX-BF16 and the OS grants its tile state, "host-x86_64-v3" where AVX2 and
+// FMA are present, else "host-x86_64"), or the concrete host target the
+// environment variable PTO_HOST_TARGET names (INVALID_ARGUMENT when it names
+// none, FAILED_PRECONDITION when this machine cannot run it); concrete host
+// names are returned as given. Unknown or unbuildable targets are
+// INVALID_ARGUMENT / UNIMPLEMENTED with the reason.
 absl::StatusOr<std::string> ResolveTarget(const std::string& target);
 
 // The cache key: lowercase hex SHA-256 over the canonical graph (value ids

@@ -187,6 +187,28 @@ std::vector<uint16_t> RunF16Chain(const std::vector<int64_t>& exp_tile,
   return out;
 }
 
+// PTO_HOST_TARGET picks what "host" resolves to: a known target this
+// machine runs, else an error naming the variable.
+TEST(CompileTest, HostTargetFromEnvironment) {
+  setenv("PTO_HOST_TARGET", "host-x86_64", 1);
+  EXPECT_EQ(ResolveTarget("host").value_or(""), "host-x86_64");
+  setenv("PTO_HOST_TARGET", "host-sparc", 1);
+  absl::StatusOr<std::string> bad = ResolveTarget("host");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("PTO_HOST_TARGET="));
+  EXPECT_THAT(bad.status().message(), HasSubstr("is not a host target (known: host-x86_64"));
+  runtime::SetAmxProbeForTesting([] { return false; });
+  setenv("PTO_HOST_TARGET", runtime::kHostAmxTarget, 1);
+  bad = ResolveTarget("host");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(bad.status().message(), HasSubstr("this machine cannot run it (it needs"));
+  runtime::SetAmxProbeForTesting(nullptr);
+  unsetenv("PTO_HOST_TARGET");
+  EXPECT_EQ(ResolveTarget("host").value_or(""), runtime::NativeHostTarget());
+  // Concrete names are not checked against this machine (cross-compiling).
+  EXPECT_EQ(ResolveTarget(runtime::kHostAmxTarget).value_or(""), runtime::kHostAmxTarget);
+}
+
 TEST(CompileTest, F16ResultsDoNotDependOnTiling) {
   int fused_ws = -1, split_ws = -1;
   std::vector<uint16_t> fused = RunF16Chain({16, 32}, &fused_ws);

@@ -1,5 +1,12 @@
 #include "runtime/host_target.h"
 
+#include <atomic>
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace pto::runtime {
 namespace {
 
@@ -16,30 +23,101 @@ bool CpuHasV3() {
 #endif
 }
 
+// CPUID leaf 7, subleaf 0, EDX: bit 22 AMX-BF16, bit 24 AMX-TILE (GCC 12's
+// __builtin_cpu_supports does not know the AMX features).
+bool CpuHasAmxBf16() {
+#if defined(__x86_64__)
+  unsigned max_leaf, ebx, ecx, edx;
+  __asm__("cpuid" : "=a"(max_leaf), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
+  if (max_leaf < 7) return false;
+  unsigned eax;
+  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+  return (edx >> 22 & 1) && (edx >> 24 & 1);
+#else
+  return false;
+#endif
+}
+
+// Linux keeps the AMX tile data state off until a process asks for it;
+// without the permission the first tile instruction faults (SIGILL).
+bool OsGrantsAmx() {
+#if defined(__x86_64__) && defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023;  // asm/prctl.h
+  constexpr long kXfeatureXtiledata = 18;     // asm/fpu/xstate.h
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+bool RealAmxProbe() {
+  static const bool usable = CpuHasAmxBf16() && OsGrantsAmx();
+  return usable;
+}
+
+std::atomic<bool (*)()> amx_probe{nullptr};
+
 }  // namespace
 
+bool HostHasAmxBf16() {
+  bool (*probe)() = amx_probe.load();
+  return probe != nullptr ? probe() : RealAmxProbe();
+}
+
+void SetAmxProbeForTesting(bool (*probe)()) { amx_probe.store(probe); }
+
 const std::vector<std::string>& KnownHostTargets() {
-  static const auto* targets = new std::vector<std::string>{kBaseline, kV3};
+  static const auto* targets =
+      new std::vector<std::string>{kBaseline, kV3, kHostAmxTarget};
   return *targets;
 }
 
 const std::string& NativeHostTarget() {
-  static const auto* native = new std::string(CpuHasV3() ? kV3 : kBaseline);
-  return *native;
+  const std::vector<std::string>& known = KnownHostTargets();
+  for (auto it = known.rbegin(); it != known.rend(); ++it) {
+    if (CanRunHostTarget(*it)) return *it;
+  }
+  return known.front();
 }
 
 bool CanRunHostTarget(const std::string& target) {
 #if defined(__x86_64__)
   if (target == kBaseline) return true;
   if (target == kV3) return CpuHasV3();
+  if (target == kHostAmxTarget) return CpuHasV3() && HostHasAmxBf16();
 #endif
   return false;
 }
 
+std::string HostTargetNeeds(const std::string& target) {
+  if (target == kBaseline) return "x86-64";
+  if (target == kV3) return "AVX2, FMA and BMI2 (x86-64-v3)";
+  if (target == kHostAmxTarget) {
+    return "x86-64-v3, AMX-TILE and AMX-BF16, and the OS's permission for the "
+           "AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM, Linux 5.16 or later)";
+  }
+  return "";
+}
+
 std::string HostTargetMarch(const std::string& target) {
   if (target == kBaseline) return "x86-64";
-  if (target == kV3) return "x86-64-v3";
+  if (target == kV3 || target == kHostAmxTarget) return "x86-64-v3";
   return "";
+}
+
+std::vector<std::string> HostTargetFlags(const std::string& target) {
+  const std::string march = HostTargetMarch(target);
+  if (march.empty()) return {};
+  std::vector<std::string> flags = {"-march=" + march};
+  if (HostTargetHasAmx(target)) {
+    flags.push_back("-mamx-tile");
+    flags.push_back("-mamx-bf16");
+  }
+  return flags;
+}
+
+bool HostTargetHasAmx(const std::string& target) {
+  return target == kHostAmxTarget;
 }
 
 }  // namespace pto::runtime

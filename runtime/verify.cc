@@ -112,10 +112,12 @@ absl::Status VerifyBinary(const pto::v1::KernelBinary& binary) {
                                   PTO_KERNEL_FORMAT_VERSION));
   }
   if (!CanRunHostTarget(binary.target())) {
+    const std::string needs = HostTargetNeeds(binary.target());
     return Refuse(absl::StatusCode::kFailedPrecondition,
                   absl::StrFormat("target '%s' cannot run on this machine "
-                                  "(this machine runs: %s)",
-                                  binary.target(), RunnableTargets()));
+                                  "(this machine runs: %s%s)",
+                                  binary.target(), RunnableTargets(),
+                                  needs.empty() ? "" : "; the target needs " + needs));
   }
   const std::string actual = Sha256(binary.native_payload());
   if (actual != binary.payload_sha256()) {

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/host_target.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_abi.h"
 #include "runtime/sha256.h"
@@ -65,6 +66,27 @@ TEST(VerifyBinaryTest, RefusesForeignTargets) {
                       "' cannot run on this machine (this machine runs: " +
                       "host-x86_64");
   }
+}
+
+// A CPU (or OS) without AMX-BF16, simulated through the probe: the AMX
+// target is refused naming what it needs, "host" no longer resolves to it,
+// and the other targets still run.
+TEST(VerifyBinaryTest, RefusesAmxTargetWithoutAmx) {
+  SetAmxProbeForTesting([] { return false; });
+  pto::v1::KernelBinary b = Good();
+  b.set_target(kHostAmxTarget);
+  ExpectRefused(b, absl::StatusCode::kFailedPrecondition,
+                std::string("target '") + kHostAmxTarget +
+                    "' cannot run on this machine (this machine runs: host-x86_64");
+  ExpectRefused(b, absl::StatusCode::kFailedPrecondition,
+                "the target needs x86-64-v3, AMX-TILE and AMX-BF16, and the OS's "
+                "permission for the AMX tile state");
+  EXPECT_NE(NativeHostTarget(), kHostAmxTarget);
+  EXPECT_FALSE(CanRunHostTarget(kHostAmxTarget));
+  EXPECT_TRUE(VerifyBinary(Good()).ok());
+  SetAmxProbeForTesting([] { return true; });
+  EXPECT_EQ(CanRunHostTarget(kHostAmxTarget), CanRunHostTarget("host-x86_64-v3"));
+  SetAmxProbeForTesting(nullptr);
 }
 
 TEST(VerifyBinaryTest, RefusesWrongFormatVersion) {

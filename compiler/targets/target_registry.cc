@@ -1,5 +1,8 @@
 // ResolveTarget (compile.h) and MakeTarget (target.h): the one place that
 // knows which target names exist.
+#include <algorithm>
+#include <cstdlib>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,8 +14,33 @@
 
 namespace pto::compiler {
 
+namespace {
+
+// "host" where PTO_HOST_TARGET names a concrete host target (e.g.
+// host-x86_64-v3 on an AMX machine, to keep BF16 matmuls off AMX).
+absl::StatusOr<std::string> ResolveHost() {
+  const char* env = std::getenv("PTO_HOST_TARGET");
+  if (env == nullptr || *env == '\0') return runtime::NativeHostTarget();
+  const std::string chosen = env;
+  const std::vector<std::string>& known = runtime::KnownHostTargets();
+  if (std::find(known.begin(), known.end(), chosen) == known.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PTO_HOST_TARGET=", Quote(chosen), " is not a host target (known: ",
+        absl::StrJoin(known, ", "), ")"));
+  }
+  if (!runtime::CanRunHostTarget(chosen)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "PTO_HOST_TARGET=", Quote(chosen), ": this machine cannot run it (it needs ",
+        runtime::HostTargetNeeds(chosen), "; \"host\" here is ",
+        runtime::NativeHostTarget(), ")"));
+  }
+  return chosen;
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> ResolveTarget(const std::string& target) {
-  if (target == "host") return runtime::NativeHostTarget();
+  if (target == "host") return ResolveHost();
   for (const std::string& known : runtime::KnownHostTargets()) {
     if (target == known) return target;
   }

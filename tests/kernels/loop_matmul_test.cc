@@ -277,19 +277,21 @@ TEST(LoopMatmulTest, TailRowsAreRunTimeExtents) {
 // Tails in both M and N: for i in 0..n step 4, j in 0..40 step 16:
 // out[i:min(i+4, n), j:min(j+16, 40)] = x[i:...] @ w[:, j:...] (the last
 // column block is 8 wide, the last row block n % 4 tall).
-pto::v1::Graph TailRowsAndColumns(const SymExpr& n) {
+// `dtype` for inputs and result (BF16: on host-x86_64-v3-amx, the AMX
+// function with run-time extents).
+pto::v1::Graph TailRowsAndColumnsOf(const SymExpr& n, pto::v1::DataType dtype) {
   GraphBuilder b("tail_rows_cols");
   const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
-  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
-  const uint32_t w = b.Input("w", DT_FP32, {16, 40});
-  const uint32_t out = b.SymValue(DT_FP32, {n, 40}, "out");
+  const uint32_t x = b.SymInput("x", dtype, {n, 16});
+  const uint32_t w = b.Input("w", dtype, {16, 40});
+  const uint32_t out = b.SymValue(dtype, {n, 40}, "out");
   Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
     return b.Loop("j", 0, 40, 16, {outer[0]}, [&](const Ids& inner) {
       const SymExpr rows = SymExpr::Min(SymExpr(4), n - i);
       const SymExpr cols = SymExpr::Min(SymExpr(16), 40 - j);
       const uint32_t xi = b.View(x, {i, 0}, {rows, 16}, {4, 16});
       const uint32_t wj = b.View(w, {0, j}, {16, cols}, {16, 16});
-      const uint32_t y = Mm(b, xi, wj, {4, 16});
+      const uint32_t y = Mm(b, xi, wj, {4, 16}, false, dtype);
       SetShape(b, y, {rows, cols});
       return Ids{b.Assemble(y, inner[0], {i, j}, {4, 16})};
     });
@@ -298,8 +300,12 @@ pto::v1::Graph TailRowsAndColumns(const SymExpr& n) {
   return b.Build();
 }
 
+pto::v1::Graph TailRowsAndColumns(const SymExpr& n) { return TailRowsAndColumnsOf(n, DT_FP32); }
+
 TEST(LoopMatmulTest, TailRowsAndColumns) {
   CompileOnceAndRun(TailRowsAndColumns, {1, 4, 6, 13});
+  CompileOnceAndRun([](const SymExpr& n) { return TailRowsAndColumnsOf(n, pto::v1::DT_BF16); },
+                    {1, 6, 13});
 }
 
 // Heads of row blocks: for i in 0..bs step 8: rows = x[i:i+8]; for h in

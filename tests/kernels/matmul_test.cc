@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
+#include "runtime/host_target.h"
 #include "runtime/kernel.h"
 #include "tests/kernels/typed_builder.h"
 
@@ -21,6 +22,7 @@ namespace {
 
 using pto::v1::DataType;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Builder = testing::TypedBuilder;
 constexpr int kSeeds = 2;
@@ -45,13 +47,13 @@ std::string Name(const Case& c, const char* what) {
 }
 
 void RunCase(const Case& c, DataType in, DataType out, bool a_trans,
-             bool b_trans) {
+             bool b_trans, const std::string& target = "host") {
   Builder b(Name(c, a_trans ? (b_trans ? "tt" : "tn") : (b_trans ? "nt" : "nn")));
   const uint32_t x = b.Input("a", in, Stored(c.a_batch, c.m, c.k, a_trans));
   const uint32_t y = b.Input("b", in, Stored(c.b_batch, c.k, c.n, b_trans));
   b.Output("out", b.Matmul(x, y, out, a_trans, b_trans, c.cube));
-  SCOPED_TRACE(b.graph().name());
-  testing::CompileRunAndCheck(b.graph(), kSeeds);
+  SCOPED_TRACE(absl::StrCat(b.graph().name(), " on ", target));
+  testing::CompileRunAndCheck(b.graph(), kSeeds, nullptr, target);
 }
 
 // Tails in M, N and K (K: a short last L1 block and L0 step).
@@ -103,6 +105,62 @@ TEST(MatmulTest, Batched) {
   RunCase({{2, 3}, {2, 3}, 9, 10, 17, cube}, pto::v1::DT_FP32, pto::v1::DT_FP32, false, false);
   RunCase({{2, 1}, {1, 3}, 9, 10, 17, cube}, pto::v1::DT_BF16, pto::v1::DT_FP32, true, true);
   RunCase({{}, {2, 3}, 9, 10, 17, cube}, pto::v1::DT_FP16, pto::v1::DT_FP16, false, false);
+}
+
+// BF16 on AMX tiles (host-x86_64-v3-amx, pto_amx.h), against the same
+// reference and tolerances: tails in M, N and K (K odd, 16-row and
+// 16-column edge tiles, a short last K block), both transposes, BF16 and
+// FP32 results, batch dims, scratch tiles on the heap.
+TEST(MatmulTest, AmxBf16) {
+  if (!runtime::CanRunHostTarget(runtime::kHostAmxTarget)) {
+    GTEST_SKIP() << "skipped: no AMX (" << runtime::HostTargetNeeds(runtime::kHostAmxTarget)
+                 << ")";
+  }
+  const std::string amx = runtime::kHostAmxTarget;
+  const DataType bf16 = pto::v1::DT_BF16, fp32 = pto::v1::DT_FP32;
+  for (DataType out : {bf16, fp32}) {
+    for (bool a_trans : {false, true}) {
+      for (bool b_trans : {false, true}) {
+        RunCase({{}, {}, 37, 45, 53, {16, 32, 16, 32, 32, 32}}, bf16, out, a_trans, b_trans,
+                amx);
+      }
+    }
+  }
+  RunCase({{}, {}, 1, 1, 1, {16, 16, 16, 16, 16, 16}}, bf16, bf16, false, false, amx);
+  RunCase({{}, {}, 3, 70, 45, {16, 32, 16, 32, 32, 32}}, bf16, bf16, true, false, amx);
+  RunCase({{}, {}, 50, 301, 70, {64, 64, 32, 64, 64, 64}}, bf16, fp32, false, false, amx);
+  // kL1 1024: l0a (transposed A, 128 x 1024) on the heap.
+  RunCase({{}, {}, 130, 1100, 40, {128, 128, 64, 1024, 32, 128}}, bf16, fp32, true, false,
+          amx);
+  const std::vector<int64_t> cube = {8, 16, 8, 16, 16, 16};
+  RunCase({{2, 1}, {1, 3}, 9, 10, 17, cube}, bf16, fp32, true, true, amx);
+  RunCase({{3}, {3}, 19, 40, 17, cube}, bf16, bf16, false, false, amx);
+}
+
+// Code generation, on any CPU: the AMX target's BF16 cube functions call
+// pto_amx.h; other targets, and FP32 on the AMX target, keep the FMA path
+// (the same source as host-x86_64-v3).
+TEST(MatmulTest, AmxTargetGeneratesTileCode) {
+  compiler::CompileSettings settings;
+  settings.keep_dumps = true;
+  auto cpp = [&](DataType in, const std::string& target) {
+    Builder b("mm_amx_codegen");
+    const uint32_t x = b.Input("a", in, {37, 45});
+    const uint32_t y = b.Input("b", in, {45, 53});
+    b.Output("out", b.Matmul(x, y, in, false, false, {16, 32, 16, 32, 32, 32}));
+    auto r = compiler::Compile(b.graph(), target, {}, settings);
+    EXPECT_TRUE(r.ok()) << target << ": " << r.status();
+    return r.ok() ? r->dumps["cpp"] : std::string();
+  };
+  const std::string amx_bf16 = cpp(pto::v1::DT_BF16, runtime::kHostAmxTarget);
+  EXPECT_THAT(amx_bf16, HasSubstr("pto_amx::AmxBegin();"));
+  EXPECT_THAT(amx_bf16, HasSubstr("pto_amx::AmxMovL0B(l0b, b + k * 53, 53, false, kb, 32);"));
+  EXPECT_THAT(amx_bf16, HasSubstr("pto_amx::AmxMatmul<true>(l0c, a + k, 45, l0b, 16, kb, 32);"));
+  EXPECT_THAT(amx_bf16, HasSubstr("pto_amx::AmxEnd();"));
+  EXPECT_THAT(amx_bf16, Not(HasSubstr("pto_cube::CubeMatmul")));
+  EXPECT_THAT(cpp(pto::v1::DT_BF16, "host-x86_64-v3"), Not(HasSubstr("pto_amx::")));
+  EXPECT_EQ(cpp(pto::v1::DT_FP32, runtime::kHostAmxTarget),
+            cpp(pto::v1::DT_FP32, "host-x86_64-v3"));
 }
 
 // relu(matmul(exp(a) * 0.5, b) + bias): vector ops before and after the cube

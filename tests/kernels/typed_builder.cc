@@ -190,8 +190,8 @@ uint32_t TypedBuilder::NewValue(DataType dtype,
 }
 
 void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
-                        const ptoc::Tolerance* tolerance) {
-  auto compiled = compiler::Compile(graph, "host", {});
+                        const ptoc::Tolerance* tolerance, const std::string& target) {
+  auto compiled = compiler::Compile(graph, target, {});
   ASSERT_TRUE(compiled.ok()) << graph.name() << ": " << compiled.status();
   auto kernel = runtime::Kernel::Load(compiled->binary);
   ASSERT_TRUE(kernel.ok()) << kernel.status();

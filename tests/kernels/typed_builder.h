@@ -75,12 +75,13 @@ class TypedBuilder {
   uint32_t next_id_ = 1;
 };
 
-// Compiles `graph` for the host, loads it, and runs it `seeds` times on random
-// inputs in [-4, 4], each compared with the reference evaluator (gtest
-// failures name the graph and seed) within `tolerance` (null: the default,
-// ptoc::DefaultTolerance).
+// Compiles `graph` for `target` (default: this machine's host target),
+// loads it, and runs it `seeds` times on random inputs in [-4, 4], each
+// compared with the reference evaluator (gtest failures name the graph and
+// seed) within `tolerance` (null: the default, ptoc::DefaultTolerance).
 void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
-                        const ptoc::Tolerance* tolerance = nullptr);
+                        const ptoc::Tolerance* tolerance = nullptr,
+                        const std::string& target = "host");
 
 }  // namespace pto::testing
 

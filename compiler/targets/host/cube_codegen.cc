@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/targets/host/amx_codegen.h"
+#include "runtime/host_target.h"
 
 namespace pto::compiler {
 namespace {
@@ -158,8 +160,19 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "  const ", tb, "* b = static_cast<const ", tb, "*>(buffers[", load_b->buffer,
       "]) + (", OffsetExpr(b_shape, load_b->index, rank), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
-      OffsetExpr(o.shape, store->index, rank), ");\n",
-      L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
+      OffsetExpr(o.shape, store->index, rank), ");\n");
+  // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel.
+  if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
+      b.dtype == pto::v1::DT_BF16) {
+    absl::StrAppend(&out,
+                    EmitAmxCubeBody({m, n, c.k, *lda, *ldb, ldc, c.a_trans, c.b_trans, tc,
+                                     fn.runtime_extents ? ms : "",
+                                     fn.runtime_extents ? ns : "", extents}),
+                    "}\n\n");
+    return out;
+  }
+  absl::StrAppend(
+      &out, L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
       rows_path ? ""
                 : absl::StrCat("  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n,
                                ")];\n"),

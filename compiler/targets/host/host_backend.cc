@@ -26,8 +26,8 @@ absl::StatusOr<std::string> HostBackend::GenerateSource(
 
 absl::StatusOr<std::string> HostBackend::BuildPayload(
     const std::string& source, const NativeBuildOptions& options) const {
-  const std::string march = runtime::HostTargetMarch(name_);
-  if (march.empty()) {
+  const std::vector<std::string> isa = runtime::HostTargetFlags(name_);
+  if (isa.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("host target ", name_, " has no -march setting"));
   }
@@ -42,17 +42,17 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
   const std::string so = dir->path() + "/kernel.so";
   if (absl::Status s = WriteFile(src, source); !s.ok()) return s;
 
-  const std::vector<std::string> argv = {
-      options.cxx,      "-std=c++17",
-      absl::StrCat("-O", options.opt_level),
-      absl::StrCat("-march=", march),
+  std::vector<std::string> argv = {options.cxx, "-std=c++17",
+                                   absl::StrCat("-O", options.opt_level)};
+  argv.insert(argv.end(), isa.begin(), isa.end());
+  argv.insert(argv.end(), {
       "-fPIC",          "-shared",
       "-fvisibility=hidden",
       "-ffp-contract=off",  // results must not depend on FMA contraction
       "-fno-math-errno",    // lets std::exp vectorize; errno is never read
       "-o",             so,
       src,
-      "-lmvec"};  // glibc's vector math (pto_tile.h's transcendentals)
+      "-lmvec"});  // glibc's vector math (pto_tile.h's transcendentals)
   SubprocessResult result;
   absl::Status started =
       RunSubprocess(argv, options.timeout, &result, dir->path());

@@ -2,7 +2,8 @@
 // system C++ compiler in a subprocess (no shell) inside a private temporary
 // directory that is removed afterwards:
 //
-//   <cxx> -std=c++17 -O<n> -march=<HostTargetMarch> -fPIC -shared
+//   <cxx> -std=c++17 -O<n> <HostTargetFlags: -march=..., -mamx-tile ...>
+//         -fPIC -shared
 //         -fvisibility=hidden -ffp-contract=off -fno-math-errno
 //         -o kernel.so kernel.cc
 //

@@ -509,4 +509,7 @@ inline void CubeStoreL0C(T* __restrict gm, int64_t ld,
 
 }  // namespace pto_cube
 
+// BF16 matmuls on AMX tiles (host-x86_64-v3-amx; empty on other targets).
+#include "pto_amx.h"
+
 #endif  // PTO_CUBE_H_

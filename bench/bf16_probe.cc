@@ -6,7 +6,10 @@
 //   dpbf16 AVX512-BF16: B packed into pairs of K (VNNI layout), an 8 x 32
 //          register block of VDPBF16PS (two bf16 products per f32 lane);
 //   amx    AMX-BF16: the same packed B, 32 x 32 blocks of four 16 x 16 f32
-//          tiles (TDPBF16PS), A loaded as tiles straight from GM.
+//          tiles (TDPBF16PS), A loaded as tiles straight from GM;
+//   pto_amx  the landed kernel (pto_amx.h) as host-x86_64-v3-amx cube
+//          functions call it: per 128 x 128 task, B packed per task (K
+//          blocks of up to 2048), rounding stores.
 // VDPBF16PS and TDPBF16PS add each pair of products (k odd, then k even)
 // into the f32 accumulator with round-to-nearest-even and flush subnormal
 // inputs and results to zero: not the one-FMA-per-k order of the widen
@@ -201,6 +204,36 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"))) void Amx(const Problem& p, 
   _tile_release();
 }
 
+// Per 128 x 128 output tile (one cube task each, as the bench's tiles),
+// the calls amx_codegen.cc emits.
+void PtoAmx(const Problem& p, float* c) {
+  struct F32 {
+    static float Store(float v) { return v; }
+  };
+  const int ml0 = std::min(128, p.m), nl0 = std::min(128, p.n);
+  const int64_t kblock = pto_amx::KBlock(p.k);
+  std::vector<uint16_t> l0b(pto_amx::L0BElems(kblock, nl0));
+  std::vector<float> l0c(pto_amx::L0CElems(ml0, nl0));
+  for (int i0 = 0; i0 < p.m; i0 += ml0) {
+    for (int j0 = 0; j0 < p.n; j0 += nl0) {
+      const uint16_t* a = p.a.data() + int64_t{i0} * p.k;
+      const uint16_t* b = p.b.data() + j0;
+      pto_amx::AmxBegin();
+      for (int64_t k = 0; k < p.k; k += kblock) {
+        const int kb = static_cast<int>(p.k - k < kblock ? p.k - k : kblock);
+        pto_amx::AmxMovL0B(l0b.data(), b + k * p.n, p.n, false, kb, nl0);
+        if (k == 0) {
+          pto_amx::AmxMatmul<false>(l0c.data(), a + k, p.k, l0b.data(), ml0, kb, nl0);
+        } else {
+          pto_amx::AmxMatmul<true>(l0c.data(), a + k, p.k, l0b.data(), ml0, kb, nl0);
+        }
+      }
+      pto_amx::AmxEnd();
+      pto_amx::AmxStoreL0C<F32>(c + int64_t{i0} * p.n + j0, p.n, l0c.data(), ml0, nl0);
+    }
+  }
+}
+
 void Check(const char* name, const Problem& p, const std::vector<float>& c, double seconds) {
   double worst = 0;
   int64_t off_ulp = 0;
@@ -225,7 +258,7 @@ void Check(const char* name, const Problem& p, const std::vector<float>& c, doub
     }
   }
   const double flops = 2.0 * p.m * p.k * p.n;
-  std::printf("  %-7s %9.3f ms %7.1f GFLOP/s  f32 error/magnitudes %.2e  bf16 results > 1 ulp: %lld\n",
+  std::printf("  %-8s %9.3f ms %7.1f GFLOP/s  f32 error/magnitudes %.2e  bf16 results > 1 ulp: %lld\n",
               name, seconds * 1e3, flops / seconds / 1e9, worst,
               static_cast<long long>(off_ulp));
 }
@@ -257,6 +290,7 @@ void Run(int m, int k, int n, int reps) {
   }
   if (__builtin_cpu_supports("amx-bf16") && AmxPermitted()) {
     Check("amx", p, c, Best(reps, [&] { Amx(p, c.data()); }));
+    Check("pto_amx", p, c, Best(reps, [&] { PtoAmx(p, c.data()); }));
   } else {
     std::printf("  amx: no AMX-BF16 on this CPU (or the kernel refused the tile state)\n");
   }

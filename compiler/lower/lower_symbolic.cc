@@ -234,23 +234,6 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     }
   }
 
-  // The cube's code has static strides and static-extent tails only: its
-  // operands and result may be symbolic in their outermost dim alone.
-  for (size_t g = 0; g < ta->groups.size(); ++g) {
-    const TileGroup& group = ta->groups[g];
-    if (!group.is_cube) continue;
-    for (const runtime::ExpandAccess& a : ExpandAccessesOf(*ta, group)) {
-      for (size_t d = 1; d < shapes[a.buffer].size(); ++d) {
-        if (shapes[a.buffer][d].IsConstant()) continue;
-        return Unimplemented(absl::StrCat(
-            "op #", group.ops.front(), " ", Quote(graph.ops[group.ops.front()].info->kind),
-            ": an operand or result has a dynamic inner dim (dim ", d, " of ",
-            FormatSymShape(shapes[a.buffer]), "; a matmul takes a symbolic "
-            "outermost dim only)"));
-      }
-    }
-  }
-
   *tile = *std::move(ta);
   absl::StatusOr<BlockGraph> blocks = PartitionBlocks(ga, *tile);
   if (!blocks.ok()) return blocks.status();

@@ -226,7 +226,12 @@ TEST(GoldenTest, RowGroupsRunPerRow) {
   EXPECT_EQ(rows.find("TSubRows<"), std::string::npos) << rows;
   EXPECT_EQ(rows.find("TExp<"), std::string::npos) << rows;
   EXPECT_NE(rows.find("alignas(64) float t2[1];"), std::string::npos) << rows;
-  EXPECT_NE(rows.find("TMul<32>(o"), std::string::npos) << rows;
+  // e / s * gamma: one loop over the row (row arithmetic run), straight into GM.
+  EXPECT_NE(rows.find("const float v6 = pto_tile::TDivFn::Apply(r0[k], r1[0]);"),
+            std::string::npos) << rows;
+  EXPECT_NE(rows.find("const float v7 = pto_tile::TMulFn::Apply(v6, r2[k]);"), std::string::npos)
+      << rows;
+  EXPECT_NE(rows.find("}(t0, t2, g1, o7);"), std::string::npos) << rows;
   EXPECT_NE(rows.find(" + i1 * 192 + i2 * 32);"), std::string::npos) << rows;
   EXPECT_EQ(rows.find("TLoad"), std::string::npos) << rows;
   EXPECT_EQ(rows.find("TStore"), std::string::npos) << rows;
@@ -240,6 +245,40 @@ TEST(GoldenTest, RowGroupsRunPerRow) {
   EXPECT_NE(f16.find("for (int64_t i1 = 0; i1 < 2; ++i1)"), std::string::npos) << f16;
   EXPECT_EQ(f16.find("TSubExpSumRow"), std::string::npos) << f16;
   EXPECT_NE(f16.find("TExp<32, pto_tile::half>("), std::string::npos) << f16;
+}
+
+// Layer norm per row: x - mean, its square and their sum are one loop
+// (the sum in ReduceRow's 16 lanes, a tail of 8 past two groups of 16; the
+// difference kept for later, the square not), and the scale, gamma and beta
+// another, writing GM.
+TEST(GoldenTest, RowArithmeticRunsAreOneLoop) {
+  testing::GraphBuilder b("layer_norm");
+  const std::vector<int64_t> tile = {2, 2, 40};
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 6, 40});
+  uint32_t gamma = b.Input("gamma", pto::v1::DT_FP32, {40});
+  uint32_t beta = b.Input("beta", pto::v1::DT_FP32, {40});
+  uint32_t mean = b.Op("muls", {b.Op("sum", {x}, tile)}, tile, 1.0 / 40);
+  uint32_t xc = b.Op("sub", {x, mean}, tile);
+  uint32_t var = b.Op("muls", {b.Op("sum", {b.Op("mul", {xc, xc}, tile)}, tile)}, tile, 1.0 / 40);
+  uint32_t r = b.Op("rsqrt", {b.Op("adds", {var}, tile, 1e-5)}, tile);
+  b.Output("out", b.Op("add", {b.Op("mul", {b.Op("mul", {xc, r}, tile), gamma}, tile), beta},
+                       tile));
+  const std::string cpp = Dumps(b.Build())["cpp"];
+  for (const char* want : {
+           "float lane[16] = {};",
+           "for (int64_t k0 = 0; k0 < 32; k0 += 16) {",
+           "for (int64_t k = 32; k < 40; ++k) {",
+           "lane[k - 32] = lane[k - 32] + v",
+           "return lane[0];",
+           "pto_tile::TSubFn::Apply(r0[k], r1[0]);",
+           "r2[k] = v",  // the difference, read again for the scale
+       }) {
+    EXPECT_NE(cpp.find(want), std::string::npos) << want << "\n" << cpp;
+  }
+  EXPECT_EQ(cpp.find("TSubRows<"), std::string::npos) << cpp;
+  EXPECT_EQ(cpp.find("TMulRows<"), std::string::npos) << cpp;
+  EXPECT_EQ(cpp.find("TAdd<"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("TAddFn::Apply("), std::string::npos) << cpp;
 }
 
 TEST(GoldenTest, LayoutViewAssembleTranspose) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -436,6 +437,73 @@ std::string LoadPad(const PtoFunction& fn, int i) {
   return "";
 }
 
+// A run of row arithmetic (a per-row function, or a tile one row long):
+// consecutive f32 add/sub/mul/div/max/min instructions with a full
+// destination (their sources full, row or column operands), optionally
+// followed by a last-dim sum of the run's last result (rows of 32 or more
+// values: ReduceRow's 16 lanes). Host codegen emits the run as one loop over
+// the row computing each value through the instructions' own scalar forms
+// (pto_tile's NAME##Fn::Apply, in order, each rounded to f32 as before) and
+// adding it into the sum's lanes in the same order, so the bits are the
+// same; a destination is written only if something reads it after the run
+// (or it is the function's GM result). Fewer passes over the row: layer
+// norm's x - mean, square, sum and its scale, gamma, beta.
+struct RowRun {
+  int length = 0;     // arithmetic instructions from i
+  int sum = -1;       // the TREDSUM ending the run, or -1
+};
+
+bool RowArithmetic(const PtoInstr& in, const std::function<bool(int)>& is_row,
+                   const DirectPlan& plan, int i) {
+  switch (in.op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTDiv: case PtoOpcode::kTMax: case PtoOpcode::kTMin:
+      break;
+    default:
+      return false;
+  }
+  return in.srcs.size() == 2 && in.reduce_dim < 0 && !is_row(in.dst) &&
+         in.dtype == pto::v1::DT_FP32 && !plan.elided[i] && !plan.unrounded[i];
+}
+
+RowRun FindRowRun(const PtoFunction& fn, int i, int64_t cols,
+                  const std::function<bool(int)>& is_row, const std::vector<bool>& columns,
+                  const DirectPlan& plan) {
+  const int n = static_cast<int>(fn.body.size());
+  const int rank = static_cast<int>(fn.tile.size());
+  RowRun run;
+  int j = i;
+  while (j < n && RowArithmetic(fn.body[j], is_row, plan, j) &&
+         (j == i || !FusesSubExpSum(fn, j, is_row, columns, plan))) {
+    const bool gm_result = plan.writes_store[j] >= 0;
+    ++j;
+    if (gm_result) break;  // the function's last result
+  }
+  run.length = j - i;
+  if (run.length == 0) return run;
+  const PtoInstr& last = fn.body[j - 1];
+  if (j < n && cols >= 32 && plan.writes_store[j - 1] < 0) {
+    const PtoInstr& sum = fn.body[j];
+    if (sum.op == PtoOpcode::kTRedSum && sum.reduce_dim == rank - 1 && sum.srcs.size() == 1 &&
+        sum.srcs[0] == last.dst && is_row(sum.dst) && sum.dtype == pto::v1::DT_FP32) {
+      run.sum = j;
+    }
+  }
+  if (run.length < 2 && run.sum < 0) run.length = 0;  // one instruction: its own loop
+  return run;
+}
+
+// Whether tile t's value after instruction `after` is read before it is
+// written again.
+bool ReadLater(const PtoFunction& fn, int after, int t) {
+  for (int k = after + 1; k < static_cast<int>(fn.body.size()); ++k) {
+    const PtoInstr& in = fn.body[k];
+    if (std::find(in.srcs.begin(), in.srcs.end(), t) != in.srcs.end()) return true;
+    if (in.op != PtoOpcode::kTStore && in.dst == t) return false;
+  }
+  return false;
+}
+
 // "i0 * s0 + ..": the GM offset of the row (i0, i1, i2) of a per-row access
 // (" + " first; empty when every row is at the same place).
 std::string RowOffset(const Access& a) {
@@ -499,6 +567,11 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   auto row_at = [&](const Access& a) { return per_row ? RowOffset(a) : std::string(); };
   std::vector<int64_t> tile4(4 - rank, 1);
   tile4.insert(tile4.end(), fn.tile.begin(), fn.tile.end());
+  // Instructions on one row at a time (per row, or a row group's tile one
+  // row long): where FusesSubExpSum and FindRowRun apply.
+  bool row_tiles = false;
+  for (int t = 0; t < fn.num_tiles; ++t) row_tiles = row_tiles || is_row(t);
+  const bool one_row = per_row || (rows == 1 && chunk == 0 && row_tiles);
   for (int i = 0; (chunk > 0 || per_row) && i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.load_in_place[i]) {
@@ -611,7 +684,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
           strided3 ? absl::StrCat(", ", a.strides4_text[3]) : "", ");\n");
       continue;
     }
-    if ((per_row || rows == 1) && FusesSubExpSum(fn, i, is_row, columns, plan)) {
+    if (one_row && FusesSubExpSum(fn, i, is_row, columns, plan)) {
       const PtoInstr& exp = fn.body[i + 1];
       const PtoInstr& sum = fn.body[i + 2];
       const std::string x = name[in.srcs[0]], m = name[in.srcs[1]];
@@ -621,6 +694,98 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols, ">(", name[exp.dst], ", ",
                       name[sum.dst], ", ", x, ", ", m, ");\n");
       i += 2;
+      continue;
+    }
+    const RowRun run = one_row ? FindRowRun(fn, i, cols, is_row, columns, plan) : RowRun();
+    if (run.length > 0) {
+      const int end = i + run.length;  // one past the run's last arithmetic
+      // value[t]: tile t's value at element k inside the loop. Arrays and
+      // GM rows are __restrict parameters r0, r1, .. of the loop's lambda
+      // (it reads and writes distinct memory: PerRow has no buffer both
+      // loaded and stored, and a tile is one parameter however often used).
+      std::map<int, std::string> value;
+      std::vector<std::string> bases;     // the names behind r0, r1, ..
+      std::vector<bool> written;
+      auto restricted = [&](const std::string& base, bool write) {
+        size_t k = std::find(bases.begin(), bases.end(), base) - bases.begin();
+        if (k == bases.size()) {
+          bases.push_back(base);
+          written.push_back(false);
+        }
+        written[k] = written[k] || write;
+        return absl::StrCat("r", k);
+      };
+      auto operand = [&](int t) {
+        auto it = value.find(t);
+        if (it != value.end()) return it->second;
+        return absl::StrCat(restricted(name[t], false), is_row(t) ? "[0]" : "[k]");
+      };
+      std::string body;
+      for (int j = i; j < end; ++j) {
+        const PtoInstr& r = fn.body[j];
+        const std::string a = operand(r.srcs[0]), b = operand(r.srcs[1]);
+        const std::string v = absl::StrCat("v", j);
+        absl::StrAppend(&body, indent, "    const float ", v, " = pto_tile::",
+                        PtoHostFunction(r.op), "Fn::Apply(", a, ", ", b, ");\n");
+        value[r.dst] = v;
+        columns[r.dst] = false;
+        if (plan.writes_store[j] >= 0) {
+          const PtoInstr& st = fn.body[plan.writes_store[j]];
+          const Access acc = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
+          absl::StrAppend(&out, indent, "float* o", j, " = static_cast<float*>(buffers[",
+                          st.buffer, "]) + (", acc.offset, row_at(acc), ");\n");
+          name[r.dst] = absl::StrCat("o", j);
+          absl::StrAppend(&body, indent, "    ", restricted(name[r.dst], true), "[k] = ", v,
+                          ";\n");
+          continue;
+        }
+        // Written to its tile only when read after the run (the last
+        // definition in the run is the one read).
+        bool redefined = false;
+        for (int k = j + 1; k < end; ++k) redefined = redefined || fn.body[k].dst == r.dst;
+        name[r.dst] = absl::StrCat("t", r.dst);
+        if (!redefined && ReadLater(fn, run.sum >= 0 ? run.sum : end - 1, r.dst)) {
+          absl::StrAppend(&body, indent, "    ", restricted(name[r.dst], true), "[k] = ", v,
+                          ";\n");
+        }
+      }
+      // A lambda with __restrict parameters: GCC's -O2 vectorizer trusts
+      // those (not local restrict pointers) and adds no alias checks.
+      std::vector<std::string> params;
+      for (size_t k = 0; k < bases.size(); ++k) {
+        params.push_back(absl::StrCat(written[k] ? "float" : "const float", "* __restrict r", k));
+      }
+      const std::string lambda = absl::StrCat("[](", absl::StrJoin(params, ", "), ") {\n");
+      const std::string call = absl::StrCat(indent, "}(", absl::StrJoin(bases, ", "), ");\n");
+      if (run.sum < 0) {
+        absl::StrAppend(&out, indent, lambda, indent, "  for (int64_t k = 0; k < ", cols,
+                        "; ++k) {\n", body, indent, "  }\n", call);
+      } else {
+        // ReduceRow's lanes: element k in lane k % 16 (the tail past the
+        // last group of 16 into lanes 0..), then pairwise; the sum is
+        // written after the loop (its row tile may be an operand).
+        const int64_t grouped = cols / 16 * 16;
+        const std::string last = absl::StrCat("v", end - 1);
+        const PtoInstr& sum = fn.body[run.sum];
+        absl::StrAppend(&out, indent, "t", sum.dst, "[0] = ", lambda, indent,
+                        "  float lane[16] = {};\n", indent, "  for (int64_t k0 = 0; k0 < ",
+                        grouped, "; k0 += 16) {\n", indent,
+                        "   for (int64_t j = 0; j < 16; ++j) {\n", indent,
+                        "    const int64_t k = k0 + j;\n", body, indent,
+                        "    lane[j] = lane[j] + ", last, ";\n", indent, "   }\n", indent,
+                        "  }\n");
+        if (grouped < cols) {
+          absl::StrAppend(&out, indent, "  for (int64_t k = ", grouped, "; k < ", cols,
+                          "; ++k) {\n", body, indent, "    lane[k - ", grouped,
+                          "] = lane[k - ", grouped, "] + ", last, ";\n", indent, "  }\n");
+        }
+        absl::StrAppend(&out, indent,
+                        "  for (int w = 8; w >= 1; w /= 2) for (int j = 0; j < w; ++j) "
+                        "lane[j] = lane[j] + lane[j + w];\n",
+                        indent, "  return lane[0];\n", call);
+        name[sum.dst] = absl::StrCat("t", sum.dst);
+      }
+      i = (run.sum >= 0 ? run.sum : end - 1);
       continue;
     }
     const char* f = PtoHostFunction(in.op);

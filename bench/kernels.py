@@ -271,10 +271,13 @@ class Case:
     """
 
     def __init__(self, name, kernel, make, nbytes=0, flops=0, torch_fused=None,
-                 memory_bound=False, target=None):
+                 memory_bound=False, target=None, other_target=None):
         self.name, self.kernel, self.make = name, kernel, make
         self.nbytes, self.flops = nbytes, flops
         self.torch_fused = torch_fused
+        # (host target, fresh kernel): the same kernel compiled with "host"
+        # resolved to that target (PTO_HOST_TARGET), timed in the same turns.
+        self.other_target = other_target
         # Issue 3's targets: memory-bound kernels reach 50% of the triad;
         # target = ("torch" or "numpy", ratio baseline/pypto at least).
         self.memory_bound, self.target = memory_bound, target
@@ -388,7 +391,7 @@ def layer_norm_case(kernel, shape, eps=1e-5):
                 memory_bound=True, target=("torch", 1.5))
 
 
-def matmul_case(kernel, m, k, n, dt):
+def matmul_case(kernel, m, k, n, dt, other_target=None):
     torch_dt = torch.float32 if dt == "fp32" else torch.bfloat16
 
     def make():
@@ -409,7 +412,8 @@ def matmul_case(kernel, m, k, n, dt):
             check = lambda: close(out.double().numpy() / scale, ref / scale, 0, 1e-2)  # noqa: E731
         return args, np_fn, lambda: torch.matmul(ta, tb, out=t_out), check
     target = ("numpy", 0.5) if (m, k, n, dt) == (1024, 1024, 1024, "fp32") else None
-    return Case(f"matmul {m}x{k}x{n} {dt}", kernel, make, flops=2 * m * k * n, target=target)
+    return Case(f"matmul {m}x{k}x{n} {dt}", kernel, make, flops=2 * m * k * n, target=target,
+                other_target=other_target)
 
 
 def cases():
@@ -450,10 +454,24 @@ def cases():
         matmul_case(k_matmul(FP32, big_cube), 1, 4096, 4096, "fp32"),
         head_scores_case(k_head_scores(big_cube, 1, 64), 1024, 1024, 1, 64),
         concat_case(k_concat(ew), (1024, 1024)),
-        matmul_case(k_matmul(BF16, small_cube), 64, 128, 64, "bf16"),
-        matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16"),
-        matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16"),
+        # On a CPU with AMX-BF16 "host" is host-x86_64-v3-amx (BF16 on AMX
+        # tiles); the rows also time the same kernel on host-x86_64-v3 (bf16
+        # widened to f32, the FMA kernel) in the same turns.
+        matmul_case(k_matmul(BF16, small_cube), 64, 128, 64, "bf16",
+                    bf16_other_target(lambda: k_matmul(BF16, small_cube))),
+        matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16",
+                    bf16_other_target(lambda: k_matmul(BF16, big_cube))),
+        matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16",
+                    bf16_other_target(lambda: k_matmul(BF16, big_cube))),
     ]
+
+
+def bf16_other_target(make_kernel):
+    """("host-x86_64-v3", kernel) where "host" is the AMX target, else None."""
+    from pypto import _native
+    if _native.resolve_target("host") != "host-x86_64-v3-amx":
+        return None
+    return ("host-x86_64-v3", make_kernel())
 
 
 def k_concat(tile):
@@ -629,19 +647,44 @@ def run_case(case, reps, warmup, ceilings):
         return [f"n/a (op not yet supported: {type(e).__name__}: {short(e)})"] + blank, None
     wrong = check()
     impls = [lambda: case.kernel(*args)]
+    other = None
+    if case.other_target:
+        other_name, other_kernel = case.other_target
+        saved = os.environ.get("PTO_HOST_TARGET")
+        os.environ["PTO_HOST_TARGET"] = other_name  # read when the kernel compiles
+        try:
+            other_kernel(*args)
+        finally:
+            if saved is None:
+                del os.environ["PTO_HOST_TARGET"]
+            else:
+                os.environ["PTO_HOST_TARGET"] = saved
+        other_wrong = check()
+        wrong = wrong or (other_wrong and f"on {other_name}: {other_wrong}")
+        other = (other_name, other_kernel)
     if callable(np_fn):
         impls.append(np_fn)
     impls.append(torch_fn)
+    fused_at = None
     if case.torch_fused is not None:
         tx = torch.from_numpy(args[0])
+        fused_at = len(impls)
         impls.append(lambda: case.torch_fused(tx))
+    if other:
+        other = (other[0], len(impls))
+        other_kernel = case.other_target[1]
+        impls.append(lambda: other_kernel(*args))
     times = interleaved_times(impls, reps, warmup)
     t_pto = times[0]
     t_np = times[1] if callable(np_fn) else None
     t_torch = times[2 if callable(np_fn) else 1]
-    t_fused = times[-1] if case.torch_fused is not None else None
+    t_fused = times[fused_at] if fused_at is not None else None
 
-    cells = [fmt_us(t_pto[0]) + (f" **WRONG: {wrong}**" if wrong else "")]
+    note = ""
+    if other:
+        t_other = times[other[1]]
+        note = f" (same kernel on {other[0]}: {fmt_us(t_other[0])}, speed-up {ratio(t_other, t_pto)})"
+    cells = [fmt_us(t_pto[0]) + note + (f" **WRONG: {wrong}**" if wrong else "")]
     cells.append(fmt_us(t_np[0]) if t_np else np_fn)
     cells.append(ratio(t_np, t_pto) if t_np else "")
     cells.append(fmt_us(t_torch[0]) + (f" (torch's fused op {fmt_us(t_fused[0])})" if t_fused else ""))
@@ -704,6 +747,8 @@ def main():
     emit(f"- CPU: {cpu_model()}")
     emit(f"- threads: {THREADS} (PTO_VECTOR_WORKERS, OMP/OPENBLAS_NUM_THREADS, "
          f"torch.set_num_threads)")
+    from pypto import _native
+    emit(f"- pypto target: {_native.resolve_target('host')} (\"host\" here; PTO_HOST_TARGET overrides)")
     emit(f"- numpy {np.__version__}, BLAS: {blas_in_use()}")
     emit(f"- torch {torch.__version__} (CPU), pypto {pypto.__version__}, "
          f"Python {platform.python_version()}, source tree {source_tree()}")

@@ -107,6 +107,47 @@ TEST(LoopMatmulTest, IterationsAreIndependentCubeTasks) {
   }
 }
 
+// heads_loop's shape: for h in 0..4: s = q[:, h*16:] @ k[:, h*16:]^T (a
+// body workspace), p = exp(s * 0.25), out[:, h*16:] = p @ v[:, h*16:]; q, k,
+// v, out [8, 64] (static: the heads are the loop).
+pto::v1::Graph Heads(const SymExpr&) {
+  GraphBuilder b("heads");
+  const SymExpr h = SymExpr::Symbol("h");
+  const uint32_t q = b.Input("q", DT_FP32, {8, 64});
+  const uint32_t k = b.Input("k", DT_FP32, {8, 64});
+  const uint32_t v = b.Input("v", DT_FP32, {8, 64});
+  const uint32_t out = b.SymValue(DT_FP32, {8, 64}, "out");
+  Ids outs = b.Loop("h", 0, 4, 1, {out}, [&](const Ids& args) {
+    const uint32_t qh = b.View(q, {0, h * 16}, {8, 16}, {8, 16});
+    const uint32_t kh = b.View(k, {0, h * 16}, {8, 16}, {8, 16});
+    const uint32_t vh = b.View(v, {0, h * 16}, {8, 16}, {8, 16});
+    const uint32_t s = Mm(b, qh, kh, {8, 8}, /*b_trans=*/true);
+    const uint32_t p = b.Op("exp", {b.Op("muls", {s}, {8, 8}, 0.25)}, {8, 8});
+    return Ids{b.Assemble(Mm(b, p, vh, {8, 16}), args[0], {0, h * 16}, {8, 16})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, HeadsRunConcurrentlyThroughPerIterationWorkspaces) {
+  CompileOnceAndRun(Heads, {1});
+  auto compiled = compiler::Compile(Heads(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const int heads = 4;
+  auto g = runtime::ExpandTemplates(compiled->binary, {}, /*workspace_instances=*/4);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_FALSE(g->buffer_sets.empty()) << "no workspace was privatized";
+  ASSERT_EQ(g->graph.tasks_size() % heads, 0);
+  const int per = g->graph.tasks_size() / heads;
+  ASSERT_GE(per, 3);  // two cube tasks and the exp between them
+  for (int t = 0; t < g->graph.tasks_size(); ++t) {
+    for (uint32_t d : g->graph.tasks(t).deps()) {
+      EXPECT_EQ(IterationOf(t, per), IterationOf(static_cast<int>(d), per))
+          << "task " << t << " waits for task " << d << " of another head";
+    }
+  }
+}
+
 // Batched, both operands loop-dependent, the product feeding elementwise
 // ops: out[i] = (a[i] @ b[i]^T) * 0.5 + 1 with a [bs,8,16], b [bs,12,16].
 pto::v1::Graph BatchedThenElementwise(const SymExpr& bs) {

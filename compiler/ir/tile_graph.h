@@ -97,6 +97,10 @@ struct CubeLoop {
   int64_t k_l0 = 0;  // K per L0 step (TMOV, TMATMUL), the last one shorter
   bool a_trans = false;  // A is stored [..., K, M]
   bool b_trans = false;  // B is stored [..., N, K]
+  // >= 0: K at run time is the function's dynamic arg args[rank +
+  // k_dynamic] (a tail of K in a loop body, lower_regions.h); k is its
+  // bound, which sizes the L1/L0 tiles. -1: K is k.
+  int k_dynamic = -1;
 };
 
 // "l1", "l0a", ... for cube tile `t` (CubeLoop's numbering).

@@ -473,28 +473,37 @@ absl::StatusOr<std::pair<int, int64_t>> Decode(int64_t offset) {
                         offset & kStaticMask);
 }
 
-// The run-time extents of matmul `op`'s cube group (its result's dims that
-// depend on a loop index); UNIMPLEMENTED when K does (the cube walks K in
-// static blocks).
-absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runtime_shape,
-                         const std::string& where,
-                         std::vector<std::optional<SymExpr>>* extent) {
+// K of matmul `op` when it depends on a loop index (a tail of K: the cube
+// takes it as a dynamic arg), or nullopt.
+absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
+                                             const std::map<int, SymShape>& runtime_shape,
+                                             const std::string& where) {
   auto trans = [&op](const char* name) {
     auto it = op.attrs.find(name);
     return it != op.attrs.end() && std::get<bool>(it->second);
   };
+  std::optional<SymExpr> k_expr;
   for (int k = 0; k < 2; ++k) {
     auto it = runtime_shape.find(op.inputs[k]);
     if (it == runtime_shape.end()) continue;
     const int r = static_cast<int>(it->second.size());
     // A's K is its last dim (a_trans: the one before), B's the one before.
     const int k_dim = (k == 0) != trans(k == 0 ? "a_trans" : "b_trans") ? r - 1 : r - 2;
-    if (!it->second[k_dim].IsConstant()) {
-      return Unimplemented(where, absl::StrCat(
-          "input ", k, "'s K dim (dim ", k_dim, ", ", it->second[k_dim].ToString(),
-          ") depends on a loop index; only M and N rows/columns of a tail may"));
+    const SymExpr& e = it->second[k_dim];
+    if (e.IsConstant()) continue;
+    if (k_expr && *k_expr != e) {
+      return Unimplemented(where, absl::StrCat("its inputs' K dims are ", k_expr->ToString(),
+                                               " and ", e.ToString()));
     }
+    k_expr = e;
   }
+  return k_expr;
+}
+
+// The run-time extents of matmul `op`'s cube group: its result's dims that
+// depend on a loop index (rows and columns of a tail).
+absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runtime_shape,
+                         std::vector<std::optional<SymExpr>>* extent) {
   auto it = runtime_shape.find(op.outputs[0]);
   if (it == runtime_shape.end()) return absl::OkStatus();
   for (size_t d = 0; d < extent->size() && d < it->second.size(); ++d) {
@@ -590,6 +599,15 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       }
       if (any) in.stride_dynamic = std::move(dims);
     }
+    if (group.is_cube) {
+      // A K that depends on a loop index (a tail of K) is one more dynamic
+      // arg; the cube code walks that much of K (c.k is its bound).
+      const std::string& where = flat.labels()[group.ops.front()];
+      absl::StatusOr<std::optional<SymExpr>> k =
+          CubeK(flat.flat().ops[group.ops.front()], flat.runtime_shape(), where);
+      if (!k.ok()) return k.status();
+      if (k->has_value()) group.cube.k_dynamic = position(kStrideSlots + intern(**k));
+    }
     pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
     for (pto::v1::TemplateAccess& a : *t->mutable_accesses()) {
       for (pto::v1::AccessIndex& x : *a.mutable_index()) {
@@ -629,9 +647,9 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     const std::string& where = flat.labels()[group.ops.front()];
     if (group.is_cube) {
       // A cube group's space is its result's: rows and columns of a tail
-      // are run-time extents; K is walked whole and must be static.
-      absl::Status s = CubeExtents(flat.flat().ops[group.ops.front()],
-                                   flat.runtime_shape(), where, &extent);
+      // are run-time extents (K, not a space dim, is a dynamic arg).
+      absl::Status s =
+          CubeExtents(flat.flat().ops[group.ops.front()], flat.runtime_shape(), &extent);
       if (!s.ok()) return s;
     }
     for (int op : group.is_cube ? std::vector<int>{} : group.ops) {

@@ -35,12 +35,14 @@
 // store's loop-dependent offsets are dynamic args (cube_codegen adds
 // args[rank + k] * stride), an assemble of its result is stored by the
 // cube, and a tail of M or N rows/columns runs a generic cube function
-// (m and n from the args, tiles sized at the bounds).
+// (m and n from the args, tiles sized at the bounds). A tail of K
+// (x[:, k:min(k+16, K)] @ w[k:min(k+16, K), :]) is one more dynamic arg of
+// the cube functions (CubeLoop::k_dynamic), which walk that much of K.
 //
 // Limits of this step (UNIMPLEMENTED naming the op or value): a reduction
 // over a symbolic dim (lower_symbolic.h) or over a dim whose extent depends
-// on a loop index; a matmul whose K depends on a loop index, or whose operand
-// or result is a tensor with a dynamic inner dim (the cube's leading
+// on a loop index; a matmul whose operand or result is a tensor with a
+// dynamic inner dim (the cube's leading
 // dimensions are constants); a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view
 // is one view at the summed offsets, checked inside the view it takes);

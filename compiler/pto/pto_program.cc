@@ -101,8 +101,11 @@ std::string PrintCubeBody(const PtoFunction& fn, const PtoProgram& p) {
     switch (in.op) {
       case PtoOpcode::kTLoad: {
         if (in.dst == 0) {
-          absl::StrAppend(&out, "  .kloop k = 0, ", c.k, ", ", c.k_l1,
-                          "  ; L1 blocks (the last may be shorter)\n");
+          // A run-time K (a tail of K in a loop body) is dynamic arg dN.
+          absl::StrAppend(&out, "  .kloop k = 0, ",
+                          c.k_dynamic >= 0 ? absl::StrCat("d", c.k_dynamic, "<=", c.k)
+                                           : absl::StrCat(c.k),
+                          ", ", c.k_l1, "  ; L1 blocks (the last may be shorter)\n");
         }
         const bool a = in.dst == 0;
         const int64_t rows = a ? (c.a_trans ? c.k_l1 : m) : (c.b_trans ? n : c.k_l1);

@@ -393,25 +393,43 @@ pto::v1::Graph SplitK(const SymExpr&) {
 
 TEST(LoopMatmulTest, SplitKAccumulation) { CompileOnceAndRun(SplitK, {1}); }
 
-TEST(LoopMatmulTest, KThatDependsOnTheIndexIsUnimplemented) {
+// A tail of K: acc = acc + x[:, k:min(k+16, 40)] @ w[k:min(k+16, 40), :]
+// for k in 0..40 step 16 (the last block 8 deep): K is a dynamic arg of the
+// cube function. Rows are bs (a loop over row blocks of 4 with a tail
+// around it), so M tails and K tails meet.
+// `in` is the operands' dtype (BF16: the FMA kernel even where the target
+// has AMX, which takes a static K only); the product and out are FP32.
+pto::v1::Graph TailKOf(const SymExpr& bs, pto::v1::DataType in) {
   GraphBuilder b("tail_k");
-  const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t x = b.SymInput("x", DT_FP32, {8, 20});
-  const uint32_t w = b.Input("w", DT_FP32, {20, 12});
-  const uint32_t out = b.SymValue(DT_FP32, {8, 12}, "out");
-  Ids outs = b.Loop("i", 0, 20, 8, {out}, [&](const Ids& args) {
-    const SymExpr k = SymExpr::Min(SymExpr(8), 20 - i);
-    const uint32_t xi = b.View(x, {0, i}, {8, k}, {8, 8});
-    const uint32_t wi = b.View(w, {i, 0}, {k, 12}, {8, 12});
-    return Ids{b.Op("add", {args[0], Mm(b, xi, wi, {8, 12})}, {8, 12})};
+  const SymExpr i = SymExpr::Symbol("i"), k = SymExpr::Symbol("k");
+  const uint32_t x = b.SymInput("x", in, {bs, 40});
+  const uint32_t w = b.Input("w", in, {40, 12});
+  const uint32_t out = b.SymValue(DT_FP32, {bs, 12}, "out");
+  Ids outs = b.Loop("i", 0, bs, 4, {out}, [&](const Ids& outer) {
+    const SymExpr rows = SymExpr::Min(SymExpr(4), bs - i);
+    return b.Loop("k", 0, 40, 16, {outer[0]}, [&](const Ids& inner) {
+      const SymExpr depth = SymExpr::Min(SymExpr(16), 40 - k);
+      const uint32_t xk = b.View(x, {i, k}, {rows, depth}, {4, 16});
+      const uint32_t wk = b.View(w, {k, 0}, {depth, 12}, {16, 12});
+      const uint32_t p = Mm(b, xk, wk, {4, 12});
+      SetShape(b, p, {rows, 12});
+      const uint32_t acc = b.View(inner[0], {i, 0}, {rows, 12}, {4, 12});
+      const uint32_t sum = b.Op("add", {acc, p}, {4, 12});
+      return Ids{b.Assemble(sum, inner[0], {i, 0}, {4, 12})};
+    });
   });
   b.InOut("out", out, outs[0]);
-  auto compiled = compiler::Compile(b.Build(), "host", {});
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(compiled.status().message(),
-              ::testing::AllOf(HasSubstr("op #0 body op #2 \"matmul\": input 0's K dim"),
-                               HasSubstr("min(")));
+  return b.Build();
+}
+
+pto::v1::Graph TailK(const SymExpr& bs) { return TailKOf(bs, DT_FP32); }
+
+TEST(LoopMatmulTest, TailOfKIsARunTimeArg) {
+  auto compiled = compiler::Compile(TailK(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_THAT(compiled->binary.pto_text(), HasSubstr(".kloop k = 0, d"));
+  CompileOnceAndRun(TailK, {1, 4, 6, 13});
+  CompileOnceAndRun([](const SymExpr& n) { return TailKOf(n, pto::v1::DT_BF16); }, {1, 6});
 }
 
 // out[i:i+4, 0:12] = x[i:i+4] @ w with out [n, m]: the cube's leading

@@ -148,6 +148,11 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const std::string ta = CubeGmType(a.dtype), tb = CubeGmType(b.dtype),
                     tc = CubeGmType(store->dtype);
   const std::string kl1 = absl::StrCat(c.k_l1), kl0 = absl::StrCat(c.k_l0);
+  // K: a constant, or (a tail of K in a loop body) a dynamic arg at most c.k.
+  const std::string ks = c.k_dynamic >= 0 ? "tk" : absl::StrCat(c.k);
+  if (c.k_dynamic >= 0) {
+    absl::StrAppend(&extents, "  const int64_t tk = args[", rank + c.k_dynamic, "];\n");
+  }
   // A few rows of A: the multiply reads B's L1 rows, no L0B (pto_cube.h,
   // "Small M").
   const bool rows_path = m <= kSmallM && !c.b_trans;
@@ -161,9 +166,10 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "]) + (", OffsetExpr(b_shape, load_b->index, rank), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
       OffsetExpr(o.shape, store->index, rank), ");\n");
-  // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel.
+  // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel (not
+  // for a run-time K, a tail of K in a loop body: the FMA kernel walks it).
   if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
-      b.dtype == pto::v1::DT_BF16) {
+      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0) {
     absl::StrAppend(&out,
                     EmitAmxCubeBody({m, n, c.k, *lda, *ldb, ldc, c.a_trans, c.b_trans, tc,
                                      fn.runtime_extents ? ms : "",
@@ -185,8 +191,9 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                : absl::StrCat("pto_cube::CubeLoadL1<pto_tile::Elem<", type, ">>");
   };
   const std::string load_a_fn = load(a.dtype, ta), load_b_fn = load(b.dtype, tb);
-  if (c.k == 0) {
-    absl::StrAppend(&out, "  for (int i = 0; i < ", m * n, "; ++i) l0c[i] = 0.0f;\n");
+  if (c.k == 0 || c.k_dynamic >= 0) {
+    absl::StrAppend(&out, c.k_dynamic >= 0 ? "  if (tk <= 0) " : "  ", "for (int i = 0; i < ",
+                    m * n, "; ++i) l0c[i] = 0.0f;\n");
   }
   const bool heap = L1OnHeap(a.dtype, m * c.k_l1) || L1OnHeap(b.dtype, c.k_l1 * n);
   // TLOAD A: [m x kb] at column k (a_trans: [kb x m] at row k); B: [kb x n]
@@ -194,8 +201,8 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const char* a_trans = c.a_trans ? "true" : "false";
   const char* b_trans = c.b_trans ? "true" : "false";
   absl::StrAppend(
-      &out, "  for (int64_t k = 0; k < ", c.k, "; k += ", kl1, ") {\n",
-      "    const int kb = static_cast<int>(", c.k, " - k < ", kl1, " ? ", c.k,
+      &out, "  for (int64_t k = 0; k < ", ks, "; k += ", kl1, ") {\n",
+      "    const int kb = static_cast<int>(", ks, " - k < ", kl1, " ? ", ks,
       " - k : ", kl1, ");\n",
       "    int64_t lda1, ldb1;\n",
       c.a_trans

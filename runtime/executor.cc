@@ -49,6 +49,15 @@ bool HasStackLeft(size_t bytes) {
   return limit != 0 && sp > limit && sp - limit >= bytes;
 }
 
+// A spin-wait hint (the core may run its sibling hyperthread meanwhile).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -67,6 +76,17 @@ int EnvWorkers(const char* name) {
   int n = 0;
   if (value == nullptr || !absl::SimpleAtoi(value, &n) || n <= 0 || n > 4096) {
     return 0;
+  }
+  return n;
+}
+
+// PTO_SPIN_MICROS: 0 or more (at most 10^6), or -1 (the default) when unset
+// or not such a number.
+int EnvSpinMicros() {
+  const char* value = std::getenv("PTO_SPIN_MICROS");
+  int n = -1;
+  if (value == nullptr || !absl::SimpleAtoi(value, &n) || n < 0 || n > 1000000) {
+    return -1;
   }
   return n;
 }
@@ -139,11 +159,20 @@ absl::StatusOr<std::unique_ptr<TaskPlan>> TaskPlan::Create(
   return plan;
 }
 
+int64_t TaskPlan::memory_bytes() const {
+  int64_t bytes = sizeof(TaskPlan) + tasks_.capacity() * sizeof(TaskInfo) +
+                  args_.capacity() * sizeof(int64_t) +
+                  successors_.capacity() * sizeof(uint32_t);
+  for (const auto& roots : roots_) bytes += roots.capacity() * sizeof(uint32_t);
+  return bytes;
+}
+
 // ---------------------------------------------------------------- queues
 
 void Executor::ReadyQueue::Push(Item item) {
   absl::MutexLock lock(&mu_);
   items_.push_back(item);
+  size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
   if (waiting_ > 0) cv_.Signal();
 }
 
@@ -151,6 +180,7 @@ void Executor::ReadyQueue::PushMany(absl::Span<const Item> items) {
   if (items.empty()) return;
   absl::MutexLock lock(&mu_);
   items_.insert(items_.end(), items.begin(), items.end());
+  size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
   if (waiting_ > 0) {
     if (items.size() == 1) {
       cv_.Signal();
@@ -160,7 +190,17 @@ void Executor::ReadyQueue::PushMany(absl::Span<const Item> items) {
   }
 }
 
-bool Executor::ReadyQueue::Pop(Item* item) {
+bool Executor::ReadyQueue::Pop(Item* item, int64_t spin_ns) {
+  if (spin_ns > 0 && size_.load(std::memory_order_acquire) == 0) {
+    // Spin-then-park: an item pushed meanwhile is taken without the pusher
+    // waking this thread (it signals only threads that sleep). Stop() is
+    // seen at most spin_ns later, on the locked path.
+    const int64_t deadline = NowNs() + spin_ns;
+    for (int i = 1; size_.load(std::memory_order_acquire) == 0; ++i) {
+      CpuRelax();
+      if (i % 64 == 0 && NowNs() > deadline) break;
+    }
+  }
   absl::MutexLock lock(&mu_);
   while (items_.empty() && !stopped_) {
     ++waiting_;
@@ -170,14 +210,17 @@ bool Executor::ReadyQueue::Pop(Item* item) {
   if (items_.empty()) return false;  // stopped
   *item = items_.front();
   items_.pop_front();
+  size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
   return true;
 }
 
 bool Executor::ReadyQueue::TryPop(Item* item) {
+  if (size_.load(std::memory_order_acquire) == 0) return false;  // no lock
   absl::MutexLock lock(&mu_);
   if (items_.empty()) return false;
   *item = items_.front();
   items_.pop_front();
+  size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
   return true;
 }
 
@@ -195,8 +238,10 @@ struct Executor::RunState {
   void* const* buffers;
   // Per task instance: dependencies not yet done.
   std::unique_ptr<std::atomic<uint32_t>[]> pending;
-  // Next unclaimed index into plan->roots_[kind].
+  // Next unclaimed index into plan->roots_[kind]; claimed root_chunk at a
+  // time.
   std::atomic<uint32_t> next_root[kNumCoreKinds] = {{0}, {0}};
+  uint32_t root_chunk[kNumCoreKinds] = {1, 1};
   // Tasks not yet finished plus root claimers not yet finished (a claimer
   // still in a queue refers to this run); the decrement that brings it to
   // zero notifies `done`.
@@ -218,6 +263,9 @@ Executor::Executor(const Options& options) {
                              options.cube_workers > 0
                                  ? options.cube_workers
                                  : DefaultWorkers(CoreKind::kCube));
+  spin_ns_ = int64_t{1000} * (options.spin_micros >= 0
+                                  ? std::min(options.spin_micros, 1000000)
+                                  : kDefaultSpinMicros);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, kWorkerStackBytes);
@@ -272,6 +320,7 @@ Executor& Executor::Default() {
     Options options;
     options.vector_workers = EnvWorkers("PTO_VECTOR_WORKERS");
     options.cube_workers = EnvWorkers("PTO_CUBE_WORKERS");
+    options.spin_micros = EnvSpinMicros();
     current = new Executor(options);
     owner.store(pid, std::memory_order_release);
     executor.store(current, std::memory_order_release);
@@ -292,7 +341,7 @@ void Executor::WorkerLoop(CoreKind core, int worker_id) {
   const std::string name = absl::StrCat("pto-", WorkerName(worker_id));
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   Item item;
-  while (queues_[static_cast<int>(core)].Pop(&item)) {
+  while (queues_[static_cast<int>(core)].Pop(&item, spin_ns_)) {
     Dispatch(item, &core, worker_id);
   }
 }
@@ -302,30 +351,53 @@ void Executor::Dispatch(Item item, const CoreKind* core, int worker_id) {
     ClaimRoots(item.run, static_cast<int>(item.task - kClaimRoots), core,
                worker_id);
   } else {
-    Execute(item, core, worker_id);
+    RunState* run = item.run;
+    Finish(run, Execute(item, core, worker_id));
+  }
+}
+
+void Executor::Finish(RunState* run, int64_t shares) {
+  // After this decrement `run` may be gone.
+  if (run->remaining.fetch_sub(shares, std::memory_order_acq_rel) == shares) {
+    run->done.Notify();
   }
 }
 
 void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
                           int worker_id) {
   const std::vector<uint32_t>& roots = run->plan->roots_[kind];
+  const uint32_t chunk = run->root_chunk[kind];
+  const uint32_t n = static_cast<uint32_t>(roots.size());
+  // Tasks run here (and the chains they started) whose share of
+  // `remaining` is still held: one atomic subtraction at the end instead of
+  // one per task on a line every thread writes. Holding them keeps `run`
+  // alive meanwhile, as the claimer's own share does.
+  int64_t done = 0;
   while (true) {
-    const uint32_t i = run->next_root[kind].fetch_add(1, std::memory_order_relaxed);
-    if (i >= roots.size()) break;
-    Execute(Item{run, roots[i]}, core, worker_id);
+    const uint32_t first =
+        run->next_root[kind].fetch_add(chunk, std::memory_order_relaxed);
+    if (first >= n) break;
+    const uint32_t last = std::min(n, first + chunk);
+    for (uint32_t i = first; i < last; ++i) {
+      done += Execute(Item{run, roots[i]}, core, worker_id);
+    }
   }
-  // This claimer's share of `remaining`: `run` may be gone after it.
-  if (run->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    run->done.Notify();
-  }
+  Finish(run, done + 1);  // + this claimer's share
 }
 
-void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
+int64_t Executor::Execute(Item item, const CoreKind* core, int worker_id) {
+  RunState* run = item.run;
+  const TaskPlan& plan = *run->plan;
+  const bool tracing = run->events != nullptr;
+  int64_t executed = 0;
+  // Successors made ready here that this thread does not run next, queued
+  // together (one lock per task rather than per successor).
+  constexpr int kBatch = 16;
+  Item ready[kBatch];
+  int num_ready[kNumCoreKinds] = {0, 0};
+  Item ready_cube[kBatch];
   while (true) {
-    RunState* run = item.run;
-    const TaskPlan& plan = *run->plan;
     const TaskPlan::TaskInfo& task = plan.tasks_[item.task];
-    const bool tracing = run->events != nullptr;
     const int64_t start = tracing ? NowNs() : 0;
     task.fn(run->buffers + task.buffers_begin, plan.args_.data() + task.args_begin);
     if (tracing) {
@@ -336,6 +408,7 @@ void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
       e.start_ns = start - run->start_ns;
       e.end_ns = NowNs() - run->start_ns;
     }
+    ++executed;
     // Release this task's successors. The first one this thread may run is
     // kept for itself: no queue round trip along a chain.
     Item next{nullptr, 0};
@@ -347,16 +420,26 @@ void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
       const CoreKind succ_core = plan.tasks_[succ].core;
       if (next.run == nullptr && (core == nullptr || *core == succ_core)) {
         next = Item{run, succ};
-      } else {
-        queues_[static_cast<int>(succ_core)].Push(Item{run, succ});
+        continue;
+      }
+      const int k = static_cast<int>(succ_core);
+      Item* batch = k == 0 ? ready : ready_cube;
+      batch[num_ready[k]++] = Item{run, succ};
+      if (num_ready[k] == kBatch) {
+        queues_[k].PushMany(absl::MakeConstSpan(batch, kBatch));
+        num_ready[k] = 0;
       }
     }
-    // After this decrement `run` may be gone unless `next` belongs to it
-    // (then remaining cannot reach zero here).
-    if (run->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      run->done.Notify();
+    for (int k = 0; k < kNumCoreKinds; ++k) {
+      if (num_ready[k] > 0) {
+        queues_[k].PushMany(
+            absl::MakeConstSpan(k == 0 ? ready : ready_cube, num_ready[k]));
+        num_ready[k] = 0;
+      }
     }
-    if (next.run == nullptr) return;
+    // This task's share of `remaining` is the caller's to release (it
+    // keeps `run` alive until then).
+    if (next.run == nullptr) return executed;
     item = next;
   }
 }
@@ -364,6 +447,7 @@ void Executor::Execute(Item item, const CoreKind* core, int worker_id) {
 absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
                            const RunOptions& options) {
   constexpr int kMaxClaimers = 64;  // queued per PushMany
+  const int64_t setup_start = options.profile != nullptr ? NowNs() : 0;
   const int n = plan.num_tasks();
   if (n == 0) {
     if (options.trace != nullptr) options.trace->clear();
@@ -372,9 +456,13 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   RunState run;
   run.plan = &plan;
   run.buffers = buffers;
-  run.pending.reset(new std::atomic<uint32_t>[n]);
-  for (int t = 0; t < n; ++t) {
-    run.pending[t].store(plan.tasks_[t].num_deps, std::memory_order_relaxed);
+  // Dependency counters; a plan without dependencies (elementwise) has none
+  // to count down and needs none.
+  if (plan.roots_[0].size() + plan.roots_[1].size() < static_cast<size_t>(n)) {
+    run.pending.reset(new std::atomic<uint32_t>[n]);
+    for (int t = 0; t < n; ++t) {
+      run.pending[t].store(plan.tasks_[t].num_deps, std::memory_order_relaxed);
+    }
   }
   // Root claimers: one per worker of the kind, where a helping caller takes
   // one worker's place (a pool has a worker per core; one thread more only
@@ -387,6 +475,13 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     claimers[k] = static_cast<int>(std::min<size_t>(
         plan.roots_[k].size(), std::max(2, num_workers_[k])));
     total_claimers += claimers[k];
+  }
+  // Roots are claimed in chunks: about 16 per claimer, so that the last
+  // chunks still balance, and the claim counter (a cache line every
+  // claimer writes) is touched a few dozen times instead of once per task.
+  for (int k = 0; k < kNumCoreKinds; ++k) {
+    run.root_chunk[k] = static_cast<uint32_t>(std::clamp<size_t>(
+        plan.roots_[k].size() / (std::max(1, claimers[k]) * size_t{16}), 1, 64));
   }
   run.remaining.store(n + total_claimers, std::memory_order_relaxed);
   if (options.trace != nullptr) {
@@ -418,6 +513,12 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   }
   const int caller_id =
       num_workers(CoreKind::kVector) + num_workers(CoreKind::kCube);
+  LaunchProfile* profile = options.profile;
+  int64_t mark = profile != nullptr ? NowNs() : 0;
+  if (profile != nullptr) {
+    profile->tasks = n;
+    profile->setup_ns = mark - setup_start;
+  }
   if (own_kind >= 0) ClaimRoots(&run, own_kind, nullptr, caller_id);
   // Help while waiting: run whatever is ready (of any run) until ours is done
   // or nothing is ready, then sleep until the last task notifies.
@@ -430,7 +531,22 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     if (!found) break;
     Dispatch(item, nullptr, caller_id);
   }
+  if (profile != nullptr) {
+    const int64_t now = NowNs();
+    profile->caller_ns = now - mark;
+    mark = now;
+  }
+  // The last tasks run on other threads: spin a little before sleeping, so
+  // that a short wait costs no futex wake-up.
+  if (spin_ns_ > 0 && !run.done.HasBeenNotified()) {
+    const int64_t deadline = NowNs() + spin_ns_;
+    for (int i = 1; !run.done.HasBeenNotified(); ++i) {
+      CpuRelax();
+      if (i % 64 == 0 && NowNs() > deadline) break;
+    }
+  }
   run.done.WaitForNotification();
+  if (profile != nullptr) profile->wait_ns = NowNs() - mark;
   if (options.trace != nullptr) {
     options.trace->assign(run.events.get(), run.events.get() + n);
   }

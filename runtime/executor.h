@@ -17,10 +17,16 @@
 // go through the queues one by one: a run queues one "root claimer" per
 // worker (the caller, when it helps, takes one worker's place: no more
 // threads than cores), and a thread that pops one claims roots with an
-// atomic counter until none are left. A queue operation takes a mutex that
-// every thread contends for; the counter costs one atomic add per task. A
-// helping caller keeps one claimer for itself, so a one-task kernel neither
-// touches a queue nor wakes a worker.
+// atomic counter until none are left, a chunk of about 1/16 of its share at
+// a time. A queue operation takes a mutex that every thread contends for;
+// the counter costs one atomic add per chunk. A helping caller keeps one
+// claimer for itself, so a one-task kernel neither touches a queue nor wakes
+// a worker.
+//
+// Per-task bookkeeping is kept off the cache lines all threads write: a
+// thread counts the tasks it ran (a claimer's roots and the chains they
+// started) and subtracts them from the run's remaining count once; the
+// successors a task makes ready go to a queue in one locked push.
 //
 // Several threads may Run on one Executor at once; their tasks share the
 // pools.
@@ -72,6 +78,10 @@ class TaskPlan {
 
   int num_tasks() const { return static_cast<int>(tasks_.size()); }
 
+  // Bytes the plan holds (tasks, args, successor lists): what caching it
+  // costs.
+  int64_t memory_bytes() const;
+
  private:
   friend class Executor;
   struct TaskInfo {
@@ -102,10 +112,28 @@ struct TaskEvent {
   int64_t end_ns = 0;
 };
 
+// Where one Kernel::Run's wall time went, for benchmarks (bench/dispatch.py)
+// and for finding the cost of a call. Phases are measured on the calling
+// thread with a monotonic clock; a phase the run skipped stays 0.
+struct LaunchProfile {
+  int64_t check_ns = 0;      // argument count, dtypes, shapes (and binding)
+  int64_t expand_ns = 0;     // templated, on a plan-cache miss: templates -> tasks
+  int64_t plan_ns = 0;       // templated, on a miss: TaskPlan::Create
+  int64_t workspace_ns = 0;  // taking (or allocating) a workspace arena
+  int64_t setup_ns = 0;      // Executor::Run: counters, queueing root claimers
+  int64_t caller_ns = 0;     // the calling thread running tasks itself
+  int64_t wait_ns = 0;       // then waiting for the workers to finish the rest
+  int64_t total_ns = 0;      // all of Kernel::Run
+  int64_t tasks = 0;
+  bool plan_cached = false;  // templated: the binding's plan was cached
+};
+
 // Options of one Run.
 struct RunOptions {
   // When set, receives one event per task (in no particular order).
   std::vector<TaskEvent>* trace = nullptr;
+  // When set, receives where the run's time went.
+  LaunchProfile* profile = nullptr;
 };
 
 class Executor {
@@ -118,7 +146,16 @@ class Executor {
     // hardware_concurrency, cube = max(1, hardware_concurrency / 2).
     int vector_workers = 0;
     int cube_workers = 0;
+    // How long an idle worker, and a caller whose run's last tasks are on
+    // other threads, spin before sleeping (microseconds; 0: sleep at once).
+    // Back-to-back runs then find the workers awake, and the caller sees
+    // its run finish without a futex wake-up: each costs tens of
+    // microseconds on a VM, the order of a small kernel's whole run. The
+    // price is up to this much CPU per idle period per thread. Negative:
+    // kDefaultSpinMicros.
+    int spin_micros = -1;
   };
+  static constexpr int kDefaultSpinMicros = 50;
 
   Executor() : Executor(Options()) {}
   explicit Executor(const Options& options);
@@ -129,8 +166,9 @@ class Executor {
 
   // The process-wide executor (never destroyed). Pool sizes are the
   // defaults unless the environment sets PTO_VECTOR_WORKERS or
-  // PTO_CUBE_WORKERS (positive integers) before its first use. A process
-  // made by fork() gets its own on first use.
+  // PTO_CUBE_WORKERS (positive integers) or PTO_SPIN_MICROS (0 or more:
+  // Options::spin_micros) before its first use. A process made by fork()
+  // gets its own on first use.
   static Executor& Default();
 
   // Runs every task of `plan` with `buffers` (one pointer per Execute Graph
@@ -166,7 +204,8 @@ class Executor {
     void Push(Item item);
     void PushMany(absl::Span<const Item> items);
     // Blocks until an item is available or Stop(); false when stopped.
-    bool Pop(Item* item);
+    // Spins up to `spin_ns` for an item before sleeping.
+    bool Pop(Item* item, int64_t spin_ns);
     bool TryPop(Item* item);
     void Stop();
 
@@ -176,6 +215,8 @@ class Executor {
     std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
     int waiting_ ABSL_GUARDED_BY(mu_) = 0;
     bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+    // items_.size(), written under mu_, read without it by spinning threads.
+    std::atomic<int64_t> size_{0};
   };
 
   // A worker thread (pthread, for its stack size).
@@ -189,14 +230,20 @@ class Executor {
   void WorkerLoop(CoreKind core, int worker_id);
   // Runs a queued item: a task, or a root claimer.
   void Dispatch(Item item, const CoreKind* core, int worker_id);
-  // Runs `item`, then any successor it made ready on `core` (null: any).
-  void Execute(Item item, const CoreKind* core, int worker_id);
+  // Runs `item`, then any successor it made ready on `core` (null: any);
+  // returns how many tasks it ran, whose shares of the run's `remaining`
+  // the caller must release (Finish).
+  int64_t Execute(Item item, const CoreKind* core, int worker_id);
+  // Releases `shares` of the run's remaining count; the last one notifies
+  // its caller. `run` may be gone afterwards.
+  static void Finish(RunState* run, int64_t shares);
   // A root claimer: runs unclaimed roots of `kind` until there are none.
   void ClaimRoots(RunState* run, int kind, const CoreKind* core,
                   int worker_id);
 
   // Fixed before any worker starts (workers read them).
   int num_workers_[kNumCoreKinds] = {0, 0};
+  int64_t spin_ns_ = 0;
   ReadyQueue queues_[kNumCoreKinds];
   std::vector<std::unique_ptr<Worker>> workers_[kNumCoreKinds];
 };

@@ -1,7 +1,8 @@
 // Per-task scheduling overhead of the Executor: graphs of empty tasks, so
 // the time per task is the scheduler's alone.
 //
-//   bazel run -c opt //runtime:executor_benchmark
+//   bazel build //runtime:executor_benchmark &&
+//     bazel-bin/runtime/executor_benchmark --benchmark_repetitions=5
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -40,6 +41,8 @@ void BM_Run(benchmark::State& state) {
 }
 BENCHMARK(BM_Run)
     ->Args({10000, 1})   // wide
+    ->Args({512, 1})     // (a+b)*2 1024x1024 in 2x1024 tiles
+    ->Args({32, 1})      // softmax 32x32x1x256 in 4x8x1x256 tiles
     ->Args({1, 10000})   // chain
     ->Args({64, 100})    // tiles x ops
     ->Args({1, 1});      // one task: per-run overhead

@@ -176,6 +176,88 @@ TEST(ExecutorTest, RootsRunOnceWithMoreClaimersThanOneBatch) {
   }
 }
 
+// Roots are claimed in chunks (about 16 per claimer, at most 64): counts
+// around the chunk boundaries, with and without dependent tasks (a plan
+// without dependencies keeps no counters), each task exactly once, run
+// after run on one executor.
+TEST(ExecutorTest, RootsClaimedInChunksRunExactlyOnce) {
+  Executor ex(Executor::Options{3, 2});
+  for (int roots : {1, 2, 3, 47, 48, 49, 96, 1000, 4097, 20000}) {
+    for (bool with_deps : {false, true}) {
+      GraphBuilder b;
+      for (int t = 0; t < roots; ++t) b.Add({}, t % 11 == 0);
+      if (with_deps) b.Add({0, static_cast<uint32_t>(roots - 1)});
+      auto plan = b.Plan();
+      for (int run = 0; run < 3; ++run) {
+        Recorder r(b.graph().tasks_size());
+        ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+        EXPECT_EQ(r.clock.load(), b.graph().tasks_size()) << roots << " roots";
+        ExpectRespectsDeps(b.graph(), r);
+      }
+    }
+  }
+}
+
+// A task that makes more successors ready than one queued batch (16), of
+// both core kinds, then joins them: every successor runs once, after the
+// fork, and the join after all of them.
+TEST(ExecutorTest, FanOutWiderThanOnePushBatch) {
+  GraphBuilder b;
+  const int fork = b.Add({});
+  std::vector<uint32_t> middle;
+  for (int i = 0; i < 70; ++i) {
+    middle.push_back(b.Add({static_cast<uint32_t>(fork)}, i % 3 == 0));
+  }
+  b.Add(middle);
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{3, 2});
+  for (int run = 0; run < 50; ++run) {
+    Recorder r(b.graph().tasks_size());
+    ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+    EXPECT_EQ(r.ticket[fork], 0);
+    EXPECT_EQ(r.ticket[b.graph().tasks_size() - 1], b.graph().tasks_size() - 1);
+    ExpectRespectsDeps(b.graph(), r);
+  }
+}
+
+// Workers that sleep at once (spin 0) and ones that spin long between runs
+// both run every task, run after run, with a pause between runs longer
+// than the spin.
+TEST(ExecutorTest, SpinSettingsAllComplete) {
+  for (int spin : {0, 1, 50, 20000}) {
+    Executor ex(Executor::Options{2, 1, spin});
+    GraphBuilder b;
+    for (int t = 0; t < 300; ++t) b.Add({}, t % 4 == 0);
+    b.Add({0, 299});
+    auto plan = b.Plan();
+    for (int run = 0; run < 5; ++run) {
+      Recorder r(301);
+      ASSERT_TRUE(RunWithRecorder(ex, *plan, &r).ok());
+      ExpectRespectsDeps(b.graph(), r);
+      if (run == 2) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+}
+
+// RunOptions::profile: the task count and phases of a run (no timing
+// assertions: only that the phases are filled in and add up).
+TEST(ExecutorTest, ProfileCountsTasksAndPhases) {
+  GraphBuilder b;
+  for (int t = 0; t < 100; ++t) b.Add({});
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{2, 1});
+  Recorder r(100);
+  LaunchProfile profile;
+  RunOptions options;
+  options.profile = &profile;
+  ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, options).ok());
+  EXPECT_EQ(profile.tasks, 100);
+  EXPECT_GE(profile.setup_ns, 0);
+  EXPECT_GE(profile.caller_ns, 0);
+  EXPECT_GE(profile.wait_ns, 0);
+  ExpectRespectsDeps(b.graph(), r);
+}
+
 TEST(ExecutorTest, EmptyPlanReturnsAtOnce) {
   GraphBuilder b;
   auto plan = b.Plan();
@@ -221,6 +303,30 @@ TEST(ExecutorTest, ConcurrentRunsFromManyThreads) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// Several threads run one wide plan (roots claimed in chunks of 64) at
+// once: every run gets each of its tasks exactly once.
+TEST(ExecutorTest, ConcurrentRunsOfAWidePlan) {
+  GraphBuilder b;
+  for (int t = 0; t < 5000; ++t) b.Add({}, t % 9 == 0);
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{2, 1});
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int th = 0; th < 4; ++th) {
+    threads.emplace_back([&] {
+      for (int iter = 0; iter < 10; ++iter) {
+        Recorder r(5000);
+        if (!RunWithRecorder(ex, *plan, &r).ok()) failures.fetch_add(1);
+        for (int t = 0; t < 5000; ++t) {
+          if (r.runs[t].load() != 1) failures.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
 // No barrier between independent tasks: root A waits until task C has run,
 // and C depends on the other root B. A level-by-level scheduler would need A
 // done before C starts and would never finish (A gives up after 30 s).
@@ -249,6 +355,34 @@ TEST(ExecutorTest, NoBarrierBetweenIndependentTasks) {
   void* buffers[] = {nullptr};
   ASSERT_TRUE(ex.Run(*plan, buffers).ok());
   EXPECT_TRUE(a_saw_c.load());
+}
+
+// Root chunks are sized per core kind: thousands of vector roots make
+// vector chunks of 64, but two cube roots still go to two claimers. Each
+// cube root waits (up to 30 s) for the other to start: one thread taking
+// both in one chunk would never see that.
+std::atomic<int> cube_started{0};
+std::atomic<int> cube_saw_other{0};
+void CubesMeet(void* const*, const int64_t* args) {
+  if (args[0] >= 2) return;  // a vector root
+  cube_started.fetch_add(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (cube_started.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  if (cube_started.load() >= 2) cube_saw_other.fetch_add(1);
+}
+
+TEST(ExecutorTest, RootChunksAreSizedPerCoreKind) {
+  GraphBuilder b;
+  b.Add({}, /*cube=*/true);
+  b.Add({}, /*cube=*/true);
+  for (int t = 0; t < 6000; ++t) b.Add({});
+  auto plan = b.Plan(CubesMeet);
+  Executor ex(Executor::Options{2, 2});
+  void* buffers[] = {nullptr};
+  ASSERT_TRUE(ex.Run(*plan, buffers).ok());
+  EXPECT_EQ(cube_saw_other.load(), 2);
 }
 
 TEST(ExecutorTest, CubeTasksRunOnCubeWorkersOrCaller) {

@@ -25,11 +25,12 @@ std::string Dims(const std::vector<int64_t>& d) {
   return absl::StrCat("[", absl::StrJoin(d, ","), "]");
 }
 
-// The tile with row-major index `linear` and its tail mask.
-Box TileAt(const ExpandGroup& g, const std::vector<int64_t>& grid,
-           int64_t linear, int* mask) {
+// The tile with row-major index `linear` and its tail mask, into `*tile`
+// (reused from task to task: no allocation per task).
+void TileAt(const ExpandGroup& g, const std::vector<int64_t>& grid,
+            int64_t linear, int* mask, Box* tile) {
   const int rank = static_cast<int>(g.space.size());
-  Box b;
+  Box& b = *tile;
   b.offset.resize(rank);
   b.extent.resize(rank);
   *mask = 0;
@@ -40,16 +41,17 @@ Box TileAt(const ExpandGroup& g, const std::vector<int64_t>& grid,
     b.extent[d] = std::min(g.tile[d], g.space[d] - b.offset[d]);
     if (b.extent[d] != g.tile[d]) *mask |= 1 << d;
   }
-  return b;
 }
 
 // The region of a buffer of shape `shape` that a task with tile `box`
 // accesses through `index`: broadcast dims collapse to 0, a divided dim
 // (a reduction's partial slot) to one slot, an offset index shifts, a
-// whole dim (matmul's K) spans the buffer's dim.
-Box Region(const Box& box, const std::vector<ExpandIndex>& index,
-           const std::vector<int64_t>& shape) {
-  Box r;
+// whole dim (matmul's K) spans the buffer's dim. Into `*out` (reused).
+void Region(const Box& box, const std::vector<ExpandIndex>& index,
+            const std::vector<int64_t>& shape, Box* out) {
+  Box& r = *out;
+  r.offset.clear();
+  r.extent.clear();
   for (size_t j = 0; j < shape.size(); ++j) {
     const ExpandIndex& x = index[j];
     if (x.space_dim == kExpandWholeDim) {
@@ -69,7 +71,6 @@ Box Region(const Box& box, const std::vector<ExpandIndex>& index,
       r.extent.push_back(box.extent[x.space_dim]);
     }
   }
-  return r;
 }
 
 // Per dim of `other`'s grid, the tile index range [lo, hi] of the tasks
@@ -120,13 +121,16 @@ int64_t CountTouching(const std::vector<int64_t>& lo,
   return n;
 }
 
+// (`at`: scratch, reused from call to call.)
 void AppendTouching(const std::vector<int64_t>& lo, const std::vector<int64_t>& hi,
-                    const Placed& other, std::vector<uint32_t>* deps) {
+                    const Placed& other, std::vector<uint32_t>* deps,
+                    std::vector<int64_t>* scratch) {
   const int rank = static_cast<int>(lo.size());
   for (int d = 0; d < rank; ++d) {
     if (hi[d] < lo[d]) return;
   }
-  std::vector<int64_t> at = lo;
+  std::vector<int64_t>& at = *scratch;
+  at = lo;
   for (;;) {
     int64_t linear = 0;
     for (int d = 0; d < rank; ++d) linear = linear * other.grid[d] + at[d];
@@ -147,7 +151,9 @@ Box Bounds(const ExpandGroup& g, const std::vector<ExpandIndex>& index,
   Box whole;
   whole.offset.assign(g.space.size(), 0);
   whole.extent = g.space;
-  return Region(whole, index, shape);
+  Box r;
+  Region(whole, index, shape, &r);
+  return r;
 }
 
 bool Overlap(const Box& a, const Box& b) {
@@ -278,22 +284,28 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
           group.label, ": the kernel splits into more than ", limits.max_tasks,
           " tasks (space ", Dims(group.space), ", tile ", Dims(group.tile), ")"));
     }
-    std::vector<int64_t> lo, hi;
+    std::vector<int64_t> lo, hi, at;
+    Box box, region;
+    std::vector<uint32_t> deps;
+    graph->mutable_tasks()->Reserve(graph->tasks_size() + static_cast<int>(tasks));
     for (int64_t t = 0; t < tasks; ++t) {
       int mask = 0;
-      const Box box = TileAt(group, me.grid, t, &mask);
+      TileAt(group, me.grid, t, &mask, &box);
       pto::v1::Task* task = graph->add_tasks();
       task->set_function(static_cast<uint32_t>(group.function_of_mask[mask]));
+      task->mutable_args()->Reserve(static_cast<int>(
+          box.offset.size() + extra_args.size() + group.extra_args.size() +
+          (group.append_extents ? box.extent.size() : 0)));
       for (int64_t o : box.offset) task->add_args(o);
       for (int64_t a : extra_args) task->add_args(a);
       for (int64_t a : group.extra_args) task->add_args(a);
       if (group.append_extents) {
         for (int64_t e : box.extent) task->add_args(e);
       }
-      std::vector<uint32_t> deps;
+      deps.clear();
       for (const auto& [mine, other] : sources) {
         const std::vector<int64_t>& shape = buffer_shapes[mine->buffer];
-        const Box region = Region(box, mine->index, shape);
+        Region(box, mine->index, shape, &region);
         const Placed& p = placed[other.group];
         TouchingRange(region, *other.index, shape, p, &lo, &hi);
         total_deps += CountTouching(lo, hi);
@@ -305,11 +317,11 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
               limits.max_dependencies,
               " task dependencies; use matching tile shapes"));
         }
-        AppendTouching(lo, hi, p, &deps);
+        AppendTouching(lo, hi, p, &deps, &at);
       }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      for (uint32_t d : deps) task->add_deps(d);
+      task->mutable_deps()->Add(deps.begin(), deps.end());
     }
     for (size_t k = 0; k < group.accesses.size(); ++k) {
       const ExpandAccess& a = group.accesses[k];

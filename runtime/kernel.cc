@@ -1,6 +1,7 @@
 #include "runtime/kernel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <list>
 #include <mutex>
@@ -37,6 +38,38 @@ std::string ShapeString(const pto::v1::Shape& shape) {
   }
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
 }
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// Fills a LaunchProfile's phases (when there is one): Lap(&field) charges
+// the time since the previous lap to `field`; the total on destruction.
+class Stopwatch {
+ public:
+  explicit Stopwatch(LaunchProfile* profile)
+      : profile_(profile), start_(profile ? NowNs() : 0), last_(start_) {}
+  ~Stopwatch() {
+    if (profile_ != nullptr) profile_->total_ns = NowNs() - start_;
+  }
+  void Lap(int64_t LaunchProfile::*field) {
+    if (profile_ == nullptr) return;
+    const int64_t now = NowNs();
+    profile_->*field += now - last_;
+    last_ = now;
+  }
+
+ private:
+  LaunchProfile* profile_;
+  int64_t start_;
+  int64_t last_;
+};
+
+namespace {
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -116,6 +149,46 @@ struct TemplatedLaunch {
   std::unique_ptr<WorkspacePool> pool;
 };
 
+namespace {
+
+// The plan, workspace layout and arena pool of one binding: templates
+// expanded into tasks (ExpandTemplates), then prepared for the executor.
+absl::StatusOr<std::shared_ptr<TemplatedLaunch>> ExpandLaunch(
+    const pto::v1::KernelBinary& binary, const std::vector<void*>& blocks,
+    const SymbolValues& values, Stopwatch& watch) {
+  absl::StatusOr<ExpandedGraph> expanded = ExpandTemplates(binary, values);
+  if (!expanded.ok()) {
+    return absl::Status(expanded.status().code(),
+                        absl::StrCat("kernel '", binary.kernel_name(), "': ",
+                                     expanded.status().message()));
+  }
+  watch.Lap(&LaunchProfile::expand_ns);
+  std::vector<pto_block_fn> functions;
+  for (void* b : blocks) functions.push_back(reinterpret_cast<pto_block_fn>(b));
+  const uint32_t slots = static_cast<uint32_t>(binary.execute_graph().buffers_size());
+  absl::StatusOr<std::unique_ptr<TaskPlan>> plan = TaskPlan::Create(
+      expanded->graph, functions, expanded->task_buffer_set, slots);
+  if (!plan.ok()) return plan.status();
+  auto made = std::make_shared<TemplatedLaunch>();
+  made->plan = *std::move(plan);
+  made->buffer_sets = std::move(expanded->buffer_sets);
+  made->workspace_offsets.assign(expanded->buffer_bytes.size(), -1);
+  for (size_t i = binary.params_size(); i < expanded->buffer_bytes.size(); ++i) {
+    made->workspace_offsets[i] = made->workspace_bytes;
+    made->workspace_bytes += AlignUp(std::max<int64_t>(1, expanded->buffer_bytes[i]));
+  }
+  made->pool = std::make_unique<WorkspacePool>(made->workspace_bytes,
+                                               Kernel::kMaxIdleWorkspaces);
+  return made;
+}
+
+// What a cached launch holds on to: its plan and (once run) one arena.
+int64_t LaunchBytes(const TemplatedLaunch& launch) {
+  return launch.plan->memory_bytes() + launch.workspace_bytes;
+}
+
+}  // namespace
+
 // Plans of a templated kernel by symbol values, least recently used last.
 class PlanCache {
  public:
@@ -143,11 +216,31 @@ class PlanCache {
     }
     launch->pool->set_max_idle(max_idle_);
     entries_.emplace_front(key, launch);
-    while (entries_.size() > static_cast<size_t>(Kernel::kMaxCachedPlans)) {
+    bytes_ += LaunchBytes(*launch);
+    // The newest entry stays even when it alone is over the byte bound.
+    while (entries_.size() > static_cast<size_t>(Kernel::kMaxCachedPlans) ||
+           (entries_.size() > 1 && bytes_ > max_bytes_)) {
+      bytes_ -= LaunchBytes(*entries_.back().second);
       dropped.push_back(std::move(entries_.back().second));
       entries_.pop_back();
     }
     return launch;
+  }
+
+  void set_max_bytes(int64_t n) {
+    std::vector<std::shared_ptr<TemplatedLaunch>> dropped;  // freed unlocked
+    std::lock_guard<std::mutex> lock(mu_);
+    max_bytes_ = n;
+    while (entries_.size() > 1 && bytes_ > max_bytes_) {
+      bytes_ -= LaunchBytes(*entries_.back().second);
+      dropped.push_back(std::move(entries_.back().second));
+      entries_.pop_back();
+    }
+  }
+
+  int size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(entries_.size());
   }
 
   void set_max_idle(int n) {
@@ -174,6 +267,8 @@ class PlanCache {
       entries_;  // guarded by mu_
   int max_idle_ = Kernel::kMaxIdleWorkspaces;  // guarded by mu_
   int64_t expanded_ = 0;                       // guarded by mu_
+  int64_t bytes_ = 0;  // LaunchBytes of the entries; guarded by mu_
+  int64_t max_bytes_ = Kernel::kMaxCachedPlanBytes;  // guarded by mu_
 };
 
 namespace {
@@ -231,6 +326,12 @@ int64_t Kernel::workspace_allocations() const {
 
 int64_t Kernel::plans_expanded() const {
   return plans_ ? plans_->expanded() : 0;
+}
+
+int Kernel::cached_plans() const { return plans_ ? plans_->size() : 0; }
+
+void Kernel::set_max_cached_plan_bytes(int64_t n) const {
+  if (plans_) plans_->set_max_bytes(std::max<int64_t>(0, n));
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> Kernel::Load(
@@ -320,6 +421,8 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args,
 
 absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
                          const RunOptions& options) const {
+  if (options.profile != nullptr) *options.profile = LaunchProfile();
+  Stopwatch watch(options.profile);
   if (args.size() != static_cast<size_t>(binary_.params_size())) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "kernel '%s' takes %d arguments, got %d", binary_.kernel_name(),
@@ -330,9 +433,11 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
     if (!ok.ok()) return ok;
   }
   Executor& run_on = executor != nullptr ? *executor : Executor::Default();
-  if (plans_ != nullptr) return RunTemplated(args, run_on, options);
+  if (plans_ != nullptr) return RunTemplated(args, run_on, options, watch);
+  watch.Lap(&LaunchProfile::check_ns);
   ArenaLease arena(workspaces_.get(),
                    workspace_bytes_ > 0 ? workspaces_->Acquire() : Arena());
+  watch.Lap(&LaunchProfile::workspace_ns);
   if (workspace_bytes_ > 0) {
     if (arena.get() == nullptr) {
       return absl::ResourceExhaustedError(absl::StrFormat(
@@ -350,8 +455,8 @@ absl::Status Kernel::Run(absl::Span<const TensorArg> args, Executor* executor,
 }
 
 absl::Status Kernel::RunTemplated(absl::Span<const TensorArg> args,
-                                  Executor& executor,
-                                  const RunOptions& options) const {
+                                  Executor& executor, const RunOptions& options,
+                                  Stopwatch& watch) const {
   absl::StatusOr<SymbolValues> values = BindArguments(binary_, args);
   if (!values.ok()) {
     return absl::Status(values.status().code(),
@@ -363,35 +468,20 @@ absl::Status Kernel::RunTemplated(absl::Span<const TensorArg> args,
     key.push_back(values->at(s.name()));
   }
   std::shared_ptr<TemplatedLaunch> launch = plans_->Find(key);
+  watch.Lap(&LaunchProfile::check_ns);
+  if (options.profile != nullptr) options.profile->plan_cached = launch != nullptr;
   if (launch == nullptr) {
-    absl::StatusOr<ExpandedGraph> expanded = ExpandTemplates(binary_, *values);
-    if (!expanded.ok()) {
-      return absl::Status(expanded.status().code(),
-                          absl::StrCat("kernel '", binary_.kernel_name(), "': ",
-                                       expanded.status().message()));
-    }
-    std::vector<pto_block_fn> functions;
-    for (void* b : blocks_) functions.push_back(reinterpret_cast<pto_block_fn>(b));
-    const uint32_t slots = static_cast<uint32_t>(binary_.execute_graph().buffers_size());
-    absl::StatusOr<std::unique_ptr<TaskPlan>> plan = TaskPlan::Create(
-        expanded->graph, functions, expanded->task_buffer_set, slots);
-    if (!plan.ok()) return plan.status();
-    auto made = std::make_shared<TemplatedLaunch>();
-    made->plan = *std::move(plan);
-    made->buffer_sets = std::move(expanded->buffer_sets);
-    made->workspace_offsets.assign(expanded->buffer_bytes.size(), -1);
-    for (size_t i = binary_.params_size(); i < expanded->buffer_bytes.size(); ++i) {
-      made->workspace_offsets[i] = made->workspace_bytes;
-      made->workspace_bytes +=
-          AlignUp(std::max<int64_t>(1, expanded->buffer_bytes[i]));
-    }
-    made->pool = std::make_unique<WorkspacePool>(made->workspace_bytes,
-                                                 kMaxIdleWorkspaces);
-    launch = plans_->Insert(key, std::move(made));
+    absl::StatusOr<std::shared_ptr<TemplatedLaunch>> made =
+        ExpandLaunch(binary_, blocks_, *values, watch);
+    // (The expansion is freed by now: its time counts as the plan's.)
+    watch.Lap(&LaunchProfile::plan_ns);
+    if (!made.ok()) return made.status();
+    launch = plans_->Insert(key, *std::move(made));
   }
   ArenaLease arena(launch->pool.get(), launch->workspace_bytes > 0
                                            ? launch->pool->Acquire()
                                            : Arena());
+  watch.Lap(&LaunchProfile::workspace_ns);
   if (launch->workspace_bytes > 0 && arena.get() == nullptr) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "kernel '%s': cannot allocate %d bytes of workspace",

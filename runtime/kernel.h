@@ -40,6 +40,7 @@ class NativeLibrary;
 class WorkspacePool;
 class TaskPlan;
 class PlanCache;
+class Stopwatch;
 struct RunOptions;
 
 // One argument buffer as the caller supplies it: dense, row-major.
@@ -95,13 +96,21 @@ class Kernel {
   // sequential Run must not raise it.
   int64_t workspace_allocations() const;
 
-  // Kernels with symbolic shapes: plans kept for this many distinct symbol
-  // bindings (least recently used dropped first).
+  // Kernels with symbolic shapes: plans kept for at most this many distinct
+  // symbol bindings, and while their plans and one workspace arena each
+  // take at most kMaxCachedPlanBytes (a plan of 600k tasks is ~60 MiB);
+  // the least recently used are dropped first, the newest is always kept.
   static constexpr int kMaxCachedPlans = 16;
+  static constexpr int64_t kMaxCachedPlanBytes = int64_t{1} << 30;
 
   // Kernels with symbolic shapes: how many plans Runs have expanded so far
   // (a Run whose binding is cached expands none). 0 for static kernels.
   int64_t plans_expanded() const;
+
+  // Kernels with symbolic shapes: the plans cached now; and a new byte bound
+  // for them (n >= 0; tests). Safe to call while other threads Run.
+  int cached_plans() const;
+  void set_max_cached_plan_bytes(int64_t n) const;
 
  private:
   Kernel(pto::v1::KernelBinary binary, std::unique_ptr<NativeLibrary> library,
@@ -112,7 +121,7 @@ class Kernel {
   absl::Status CheckArgument(int index, const TensorArg& arg,
                              bool check_shape = true) const;
   absl::Status RunTemplated(absl::Span<const TensorArg> args, Executor& executor,
-                            const RunOptions& options) const;
+                            const RunOptions& options, Stopwatch& watch) const;
 
   pto::v1::KernelBinary binary_;
   std::unique_ptr<NativeLibrary> library_;

@@ -51,7 +51,20 @@ absl::StatusOr<std::vector<int64_t>> EvalShape(
   return out;
 }
 
+google::protobuf::ArenaOptions ExpansionArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  // Blocks of up to 1 MiB: a big expansion is tens of MiB of small messages.
+  options.start_block_size = 64 << 10;
+  options.max_block_size = 1 << 20;
+  return options;
+}
+
 }  // namespace
+
+ExpandedGraph::ExpandedGraph()
+    : arena(std::make_unique<google::protobuf::Arena>(ExpansionArenaOptions())),
+      graph(*google::protobuf::Arena::CreateMessage<pto::v1::ExecuteGraph>(
+          arena.get())) {}
 
 bool IsTemplated(const pto::v1::ExecuteGraph& graph) {
   return graph.templates_size() > 0 || graph.symbols_size() > 0 ||

@@ -15,10 +15,12 @@
 #define PTO_RUNTIME_TEMPLATE_PLANS_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "google/protobuf/arena.h"
 #include "pto/v1/kernel.pb.h"
 #include "runtime/dim_expr.h"
 #include "runtime/kernel.h"
@@ -34,7 +36,15 @@ absl::StatusOr<SymbolValues> BindArguments(const pto::v1::KernelBinary& binary,
                                            absl::Span<const TensorArg> args);
 
 struct ExpandedGraph {
-  pto::v1::ExecuteGraph graph;        // functions and tasks (no templates)
+  // The expanded graph lives on an arena: a launch of a big dynamic kernel
+  // has hundreds of thousands of tasks, and one message (plus its args and
+  // deps) each from malloc cost more than the expansion itself, twice
+  // (made, then freed). Movable (the arena and the message stay put);
+  // a moved-from ExpandedGraph must not be used.
+  std::unique_ptr<google::protobuf::Arena> arena;
+  pto::v1::ExecuteGraph& graph;       // functions and tasks (no templates)
+  ExpandedGraph();
+  ExpandedGraph(ExpandedGraph&&) = default;
   // Per expanded buffer: the graph's buffers, then the extra instances of
   // loop-body workspaces (runtime/workspace_instances.h); 0 for parameters.
   std::vector<int64_t> buffer_bytes;

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
 #include "tests/kernels/typed_builder.h"
@@ -180,6 +181,74 @@ TEST(DynamicTest, ConcurrentRunsOverMoreSizesThanThePlanCacheKeeps) {
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GE(kernel.plans_expanded(), kSizes);
+}
+
+// Runs ExpAdd at `rows` on `kernel`: "hit" or "miss" (whether the plan was
+// cached), or the error.
+std::string RunExpAdd(const runtime::Kernel& kernel, int64_t rows) {
+  std::vector<float> x(rows * 40, 0.5f), y(rows * 40, 1.0f), out(rows * 40, -1);
+  runtime::LaunchProfile profile;
+  runtime::RunOptions options;
+  options.profile = &profile;
+  absl::Status s = kernel.Run({{x.data(), DT_FP32, {rows, 40}},
+                               {y.data(), DT_FP32, {rows, 40}},
+                               {out.data(), DT_FP32, {rows, 40}}},
+                              nullptr, options);
+  if (!s.ok()) return std::string(s.message());
+  for (float v : out) {
+    if (std::fabs(v - (std::exp(0.5f) + 1.0f)) > 1e-5f) {
+      return "wrong value " + std::to_string(v);
+    }
+  }
+  return profile.plan_cached ? "hit" : "miss";
+}
+
+// The plan cache: a repeated size hits, a new one misses; the least recently
+// used plan goes beyond kMaxCachedPlans, and beyond the byte bound (the
+// newest always stays).
+TEST(DynamicTest, PlanCacheHitsMissesAndEvicts) {
+  auto compiled = compiler::Compile(Symbolic(ExpAdd), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto loaded = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const runtime::Kernel& kernel = **loaded;
+  EXPECT_EQ(RunExpAdd(kernel, 5), "miss");  // miss
+  EXPECT_EQ(RunExpAdd(kernel, 5), "hit");   // hit
+  EXPECT_EQ(kernel.plans_expanded(), 1);
+  constexpr int kMax = runtime::Kernel::kMaxCachedPlans;
+  for (int64_t rows = 6; rows < 6 + kMax; ++rows) {
+    ASSERT_EQ(RunExpAdd(kernel, rows), "miss");
+  }
+  EXPECT_EQ(kernel.cached_plans(), kMax);
+  // 5 was the least recently used: gone; the newest is still there.
+  EXPECT_EQ(RunExpAdd(kernel, 5), "miss");
+  EXPECT_EQ(RunExpAdd(kernel, 5 + kMax), "hit");
+  EXPECT_EQ(kernel.plans_expanded(), kMax + 2);
+
+  // A byte bound below one plan: only the newest plan stays.
+  kernel.set_max_cached_plan_bytes(0);
+  EXPECT_EQ(kernel.cached_plans(), 1);
+  EXPECT_EQ(RunExpAdd(kernel, 5 + kMax), "hit");
+  EXPECT_EQ(RunExpAdd(kernel, 3), "miss");
+  EXPECT_EQ(RunExpAdd(kernel, 3), "hit");
+  EXPECT_EQ(RunExpAdd(kernel, 5 + kMax), "miss");
+  EXPECT_EQ(kernel.cached_plans(), 1);
+  // A bound that fits them all again.
+  kernel.set_max_cached_plan_bytes(runtime::Kernel::kMaxCachedPlanBytes);
+  EXPECT_EQ(RunExpAdd(kernel, 3), "miss");
+  EXPECT_EQ(RunExpAdd(kernel, 5 + kMax), "hit");
+  EXPECT_EQ(kernel.cached_plans(), 2);
+  // Errors are still raised on both paths: a binding conflict on a cached
+  // size, and a bad dtype.
+  std::vector<float> a(3 * 40), b(4 * 40), c(3 * 40);
+  absl::Status conflict = kernel.Run({{a.data(), DT_FP32, {3, 40}},
+                                      {b.data(), DT_FP32, {4, 40}},
+                                      {c.data(), DT_FP32, {3, 40}}});
+  EXPECT_THAT(conflict.message(), HasSubstr("symbol bs"));
+  absl::Status dtype = kernel.Run({{a.data(), DT_FP16, {3, 40}},
+                                   {a.data(), DT_FP32, {3, 40}},
+                                   {c.data(), DT_FP32, {3, 40}}});
+  EXPECT_THAT(dtype.message(), HasSubstr("expected dtype DT_FP32"));
 }
 
 TEST(DynamicTest, BindingErrorsNameBothArguments) {

@@ -26,6 +26,7 @@
 #include "compiler/compile.h"
 #include "pto/v1/graph.pb.h"
 #include "pto/v1/kernel.pb.h"
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
 
 namespace py = pybind11;
@@ -135,6 +136,35 @@ class PyKernel {
   // dtype, so pypto passes it as a 2-byte integer view with DT_BF16 here.
   void Run(const std::vector<py::array>& arrays,
            const std::vector<int>& dtypes) const {
+    RunWith(arrays, dtypes, pto::runtime::RunOptions());
+  }
+
+  // As run(), and says where the call's time went (runtime LaunchProfile,
+  // in seconds): for bench/dispatch.py.
+  py::dict RunProfiled(const std::vector<py::array>& arrays,
+                       const std::vector<int>& dtypes) const {
+    pto::runtime::LaunchProfile profile;
+    pto::runtime::RunOptions options;
+    options.profile = &profile;
+    RunWith(arrays, dtypes, options);
+    py::dict out;
+    out["check"] = profile.check_ns * 1e-9;
+    out["expand"] = profile.expand_ns * 1e-9;
+    out["plan"] = profile.plan_ns * 1e-9;
+    out["workspace"] = profile.workspace_ns * 1e-9;
+    out["setup"] = profile.setup_ns * 1e-9;
+    out["caller"] = profile.caller_ns * 1e-9;
+    out["wait"] = profile.wait_ns * 1e-9;
+    out["total"] = profile.total_ns * 1e-9;
+    out["tasks"] = profile.tasks;
+    out["plan_cached"] = profile.plan_cached;
+    return out;
+  }
+
+ private:
+  void RunWith(const std::vector<py::array>& arrays,
+               const std::vector<int>& dtypes,
+               const pto::runtime::RunOptions& options) const {
     if (!dtypes.empty() && dtypes.size() != arrays.size()) {
       throw py::value_error(absl::StrCat("dtypes: expected ", arrays.size(),
                                          " entries, got ", dtypes.size()));
@@ -167,10 +197,12 @@ class PyKernel {
     absl::Status status;
     {
       py::gil_scoped_release release;
-      status = kernel_->Run(args);
+      status = kernel_->Run(args, nullptr, options);
     }
     if (!status.ok()) Raise(status);
   }
+
+ public:
 
   std::string key() const { return kernel_->binary().key(); }
   std::string target() const { return kernel_->binary().target(); }
@@ -212,6 +244,11 @@ PYBIND11_MODULE(_native, m) {
            py::arg("dtypes") = std::vector<int>{},
            "Runs on C-contiguous arrays, one per parameter; dtypes[i] = "
            "DT_BF16 reads a 2-byte array as bfloat16.")
+      .def("run_profiled", &PyKernel::RunProfiled, py::arg("arrays"),
+           py::arg("dtypes") = std::vector<int>{},
+           "As run(); returns where the call's time went: {phase: seconds} "
+           "(check, expand, plan, workspace, setup, caller, wait, total), "
+           "tasks and plan_cached.")
       .def_property_readonly("key", &PyKernel::key)
       .def_property_readonly("target", &PyKernel::target)
       .def_property_readonly("params", &PyKernel::params);

@@ -117,8 +117,10 @@ def _torch():
 
 def _torch_numpy(t):
     """The numpy view of CPU torch tensor `t` (no copy); a bfloat16 tensor is
-    viewed as int16 (numpy has no bfloat16) and run with DT_BF16 declared."""
-    t = t.detach()
+    viewed as int16 (numpy has no bfloat16) and run with DT_BF16 declared.
+    (detach() only where numpy() needs it: it costs as much as the view.)"""
+    if t.requires_grad:
+        t = t.detach()
     if t.dtype is _torch().bfloat16:
         return t.view(_torch().int16).numpy()
     return t.numpy()
@@ -446,9 +448,11 @@ class JitFunction:
                 key.append((t, a))
             else:
                 torch = _torch()
-                if torch is None or not isinstance(a, torch.Tensor) or a.device.type != "cpu":
+                # (is_cpu and the torch.Size itself: a tenth of the cost of
+                # device.type and a tuple copy, per argument and call.)
+                if torch is None or not isinstance(a, torch.Tensor) or not a.is_cpu:
                     return None
-                key.append((t, a.dtype, tuple(a.shape)))
+                key.append((t, a.dtype, a.shape))
         return tuple(key)
 
     def _run_fast(self, entry, args):

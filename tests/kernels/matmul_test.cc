@@ -138,14 +138,15 @@ TEST(MatmulTest, AmxBf16) {
 }
 
 // Code generation, on any CPU: the AMX target's BF16 cube functions call
-// pto_amx.h; other targets, and FP32 on the AMX target, keep the FMA path
-// (the same source as host-x86_64-v3).
+// pto_amx.h; other targets, FP32 on the AMX target and BF16 functions of at
+// most 4 rows (the rows path) keep the FMA path (the same source as
+// host-x86_64-v3).
 TEST(MatmulTest, AmxTargetGeneratesTileCode) {
   compiler::CompileSettings settings;
   settings.keep_dumps = true;
-  auto cpp = [&](DataType in, const std::string& target) {
+  auto cpp = [&](DataType in, const std::string& target, int64_t m = 37) {
     Builder b("mm_amx_codegen");
-    const uint32_t x = b.Input("a", in, {37, 45});
+    const uint32_t x = b.Input("a", in, {m, 45});
     const uint32_t y = b.Input("b", in, {45, 53});
     b.Output("out", b.Matmul(x, y, in, false, false, {16, 32, 16, 32, 32, 32}));
     auto r = compiler::Compile(b.graph(), target, {}, settings);
@@ -161,6 +162,9 @@ TEST(MatmulTest, AmxTargetGeneratesTileCode) {
   EXPECT_THAT(cpp(pto::v1::DT_BF16, "host-x86_64-v3"), Not(HasSubstr("pto_amx::")));
   EXPECT_EQ(cpp(pto::v1::DT_FP32, runtime::kHostAmxTarget),
             cpp(pto::v1::DT_FP32, "host-x86_64-v3"));
+  // A few rows (pto_cube's rows path) stay on the FMA kernel.
+  EXPECT_EQ(cpp(pto::v1::DT_BF16, runtime::kHostAmxTarget, 3),
+            cpp(pto::v1::DT_BF16, "host-x86_64-v3", 3));
 }
 
 // relu(matmul(exp(a) * 0.5, b) + bias): vector ops before and after the cube

@@ -166,10 +166,12 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "]) + (", OffsetExpr(b_shape, load_b->index, rank), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
       OffsetExpr(o.shape, store->index, rank), ");\n");
-  // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel (not
-  // for a run-time K, a tail of K in a loop body: the FMA kernel walks it).
+  // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel, except
+  // for a run-time K (a tail of K in a loop body: the FMA kernel walks it)
+  // and the few rows of the rows path (16-row tiles would multiply padding,
+  // and packing B costs more than the multiply: 1x4096x4096 42-80 vs 28 ms).
   if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
-      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0) {
+      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !rows_path) {
     absl::StrAppend(&out,
                     EmitAmxCubeBody({m, n, c.k, *lda, *ldb, ldc, c.a_trans, c.b_trans, tc,
                                      fn.runtime_extents ? ms : "",

@@ -896,3 +896,23 @@ def test_split_k_with_a_tail_of_k_over_row_blocks_with_a_tail(native):
         k(x, w, out)
         torch.testing.assert_close(out, x @ w, rtol=1e-5, atol=1e-5)
     assert_one_compile()
+
+
+def test_a_recurrence_through_matmul_carries_its_state(native):
+    @pypto.jit
+    def k(w: pypto.Tensor([pypto.DYNAMIC, 16, 16], F32), h: pypto.Tensor([1, 8, 16], F32)):
+        pypto.set_cube_tile_shapes([16, 32], [16, 64], [16, 64])
+        pypto.set_vec_tile_shapes(1, 8, 16)
+        for i in pypto.loop(w.shape[0]):
+            h[:] = pypto.tanh(pypto.matmul(h, w[i:i + 1, :, :], F32))
+
+    for steps in (1, 3, 7):
+        w = torch.randn(steps, 16, 16) * 0.3
+        h0 = torch.randn(1, 8, 16)
+        h = h0.clone()
+        k(w, h)
+        want = h0
+        for i in range(steps):
+            want = torch.tanh(want @ w[i:i + 1])
+        torch.testing.assert_close(h, want, rtol=1e-5, atol=1e-5)
+    assert_one_compile()

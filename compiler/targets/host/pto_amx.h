@@ -18,8 +18,10 @@
 //   TMATMUL(_ACC)     AmxMatmul: L0C (+)= L0A * L0B in blocks of up to 2 x 2
 //                     16 x 16 f32 tiles (tmm0-3), A tiles 16 x 32 bf16
 //                     (tmm4-5), B tiles 16 pairs x 16 columns (tmm6-7);
-//                     an A tile that would reach past m rows or kb columns
-//                     is copied, zero-padded, from a 1 KiB edge buffer;
+//                     the rows past the last whole 16-row tile are copied
+//                     once, zero-padded to a tile and to a multiple of 32 in
+//                     K; a tile reaching past kb is copied zero-padded into
+//                     a 1 KiB edge buffer;
 //   TSTORE L0C -> GM  AmxStoreL0C: the [m x n] corner of L0C (leading
 //                     dimension np), rounded to the output type (Conv).
 //
@@ -181,22 +183,33 @@ inline int64_t AmxMovL0ATrans(uint16_t* __restrict l0a, const void* a_gm, int64_
   return kp;
 }
 
-// Where tile loads read rows [i, i + 16) and K [p, p + 32) of A [m x kb]
-// (leading dimension lda): A itself when the tile lies inside, else a
-// zero-padded copy in `edge`. Sets *stride (bytes).
-inline const uint16_t* ATile(const uint16_t* a, int64_t lda, int m, int kb, int i,
-                             int p, uint16_t* edge, int64_t* stride) {
-  const uint16_t* src = a + i * lda + p;
-  if (i + kTileRows <= m && p + kTileK <= kb) {
-    *stride = lda * 2;
-    return src;
+// A [m x kb] as the tile loads read it: rows in whole 16-row tiles from `a`
+// (leading dimension lda), the rows past the last whole tile (m % 16 of
+// them) from `tail`, a zero-padded [16 x RoundUp(kb, 32)] copy made once
+// per AmxMatmul (null when m % 16 == 0).
+struct ASource {
+  const uint16_t* a;
+  int64_t lda;
+  int m_full, kb;
+  const uint16_t* tail;
+  int64_t tail_ld;
+};
+
+// Where tile loads read rows [i, i + 16) and K [p, p + 32) of A: A itself
+// or its tail copy, else (K past kb) a zero-padded copy in `edge`. Sets
+// *stride (bytes).
+inline const uint16_t* ATile(const ASource& s, int i, int p, uint16_t* edge,
+                             int64_t* stride) {
+  if (i >= s.m_full) {
+    *stride = s.tail_ld * 2;
+    return s.tail + p;
   }
-  const int rows = m - i < kTileRows ? m - i : kTileRows;
-  const int cols = kb - p < kTileK ? kb - p : kTileK;
+  const uint16_t* src = s.a + i * s.lda + p;
+  *stride = s.lda * 2;
+  if (p + kTileK <= s.kb) return src;
+  const int cols = s.kb - p;
   for (int r = 0; r < kTileRows; ++r) {
-    for (int c = 0; c < kTileK; ++c) {
-      edge[r * kTileK + c] = r < rows && c < cols ? src[r * lda + c] : 0;
-    }
+    for (int c = 0; c < kTileK; ++c) edge[r * kTileK + c] = c < cols ? src[r * s.lda + c] : 0;
   }
   *stride = kTileK * 2;
   return edge;
@@ -205,8 +218,8 @@ inline const uint16_t* ATile(const uint16_t* a, int64_t lda, int m, int kb, int 
 // One block of kR x kC C tiles at rows i, columns j of L0C (leading
 // dimension ldc floats) over the whole K block.
 template <int kR, int kC, bool kAcc>
-inline void AmxBlock(float* __restrict l0c, int64_t ldc, const uint16_t* a, int64_t lda,
-                     int m, int kb, const uint16_t* l0b, int np, int i, int j) {
+inline void AmxBlock(float* __restrict l0c, int64_t ldc, const ASource& a, int kb,
+                     const uint16_t* l0b, int np, int i, int j) {
   float* c = l0c + i * ldc + j;
   const int64_t cs = ldc * 4;
   if (kAcc) {
@@ -225,9 +238,9 @@ inline void AmxBlock(float* __restrict l0c, int64_t ldc, const uint16_t* a, int6
   const int64_t bs = static_cast<int64_t>(np) * 4;
   for (int p = 0; p < kb; p += kTileK) {
     int64_t as0, as1;
-    PTO_AMX_LOAD(4, ATile(a, lda, m, kb, i, p, edge0, &as0), as0);
+    PTO_AMX_LOAD(4, ATile(a, i, p, edge0, &as0), as0);
     if constexpr (kR > 1) {
-      PTO_AMX_LOAD(5, ATile(a, lda, m, kb, i + kTileRows, p, edge1, &as1), as1);
+      PTO_AMX_LOAD(5, ATile(a, i + kTileRows, p, edge1, &as1), as1);
     }
     const uint16_t* b = l0b + (static_cast<int64_t>(p / 2) * np + j) * 2;
     PTO_AMX_LOAD(6, b, bs);
@@ -251,23 +264,46 @@ template <bool kAcc>
 __attribute__((noinline)) inline void AmxMatmul(float* __restrict l0c, const void* a_gm,
                                                 int64_t lda, const uint16_t* l0b, int m,
                                                 int kb, int n) {
-  const uint16_t* a = static_cast<const uint16_t*>(a_gm);
+  const uint16_t* a_rows = static_cast<const uint16_t*>(a_gm);
   const int np = static_cast<int>(RoundUp(n, kTileCols));
+  // The rows past the last whole tile, copied once (not once per column
+  // block and step of K). kb <= kMaxKBlock in generated code; a longer K
+  // takes the copy from the heap.
+  const int m_full = m / kTileRows * kTileRows;
+  const int kp = static_cast<int>(RoundUp(kb, kTileK));
+  alignas(64) uint16_t tail_stack[kTileRows * kMaxKBlock];
+  uint16_t* tail = nullptr;
+  if (m_full < m) {
+    tail = kp <= kMaxKBlock ? tail_stack
+                            : static_cast<uint16_t*>(__builtin_malloc(kTileRows * kp * 2));
+    for (int r = 0; r < kTileRows; ++r) {
+      const uint16_t* src = a_rows + (m_full + r) * lda;
+      uint16_t* dst = tail + r * kp;
+      if (m_full + r < m) {
+        for (int p = 0; p < kb; ++p) dst[p] = src[p];
+        for (int p = kb; p < kp; ++p) dst[p] = 0;
+      } else {
+        for (int p = 0; p < kp; ++p) dst[p] = 0;
+      }
+    }
+  }
+  const ASource a = {a_rows, lda, m_full, kb, tail, kp};
   for (int j = 0; j < np; j += 2 * kTileCols) {
     const bool two_cols = j + kTileCols < np;
     for (int i = 0; i < m; i += 2 * kTileRows) {
       const bool two_rows = i + kTileRows < m;
       if (two_rows && two_cols) {
-        AmxBlock<2, 2, kAcc>(l0c, np, a, lda, m, kb, l0b, np, i, j);
+        AmxBlock<2, 2, kAcc>(l0c, np, a, kb, l0b, np, i, j);
       } else if (two_rows) {
-        AmxBlock<2, 1, kAcc>(l0c, np, a, lda, m, kb, l0b, np, i, j);
+        AmxBlock<2, 1, kAcc>(l0c, np, a, kb, l0b, np, i, j);
       } else if (two_cols) {
-        AmxBlock<1, 2, kAcc>(l0c, np, a, lda, m, kb, l0b, np, i, j);
+        AmxBlock<1, 2, kAcc>(l0c, np, a, kb, l0b, np, i, j);
       } else {
-        AmxBlock<1, 1, kAcc>(l0c, np, a, lda, m, kb, l0b, np, i, j);
+        AmxBlock<1, 1, kAcc>(l0c, np, a, kb, l0b, np, i, j);
       }
     }
   }
+  if (tail != nullptr && tail != tail_stack) __builtin_free(tail);
 }
 
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * RoundUp(n, 16) + c]).

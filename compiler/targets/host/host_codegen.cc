@@ -691,8 +691,23 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       name[exp.dst] = absl::StrCat("t", exp.dst);
       name[sum.dst] = absl::StrCat("t", sum.dst);
       columns[exp.dst] = false;
+      // x read in place per row: prefetch the next row of the tile (after
+      // the last, the row after it: the next tile's, where tiles follow).
+      std::string next;
+      for (int k = i - 1; per_row && k >= 0; --k) {
+        const PtoInstr& ld = fn.body[k];
+        if (ld.op == PtoOpcode::kTLoad && ld.dst == in.srcs[0]) {
+          const Access a = MakeAccess(Viewed(p.buffers[ld.buffer], ld), fn.tile, ld.index, -1);
+          for (int d = 2; plan.load_in_place[k] && next.empty() && d >= 0; --d) {
+            if (a.extent4[d] > 1 && a.strides4[d] != 0) {
+              next = absl::StrCat(", ", x, " + ", a.strides4[d]);
+            }
+          }
+          break;
+        }
+      }
       absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols, ">(", name[exp.dst], ", ",
-                      name[sum.dst], ", ", x, ", ", m, ");\n");
+                      name[sum.dst], ", ", x, ", ", m, next, ");\n");
       i += 2;
       continue;
     }

@@ -1082,9 +1082,13 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // another (the same exp per value, and the sum in ReduceRow's 16 lanes in
 // the same order), without writing the difference and reading e back. m
 // and s may be the same row tile (m is read first), e and x the same tile
-// (each value is read before it is written).
+// (each value is read before it is written). `next` (or null): the row the
+// function reads after this one, prefetched one cache line per 16 values
+// while the exp computes, so its max pass finds it in cache (one thread,
+// softmax 4096x1024 at load 9: 4.5-12.8 -> 3.3-3.6 ms best per round).
 template <int64_t C>
-inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m) {
+inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
+                          const float* next = nullptr) {
 #if PTO_TILE_FAST_EXP
   if constexpr (C >= 2 * kReduceLanes) {
     constexpr int64_t kGrouped = C / kReduceLanes * kReduceLanes;
@@ -1094,6 +1098,7 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m) {
       ExpF8 a, b;
       __builtin_memcpy(&a, x + k, sizeof a);
       __builtin_memcpy(&b, x + k + 8, sizeof b);
+      if (next != nullptr) __builtin_prefetch(next + k);
       a = Exp8(a - mv);
       b = Exp8(b - mv);
       __builtin_memcpy(e + k, &a, sizeof a);

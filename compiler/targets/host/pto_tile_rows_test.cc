@@ -151,10 +151,11 @@ void CheckSubExpSum() {
       }
       EXPECT_TRUE(SameSum(got_s, want_s)) << "C=" << C << " m=" << mv << ": " << got_s
                                           << " vs " << want_s;
-      // In place, as generated code calls it: e over x, the sum over m.
+      // In place, as generated code calls it: e over x, the sum over m,
+      // prefetching a next row (here the row itself): the same bits.
       std::vector<float> inplace = row;
       float ms = mv;
-      pto_tile::TSubExpSumRow<C>(inplace.data(), &ms, inplace.data(), &ms);
+      pto_tile::TSubExpSumRow<C>(inplace.data(), &ms, inplace.data(), &ms, row.data());
       EXPECT_EQ(std::memcmp(inplace.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
       EXPECT_TRUE(SameSum(ms, want_s)) << "C=" << C;
     }

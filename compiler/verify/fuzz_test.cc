@@ -109,6 +109,60 @@ TEST(FuzzTest, ByteMutationsOfRegionsNeverCrash) {
   EXPECT_GT(parsed, 100);
 }
 
+// Matmul in a loop body: row blocks with an M tail, a K tail from an inner
+// loop, the product accumulated into the carried output.
+pto::v1::Graph MatmulRegionSeed() {
+  GraphBuilder b("fuzz_loop_matmul");
+  const SymExpr n = SymExpr::Symbol("n"), i = SymExpr::Symbol("i"), k = SymExpr::Symbol("k");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 40});
+  uint32_t w = b.Input("w", pto::v1::DT_FP32, {40, 12});
+  uint32_t out = b.SymValue(pto::v1::DT_FP32, {n, 12}, "out");
+  auto outs = b.Loop("i", 0, n, 4, {out}, [&](const std::vector<uint32_t>& outer) {
+    const SymExpr rows = SymExpr::Min(4, n - i);
+    return b.Loop("k", 0, 40, 16, {outer[0]}, [&](const std::vector<uint32_t>& inner) {
+      const SymExpr depth = SymExpr::Min(16, 40 - k);
+      const uint32_t xk = b.View(x, {i, k}, {rows, depth}, {4, 16});
+      const uint32_t wk = b.View(w, {k, 0}, {depth, 12}, {16, 12});
+      const uint32_t p = b.Matmul(xk, wk, {4, 12}, pto::v1::DT_FP32, false, false, {16, 32},
+                                  {16, 64}, {32, 64});
+      for (pto::v1::Value& v : *b.graph().mutable_values()) {
+        if (v.id() != p) continue;
+        v.mutable_shape()->clear_dims();
+        *v.mutable_shape()->add_dims() = SymExprToDim(rows);
+        v.mutable_shape()->add_dims()->set_size(12);
+      }
+      const uint32_t acc = b.View(inner[0], {i, 0}, {rows, 12}, {4, 12});
+      return std::vector<uint32_t>{
+          b.Assemble(b.Op("add", {acc, p}, {4, 12}), inner[0], {i, 0}, {4, 12})};
+    });
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(FuzzTest, MatmulRegionSeedIsValid) {
+  absl::Status s = Lower(MatmulRegionSeed());
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(FuzzTest, ByteMutationsOfLoopMatmulsNeverCrash) {
+  const std::string seed = MatmulRegionSeed().SerializeAsString();
+  std::mt19937 rng(8765);
+  int parsed = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::string bytes = seed;
+    const int flips = 1 + rng() % 4;
+    for (int f = 0; f < flips; ++f) {
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    pto::v1::Graph g;
+    if (!g.ParseFromString(bytes)) continue;
+    ++parsed;
+    ExpectCleanStatus(Lower(g), bytes);
+  }
+  EXPECT_GT(parsed, 100);
+}
+
 TEST(FuzzTest, FieldMutationsNeverCrash) {
   std::mt19937 rng(99);
   for (int iter = 0; iter < 3000; ++iter) {

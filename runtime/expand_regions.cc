@@ -232,6 +232,11 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
     }
   }
   g.append_extents = t.extents_in_args();
+  if (t.serial_dim() > static_cast<uint32_t>(rank)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "template ", t.label(), ": serial dim ", t.serial_dim() - 1, " out of range"));
+  }
+  g.serial_dim = static_cast<int>(t.serial_dim()) - 1;
   for (uint32_t k : t.dynamic_args()) {
     if (k >= static_cast<uint32_t>(graph.dynamic_offsets_size())) {
       return absl::InvalidArgumentError(absl::StrCat(

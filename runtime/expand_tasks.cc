@@ -319,6 +319,16 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
         }
         AppendTouching(lo, hi, p, &deps, &at);
       }
+      if (group.serial_dim >= 0) {
+        // The task before this one along the serial dim (row-major: one
+        // step there is the product of the grid's later dims).
+        int64_t step = 1, at = t;
+        for (int d = static_cast<int>(me.grid.size()) - 1; d > group.serial_dim; --d) {
+          step *= me.grid[d];
+        }
+        at = (t / step) % me.grid[group.serial_dim];
+        if (at > 0) deps.push_back(static_cast<uint32_t>(me.first_task + t - step));
+      }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       task->mutable_deps()->Add(deps.begin(), deps.end());

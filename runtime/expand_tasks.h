@@ -56,6 +56,9 @@ struct ExpandGroup {
   std::vector<int64_t> extra_args;
   // Then the task's tile extents (a generic tail function reads them).
   bool append_extents = false;
+  // >= 0: the tasks along this dim run one after another (each depends on
+  // the one before it in that dim; TaskTemplate.serial_dim). -1: none.
+  int serial_dim = -1;
 };
 
 struct ExpandLimits {

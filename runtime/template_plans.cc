@@ -246,6 +246,9 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
     for (int64_t x : t.tile()) {
       if (x <= 0) return bad(absl::StrCat(where, ": tile dims must be positive"));
     }
+    if (t.serial_dim() > static_cast<uint32_t>(rank)) {
+      return bad(absl::StrCat(where, ": serial_dim out of range"));
+    }
     for (const pto::v1::ExtentFunction& f : t.functions()) {
       // A generic entry (extents all 0) reads the extents from the args.
       const bool generic = std::all_of(f.extent().begin(), f.extent().end(),

@@ -124,6 +124,10 @@ struct TileGroup {
   // (the others), then TSTORE of L0C, in that order.
   bool is_cube = false;
   CubeLoop cube;
+  // >= 0: the group's tiles along this dim run one after another, in order
+  // (an accumulating reduction over a symbolic dim folds each tile into
+  // one slot: expand_to_tiles.cc AppendAccumulation). -1: all independent.
+  int serial_dim = -1;
 };
 
 struct TileGraph {

@@ -1,6 +1,7 @@
 #include "compiler/lower/expand_to_tiles.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 
@@ -525,6 +526,138 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
   return groups;
 }
 
+// The accumulating form of reduction `i` over the symbolic dim `d` of its
+// input (see AppendReduction), with accumulator type `acc`; `in_gm` and
+// `out_gm` are its input's and result's GM tensors, `out_index` the result's
+// index from a space whose dim d has one slot.
+absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
+                                pto::v1::DataType acc, int in_gm, int out_gm,
+                                const std::vector<GmIndex>& out_index,
+                                TileGraph* out) {
+  const TensorOp& op = g.ops[i];
+  const std::string& kind = op.info->kind;
+  const std::string where = absl::StrCat("op #", i, " ", Quote(kind));
+  const int v_in = op.inputs[0], v_out = op.outputs[0];
+  const std::vector<int64_t>& space = OpSpace(g, op);
+  const std::vector<int64_t> tile = ClampedTile(g, op);
+  const int rank = static_cast<int>(space.size());
+  const pto::v1::DataType in_dtype = g.values[v_in].dtype;
+  const pto::v1::DataType out_dtype = g.values[v_out].dtype;
+  const pto::v1::DataType in_storage = UbStorageType(in_dtype);
+  auto unimplemented = [&](const std::string& why) {
+    return absl::UnimplementedError(absl::StrCat(
+        where, ": reduces dim ", d, ", whose extent is symbolic, ", why,
+        " (issue 4 phase 1 lowers sum, prod, amax and amin over a symbolic dim)"));
+  };
+  if (kind == "argmax" || kind == "argmin") {
+    return unimplemented("and an arg reduction over a symbolic dim is not lowered yet");
+  }
+  PtoOpcode fold;
+  double identity = 0;
+  if (kind == "sum") {
+    fold = PtoOpcode::kTAdd;
+  } else if (kind == "prod") {
+    fold = PtoOpcode::kTMul;
+    identity = 1;
+  } else if (kind == "amax" || kind == "amin") {
+    if (acc == pto::v1::DT_INT64) {
+      return unimplemented("and its int64 accumulator has no infinity to start from");
+    }
+    fold = kind == "amax" ? PtoOpcode::kTMax : PtoOpcode::kTMin;
+    identity = kind == "amax" ? -HUGE_VAL : HUGE_VAL;
+  } else {
+    return unimplemented("and this reduction has no accumulating form");
+  }
+  std::vector<int64_t> slots = space, slot_tile = tile;
+  slots[d] = 1;
+  slot_tile[d] = 1;
+  const int64_t acc_bytes = StorageBytes(acc), in_bytes = StorageBytes(in_storage);
+  const bool convert = acc != in_storage;
+  if (TileElements(tile) * (in_bytes + acc_bytes * (convert ? 4 : 3)) > kMaxUbBytesPerBlock) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": tile ", FormatDims(tile), " needs more than ", kMaxUbBytesPerBlock,
+        " bytes of UB; use a smaller vec_tile"));
+  }
+  auto instr = [](PtoOpcode opcode, int dst, std::vector<int> srcs,
+                  pto::v1::DataType dtype, int reduce_dim) {
+    TileInstr t;
+    t.op = opcode;
+    t.dst = dst;
+    t.srcs = std::move(srcs);
+    t.dtype = dtype;
+    t.reduce_dim = reduce_dim;
+    return t;
+  };
+  auto access = [&](PtoOpcode opcode, int tile_index, int gm, pto::v1::DataType dtype,
+                    std::vector<GmIndex> index, int reduce_dim) {
+    TileInstr t = opcode == PtoOpcode::kTLoad
+                      ? instr(opcode, tile_index, {}, dtype, reduce_dim)
+                      : instr(opcode, -1, {tile_index}, dtype, reduce_dim);
+    t.gm = gm;
+    t.index = std::move(index);
+    return t;
+  };
+  GmBuffer ws;
+  ws.dtype = acc;
+  ws.shape = slots;
+  out->buffers.push_back(std::move(ws));
+  out->gm.push_back({-1, static_cast<int>(out->buffers.size()) - 1});
+  const int acc_gm = static_cast<int>(out->gm.size()) - 1;
+
+  // init: the identity into every slot.
+  TileGroup init;
+  init.ops = {i};
+  init.space = slots;
+  init.tile = slot_tile;
+  TileInstr fill = instr(PtoOpcode::kTFill, 0, {}, acc, -1);
+  fill.scalars = {identity};
+  init.body.push_back(std::move(fill));
+  init.body.push_back(access(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
+  init.ub_types = {acc};
+  init.num_ub_tiles = 1;
+  out->groups.push_back(std::move(init));
+
+  // accumulate: tiles 0 the input, 1 its reduction, 2 the slot, 3 the sum
+  // of both, 4 the input converted to acc (integer sums).
+  TileGroup fold_group;
+  fold_group.ops = {i};
+  fold_group.space = space;
+  fold_group.tile = tile;
+  fold_group.serial_dim = d;
+  std::vector<GmIndex> slot = AlignedIndex(rank, rank);
+  slot[d] = {-1, 1};  // every tile along d folds into slot 0
+  fold_group.body.push_back(access(PtoOpcode::kTLoad, 0, in_gm, in_dtype,
+                                   AlignedIndex(static_cast<int>(g.values[v_in].shape.size()),
+                                                rank),
+                                   -1));
+  fold_group.ub_types = {in_storage, acc, acc, acc};
+  int src = 0;
+  if (convert) {
+    fold_group.body.push_back(instr(PtoOpcode::kTCvt, 4, {0}, acc, -1));
+    fold_group.ub_types.push_back(acc);
+    src = 4;
+  }
+  fold_group.body.push_back(instr(op.info->pto, 1, {src}, acc, d));
+  fold_group.body.push_back(access(PtoOpcode::kTLoad, 2, acc_gm, acc, slot, d));
+  fold_group.body.push_back(instr(fold, 3, {2, 1}, acc, -1));
+  fold_group.body.push_back(access(PtoOpcode::kTStore, 3, acc_gm, acc, slot, d));
+  fold_group.num_ub_tiles = static_cast<int>(fold_group.ub_types.size());
+  out->groups.push_back(std::move(fold_group));
+
+  // finish: the slot reduced once more (one element) into the result's dtype.
+  TileGroup finish;
+  finish.ops = {i};
+  finish.space = slots;
+  finish.tile = slot_tile;
+  finish.body.push_back(access(PtoOpcode::kTLoad, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
+  finish.body.push_back(instr(op.info->pto, 1, {0}, out_dtype, d));
+  finish.body.push_back(access(PtoOpcode::kTStore, 1, out_gm, out_dtype, out_index, d));
+  finish.ub_types = {acc, acc};
+  finish.num_ub_tiles = 2;
+  out->groups.push_back(std::move(finish));
+  return absl::OkStatus();
+}
+
 // A reduction of op `i` over dim d of its input (space S, tile T):
 //   partial: per tile of S, reduce along d (TRED*), store one slot per tile
 //            into workspace(s) of shape S with dim d = n (tiles along d);
@@ -533,9 +666,20 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
 //            again (TARGSEL picks the index) and store the result.
 // With n == 1 the partial step stores the result directly. Partial values
 // are of the accumulator's type (see below).
+//
+// Over a symbolic dim (ExpandOptions::symbolic) the number of tiles along d
+// is not known at compile time, so the accumulating form instead, the same
+// at every size:
+//   init:       per tile of S with dim d = 1, fill one slot of an
+//               accumulator workspace with the reduction's identity;
+//   accumulate: per tile of S, reduce along d and fold the result into the
+//               slot (load, TADD/TMUL/TMAX/TMIN, store); the tiles along d
+//               run one after another (TileGroup::serial_dim), the other
+//               dims in parallel;
+//   finish:     the combine step with one slot: the result in its dtype.
 absl::Status AppendReduction(const TensorGraph& g, int i,
                              const std::vector<int>& gm_of_value,
-                             TileGraph* out) {
+                             const ExpandOptions& options, TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const std::vector<int64_t>& space = OpSpace(g, op);
   const std::vector<int64_t> tile = ClampedTile(g, op);
@@ -618,6 +762,11 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   const int64_t acc_bytes = StorageBytes(acc), in_bytes = StorageBytes(in_storage);
   const bool convert = acc != in_storage;
 
+  if (!options.symbolic.empty() && options.symbolic[v_in][d]) {
+    return AppendAccumulation(g, i, d, acc, gm_of_value[v_in], gm_of_value[v_out],
+                              out_index, out);
+  }
+
   // Partial step: tile 0 the input, 1 the reduced values, 2 the indices
   // (arg*) or the input converted to acc (integer sum/prod of a type that
   // f32 tiles hold; never both).
@@ -695,13 +844,15 @@ void ReadAliasInput(const TensorGraph& g, const LayoutPlan& layout, int i,
                     const std::vector<int>& gm_of_value, size_t first_new,
                     TileGraph* out) {
   const int v = g.ops[i].inputs[0];
-  if (!layout.IsAlias(v) || first_new >= out->groups.size()) return;
-  TileGroup& partial = out->groups[first_new];
-  for (TileInstr& in : partial.body) {
-    if (in.op == PtoOpcode::kTLoad && in.gm < 0) {
-      in.gm = gm_of_value[layout.Root(v)];
-      in.index = layout.LoadIndex(g, v, static_cast<int>(partial.space.size()));
-      in.view_shape = layout.ViewShape(v);
+  if (!layout.IsAlias(v)) return;
+  for (size_t k = first_new; k < out->groups.size(); ++k) {  // the partial or accumulate step
+    TileGroup& partial = out->groups[k];
+    for (TileInstr& in : partial.body) {
+      if (in.op == PtoOpcode::kTLoad && in.gm < 0) {
+        in.gm = gm_of_value[layout.Root(v)];
+        in.index = layout.LoadIndex(g, v, static_cast<int>(partial.space.size()));
+        in.view_shape = layout.ViewShape(v);
+      }
     }
   }
 }
@@ -920,7 +1071,7 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
     }
     if (ops.size() == 1 && IsReduce(g.ops[ops.front()])) {
       const size_t first_new = out.groups.size();
-      if (absl::Status s = AppendReduction(g, ops.front(), gm_of_value, &out);
+      if (absl::Status s = AppendReduction(g, ops.front(), gm_of_value, options, &out);
           !s.ok()) {
         return s;
       }

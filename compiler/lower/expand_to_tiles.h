@@ -24,6 +24,10 @@ struct ExpandOptions {
   // Per op (empty: no constraint): ops fuse only with ops of the same class
   // (lower_regions.h: the loop body instance an op came from).
   std::vector<int> fusion_class;
+  // Per value, per dim (empty: none): the dim is symbolic (the graph is a
+  // probe lowering, lower_symbolic.h). A reduction over such a dim takes the
+  // accumulating form, whose structure does not depend on the size.
+  std::vector<std::vector<bool>> symbolic;
 };
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& graph,

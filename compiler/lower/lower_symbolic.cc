@@ -51,29 +51,6 @@ absl::StatusOr<std::vector<std::string>> CheckShapes(const TensorGraph& g,
   return std::vector<std::string>(symbols.begin(), symbols.end());
 }
 
-// A reduction over a symbolic extent would need ceil(extent / tile)
-// partial results, a number the lowering cannot fix at compile time.
-absl::Status CheckReductions(const TensorGraph& g) {
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const TensorOp& op = g.ops[i];
-    if (op.info->category != OpCategory::kReduce) continue;
-    const SymShape& shape = g.values[op.inputs[0]].sym_shape;
-    const int rank = static_cast<int>(shape.size());
-    int64_t dim = 0;
-    if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
-      dim = std::get<int64_t>(it->second);
-    }
-    if (dim < 0) dim += rank;
-    if (dim >= 0 && dim < rank && !shape[dim].IsConstant()) {
-      return Unimplemented(absl::StrCat(
-          "op #", i, " ", Quote(op.info->kind), ": reduces dim ", dim, " of ",
-          FormatSymShape(shape), ", whose extent ", shape[dim].ToString(),
-          " is symbolic"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // The graph with every symbol replaced by its probe size.
 TensorGraph AtProbe(const TensorGraph& g, const SymBindings& probe) {
   TensorGraph out = g;
@@ -126,7 +103,8 @@ std::string StructureDifference(const TileGraph& a, const TileGraph& b) {
     bool same = x.ops == y.ops && x.tile == y.tile &&
                 x.space.size() == y.space.size() &&
                 x.num_ub_tiles == y.num_ub_tiles && x.ub_types == y.ub_types &&
-                x.ub_rows == y.ub_rows && x.body.size() == y.body.size();
+                x.ub_rows == y.ub_rows && x.serial_dim == y.serial_dim &&
+                x.body.size() == y.body.size();
     for (size_t k = 0; same && k < x.body.size(); ++k) {
       same = SameInstr(x.body[k], y.body[k]);
     }
@@ -171,7 +149,6 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
                            pto::v1::ExecuteGraph* execute, bool inner_dims) {
   absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph, inner_dims);
   if (!symbols.ok()) return symbols.status();
-  if (absl::Status s = CheckReductions(graph); !s.ok()) return s;
 
   // Probes: 1 more than a multiple of every tile size, above every static
   // dim, distinct per symbol and between the two lowerings.
@@ -199,9 +176,17 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     pb[(*symbols)[k]] = lcm * (base + k + n) + 1;
   }
   const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
-  absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, options);
+  // Both probes lower reductions over symbolic dims the same way.
+  ExpandOptions probe_options = options;
+  probe_options.symbolic.assign(graph.values.size(), {});
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    for (const SymExpr& d : graph.values[v].sym_shape) {
+      probe_options.symbolic[v].push_back(!d.IsConstant());
+    }
+  }
+  absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, probe_options);
   if (!ta.ok()) return ta.status();
-  absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, options);
+  absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, probe_options);
   if (!tb.ok()) return tb.status();
   if (std::string diff = StructureDifference(*ta, *tb); !diff.empty()) {
     return Unimplemented(absl::StrCat(diff, ": its lowering depends on the "
@@ -358,6 +343,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     t->set_label(absl::StrCat("op #", group.ops.front()));
     for (const SymExpr& d : spaces[g]) *t->add_space() = SymExprToDim(d);
     for (int64_t x : group.tile) t->add_tile(x);
+    t->set_serial_dim(static_cast<uint32_t>(group.serial_dim + 1));
     for (int f : functions_of_group[g]) {
       pto::v1::ExtentFunction* ef = t->add_functions();
       for (int64_t e : block->functions[f].extent) ef->add_extent(e);

@@ -18,9 +18,15 @@
 // and the caller adds one generic function per group (lower_regions.h);
 // without it, one static function per tail extent 1..tile (phase 1).
 //
+// A reduction over a symbolic dim takes the accumulating form in both probe
+// lowerings (ExpandOptions::symbolic; expand_to_tiles.cc AppendAccumulation):
+// its accumulate template's tasks along that dim run in order
+// (TaskTemplate.serial_dim).
+//
 // Limits (UNIMPLEMENTED naming the value or op): a symbolic dim must be a
-// plain symbol (without `inner_dims` also the outermost dim of its value),
-// and a reduction over a symbolic dim is refused naming the op and the dim.
+// plain symbol (without `inner_dims` also the outermost dim of its value);
+// argmax/argmin over a symbolic dim, and amax/amin over one with an int64
+// accumulator, are refused naming the op and the dim.
 #ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 #define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 

@@ -148,21 +148,62 @@ def test_a_dynamic_inner_dim_compiles_once(native):
     assert stats["compiles"] == 2 and stats["traces"] == 2, stats
 
 
-def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
-    # A reduction over the dynamic dim: the symbolic compile is refused, so
-    # each size compiles on its own, as before symbolic dims, and results
-    # stay right.
+def test_reductions_over_a_dynamic_dim_compile_once(native):
+    # Each tile along the dynamic dim folds into one accumulator slot, in
+    # order; other dims stay parallel. Sizes: 1, below, not a multiple of
+    # and far above the tile.
     @pypto.jit
-    def colsum(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
-               out: pypto.Tensor([1, 8], pypto.DT_FP32)):
+    def softmax(x: pypto.Tensor([4, "n"], pypto.DT_FP32), out: pypto.Tensor([4, "n"], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(2, 64)
+        out[:] = pypto.softmax(x, -1)
+
+    @pypto.jit
+    def sums(x: pypto.Tensor([3, "n"], pypto.DT_FP16), s: pypto.Tensor([3, 1], pypto.DT_FP16),
+             m: pypto.Tensor([3], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(2, 32)
+        s[:] = pypto.sum(x, dim=-1, keepdim=True)
+        m[:] = pypto.amax(x, dim=-1)
+
+    @pypto.jit
+    def colmin(x: pypto.Tensor(["rows", "cols"], pypto.DT_FP32),
+               out: pypto.Tensor([1, "cols"], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(8, 16)
+        out[:] = pypto.amin(x, 0, keepdim=True)
+
+    for n in (1, 13, 64, 1000):
+        x = torch.randn(4, n) * 3
+        out = torch.full_like(x, float("nan"))
+        softmax(x, out)
+        torch.testing.assert_close(out, torch.softmax(x.double(), -1).float(), rtol=1e-5, atol=1e-6)
+        h = torch.randn(3, n).half()
+        s, m = torch.zeros(3, 1).half(), torch.zeros(3).half()
+        sums(h, s, m)
+        torch.testing.assert_close(s, h.float().sum(-1, keepdim=True).half(), rtol=2e-3, atol=2e-3)
+        torch.testing.assert_close(m, h.amax(-1))
+        for rows in (1, 9, 40):
+            y = torch.randn(rows, n)
+            c = torch.zeros(1, n)
+            colmin(y, c)
+            torch.testing.assert_close(c, y.amin(0, keepdim=True))
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 3 and stats["traces"] == 3, stats
+
+
+def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
+    # An argmax over the dynamic dim: the symbolic compile is refused (naming
+    # the op and the dim), so each size compiles on its own, as before
+    # symbolic dims, and results stay right.
+    @pypto.jit
+    def colarg(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+               out: pypto.Tensor([1, 8], pypto.DT_INT64)):
         pypto.set_vec_tile_shapes(4, 8)
-        out[:] = pypto.sum(x, 0, keepdim=True)
+        out[:] = pypto.argmax(x, 0, keepdim=True)
 
     for n in (3, 9, 3):
-        y = np.arange(n * 8, dtype=np.float32).reshape(n, 8)
-        s = np.zeros((1, 8), np.float32)
-        colsum(y, s)
-        np.testing.assert_allclose(s, y.sum(0, keepdims=True), rtol=1e-6)
+        y = torch.randn(n, 8)
+        s = torch.zeros(1, 8, dtype=torch.int64)
+        colarg(y, s)
+        torch.testing.assert_close(s, y.argmax(0, keepdim=True))
     stats = pypto.compile_stats()
     assert stats["compiles"] == 2, stats  # two sizes
 

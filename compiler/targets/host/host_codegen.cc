@@ -202,7 +202,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
     if (in.op != PtoOpcode::kTLoad) continue;
     loaded_buffers.push_back(in.buffer);
     const PtoBuffer& buf = p.buffers[in.buffer];
-    if (buf.dtype != pto::v1::DT_FP32 || !f32_tile(in.dst)) continue;
+    if (buf.dtype != pto::v1::DT_FP32 || !f32_tile(in.dst) || in.reduce_dim >= 0) continue;
     const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, -1);
     if (direct(a)) {
       plan.load_in_place[i] = true;
@@ -630,8 +630,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         name[in.dst] = absl::StrCat("t", in.dst);
         columns[in.dst] = false;
       }
-      const int reduced =
-          is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : load ? -1 : in.reduce_dim;
+      // (A load with reduce_dim reads one slot along it: an accumulator.)
+      const int reduced = is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : in.reduce_dim;
       // A load through a reshape addresses the buffer as its view shape.
       Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, reduced, in.stride_dynamic);
       if (chunk > 0) {  // n dense elements at c

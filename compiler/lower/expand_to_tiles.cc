@@ -472,7 +472,12 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
     const bool reduce = IsReduce(op);
-    if ((reduce && !(options.fuse && IsRowReduction(g, op))) || IsMatmul(op)) {
+    // (A row whose length is symbolic cannot be one tile: no row group.)
+    const bool symbolic_row =
+        reduce && !options.symbolic.empty() &&
+        !options.symbolic[op.inputs[0]].empty() && options.symbolic[op.inputs[0]].back();
+    if ((reduce && !(options.fuse && IsRowReduction(g, op) && !symbolic_row)) ||
+        IsMatmul(op)) {
       groups.push_back({i});  // its own group(s): AppendReduction/AppendMatmul
       open = false;
       rows = false;

@@ -521,6 +521,14 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
   ExpandOptions options;
   options.fuse = fuse;
   options.fusion_class = flat.fusion_class();
+  // Dims whose extents depend on loop indices: a reduction over one takes
+  // the accumulating form (its tiles along the dim fold into one slot, the
+  // tail through the generic function), never partial + combine over
+  // slots that a short iteration would leave unwritten.
+  options.symbolic.assign(flat.flat().values.size(), {});
+  for (const auto& [v, shape] : flat.runtime_shape()) {
+    for (const SymExpr& d : shape) options.symbolic[v].push_back(!d.IsConstant());
+  }
   if (absl::Status s = LowerSymbolic(flat.flat(), options, tile, block, execute,
                                      /*inner_dims=*/true);
       !s.ok()) {
@@ -686,7 +694,11 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     if (!any) continue;
     for (const TileInstr& in : group.body) {
       const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();
-      if ((in.reduce_dim >= 0 && extent[in.reduce_dim].has_value()) || rows) {
+      // (The accumulating form's tiles along its dim fold in order, tails
+      // padded with the identity: any extent works.)
+      if ((in.reduce_dim >= 0 && extent[in.reduce_dim].has_value() &&
+           in.reduce_dim != group.serial_dim) ||
+          rows) {
         return Unimplemented(where, "a reduction over a dim whose extent depends "
                                     "on a loop index");
       }

@@ -39,9 +39,13 @@
 // (x[:, k:min(k+16, K)] @ w[k:min(k+16, K), :]) is one more dynamic arg of
 // the cube functions (CubeLoop::k_dynamic), which walk that much of K.
 //
+// A reduction over a dim whose extent depends on a loop index takes the
+// accumulating form of reductions over symbolic dims (such dims are marked
+// in ExpandOptions::symbolic; lower_symbolic.h).
+//
 // Limits of this step (UNIMPLEMENTED naming the op or value): an arg
-// reduction over a symbolic dim (lower_symbolic.h); a reduction over a dim
-// whose extent depends on a loop index; a matmul whose operand or result is a tensor with a
+// reduction over a symbolic dim or a loop-dependent extent
+// (lower_symbolic.h); a matmul whose operand or result is a tensor with a
 // dynamic inner dim (the cube's leading
 // dimensions are constants); a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view

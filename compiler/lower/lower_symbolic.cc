@@ -177,11 +177,15 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   }
   const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
   // Both probes lower reductions over symbolic dims the same way.
+  // (Dims the caller marks, loop-dependent extents, count too.)
   ExpandOptions probe_options = options;
   probe_options.symbolic.assign(graph.values.size(), {});
   for (size_t v = 0; v < graph.values.size(); ++v) {
-    for (const SymExpr& d : graph.values[v].sym_shape) {
-      probe_options.symbolic[v].push_back(!d.IsConstant());
+    const SymShape& shape = graph.values[v].sym_shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const bool marked = v < options.symbolic.size() && d < options.symbolic[v].size() &&
+                          options.symbolic[v][d];
+      probe_options.symbolic[v].push_back(marked || !shape[d].IsConstant());
     }
   }
   absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, probe_options);

@@ -916,3 +916,25 @@ def test_a_recurrence_through_matmul_carries_its_state(native):
             want = torch.tanh(want @ w[i:i + 1])
         torch.testing.assert_close(h, want, rtol=1e-5, atol=1e-5)
     assert_one_compile()
+
+
+def test_a_reduction_over_a_tail_chunk_in_a_loop_body(native):
+    # A softmax over each chunk of 24 columns of a DYNAMIC last dim; the last
+    # chunk is a tail (min(24, n - c*24)), reduced in the accumulating form
+    # (tiles of 16 along it fold in order, the tail padded with the identity).
+    @pypto.jit
+    def chunks(x: pypto.Tensor([4, "n"], F32), out: pypto.Tensor([4, "n"], F32)):
+        n = x.shape[1]
+        pypto.set_vec_tile_shapes(4, 16)
+        for c in pypto.loop(0, (n + 23) // 24, idx_name="c"):
+            t = x[:, c * 24:c * 24 + pypto.min(24, n - c * 24)]
+            out[:, c * 24:] = pypto.softmax(t, -1)
+
+    for n in (1, 16, 24, 50, 1000):
+        x = torch.randn(4, n) * 3
+        out = torch.full_like(x, float("nan"))
+        chunks(x, out)
+        want = torch.cat([torch.softmax(x[:, k:k + 24].double(), -1)
+                          for k in range(0, n, 24)], dim=1).float()
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
+    assert_one_compile()

@@ -552,14 +552,18 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   auto unimplemented = [&](const std::string& why) {
     return absl::UnimplementedError(absl::StrCat(
         where, ": reduces dim ", d, ", whose extent is symbolic, ", why,
-        " (issue 4 phase 1 lowers sum, prod, amax and amin over a symbolic dim)"));
+        " (issue 4 phase 1 lowers sum, prod, amax, amin, argmax and argmin over a "
+        "symbolic dim, amax/amin/argmax/argmin of float accumulators only)"));
   };
-  if (kind == "argmax" || kind == "argmin") {
-    return unimplemented("and an arg reduction over a symbolic dim is not lowered yet");
-  }
-  PtoOpcode fold;
+  const bool arg = kind == "argmax" || kind == "argmin";
+  PtoOpcode fold = PtoOpcode::kTSel;  // arg*: picked by flags (below)
   double identity = 0;
-  if (kind == "sum") {
+  if (arg) {
+    if (acc == pto::v1::DT_INT64) {
+      return unimplemented("and its int64 accumulator has no infinity to start from");
+    }
+    identity = kind == "argmax" ? -HUGE_VAL : HUGE_VAL;
+  } else if (kind == "sum") {
     fold = PtoOpcode::kTAdd;
   } else if (kind == "prod") {
     fold = PtoOpcode::kTMul;
@@ -578,7 +582,8 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   slot_tile[d] = 1;
   const int64_t acc_bytes = StorageBytes(acc), in_bytes = StorageBytes(in_storage);
   const bool convert = acc != in_storage;
-  if (TileElements(tile) * (in_bytes + acc_bytes * (convert ? 4 : 3)) > kMaxUbBytesPerBlock) {
+  if (TileElements(tile) * (in_bytes + acc_bytes * (convert ? 4 : 3) + (arg ? 8 * 3 + 4 * 5 : 0)) >
+      kMaxUbBytesPerBlock) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ": tile ", FormatDims(tile), " needs more than ", kMaxUbBytesPerBlock,
         " bytes of UB; use a smaller vec_tile"));
@@ -602,12 +607,16 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
     t.index = std::move(index);
     return t;
   };
-  GmBuffer ws;
-  ws.dtype = acc;
-  ws.shape = slots;
-  out->buffers.push_back(std::move(ws));
-  out->gm.push_back({-1, static_cast<int>(out->buffers.size()) - 1});
-  const int acc_gm = static_cast<int>(out->gm.size()) - 1;
+  auto add_workspace = [&](pto::v1::DataType dtype) {
+    GmBuffer ws;
+    ws.dtype = dtype;
+    ws.shape = slots;
+    out->buffers.push_back(std::move(ws));
+    out->gm.push_back({-1, static_cast<int>(out->buffers.size()) - 1});
+    return static_cast<int>(out->gm.size()) - 1;
+  };
+  const int acc_gm = add_workspace(acc);
+  const int index_gm = arg ? add_workspace(pto::v1::DT_INT64) : -1;  // arg*: its index
 
   // init: the identity into every slot.
   TileGroup init;
@@ -619,7 +628,15 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   init.body.push_back(std::move(fill));
   init.body.push_back(access(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
   init.ub_types = {acc};
-  init.num_ub_tiles = 1;
+  if (arg) {
+    TileInstr zero = instr(PtoOpcode::kTFill, 1, {}, pto::v1::DT_INT64, -1);
+    zero.scalars = {0};
+    init.body.push_back(std::move(zero));
+    init.body.push_back(access(PtoOpcode::kTStore, 1, index_gm, pto::v1::DT_INT64,
+                               AlignedIndex(rank, rank), -1));
+    init.ub_types.push_back(pto::v1::DT_INT64);
+  }
+  init.num_ub_tiles = static_cast<int>(init.ub_types.size());
   out->groups.push_back(std::move(init));
 
   // accumulate: tiles 0 the input, 1 its reduction, 2 the slot, 3 the sum
@@ -644,7 +661,31 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   }
   fold_group.body.push_back(instr(op.info->pto, 1, {src}, acc, d));
   fold_group.body.push_back(access(PtoOpcode::kTLoad, 2, acc_gm, acc, slot, d));
-  fold_group.body.push_back(instr(fold, 3, {2, 1}, acc, -1));
+  if (!arg) {
+    fold_group.body.push_back(instr(fold, 3, {2, 1}, acc, -1));
+  } else {
+    // The tile's value (1) and first index (5) replace the slot's (2, 6)
+    // where the value is better, or NaN where the slot's is not (torch:
+    // the first NaN wins); ties keep the earlier tile's index.
+    const pto::v1::DataType i64 = pto::v1::DT_INT64, f32 = pto::v1::DT_FP32,
+                            flag = pto::v1::DT_BOOL;
+    const int base = static_cast<int>(fold_group.ub_types.size());
+    const int index = base, slot_index = base + 1, better = base + 2, nan = base + 3,
+              slot_ok = base + 4, nan_first = base + 5, take = base + 6, new_index = base + 7;
+    fold_group.ub_types.insert(fold_group.ub_types.end(),
+                               {i64, i64, f32, f32, f32, f32, f32, i64});
+    fold_group.body.push_back(instr(PtoOpcode::kTArgFirst, index, {0, 1}, i64, d));
+    fold_group.body.push_back(access(PtoOpcode::kTLoad, slot_index, index_gm, i64, slot, d));
+    fold_group.body.push_back(instr(kind == "argmax" ? PtoOpcode::kTCmpGt : PtoOpcode::kTCmpLt,
+                                    better, {1, 2}, flag, -1));
+    fold_group.body.push_back(instr(PtoOpcode::kTCmpNe, nan, {1, 1}, flag, -1));
+    fold_group.body.push_back(instr(PtoOpcode::kTCmpEq, slot_ok, {2, 2}, flag, -1));
+    fold_group.body.push_back(instr(PtoOpcode::kTMul, nan_first, {nan, slot_ok}, f32, -1));
+    fold_group.body.push_back(instr(PtoOpcode::kTMax, take, {better, nan_first}, f32, -1));
+    fold_group.body.push_back(instr(PtoOpcode::kTSel, 3, {take, 1, 2}, acc, -1));
+    fold_group.body.push_back(instr(PtoOpcode::kTSel, new_index, {take, index, slot_index}, i64, -1));
+    fold_group.body.push_back(access(PtoOpcode::kTStore, new_index, index_gm, i64, slot, d));
+  }
   fold_group.body.push_back(access(PtoOpcode::kTStore, 3, acc_gm, acc, slot, d));
   fold_group.num_ub_tiles = static_cast<int>(fold_group.ub_types.size());
   out->groups.push_back(std::move(fold_group));
@@ -654,11 +695,18 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   finish.ops = {i};
   finish.space = slots;
   finish.tile = slot_tile;
-  finish.body.push_back(access(PtoOpcode::kTLoad, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
-  finish.body.push_back(instr(op.info->pto, 1, {0}, out_dtype, d));
-  finish.body.push_back(access(PtoOpcode::kTStore, 1, out_gm, out_dtype, out_index, d));
-  finish.ub_types = {acc, acc};
-  finish.num_ub_tiles = 2;
+  if (arg) {  // the index as it is
+    finish.body.push_back(access(PtoOpcode::kTLoad, 0, index_gm, pto::v1::DT_INT64,
+                                 AlignedIndex(rank, rank), -1));
+    finish.body.push_back(access(PtoOpcode::kTStore, 0, out_gm, out_dtype, out_index, d));
+    finish.ub_types = {pto::v1::DT_INT64};
+  } else {
+    finish.body.push_back(access(PtoOpcode::kTLoad, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
+    finish.body.push_back(instr(op.info->pto, 1, {0}, out_dtype, d));
+    finish.body.push_back(access(PtoOpcode::kTStore, 1, out_gm, out_dtype, out_index, d));
+    finish.ub_types = {acc, acc};
+  }
+  finish.num_ub_tiles = static_cast<int>(finish.ub_types.size());
   out->groups.push_back(std::move(finish));
   return absl::OkStatus();
 }

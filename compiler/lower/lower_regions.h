@@ -43,9 +43,9 @@
 // accumulating form of reductions over symbolic dims (such dims are marked
 // in ExpandOptions::symbolic; lower_symbolic.h).
 //
-// Limits of this step (UNIMPLEMENTED naming the op or value): an arg
-// reduction over a symbolic dim or a loop-dependent extent
-// (lower_symbolic.h); a matmul whose operand or result is a tensor with a
+// Limits of this step (UNIMPLEMENTED naming the op or value): an
+// amax/amin/arg* of INT32/INT64 data over a symbolic dim or a
+// loop-dependent extent (lower_symbolic.h); a matmul whose operand or result is a tensor with a
 // dynamic inner dim (the cube's leading
 // dimensions are constants); a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view

@@ -25,8 +25,8 @@
 //
 // Limits (UNIMPLEMENTED naming the value or op): a symbolic dim must be a
 // plain symbol (without `inner_dims` also the outermost dim of its value);
-// argmax/argmin over a symbolic dim, and amax/amin over one with an int64
-// accumulator, are refused naming the op and the dim.
+// amax/amin/argmax/argmin over one with an int64 accumulator (INT32/INT64
+// data) are refused naming the op and the dim.
 #ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 #define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 

@@ -441,18 +441,44 @@ TEST(DynamicTest, AccumulatingTilesRunInOrder) {
   EXPECT_THAT(got.tasks(4).deps(), ::testing::Contains(3));
 }
 
-TEST(DynamicTest, AnArgReductionOverASymbolicDimIsUnimplemented) {
+// argmax/argmin over a symbolic dim: the slot carries the index too; a tile
+// replaces it where its value is better (or NaN where the slot's is not),
+// so ties keep the first index, as torch does.
+TEST(DynamicTest, ArgReductionsOverASymbolicDim) {
+  for (const char* op : {"argmax", "argmin"}) {
+    SCOPED_TRACE(op);
+    CompileOnceRunSizes(
+        [op](int64_t rows) {
+          TypedBuilder b("dyn_colarg");
+          uint32_t x = b.Input("x", DT_FP32, {rows, 6});
+          b.Output("out", b.Op(op, {x}, {4, 8}, 0, true));
+          return b.graph();
+        },
+        {1, 3, 4, 17});
+    CompileOnceRunSizes(
+        [op](int64_t cols) {
+          TypedBuilder b("dyn_rowarg");
+          uint32_t x = b.Input("x", DT_FP16, {5, cols});
+          b.Output("out", b.Op(op, {x}, {2, 16}, -1, false));
+          return b.graph();
+        },
+        {1, 15, 16, 33, 300});
+  }
+}
+
+TEST(DynamicTest, AnInt64AccumulatedMinOverASymbolicDimIsUnimplemented) {
   auto over_batch = compiler::Compile(Symbolic([](int64_t rows) {
-                                        TypedBuilder b("dyn_colarg");
-                                        uint32_t x = b.Input("x", DT_FP32, {rows, 8});
-                                        b.Output("out", b.Op("argmax", {x}, {4, 8}, 0, true));
+                                        TypedBuilder b("dyn_colmin");
+                                        uint32_t x = b.Input("x", pto::v1::DT_INT32, {rows, 8});
+                                        b.Output("out", b.Op("amin", {x}, {4, 8}, 0, true));
                                         return b.graph();
                                       }),
                                       "host", {});
   EXPECT_EQ(over_batch.status().code(), absl::StatusCode::kUnimplemented)
       << over_batch.status();
   EXPECT_THAT(over_batch.status().message(),
-              HasSubstr("op #0 \"argmax\": reduces dim 0, whose extent is symbolic"));
+              HasSubstr("op #0 \"amin\": reduces dim 0, whose extent is symbolic, and its "
+                        "int64 accumulator has no infinity"));
 }
 
 // Symbolic inner dims (issue 4): GM strides are run-time args, tails along

@@ -189,21 +189,47 @@ def test_reductions_over_a_dynamic_dim_compile_once(native):
     assert stats["compiles"] == 3 and stats["traces"] == 3, stats
 
 
-def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
-    # An argmax over the dynamic dim: the symbolic compile is refused (naming
-    # the op and the dim), so each size compiles on its own, as before
-    # symbolic dims, and results stay right.
+def test_argmax_over_a_dynamic_dim_compiles_once(native):
     @pypto.jit
     def colarg(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
                out: pypto.Tensor([1, 8], pypto.DT_INT64)):
         pypto.set_vec_tile_shapes(4, 8)
         out[:] = pypto.argmax(x, 0, keepdim=True)
 
-    for n in (3, 9, 3):
+    @pypto.jit
+    def rowarg(x: pypto.Tensor([3, "n"], pypto.DT_FP16), out: pypto.Tensor([3], pypto.DT_INT64)):
+        pypto.set_vec_tile_shapes(2, 32)
+        out[:] = pypto.argmin(x, -1)
+
+    for n in (1, 9, 33, 1000):
         y = torch.randn(n, 8)
         s = torch.zeros(1, 8, dtype=torch.int64)
         colarg(y, s)
         torch.testing.assert_close(s, y.argmax(0, keepdim=True))
+        h = torch.randint(-4, 4, (3, n)).half()  # ties: the first index wins
+        r = torch.zeros(3, dtype=torch.int64)
+        rowarg(h, r)
+        torch.testing.assert_close(r, h.float().argmin(-1))
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 2, stats
+
+
+def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
+    # An amin over the dynamic dim of INT32 data (an int64 accumulator: no
+    # infinity to start from): the symbolic compile is refused (naming the
+    # op and the dim), so each size compiles on its own, as before symbolic
+    # dims, and results stay right.
+    @pypto.jit
+    def colmin(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_INT32),
+               out: pypto.Tensor([1, 8], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.amin(x, 0, keepdim=True)
+
+    for n in (3, 9, 3):
+        y = torch.randint(-1000, 1000, (n, 8), dtype=torch.int32)
+        s = torch.zeros(1, 8, dtype=torch.int32)
+        colmin(y, s)
+        torch.testing.assert_close(s, y.amin(0, keepdim=True))
     stats = pypto.compile_stats()
     assert stats["compiles"] == 2, stats  # two sizes
 

@@ -1,5 +1,7 @@
 #include "compiler/testing/graph_builder.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "compiler/ops/infer.h"
 
@@ -185,6 +187,27 @@ uint32_t GraphBuilder::Matmul(uint32_t a, uint32_t b,
   for (int64_t d : k) tile->add_k(d);
   for (int64_t d : n) tile->add_n(d);
   return y;
+}
+
+UniformGraphBuilder::UniformGraphBuilder(const std::string& name,
+                                         pto::v1::DataType dtype,
+                                         std::vector<int64_t> shape,
+                                         std::vector<int64_t> tile)
+    : b_(name), dtype_(dtype), shape_(std::move(shape)), tile_(std::move(tile)) {}
+
+uint32_t UniformGraphBuilder::InOut(const std::string& name) {
+  const uint32_t id = b_.Value(dtype_, shape_, name);
+  pto::v1::Parameter* p = b_.graph().add_params();
+  p->set_name(name);
+  p->set_role(pto::v1::PARAM_ROLE_INOUT);
+  p->set_value_id(id);
+  return id;
+}
+
+void UniformGraphBuilder::SetResult(uint32_t inout_value, uint32_t result) {
+  for (pto::v1::Parameter& p : *b_.graph().mutable_params()) {
+    if (p.value_id() == inout_value) p.set_result_value_id(result);
+  }
 }
 
 pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype, const std::string& a_name) {

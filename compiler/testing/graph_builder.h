@@ -1,4 +1,5 @@
-// Test helper: builds pto.v1.Graph protos tersely.
+// Test helper: builds pto.v1.Graph protos tersely (the one graph builder of
+// the tests; UniformGraphBuilder below is its one-dtype, one-shape form).
 //
 //   GraphBuilder b("exp_add");
 //   uint32_t a = b.Input("a", DT_FP32, {3, 5});
@@ -13,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/sym_expr.h"
@@ -94,6 +96,7 @@ class GraphBuilder {
 
   pto::v1::Graph Build() const { return g_; }
   pto::v1::Graph& graph() { return g_; }
+  const pto::v1::Graph& graph() const { return g_; }
 
  private:
   const pto::v1::Value* Find(uint32_t id) const;
@@ -104,6 +107,48 @@ class GraphBuilder {
   uint32_t stride_;
   int op_count_ = 0;
   std::vector<pto::v1::Region*> scopes_;
+};
+
+// The one-dtype, one-shape form of GraphBuilder (kernels_test): every value
+// is `dtype` of `shape`, every op gets the vector tile `tile`.
+//
+//   UniformGraphBuilder b("add_exp", DT_FP32, {37, 70}, {16, 32});
+//   uint32_t x = b.Input("x"), y = b.Input("y");
+//   b.Output("out", b.Op("exp", {b.Op("add", {x, y})}));
+//   pto::v1::Graph g = b.Build();
+class UniformGraphBuilder {
+ public:
+  UniformGraphBuilder(const std::string& name, pto::v1::DataType dtype,
+                      std::vector<int64_t> shape, std::vector<int64_t> tile);
+
+  // A new IN parameter; returns its value id.
+  uint32_t Input(const std::string& name) {
+    return b_.Input(name, dtype_, shape_);
+  }
+  // An op of `kind` on `inputs` (attribute "scalar" when given) with the
+  // current tile; its output's type is inferred (the same dtype and shape
+  // for the elementwise kinds).
+  uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
+              std::optional<double> scalar = std::nullopt) {
+    return b_.Op(kind, inputs, tile_, scalar);
+  }
+  // Makes `value` the OUT parameter `name`.
+  void Output(const std::string& name, uint32_t value) { b_.Output(name, value); }
+  // A new INOUT parameter, in order with the others: returns the value
+  // holding its incoming contents; SetResult names the value written back.
+  uint32_t InOut(const std::string& name);
+  void SetResult(uint32_t inout_value, uint32_t result);
+  // Changes the vector tile of ops added from now on.
+  void SetTile(std::vector<int64_t> tile) { tile_ = std::move(tile); }
+
+  pto::v1::Graph Build() const { return b_.Build(); }
+  const pto::v1::Graph& graph() const { return b_.graph(); }
+
+ private:
+  GraphBuilder b_;
+  pto::v1::DataType dtype_;
+  std::vector<int64_t> shape_;
+  std::vector<int64_t> tile_;
 };
 
 // An attribute holding `e`: an i when constant, else an expr.

@@ -11,15 +11,15 @@
 #include "absl/strings/str_join.h"
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
-#include "tests/kernels/graph_builder.h"
 
 namespace pto {
 namespace {
 
-using ::pto::testing::GraphBuilder;
+using ::pto::compiler::testing::UniformGraphBuilder;
 using ::testing::HasSubstr;
 
 struct OpCase {
@@ -88,9 +88,9 @@ class EveryOpTest : public ::testing::TestWithParam<
 
 TEST_P(EveryOpTest, MatchesReference) {
   const auto& [dtype, shape] = GetParam();
-  GraphBuilder b(absl::StrCat("every_op_", DTypeName(dtype), "_",
-                              ShapeName(shape.shape)),
-                 dtype, shape.shape, shape.tile);
+  UniformGraphBuilder b(absl::StrCat("every_op_", DTypeName(dtype), "_",
+                                     ShapeName(shape.shape)),
+                        dtype, shape.shape, shape.tile);
   const uint32_t x = b.Input("x");
   const uint32_t y = b.Input("y");
   for (const OpCase& op : kOps) {
@@ -113,8 +113,8 @@ INSTANTIATE_TEST_SUITE_P(
 // A chain of ops: intermediates are not parameters, so they live in
 // workspaces (or stay in tiles) between blocks.
 pto::v1::Graph Chain(pto::v1::DataType dtype) {
-  GraphBuilder b(absl::StrCat("chain_", DTypeName(dtype)), dtype, {45, 77},
-                 {16, 32});
+  UniformGraphBuilder b(absl::StrCat("chain_", DTypeName(dtype)), dtype,
+                        {45, 77}, {16, 32});
   const uint32_t x = b.Input("x");
   const uint32_t y = b.Input("y");
   const uint32_t sum = b.Op("add", {x, y});
@@ -133,8 +133,8 @@ TEST(ChainTest, Fp16) { CompileRunAndCheck(Chain(pto::v1::DT_FP16), 2); }
 // Ops with different tile shapes cannot share a block: the intermediate goes
 // through a workspace buffer between two groups of tasks.
 pto::v1::Graph TwoTilings(pto::v1::DataType dtype, const char* last) {
-  GraphBuilder b(absl::StrCat("two_tilings_", DTypeName(dtype)), dtype,
-                 {40, 70}, {16, 32});
+  UniformGraphBuilder b(absl::StrCat("two_tilings_", DTypeName(dtype)), dtype,
+                        {40, 70}, {16, 32});
   const uint32_t x = b.Input("x");
   const uint32_t y = b.Input("y");
   const uint32_t scaled = b.Op("muls", {x}, 0.3);
@@ -164,8 +164,8 @@ TEST(WorkspaceChainTest, Fp16) {
 // An INOUT parameter read and then written in place, rank 3 with tails.
 TEST(InOutTest, UpdatesInPlace) {
   for (auto dtype : {pto::v1::DT_FP32, pto::v1::DT_FP16}) {
-    GraphBuilder b(absl::StrCat("inout_", DTypeName(dtype)), dtype, {3, 20, 50},
-                   {2, 8, 32});
+    UniformGraphBuilder b(absl::StrCat("inout_", DTypeName(dtype)), dtype,
+                          {3, 20, 50}, {2, 8, 32});
     const uint32_t acc = b.InOut("acc");
     const uint32_t x = b.Input("x");
     b.SetResult(acc, b.Op("add", {b.Op("exp", {x}), b.Op("abs", {acc})}));
@@ -176,7 +176,7 @@ TEST(InOutTest, UpdatesInPlace) {
 // Thousands of tiles, run from several threads at once with their own data:
 // the executor's pools are shared, every run must still be exact.
 TEST(ManyTilesTest, ConcurrentRunsOfALargeKernel) {
-  GraphBuilder b("many_tiles", pto::v1::DT_FP32, {256, 500}, {8, 8});
+  UniformGraphBuilder b("many_tiles", pto::v1::DT_FP32, {256, 500}, {8, 8});
   const uint32_t x = b.Input("x");
   const uint32_t y = b.Input("y");
   b.Output("out", b.Op("add", {b.Op("muls", {x}, 0.5), y}));

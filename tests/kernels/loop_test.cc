@@ -29,6 +29,8 @@ using Ids = std::vector<uint32_t>;
 using GraphOf = std::function<pto::v1::Graph(const SymExpr& bs)>;
 
 const SymExpr kBs = SymExpr::Symbol("bs");
+// The loop indices most graphs here use.
+const SymExpr kI = SymExpr::Symbol("i"), kJ = SymExpr::Symbol("j");
 
 std::unique_ptr<runtime::Kernel> Compile(const GraphOf& make) {
   auto compiled = compiler::Compile(make(kBs), "host", {});
@@ -50,23 +52,48 @@ void RunSizes(const GraphOf& make, const runtime::Kernel& kernel,
   }
 }
 
+// Compiles make(bs) once and runs it at every size.
+void CompileAndRunSizes(const GraphOf& make, const std::vector<int64_t>& sizes) {
+  auto kernel = Compile(make);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(make, *kernel, sizes);
+}
+
+// The frame most graphs here share: graph `name` with an FP32 IN tensor
+// `in_name` and an FP32 INOUT "out", both of `shape`; `fill(b, in, out)`
+// adds the ops (usually a loop carrying out) and returns out's new value.
+using FillFn = std::function<uint32_t(GraphBuilder& b, uint32_t in, uint32_t out)>;
+pto::v1::Graph InToOut(const std::string& name, const std::string& in_name,
+                       const SymShape& shape, const FillFn& fill) {
+  GraphBuilder b(name);
+  const uint32_t in = b.SymInput(in_name, DT_FP32, shape);
+  const uint32_t out = b.SymValue(DT_FP32, shape, "out");
+  b.InOut("out", out, fill(b, in, out));
+  return b.Build();
+}
+
+// for idx in loop(0, bs): out[idx] = softmax(inp[idx]) over the last dim of
+// [bs, 4, cols], tile [1, 4, tile_cols]; out is carried (INOUT).
+pto::v1::Graph SoftmaxRows(const std::string& name, const SymExpr& bs, int64_t cols,
+                           int64_t tile_cols) {
+  return InToOut(name, "inp", {bs, 4, cols}, [&](GraphBuilder& b, uint32_t inp,
+                                                 uint32_t out) {
+    const SymExpr i = SymExpr::Symbol("idx");
+    const std::vector<int64_t> tile = {1, 4, tile_cols};
+    return b.Loop("idx", 0, bs, 1, {out}, [&](const Ids& args) {
+      const uint32_t x = b.View(inp, {i, 0, 0}, {1, 4, cols}, tile);
+      const uint32_t m = b.Op("amax", {x}, tile);
+      const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+      const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+      return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
+    })[0];
+  });
+}
+
 // The softmax: for idx in loop(0, bs): out[idx:idx+1] =
 // softmax(inp[idx:idx+1]) over the last dim; out is carried (INOUT).
 pto::v1::Graph SoftmaxLoop(const SymExpr& bs) {
-  GraphBuilder b("softmax_loop");
-  const SymExpr i = SymExpr::Symbol("idx");
-  const uint32_t inp = b.SymInput("inp", DT_FP32, {bs, 4, 16});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 4, 16}, "out");
-  const std::vector<int64_t> tile = {1, 4, 16};
-  Ids outs = b.Loop("idx", 0, bs, 1, {out}, [&](const Ids& args) {
-    const uint32_t x = b.View(inp, {i, 0, 0}, {1, 4, 16}, tile);
-    const uint32_t m = b.Op("amax", {x}, tile);
-    const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
-    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
-    return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
-  });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
+  return SoftmaxRows("softmax_loop", bs, 16, 16);
 }
 
 TEST(LoopTest, SoftmaxLoopCompiledOnceRunsEveryBatch) {
@@ -96,20 +123,7 @@ TEST(LoopTest, IndependentIterationsHaveNoDependencies) {
 // issue's [1,4,1,64] without the unit dim), so max and sum reduce over four
 // tiles through partial/combine workspaces written in the body.
 pto::v1::Graph SoftmaxLoopPartial(const SymExpr& bs) {
-  GraphBuilder b("softmax_loop_partial");
-  const SymExpr i = SymExpr::Symbol("idx");
-  const uint32_t inp = b.SymInput("inp", DT_FP32, {bs, 4, 256});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 4, 256}, "out");
-  const std::vector<int64_t> tile = {1, 4, 64};
-  Ids outs = b.Loop("idx", 0, bs, 1, {out}, [&](const Ids& args) {
-    const uint32_t x = b.View(inp, {i, 0, 0}, {1, 4, 256}, tile);
-    const uint32_t m = b.Op("amax", {x}, tile);
-    const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
-    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
-    return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
-  });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
+  return SoftmaxRows("softmax_loop_partial", bs, 256, 64);
 }
 
 // Iteration of task t when every iteration has `per` tasks.
@@ -251,69 +265,52 @@ pto::v1::Graph FreshSum(const SymExpr& n) {
 }
 
 TEST(LoopTest, CarriedNewValueIsStoredIntoTheCarriedBuffer) {
-  auto kernel = Compile(FreshSum);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(FreshSum, *kernel, {1, 9, 40});
+  CompileAndRunSizes(FreshSum, {1, 9, 40});
 }
 
 // out[i] = exp(in[i]) for i in 0..bs-4: no iteration when bs <= 4, and
 // rows past bs-4 keep the caller's data.
 pto::v1::Graph ShortLoop(const SymExpr& bs) {
-  GraphBuilder b("short_loop");
-  const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t in = b.SymInput("in", DT_FP32, {bs, 8});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 8}, "out");
-  Ids outs = b.Loop("i", 0, bs - 4, 1, {out}, [&](const Ids& args) {
-    const uint32_t x = b.View(in, {i, 0}, {1, 8}, {1, 8});
-    return Ids{b.Assemble(b.Op("exp", {x}, {1, 8}), args[0], {i, 0}, {1, 8})};
+  return InToOut("short_loop", "in", {bs, 8}, [&](GraphBuilder& b, uint32_t in,
+                                                  uint32_t out) {
+    return b.Loop("i", 0, bs - 4, 1, {out}, [&](const Ids& args) {
+      const uint32_t x = b.View(in, {kI, 0}, {1, 8}, {1, 8});
+      return Ids{b.Assemble(b.Op("exp", {x}, {1, 8}), args[0], {kI, 0}, {1, 8})};
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, ZeroTripCountKeepsTheCallersData) {
-  auto kernel = Compile(ShortLoop);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(ShortLoop, *kernel, {1, 4, 5, 9});
+  CompileAndRunSizes(ShortLoop, {1, 4, 5, 9});
 }
 
 // for i in 0..bs, j in 0..4: out[i, j*16:(j+1)*16] = exp(x[i, j*16:...]) + j
 // as a nested loop (inner bound static).
 pto::v1::Graph Nested(const SymExpr& bs) {
-  GraphBuilder b("nested");
-  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
-  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 64});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 64}, "out");
-  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& outer) {
-    return b.Loop("j", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
-      const uint32_t v = b.View(x, {i, j * 16}, {1, 16}, {1, 16});
-      const uint32_t y = b.Op("exp", {v}, {1, 16});
-      return Ids{b.Assemble(y, inner[0], {i, j * 16}, {1, 16})};
-    });
+  return InToOut("nested", "x", {bs, 64}, [&](GraphBuilder& b, uint32_t x, uint32_t out) {
+    return b.Loop("i", 0, bs, 1, {out}, [&](const Ids& outer) {
+      return b.Loop("j", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
+        const uint32_t v = b.View(x, {kI, kJ * 16}, {1, 16}, {1, 16});
+        const uint32_t y = b.Op("exp", {v}, {1, 16});
+        return Ids{b.Assemble(y, inner[0], {kI, kJ * 16}, {1, 16})};
+      });
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, NestedLoops) {
-  auto kernel = Compile(Nested);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(Nested, *kernel, {1, 3, 17});
+  CompileAndRunSizes(Nested, {1, 3, 17});
 }
 
 // A view one row ahead leaves the tensor in the last iteration: an error
 // at launch naming the view and the values, not an out-of-bounds read.
 pto::v1::Graph AheadByOne(const SymExpr& bs) {
-  GraphBuilder b("ahead");
-  const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t in = b.SymInput("in", DT_FP32, {bs, 8});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 8}, "out");
-  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
-    const uint32_t x = b.View(in, {i + 1, 0}, {1, 8}, {1, 8});
-    return Ids{b.Assemble(b.Op("neg", {x}, {1, 8}), args[0], {i, 0}, {1, 8})};
+  return InToOut("ahead", "in", {bs, 8}, [&](GraphBuilder& b, uint32_t in, uint32_t out) {
+    return b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+      const uint32_t x = b.View(in, {kI + 1, 0}, {1, 8}, {1, 8});
+      return Ids{b.Assemble(b.Op("neg", {x}, {1, 8}), args[0], {kI, 0}, {1, 8})};
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, ViewOutOfRangeIsAnErrorAtLaunch) {
@@ -335,49 +332,38 @@ TEST(LoopTest, ViewOutOfRangeIsAnErrorAtLaunch) {
 // if bs > 2: out = exp(in) else out = neg(in): both branches compiled once,
 // the runtime picks one per binding.
 pto::v1::Graph PickByBatch(const SymExpr& bs) {
-  GraphBuilder b("pick");
-  const uint32_t in = b.SymInput("in", DT_FP32, {bs, 4});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 4}, "out");
-  Ids outs = b.If(compiler::testing::CompareExpr(pto::v1::DIM_OP_GT, bs, 2), {out},
-                  [&](const Ids&) { return Ids{b.Op("exp", {in}, {1, 4})}; },
-                  [&](const Ids&) { return Ids{b.Op("neg", {in}, {1, 4})}; });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
+  return InToOut("pick", "in", {bs, 4}, [&](GraphBuilder& b, uint32_t in, uint32_t out) {
+    return b.If(compiler::testing::CompareExpr(pto::v1::DIM_OP_GT, bs, 2), {out},
+                [&](const Ids&) { return Ids{b.Op("exp", {in}, {1, 4})}; },
+                [&](const Ids&) { return Ids{b.Op("neg", {in}, {1, 4})}; })[0];
+  });
 }
 
 TEST(LoopTest, IfPicksOneOfTwoComputationsBySymbolicComparison) {
-  auto kernel = Compile(PickByBatch);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(PickByBatch, *kernel, {1, 2, 3, 9});
+  CompileAndRunSizes(PickByBatch, {1, 2, 3, 9});
 }
 
 // for i: out[i] = exp(x[i]) when i is even, else neg(x[i]) (then writes
 // its row; else passes a neg row through a fresh value of the row's type).
 pto::v1::Graph EvenOdd(const SymExpr& bs) {
-  GraphBuilder b("even_odd");
-  const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 8});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 8}, "out");
-  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
-    const uint32_t row = b.View(x, {i, 0}, {1, 8}, {1, 8});
-    return b.If(
-        compiler::testing::CompareExpr(pto::v1::DIM_OP_EQ, SymExpr::Mod(i, 2), 0),
-        {args[0]},
-        [&](const Ids& a) {
-          return Ids{b.Assemble(b.Op("exp", {row}, {1, 8}), a[0], {i, 0}, {1, 8})};
-        },
-        [&](const Ids& a) {
-          return Ids{b.Assemble(b.Op("neg", {row}, {1, 8}), a[0], {i, 0}, {1, 8})};
-        });
+  return InToOut("even_odd", "x", {bs, 8}, [&](GraphBuilder& b, uint32_t x, uint32_t out) {
+    return b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+      const uint32_t row = b.View(x, {kI, 0}, {1, 8}, {1, 8});
+      return b.If(
+          compiler::testing::CompareExpr(pto::v1::DIM_OP_EQ, SymExpr::Mod(kI, 2), 0),
+          {args[0]},
+          [&](const Ids& a) {
+            return Ids{b.Assemble(b.Op("exp", {row}, {1, 8}), a[0], {kI, 0}, {1, 8})};
+          },
+          [&](const Ids& a) {
+            return Ids{b.Assemble(b.Op("neg", {row}, {1, 8}), a[0], {kI, 0}, {1, 8})};
+          });
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, IfOnTheLoopIndexIsResolvedPerIteration) {
-  auto kernel = Compile(EvenOdd);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(EvenOdd, *kernel, {1, 2, 7});
+  CompileAndRunSizes(EvenOdd, {1, 2, 7});
 }
 
 // Tails: for i in 0..n step 4, j in 0..20 step 8:
@@ -386,22 +372,18 @@ TEST(LoopTest, IfOnTheLoopIndexIsResolvedPerIteration) {
 // static: two dynamic dims need run-time strides, not built yet). Full tiles
 // run the static function, tails the generic one (extents from the args).
 pto::v1::Graph Tails(const SymExpr& n) {
-  GraphBuilder b("tails");
-  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
-  const uint32_t x = b.SymInput("x", DT_FP32, {n, 20});
-  const uint32_t out = b.SymValue(DT_FP32, {n, 20}, "out");
-  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
-    return b.Loop("j", 0, 20, 8, {outer[0]}, [&](const Ids& inner) {
-      const SymShape shape = {SymExpr::Min(SymExpr(4), n - i),
-                              SymExpr::Min(SymExpr(8), 20 - j)};
-      const uint32_t v = b.View(x, {i, j}, shape, {4, 8});
-      const uint32_t y = b.Op("exp", {v}, {4, 8});
-      const uint32_t z = b.Op("muls", {y}, {4, 8}, 2.0);
-      return Ids{b.Assemble(z, inner[0], {i, j}, {4, 8})};
-    });
+  return InToOut("tails", "x", {n, 20}, [&](GraphBuilder& b, uint32_t x, uint32_t out) {
+    return b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
+      return b.Loop("j", 0, 20, 8, {outer[0]}, [&](const Ids& inner) {
+        const SymShape shape = {SymExpr::Min(SymExpr(4), n - kI),
+                                SymExpr::Min(SymExpr(8), 20 - kJ)};
+        const uint32_t v = b.View(x, {kI, kJ}, shape, {4, 8});
+        const uint32_t y = b.Op("exp", {v}, {4, 8});
+        const uint32_t z = b.Op("muls", {y}, {4, 8}, 2.0);
+        return Ids{b.Assemble(z, inner[0], {kI, kJ}, {4, 8})};
+      });
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, TailsWhoseExtentsDependOnLoopIndices) {
@@ -410,30 +392,24 @@ TEST(LoopTest, TailsWhoseExtentsDependOnLoopIndices) {
   // One static function for full tiles, one generic for every tail.
   EXPECT_THAT(compiled->binary.pto_text(), HasSubstr("extents=args"));
   EXPECT_THAT(compiled->binary.pto_text(), HasSubstr("TLOAD  %t0:ub.f32[4,8], %0[a0+d0, a1+d1]"));
-  auto kernel = Compile(Tails);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(Tails, *kernel, {1, 4, 5, 13});
+  CompileAndRunSizes(Tails, {1, 4, 5, 13});
 }
 
 // The case: nested loops over two dynamic dims with tails,
 // out[i:min(i+4, n), j:min(j+8, m)] = exp(x[...]) * 2 with x [n, m]: the
 // row stride m is a run-time arg of the block functions.
 pto::v1::Graph TwoDynamicDims(const SymExpr& n, const SymExpr& m) {
-  GraphBuilder b("two_dims");
-  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
-  const uint32_t x = b.SymInput("x", DT_FP32, {n, m});
-  const uint32_t out = b.SymValue(DT_FP32, {n, m}, "out");
-  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
-    return b.Loop("j", 0, m, 8, {outer[0]}, [&](const Ids& inner) {
-      const SymShape shape = {SymExpr::Min(SymExpr(4), n - i),
-                              SymExpr::Min(SymExpr(8), m - j)};
-      const uint32_t v = b.View(x, {i, j}, shape, {4, 8});
-      const uint32_t z = b.Op("muls", {b.Op("exp", {v}, {4, 8})}, {4, 8}, 2.0);
-      return Ids{b.Assemble(z, inner[0], {i, j}, {4, 8})};
-    });
+  return InToOut("two_dims", "x", {n, m}, [&](GraphBuilder& b, uint32_t x, uint32_t out) {
+    return b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
+      return b.Loop("j", 0, m, 8, {outer[0]}, [&](const Ids& inner) {
+        const SymShape shape = {SymExpr::Min(SymExpr(4), n - kI),
+                                SymExpr::Min(SymExpr(8), m - kJ)};
+        const uint32_t v = b.View(x, {kI, kJ}, shape, {4, 8});
+        const uint32_t z = b.Op("muls", {b.Op("exp", {v}, {4, 8})}, {4, 8}, 2.0);
+        return Ids{b.Assemble(z, inner[0], {kI, kJ}, {4, 8})};
+      });
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, NestedLoopsOverTwoDynamicDimsWithTails) {
@@ -457,44 +433,38 @@ TEST(LoopTest, NestedLoopsOverTwoDynamicDimsWithTails) {
 // for i in 0..bs: row = x[i]; for j in 0..4: out[i, j*16:] = exp(row[:, j*16:])
 // + 1: a view at j of a view at i is one view of x at [i, j*16].
 pto::v1::Graph ViewOfAView(const SymExpr& bs) {
-  GraphBuilder b("view_of_view");
-  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
-  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 64});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 64}, "out");
-  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& outer) {
-    const uint32_t row = b.View(x, {i, 0}, {1, 64}, {1, 64});
-    return b.Loop("j", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
-      const uint32_t v = b.View(row, {0, j * 16}, {1, 16}, {1, 16});
-      const uint32_t y = b.Op("adds", {b.Op("exp", {v}, {1, 16})}, {1, 16}, 1.0);
-      return Ids{b.Assemble(y, inner[0], {i, j * 16}, {1, 16})};
-    });
+  return InToOut("view_of_view", "x", {bs, 64}, [&](GraphBuilder& b, uint32_t x,
+                                                    uint32_t out) {
+    return b.Loop("i", 0, bs, 1, {out}, [&](const Ids& outer) {
+      const uint32_t row = b.View(x, {kI, 0}, {1, 64}, {1, 64});
+      return b.Loop("j", 0, 4, 1, {outer[0]}, [&](const Ids& inner) {
+        const uint32_t v = b.View(row, {0, kJ * 16}, {1, 16}, {1, 16});
+        const uint32_t y = b.Op("adds", {b.Op("exp", {v}, {1, 16})}, {1, 16}, 1.0);
+        return Ids{b.Assemble(y, inner[0], {kI, kJ * 16}, {1, 16})};
+      });
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, ViewWithLoopOffsetsOfAnotherSuchView) {
-  auto kernel = Compile(ViewOfAView);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(ViewOfAView, *kernel, {1, 3, 17});
+  CompileAndRunSizes(ViewOfAView, {1, 3, 17});
 }
 
 // The inner view j*16 of a 64-wide row view runs past the row (j up to 4):
 // an error at launch naming the view and the values.
 TEST(LoopTest, ViewOutsideTheViewItTakesIsAnErrorAtLaunch) {
-  GraphBuilder b("view_past_view");
-  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j");
-  const uint32_t x = b.SymInput("x", DT_FP32, {kBs, 128});
-  const uint32_t out = b.SymValue(DT_FP32, {kBs, 128}, "out");
-  Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& outer) {
-    const uint32_t row = b.View(x, {i, 0}, {1, 64}, {1, 64});
-    return b.Loop("j", 0, 5, 1, {outer[0]}, [&](const Ids& inner) {
-      const uint32_t v = b.View(row, {0, j * 16}, {1, 16}, {1, 16});
-      return Ids{b.Assemble(b.Op("neg", {v}, {1, 16}), inner[0], {i, j * 16}, {1, 16})};
-    });
-  });
-  b.InOut("out", out, outs[0]);
-  auto compiled = compiler::Compile(b.Build(), "host", {});
+  const pto::v1::Graph graph = InToOut(
+      "view_past_view", "x", {kBs, 128}, [](GraphBuilder& b, uint32_t x, uint32_t out) {
+        return b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& outer) {
+          const uint32_t row = b.View(x, {kI, 0}, {1, 64}, {1, 64});
+          return b.Loop("j", 0, 5, 1, {outer[0]}, [&](const Ids& inner) {
+            const uint32_t v = b.View(row, {0, kJ * 16}, {1, 16}, {1, 16});
+            return Ids{
+                b.Assemble(b.Op("neg", {v}, {1, 16}), inner[0], {kI, kJ * 16}, {1, 16})};
+          });
+        })[0];
+      });
+  auto compiled = compiler::Compile(graph, "host", {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   auto kernel = runtime::Kernel::Load(compiled->binary);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -511,46 +481,41 @@ TEST(LoopTest, ViewOutsideTheViewItTakesIsAnErrorAtLaunch) {
 // 24 distinct loop-dependent offsets (i_0 .. i_23), more than the 20 marker
 // bits, which loops one after another share.
 pto::v1::Graph SequentialLoops(const SymExpr& bs) {
-  GraphBuilder b("sequential_loops");
-  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 96});
-  const uint32_t out = b.SymValue(DT_FP32, {bs, 96}, "out");
-  uint32_t cur = out;
-  for (int k = 0; k < 24; ++k) {
-    const std::string name = absl::StrCat("i", k);
-    const SymExpr i = SymExpr::Symbol(name);
-    cur = b.Loop(name, 0, bs, 1, {cur}, [&](const Ids& args) {
-      const uint32_t v = b.View(x, {i, 4 * k}, {1, 4}, {1, 4});
-      const uint32_t y = b.Op("adds", {b.Op("exp", {v}, {1, 4})}, {1, 4}, k);
-      return Ids{b.Assemble(y, args[0], {i, 4 * k}, {1, 4})};
-    })[0];
-  }
-  b.InOut("out", out, cur);
-  return b.Build();
+  return InToOut("sequential_loops", "x", {bs, 96}, [&](GraphBuilder& b, uint32_t x,
+                                                        uint32_t out) {
+    uint32_t cur = out;
+    for (int k = 0; k < 24; ++k) {
+      const std::string name = absl::StrCat("i", k);
+      const SymExpr i = SymExpr::Symbol(name);
+      cur = b.Loop(name, 0, bs, 1, {cur}, [&](const Ids& args) {
+        const uint32_t v = b.View(x, {i, 4 * k}, {1, 4}, {1, 4});
+        const uint32_t y = b.Op("adds", {b.Op("exp", {v}, {1, 4})}, {1, 4}, k);
+        return Ids{b.Assemble(y, args[0], {i, 4 * k}, {1, 4})};
+      })[0];
+    }
+    return cur;
+  });
 }
 
 TEST(LoopTest, LoopsOneAfterAnotherShareMarkerBits) {
   auto compiled = compiler::Compile(SequentialLoops(kBs), "host", {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_EQ(compiled->binary.execute_graph().dynamic_offsets_size(), 24);
-  auto kernel = Compile(SequentialLoops);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(SequentialLoops, *kernel, {1, 5});
+  CompileAndRunSizes(SequentialLoops, {1, 5});
 }
 
 TEST(LoopTest, MoreThanTwentyOffsetsInOneNestAreUnimplemented) {
-  GraphBuilder b("many_offsets");
-  const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t x = b.SymInput("x", DT_FP32, {kBs, 4});
-  const uint32_t out = b.SymValue(DT_FP32, {kBs, 4}, "out");
-  Ids outs = b.Loop("i", 0, kBs - 21, 1, {out}, [&](const Ids& args) {
-    uint32_t acc = b.View(x, {i, 0}, {1, 4}, {1, 4});
-    for (int k = 1; k <= 21; ++k) {
-      acc = b.Op("add", {acc, b.View(x, {i + k, 0}, {1, 4}, {1, 4})}, {1, 4});
-    }
-    return Ids{b.Assemble(acc, args[0], {i, 0}, {1, 4})};
-  });
-  b.InOut("out", out, outs[0]);
-  auto compiled = compiler::Compile(b.Build(), "host", {});
+  const pto::v1::Graph graph = InToOut(
+      "many_offsets", "x", {kBs, 4}, [](GraphBuilder& b, uint32_t x, uint32_t out) {
+        return b.Loop("i", 0, kBs - 21, 1, {out}, [&](const Ids& args) {
+          uint32_t acc = b.View(x, {kI, 0}, {1, 4}, {1, 4});
+          for (int k = 1; k <= 21; ++k) {
+            acc = b.Op("add", {acc, b.View(x, {kI + k, 0}, {1, 4}, {1, 4})}, {1, 4});
+          }
+          return Ids{b.Assemble(acc, args[0], {kI, 0}, {1, 4})};
+        })[0];
+      });
+  auto compiled = compiler::Compile(graph, "host", {});
   ASSERT_FALSE(compiled.ok());
   EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(compiled.status().message(),
@@ -563,20 +528,17 @@ TEST(LoopTest, MoreThanTwentyOffsetsInOneNestAreUnimplemented) {
 // reduction's identity; tile `td` along the chunk (6: one tile, 4: a full
 // tile and a tail folded in order).
 pto::v1::Graph ChunkSoftmax(const SymExpr& bs, int64_t td) {
-  GraphBuilder b("chunk_softmax");
-  const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t in = b.SymInput("in", DT_FP32, {4, bs});
-  const uint32_t out = b.SymValue(DT_FP32, {4, bs}, "out");
-  const std::vector<int64_t> tile = {4, td};
-  Ids outs = b.Loop("i", 0, bs, 6, {out}, [&](const Ids& args) {
-    const SymShape shape = {SymExpr(4), SymExpr::Min(SymExpr(6), bs - i)};
-    const uint32_t x = b.View(in, {0, i}, shape, tile);
-    const uint32_t e = b.Op("exp", {b.Op("sub", {x, b.Op("amax", {x}, tile)}, tile)}, tile);
-    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
-    return Ids{b.Assemble(y, args[0], {0, i}, tile)};
+  return InToOut("chunk_softmax", "in", {4, bs}, [&](GraphBuilder& b, uint32_t in,
+                                                     uint32_t out) {
+    const std::vector<int64_t> tile = {4, td};
+    return b.Loop("i", 0, bs, 6, {out}, [&](const Ids& args) {
+      const SymShape shape = {SymExpr(4), SymExpr::Min(SymExpr(6), bs - kI)};
+      const uint32_t x = b.View(in, {0, kI}, shape, tile);
+      const uint32_t e = b.Op("exp", {b.Op("sub", {x, b.Op("amax", {x}, tile)}, tile)}, tile);
+      const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+      return Ids{b.Assemble(y, args[0], {0, kI}, tile)};
+    })[0];
   });
-  b.InOut("out", out, outs[0]);
-  return b.Build();
 }
 
 TEST(LoopTest, ReductionsOverALoopDependentTail) {

@@ -235,7 +235,9 @@ TEST(ExpandRegionsTest, MutatedProgramsNeverCrash) {
       pto::v1::ExecuteGraph out;
       s = ExpandTasks({{3, 4}, {3, 4}}, groups, {}, limits, &out);
     }
-    if (!s.ok()) EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    if (!s.ok()) {
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    }
   }
   EXPECT_GT(parsed, 100);
 }

@@ -203,7 +203,9 @@ TEST(ExpandToTilesTest, LongChainsReuseUbTilesAndFuse) {
   // No instruction writes a tile it reads (tile functions use __restrict).
   for (const TileInstr& in : l.tile.groups[0].body) {
     for (int s : in.srcs) {
-      if (in.op != PtoOpcode::kTStore) EXPECT_NE(s, in.dst);
+      if (in.op != PtoOpcode::kTStore) {
+        EXPECT_NE(s, in.dst);
+      }
     }
   }
 }

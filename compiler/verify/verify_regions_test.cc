@@ -166,7 +166,7 @@ TEST(VerifyRegionsTest, RejectsValuesOfAnEndedRegion) {
 TEST(VerifyRegionsTest, RejectsCapturesDefinedLater) {
   // The body reads a value that only a later op defines.
   GraphBuilder b("loop");
-  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+  b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});  // a param the body does not read
   const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
   const uint32_t later = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "later");
   Ids outs = b.Loop("i", 0, kBs, 1, {out}, [&](const Ids& args) {

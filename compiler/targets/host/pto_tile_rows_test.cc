@@ -195,7 +195,9 @@ TEST(PtoTileRowsTest, SoftmaxSpecialRows) {
   const std::vector<float> out = softmax(x);
   for (int64_t k = 0; k < C; ++k) {
     total += out[k];
-    if (k == 3 || k == 35) EXPECT_EQ(BitsFromFloat(out[k]), 0u) << k;
+    if (k == 3 || k == 35) {
+      EXPECT_EQ(BitsFromFloat(out[k]), 0u) << k;
+    }
   }
   EXPECT_NEAR(total, 1.0, 1e-6);
   for (float special : {std::nanf(""), kInf}) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/dtype.h"
@@ -1014,10 +1016,54 @@ MatmulOperand MatmulOperandOf(const TensorGraph& g, const LayoutPlan& layout,
   return MatmulOperand{v, layout.Root(v), layout.RootDims(g, v), layout.ViewShape(v)};
 }
 
-}  // namespace
+// Row widening (ExpandOptions::widen_rows): the tiles of `g` to lower with,
+// or nullopt when none changes. Each reduction over a static last dim that
+// its clamped tile T splits (T.back() < extent) names a class (its space S,
+// T); every op of that class (the same space and clamped tile: the ops
+// that would fuse with it) gets T with the last dim widened to S's extent,
+// when that tile has at most kMaxWidenedTileElements elements. Ops of other
+// spaces (the [..., 1] row values) keep theirs: a row tile already spans
+// its one-element last dim.
+std::optional<TensorGraph> WidenRows(const TensorGraph& g,
+                                     const ExpandOptions& options) {
+  using Class = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+  std::map<Class, int64_t> widened;  // (space, tile) -> the last dim's extent
+  for (const TensorOp& op : g.ops) {
+    if (!IsReduce(op)) continue;
+    const std::vector<int64_t>& space = OpSpace(g, op);
+    const int rank = static_cast<int>(space.size());
+    if (rank == 0 || static_cast<int>(op.vec_tile.size()) != rank) continue;
+    int64_t dim = 0;
+    if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
+      dim = std::get<int64_t>(it->second);
+    }
+    if ((dim < 0 ? dim + rank : dim) != rank - 1) continue;
+    const int v_in = op.inputs[0];
+    if (!options.symbolic.empty() && options.symbolic[v_in].size() == space.size() &&
+        options.symbolic[v_in][rank - 1]) {
+      continue;  // the accumulating form (AppendAccumulation)
+    }
+    std::vector<int64_t> tile = ClampedTile(g, op);
+    if (tile.back() >= space.back()) continue;
+    std::vector<int64_t> wide = tile;
+    wide.back() = space.back();
+    if (TileElements(wide) > kMaxWidenedTileElements) continue;
+    widened[{space, tile}] = space.back();
+  }
+  if (widened.empty()) return std::nullopt;
+  TensorGraph out = g;
+  for (TensorOp& op : out.ops) {
+    if (op.vec_tile.empty() || op.vec_tile.size() != OpSpace(out, op).size()) continue;
+    auto it = widened.find({OpSpace(out, op), ClampedTile(out, op)});
+    if (it == widened.end()) continue;
+    op.vec_tile = it->first.second;
+    op.vec_tile.back() = it->second;
+  }
+  return out;
+}
 
-absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
-                                        const ExpandOptions& options) {
+absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
+                                      const ExpandOptions& options) {
   absl::StatusOr<LayoutPlan> layout = LayoutPlan::Make(g);
   if (!layout.ok()) return layout.status();
   std::vector<std::vector<bool>> concat_fused;
@@ -1157,6 +1203,18 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
     out.groups.push_back(std::move(grp));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
+                                        const ExpandOptions& options) {
+  if (options.fuse && options.widen_rows) {
+    if (std::optional<TensorGraph> wide = WidenRows(g, options)) {
+      return ExpandTiles(*wide, options);
+    }
+  }
+  return ExpandTiles(g, options);
 }
 
 }  // namespace pto::compiler

@@ -28,7 +28,23 @@ struct ExpandOptions {
   // probe lowering, lower_symbolic.h). A reduction over such a dim takes the
   // accumulating form, whose structure does not depend on the size.
   std::vector<std::vector<bool>> symbolic;
+  // Row widening (with fuse): a reduction over a static last dim that its
+  // tile splits into several tiles is lowered over whole rows instead, when
+  // a whole-row tile stays within kMaxWidenedTileElements: the reduction's
+  // tile, and that of every op with the same space and tile, is widened
+  // along the last dim to the dim's extent (the other dims keep the user's
+  // granularity), so the row group fuses as for a full-row tile: no partial
+  // results in GM workspaces, no combine step. The vec tile bounds a block's
+  // UB use, as in PyPTO; it is not a request to spill partial results. The
+  // order of a row's sum changes (one pass over the row instead of per-tile
+  // partials combined). false: the user's tiles as given (tests).
+  bool widen_rows = true;
 };
+
+// The largest whole-row tile (elements) row widening makes: at 8 bytes per
+// stored element and up to 6 UB tiles of it live in one op's block, within
+// kMaxUbBytesPerBlock (512 KiB). FormGroups still checks each group's UB.
+inline constexpr int64_t kMaxWidenedTileElements = 10 * 1024;
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& graph,
                                         const ExpandOptions& options = {});

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/import.h"
+#include "compiler/lower/expand_to_tiles.h"
 #include "compiler/pipeline.h"
 #include "compiler/testing/graph_builder.h"
 #include "compiler/util/temp_dir.h"
@@ -100,18 +102,58 @@ TEST(GoldenTest, BroadcastWhereCast) {
   CheckGoldens(b.Build(), "bcast_where_cast", {"tensor", "tile", "pto", "cpp"});
 }
 
-// softmax over the last dim of [3,10] with tile [2,4]: amax and sum each
-// lower to a partial group (slots ws[a0, a1/4]) and a combine group over
-// the 3 partial results per row; the broadcasting sub/exp and div groups
-// read the [3,1] results.
-TEST(GoldenTest, SoftmaxTileGraph) {
+pto::v1::Graph SoftmaxGraph() {
   testing::GraphBuilder b("softmax");
   uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 10});
   uint32_t m = b.Op("amax", {x}, {2, 4});
   uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 4})}, {2, 4});
   uint32_t s = b.Op("sum", {e}, {2, 4});
   b.Output("out", b.Op("div", {e, s}, {2, 4}));
-  CheckGoldens(b.Build(), "softmax", {"tensor", "tile", "execute"});
+  return b.Build();
+}
+
+// softmax over the last dim of [3,10] with tile [2,4]: row widening
+// (ExpandOptions::widen_rows) lowers it over whole rows, tile [2,10]: one
+// fused row group, as with a tile spanning the row (SoftmaxFused).
+TEST(GoldenTest, SoftmaxTileGraph) {
+  CheckGoldens(SoftmaxGraph(), "softmax", {"tensor", "tile", "execute"});
+}
+
+// The same softmax without row widening (the form before it, and the one a
+// reduction takes when a whole-row tile would exceed the widening bound):
+// amax and sum each lower to a partial group (slots ws[a0, a1/4]) and a
+// combine group over the 3 partial results per row; the broadcasting
+// sub/exp and div groups read the [3,1] results.
+TEST(GoldenTest, SoftmaxPartials) {
+  absl::StatusOr<TensorGraph> g = ImportGraph(SoftmaxGraph());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ExpandOptions options;
+  options.widen_rows = false;
+  absl::StatusOr<TileGraph> tiles = ExpandToTiles(*g, options);
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  CheckGolden("softmax_partials.tile.txt", PrintTileGraph(*tiles));
+}
+
+// Issue 4's kernel: softmax of (32,1,256) rows per batch index in a loop,
+// with PyPTO's tile [1,4,1,64]. Row widening applies inside the loop body:
+// one fused row group over tiles [1,4,1,256] (8 tasks per iteration, no
+// partial/combine workspaces) instead of 4 partials + a combine per row,
+// twice, and separate elementwise groups.
+TEST(GoldenTest, SoftmaxLoopIssueTile) {
+  testing::GraphBuilder b("softmax_loop_rows");
+  const SymExpr bs = SymExpr::Symbol("bs"), i = SymExpr::Symbol("idx");
+  const uint32_t inp = b.SymInput("inp", pto::v1::DT_FP32, {bs, 32, 1, 256});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {bs, 32, 1, 256}, "out");
+  const std::vector<int64_t> tile = {1, 4, 1, 64};
+  std::vector<uint32_t> outs = b.Loop("idx", 0, bs, 1, {out}, [&](const auto& args) {
+    const uint32_t x = b.View(inp, {i, 0, 0, 0}, {1, 32, 1, 256}, tile);
+    const uint32_t m = b.Op("amax", {x}, tile);
+    const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+    return std::vector<uint32_t>{b.Assemble(y, args[0], {i, 0, 0, 0}, tile)};
+  });
+  b.InOut("out", out, outs[0]);
+  CheckGoldens(b.Build(), "softmax_loop_rows", {"tile", "block", "execute"});
 }
 
 // The same softmax with tile [2,16] (clamped to [2,10]: a tile spans the

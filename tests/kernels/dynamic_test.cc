@@ -131,13 +131,14 @@ TEST(DynamicTest, SoftmaxOverADynamicBatch) {
   CompileOnceRunSizes(Softmax, {1, 7, 64, 1000});
 }
 
-// A last-dim sum whose tiles do not span the row: partial results in a
-// workspace of [bs, 4] slots, sized at launch, then combined.
+// A last-dim sum whose tiles do not span the row, too long to widen
+// (3 x 4000 > kMaxWidenedTileElements): partial results in a workspace of
+// [bs, 125] slots, sized at launch, then combined.
 TEST(DynamicTest, PartialAndCombineWithAWorkspaceSizedAtLaunch) {
   CompileOnceRunSizes(
       [](int64_t rows) {
         TypedBuilder b("dyn_rowsum");
-        uint32_t x = b.Input("x", DT_FP32, {rows, 100});
+        uint32_t x = b.Input("x", DT_FP32, {rows, 4000});
         b.Output("out", b.Op("sum", {x}, {3, 32}, -1, true));
         return b.graph();
       },

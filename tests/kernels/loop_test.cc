@@ -119,11 +119,13 @@ TEST(LoopTest, IndependentIterationsHaveNoDependencies) {
   EXPECT_EQ(g->graph.tasks(3).args(3), 3);
 }
 
-// The issue's softmax with its tile: rows of 256 in tiles of [1,4,64] (the
-// issue's [1,4,1,64] without the unit dim), so max and sum reduce over four
-// tiles through partial/combine workspaces written in the body.
+// A softmax with the issue's [1,4,64] tile over rows of 4096: a whole-row
+// tile ([1,4,4096]) is above kMaxWidenedTileElements, so max and sum reduce
+// over 64 tiles through partial/combine workspaces written in the body.
+// (Over the issue's rows of 256, row widening leaves no workspace:
+// golden_test SoftmaxLoopIssueTile.)
 pto::v1::Graph SoftmaxLoopPartial(const SymExpr& bs) {
-  return SoftmaxRows("softmax_loop_partial", bs, 256, 64);
+  return SoftmaxRows("softmax_loop_partial", bs, 4096, 64);
 }
 
 // Iteration of task t when every iteration has `per` tasks.
@@ -168,15 +170,16 @@ TEST(LoopTest, BodyWorkspacesArePerIterationSoIterationsRunConcurrently) {
   EXPECT_GT(adjacent, 0);
 }
 
-// acc += sum(x[i]) over rows of 256 in tiles of 64: the sum's partials are
-// private to each iteration, acc is carried, so the iterations still chain.
+// acc += sum(x[i]) over rows of 16384 in tiles of 64 (too long to widen):
+// the sum's partials are private to each iteration, acc is carried, so the
+// iterations still chain.
 pto::v1::Graph RowSumLoop(const SymExpr& n) {
   GraphBuilder b("row_sum_loop");
   const SymExpr i = SymExpr::Symbol("i");
-  const uint32_t x = b.SymInput("x", DT_FP32, {n, 256});
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, 16384});
   const uint32_t acc = b.SymValue(DT_FP32, {1, 1}, "acc");
   Ids outs = b.Loop("i", 0, n, 1, {acc}, [&](const Ids& args) {
-    const uint32_t row = b.View(x, {i, 0}, {1, 256}, {1, 64});
+    const uint32_t row = b.View(x, {i, 0}, {1, 16384}, {1, 64});
     const uint32_t s = b.Op("sum", {row}, {1, 64});
     const uint32_t sum = b.Op("add", {args[0], s}, {1, 1});
     return Ids{b.Assemble(sum, args[0], {0, 0}, {1, 1})};

@@ -174,13 +174,20 @@ TEST(ReduceTest, SoftmaxChain) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
+absl::StatusOr<compiler::TileGraph> Tiles(const pto::v1::Graph& graph,
+                                          bool widen_rows = true) {
+  auto tensors = compiler::ImportGraph(graph);
+  if (!tensors.ok()) return tensors.status();
+  compiler::ExpandOptions options;
+  options.widen_rows = widen_rows;
+  return compiler::ExpandToTiles(*tensors, options);
+}
+
 TEST(ReduceTest, PartialAndCombineAreVisibleInTheTileGraph) {
   Builder b("sum_tiles");
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {37, 70});
   b.Output("out", b.Op("sum", {x}, {16, 32}, -1, false));
-  auto tensors = compiler::ImportGraph(b.graph());
-  ASSERT_TRUE(tensors.ok()) << tensors.status();
-  auto tiles = compiler::ExpandToTiles(*tensors);
+  auto tiles = Tiles(b.graph(), /*widen_rows=*/false);
   ASSERT_TRUE(tiles.ok()) << tiles.status();
   const std::string printed = compiler::PrintTileGraph(*tiles);
   ASSERT_EQ(tiles->groups.size(), 2u) << printed;
@@ -279,11 +286,6 @@ TEST(ReduceTest, FusedUserChainWithRowInputsAndFlatResults) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
-absl::StatusOr<compiler::TileGraph> Tiles(const pto::v1::Graph& graph) {
-  auto tensors = compiler::ImportGraph(graph);
-  if (!tensors.ok()) return tensors.status();
-  return compiler::ExpandToTiles(*tensors);
-}
 
 int Workspaces(const compiler::TileGraph& tiles) {
   int n = 0;
@@ -292,12 +294,14 @@ int Workspaces(const compiler::TileGraph& tiles) {
 }
 
 // Issue 3's fusion point: softmax, rms_norm and layer norm with a tile that
-// spans the reduced dim run as one group with no GM workspace; with a tile
-// that does not, reductions keep their partial and combine groups.
+// spans the reduced dim run as one group with no GM workspace; so does a
+// tile that does not (64 of 256: row widening lowers it over [4,256]);
+// without row widening, reductions keep their partial and combine groups.
 TEST(ReduceTest, FusedChainsAreOneGroupWithoutWorkspaces) {
-  for (bool spans : {true, false}) {
+  for (int form : {0, 1, 2}) {  // spanning tile, widened tile, partials
+    const bool spans = form != 2;
     const std::vector<int64_t> shape = {64, 256};
-    const std::vector<int64_t> t = {4, spans ? 256 : 64};
+    const std::vector<int64_t> t = {4, form == 0 ? 256 : 64};
     Builder sm("softmax");
     sm.Output("out", Softmax(sm, sm.Input("x", pto::v1::DT_FP32, shape), t));
     Builder rms("rms_norm");
@@ -313,11 +317,12 @@ TEST(ReduceTest, FusedChainsAreOneGroupWithoutWorkspaces) {
                                  ln.Input("b", pto::v1::DT_FP32, {256}), 256, t, &mean));
     }
     for (const Builder* b : {&sm, &rms, &ln}) {
-      auto tiles = Tiles(b->graph());
+      auto tiles = Tiles(b->graph(), /*widen_rows=*/form != 2);
       ASSERT_TRUE(tiles.ok()) << tiles.status();
       const std::string printed = compiler::PrintTileGraph(*tiles);
       if (spans) {
         EXPECT_EQ(tiles->groups.size(), 1u) << printed;
+        EXPECT_THAT(printed, HasSubstr("space=[64,256] tile=[4,256]")) << printed;
         EXPECT_EQ(Workspaces(*tiles), 0) << printed;
         EXPECT_THAT(printed, HasSubstr(":ub.row.")) << printed;
       } else {
@@ -366,6 +371,36 @@ TEST(ReduceTest, TooManyPartialResultsForUbIsAnError) {
   ASSERT_FALSE(compiled.ok());
   EXPECT_THAT(compiled.status().message(), HasSubstr("op #0 \"sum\": tile [64,65536]"));
   EXPECT_THAT(compiled.status().message(), HasSubstr("bytes of UB; a block may use"));
+}
+
+// Row widening: a last-dim reduction whose tile splits the row into 2..16
+// tiles (with tails) is lowered over whole rows (one tile along the row,
+// the user's granularity elsewhere, no workspace): sum/amax/argmax of
+// FP32 and FP16 rows and a softmax, against the reference evaluator (the
+// sum's order changes: one pass per row, not per-tile partials combined).
+TEST(ReduceTest, WidenedRowsMatchTheReference) {
+  const Case cases[] = {{{9, 100}, {4, 64}, -1},     // 2 tiles, a tail
+                        {{5, 3, 200}, {2, 2, 16}, -1},  // 13 tiles, rank 3
+                        {{6, 1024}, {2, 64}, -1}};   // 16 tiles
+  for (DataType dt : {pto::v1::DT_FP32, pto::v1::DT_FP16}) {
+    for (const Case& c : cases) {
+      Builder b(absl::StrCat("widened_", pto::v1::DataType_Name(dt), "_", c.shape.back()));
+      const uint32_t x = b.Input("x", dt, c.shape);
+      b.Output("sum", b.Op("sum", {x}, c.tile, c.dim, true));
+      b.Output("amax", b.Op("amax", {x}, c.tile, c.dim, false));
+      b.Output("argmax", b.Op("argmax", {x}, c.tile, c.dim, false));
+      b.Output("softmax", Softmax(b, x, c.tile));
+      auto tiles = Tiles(b.graph());
+      ASSERT_TRUE(tiles.ok()) << tiles.status();
+      const std::string printed = compiler::PrintTileGraph(*tiles);
+      EXPECT_EQ(Workspaces(*tiles), 0) << printed;
+      std::vector<int64_t> wide = c.tile;
+      wide.back() = c.shape.back();
+      EXPECT_THAT(printed, HasSubstr(absl::StrCat("tile=[", absl::StrJoin(wide, ","), "]")))
+          << printed;
+      testing::CompileRunAndCheck(b.graph(), kSeeds);
+    }
+  }
 }
 
 }  // namespace

@@ -10,7 +10,9 @@ generates (ptoc --print=cpp), builds it as the host backend does (g++ -O2
 copies: another -march or -O, the block computing straight from GM without UB
 staging copies, F16C vector conversions for f16, glibc's libmvec vector
 functions for exp and erfc, and pto_tile.h with exp back on libmvec's double
-exp (PTO_TILE_FAST_EXP 0) for the exp chain and two softmaxes. bench/block_harness.cc runs each payload's block
+exp (PTO_TILE_FAST_EXP 0) for the exp chain and two softmaxes, and with erfc
+back on libmvec's erfcf (PTO_TILE_FAST_ERF 0). --only=SUBSTR keeps the kernels
+whose title contains it. bench/block_harness.cc runs each payload's block
 over every tile on one thread (no runtime, no other threads: the code's own
 speed). Variants take turns, several rounds; the table shows the best and the
 median time and the speedup of the best time over the generated code's.
@@ -164,6 +166,14 @@ def no_fast_exp_header(src):
     return "#define PTO_TILE_FAST_EXP 0\n" + text
 
 
+def no_fast_erf_header(src):
+    """pto_tile.h with erf/erfc through libmvec's erff/erfcf (before its own Erf8)."""
+    text = open(src).read()
+    if "PTO_TILE_FAST_ERF" not in text:
+        return None
+    return "#define PTO_TILE_FAST_ERF 0\n" + text
+
+
 def lanes_header(src):
     """pto_tile.h whose row reductions keep 16 partial results."""
     text = open(src).read()
@@ -203,6 +213,7 @@ def main():
     parser.add_argument("--reps", type=int, default=30, help="timed passes per variant per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--output", help="also write the table to this markdown file")
+    parser.add_argument("--only", default="", help="groups whose title contains this")
     opts = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="pto-codegen-probe-")
@@ -218,6 +229,7 @@ def main():
     add16 = generated_cpp(kernels.k_add16(tile), (f16, f16, f16.copy()), work, "add16")
     chain = generated_cpp(kernels.k_chain(tile), (f32, f32, f32.copy()), work, "chain")
     mvec = mvec_header(HEADERS[0])
+    slow_erf = no_fast_erf_header(HEADERS[0])
     slow_exp = no_fast_exp_header(HEADERS[0])
     exp_before = ([Variant("pto_tile.h exp before: libmvec double exp", chain, header=slow_exp)]
                   if slow_exp else [])
@@ -257,6 +269,8 @@ def main():
         groups.append(("erfc 1M fp32, tile 8192", ["1", str(1 << 20), "1", "8192", "4", "2"], [
             Variant("generated (-O2 -march=x86-64-v3)", erfc),
             *([Variant("hand edit: libmvec erfcf (-lmvec)", erfc, header=mvec)] if mvec else []),
+            *([Variant("pto_tile.h erfc before: libmvec erfcf", erfc, header=slow_erf)]
+              if slow_erf else []),
         ]))
     except Exception as e:  # erfc not compiled yet
         print(f"erfc skipped: {e}", file=sys.stderr)
@@ -271,6 +285,7 @@ def main():
     except Exception as e:  # sum not compiled yet, or more than one group
         print(f"sum skipped: {e}", file=sys.stderr)
 
+    groups = [g for g in groups if opts.only in g[0]]
     payloads = {}
     for gi, (_, _, variants) in enumerate(groups):
         for vi, v in enumerate(variants):

@@ -247,10 +247,17 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
     if (!v.ok()) return v.status();
     g.extra_args.push_back(*v);
   }
+  if (t.cube_k_arg() > g.extra_args.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "template ", t.label(), ": K is dynamic arg ", t.cube_k_arg(), " of ",
+        g.extra_args.size()));
+  }
+  g.k = t.cube_k_arg() > 0 ? g.extra_args[t.cube_k_arg() - 1] : t.cube_k();
   for (const pto::v1::TemplateAccess& a : t.accesses()) {
     ExpandAccess access;
     access.buffer = static_cast<int>(a.buffer());
     access.write = a.write();
+    access.reads_k = a.reads_k();
     for (const pto::v1::AccessIndex& x : a.index()) {
       int64_t offset = x.offset();
       if (x.dynamic() > g.extra_args.size()) {
@@ -282,9 +289,27 @@ absl::Status CheckAccessBounds(const ExpandGroup& g,
     const std::vector<int64_t>& shape = shapes[a.buffer];
     for (size_t j = 0; j < shape.size(); ++j) {
       const ExpandIndex& x = a.index[j];
-      if (x.space_dim == kExpandWholeDim || shape[j] == 1) continue;
+      if (x.space_dim == kExpandWholeDim && a.reads_k) {
+        // A matmul's K: the tasks read g.k elements from the offset (a
+        // run-time K is a dynamic arg: a binary whose K passes the operand's
+        // end would make the cube read past it).
+        int64_t end = 0;
+        if (g.k < 0 || x.offset < 0 || __builtin_add_overflow(x.offset, g.k, &end) ||
+            end > shape[j]) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "template ", g.label, ": a matmul reads K = ", g.k, " elements of buffer ",
+              a.buffer, " of shape ", Dims(shape), " from index ", x.offset, " in dim ",
+              j, ", outside the buffer"));
+        }
+        continue;
+      }
+      // Any other whole dim is read whole from index 0.
+      if (x.space_dim == kExpandWholeDim && x.offset == 0) continue;
+      if (shape[j] == 1) continue;
       int64_t first = x.offset, last = x.offset;
-      if (x.space_dim >= static_cast<int>(g.space.size())) {
+      if (x.space_dim == kExpandWholeDim) {
+        first = -1;  // a whole dim at an offset: refused below
+      } else if (x.space_dim >= static_cast<int>(g.space.size())) {
         first = -1;  // out of range: refused below
       } else if (x.space_dim >= 0 && x.div > 1) {
         first = 0;

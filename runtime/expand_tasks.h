@@ -41,6 +41,10 @@ struct ExpandAccess {
   int buffer = -1;
   std::vector<ExpandIndex> index;  // one per buffer dim
   bool write = false;
+  // A matmul operand's load: its whole dims are K, read from the offset for
+  // ExpandGroup::k elements (checked by CheckAccessBounds; dependencies
+  // still take the whole dim).
+  bool reads_k = false;
 };
 
 struct ExpandGroup {
@@ -59,6 +63,8 @@ struct ExpandGroup {
   // >= 0: the tasks along this dim run one after another (each depends on
   // the one before it in that dim; TaskTemplate.serial_dim). -1: none.
   int serial_dim = -1;
+  // How much of K each task of a matmul group reads (ExpandAccess::reads_k).
+  int64_t k = 0;
 };
 
 struct ExpandLimits {

@@ -249,6 +249,10 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
     if (t.serial_dim() > static_cast<uint32_t>(rank)) {
       return bad(absl::StrCat(where, ": serial_dim out of range"));
     }
+    if (t.cube_k() < 0 || t.cube_k_arg() > static_cast<uint32_t>(t.dynamic_args_size())) {
+      return bad(absl::StrCat(where, ": cube_k ", t.cube_k(), " or cube_k_arg ",
+                              t.cube_k_arg(), " out of range"));
+    }
     for (const pto::v1::ExtentFunction& f : t.functions()) {
       // A generic entry (extents all 0) reads the extents from the args.
       const bool generic = std::all_of(f.extent().begin(), f.extent().end(),

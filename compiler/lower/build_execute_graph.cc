@@ -23,6 +23,7 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
     for (size_t j = 0; j < in.index.size() && in.view_shape.empty(); ++j) {
       const GmIndex& x = in.index[j];
       const int dim = x.space_dim == kGmIndexK ? runtime::kExpandWholeDim : x.space_dim;
+      a.reads_k = a.reads_k || x.space_dim == kGmIndexK;
       a.index.push_back({dim, x.div, x.offset});
     }
     out.push_back(std::move(a));

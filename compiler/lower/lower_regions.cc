@@ -473,10 +473,12 @@ absl::StatusOr<std::pair<int, int64_t>> Decode(int64_t offset) {
                         offset & kStaticMask);
 }
 
-// K of matmul `op` when it depends on a loop index (a tail of K: the cube
-// takes it as a dynamic arg), or nullopt.
+// K of matmul `op` when it depends on a loop index (a tail of K) or on a
+// parameter's symbol (a DYNAMIC K): the cube takes it as a dynamic arg; or
+// nullopt. `values`: the flattened graph's (symbolic dims kept).
 absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
                                              const std::map<int, SymShape>& runtime_shape,
+                                             const std::vector<TensorValue>& values,
                                              const std::string& where) {
   auto trans = [&op](const char* name) {
     auto it = op.attrs.find(name);
@@ -485,11 +487,12 @@ absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
   std::optional<SymExpr> k_expr;
   for (int k = 0; k < 2; ++k) {
     auto it = runtime_shape.find(op.inputs[k]);
-    if (it == runtime_shape.end()) continue;
-    const int r = static_cast<int>(it->second.size());
+    const SymShape& shape =
+        it != runtime_shape.end() ? it->second : values[op.inputs[k]].sym_shape;
+    const int r = static_cast<int>(shape.size());
     // A's K is its last dim (a_trans: the one before), B's the one before.
     const int k_dim = (k == 0) != trans(k == 0 ? "a_trans" : "b_trans") ? r - 1 : r - 2;
-    const SymExpr& e = it->second[k_dim];
+    const SymExpr& e = shape[k_dim];
     if (e.IsConstant()) continue;
     if (k_expr && *k_expr != e) {
       return Unimplemented(where, absl::StrCat("its inputs' K dims are ", k_expr->ToString(),
@@ -589,8 +592,9 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       }
     }
     // A buffer with a dynamic inner dim: its strides are dynamic args.
+    // (A cube's leading dimensions and batch strides too: cube_codegen.)
     for (TileInstr& in : group.body) {
-      if (in.gm < 0 || !in.view_shape.empty()) continue;
+      if (in.gm < 0) continue;
       const int b = tile->gm[in.gm].buffer;
       bool any = false;
       std::vector<int> dims(strides[b].size(), -1);
@@ -599,11 +603,13 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         dims[j] = position(kStrideSlots + intern(strides[b][j]));
         any = true;
       }
-      if (any && group.is_cube) {
-        // The cube's leading dimensions are constants (cube_codegen).
-        return Unimplemented(
-            flat.labels()[group.ops.front()],
-            "an operand or result in a tensor with a dynamic inner dim");
+      if (!in.view_shape.empty()) {
+        if (any && group.is_cube) {
+          return Unimplemented(
+              flat.labels()[group.ops.front()],
+              "an operand that reshapes a tensor with a dynamic inner dim");
+        }
+        continue;
       }
       if (any) in.stride_dynamic = std::move(dims);
     }
@@ -612,9 +618,15 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       // arg; the cube code walks that much of K (c.k is its bound).
       const std::string& where = flat.labels()[group.ops.front()];
       absl::StatusOr<std::optional<SymExpr>> k =
-          CubeK(flat.flat().ops[group.ops.front()], flat.runtime_shape(), where);
+          CubeK(flat.flat().ops[group.ops.front()], flat.runtime_shape(),
+                flat.flat().values, where);
       if (!k.ok()) return k.status();
-      if (k->has_value()) group.cube.k_dynamic = position(kStrideSlots + intern(**k));
+      if (k->has_value()) {
+        group.cube.k_dynamic = position(kStrideSlots + intern(**k));
+        // The runtime checks the K each task reads against the operands.
+        execute->mutable_templates(static_cast<int>(g))
+            ->set_cube_k_arg(static_cast<uint32_t>(group.cube.k_dynamic + 1));
+      }
     }
     pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
     for (pto::v1::TemplateAccess& a : *t->mutable_accesses()) {
@@ -688,8 +700,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     for (int d = 0; d < rank; ++d) {
       absl::StatusOr<SymExpr> space_d =
           SymExprFromDim(execute->templates(static_cast<int>(g)).space(d));
-      any = any || !space_d.ok() ||
-            (!space_d->IsConstant() && group.tile[d] > 1 && !group.is_cube);
+      any = any || !space_d.ok() || (!space_d->IsConstant() && group.tile[d] > 1);
     }
     if (!any) continue;
     for (const TileInstr& in : group.body) {

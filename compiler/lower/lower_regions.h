@@ -36,8 +36,13 @@
 // args[rank + k] * stride), an assemble of its result is stored by the
 // cube, and a tail of M or N rows/columns runs a generic cube function
 // (m and n from the args, tiles sized at the bounds). A tail of K
-// (x[:, k:min(k+16, K)] @ w[k:min(k+16, K), :]) is one more dynamic arg of
-// the cube functions (CubeLoop::k_dynamic), which walk that much of K.
+// (x[:, k:min(k+16, K)] @ w[k:min(k+16, K), :]) or a K that is a
+// parameter's symbol is one more dynamic arg of the cube functions
+// (CubeLoop::k_dynamic, TaskTemplate.cube_k_arg: the runtime checks it
+// against the operands), which walk that much of K. Tails along a
+// parameter's symbolic M or N run the generic cube function too, and an
+// operand or result with a symbolic inner dim gives the cube its leading
+// dimensions and batch strides as dynamic args (stride_dynamic).
 //
 // A reduction over a dim whose extent depends on a loop index takes the
 // accumulating form of reductions over symbolic dims (such dims are marked
@@ -45,9 +50,8 @@
 //
 // Limits of this step (UNIMPLEMENTED naming the op or value): an
 // amax/amin/arg* of INT32/INT64 data over a symbolic dim or a
-// loop-dependent extent (lower_symbolic.h); a matmul whose operand or result is a tensor with a
-// dynamic inner dim (the cube's leading
-// dimensions are constants); a view with loop-dependent offsets of a
+// loop-dependent extent (lower_symbolic.h); a matmul operand that reshapes
+// a tensor with a dynamic inner dim; a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view
 // is one view at the summed offsets, checked inside the view it takes);
 // more than 20 distinct loop-dependent offsets along one chain of nested

@@ -155,7 +155,15 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   int64_t lcm = 1, max_static = 1;
   std::set<int64_t> tiles;
   for (const TensorOp& op : graph.ops) {
-    for (int64_t t : op.vec_tile) {
+    // A matmul's L0 rows and columns and its K blocks too: a probe then has
+    // full cube tiles (no tile is clamped to a symbolic M, N or K).
+    std::vector<int64_t> sizes = op.vec_tile;
+    if (op.cube_tile.size() == 6) {
+      for (int j : {0, 2, 3, 4}) {
+        if (op.cube_tile[j] > 0) sizes.push_back(op.cube_tile[j]);
+      }
+    }
+    for (int64_t t : sizes) {
       lcm = Lcm(lcm, t);
       tiles.insert(t);
       if (lcm > (int64_t{1} << 16)) {
@@ -206,7 +214,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
           Recover(x.space[d], y.space[d], *symbols, pa, pb, tiles,
                   absl::StrCat("op #", x.ops.front(), ": space dim ", d));
       if (!e.ok()) return e.status();
-      if (!e->IsConstant() && (!inner_dims || x.is_cube) && x.tile[d] > kMaxBlockFunctions) {
+      if (!e->IsConstant() && !inner_dims && x.tile[d] > kMaxBlockFunctions) {
         return Unimplemented(absl::StrCat("op #", x.ops.front(), ": tile ",
                                           FormatDims(x.tile), " in dim ", d));
       }
@@ -242,7 +250,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
         probe_tail = probe_tail ||
                      (!spaces[fn.group][d].IsConstant() && fn.extent[d] != group.tile[d]);
       }
-      if (probe_tail && !group.is_cube) continue;
+      if (probe_tail) continue;
       renumber[f] = static_cast<int>(kept.size());
       kept.push_back(fn);
     }
@@ -259,7 +267,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   }
   for (size_t g = 0; g < tile->groups.size(); ++g) {
     const TileGroup& group = tile->groups[g];
-    if (inner_dims && !group.is_cube) continue;  // generic tails (lower_regions.h)
+    if (inner_dims) continue;  // generic tails (lower_regions.h)
     const int rank = static_cast<int>(group.tile.size());
     std::vector<std::vector<int64_t>> choices(rank);
     for (int d = 0; d < rank; ++d) {
@@ -348,6 +356,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     for (const SymExpr& d : spaces[g]) *t->add_space() = SymExprToDim(d);
     for (int64_t x : group.tile) t->add_tile(x);
     t->set_serial_dim(static_cast<uint32_t>(group.serial_dim + 1));
+    if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: lower_regions.cc
     for (int f : functions_of_group[g]) {
       pto::v1::ExtentFunction* ef = t->add_functions();
       for (int64_t e : block->functions[f].extent) ef->add_extent(e);
@@ -357,6 +366,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       pto::v1::TemplateAccess* ta_out = t->add_accesses();
       ta_out->set_buffer(static_cast<uint32_t>(a.buffer));
       ta_out->set_write(a.write);
+      ta_out->set_reads_k(a.reads_k);
       for (const runtime::ExpandIndex& x : a.index) {
         pto::v1::AccessIndex* ai = ta_out->add_index();
         ai->set_space_dim(x.space_dim);

@@ -10,12 +10,14 @@
 // (the symbol itself, or ceil(symbol / tile)) that gives both probe values.
 // The probes are multiples of every tile size plus one and larger than every
 // static dim, so no tile is clamped and no symbolic dim coincides with a
-// static one. The block bodies are exactly the static path's (the fast path
+// static one (a matmul's cube tile sizes count as tile sizes, so no probe
+// clamps its tiles). The block bodies are exactly the static path's (the fast path
 // stays fast).
 //
 // Tails along symbolic dims: with `inner_dims` (what LowerRegions, the one
 // caller, passes) the probe's tail functions along symbolic dims are dropped
-// and the caller adds one generic function per group (lower_regions.h);
+// and the caller adds one generic function per group, cube groups included
+// (lower_regions.h);
 // without it, one static function per tail extent 1..tile (phase 1).
 //
 // A reduction over a symbolic dim takes the accumulating form in both probe

@@ -432,25 +432,44 @@ TEST(LoopMatmulTest, TailOfKIsARunTimeArg) {
   CompileOnceAndRun([](const SymExpr& n) { return TailKOf(n, pto::v1::DT_BF16); }, {1, 6});
 }
 
-// out[i:i+4, 0:12] = x[i:i+4] @ w with out [n, m]: the cube's leading
-// dimension would be the run-time m.
-TEST(LoopMatmulTest, StoreIntoATensorWithADynamicInnerDimIsUnimplemented) {
+// Run-time leading dimensions in a loop body: out[i:i+4, 0:12] = x[i:i+4] @ w
+// with out [n, m] (the store's leading dimension is the run-time m), and
+// out2[i:i+4] = x[i:i+4] @ w2 with w2 [16, m] (a symbolic N: B's leading
+// dimension and the result's columns, tails on the generic cube function).
+pto::v1::Graph DynamicLd(const SymExpr& n, const SymExpr& m) {
   GraphBuilder b("dynamic_ld");
-  const SymExpr i = SymExpr::Symbol("i"), n = SymExpr::Symbol("n");
+  const SymExpr i = SymExpr::Symbol("i");
   const uint32_t x = b.SymInput("x", DT_FP32, {n, 16});
   const uint32_t w = b.Input("w", DT_FP32, {16, 12});
-  const uint32_t out = b.SymValue(DT_FP32, {n, SymExpr::Symbol("m")}, "out");
-  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& args) {
+  const uint32_t w2 = b.SymInput("w2", DT_FP32, {16, m});
+  const uint32_t out = b.SymValue(DT_FP32, {n, m}, "out");
+  const uint32_t out2 = b.SymValue(DT_FP32, {n, m}, "out2");
+  Ids outs = b.Loop("i", 0, n, 4, {out, out2}, [&](const Ids& args) {
     const uint32_t xi = b.View(x, {i, 0}, {4, 16}, {4, 16});
-    return Ids{b.Assemble(Mm(b, xi, w, {4, 12}), args[0], {i, 0}, {4, 12})};
+    const uint32_t p2 = Mm(b, xi, w2, {4, 1});
+    SetShape(b, p2, {SymExpr(4), m});
+    return Ids{b.Assemble(Mm(b, xi, w, {4, 12}), args[0], {i, 0}, {4, 12}),
+               b.Assemble(p2, args[1], {i, 0}, {4, 12})};
   });
   b.InOut("out", out, outs[0]);
-  auto compiled = compiler::Compile(b.Build(), "host", {});
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(compiled.status().message(),
-              ::testing::AllOf(HasSubstr("op #0 body op #1 \"matmul\""),
-                               HasSubstr("dynamic inner dim")));
+  b.InOut("out2", out2, outs[1]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, RunTimeLeadingDimensionsAndSymbolicN) {
+  const SymExpr n = SymExpr::Symbol("n"), m = SymExpr::Symbol("m");
+  auto compiled = compiler::Compile(DynamicLd(n, m), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {4, 12}, {8, 13}, {12, 45}, {4, 70}}) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(rows * 100 + cols);
+    auto report = ptoc::RunAndCheck(DynamicLd(SymExpr(rows), SymExpr(cols)), **kernel, options);
+    ASSERT_TRUE(report.ok()) << rows << "x" << cols << ": " << report.status();
+    EXPECT_TRUE(report->pass()) << rows << "x" << cols << "\n" << report->Summary();
+  }
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ class CompileInfo:
 # In the compiler's messages for symbolic dims it cannot lower yet (phase 1's
 # limits; a view or assemble with symbolic bounds outside a loop).
 _PHASE_ONE_LIMITS = ("issue 4 phase 1", "outside a loop or if region are not supported yet",
-                     "in a tensor with a dynamic inner dim")  # a matmul's operand or result
+                     "reshapes a tensor with a dynamic inner dim")  # a matmul operand
 
 
 def _launch(entry, run_args):

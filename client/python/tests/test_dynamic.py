@@ -316,18 +316,42 @@ def test_from_torch_dynamic_input_into_a_fixed_output_says_to_mark_it(native):
         double(pypto.from_torch(t, dynamic_axis=0), torch.empty_like(t))
 
 
-def test_a_matmul_with_a_dynamic_inner_dim_compiles_per_size(native):
-    # The cube takes a symbolic outermost dim only: a dynamic N is refused
-    # symbolically (naming the op and the dim), so it compiles per size.
+def test_matmul_with_dynamic_m_n_k_compiles_once(native):
+    # A dynamic M, N or K (and inner dims: run-time leading dimensions) is
+    # lowered symbolically: one compile per kernel for every size.
     @pypto.jit
-    def mm(a: pypto.Tensor([8, 16], pypto.DT_FP32), b: pypto.Tensor([16, pypto.DYNAMIC], pypto.DT_FP32),
-           out: pypto.Tensor([8, pypto.DYNAMIC], pypto.DT_FP32)):
-        pypto.set_cube_tile_shapes([8, 8], [8, 16], [8, 8])
+    def mm(a: pypto.Tensor(["m", 64], pypto.DT_FP32), b: pypto.Tensor([64, "n"], pypto.DT_FP32),
+           out: pypto.Tensor(["m", "n"], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 16])
         out[:] = a @ b
 
-    for n in (5, 24):
-        a, b = torch.randn(8, 16), torch.randn(16, n)
-        out = torch.zeros(8, n)
+    @pypto.jit
+    def reduce_k(a: pypto.Tensor([4, "k"], pypto.DT_FP32), b: pypto.Tensor(["k", 32], pypto.DT_FP32),
+                 out: pypto.Tensor([4, 32], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 16])
+        out[:] = a @ b
+
+    @pypto.jit
+    def mm_add(a: pypto.Tensor(["m", "k"], pypto.DT_FP16), b: pypto.Tensor(["k", "n"], pypto.DT_FP16),
+               y: pypto.Tensor(["m", "n"], pypto.DT_FP16), out: pypto.Tensor(["m", "n"], pypto.DT_FP16)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 16])
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = (a @ b) + y
+
+    for m, n in ((1, 1), (5, 24), (37, 45)):
+        a, b = torch.randn(m, 64), torch.randn(64, n)
+        out = torch.zeros(m, n)
         mm(a, b, out)
         torch.testing.assert_close(out, a @ b, rtol=1e-5, atol=1e-5)
-    assert pypto.compile_stats()["compiles"] == 2
+    for k in (1, 9, 50):
+        a, b = torch.randn(4, k), torch.randn(k, 32)
+        out = torch.zeros(4, 32)
+        reduce_k(a, b, out)
+        torch.testing.assert_close(out, a @ b, rtol=1e-5, atol=1e-5)
+    for m, n, k in ((1, 1, 1), (5, 7, 9), (37, 45, 50)):
+        a, b, y = (torch.randn(m, k).half(), torch.randn(k, n).half(), torch.randn(m, n).half())
+        out = torch.zeros(m, n).half()
+        mm_add(a, b, y, out)
+        want = (a.float() @ b.float()).half().float() + y.float()
+        torch.testing.assert_close(out.float(), want, rtol=2e-3, atol=2e-2)
+    assert pypto.compile_stats()["compiles"] == 3

@@ -1,5 +1,6 @@
 #include "compiler/targets/host/cube_codegen.h"
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -32,21 +33,51 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
   return stride;
 }
 
+// The GM stride of each dim of a buffer of `shape` as code: a constant, or
+// (a buffer with a dynamic inner dim, TileInstr::stride_dynamic) the dynamic
+// arg args[rank + k] that holds it.
+std::vector<std::string> StrideText(const std::vector<int64_t>& shape,
+                                    const std::vector<int>& stride_dynamic, int rank) {
+  const std::vector<int64_t> stride = Strides(shape);
+  std::vector<std::string> text(shape.size());
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const bool dynamic = j < stride_dynamic.size() && stride_dynamic[j] >= 0;
+    text[j] = dynamic ? absl::StrCat("args[", rank + stride_dynamic[j], "]")
+                      : absl::StrCat(stride[j]);
+  }
+  return text;
+}
+
+bool AnyDynamic(const std::vector<int>& stride_dynamic) {
+  for (int k : stride_dynamic) {
+    if (k >= 0) return true;
+  }
+  return false;
+}
+
 // The element offset of a task's region of a buffer of `shape` addressed
 // through `index`: its space dims (not K, not broadcast dims) times their
 // strides, plus a view's offsets; a loop-dependent offset (GmIndex::dynamic,
 // lower_regions.h) is dynamic arg args[rank + dynamic] times its stride.
+// Strides held in dynamic args (stride_dynamic) are read from there.
 std::string OffsetExpr(const std::vector<int64_t>& shape,
-                       const std::vector<GmIndex>& index, int rank) {
+                       const std::vector<GmIndex>& index, int rank,
+                       const std::vector<int>& stride_dynamic) {
   const std::vector<int64_t> stride = Strides(shape);
+  const std::vector<std::string> text = StrideText(shape, stride_dynamic, rank);
   std::vector<std::string> terms;
   int64_t fixed = 0;
   for (size_t j = 0; j < shape.size(); ++j) {
     const int s = index[j].space_dim;
-    fixed += index[j].offset * stride[j];
-    if (s >= 0 && shape[j] != 1) terms.push_back(absl::StrCat("args[", s, "] * ", stride[j]));
+    const bool dynamic = j < stride_dynamic.size() && stride_dynamic[j] >= 0;
+    if (dynamic && index[j].offset != 0) {
+      terms.push_back(absl::StrCat(index[j].offset, " * ", text[j]));
+    } else if (!dynamic) {
+      fixed += index[j].offset * stride[j];
+    }
+    if (s >= 0 && shape[j] != 1) terms.push_back(absl::StrCat("args[", s, "] * ", text[j]));
     if (index[j].dynamic >= 0) {
-      terms.push_back(absl::StrCat("args[", rank + index[j].dynamic, "] * ", stride[j]));
+      terms.push_back(absl::StrCat("args[", rank + index[j].dynamic, "] * ", text[j]));
     }
   }
   if (fixed != 0) terms.push_back(absl::StrCat(fixed));
@@ -54,18 +85,22 @@ std::string OffsetExpr(const std::vector<int64_t>& shape,
 }
 
 // The leading dimension of an operand stored as [rows x cols] (row-major in
-// the cube's sense): the stride of the dim indexed by `rows` (a space dim,
-// or kGmIndexK); a single row (no such dim) takes the last dim's extent.
-// The dim indexed by `cols` must be contiguous (expand_matmul reads an
-// operand with contiguous rows transposed instead).
-absl::StatusOr<int64_t> LeadingDim(const std::vector<int64_t>& shape,
-                                   const std::vector<GmIndex>& index, int rows,
-                                   int cols, int fn) {
+// the cube's sense), as code: the stride of the dim indexed by `rows` (a
+// space dim, or kGmIndexK); a single row (no such dim) takes the last dim's
+// extent. The dim indexed by `cols` must be contiguous (expand_matmul reads
+// an operand with contiguous rows transposed instead).
+absl::StatusOr<std::string> LeadingDim(const std::vector<int64_t>& shape,
+                                       const std::vector<GmIndex>& index,
+                                       const std::vector<int>& stride_dynamic, int rank,
+                                       int rows, int cols, int fn) {
   const std::vector<int64_t> stride = Strides(shape);
-  int64_t ld = shape.back();
+  const std::vector<std::string> text = StrideText(shape, stride_dynamic, rank);
+  // The last dim's extent is the stride of the dim before it.
+  std::string ld = shape.size() >= 2 ? text[shape.size() - 2] : absl::StrCat(shape.back());
   for (size_t j = 0; j < shape.size(); ++j) {
-    if (index[j].space_dim == rows) ld = stride[j];
-    if (index[j].space_dim == cols && shape[j] != 1 && stride[j] != 1) {
+    if (index[j].space_dim == rows) ld = text[j];
+    const bool contiguous = stride[j] == 1 && !(j < stride_dynamic.size() && stride_dynamic[j] >= 0);
+    if (index[j].space_dim == cols && shape[j] != 1 && !contiguous) {
       return absl::InternalError(absl::StrCat(
           "cube function @f", fn, ": an operand's columns are strided in GM"));
     }
@@ -136,15 +171,24 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const std::vector<int64_t>& a_shape = ReadShape(a, *load_a);
   const std::vector<int64_t>& b_shape = ReadShape(b, *load_b);
   const int m_dim = rank - 2, n_dim = rank - 1;
-  absl::StatusOr<int64_t> lda =
-      c.a_trans ? LeadingDim(a_shape, load_a->index, kGmIndexK, m_dim, index)
-                : LeadingDim(a_shape, load_a->index, m_dim, kGmIndexK, index);
-  absl::StatusOr<int64_t> ldb =
-      c.b_trans ? LeadingDim(b_shape, load_b->index, n_dim, kGmIndexK, index)
-                : LeadingDim(b_shape, load_b->index, kGmIndexK, n_dim, index);
+  const std::vector<int>& a_sd = load_a->stride_dynamic;
+  const std::vector<int>& b_sd = load_b->stride_dynamic;
+  const std::vector<int>& c_sd = store->stride_dynamic;
+  absl::StatusOr<std::string> lda =
+      c.a_trans ? LeadingDim(a_shape, load_a->index, a_sd, rank, kGmIndexK, m_dim, index)
+                : LeadingDim(a_shape, load_a->index, a_sd, rank, m_dim, kGmIndexK, index);
+  absl::StatusOr<std::string> ldb =
+      c.b_trans ? LeadingDim(b_shape, load_b->index, b_sd, rank, n_dim, kGmIndexK, index)
+                : LeadingDim(b_shape, load_b->index, b_sd, rank, kGmIndexK, n_dim, index);
   if (!lda.ok()) return lda.status();
   if (!ldb.ok()) return ldb.status();
-  const int64_t ldc = o.shape.back();
+  // C's rows: the stride of its buffer's next-to-last dim (its last dim's
+  // extent), a dynamic arg when that dim is symbolic.
+  const std::string ldc =
+      o.shape.size() >= 2 ? StrideText(o.shape, c_sd, rank)[o.shape.size() - 2]
+                          : absl::StrCat(o.shape.back());
+  // Leading dimensions held in args (a buffer with a dynamic inner dim).
+  const bool runtime_ld = AnyDynamic(a_sd) || AnyDynamic(b_sd) || AnyDynamic(c_sd);
   const std::string ta = CubeGmType(a.dtype), tb = CubeGmType(b.dtype),
                     tc = CubeGmType(store->dtype);
   const std::string kl1 = absl::StrCat(c.k_l1), kl0 = absl::StrCat(c.k_l0);
@@ -161,19 +205,20 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       c.k_l1, ", L0 steps of ", c.k_l0, ")\n",
       "static void pto_f", index, "(void* const* buffers, const int64_t* args) {\n",
       "  const ", ta, "* a = static_cast<const ", ta, "*>(buffers[", load_a->buffer,
-      "]) + (", OffsetExpr(a_shape, load_a->index, rank), ");\n",
+      "]) + (", OffsetExpr(a_shape, load_a->index, rank, a_sd), ");\n",
       "  const ", tb, "* b = static_cast<const ", tb, "*>(buffers[", load_b->buffer,
-      "]) + (", OffsetExpr(b_shape, load_b->index, rank), ");\n",
+      "]) + (", OffsetExpr(b_shape, load_b->index, rank, b_sd), ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
-      OffsetExpr(o.shape, store->index, rank), ");\n");
+      OffsetExpr(o.shape, store->index, rank, c_sd), ");\n");
   // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel, except
   // for a run-time K (a tail of K in a loop body: the FMA kernel walks it)
-  // and the few rows of the rows path (16-row tiles would multiply padding,
+  // or run-time leading dimensions (a buffer with a dynamic inner dim; its
+  // kernel takes them as constants), and the few rows of the rows path (16-row tiles would multiply padding,
   // and packing B costs more than the multiply: 1x4096x4096 42-80 vs 28 ms).
   if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
-      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !rows_path) {
+      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !runtime_ld && !rows_path) {
     absl::StrAppend(&out,
-                    EmitAmxCubeBody({m, n, c.k, *lda, *ldb, ldc, c.a_trans, c.b_trans, tc,
+                    EmitAmxCubeBody({m, n, c.k, std::stoll(*lda), std::stoll(*ldb), std::stoll(ldc), c.a_trans, c.b_trans, tc,
                                      fn.runtime_extents ? ms : "",
                                      fn.runtime_extents ? ns : "", extents}),
                     "}\n\n");

@@ -172,7 +172,7 @@ __attribute__((target("amx-tile,amx-bf16,avx512f"))) void Amx(const Problem& p, 
     cfg.colsb[t] = 64;
   }
   _tile_loadconfig(&cfg);
-  const int ml0 = std::min(128, p.m), nl0 = std::min(128, p.n);
+  const int nl0 = std::min(128, p.n);
   std::vector<uint16_t> bp(int64_t{p.k} * nl0);
   const int64_t lda = int64_t{p.k} * 2, ldbp = int64_t{nl0} * 4, ldc = int64_t{p.n} * 4;
   for (int j0 = 0; j0 < p.n; j0 += nl0) {

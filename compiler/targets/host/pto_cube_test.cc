@@ -13,6 +13,8 @@
 // binary is built for the baseline target, so these functions carry the
 // target attribute and only run where the CPU has AVX2 and FMA.
 #undef PTO_CUBE_H_
+#undef PTO_CUBE_FMA  // the first copy defined them for the baseline target
+#undef PTO_CUBE_AVX512
 #define PTO_CUBE_FMA 1
 #define PTO_CUBE_AVX512 1
 #pragma GCC push_options

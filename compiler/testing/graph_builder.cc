@@ -249,6 +249,14 @@ uint32_t GraphBuilder::SameType(uint32_t of, const std::string& name) {
   return id;
 }
 
+void GraphBuilder::SetShape(uint32_t id, const SymShape& shape) {
+  for (pto::v1::Value& v : *g_.mutable_values()) {
+    if (v.id() != id) continue;
+    v.mutable_shape()->clear_dims();
+    for (const SymExpr& d : shape) *v.mutable_shape()->add_dims() = SymExprToDim(d);
+  }
+}
+
 std::vector<uint32_t> GraphBuilder::Control(
     const std::string& kind, const std::map<std::string, pto::v1::Attribute>& attrs,
     const std::vector<uint32_t>& carried, const std::vector<RegionFn>& bodies) {

@@ -91,6 +91,9 @@ class GraphBuilder {
                     const std::vector<int64_t>& tile);
   // A new value with `of`'s dtype and shape.
   uint32_t SameType(uint32_t of, const std::string& name = "");
+  // Gives value `id` a symbolic shape (Matmul and Layout take static ones:
+  // a matmul in a loop body may have a tail extent).
+  void SetShape(uint32_t id, const SymShape& shape);
   void Output(const std::string& name, uint32_t value);
   void InOut(const std::string& name, uint32_t in_value, uint32_t result);
 

@@ -36,15 +36,6 @@ uint32_t Mm(GraphBuilder& b, uint32_t x, uint32_t y, const std::vector<int64_t>&
   return b.Matmul(x, y, shape, dtype, false, b_trans, {16, 32}, {16, 64}, {32, 64});
 }
 
-// Gives value `id` a symbolic shape (Matmul takes a static one).
-void SetShape(GraphBuilder& b, uint32_t id, const SymShape& shape) {
-  for (pto::v1::Value& v : *b.graph().mutable_values()) {
-    if (v.id() != id) continue;
-    v.mutable_shape()->clear_dims();
-    for (const SymExpr& d : shape) *v.mutable_shape()->add_dims() = compiler::SymExprToDim(d);
-  }
-}
-
 std::unique_ptr<runtime::Kernel> Compile(const GraphOf& make) {
   auto compiled = compiler::Compile(make(kBs), "host", {});
   EXPECT_TRUE(compiled.ok()) << compiled.status();
@@ -301,7 +292,7 @@ pto::v1::Graph TailRows(const SymExpr& n) {
     const SymExpr rows = SymExpr::Min(SymExpr(4), n - i);
     const uint32_t xi = b.View(x, {i, 0}, {rows, 16}, {4, 16});
     const uint32_t y = Mm(b, xi, w, {4, 40});
-    SetShape(b, y, {rows, 40});
+    b.SetShape(y, {rows, 40});
     return Ids{b.Assemble(y, args[0], {i, 0}, {4, 40})};
   });
   b.InOut("out", out, outs[0]);
@@ -333,7 +324,7 @@ pto::v1::Graph TailRowsAndColumnsOf(const SymExpr& n, pto::v1::DataType dtype) {
       const uint32_t xi = b.View(x, {i, 0}, {rows, 16}, {4, 16});
       const uint32_t wj = b.View(w, {0, j}, {16, cols}, {16, 16});
       const uint32_t y = Mm(b, xi, wj, {4, 16}, false, dtype);
-      SetShape(b, y, {rows, cols});
+      b.SetShape(y, {rows, cols});
       return Ids{b.Assemble(y, inner[0], {i, j}, {4, 16})};
     });
   });
@@ -412,7 +403,7 @@ pto::v1::Graph TailKOf(const SymExpr& bs, pto::v1::DataType in) {
       const uint32_t xk = b.View(x, {i, k}, {rows, depth}, {4, 16});
       const uint32_t wk = b.View(w, {k, 0}, {depth, 12}, {16, 12});
       const uint32_t p = Mm(b, xk, wk, {4, 12});
-      SetShape(b, p, {rows, 12});
+      b.SetShape(p, {rows, 12});
       const uint32_t acc = b.View(inner[0], {i, 0}, {rows, 12}, {4, 12});
       const uint32_t sum = b.Op("add", {acc, p}, {4, 12});
       return Ids{b.Assemble(sum, inner[0], {i, 0}, {4, 12})};

@@ -1,5 +1,7 @@
 #include "compiler/compile.h"
 
+#include <utility>
+
 #include "compiler/key/cache_key.h"
 #include "compiler/options.h"
 #include "compiler/pipeline.h"
@@ -23,53 +25,58 @@ void FillParams(const TensorGraph& g, pto::v1::KernelBinary* binary) {
   }
 }
 
+// The state both entry points start from: `graph`, the resolved target and
+// the parsed options (their errors name the target or the option).
+absl::Status InitState(const pto::v1::Graph& graph, const std::string& target,
+                       const CompileOptions& options, LoweringState* state) {
+  absl::StatusOr<std::string> resolved = ResolveTarget(target);
+  if (!resolved.ok()) return resolved.status();
+  absl::StatusOr<ParsedOptions> parsed = ParseOptions(options);
+  if (!parsed.ok()) return parsed.status();
+  state->graph = &graph;
+  state->target = *std::move(resolved);
+  state->options = *std::move(parsed);
+  return absl::OkStatus();
+}
+
+// The cache key of a state the pipeline has imported (state.tensor).
+std::string KeyOf(const LoweringState& state) {
+  return ComputeCacheKey(state.tensor, state.target, CanonicalOptions(state.options),
+                         CompilerFingerprint());
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
                                      const std::string& target,
                                      const CompileOptions& options) {
-  absl::StatusOr<std::string> resolved = ResolveTarget(target);
-  if (!resolved.ok()) return resolved.status();
-  absl::StatusOr<ParsedOptions> parsed = ParseOptions(options);
-  if (!parsed.ok()) return parsed.status();
   LoweringState state;
-  state.graph = &graph;
-  state.target = *resolved;
-  state.options = *parsed;
+  if (absl::Status s = InitState(graph, target, options, &state); !s.ok()) return s;
   if (absl::Status s = RunPipeline(&state, nullptr, nullptr, "import"); !s.ok()) {
     return s;
   }
-  return ComputeCacheKey(state.tensor, *resolved, CanonicalOptions(*parsed),
-                         CompilerFingerprint());
+  return KeyOf(state);
 }
 
 absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
                                       const std::string& target,
                                       const CompileOptions& options,
                                       const CompileSettings& settings) {
-  absl::StatusOr<std::string> resolved = ResolveTarget(target);
-  if (!resolved.ok()) return resolved.status();
-  absl::StatusOr<ParsedOptions> parsed = ParseOptions(options);
-  if (!parsed.ok()) return parsed.status();
-
   LoweringState state;
-  state.graph = &graph;
-  state.target = *resolved;
-  state.options = *parsed;
+  if (absl::Status s = InitState(graph, target, options, &state); !s.ok()) return s;
   state.settings = settings;
   CompileResult result;
   if (absl::Status s = RunPipeline(&state, &result.stages, &result.dumps);
       !s.ok()) {
     return s;
   }
-  result.key = ComputeCacheKey(state.tensor, *resolved,
-                               CanonicalOptions(*parsed), CompilerFingerprint());
+  result.key = KeyOf(state);
 
   pto::v1::KernelBinary& b = result.binary;
   b.set_magic(PTO_KERNEL_MAGIC);
   b.set_format_version(PTO_KERNEL_FORMAT_VERSION);
   b.set_key(result.key);
-  b.set_target(*resolved);
+  b.set_target(state.target);
   b.set_compiler_fingerprint(CompilerFingerprint());
   b.set_kernel_name(SanitizeIdentifier(graph.name()));
   FillParams(state.tensor, &b);

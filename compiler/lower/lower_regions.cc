@@ -336,18 +336,25 @@ class Flattener {
       if (list == nullptr) continue;
       if (name == "shape" && kind == "view") {
         // Its result's dims were bounded above: the view reads at the bound.
+        // A dim that is a parameter's symbol (x[i:i+4, :] of x [n, k]) stays
+        // symbolic: the lowering reads the result's shape, not this attr.
         std::vector<int64_t> ints;
+        bool parameter_symbols = false;
         for (const SymExpr& e : *list) {
           std::optional<int64_t> c = e.AsConstant();
           if (!c && UsesIndex(e)) c = e.ConstantUpperBound();
+          if (!c && !UsesIndex(e)) {
+            parameter_symbols = true;
+            c = 0;
+          }
           if (!c) {
             return Unimplemented(where, absl::StrCat(
                 "attrs[\"shape\"] ", FormatSymShape(*list),
-                " depends on parameter symbols"));
+                " depends on a loop index without a constant bound"));
           }
           ints.push_back(*c);
         }
-        value = std::move(ints);
+        if (!parameter_symbols) value = std::move(ints);
         continue;
       }
       if (name != "offsets" || (kind != "view" && kind != "assemble")) {

@@ -42,7 +42,8 @@
 // against the operands), which walk that much of K. Tails along a
 // parameter's symbolic M or N run the generic cube function too, and an
 // operand or result with a symbolic inner dim gives the cube its leading
-// dimensions and batch strides as dynamic args (stride_dynamic).
+// dimensions and batch strides as dynamic args (stride_dynamic). A view in
+// a body may span a parameter's symbolic dim (x[i:i+4, :] of x [n, k]).
 //
 // A reduction over a dim whose extent depends on a loop index takes the
 // accumulating form of reductions over symbolic dims (such dims are marked

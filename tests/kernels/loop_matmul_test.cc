@@ -463,5 +463,39 @@ TEST(LoopMatmulTest, RunTimeLeadingDimensionsAndSymbolicN) {
   }
 }
 
+// A symbolic K in a body: out[i:i+4] = x[i:i+4, :] @ w with x [n, k] and
+// w [k, 12] (the view's shape [4, k] keeps the parameter's symbol; K is a
+// dynamic arg, x's leading dimension a run-time stride).
+pto::v1::Graph RowBlocksOverK(const SymExpr& n, const SymExpr& k) {
+  GraphBuilder b("row_blocks_k");
+  const SymExpr i = SymExpr::Symbol("i");
+  const uint32_t x = b.SymInput("x", DT_FP32, {n, k});
+  const uint32_t w = b.SymInput("w", DT_FP32, {k, 12});
+  const uint32_t out = b.SymValue(DT_FP32, {n, 12}, "out");
+  Ids outs = b.Loop("i", 0, n, 4, {out}, [&](const Ids& args) {
+    const uint32_t xi = b.View(x, {i, 0}, {SymExpr(4), k}, {4, 16});
+    return Ids{b.Assemble(Mm(b, xi, w, {4, 12}), args[0], {i, 0}, {4, 12})};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+TEST(LoopMatmulTest, SymbolicKInABody) {
+  auto compiled = compiler::Compile(
+      RowBlocksOverK(SymExpr::Symbol("n"), SymExpr::Symbol("k")), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (auto [rows, depth] : std::vector<std::pair<int64_t, int64_t>>{
+           {4, 1}, {8, 9}, {12, 50}, {4, 16}}) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(rows * 100 + depth);
+    auto report =
+        ptoc::RunAndCheck(RowBlocksOverK(SymExpr(rows), SymExpr(depth)), **kernel, options);
+    ASSERT_TRUE(report.ok()) << rows << "x" << depth << ": " << report.status();
+    EXPECT_TRUE(report->pass()) << rows << "x" << depth << "\n" << report->Summary();
+  }
+}
+
 }  // namespace
 }  // namespace pto::testing

@@ -938,3 +938,21 @@ def test_a_reduction_over_a_tail_chunk_in_a_loop_body(native):
                           for k in range(0, n, 24)], dim=1).float()
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
     assert_one_compile()
+
+
+def test_matmul_over_a_dynamic_k_and_n_in_a_loop_body_compiles_once(native):
+    # x[i:i+4, :] of x [n, k] @ w [k, m]: the view keeps the symbolic k, the
+    # cube takes K, N tails and the leading dimensions at run time.
+    @pypto.jit
+    def k(x: pypto.Tensor(["n", "k"], F32), w: pypto.Tensor(["k", "m"], F32),
+          out: pypto.Tensor(["n", "m"], F32)):
+        pypto.set_cube_tile_shapes([16, 16], [16, 32], [16, 16])
+        for i in pypto.loop(0, x.shape[0], 4, name="L", idx_name="i"):
+            out[i:i + 4, :] = x[i:i + 4, :] @ w
+
+    for n, depth, m in ((4, 1, 1), (8, 9, 20), (12, 50, 45)):
+        x, w = torch.randn(n, depth), torch.randn(depth, m)
+        out = torch.zeros(n, m)
+        k(x, w, out)
+        torch.testing.assert_close(out, x @ w, rtol=1e-5, atol=1e-5)
+    assert_one_compile()

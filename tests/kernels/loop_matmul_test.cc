@@ -438,7 +438,7 @@ pto::v1::Graph DynamicLd(const SymExpr& n, const SymExpr& m) {
   Ids outs = b.Loop("i", 0, n, 4, {out, out2}, [&](const Ids& args) {
     const uint32_t xi = b.View(x, {i, 0}, {4, 16}, {4, 16});
     const uint32_t p2 = Mm(b, xi, w2, {4, 1});
-    SetShape(b, p2, {SymExpr(4), m});
+    b.SetShape(p2, {SymExpr(4), m});
     return Ids{b.Assemble(Mm(b, xi, w, {4, 12}), args[0], {i, 0}, {4, 12}),
                b.Assemble(p2, args[1], {i, 0}, {4, 12})};
   });

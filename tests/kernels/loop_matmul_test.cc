@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
+#include "tests/kernels/loop_support.h"
 
 namespace pto::testing {
 namespace {
@@ -26,9 +27,6 @@ using compiler::testing::GraphBuilder;
 using pto::v1::DT_FP16;
 using pto::v1::DT_FP32;
 using Ids = std::vector<uint32_t>;
-using GraphOf = std::function<pto::v1::Graph(const SymExpr& bs)>;
-
-const SymExpr kBs = SymExpr::Symbol("bs");
 
 // The cube tile every case uses: m [16,32], k [16,64], n [32,64].
 uint32_t Mm(GraphBuilder& b, uint32_t x, uint32_t y, const std::vector<int64_t>& shape,
@@ -36,32 +34,15 @@ uint32_t Mm(GraphBuilder& b, uint32_t x, uint32_t y, const std::vector<int64_t>&
   return b.Matmul(x, y, shape, dtype, false, b_trans, {16, 32}, {16, 64}, {32, 64});
 }
 
-std::unique_ptr<runtime::Kernel> Compile(const GraphOf& make) {
-  auto compiled = compiler::Compile(make(kBs), "host", {});
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return nullptr;
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  return kernel.ok() ? *std::move(kernel) : nullptr;
-}
-
 // Runs `make` for each size with one compile (the kernel expands a plan per
 // size, never recompiles).
 void CompileOnceAndRun(const GraphOf& make, const std::vector<int64_t>& sizes) {
-  auto kernel = Compile(make);
+  auto kernel = CompileOverBs(make);
   ASSERT_NE(kernel, nullptr);
-  for (int64_t n : sizes) {
-    ptoc::CheckOptions options;
-    options.seed = static_cast<uint64_t>(n);
-    auto report = ptoc::RunAndCheck(make(SymExpr(n)), *kernel, options);
-    ASSERT_TRUE(report.ok()) << "bs " << n << ": " << report.status();
-    EXPECT_TRUE(report->pass()) << "bs " << n << "\n" << report->Summary();
-  }
+  RunSizes(make, *kernel, sizes);
+  if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(kernel->plans_expanded(), static_cast<int>(sizes.size()));
 }
-
-// Iteration i's tasks in a graph with `per` tasks per iteration.
-int IterationOf(int t, int per) { return t / per; }
 
 // for i in 0..bs step 8: out[i:i+8] = x[i:i+8] @ w (bs a multiple of 8):
 // 2-D, the cube stores into the assembled region.
@@ -205,17 +186,7 @@ TEST(LoopMatmulTest, CarriedAccumulationChainsAndIsCorrect) {
   const int n = 5;
   auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", n}});
   ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_EQ(g->graph.tasks_size() % n, 0);
-  const int per = g->graph.tasks_size() / n;
-  std::vector<bool> waits(n, false);
-  for (int t = 0; t < g->graph.tasks_size(); ++t) {
-    for (uint32_t d : g->graph.tasks(t).deps()) {
-      if (IterationOf(t, per) - IterationOf(static_cast<int>(d), per) == 1) {
-        waits[IterationOf(t, per)] = true;
-      }
-    }
-  }
-  for (int it = 1; it < n; ++it) EXPECT_TRUE(waits[it]) << "iteration " << it;
+  ExpectIterationsChain(g->graph, n);
 }
 
 // h = h @ w[i]: the matmul's result itself is carried (stored into h's

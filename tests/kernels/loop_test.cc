@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
+#include "tests/kernels/loop_support.h"
 
 namespace pto::testing {
 namespace {
@@ -24,40 +25,8 @@ using compiler::testing::GraphBuilder;
 using pto::v1::DT_FP32;
 using Ids = std::vector<uint32_t>;
 
-// A graph builder over the batch size: the symbol "bs" for the compiled
-// graph, a constant for the reference at that size.
-using GraphOf = std::function<pto::v1::Graph(const SymExpr& bs)>;
-
-const SymExpr kBs = SymExpr::Symbol("bs");
 // The loop indices most graphs here use.
 const SymExpr kI = SymExpr::Symbol("i"), kJ = SymExpr::Symbol("j");
-
-std::unique_ptr<runtime::Kernel> Compile(const GraphOf& make) {
-  auto compiled = compiler::Compile(make(kBs), "host", {});
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return nullptr;
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  return kernel.ok() ? *std::move(kernel) : nullptr;
-}
-
-void RunSizes(const GraphOf& make, const runtime::Kernel& kernel,
-              const std::vector<int64_t>& sizes) {
-  for (int64_t n : sizes) {
-    ptoc::CheckOptions options;
-    options.seed = static_cast<uint64_t>(n);
-    auto report = ptoc::RunAndCheck(make(SymExpr(n)), kernel, options);
-    ASSERT_TRUE(report.ok()) << "bs " << n << ": " << report.status();
-    EXPECT_TRUE(report->pass()) << "bs " << n << "\n" << report->Summary();
-  }
-}
-
-// Compiles make(bs) once and runs it at every size.
-void CompileAndRunSizes(const GraphOf& make, const std::vector<int64_t>& sizes) {
-  auto kernel = Compile(make);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(make, *kernel, sizes);
-}
 
 // The frame most graphs here share: graph `name` with an FP32 IN tensor
 // `in_name` and an FP32 INOUT "out", both of `shape`; `fill(b, in, out)`
@@ -97,7 +66,7 @@ pto::v1::Graph SoftmaxLoop(const SymExpr& bs) {
 }
 
 TEST(LoopTest, SoftmaxLoopCompiledOnceRunsEveryBatch) {
-  auto kernel = Compile(SoftmaxLoop);
+  auto kernel = CompileOverBs(SoftmaxLoop);
   ASSERT_NE(kernel, nullptr);
   RunSizes(SoftmaxLoop, *kernel, {1, 7, 64, 1000});
   // Plans are expanded once per binding: a repeated size reuses its plan.
@@ -128,11 +97,8 @@ pto::v1::Graph SoftmaxLoopPartial(const SymExpr& bs) {
   return SoftmaxRows("softmax_loop_partial", bs, 4096, 64);
 }
 
-// Iteration of task t when every iteration has `per` tasks.
-int IterationOf(int t, int per) { return t / per; }
-
 TEST(LoopTest, BodyWorkspacesArePerIterationSoIterationsRunConcurrently) {
-  auto kernel = Compile(SoftmaxLoopPartial);
+  auto kernel = CompileOverBs(SoftmaxLoopPartial);
   ASSERT_NE(kernel, nullptr);
   RunSizes(SoftmaxLoopPartial, *kernel, {1, 7, 40});
   auto compiled = compiler::Compile(SoftmaxLoopPartial(kBs), "host", {});
@@ -189,7 +155,7 @@ pto::v1::Graph RowSumLoop(const SymExpr& n) {
 }
 
 TEST(LoopTest, CarriedValueThroughPrivateWorkspacesStillChains) {
-  auto kernel = Compile(RowSumLoop);
+  auto kernel = CompileOverBs(RowSumLoop);
   ASSERT_NE(kernel, nullptr);
   RunSizes(RowSumLoop, *kernel, {1, 5, 33});
   auto compiled = compiler::Compile(RowSumLoop(kBs), "host", {});
@@ -197,18 +163,8 @@ TEST(LoopTest, CarriedValueThroughPrivateWorkspacesStillChains) {
   const int n = 6;
   auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", n}}, 4);
   ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_EQ(g->graph.tasks_size() % n, 0);
-  const int per = g->graph.tasks_size() / n;
   // Every iteration after the first waits for the one before (through acc).
-  std::vector<bool> waits(n, false);
-  for (int t = 0; t < g->graph.tasks_size(); ++t) {
-    for (uint32_t d : g->graph.tasks(t).deps()) {
-      if (IterationOf(t, per) - IterationOf(static_cast<int>(d), per) == 1) {
-        waits[IterationOf(t, per)] = true;
-      }
-    }
-  }
-  for (int it = 1; it < n; ++it) EXPECT_TRUE(waits[it]) << "iteration " << it;
+  ExpectIterationsChain(g->graph, n);
 }
 
 // acc[0:1] += x[i] for every row i: each iteration reads and writes the
@@ -228,7 +184,7 @@ pto::v1::Graph RunningSum(const SymExpr& n) {
 }
 
 TEST(LoopTest, RunningSumStaysSequentialAndCorrect) {
-  auto kernel = Compile(RunningSum);
+  auto kernel = CompileOverBs(RunningSum);
   ASSERT_NE(kernel, nullptr);
   RunSizes(RunningSum, *kernel, {1, 5, 300});
   auto compiled = compiler::Compile(RunningSum(kBs), "host", {});
@@ -317,7 +273,7 @@ pto::v1::Graph AheadByOne(const SymExpr& bs) {
 }
 
 TEST(LoopTest, ViewOutOfRangeIsAnErrorAtLaunch) {
-  auto kernel = Compile(AheadByOne);
+  auto kernel = CompileOverBs(AheadByOne);
   ASSERT_NE(kernel, nullptr);
   auto in = ptoc::HostTensor::Create(DT_FP32, {3, 8});
   auto out = ptoc::HostTensor::Create(DT_FP32, {3, 8});
@@ -548,7 +504,7 @@ TEST(LoopTest, ReductionsOverALoopDependentTail) {
   for (int64_t td : {6, 4}) {
     SCOPED_TRACE(td);
     const GraphOf make = [td](const SymExpr& bs) { return ChunkSoftmax(bs, td); };
-    auto kernel = Compile(make);
+    auto kernel = CompileOverBs(make);
     ASSERT_NE(kernel, nullptr);
     RunSizes(make, *kernel, {1, 4, 6, 16, 41});
   }

@@ -110,8 +110,9 @@ std::string PrintTileGraph(const TileGraph& g) {
                            ? absl::StrCat("param #", buf.param, " ",
                                           ParamRoleName(buf.role))
                            : "workspace";
-    absl::StrAppend(&out, "  buffer #", b, " ", kind, " ",
-                    DTypeShortName(buf.dtype), FormatDims(buf.shape), "\n");
+    absl::StrAppend(&out, "  buffer #", b, " ", kind, " ", DTypeShortName(buf.dtype),
+                    buf.sym_shape.empty() ? FormatDims(buf.shape) : FormatSymShape(buf.sym_shape),
+                    "\n");
   }
   for (size_t t = 0; t < g.gm.size(); ++t) {
     absl::StrAppend(&out, "  gm ",
@@ -124,9 +125,13 @@ std::string PrintTileGraph(const TileGraph& g) {
     const std::vector<int64_t> grid = TileGrid(grp.space, grp.tile);
     int64_t tiles = 1;
     for (int64_t n : grid) tiles *= n;
+    // A symbolic space's grid and tiles exist per binding, at launch.
+    const bool symbolic = !grp.sym_space.empty();
     absl::StrAppend(&out, "  group #", i, " ops=[", absl::StrJoin(grp.ops, ","),
-                    "] space=", FormatDims(grp.space),
-                    " tile=", FormatDims(grp.tile), " grid=", FormatDims(grid),
+                    "] space=", symbolic ? FormatSymShape(grp.sym_space) : FormatDims(grp.space),
+                    " tile=", FormatDims(grp.tile),
+                    symbolic ? "" : absl::StrCat(" grid=", FormatDims(grid)),
+                    grp.serial_dim >= 0 ? absl::StrCat(" serial_dim=", grp.serial_dim) : "",
                     grp.is_cube ? "" : absl::StrCat(" ub_tiles=", grp.num_ub_tiles),
                     grp.is_cube ? absl::StrCat(" cube K=", grp.cube.k, " kL1=",
                                                grp.cube.k_l1, " kL0=", grp.cube.k_l0)
@@ -175,6 +180,10 @@ std::string PrintTileGraph(const TileGraph& g) {
                                                            : "";
       absl::StrAppend(&out, indent, absl::StrFormat("%-6s ", PtoOpcodeName(in.op)),
                       absl::StrJoin(operands, ", "), when, "\n");
+    }
+    if (symbolic) {
+      absl::StrAppend(&out, "    tiles: expanded at launch\n");
+      continue;
     }
     std::vector<std::string> shown;
     for (int64_t t = 0; t < tiles && t < 8; ++t) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/sym_expr.h"
 #include "compiler/pto/opcode.h"
 #include "pto/v1/graph.pb.h"
 
@@ -26,6 +27,9 @@ struct GmBuffer {
   pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
   std::vector<int64_t> shape;
   std::string name;  // debug only (the parameter's name)
+  // Printing only: the shape with its symbols when it has any (a templated
+  // kernel's Tile Graph is lowered at probe sizes, lower_symbolic.h).
+  SymShape sym_shape;
   int64_t Bytes() const;
 };
 
@@ -128,6 +132,9 @@ struct TileGroup {
   // (an accumulating reduction over a symbolic dim folds each tile into
   // one slot: expand_to_tiles.cc AppendAccumulation). -1: all independent.
   int serial_dim = -1;
+  // Printing only: the space with its symbols (parameter symbols, loop
+  // extents) when it has any; `space` is then the probe's.
+  SymShape sym_space;
 };
 
 struct TileGraph {

@@ -723,7 +723,13 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     }
     pto::v1::TaskTemplate* t = execute->mutable_templates(static_cast<int>(g));
     for (int d = 0; d < rank; ++d) {
-      if (extent[d]) *t->mutable_space(d) = SymExprToDim(*extent[d]);
+      if (!extent[d]) continue;
+      *t->mutable_space(d) = SymExprToDim(*extent[d]);
+      TileGroup& printed = tile->groups[g];  // (the dumps show the extent)
+      if (printed.sym_space.empty()) {
+        for (int64_t x : printed.space) printed.sym_space.push_back(SymExpr(x));
+      }
+      printed.sym_space[d] = *extent[d];
     }
     t->set_extents_in_args(true);
     int model = -1;

@@ -232,6 +232,12 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   }
 
   *tile = *std::move(ta);
+  for (size_t g = 0; g < tile->groups.size(); ++g) {
+    if (!StaticDims(spaces[g])) tile->groups[g].sym_space = spaces[g];
+  }
+  for (size_t i = 0; i < tile->buffers.size(); ++i) {
+    if (!StaticDims(shapes[i])) tile->buffers[i].sym_shape = shapes[i];
+  }
   absl::StatusOr<BlockGraph> blocks = PartitionBlocks(ga, *tile);
   if (!blocks.ok()) return blocks.status();
   *block = *std::move(blocks);

@@ -41,8 +41,9 @@
 
 namespace pto::compiler {
 
-// Fills `tile` and `block` (at the first probe sizes: what codegen and the
-// dumps see) and `execute` (buffers with shapes, functions, symbols and
+// Fills `tile` and `block` (at the first probe sizes: what codegen sees; the
+// Tile Graph's groups and buffers also keep their symbolic spaces and shapes
+// for the dumps) and `execute` (buffers with shapes, functions, symbols and
 // templates; no tasks). `block->tiles` points at `tile`.
 absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
                            BlockGraph* block, pto::v1::ExecuteGraph* execute);

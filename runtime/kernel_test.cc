@@ -23,6 +23,32 @@ std::unique_ptr<Kernel> LoadAddOneTimesTwo(int64_t n, int64_t tile) {
   return kernel.ok() ? *std::move(kernel) : nullptr;
 }
 
+// Runs `kernel` (a 4096-element add-one-times-two) from `threads` threads
+// at once through one executor, `iters` runs each on fresh inputs
+// x[i] = fill(thread, iter, i); returns the failed runs plus wrong outputs.
+int WrongInConcurrentRuns(Kernel& kernel, int threads, int iters,
+                          float (*fill)(int th, int iter, int i)) {
+  Executor executor(Executor::Options{2, 1});
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> running;
+  for (int th = 0; th < threads; ++th) {
+    running.emplace_back([&, th] {
+      std::vector<float> x(4096), y(4096);
+      for (int iter = 0; iter < iters; ++iter) {
+        for (int i = 0; i < 4096; ++i) x[i] = fill(th, iter, i);
+        std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {4096}},
+                                       {y.data(), pto::v1::DT_FP32, {4096}}};
+        if (!kernel.Run(args, &executor).ok()) wrong.fetch_add(1);
+        for (int i = 0; i < 4096; ++i) {
+          if (y[i] != (x[i] + 1.0f) * 2.0f) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : running) t.join();
+  return wrong.load();
+}
+
 TEST(KernelTest, RunsAndComputesTheRightNumbers) {
   // 1000 is not a multiple of 64: the last tile is a tail.
   auto kernel = LoadAddOneTimesTwo(1000, 64);
@@ -58,25 +84,11 @@ TEST(KernelTest, TracesEveryTask) {
 TEST(KernelTest, ConcurrentRunsOnOwnExecutor) {
   auto kernel = LoadAddOneTimesTwo(4096, 100);
   ASSERT_NE(kernel, nullptr);
-  Executor executor(Executor::Options{2, 1});
-  std::vector<std::thread> threads;
-  std::atomic<int> wrong{0};
-  for (int th = 0; th < 4; ++th) {
-    threads.emplace_back([&, th] {
-      std::vector<float> x(4096), y(4096);
-      for (int iter = 0; iter < 10; ++iter) {
-        for (int i = 0; i < 4096; ++i) x[i] = th * 1000 + iter + i;
-        std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {4096}},
-                                       {y.data(), pto::v1::DT_FP32, {4096}}};
-        if (!kernel->Run(args, &executor).ok()) wrong.fetch_add(1);
-        for (int i = 0; i < 4096; ++i) {
-          if (y[i] != (x[i] + 1.0f) * 2.0f) wrong.fetch_add(1);
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(WrongInConcurrentRuns(*kernel, 4, 10,
+                                   [](int th, int iter, int i) {
+                                     return static_cast<float>(th * 1000 + iter + i);
+                                   }),
+            0);
 }
 
 TEST(KernelTest, SequentialRunsReuseOneWorkspace) {
@@ -119,25 +131,11 @@ TEST(KernelTest, ConcurrentRunsGetTheirOwnWorkspaces) {
   constexpr int kThreads = 6;  // more than kMaxIdleWorkspaces
   auto kernel = LoadAddOneTimesTwo(4096, 64);
   ASSERT_NE(kernel, nullptr);
-  Executor executor(Executor::Options{2, 1});
-  std::atomic<int> wrong{0};
-  std::vector<std::thread> threads;
-  for (int th = 0; th < kThreads; ++th) {
-    threads.emplace_back([&, th] {
-      std::vector<float> x(4096), y(4096);
-      for (int iter = 0; iter < 20; ++iter) {
-        for (int i = 0; i < 4096; ++i) x[i] = th * 7919 - iter * 31 + i;
-        std::vector<TensorArg> args = {{x.data(), pto::v1::DT_FP32, {4096}},
-                                       {y.data(), pto::v1::DT_FP32, {4096}}};
-        if (!kernel->Run(args, &executor).ok()) wrong.fetch_add(1);
-        for (int i = 0; i < 4096; ++i) {
-          if (y[i] != (x[i] + 1.0f) * 2.0f) wrong.fetch_add(1);
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(WrongInConcurrentRuns(*kernel, kThreads, 20,
+                                   [](int th, int iter, int i) {
+                                     return static_cast<float>(th * 7919 - iter * 31 + i);
+                                   }),
+            0);
   // At most one arena per run in flight; more only when a return found the
   // pool full and a later run had to allocate again.
   EXPECT_GE(kernel->workspace_allocations(), 1);

@@ -97,6 +97,25 @@ pto::v1::Graph SoftmaxLoopPartial(const SymExpr& bs) {
   return SoftmaxRows("softmax_loop_partial", bs, 4096, 64);
 }
 
+// Row widening in a loop body: the issue's [1,4,64] tile over rows of 256
+// (4 tiles), and tiles of 16 over rows of 200 (13, a tail), are lowered
+// over whole rows: one fused task per iteration, no body workspace (so
+// nothing to privatize), vs reference at bs 1/7/40.
+TEST(LoopTest, WidenedRowsInABodyRunOneTaskPerIteration) {
+  for (int64_t cols : {256, 200}) {
+    const GraphOf make = [cols](const SymExpr& bs) {
+      return SoftmaxRows("softmax_loop_widened", bs, cols, cols == 256 ? 64 : 16);
+    };
+    CompileAndRunSizes(make, {1, 7, 40});
+    auto compiled = compiler::Compile(make(kBs), "host", {});
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    auto g = runtime::ExpandTemplates(compiled->binary, {{"bs", 10}}, 4);
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_TRUE(g->buffer_sets.empty()) << "cols " << cols;
+    EXPECT_EQ(g->graph.tasks_size(), 10) << "cols " << cols;
+  }
+}
+
 TEST(LoopTest, BodyWorkspacesArePerIterationSoIterationsRunConcurrently) {
   auto kernel = CompileOverBs(SoftmaxLoopPartial);
   ASSERT_NE(kernel, nullptr);

@@ -14,6 +14,7 @@
 #include "compiler/compile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/host_target.h"
 #include "runtime/kernel.h"
 #include "tests/kernels/typed_builder.h"
 
@@ -160,6 +161,27 @@ TEST(DynamicMatmulTest, MatmulFeedingElementwise) {
         return b.graph();
       },
       {"m", "n", "k"}, Runs({{1, 1, 1}, {5, 7, 9}, {37, 45, 50}}));
+}
+
+// On host-x86_64-v3-amx, BF16 with a symbolic M alone (static K and
+// leading dimensions) generates AMX tile code; with a symbolic K or N the
+// cube functions take the FMA kernel (AMX's takes them as constants).
+TEST(DynamicMatmulTest, AmxTargetKeepsTilesForAStaticKAndLeadingDimensions) {
+  compiler::CompileSettings settings;
+  settings.keep_dumps = true;
+  auto cpp = [&](const std::vector<std::string>& symbolic) {
+    auto r = compiler::Compile(Symbolic(Plain(DT_BF16), symbolic, Runs({{37, 45, 50}}).front()),
+                               runtime::kHostAmxTarget, {}, settings);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->dumps["cpp"] : std::string();
+  };
+  EXPECT_THAT(cpp({"m"}), HasSubstr("pto_amx::AmxBegin();"));
+  for (const std::vector<std::string>& symbolic :
+       std::vector<std::vector<std::string>>{{"k"}, {"n"}, {"m", "n", "k"}}) {
+    const std::string code = cpp(symbolic);
+    EXPECT_THAT(code, ::testing::Not(HasSubstr("pto_amx::"))) << symbolic.back();
+    EXPECT_THAT(code, HasSubstr("pto_cube::CubeMatmul")) << symbolic.back();
+  }
 }
 
 // A binary whose run-time K passes the operands' end (a corrupt or crafted

@@ -3,7 +3,8 @@
 // dependencies by region overlap) as the trip count grows. Two kernels,
 // compiled once: a softmax-like loop whose iterations are independent
 // (body [1, 40, 16], tile [1, 1, 16]: 40 tasks per iteration) and a running
-// sum whose iterations all touch one region (a chain). Near-linear growth
+// sum whose iterations all touch one region (a chain), and issue 4's
+// softmax (8 tasks per iteration after row widening). Near-linear growth
 // is the goal: 4096 iterations x 40 tasks in milliseconds.
 //
 //   bazel run //bench:loop_expand [-- bs...]    (default 256 1024 4096)
@@ -32,6 +33,25 @@ pto::v1::Graph Independent() {
     const uint32_t x = b.View(in, {i, 0, 0}, {1, 40, 16}, tile);
     const uint32_t y = b.Op("exp", {b.Op("sub", {x, b.Op("amax", {x}, tile)}, tile)}, tile);
     return Ids{b.Assemble(y, args[0], {i, 0, 0}, tile)};
+  });
+  b.InOut("out", out, outs[0]);
+  return b.Build();
+}
+
+// Issue 4's softmax: (32, 1, 256) rows per index with the example's tile
+// [1, 4, 1, 64], which row widening lowers as one group of 8 tasks per
+// iteration (few tasks per group: the per-group costs show).
+pto::v1::Graph IssueSoftmax() {
+  GraphBuilder b("issue_softmax");
+  const SymExpr bs = SymExpr::Symbol("bs"), i = SymExpr::Symbol("i");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {bs, 32, 1, 256});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {bs, 32, 1, 256}, "out");
+  const std::vector<int64_t> tile = {1, 4, 1, 64};
+  Ids outs = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+    const uint32_t x = b.View(in, {i, 0, 0, 0}, {1, 32, 1, 256}, tile);
+    const uint32_t e = b.Op("exp", {b.Op("sub", {x, b.Op("amax", {x}, tile)}, tile)}, tile);
+    const uint32_t y = b.Op("div", {e, b.Op("sum", {e}, tile)}, tile);
+    return Ids{b.Assemble(y, args[0], {i, 0, 0, 0}, tile)};
   });
   b.InOut("out", out, outs[0]);
   return b.Build();
@@ -82,5 +102,6 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {256, 1024, 4096};
   Measure("independent", Independent(), sizes);
   Measure("chain", Chain(), sizes);
+  Measure("issue", IssueSoftmax(), sizes);
   return 0;
 }

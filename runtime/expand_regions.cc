@@ -1,6 +1,7 @@
 #include "runtime/expand_regions.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -54,8 +55,7 @@ class Expander {
   absl::Status Node(const pto::v1::ExecNode& node) {
     switch (node.kind_case()) {
       case pto::v1::ExecNode::kTemplateIndex: {
-        absl::StatusOr<ExpandGroup> g = TemplateGroup(
-            graph_, graph_.templates(static_cast<int>(node.template_index())), values_);
+        absl::StatusOr<ExpandGroup> g = Instance(static_cast<int>(node.template_index()));
         if (!g.ok()) return g.status();
         groups_->push_back(*std::move(g));
         if (loops_ != nullptr) loops_->push_back(path_);
@@ -70,6 +70,32 @@ class Expander {
       case pto::v1::ExecNode::kCheck: return Check(node.check());
       default: return absl::InvalidArgumentError("program node is not set");
     }
+  }
+
+  // Template `index` at the current values. A template met again (the next
+  // iteration of its loop) whose space evaluates the same reuses the group
+  // built the first time (function per tail mask, accesses, checked once)
+  // and rebinds only what depends on the values: its dynamic args and the
+  // access offsets they shift (BindDynamicArgs, the same checks).
+  absl::StatusOr<ExpandGroup> Instance(int index) {
+    const pto::v1::TaskTemplate& t = graph_.templates(index);
+    if (static_cast<size_t>(index) >= built_.size()) built_.resize(index + 1);
+    std::unique_ptr<ExpandGroup>& cached = built_[index];
+    if (cached != nullptr) {
+      bool same = true;
+      for (int d = 0; d < t.space_size() && same; ++d) {
+        absl::StatusOr<int64_t> v = EvaluateDim(t.space(d), values_);
+        same = v.ok() && *v == cached->space[d];
+      }
+      if (same) {
+        ExpandGroup g = *cached;
+        if (absl::Status s = BindDynamicArgs(graph_, t, values_, &g); !s.ok()) return s;
+        return g;
+      }
+    }
+    absl::StatusOr<ExpandGroup> g = TemplateGroup(graph_, t, values_);
+    if (g.ok()) cached = std::make_unique<ExpandGroup>(*g);
+    return g;
   }
 
   absl::Status Loop(const pto::v1::LoopNode& loop) {
@@ -129,6 +155,7 @@ class Expander {
   const pto::v1::ExecuteGraph& graph_;
   SymbolValues values_;
   std::vector<ExpandGroup>* groups_;
+  std::vector<std::unique_ptr<ExpandGroup>> built_;  // per template (Instance)
   std::vector<std::vector<LoopVisit>>* loops_;
   std::vector<LoopVisit> path_;  // the loops around the node being walked
   absl::flat_hash_map<const void*, int64_t> visits_;  // iterations per loop
@@ -237,6 +264,25 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
         "template ", t.label(), ": serial dim ", t.serial_dim() - 1, " out of range"));
   }
   g.serial_dim = static_cast<int>(t.serial_dim()) - 1;
+  for (const pto::v1::TemplateAccess& a : t.accesses()) {
+    ExpandAccess access;
+    access.buffer = static_cast<int>(a.buffer());
+    access.write = a.write();
+    access.reads_k = a.reads_k();
+    for (const pto::v1::AccessIndex& x : a.index()) {
+      access.index.push_back({x.space_dim(), x.div(), x.offset()});
+    }
+    g.accesses.push_back(std::move(access));
+  }
+  if (absl::Status s = BindDynamicArgs(graph, t, values, &g); !s.ok()) return s;
+  return g;
+}
+
+absl::Status BindDynamicArgs(const pto::v1::ExecuteGraph& graph,
+                             const pto::v1::TaskTemplate& t,
+                             const SymbolValues& values, ExpandGroup* group) {
+  ExpandGroup& g = *group;
+  g.extra_args.clear();
   for (uint32_t k : t.dynamic_args()) {
     if (k >= static_cast<uint32_t>(graph.dynamic_offsets_size())) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -253,12 +299,18 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
         g.extra_args.size()));
   }
   g.k = t.cube_k_arg() > 0 ? g.extra_args[t.cube_k_arg() - 1] : t.cube_k();
-  for (const pto::v1::TemplateAccess& a : t.accesses()) {
-    ExpandAccess access;
-    access.buffer = static_cast<int>(a.buffer());
-    access.write = a.write();
-    access.reads_k = a.reads_k();
-    for (const pto::v1::AccessIndex& x : a.index()) {
+  if (g.accesses.size() != static_cast<size_t>(t.accesses_size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "template ", t.label(), ": the group to rebind is not this template's"));
+  }
+  for (int ai = 0; ai < t.accesses_size(); ++ai) {
+    const pto::v1::TemplateAccess& a = t.accesses(ai);
+    if (g.accesses[ai].index.size() != static_cast<size_t>(a.index_size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "template ", t.label(), ": the group to rebind is not this template's"));
+    }
+    for (int j = 0; j < a.index_size(); ++j) {
+      const pto::v1::AccessIndex& x = a.index(j);
       int64_t offset = x.offset();
       if (x.dynamic() > g.extra_args.size()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -270,11 +322,10 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
         return absl::InvalidArgumentError(absl::StrCat(
             "template ", t.label(), ": an access offset overflows int64"));
       }
-      access.index.push_back({x.space_dim(), x.div(), offset});
+      g.accesses[ai].index[j].offset = offset;
     }
-    g.accesses.push_back(std::move(access));
   }
-  return g;
+  return absl::OkStatus();
 }
 
 absl::Status CheckAccessBounds(const ExpandGroup& g,

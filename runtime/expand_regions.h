@@ -31,6 +31,14 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
                                           const pto::v1::TaskTemplate& t,
                                           const SymbolValues& values);
 
+// Rebinds `group` (TemplateGroup's for `t` at other values of the same
+// space) to `values`: its dynamic args evaluated again and the access
+// offsets they shift, with TemplateGroup's checks. ExpandProgram builds a
+// template's group once and rebinds it for each later iteration.
+absl::Status BindDynamicArgs(const pto::v1::ExecuteGraph& graph,
+                             const pto::v1::TaskTemplate& t,
+                             const SymbolValues& values, ExpandGroup* group);
+
 // One loop enclosing a group: the loop node, and how many iterations of it
 // the expansion had run before this one (counted over every run of the
 // loop: nested loops' flattened iteration).

@@ -555,27 +555,25 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
     return absl::UnimplementedError(absl::StrCat(
         where, ": reduces dim ", d, ", whose extent is symbolic, ", why,
         " (issue 4 phase 1 lowers sum, prod, amax, amin, argmax and argmin over a "
-        "symbolic dim, amax/amin/argmax/argmin of float accumulators only)"));
+        "symbolic dim)"));
   };
   const bool arg = kind == "argmax" || kind == "argmin";
   PtoOpcode fold = PtoOpcode::kTSel;  // arg*: picked by flags (below)
   double identity = 0;
+  // The identity is the worst value: -inf/+inf, or for an int64 accumulator
+  // (INT32/INT64 data) INT64_MIN/INT64_MAX. A slot still at it after the
+  // fold keeps index 0, which is right: every value equals it.
+  const bool max_like = kind == "argmax" || kind == "amax";
   if (arg) {
-    if (acc == pto::v1::DT_INT64) {
-      return unimplemented("and its int64 accumulator has no infinity to start from");
-    }
-    identity = kind == "argmax" ? -HUGE_VAL : HUGE_VAL;
+    identity = max_like ? -HUGE_VAL : HUGE_VAL;
   } else if (kind == "sum") {
     fold = PtoOpcode::kTAdd;
   } else if (kind == "prod") {
     fold = PtoOpcode::kTMul;
     identity = 1;
   } else if (kind == "amax" || kind == "amin") {
-    if (acc == pto::v1::DT_INT64) {
-      return unimplemented("and its int64 accumulator has no infinity to start from");
-    }
-    fold = kind == "amax" ? PtoOpcode::kTMax : PtoOpcode::kTMin;
-    identity = kind == "amax" ? -HUGE_VAL : HUGE_VAL;
+    fold = max_like ? PtoOpcode::kTMax : PtoOpcode::kTMin;
+    identity = max_like ? -HUGE_VAL : HUGE_VAL;
   } else {
     return unimplemented("and this reduction has no accumulating form");
   }
@@ -625,16 +623,33 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   init.ops = {i};
   init.space = slots;
   init.tile = slot_tile;
-  TileInstr fill = instr(PtoOpcode::kTFill, 0, {}, acc, -1);
-  fill.scalars = {identity};
-  init.body.push_back(std::move(fill));
-  init.body.push_back(access(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
   init.ub_types = {acc};
+  if (acc != pto::v1::DT_INT64 || std::isfinite(identity)) {
+    TileInstr fill = instr(PtoOpcode::kTFill, 0, {}, acc, -1);
+    fill.scalars = {identity};
+    init.body.push_back(std::move(fill));
+  } else {
+    // An int64 max/min starts from INT64_MIN/INT64_MAX. Fill's scalar is a
+    // double, which holds INT64_MIN (-2^63) exactly but not INT64_MAX: that
+    // one is -1 - INT64_MIN in tiles 1 and 2, an int64 TSUB (no overflow).
+    TileInstr lowest = instr(PtoOpcode::kTFill, max_like ? 0 : 2, {}, acc, -1);
+    lowest.scalars = {-0x1p63};
+    init.body.push_back(std::move(lowest));
+    if (!max_like) {
+      TileInstr minus_one = instr(PtoOpcode::kTFill, 1, {}, acc, -1);
+      minus_one.scalars = {-1};
+      init.body.push_back(std::move(minus_one));
+      init.body.push_back(instr(PtoOpcode::kTSub, 0, {1, 2}, acc, -1));
+      init.ub_types.insert(init.ub_types.end(), {acc, acc});
+    }
+  }
+  init.body.push_back(access(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
   if (arg) {
-    TileInstr zero = instr(PtoOpcode::kTFill, 1, {}, pto::v1::DT_INT64, -1);
+    const int zero_tile = static_cast<int>(init.ub_types.size());
+    TileInstr zero = instr(PtoOpcode::kTFill, zero_tile, {}, pto::v1::DT_INT64, -1);
     zero.scalars = {0};
     init.body.push_back(std::move(zero));
-    init.body.push_back(access(PtoOpcode::kTStore, 1, index_gm, pto::v1::DT_INT64,
+    init.body.push_back(access(PtoOpcode::kTStore, zero_tile, index_gm, pto::v1::DT_INT64,
                                AlignedIndex(rank, rank), -1));
     init.ub_types.push_back(pto::v1::DT_INT64);
   }

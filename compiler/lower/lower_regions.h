@@ -49,10 +49,8 @@
 // accumulating form of reductions over symbolic dims (such dims are marked
 // in ExpandOptions::symbolic; lower_symbolic.h).
 //
-// Limits of this step (UNIMPLEMENTED naming the op or value): an
-// amax/amin/arg* of INT32/INT64 data over a symbolic dim or a
-// loop-dependent extent (lower_symbolic.h); a matmul operand that reshapes
-// a tensor with a dynamic inner dim; a view with loop-dependent offsets of a
+// Limits of this step (UNIMPLEMENTED naming the op or value): a matmul
+// operand that reshapes a tensor with a dynamic inner dim; a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view
 // is one view at the summed offsets, checked inside the view it takes);
 // more than 20 distinct loop-dependent offsets along one chain of nested

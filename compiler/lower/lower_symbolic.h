@@ -26,9 +26,7 @@
 // (TaskTemplate.serial_dim).
 //
 // Limits (UNIMPLEMENTED naming the value or op): a symbolic dim must be a
-// plain symbol (without `inner_dims` also the outermost dim of its value);
-// amax/amin/argmax/argmin over one with an int64 accumulator (INT32/INT64
-// data) are refused naming the op and the dim.
+// plain symbol (without `inner_dims` also the outermost dim of its value).
 #ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 #define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <thread>
 #include <string>
 #include <vector>
@@ -467,19 +468,68 @@ TEST(DynamicTest, ArgReductionsOverASymbolicDim) {
   }
 }
 
-TEST(DynamicTest, AnInt64AccumulatedMinOverASymbolicDimIsUnimplemented) {
-  auto over_batch = compiler::Compile(Symbolic([](int64_t rows) {
-                                        TypedBuilder b("dyn_colmin");
-                                        uint32_t x = b.Input("x", pto::v1::DT_INT32, {rows, 8});
-                                        b.Output("out", b.Op("amin", {x}, {4, 8}, 0, true));
+// Integer amax/amin/argmax/argmin over a symbolic last dim: the int64
+// accumulator starts from INT64_MIN/INT64_MAX (the latter not a double, so
+// built in the init task). Rows of the dtype's extremes only (every value
+// equals the identity of one of max and min), extremes mixed with ties, and
+// small values with ties; sizes 1, a tail below the tile, and above it.
+template <typename T>
+void IntReductionsOverASymbolicLastDim(pto::v1::DataType dtype) {
+  constexpr T kLo = std::numeric_limits<T>::min(), kHi = std::numeric_limits<T>::max();
+  constexpr int64_t kRows = 4;
+  for (const char* op : {"amax", "amin", "argmax", "argmin"}) {
+    SCOPED_TRACE(op);
+    const bool arg = op[0] == 'a' && op[1] == 'r';
+    const bool max = std::string(op).find("max") != std::string::npos;
+    const pto::v1::DataType out_dtype = arg ? pto::v1::DT_INT64 : dtype;
+    auto compiled = compiler::Compile(Symbolic([&](int64_t cols) {
+                                        TypedBuilder b("dyn_int_red");
+                                        uint32_t x = b.Input("x", dtype, {kRows, cols});
+                                        b.Output("out", b.Op(op, {x}, {2, 16}, -1, false));
                                         return b.graph();
                                       }),
                                       "host", {});
-  EXPECT_EQ(over_batch.status().code(), absl::StatusCode::kUnimplemented)
-      << over_batch.status();
-  EXPECT_THAT(over_batch.status().message(),
-              HasSubstr("op #0 \"amin\": reduces dim 0, whose extent is symbolic, and its "
-                        "int64 accumulator has no infinity"));
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    auto kernel = runtime::Kernel::Load(compiled->binary);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    for (int64_t cols : {1, 5, 40}) {
+      SCOPED_TRACE(cols);
+      std::vector<T> x(kRows * cols);
+      for (int64_t j = 0; j < cols; ++j) {
+        x[0 * cols + j] = kHi;
+        x[1 * cols + j] = kLo;
+        x[2 * cols + j] = j % 3 == 0 ? kLo : j % 3 == 1 ? kHi : T{0};
+        x[3 * cols + j] = static_cast<T>((j * 7) % 5) - 2;
+      }
+      std::vector<int64_t> out(kRows, 12345);  // int64 for arg*, else T
+      std::vector<T> out_t(kRows, T{42});
+      void* out_data = arg ? static_cast<void*>(out.data()) : static_cast<void*>(out_t.data());
+      absl::Status s = (*kernel)->Run(
+          {{x.data(), dtype, {kRows, cols}}, {out_data, out_dtype, {kRows}}});
+      ASSERT_TRUE(s.ok()) << s;
+      for (int64_t r = 0; r < kRows; ++r) {
+        int64_t best = 0;  // the first index of the best value
+        for (int64_t j = 1; j < cols; ++j) {
+          const T v = x[r * cols + j], b = x[r * cols + best];
+          if (max ? v > b : v < b) best = j;
+        }
+        if (arg) {
+          EXPECT_EQ(out[r], best) << "row " << r;
+        } else {
+          EXPECT_EQ(out_t[r], x[r * cols + best]) << "row " << r;
+        }
+      }
+    }
+    EXPECT_EQ((*kernel)->plans_expanded(), 3);  // one compile, three sizes
+  }
+}
+
+TEST(DynamicTest, Int32ExtremaOverASymbolicLastDim) {
+  IntReductionsOverASymbolicLastDim<int32_t>(pto::v1::DT_INT32);
+}
+
+TEST(DynamicTest, Int64ExtremaOverASymbolicLastDim) {
+  IntReductionsOverASymbolicLastDim<int64_t>(pto::v1::DT_INT64);
 }
 
 // Symbolic inner dims (issue 4): GM strides are run-time args, tails along

@@ -214,24 +214,62 @@ def test_argmax_over_a_dynamic_dim_compiles_once(native):
     assert stats["compiles"] == 2, stats
 
 
-def test_dynamic_dims_this_phase_cannot_lower_compile_per_size(native):
-    # An amin over the dynamic dim of INT32 data (an int64 accumulator: no
-    # infinity to start from): the symbolic compile is refused (naming the
-    # op and the dim), so each size compiles on its own, as before symbolic
-    # dims, and results stay right.
+def test_integer_extrema_over_a_dynamic_dim_compile_once(native):
+    # INT32/INT64 data accumulates in int64, starting from INT64_MAX (amin)
+    # or INT64_MIN (argmax): one compile serves every size, the dtype's
+    # extremes included, and ties keep the first index, as torch does.
     @pypto.jit
     def colmin(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_INT32),
                out: pypto.Tensor([1, 8], pypto.DT_INT32)):
         pypto.set_vec_tile_shapes(4, 8)
         out[:] = pypto.amin(x, 0, keepdim=True)
 
-    for n in (3, 9, 3):
+    @pypto.jit
+    def rowarg(x: pypto.Tensor([3, "n"], pypto.DT_INT64), out: pypto.Tensor([3], pypto.DT_INT64)):
+        pypto.set_vec_tile_shapes(2, 16)
+        out[:] = pypto.argmax(x, -1)
+
+    i32, i64 = torch.iinfo(torch.int32), torch.iinfo(torch.int64)
+    for n in (1, 3, 9, 40):
         y = torch.randint(-1000, 1000, (n, 8), dtype=torch.int32)
+        y[:, 0] = i32.max
+        y[-1, 1] = i32.min
         s = torch.zeros(1, 8, dtype=torch.int32)
         colmin(y, s)
         torch.testing.assert_close(s, y.amin(0, keepdim=True))
+        h = torch.randint(-3, 3, (3, n), dtype=torch.int64)
+        h[0, :] = i64.min  # every value equals the identity: index 0
+        h[1, n // 2] = i64.max
+        r = torch.full((3,), -7, dtype=torch.int64)
+        rowarg(h, r)
+        torch.testing.assert_close(r, h.argmax(-1))
     stats = pypto.compile_stats()
-    assert stats["compiles"] == 2, stats  # two sizes
+    assert stats["compiles"] == 2, stats  # one per kernel
+
+
+def test_integer_extrema_over_a_tail_chunk_in_a_loop_body_compile_once(native):
+    # Each chunk of 24 columns of a dynamic last dim, the last a tail
+    # (min(24, n - c*24)): INT32 amax in the accumulating form, tiles of 16.
+    @pypto.jit
+    def chunks(x: pypto.Tensor([4, "n"], pypto.DT_INT32), out: pypto.Tensor([4, "m"], pypto.DT_INT32)):
+        n = x.shape[1]
+        pypto.set_vec_tile_shapes(4, 16)
+        for c in pypto.loop(0, (n + 23) // 24, idx_name="c"):
+            t = x[:, c * 24:c * 24 + pypto.min(24, n - c * 24)]
+            out[:, c:c + 1] = pypto.amax(t, -1, keepdim=True)
+
+    i32 = torch.iinfo(torch.int32)
+    for n in (1, 16, 24, 50, 100):
+        x = torch.randint(-5, 5, (4, n), dtype=torch.int32)
+        x[0, :] = i32.min
+        x[1, -1] = i32.max
+        m = (n + 23) // 24
+        out = torch.zeros(4, m, dtype=torch.int32)
+        chunks(x, out)
+        want = torch.cat([x[:, k:k + 24].amax(-1, keepdim=True) for k in range(0, n, 24)], dim=1)
+        torch.testing.assert_close(out, want)
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 1, stats
 
 
 def test_a_view_of_a_dynamic_dim_outside_a_loop_compiles_per_size(native):

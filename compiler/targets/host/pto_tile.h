@@ -697,15 +697,17 @@ inline void ExpMap(float* d, const float* a, int64_t n) {
 // (port 5, beside the FMAs on ports 0/1), and u = |x| - k * 0.55 is one
 // FMA. Piece 0 is a polynomial in |x| itself with no constant term,
 // so erf(+-0) = +-0 and tiny x keep their relative accuracy. erf(x) takes
-// x's sign; erfc(x) = 1 - erf(x) (exact where erf is near 1). The pieces
-// stay within [0, 1] without a clamp, so erfc is within [0, 2]. Over all 2^32
-// inputs the error against glibc's double erf/erfc is at most 7.5e-8 for
-// erf and 1.34e-7 for erfc (bench/erf_probe; issue 3 asks 1e-6 absolute).
-// erfc's accuracy is absolute, not relative, in its tail: 1 - erf carries
-// about 6e-8 there, so erfc(x) for x > ~3 has few correct digits (erfc(3):
-// 0.2% off, erfc(3.5): 4%) and is 0 from x = 3.9561567 (libm: 2.2e-8
-// there, 0 from 10.05). Coefficients: bench/erf_fit.py. NaN stays NaN
-// (vminps returns its second operand; its piece index is 0).
+// x's sign; erfc(x) = 1 - erf(x) for x <= 2 (exact where erf is near 1),
+// ErfcTail8 below for x > 2. The pieces stay within [0, 1] without a clamp,
+// so erfc is within [0, 2]. Over all 2^32 inputs the error against glibc's
+// double erf/erfc is at most 7.5e-8 for erf and 1.34e-7 for erfc
+// (bench/erf_probe; issue 3 asks 1e-6 absolute). 1 - erf alone would carry
+// about 6e-8 absolute in erfc's tail (erfc(3.5) 4% off, 0 from x = 3.956);
+// the tail form keeps erfc relatively accurate there too: at most 2.96e-7
+// relative for every float x in (2, 9.19] (results >= FLT_MIN), subnormal
+// results within 2 steps, 0 from 10.0546 as libm's f32 erfc. Coefficients:
+// bench/erf_fit.py. NaN stays NaN (vminps returns its second operand; its
+// piece index is 0).
 #ifndef PTO_TILE_FAST_ERF
 #define PTO_TILE_FAST_ERF PTO_TILE_FAST_EXP
 #endif
@@ -754,7 +756,88 @@ inline ExpF8 Erf8(ExpF8 x) {
   const ExpI8 sign = ExpBits(x) & static_cast<int32_t>(0x80000000u);
   return ExpFromBits(ExpBits(ErfAbs8(x)) | sign);
 }
-inline ExpF8 Erfc8(ExpF8 x) { return 1.0f - Erf8(x); }
+// erfc(x) for x in (2, 10.06], with relative accuracy where 1 - erf has
+// few correct digits: exp(-x^2) erfcx(x), erfcx a degree-6 polynomial in
+// u = x - (m + 0.5) on each piece [m, m + 1], m = 2..9, fitted for relative
+// error (at most 1.4e-7 in f32 Horner form; bench/erfc_tail_fit.py).
+// m = round(x - 0.5) comes out of the shift trick as in ErfAbs8 and vpermps
+// reads m mod 8 (piece m sits at index m & 7); x is clamped to [2, 10.06]
+// (the f32 erfc is 0 from 10.0546; inf gives 0), the index to 9.99 (the
+// subnormal results past it use piece 9). x^2 = h + l exactly (l by FMA)
+// and exp(-x^2) = exp(-h) (1 - l): h's rounding alone (up to 2^-18 at
+// x = 10) would cost more than the whole budget. exp(-h) is ExpSteps'
+// reduction and polynomial scaled by 2^64 (n + 64 >= -82 keeps it normal)
+// and the table by 2^-64, so the one product rounds once into subnormals:
+// no range test, no second form. Lanes x <= 2 and NaN are discarded by
+// Erfc8. c[j][k]: 2^-64 times the coefficient of u^j on piece m, k = m & 7.
+alignas(32) inline constexpr float kErfcTailPieces[7][8] = {
+    {0x1.0e078p-68f, 0x1.e3db9cp-69f, 0x1.afbb4p-67f, 0x1.3e0a9ap-67f,  // u^0
+     0x1.f5b2ap-68f, 0x1.9d8a9p-68f, 0x1.5f75c4p-68f, 0x1.31743p-68f},
+    {-0x1.f57caep-72f, -0x1.93108cp-72f, -0x1.3086fcp-68f, -0x1.5285dcp-69f,  // u^1
+     -0x1.aa3ebap-70f, -0x1.238ca8p-70f, -0x1.a6e2dp-71f, -0x1.404456p-71f},
+    {0x1.cea23p-75f, 0x1.4dfd34p-75f, 0x1.989592p-70f, 0x1.5d5816p-71f,  // u^2
+     0x1.62c12ep-72f, 0x1.95252cp-73f, 0x1.f75ef8p-74f, 0x1.4d07bcp-74f},
+    {-0x1.a80e08p-78f, -0x1.134f78p-78f, -0x1.06118p-71f, -0x1.5e4b72p-73f,  // u^3
+     -0x1.2187dap-74f, -0x1.1593f4p-75f, -0x1.28766ap-76f, -0x1.57823p-77f},
+    {0x1.824174p-81f, 0x1.c38f8ap-82f, 0x1.434214p-73f, 0x1.5624b4p-75f,  // u^4
+     0x1.cffe3ep-77f, 0x1.774b2ep-78f, 0x1.59b06p-79f, 0x1.5f890cp-80f},
+    {-0x1.5fbf68p-84f, -0x1.723faap-85f, -0x1.8f902ap-75f, -0x1.4e59aap-77f,  // u^5
+     -0x1.73c72ap-79f, -0x1.fb4da6p-81f, -0x1.92fd3cp-82f, -0x1.67a98cp-83f},
+    {0x1.3c70dap-87f, 0x1.2c9318p-88f, 0x1.c94d8p-77f, 0x1.3680aep-79f,  // u^6
+     0x1.1f7cb6p-81f, 0x1.4e1a82p-83f, 0x1.ccac88p-85f, 0x1.6a6746p-86f},
+};
+
+inline ExpF8 ErfcTail8(ExpF8 x) {
+  const ExpF8 z = __builtin_ia32_minps256(ExpSplat<ExpF8>(10.06f),
+                                          __builtin_ia32_maxps256(x, ExpSplat<ExpF8>(2.0f)));
+  const ExpF8 zh = __builtin_ia32_minps256(z, ExpSplat<ExpF8>(9.99f)) - 0.5f;  // exact
+  const ExpF8 shift = ExpSplat<ExpF8>(0x1.8p23f);
+  const ExpF8 kd = zh + shift;  // m + shift
+  const ExpI8 k = ExpBits(kd);  // vpermps reads the low 3 bits: m & 7
+  const ExpF8 u = zh - (kd - shift);  // x - (m + 0.5), exact
+  auto coef = [k](int j) {
+    ExpF8 v;
+    __builtin_memcpy(&v, kErfcTailPieces[j], sizeof v);
+    return __builtin_ia32_permvarsf256(v, k);
+  };
+  ExpF8 p = coef(6);
+  p = ExpFma(p, u, coef(5));
+  p = ExpFma(p, u, coef(4));
+  p = ExpFma(p, u, coef(3));
+  p = ExpFma(p, u, coef(2));
+  p = ExpFma(p, u, coef(1));
+  p = ExpFma(p, u, coef(0));  // erfcx(z) * 2^-64
+  const ExpF8 h = z * z;
+  const ExpF8 l = ExpFma(z, z, -h);  // z * z - h, exactly
+  const ExpF8 kn = ExpFma(h, ExpSplat<ExpF8>(-0x1.715476p+0f), shift);  // n + shift
+  const ExpF8 n = kn - shift;
+  ExpF8 r = ExpFma(n, ExpSplat<ExpF8>(-0x1.62e430p-1f), -h);  // exact
+  r = ExpFma(n, ExpSplat<ExpF8>(0x1.05c610p-29f), r);
+  ExpF8 q = ExpFma(r, ExpSplat<ExpF8>(0x1.a17eaap-13f), ExpSplat<ExpF8>(0x1.6da820p-10f));
+  q = ExpFma(q, r, ExpSplat<ExpF8>(0x1.1110a6p-7f));
+  q = ExpFma(q, r, ExpSplat<ExpF8>(0x1.555464p-5f));
+  q = ExpFma(q, r, ExpSplat<ExpF8>(0x1.555556p-3f));
+  q = ExpFma(q, r, ExpSplat<ExpF8>(0.5f));
+  q = ExpFma(q, r, ExpSplat<ExpF8>(1.0f));
+  q = ExpFma(q, r, ExpSplat<ExpF8>(1.0f));
+  const ExpF8 eh = ExpFromBits(ExpBits(q) + ((ExpBits(kn) - (0x4B400000 - 64)) << 23));
+  const ExpF8 e = eh * p;  // z = 10.06: 6.2e-46 rounds to 0
+  return ExpFma(-e, l, e);
+}
+
+// 1 - erf(x), and ErfcTail8 for lanes x > 2. A vector with no such lane
+// skips the tail (one movemask test per vector, as Exp8 does: inputs
+// within [-2, 2] cost what 1 - erf costs, but for that test); one with
+// such a lane computes both and picks per lane, so a lane's result never
+// depends on its neighbours (or on the tile shape).
+inline ExpF8 Erfc8(ExpF8 x) {
+  const ExpF8 v = 1.0f - Erf8(x);
+  const ExpI8 tail = x > 2.0f;  // false for NaN
+  if (__builtin_expect(__builtin_ia32_movmskps256(reinterpret_cast<ExpF8>(tail)) == 0, 1)) {
+    return v;
+  }
+  return tail ? ErfcTail8(x) : v;
+}
 
 // d[i] = F(a[i]) for i < n (d may equal a); a partial last vector is
 // padded, so results never depend on the tile shape.
@@ -900,7 +983,8 @@ inline void TSigmoid(float* __restrict d, const float* __restrict a) {
 }
 PTO_TILE_UNARY_MVEC(TTanh, tanhf)
 // erf, erfc: Erf8/Erfc8 where the target has FMA (x86-64-v3; 1e-6
-// absolute, see above), elsewhere libmvec's or libm's.
+// absolute, erfc also 3e-7 relative for x > 2, see above), elsewhere
+// libmvec's or libm's.
 #if PTO_TILE_FAST_ERF
 template <int64_t N, typename D = float>
 inline void TErf(float* __restrict d, const float* __restrict a) {

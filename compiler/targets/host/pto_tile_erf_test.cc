@@ -6,7 +6,9 @@
 // boundary; the bound is 1.5-2.7x the exhaustive maximum (7.5e-8 erf,
 // 1.34e-7 erfc over all 2^32 inputs: bench/erf_probe, too slow for a test),
 // so a wrong coefficient or piece fails here. NaN, +-inf and -0.0 as
-// numpy/torch give them; results never depend on the tile shape.
+// numpy/torch give them; results never depend on the tile shape. erfc's
+// tail (x > 2) keeps relative accuracy: ErfcTailRelativeError.
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -82,6 +84,52 @@ TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
   double worst_erf = 0, worst_erfc = 0;
   CheckAbsolute(xs, 2e-7, &worst_erf, &worst_erfc);
   std::printf("worst absolute error: erf %.3g, erfc %.3g\n", worst_erf, worst_erfc);
+}
+
+// erfc's tail keeps relative accuracy (ErfcTail8, x > 2): within 6e-7 of
+// glibc's double erfc relative to it wherever that is a normal f32 (2x the
+// exhaustive maximum, 2.96e-7 over every float in (2, 9.19]), on a dense
+// sweep of each piece [m, m + 1] and the floats around each boundary; below
+// FLT_MIN (x > 9.19) within two subnormal steps; 0 from 10.0546. Also
+// reached through vectors mixing tail and non-tail lanes.
+TEST(PtoTileErfTest, ErfcTailRelativeError) {
+  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  std::vector<float> xs;
+  for (int i = 1; i <= 400000; ++i) xs.push_back(2.0f + 8.1f * static_cast<float>(i) / 400000);
+  for (int m = 2; m <= 10; ++m) {
+    for (int j = -64; j <= 64; ++j) xs.push_back(FloatFromBits(BitsFromFloat(float(m)) + j));
+  }
+  // Every other lane below 2: vectors that mix tail and 1 - erf lanes.
+  for (size_t i = 0; i < xs.size(); i += 2) xs[i] = xs[i] > 2.0f ? xs[i] : 1.5f;
+  std::vector<float> c(xs.size());
+  pto_tile::Map8<pto_tile::Erfc8>(c.data(), xs.data(), xs.size());
+  double worst = 0;
+  int failures = 0;
+  for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
+    if (!(xs[i] > 2.0f)) continue;
+    const double want = std::erfc(static_cast<double>(xs[i]));
+    const double d = std::fabs(c[i] - want);
+    const bool ok = want >= FLT_MIN ? d <= 6e-7 * want : d <= 2.9e-45;
+    if (want >= FLT_MIN) worst = std::max(worst, d / want);
+    if (!ok) {
+      ++failures;
+      ADD_FAILURE() << "erfc(" << std::hexfloat << xs[i] << ") = " << c[i] << ", want " << want
+                    << std::defaultfloat << ", relative error " << d / want;
+    }
+  }
+  std::printf("worst relative error of erfc for x > 2: %.3g\n", worst);
+  // Named points: erfc(3), erfc(3.5) (1 - erf: 0.2%, 4% off), erfc(3.9561567)
+  // (1 - erf: 0), erfc(5); 0 past the underflow point.
+  for (float x : {3.0f, 3.5f, 3.9561567f, 5.0f, 9.0f}) {
+    float y[1];
+    pto_tile::TErfc<1>(y, &x);
+    EXPECT_NEAR(y[0] / std::erfc(static_cast<double>(x)), 1.0, 6e-7) << x;
+  }
+  for (float x : {10.0546f, 10.1f, 20.0f}) {
+    float y[1];
+    pto_tile::TErfc<1>(y, &x);
+    EXPECT_EQ(y[0], 0.0f) << x;
+  }
 }
 
 TEST(PtoTileErfTest, SpecialValuesAsNumpy) {

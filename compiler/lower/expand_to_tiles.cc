@@ -533,6 +533,18 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
   return groups;
 }
 
+// One tile instruction of a reduction's groups (no GM access).
+TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
+                    pto::v1::DataType dtype, int reduce_dim) {
+  TileInstr t;
+  t.op = opcode;
+  t.dst = dst;
+  t.srcs = std::move(srcs);
+  t.dtype = dtype;
+  t.reduce_dim = reduce_dim;
+  return t;
+}
+
 // The accumulating form of reduction `i` over the symbolic dim `d` of its
 // input (see AppendReduction), with accumulator type `acc`; `in_gm` and
 // `out_gm` are its input's and result's GM tensors, `out_index` the result's
@@ -588,21 +600,11 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
         where, ": tile ", FormatDims(tile), " needs more than ", kMaxUbBytesPerBlock,
         " bytes of UB; use a smaller vec_tile"));
   }
-  auto instr = [](PtoOpcode opcode, int dst, std::vector<int> srcs,
-                  pto::v1::DataType dtype, int reduce_dim) {
-    TileInstr t;
-    t.op = opcode;
-    t.dst = dst;
-    t.srcs = std::move(srcs);
-    t.dtype = dtype;
-    t.reduce_dim = reduce_dim;
-    return t;
-  };
   auto access = [&](PtoOpcode opcode, int tile_index, int gm, pto::v1::DataType dtype,
                     std::vector<GmIndex> index, int reduce_dim) {
     TileInstr t = opcode == PtoOpcode::kTLoad
-                      ? instr(opcode, tile_index, {}, dtype, reduce_dim)
-                      : instr(opcode, -1, {tile_index}, dtype, reduce_dim);
+                      ? MakeInstr(opcode, tile_index, {}, dtype, reduce_dim)
+                      : MakeInstr(opcode, -1, {tile_index}, dtype, reduce_dim);
     t.gm = gm;
     t.index = std::move(index);
     return t;
@@ -625,28 +627,28 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   init.tile = slot_tile;
   init.ub_types = {acc};
   if (acc != pto::v1::DT_INT64 || std::isfinite(identity)) {
-    TileInstr fill = instr(PtoOpcode::kTFill, 0, {}, acc, -1);
+    TileInstr fill = MakeInstr(PtoOpcode::kTFill, 0, {}, acc, -1);
     fill.scalars = {identity};
     init.body.push_back(std::move(fill));
   } else {
     // An int64 max/min starts from INT64_MIN/INT64_MAX. Fill's scalar is a
     // double, which holds INT64_MIN (-2^63) exactly but not INT64_MAX: that
     // one is -1 - INT64_MIN in tiles 1 and 2, an int64 TSUB (no overflow).
-    TileInstr lowest = instr(PtoOpcode::kTFill, max_like ? 0 : 2, {}, acc, -1);
+    TileInstr lowest = MakeInstr(PtoOpcode::kTFill, max_like ? 0 : 2, {}, acc, -1);
     lowest.scalars = {-0x1p63};
     init.body.push_back(std::move(lowest));
     if (!max_like) {
-      TileInstr minus_one = instr(PtoOpcode::kTFill, 1, {}, acc, -1);
+      TileInstr minus_one = MakeInstr(PtoOpcode::kTFill, 1, {}, acc, -1);
       minus_one.scalars = {-1};
       init.body.push_back(std::move(minus_one));
-      init.body.push_back(instr(PtoOpcode::kTSub, 0, {1, 2}, acc, -1));
+      init.body.push_back(MakeInstr(PtoOpcode::kTSub, 0, {1, 2}, acc, -1));
       init.ub_types.insert(init.ub_types.end(), {acc, acc});
     }
   }
   init.body.push_back(access(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
   if (arg) {
     const int zero_tile = static_cast<int>(init.ub_types.size());
-    TileInstr zero = instr(PtoOpcode::kTFill, zero_tile, {}, pto::v1::DT_INT64, -1);
+    TileInstr zero = MakeInstr(PtoOpcode::kTFill, zero_tile, {}, pto::v1::DT_INT64, -1);
     zero.scalars = {0};
     init.body.push_back(std::move(zero));
     init.body.push_back(access(PtoOpcode::kTStore, zero_tile, index_gm, pto::v1::DT_INT64,
@@ -672,14 +674,14 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   fold_group.ub_types = {in_storage, acc, acc, acc};
   int src = 0;
   if (convert) {
-    fold_group.body.push_back(instr(PtoOpcode::kTCvt, 4, {0}, acc, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTCvt, 4, {0}, acc, -1));
     fold_group.ub_types.push_back(acc);
     src = 4;
   }
-  fold_group.body.push_back(instr(op.info->pto, 1, {src}, acc, d));
+  fold_group.body.push_back(MakeInstr(op.info->pto, 1, {src}, acc, d));
   fold_group.body.push_back(access(PtoOpcode::kTLoad, 2, acc_gm, acc, slot, d));
   if (!arg) {
-    fold_group.body.push_back(instr(fold, 3, {2, 1}, acc, -1));
+    fold_group.body.push_back(MakeInstr(fold, 3, {2, 1}, acc, -1));
   } else {
     // The tile's value (1) and first index (5) replace the slot's (2, 6)
     // where the value is better, or NaN where the slot's is not (torch:
@@ -691,16 +693,16 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
               slot_ok = base + 4, nan_first = base + 5, take = base + 6, new_index = base + 7;
     fold_group.ub_types.insert(fold_group.ub_types.end(),
                                {i64, i64, f32, f32, f32, f32, f32, i64});
-    fold_group.body.push_back(instr(PtoOpcode::kTArgFirst, index, {0, 1}, i64, d));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTArgFirst, index, {0, 1}, i64, d));
     fold_group.body.push_back(access(PtoOpcode::kTLoad, slot_index, index_gm, i64, slot, d));
-    fold_group.body.push_back(instr(kind == "argmax" ? PtoOpcode::kTCmpGt : PtoOpcode::kTCmpLt,
+    fold_group.body.push_back(MakeInstr(kind == "argmax" ? PtoOpcode::kTCmpGt : PtoOpcode::kTCmpLt,
                                     better, {1, 2}, flag, -1));
-    fold_group.body.push_back(instr(PtoOpcode::kTCmpNe, nan, {1, 1}, flag, -1));
-    fold_group.body.push_back(instr(PtoOpcode::kTCmpEq, slot_ok, {2, 2}, flag, -1));
-    fold_group.body.push_back(instr(PtoOpcode::kTMul, nan_first, {nan, slot_ok}, f32, -1));
-    fold_group.body.push_back(instr(PtoOpcode::kTMax, take, {better, nan_first}, f32, -1));
-    fold_group.body.push_back(instr(PtoOpcode::kTSel, 3, {take, 1, 2}, acc, -1));
-    fold_group.body.push_back(instr(PtoOpcode::kTSel, new_index, {take, index, slot_index}, i64, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTCmpNe, nan, {1, 1}, flag, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTCmpEq, slot_ok, {2, 2}, flag, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTMul, nan_first, {nan, slot_ok}, f32, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTMax, take, {better, nan_first}, f32, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTSel, 3, {take, 1, 2}, acc, -1));
+    fold_group.body.push_back(MakeInstr(PtoOpcode::kTSel, new_index, {take, index, slot_index}, i64, -1));
     fold_group.body.push_back(access(PtoOpcode::kTStore, new_index, index_gm, i64, slot, d));
   }
   fold_group.body.push_back(access(PtoOpcode::kTStore, 3, acc_gm, acc, slot, d));
@@ -719,7 +721,7 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
     finish.ub_types = {pto::v1::DT_INT64};
   } else {
     finish.body.push_back(access(PtoOpcode::kTLoad, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
-    finish.body.push_back(instr(op.info->pto, 1, {0}, out_dtype, d));
+    finish.body.push_back(MakeInstr(op.info->pto, 1, {0}, out_dtype, d));
     finish.body.push_back(access(PtoOpcode::kTStore, 1, out_gm, out_dtype, out_index, d));
     finish.ub_types = {acc, acc};
   }
@@ -797,25 +799,15 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
     out->gm.push_back({-1, static_cast<int>(out->buffers.size()) - 1});
     return static_cast<int>(out->gm.size()) - 1;
   };
-  auto instr = [](PtoOpcode opcode, int dst, std::vector<int> srcs,
-                  pto::v1::DataType dtype, int reduce_dim) {
-    TileInstr t;
-    t.op = opcode;
-    t.dst = dst;
-    t.srcs = std::move(srcs);
-    t.dtype = dtype;
-    t.reduce_dim = reduce_dim;
-    return t;
-  };
   auto load = [&](int dst, int gm, pto::v1::DataType dtype, int buffer_rank) {
-    TileInstr t = instr(PtoOpcode::kTLoad, dst, {}, dtype, -1);
+    TileInstr t = MakeInstr(PtoOpcode::kTLoad, dst, {}, dtype, -1);
     t.gm = gm;
     t.index = AlignedIndex(buffer_rank, rank);
     return t;
   };
   auto store = [&](int src, int gm, pto::v1::DataType dtype,
                    std::vector<GmIndex> index) {
-    TileInstr t = instr(PtoOpcode::kTStore, -1, {src}, dtype, d);
+    TileInstr t = MakeInstr(PtoOpcode::kTStore, -1, {src}, dtype, d);
     t.gm = gm;
     t.index = std::move(index);
     return t;
@@ -856,15 +848,15 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   int src = 0;
   if (convert) {
     partial.ub_types.push_back(acc);
-    partial.body.push_back(instr(PtoOpcode::kTCvt, 2, {0}, acc, -1));
+    partial.body.push_back(MakeInstr(PtoOpcode::kTCvt, 2, {0}, acc, -1));
     src = 2;
   }
-  partial.body.push_back(instr(op.info->pto, 1, {src}, red_dtype, d));
+  partial.body.push_back(MakeInstr(op.info->pto, 1, {src}, red_dtype, d));
   int value_ws = -1, index_ws = -1;
   std::vector<int64_t> ws_shape = space;
   ws_shape[d] = n;
   if (arg) {
-    partial.body.push_back(instr(PtoOpcode::kTArgFirst, 2, {0, 1}, i64, d));
+    partial.body.push_back(MakeInstr(PtoOpcode::kTArgFirst, 2, {0, 1}, i64, d));
     partial.ub_types.push_back(i64);
   }
   if (n == 1) {
@@ -894,11 +886,11 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
     return s;
   }
   combine.body.push_back(load(0, value_ws, acc, rank));
-  combine.body.push_back(instr(op.info->pto, 1, {0}, arg ? acc : out_dtype, d));
+  combine.body.push_back(MakeInstr(op.info->pto, 1, {0}, arg ? acc : out_dtype, d));
   combine.ub_types = {acc, acc};
   if (arg) {
     combine.body.push_back(load(2, index_ws, i64, rank));
-    combine.body.push_back(instr(PtoOpcode::kTArgSel, 3, {0, 2, 1}, i64, d));
+    combine.body.push_back(MakeInstr(PtoOpcode::kTArgSel, 3, {0, 2, 1}, i64, d));
     combine.ub_types.push_back(i64);
     combine.ub_types.push_back(i64);
   }

@@ -668,23 +668,27 @@ inline ExpF8 Exp8(ExpF8 x) {
   return ExpSteps<ExpF8, true>(x);
 }
 
-// d[i] = exp(a[i]) for i < n (d may equal a); a partial last vector is
+// d[i] = F(a[i]) for i < n (d may equal a); a partial last vector is
 // padded, so results never depend on the tile shape.
-inline void ExpMap(float* d, const float* a, int64_t n) {
+template <ExpF8 (*F)(ExpF8)>
+inline void Map8(float* d, const float* a, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     ExpF8 v;
     __builtin_memcpy(&v, a + i, sizeof v);
-    v = Exp8(v);
+    v = F(v);
     __builtin_memcpy(d + i, &v, sizeof v);
   }
   if (i < n) {
     ExpF8 v = {};
     __builtin_memcpy(&v, a + i, (n - i) * sizeof(float));
-    v = Exp8(v);
+    v = F(v);
     __builtin_memcpy(d + i, &v, (n - i) * sizeof(float));
   }
 }
+
+// d[i] = exp(a[i]) for i < n (d may equal a).
+inline void ExpMap(float* d, const float* a, int64_t n) { Map8<Exp8>(d, a, n); }
 #endif
 
 // erf and erfc on x86-64-v3 (AVX2 + FMA), 8 lanes, branch-free, in place of
@@ -839,24 +843,6 @@ inline ExpF8 Erfc8(ExpF8 x) {
   return tail ? ErfcTail8(x) : v;
 }
 
-// d[i] = F(a[i]) for i < n (d may equal a); a partial last vector is
-// padded, so results never depend on the tile shape.
-template <ExpF8 (*F)(ExpF8)>
-inline void Map8(float* d, const float* a, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    ExpF8 v;
-    __builtin_memcpy(&v, a + i, sizeof v);
-    v = F(v);
-    __builtin_memcpy(d + i, &v, sizeof v);
-  }
-  if (i < n) {
-    ExpF8 v = {};
-    __builtin_memcpy(&v, a + i, (n - i) * sizeof(float));
-    v = F(v);
-    __builtin_memcpy(d + i, &v, (n - i) * sizeof(float));
-  }
-}
 #endif
 
 // A unary transcendental: FN through libmvec where available, else the

@@ -9,6 +9,14 @@ class CompileError(RuntimeError):
     """The compiler (embedded or ptod) rejected or failed on a kernel."""
 
 
+class StaticShapeNeeded(Exception):
+    """Raised while tracing at symbolic sizes when a value needs a dynamic
+    dim's actual size as a number (a scalar operand x * x.shape[-1], the 1/n
+    of pypto.rms_norm over a dynamic dim): the jit function then traces and
+    compiles that kernel once per size instead (the trace's placeholder size
+    would give wrong results)."""
+
+
 class UnsupportedTargetError(RuntimeError):
     """The requested run mode has no target built on this machine."""
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, tracer
 from ._proto import graph_pb2
-from .errors import CompileError, UnsupportedTargetError
+from .errors import CompileError, StaticShapeNeeded, UnsupportedTargetError
 from .interop import HostTensor
 from .jit_options import JitOptions, RunMode
 from . import symbolic
@@ -387,7 +387,18 @@ class JitFunction:
             with self._lock:
                 entry = self._cache.get(sig)
                 if entry is None:
-                    graph, where = self._trace(specs)
+                    try:
+                        graph, where = self._trace(specs)
+                    except StaticShapeNeeded:
+                        if specs == static_specs:
+                            raise
+                        # A dynamic size used as a number (x * x.shape[-1],
+                        # rms_norm's 1/n over a dynamic dim): the trace's
+                        # placeholder would be wrong, so per size, remembered.
+                        self._per_size.add(sig)
+                        specs = static_specs
+                        sig = (specs,) + sig[1:]
+                        graph, where = self._trace(specs)
                     _, compile_options, timeout = self.options.effective()
                     start = time.monotonic()
                     try:

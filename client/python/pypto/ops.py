@@ -11,7 +11,8 @@ naming the issue that brings them.
 import math
 
 from . import dtypes
-from .errors import TraceError, not_yet
+from .errors import StaticShapeNeeded, TraceError, not_yet
+from .symbolic import SymbolicScalar
 from .tensors import Tensor, _is_scalar
 from . import int_arith
 
@@ -101,6 +102,9 @@ def _check_operand(what, name, t, arg):
 
 def _binary(name, a, b):
     what = f"pypto.{name}"
+    for x in (a, b):
+        if isinstance(x, SymbolicScalar):
+            raise StaticShapeNeeded(f"{what}: the scalar operand {x} is a dynamic size")
     kind_tt, kind_ts, kind_st = _BINARY[name]
     compare = name in _COMPARISONS
     rewritten = None if compare else int_arith.binary(name, a, b)
@@ -435,6 +439,8 @@ def rms_norm(input, gamma=None, epsilon=1e-6):
     dim; gamma broadcasts (e.g. shape [hidden]); without it (PyPTO's
     default) the normalized input alone."""
     n = input._shape[-1] if isinstance(input, Tensor) and input._shape else 1
+    if isinstance(n, SymbolicScalar):
+        raise StaticShapeNeeded(f"pypto.rms_norm: its 1/n needs the size of the dynamic dim {n}")
     ms = mul(sum(mul(input, input), -1, keepdim=True), 1.0 / n)
     normed = mul(input, rsqrt(add(ms, float(epsilon))))
     return normed if gamma is None else mul(normed, gamma)

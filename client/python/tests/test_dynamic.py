@@ -393,3 +393,34 @@ def test_matmul_with_dynamic_m_n_k_compiles_once(native):
         want = (a.float() @ b.float()).half().float() + y.float()
         torch.testing.assert_close(out.float(), want, rtol=2e-3, atol=2e-2)
     assert pypto.compile_stats()["compiles"] == 3
+
+
+def test_a_dynamic_size_used_as_a_number_compiles_per_size(native):
+    # rms_norm's 1/n over a dynamic last dim, and x * x.shape[-1]: tracing at
+    # the placeholder size would bake a wrong number into the kernel, so each
+    # size traces and compiles with its own n (results right at every size).
+    @pypto.jit
+    def rms(x: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32),
+            out: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = pypto.rms_norm(x)
+
+    @pypto.jit
+    def scale(x: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32),
+              out: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = x * x.shape[-1]
+
+    rng = np.random.default_rng(11)
+    sizes = (7, 64, 300)
+    for n in sizes:
+        x = rng.standard_normal((4, n)).astype(np.float32)
+        out = np.full_like(x, np.nan)
+        rms(x, out)
+        t = torch.from_numpy(x).double()
+        want = (t * torch.rsqrt((t * t).mean(-1, keepdim=True) + 1e-6)).numpy()
+        np.testing.assert_allclose(out, want, rtol=2e-6, atol=1e-6)
+        out = np.full_like(x, np.nan)
+        scale(x, out)
+        np.testing.assert_array_equal(out, x * np.float32(n))
+    assert pypto.compile_stats()["compiles"] == 2 * len(sizes), pypto.compile_stats()

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, tracer
 from ._proto import graph_pb2
-from .errors import CompileError, StaticShapeNeeded, UnsupportedTargetError
+from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
 from .jit_options import JitOptions, RunMode
 from . import symbolic
@@ -60,6 +60,14 @@ class CompileInfo:
 # limits; a view or assemble with symbolic bounds outside a loop).
 _PHASE_ONE_LIMITS = ("issue 4 phase 1", "outside a loop or if region are not supported yet",
                      "reshapes a tensor with a dynamic inner dim")  # a matmul operand
+
+
+def _symbol_as_number(name, e):
+    """The error for a symbolic scalar that stays symbolic at static sizes (a
+    loop index, pypto.symbolic_scalar) used as a tensor operand's number."""
+    return TraceError(f"{name}: {e}; a loop index or symbolic scalar is known only at run time "
+                      f"and cannot be a tensor operand's number yet (use it in views, loop "
+                      f"bounds and pypto.cond)")
 
 
 def _launch(entry, run_args):
@@ -350,8 +358,14 @@ class JitFunction:
 
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
-        _, _, specs, _ = self._bind(args, kwargs)
-        return self._trace(specs)[0]
+        _, _, specs, static_specs = self._bind(args, kwargs)
+        try:
+            return self._trace(specs)[0]
+        except StaticShapeNeeded:  # as a call would: at these sizes
+            try:
+                return self._trace(static_specs)[0]
+            except StaticShapeNeeded as e:
+                raise _symbol_as_number(self.name, e) from None
 
     # Calling ------------------------------------------------------------------
 
@@ -389,16 +403,19 @@ class JitFunction:
                 if entry is None:
                     try:
                         graph, where = self._trace(specs)
-                    except StaticShapeNeeded:
+                    except StaticShapeNeeded as e:
                         if specs == static_specs:
-                            raise
+                            raise _symbol_as_number(self.name, e) from None
                         # A dynamic size used as a number (x * x.shape[-1],
                         # rms_norm's 1/n over a dynamic dim): the trace's
                         # placeholder would be wrong, so per size, remembered.
                         self._per_size.add(sig)
                         specs = static_specs
                         sig = (specs,) + sig[1:]
-                        graph, where = self._trace(specs)
+                        try:
+                            graph, where = self._trace(specs)
+                        except StaticShapeNeeded as e2:
+                            raise _symbol_as_number(self.name, e2) from None
                     _, compile_options, timeout = self.options.effective()
                     start = time.monotonic()
                     try:

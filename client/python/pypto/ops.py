@@ -102,9 +102,6 @@ def _check_operand(what, name, t, arg):
 
 def _binary(name, a, b):
     what = f"pypto.{name}"
-    for x in (a, b):
-        if isinstance(x, SymbolicScalar):
-            raise StaticShapeNeeded(f"{what}: the scalar operand {x} is a dynamic size")
     kind_tt, kind_ts, kind_st = _BINARY[name]
     compare = name in _COMPARISONS
     rewritten = None if compare else int_arith.binary(name, a, b)

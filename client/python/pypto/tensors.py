@@ -16,7 +16,8 @@ Inside a kernel, arguments are Tensors whose operators record ops:
 import numbers
 
 from . import dtypes
-from .errors import TraceError
+from .errors import StaticShapeNeeded, TraceError
+from .symbolic import SymbolicScalar
 
 
 class _DimMarker:
@@ -33,6 +34,11 @@ STATIC = _DimMarker("STATIC")
 
 
 def _is_scalar(x):
+    """Whether x is a Python number operand. A dynamic size (a SymbolicScalar,
+    an int holding the trace's placeholder) used as one raises
+    StaticShapeNeeded: the kernel then compiles per size."""
+    if isinstance(x, SymbolicScalar):
+        raise StaticShapeNeeded(f"{x} (a size or index known only at run time) is used as a number")
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 

@@ -424,3 +424,20 @@ def test_a_dynamic_size_used_as_a_number_compiles_per_size(native):
         scale(x, out)
         np.testing.assert_array_equal(out, x * np.float32(n))
     assert pypto.compile_stats()["compiles"] == 2 * len(sizes), pypto.compile_stats()
+
+
+def test_a_loop_index_used_as_a_number_is_a_clear_error(native):
+    # A loop index stays symbolic at every size: no per-size fallback can
+    # help, so the error says what to use it for instead of running with the
+    # trace's placeholder value.
+    @pypto.jit
+    def scaled_rows(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+                    out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
+            out[i:i + 1, :] = x[i:i + 1, :] * i
+
+    x = np.ones((3, 8), np.float32)
+    with pytest.raises(pypto.TraceError, match=r"i \(a size or index known only at run time\).*"
+                                              r"loop index or symbolic scalar"):
+        scaled_rows(x, np.zeros_like(x))

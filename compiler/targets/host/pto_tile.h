@@ -716,6 +716,19 @@ inline void ExpMap(float* d, const float* a, int64_t n) { Map8<Exp8>(d, a, n); }
 #define PTO_TILE_FAST_ERF PTO_TILE_FAST_EXP
 #endif
 #if PTO_TILE_FAST_ERF
+// sum_j c[j][k] u^j by Horner in FMAs, c[j][k] the coefficient of u^j on
+// piece k (the piece per lane: the low 3 bits of k, through vpermps).
+inline ExpF8 PiecePoly6(const float (&c)[7][8], ExpI8 k, ExpF8 u) {
+  auto coef = [&c, k](int j) {
+    ExpF8 v;
+    __builtin_memcpy(&v, c[j], sizeof v);
+    return __builtin_ia32_permvarsf256(v, k);
+  };
+  ExpF8 p = coef(6);
+  for (int j = 5; j >= 0; --j) p = ExpFma(p, u, coef(j));
+  return p;
+}
+
 // c[j][k]: the coefficient of u^j on piece k.
 alignas(32) inline constexpr float kErfPieces[7][8] = {
     {0.0f, 0x1.206becp-1f, 0x1.c2aa3ep-1f, 0x1.f5f3cap-1f,  // u^0
@@ -742,18 +755,7 @@ inline ExpF8 ErfAbs8(ExpF8 x) {
   const ExpF8 kd = ExpFma(z, ExpSplat<ExpF8>(1.0f / 0.55f), shift);  // k + shift
   const ExpI8 k = ExpBits(kd);  // vpermps reads the low 3 bits: k
   const ExpF8 u = ExpFma(kd - shift, ExpSplat<ExpF8>(-0.55f), z);
-  auto coef = [k](int j) {
-    ExpF8 v;
-    __builtin_memcpy(&v, kErfPieces[j], sizeof v);
-    return __builtin_ia32_permvarsf256(v, k);
-  };
-  ExpF8 p = coef(6);
-  p = ExpFma(p, u, coef(5));
-  p = ExpFma(p, u, coef(4));
-  p = ExpFma(p, u, coef(3));
-  p = ExpFma(p, u, coef(2));
-  p = ExpFma(p, u, coef(1));
-  return ExpFma(p, u, coef(0));
+  return PiecePoly6(kErfPieces, k, u);
 }
 
 inline ExpF8 Erf8(ExpF8 x) {
@@ -799,18 +801,7 @@ inline ExpF8 ErfcTail8(ExpF8 x) {
   const ExpF8 kd = zh + shift;  // m + shift
   const ExpI8 k = ExpBits(kd);  // vpermps reads the low 3 bits: m & 7
   const ExpF8 u = zh - (kd - shift);  // x - (m + 0.5), exact
-  auto coef = [k](int j) {
-    ExpF8 v;
-    __builtin_memcpy(&v, kErfcTailPieces[j], sizeof v);
-    return __builtin_ia32_permvarsf256(v, k);
-  };
-  ExpF8 p = coef(6);
-  p = ExpFma(p, u, coef(5));
-  p = ExpFma(p, u, coef(4));
-  p = ExpFma(p, u, coef(3));
-  p = ExpFma(p, u, coef(2));
-  p = ExpFma(p, u, coef(1));
-  p = ExpFma(p, u, coef(0));  // erfcx(z) * 2^-64
+  ExpF8 p = PiecePoly6(kErfcTailPieces, k, u);  // erfcx(z) * 2^-64
   const ExpF8 h = z * z;
   const ExpF8 l = ExpFma(z, z, -h);  // z * z - h, exactly
   const ExpF8 kn = ExpFma(h, ExpSplat<ExpF8>(-0x1.715476p+0f), shift);  // n + shift

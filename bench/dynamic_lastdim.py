@@ -19,12 +19,10 @@ Rows (median of --reps calls, kernels interleaved; compiles before timing):
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kernels  # noqa: E402,F401  (fixes thread counts before numpy and torch start)
+import kernels  # noqa: E402  (fixes thread counts before numpy and torch start)
 
 import torch  # noqa: E402
 
@@ -39,19 +37,6 @@ def make(shape, tile):
         pypto.set_vec_tile_shapes(*tile)
         out[:] = pypto.softmax(x, -1)
     return softmax
-
-
-def median_times(fns, args, reps, warmup):
-    times = {name: [] for name in fns}
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn(*args)
-    for _ in range(reps):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main():
@@ -76,7 +61,7 @@ def main():
         fn(x, out)  # compile and expand
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
     out = torch.empty_like(x)
-    t = median_times(fns, (x, out), opts.reps, opts.warmup)
+    t = kernels.median_times(fns, (x, out), opts.reps, opts.warmup)
     print(f"softmax {r}x{c}, load {os.getloadavg()[0]:.1f}")
     print("| kernel | median time | vs static_t256 | vs static_row | vs torch |")
     print("|---|---|---|---|---|")

@@ -179,6 +179,13 @@ def interleaved_medians(impls, reps, warmup):
     return [med for med, _ in interleaved_times(impls, reps, warmup)]
 
 
+def median_times(fns, args, reps, warmup):
+    """{name: median seconds per call of fns[name](*args)}, taking turns
+    (interleaved_times); for the other bench scripts."""
+    calls = [lambda fn=fn: fn(*args) for fn in fns.values()]
+    return dict(zip(fns, interleaved_medians(calls, reps, warmup)))
+
+
 # ---------------------------------------------------------------------------
 # Kernels. Each is traced on first call; an op pypto lacks raises there.
 

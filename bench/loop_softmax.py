@@ -18,12 +18,11 @@ the loop kernel's against the static kernel's, as a ratio.
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kernels  # noqa: E402,F401  (fixes thread counts before numpy and torch start)
+import kernels  # noqa: E402  (fixes thread counts before numpy and torch start)
 
 import torch  # noqa: E402
 
@@ -65,19 +64,6 @@ def torch_softmax(inp, out):
     torch.softmax(inp, -1, out=out)
 
 
-def median_times(fns, args, reps, warmup):
-    times = {name: [] for name in fns}
-    for _ in range(warmup):
-        for fn in fns.values():
-            fn(*args)
-    for _ in range(reps):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn(*args)
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
@@ -102,7 +88,7 @@ def main():
             first[name] = time.perf_counter() - start
             torch.testing.assert_close(out, want)
         out = torch.empty_like(x)
-        t = median_times(fns, (x, out), opts.reps, opts.warmup)
+        t = kernels.median_times(fns, (x, out), opts.reps, opts.warmup)
         for name in fns:
             f = "compile + run" if name == "static" else f"{first[name] * 1e3:.2f} ms"
             print(f"| {bs} | {name} | {f} | {t[name] * 1e3:.3f} ms | "

@@ -1,13 +1,16 @@
-"""Softmax over a DYNAMIC last dim (issue 4: reductions over a symbolic
-extent, the accumulating form) against static kernels at the same size.
+"""Softmax over a DYNAMIC last dim (issue 4: a fused row group when the row
+fits its cap, else the accumulating form) against static kernels at the same
+size.
 
     bazel build //client/python:pypto/_native.so //proto:pto_v1_py
     tools/pypto-python bench/dynamic_lastdim.py [--rows=1024] [--cols=1024] [--reps=N]
 
 Rows (median of --reps calls, kernels interleaved; compiles before timing):
-  - dyn_cols: [rows, DYNAMIC] softmax, tile [4, 256]: max, exp and sum are
-    groups of their own; each reduction folds its tiles along the row into
-    an accumulator, in order (compiled once for every size);
+  - dyn_cols: [rows, DYNAMIC] softmax, tile [4, 256] (compiled once for
+    every size): up to 2048 columns (the cap for tiles of 4 rows) one fused
+    row group, one task per 4 rows running the row code with the length from
+    its args; longer rows the accumulating form (max, exp and sum groups of
+    their own, each reduction folding its tiles along the row in order);
   - static_t256: the same kernel and tile compiled for this size (partial +
     combine reductions: the static form of the same tiling);
   - static_row: the static kernel with tile [4, cols] (fused rows: the fast

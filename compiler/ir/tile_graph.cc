@@ -120,6 +120,9 @@ std::string PrintTileGraph(const TileGraph& g) {
                                        : std::string("(partial results)"),
                     " -> buffer #", g.gm[t].buffer, "\n");
   }
+  for (const RowCap& c : g.row_caps) {
+    absl::StrAppend(&out, "  rows fit: last dim of %", c.value, " <= ", c.cap, "\n");
+  }
   for (size_t i = 0; i < g.groups.size(); ++i) {
     const TileGroup& grp = g.groups[i];
     const std::vector<int64_t> grid = TileGrid(grp.space, grp.tile);
@@ -132,6 +135,9 @@ std::string PrintTileGraph(const TileGraph& g) {
                     " tile=", FormatDims(grp.tile),
                     symbolic ? "" : absl::StrCat(" grid=", FormatDims(grid)),
                     grp.serial_dim >= 0 ? absl::StrCat(" serial_dim=", grp.serial_dim) : "",
+                    grp.branch == 1   ? " when rows fit"
+                    : grp.branch == 2 ? " when rows do not fit"
+                                      : "",
                     grp.is_cube ? "" : absl::StrCat(" ub_tiles=", grp.num_ub_tiles),
                     grp.is_cube ? absl::StrCat(" cube K=", grp.cube.k, " kL1=",
                                                grp.cube.k_l1, " kL0=", grp.cube.k_l0)

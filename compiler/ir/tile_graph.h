@@ -135,6 +135,18 @@ struct TileGroup {
   // Printing only: the space with its symbols (parameter symbols, loop
   // extents) when it has any; `space` is then the probe's.
   SymShape sym_space;
+  // Rows over a symbolic last dim (TileGraph::row_caps): 0 runs always, 1
+  // only when every capped row fits its cap (the row groups), 2 otherwise
+  // (the accumulating form).
+  int branch = 0;
+};
+
+// A row over a symbolic last dim lowered as a row group (expand_to_tiles.h
+// ExpandOptions::symbolic_rows): the value whose last dim is the row, and
+// the longest row its groups hold.
+struct RowCap {
+  int value = -1;
+  int64_t cap = 0;
 };
 
 struct TileGraph {
@@ -142,6 +154,9 @@ struct TileGraph {
   std::vector<GmBuffer> buffers;  // parameters in order, then workspaces
   std::vector<GmTensor> gm;
   std::vector<TileGroup> groups;  // program order
+  // Non-empty: groups of branch 1 run when every row here is within its
+  // cap, those of branch 2 otherwise (both forms of the same graph).
+  std::vector<RowCap> row_caps;
 };
 
 // Tiles per dim: ceil(space / tile).

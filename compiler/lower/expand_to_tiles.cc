@@ -66,8 +66,18 @@ bool Keepdim(const TensorOp& op) {
   return it != op.attrs.end() && std::get<bool>(it->second);
 }
 
-// A sum/amax/amin/prod over the last dim in one tile, in f32 storage.
-bool IsRowReduction(const TensorGraph& g, const TensorOp& op) {
+// Whether reduction `op` reduces a symbolic last dim that this lowering runs
+// as a row group (ExpandOptions::symbolic_rows: its tile is the row's cap,
+// and rows longer than that take the other branch).
+bool CappedRow(const TensorOp& op, const ExpandOptions& options) {
+  return options.symbolic_rows && options.fuse && !options.symbolic.empty() &&
+         !options.symbolic[op.inputs[0]].empty() && options.symbolic[op.inputs[0]].back();
+}
+
+// A sum/amax/amin/prod over the last dim in one tile (or a capped symbolic
+// row), in f32 storage.
+bool IsRowReduction(const TensorGraph& g, const TensorOp& op,
+                    const ExpandOptions& options) {
   if (!IsReduce(op) || op.info->kind == "argmax" || op.info->kind == "argmin") {
     return false;
   }
@@ -78,7 +88,7 @@ bool IsRowReduction(const TensorGraph& g, const TensorOp& op) {
     dim = std::get<int64_t>(it->second);
   }
   if (rank == 0 || (dim < 0 ? dim + rank : dim) != rank - 1) return false;
-  return ClampedTile(g, op).back() == space.back() &&
+  return (ClampedTile(g, op).back() == space.back() || CappedRow(op, options)) &&
          UbStorageType(g.values[op.inputs[0]].dtype) == pto::v1::DT_FP32 &&
          UbStorageType(g.values[op.outputs[0]].dtype) == pto::v1::DT_FP32;
 }
@@ -102,7 +112,7 @@ bool IsRowShaped(const std::vector<int64_t>& shape,
 // op reads a keepdim=false reduction's result (it would broadcast along
 // the row, not down it).
 bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
-                const std::vector<int64_t>& space) {
+                const std::vector<int64_t>& space, const ExpandOptions& options) {
   std::vector<int> flat;  // results of keepdim=false reductions
   for (int i : ops) {
     const TensorOp& op = g.ops[i];
@@ -110,7 +120,7 @@ bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
       if (std::find(flat.begin(), flat.end(), v) != flat.end()) return false;
     }
     if (IsReduce(op)) {
-      if (!IsRowReduction(g, op) || OpSpace(g, op) != space) return false;
+      if (!IsRowReduction(g, op, options) || OpSpace(g, op) != space) return false;
       if (!Keepdim(op)) flat.push_back(op.outputs[0]);
       continue;
     }
@@ -477,8 +487,9 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
     // (A row whose length is symbolic cannot be one tile: no row group.)
     const bool symbolic_row =
         reduce && !options.symbolic.empty() &&
-        !options.symbolic[op.inputs[0]].empty() && options.symbolic[op.inputs[0]].back();
-    if ((reduce && !(options.fuse && IsRowReduction(g, op) && !symbolic_row)) ||
+        !options.symbolic[op.inputs[0]].empty() && options.symbolic[op.inputs[0]].back() &&
+        !CappedRow(op, options);
+    if ((reduce && !(options.fuse && IsRowReduction(g, op, options) && !symbolic_row)) ||
         IsMatmul(op)) {
       groups.push_back({i});  // its own group(s): AppendReduction/AppendMatmul
       open = false;
@@ -516,7 +527,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
       candidate = groups.back();
       candidate.push_back(i);
       const bool row_group = rows || reduce;
-      join = (!row_group || RowGroupOk(g, candidate, space)) &&
+      join = (!row_group || RowGroupOk(g, candidate, space, options)) &&
              peak_bytes(candidate, space, tile, row_group) <= kMaxUbBytesPerBlock;
     }
     if (join) {
@@ -1069,6 +1080,88 @@ std::optional<TensorGraph> WidenRows(const TensorGraph& g,
   return out;
 }
 
+// Rows over a symbolic last dim (ExpandOptions::symbolic_rows): the graph
+// with the tile of each sum/amax/amin/prod over a symbolic last dim, and of
+// every op with the same space and tile (the ops that would fuse with it),
+// widened along the last dim to SymbolicRowCap, and the rows' caps; or
+// nullopt when there is no such reduction. (At the probe sizes a symbolic
+// row is longer than its cap, lower_symbolic.h: the group's tiles along it
+// are the cap's, and the generic function runs the row of n <= cap.)
+std::optional<TensorGraph> CapSymbolicRows(const TensorGraph& g, const ExpandOptions& options,
+                                           std::vector<RowCap>* caps) {
+  using Class = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+  std::map<Class, int64_t> widened;  // (space, tile) -> the cap
+  for (const TensorOp& op : g.ops) {
+    if (!IsReduce(op) || op.info->kind == "argmax" || op.info->kind == "argmin" ||
+        !CappedRow(op, options)) {
+      continue;
+    }
+    const std::vector<int64_t>& space = OpSpace(g, op);
+    const int rank = static_cast<int>(space.size());
+    if (rank == 0 || static_cast<int>(op.vec_tile.size()) != rank) continue;
+    int64_t dim = 0;
+    if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
+      dim = std::get<int64_t>(it->second);
+    }
+    if ((dim < 0 ? dim + rank : dim) != rank - 1) continue;
+    const std::vector<int64_t> tile = ClampedTile(g, op);
+    const int64_t cap = SymbolicRowCap(tile);
+    if (cap >= space.back()) continue;  // (probes are longer than any cap)
+    widened[{space, tile}] = cap;
+    caps->push_back({op.inputs[0], cap});
+  }
+  if (widened.empty()) return std::nullopt;
+  TensorGraph out = g;
+  for (TensorOp& op : out.ops) {
+    if (op.vec_tile.empty() || op.vec_tile.size() != OpSpace(out, op).size()) continue;
+    auto it = widened.find({OpSpace(out, op), ClampedTile(out, op)});
+    if (it == widened.end()) continue;
+    op.vec_tile = it->first.second;
+    op.vec_tile.back() = it->second;
+  }
+  return out;
+}
+
+// One Tile Graph holding both lowerings of a graph with capped symbolic
+// rows: `rows`' groups (branch 1) run when every row is within its cap,
+// `rest`'s (branch 2) otherwise. Parameters' buffers (the first ones, in
+// order, in both) are shared; each keeps its own workspaces.
+TileGraph MergeBranches(TileGraph rows, TileGraph rest, std::vector<RowCap> caps) {
+  std::vector<int> buffer_of(rest.buffers.size());
+  for (size_t b = 0; b < rest.buffers.size(); ++b) {
+    if (rest.buffers[b].param >= 0) {
+      buffer_of[b] = static_cast<int>(b);
+      continue;
+    }
+    buffer_of[b] = static_cast<int>(rows.buffers.size());
+    rows.buffers.push_back(std::move(rest.buffers[b]));
+  }
+  const int gm_base = static_cast<int>(rows.gm.size());
+  for (GmTensor t : rest.gm) {
+    t.buffer = buffer_of[t.buffer];
+    rows.gm.push_back(t);
+  }
+  for (TileGroup& grp : rows.groups) grp.branch = 1;
+  for (TileGroup& grp : rest.groups) {
+    grp.branch = 2;
+    for (TileInstr& in : grp.body) {
+      if (in.gm >= 0) in.gm += gm_base;
+    }
+    rows.groups.push_back(std::move(grp));
+  }
+  // One cap per row value: the smallest of its reductions'.
+  for (const RowCap& c : caps) {
+    bool seen = false;
+    for (RowCap& r : rows.row_caps) {
+      if (r.value != c.value) continue;
+      r.cap = std::min(r.cap, c.cap);
+      seen = true;
+    }
+    if (!seen) rows.row_caps.push_back(c);
+  }
+  return rows;
+}
+
 absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
                                       const ExpandOptions& options) {
   absl::StatusOr<LayoutPlan> layout = LayoutPlan::Make(g);
@@ -1214,8 +1307,40 @@ absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
 
 }  // namespace
 
+int64_t SymbolicRowCap(const std::vector<int64_t>& tile) {
+  int64_t others = 1;
+  for (size_t d = 0; d + 1 < tile.size(); ++d) others *= std::max<int64_t>(tile[d], 1);
+  int64_t cap = 1;
+  while (cap * 2 * others <= kMaxWidenedTileElements) cap *= 2;
+  return tile.empty() ? cap : std::max(cap, tile.back());
+}
+
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
                                         const ExpandOptions& options) {
+  if (options.symbolic_rows) {
+    ExpandOptions other = options;
+    other.symbolic_rows = false;
+    std::vector<RowCap> caps;
+    std::optional<TensorGraph> capped = CapSymbolicRows(g, options, &caps);
+    if (!capped) return ExpandToTiles(g, other);
+    std::optional<TensorGraph> wide =
+        options.widen_rows ? WidenRows(*capped, options) : std::nullopt;
+    absl::StatusOr<TileGraph> rows = ExpandTiles(wide ? *wide : *capped, options);
+    if (!rows.ok()) return rows.status();
+    absl::StatusOr<TileGraph> rest = ExpandToTiles(g, other);
+    if (!rest.ok()) return rest.status();
+    // Only worth a branch when a row group formed over a capped row.
+    bool formed = false;
+    for (const TileGroup& grp : rows->groups) {
+      for (const TileInstr& in : grp.body) {
+        formed = formed || (!grp.ub_rows.empty() && in.reduce_dim >= 0 && in.dst >= 0 &&
+                            in.dst < static_cast<int>(grp.ub_rows.size()) &&
+                            grp.ub_rows[in.dst] && grp.tile.back() < grp.space.back());
+      }
+    }
+    if (!formed) return rest;
+    return MergeBranches(*std::move(rows), *std::move(rest), std::move(caps));
+  }
   if (options.fuse && options.widen_rows) {
     if (std::optional<TensorGraph> wide = WidenRows(g, options)) {
       return ExpandTiles(*wide, options);

@@ -39,12 +39,31 @@ struct ExpandOptions {
   // order of a row's sum changes (one pass over the row instead of per-tile
   // partials combined). false: the user's tiles as given (tests).
   bool widen_rows = true;
+  // Rows over a symbolic last dim (issue 4; with fuse and `symbolic`): a
+  // sum/amax/amin/prod over a symbolic last dim is lowered twice: as a row
+  // group whose tile along the row is the cap SymbolicRowCap(tile) (the
+  // ops with its space and tile widened to it, as row widening does; a
+  // row of n <= cap values is one tile, and its generic function runs the
+  // row code with n from its args), and in the accumulating form for any
+  // n. The Tile Graph holds both: TileGroup::branch says which, and
+  // TileGraph::row_caps the condition (every such row within its cap)
+  // that picks the row groups at launch (lower_regions.h). Set by
+  // LowerRegions for graphs without loops.
+  bool symbolic_rows = false;
 };
 
 // The largest whole-row tile (elements) row widening makes: at 8 bytes per
 // stored element and up to 6 UB tiles of it live in one op's block, within
 // kMaxUbBytesPerBlock (512 KiB). FormGroups still checks each group's UB.
 inline constexpr int64_t kMaxWidenedTileElements = 10 * 1024;
+
+// The row length up to which a row group over a symbolic last dim with vec
+// tile `tile` holds a whole row in one tile (ExpandOptions::symbolic_rows):
+// the largest power of two with the tile's other dims within
+// kMaxWidenedTileElements (a power of two keeps the probe sizes' least
+// common multiple small, lower_symbolic.h), and at least the tile's own
+// last dim.
+int64_t SymbolicRowCap(const std::vector<int64_t>& tile);
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& graph,
                                         const ExpandOptions& options = {});

@@ -170,6 +170,29 @@ TEST(GoldenTest, SoftmaxFused) {
                {"tile", "block", "execute", "pto", "cpp"});
 }
 
+// Issue 4: softmax over a symbolic last dim, x [3,n] with tile [2,16]. Two
+// forms under one if on n at launch (the execute program): when n <= 4096
+// (SymbolicRowCap of [2,16]) one fused row group (tile [2,4096]; a row of
+// n < 4096 runs the generic function _n, the row code with c = n from its
+// args, one row at a time); otherwise the accumulating form (amax, exp and
+// sum as groups of their own). The Tile Graph lists both.
+TEST(GoldenTest, SoftmaxSymbolicRows) {
+  constexpr int64_t kMarker = 999983;
+  testing::GraphBuilder b("softmax_symbolic_rows");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, kMarker});
+  uint32_t m = b.Op("amax", {x}, {2, 16});
+  uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 16})}, {2, 16});
+  uint32_t s = b.Op("sum", {e}, {2, 16});
+  b.Output("out", b.Op("div", {e, s}, {2, 16}));
+  pto::v1::Graph g = b.Build();
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
+      if (d.kind_case() == pto::v1::Dim::kSize && d.size() == kMarker) d.set_symbol("n");
+    }
+  }
+  CheckGoldens(g, "softmax_symbolic_rows", {"tile", "execute", "cpp"});
+}
+
 // Layout ops: out[:, 8:12] = x[:, 2:6] * 2 (a view is a TLOAD at an
 // offset, fused with the mul and the assemble's TSTORE at an offset into the
 // inout buffer) and y = x.T + b (a strided TLOAD fused with the add); the

@@ -531,6 +531,10 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
   ExpandOptions options;
   options.fuse = fuse;
   options.fusion_class = flat.fusion_class();
+  // Rows over a symbolic last dim as row groups when they fit (an if on
+  // the row lengths at launch, below); graphs with loops keep the
+  // accumulating form.
+  options.symbolic_rows = flat.loops().empty();
   // Dims whose extents depend on loop indices: a reduction over one takes
   // the accumulating form (its tiles along the dim fold into one slot, the
   // tail through the generic function), never partial + combine over
@@ -753,6 +757,30 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     pto::v1::ExtentFunction* entry = t->add_functions();
     for (int d = 0; d < rank; ++d) entry->add_extent(0);
     entry->set_function(static_cast<uint32_t>(f));
+  }
+
+  // Rows over symbolic last dims lowered both ways (no loops): the row
+  // groups when every row is within its cap, else the accumulating form.
+  if (!tile->row_caps.empty()) {
+    std::map<std::string, std::pair<SymExpr, int64_t>> caps;  // per row length
+    for (const RowCap& c : tile->row_caps) {
+      const SymExpr& n = flat.flat().values[c.value].sym_shape.back();
+      auto [it, added] = caps.emplace(n.ToString(), std::make_pair(n, c.cap));
+      if (!added) it->second.second = std::min(it->second.second, c.cap);
+    }
+    std::optional<CondExpr> fits;
+    for (const auto& [text, cap] : caps) {
+      const CondExpr one = CondExpr::Compare(CondExpr::kLe, cap.first, SymExpr(cap.second));
+      fits = fits ? CondExpr::Logic(CondExpr::kAnd, *fits, one) : one;
+    }
+    pto::v1::IfNode* node = execute->mutable_program()->Add()->mutable_if_node();
+    *node->mutable_cond() = fits->ToProto();
+    for (size_t g = 0; g < tile->groups.size(); ++g) {
+      (tile->groups[g].branch == 1 ? node->mutable_then_body() : node->mutable_else_body())
+          ->Add()
+          ->set_template_index(static_cast<uint32_t>(g));
+    }
+    return absl::OkStatus();
   }
 
   // The program: templates in order, inside the loops they came from.

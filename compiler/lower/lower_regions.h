@@ -49,6 +49,12 @@
 // accumulating form of reductions over symbolic dims (such dims are marked
 // in ExpandOptions::symbolic; lower_symbolic.h).
 //
+// Rows over a symbolic last dim (graphs without loops): the Tile Graph
+// holds two forms (expand_to_tiles.h ExpandOptions::symbolic_rows), and the
+// program is one IfNode: `n <= cap` for each such row length n runs the
+// fused row groups, else the accumulating form. In loop bodies a reduction
+// over a symbolic or loop-dependent last dim keeps the accumulating form.
+//
 // Limits of this step (UNIMPLEMENTED naming the op or value): a matmul
 // operand that reshapes a tensor with a dynamic inner dim; a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view

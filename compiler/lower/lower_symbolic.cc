@@ -85,6 +85,12 @@ std::string StructureDifference(const TileGraph& a, const TileGraph& b) {
       a.groups.size() != b.groups.size()) {
     return "the number of buffers or groups";
   }
+  if (a.row_caps.size() != b.row_caps.size()) return "the rows over symbolic dims";
+  for (size_t i = 0; i < a.row_caps.size(); ++i) {
+    if (a.row_caps[i].value != b.row_caps[i].value || a.row_caps[i].cap != b.row_caps[i].cap) {
+      return "the rows over symbolic dims";
+    }
+  }
   for (size_t i = 0; i < a.buffers.size(); ++i) {
     const GmBuffer &x = a.buffers[i], &y = b.buffers[i];
     if (x.param != y.param || x.role != y.role || x.dtype != y.dtype ||
@@ -104,6 +110,7 @@ std::string StructureDifference(const TileGraph& a, const TileGraph& b) {
                 x.space.size() == y.space.size() &&
                 x.num_ub_tiles == y.num_ub_tiles && x.ub_types == y.ub_types &&
                 x.ub_rows == y.ub_rows && x.serial_dim == y.serial_dim &&
+                x.branch == y.branch &&
                 x.body.size() == y.body.size();
     for (size_t k = 0; same && k < x.body.size(); ++k) {
       same = SameInstr(x.body[k], y.body[k]);
@@ -151,7 +158,12 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   if (!symbols.ok()) return symbols.status();
 
   // Probes: 1 more than a multiple of every tile size, above every static
-  // dim, distinct per symbol and between the two lowerings.
+  // dim, distinct per symbol and between the two lowerings. With
+  // symbolic_rows, the caps of rows over symbolic dims count as tile sizes
+  // (a probe's row is then longer than its cap: expand_to_tiles.h); when
+  // they would make the multiple too large, those rows take the
+  // accumulating form only.
+  ExpandOptions row_options = options;
   int64_t lcm = 1, max_static = 1;
   std::set<int64_t> tiles;
   for (const TensorOp& op : graph.ops) {
@@ -173,6 +185,30 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       }
     }
   }
+  if (options.symbolic_rows) {
+    int64_t with_caps = lcm;
+    std::set<int64_t> caps;
+    for (const TensorOp& op : graph.ops) {
+      if (op.info->category != OpCategory::kReduce || op.vec_tile.empty() ||
+          op.inputs.empty()) {
+        continue;
+      }
+      const std::vector<int64_t>& shape = graph.values[op.inputs[0]].shape;
+      std::vector<int64_t> tile = op.vec_tile;
+      for (size_t d = 0; d < tile.size() && d < shape.size(); ++d) {
+        if (shape[d] > 0) tile[d] = std::min(tile[d], shape[d]);
+      }
+      const int64_t cap = SymbolicRowCap(tile);
+      with_caps = Lcm(with_caps, cap);
+      caps.insert(cap);
+    }
+    if (with_caps > (int64_t{1} << 16)) {
+      row_options.symbolic_rows = false;
+    } else {
+      lcm = with_caps;
+      tiles.insert(caps.begin(), caps.end());
+    }
+  }
   for (const TensorValue& v : graph.values) {
     for (int64_t d : v.shape) max_static = std::max(max_static, d);
   }
@@ -186,7 +222,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
   // Both probes lower reductions over symbolic dims the same way.
   // (Dims the caller marks, loop-dependent extents, count too.)
-  ExpandOptions probe_options = options;
+  ExpandOptions probe_options = row_options;
   probe_options.symbolic.assign(graph.values.size(), {});
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const SymShape& shape = graph.values[v].sym_shape;

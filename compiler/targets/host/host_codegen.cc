@@ -271,6 +271,9 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
 // no buffer is both loaded and stored (a chunk's store could otherwise feed
 // a later chunk's load).
 constexpr int64_t kChunkElements = 256;
+// pto_tile.h's kRowChunk: the chunk of a row with a run-time length
+// (EmitRuntimeRowFunction).
+constexpr int64_t kRowChunkElements = 64;
 
 int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
                       const std::function<bool(int)>& is_row, int64_t elems) {
@@ -892,6 +895,179 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   return out;
 }
 
+// Row code with a run-time length (issue 4: a fused row group over a
+// symbolic last dim, expand_to_tiles.h ExpandOptions::symbolic_rows). The
+// group's generic function (extents from its args) runs rows of C <= the
+// tile's row length (the cap), C its last extent. As the static per-row
+// form, it runs one row at a time: a full tile is an array of the cap
+// rounded up to whole chunks (pto_tile.h kRowChunk) holding one row, a row
+// tile one value. Loads copy the row's C values (zeros to the chunk's end),
+// elementwise instructions run over the row's whole chunks through their
+// static kRowChunk forms (consecutive ones in one loop over the chunks),
+// reductions over exactly C values (pto_tile's ReduceRowN, the static row
+// code's order), stores write C values. So a row gives the bits the static
+// row code gives at C, and a short row costs its length, not the cap.
+bool RuntimeRows(const PtoFunction& fn) {
+  if (!fn.runtime_extents || fn.core != pto::v1::CORE_TYPE_VECTOR || fn.tile.empty()) {
+    return false;
+  }
+  for (bool row : fn.ub_rows) {
+    if (row) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int index) {
+  const PtoFunction& fn = p.functions[index];
+  const int rank = static_cast<int>(fn.tile.size());
+  const int64_t chunks = (fn.tile.back() + kRowChunkElements - 1) / kRowChunkElements;
+  auto is_row = [&](int t) {
+    return t >= 0 && t < static_cast<int>(fn.ub_rows.size()) && fn.ub_rows[t];
+  };
+  auto storage = [&](int t) {
+    return t >= 0 && t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t]
+                                                                : pto::v1::DT_FP32;
+  };
+  auto unsupported = [&](const PtoInstr& in, const std::string& why) {
+    return absl::InternalError(absl::StrCat("function ", fn.name, ": ", PtoOpcodeName(in.op),
+                                            " in a row group over a symbolic row: ", why));
+  };
+  std::string out = absl::StrCat("// @f", index, "\nstatic void pto_f", index,
+                                 "(void* const* buffers, const int64_t* args) {\n");
+  // Extents of the padded dims 0..2 (the rows) and the row length c.
+  std::vector<std::string> extent(4, "1");
+  for (int d = 0; d < rank; ++d) {
+    extent[4 - rank + d] = absl::StrCat("args[", fn.num_args - rank + d, "]");
+  }
+  absl::StrAppend(&out, "  const int64_t c = ", extent[3], ";\n",
+                  "  const int64_t chunked = (c + pto_tile::kRowChunk - 1) / "
+                  "pto_tile::kRowChunk * pto_tile::kRowChunk;\n",
+                  "  for (int64_t i0 = 0; i0 < ", extent[0], "; ++i0)",
+                  " for (int64_t i1 = 0; i1 < ", extent[1], "; ++i1)",
+                  " for (int64_t i2 = 0; i2 < ", extent[2], "; ++i2) {\n");
+  for (int t = 0; t < fn.num_tiles; ++t) {
+    absl::StrAppend(&out, "    alignas(64) ", UbType(storage(t)), " t", t, "[",
+                    is_row(t) ? int64_t{1} : chunks * kRowChunkElements, "];\n");
+  }
+  // " + i0 * s0 + ..": this row's place in an access.
+  auto row_offset = [](const Access& a) {
+    std::string at;
+    for (int k = 0; k < 3; ++k) {
+      if (a.strides4_text[k] != "0") absl::StrAppend(&at, " + i", k, " * ", a.strides4_text[k]);
+    }
+    return at;
+  };
+  bool in_chunks = false;  // inside a loop over the row's chunks (k)
+  auto close_chunks = [&] {
+    if (in_chunks) absl::StrAppend(&out, "    }\n");
+    in_chunks = false;
+  };
+  for (const PtoInstr& in : fn.body) {
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
+      close_chunks();
+      if (in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size())) {
+        return absl::InternalError("PTO instruction names a missing buffer");
+      }
+      const bool load = in.op == PtoOpcode::kTLoad;
+      const int t = load ? in.dst : in.srcs[0];
+      if (in.reduce_dim >= 0 && !(in.reduce_dim == rank - 1 && is_row(t))) {
+        return unsupported(in, "an accumulator slot");
+      }
+      const PtoBuffer& buf = p.buffers[in.buffer];
+      const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index,
+                                  is_row(t) ? rank - 1 : in.reduce_dim, in.stride_dynamic);
+      const std::string type = GmType(buf.dtype);
+      const std::string at = absl::StrCat(a.offset, row_offset(a));
+      if (is_row(t)) {
+        absl::StrAppend(&out, "    ",
+                        load ? absl::StrCat("t", t, "[0] = pto_tile::Elem<", type,
+                                            ">::Load(static_cast<const ", type, "*>(buffers[",
+                                            in.buffer, "])[", at, "]);\n")
+                             : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
+                                            "])[", at, "] = pto_tile::Elem<", type,
+                                            ">::Store(t", t, "[0]);\n"));
+        continue;
+      }
+      const std::string s3 = a.bcast3 ? "0" : a.strides4_text[3];
+      if (load) {
+        absl::StrAppend(&out, "    pto_tile::TLoadRowN<", type, ">(t", t,
+                        ", static_cast<const ", type, "*>(buffers[", in.buffer, "]) + (", at,
+                        "), ", s3, ", c);\n");
+      } else {
+        if (s3 != "1") return unsupported(in, "a store whose row is not contiguous");
+        absl::StrAppend(&out, "    pto_tile::TStoreRowN<", type, ">(static_cast<", type,
+                        "*>(buffers[", in.buffer, "]) + (", at, "), t", t, ", c);\n");
+      }
+      continue;
+    }
+    if (static_cast<int>(in.srcs.size()) != PtoNumTileSources(in.op) ||
+        static_cast<int>(in.scalars.size()) != PtoNumScalars(in.op)) {
+      return absl::InternalError(absl::StrCat(
+          PtoOpcodeName(in.op), ": wrong number of sources or scalars"));
+    }
+    const bool narrow = in.dtype == pto::v1::DT_FP16 || in.dtype == pto::v1::DT_BF16;
+    if (in.reduce_dim >= 0) {
+      const bool reduction = in.op == PtoOpcode::kTRedSum || in.op == PtoOpcode::kTRedMax ||
+                             in.op == PtoOpcode::kTRedMin || in.op == PtoOpcode::kTRedProd;
+      if (!reduction || in.reduce_dim != rank - 1 || !is_row(in.dst) || is_row(in.srcs[0]) ||
+          storage(in.dst) != pto::v1::DT_FP32) {
+        return unsupported(in, "not a last-dim reduction of a row into a row tile");
+      }
+      close_chunks();
+      absl::StrAppend(&out, "    pto_tile::", PtoHostFunction(in.op), "RowN<",
+                      narrow ? GmType(in.dtype) : "float", ">(t", in.dst, ", t", in.srcs[0],
+                      ", c);\n");
+      continue;
+    }
+    if (in.op == PtoOpcode::kTArange) return unsupported(in, "it reads the tile's offset");
+    const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill;
+    const bool wrap = in.dtype == pto::v1::DT_INT32 && WrapsInt32(in.op);
+    const std::string round_to =
+        typed || narrow || wrap ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
+    const int scalar_tile = in.srcs.empty() ? in.dst : in.srcs[0];
+    std::vector<std::string> scalars;
+    for (double v : in.scalars) scalars.push_back(ScalarLiteral(v, storage(scalar_tile)));
+    const std::string tail = scalars.empty() ? "" : absl::StrCat(", ", absl::StrJoin(scalars, ", "));
+    if (is_row(in.dst)) {  // one value per row
+      for (int src : in.srcs) {
+        if (!is_row(src)) return unsupported(in, "a row value computed from a full tile");
+      }
+      close_chunks();
+      std::vector<std::string> args = {absl::StrCat("t", in.dst)};
+      for (int src : in.srcs) args.push_back(absl::StrCat("t", src));
+      absl::StrAppend(&out, "    pto_tile::", PtoHostFunction(in.op), "<1", round_to, ">(",
+                      absl::StrJoin(args, ", "), tail, ");\n");
+      continue;
+    }
+    if (!in_chunks) {
+      absl::StrAppend(&out, "    for (int64_t k = 0; k < chunked; k += pto_tile::kRowChunk) {\n");
+      in_chunks = true;
+    }
+    std::vector<std::string> args = {absl::StrCat("t", in.dst, " + k")};
+    bool rows_form = false;
+    std::vector<const char*> layout;
+    for (int src : in.srcs) {
+      args.push_back(is_row(src) ? absl::StrCat("t", src) : absl::StrCat("t", src, " + k"));
+      layout.push_back(is_row(src) ? "pto_tile::kRow" : "pto_tile::kFull");
+      rows_form = rows_form || is_row(src);
+    }
+    if (rows_form) {
+      if (in.srcs.size() != 2 || !PtoHasRowsForm(in.op)) {
+        return unsupported(in, "no form that reads a row tile");
+      }
+      absl::StrAppend(&out, "      pto_tile::", PtoHostFunction(in.op), "Rows<1, pto_tile::kRowChunk, ",
+                      layout[0], ", ", layout[1], round_to, ">(", absl::StrJoin(args, ", "),
+                      tail, ");\n");
+      continue;
+    }
+    absl::StrAppend(&out, "      pto_tile::", PtoHostFunction(in.op), "<pto_tile::kRowChunk",
+                    round_to, ">(", absl::StrJoin(args, ", "), tail, ");\n");
+  }
+  close_chunks();
+  absl::StrAppend(&out, "  }\n}\n\n");
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> GenerateHostCpp(const PtoProgram& p) {
@@ -920,7 +1096,8 @@ absl::StatusOr<std::string> GenerateHostCpp(const PtoProgram& p) {
   }
   absl::StrAppend(&out, "\nnamespace {\n\n");
   for (int f = 0; f < static_cast<int>(p.functions.size()); ++f) {
-    absl::StatusOr<std::string> fn = EmitFunction(p, f);
+    absl::StatusOr<std::string> fn =
+        RuntimeRows(p.functions[f]) ? EmitRuntimeRowFunction(p, f) : EmitFunction(p, f);
     if (!fn.ok()) return fn.status();
     absl::StrAppend(&out, *fn);
   }

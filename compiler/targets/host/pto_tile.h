@@ -1534,6 +1534,114 @@ inline void TStoreN(T* __restrict dst, const typename Elem<T>::S* __restrict src
   }
 }
 
+// Rows with a run-time length C (issue 4: a fused row group over a
+// symbolic last dim, whose block function takes C from its args and runs one
+// row at a time in arrays sized at the group's bound). A row is loaded and
+// stored with C values and padded with zeros to whole chunks of kRowChunk;
+// elementwise instructions run over those whole chunks (host codegen calls
+// their static kRowChunk-element forms, whose results per element do not
+// depend on where the element sits), and reductions take exactly C values
+// in the order of the static row code at C (ReduceRow's lanes from 32
+// values, else one after another), so a row gives the bits the static
+// kernel gives at the same length.
+constexpr int64_t kRowChunk = 64;
+
+template <typename T>
+inline void TLoadRowN(typename Elem<T>::S* __restrict dst, const T* __restrict src,
+                      int64_t s3, int64_t c) {
+  if constexpr (IsHalf<T>::kValue) {
+    if (s3 == 1) {
+      HalvesToFloats(dst, reinterpret_cast<const uint16_t*>(src), c);
+    } else {
+      for (int64_t j = 0; j < c; ++j) dst[j] = Elem<T>::Load(src[j * s3]);
+    }
+  } else {
+    for (int64_t j = 0; j < c; ++j) dst[j] = Elem<T>::Load(src[j * s3]);
+  }
+  const int64_t end = (c + kRowChunk - 1) / kRowChunk * kRowChunk;
+  for (int64_t j = c; j < end; ++j) dst[j] = 0;
+}
+
+template <typename T>
+inline void TStoreRowN(T* __restrict dst, const typename Elem<T>::S* __restrict src,
+                       int64_t c) {
+  if constexpr (IsHalf<T>::kValue) {
+    FloatsToHalves(reinterpret_cast<uint16_t*>(dst), src, c);
+  } else {
+    for (int64_t j = 0; j < c; ++j) dst[j] = Elem<T>::Store(src[j]);
+  }
+}
+
+// ReduceRowExact and ReduceRow with a run-time length L (any L >= 0: below
+// 2 * kReduceLanes, one value after another as TReduce does).
+template <typename Op, typename S>
+inline S ReduceRowExactN(const S* __restrict p, int64_t L) {
+  S lane[kReduceLanes];
+  for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Init();
+  const int64_t full = L / kReduceLanes * kReduceLanes;
+  for (int64_t k = 0; k < full; k += kReduceLanes) {
+    for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Apply(lane[j], p[k + j]);
+  }
+  for (int64_t k = full; k < L; ++k) {
+    lane[k - full] = Op::Apply(lane[k - full], p[k]);
+  }
+  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+  }
+  return lane[0];
+}
+
+template <typename Op, typename S>
+inline S ReduceRowN(const S* __restrict p, int64_t L) {
+  if (L < 2 * kReduceLanes) {
+    S acc = Op::Init();
+    for (int64_t k = 0; k < L; ++k) acc = Op::Apply(acc, p[k]);
+    return acc;
+  }
+#if defined(__AVX__)
+  if constexpr (PickOp<Op>::kValue != 0) {
+    const int64_t full = L / kReduceLanes * kReduceLanes;
+    RedF8 lo = RedF8{} + Op::Init(), hi = lo;  // lanes 0..7, 8..15
+    RedI8 unordered = {};
+    for (int64_t k = 0; k < full; k += kReduceLanes) {
+      RedF8 a, b;
+      __builtin_memcpy(&a, p + k, sizeof a);
+      __builtin_memcpy(&b, p + k + 8, sizeof b);
+      lo = Pick8<PickOp<Op>::kValue>(lo, a);
+      hi = Pick8<PickOp<Op>::kValue>(hi, b);
+      unordered |= reinterpret_cast<RedI8>(__builtin_ia32_cmpps256(a, b, 3));  // _CMP_UNORD_Q
+    }
+    bool nan = __builtin_ia32_movmskps256(reinterpret_cast<RedF8>(unordered)) != 0;
+    for (int64_t k = full; k < L; ++k) nan = nan || p[k] != p[k];
+    if (nan) return ReduceRowExactN<Op>(p, L);
+    S lane[kReduceLanes];
+    __builtin_memcpy(lane, &lo, sizeof lo);
+    __builtin_memcpy(lane + 8, &hi, sizeof hi);
+    for (int64_t k = full; k < L; ++k) {
+      lane[k - full] = Op::Apply(lane[k - full], p[k]);
+    }
+    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+    }
+    return lane[0];
+  }
+#endif
+  return ReduceRowExactN<Op>(p, L);
+}
+
+// d[0] = the reduction of the row's C values, as the destination holds it.
+#define PTO_TILE_REDUCE_ROW_N(NAME, OP)                                    \
+  template <typename D = float>                                            \
+  inline void NAME##RowN(float* __restrict d, const float* __restrict a,   \
+                         int64_t c) {                                      \
+    d[0] = Reduced<D>(ReduceRowN<OP<float>>(a, c));                        \
+  }
+PTO_TILE_REDUCE_ROW_N(TRedSum, SumOp)
+PTO_TILE_REDUCE_ROW_N(TRedProd, ProdOp)
+PTO_TILE_REDUCE_ROW_N(TRedMax, MaxOp)
+PTO_TILE_REDUCE_ROW_N(TRedMin, MinOp)
+#undef PTO_TILE_REDUCE_ROW_N
+
 }  // namespace pto_tile
 
 #endif  // PTO_TILE_H_

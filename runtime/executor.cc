@@ -169,11 +169,23 @@ int64_t TaskPlan::memory_bytes() const {
 
 // ---------------------------------------------------------------- queues
 
+void Executor::ReadyQueue::WakeFor(int64_t pushed) {
+  // Each spinner takes at most one of the queued items (not only of these:
+  // one counted here may have stopped spinning for an earlier item it has
+  // not popped yet). Read under mu_: a spinner decrements spinning_ before
+  // it takes mu_ to look at the queue and maybe sleep, so one counted here
+  // has not looked yet. Earlier pushes woke sleepers for their own items.
+  const int64_t uncovered = static_cast<int64_t>(items_.size()) -
+                            spinning_.load(std::memory_order_acquire);
+  const int64_t wake = std::min<int64_t>({uncovered, pushed, waiting_});
+  for (int64_t i = 0; i < wake; ++i) cv_.Signal();
+}
+
 void Executor::ReadyQueue::Push(Item item) {
   absl::MutexLock lock(&mu_);
   items_.push_back(item);
   size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
-  if (waiting_ > 0) cv_.Signal();
+  WakeFor(1);
 }
 
 void Executor::ReadyQueue::PushMany(absl::Span<const Item> items) {
@@ -181,26 +193,25 @@ void Executor::ReadyQueue::PushMany(absl::Span<const Item> items) {
   absl::MutexLock lock(&mu_);
   items_.insert(items_.end(), items.begin(), items.end());
   size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
-  if (waiting_ > 0) {
-    if (items.size() == 1) {
-      cv_.Signal();
-    } else {
-      cv_.SignalAll();
-    }
+  WakeFor(static_cast<int64_t>(items.size()));
+}
+
+void Executor::ReadyQueue::Spin(int64_t spin_ns) {
+  // Spin-then-park: an item pushed meanwhile is taken without the pusher
+  // waking this thread. Stop() is seen at most spin_ns later, on the locked
+  // path.
+  if (spin_ns <= 0 || size_.load(std::memory_order_acquire) != 0) return;
+  spinning_.fetch_add(1, std::memory_order_acq_rel);
+  const int64_t deadline = NowNs() + spin_ns;
+  for (int i = 1; size_.load(std::memory_order_acquire) == 0; ++i) {
+    CpuRelax();
+    if (i % 64 == 0 && NowNs() > deadline) break;
   }
+  spinning_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool Executor::ReadyQueue::Pop(Item* item, int64_t spin_ns) {
-  if (spin_ns > 0 && size_.load(std::memory_order_acquire) == 0) {
-    // Spin-then-park: an item pushed meanwhile is taken without the pusher
-    // waking this thread (it signals only threads that sleep). Stop() is
-    // seen at most spin_ns later, on the locked path.
-    const int64_t deadline = NowNs() + spin_ns;
-    for (int i = 1; size_.load(std::memory_order_acquire) == 0; ++i) {
-      CpuRelax();
-      if (i % 64 == 0 && NowNs() > deadline) break;
-    }
-  }
+  Spin(spin_ns);
   absl::MutexLock lock(&mu_);
   while (items_.empty() && !stopped_) {
     ++waiting_;

@@ -210,6 +210,13 @@ class Executor {
     void Stop();
 
    private:
+    // Wakes sleepers for `pushed` new items, as many as the spinning threads
+    // (which find items without a wake-up) do not cover.
+    void WakeFor(int64_t pushed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+    // Spins (counted in spinning_) until an item may be available or
+    // spin_ns has passed.
+    void Spin(int64_t spin_ns);
+
     absl::Mutex mu_;
     absl::CondVar cv_;
     std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
@@ -217,6 +224,11 @@ class Executor {
     bool stopped_ ABSL_GUARDED_BY(mu_) = false;
     // items_.size(), written under mu_, read without it by spinning threads.
     std::atomic<int64_t> size_{0};
+    // Threads spinning in Pop: each looks at the queue (under mu_) before it
+    // sleeps, so a push that they cover wakes nobody. Waking a sleeper that
+    // then finds nothing costs the pusher a futex call and, on a machine
+    // whose cores are all busy, puts the sleeper on a core that runs tasks.
+    std::atomic<int> spinning_{0};
   };
 
   // A worker thread (pthread, for its stack size).

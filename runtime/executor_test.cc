@@ -239,6 +239,42 @@ TEST(ExecutorTest, SpinSettingsAllComplete) {
   }
 }
 
+// A push wakes as many sleepers as the spinning workers do not cover:
+// three successors released together must run at the same time (each waits,
+// up to 30 s, for the other two to start), whatever mix of spinning and
+// sleeping workers finds them (spin 0, short and long; pauses between runs
+// shorter and longer than the spin). Only liveness is asserted: a missed
+// wake-up leaves one task waiting out the deadline (10 s) and fails.
+std::atomic<int> meet_started{0};
+std::atomic<int> meet_all{0};
+void ThreeMeet(void* const*, const int64_t* args) {
+  if (args[0] == 0) return;  // the root
+  meet_started.fetch_add(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (meet_started.load() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  if (meet_started.load() >= 3) meet_all.fetch_add(1);
+}
+
+TEST(ExecutorTest, ReleasedTasksWakeEnoughSleepers) {
+  for (int spin : {0, 200, 20000}) {
+    Executor ex(Executor::Options{3, 1, spin});
+    GraphBuilder b;
+    b.Add({});
+    for (int i = 0; i < 3; ++i) b.Add({0});
+    auto plan = b.Plan(ThreeMeet);
+    for (int pause_us : {0, 0, 1000, 0, 50000, 0, 300, 0}) {
+      meet_started = 0;
+      meet_all = 0;
+      void* buffers[] = {nullptr};
+      ASSERT_TRUE(ex.Run(*plan, buffers).ok());
+      ASSERT_EQ(meet_all.load(), 3) << "spin " << spin << " us, pause " << pause_us << " us";
+      std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+    }
+  }
+}
+
 // RunOptions::profile: the task count and phases of a run (no timing
 // assertions: only that the phases are filled in and add up).
 TEST(ExecutorTest, ProfileCountsTasksAndPhases) {

@@ -19,7 +19,15 @@ Then the call broken down (medians of run_profiled over the same number of
 calls; runtime/executor.h LaunchProfile): the Python wrapper (jit - run), the
 binding and argument conversion (run - the runtime's total), argument checks,
 workspace, executor setup, the caller running tasks, and the wait for the
-workers; and CPU time per call (process_time: every thread of this process).
+workers; from traced calls (run_profiled(trace=True)), the share of calls
+whose tasks ran on more than one thread and the median tail (the last
+thread's end after the first thread's); and CPU time per call (process_time:
+every thread of this process).
+
+On this shared VM, `chrt -f 10 tools/pypto-python bench/dispatch.py ...`
+(root; SCHED_FIFO for the few seconds of a run, which stalls everyone else's
+processes meanwhile) stands in for a quiet machine: at load 10 its triad
+ceilings matched the quiet runs' (43-47 GB/s at 6 MiB).
 
 First call at a new size (--no-first-call skips it): issue 4's loop softmax
 and the whole-batch softmax over a DYNAMIC batch of (32, 1, 256) rows, each
@@ -56,6 +64,16 @@ def cases():
     ta, tb, to = map(torch.from_numpy, (a, b, np.empty_like(a)))
     out.append(("fused (a+b)*2 1024x1024", kernels.k_add_mul((2, 1024)), (a, b, o),
                 lambda: torch.mul(ta + tb, 2, out=to)))
+    # Issue 3's small calls short of 50% of bandwidth: FP16 add, erfc 1M.
+    h, h2 = (kernels.rand((1024, 1024), np.float16, seed=s) for s in (1, 2))
+    ho = np.empty_like(h)
+    th, th2, tho = map(torch.from_numpy, (h, h2, np.empty_like(h)))
+    out.append(("add 1024x1024 fp16", kernels.k_add16((2, 1024)), (h, h2, ho),
+                lambda: torch.add(th, th2, out=tho)))
+    e = kernels.rand((1 << 20,), seed=3)
+    eo = np.empty_like(e)
+    te, teo = torch.from_numpy(e), torch.from_numpy(np.empty_like(e))
+    out.append(("erfc 1M", kernels.k_erfc((8192,)), (e, eo), lambda: torch.erfc(te, out=teo)))
     for shape, tile in (((32, 32, 1, 256), (4, 8, 1, 256)), ((4096, 1024), (4, 1024))):
         x = kernels.rand(shape, seed=5)
         xo = np.empty_like(x)
@@ -104,14 +122,23 @@ def profiled(native, run_args, reps):
     prof = [native.run_profiled(run_args) for _ in range(reps)]
     med = {k: statistics.median(p[k] for p in prof) for k in PHASES + ("total",)}
     med["tasks"] = prof[0]["tasks"]
+    try:
+        traced = [native.run_profiled(run_args, trace=True)["threads"] for _ in range(reps)]
+    except TypeError:  # an extension from before trace=True
+        return med
+    # How the tasks were split: in how many calls more than one thread ran
+    # tasks, and how long the last thread ran on after the first finished.
+    med["split"] = sum(len(t) > 1 for t in traced) / reps
+    med["tail"] = statistics.median(
+        max(v[2] for v in t.values()) - min(v[2] for v in t.values()) for t in traced)
     return med
 
 
 def dispatch_rows(opts):
     rows = ["| kernel | tasks | jit | run | torch op by op | torch/jit | "
             "wrapper | binding | check | workspace | setup | caller | wait | "
-            "CPU/call jit | CPU/call torch |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "calls on 2+ threads | tail | CPU/call jit | CPU/call torch |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, kernel, arrays, torch_fn in cases():
         if opts.only and opts.only not in name:
             continue
@@ -134,6 +161,8 @@ def dispatch_rows(opts):
                  us(jit[0] - raw[0]),
                  us(max(0.0, raw[0] - med["total"])) if med else ""]
         cells += [us(med[k]) if med else "" for k in PHASES]
+        cells += [f"{100 * med['split']:.0f}%" if "split" in med else "",
+                  us(med["tail"]) if "tail" in med else ""]
         cells += [us(cpu_jit), us(cpu_torch)]
         rows.append("| " + " | ".join(cells) + " |")
     return rows

@@ -14,6 +14,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -141,11 +143,16 @@ class PyKernel {
 
   // As run(), and says where the call's time went (runtime LaunchProfile,
   // in seconds): for bench/dispatch.py.
+  // With trace, also "threads": {worker name: (tasks, first start, last end,
+  // busy)} in seconds from the executor's start of the run: how the tasks
+  // were split, when each thread started and how long the last one ran on.
   py::dict RunProfiled(const std::vector<py::array>& arrays,
-                       const std::vector<int>& dtypes) const {
+                       const std::vector<int>& dtypes, bool trace) const {
     pto::runtime::LaunchProfile profile;
     pto::runtime::RunOptions options;
     options.profile = &profile;
+    std::vector<pto::runtime::TaskEvent> events;
+    if (trace) options.trace = &events;
     RunWith(arrays, dtypes, options);
     py::dict out;
     out["check"] = profile.check_ns * 1e-9;
@@ -158,6 +165,26 @@ class PyKernel {
     out["total"] = profile.total_ns * 1e-9;
     out["tasks"] = profile.tasks;
     out["plan_cached"] = profile.plan_cached;
+    if (trace) {
+      struct Span {
+        int64_t tasks = 0, first = INT64_MAX, last = 0, busy = 0;
+      };
+      std::map<int, Span> spans;
+      for (const pto::runtime::TaskEvent& e : events) {
+        Span& s = spans[e.worker];
+        ++s.tasks;
+        s.first = std::min(s.first, e.start_ns);
+        s.last = std::max(s.last, e.end_ns);
+        s.busy += e.end_ns - e.start_ns;
+      }
+      py::dict threads;
+      const auto& executor = pto::runtime::Executor::Default();
+      for (const auto& [worker, s] : spans) {
+        threads[py::str(executor.WorkerName(worker))] = py::make_tuple(
+            s.tasks, s.first * 1e-9, s.last * 1e-9, s.busy * 1e-9);
+      }
+      out["threads"] = threads;
+    }
     return out;
   }
 
@@ -245,10 +272,11 @@ PYBIND11_MODULE(_native, m) {
            "Runs on C-contiguous arrays, one per parameter; dtypes[i] = "
            "DT_BF16 reads a 2-byte array as bfloat16.")
       .def("run_profiled", &PyKernel::RunProfiled, py::arg("arrays"),
-           py::arg("dtypes") = std::vector<int>{},
+           py::arg("dtypes") = std::vector<int>{}, py::arg("trace") = false,
            "As run(); returns where the call's time went: {phase: seconds} "
            "(check, expand, plan, workspace, setup, caller, wait, total), "
-           "tasks and plan_cached.")
+           "tasks and plan_cached; trace=True adds per-thread task counts "
+           "and spans (threads: {name: (tasks, first start, last end, busy)}).")
       .def_property_readonly("key", &PyKernel::key)
       .def_property_readonly("target", &PyKernel::target)
       .def_property_readonly("params", &PyKernel::params);

@@ -210,6 +210,30 @@ def test_kernel_params_and_target(native):
     assert names == ["a", "out"]
 
 
+def test_run_profiled_splits_tasks_over_threads(native):
+    """bench/dispatch.py's breakdown: run_profiled's phases, and with
+    trace=True each thread's task count and span (no timing asserted)."""
+    @pypto.jit
+    def tiled(a: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(16, 16)
+        out[:] = a * 2 + 1
+
+    a = np.arange(64 * 64, dtype=np.float32).reshape(64, 64)
+    out = np.zeros_like(a)
+    tiled(a, out)  # tiles of 16x16: 16 tasks
+    kernel = tiled._cache[next(iter(tiled._cache))].compiled.kernel
+    plain = kernel.run_profiled([a, out])
+    assert "threads" not in plain and plain["tasks"] == 16
+    out[:] = 0
+    p = kernel.run_profiled([a, out], trace=True)
+    np.testing.assert_array_equal(out, a * 2 + 1)
+    threads = p["threads"]
+    assert sum(n for n, _, _, _ in threads.values()) == p["tasks"] == 16
+    for name, (n, first, last, busy) in threads.items():
+        assert name == "caller" or name.startswith(("vector/", "cube/")), name
+        assert n > 0 and 0 <= first <= last and 0 <= busy <= last - first + 1e-6
+
+
 def test_concurrent_first_calls_compile_once(native):
     import threading
 

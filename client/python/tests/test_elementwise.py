@@ -292,6 +292,29 @@ def test_softmax_special_rows(native, cols, tile):
     assert np.array_equal(np.isnan(got16), np.isnan(want16))
 
 
+def test_softmax_fp32_normalises_by_one_reciprocal_per_row():
+    # FP32 softmax multiplies by 1 / sum (one reciprocal per row) instead of
+    # dividing each value; FP16 keeps the division (rounding 1/s to FP16
+    # would add its error); an explicit division stays a division.
+    def traced(dtype, fn):
+        T = pypto.Tensor([], pypto.DT_FP32 if dtype == np.float32 else pypto.DT_FP16)
+
+        @pypto.jit
+        def k(a: T, out: T):
+            pypto.set_vec_tile_shapes(4, 32)
+            out[:] = fn(a)
+
+        x = np.zeros((4, 32), dtype)
+        return [op.kind for op in k.trace(x, x.copy()).ops]
+
+    kinds = traced(np.float32, lambda v: pypto.softmax(v, -1))
+    assert "reciprocal" in kinds and "div" not in kinds, kinds
+    kinds = traced(np.float16, lambda v: pypto.softmax(v, -1))
+    assert "div" in kinds and "reciprocal" not in kinds, kinds
+    kinds = traced(np.float32, lambda v: v / v.sum(-1, keepdim=True))
+    assert "div" in kinds and "reciprocal" not in kinds, kinds
+
+
 def test_reduction_bad_dim():
     F32 = pypto.Tensor([], pypto.DT_FP32)
 

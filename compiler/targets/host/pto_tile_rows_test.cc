@@ -68,6 +68,20 @@ std::vector<std::vector<float>> Rows(uint32_t seed) {
   rows.push_back(zeros);
   for (float& x : zeros) x = -x;
   rows.push_back(zeros);
+  // A zero maximum (minimum) whose first occurrence in lane 3 (k % 16 == 3)
+  // is in the second group of 16 and a zero of the other sign later in the
+  // first group of 64's pair: which zero a max keeps depends on the order,
+  // so ReduceRow's four pairs of accumulators must give way to the exact
+  // loop (without that, max gives +0 and min -0 here).
+  if constexpr (L >= 128) {
+    std::vector<float> neg(L, -1.0f), pos(L, 1.0f);
+    neg[16 + 3] = -0.0f;
+    neg[64 + 3] = 0.0f;
+    pos[16 + 3] = 0.0f;
+    pos[64 + 3] = -0.0f;
+    rows.push_back(neg);
+    rows.push_back(pos);
+  }
   return rows;
 }
 
@@ -115,7 +129,7 @@ TEST(PtoTileRowsTest, FastMaxOverRowsOfATile) {
   std::vector<float> tile;
   for (const std::vector<float>& r : rows) tile.insert(tile.end(), r.begin(), r.end());
   constexpr int64_t kRows = 20;
-  ASSERT_EQ(rows.size(), static_cast<size_t>(kRows));
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kRows));  // rows of 48: no zero-order rows
   float got[kRows];
   pto_tile::TRedMax<1, 1, kRows, 48, 3>(got, tile.data());
   for (int64_t r = 0; r < kRows; ++r) {

@@ -288,6 +288,11 @@ TEST(GoldenTest, RowGroupsRunPerRow) {
             std::string::npos) << rows;
   // x - m, exp and the sum of the exp: one pass per row (TSubExpSumRow).
   EXPECT_NE(rows.find("TSubExpSumRow<32>(t"), std::string::npos) << rows;
+  // It prefetches the next row of x and, for writing, this row of out
+  // (RowPrefetch); nothing else in the row prefetches.
+  EXPECT_NE(rows.find("(g0 + i1 * 192 + i2 * 32) + 32, static_cast<float*>(buffers[2]) + ("),
+            std::string::npos) << rows;
+  EXPECT_EQ(rows.find("__builtin_prefetch"), std::string::npos) << rows;
   EXPECT_EQ(rows.find("TSubRows<"), std::string::npos) << rows;
   EXPECT_EQ(rows.find("TExp<"), std::string::npos) << rows;
   EXPECT_NE(rows.find("alignas(64) float t2[1];"), std::string::npos) << rows;
@@ -343,6 +348,20 @@ TEST(GoldenTest, RowArithmeticRunsAreOneLoop) {
   EXPECT_EQ(cpp.find("TSubRows<"), std::string::npos) << cpp;
   EXPECT_EQ(cpp.find("TMulRows<"), std::string::npos) << cpp;
   EXPECT_EQ(cpp.find("TAdd<"), std::string::npos) << cpp;
+  // The first run (the row is in L1 after the mean's pass) prefetches the
+  // next row of x and, for writing, this row of out, a line per 16 values;
+  // the second run (the scale into out) prefetches nothing.
+  for (const char* want : {
+           "__builtin_prefetch(p0 + k0);",
+           "__builtin_prefetch(p1 + k0, 1);",
+           "const float* p0, float* p1) {",
+           "(g0 + i1 * 240 + i2 * 40) + 40, static_cast<float*>(buffers[3]) + (",
+       }) {
+    EXPECT_NE(cpp.find(want), std::string::npos) << want << "\n" << cpp;
+  }
+  const size_t second_run = cpp.find("TRsqrt<1>");
+  ASSERT_NE(second_run, std::string::npos) << cpp;
+  EXPECT_GT(cpp.find("__builtin_prefetch", second_run), cpp.find("// @f1")) << cpp;
   EXPECT_NE(cpp.find("TAddFn::Apply("), std::string::npos) << cpp;
 }
 

@@ -519,6 +519,42 @@ std::string RowOffset(const Access& a) {
   return out;
 }
 
+// What a per-row function prefetches during a row's first pass over data
+// already in L1 (softmax's fused exp pass, or the first run of row
+// arithmetic ending in a sum: layer norm's x - mean), one cache line per 16
+// values: the next row of each f32 input read in place (its first pass then
+// finds it in cache), and, for writing, this row of each f32 result written
+// straight into GM, so that the stores at the row's end find their lines
+// owned instead of each waiting for a read-for-ownership (one thread, layer
+// norm 4096x1024: 3.5 -> 2.2-2.9 ms best; softmax 4.7 -> 3.1).
+struct RowPrefetch {
+  std::vector<std::string> reads;   // const float* expressions
+  std::vector<std::string> writes;  // float* expressions
+};
+
+RowPrefetch RowPrefetches(const PtoProgram& p, const PtoFunction& fn, const DirectPlan& plan) {
+  RowPrefetch out;
+  for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
+    const PtoInstr& in = fn.body[i];
+    if (plan.load_in_place[i] && !plan.load_columns[i]) {
+      const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
+      for (int d = 2; d >= 0; --d) {  // the innermost dim that steps rows
+        if (a.extent4[d] > 1 && a.strides4[d] != 0) {
+          out.reads.push_back(absl::StrCat("(g", i, RowOffset(a), ") + ", a.strides4[d]));
+          break;
+        }
+      }
+    }
+    if (plan.writes_store[i] >= 0) {
+      const PtoInstr& st = fn.body[plan.writes_store[i]];
+      const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
+      out.writes.push_back(absl::StrCat("static_cast<float*>(buffers[", st.buffer, "]) + (",
+                                        a.offset, RowOffset(a), ")"));
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   const PtoFunction& fn = p.functions[index];
   if (fn.core == pto::v1::CORE_TYPE_CUBE) return EmitCubeFunction(p, index);
@@ -575,6 +611,9 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   bool row_tiles = false;
   for (int t = 0; t < fn.num_tiles; ++t) row_tiles = row_tiles || is_row(t);
   const bool one_row = per_row || (rows == 1 && chunk == 0 && row_tiles);
+  // Per row: prefetched once, in the row's first pass that can carry it.
+  RowPrefetch prefetch = per_row ? RowPrefetches(p, fn, plan) : RowPrefetch();
+  bool prefetch_pending = !prefetch.reads.empty() || !prefetch.writes.empty();
   for (int i = 0; (chunk > 0 || per_row) && i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.load_in_place[i]) {
@@ -695,7 +734,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       name[sum.dst] = absl::StrCat("t", sum.dst);
       columns[exp.dst] = false;
       // x read in place per row: prefetch the next row of the tile (after
-      // the last, the row after it: the next tile's, where tiles follow).
+      // the last, the row after it: the next tile's, where tiles follow),
+      // and (RowPrefetch) this row of the function's GM result.
       std::string next;
       for (int k = i - 1; per_row && k >= 0; --k) {
         const PtoInstr& ld = fn.body[k];
@@ -709,6 +749,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
           break;
         }
       }
+      if (prefetch_pending && !prefetch.writes.empty()) {
+        absl::StrAppend(&next, next.empty() ? ", nullptr" : "", ", ", prefetch.writes[0]);
+      }
+      prefetch_pending = false;
       absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols, ">(", name[exp.dst], ", ",
                       name[sum.dst], ", ", x, ", ", m, next, ");\n");
       i += 2;
@@ -785,9 +829,34 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         const int64_t grouped = cols / 16 * 16;
         const std::string last = absl::StrCat("v", end - 1);
         const PtoInstr& sum = fn.body[run.sum];
-        absl::StrAppend(&out, indent, "t", sum.dst, "[0] = ", lambda, indent,
+        // The row's prefetches (RowPrefetch), one line per group of 16, as
+        // parameters p0, p1, .. (not __restrict: never accessed).
+        std::string prefetches;
+        std::string lambda_pf = lambda, call_pf = call;
+        if (prefetch_pending) {
+          std::vector<std::string> pf_params, pf_args;
+          for (const std::string& r : prefetch.reads) {
+            const std::string v = absl::StrCat("p", pf_params.size());
+            pf_params.push_back(absl::StrCat("const float* ", v));
+            pf_args.push_back(r);
+            absl::StrAppend(&prefetches, indent, "   __builtin_prefetch(", v, " + k0);\n");
+          }
+          for (const std::string& w : prefetch.writes) {
+            const std::string v = absl::StrCat("p", pf_params.size());
+            pf_params.push_back(absl::StrCat("float* ", v));
+            pf_args.push_back(w);
+            absl::StrAppend(&prefetches, indent, "   __builtin_prefetch(", v, " + k0, 1);\n");
+          }
+          params.insert(params.end(), pf_params.begin(), pf_params.end());
+          std::vector<std::string> args = bases;
+          args.insert(args.end(), pf_args.begin(), pf_args.end());
+          lambda_pf = absl::StrCat("[](", absl::StrJoin(params, ", "), ") {\n");
+          call_pf = absl::StrCat(indent, "}(", absl::StrJoin(args, ", "), ");\n");
+          prefetch_pending = false;
+        }
+        absl::StrAppend(&out, indent, "t", sum.dst, "[0] = ", lambda_pf, indent,
                         "  float lane[16] = {};\n", indent, "  for (int64_t k0 = 0; k0 < ",
-                        grouped, "; k0 += 16) {\n", indent,
+                        grouped, "; k0 += 16) {\n", prefetches, indent,
                         "   for (int64_t j = 0; j < 16; ++j) {\n", indent,
                         "    const int64_t k = k0 + j;\n", body, indent,
                         "    lane[j] = lane[j] + ", last, ";\n", indent, "   }\n", indent,
@@ -800,7 +869,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         absl::StrAppend(&out, indent,
                         "  for (int w = 8; w >= 1; w /= 2) for (int j = 0; j < w; ++j) "
                         "lane[j] = lane[j] + lane[j + w];\n",
-                        indent, "  return lane[0];\n", call);
+                        indent, "  return lane[0];\n", call_pf);
         name[sum.dst] = absl::StrCat("t", sum.dst);
       }
       i = (run.sum >= 0 ? run.sum : end - 1);

@@ -108,7 +108,13 @@ class Unroller {
       if (a.value_case() == pto::v1::Attribute::kExpr) {
         absl::StatusOr<int64_t> v = Eval(a, where);
         if (!v.ok()) return v.status();
-        a.set_i(*v);
+        // A scalar operand over the index (x * i; clip's bounds, full's
+        // value) is a float attribute; the others are ints.
+        if (name == "scalar" || name == "min" || name == "max" || name == "value") {
+          a.set_f(static_cast<double>(*v));
+        } else {
+          a.set_i(*v);
+        }
       } else if (a.value_case() == pto::v1::Attribute::kExprs) {
         pto::v1::IntList ints;
         for (const pto::v1::DimExpr& e : a.exprs().values()) {

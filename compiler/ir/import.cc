@@ -6,7 +6,8 @@
 namespace pto::compiler {
 namespace {
 
-AttrValue ConvertAttr(const std::string& name, const pto::v1::Attribute& a) {
+AttrValue ConvertAttr(const OpInfo& info, const std::string& name,
+                      const pto::v1::Attribute& a) {
   switch (a.value_case()) {
     case pto::v1::Attribute::kI: return a.i();
     case pto::v1::Attribute::kF: return a.f();
@@ -27,7 +28,15 @@ AttrValue ConvertAttr(const std::string& name, const pto::v1::Attribute& a) {
         return c;
       }
       SymExpr e = *SymExprFromProto(a.expr());
-      if (std::optional<int64_t> c = e.AsConstant()) return *c;
+      if (std::optional<int64_t> c = e.AsConstant()) {
+        // A float attribute (a scalar operand) folds to the double.
+        for (const AttrSpec& spec : info.attrs) {
+          if (spec.name == name && spec.type == AttrType::kFloat) {
+            return static_cast<double>(*c);
+          }
+        }
+        return *c;
+      }
       return e;
     }
     case pto::v1::Attribute::kExprs: {
@@ -87,7 +96,7 @@ class Importer {
       t.regions.push_back(std::move(region));
     }
     for (uint32_t id : op.outputs()) t.outputs.push_back(Define(id, out));
-    for (const auto& [name, attr] : op.attrs()) t.attrs[name] = ConvertAttr(name, attr);
+    for (const auto& [name, attr] : op.attrs()) t.attrs[name] = ConvertAttr(*t.info, name, attr);
     t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
     if (t.info->category == OpCategory::kMatmul) {
       for (const auto* dims : {&op.cube_tile().m(), &op.cube_tile().k(),

@@ -23,8 +23,9 @@ namespace pto::compiler {
 
 // Alternatives in AttrType order: i, f, s, b, dtype, ints, expr, exprs,
 // then an "if"'s cond. Import stores a symbolic attribute (expr, exprs) as
-// i or ints when it folds to constants, so only attributes that really
-// depend on symbols (a view's offsets in a loop body) hold expressions.
+// i or ints (a float attribute: f) when it folds to constants, so only
+// attributes that really depend on symbols (a view's offsets in a loop
+// body, a scalar operand x * n) hold expressions.
 using AttrValue = std::variant<int64_t, double, std::string, bool,
                                pto::v1::DataType, std::vector<int64_t>,
                                SymExpr, std::vector<SymExpr>, CondExpr>;
@@ -81,7 +82,8 @@ struct TensorGraph {
   std::vector<TensorOp> ops;  // program order
 
   // The op's float attributes in registry order: the scalar immediates of
-  // its tile instruction ("scalar"; clip's "min", "max").
+  // its tile instruction ("scalar"; clip's "min", "max"). A symbolic one
+  // (an expr) reads 0: LowerRegions replaces those before lowering.
   static std::vector<double> Scalars(const TensorOp& op);
 
   // Whether any value has a symbolic dim.

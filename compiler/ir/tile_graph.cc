@@ -21,6 +21,17 @@ std::vector<GmIndex> AlignedIndex(int buffer_rank, int space_rank) {
   return index;
 }
 
+std::vector<std::string> FormatScalars(const std::vector<double>& scalars,
+                                       const std::vector<int>& dynamic) {
+  std::vector<std::string> out;
+  for (size_t j = 0; j < scalars.size(); ++j) {
+    out.push_back(j < dynamic.size() && dynamic[j] >= 0
+                      ? absl::StrCat("d", dynamic[j])
+                      : absl::StrFormat("%.17g", scalars[j]));
+  }
+  return out;
+}
+
 std::string FormatGmIndex(const std::vector<GmIndex>& index,
                           const std::vector<int64_t>& shape) {
   std::vector<std::string> parts;
@@ -175,8 +186,8 @@ std::string PrintTileGraph(const TileGraph& g) {
         operands.push_back(GmOperand(g, in, grp));
       }
       for (int s : in.srcs) operands.push_back(ub(s));
-      for (double s : in.scalars) {
-        operands.push_back(absl::StrFormat("%.17g", s));
+      for (std::string& s : FormatScalars(in.scalars, in.scalar_dynamic)) {
+        operands.push_back(std::move(s));
       }
       if (in.reduce_dim >= 0 && in.op != PtoOpcode::kTStore) {
         operands.push_back(absl::StrCat("dim=", in.reduce_dim));

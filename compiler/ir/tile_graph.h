@@ -68,12 +68,22 @@ std::vector<GmIndex> AlignedIndex(int buffer_rank, int space_rank);
 std::string FormatGmIndex(const std::vector<GmIndex>& index,
                           const std::vector<int64_t>& shape);
 
+// Each scalar operand as printed: the immediate ("%.17g"), or "d<k>" where
+// `dynamic` (TileInstr::scalar_dynamic) gives it from dynamic arg k.
+std::vector<std::string> FormatScalars(const std::vector<double>& scalars,
+                                       const std::vector<int>& dynamic);
+
 struct TileInstr {
   PtoOpcode op = PtoOpcode::kTMov;
   int dst = -1;           // UB tile written (every op but TSTORE)
   std::vector<int> srcs;  // UB tiles read
   int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
+  // Issue 4: per scalar, the dynamic arg (args[rank + k]) holding its value
+  // as an int64 (a scalar operand over symbols, x * n or x * i; the code
+  // converts it to the tile's compute type), or -1 for the immediate. Empty:
+  // every scalar an immediate.
+  std::vector<int> scalar_dynamic;
   std::vector<GmIndex> index;   // TLOAD/TSTORE: one per buffer dim
   // TLOAD: the shape the buffer is read as when it is not its own (a
   // reshape that merges or splits dims: the same elements, row-major); the

@@ -32,6 +32,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.srcs = in.srcs;
       out.buffer = in.gm >= 0 ? tiles.gm[in.gm].buffer : -1;
       out.scalars = in.scalars;
+      out.scalar_dynamic = in.scalar_dynamic;
       out.index = in.index;
       out.view_shape = in.view_shape;
       out.reduce_dim = in.reduce_dim;

@@ -83,6 +83,26 @@ TEST(GoldenTest, SoftmaxLoop) {
 
 TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
 
+// Issue 4: scalar operands over symbols. for i in 0..bs: out[i] = in[i] * i
+// / bs: the body's group takes i (d0: the view's offset and the muls's
+// scalar share it) and bs (d1) as dynamic args; the C++ converts them to
+// float (static_cast<float>(args[2]), args[3]) where an immediate would be.
+TEST(GoldenTest, ScalarOperandsOverSymbols) {
+  const SymExpr bs = SymExpr::Symbol("bs"), i = SymExpr::Symbol("i");
+  testing::GraphBuilder b("scalar_loop");
+  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {bs, 8});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {bs, 8}, "out");
+  const std::vector<int64_t> tile = {1, 8};
+  const uint32_t result = b.Loop("i", 0, bs, 1, {out}, [&](const std::vector<uint32_t>& args) {
+    const uint32_t x = b.View(in, {i, 0}, {1, 8}, tile);
+    const uint32_t y = b.ScalarOp("muls", {x}, tile, {{"scalar", i}});
+    const uint32_t z = b.ScalarOp("divs", {y}, tile, {{"scalar", bs}});
+    return std::vector<uint32_t>{b.Assemble(z, args[0], {i, 0}, tile)};
+  })[0];
+  b.InOut("out", out, result);
+  CheckGoldens(b.Build(), "scalar_loop", {"tensor", "tile", "execute", "pto", "cpp"});
+}
+
 // f16: loads and stores convert, every result rounds to f16.
 TEST(GoldenTest, ExpAddF16) { RunGoldens(true, "_f16", pto::v1::DT_FP16); }
 

@@ -1,6 +1,7 @@
 #include "compiler/lower/lower_regions.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/lower_symbolic.h"
 #include "compiler/util/strings.h"
@@ -28,8 +30,31 @@ namespace {
 constexpr int kMarkerShift = 40;
 constexpr int kMarkerBits = 20;
 constexpr int64_t kStaticMask = (int64_t{1} << kMarkerShift) - 1;
-// Dynamic-arg slots from here on are GM strides (below: offsets).
+// Dynamic-arg slots from here on are interned expressions: GM strides, a
+// cube's K, scalar operands (below: offsets).
 constexpr int kStrideSlots = 1 << 24;
+
+// A scalar operand over symbols (x * n, x * i: a float attribute holding an
+// expr) stands for its dynamic arg while the static passes run as the
+// double whose bits are kScalarMarker | k (k: its number), about 2^998: no
+// graph's immediate (one equal to a marker is refused) and never folded.
+constexpr uint64_t kScalarMarker = 0x7E5CA1A000000000ULL;
+constexpr uint64_t kScalarMarkerMask = 0xFFFFFFFF00000000ULL;
+
+double ScalarMarker(int k) {
+  const uint64_t bits = kScalarMarker | static_cast<uint32_t>(k);
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+// The number of the scalar operand marker `v` stands for, or -1.
+int ScalarMarkerIndex(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return (bits & kScalarMarkerMask) == kScalarMarker ? static_cast<int>(bits & ~kScalarMarkerMask)
+                                                     : -1;
+}
 
 // Whether `prefix` is a prefix of `nest`.
 bool IsPrefix(const std::vector<int>& prefix, const std::vector<int>& nest) {
@@ -83,6 +108,8 @@ class Flattener {
   const std::vector<std::string>& labels() const { return labels_; }
   const std::vector<LoopInfo>& loops() const { return loops_; }
   const std::vector<SymExpr>& dynamic_offsets() const { return dynamic_; }
+  // Per scalar marker (ScalarMarker(k)): the scalar operand's expression.
+  const std::vector<SymExpr>& dynamic_scalars() const { return scalars_; }
 
  private:
   void CollectIndices(const TensorOp& op) {
@@ -327,6 +354,23 @@ class Flattener {
     for (int v : op->inputs) dynamic_input = dynamic_input || dynamic_alias_[v];
     if (kind == "view") ComposeView(where, nest, op, &dynamic_input);
     bool dynamic = false;
+    for (const AttrSpec& spec : op->info->attrs) {
+      // A scalar operand over symbols: a marker until it becomes a dynamic
+      // arg of its group (LowerRegions, below).
+      auto it = op->attrs.find(spec.name);
+      if (spec.type != AttrType::kFloat || it == op->attrs.end()) continue;
+      if (const SymExpr* e = std::get_if<SymExpr>(&it->second)) {
+        const int k = static_cast<int>(
+            std::find(scalars_.begin(), scalars_.end(), *e) - scalars_.begin());
+        if (k == static_cast<int>(scalars_.size())) scalars_.push_back(*e);
+        it->second = ScalarMarker(k);
+      } else if (const double* d = std::get_if<double>(&it->second);
+                 d != nullptr && ScalarMarkerIndex(*d) >= 0) {
+        return Unimplemented(where, absl::StrCat(
+            "attrs[", Quote(spec.name), "] is ", absl::StrFormat("%a", *d),
+            ", a value this compiler uses internally for scalars over symbols"));
+      }
+    }
     for (auto& [name, value] : op->attrs) {
       if (std::holds_alternative<SymExpr>(value) ||
           std::holds_alternative<CondExpr>(value)) {
@@ -457,6 +501,7 @@ class Flattener {
   int next_if_ = 0;
   std::vector<LoopInfo> loops_;
   std::vector<SymExpr> dynamic_;        // per dynamic offset
+  std::vector<SymExpr> scalars_;        // per scalar marker
   std::vector<std::vector<int>> scope_;  // per dynamic offset (see kMarkerBits)
   std::vector<int> bit_;                // per dynamic offset: its marker bit
   // Values whose dims depend on loop indices: their shapes (lowered at the
@@ -600,6 +645,23 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         if (!k.ok()) return k.status();
         x.dynamic = position(*k);
         x.offset = d->second;
+      }
+    }
+    // Scalar operands over symbols: dynamic args, read as int64 and
+    // converted by the code (the same function serves every value).
+    for (TileInstr& in : group.body) {
+      for (size_t j = 0; j < in.scalars.size(); ++j) {
+        const int k = ScalarMarkerIndex(in.scalars[j]);
+        if (k < 0) continue;
+        if (k >= static_cast<int>(flat.dynamic_scalars().size())) {
+          return absl::InternalError(absl::StrCat("scalar marker ", k, " out of range"));
+        }
+        // (One equal to a loop-dependent offset, x[i] * i, shares its arg.)
+        const int e = intern(flat.dynamic_scalars()[k]);
+        const bool offset = e < static_cast<int>(flat.dynamic_offsets().size());
+        in.scalar_dynamic.resize(in.scalars.size(), -1);
+        in.scalar_dynamic[j] = position(offset ? e : kStrideSlots + e);
+        in.scalars[j] = 0;
       }
     }
     // A buffer with a dynamic inner dim: its strides are dynamic args.

@@ -14,7 +14,7 @@ OpInfo Compare(const char* kind, P pto) {
   return {kind, C::kElementwiseBinary, 2, 1, {}, true, pto, T::kAny, true};
 }
 OpInfo WithScalar(const char* kind, P pto) {
-  return {kind, C::kElementwiseScalar, 1, 1, {{"scalar", AttrType::kFloat}},
+  return {kind, C::kElementwiseScalar, 1, 1, {{"scalar", AttrType::kFloat, true, true}},
           true, pto};
 }
 OpInfo CompareScalar(const char* kind, P pto) {
@@ -137,7 +137,8 @@ std::vector<OpInfo>* MakeRegistry() {
       // clip(x, min, max) = minimum(maximum(x, min), max); -inf/inf for an
       // absent bound.
       Numeric({"clip", C::kElementwiseUnary, 1, 1,
-               {{"min", AttrType::kFloat}, {"max", AttrType::kFloat}}, true, P::kTClip}),
+               {{"min", AttrType::kFloat, true, true}, {"max", AttrType::kFloat, true, true}},
+               true, P::kTClip}),
       // cast(x, dtype): between every supported dtype (torch's rules).
       {"cast", C::kCast, 1, 1, {{"dtype", AttrType::kDType}}, true, P::kTCvt,
        T::kAny},
@@ -154,7 +155,7 @@ std::vector<OpInfo>* MakeRegistry() {
       // arange: start + step * i along a rank-1 shape.
       {"full", C::kCreate, 0, 1,
        {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
-        {"value", AttrType::kFloat}},
+        {"value", AttrType::kFloat, true, true}},
        true, P::kTFill, T::kAny},
       {"arange", C::kCreate, 0, 1,
        {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},

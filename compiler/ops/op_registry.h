@@ -50,7 +50,10 @@ struct AttrSpec {
   AttrType type;
   bool required = true;
   // kInt also accepts an expr, kInts also exprs (issue 4, phase 2: loop
-  // bounds, a view's offsets and shape over loop indices and symbols).
+  // bounds, a view's offsets and shape over loop indices and symbols);
+  // kFloat also an expr (issue 4: a scalar operand such as x * n or
+  // x * i, its integer value at launch converted to the op's compute type;
+  // lower_regions.h passes it as a dynamic arg).
   bool symbolic = false;
 };
 
@@ -65,7 +68,7 @@ struct OpInfo {
   OperandTypes operands = OperandTypes::kFloat;
   bool bool_result = false;     // comparisons: the result is DT_BOOL
   // The float attributes (AttrType::kFloat, in `attrs` order) are the tile
-  // instruction's scalar immediates.
+  // instruction's scalar immediates (or run-time args where symbolic).
 };
 
 // The registry entry for `kind`, or nullptr when the kind is unknown.

@@ -71,8 +71,8 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
     default:
       operands.push_back(absl::StrCat("%t", in.dst, ub_type));
       for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
-      for (double s : in.scalars) {
-        operands.push_back(absl::StrFormat("%.17g", s));
+      for (std::string& s : FormatScalars(in.scalars, in.scalar_dynamic)) {
+        operands.push_back(std::move(s));
       }
       if (in.reduce_dim >= 0) operands.push_back(absl::StrCat("dim=", in.reduce_dim));
   }

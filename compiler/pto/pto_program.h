@@ -55,6 +55,7 @@ struct PtoInstr {
   std::vector<int> srcs;  // UB tiles read
   int buffer = -1;        // GM buffer (TLOAD, TSTORE)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
+  std::vector<int> scalar_dynamic;  // TileInstr::scalar_dynamic
   std::vector<GmIndex> index;   // TLOAD/TSTORE (see tile_graph.h)
   std::vector<int64_t> view_shape;  // TLOAD through a reshape (tile_graph.h)
   int reduce_dim = -1;          // TRED*/TARG*, TSTORE of a reduced tile

@@ -135,6 +135,17 @@ uint32_t GraphBuilder::Op(const std::string& kind,
   return out;
 }
 
+uint32_t GraphBuilder::ScalarOp(const std::string& kind, const std::vector<uint32_t>& inputs,
+                                const std::vector<int64_t>& tile,
+                                const std::map<std::string, SymExpr>& scalars) {
+  const uint32_t out = Op(kind, inputs, tile);
+  google::protobuf::RepeatedPtrField<pto::v1::Op>* ops =
+      scopes_.empty() ? g_.mutable_ops() : scopes_.back()->mutable_ops();
+  pto::v1::Op* op = ops->Mutable(ops->size() - 1);
+  for (const auto& [name, e] : scalars) (*op->mutable_attrs())[name] = FloatExprAttr(e);
+  return out;
+}
+
 uint32_t GraphBuilder::Cast(uint32_t input, pto::v1::DataType to,
                             const std::vector<int64_t>& tile) {
   const pto::v1::Shape shape = Find(input)->shape();
@@ -283,6 +294,16 @@ std::vector<uint32_t> GraphBuilder::Control(
     op->add_outputs(outs.back());
   }
   return outs;
+}
+
+pto::v1::Attribute FloatExprAttr(const SymExpr& e) {
+  pto::v1::Attribute a;
+  if (std::optional<int64_t> c = e.AsConstant()) {
+    a.set_f(static_cast<double>(*c));
+  } else {
+    *a.mutable_expr() = e.ToProto();
+  }
+  return a;
 }
 
 pto::v1::Attribute ExprAttr(const SymExpr& e) {

@@ -46,6 +46,11 @@ class GraphBuilder {
               const std::vector<int64_t>& tile,
               std::optional<double> scalar = std::nullopt,
               const std::string& name = "");
+  // An op with float attributes over symbols ("scalar", clip's "min" and
+  // "max"): each an f when constant, else an expr (x * n, x * i).
+  uint32_t ScalarOp(const std::string& kind, const std::vector<uint32_t>& inputs,
+                    const std::vector<int64_t>& tile,
+                    const std::map<std::string, SymExpr>& scalars);
   // cast(input, to).
   uint32_t Cast(uint32_t input, pto::v1::DataType to,
                 const std::vector<int64_t>& tile);
@@ -156,6 +161,8 @@ class UniformGraphBuilder {
 
 // An attribute holding `e`: an i when constant, else an expr.
 pto::v1::Attribute ExprAttr(const SymExpr& e);
+// A float attribute holding `e`: an f when constant, else an expr.
+pto::v1::Attribute FloatExprAttr(const SymExpr& e);
 // The softmax loop: for `index` in 0..bs, out[index] =
 // softmax(inp[index]) over the last dim; inp [bs, rows, cols] IN, out the
 // same shape INOUT (carried through the loop); tile [1, rows, cols].

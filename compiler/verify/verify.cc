@@ -409,13 +409,19 @@ absl::Status Verifier::CheckAttrs(const std::string& where, const Op& op,
     const bool symbolic_form =
         spec->symbolic &&
         ((spec->type == AttrType::kInt && got == pto::v1::Attribute::kExpr) ||
+         (spec->type == AttrType::kFloat && got == pto::v1::Attribute::kExpr) ||
          (spec->type == AttrType::kInts && got == pto::v1::Attribute::kExprs));
     if (got != static_cast<int>(spec->type) + 1 && !symbolic_form) {
       return Invalid(where, absl::StrCat(
           "attrs[", Quote(name), "]: expected type ", AttrTypeName(spec->type),
-          spec->symbolic ? (spec->type == AttrType::kInt ? " or expr" : " or exprs")
+          spec->symbolic ? (spec->type == AttrType::kInts ? " or exprs" : " or expr")
                          : "",
           ", got oneof case ", got));
+    }
+    // A scalar operand over symbols (x * n, x * i in a loop body): it must
+    // parse and use only symbols in scope here.
+    if (spec->type == AttrType::kFloat && symbolic_form) {
+      if (absl::StatusOr<SymExpr> e = AttrExpr(where, op, name); !e.ok()) return e.status();
     }
   }
   for (const AttrSpec& s : info.attrs) {

@@ -350,5 +350,90 @@ TEST(VerifyRegionsTest, ConstantExpressionsImportAsInts) {
   EXPECT_TRUE(std::holds_alternative<std::vector<int64_t>>(t->ops[0].attrs.at("offsets")));
 }
 
+// Scalar operands over symbols (issue 4): the "scalar" of a tensor-with-
+// scalar op, clip's bounds and full's value may be exprs over the symbols
+// in scope; errors name the op and the attribute.
+Ids ScaledRow(GraphBuilder& b, uint32_t in, const Ids& args, const SymExpr& scalar) {
+  const uint32_t x = b.View(in, {kI, 0}, {1, 4}, {1, 4});
+  const uint32_t y = b.ScalarOp("muls", {x}, {1, 4}, {{"scalar", scalar}});
+  return {b.Assemble(y, args[0], {kI, 0}, {1, 4})};
+}
+
+TEST(VerifyRegionsTest, ScalarOperandsOverSymbols) {
+  const auto scaled = [](const SymExpr& scalar) {
+    return LoopGraph([scalar](GraphBuilder& b, uint32_t in, const Ids& args) {
+      return ScaledRow(b, in, args, scalar);
+    });
+  };
+  EXPECT_TRUE(VerifyGraph(scaled(kI * 2 + kBs)).ok()) << VerifyGraph(scaled(kI * 2 + kBs));
+  ExpectInvalid(scaled(SymExpr::Symbol("j")),
+                {"op #0 body op #1 \"muls\"", "attrs[\"scalar\"] (j)", "uses symbol j",
+                 "not in scope"});
+  // An index outside its loop; clip's bound.
+  GraphBuilder b("k");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {kBs, 4});
+  b.Output("y", b.ScalarOp("clip", {x}, {2, 4}, {{"min", -kBs}, {"max", kI}}));
+  ExpectInvalid(b.Build(), {"op #0 \"clip\"", "attrs[\"max\"] (i)", "not in scope"});
+  // A comparison is a condition, not a number.
+  pto::v1::Graph g = scaled(kI);
+  pto::v1::Op& muls = *g.mutable_ops(0)->mutable_regions(0)->mutable_ops(1);
+  *(*muls.mutable_attrs())["scalar"].mutable_expr() = CompareExpr(pto::v1::DIM_OP_LT, kI, 4);
+  ExpectInvalid(g, {"op #0 body op #1 \"muls\"", "attrs[\"scalar\"]", "allowed only in an if's"});
+  // A float attribute that is not a scalar operand takes no expr.
+  GraphBuilder a("k");
+  const uint32_t x4 = a.SymInput("x", pto::v1::DT_FP32, {kBs, 4});
+  const uint32_t r = a.Value(pto::v1::DT_FP32, {4});
+  pto::v1::Graph ag = a.Build();
+  pto::v1::Op* arange = ag.add_ops();
+  arange->set_kind("arange");
+  arange->add_outputs(r);
+  arange->mutable_vec_tile()->add_dims(4);
+  (*arange->mutable_attrs())["shape"].mutable_ints()->add_values(4);
+  (*arange->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_FP32);
+  *(*arange->mutable_attrs())["start"].mutable_expr() = kBs.ToProto();
+  (*arange->mutable_attrs())["step"].set_f(1);
+  pto::v1::Parameter* p = ag.add_params();
+  p->set_name("y");
+  p->set_role(pto::v1::PARAM_ROLE_OUT);
+  p->set_value_id(r);
+  (void)x4;
+  ExpectInvalid(ag, {"\"arange\"", "attrs[\"start\"]: expected type f, got oneof case 7"});
+}
+
+TEST(VerifyRegionsTest, ScalarOperandsImportAndKeyByExpression) {
+  const auto scaled = [](const SymExpr& scalar, const std::string& index = "i") {
+    GraphBuilder b("loop");
+    const SymExpr i = SymExpr::Symbol(index);
+    const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {kBs, 4});
+    const uint32_t out = b.SymValue(pto::v1::DT_FP32, {kBs, 4}, "out");
+    Ids outs = b.Loop(index, 0, kBs, 1, {out}, [&](const Ids& args) {
+      const uint32_t x = b.View(in, {i, 0}, {1, 4}, {1, 4});
+      const uint32_t y = b.ScalarOp("muls", {x}, {1, 4}, {{"scalar", scalar}});
+      return Ids{b.Assemble(y, args[0], {i, 0}, {1, 4})};
+    });
+    b.InOut("out", out, outs[0]);
+    return b.Build();
+  };
+  auto import = [](const pto::v1::Graph& g) {
+    absl::StatusOr<TensorGraph> t = ImportGraph(g);
+    EXPECT_TRUE(t.ok()) << t.status();
+    return *t;
+  };
+  auto key = [&](const pto::v1::Graph& g) { return ComputeCacheKey(import(g), "host", {}, "fp"); };
+  // A constant expr is the f; a symbolic one is kept and printed.
+  const TensorGraph constant = import(scaled(SymExpr(3)));
+  EXPECT_EQ(std::get<double>(constant.ops[0].regions[0].ops[1].attrs.at("scalar")), 3.0);
+  pto::v1::Graph with_f = scaled(SymExpr(3));
+  (*with_f.mutable_ops(0)->mutable_regions(0)->mutable_ops(1)->mutable_attrs())["scalar"].set_f(3);
+  EXPECT_EQ(key(scaled(SymExpr(3))), key(with_f));
+  EXPECT_THAT(PrintTensorGraph(import(scaled(kBs - kI))), HasSubstr("muls %3 scalar=bs-i"));
+  // The key covers the expression (not a value), whatever the index's name.
+  const std::string a = key(scaled(kBs - kI));
+  EXPECT_EQ(a, key(scaled(kBs - SymExpr::Symbol("row"), "row")));
+  EXPECT_NE(a, key(scaled(kBs - kI + 1)));
+  EXPECT_NE(a, key(scaled(kI)));
+  EXPECT_NE(key(scaled(SymExpr(3))), key(scaled(SymExpr(4))));
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <string>
 #include <vector>
 
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
+#include "compiler/ir/sym_expr.h"
 #include "compiler/pipeline.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -584,6 +586,81 @@ TEST(DynamicTest, GenericTailsPadReductionsWithTheirIdentity) {
         },
         {1, 2, 4, 10});
   }
+}
+
+// Gives the op defining `out` the float attribute `name` = e: an f when e is
+// constant (the reference's graph at a size), else an expr (the compiled
+// graph's, over "bs").
+void SetScalar(pto::v1::Graph* g, uint32_t out, const std::string& name,
+               const compiler::SymExpr& e) {
+  for (pto::v1::Op& op : *g->mutable_ops()) {
+    if (op.outputs(0) != out) continue;
+    pto::v1::Attribute& a = (*op.mutable_attrs())[name];
+    if (std::optional<int64_t> c = e.AsConstant()) {
+      a.set_f(static_cast<double>(*c));
+    } else {
+      *a.mutable_expr() = e.ToProto();
+    }
+  }
+}
+
+// The size at `rows`: the symbol "bs" in the compiled graph.
+compiler::SymExpr Bs(int64_t rows) {
+  return rows == kSymbolic ? compiler::SymExpr::Symbol("bs") : compiler::SymExpr(rows);
+}
+
+// A dynamic size used as a number (issue 4): x * bs, / (2bs + 1), clip to
+// [-(bs % 3), bs], + full(bs - 5), bs - that; each scalar a dynamic arg
+// converted to the compute type (f32; double for DOUBLE), compiled once.
+TEST(DynamicTest, ScalarOperandsOverASymbolCompiledOnce) {
+  ptoc::Tolerance half;
+  half.rtol = 2e-3;
+  half.atol = 2e-3;
+  for (pto::v1::DataType dtype : {DT_FP32, DT_FP16, pto::v1::DT_DOUBLE}) {
+    SCOPED_TRACE(pto::v1::DataType_Name(dtype));
+    CompileOnceRunSizes(
+        [dtype](int64_t rows) {
+          const compiler::SymExpr bs = Bs(rows);
+          TypedBuilder b("dyn_scalars");
+          const std::vector<int64_t> tile = {4, 16};
+          uint32_t x = b.Input("x", dtype, {rows, 40});
+          uint32_t y = b.Op("muls", {x}, tile, {{"scalar", 0}});
+          uint32_t z = b.Op("divs", {y}, tile, {{"scalar", 0}});
+          uint32_t w = b.Op("clip", {z}, tile, {{"min", 0}, {"max", 0}});
+          uint32_t f = b.Create("full", dtype, {40}, {{"value", 0}});
+          uint32_t r = b.Op("rsubs", {b.Op("add", {w, f}, tile)}, tile, {{"scalar", 0}});
+          b.Output("out", r);
+          pto::v1::Graph g = b.graph();
+          SetScalar(&g, y, "scalar", bs);
+          SetScalar(&g, z, "scalar", bs * 2 + 1);
+          SetScalar(&g, w, "min", -compiler::SymExpr::Mod(bs, 3));
+          SetScalar(&g, w, "max", bs);
+          SetScalar(&g, f, "value", bs - 5);
+          SetScalar(&g, r, "scalar", bs);
+          return g;
+        },
+        {1, 7, 64, 1000}, dtype == DT_FP16 ? &half : nullptr);
+  }
+}
+
+// rms_norm's mean over a DYNAMIC last dim: sum(x * x) / n, n a dynamic arg,
+// compiled once: rows up to the cap (4096 for tiles of 2 rows) in fused row
+// groups (the run-time row function reads n), 5000 in the accumulating form.
+TEST(DynamicTest, MeanOverASymbolicLastDimCompiledOnce) {
+  CompileOnceRunSizes(
+      [](int64_t cols) {
+        TypedBuilder b("dyn_rms_norm");
+        const std::vector<int64_t> tile = {2, 16};
+        uint32_t x = b.Input("x", DT_FP32, {4, cols});
+        uint32_t ss = b.Op("sum", {b.Op("mul", {x, x}, tile)}, tile, -1, true);
+        uint32_t ms = b.Op("divs", {ss}, tile, {{"scalar", 0}});
+        uint32_t r = b.Op("rsqrt", {b.Op("adds", {ms}, tile, {{"scalar", 1e-6}})}, tile);
+        b.Output("out", b.Op("mul", {x, r}, tile));
+        pto::v1::Graph g = b.graph();
+        SetScalar(&g, ms, "scalar", Bs(cols));
+        return g;
+      },
+      {1, 7, 64, 1000, 5000});
 }
 
 }  // namespace

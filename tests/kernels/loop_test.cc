@@ -529,5 +529,30 @@ TEST(LoopTest, ReductionsOverALoopDependentTail) {
   }
 }
 
+// The loop index (and the batch size) as numbers (issue 4): for i in
+// 0..bs, out[i] = clip(in[i] * i - (bs - i), -i, 2i + 1) / (i + 1). Each
+// scalar is a dynamic arg evaluated per iteration: one compile, and the
+// reference evaluates the same expressions per index.
+pto::v1::Graph IndexAsNumber(const SymExpr& bs) {
+  return InToOut("index_as_number", "in", {bs, 8}, [&](GraphBuilder& b, uint32_t in,
+                                                       uint32_t out) {
+    const std::vector<int64_t> tile = {1, 8};
+    return b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+      const uint32_t x = b.View(in, {kI, 0}, {1, 8}, tile);
+      const uint32_t y = b.ScalarOp("muls", {x}, tile, {{"scalar", kI}});
+      const uint32_t z = b.ScalarOp("subs", {y}, tile, {{"scalar", bs - kI}});
+      const uint32_t w = b.ScalarOp("clip", {z}, tile, {{"min", -kI}, {"max", kI * 2 + 1}});
+      const uint32_t q = b.ScalarOp("divs", {w}, tile, {{"scalar", kI + 1}});
+      return Ids{b.Assemble(q, args[0], {kI, 0}, tile)};
+    })[0];
+  });
+}
+
+TEST(LoopTest, LoopIndexAsANumberCompiledOnce) {
+  auto kernel = CompileOverBs(IndexAsNumber);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(IndexAsNumber, *kernel, {1, 7, 64, 1000});
+}
+
 }  // namespace
 }  // namespace pto::testing

@@ -31,6 +31,17 @@ std::string ScalarLiteral(double v, pto::v1::DataType storage) {
   return absl::StrFormat("%a", v);
 }
 
+// Scalar operand j of `in` (on tiles of storage type `storage`, in a
+// function whose tile has rank `rank`): its immediate, or for a scalar over
+// symbols (x * n: PtoInstr::scalar_dynamic) its int64 dynamic arg converted
+// to the type the immediate would have.
+std::string ScalarOperand(const PtoInstr& in, size_t j, pto::v1::DataType storage, int rank) {
+  const int dynamic = j < in.scalar_dynamic.size() ? in.scalar_dynamic[j] : -1;
+  if (dynamic < 0) return ScalarLiteral(in.scalars[j], storage);
+  return absl::StrCat("static_cast<", storage == pto::v1::DT_FP32 ? "float" : "double",
+                      ">(args[", rank + dynamic, "])");
+}
+
 // The C++ element type of a GM buffer of `dtype` (pto_tile.h's Elem<T>).
 const char* GmType(pto::v1::DataType dtype) {
   switch (dtype) {
@@ -909,9 +920,9 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         scalar_tile >= 0 && scalar_tile < static_cast<int>(fn.ub_types.size())
             ? fn.ub_types[scalar_tile]
             : pto::v1::DT_FP32;
-    for (double v : in.scalars) {
-      args.push_back(in.op == PtoOpcode::kTArange ? FloatLiteral(v)
-                                                  : ScalarLiteral(v, scalar_storage));
+    for (size_t j = 0; j < in.scalars.size(); ++j) {
+      args.push_back(in.op == PtoOpcode::kTArange ? FloatLiteral(in.scalars[j])
+                                                  : ScalarOperand(in, j, scalar_storage, rank));
     }
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
@@ -1095,7 +1106,9 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
         typed || narrow || wrap ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
     const int scalar_tile = in.srcs.empty() ? in.dst : in.srcs[0];
     std::vector<std::string> scalars;
-    for (double v : in.scalars) scalars.push_back(ScalarLiteral(v, storage(scalar_tile)));
+    for (size_t j = 0; j < in.scalars.size(); ++j) {
+      scalars.push_back(ScalarOperand(in, j, storage(scalar_tile), rank));
+    }
     const std::string tail = scalars.empty() ? "" : absl::StrCat(", ", absl::StrJoin(scalars, ", "));
     if (is_row(in.dst)) {  // one value per row
       for (int src : in.srcs) {

@@ -269,6 +269,7 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
     access.buffer = static_cast<int>(a.buffer());
     access.write = a.write();
     access.reads_k = a.reads_k();
+    access.stride_arg.assign(a.stride_arg().begin(), a.stride_arg().end());
     for (const pto::v1::AccessIndex& x : a.index()) {
       access.index.push_back({x.space_dim(), x.div(), x.offset()});
     }
@@ -328,9 +329,49 @@ absl::Status BindDynamicArgs(const pto::v1::ExecuteGraph& graph,
   return absl::OkStatus();
 }
 
+namespace {
+
+// Each GM stride `a` takes from a dynamic arg (ExpandAccess::stride_arg) is
+// the buffer's row-major stride at this binding: the region the caller
+// checks is then the memory the block code reaches. (`access`: its index
+// in the template, for the error.)
+absl::Status CheckStrideArgs(const ExpandGroup& g, int access, const ExpandAccess& a,
+                             const std::vector<int64_t>& shape) {
+  if (a.stride_arg.empty()) return absl::OkStatus();
+  const std::string what = absl::StrCat(
+      "template ", g.label, ": access #", access, " (a ", a.write ? "store into" : "load of",
+      " buffer ", a.buffer, " of shape ", Dims(shape), ")");
+  if (a.stride_arg.size() != shape.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " names stride args for ", a.stride_arg.size(), " dims"));
+  }
+  int64_t stride = 1;
+  for (int j = static_cast<int>(shape.size()) - 1; j >= 0; --j) {
+    const uint32_t k = a.stride_arg[j];
+    if (k > g.extra_args.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the stride of dim ", j, " is dynamic arg ", k - 1, " of ",
+          g.extra_args.size()));
+    }
+    if (k > 0 && g.extra_args[k - 1] != stride) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " addresses dim ", j, " with stride ", g.extra_args[k - 1],
+          " (dynamic arg ", k - 1, "), but the buffer's row-major stride there is ",
+          stride, "; refused before any task reads or writes outside the buffer"));
+    }
+    if (__builtin_mul_overflow(stride, shape[j], &stride)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the buffer's size overflows int64"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status CheckAccessBounds(const ExpandGroup& g,
                                const std::vector<std::vector<int64_t>>& shapes) {
-  for (const ExpandAccess& a : g.accesses) {
+  for (size_t ai = 0; ai < g.accesses.size(); ++ai) {
+    const ExpandAccess& a = g.accesses[ai];
     if (a.buffer < 0 || a.buffer >= static_cast<int>(shapes.size()) ||
         a.index.size() != shapes[a.buffer].size()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -375,6 +416,10 @@ absl::Status CheckAccessBounds(const ExpandGroup& g,
             Dims(shape), " covers [", first, ", ", last + 1, ") in dim ", j,
             ", outside the buffer"));
       }
+    }
+    // The region is inside; the strides must reach that region.
+    if (absl::Status s = CheckStrideArgs(g, static_cast<int>(ai), a, shape); !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();

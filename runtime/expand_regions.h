@@ -58,9 +58,12 @@ absl::Status ExpandProgram(const pto::v1::ExecuteGraph& graph,
                            std::vector<std::vector<LoopVisit>>* loops = nullptr);
 
 // Every access of `g` lies inside its buffer (`shapes`, evaluated at this
-// binding): INVALID_ARGUMENT naming the template, the buffer and the
-// region otherwise, so that no binary (a corrupt cache entry included) can
-// make a task read or write outside a buffer.
+// binding), and every GM stride it takes from a dynamic arg
+// (ExpandAccess::stride_arg) is the buffer's row-major stride:
+// INVALID_ARGUMENT naming the template, the access, the buffer and the
+// region or the values otherwise, so that no binary (a corrupt cache entry
+// included) can make a task read or write outside a buffer. Per group, not
+// per task.
 absl::Status CheckAccessBounds(const ExpandGroup& g,
                                const std::vector<std::vector<int64_t>>& shapes);
 

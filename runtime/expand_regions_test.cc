@@ -185,6 +185,29 @@ TEST(ExpandRegionsTest, AccessesOutsideTheirBufferAreRefused) {
   EXPECT_FALSE(CheckAccessBounds(g, {{3, 4}}).ok());
 }
 
+// A GM stride the block code takes from a dynamic arg must be the buffer's
+// row-major stride at the binding; the group is checked, not each task.
+TEST(ExpandRegionsTest, StrideArgsMustMatchTheBufferShape) {
+  ExpandGroup g;
+  g.label = "op #2";
+  g.space = {3, 5};
+  g.tile = {1, 4};
+  g.accesses.push_back({0, {{0, 1, 0}, {1, 1, 0}}, false});
+  g.accesses[0].stride_arg = {2, 0};  // dim 0's stride: extra_args[1]
+  g.extra_args = {7, 5};
+  EXPECT_TRUE(CheckAccessBounds(g, {{3, 5}}).ok());
+  g.extra_args[1] = 6;
+  EXPECT_THAT(CheckAccessBounds(g, {{3, 5}}).message(),
+              ::testing::AllOf(HasSubstr("template op #2: access #0 (a load of buffer 0 of "
+                                         "shape [3,5]) addresses dim 0 with stride 6 "
+                                         "(dynamic arg 1)"),
+                               HasSubstr("row-major stride there is 5")));
+  g.accesses[0].stride_arg = {3, 0};  // past the args
+  EXPECT_THAT(CheckAccessBounds(g, {{3, 5}}).message(), HasSubstr("dynamic arg 2 of 2"));
+  g.accesses[0].stride_arg = {2};  // one per dim
+  EXPECT_THAT(CheckAccessBounds(g, {{3, 5}}).message(), HasSubstr("stride args for 1 dims"));
+}
+
 // Untrusted binaries: random byte mutations of a program must be refused by
 // VerifyProgram or expand to a clean status, never crash.
 TEST(ExpandRegionsTest, MutatedProgramsNeverCrash) {

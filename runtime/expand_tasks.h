@@ -45,6 +45,11 @@ struct ExpandAccess {
   // ExpandGroup::k elements (checked by CheckAccessBounds; dependencies
   // still take the whole dim).
   bool reads_k = false;
+  // Per buffer dim (empty: none): 1 + the index into ExpandGroup::extra_args
+  // of the value the block code uses as that dim's GM stride, or 0 (a
+  // compiled-in constant); CheckAccessBounds checks each against the
+  // buffer's shape (TemplateAccess.stride_arg).
+  std::vector<uint32_t> stride_arg;
 };
 
 struct ExpandGroup {

@@ -59,6 +59,49 @@ google::protobuf::ArenaOptions ExpansionArenaOptions() {
   return options;
 }
 
+// An access's stride args (TemplateAccess.stride_arg) name dynamic args of
+// its template, and every dim whose GM stride depends on symbols (a later
+// dim of the buffer is not a constant) has one: block code cannot hold such
+// a stride as a constant, and only a declared one is checked at launch
+// (CheckAccessBounds). Not required of an access that reads the whole
+// buffer (every dim whole, not K: a load through a reshape, addressed by
+// the reshape's shape, whose dims are not the buffer's).
+absl::Status VerifyStrideArgs(const pto::v1::ExecuteGraph& graph,
+                              const pto::v1::TaskTemplate& t,
+                              const pto::v1::TemplateAccess& a,
+                              const std::string& where) {
+  const auto& dims = graph.buffers(static_cast<int>(a.buffer())).shape().dims();
+  bool whole = !a.reads_k();
+  for (const pto::v1::AccessIndex& x : a.index()) {
+    whole = whole && x.space_dim() == kExpandWholeDim;
+  }
+  if (a.stride_arg_size() != 0 && a.stride_arg_size() != dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "kernel binary refused: execute graph: ", where, ": an access to buffer ",
+        a.buffer(), " names stride args for ", a.stride_arg_size(), " of its ",
+        dims.size(), " dims"));
+  }
+  bool symbolic_after = false;  // a dim after j is not a constant
+  for (int j = dims.size() - 1; j >= 0; --j) {
+    const uint32_t k = a.stride_arg_size() > 0 ? a.stride_arg(j) : 0;
+    if (k > static_cast<uint32_t>(t.dynamic_args_size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel binary refused: execute graph: ", where, ": an access to buffer ",
+          a.buffer(), " takes the stride of dim ", j, " from dynamic arg ", k - 1,
+          " of ", t.dynamic_args_size()));
+    }
+    if (symbolic_after && k == 0 && !whole) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel binary refused: execute graph: ", where, ": an access to buffer ",
+          a.buffer(), " of shape ", ParamShape(graph.buffers(static_cast<int>(a.buffer())).shape()),
+          " names no dynamic arg for the stride of dim ", j,
+          ", which depends on symbols"));
+    }
+    symbolic_after = symbolic_after || dims[j].kind_case() != pto::v1::Dim::kSize;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ExpandedGraph::ExpandedGraph()
@@ -283,6 +326,7 @@ absl::Status VerifyTemplates(const pto::v1::KernelBinary& binary) {
           return bad(absl::StrCat(where, ": an access index is out of range"));
         }
       }
+      if (absl::Status s = VerifyStrideArgs(graph, t, a, where); !s.ok()) return s;
     }
   }
   if (graph.program_size() > 0 || graph.dynamic_offsets_size() > 0) {

@@ -102,6 +102,15 @@ std::string PrintExecuteGraph(const pto::v1::ExecuteGraph& g, int max_tasks) {
     if (t.dynamic_args_size() > 0) {
       absl::StrAppend(&out, " dynamic_args=[", absl::StrJoin(t.dynamic_args(), ","), "]");
     }
+    // Run-time GM strides: "access #0 dim 0 = d0" (TemplateAccess.stride_arg).
+    std::vector<std::string> strides;
+    for (int a = 0; a < t.accesses_size(); ++a) {
+      const auto& sa = t.accesses(a).stride_arg();
+      for (int j = 0; j < sa.size(); ++j) {
+        if (sa[j] > 0) strides.push_back(absl::StrCat("#", a, ".", j, "=d", sa[j] - 1));
+      }
+    }
+    if (!strides.empty()) absl::StrAppend(&out, " strides=[", absl::StrJoin(strides, ","), "]");
     absl::StrAppend(&out, "\n");
   }
   for (int k = 0; k < g.dynamic_offsets_size(); ++k) {

@@ -113,6 +113,17 @@ std::string GmOperand(const TileGraph& g, const TileInstr& in,
 
 }  // namespace
 
+std::string PrintDynamicArgs(const std::vector<DynamicArgNote>& args,
+                             const std::string& prefix) {
+  std::string out;
+  for (size_t k = 0; k < args.size(); ++k) {
+    absl::StrAppend(&out, prefix, "d", k, " = ", args[k].value.ToString(),
+                    args[k].uses.empty() ? "" : "  ; ", absl::StrJoin(args[k].uses, ", "),
+                    "\n");
+  }
+  return out;
+}
+
 std::string PrintTileGraph(const TileGraph& g) {
   std::string out = absl::StrCat("tile_graph ", Quote(g.name), "\n");
   for (size_t b = 0; b < g.buffers.size(); ++b) {
@@ -141,6 +152,13 @@ std::string PrintTileGraph(const TileGraph& g) {
     for (int64_t n : grid) tiles *= n;
     // A symbolic space's grid and tiles exist per binding, at launch.
     const bool symbolic = !grp.sym_space.empty();
+    // A run-time K by its expression (grp.cube.k is then a bound or a
+    // probe's K).
+    const std::string k =
+        grp.cube.k_dynamic >= 0 &&
+                static_cast<size_t>(grp.cube.k_dynamic) < grp.dynamic_args.size()
+            ? grp.dynamic_args[grp.cube.k_dynamic].value.ToString()
+            : absl::StrCat(grp.cube.k);
     absl::StrAppend(&out, "  group #", i, " ops=[", absl::StrJoin(grp.ops, ","),
                     "] space=", symbolic ? FormatSymShape(grp.sym_space) : FormatDims(grp.space),
                     " tile=", FormatDims(grp.tile),
@@ -150,7 +168,7 @@ std::string PrintTileGraph(const TileGraph& g) {
                     : grp.branch == 2 ? " when rows do not fit"
                                       : "",
                     grp.is_cube ? "" : absl::StrCat(" ub_tiles=", grp.num_ub_tiles),
-                    grp.is_cube ? absl::StrCat(" cube K=", grp.cube.k, " kL1=",
+                    grp.is_cube ? absl::StrCat(" cube K=", k, " kL1=",
                                                grp.cube.k_l1, " kL0=", grp.cube.k_l0)
                                 : "",
                     "\n");
@@ -166,7 +184,7 @@ std::string PrintTileGraph(const TileGraph& g) {
     std::string indent = "    ";
     for (const TileInstr& in : grp.body) {
       if (grp.is_cube && in.op == PtoOpcode::kTLoad && indent.size() == 4) {
-        absl::StrAppend(&out, indent, "for k in [0, ", grp.cube.k, ") step ",
+        absl::StrAppend(&out, indent, "for k in [0, ", k, ") step ",
                         grp.cube.k_l1, ":\n");
         indent = "      ";
       } else if (grp.is_cube && in.op == PtoOpcode::kTMov && indent.size() == 6) {

@@ -20,6 +20,21 @@
 
 namespace pto::compiler {
 
+// A dynamic arg of a templated kernel's block functions, for the dumps:
+// the expression the runtime evaluates for it and what the code uses it
+// for, e.g. "stride(%0, 0)" (buffer %0's GM stride in dim 0) or "K" (a
+// matmul's run-time K); nothing for a loop-dependent offset (the indices
+// print it as dK).
+struct DynamicArgNote {
+  SymExpr value;
+  std::vector<std::string> uses;
+};
+
+// One line per dynamic arg, each `prefix` "dK = <value>" and, when the code
+// uses it for something the indices do not show, "  ; <uses>".
+std::string PrintDynamicArgs(const std::vector<DynamicArgNote>& args,
+                             const std::string& prefix);
+
 // A buffer the kernel addresses: a caller's parameter or a workspace.
 struct GmBuffer {
   int param = -1;  // parameter index, or -1 for a workspace
@@ -149,6 +164,9 @@ struct TileGroup {
   // only when every capped row fits its cap (the row groups), 2 otherwise
   // (the accumulating form).
   int branch = 0;
+  // Printing only (templated kernels): what each dynamic arg of the group's
+  // functions holds (dK = args[rank + K], lower_regions.h).
+  std::vector<DynamicArgNote> dynamic_args;
 };
 
 // A row over a symbolic last dim lowered as a row group (expand_to_tiles.h

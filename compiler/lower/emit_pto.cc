@@ -11,7 +11,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
   p.kernel_name = SanitizeIdentifier(tiles.name);
   p.target = target;
   for (const GmBuffer& buf : tiles.buffers) {
-    p.buffers.push_back({buf.param, buf.role, buf.dtype, buf.shape});
+    p.buffers.push_back({buf.param, buf.role, buf.dtype, buf.shape, buf.sym_shape});
   }
   for (const BlockFunction& fn : blocks.functions) {
     const TileGroup& group = tiles.groups[fn.group];
@@ -25,6 +25,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
     f.ub_rows = group.ub_rows;
     f.cube = group.cube;
     f.runtime_extents = fn.runtime_extents;
+    f.dynamic_args = group.dynamic_args;
     for (const TileInstr& in : group.body) {
       PtoInstr out;
       out.op = in.op;

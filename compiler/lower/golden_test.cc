@@ -81,6 +81,20 @@ TEST(GoldenTest, SoftmaxLoop) {
                {"tensor", "tile", "execute", "pto", "cpp"});
 }
 
+// Symbolic dims in inner positions (issue 4), exp(x) + y over [m, n] with
+// tile [2,16]: the dumps print the symbols where the lowering knows them —
+// buffer shapes [m,n], the space and its grid, the generic tail function
+// (extents=args), and dynamic arg d0 = n, the GM stride of dim 0 of each
+// buffer (TemplateAccess.stride_arg); the code itself is the first probe's.
+TEST(GoldenTest, SymbolicInnerDims) {
+  testing::GraphBuilder b("sym_exp_add");
+  const SymExpr m = SymExpr::Symbol("m"), n = SymExpr::Symbol("n");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {m, n});
+  const uint32_t y = b.SymInput("y", pto::v1::DT_FP32, {m, n});
+  b.Output("out", b.Op("add", {b.Op("exp", {x}, {2, 16}), y}, {2, 16}));
+  CheckGoldens(b.Build(), "sym_exp_add", {"tile", "block", "execute", "pto"});
+}
+
 TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
 
 // Issue 4: scalar operands over symbols. for i in 0..bs: out[i] = in[i] * i

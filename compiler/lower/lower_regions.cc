@@ -567,6 +567,26 @@ absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runt
   return absl::OkStatus();
 }
 
+// TemplateAccess.stride_arg of `t`'s accesses (one per TLOAD/TSTORE of
+// `group`, in order: ExpandAccessesOf) from TileInstr::stride_dynamic.
+absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
+  int access = 0;
+  for (const TileInstr& in : group.body) {
+    if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
+    if (access < t->accesses_size()) {
+      pto::v1::TemplateAccess* a = t->mutable_accesses(access);
+      for (int k : in.stride_dynamic) a->add_stride_arg(static_cast<uint32_t>(k + 1));
+    }
+    ++access;
+  }
+  if (access != t->accesses_size()) {
+    return absl::InternalError(absl::StrCat("template ", t->label(), " has ",
+                                            t->accesses_size(), " accesses for ", access,
+                                            " loads and stores"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
@@ -633,6 +653,12 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       slots.push_back(marker);
       return static_cast<int>(slots.size()) - 1;
     };
+    // Per dynamic arg position: what the code uses it for (the dumps).
+    std::map<int, std::vector<std::string>> uses;
+    auto use = [&uses](int k, const std::string& what) {
+      std::vector<std::string>& u = uses[k];
+      if (std::find(u.begin(), u.end(), what) == u.end()) u.push_back(what);
+    };
     for (TileInstr& in : group.body) {
       for (GmIndex& x : in.index) {
         absl::StatusOr<std::pair<int, int64_t>> d = Decode(x.offset);
@@ -684,7 +710,11 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
         }
         continue;
       }
-      if (any) in.stride_dynamic = std::move(dims);
+      if (!any) continue;
+      for (size_t j = 0; j < dims.size(); ++j) {
+        if (dims[j] >= 0) use(dims[j], absl::StrCat("stride(%", b, ", ", j, ")"));
+      }
+      in.stride_dynamic = std::move(dims);
     }
     if (group.is_cube) {
       // A K that depends on a loop index (a tail of K) is one more dynamic
@@ -696,6 +726,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
       if (!k.ok()) return k.status();
       if (k->has_value()) {
         group.cube.k_dynamic = position(kStrideSlots + intern(**k));
+        use(group.cube.k_dynamic, "K");
         // The runtime checks the K each task reads against the operands.
         execute->mutable_templates(static_cast<int>(g))
             ->set_cube_k_arg(static_cast<uint32_t>(group.cube.k_dynamic + 1));
@@ -717,7 +748,13 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     // strides (interned after them).
     for (int s : slots) {
       t->add_dynamic_args(static_cast<uint32_t>(s >= kStrideSlots ? s - kStrideSlots : s));
+      group.dynamic_args.push_back(
+          {dynamic[t->dynamic_args(t->dynamic_args_size() - 1)],
+           uses[static_cast<int>(group.dynamic_args.size())]});
     }
+    // Which dynamic arg holds each run-time GM stride, per access (the
+    // runtime checks them against the buffer's shape at launch).
+    if (absl::Status s = DeclareStrideArgs(group, t); !s.ok()) return s;
     for (size_t f = 0; f < block->functions.size(); ++f) {
       if (block->functions[f].group != static_cast<int>(g)) continue;
       block->functions[f].num_args =

@@ -29,7 +29,10 @@
 // parameter's symbolic dim gets the same generic function for its tails.
 // Parameters may have symbolic inner dims: a GM stride that depends on
 // symbols is one more dynamic arg of the functions accessing that buffer
-// (TileInstr::stride_dynamic).
+// (TileInstr::stride_dynamic), declared per access in the template
+// (TemplateAccess.stride_arg) so that the runtime checks it against the
+// buffer's shape at launch. What each dynamic arg holds is kept for the
+// dumps (TileGroup::dynamic_args: `d0 = n  ; stride(%0, 0)`).
 //
 // A matmul in a body is a cube group like any other: its operands' and its
 // store's loop-dependent offsets are dynamic args (cube_codegen adds

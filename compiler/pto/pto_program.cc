@@ -1,5 +1,7 @@
 #include "compiler/pto/pto_program.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -89,6 +91,20 @@ std::string PrintCubeBody(const PtoFunction& fn, const PtoProgram& p) {
   const int rank = static_cast<int>(fn.tile.size());
   const int64_t m = rank >= 2 ? fn.tile[rank - 2] : 1;
   const int64_t n = rank >= 1 ? fn.tile[rank - 1] : 1;
+  // A run-time K is dynamic arg dN (.arg lines), at most a constant when
+  // its expression has one (a loop's tail of K); c.k is then that bound,
+  // else the first probe's K.
+  std::string k = absl::StrCat(c.k);
+  if (c.k_dynamic >= 0) {
+    std::optional<int64_t> bound = c.k;
+    if (static_cast<size_t>(c.k_dynamic) < fn.dynamic_args.size()) {
+      bound = fn.dynamic_args[c.k_dynamic].value.ConstantUpperBound();
+    }
+    k = absl::StrCat("d", c.k_dynamic);
+    absl::StrAppend(&k, bound ? absl::StrCat("<=", *bound) : "");
+  }
+  const std::string k_end = c.k_dynamic >= 0 ? absl::StrCat("d", c.k_dynamic)
+                                             : absl::StrCat(c.k);
   std::string out;
   for (const PtoInstr& in : fn.body) {
     std::string line;
@@ -101,11 +117,8 @@ std::string PrintCubeBody(const PtoFunction& fn, const PtoProgram& p) {
     switch (in.op) {
       case PtoOpcode::kTLoad: {
         if (in.dst == 0) {
-          // A run-time K (a tail of K in a loop body) is dynamic arg dN.
-          absl::StrAppend(&out, "  .kloop k = 0, ",
-                          c.k_dynamic >= 0 ? absl::StrCat("d", c.k_dynamic, "<=", c.k)
-                                           : absl::StrCat(c.k),
-                          ", ", c.k_l1, "  ; L1 blocks (the last may be shorter)\n");
+          absl::StrAppend(&out, "  .kloop k = 0, ", k, ", ", c.k_l1,
+                          "  ; L1 blocks (the last may be shorter)\n");
         }
         const bool a = in.dst == 0;
         const int64_t rows = a ? (c.a_trans ? c.k_l1 : m) : (c.b_trans ? n : c.k_l1);
@@ -121,7 +134,7 @@ std::string PrintCubeBody(const PtoFunction& fn, const PtoProgram& p) {
       }
       case PtoOpcode::kTMov:
         if (in.dst == 2) {
-          absl::StrAppend(&out, "  .kloop kk = 0, min(", c.k_l1, ", ", c.k,
+          absl::StrAppend(&out, "  .kloop kk = 0, min(", c.k_l1, ", ", k_end,
                           " - k), ", c.k_l0, "  ; L0 steps\n");
         }
         operands.push_back(in.dst == 2 ? tile({m, c.k_l0}) : tile({c.k_l0, n}));
@@ -165,7 +178,9 @@ std::string PrintPto(const PtoProgram& p) {
         buf.param >= 0 ? absl::StrFormat("param %-5s", ParamRoleName(buf.role))
                        : std::string("workspace");
     absl::StrAppend(&out, ".buffer %", b, " ", kind, " ",
-                    DTypeShortName(buf.dtype), FormatDims(buf.shape), "\n");
+                    DTypeShortName(buf.dtype),
+                    buf.sym_shape.empty() ? FormatDims(buf.shape) : FormatSymShape(buf.sym_shape),
+                    "\n");
   }
   for (size_t f = 0; f < p.functions.size(); ++f) {
     const PtoFunction& fn = p.functions[f];
@@ -173,6 +188,7 @@ std::string PrintPto(const PtoProgram& p) {
                     fn.core == pto::v1::CORE_TYPE_CUBE ? "cube" : "vector",
                     " args=", fn.num_args, " tile=", FormatDims(fn.tile),
                     fn.runtime_extents ? " extents=args" : "", "  ; ", fn.name, "\n");
+    absl::StrAppend(&out, PrintDynamicArgs(fn.dynamic_args, "  .arg "));
     if (fn.core == pto::v1::CORE_TYPE_CUBE) {
       absl::StrAppend(&out, PrintCubeBody(fn, p));
     } else {

@@ -28,6 +28,12 @@
 // reduction over the last dim: extent 1 there, printed ub.f32[2,1]); on
 // the host they are stored as f32 arrays, or int64/double arrays for
 // INT32/INT64/DOUBLE values (PtoFunction::ub_types).
+//
+// A templated kernel (symbolic dims, loops) prints its buffers' symbolic
+// shapes and, after a function's header, what each of its dynamic args dK
+// holds: `.arg d0 = idx` (an offset, used as `%0[a0+d0, a1]`),
+// `.arg d1 = n  ; stride(%0, 0)` (buffer %0's GM stride in dim 0), `; K`.
+// Instruction operands keep the first probe's sizes where they have any.
 #ifndef PTO_COMPILER_PTO_PTO_PROGRAM_H_
 #define PTO_COMPILER_PTO_PTO_PROGRAM_H_
 
@@ -47,6 +53,9 @@ struct PtoBuffer {
   pto::v1::ParamRole role = pto::v1::PARAM_ROLE_UNSPECIFIED;
   pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
   std::vector<int64_t> shape;
+  // Printing only: the shape with its symbols (a templated kernel's code is
+  // generated at probe sizes; GmBuffer::sym_shape).
+  SymShape sym_shape;
 };
 
 struct PtoInstr {
@@ -80,6 +89,9 @@ struct PtoFunction {
   // extent depends on a loop index): loads and stores move only those,
   // the rest of each UB tile is zero (BlockFunction::runtime_extents).
   bool runtime_extents = false;
+  // Printing only: what each dynamic arg dK (args[rank + K]) holds
+  // (TileGroup::dynamic_args).
+  std::vector<DynamicArgNote> dynamic_args;
 };
 
 struct PtoProgram {

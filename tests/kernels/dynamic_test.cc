@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
@@ -566,6 +567,64 @@ TEST(DynamicTest, SymbolicInnerDimsCompiledOnce) {
       EXPECT_TRUE(report->pass()) << rows << "x" << cols << "\n" << report->Summary();
     }
   }
+}
+
+// A binary whose run-time GM stride disagrees with the buffer it addresses
+// (a corrupt or crafted cache entry) is refused at launch, naming the
+// template, the access and both values, before any task runs; one that
+// does not say which arg is a stride it needs is refused at load.
+TEST(DynamicTest, RunTimeStridesAreCheckedAgainstTheBuffers) {
+  auto make = [](int64_t cols) {
+    TypedBuilder b("dyn_stride");
+    uint32_t x = b.Input("x", DT_FP32, {4, cols});
+    b.Output("out", b.Op("exp", {x}, {2, 8}));
+    return b.graph();
+  };
+  pto::v1::Graph g = make(999983);
+  for (pto::v1::Value& v : *g.mutable_values()) {
+    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
+      if (d.size() == 999983) d.set_symbol("cols");
+    }
+  }
+  auto compiled = compiler::Compile(g, "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const pto::v1::KernelBinary good = compiled->binary;
+  const pto::v1::TaskTemplate& t = good.execute_graph().templates(0);
+  ASSERT_EQ(t.accesses_size(), 2);
+  for (const pto::v1::TemplateAccess& a : t.accesses()) {
+    // [4, cols]: dim 0's stride is cols, a dynamic arg; dim 1's is 1.
+    ASSERT_EQ(a.stride_arg_size(), 2);
+    EXPECT_GT(a.stride_arg(0), 0u);
+    EXPECT_EQ(a.stride_arg(1), 0u);
+  }
+  const uint32_t offset = t.dynamic_args(static_cast<int>(t.accesses(0).stride_arg(0)) - 1);
+  EXPECT_EQ(good.execute_graph().dynamic_offsets(static_cast<int>(offset)).symbol(), "cols");
+
+  pto::v1::KernelBinary bad = good;
+  bad.mutable_execute_graph()->mutable_dynamic_offsets(static_cast<int>(offset))->set_constant(1000);
+  auto kernel = runtime::Kernel::Load(bad);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto report = ptoc::RunAndCheck(make(9), **kernel, {});
+  ASSERT_FALSE(report.ok());
+  EXPECT_THAT(report.status().message(),
+              ::testing::AllOf(HasSubstr(absl::StrCat("template ", t.label(), ": access #0")),
+                               HasSubstr("shape [4,9]) addresses dim 0 with stride 1000"),
+                               HasSubstr("row-major stride there is 9")));
+
+  auto refused = [&](const std::function<void(pto::v1::TemplateAccess*)>& edit,
+                     const std::string& what) {
+    pto::v1::KernelBinary worse = good;
+    edit(worse.mutable_execute_graph()->mutable_templates(0)->mutable_accesses(1));
+    auto k = runtime::Kernel::Load(worse);
+    ASSERT_FALSE(k.ok()) << what;
+    EXPECT_THAT(k.status().message(), HasSubstr(what));
+  };
+  refused([](pto::v1::TemplateAccess* a) { a->clear_stride_arg(); },
+          "an access to buffer 1 of shape [4,cols] names no dynamic arg for the stride of dim 0");
+  refused([](pto::v1::TemplateAccess* a) { a->set_stride_arg(0, 99); },
+          "takes the stride of dim 0 from dynamic arg 98 of 1");
+  refused([](pto::v1::TemplateAccess* a) { a->add_stride_arg(0); }, "stride args for 3 of its 2 dims");
+  EXPECT_TRUE(runtime::Kernel::Load(good).ok());
 }
 
 // A reduction over a static dim with a tail, in a group whose other dim is

@@ -33,7 +33,7 @@ from .dtypes import (  # noqa: E402,F401
     DataType, DT_BF16, DT_BOOL, DT_DOUBLE, DT_FP16, DT_FP32, DT_FP8E4M3, DT_FP8E5M2,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
 from .errors import (  # noqa: E402,F401
-    CompileError, NotYetImplementedError, TraceError, UnsupportedTargetError)
+    CompileError, DynamicSizeWarning, NotYetImplementedError, TraceError, UnsupportedTargetError)
 from .jit_function import CompileInfo, JitFunction, jit  # noqa: E402,F401
 from .ops import LATER_OPS as _LATER_OPS, _later  # noqa: E402
 from .ops import (  # noqa: E402,F401,A004

@@ -17,6 +17,7 @@ import threading
 _lock = threading.Lock()
 _stats = {
     "traces": 0,          # kernel functions traced into graphs
+    "check_traces": 0,    # second traces at other placeholder sizes (trace_compare.py)
     "compiles": 0,        # compiles run in this process (embedded compiler)
     "memory_hits": 0,     # calls served by a jit function's in-memory cache
     "disk_hits": 0,       # kernels loaded from the disk cache

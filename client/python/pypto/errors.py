@@ -17,6 +17,12 @@ class StaticShapeNeeded(Exception):
     would give wrong results)."""
 
 
+class DynamicSizeWarning(UserWarning):
+    """A kernel with dynamic dims compiles once per size because a value
+    computed in Python from a dynamic size (1.0 / x.shape[-1]) reached it as
+    a number (trace_compare.py); the message names the kernel and the line."""
+
+
 class UnsupportedTargetError(RuntimeError):
     """The requested run mode has no target built on this machine."""
 

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, tracer
+from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, trace_compare, tracer
 from ._proto import graph_pb2
 from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
@@ -339,14 +339,11 @@ class JitFunction:
             out[k] = (specs[k][0], shape)
         return tuple(out)
 
-    def _trace(self, specs):
-        """(Graph, op locations: see locations.py)."""
-        cache.count("traces")
-        names = []
-        for spec in specs:
-            if spec[0] != "scalar":
-                names += [d for d in spec[1] if isinstance(d, str) and d not in names]
-        sizes = symbolic.sentinels(names)
+    def _trace(self, specs, second=False):
+        """(Graph, op locations: see locations.py); `second`: at the second
+        placeholder sizes (trace_compare.py)."""
+        cache.count("check_traces" if second else "traces")
+        sizes = self._sentinels(specs, second)
         params = [tracer.ScalarArg(p.name, spec[2]) if spec[0] == "scalar"
                   else (p.name, spec[0], tuple(sizes.get(d, d) for d in spec[1]),
                         p.ann.name)
@@ -356,11 +353,30 @@ class JitFunction:
         return locations.trace(self._traced_fn, self.name, params,
                                symbols={v: k for k, v in sizes.items()})
 
+    @staticmethod
+    def _sentinels(specs, second=False):
+        names = []
+        for spec in specs:
+            if spec[0] != "scalar":
+                names += [d for d in spec[1] if isinstance(d, str) and d not in names]
+        return symbolic.sentinels(names, second)
+
+    def _trace_checked(self, specs, static_specs):
+        """_trace(specs), and for a kernel with dynamic dims a second trace
+        at other placeholders: trace_compare.PlaceholderLeak (a
+        StaticShapeNeeded) when a size's placeholder reached the graph."""
+        graph, where = self._trace(specs)
+        if specs != static_specs:
+            trace_compare.check(
+                self.name, graph, where, self._sentinels(specs),
+                lambda: self._trace(specs, second=True) + (self._sentinels(specs, True),))
+        return graph, where
+
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
         _, _, specs, static_specs = self._bind(args, kwargs)
         try:
-            return self._trace(specs)[0]
+            return self._trace_checked(specs, static_specs)[0]
         except StaticShapeNeeded:  # as a call would: at these sizes
             try:
                 return self._trace(static_specs)[0]
@@ -402,12 +418,13 @@ class JitFunction:
                 entry = self._cache.get(sig)
                 if entry is None:
                     try:
-                        graph, where = self._trace(specs)
+                        graph, where = self._trace_checked(specs, static_specs)
                     except StaticShapeNeeded as e:
                         if specs == static_specs:
                             raise _symbol_as_number(self.name, e) from None
                         # A dynamic size used as a number (x * x.shape[-1],
-                        # rms_norm's 1/n over a dynamic dim): the trace's
+                        # rms_norm's 1/n over a dynamic dim, 1.0 / n of the
+                        # user's own: trace_compare.py): the trace's
                         # placeholder would be wrong, so per size, remembered.
                         self._per_size.add(sig)
                         specs = static_specs

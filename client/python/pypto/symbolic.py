@@ -8,8 +8,9 @@ dims with the size of an earlier dynamic dim in the same call share its
 symbol (so out = f(x) with both [DYNAMIC, 64] is one symbol). The in-memory
 signature holds the symbols instead of the sizes, and the graph is traced
 once with each symbol at a large distinct prime size (a sentinel) whose dims
-are written as symbols; the disk and ptod caches key on that graph, which has
-no sizes in it. So a new size of a dynamic dim neither traces nor compiles:
+are written as symbols (and once more at other primes, to catch a sentinel
+that Python code turned into a number: trace_compare.py); the disk and ptod
+caches key on that graph, which has no sizes in it. So a new size of a dynamic dim neither traces nor compiles:
 the runtime binds the symbols from the arguments at launch.
 
 Inside the kernel, x.shape[i] of a dynamic dim is a SymbolicScalar (below):
@@ -24,6 +25,10 @@ import sys
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _FIRST_SENTINEL = 1_000_003
+# The second trace's placeholders (trace_compare.py): other large primes, in
+# the same order, so every size-dependent decision pypto makes at trace time
+# (sizes against tiles, bounds or each other) goes the same way.
+_SECOND_SENTINEL = 1_700_003
 
 
 def is_symbol_name(name):
@@ -37,9 +42,10 @@ def _primes_from(n):
         n += 1
 
 
-def sentinels(symbols):
-    """{symbol: sentinel size} for `symbols` in order."""
-    gen = _primes_from(_FIRST_SENTINEL)
+def sentinels(symbols, second=False):
+    """{symbol: sentinel size} for `symbols` in order (`second`: the second
+    trace's, all different from the first's)."""
+    gen = _primes_from(_SECOND_SENTINEL if second else _FIRST_SENTINEL)
     return {s: next(gen) for s in symbols}
 
 

@@ -295,7 +295,9 @@ def test_if_on_a_symbolic_comparison_traces_both_branches():
             out[:] = x * 2
 
     g = verified(k.trace(arr(5, 64), arr(5, 64)))
-    assert calls == ["then", "else"]
+    # Once each per trace (a kernel with dynamic dims is traced a second
+    # time at other placeholder sizes: trace_compare.py).
+    assert calls == ["then", "else"] * (1 + pypto.compile_stats()["check_traces"])
     (op,) = g.ops
     assert op.kind == "if"
     assert attr(op, "cond") == "((x_d0 > 100) and ((x_d0 % 2) == 0))"

@@ -116,6 +116,78 @@ pto::v1::DataType DtypeOf(const py::array& array, size_t index) {
       "int32, int64, uint8)"));
 }
 
+// A kernel's arguments fixed but for their addresses, for pypto's repeat-call
+// fast path: the jit function has already matched each argument's type,
+// dtype, shape and layout (C-contiguous) against an earlier call, so a run
+// needs only the addresses. Made once per fast-path key from that call's
+// arrays; run() takes per argument a numpy array or an address (a torch
+// tensor's data_ptr()) and skips what run() spends per call on
+// numpy views of torch tensors and on np.may_share_memory in Python.
+class PyLauncher {
+ public:
+  PyLauncher(std::shared_ptr<const pto::runtime::Kernel> kernel,
+             std::vector<pto::runtime::TensorArg> args,
+             std::vector<int64_t> nbytes, std::vector<int64_t> itemsize,
+             std::vector<int> written)
+      : kernel_(std::move(kernel)),
+        args_(std::move(args)),
+        nbytes_(std::move(nbytes)),
+        itemsize_(std::move(itemsize)),
+        written_(std::move(written)) {}
+
+  // False (nothing run) where an argument the kernel writes overlaps another
+  // one's bytes, or an address is not aligned to its element: the caller's
+  // full path then says why (or copies).
+  bool Run(const py::sequence& objs) const {
+    if (static_cast<size_t>(py::len(objs)) != args_.size()) {
+      throw py::value_error(absl::StrCat("launcher: expected ", args_.size(),
+                                         " arguments, got ", py::len(objs)));
+    }
+    std::vector<pto::runtime::TensorArg> args = args_;
+    for (size_t i = 0; i < args.size(); ++i) {
+      py::handle h = objs[i];
+      uintptr_t address;
+      if (py::isinstance<py::int_>(h)) {
+        address = h.cast<uintptr_t>();
+      } else {
+        py::array a = py::reinterpret_borrow<py::array>(h);
+        if (!py::isinstance<py::array>(h) || !(a.flags() & py::array::c_style) ||
+            a.nbytes() != nbytes_[i]) {
+          throw py::value_error(absl::StrCat(
+              "launcher: argument ", i,
+              " is not a C-contiguous array of ", nbytes_[i], " bytes"));
+        }
+        address = reinterpret_cast<uintptr_t>(a.data());
+      }
+      if (address % itemsize_[i] != 0) return false;
+      args[i].data = reinterpret_cast<void*>(address);
+    }
+    // np.may_share_memory's bounds test, for each written argument.
+    for (int w : written_) {
+      const uintptr_t lo = reinterpret_cast<uintptr_t>(args[w].data);
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (static_cast<int>(i) == w || nbytes_[w] == 0 || nbytes_[i] == 0) continue;
+        const uintptr_t other = reinterpret_cast<uintptr_t>(args[i].data);
+        if (lo < other + nbytes_[i] && other < lo + nbytes_[w]) return false;
+      }
+    }
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      status = kernel_->Run(args);
+    }
+    if (!status.ok()) Raise(status);
+    return true;
+  }
+
+ private:
+  std::shared_ptr<const pto::runtime::Kernel> kernel_;
+  std::vector<pto::runtime::TensorArg> args_;  // data filled per run
+  std::vector<int64_t> nbytes_;
+  std::vector<int64_t> itemsize_;  // >= 1
+  std::vector<int> written_;
+};
+
 // A loaded kernel. Immutable; run() may be called from several threads.
 class PyKernel {
  public:
@@ -192,6 +264,18 @@ class PyKernel {
   void RunWith(const std::vector<py::array>& arrays,
                const std::vector<int>& dtypes,
                const pto::runtime::RunOptions& options) const {
+    std::vector<pto::runtime::TensorArg> args = ArgsOf(arrays, dtypes);
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      status = kernel_->Run(args, nullptr, options);
+    }
+    if (!status.ok()) Raise(status);
+  }
+
+  // The runtime's view of `arrays` (run()'s checks and dtype overrides).
+  static std::vector<pto::runtime::TensorArg> ArgsOf(
+      const std::vector<py::array>& arrays, const std::vector<int>& dtypes) {
     if (!dtypes.empty() && dtypes.size() != arrays.size()) {
       throw py::value_error(absl::StrCat("dtypes: expected ", arrays.size(),
                                          " entries, got ", dtypes.size()));
@@ -221,15 +305,31 @@ class PyKernel {
       for (py::ssize_t d = 0; d < a.ndim(); ++d) arg.shape.push_back(a.shape(d));
       args.push_back(std::move(arg));
     }
-    absl::Status status;
-    {
-      py::gil_scoped_release release;
-      status = kernel_->Run(args, nullptr, options);
-    }
-    if (!status.ok()) Raise(status);
+    return args;
   }
 
  public:
+  // A launcher for arguments like `arrays` (same shapes and dtypes; see
+  // PyLauncher); `written`: the indices of the arguments the kernel writes.
+  PyLauncher Launcher(const std::vector<py::array>& arrays,
+                      const std::vector<int>& dtypes,
+                      const std::vector<int>& written) const {
+    std::vector<pto::runtime::TensorArg> args = ArgsOf(arrays, dtypes);
+    std::vector<int64_t> nbytes, itemsize;
+    for (const py::array& a : arrays) {
+      nbytes.push_back(a.nbytes());
+      itemsize.push_back(std::max<int64_t>(1, a.itemsize()));
+    }
+    for (int w : written) {
+      if (w < 0 || static_cast<size_t>(w) >= arrays.size()) {
+        throw py::value_error(absl::StrCat("launcher: written index ", w,
+                                           " out of range"));
+      }
+    }
+    for (auto& arg : args) arg.data = nullptr;
+    return PyLauncher(kernel_, std::move(args), std::move(nbytes),
+                      std::move(itemsize), written);
+  }
 
   std::string key() const { return kernel_->binary().key(); }
   std::string target() const { return kernel_->binary().target(); }
@@ -247,7 +347,7 @@ class PyKernel {
   }
 
  private:
-  std::unique_ptr<pto::runtime::Kernel> kernel_;
+  std::shared_ptr<const pto::runtime::Kernel> kernel_;
 };
 
 }  // namespace
@@ -265,6 +365,10 @@ PYBIND11_MODULE(_native, m) {
         "The concrete target name, e.g. 'host' -> 'host-x86_64-v3'.");
   m.def("compiler_fingerprint",
         [] { return pto::compiler::CompilerFingerprint(); });
+  py::class_<PyLauncher>(m, "Launcher")
+      .def("run", &PyLauncher::Run, py::arg("args"),
+           "Runs on these arguments (numpy arrays or addresses); False when "
+           "nothing ran (overlap or misalignment).");
   py::class_<PyKernel>(m, "Kernel")
       .def(py::init<const py::bytes&>(), py::arg("binary"))
       .def("run", &PyKernel::Run, py::arg("arrays"),
@@ -277,6 +381,12 @@ PYBIND11_MODULE(_native, m) {
            "(check, expand, plan, workspace, setup, caller, wait, total), "
            "tasks and plan_cached; trace=True adds per-thread task counts "
            "and spans (threads: {name: (tasks, first start, last end, busy)}).")
+      .def("launcher", &PyKernel::Launcher, py::arg("arrays"),
+           py::arg("dtypes") = std::vector<int>{},
+           py::arg("written") = std::vector<int>{},
+           "A launcher for arguments shaped like these arrays (fast path): "
+           "launcher.run([array or address, ...]) -> False where a written "
+           "argument overlaps another or an address is misaligned.")
       .def_property_readonly("key", &PyKernel::key)
       .def_property_readonly("target", &PyKernel::target)
       .def_property_readonly("params", &PyKernel::params);

@@ -18,11 +18,16 @@ go straight to that call's kernel (a pypto.from_torch wrapper: its tensor's
 key and its marked dims), provided each argument is C-contiguous,
 aligned and writeable, so no copy or read-only check is needed. Every
 check of step 1 depends only on that key, so a hit cannot skip an error; any
-miss takes the full path above, with its checks and messages.
+miss takes the full path above, with its checks and messages. From a key's
+second hit on, the kernel runs through a launcher made for that key (its
+shapes and dtypes fixed): torch tensors are passed as addresses, and the
+launcher declines (the full path then runs or raises) where an output
+overlaps another argument or an address is misaligned.
 """
 
 import functools
 import inspect
+import sys
 import threading
 import time
 
@@ -119,8 +124,11 @@ class _Entry:
 
 
 def _torch():
-    import sys
     return sys.modules.get("torch")
+
+
+# torch.Tensor once torch is seen (the fast path's exact-type test).
+_TORCH_TENSOR = [None]
 
 
 def _torch_numpy(t):
@@ -399,8 +407,8 @@ class JitFunction:
         if not kwargs and self._fast_ok and len(args) == len(self._params):
             fast_key = self._fast_key(args)
             if fast_key is not None:
-                entry = self._fast.get(fast_key)
-                if entry is not None and self._run_fast(entry, args):
+                fast = self._fast.get(fast_key)
+                if fast is not None and self._run_fast(fast, args):
                     return
         else:
             fast_key = None
@@ -470,7 +478,7 @@ class JitFunction:
                     self.last_compile = CompileInfo("memory", entry.compiled.key)
         self._run(entry, arrays, torches)
         if fast_key is not None and len(self._fast) < 64:  # bounded: a key per signature seen
-            self._fast[fast_key] = entry
+            self._fast[fast_key] = [entry, None]  # the launcher comes with the first hit
 
     def _fast_key(self, args):
         """The fast-path key of positional `args`, or None (full path only).
@@ -492,34 +500,70 @@ class JitFunction:
             elif t in _SCALAR_TYPES:
                 key.append((t, a))
             else:
-                torch = _torch()
                 # (is_cpu and the torch.Size itself: a tenth of the cost of
-                # device.type and a tuple copy, per argument and call.)
-                if torch is None or not isinstance(a, torch.Tensor) or not a.is_cpu:
+                # device.type and a tuple copy, per argument and call; the
+                # exact type first: isinstance on torch.Tensor costs more.)
+                if t is not _TORCH_TENSOR[0]:
+                    torch = _torch()
+                    if torch is None or not isinstance(a, torch.Tensor):
+                        return None
+                    _TORCH_TENSOR[0] = torch.Tensor
+                if not a.is_cpu:
                     return None
                 key.append((t, a.dtype, a.shape))
         return tuple(key)
 
-    def _run_fast(self, entry, args):
-        """Runs `entry` on `args` (their key hit) unless a torch tensor's
-        memory needs a copy; then returns False for the full path."""
-        run_args = []
-        for a in args:
-            t = type(a)
-            if t is HostTensor:
-                a = a._pypto_data
+    def _run_fast(self, fast, args):
+        """Runs fast = [entry, launcher] on `args` (their key hit) unless an
+        argument needs the full path (a torch tensor's memory needs a copy,
+        an argument the kernel writes overlaps another): then returns False.
+
+        The first hit runs on numpy views of the arguments (as the full path
+        does) and makes the key's launcher (_native Launcher: the shapes and
+        dtypes fixed); later hits pass the launcher numpy arrays as they are
+        and torch tensors as addresses (data_ptr(): no numpy view, ~4 us per
+        tensor), and it tests the overlap np.may_share_memory would."""
+        entry, launcher = fast
+        if launcher is not None:
+            run_args = []
+            for a in args:
                 t = type(a)
-            if t is np.ndarray:
-                run_args.append(a)
-            elif t not in _SCALAR_TYPES:
-                a = _torch_numpy(a)
-                if not a.flags.carray:
+                if t is HostTensor:
+                    a = a._pypto_data
+                    t = type(a)
+                if t is np.ndarray:
+                    run_args.append(a)
+                elif t not in _SCALAR_TYPES:
+                    if not a.is_contiguous():
+                        return False
+                    run_args.append(a.data_ptr())
+            try:
+                if not launcher.run(run_args):
                     return False
-                run_args.append(a)
-        _check_aliasing(entry, run_args)
+            except ValueError as e:
+                locations.annotate(e, entry.graph, entry.where)
+                raise
+        else:
+            run_args = []
+            for a in args:
+                t = type(a)
+                if t is HostTensor:
+                    a = a._pypto_data
+                    t = type(a)
+                if t is np.ndarray:
+                    run_args.append(a)
+                elif t not in _SCALAR_TYPES:
+                    a = _torch_numpy(a)
+                    if not a.flags.carray:
+                        return False
+                    run_args.append(a)
+            _check_aliasing(entry, run_args)
+            _launch(entry, run_args)
+            make = getattr(entry.compiled.kernel, "launcher", None)
+            if make is not None and all(a.size for a in run_args):  # not for empty ones
+                fast[1] = make(run_args, entry.run_dtypes, entry.written)
         cache.count("memory_hits")
         self.last_compile = entry.memory_info
-        _launch(entry, run_args)
         return True
 
     def _run(self, entry, arrays, torches):

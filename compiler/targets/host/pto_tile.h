@@ -1292,8 +1292,21 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
       __builtin_memcpy(&b, x + k + 8, sizeof b);
       if (next != nullptr) __builtin_prefetch(next + k);
       if (out != nullptr) __builtin_prefetch(out + k, 1);
-      a = Exp8(a - mv);
-      b = Exp8(b - mv);
+      a = a - mv;
+      b = b - mv;
+      // Exp8's range test once for both vectors (one movmsk and branch per
+      // 16 values, 2.5% of the pass); either way each vector takes the
+      // steps Exp8 would give it: the same bits.
+      const ExpI8 in_range = (ExpFromBits(ExpBits(a) & 0x7FFFFFFF) <= 86.0f) &
+                             (ExpFromBits(ExpBits(b) & 0x7FFFFFFF) <= 86.0f);
+      if (__builtin_expect(
+              __builtin_ia32_movmskps256(reinterpret_cast<ExpF8>(in_range)) == 0xFF, 1)) {
+        a = ExpSteps<ExpF8, false>(a);
+        b = ExpSteps<ExpF8, false>(b);
+      } else {
+        a = Exp8(a);
+        b = Exp8(b);
+      }
       __builtin_memcpy(e + k, &a, sizeof a);
       __builtin_memcpy(e + k + 8, &b, sizeof b);
       lo += a;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pypto kernels against numpy and torch on this CPU, with the machine's ceilings.
 
-    tools/pypto-python bench/kernels.py [--reps=N] [--only=SUBSTR] [--output=FILE.md]
+    tools/pypto-python bench/kernels.py [--reps=N] [--only=SUBSTR[,SUBSTR...]] [--output=FILE.md]
     bench/run.sh [same flags]            # builds what it needs first
 
 Prints one markdown table. Every row is measured in this run against numpy and
@@ -730,7 +730,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=30, help="timed rounds per row")
     parser.add_argument("--warmup", type=int, default=3, help="untimed calls per implementation")
-    parser.add_argument("--only", default="", help="rows whose name contains this")
+    parser.add_argument("--only", default="",
+                        help="rows whose name contains this (or one of these, comma-separated)")
     parser.add_argument("--output", help="also write the report to this markdown file")
     parser.add_argument("--ceilings", default=os.path.join(REPO, "bazel-bin/bench/ceilings"),
                         help="the ceilings binary (bazel build //bench:ceilings)")
@@ -745,7 +746,8 @@ def main():
         print(line, flush=True)
         lines.append(line)
 
-    selected = [c for c in cases() if opts.only in c.name]
+    wanted = opts.only.split(",")
+    selected = [c for c in cases() if any(w in c.name for w in wanted)]
     sizes = sorted({max(1, c.nbytes // 1024) for c in selected if c.nbytes} | {512 * 1024})
     ceilings, why = run_ceilings(opts.ceilings, sizes)
 

@@ -10,11 +10,12 @@ class CompileError(RuntimeError):
 
 
 class StaticShapeNeeded(Exception):
-    """Raised while tracing at symbolic sizes when a value needs a dynamic
-    dim's actual size as a number (a scalar operand x * x.shape[-1], the 1/n
-    of pypto.rms_norm over a dynamic dim): the jit function then traces and
-    compiles that kernel once per size instead (the trace's placeholder size
-    would give wrong results)."""
+    """Raised while tracing at symbolic sizes when the trace itself needs a
+    dynamic dim's actual size as a number (an integer tensor's power x ** n,
+    arange's bounds; a scalar operand such as x * x.shape[-1] does not: it is
+    recorded as an expression): the jit function then traces and compiles
+    that kernel once per size instead (the trace's placeholder size would
+    give wrong results)."""
 
 
 class DynamicSizeWarning(UserWarning):

@@ -7,7 +7,8 @@
   remainder neg abs` compute in
   DT_INT32 and cast back, which wraps to the width as torch does (the
   compiler's f32 tiles for these types would not hold a product exactly).
-- An integer tensor with a Python int: the number becomes a one-element
+- An integer tensor with a Python int (or a SymbolicScalar: a dynamic size,
+  a loop index, passed at launch): the number becomes a one-element
   tensor of the tensor's dtype (|n| <= 2**24, exact in every path); with a
   Python float (or in a division) the tensor is cast to DT_FP32 first, as
   torch promotes `int_tensor + 2.5` to float32.
@@ -24,7 +25,8 @@ ops.py asks `binary`/`unary` first; they return None where nothing is
 rewritten (floats, comparisons), and the op is recorded as written."""
 
 from . import dtypes
-from .tensors import Tensor
+from .symbolic import SymbolicScalar
+from .tensors import Tensor, _static_number
 
 INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                  dtypes.DT_UINT8)
@@ -60,13 +62,14 @@ def binary(name, a, b):
     if not ops._is_scalar(s) or isinstance(s, bool):
         return None
     if name == "pow" and isinstance(s, int):
-        return _int_pow(t, s, ta)
+        return _int_pow(t, _static_number(s, f"pypto.pow: the exponent of a {t.dtype.name} tensor"),
+                        ta)
     if name == "div" or isinstance(s, float) or name == "pow":
         tf = ops.cast(t, dtypes.DT_FP32)
         return ops._binary(name, tf, s) if ta else ops._binary(name, s, tf)
     if name not in _WRAPPING:
         return None
-    if abs(s) > _MAX_INT_SCALAR:
+    if not isinstance(s, SymbolicScalar) and abs(s) > _MAX_INT_SCALAR:
         raise TypeError(
             f"pypto.{name}: the number {s} with a {t.dtype.name} tensor is outside "
             f"[-2**24, 2**24]; use a tensor for it")
@@ -108,12 +111,13 @@ def clip(t, lo, hi):
     if t.dtype in _SMALL or t.dtype == dtypes.DT_INT32:
         info = _RANGE[t.dtype]
         for name, v in (("min", lo), ("max", hi)):
-            if v is not None and not info[0] <= v <= info[1]:
+            if v is not None and not isinstance(v, SymbolicScalar) and \
+                    not info[0] <= v <= info[1]:
                 raise ValueError(f"pypto.clip: '{name}' {v} does not fit {t.dtype.name} "
                                  f"[{info[0]}, {info[1]}] (as torch)")
     else:
         for name, v in (("min", lo), ("max", hi)):
-            if v is not None and abs(v) > 2 ** 53:
+            if v is not None and not isinstance(v, SymbolicScalar) and abs(v) > 2 ** 53:
                 raise ValueError(f"pypto.clip: '{name}' {v} is outside [-2**53, 2**53]")
     if t.dtype not in _SMALL:
         return None

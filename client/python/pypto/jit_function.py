@@ -69,10 +69,11 @@ _PHASE_ONE_LIMITS = ("issue 4 phase 1", "outside a loop or if region are not sup
 
 def _symbol_as_number(name, e):
     """The error for a symbolic scalar that stays symbolic at static sizes (a
-    loop index, pypto.symbolic_scalar) used as a tensor operand's number."""
+    loop index, pypto.symbolic_scalar) where tracing needs its value (an
+    integer tensor's power, arange's bounds)."""
     return TraceError(f"{name}: {e}; a loop index or symbolic scalar is known only at run time "
-                      f"and cannot be a tensor operand's number yet (use it in views, loop "
-                      f"bounds and pypto.cond)")
+                      f"and cannot be used there (it can be a tensor operand's number, "
+                      f"x * i, and be used in views, loop bounds and pypto.cond)")
 
 
 def _launch(entry, run_args):
@@ -430,9 +431,9 @@ class JitFunction:
                     except StaticShapeNeeded as e:
                         if specs == static_specs:
                             raise _symbol_as_number(self.name, e) from None
-                        # A dynamic size used as a number (x * x.shape[-1],
-                        # rms_norm's 1/n over a dynamic dim, 1.0 / n of the
-                        # user's own: trace_compare.py): the trace's
+                        # A dynamic size the trace needs as a number (an
+                        # integer power's exponent, arange's bounds; 1.0 / n
+                        # of the user's own: trace_compare.py): the trace's
                         # placeholder would be wrong, so per size, remembered.
                         self._per_size.add(sig)
                         specs = static_specs

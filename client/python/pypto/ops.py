@@ -11,9 +11,9 @@ naming the issue that brings them.
 import math
 
 from . import dtypes
-from .errors import StaticShapeNeeded, TraceError, not_yet
+from .errors import TraceError, not_yet
 from .symbolic import SymbolicScalar
-from .tensors import Tensor, _is_scalar
+from .tensors import Tensor, _is_scalar, _number, _static_number
 from . import int_arith
 
 # kind for tensor-op-tensor, tensor-op-scalar, scalar-op-tensor
@@ -140,7 +140,7 @@ def _binary(name, a, b):
     if not compare and not (name in _ARITHMETIC and t.dtype == dtypes.DT_DOUBLE):
         _check_float(what, t, arg)
     dtype = dtypes.DT_BOOL if compare else t.dtype
-    return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": float(s)}, what)
+    return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": _number(s)}, what)
 
 
 def add(input, other):
@@ -257,7 +257,7 @@ def where(condition, input, other):
                 raise TypeError(f"{what}: a number for '{n}' needs a float tensor on the "
                                 f"other side, got {dtype.name}")
             ones = b.add_op("rpows", [t], dtype, t._shape, {"scalar": 1.0}, what)
-            operands.append(b.add_op("muls", [ones], dtype, t._shape, {"scalar": float(x)},
+            operands.append(b.add_op("muls", [ones], dtype, t._shape, {"scalar": _number(x)},
                                      what))
         else:
             raise TypeError(f"{what}: argument '{n}' must be a Tensor or a number, got "
@@ -444,11 +444,11 @@ def softmax(input, dim):
 def rms_norm(input, gamma=None, epsilon=1e-6):
     """input * rsqrt(mean(input ** 2, -1) + epsilon) * gamma over the last
     dim; gamma broadcasts (e.g. shape [hidden]); without it (PyPTO's
-    default) the normalized input alone."""
+    default) the normalized input alone. Over a dynamic last dim the mean
+    divides by n, passed to the kernel at launch (one compile for every n)."""
     n = input._shape[-1] if isinstance(input, Tensor) and input._shape else 1
-    if isinstance(n, SymbolicScalar):
-        raise StaticShapeNeeded(f"pypto.rms_norm: its 1/n needs the size of the dynamic dim {n}")
-    ms = mul(sum(mul(input, input), -1, keepdim=True), 1.0 / n)
+    squares = sum(mul(input, input), -1, keepdim=True)
+    ms = div(squares, n) if isinstance(n, SymbolicScalar) else mul(squares, 1.0 / n)
     normed = mul(input, rsqrt(add(ms, float(epsilon))))
     return normed if gamma is None else mul(normed, gamma)
 
@@ -487,7 +487,7 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
         raise TypeError(f"{what}: fill_value must be a number, got "
                         f"{type(fill_value).__name__}")
     return b.add_op("full", [], dtype, shape,
-                    {"shape": list(shape), "dtype": dtype, "value": float(fill_value)}, what)
+                    {"shape": list(shape), "dtype": dtype, "value": _number(fill_value)}, what)
 
 
 def _size_args(what, size, dtype):
@@ -525,6 +525,7 @@ def arange(start, end=None, step=1, dtype=None):
     for name, v in (("start", start), ("end", end), ("step", step)):
         if not _is_scalar(v):
             raise TypeError(f"{what}: {name} must be a number, got {type(v).__name__}")
+        _static_number(v, f"{what}: {name}")  # (its length is a static shape)
     if step == 0:
         raise ValueError(f"{what}: step must not be 0")
     n = math.ceil((end - start) / step)
@@ -553,8 +554,8 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     if rewritten is not None:
         return rewritten
     _check_operand(what, "clip", input, "input")
-    bounds = {"min": -math.inf if min is None else float(min),
-              "max": math.inf if max is None else float(max)}
+    bounds = {"min": -math.inf if min is None else _number(min),
+              "max": math.inf if max is None else _number(max)}
     return input._builder.add_op("clip", [input], input.dtype, input._shape, bounds, what)
 
 

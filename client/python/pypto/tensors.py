@@ -17,7 +17,7 @@ import numbers
 
 from . import dtypes
 from .errors import StaticShapeNeeded, TraceError
-from .symbolic import SymbolicScalar
+from .symbolic import SymbolicCondition, SymbolicScalar
 
 
 class _DimMarker:
@@ -34,12 +34,29 @@ STATIC = _DimMarker("STATIC")
 
 
 def _is_scalar(x):
-    """Whether x is a Python number operand. A dynamic size (a SymbolicScalar,
-    an int holding the trace's placeholder) used as one raises
-    StaticShapeNeeded: the kernel then compiles per size."""
-    if isinstance(x, SymbolicScalar):
-        raise StaticShapeNeeded(f"{x} (a size or index known only at run time) is used as a number")
+    """Whether x is a Python number operand. A dynamic size or a loop index
+    (a SymbolicScalar) is one too: the op records it as an expression that
+    the kernel evaluates at launch (_number), never the trace's placeholder.
+    A symbolic condition (n > 4) is not a number."""
+    if isinstance(x, SymbolicCondition):
+        return False
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _number(x):
+    """A number operand as an op attribute: a float, or the SymbolicScalar
+    itself (written as an expr; the compiler passes its value at launch)."""
+    return x if isinstance(x, SymbolicScalar) else float(x)
+
+
+def _static_number(x, what):
+    """x where the front end needs its value while tracing (an integer power's
+    exponent, arange's bounds): a SymbolicScalar raises StaticShapeNeeded, and
+    the kernel compiles per size."""
+    if isinstance(x, SymbolicScalar):
+        raise StaticShapeNeeded(f"{what}: {x} (a size or index known only at run time) is "
+                                f"needed while tracing")
+    return x
 
 
 class Tensor:

@@ -395,10 +395,10 @@ def test_matmul_with_dynamic_m_n_k_compiles_once(native):
     assert pypto.compile_stats()["compiles"] == 3
 
 
-def test_a_dynamic_size_used_as_a_number_compiles_per_size(native):
-    # rms_norm's 1/n over a dynamic last dim, and x * x.shape[-1]: tracing at
-    # the placeholder size would bake a wrong number into the kernel, so each
-    # size traces and compiles with its own n (results right at every size).
+def test_a_dynamic_size_used_as_a_number_compiles_once(native):
+    # rms_norm's 1/n over a dynamic last dim, and x * x.shape[-1]: the number
+    # is an expression over the dim's symbol that the kernel reads at launch
+    # (never the trace's placeholder), so one compile serves every size.
     @pypto.jit
     def rms(x: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32),
             out: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP32)):
@@ -412,8 +412,7 @@ def test_a_dynamic_size_used_as_a_number_compiles_per_size(native):
         out[:] = x * x.shape[-1]
 
     rng = np.random.default_rng(11)
-    sizes = (7, 64, 300)
-    for n in sizes:
+    for n in (1, 7, 64, 1000):
         x = rng.standard_normal((4, n)).astype(np.float32)
         out = np.full_like(x, np.nan)
         rms(x, out)
@@ -422,22 +421,118 @@ def test_a_dynamic_size_used_as_a_number_compiles_per_size(native):
         np.testing.assert_allclose(out, want, rtol=2e-6, atol=1e-6)
         out = np.full_like(x, np.nan)
         scale(x, out)
-        np.testing.assert_array_equal(out, x * np.float32(n))
-    assert pypto.compile_stats()["compiles"] == 2 * len(sizes), pypto.compile_stats()
+        np.testing.assert_array_equal(out, (torch.from_numpy(x) * n).numpy())
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 2 and stats["traces"] == 2, stats
 
 
-def test_a_loop_index_used_as_a_number_is_a_clear_error(native):
-    # A loop index stays symbolic at every size: no per-size fallback can
-    # help, so the error says what to use it for instead of running with the
-    # trace's placeholder value.
+def test_dynamic_sizes_as_values_of_full_clip_and_where(native):
+    # Every number operand may be a dynamic size: x / n, n - x, clip to
+    # [-(n % 3), n // 2], where(x > 0, x, n) and full(n - 5).
+    @pypto.jit
+    def kernel(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+               out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n = x.shape[0]
+        y = pypto.clip(n - x / n, min=-(n % 3), max=n // 2)
+        y = pypto.where(x > 0, y, n) + pypto.full([1, 8], n - 5, pypto.DT_FP32)
+        out[:] = y
+
+    rng = np.random.default_rng(12)
+    for n in (1, 7, 64, 1000):
+        x = torch.from_numpy(rng.standard_normal((n, 8)).astype(np.float32))
+        out = torch.full_like(x, float("nan"))
+        kernel(x, out)
+        y = torch.clip(n - x / n, min=-(n % 3), max=n // 2)
+        want = torch.where(x > 0, y, torch.tensor(float(n))) + torch.full((8,), float(n - 5))
+        torch.testing.assert_close(out, want, rtol=1e-6, atol=1e-6)
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
+def test_a_loop_index_used_as_a_number(native):
+    # x * i in a loop body: i is a dynamic arg of the body's tasks, set per
+    # iteration; one compile for every batch size. Also as a written value.
     @pypto.jit
     def scaled_rows(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
                     out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(1, 8)
-        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
-            out[i:i + 1, :] = x[i:i + 1, :] * i
+        n = x.shape[0]
+        for i in pypto.loop(0, n, 1, name="L", idx_name="i"):
+            out[i:i + 1, :] = (x[i:i + 1, :] * i - (n - i)) / (i + 1)
 
-    x = np.ones((3, 8), np.float32)
-    with pytest.raises(pypto.TraceError, match=r"i \(a size or index known only at run time\).*"
-                                              r"loop index or symbolic scalar"):
-        scaled_rows(x, np.zeros_like(x))
+    @pypto.jit
+    def index_rows(out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(0, out.shape[0], 1, name="L", idx_name="i"):
+            out[i:i + 1, :] = i * 2
+
+    for n in (1, 7, 64):
+        x = torch.randn(n, 8)
+        out = torch.full_like(x, float("nan"))
+        scaled_rows(x, out)
+        i = torch.arange(n, dtype=torch.float32)[:, None]
+        torch.testing.assert_close(out, (x * i - (n - i)) / (i + 1), rtol=1e-6, atol=1e-6)
+        out = torch.full_like(x, float("nan"))
+        index_rows(out)
+        torch.testing.assert_close(out, (i * 2).expand(n, 8).contiguous(), rtol=0, atol=0)
+    assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
+
+
+def test_a_loop_index_where_tracing_needs_its_value_is_a_clear_error(native):
+    # An integer tensor's power unrolls into multiplications by the
+    # exponent's bits: a loop index (symbolic at every size) cannot be one.
+    @pypto.jit
+    def powers(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_INT32),
+               out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
+            out[i:i + 1, :] = x[i:i + 1, :] ** i
+
+    x = np.ones((3, 8), np.int32)
+    with pytest.raises(pypto.TraceError, match=r"exponent of a DT_INT32 tensor: i \(a size or "
+                                              r"index known only at run time\)"):
+        powers(x, np.zeros_like(x))
+
+
+def test_a_dynamic_size_the_trace_needs_compiles_per_size(native):
+    # An integer power unrolls into multiplications by the exponent's bits
+    # and arange's length is a static shape: those still trace per size
+    # (correct at each), where a scalar operand would not.
+    @pypto.jit
+    def power(x: pypto.Tensor([pypto.DYNAMIC, 4], pypto.DT_INT32),
+              out: pypto.Tensor([pypto.DYNAMIC, 4], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = x ** x.shape[0]
+
+    @pypto.jit
+    def ramp(out: pypto.Tensor([pypto.DYNAMIC], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(16)
+        out[:] = pypto.arange(out.shape[0])
+
+    for n in (1, 2, 5):
+        x = torch.randint(-3, 4, (n, 4), dtype=torch.int32)
+        out = torch.zeros_like(x)
+        power(x, out)
+        torch.testing.assert_close(out, x ** n)
+        out = torch.zeros(n, dtype=torch.int32)
+        ramp(out)
+        torch.testing.assert_close(out, torch.arange(n, dtype=torch.int32))
+    assert pypto.compile_stats()["compiles"] == 6, pypto.compile_stats()
+
+
+def test_a_dynamic_size_with_integer_tensors_compiles_once(native):
+    # An integer tensor with a dynamic size keeps its dtype (torch's int *
+    # int): the number is a one-element tensor filled at launch.
+    @pypto.jit
+    def affine(x: pypto.Tensor([pypto.DYNAMIC, 4], pypto.DT_INT32),
+               out: pypto.Tensor([pypto.DYNAMIC, 4], pypto.DT_INT32)):
+        pypto.set_vec_tile_shapes(4, 4)
+        n = x.shape[0]
+        out[:] = pypto.clip(x * n - n // 2, min=-n, max=n * 3)
+
+    for n in (1, 7, 64, 1000):
+        x = torch.randint(-9, 10, (n, 4), dtype=torch.int32)
+        out = torch.zeros_like(x)
+        affine(x, out)
+        torch.testing.assert_close(out, torch.clip(x * n - n // 2, min=-n, max=n * 3))
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()

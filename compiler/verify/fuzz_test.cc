@@ -138,6 +138,33 @@ TEST(FuzzTest, ByteMutationsOfLoopMatmulsNeverCrash) {
   ExpectByteMutationsLowerCleanly(MatmulRegionSeed(), 8765, 2000);
 }
 
+// Scalar operands over symbols (issue 4): outside a loop x * n and clip to
+// [-n, n + 1]; in a loop body muls by the index and divs by n - i.
+pto::v1::Graph ScalarSeed() {
+  GraphBuilder b("fuzz_scalars");
+  const SymExpr n = SymExpr::Symbol("n"), i = SymExpr::Symbol("i");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 8});
+  uint32_t y = b.ScalarOp("muls", {x}, {4, 8}, {{"scalar", n}});
+  uint32_t out = b.ScalarOp("clip", {y}, {4, 8}, {{"min", -n}, {"max", n + 1}});
+  auto outs = b.Loop("i", 0, n, 1, {out}, [&](const std::vector<uint32_t>& args) {
+    const uint32_t v = b.View(x, {i, 0}, {1, 8}, {1, 8});
+    const uint32_t s = b.ScalarOp("muls", {v}, {1, 8}, {{"scalar", i}});
+    const uint32_t d = b.ScalarOp("divs", {s}, {1, 8}, {{"scalar", n - i}});
+    return std::vector<uint32_t>{b.Assemble(d, args[0], {i, 0}, {1, 8})};
+  });
+  b.Output("out", outs[0]);
+  return b.Build();
+}
+
+TEST(FuzzTest, ScalarSeedIsValid) {
+  absl::Status s = Lower(ScalarSeed());
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(FuzzTest, ByteMutationsOfScalarOperandsNeverCrash) {
+  ExpectByteMutationsLowerCleanly(ScalarSeed(), 5678, 2000);
+}
+
 TEST(FuzzTest, FieldMutationsNeverCrash) {
   std::mt19937 rng(99);
   for (int iter = 0; iter < 3000; ++iter) {

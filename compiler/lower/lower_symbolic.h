@@ -24,6 +24,10 @@
 // lowerings (ExpandOptions::symbolic; expand_to_tiles.cc AppendAccumulation):
 // its accumulate template's tasks along that dim run in order
 // (TaskTemplate.serial_dim).
+// With ExpandOptions::symbolic_rows, a row over a symbolic last dim is also
+// lowered as a fused row group whose tile along it is its cap (both forms
+// in one Tile Graph, lower_regions.h picks at launch); the caps count as
+// tile sizes for the probes, so a probe's row is longer than its cap.
 //
 // Limits (UNIMPLEMENTED naming the value or op): a symbolic dim must be a
 // plain symbol (without `inner_dims` also the outermost dim of its value).

@@ -1670,6 +1670,55 @@ inline S ReduceRowN(const S* __restrict p, int64_t L) {
   return ReduceRowExactN<Op>(p, L);
 }
 
+// TSubExpSumRow with a run-time length c: e = exp(x - m[0]) over c values
+// (zeros from c to the end of its chunk) and s[0] = their sum, the bits
+// TSubExpSumRow<c> gives. x may be a row in GM (read at c values only); as
+// there, m and s may be the same row tile and e and x the same tile.
+inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, int64_t c) {
+  const int64_t end = (c + kRowChunk - 1) / kRowChunk * kRowChunk;
+#if PTO_TILE_FAST_EXP
+  if (c >= 2 * kReduceLanes) {
+    const int64_t grouped = c / kReduceLanes * kReduceLanes;
+    const ExpF8 mv = ExpSplat<ExpF8>(m[0]);
+    ExpF8 lo = {}, hi = {};  // SumOp's lanes 0..7 and 8..15
+    for (int64_t k = 0; k < grouped; k += kReduceLanes) {
+      ExpF8 a, b;
+      __builtin_memcpy(&a, x + k, sizeof a);
+      __builtin_memcpy(&b, x + k + 8, sizeof b);
+      a = Exp8(a - mv);
+      b = Exp8(b - mv);
+      __builtin_memcpy(e + k, &a, sizeof a);
+      __builtin_memcpy(e + k + 8, &b, sizeof b);
+      lo += a;
+      hi += b;
+    }
+    float lane[kReduceLanes];
+    __builtin_memcpy(lane, &lo, sizeof lo);
+    __builtin_memcpy(lane + 8, &hi, sizeof hi);
+    if (grouped < c) {
+      float d[kReduceLanes];
+      for (int64_t k = grouped; k < c; ++k) d[k - grouped] = x[k] - m[0];
+      ExpMap(e + grouped, d, c - grouped);
+      for (int64_t k = grouped; k < c; ++k) lane[k - grouped] += e[k];
+    }
+    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+    }
+    s[0] = lane[0];
+    for (int64_t k = c; k < end; ++k) e[k] = 0;
+    return;
+  }
+#endif
+  // TSubRows, TExp and TRedSum one after another, a chunk at a time.
+  for (int64_t k = 0; k < end; k += kRowChunk) {
+    alignas(64) float d[kRowChunk];
+    for (int64_t j = 0; j < kRowChunk; ++j) d[j] = k + j < c ? x[k + j] - m[0] : 0.0f;
+    TExp<kRowChunk>(e + k, d);
+  }
+  for (int64_t k = c; k < end; ++k) e[k] = 0;
+  s[0] = ReduceRowN<SumOp<float>>(e, c);
+}
+
 // d[0] = the reduction of the row's C values, as the destination holds it.
 #define PTO_TILE_REDUCE_ROW_N(NAME, OP)                                    \
   template <typename D = float>                                            \

@@ -185,5 +185,39 @@ TEST(DynamicRowsTest, RunTimeRowsAreTheStaticRowsBits) {
   }
 }
 
+// A row whose maximum is zero: which zero (-0 or +0) is the static row
+// code's (ReduceRow reduces such a row again in order), at every length.
+TEST(DynamicRowsTest, ARowMaximumOfZerosKeepsTheStaticSign) {
+  auto make = [](int64_t cols) {
+    TypedBuilder b("rows_amax");
+    uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
+    b.Output("out", b.Op("amax", {x}, kTile, -1, true));
+    return b.graph();
+  };
+  std::unique_ptr<runtime::Kernel> dynamic = Load(Symbolic(make));
+  ASSERT_NE(dynamic, nullptr);
+  for (int64_t n : {2, 33, 100, 1000}) {
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    std::unique_ptr<runtime::Kernel> fixed = Load(make(n));
+    ASSERT_NE(fixed, nullptr);
+    std::vector<float> x(kRows * n);
+    for (int64_t r = 0; r < kRows; ++r) {
+      for (int64_t k = 0; k < n; ++k) x[r * n + k] = -1.0f - static_cast<float>(k % 7);
+      // Zeros of both signs, in different lanes and groups of 16 per row.
+      x[r * n + (r % n)] = (r % 2 == 0) ? -0.0f : 0.0f;
+      x[r * n + ((r * 37 + 1) % n)] = (r % 2 == 0) ? 0.0f : -0.0f;
+    }
+    std::vector<float> got(kRows, 1.0f), want(kRows, 2.0f);
+    ASSERT_TRUE(dynamic->Run({{x.data(), DT_FP32, {kRows, n}},
+                              {got.data(), DT_FP32, {kRows, 1}}}).ok());
+    ASSERT_TRUE(fixed->Run({{x.data(), DT_FP32, {kRows, n}},
+                            {want.data(), DT_FP32, {kRows, 1}}}).ok());
+    for (int64_t r = 0; r < kRows; ++r) {
+      EXPECT_EQ(std::signbit(got[r]), std::signbit(want[r])) << "row " << r;
+      EXPECT_EQ(got[r], want[r]) << "row " << r;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pto::testing

@@ -1614,7 +1614,10 @@ inline void TStoreRowN(T* __restrict dst, const typename Elem<T>::S* __restrict 
 }
 
 // ReduceRowExact and ReduceRow with a run-time length L (any L >= 0: below
-// 2 * kReduceLanes, one value after another as TReduce does).
+// 2 * kReduceLanes, one value after another as TReduce does). ReduceRowN's
+// vmaxps/vminps path keeps one pair of accumulators (ReduceRow's four pairs
+// give the same maximum: its order matters only for NaN and the sign of a
+// zero, and both go to the exact form here as there).
 template <typename Op, typename S>
 inline S ReduceRowExactN(const S* __restrict p, int64_t L) {
   S lane[kReduceLanes];
@@ -1664,6 +1667,7 @@ inline S ReduceRowN(const S* __restrict p, int64_t L) {
     for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
       for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
     }
+    if (lane[0] == 0) return ReduceRowExactN<Op>(p, L);  // the sign of a zero (ReduceRow)
     return lane[0];
   }
 #endif

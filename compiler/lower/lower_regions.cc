@@ -568,12 +568,15 @@ absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runt
 }
 
 // TemplateAccess.stride_arg of `t`'s accesses (one per TLOAD/TSTORE of
-// `group`, in order: ExpandAccessesOf) from TileInstr::stride_dynamic.
+// `group`, in order: ExpandAccessesOf) from TileInstr::stride_dynamic. A
+// load through a reshape declares none: its strides are the view shape's,
+// not the buffer's, and its access reads the whole buffer (the runtime
+// does not hold it to stride args; kernel.proto).
 absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
   int access = 0;
   for (const TileInstr& in : group.body) {
     if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
-    if (access < t->accesses_size()) {
+    if (access < t->accesses_size() && in.view_shape.empty()) {
       pto::v1::TemplateAccess* a = t->mutable_accesses(access);
       for (int k : in.stride_dynamic) a->add_stride_arg(static_cast<uint32_t>(k + 1));
     }

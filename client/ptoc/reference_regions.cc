@@ -110,7 +110,9 @@ class Unroller {
         if (!v.ok()) return v.status();
         // A scalar operand over the index (x * i; clip's bounds, full's
         // value) is a float attribute; the others are ints.
-        if (name == "scalar" || name == "min" || name == "max" || name == "value") {
+        // (arange's "start" too: a loop's own attrs never reach here.)
+        if (name == "scalar" || name == "min" || name == "max" || name == "value" ||
+            name == "start") {
           a.set_f(static_cast<double>(*v));
         } else {
           a.set_i(*v);

@@ -49,11 +49,12 @@
 // a body may span a parameter's symbolic dim (x[i:i+4, :] of x [n, k]).
 //
 // A scalar operand over symbols (the "scalar" of muls/divs/adds..., clip's
-// bounds, full's value given as an expr: x * n, x / x.shape[-1], x * i in a
-// body) is one more dynamic arg of its group's functions
-// (TileInstr::scalar_dynamic): the runtime evaluates the expression per
-// template expansion and the code converts the int64 to the tiles' compute
-// type, so one function serves every value, in and outside loop bodies.
+// bounds, full's value, arange's start given as an expr: x * n,
+// x / x.shape[-1], x * i in a body) is one more dynamic arg of its group's
+// functions (TileInstr::scalar_dynamic): the runtime evaluates the
+// expression per template expansion and the code converts the int64 to the
+// tiles' compute type, so one function serves every value, in and outside
+// loop bodies.
 //
 // A reduction over a dim whose extent depends on a loop index takes the
 // accumulating form of reductions over symbolic dims (such dims are marked

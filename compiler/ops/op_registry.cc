@@ -159,7 +159,7 @@ std::vector<OpInfo>* MakeRegistry() {
        true, P::kTFill, T::kAny},
       {"arange", C::kCreate, 0, 1,
        {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
-        {"start", AttrType::kFloat}, {"step", AttrType::kFloat}},
+        {"start", AttrType::kFloat, true, true}, {"step", AttrType::kFloat}},
        true, P::kTArange, T::kAny},
       // matmul(a, b): [..., M, K] @ [..., K, N] -> [..., M, N] (a_trans:
       // a is [..., K, M]; b_trans: b is [..., N, K]); FP32/FP16/BF16 inputs

@@ -379,7 +379,8 @@ TEST(VerifyRegionsTest, ScalarOperandsOverSymbols) {
   pto::v1::Op& muls = *g.mutable_ops(0)->mutable_regions(0)->mutable_ops(1);
   *(*muls.mutable_attrs())["scalar"].mutable_expr() = CompareExpr(pto::v1::DIM_OP_LT, kI, 4);
   ExpectInvalid(g, {"op #0 body op #1 \"muls\"", "attrs[\"scalar\"]", "allowed only in an if's"});
-  // A float attribute that is not a scalar operand takes no expr.
+  // A float attribute that is not a scalar operand (arange's step: its
+  // length is static) takes no expr.
   GraphBuilder a("k");
   const uint32_t x4 = a.SymInput("x", pto::v1::DT_FP32, {kBs, 4});
   const uint32_t r = a.Value(pto::v1::DT_FP32, {4});
@@ -390,14 +391,14 @@ TEST(VerifyRegionsTest, ScalarOperandsOverSymbols) {
   arange->mutable_vec_tile()->add_dims(4);
   (*arange->mutable_attrs())["shape"].mutable_ints()->add_values(4);
   (*arange->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_FP32);
-  *(*arange->mutable_attrs())["start"].mutable_expr() = kBs.ToProto();
-  (*arange->mutable_attrs())["step"].set_f(1);
+  (*arange->mutable_attrs())["start"].set_f(0);
+  *(*arange->mutable_attrs())["step"].mutable_expr() = kBs.ToProto();
   pto::v1::Parameter* p = ag.add_params();
   p->set_name("y");
   p->set_role(pto::v1::PARAM_ROLE_OUT);
   p->set_value_id(r);
   (void)x4;
-  ExpectInvalid(ag, {"\"arange\"", "attrs[\"start\"]: expected type f, got oneof case 7"});
+  ExpectInvalid(ag, {"\"arange\"", "attrs[\"step\"]: expected type f, got oneof case 7"});
 }
 
 TEST(VerifyRegionsTest, ScalarOperandsImportAndKeyByExpression) {

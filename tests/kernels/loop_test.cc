@@ -548,6 +548,32 @@ pto::v1::Graph IndexAsNumber(const SymExpr& bs) {
   });
 }
 
+// arange with a start over the index: out[i] = in[i] * arange(8i + 1,
+// 8i + 9); the start is a dynamic arg of the body's group.
+pto::v1::Graph IndexedArange(const SymExpr& bs) {
+  return InToOut("indexed_arange", "in", {bs, 8}, [&](GraphBuilder& b, uint32_t in,
+                                                      uint32_t out) {
+    const std::vector<int64_t> tile = {1, 8};
+    return b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+      const uint32_t x = b.View(in, {kI, 0}, {1, 8}, tile);
+      const uint32_t r = b.Value(DT_FP32, {8});
+      pto::v1::Op* op = b.graph().mutable_ops(0)->mutable_regions(0)->add_ops();
+      op->set_kind("arange");
+      op->add_outputs(r);
+      op->mutable_vec_tile()->add_dims(8);
+      (*op->mutable_attrs())["shape"].mutable_ints()->add_values(8);
+      (*op->mutable_attrs())["dtype"].set_dtype(DT_FP32);
+      (*op->mutable_attrs())["start"] = compiler::testing::FloatExprAttr(kI * 8 + 1);
+      (*op->mutable_attrs())["step"].set_f(1);
+      return Ids{b.Assemble(b.Op("mul", {x, r}, tile), args[0], {kI, 0}, tile)};
+    })[0];
+  });
+}
+
+TEST(LoopTest, ArangeFromTheLoopIndexCompiledOnce) {
+  CompileAndRunSizes(IndexedArange, {1, 7, 40});
+}
+
 TEST(LoopTest, LoopIndexAsANumberCompiledOnce) {
   auto kernel = CompileOverBs(IndexAsNumber);
   ASSERT_NE(kernel, nullptr);

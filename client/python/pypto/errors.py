@@ -12,7 +12,7 @@ class CompileError(RuntimeError):
 class StaticShapeNeeded(Exception):
     """Raised while tracing at symbolic sizes when the trace itself needs a
     dynamic dim's actual size as a number (an integer tensor's power x ** n,
-    arange's bounds; a scalar operand such as x * x.shape[-1] does not: it is
+    arange's length; a scalar operand such as x * x.shape[-1] does not: it is
     recorded as an expression): the jit function then traces and compiles
     that kernel once per size instead (the trace's placeholder size would
     give wrong results)."""

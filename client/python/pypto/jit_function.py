@@ -70,7 +70,7 @@ _PHASE_ONE_LIMITS = ("issue 4 phase 1", "outside a loop or if region are not sup
 def _symbol_as_number(name, e):
     """The error for a symbolic scalar that stays symbolic at static sizes (a
     loop index, pypto.symbolic_scalar) where tracing needs its value (an
-    integer tensor's power, arange's bounds)."""
+    integer tensor's power, arange's length)."""
     return TraceError(f"{name}: {e}; a loop index or symbolic scalar is known only at run time "
                       f"and cannot be used there (it can be a tensor operand's number, "
                       f"x * i, and be used in views, loop bounds and pypto.cond)")
@@ -432,7 +432,7 @@ class JitFunction:
                         if specs == static_specs:
                             raise _symbol_as_number(self.name, e) from None
                         # A dynamic size the trace needs as a number (an
-                        # integer power's exponent, arange's bounds; 1.0 / n
+                        # integer power's exponent, arange's length; 1.0 / n
                         # of the user's own: trace_compare.py): the trace's
                         # placeholder would be wrong, so per size, remembered.
                         self._per_size.add(sig)

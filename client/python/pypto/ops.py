@@ -517,7 +517,9 @@ def ones(*size, dtype=None):
 def arange(start, end=None, step=1, dtype=None):
     """[start, start + step, ...) up to `end`; dtype: DT_INT32 when start,
     end and step are ints (PyPTO's default; torch.arange gives int64), DT_INT64
-    when a value does not fit in INT32, else DT_FP32."""
+    when a value does not fit in INT32, else DT_FP32. `start` may be symbolic
+    when the length is not (arange(i * 8, i * 8 + 8) in a loop body: read at
+    launch; DT_INT32 by default, as its range is not known)."""
     what = "pypto.arange"
     b = _creation_builder(what)
     if end is None:
@@ -525,7 +527,10 @@ def arange(start, end=None, step=1, dtype=None):
     for name, v in (("start", start), ("end", end), ("step", step)):
         if not _is_scalar(v):
             raise TypeError(f"{what}: {name} must be a number, got {type(v).__name__}")
-        _static_number(v, f"{what}: {name}")  # (its length is a static shape)
+    # The length is a static shape: end - start and step must be numbers.
+    _static_number(end - start, f"{what}: its length end - start")
+    _static_number(step, f"{what}: step")
+    symbolic_start = isinstance(start, SymbolicScalar)
     if step == 0:
         raise ValueError(f"{what}: step must not be 0")
     n = math.ceil((end - start) / step)
@@ -533,10 +538,11 @@ def arange(start, end=None, step=1, dtype=None):
         raise ValueError(f"{what}: [{start}, {end}) with step {step} is empty")
     if dtype is None:
         ints = all(isinstance(v, int) for v in (start, end, step))
-        fits = ints and all(-2**31 <= v < 2**31 for v in (start, start + (n - 1) * step))
+        fits = ints and (symbolic_start or all(-2**31 <= v < 2**31
+                                               for v in (start, start + (n - 1) * step)))
         dtype = (dtypes.DT_INT32 if fits else dtypes.DT_INT64) if ints else dtypes.DT_FP32
     return b.add_op("arange", [], dtype, (n,),
-                    {"shape": [n], "dtype": dtype, "start": float(start), "step": float(step)},
+                    {"shape": [n], "dtype": dtype, "start": _number(start), "step": float(step)},
                     what)
 
 

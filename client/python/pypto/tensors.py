@@ -51,7 +51,7 @@ def _number(x):
 
 def _static_number(x, what):
     """x where the front end needs its value while tracing (an integer power's
-    exponent, arange's bounds): a SymbolicScalar raises StaticShapeNeeded, and
+    exponent, arange's length): a SymbolicScalar raises StaticShapeNeeded, and
     the kernel compiles per size."""
     if isinstance(x, SymbolicScalar):
         raise StaticShapeNeeded(f"{what}: {x} (a size or index known only at run time) is "

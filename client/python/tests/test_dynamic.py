@@ -478,6 +478,32 @@ def test_a_loop_index_used_as_a_number(native):
     assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
 
 
+def test_arange_from_a_loop_index_compiles_once(native):
+    # arange(i * 8, i * 8 + 8): a start over the index (read per iteration),
+    # a static length; DT_INT32 by default (PyPTO's), FP32 when asked.
+    @pypto.jit
+    def positions(x: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+                  out: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),
+                  ids: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_INT32)):
+        for i in pypto.loop(0, x.shape[0], 1, name="L", idx_name="i"):
+            pypto.set_vec_tile_shapes(8)
+            pos = pypto.arange(i * 8 + 1, i * 8 + 9, dtype=pypto.DT_FP32)
+            row = pypto.arange(i * 8, i * 8 + 8)
+            pypto.set_vec_tile_shapes(1, 8)
+            out[i:i + 1, :] = x[i:i + 1, :] * pos
+            ids[i:i + 1, :] = row
+
+    for n in (1, 7, 64):
+        x = torch.randn(n, 8)
+        out = torch.full_like(x, float("nan"))
+        ids = torch.zeros(n, 8, dtype=torch.int32)
+        positions(x, out, ids)
+        want = torch.arange(n * 8, dtype=torch.int32).reshape(n, 8)
+        torch.testing.assert_close(out, x * (want + 1).float())
+        torch.testing.assert_close(ids, want)
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
 def test_a_loop_index_where_tracing_needs_its_value_is_a_clear_error(native):
     # An integer tensor's power unrolls into multiplications by the
     # exponent's bits: a loop index (symbolic at every size) cannot be one.

@@ -921,8 +921,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
             ? fn.ub_types[scalar_tile]
             : pto::v1::DT_FP32;
     for (size_t j = 0; j < in.scalars.size(); ++j) {
-      args.push_back(in.op == PtoOpcode::kTArange ? FloatLiteral(in.scalars[j])
-                                                  : ScalarOperand(in, j, scalar_storage, rank));
+      // (TARANGE's start and step are floats whatever the tile type.)
+      args.push_back(in.op == PtoOpcode::kTArange
+                         ? ScalarOperand(in, j, pto::v1::DT_FP32, rank)
+                         : ScalarOperand(in, j, scalar_storage, rank));
     }
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;

@@ -589,12 +589,15 @@ inline void MvecMapDouble(float* d, const float* a, int64_t n) {
 // f32 exp on x86-64-v3 (AVX2 + FMA): 8 lanes of float arithmetic, about 3x
 // faster than libmvec's double exp. exp(x) = 2^n * P(r) with n = round(x /
 // ln2) (the 1.5 * 2^23 shift trick), r = x - n * ln2 in two FMA steps (the
-// first is exact: ln2's f32 head times n cancels against x), P a degree-7
-// polynomial (coefficients fitted on [-ln2/2, ln2/2], truncation error
-// 2^-28.9) in Horner form, 2^n added to P's exponent bits. It is faithful,
-// not correctly rounded: over all 2^32 inputs the error is at most 0.88 ulp
-// and 0.24% of results are one ulp from the correctly rounded one (issue 3
-// allows 2e-6, about 16 ulp). The 8-lane form covers |x| <= 86, where 2^n
+// first is exact: ln2's f32 head times n cancels against x), P = 1 + r +
+// r^2/2 + r^3 (c3 + c4 r + c5 r^2 + c6 r^3) of degree 6 (c3..c6 fitted for
+// relative error on [-ln2/2, ln2/2] by bench/exp_fit.py: 2^-28 in f32
+// coefficients) in Horner form, 2^n added to P's exponent bits. It is
+// faithful, not correctly rounded: over all 2^32 inputs the error is at most
+// 0.896 ulp and 0.47% of results are one ulp from the correctly rounded one
+// (bench/exp_check.cc; issue 3 allows 2e-6, about 16 ulp). The degree-7
+// polynomial before (0.88 ulp, 0.24%) took one FMA more per 8 values: 9% of
+// softmax's exp pass. The 8-lane form covers |x| <= 86, where 2^n
 // and the result stay normal; a vector with any other lane (larger |x|, inf,
 // NaN) takes ExpSteps' full form, which clamps x to [-104, 89] (NaN stays
 // NaN) and scales in two exact steps so that subnormal results round once
@@ -642,10 +645,9 @@ inline V ExpSteps(V x) {
   const V n = kd - shift;
   V r = ExpFma(n, ExpSplat<V>(-0x1.62e430p-1f), x);  // exact
   r = ExpFma(n, ExpSplat<V>(0x1.05c610p-29f), r);    // ln2's tail
-  V p = ExpFma(r, ExpSplat<V>(0x1.a17eaap-13f), ExpSplat<V>(0x1.6da820p-10f));
-  p = ExpFma(p, r, ExpSplat<V>(0x1.1110a6p-7f));
-  p = ExpFma(p, r, ExpSplat<V>(0x1.555464p-5f));
-  p = ExpFma(p, r, ExpSplat<V>(0x1.555556p-3f));
+  V p = ExpFma(r, ExpSplat<V>(0x1.6b6e4ap-10f), ExpSplat<V>(0x1.122f88p-7f));
+  p = ExpFma(p, r, ExpSplat<V>(0x1.555688p-5f));
+  p = ExpFma(p, r, ExpSplat<V>(0x1.5554a4p-3f));
   p = ExpFma(p, r, ExpSplat<V>(0.5f));
   p = ExpFma(p, r, ExpSplat<V>(1.0f));
   p = ExpFma(p, r, ExpSplat<V>(1.0f));
@@ -776,7 +778,8 @@ inline ExpF8 Erf8(ExpF8 x) {
 // subnormal results past it use piece 9). x^2 = h + l exactly (l by FMA)
 // and exp(-x^2) = exp(-h) (1 - l): h's rounding alone (up to 2^-18 at
 // x = 10) would cost more than the whole budget. exp(-h) is ExpSteps'
-// reduction and polynomial scaled by 2^64 (n + 64 >= -82 keeps it normal)
+// reduction and its former degree-7 polynomial (the one this tail's
+// accuracy was checked with over every float) scaled by 2^64 (n + 64 >= -82 keeps it normal)
 // and the table by 2^-64, so the one product rounds once into subnormals:
 // no range test, no second form. Lanes x <= 2 and NaN are discarded by
 // Erfc8. c[j][k]: 2^-64 times the coefficient of u^j on piece m, k = m & 7.
@@ -913,7 +916,7 @@ PTO_TILE_COMPARE_SCALAR(TCmpLtS, <)
 PTO_TILE_COMPARE_SCALAR(TCmpLeS, <=)
 PTO_TILE_COMPARE_SCALAR(TCmpGtS, >)
 PTO_TILE_COMPARE_SCALAR(TCmpGeS, >=)
-// exp: ExpMap where the target has FMA (x86-64-v3; faithful, within 0.88
+// exp: ExpMap where the target has FMA (x86-64-v3; faithful, within 0.896
 // ulp). Elsewhere libmvec's double exp rounded to f32 (MvecMapDouble), the
 // correctly rounded result in practice, as glibc's scalar expf gives it.
 template <int64_t N, typename D = float>

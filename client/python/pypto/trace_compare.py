@@ -26,6 +26,13 @@ dim, one size against another) decide the same way at both. What the
 comparison cannot see is a value that is the same at both placeholders,
 e.g. `if int(n) > 100:` (true at both); `if n > 100:` itself is a TypeError
 pointing at pypto.cond (symbolic.py).
+
+A Python loop over a dynamic size itself (`for j in range(x.shape[0])`)
+cannot be intercepted either (range() takes an int subclass as it is) and
+would record a million iterations' ops at the placeholder, for many
+minutes: a trace at placeholder sizes that records more than
+MAX_OPS_AT_PLACEHOLDERS ops stops there (too_many_ops, called by the
+tracer) with the same warning and per-size compile.
 """
 
 import sys
@@ -37,6 +44,11 @@ from . import locations
 from .errors import DynamicSizeWarning, StaticShapeNeeded
 
 _REGION_NAMES = {"loop": ("body",), "if": ("then", "else")}
+
+# More ops than this in a trace at placeholder sizes is taken for a Python
+# loop over a dynamic size (the kernels in tests/ and examples/ record at most
+# a few hundred; 10000 take seconds to trace, a million minutes).
+MAX_OPS_AT_PLACEHOLDERS = 10_000
 
 
 class PlaceholderLeak(StaticShapeNeeded):
@@ -52,6 +64,8 @@ def check(kernel, graph, where, sizes, trace_again):
     sizes2 = None
     try:
         graph2, where2, sizes2 = trace_again()
+    except PlaceholderLeak:  # too_many_ops: already said
+        raise
     except Exception as e:  # noqa: BLE001 - the first trace passed: size-dependent
         label, what = None, (f"tracing with other placeholder sizes failed "
                              f"({type(e).__name__}: {e})")
@@ -64,14 +78,27 @@ def check(kernel, graph, where, sizes, trace_again):
             where = where2
         what = (f"{subject} is {a} when traced with {_sizes_text(sizes)}, {b} with "
                 f"{_sizes_text(sizes2)}")
-    w = where.get(label) if label else None
+    _leak(kernel, where.get(label) if label else None, what)
+
+
+def too_many_ops(builder):
+    """Raises PlaceholderLeak, after a DynamicSizeWarning: `builder`, tracing
+    at placeholder sizes, has recorded more than MAX_OPS_AT_PLACEHOLDERS ops."""
+    sizes = {name: size for size, name in builder.symbols.items()}
+    _leak(builder.name, locations.user_frame(),
+          f"more than {MAX_OPS_AT_PLACEHOLDERS} ops recorded when traced with "
+          f"{_sizes_text(sizes)}: a Python loop over a dynamic size? pypto.loop traces its "
+          f"body once")
+
+
+def _leak(kernel, w, what):
     at = f", at {locations.describe(w)}" if w else ""
     message = (
         f"kernel '{kernel}' is compiled once per size: its graph depends on a value computed "
         f"in Python from a dynamic size{at} ({what}). Results are right at every size; "
-        f"to compile once, use dynamic sizes only in shapes, views, loop bounds and "
-        f"pypto.cond, and pypto ops for arithmetic on them (e.g. pypto.mean instead of a sum "
-        f"times 1.0 / x.shape[-1])")
+        f"to compile once, give the size itself to pypto (x / x.shape[-1], not "
+        f"x * (1.0 / x.shape[-1]); pypto.loop, not range) and keep Python arithmetic on it "
+        f"to + - * // % min max")
     warnings.warn(message, DynamicSizeWarning, stacklevel=_caller_level())
     raise PlaceholderLeak(message)
 

@@ -121,6 +121,7 @@ class GraphBuilder:
         self.index_names = set()
         self.loop_bounds = {}   # loop index symbol -> (start, stop, step)
         self.failed = None
+        self._op_count = 0      # ops recorded (trace_compare.too_many_ops)
 
     # Values -----------------------------------------------------------------
 
@@ -206,6 +207,11 @@ class GraphBuilder:
 
     def append_op(self, op):
         """Appends `op` to the open region or the top level."""
+        self._op_count += 1
+        if self.symbols:  # at placeholder sizes: a Python loop over one?
+            from . import trace_compare
+            if self._op_count > trace_compare.MAX_OPS_AT_PLACEHOLDERS:
+                trace_compare.too_many_ops(self)
         if self.current_region() is None:
             for out in op.outputs:
                 self._producer[out] = len(self._ops)

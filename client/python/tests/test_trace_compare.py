@@ -100,6 +100,33 @@ def test_leaks_name_the_first_differing_op_and_its_line():
     assert "'divs' attribute 'scalar' is 1000003" in message
 
 
+def test_a_python_loop_over_a_dynamic_size_compiles_per_size(native, monkeypatch):
+    # range(n) takes the placeholder as it is: a million iterations' ops.
+    # The trace stops past the limit (lowered here to keep the test short).
+    monkeypatch.setattr(trace_compare, "MAX_OPS_AT_PLACEHOLDERS", 40)
+
+    @pypto.jit
+    def add_n(x: pypto.Tensor([pypto.DYNAMIC, 8], F32), out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        y = x
+        for _ in range(x.shape[0]):
+            y = y + 1
+        out[:] = y
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for n in (3, 9, 3):
+            x = np.arange(n * 8, dtype=np.float32).reshape(n, 8)
+            out = np.full_like(x, np.nan)
+            add_n(x, out)
+            np.testing.assert_array_equal(out, x + n)
+    (w,) = _leak_warnings(record)
+    assert "more than 40 ops recorded when traced with x_d0 = 1000003" in str(w.message)
+    assert "y = y + 1" in str(w.message)
+    stats = pypto.compile_stats()
+    assert (stats["compiles"], stats["check_traces"]) == (2, 0), stats
+
+
 def test_a_python_branch_on_a_dynamic_size_is_an_error():
     # Both placeholders are large, so a branch would not show in the
     # comparison: the comparison itself refuses (symbolic.py), naming cond.

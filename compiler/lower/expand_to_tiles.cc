@@ -1311,7 +1311,7 @@ int64_t SymbolicRowCap(const std::vector<int64_t>& tile) {
   int64_t others = 1;
   for (size_t d = 0; d + 1 < tile.size(); ++d) others *= std::max<int64_t>(tile[d], 1);
   int64_t cap = 1;
-  while (cap * 2 * others <= kMaxWidenedTileElements) cap *= 2;
+  while (cap * 2 * others <= kMaxSymbolicRowTileElements) cap *= 2;
   return tile.empty() ? cap : std::max(cap, tile.back());
 }
 
@@ -1326,9 +1326,9 @@ absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& g,
     std::optional<TensorGraph> wide =
         options.widen_rows ? WidenRows(*capped, options) : std::nullopt;
     absl::StatusOr<TileGraph> rows = ExpandTiles(wide ? *wide : *capped, options);
-    if (!rows.ok()) return rows.status();
     absl::StatusOr<TileGraph> rest = ExpandToTiles(g, other);
     if (!rest.ok()) return rest.status();
+    if (!rows.ok()) return rest;  // (e.g. an op's capped tile alone exceeds UB)
     // Only worth a branch when a row group formed over a capped row.
     bool formed = false;
     for (const TileGroup& grp : rows->groups) {

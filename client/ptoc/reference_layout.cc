@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/dim_expr.h"
 
 namespace pto::ptoc {
 namespace {
@@ -51,12 +52,21 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
   auto bad = [&](const std::string& what) {
     return absl::InvalidArgumentError(absl::StrCat("reference: ", where, ": ", what));
   };
+  // (An `exprs` list here has constant entries: a graph built at a size.
+  // An entry that does not evaluate leaves the list short: an error below.)
   auto ints = [&](const char* name) {
     std::vector<int64_t> v;
     auto it = op.attrs().find(name);
-    if (it != op.attrs().end()) {
-      v.assign(it->second.ints().values().begin(), it->second.ints().values().end());
+    if (it == op.attrs().end()) return v;
+    if (it->second.value_case() == pto::v1::Attribute::kExprs) {
+      for (const pto::v1::DimExpr& e : it->second.exprs().values()) {
+        absl::StatusOr<int64_t> x = runtime::EvaluateDimExpr(e, {});
+        if (!x.ok()) return std::vector<int64_t>{};
+        v.push_back(*x);
+      }
+      return v;
     }
+    v.assign(it->second.ints().values().begin(), it->second.ints().values().end());
     return v;
   };
   auto integer = [&](const char* name) -> int64_t {

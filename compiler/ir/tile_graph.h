@@ -104,6 +104,9 @@ struct TileInstr {
   // reshape that merges or splits dims: the same elements, row-major); the
   // index then has one entry per dim of this shape. Empty: the buffer's.
   std::vector<int64_t> view_shape;
+  // view_shape with symbolic dims (a reshape of a tensor with a symbolic
+  // dim, lower_symbolic.cc); empty when every dim is static.
+  SymShape sym_view_shape;
   // TRED*/TARG*: the space dim reduced (the dst tile has extent 1 there);
   // TSTORE of such a tile: the dim in which the stored tile has extent 1.
   int reduce_dim = -1;

@@ -577,8 +577,7 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   auto unimplemented = [&](const std::string& why) {
     return absl::UnimplementedError(absl::StrCat(
         where, ": reduces dim ", d, ", whose extent is symbolic, ", why,
-        " (issue 4 phase 1 lowers sum, prod, amax, amin, argmax and argmin over a "
-        "symbolic dim)"));
+        " (sum, prod, amax, amin, argmax and argmin have one)"));
   };
   const bool arg = kind == "argmax" || kind == "argmin";
   PtoOpcode fold = PtoOpcode::kTSel;  // arg*: picked by flags (below)

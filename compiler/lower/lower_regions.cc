@@ -107,6 +107,9 @@ class Flattener {
   // for errors (pypto maps it to the kernel line that recorded the op).
   const std::vector<std::string>& labels() const { return labels_; }
   const std::vector<LoopInfo>& loops() const { return loops_; }
+  // Region checks of views and assembles outside loops and branches: the
+  // program runs them before any task.
+  const std::vector<pto::v1::RegionCheck>& top_checks() const { return top_checks_; }
   const std::vector<SymExpr>& dynamic_offsets() const { return dynamic_; }
   // Per scalar marker (ScalarMarker(k)): the scalar operand's expression.
   const std::vector<SymExpr>& dynamic_scalars() const { return scalars_; }
@@ -353,7 +356,7 @@ class Flattener {
     bool dynamic_input = false;
     for (int v : op->inputs) dynamic_input = dynamic_input || dynamic_alias_[v];
     if (kind == "view") ComposeView(where, nest, op, &dynamic_input);
-    bool dynamic = false;
+    bool dynamic = false, checked = false;
     for (const AttrSpec& spec : op->info->attrs) {
       // A scalar operand over symbols: a marker until it becomes a dynamic
       // arg of its group (LowerRegions, below).
@@ -401,14 +404,24 @@ class Flattener {
         if (!parameter_symbols) value = std::move(ints);
         continue;
       }
+      if (name == "shape" && kind == "reshape") {
+        // [B, S, H] -> [B*S, H] of a parameter's symbolic S: the lowering
+        // reads the result's shape; the load's strides come from it
+        // (TileInstr::sym_view_shape).
+        for (const SymExpr& e : *list) {
+          if (UsesIndex(e)) {
+            return Unimplemented(where, absl::StrCat(
+                "attrs[\"shape\"] ", FormatSymShape(*list),
+                " depends on a loop index (reshape a view of static shape)"));
+          }
+        }
+        continue;
+      }
       if (name != "offsets" || (kind != "view" && kind != "assemble")) {
         return Unimplemented(where, absl::StrCat(
             "attrs[", Quote(name), "] ", FormatSymShape(*list),
             " depends on symbols (extents that depend on loop indices are not "
             "lowered yet)"));
-      }
-      if (nest.empty()) {
-        return Unimplemented(where, "symbolic offsets outside a loop body");
       }
       std::vector<int64_t> ints;
       for (const SymExpr& e : *list) {
@@ -420,20 +433,27 @@ class Flattener {
         if (!m.ok()) return m.status();
         ints.push_back(*m);
       }
-      pto::v1::RegionCheck check;
-      check.set_label(where);
-      for (const SymExpr& e : *list) *check.add_offsets() = e.ToProto();
-      const int extent_of = kind == "view" ? op->outputs[0] : op->inputs[0];
-      const int bound_of = kind == "view" ? op->inputs[0] : op->inputs[1];
-      for (const SymExpr& d : g_.values[extent_of].sym_shape) {
-        *check.add_extent() = SymExprToDim(d);
-      }
-      for (const SymExpr& d : g_.values[bound_of].sym_shape) {
-        *check.add_bound() = SymExprToDim(d);
-      }
-      loops_[nest.back()].checks.push_back(std::move(check));
+      AddRegionCheck(where, nest, *op, *list);
+      checked = true;
       value = std::move(ints);
       dynamic = true;
+    }
+    if (!checked && (kind == "view" || kind == "assemble")) {
+      // Static offsets into a tensor with symbolic dims, or a symbolic
+      // extent (x[:, 1:] of x [4, n]): checked at launch too.
+      const int extent_of = kind == "view" ? op->outputs[0] : op->inputs[0];
+      const int bound_of = kind == "view" ? op->inputs[0] : op->inputs[1];
+      if (!StaticDims(g_.values[extent_of].sym_shape) ||
+          !StaticDims(g_.values[bound_of].sym_shape)) {
+        std::vector<SymExpr> offsets;
+        const AttrValue& o = op->attrs.at("offsets");
+        if (const auto* ints = std::get_if<std::vector<int64_t>>(&o)) {
+          for (int64_t x : *ints) offsets.push_back(SymExpr(x));
+        } else if (const auto* exprs = std::get_if<std::vector<SymExpr>>(&o)) {
+          offsets = *exprs;
+        }
+        AddRegionCheck(where, nest, *op, offsets);
+      }
     }
     if (dynamic && kind == "view" && dynamic_input) {
       return Unimplemented(where, "a view with loop-dependent offsets of a layout op "
@@ -446,6 +466,26 @@ class Flattener {
       for (int o : op->outputs) dynamic_alias_[o] = true;
     }
     return absl::OkStatus();
+  }
+
+  // A check at launch that view/assemble `op` at `offsets` lies inside its
+  // tensor, before the tasks of its loop body (or of the whole program, at
+  // the top level).
+  void AddRegionCheck(const std::string& where, const std::vector<int>& nest,
+                      const TensorOp& op, const std::vector<SymExpr>& offsets) {
+    const bool view = op.info->kind == "view";
+    pto::v1::RegionCheck check;
+    check.set_label(where);
+    for (const SymExpr& e : offsets) *check.add_offsets() = e.ToProto();
+    const int extent_of = view ? op.outputs[0] : op.inputs[0];
+    const int bound_of = view ? op.inputs[0] : op.inputs[1];
+    for (const SymExpr& d : g_.values[extent_of].sym_shape) {
+      *check.add_extent() = SymExprToDim(d);
+    }
+    for (const SymExpr& d : g_.values[bound_of].sym_shape) {
+      *check.add_bound() = SymExprToDim(d);
+    }
+    (nest.empty() ? top_checks_ : loops_[nest.back()].checks).push_back(std::move(check));
   }
 
   // A view with loop-dependent offsets of another such view would add two
@@ -500,6 +540,7 @@ class Flattener {
   int segment_ = 0;
   int next_if_ = 0;
   std::vector<LoopInfo> loops_;
+  std::vector<pto::v1::RegionCheck> top_checks_;  // views outside loops
   std::vector<SymExpr> dynamic_;        // per dynamic offset
   std::vector<SymExpr> scalars_;        // per scalar marker
   std::vector<std::vector<int>> scope_;  // per dynamic offset (see kMarkerBits)
@@ -611,8 +652,7 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
   for (const auto& [v, shape] : flat.runtime_shape()) {
     for (const SymExpr& d : shape) options.symbolic[v].push_back(!d.IsConstant());
   }
-  if (absl::Status s = LowerSymbolic(flat.flat(), options, tile, block, execute,
-                                     /*inner_dims=*/true);
+  if (absl::Status s = LowerSymbolic(flat.flat(), options, tile, block, execute);
       !s.ok()) {
     return s;
   }
@@ -695,23 +735,29 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     }
     // A buffer with a dynamic inner dim: its strides are dynamic args.
     // (A cube's leading dimensions and batch strides too: cube_codegen.)
+    // A load through a reshape reads the buffer as its view shape: the
+    // strides are that shape's ([B*S, H] of [B, S, H]: static H).
     for (TileInstr& in : group.body) {
       if (in.gm < 0) continue;
       const int b = tile->gm[in.gm].buffer;
-      bool any = false;
-      std::vector<int> dims(strides[b].size(), -1);
-      for (size_t j = 0; j < strides[b].size(); ++j) {
-        if (strides[b][j].IsConstant()) continue;
-        dims[j] = position(kStrideSlots + intern(strides[b][j]));
-        any = true;
-      }
+      SymShape view_strides;
       if (!in.view_shape.empty()) {
-        if (any && group.is_cube) {
-          return Unimplemented(
-              flat.labels()[group.ops.front()],
-              "an operand that reshapes a tensor with a dynamic inner dim");
+        SymShape shape = in.sym_view_shape;
+        if (shape.empty()) shape = ToSymShape(in.view_shape);
+        view_strides.resize(shape.size());
+        SymExpr stride(1);
+        for (int j = static_cast<int>(shape.size()) - 1; j >= 0; --j) {
+          view_strides[j] = stride;
+          stride = stride * shape[j];
         }
-        continue;
+      }
+      const SymShape& of = in.view_shape.empty() ? strides[b] : view_strides;
+      bool any = false;
+      std::vector<int> dims(of.size(), -1);
+      for (size_t j = 0; j < of.size(); ++j) {
+        if (of[j].IsConstant()) continue;
+        dims[j] = position(kStrideSlots + intern(of[j]));
+        any = true;
       }
       if (!any) continue;
       for (size_t j = 0; j < dims.size(); ++j) {
@@ -867,6 +913,11 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
     pto::v1::ExtentFunction* entry = t->add_functions();
     for (int d = 0; d < rank; ++d) entry->add_extent(0);
     entry->set_function(static_cast<uint32_t>(f));
+  }
+
+  // Views and assembles outside loops are checked before any task.
+  for (const pto::v1::RegionCheck& c : flat.top_checks()) {
+    *execute->add_program()->mutable_check() = c;
   }
 
   // Rows over symbolic last dims lowered both ways (no loops): the row

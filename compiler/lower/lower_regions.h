@@ -27,6 +27,15 @@
 // A graph without loops is a program of templates in order: every graph
 // with symbolic dims is lowered here. A group split into tiles along a
 // parameter's symbolic dim gets the same generic function for its tails.
+// A view or assemble outside loops whose offsets or extents are expressions
+// of parameter symbols (x[:, 1:], x[:, :n//2], x[:, n-4:]) is lowered like a
+// body's with no loop around it (symbolic offsets are markers, extents are
+// symbolic dims: lower_symbolic.h), and its RegionCheck is at the top of the
+// program, evaluated at launch before any task. A load through a reshape of
+// a tensor with symbolic dims reads the buffer as the reshape's shape: its
+// strides are that shape's, dynamic args where they depend on symbols
+// (TileInstr::sym_view_shape), so a matmul of x.reshape(B*S, H) over a
+// symbolic S compiles once.
 // Parameters may have symbolic inner dims: a GM stride that depends on
 // symbols is one more dynamic arg of the functions accessing that buffer
 // (TileInstr::stride_dynamic), declared per access in the template
@@ -66,8 +75,8 @@
 // fused row groups, else the accumulating form. In loop bodies a reduction
 // over a symbolic or loop-dependent last dim keeps the accumulating form.
 //
-// Limits of this step (UNIMPLEMENTED naming the op or value): a matmul
-// operand that reshapes a tensor with a dynamic inner dim; a view with loop-dependent offsets of a
+// Limits of this step (UNIMPLEMENTED naming the op or value): a reshape
+// whose shape depends on a loop index; a view with loop-dependent offsets of a
 // reshape, permute or other layout op of such a view (a view of such a view
 // is one view at the summed offsets, checked inside the view it takes);
 // more than 20 distinct loop-dependent offsets along one chain of nested

@@ -19,33 +19,32 @@
 namespace pto::compiler {
 namespace {
 
+// A kernel with symbolic dims this lowering cannot compile once for every
+// size; `what` says what and why.
 absl::Status Unimplemented(const std::string& what) {
-  return absl::UnimplementedError(absl::StrCat(
-      what, " (issue 4 phase 1 lowers a symbolic dim that is a plain symbol "
-            "and not a reduced dim)"));
+  return absl::UnimplementedError(
+      absl::StrCat(what, " (a kernel with symbolic dims compiles once when its "
+                         "lowering at two probe sizes differs only in dims it can "
+                         "express: lower_symbolic.h)"));
 }
 
-std::string ValueLabel(const TensorGraph& g, int v) {
-  std::string label = absl::StrCat("value %", v);
-  if (!g.values[v].name.empty()) absl::StrAppend(&label, " ", Quote(g.values[v].name));
-  return label;
-}
-
-// Phase-1 shape rules; the symbols in order.
-absl::StatusOr<std::vector<std::string>> CheckShapes(const TensorGraph& g,
-                                                     bool inner_dims) {
+// The symbols of the graph's dims, in order. A dim that is an expression of
+// symbols (x[:, :n//2]'s n//2, a reshape's s*2) goes to `exprs`, each once.
+std::vector<std::string> Symbols(const TensorGraph& g, std::vector<SymExpr>* exprs) {
   std::set<std::string> symbols;
   for (size_t v = 0; v < g.values.size(); ++v) {
     const SymShape& shape = g.values[v].sym_shape;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d].IsConstant()) continue;
       std::optional<std::string> name = shape[d].AsSymbol();
-      if (!name || (d != 0 && !inner_dims)) {
-        return Unimplemented(absl::StrCat(
-            ValueLabel(g, static_cast<int>(v)), ": dim ", d, " is ",
-            shape[d].ToString(), " in ", FormatSymShape(shape)));
+      if (name) {
+        symbols.insert(*name);
+        continue;
       }
-      symbols.insert(*name);
+      for (const std::string& s : shape[d].Symbols()) symbols.insert(s);
+      if (std::find(exprs->begin(), exprs->end(), shape[d]) == exprs->end()) {
+        exprs->push_back(shape[d]);
+      }
     }
   }
   return std::vector<std::string>(symbols.begin(), symbols.end());
@@ -121,41 +120,91 @@ std::string StructureDifference(const TileGraph& a, const TileGraph& b) {
 }
 
 // The expression that gives `a` at probe A and `b` at probe B: a constant
-// when they are equal, else a symbol or ceil(symbol / t) for a tile size t.
+// when they are equal, else a candidate (a symbol or a dim's expression) or
+// ceil(candidate / t) for a tile size t. (ProbesAreGood made the match
+// unique.)
 absl::StatusOr<SymExpr> Recover(int64_t a, int64_t b,
-                                const std::vector<std::string>& symbols,
+                                const std::vector<SymExpr>& candidates,
                                 const SymBindings& pa, const SymBindings& pb,
                                 const std::set<int64_t>& tiles,
                                 const std::string& where) {
   if (a == b) return SymExpr(a);
-  for (const std::string& s : symbols) {
-    const SymExpr sym = SymExpr::Symbol(s);
-    if (pa.at(s) == a && pb.at(s) == b) return sym;
+  for (const SymExpr& c : candidates) {
+    if (*c.Evaluate(pa) == a && *c.Evaluate(pb) == b) return c;
     for (int64_t t : tiles) {
-      const SymExpr e = SymExpr::CeilDiv(sym, t);
+      const SymExpr e = SymExpr::CeilDiv(c, t);
       if (*e.Evaluate(pa) == a && *e.Evaluate(pb) == b) return e;
     }
   }
-  return Unimplemented(absl::StrCat(where, " depends on the symbolic sizes in a "
-                                    "way this phase cannot express"));
+  return Unimplemented(absl::StrCat(where, " depends on the symbolic sizes other than as "
+                                    "a symbol, a dim's expression or ceil(that / tile)"));
+}
+
+// Whether `a` and `b`, two forms the canonical form does not equate
+// ((s*2+15)//16 and (s+7)//8), agree at every binding of a sample: each
+// symbol 1..300 (every symbol alike, then each with its own offset) and a
+// few large sizes. Either then serves Recover.
+bool SameFunction(const SymExpr& a, const SymExpr& b) {
+  std::set<std::string> symbols = a.Symbols();
+  for (const std::string& s : b.Symbols()) symbols.insert(s);
+  std::vector<int64_t> sizes;
+  for (int64_t v = 1; v <= 300; ++v) sizes.push_back(v);
+  for (int64_t v : {999, 1000, 1001, 4095, 4096, 4097, 65537, 1000003}) sizes.push_back(v);
+  for (int spread = 0; spread < 2; ++spread) {
+    for (int64_t v : sizes) {
+      SymBindings at;
+      int64_t k = 0;
+      for (const std::string& s : symbols) at[s] = v + spread * 37 * k++;
+      absl::StatusOr<int64_t> x = a.Evaluate(at), y = b.Evaluate(at);
+      if (x.ok() != y.ok() || (x.ok() && *x != *y)) return false;
+    }
+  }
+  return true;
+}
+
+// Whether probes A and B let Recover tell every candidate apart: each
+// candidate is above every static dim and tile (no tile clamped to it, no
+// coincidence with a static dim), different at A and B (so never taken for
+// a constant), and no two different expressions among the candidates and
+// their ceil(c / t) give the same pair of values. `tails`: each candidate is
+// also a multiple of no tile (a tail in both probes, as a plain symbol has;
+// n and n-1 cannot both have one while ceil(n/4) and ceil((n-1)/4) differ,
+// and a dim without a tail in either probe lowers the same: tails run the
+// generic function).
+bool ProbesAreGood(const std::vector<SymExpr>& candidates, const SymBindings& pa,
+                   const SymBindings& pb, const std::set<int64_t>& tiles,
+                   int64_t floor, bool tails) {
+  std::map<std::pair<int64_t, int64_t>, SymExpr> seen;
+  auto unique = [&seen](const SymExpr& e, int64_t a, int64_t b) {
+    auto [it, added] = seen.emplace(std::make_pair(a, b), e);
+    return added || it->second == e || SameFunction(it->second, e);
+  };
+  for (const SymExpr& c : candidates) {
+    absl::StatusOr<int64_t> a = c.Evaluate(pa), b = c.Evaluate(pb);
+    if (!a.ok() || !b.ok() || *a <= floor || *b <= floor || *a == *b ||
+        !unique(c, *a, *b)) {
+      return false;
+    }
+    for (int64_t t : tiles) {
+      if (t <= 1) continue;
+      if (tails && (*a % t == 0 || *b % t == 0)) return false;
+      const SymExpr e = SymExpr::CeilDiv(c, t);
+      const int64_t ea = *e.Evaluate(pa), eb = *e.Evaluate(pb);
+      if (ea == eb || !unique(e, ea, eb)) return false;
+    }
+  }
+  return true;
 }
 
 int64_t Lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
 
 }  // namespace
 
-absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
-                           BlockGraph* block, pto::v1::ExecuteGraph* execute) {
-  ExpandOptions options;
-  options.fuse = fuse;
-  return LowerSymbolic(graph, options, tile, block, execute);
-}
-
 absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
                            TileGraph* tile, BlockGraph* block,
-                           pto::v1::ExecuteGraph* execute, bool inner_dims) {
-  absl::StatusOr<std::vector<std::string>> symbols = CheckShapes(graph, inner_dims);
-  if (!symbols.ok()) return symbols.status();
+                           pto::v1::ExecuteGraph* execute) {
+  std::vector<SymExpr> exprs;
+  const std::vector<std::string> symbols = Symbols(graph, &exprs);
 
   // Probes: 1 more than a multiple of every tile size, above every static
   // dim, distinct per symbol and between the two lowerings. With
@@ -181,7 +230,8 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       if (lcm > (int64_t{1} << 16)) {
         return Unimplemented(absl::StrCat(
             "the tile sizes of the kernel have a least common multiple above ",
-            int64_t{1} << 16));
+            int64_t{1} << 16, ", which the probe sizes are multiples of (plus a "
+            "remainder): use tile sizes with a smaller one"));
       }
     }
   }
@@ -212,12 +262,38 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   for (const TensorValue& v : graph.values) {
     for (int64_t d : v.shape) max_static = std::max(max_static, d);
   }
-  const int64_t base = max_static / lcm + 1;
-  const int64_t n = static_cast<int64_t>(symbols->size());
+  // Symbols and dims' expressions: what a symbolic space or buffer dim is
+  // recovered from.
+  std::vector<SymExpr> candidates;
+  for (const std::string& s : symbols) candidates.push_back(SymExpr::Symbol(s));
+  candidates.insert(candidates.end(), exprs.begin(), exprs.end());
+  // The first try is 1 more than a multiple of lcm (plain symbols take it);
+  // an expression of symbols (n-1, n//2) may need another remainder or
+  // larger probes.
+  const int64_t n = static_cast<int64_t>(symbols.size());
   SymBindings pa, pb;
-  for (int64_t k = 0; k < n; ++k) {
-    pa[(*symbols)[k]] = lcm * (base + k) + 1;
-    pb[(*symbols)[k]] = lcm * (base + k + n) + 1;
+  bool good = false;
+  for (bool tails : {true, false}) {
+    for (int64_t scale = 1; scale <= 64 && !good; scale *= 4) {
+      const int64_t base = (max_static / lcm + 1) * scale;
+      const int64_t last_r = std::max<int64_t>(1, std::min<int64_t>(lcm, 256));
+      for (int64_t r = 1; r <= last_r && !good; ++r) {
+        for (int64_t k = 0; k < n; ++k) {
+          pa[symbols[k]] = lcm * (base + k) + r;
+          pb[symbols[k]] = lcm * (base + k + n * scale) + r;
+        }
+        good = ProbesAreGood(candidates, pa, pb, tiles, std::max(max_static, lcm), tails);
+      }
+    }
+    if (good) break;
+  }
+  if (!good) {
+    std::vector<std::string> printed;
+    for (const SymExpr& e : exprs) printed.push_back(e.ToString());
+    return Unimplemented(absl::StrCat(
+        "the symbolic dims ", absl::StrJoin(printed, ", "), " cannot be told apart "
+        "by two probe sizes (an expression that stays small or constant for large "
+        "sizes, such as min(64, n) or n//4096, is not lowered symbolically)"));
   }
   const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
   // Both probes lower reductions over symbolic dims the same way.
@@ -237,8 +313,8 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, probe_options);
   if (!tb.ok()) return tb.status();
   if (std::string diff = StructureDifference(*ta, *tb); !diff.empty()) {
-    return Unimplemented(absl::StrCat(diff, ": its lowering depends on the "
-                                      "symbolic sizes"));
+    return Unimplemented(absl::StrCat(diff, ": its groups, tiles or code differ "
+                                      "between two probe sizes of the symbolic dims"));
   }
 
   // Symbolic spaces and buffer shapes.
@@ -247,27 +323,49 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     const TileGroup &x = ta->groups[i], &y = tb->groups[i];
     for (size_t d = 0; d < x.space.size(); ++d) {
       absl::StatusOr<SymExpr> e =
-          Recover(x.space[d], y.space[d], *symbols, pa, pb, tiles,
+          Recover(x.space[d], y.space[d], candidates, pa, pb, tiles,
                   absl::StrCat("op #", x.ops.front(), ": space dim ", d));
       if (!e.ok()) return e.status();
-      if (!e->IsConstant() && !inner_dims && x.tile[d] > kMaxBlockFunctions) {
-        return Unimplemented(absl::StrCat("op #", x.ops.front(), ": tile ",
-                                          FormatDims(x.tile), " in dim ", d));
-      }
       spaces[i].push_back(*e);
     }
   }
   for (size_t i = 0; i < ta->buffers.size(); ++i) {
     for (size_t d = 0; d < ta->buffers[i].shape.size(); ++d) {
       absl::StatusOr<SymExpr> e = Recover(
-          ta->buffers[i].shape[d], tb->buffers[i].shape[d], *symbols, pa, pb,
+          ta->buffers[i].shape[d], tb->buffers[i].shape[d], candidates, pa, pb,
           tiles, absl::StrCat("buffer #", i, " dim ", d));
       if (!e.ok()) return e.status();
       shapes[i].push_back(*e);
     }
   }
 
+  // Loads through a reshape of a symbolic tensor: the shape they read it as.
+  std::vector<std::vector<SymShape>> view_shapes(ta->groups.size());
+  for (size_t g = 0; g < ta->groups.size(); ++g) {
+    const TileGroup &x = ta->groups[g], &y = tb->groups[g];
+    view_shapes[g].resize(x.body.size());
+    for (size_t k = 0; k < x.body.size(); ++k) {
+      const std::vector<int64_t>&va = x.body[k].view_shape, &vb = y.body[k].view_shape;
+      if (va == vb) continue;
+      if (va.size() != vb.size()) {
+        return Unimplemented(absl::StrCat("op #", x.ops.front(), ": a load's shape through "
+                                          "a reshape has a rank that depends on the sizes"));
+      }
+      for (size_t d = 0; d < va.size(); ++d) {
+        absl::StatusOr<SymExpr> e =
+            Recover(va[d], vb[d], candidates, pa, pb, tiles,
+                    absl::StrCat("op #", x.ops.front(), ": a load through a reshape, dim ", d));
+        if (!e.ok()) return e.status();
+        view_shapes[g][k].push_back(*e);
+      }
+    }
+  }
   *tile = *std::move(ta);
+  for (size_t g = 0; g < tile->groups.size(); ++g) {
+    for (size_t k = 0; k < tile->groups[g].body.size(); ++k) {
+      tile->groups[g].body[k].sym_view_shape = std::move(view_shapes[g][k]);
+    }
+  }
   for (size_t g = 0; g < tile->groups.size(); ++g) {
     if (!StaticDims(spaces[g])) tile->groups[g].sym_space = spaces[g];
   }
@@ -279,7 +377,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   *block = *std::move(blocks);
   block->tiles = tile;
 
-  if (inner_dims) {
+  {
     // Tails along symbolic dims run the caller's generic function (extents
     // from the task's args, lower_regions.h): drop the probe's tails there.
     std::vector<int> renumber(block->functions.size(), -1);
@@ -301,56 +399,11 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       for (int& f : bg.function_of_mask) f = f < 0 ? -1 : renumber[f];
     }
   }
-  // Every extent a tile may have: the tile, the static tail, or 1..tile
-  // along a symbolic dim. One function per combination (existing ones kept).
+  // Each group's functions: the full tile and its static tails (the
+  // caller adds the generic one).
   std::vector<std::vector<int>> functions_of_group(tile->groups.size());
   for (size_t f = 0; f < block->functions.size(); ++f) {
     functions_of_group[block->functions[f].group].push_back(static_cast<int>(f));
-  }
-  for (size_t g = 0; g < tile->groups.size(); ++g) {
-    const TileGroup& group = tile->groups[g];
-    if (inner_dims) continue;  // generic tails (lower_regions.h)
-    const int rank = static_cast<int>(group.tile.size());
-    std::vector<std::vector<int64_t>> choices(rank);
-    for (int d = 0; d < rank; ++d) {
-      if (spaces[g][d].IsConstant()) {
-        choices[d].push_back(group.tile[d]);
-        if (group.space[d] % group.tile[d] != 0) {
-          choices[d].push_back(group.space[d] % group.tile[d]);
-        }
-      } else {
-        for (int64_t e = group.tile[d]; e >= 1; --e) choices[d].push_back(e);
-      }
-    }
-    const BlockFunction model = block->functions[functions_of_group[g].front()];  // copy: push_back below
-    const std::string prefix = model.name.substr(0, model.name.rfind('_'));
-    std::vector<size_t> at(rank, 0);
-    for (;;) {
-      std::vector<int64_t> extent(rank);
-      for (int d = 0; d < rank; ++d) extent[d] = choices[d][at[d]];
-      bool have = false;
-      for (int f : functions_of_group[g]) have = have || block->functions[f].extent == extent;
-      if (!have) {
-        if (block->functions.size() >= static_cast<size_t>(kMaxBlockFunctions)) {
-          return Unimplemented(absl::StrCat(
-              "op #", group.ops.front(), ": tile ", FormatDims(group.tile),
-              " over symbolic dims needs more than ", kMaxBlockFunctions,
-              " block functions (one per tail extent); use a smaller tile "
-              "along the symbolic dim"));
-        }
-        BlockFunction fn = model;
-        fn.extent = extent;
-        fn.name = absl::StrCat(prefix, "_", absl::StrJoin(extent, "x"));
-        functions_of_group[g].push_back(static_cast<int>(block->functions.size()));
-        block->functions.push_back(std::move(fn));
-      }
-      int d = rank - 1;
-      while (d >= 0 && ++at[d] >= choices[d].size()) {
-        at[d] = 0;
-        --d;
-      }
-      if (d < 0) break;
-    }
   }
 
   // The Execute Graph: buffers with shapes, functions, symbols, templates.
@@ -371,7 +424,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     desc->set_core_type(fn.core);
     desc->set_num_args(fn.num_args);
   }
-  for (const std::string& s : *symbols) {
+  for (const std::string& s : symbols) {
     bool bound = false;
     for (size_t p = 0; p < graph.params.size() && !bound; ++p) {
       const TensorParam& param = graph.params[p];

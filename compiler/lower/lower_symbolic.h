@@ -1,24 +1,26 @@
-// Lowering a Tensor Graph with symbolic dims into task templates (issue 4,
-// phase 1): the kernel compiles once and the runtime expands the templates
-// into tasks for each binding of the symbols at launch.
+// Lowering a Tensor Graph with symbolic dims into task templates (issue 4):
+// the kernel compiles once and the runtime expands the templates into tasks
+// for each binding of the symbols at launch. LowerRegions (lower_regions.h)
+// is the one caller: it flattens loops and branches first, makes GM strides
+// that depend on symbols run-time args and adds each group's generic tail
+// function.
 //
 // How: the static passes (ExpandToTiles, PartitionBlocks) run twice, with the
 // symbols replaced by two different probe sizes. Everything that must not
 // depend on the sizes (groups, ops, tile shapes, tile bodies, GM indices,
-// buffers) is compared between the two and must be identical; every space
-// and buffer dim that differs is matched back to an expression of one symbol
-// (the symbol itself, or ceil(symbol / tile)) that gives both probe values.
-// The probes are multiples of every tile size plus one and larger than every
-// static dim, so no tile is clamped and no symbolic dim coincides with a
-// static one (a matmul's cube tile sizes count as tile sizes, so no probe
-// clamps its tiles). The block bodies are exactly the static path's (the fast path
-// stays fast).
-//
-// Tails along symbolic dims: with `inner_dims` (what LowerRegions, the one
-// caller, passes) the probe's tail functions along symbolic dims are dropped
-// and the caller adds one generic function per group, cube groups included
-// (lower_regions.h);
-// without it, one static function per tail extent 1..tile (phase 1).
+// buffers) is compared between the two and must be identical; every space,
+// buffer dim and shape a load reads through a reshape (TileInstr::
+// sym_view_shape) that differs is matched back to an expression that gives
+// both probe values: a symbol, a dim's expression of symbols (n-1 of
+// x[:, 1:], n//2, a reshape's s*2) or ceil(either / tile). The probes are
+// above every static dim and tile (no tile is clamped, no symbolic dim
+// coincides with a static one; a matmul's cube tile sizes count as tile
+// sizes), different for every expression and such that no two different
+// expressions give the same pair of values; plain symbols get one more than
+// a multiple of every tile (a tail in both probes). The block bodies are
+// exactly the static path's (the fast path stays fast). The probe's tail
+// functions along symbolic dims are dropped: the caller adds one generic
+// function per group, cube groups included (lower_regions.h).
 //
 // A reduction over a symbolic dim takes the accumulating form in both probe
 // lowerings (ExpandOptions::symbolic; expand_to_tiles.cc AppendAccumulation):
@@ -29,8 +31,11 @@
 // in one Tile Graph, lower_regions.h picks at launch); the caps count as
 // tile sizes for the probes, so a probe's row is longer than its cap.
 //
-// Limits (UNIMPLEMENTED naming the value or op): a symbolic dim must be a
-// plain symbol (without `inner_dims` also the outermost dim of its value).
+// Limits (UNIMPLEMENTED naming the op, buffer or dims and why): a lowering
+// whose structure differs between the probes; a dim that is not a symbol, a
+// dim's expression or ceil(that / tile); expressions no two probes tell apart
+// (min(64, n), n//4096: small or constant for large sizes); tile sizes whose
+// least common multiple is above 2^16.
 #ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 #define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 
@@ -46,16 +51,11 @@ namespace pto::compiler {
 // Fills `tile` and `block` (at the first probe sizes: what codegen sees; the
 // Tile Graph's groups and buffers also keep their symbolic spaces and shapes
 // for the dumps) and `execute` (buffers with shapes, functions, symbols and
-// templates; no tasks). `block->tiles` points at `tile`.
-absl::Status LowerSymbolic(const TensorGraph& graph, bool fuse, TileGraph* tile,
-                           BlockGraph* block, pto::v1::ExecuteGraph* execute);
-// The same with the tiling options (lower_regions.h: fusion classes).
-// `inner_dims`: a plain symbol may be any dim of a value (the caller makes
-// the GM strides run-time args and adds the generic tail functions,
-// lower_regions.h).
+// templates; no tasks). `block->tiles` points at `tile`. `options`: the
+// tiling options (lower_regions.h: fusion classes, dims marked symbolic).
 absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
                            TileGraph* tile, BlockGraph* block,
-                           pto::v1::ExecuteGraph* execute, bool inner_dims = false);
+                           pto::v1::ExecuteGraph* execute);
 
 }  // namespace pto::compiler
 

@@ -97,14 +97,11 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
     return InferSymRegionResult(info, inputs, attrs);
   }
   if (info.category == OpCategory::kLayout) {
-    // Outside regions, layout ops are static for now.
     std::vector<ValueType> static_inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
       std::optional<std::vector<int64_t>> dims = StaticDims(inputs[k].shape);
-      if (!dims) {
-        return absl::UnimplementedError(absl::StrCat(
-            "input ", k, " ", TypeString(inputs[k]), " has symbolic dims; ",
-            info.kind, " takes static shapes for now"));
+      if (!dims || !attrs.sym_shape.empty()) {
+        return InferSymLayoutResult(info, inputs, attrs);  // symbolic dims
       }
       static_inputs.push_back({inputs[k].dtype, *dims});
     }

@@ -57,7 +57,7 @@ struct InferAttrs {
   // view's shape) as expressions over symbols and loop indices; when set,
   // `offsets` and `shape` above are unused (infer_region.cc).
   bool sym_region = false;
-  SymShape sym_offsets, sym_shape;
+  SymShape sym_offsets, sym_shape;  // (sym_shape: also a reshape's exprs)
 };
 
 absl::StatusOr<ValueType> InferResult(const OpInfo& info,
@@ -74,6 +74,13 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
 // decided at compile time; a region that may leave its tensor is checked at
 // launch instead.
 absl::StatusOr<SymValueType> InferSymRegionResult(
+    const OpInfo& info, absl::Span<const SymValueType> inputs,
+    const InferAttrs& attrs);
+
+// transpose, permute, unsqueeze and reshape (its shape in `sym_shape`, or
+// `shape`) of inputs with symbolic dims (infer_sym_layout.cc); other kinds
+// UNIMPLEMENTED.
+absl::StatusOr<SymValueType> InferSymLayoutResult(
     const OpInfo& info, absl::Span<const SymValueType> inputs,
     const InferAttrs& attrs);
 

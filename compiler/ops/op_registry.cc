@@ -51,19 +51,19 @@ OpInfo Reduce(const char* kind, P pto) {
 // a size-1 dim at dim; reshape keeps the elements in row-major order;
 // concat joins its inputs (one or more) along dim).
 std::vector<OpInfo> LayoutOps() {
-  const AttrSpec shape{"shape", AttrType::kInts}, offsets{"offsets", AttrType::kInts};
-  const AttrSpec view_shape{"shape", AttrType::kInts, true, true};
+  // (A view's and a reshape's shape may be exprs over symbols.)
+  const AttrSpec sym_shape{"shape", AttrType::kInts, true, true};
   const AttrSpec sym_offsets{"offsets", AttrType::kInts, true, true};
   const AttrSpec dim{"dim", AttrType::kInt};
   return {
-      {"view", C::kLayout, 1, 1, {view_shape, sym_offsets}, true, P::kTLoad, T::kAny},
+      {"view", C::kLayout, 1, 1, {sym_shape, sym_offsets}, true, P::kTLoad, T::kAny},
       {"assemble", C::kLayout, 2, 1, {sym_offsets}, true, P::kTStore, T::kAny},
       {"transpose", C::kLayout, 1, 1,
        {{"dim0", AttrType::kInt}, {"dim1", AttrType::kInt}}, true, P::kTLoad, T::kAny},
       {"permute", C::kLayout, 1, 1, {{"dims", AttrType::kInts}}, true, P::kTLoad,
        T::kAny},
       {"unsqueeze", C::kLayout, 1, 1, {dim}, true, P::kTLoad, T::kAny},
-      {"reshape", C::kLayout, 1, 1, {shape}, true, P::kTLoad, T::kAny},
+      {"reshape", C::kLayout, 1, 1, {sym_shape}, true, P::kTLoad, T::kAny},
       {"concat", C::kLayout, -1, 1, {dim}, true, P::kTStore, T::kAny},
   };
 }

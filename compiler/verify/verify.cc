@@ -76,8 +76,8 @@ class Verifier {
   absl::Status DefineInRegion(const std::string& where, const std::string& field,
                               int v);
   // view/assemble: "offsets" (and "shape") as ints or exprs; fills
-  // attrs->sym_* and sets attrs->sym_region inside a region when they (or
-  // the inputs' dims) are symbolic.
+  // attrs->sym_* and sets attrs->sym_region when they (or the inputs'
+  // dims) are symbolic.
   absl::Status SymbolicRegionAttrs(const std::string& where, const Op& op,
                                    const OpInfo& info, const std::vector<int>& ins,
                                    InferAttrs* attrs);
@@ -608,6 +608,14 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
     if (!s.ok()) return s;
   }
   if (auto it = op.attrs().find("shape");
+      info->kind == "reshape" && it != op.attrs().end() &&
+      it->second.value_case() == pto::v1::Attribute::kExprs) {
+    // [B, S, H] -> [B*S, H] of a symbolic S (infer_sym_layout.cc).
+    absl::StatusOr<SymShape> s = AttrExprs(where, op, "shape");
+    if (!s.ok()) return s.status();
+    attrs.sym_shape = *std::move(s);
+  }
+  if (auto it = op.attrs().find("shape");
       it != op.attrs().end() && it->second.value_case() == pto::v1::Attribute::kInts) {
     const auto& dims = it->second.ints().values();
     if (dims.size() > kMaxRankBound) {
@@ -871,21 +879,15 @@ absl::Status Verifier::SymbolicRegionAttrs(const std::string& where,
     shape = *std::move(s);
   }
   bool symbolic = !StaticDims(*offsets) || !StaticDims(shape);
-  const bool symbolic_attrs = symbolic;
   for (int v : ins) symbolic = symbolic || !StaticDims(shape_[v]);
-  if (InRegion() && symbolic) {
+  if (symbolic) {
+    // In a region or not: outside one, the offsets and extents are
+    // expressions of the parameters' symbols, checked at launch like a
+    // body's (lower_regions.h).
     attrs->sym_region = true;
     attrs->sym_offsets = *std::move(offsets);
     attrs->sym_shape = std::move(shape);
     return absl::OkStatus();
-  }
-  if (symbolic_attrs) {
-    return absl::UnimplementedError(absl::StrCat(
-        where, ": attrs: symbolic ", info.kind == "view" ? "offsets or shape "
-                                                         : "offsets ",
-        FormatSymShape(*offsets), info.kind == "view" ? " " : "",
-        info.kind == "view" ? FormatSymShape(shape) : "",
-        " outside a loop or if region are not supported yet"));
   }
   // Constant expressions: the static path, as if written as ints.
   attrs->offsets = *StaticDims(*offsets);

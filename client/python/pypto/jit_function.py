@@ -61,12 +61,6 @@ class CompileInfo:
         return f"CompileInfo(source={self.source!r}, key={self.key[:16]}..., seconds={self.seconds:.3f})"
 
 
-# In the compiler's messages for symbolic dims it cannot lower yet (phase 1's
-# limits; a view or assemble with symbolic bounds outside a loop).
-_PHASE_ONE_LIMITS = ("issue 4 phase 1", "outside a loop or if region are not supported yet",
-                     "reshapes a tensor with a dynamic inner dim")  # a matmul operand
-
-
 def _symbol_as_number(name, e):
     """The error for a symbolic scalar that stays symbolic at static sizes (a
     loop index, pypto.symbolic_scalar) where tracing needs its value (an
@@ -84,10 +78,6 @@ def _launch(entry, run_args):
     except ValueError as e:
         locations.annotate(e, entry.graph, entry.where)
         raise
-
-
-def _has_control_flow(graph):
-    return any(op.regions for op in graph.ops)
 
 
 def _check_aliasing(entry, arrays):
@@ -281,8 +271,8 @@ class JitFunction:
         # shape)) -> _Entry. Only positional calls; only when every parameter
         # may be passed positionally, so binding cannot fail on a hit.
         self._fast = {}
-        # Symbolic signatures the compiler refused (symbolic.py, phase 1):
-        # their calls compile per size instead.
+        # Symbolic signatures whose trace needs static sizes (a dynamic size
+        # used as a number: StaticShapeNeeded): their calls compile per size.
         self._per_size = set()
         self._fast_ok = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                             for p in self._signature.parameters.values())
@@ -415,7 +405,7 @@ class JitFunction:
             fast_key = None
         arrays, torches, specs, static_specs = self._bind(args, kwargs)
         sig = (specs, tiling._save(), config.cache_token())
-        if sig in self._per_size:  # this phase cannot compile it symbolically
+        if sig in self._per_size:  # its trace needs static sizes
             specs = static_specs
             sig = (specs,) + sig[1:]
         entry = self._cache.get(sig)
@@ -446,28 +436,7 @@ class JitFunction:
                     start = time.monotonic()
                     try:
                         compiled = backend.get_kernel(graph, compile_options, timeout, self.name)
-                    except CompileError as e:
-                        if specs == static_specs or not any(m in str(e) for m in _PHASE_ONE_LIMITS) or \
-                                _has_control_flow(graph):
-                            # (A kernel with loops or branches is not compiled
-                            # per size instead: that would hide what the
-                            # compiler cannot do yet.)
-                            locations.annotate(e, graph, where)
-                            raise
-                        # Dynamic dims the compiler cannot keep symbolic yet
-                        # (a reduction over one): compile per
-                        # size, as before symbolic dims, remembering to.
-                        self._per_size.add(sig)
-                        specs = static_specs
-                        sig = (specs,) + sig[1:]
-                        graph, where = self._trace(specs)
-                        try:
-                            compiled = backend.get_kernel(graph, compile_options, timeout,
-                                                          self.name)
-                        except (CompileError, ValueError, NotImplementedError) as e2:
-                            locations.annotate(e2, graph, where)
-                            raise
-                    except (ValueError, NotImplementedError) as e:
+                    except (CompileError, ValueError, NotImplementedError) as e:
                         locations.annotate(e, graph, where)
                         raise
                     entry = _Entry(compiled, graph, specs, where)

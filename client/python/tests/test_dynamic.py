@@ -272,21 +272,128 @@ def test_integer_extrema_over_a_tail_chunk_in_a_loop_body_compile_once(native):
     assert stats["compiles"] == 1, stats
 
 
-def test_a_view_of_a_dynamic_dim_outside_a_loop_compiles_per_size(native):
-    # The view's shape [x_d0, 64] is symbolic (an expression in the graph);
-    # outside a loop the compiler does not take that yet, so it compiles per
-    # size (before symbolic expressions it was an error).
+_SIZES = (1, 7, 64, 1000)
+
+
+def test_views_of_a_dynamic_dim_outside_a_loop_compile_once(native):
+    # Offsets and extents that are expressions of a dynamic size (x[:, 1:],
+    # x[:, :n // 2], x[:, n - 4:]) are run-time offsets and extents, as in a
+    # loop body: one compile for every size.
     @pypto.jit
-    def k(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
-          out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+    def cols(x: pypto.Tensor([pypto.DYNAMIC, 256], pypto.DT_FP32),
+             out: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(4, 64)
         out[:] = x[:, 64:128] * 2
 
-    for bs in (3, 9):
-        x = torch.randn(bs, 256)
-        out = torch.empty(bs, 64)
-        k(x, out)
+    @pypto.jit
+    def shift(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+              out: pypto.Tensor([4, "n"], pypto.DT_FP32)):
+        n = x.shape[1]
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:, : n - 1] = x[:, 1:] * 2
+
+    @pypto.jit
+    def halves(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+               out: pypto.Tensor([4, 1], pypto.DT_FP32)):
+        n = x.shape[1]
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = pypto.sum(x[:, : n // 2], -1, keepdim=True) - \
+            pypto.sum(x[:, n - n // 2:], -1, keepdim=True)
+
+    for n in _SIZES:
+        x = torch.randn(n, 256)
+        out = torch.empty(n, 64)
+        cols(x, out)
         torch.testing.assert_close(out, x[:, 64:128] * 2)
+        x = torch.randn(4, n + 1)
+        out = torch.zeros(4, n + 1)
+        shift(x, out)
+        want = torch.zeros(4, n + 1)
+        want[:, :n] = x[:, 1:] * 2
+        torch.testing.assert_close(out, want)
+        x = torch.randn(4, 2 * n + 1)
+        out = torch.empty(4, 1)
+        halves(x, out)
+        want = x[:, :n].sum(-1, keepdim=True) - x[:, n + 1:].sum(-1, keepdim=True)
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
+    assert pypto.compile_stats()["compiles"] == 3, pypto.compile_stats()
+
+
+def test_a_view_of_a_dynamic_dim_out_of_range_is_an_error_at_launch(native):
+    @pypto.jit
+    def last4(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+              out: pypto.Tensor([4, 4], pypto.DT_FP32)):
+        n = x.shape[1]
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = x[:, n - 4:] + 1
+
+    x = torch.randn(4, 9)
+    out = torch.empty(4, 4)
+    last4(x, out)
+    torch.testing.assert_close(out, x[:, 5:] + 1)
+    with pytest.raises(ValueError, match=r'op #0 "view": the region at offsets \[0,-1\] of '
+                                         r'extent \[4,4\] leaves its tensor of shape \[4,3\] '
+                                         r'in dim 1 .* at n=3'):
+        last4(torch.randn(4, 3), out)
+    assert pypto.compile_stats()["compiles"] == 1
+
+
+def test_matmul_of_a_reshape_with_a_dynamic_inner_dim_compiles_once(native):
+    # x: [B, S, H] with a DYNAMIC S, reshaped to [B*S, H] for the matmul: the
+    # reshape reads x's contiguous data (run-time row strides where they
+    # depend on S), one compile for every S.
+    @pypto.jit
+    def proj(x: pypto.Tensor([2, "s", 32], pypto.DT_FP32),
+             w: pypto.Tensor([32, 16], pypto.DT_FP32),
+             out: pypto.Tensor([2, "s", 16], pypto.DT_FP32)):
+        b, s, h = x.shape
+        pypto.set_cube_tile_shapes([16, 16], [32, 32], [16, 16])
+        y = pypto.matmul(pypto.reshape(x, [b * s, h]), w)
+        out[:] = pypto.reshape(y, [b, s, 16])
+
+    @pypto.jit
+    def split_rows(x: pypto.Tensor(["s", 32], pypto.DT_FP32),
+                   w: pypto.Tensor([16, "m"], pypto.DT_FP32),
+                   out: pypto.Tensor(["s", 2, "m"], pypto.DT_FP32)):
+        s, m = x.shape[0], w.shape[1]
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        out[:] = pypto.reshape(pypto.matmul(pypto.reshape(x, [s * 2, 16]), w), [s, 2, m])
+
+    for n in _SIZES:
+        x = torch.randn(2, n, 32)
+        w = torch.randn(32, 16)
+        out = torch.empty(2, n, 16)
+        proj(x, w, out)
+        torch.testing.assert_close(out, (x.reshape(2 * n, 32) @ w).reshape(2, n, 16),
+                                   rtol=1e-4, atol=1e-4)
+        x = torch.randn(n, 32)
+        w = torch.randn(16, 3 + n % 20)
+        out = torch.empty(n, 2, w.shape[1])
+        split_rows(x, w, out)
+        torch.testing.assert_close(out, (x.reshape(2 * n, 16) @ w).reshape(n, 2, -1),
+                                   rtol=1e-4, atol=1e-4)
+    assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
+
+
+def test_layout_ops_of_a_dynamic_dim_compile_once(native):
+    # transpose, and reshapes that split or merge a dynamic dim.
+    @pypto.jit
+    def layouts(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+                out: pypto.Tensor(["n", 4], pypto.DT_FP32),
+                out2: pypto.Tensor([4, "n"], pypto.DT_FP32)):
+        n = x.shape[1]
+        pypto.set_vec_tile_shapes(16, 4)
+        out[:] = x.transpose(0, 1) * 2
+        pypto.set_vec_tile_shapes(2, 2, 16)
+        out2[:] = pypto.reshape(pypto.reshape(x, [2, 2, n]) + 1, [4, n])
+
+    for n in _SIZES:
+        x = torch.randn(4, n)
+        out, out2 = torch.empty(n, 4), torch.empty(4, n)
+        layouts(x, out, out2)
+        torch.testing.assert_close(out, x.t() * 2)
+        torch.testing.assert_close(out2, x + 1)
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
 
 
 # pypto.from_torch(t, dynamic_axis=...): the caller marks the dims that vary --------

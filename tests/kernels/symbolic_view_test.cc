@@ -1,0 +1,157 @@
+// Views and assembles outside loops whose offsets or extents are
+// expressions of a parameter's symbol (x[:, 1:] and x[:, :n//2] of x
+// [4, n], issue 4 point 4), and reshapes of tensors with a symbolic dim (a
+// matmul's operand included): compiled once, run at several sizes against
+// the reference evaluator on the graph built at that size; a region that
+// leaves its tensor at run time is an error at launch naming the op and the
+// values.
+#include <string>
+#include <vector>
+
+#include "client/ptoc/check.h"
+#include "compiler/compile.h"
+#include "compiler/testing/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel.h"
+#include "tests/kernels/loop_support.h"
+
+namespace pto::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using compiler::SymExpr;
+using compiler::SymShape;
+using compiler::testing::GraphBuilder;
+using pto::v1::DT_FP32;
+
+// out[:, :bs-1] = exp(in[:, 1:]) over in, out [4, bs] (tiles of 16 along
+// bs: tails of every extent).
+pto::v1::Graph ShiftLeft(const SymExpr& bs) {
+  GraphBuilder b("shift_left");
+  const uint32_t in = b.SymInput("in", DT_FP32, {4, bs});
+  const uint32_t out = b.SymValue(DT_FP32, {4, bs}, "out");
+  const uint32_t x = b.View(in, {0, 1}, {4, bs - 1}, {4, 16});
+  const uint32_t y = b.Op("exp", {x}, {4, 16});
+  b.InOut("out", out, b.Assemble(y, out, {0, 0}, {4, 16}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ShiftedViewAndAssembleCompileOnce) {
+  auto kernel = CompileOverBs(ShiftLeft);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ShiftLeft, *kernel, {2, 7, 17, 64, 1000});
+  EXPECT_EQ(kernel->plans_expanded(), 5);
+}
+
+// out = sum(in[:, bs - bs//2:], -1) + first[:, :4] over in [4, bs]: a
+// symbolic offset and a floor-divided extent, next to a static view of the
+// symbolic tensor.
+pto::v1::Graph HalfSum(const SymExpr& bs) {
+  GraphBuilder b("half_sum");
+  const uint32_t in = b.SymInput("in", DT_FP32, {4, bs});
+  const SymExpr half = SymExpr::FloorDiv(bs, 2);
+  const uint32_t x = b.View(in, {0, bs - half}, {4, half}, {4, 8});
+  const uint32_t s = b.Op("sum", {x}, {4, 8});  // over the last dim, keepdim
+  const uint32_t first = b.View(in, {0, 0}, {4, 4}, {4, 4});
+  b.Output("out", b.Op("add", {s, first}, {4, 4}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, SymbolicOffsetAndFloorDividedExtentCompileOnce) {
+  auto kernel = CompileOverBs(HalfSum);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(HalfSum, *kernel, {4, 7, 17, 64, 1000});
+}
+
+// A region that leaves its tensor, or is empty, at the launch's sizes.
+void ExpectLaunchError(const runtime::Kernel& kernel, const std::vector<int64_t>& in_shape,
+                       const std::vector<int64_t>& out_shape,
+                       const std::vector<std::string>& parts) {
+  auto in = ptoc::HostTensor::Create(DT_FP32, in_shape);
+  auto out = ptoc::HostTensor::Create(DT_FP32, out_shape);
+  ASSERT_TRUE(in.ok() && out.ok());
+  absl::Status s = kernel.Run({in->AsArg(), out->AsArg()});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  for (const std::string& p : parts) EXPECT_THAT(s.message(), HasSubstr(p)) << s;
+}
+
+TEST(SymbolicViewTest, ARegionOutsideItsTensorIsAnErrorAtLaunch) {
+  auto kernel = CompileOverBs(HalfSum);
+  ASSERT_NE(kernel, nullptr);
+  // in[:, :4] of in [4, 3].
+  ExpectLaunchError(*kernel, {4, 3}, {4, 4},
+                    {"op #2 \"view\"", "offsets [0,0] of extent [4,4]",
+                     "tensor of shape [4,3]", "bs=3"});
+  // in[:, 1:] is empty at bs = 1.
+  auto shift = CompileOverBs(ShiftLeft);
+  ASSERT_NE(shift, nullptr);
+  ExpectLaunchError(*shift, {4, 1}, {4, 1},
+                    {"op #0 \"view\"", "extent [4,0] is empty in dim 1", "bs=1"});
+}
+
+// reshape(x, shape) with `shape` written as exprs (over bs for the compiled
+// graph, constants for the reference).
+uint32_t Reshape(GraphBuilder& b, uint32_t x, const SymShape& shape,
+                 const std::vector<int64_t>& tile) {
+  const uint32_t out = b.Layout("reshape", {x}, {1}, tile, {{"shape", {1}}});
+  b.SetShape(out, shape);
+  pto::v1::Attribute& attr = (*b.graph().mutable_ops()->rbegin()->mutable_attrs())["shape"];
+  attr.Clear();
+  for (const SymExpr& d : shape) *attr.mutable_exprs()->add_values() = d.ToProto();
+  return out;
+}
+
+// out = (x.reshape(2*bs, 32) @ w).reshape(2, bs, 16) over x [2, bs, 32]: the
+// matmul's A is a reshape of a tensor with a symbolic inner dim (its rows
+// are 32 apart whatever bs is), M = 2*bs with tails.
+pto::v1::Graph MatmulOfAReshape(const SymExpr& bs) {
+  GraphBuilder b("mm_reshape");
+  const uint32_t x = b.SymInput("x", DT_FP32, {2, bs, 32});
+  const uint32_t w = b.Input("w", DT_FP32, {32, 16});
+  const uint32_t a = Reshape(b, x, {bs * 2, 32}, {16, 32});
+  const uint32_t m = b.Matmul(a, w, {1, 16}, DT_FP32, false, false, {16, 16}, {32, 32},
+                              {16, 16});
+  b.SetShape(m, {bs * 2, 16});
+  b.Output("out", Reshape(b, m, {2, bs, 16}, {1, 16, 16}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, MatmulOfAReshapeOverASymbolicInnerDimCompilesOnce) {
+  auto kernel = CompileOverBs(MatmulOfAReshape);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(MatmulOfAReshape, *kernel, {1, 7, 9, 64, 100});
+}
+
+// out = exp(x.reshape(2, 2, bs)).reshape(4, bs) over x [4, bs]: the load
+// through the reshape has strides [2*bs, bs, 1], run-time args.
+pto::v1::Graph SplitRows(const SymExpr& bs) {
+  GraphBuilder b("split_rows");
+  const uint32_t x = b.SymInput("x", DT_FP32, {4, bs});
+  const uint32_t r = Reshape(b, x, {2, 2, bs}, {2, 2, 16});
+  const uint32_t e = b.Op("exp", {r}, {2, 2, 16});
+  b.Output("out", Reshape(b, e, {4, bs}, {4, 16}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ReshapeWithRunTimeStridesCompilesOnce) {
+  auto kernel = CompileOverBs(SplitRows);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(SplitRows, *kernel, {1, 7, 17, 100});
+}
+
+TEST(SymbolicViewTest, AReshapeThatChangesTheElementCountIsAnError) {
+  GraphBuilder b("bad_reshape");
+  const uint32_t x = b.SymInput("x", DT_FP32, {4, kBs});
+  b.Output("out", Reshape(b, x, {kBs * 2, 4}, {4, 4}));
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kInvalidArgument) << compiled.status();
+  EXPECT_THAT(compiled.status().message(),
+              AllOf(HasSubstr("op #0 \"reshape\""), HasSubstr("has bs*8 elements"),
+                    HasSubstr("the input [4,bs] has bs*4")));
+}
+
+}  // namespace
+}  // namespace pto::testing

@@ -83,10 +83,10 @@ const pto::v1::Value* GraphBuilder::Find(uint32_t id) const {
   return nullptr;
 }
 
-uint32_t GraphBuilder::Op(const std::string& kind,
-                          const std::vector<uint32_t>& inputs,
-                          const std::vector<int64_t>& tile,
-                          std::optional<double> scalar, const std::string& name) {
+pto::v1::Op* GraphBuilder::AddInferred(const std::string& kind,
+                                       const std::vector<uint32_t>& inputs,
+                                       const InferAttrs& attrs,
+                                       const std::string& name, uint32_t* out) {
   const pto::v1::Value* first = Find(inputs.at(0));
   pto::v1::Shape shape = first->shape();
   pto::v1::DataType dtype = first->dtype();
@@ -102,11 +102,10 @@ uint32_t GraphBuilder::Op(const std::string& kind,
       }
       types.push_back(std::move(t));
     }
-    if (types.size() == inputs.size() &&
-        static_cast<int>(types.size()) == info->num_inputs) {
-      InferAttrs attrs;
-      attrs.dim = -1;  // reductions built here reduce the last dim
-      attrs.keepdim = true;
+    const bool arity_ok = info->num_inputs < 0  // one or more (concat)
+                              ? !types.empty()
+                              : static_cast<int>(types.size()) == info->num_inputs;
+    if (types.size() == inputs.size() && arity_ok) {
       absl::StatusOr<SymValueType> inferred = InferSymResult(*info, types, attrs);
       if (inferred.ok()) {
         dtype = inferred->dtype;
@@ -117,21 +116,51 @@ uint32_t GraphBuilder::Op(const std::string& kind,
       }
     }
   }
-  uint32_t out = Value(dtype, {}, absl::StrCat("t", op_count_));
+  *out = Value(dtype, {}, absl::StrCat("t", op_count_));
   *g_.mutable_values(g_.values_size() - 1)->mutable_shape() = shape;
   pto::v1::Op* op = AddOp();
   op->set_kind(kind);
   op->set_name(name.empty() ? absl::StrCat(kind, op_count_) : name);
   ++op_count_;
   for (uint32_t i : inputs) op->add_inputs(i);
-  op->add_outputs(out);
+  op->add_outputs(*out);
+  return op;
+}
+
+void GraphBuilder::SetVecTile(pto::v1::Op* op, const std::vector<int64_t>& tile,
+                              int rank) {
+  const size_t skip =
+      tile.size() > static_cast<size_t>(rank) ? tile.size() - rank : 0;
+  for (size_t d = skip; d < tile.size(); ++d) op->mutable_vec_tile()->add_dims(tile[d]);
+}
+
+int GraphBuilder::RankOf(uint32_t id) const {
+  const pto::v1::Value* v = Find(id);
+  return v == nullptr ? 0 : v->shape().dims_size();
+}
+
+pto::v1::Op* GraphBuilder::LastOp() {
+  google::protobuf::RepeatedPtrField<pto::v1::Op>* ops =
+      scopes_.empty() ? g_.mutable_ops() : scopes_.back()->mutable_ops();
+  return ops->Mutable(ops->size() - 1);
+}
+
+uint32_t GraphBuilder::Op(const std::string& kind,
+                          const std::vector<uint32_t>& inputs,
+                          const std::vector<int64_t>& tile,
+                          std::optional<double> scalar, const std::string& name) {
+  InferAttrs attrs;
+  attrs.dim = -1;  // reductions built here reduce the last dim
+  attrs.keepdim = true;
+  uint32_t out = 0;
+  pto::v1::Op* op = AddInferred(kind, inputs, attrs, name, &out);
   if (scalar) (*op->mutable_attrs())["scalar"].set_f(*scalar);
   if (const OpInfo* info = FindOp(kind);
       info != nullptr && info->category == OpCategory::kReduce) {
     (*op->mutable_attrs())["dim"].set_i(-1);
     (*op->mutable_attrs())["keepdim"].set_b(true);
   }
-  for (int64_t t : tile) op->mutable_vec_tile()->add_dims(t);
+  SetVecTile(op, tile, RankOf(out));
   return out;
 }
 
@@ -139,9 +168,7 @@ uint32_t GraphBuilder::ScalarOp(const std::string& kind, const std::vector<uint3
                                 const std::vector<int64_t>& tile,
                                 const std::map<std::string, SymExpr>& scalars) {
   const uint32_t out = Op(kind, inputs, tile);
-  google::protobuf::RepeatedPtrField<pto::v1::Op>* ops =
-      scopes_.empty() ? g_.mutable_ops() : scopes_.back()->mutable_ops();
-  pto::v1::Op* op = ops->Mutable(ops->size() - 1);
+  pto::v1::Op* op = LastOp();
   for (const auto& [name, e] : scalars) (*op->mutable_attrs())[name] = FloatExprAttr(e);
   return out;
 }
@@ -163,6 +190,13 @@ uint32_t GraphBuilder::Cast(uint32_t input, pto::v1::DataType to,
 }
 
 void GraphBuilder::Output(const std::string& name, uint32_t value) {
+  for (pto::v1::Parameter& inout : *g_.mutable_params()) {
+    if (inout.name() == name && inout.role() == pto::v1::PARAM_ROLE_INOUT &&
+        inout.result_value_id() == 0) {
+      inout.set_result_value_id(value);
+      return;
+    }
+  }
   pto::v1::Parameter* p = g_.add_params();
   p->set_name(name);
   p->set_role(pto::v1::PARAM_ROLE_OUT);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/ir/sym_expr.h"
+#include "compiler/ops/infer.h"
 #include "pto/v1/graph.pb.h"
 
 namespace pto::compiler::testing {
@@ -41,11 +42,21 @@ class GraphBuilder {
   // An op whose single output has the type the compiler infers (numpy
   // broadcasting, BOOL for comparisons), or inputs[0]'s dtype and shape when
   // inference fails (graphs built to be invalid). Reductions reduce the
-  // last dim with keepdim (attrs "dim" = -1, "keepdim" = true).
+  // last dim with keepdim (attrs "dim" = -1, "keepdim" = true). The vector
+  // tile is `tile`, or its trailing dims when it has more than the output's
+  // rank (so one tile serves the ranks of a broadcast).
   uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
               const std::vector<int64_t>& tile,
               std::optional<double> scalar = std::nullopt,
               const std::string& name = "");
+  // The same with float attributes by name ("scalar", clip's "min"/"max").
+  uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
+              const std::vector<int64_t>& tile,
+              const std::map<std::string, double>& attrs);
+  // A reduction over `dim` (attrs "dim", "keepdim"), its output inferred;
+  // `tile` covers its input.
+  uint32_t Op(const std::string& kind, const std::vector<uint32_t>& inputs,
+              const std::vector<int64_t>& tile, int64_t dim, bool keepdim);
   // An op with float attributes over symbols ("scalar", clip's "min" and
   // "max"): each an f when constant, else an expr (x * n, x * i).
   uint32_t ScalarOp(const std::string& kind, const std::vector<uint32_t>& inputs,
@@ -61,6 +72,19 @@ class GraphBuilder {
                   const std::vector<int64_t>& tile,
                   const std::map<std::string, std::vector<int64_t>>& lists,
                   const std::map<std::string, int64_t>& ints = {});
+  // The same with the result's type inferred from the attributes (view,
+  // reshape, transpose, permute, unsqueeze, concat, assemble); the vector
+  // tile is the trailing dims of `tile` as for Op, over the result (an
+  // assemble's: over its src).
+  uint32_t Layout(const std::string& kind, const std::vector<uint32_t>& inputs,
+                  const std::vector<int64_t>& tile,
+                  const std::map<std::string, std::vector<int64_t>>& lists,
+                  const std::map<std::string, int64_t>& ints = {});
+  // A creation op (full, arange, ...) of `shape` and `dtype` with float
+  // attributes ("value", "start", "step"); vector tile [32].
+  uint32_t Create(const std::string& kind, pto::v1::DataType dtype,
+                  const std::vector<int64_t>& shape,
+                  const std::map<std::string, double>& attrs);
   // matmul(a, b) -> a value of `out_shape` and `out_dtype` (given, not
   // inferred, so that invalid graphs can be built); a_trans/b_trans set only
   // when true; cube tile m, k, n, each [L0, L1].
@@ -68,6 +92,10 @@ class GraphBuilder {
                   pto::v1::DataType out_dtype, bool a_trans, bool b_trans,
                   const std::vector<int64_t>& m, const std::vector<int64_t>& k,
                   const std::vector<int64_t>& n);
+  // The same with the output's shape inferred, out_dtype DT_UNSPECIFIED
+  // meaning a's dtype, and the cube tile {mL0, mL1, kL0, kL1, nL0, nL1}.
+  uint32_t Matmul(uint32_t a, uint32_t b, pto::v1::DataType out_dtype,
+                  bool a_trans, bool b_trans, const std::vector<int64_t>& cube);
   // Control flow (issue 4, phase 2). A region function gets the region's
   // args (one per carried value, of its type) and returns the results;
   // ops it adds go into the region. Returns the op's outputs.
@@ -99,8 +127,14 @@ class GraphBuilder {
   // Gives value `id` a symbolic shape (Matmul and Layout take static ones:
   // a matmul in a loop body may have a tail extent).
   void SetShape(uint32_t id, const SymShape& shape);
+  // Makes `value` the OUT parameter `name`, or the result of the INOUT
+  // parameter `name` added by InOut(name, dtype, shape) below.
   void Output(const std::string& name, uint32_t value);
   void InOut(const std::string& name, uint32_t in_value, uint32_t result);
+  // A new INOUT parameter, in order with the inputs; returns the value
+  // holding its incoming contents (Output(name, v) sets its result).
+  uint32_t InOut(const std::string& name, pto::v1::DataType dtype,
+                 const std::vector<int64_t>& shape);
 
   pto::v1::Graph Build() const { return g_; }
   pto::v1::Graph& graph() { return g_; }
@@ -109,6 +143,17 @@ class GraphBuilder {
  private:
   const pto::v1::Value* Find(uint32_t id) const;
   pto::v1::Op* AddOp();  // into the innermost open region, or the graph
+  // Adds op `kind` on `inputs` with one output of the type the compiler
+  // infers for `attrs` (inputs[0]'s when inference fails); *out is its id.
+  pto::v1::Op* AddInferred(const std::string& kind,
+                           const std::vector<uint32_t>& inputs,
+                           const InferAttrs& attrs, const std::string& name,
+                           uint32_t* out);
+  // Sets op's vector tile to the trailing dims of `tile`, at most `rank`.
+  static void SetVecTile(pto::v1::Op* op, const std::vector<int64_t>& tile,
+                         int rank);
+  int RankOf(uint32_t id) const;
+  pto::v1::Op* LastOp();  // the op added last, in the innermost open region
 
   pto::v1::Graph g_;
   uint32_t next_id_;

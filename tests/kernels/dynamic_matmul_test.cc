@@ -12,15 +12,16 @@
 
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/host_target.h"
 #include "runtime/kernel.h"
-#include "tests/kernels/typed_builder.h"
 
 namespace pto::testing {
 namespace {
 
+using compiler::testing::GraphBuilder;
 using ::testing::HasSubstr;
 using pto::v1::DT_BF16;
 using pto::v1::DT_FP16;
@@ -84,7 +85,7 @@ const std::vector<int64_t> kCube = {16, 16, 8, 16, 16, 16};
 // out[m, n] = x[m, k] @ w[k, n] (w transposed in memory: w_t[n, k]).
 GraphAt Plain(pto::v1::DataType dtype, bool b_trans = false) {
   return [=](const Sizes& s) {
-    TypedBuilder b("dyn_mm");
+    GraphBuilder b("dyn_mm");
     const uint32_t x = b.Input("x", dtype, {s.at("m"), s.at("k")});
     const uint32_t w = b_trans ? b.Input("w", dtype, {s.at("n"), s.at("k")})
                                : b.Input("w", dtype, {s.at("k"), s.at("n")});
@@ -135,7 +136,7 @@ TEST(DynamicMatmulTest, HalfAndBf16) {
 TEST(DynamicMatmulTest, BatchedDynamicBatchAndK) {
   CompileOnceRun(
       [](const Sizes& s) {
-        TypedBuilder b("dyn_bmm");
+        GraphBuilder b("dyn_bmm");
         const uint32_t x = b.Input("x", DT_FP32, {s.at("b"), 6, s.at("k")});
         const uint32_t w = b.Input("w", DT_FP32, {s.at("b"), s.at("k"), 10});
         b.Output("out", b.Matmul(x, w, pto::v1::DT_UNSPECIFIED, false, false, kCube));
@@ -152,7 +153,7 @@ TEST(DynamicMatmulTest, BatchedDynamicBatchAndK) {
 TEST(DynamicMatmulTest, MatmulFeedingElementwise) {
   CompileOnceRun(
       [](const Sizes& s) {
-        TypedBuilder b("dyn_mm_exp");
+        GraphBuilder b("dyn_mm_exp");
         const uint32_t x = b.Input("x", DT_FP32, {s.at("m"), s.at("k")});
         const uint32_t w = b.Input("w", DT_FP32, {s.at("k"), s.at("n")});
         const uint32_t y = b.Input("y", DT_FP32, {s.at("m"), s.at("n")});

@@ -16,15 +16,16 @@
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/pipeline.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
-#include "tests/kernels/typed_builder.h"
 
 namespace pto::testing {
 namespace {
 
+using compiler::testing::GraphBuilder;
 using pto::v1::DT_FP32;
 
 // Graphs are built at a row length; the symbolic graph is the one built at
@@ -46,7 +47,7 @@ pto::v1::Graph Symbolic(const GraphAt& make) {
 }
 
 pto::v1::Graph Softmax(int64_t cols) {
-  TypedBuilder b("rows_softmax");
+  GraphBuilder b("rows_softmax");
   uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
   uint32_t m = b.Op("amax", {x}, kTile, -1, true);
   uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, kTile)}, kTile);
@@ -57,12 +58,12 @@ pto::v1::Graph Softmax(int64_t cols) {
 
 // 1/n as a number would make the graph depend on n (a symbol-valued scalar
 // is other work), so the scale is an input here: exp(k) > 0.
-uint32_t Scale(TypedBuilder& b) {
+uint32_t Scale(GraphBuilder& b) {
   return b.Op("exp", {b.Input("k", DT_FP32, {1})}, {1});
 }
 
 pto::v1::Graph LayerNorm(int64_t cols) {
-  TypedBuilder b("rows_layer_norm");
+  GraphBuilder b("rows_layer_norm");
   uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
   uint32_t gamma = b.Input("gamma", DT_FP32, {cols});
   uint32_t beta = b.Input("beta", DT_FP32, {cols});
@@ -78,7 +79,7 @@ pto::v1::Graph LayerNorm(int64_t cols) {
 }
 
 pto::v1::Graph RmsNorm(int64_t cols) {
-  TypedBuilder b("rows_rms_norm");
+  GraphBuilder b("rows_rms_norm");
   uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
   uint32_t gamma = b.Input("gamma", DT_FP32, {cols});
   uint32_t inv_n = Scale(b);
@@ -189,7 +190,7 @@ TEST(DynamicRowsTest, RunTimeRowsAreTheStaticRowsBits) {
 // code's (ReduceRow reduces such a row again in order), at every length.
 TEST(DynamicRowsTest, ARowMaximumOfZerosKeepsTheStaticSign) {
   auto make = [](int64_t cols) {
-    TypedBuilder b("rows_amax");
+    GraphBuilder b("rows_amax");
     uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
     b.Output("out", b.Op("amax", {x}, kTile, -1, true));
     return b.graph();

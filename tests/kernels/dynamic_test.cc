@@ -15,6 +15,7 @@
 #include "compiler/compile.h"
 #include "compiler/ir/sym_expr.h"
 #include "compiler/pipeline.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "absl/strings/match.h"
@@ -23,11 +24,11 @@
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
-#include "tests/kernels/typed_builder.h"
 
 namespace pto::testing {
 namespace {
 
+using compiler::testing::GraphBuilder;
 using ::testing::HasSubstr;
 using pto::v1::DT_FP16;
 using pto::v1::DT_FP32;
@@ -76,7 +77,7 @@ std::unique_ptr<runtime::Kernel> CompileOnceRunSizes(
 }
 
 pto::v1::Graph ExpAdd(int64_t rows) {
-  TypedBuilder b("dyn_exp_add");
+  GraphBuilder b("dyn_exp_add");
   uint32_t x = b.Input("x", DT_FP32, {rows, 40});
   uint32_t y = b.Input("y", DT_FP32, {rows, 40});
   b.Output("out", b.Op("add", {b.Op("exp", {x}, {4, 16}), y}, {4, 16}));
@@ -111,7 +112,7 @@ TEST(DynamicTest, ElementwiseCompiledOnceRunsEverySize) {
 TEST(DynamicTest, BroadcastRowAndFp16) {
   CompileOnceRunSizes(
       [](int64_t rows) {
-        TypedBuilder b("dyn_bias");
+        GraphBuilder b("dyn_bias");
         uint32_t x = b.Input("x", DT_FP16, {rows, 24});
         uint32_t bias = b.Input("bias", DT_FP16, {24});
         b.Output("out", b.Op("mul", {b.Op("add", {x, bias}, {8, 8}), x}, {8, 8}));
@@ -122,7 +123,7 @@ TEST(DynamicTest, BroadcastRowAndFp16) {
 
 // Softmax over the last dim with tiles spanning it (row fusion: one group).
 pto::v1::Graph Softmax(int64_t rows) {
-  TypedBuilder b("dyn_softmax");
+  GraphBuilder b("dyn_softmax");
   uint32_t x = b.Input("x", DT_FP32, {rows, 64});
   uint32_t m = b.Op("amax", {x}, {2, 64}, -1, true);
   uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 64})}, {2, 64});
@@ -141,7 +142,7 @@ TEST(DynamicTest, SoftmaxOverADynamicBatch) {
 TEST(DynamicTest, PartialAndCombineWithAWorkspaceSizedAtLaunch) {
   CompileOnceRunSizes(
       [](int64_t rows) {
-        TypedBuilder b("dyn_rowsum");
+        GraphBuilder b("dyn_rowsum");
         uint32_t x = b.Input("x", DT_FP32, {rows, 4000});
         b.Output("out", b.Op("sum", {x}, {3, 32}, -1, true));
         return b.graph();
@@ -376,7 +377,7 @@ TEST(DynamicTest, ReductionsOverASymbolicDimCompiledOnce) {
     // Over the outermost dim, keepdim.
     CompileOnceRunSizes(
         [op](int64_t rows) {
-          TypedBuilder b("dyn_colred");
+          GraphBuilder b("dyn_colred");
           uint32_t x = b.Input("x", DT_FP32, {rows, 6});
           b.Output("out", b.Op(op, {x}, {4, 8}, 0, true));
           return b.graph();
@@ -386,7 +387,7 @@ TEST(DynamicTest, ReductionsOverASymbolicDimCompiledOnce) {
     // Over the last dim, without keepdim, sizes far above the tile.
     CompileOnceRunSizes(
         [op](int64_t cols) {
-          TypedBuilder b("dyn_rowred");
+          GraphBuilder b("dyn_rowred");
           uint32_t x = b.Input("x", DT_FP32, {5, cols});
           b.Output("out", b.Op(op, {x}, {2, 16}, -1, false));
           return b.graph();
@@ -401,7 +402,7 @@ TEST(DynamicTest, Fp16SumAndSoftmaxOverASymbolicLastDim) {
   t.atol = 2e-3;
   CompileOnceRunSizes(
       [](int64_t cols) {
-        TypedBuilder b("dyn_sum16");
+        GraphBuilder b("dyn_sum16");
         uint32_t x = b.Input("x", DT_FP16, {3, cols});
         b.Output("out", b.Op("sum", {x}, {2, 32}, -1, true));
         return b.graph();
@@ -411,7 +412,7 @@ TEST(DynamicTest, Fp16SumAndSoftmaxOverASymbolicLastDim) {
   // it), so max, exp and sum are groups of their own.
   CompileOnceRunSizes(
       [](int64_t cols) {
-        TypedBuilder b("dyn_softmax_cols");
+        GraphBuilder b("dyn_softmax_cols");
         uint32_t x = b.Input("x", DT_FP32, {3, cols});
         uint32_t m = b.Op("amax", {x}, {2, 16}, -1, true);
         uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {2, 16})}, {2, 16});
@@ -426,7 +427,7 @@ TEST(DynamicTest, Fp16SumAndSoftmaxOverASymbolicLastDim) {
 // (each depends on the one before), then finish after the last.
 TEST(DynamicTest, AccumulatingTilesRunInOrder) {
   const pto::v1::KernelBinary binary = Lowered(Symbolic([](int64_t rows) {
-    TypedBuilder b("dyn_colsum");
+    GraphBuilder b("dyn_colsum");
     uint32_t x = b.Input("x", DT_FP32, {rows, 6});
     b.Output("out", b.Op("sum", {x}, {4, 8}, 0, true));
     return b.graph();
@@ -454,7 +455,7 @@ TEST(DynamicTest, ArgReductionsOverASymbolicDim) {
     SCOPED_TRACE(op);
     CompileOnceRunSizes(
         [op](int64_t rows) {
-          TypedBuilder b("dyn_colarg");
+          GraphBuilder b("dyn_colarg");
           uint32_t x = b.Input("x", DT_FP32, {rows, 6});
           b.Output("out", b.Op(op, {x}, {4, 8}, 0, true));
           return b.graph();
@@ -462,7 +463,7 @@ TEST(DynamicTest, ArgReductionsOverASymbolicDim) {
         {1, 3, 4, 17});
     CompileOnceRunSizes(
         [op](int64_t cols) {
-          TypedBuilder b("dyn_rowarg");
+          GraphBuilder b("dyn_rowarg");
           uint32_t x = b.Input("x", DT_FP16, {5, cols});
           b.Output("out", b.Op(op, {x}, {2, 16}, -1, false));
           return b.graph();
@@ -486,7 +487,7 @@ void IntReductionsOverASymbolicLastDim(pto::v1::DataType dtype) {
     const bool max = std::string(op).find("max") != std::string::npos;
     const pto::v1::DataType out_dtype = arg ? pto::v1::DT_INT64 : dtype;
     auto compiled = compiler::Compile(Symbolic([&](int64_t cols) {
-                                        TypedBuilder b("dyn_int_red");
+                                        GraphBuilder b("dyn_int_red");
                                         uint32_t x = b.Input("x", dtype, {kRows, cols});
                                         b.Output("out", b.Op(op, {x}, {2, 16}, -1, false));
                                         return b.graph();
@@ -539,7 +540,7 @@ TEST(DynamicTest, Int64ExtremaOverASymbolicLastDim) {
 // any symbolic dim run the generic function (extents from the args).
 TEST(DynamicTest, SymbolicInnerDimsCompiledOnce) {
   auto make = [](int64_t rows, int64_t cols) {
-    TypedBuilder b("dyn_inner");
+    GraphBuilder b("dyn_inner");
     uint32_t x = b.Input("x", DT_FP32, {rows, cols});
     uint32_t y = b.Input("y", DT_FP32, {rows, cols});
     b.Output("out", b.Op("mul", {b.Op("add", {x, y}, {4, 8}), x}, {4, 8}));
@@ -575,7 +576,7 @@ TEST(DynamicTest, SymbolicInnerDimsCompiledOnce) {
 // does not say which arg is a stride it needs is refused at load.
 TEST(DynamicTest, RunTimeStridesAreCheckedAgainstTheBuffers) {
   auto make = [](int64_t cols) {
-    TypedBuilder b("dyn_stride");
+    GraphBuilder b("dyn_stride");
     uint32_t x = b.Input("x", DT_FP32, {4, cols});
     b.Output("out", b.Op("exp", {x}, {2, 8}));
     return b.graph();
@@ -635,7 +636,7 @@ TEST(DynamicTest, GenericTailsPadReductionsWithTheirIdentity) {
     SCOPED_TRACE(op);
     CompileOnceRunSizes(
         [op](int64_t rows) {
-          TypedBuilder b("dyn_rowred");
+          GraphBuilder b("dyn_rowred");
           uint32_t x = b.Input("x", DT_FP32, {rows, 100});
           // All of one sign, so that a zero padding would show.
           uint32_t a = b.Op(std::string(op) == "amin" ? "exp" : "neg",
@@ -680,7 +681,7 @@ TEST(DynamicTest, ScalarOperandsOverASymbolCompiledOnce) {
     CompileOnceRunSizes(
         [dtype](int64_t rows) {
           const compiler::SymExpr bs = Bs(rows);
-          TypedBuilder b("dyn_scalars");
+          GraphBuilder b("dyn_scalars");
           const std::vector<int64_t> tile = {4, 16};
           uint32_t x = b.Input("x", dtype, {rows, 40});
           uint32_t y = b.Op("muls", {x}, tile, {{"scalar", 0}});
@@ -708,7 +709,7 @@ TEST(DynamicTest, ScalarOperandsOverASymbolCompiledOnce) {
 TEST(DynamicTest, MeanOverASymbolicLastDimCompiledOnce) {
   CompileOnceRunSizes(
       [](int64_t cols) {
-        TypedBuilder b("dyn_rms_norm");
+        GraphBuilder b("dyn_rms_norm");
         const std::vector<int64_t> tile = {2, 16};
         uint32_t x = b.Input("x", DT_FP32, {4, cols});
         uint32_t ss = b.Op("sum", {b.Op("mul", {x, x}, tile)}, tile, -1, true);

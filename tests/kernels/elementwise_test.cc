@@ -13,16 +13,17 @@
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/ops/infer.h"
+#include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
-#include "tests/kernels/typed_builder.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto {
 namespace {
 
 using pto::v1::DataType;
 
-using Builder = testing::TypedBuilder;
+using Builder = compiler::testing::GraphBuilder;
 constexpr int kSeeds = 2;
 
 const DataType kFloatTypes[] = {pto::v1::DT_FP32, pto::v1::DT_FP16};

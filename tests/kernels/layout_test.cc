@@ -9,9 +9,10 @@
 #include "compiler/compile.h"
 #include "compiler/ir/import.h"
 #include "compiler/lower/expand_to_tiles.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/kernels/typed_builder.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using pto::v1::DataType;
 using ::testing::HasSubstr;
 
-using Builder = testing::TypedBuilder;
+using Builder = compiler::testing::GraphBuilder;
 constexpr int kSeeds = 2;
 constexpr DataType kTypes[] = {pto::v1::DT_FP32, pto::v1::DT_FP16};
 

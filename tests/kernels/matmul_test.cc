@@ -10,12 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compile.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
 #include "runtime/host_target.h"
 #include "runtime/kernel.h"
-#include "tests/kernels/typed_builder.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto {
 namespace {
@@ -24,7 +25,7 @@ using pto::v1::DataType;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using Builder = testing::TypedBuilder;
+using Builder = compiler::testing::GraphBuilder;
 constexpr int kSeeds = 2;
 
 // Stored shapes of a and b for out [batch..., m, n] with K = k.

@@ -15,10 +15,11 @@
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/ops/infer.h"
+#include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
-#include "tests/kernels/typed_builder.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto {
 namespace {
@@ -27,7 +28,7 @@ using pto::v1::DataType;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using Builder = testing::TypedBuilder;
+using Builder = compiler::testing::GraphBuilder;
 constexpr int kSeeds = 3;
 
 struct Case {

@@ -1033,6 +1033,24 @@ MatmulOperand MatmulOperandOf(const TensorGraph& g, const LayoutPlan& layout,
   return MatmulOperand{v, layout.Root(v), layout.RootDims(g, v), layout.ViewShape(v)};
 }
 
+// A class of ops with one space and one clamped tile: the ops that would
+// fuse with a row reduction of that space (WidenRows, CapSymbolicRows).
+using RowClass = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
+
+// `g` with every op of a class in `last_dims` tiled by the class's tile with
+// its last dim set to the class's value.
+TensorGraph WithRowTiles(const TensorGraph& g, const std::map<RowClass, int64_t>& last_dims) {
+  TensorGraph out = g;
+  for (TensorOp& op : out.ops) {
+    if (op.vec_tile.empty() || op.vec_tile.size() != OpSpace(out, op).size()) continue;
+    auto it = last_dims.find({OpSpace(out, op), ClampedTile(out, op)});
+    if (it == last_dims.end()) continue;
+    op.vec_tile = it->first.second;
+    op.vec_tile.back() = it->second;
+  }
+  return out;
+}
+
 // Row widening (ExpandOptions::widen_rows): the tiles of `g` to lower with,
 // or nullopt when none changes. Each reduction over a static last dim that
 // its clamped tile T splits (T.back() < extent) names a class (its space S,
@@ -1043,8 +1061,7 @@ MatmulOperand MatmulOperandOf(const TensorGraph& g, const LayoutPlan& layout,
 // its one-element last dim.
 std::optional<TensorGraph> WidenRows(const TensorGraph& g,
                                      const ExpandOptions& options) {
-  using Class = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
-  std::map<Class, int64_t> widened;  // (space, tile) -> the last dim's extent
+  std::map<RowClass, int64_t> widened;  // (space, tile) -> the last dim's extent
   for (const TensorOp& op : g.ops) {
     if (!IsReduce(op)) continue;
     const std::vector<int64_t>& space = OpSpace(g, op);
@@ -1068,15 +1085,7 @@ std::optional<TensorGraph> WidenRows(const TensorGraph& g,
     widened[{space, tile}] = space.back();
   }
   if (widened.empty()) return std::nullopt;
-  TensorGraph out = g;
-  for (TensorOp& op : out.ops) {
-    if (op.vec_tile.empty() || op.vec_tile.size() != OpSpace(out, op).size()) continue;
-    auto it = widened.find({OpSpace(out, op), ClampedTile(out, op)});
-    if (it == widened.end()) continue;
-    op.vec_tile = it->first.second;
-    op.vec_tile.back() = it->second;
-  }
-  return out;
+  return WithRowTiles(g, widened);
 }
 
 // Rows over a symbolic last dim (ExpandOptions::symbolic_rows): the graph
@@ -1088,8 +1097,7 @@ std::optional<TensorGraph> WidenRows(const TensorGraph& g,
 // are the cap's, and the generic function runs the row of n <= cap.)
 std::optional<TensorGraph> CapSymbolicRows(const TensorGraph& g, const ExpandOptions& options,
                                            std::vector<RowCap>* caps) {
-  using Class = std::pair<std::vector<int64_t>, std::vector<int64_t>>;
-  std::map<Class, int64_t> widened;  // (space, tile) -> the cap
+  std::map<RowClass, int64_t> widened;  // (space, tile) -> the cap
   for (const TensorOp& op : g.ops) {
     if (!IsReduce(op) || op.info->kind == "argmax" || op.info->kind == "argmin" ||
         !CappedRow(op, options)) {
@@ -1110,15 +1118,7 @@ std::optional<TensorGraph> CapSymbolicRows(const TensorGraph& g, const ExpandOpt
     caps->push_back({op.inputs[0], cap});
   }
   if (widened.empty()) return std::nullopt;
-  TensorGraph out = g;
-  for (TensorOp& op : out.ops) {
-    if (op.vec_tile.empty() || op.vec_tile.size() != OpSpace(out, op).size()) continue;
-    auto it = widened.find({OpSpace(out, op), ClampedTile(out, op)});
-    if (it == widened.end()) continue;
-    op.vec_tile = it->first.second;
-    op.vec_tile.back() = it->second;
-  }
-  return out;
+  return WithRowTiles(g, widened);
 }
 
 // One Tile Graph holding both lowerings of a graph with capped symbolic

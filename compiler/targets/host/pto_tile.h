@@ -1136,21 +1136,26 @@ struct ReduceShape {
 // integer sums are exact (wrapping is associative); max/min still
 // propagate NaN.
 constexpr int kReduceLanes = 16;
-template <typename Op, int64_t L, typename S>
-inline S ReduceRowExact(const S* __restrict p) {
+template <typename Op, typename S>
+inline S ReduceRowExactN(const S* __restrict p, int64_t L) {
   S lane[kReduceLanes];
   for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Init();
-  constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
-  for (int64_t k = 0; k < kFull; k += kReduceLanes) {
+  const int64_t full = L / kReduceLanes * kReduceLanes;
+  for (int64_t k = 0; k < full; k += kReduceLanes) {
     for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Apply(lane[j], p[k + j]);
   }
-  for (int64_t k = kFull; k < L; ++k) {
-    lane[k - kFull] = Op::Apply(lane[k - kFull], p[k]);
+  for (int64_t k = full; k < L; ++k) {
+    lane[k - full] = Op::Apply(lane[k - full], p[k]);
   }
   for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
     for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
   }
   return lane[0];
+}
+
+template <typename Op, int64_t L, typename S>
+inline S ReduceRowExact(const S* __restrict p) {
+  return ReduceRowExactN<Op>(p, L);  // (inlined: L is a compile-time constant again)
 }
 
 // f32 max/min rows where the target has AVX: vmaxps/vminps keep
@@ -1616,28 +1621,11 @@ inline void TStoreRowN(T* __restrict dst, const typename Elem<T>::S* __restrict 
   }
 }
 
-// ReduceRowExact and ReduceRow with a run-time length L (any L >= 0: below
-// 2 * kReduceLanes, one value after another as TReduce does). ReduceRowN's
+// ReduceRow with a run-time length L (any L >= 0: below 2 * kReduceLanes,
+// one value after another as TReduce does; ReduceRowExactN is above). ReduceRowN's
 // vmaxps/vminps path keeps one pair of accumulators (ReduceRow's four pairs
 // give the same maximum: its order matters only for NaN and the sign of a
 // zero, and both go to the exact form here as there).
-template <typename Op, typename S>
-inline S ReduceRowExactN(const S* __restrict p, int64_t L) {
-  S lane[kReduceLanes];
-  for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Init();
-  const int64_t full = L / kReduceLanes * kReduceLanes;
-  for (int64_t k = 0; k < full; k += kReduceLanes) {
-    for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Apply(lane[j], p[k + j]);
-  }
-  for (int64_t k = full; k < L; ++k) {
-    lane[k - full] = Op::Apply(lane[k - full], p[k]);
-  }
-  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
-  }
-  return lane[0];
-}
-
 template <typename Op, typename S>
 inline S ReduceRowN(const S* __restrict p, int64_t L) {
   if (L < 2 * kReduceLanes) {

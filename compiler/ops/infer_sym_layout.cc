@@ -1,4 +1,4 @@
-// Result types of transpose, permute, unsqueeze and reshape of tensors with
+// Result types of transpose, permute, unsqueeze, reshape and concat of tensors with
 // symbolic dims (issue 4: [B, S, H] -> [B*S, H] of a DYNAMIC S, x.T of a
 // DYNAMIC dim), outside and inside regions. The dims move as in
 // InferLayoutResult; a reshape's element counts must be equal for every
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/ops/infer.h"
 
 namespace pto::compiler {
@@ -72,10 +73,52 @@ absl::StatusOr<SymValueType> InferSymLayoutResult(const OpInfo& info,
     }
     return result;
   }
+  if (kind == "concat") {
+    // The static rules with symbolic sizes: the other dims equal as
+    // expressions (the same canonical form), the concat dim their sum;
+    // every input's offset in the result static (all but the last input
+    // static in the concat dim).
+    const int rank = static_cast<int>(x.shape.size());
+    int64_t d = attrs.dim;
+    if (d < -rank || d >= rank) {
+      return Bad(absl::StrCat("attrs[\"dim\"]: dim ", d, " is out of range for rank ", rank,
+                              " (valid: ", -rank, "..", rank - 1, ")"));
+    }
+    if (d < 0) d += rank;
+    SymValueType out{x.dtype, x.shape};
+    out.shape[d] = SymExpr(0);
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const SymValueType& in = inputs[k];
+      if (in.dtype != x.dtype) {
+        return Bad(absl::StrCat("input ", k, " has dtype ", DTypeEnumName(in.dtype),
+                                " and input 0 ", DTypeEnumName(x.dtype),
+                                "; concat needs equal dtypes"));
+      }
+      bool same = static_cast<int>(in.shape.size()) == rank;
+      for (int j = 0; same && j < rank; ++j) same = j == d || in.shape[j] == x.shape[j];
+      if (!same) {
+        return Bad(absl::StrCat("input ", k, " ", FormatSymShape(in.shape), " and input 0 ",
+                                FormatSymShape(x.shape), " differ outside the concat dim ", d,
+                                " (valid: equal ranks and sizes in every other dim)"));
+      }
+      if (k + 1 < inputs.size() && !in.shape[d].AsConstant()) {
+        // The next input's offset would be symbolic: the concat lowering
+        // stores at static offsets (expand_to_tiles.cc, ConcatOffsets).
+        return absl::UnimplementedError(absl::StrCat(
+            "input ", k, " ", FormatSymShape(in.shape), " has the symbolic extent ",
+            in.shape[d].ToString(), " in the concat dim ", d,
+            " and is not the last input; only the last input of a concat may have a "
+            "symbolic extent in the concat dim for now (put it last, or assemble "
+            "each input into a view of the output)"));
+      }
+      out.shape[d] = out.shape[d] + in.shape[d];
+    }
+    return out;
+  }
   return absl::UnimplementedError(absl::StrCat(
       "input 0 ", FormatSymShape(x.shape), " has symbolic dims; ", kind,
-      " takes static shapes for now (view, assemble, transpose, permute, unsqueeze "
-      "and reshape take symbolic ones)"));
+      " takes static shapes for now (view, assemble, transpose, permute, unsqueeze, "
+      "reshape and concat take symbolic ones)"));
 }
 
 }  // namespace pto::compiler

@@ -4,7 +4,8 @@
 // matmul's operand included): compiled once, run at several sizes against
 // the reference evaluator on the graph built at that size; a region that
 // leaves its tensor at run time is an error at launch naming the op and the
-// values.
+// values. A concat of tensors with a symbolic dim, its inputs at static
+// offsets, compiles once too.
 #include <string>
 #include <vector>
 
@@ -151,6 +152,53 @@ TEST(SymbolicViewTest, AReshapeThatChangesTheElementCountIsAnError) {
   EXPECT_THAT(compiled.status().message(),
               AllOf(HasSubstr("op #0 \"reshape\""), HasSubstr("has bs*8 elements"),
                     HasSubstr("the input [4,bs] has bs*4")));
+}
+
+// concat([x * 2, y], dim=1) over x, y [bs, 8]: the first input stored by
+// the group computing it, the parameter copied by a group of its own; both
+// at static offsets in the [bs, 16] result.
+pto::v1::Graph ConcatColumns(const SymExpr& bs) {
+  GraphBuilder b("concat_columns");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 8});
+  const uint32_t y = b.SymInput("y", DT_FP32, {bs, 8});
+  const uint32_t m = b.Op("muls", {x}, {4, 8}, 2.0);
+  b.Output("out", b.Layout("concat", {m, y}, {4, 8}, {}, {{"dim", 1}}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ConcatAlongAStaticDimCompilesOnce) {
+  auto kernel = CompileOverBs(ConcatColumns);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ConcatColumns, *kernel, {1, 7, 17, 64});
+}
+
+// concat([y, exp(x)], dim=0) over y [4, 8], x [bs, 8]: the symbolic input
+// last, so its offset (4) is static; the result is [bs+4, 8].
+pto::v1::Graph ConcatRows(const SymExpr& bs) {
+  GraphBuilder b("concat_rows");
+  const uint32_t y = b.Input("y", DT_FP32, {4, 8});
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 8});
+  const uint32_t e = b.Op("exp", {x}, {4, 8});
+  b.Output("out", b.Layout("concat", {y, e}, {4, 8}, {}, {{"dim", 0}}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ConcatAlongASymbolicDimWithTheSymbolicInputLastCompilesOnce) {
+  auto kernel = CompileOverBs(ConcatRows);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ConcatRows, *kernel, {1, 7, 17, 64});
+}
+
+TEST(SymbolicViewTest, AConcatWithASymbolicOffsetIsRefusedNamingTheInput) {
+  GraphBuilder b("concat_symbolic_offset");
+  const uint32_t x = b.SymInput("x", DT_FP32, {kBs, 8});
+  const uint32_t y = b.Input("y", DT_FP32, {4, 8});
+  b.Output("out", b.Layout("concat", {x, y}, {4, 8}, {}, {{"dim", 0}}));
+  auto compiled = compiler::Compile(b.Build(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(),
+              AllOf(HasSubstr("\"concat\""), HasSubstr("input 0 [bs,8]"),
+                    HasSubstr("only the last input of a concat")));
 }
 
 }  // namespace

@@ -396,6 +396,52 @@ def test_layout_ops_of_a_dynamic_dim_compile_once(native):
     assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
 
 
+def test_concat_of_dynamic_batch_tensors_compiles_once(native):
+    # concat along a static dim of [n, 8] tensors: the result is [n, 16].
+    @pypto.jit
+    def cat(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
+            y: pypto.Tensor(["n", 8], pypto.DT_FP32),
+            out: pypto.Tensor(["n", 16], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.concat([x * 2, y + 1], dim=1)
+
+    for n in (1, 7, 64):
+        x, y = torch.randn(n, 8), torch.randn(n, 8)
+        out = torch.full((n, 16), float("nan"))
+        cat(x, y, out)
+        torch.testing.assert_close(out, torch.cat([x * 2, y + 1], dim=1))
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
+def test_concat_along_a_dynamic_dim_compiles_once(native):
+    # [4, 8] and [n, 8] along dim 0: the dynamic input last, so every offset
+    # is static; a dynamic input before another is refused, naming it.
+    @pypto.jit
+    def cat(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
+            y: pypto.Tensor([4, 8], pypto.DT_FP32),
+            out: pypto.Tensor(["m", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:x.shape[0] + 4] = pypto.concat([y + 1, x * 2], dim=0)
+
+    y = torch.randn(4, 8)
+    for n in (1, 7, 64):
+        x = torch.randn(n, 8)
+        out = torch.full((n + 4, 8), float("nan"))
+        cat(x, y, out)
+        torch.testing.assert_close(out, torch.cat([y + 1, x * 2], dim=0))
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+    @pypto.jit
+    def cat_first(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
+                  y: pypto.Tensor([4, 8], pypto.DT_FP32),
+                  out: pypto.Tensor(["m", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:x.shape[0] + 4] = pypto.concat([x * 2, y + 1], dim=0)
+
+    with pytest.raises(Exception, match="only the last input of a concat"):
+        cat_first(torch.randn(7, 8), y, torch.empty(11, 8))
+
+
 # pypto.from_torch(t, dynamic_axis=...): the caller marks the dims that vary --------
 
 

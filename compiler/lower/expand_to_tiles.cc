@@ -1051,6 +1051,18 @@ TensorGraph WithRowTiles(const TensorGraph& g, const std::map<RowClass, int64_t>
   return out;
 }
 
+// Whether reduction `op` reduces the last dim of its space with a tile of
+// the space's rank (WidenRows, CapSymbolicRows).
+bool ReducesLastDim(const TensorGraph& g, const TensorOp& op) {
+  const int rank = static_cast<int>(OpSpace(g, op).size());
+  if (rank == 0 || static_cast<int>(op.vec_tile.size()) != rank) return false;
+  int64_t dim = 0;
+  if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
+    dim = std::get<int64_t>(it->second);
+  }
+  return (dim < 0 ? dim + rank : dim) == rank - 1;
+}
+
 // Row widening (ExpandOptions::widen_rows): the tiles of `g` to lower with,
 // or nullopt when none changes. Each reduction over a static last dim that
 // its clamped tile T splits (T.back() < extent) names a class (its space S,
@@ -1064,14 +1076,9 @@ std::optional<TensorGraph> WidenRows(const TensorGraph& g,
   std::map<RowClass, int64_t> widened;  // (space, tile) -> the last dim's extent
   for (const TensorOp& op : g.ops) {
     if (!IsReduce(op)) continue;
+    if (!ReducesLastDim(g, op)) continue;
     const std::vector<int64_t>& space = OpSpace(g, op);
     const int rank = static_cast<int>(space.size());
-    if (rank == 0 || static_cast<int>(op.vec_tile.size()) != rank) continue;
-    int64_t dim = 0;
-    if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
-      dim = std::get<int64_t>(it->second);
-    }
-    if ((dim < 0 ? dim + rank : dim) != rank - 1) continue;
     const int v_in = op.inputs[0];
     if (!options.symbolic.empty() && options.symbolic[v_in].size() == space.size() &&
         options.symbolic[v_in][rank - 1]) {
@@ -1103,14 +1110,9 @@ std::optional<TensorGraph> CapSymbolicRows(const TensorGraph& g, const ExpandOpt
         !CappedRow(op, options)) {
       continue;
     }
+    if (!ReducesLastDim(g, op)) continue;
     const std::vector<int64_t>& space = OpSpace(g, op);
     const int rank = static_cast<int>(space.size());
-    if (rank == 0 || static_cast<int>(op.vec_tile.size()) != rank) continue;
-    int64_t dim = 0;
-    if (auto it = op.attrs.find("dim"); it != op.attrs.end()) {
-      dim = std::get<int64_t>(it->second);
-    }
-    if ((dim < 0 ? dim + rank : dim) != rank - 1) continue;
     const std::vector<int64_t> tile = ClampedTile(g, op);
     const int64_t cap = SymbolicRowCap(tile);
     if (cap >= space.back()) continue;  // (probes are longer than any cap)

@@ -1189,6 +1189,23 @@ template <int kPick>
 inline RedF8 Pick8(RedF8 acc, RedF8 x) {
   return kPick == 1 ? __builtin_ia32_maxps256(x, acc) : __builtin_ia32_minps256(x, acc);
 }
+
+// The row's result from the 16 lanes lo, hi hold after the first `full`
+// values: the tail p[full, L) folded into lanes 0.., then the lanes combined
+// pairwise (ReduceRow, ReduceRowN: the order ReduceRowExact uses).
+template <typename Op, typename S>
+inline S CombinePickedLanes(RedF8 lo, RedF8 hi, const S* __restrict p, int64_t full, int64_t L) {
+  S lane[kReduceLanes];
+  __builtin_memcpy(lane, &lo, sizeof lo);
+  __builtin_memcpy(lane + 8, &hi, sizeof hi);
+  for (int64_t k = full; k < L; ++k) {
+    lane[k - full] = Op::Apply(lane[k - full], p[k]);
+  }
+  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+  }
+  return lane[0];
+}
 #endif
 
 template <typename Op, int64_t L, typename S>
@@ -1223,17 +1240,9 @@ inline S ReduceRow(const S* __restrict p) {
     if (nan) return ReduceRowExact<Op, L>(p);
     const RedF8 lo = Pick8<kPick>(Pick8<kPick>(lo0, lo1), Pick8<kPick>(lo2, lo3));
     const RedF8 hi = Pick8<kPick>(Pick8<kPick>(hi0, hi1), Pick8<kPick>(hi2, hi3));
-    S lane[kReduceLanes];
-    __builtin_memcpy(lane, &lo, sizeof lo);
-    __builtin_memcpy(lane + 8, &hi, sizeof hi);
-    for (int64_t k = kFull; k < L; ++k) {
-      lane[k - kFull] = Op::Apply(lane[k - kFull], p[k]);
-    }
-    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-      for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
-    }
-    if (lane[0] == 0) return ReduceRowExact<Op, L>(p);  // the sign of a zero
-    return lane[0];
+    const S r = CombinePickedLanes<Op>(lo, hi, p, kFull, L);
+    if (r == 0) return ReduceRowExact<Op, L>(p);  // the sign of a zero
+    return r;
   }
 #endif
   return ReduceRowExact<Op, L>(p);
@@ -1649,17 +1658,9 @@ inline S ReduceRowN(const S* __restrict p, int64_t L) {
     bool nan = __builtin_ia32_movmskps256(reinterpret_cast<RedF8>(unordered)) != 0;
     for (int64_t k = full; k < L; ++k) nan = nan || p[k] != p[k];
     if (nan) return ReduceRowExactN<Op>(p, L);
-    S lane[kReduceLanes];
-    __builtin_memcpy(lane, &lo, sizeof lo);
-    __builtin_memcpy(lane + 8, &hi, sizeof hi);
-    for (int64_t k = full; k < L; ++k) {
-      lane[k - full] = Op::Apply(lane[k - full], p[k]);
-    }
-    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-      for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
-    }
-    if (lane[0] == 0) return ReduceRowExactN<Op>(p, L);  // the sign of a zero (ReduceRow)
-    return lane[0];
+    const S r = CombinePickedLanes<Op>(lo, hi, p, full, L);
+    if (r == 0) return ReduceRowExactN<Op>(p, L);  // the sign of a zero (ReduceRow)
+    return r;
   }
 #endif
   return ReduceRowExactN<Op>(p, L);

@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -260,6 +261,10 @@ struct Executor::RunState {
   absl::Notification done;
   // One slot per task when tracing (each written by exactly one thread).
   std::unique_ptr<TaskEvent[]> events;
+  // One slot per root claimer when recording shares (RunOptions::shares);
+  // a claimer takes the next with num_shares.
+  std::unique_ptr<ShareEvent[]> shares;
+  std::atomic<int> num_shares{0};
   int64_t start_ns = 0;
 };
 
@@ -379,6 +384,14 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
   const std::vector<uint32_t>& roots = run->plan->roots_[kind];
   const uint32_t chunk = run->root_chunk[kind];
   const uint32_t n = static_cast<uint32_t>(roots.size());
+  ShareEvent* share = nullptr;
+  if (run->shares != nullptr) {
+    share = &run->shares[run->num_shares.fetch_add(1, std::memory_order_relaxed)];
+    share->worker = worker_id;
+    share->cpu_start = sched_getcpu();
+    share->start_ns = NowNs() - run->start_ns;
+  }
+  int64_t claimed = 0;
   // Tasks run here (and the chains they started) whose share of
   // `remaining` is still held: one atomic subtraction at the end instead of
   // one per task on a line every thread writes. Holding them keeps `run`
@@ -392,6 +405,13 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
     for (uint32_t i = first; i < last; ++i) {
       done += Execute(Item{run, roots[i]}, core, worker_id);
     }
+    claimed += last - first;
+  }
+  if (share != nullptr) {  // before Finish: `run` may be gone after it
+    share->end_ns = NowNs() - run->start_ns;
+    share->cpu_end = sched_getcpu();
+    share->roots = claimed;
+    share->tasks = done;
   }
   Finish(run, done + 1);  // + this claimer's share
 }
@@ -462,6 +482,7 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   const int n = plan.num_tasks();
   if (n == 0) {
     if (options.trace != nullptr) options.trace->clear();
+    if (options.shares != nullptr) options.shares->clear();
     return absl::OkStatus();
   }
   RunState run;
@@ -495,9 +516,12 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
         plan.roots_[k].size() / (std::max(1, claimers[k]) * size_t{16}), 1, 64));
   }
   run.remaining.store(n + total_claimers, std::memory_order_relaxed);
-  if (options.trace != nullptr) {
-    run.events.reset(new TaskEvent[n]);
-    run.start_ns = NowNs();
+  if (options.trace != nullptr || options.shares != nullptr) {
+    run.start_ns = setup_start != 0 ? setup_start : NowNs();
+  }
+  if (options.trace != nullptr) run.events.reset(new TaskEvent[n]);
+  if (options.shares != nullptr) {
+    run.shares.reset(new ShareEvent[total_claimers]);
   }
   // Workers always exist (the pools are never empty), so a caller on a small
   // stack can leave all the work to them.
@@ -560,6 +584,10 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   if (profile != nullptr) profile->wait_ns = NowNs() - mark;
   if (options.trace != nullptr) {
     options.trace->assign(run.events.get(), run.events.get() + n);
+  }
+  if (options.shares != nullptr) {
+    options.shares->assign(run.shares.get(),
+                           run.shares.get() + run.num_shares.load());
   }
   return absl::OkStatus();
 }

@@ -112,6 +112,22 @@ struct TaskEvent {
   int64_t end_ns = 0;
 };
 
+// One thread's share of a run's root tasks (a root claimer), for finding
+// out whether a call really ran on two cores (bench/call_trace.py): which
+// CPU the thread was on, when it began claiming and when it found no roots
+// left, how many roots it claimed. Times are monotonic, relative to the
+// start of Executor::Run (the claimers are queued a few microseconds later:
+// LaunchProfile::setup_ns).
+struct ShareEvent {
+  int worker = 0;     // index into Executor::WorkerName(); the caller's last
+  int cpu_start = -1;  // sched_getcpu() when the share began (-1: unknown)
+  int cpu_end = -1;    // and when it ended (differs: the thread migrated)
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t roots = 0;  // roots it claimed and ran
+  int64_t tasks = 0;  // those and the successors it ran straight after them
+};
+
 // Where one Kernel::Run's wall time went, for benchmarks (bench/dispatch.py)
 // and for finding the cost of a call. Phases are measured on the calling
 // thread with a monotonic clock; a phase the run skipped stays 0.
@@ -134,6 +150,10 @@ struct RunOptions {
   std::vector<TaskEvent>* trace = nullptr;
   // When set, receives where the run's time went.
   LaunchProfile* profile = nullptr;
+  // When set, receives one event per root claimer that ran (in no
+  // particular order): per thread, its CPU and share of the roots. Off, it
+  // costs one pointer test per claimer.
+  std::vector<ShareEvent>* shares = nullptr;
 };
 
 class Executor {

@@ -294,6 +294,56 @@ TEST(ExecutorTest, ProfileCountsTasksAndPhases) {
   ExpectRespectsDeps(b.graph(), r);
 }
 
+// RunOptions::shares: one event per root claimer that ran; together they
+// claimed every root exactly once, each on a known CPU, and ran those roots
+// and the successors they started (no timing assertions). Vector and cube
+// roots, with and without dependent tasks, and an empty plan.
+TEST(ExecutorTest, SharesAccountForEveryRoot) {
+  Executor ex(Executor::Options{3, 2});
+  for (int roots : {1, 2, 37, 1000}) {
+    for (bool with_deps : {false, true}) {
+      GraphBuilder b;
+      for (int t = 0; t < roots; ++t) b.Add({}, t % 5 == 1);
+      if (with_deps) {
+        for (int t = 0; t < roots; ++t) b.Add({static_cast<uint32_t>(t)});
+      }
+      auto plan = b.Plan();
+      for (int run = 0; run < 3; ++run) {
+        Recorder r(b.graph().tasks_size());
+        std::vector<ShareEvent> shares(7);  // replaced, not appended to
+        RunOptions options;
+        options.shares = &shares;
+        ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, options).ok());
+        ExpectRespectsDeps(b.graph(), r);
+        // Claimers: at most one per worker of each kind (3 + 2).
+        EXPECT_GE(shares.size(), 1u);
+        EXPECT_LE(shares.size(), 5u);
+        int64_t claimed = 0, tasks = 0;
+        for (const ShareEvent& e : shares) {
+          EXPECT_GE(e.worker, 0);
+          EXPECT_LE(e.worker, 5);  // 3 vector, 2 cube workers, the caller
+          EXPECT_GE(e.cpu_start, 0);
+          EXPECT_GE(e.cpu_end, 0);
+          EXPECT_LE(e.start_ns, e.end_ns);
+          EXPECT_GE(e.tasks, e.roots);
+          claimed += e.roots;
+          tasks += e.tasks;
+        }
+        EXPECT_EQ(claimed, roots) << roots << " roots";
+        EXPECT_LE(tasks, b.graph().tasks_size());
+      }
+    }
+  }
+  GraphBuilder empty;
+  auto plan = empty.Plan();
+  std::vector<ShareEvent> shares(2);
+  RunOptions options;
+  options.shares = &shares;
+  Recorder r(0);
+  ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, options).ok());
+  EXPECT_TRUE(shares.empty());
+}
+
 TEST(ExecutorTest, EmptyPlanReturnsAtOnce) {
   GraphBuilder b;
   auto plan = b.Plan();

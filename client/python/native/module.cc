@@ -218,13 +218,20 @@ class PyKernel {
   // With trace, also "threads": {worker name: (tasks, first start, last end,
   // busy)} in seconds from the executor's start of the run: how the tasks
   // were split, when each thread started and how long the last one ran on.
+  // With shares, "shares": [(worker name, cpu at start, cpu at end, start,
+  // end, roots, tasks)], one per root claimer (runtime ShareEvent): on which
+  // CPU each thread took its share of the roots, and when (two clock reads
+  // and two sched_getcpu per thread, not per task: bench/call_trace.py).
   py::dict RunProfiled(const std::vector<py::array>& arrays,
-                       const std::vector<int>& dtypes, bool trace) const {
+                       const std::vector<int>& dtypes, bool trace,
+                       bool with_shares) const {
     pto::runtime::LaunchProfile profile;
     pto::runtime::RunOptions options;
     options.profile = &profile;
     std::vector<pto::runtime::TaskEvent> events;
+    std::vector<pto::runtime::ShareEvent> shares;
     if (trace) options.trace = &events;
+    if (with_shares) options.shares = &shares;
     RunWith(arrays, dtypes, options);
     py::dict out;
     out["check"] = profile.check_ns * 1e-9;
@@ -256,6 +263,16 @@ class PyKernel {
             s.tasks, s.first * 1e-9, s.last * 1e-9, s.busy * 1e-9);
       }
       out["threads"] = threads;
+    }
+    if (with_shares) {
+      const auto& executor = pto::runtime::Executor::Default();
+      py::list share_list;
+      for (const pto::runtime::ShareEvent& e : shares) {
+        share_list.append(py::make_tuple(
+            executor.WorkerName(e.worker), e.cpu_start, e.cpu_end,
+            e.start_ns * 1e-9, e.end_ns * 1e-9, e.roots, e.tasks));
+      }
+      out["shares"] = share_list;
     }
     return out;
   }
@@ -377,10 +394,13 @@ PYBIND11_MODULE(_native, m) {
            "DT_BF16 reads a 2-byte array as bfloat16.")
       .def("run_profiled", &PyKernel::RunProfiled, py::arg("arrays"),
            py::arg("dtypes") = std::vector<int>{}, py::arg("trace") = false,
+           py::arg("shares") = false,
            "As run(); returns where the call's time went: {phase: seconds} "
            "(check, expand, plan, workspace, setup, caller, wait, total), "
            "tasks and plan_cached; trace=True adds per-thread task counts "
-           "and spans (threads: {name: (tasks, first start, last end, busy)}).")
+           "and spans (threads: {name: (tasks, first start, last end, busy)}); "
+           "shares=True each root claimer's thread, CPUs and share (shares: "
+           "[(name, cpu at start, cpu at end, start, end, roots, tasks)]).")
       .def("launcher", &PyKernel::Launcher, py::arg("arrays"),
            py::arg("dtypes") = std::vector<int>{},
            py::arg("written") = std::vector<int>{},

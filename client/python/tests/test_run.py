@@ -232,6 +232,15 @@ def test_run_profiled_splits_tasks_over_threads(native):
     for name, (n, first, last, busy) in threads.items():
         assert name == "caller" or name.startswith(("vector/", "cube/")), name
         assert n > 0 and 0 <= first <= last and 0 <= busy <= last - first + 1e-6
+    # shares=True: each root claimer's thread, CPUs and roots (all 16 roots).
+    out[:] = 0
+    p = kernel.run_profiled([a, out], shares=True)
+    np.testing.assert_array_equal(out, a * 2 + 1)
+    assert "threads" not in p
+    assert sum(s[5] for s in p["shares"]) == 16
+    for name, cpu0, cpu1, start, end, roots, tasks in p["shares"]:
+        assert name == "caller" or name.startswith("vector/"), name
+        assert cpu0 >= 0 and cpu1 >= 0 and 0 <= start <= end and tasks >= roots
 
 
 def test_concurrent_first_calls_compile_once(native):

@@ -1,0 +1,153 @@
+"""Whether issue 3's short two-thread calls really run on two cores: per call,
+each thread's share of the roots, the CPU it ran on and when it started and
+finished (runtime ShareEvent, `run_profiled(shares=True)`).
+
+    bazel build //client/python:pypto/_native.so //proto:pto_v1_py
+    chrt -f 10 tools/pypto-python bench/call_trace.py [--calls=200] [--only=SUBSTR] [--calls-out=FILE]
+
+Calls the compiled kernel's run_profiled (the runtime's Kernel::Run, no Python
+wrapper) in blocks of 5 after bench/kernels.py's 30 ms pause, as kernels.py
+times its rows, and prints per kernel (medians over the calls; us):
+
+  - call: Kernel::Run's whole time;
+  - 2 threads: calls in which two threads claimed roots (the rest ran on one);
+  - same CPU: of those, calls whose two threads started on one CPU (they took
+    turns on it); migrated: calls in which a thread ended on another CPU;
+  - worker start: when the first worker began its share, from Run's start
+    (the caller queues its claimers within the setup phase, then claims);
+  - busy, roots, per root: per call, the time each thread spent in its
+    shares and the roots it ran, the caller's against the workers' (medians
+    over the calls in which the thread ran roots; roots over every call);
+  - tail: the last share's end after the first's.
+
+Before/after: alternate processes on two builds of the extension
+(PYTHONPATH=DIR/with/pypto/_native.so, as bench/dispatch.py says), or set the
+executor's environment (PTO_SPIN_MICROS, ...) per process.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels  # noqa: E402  (fixes thread counts before numpy and torch start)
+
+import numpy as np  # noqa: E402
+
+
+def cases():
+    h, h2 = (kernels.rand((1024, 1024), np.float16, seed=s) for s in (1, 2))
+    e = kernels.rand((1 << 20,), seed=3)
+    x = kernels.rand((32, 32, 1, 256), seed=5)
+    return [("add 1024x1024 fp16", kernels.k_add16((2, 1024)), [h, h2, np.empty_like(h)]),
+            ("erfc 1M", kernels.k_erfc((8192,)), [e, np.empty_like(e)]),
+            ("softmax 32x32x1x256", kernels.k_softmax((4, 8, 1, 256)), [x, np.empty_like(x)])]
+
+
+def native_of(kernel, arrays):
+    kernel(*arrays)
+    return next(iter(kernel._cache.values())).compiled.kernel
+
+
+def traced_calls(native, arrays, calls, block=5):
+    out = []
+    while len(out) < calls:
+        time.sleep(kernels.SETTLE_SECONDS)
+        native.run(arrays)  # untimed, as kernels.interleaved_times
+        for _ in range(min(block, calls - len(out))):
+            out.append(native.run_profiled(arrays, shares=True))
+    return out
+
+
+def med(values, scale=1e6):
+    values = list(values)
+    return f"{statistics.median(values) * scale:.0f}" if values else "-"
+
+
+def p90(values, scale=1e6):
+    values = sorted(values)
+    return f"{values[int(0.9 * (len(values) - 1))] * scale:.0f}" if values else "-"
+
+
+def per_thread(profile):
+    """{thread name: (roots, busy, first start, last end, cpus)} of one call:
+    a thread may run several claimers (the caller pops a queued one when no
+    worker took it)."""
+    threads = {}
+    for name, cpu0, cpu1, start, end, roots, _ in profile["shares"]:
+        r, busy, first, last, cpus = threads.get(name, (0, 0.0, start, end, set()))
+        threads[name] = (r + roots, busy + (end - start), min(first, start),
+                         max(last, end), cpus | {cpu0, cpu1})
+    return threads
+
+
+def summary(name, profiles):
+    calls = len(profiles)
+    two = same_cpu = migrated = 0
+    worker_starts, tails = [], []
+    busy = {"caller": [], "worker": []}
+    roots = {"caller": [], "worker": []}
+    per_root = {"caller": [], "worker": []}
+    for p in profiles:
+        if any(s[1] != s[2] for s in p["shares"]):
+            migrated += 1
+        threads = per_thread(p)
+        working = {n: t for n, t in threads.items() if t[0] > 0}
+        if len(working) >= 2:
+            two += 1
+            starts = [s[1] for s in p["shares"] if s[5] > 0]
+            same_cpu += len(set(starts)) == 1
+        workers = [t for n, t in threads.items() if n != "caller"]
+        if workers:
+            worker_starts.append(min(t[2] for t in workers))
+        for n, (r, b, _, _, _) in threads.items():
+            side = "caller" if n == "caller" else "worker"
+            roots[side].append(r)
+            if r:
+                busy[side].append(b)
+                per_root[side].append(b / r)
+        ends = [t[3] for t in working.values()]
+        tails.append(max(ends) - min(ends))
+    return [name, str(profiles[0]["tasks"]), med(p["total"] for p in profiles),
+            f"{100 * two / calls:.0f}%",
+            f"{100 * same_cpu / max(1, two):.0f}%",
+            f"{100 * migrated / calls:.0f}%",
+            f"{med(worker_starts)} (p90 {p90(worker_starts)})",
+            f"{med(busy['caller'])} / {med(busy['worker'])}",
+            f"{med(roots['caller'], 1)} / {med(roots['worker'], 1)}",
+            f"{med(per_root['caller'], 1e9)} / {med(per_root['worker'], 1e9)} ns",
+            med(tails)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--only", default="", help="kernels whose name contains this")
+    parser.add_argument("--calls-out", default="",
+                        help="also write every call's shares here (one line per call)")
+    opts = parser.parse_args()
+    print(f"threads {kernels.THREADS}, load average {os.getloadavg()[0]:.2f}, "
+          f"tree {kernels.source_tree()}, PTO_SPIN_MICROS={os.environ.get('PTO_SPIN_MICROS', '')}")
+    print("| kernel | tasks | call | 2 threads | same CPU | migrated | worker start | "
+          "busy caller / worker | roots caller / worker | per root caller / worker | tail |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    dump = open(opts.calls_out, "w") if opts.calls_out else None
+    for name, kernel, arrays in cases():
+        if opts.only and opts.only not in name:
+            continue
+        native = native_of(kernel, arrays)
+        profiles = traced_calls(native, arrays, opts.calls)
+        print("| " + " | ".join(summary(name, profiles)) + " |", flush=True)
+        if dump:
+            for p in profiles:
+                dump.write(f"{name}\t{p['total'] * 1e6:.1f}\t" + " ".join(
+                    f"{s[0]}@{s[1]}>{s[2]}:{s[3] * 1e6:.1f}-{s[4] * 1e6:.1f}:{s[5]}"
+                    for s in p["shares"]) + "\n")
+    if dump:
+        dump.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,4 @@
-// pto_tile.h's f32 erf/erfc (Erf8/Erfc8, x86-64-v3) checked over all 2^32
+// pto_tile.h's f32 erf/erfc (Erf8/Erfc8, x86-64-v3; Erf16/Erfc16, v4) checked over all 2^32
 // inputs against glibc's double erf/erfc, and timed against libmvec's
 // erff/erfcf on one thread (issue 3: 1e-6 absolute; erfc 1M was
 // compute-bound on libmvec's ~1 ns per value).
@@ -7,6 +7,12 @@
 //       -ffp-contract=off -pthread -I. -o /tmp/erf_probe bench/erf_probe.cc -lmvec)
 //   bazel-bin/bench/erf_probe check [THREADS]   # all 2^32 inputs (~5 min, 2 threads)
 //   bazel-bin/bench/erf_probe time [ROUNDS]     # ns per value, interleaved rounds
+//
+// Built with -march=x86-64-v4 (g++ as above, or bazel build
+// //bench:erf_probe_v4) it also times the 16-lane Erf16/Erfc16, and
+//   erf_probe_v4 same16 [THREADS]   # Erf16/Erfc16 == Erf8/Erfc8 bit for bit, all 2^32
+// checks that they give Erf8/Erfc8's bits for every input (so check's
+// numbers hold for them too).
 //
 // check prints the largest absolute error of each function, where it
 // occurs, erfc's largest relative error for x > 2 (where the truth is a
@@ -91,6 +97,46 @@ void Check(uint64_t begin, uint64_t end, Worst* erf_w, Worst* erfc_w) {
   }
 }
 
+#if defined(__AVX512F__)
+// Erf16/Erfc16 (AVX-512F) against Erf8/Erfc8 bit for bit over all 2^32
+// inputs: the same steps per lane, so the 8-lane check above covers them.
+// Returns the number of inputs whose bits differ.
+uint64_t Same16(uint64_t begin, uint64_t end) {
+  constexpr int kChunk = 4096;
+  std::vector<float> x(kChunk), e8(kChunk), c8(kChunk), e16(kChunk), c16(kChunk);
+  uint64_t differ = 0;
+  for (uint64_t b = begin; b < end; b += kChunk) {
+    for (int i = 0; i < kChunk; ++i) x[i] = FromBits(static_cast<uint32_t>(b + i));
+    pto_tile::Map8<pto_tile::Erf8>(e8.data(), x.data(), kChunk);
+    pto_tile::Map8<pto_tile::Erfc8>(c8.data(), x.data(), kChunk);
+    pto_tile::Map16<pto_tile::Erf16>(e16.data(), x.data(), kChunk);
+    pto_tile::Map16<pto_tile::Erfc16>(c16.data(), x.data(), kChunk);
+    differ += std::memcmp(e8.data(), e16.data(), kChunk * 4) != 0 ||
+              std::memcmp(c8.data(), c16.data(), kChunk * 4) != 0;
+  }
+  return differ;
+}
+
+int RunSame16(int threads) {
+  std::vector<uint64_t> differ(threads);
+  std::vector<std::thread> pool;
+  constexpr uint64_t kAll = uint64_t{1} << 32;
+  std::atomic<uint64_t> next{0};
+  constexpr uint64_t kSlice = uint64_t{1} << 24;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (uint64_t s; (s = next.fetch_add(kSlice)) < kAll;) differ[t] += Same16(s, s + kSlice);
+    });
+  }
+  for (auto& th : pool) th.join();
+  uint64_t total = 0;
+  for (uint64_t d : differ) total += d;
+  std::printf("Erf16/Erfc16 vs Erf8/Erfc8 over all 2^32 inputs: %llu chunks of 4096 differ\n",
+              static_cast<unsigned long long>(total));
+  return total == 0 ? 0 : 1;
+}
+#endif
+
 int RunCheck(int threads) {
   std::vector<Worst> we(threads), wc(threads);
   std::vector<std::thread> pool;
@@ -143,8 +189,10 @@ int RunTime(int rounds) {
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> u(-lo, lo);
     for (auto& v : a) v = u(rng);
-    const char* names[5] = {"libmvec erfcf", "Erfc8", "libmvec erff", "Erf8", "1 - Erf8"};
-    std::vector<double> t[5];
+    const char* names[7] = {"libmvec erfcf", "Erfc8", "libmvec erff", "Erf8", "1 - Erf8",
+                            "Erfc16", "Erf16"};
+    std::vector<double> t[7];
+    int functions = 5;
     auto mvec_erfc = [](float* d, const float* a, int64_t n) {
       pto_tile::MvecMap<pto_tile::PTO_TILE_MVEC_FN(erfcf)>(d, a, n);
     };
@@ -167,10 +215,19 @@ int RunTime(int rounds) {
       t[2].push_back(NsPerValue(mvec_erf, d.data(), a.data(), kN, 20));
       t[3].push_back(NsPerValue(own_erf, d.data(), a.data(), kN, 20));
       t[4].push_back(NsPerValue(one_minus_erf, d.data(), a.data(), kN, 20));
+#if defined(__AVX512F__)
+      functions = 7;
+      t[5].push_back(NsPerValue([](float* d, const float* a, int64_t n) {
+        pto_tile::Map16<pto_tile::Erfc16>(d, a, n);
+      }, d.data(), a.data(), kN, 20));
+      t[6].push_back(NsPerValue([](float* d, const float* a, int64_t n) {
+        pto_tile::Map16<pto_tile::Erf16>(d, a, n);
+      }, d.data(), a.data(), kN, 20));
+#endif
     }
     std::printf("x uniform in [-%g, %g], %lld values, %d interleaved rounds (ns per value):\n", lo,
                 lo, static_cast<long long>(kN), rounds);
-    for (int f = 0; f < 5; ++f) {
+    for (int f = 0; f < functions; ++f) {
       std::sort(t[f].begin(), t[f].end());
       std::printf("  %-14s best %.3f  median %.3f\n", names[f], t[f][0], t[f][t[f].size() / 2]);
     }
@@ -183,6 +240,9 @@ int RunTime(int rounds) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "check") return RunCheck(argc > 2 ? std::atoi(argv[2]) : 2);
+#if defined(__AVX512F__)
+  if (mode == "same16") return RunSame16(argc > 2 ? std::atoi(argv[2]) : 2);
+#endif
   if (mode == "time") return RunTime(argc > 2 ? std::atoi(argv[2]) : 30);
   std::fprintf(stderr, "usage: erf_probe check [THREADS] | time [ROUNDS]\n");
   return 2;

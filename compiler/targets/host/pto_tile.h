@@ -20,7 +20,8 @@
 // _Float16 needed). Stores of f16 tiles are then exact. bf16 works the same
 // way. TCVT converts between all of these (CvtTo, torch's rules). Where the
 // target has F16C (x86-64-v3), f16 loads, stores and result rounding run 8
-// at a time with vcvtph2ps/vcvtps2ph, bit-identical to the scalar path.
+// at a time with vcvtph2ps/vcvtps2ph (16 at a time with AVX-512F,
+// x86-64-v4), bit-identical to the scalar path.
 //
 // Row reductions (contiguous dim) keep 16 partial results per row (see
 // ReduceRow): sums differ from left-to-right order by rounding only.
@@ -139,10 +140,44 @@ inline I16x8 FloatToHalf8(F32x8 v) {
 inline F32x8 HalfToFloat8(I16x8 h) { return __builtin_ia32_vcvtph2ps256(h); }
 #endif
 
+// With AVX-512F (x86-64-v4) the runs go 16 at a time first, through the zmm
+// forms of the same instructions (vcvtph2ps/vcvtps2ph zmm, immediate 0, NaN
+// made the quiet NaN of its sign first): the same bits as the 8-lane and
+// scalar forms, half the instructions per value.
+#if PTO_TILE_F16C && defined(__AVX512F__)
+#define PTO_TILE_F16C_ZMM 1
+typedef float F32x16 __attribute__((vector_size(64)));
+typedef int32_t I32x16 __attribute__((vector_size(64)));
+typedef short I16x16 __attribute__((vector_size(32)));
+typedef float F32x16U __attribute__((vector_size(64), aligned(4)));
+typedef short I16x16U __attribute__((vector_size(32), aligned(2)));
+
+inline F32x16 CanonicalNan16(F32x16 v) {
+  const I32x16 bits = reinterpret_cast<I32x16>(v);
+  const I32x16 is_nan = v != v;  // all ones in NaN lanes
+  const I32x16 quiet = (bits & static_cast<int32_t>(0x80000000u)) | 0x7FC00000;
+  return reinterpret_cast<F32x16>((quiet & is_nan) | (bits & ~is_nan));
+}
+inline I16x16 FloatToHalf16(F32x16 v) {
+  return __builtin_ia32_vcvtps2ph512_mask(CanonicalNan16(v), 0, I16x16{}, -1);
+}
+inline F32x16 HalfToFloat16(I16x16 h) {
+  return __builtin_ia32_vcvtph2ps512_mask(h, F32x16{}, -1, 4 /* current rounding: exact */);
+}
+#else
+#define PTO_TILE_F16C_ZMM 0
+#endif
+
 // d[i] = HalfToFloat(s[i]) for i < n.
 inline void HalvesToFloats(float* __restrict d, const uint16_t* __restrict s,
                            int64_t n) {
   int64_t i = 0;
+#if PTO_TILE_F16C_ZMM
+  for (const int64_t end = n - n % 16; i < end; i += 16) {
+    *reinterpret_cast<F32x16U*>(d + i) =
+        HalfToFloat16(*reinterpret_cast<const I16x16U*>(s + i));
+  }
+#endif
 #if PTO_TILE_F16C
   for (const int64_t end = n - n % 8; i < end; i += 8) {
     *reinterpret_cast<F32x8U*>(d + i) =
@@ -156,6 +191,12 @@ inline void HalvesToFloats(float* __restrict d, const uint16_t* __restrict s,
 inline void FloatsToHalves(uint16_t* __restrict d, const float* __restrict s,
                            int64_t n) {
   int64_t i = 0;
+#if PTO_TILE_F16C_ZMM
+  for (const int64_t end = n - n % 16; i < end; i += 16) {
+    *reinterpret_cast<I16x16U*>(d + i) =
+        FloatToHalf16(*reinterpret_cast<const F32x16U*>(s + i));
+  }
+#endif
 #if PTO_TILE_F16C
   for (const int64_t end = n - n % 8; i < end; i += 8) {
     *reinterpret_cast<I16x8U*>(d + i) =
@@ -169,6 +210,12 @@ inline void FloatsToHalves(uint16_t* __restrict d, const float* __restrict s,
 // precision in place.
 inline void RoundToHalves(float* __restrict d, int64_t n) {
   int64_t i = 0;
+#if PTO_TILE_F16C_ZMM
+  for (const int64_t end = n - n % 16; i < end; i += 16) {
+    F32x16U* p = reinterpret_cast<F32x16U*>(d + i);
+    *p = HalfToFloat16(FloatToHalf16(*p));
+  }
+#endif
 #if PTO_TILE_F16C
   for (const int64_t end = n - n % 8; i < end; i += 8) {
     F32x8U* p = reinterpret_cast<F32x8U*>(d + i);
@@ -623,6 +670,18 @@ inline ExpI8 ExpBits(ExpF8 v) { return reinterpret_cast<ExpI8>(v); }
 inline int32_t ExpBits(float v) { return static_cast<int32_t>(BitsFromFloat(v)); }
 inline ExpF8 ExpFromBits(ExpI8 b) { return reinterpret_cast<ExpF8>(b); }
 inline float ExpFromBits(int32_t b) { return FloatFromBits(static_cast<uint32_t>(b)); }
+#if defined(__AVX512F__)
+// 16 lanes (zmm) where the target has AVX-512F (x86-64-v4): the same
+// helpers, so ExpSteps and the code built on them take ExpF16 as they take
+// ExpF8.
+typedef float ExpF16 __attribute__((vector_size(64)));
+typedef int32_t ExpI16 __attribute__((vector_size(64)));
+inline ExpF16 ExpFma(ExpF16 a, ExpF16 b, ExpF16 c) {
+  return __builtin_ia32_vfmaddps512_mask(a, b, c, -1, 4 /* current rounding */);
+}
+inline ExpI16 ExpBits(ExpF16 v) { return reinterpret_cast<ExpI16>(v); }
+inline ExpF16 ExpFromBits(ExpI16 b) { return reinterpret_cast<ExpF16>(b); }
+#endif
 template <typename V>
 inline V ExpSplat(float c) {
   return V{} + c;  // c in every lane
@@ -688,6 +747,28 @@ inline void Map8(float* d, const float* a, int64_t n) {
     __builtin_memcpy(d + i, &v, (n - i) * sizeof(float));
   }
 }
+
+#if defined(__AVX512F__)
+// Map8 16 lanes at a time (AVX-512F): the partial last vector is loaded
+// and stored under a lane mask (masked-off lanes read as 0 and are not
+// written), so results never depend on the tile shape here either.
+template <ExpF16 (*F)(ExpF16)>
+inline void Map16(float* d, const float* a, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    ExpF16 v;
+    __builtin_memcpy(&v, a + i, sizeof v);
+    v = F(v);
+    __builtin_memcpy(d + i, &v, sizeof v);
+  }
+  if (i < n) {
+    const auto m = static_cast<unsigned short>((1u << (n - i)) - 1);
+    ExpF16 v = __builtin_ia32_loadups512_mask(a + i, ExpF16{}, m);
+    v = F(v);
+    __builtin_ia32_storeups512_mask(d + i, v, m);
+  }
+}
+#endif
 
 // d[i] = exp(a[i]) for i < n (d may equal a).
 inline void ExpMap(float* d, const float* a, int64_t n) { Map8<Exp8>(d, a, n); }
@@ -841,6 +922,96 @@ inline ExpF8 Erfc8(ExpF8 x) {
   return tail ? ErfcTail8(x) : v;
 }
 
+#if defined(__AVX512F__)
+// The same, 16 lanes at a time (AVX-512F, x86-64-v4): the same pieces,
+// coefficients and steps in the same order, so every lane gets the bits
+// Erf8/Erfc8 give it (bench/erf_probe same16 compares all 2^32 inputs).
+// vpermps on zmm reads a 16-entry table: kErfPieces16 holds each piece k at
+// k and again at k + 8 (erf's k is 0..7), which also puts the tail's piece
+// m (2..9) at index m, where its low 4 bits point.
+struct PieceTable16 {
+  float c[7][16];
+};
+constexpr PieceTable16 Widen16(const float (&c)[7][8]) {
+  PieceTable16 t{};
+  for (int j = 0; j < 7; ++j) {
+    for (int i = 0; i < 16; ++i) t.c[j][i] = c[j][i & 7];
+  }
+  return t;
+}
+alignas(64) inline constexpr PieceTable16 kErfPieces16 = Widen16(kErfPieces);
+alignas(64) inline constexpr PieceTable16 kErfcTailPieces16 = Widen16(kErfcTailPieces);
+
+inline ExpF16 PiecePoly6(const PieceTable16& t, ExpI16 k, ExpF16 u) {
+  auto coef = [&t, k](int j) {
+    ExpF16 v;
+    __builtin_memcpy(&v, t.c[j], sizeof v);
+    return __builtin_ia32_permvarsf512_mask(v, k, v, -1);
+  };
+  ExpF16 p = coef(6);
+#pragma GCC unroll 6
+  for (int j = 5; j >= 0; --j) p = ExpFma(p, u, coef(j));
+  return p;
+}
+inline ExpF16 Min16(ExpF16 a, ExpF16 b) {  // b where either is NaN (vminps)
+  return __builtin_ia32_minps512_mask(a, b, a, -1, 4);
+}
+inline ExpF16 Max16(ExpF16 a, ExpF16 b) {
+  return __builtin_ia32_maxps512_mask(a, b, a, -1, 4);
+}
+
+inline ExpF16 ErfAbs16(ExpF16 x) {
+  const ExpF16 ax = ExpFromBits(ExpBits(x) & 0x7FFFFFFF);
+  const ExpF16 z = Min16(ExpSplat<ExpF16>(4.12f), ax);
+  const ExpF16 shift = ExpSplat<ExpF16>(0x1.8p23f);
+  const ExpF16 kd = ExpFma(z, ExpSplat<ExpF16>(1.0f / 0.55f), shift);  // k + shift
+  const ExpI16 k = ExpBits(kd);  // vpermps reads the low 4 bits: k
+  const ExpF16 u = ExpFma(kd - shift, ExpSplat<ExpF16>(-0.55f), z);
+  return PiecePoly6(kErfPieces16, k, u);
+}
+
+inline ExpF16 Erf16(ExpF16 x) {
+  const ExpI16 sign = ExpBits(x) & static_cast<int32_t>(0x80000000u);
+  return ExpFromBits(ExpBits(ErfAbs16(x)) | sign);
+}
+
+inline ExpF16 ErfcTail16(ExpF16 x) {
+  const ExpF16 z = Min16(ExpSplat<ExpF16>(10.06f), Max16(x, ExpSplat<ExpF16>(2.0f)));
+  const ExpF16 zh = Min16(z, ExpSplat<ExpF16>(9.99f)) - 0.5f;  // exact
+  const ExpF16 shift = ExpSplat<ExpF16>(0x1.8p23f);
+  const ExpF16 kd = zh + shift;  // m + shift
+  const ExpI16 k = ExpBits(kd);  // vpermps reads the low 4 bits: m
+  const ExpF16 u = zh - (kd - shift);  // x - (m + 0.5), exact
+  ExpF16 p = PiecePoly6(kErfcTailPieces16, k, u);  // erfcx(z) * 2^-64
+  const ExpF16 h = z * z;
+  const ExpF16 l = ExpFma(z, z, -h);  // z * z - h, exactly
+  const ExpF16 kn = ExpFma(h, ExpSplat<ExpF16>(-0x1.715476p+0f), shift);  // n + shift
+  const ExpF16 n = kn - shift;
+  ExpF16 r = ExpFma(n, ExpSplat<ExpF16>(-0x1.62e430p-1f), -h);  // exact
+  r = ExpFma(n, ExpSplat<ExpF16>(0x1.05c610p-29f), r);
+  ExpF16 q = ExpFma(r, ExpSplat<ExpF16>(0x1.a17eaap-13f), ExpSplat<ExpF16>(0x1.6da820p-10f));
+  q = ExpFma(q, r, ExpSplat<ExpF16>(0x1.1110a6p-7f));
+  q = ExpFma(q, r, ExpSplat<ExpF16>(0x1.555464p-5f));
+  q = ExpFma(q, r, ExpSplat<ExpF16>(0x1.555556p-3f));
+  q = ExpFma(q, r, ExpSplat<ExpF16>(0.5f));
+  q = ExpFma(q, r, ExpSplat<ExpF16>(1.0f));
+  q = ExpFma(q, r, ExpSplat<ExpF16>(1.0f));
+  const ExpF16 eh = ExpFromBits(ExpBits(q) + ((ExpBits(kn) - (0x4B400000 - 64)) << 23));
+  const ExpF16 e = eh * p;
+  return ExpFma(-e, l, e);
+}
+
+// One compare into a mask register; a vector with no lane x > 2 skips the
+// tail, one with such a lane blends the two per lane (as Erfc8).
+inline ExpF16 Erfc16(ExpF16 x) {
+  const ExpF16 v = 1.0f - Erf16(x);
+  const unsigned short tail =
+      __builtin_ia32_cmpps512_mask(x, ExpSplat<ExpF16>(2.0f), 0x1E /* _CMP_GT_OQ */, -1, 4);
+  if (__builtin_expect(tail == 0, 1)) return v;
+  return __builtin_ia32_blendmps_512_mask(v, ErfcTail16(x), tail);
+}
+#endif
+
 #endif
 
 // A unary transcendental: FN through libmvec where available, else the
@@ -966,18 +1137,27 @@ inline void TSigmoid(float* __restrict d, const float* __restrict a) {
 #endif
 }
 PTO_TILE_UNARY_MVEC(TTanh, tanhf)
-// erf, erfc: Erf8/Erfc8 where the target has FMA (x86-64-v3; 1e-6
+// erf, erfc: Erf8/Erfc8 where the target has FMA (x86-64-v3; Erf16/Erfc16,
+// the same bits 16 lanes at a time, with AVX-512F, x86-64-v4; 1e-6
 // absolute, erfc also 3e-7 relative for x > 2, see above), elsewhere
 // libmvec's or libm's.
 #if PTO_TILE_FAST_ERF
 template <int64_t N, typename D = float>
 inline void TErf(float* __restrict d, const float* __restrict a) {
+#if defined(__AVX512F__)
+  Map16<Erf16>(d, a, N);
+#else
   Map8<Erf8>(d, a, N);
+#endif
   RoundTile<D>(d, N);
 }
 template <int64_t N, typename D = float>
 inline void TErfc(float* __restrict d, const float* __restrict a) {
+#if defined(__AVX512F__)
+  Map16<Erfc16>(d, a, N);
+#else
   Map8<Erfc8>(d, a, N);
+#endif
   RoundTile<D>(d, N);
 }
 #else

@@ -8,6 +8,11 @@
 // so a wrong coefficient or piece fails here. NaN, +-inf and -0.0 as
 // numpy/torch give them; results never depend on the tile shape. erfc's
 // tail (x > 2) keeps relative accuracy: ErfcTailRelativeError.
+//
+// pto_tile_erf_test_v4 builds this file with -march=x86-64-v4: TErf/TErfc
+// and the checks below then run Erf16/Erfc16 (16 lanes), and
+// SixteenLanesGiveTheEightLaneBits compares them with Erf8/Erfc8.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -18,7 +23,7 @@
 #include "gtest/gtest.h"
 
 #if !PTO_TILE_FAST_ERF
-#error "pto_tile_erf_test is built with -march=x86-64-v3 (AVX2 and FMA)"
+#error "pto_tile_erf_test is built with -march=x86-64-v3 or -v4 (AVX2 and FMA)"
 #endif
 
 namespace {
@@ -26,8 +31,31 @@ namespace {
 using pto_tile::BitsFromFloat;
 using pto_tile::FloatFromBits;
 
-bool CpuHasV3() {
+// Whether this CPU runs the ISA level this file was built for.
+bool CpuRunsThisBuild() {
+#if defined(__AVX512F__)
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
+    return false;
+  }
+#endif
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+// erf/erfc over n values as TErf/TErfc compute them for this build's ISA.
+void MapErf(float* d, const float* a, int64_t n) {
+#if defined(__AVX512F__)
+  pto_tile::Map16<pto_tile::Erf16>(d, a, n);
+#else
+  pto_tile::Map8<pto_tile::Erf8>(d, a, n);
+#endif
+}
+void MapErfc(float* d, const float* a, int64_t n) {
+#if defined(__AVX512F__)
+  pto_tile::Map16<pto_tile::Erfc16>(d, a, n);
+#else
+  pto_tile::Map8<pto_tile::Erfc8>(d, a, n);
+#endif
 }
 
 // The largest |got - want| of erf and erfc over xs (NaN inputs skipped),
@@ -38,8 +66,8 @@ void CheckAbsolute(const std::vector<float>& xs, double bound, double* worst_erf
   std::vector<float> e(xs.size()), c(xs.size());
   for (size_t i = 0; i < xs.size(); i += 1000) {
     const int64_t n = std::min<int64_t>(1000, xs.size() - i);
-    pto_tile::Map8<pto_tile::Erf8>(e.data() + i, xs.data() + i, n);
-    pto_tile::Map8<pto_tile::Erfc8>(c.data() + i, xs.data() + i, n);
+    MapErf(e.data() + i, xs.data() + i, n);
+    MapErfc(c.data() + i, xs.data() + i, n);
   }
   int failures = 0;
   for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
@@ -61,14 +89,55 @@ void CheckAbsolute(const std::vector<float>& xs, double bound, double* worst_erf
   }
 }
 
-TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+// Every float's bits, sampled: 2^22 patterns 1024 apart plus an odd offset.
+std::vector<float> SampleOfEveryBinade() {
   std::vector<float> xs;
-  // 2^22 bit patterns 1024 apart (plus an odd offset so low mantissa bits
-  // vary): every binade of both signs, subnormals, inf and NaN.
   for (uint64_t i = 0; i < (uint64_t{1} << 22); ++i) {
     xs.push_back(FloatFromBits(static_cast<uint32_t>(i * 1024 + (i * 37) % 1024)));
   }
+  return xs;
+}
+
+#if defined(__AVX512F__)
+// Erf16/Erfc16 take Erf8/Erfc8's steps per lane: the same bits (checked
+// over all 2^32 inputs by bench/erf_probe same16; here a sample, a sweep
+// of the tail's pieces and tiles whose last vector is partial).
+TEST(PtoTileErfTest, SixteenLanesGiveTheEightLaneBits) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  std::vector<float> xs = SampleOfEveryBinade();
+  for (int i = 0; i <= 200000; ++i) xs.push_back(-11.0f + 22.0f * static_cast<float>(i) / 200000);
+  std::vector<float> e8(xs.size()), c8(xs.size()), e16(xs.size()), c16(xs.size());
+  for (size_t i = 0; i < xs.size(); i += 997) {  // partial last vectors of every length
+    const int64_t n = std::min<int64_t>(997, xs.size() - i);
+    pto_tile::Map8<pto_tile::Erf8>(e8.data() + i, xs.data() + i, n);
+    pto_tile::Map8<pto_tile::Erfc8>(c8.data() + i, xs.data() + i, n);
+    pto_tile::Map16<pto_tile::Erf16>(e16.data() + i, xs.data() + i, n);
+    pto_tile::Map16<pto_tile::Erfc16>(c16.data() + i, xs.data() + i, n);
+  }
+  int failures = 0;
+  for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
+    if (BitsFromFloat(e8[i]) != BitsFromFloat(e16[i]) ||
+        BitsFromFloat(c8[i]) != BitsFromFloat(c16[i])) {
+      ++failures;
+      ADD_FAILURE() << "x = " << std::hexfloat << xs[i] << ": erf " << e16[i] << " vs " << e8[i]
+                    << ", erfc " << c16[i] << " vs " << c8[i];
+    }
+  }
+  // A masked tail never writes past n.
+  float d[20];
+  for (float& v : d) v = 42.0f;
+  pto_tile::Map16<pto_tile::Erfc16>(d, xs.data(), 3);
+  EXPECT_EQ(d[3], 42.0f);
+  pto_tile::Map16<pto_tile::Erfc16>(d, xs.data(), 19);
+  EXPECT_EQ(d[19], 42.0f);
+}
+#endif
+
+TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  // 2^22 bit patterns 1024 apart (plus an odd offset so low mantissa bits
+  // vary): every binade of both signs, subnormals, inf and NaN.
+  std::vector<float> xs = SampleOfEveryBinade();
   // A dense sweep of the pieces, where the error is largest.
   for (int i = 0; i <= 900000; ++i) xs.push_back(-4.5f + 9.0f * static_cast<float>(i) / 900000);
   // 64 floats either side of each piece boundary (k + 1/2) * 0.55 and the
@@ -93,7 +162,7 @@ TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
 // FLT_MIN (x > 9.19) within two subnormal steps; 0 from 10.0546. Also
 // reached through vectors mixing tail and non-tail lanes.
 TEST(PtoTileErfTest, ErfcTailRelativeError) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   std::vector<float> xs;
   for (int i = 1; i <= 400000; ++i) xs.push_back(2.0f + 8.1f * static_cast<float>(i) / 400000);
   for (int m = 2; m <= 10; ++m) {
@@ -102,7 +171,7 @@ TEST(PtoTileErfTest, ErfcTailRelativeError) {
   // Every other lane below 2: vectors that mix tail and 1 - erf lanes.
   for (size_t i = 0; i < xs.size(); i += 2) xs[i] = xs[i] > 2.0f ? xs[i] : 1.5f;
   std::vector<float> c(xs.size());
-  pto_tile::Map8<pto_tile::Erfc8>(c.data(), xs.data(), xs.size());
+  MapErfc(c.data(), xs.data(), xs.size());
   double worst = 0;
   int failures = 0;
   for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
@@ -133,7 +202,7 @@ TEST(PtoTileErfTest, ErfcTailRelativeError) {
 }
 
 TEST(PtoTileErfTest, SpecialValuesAsNumpy) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   const float x[9] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, -1e-42f, 1e30f};
   float e[9], c[9];
   pto_tile::TErf<9>(e, x);
@@ -156,7 +225,7 @@ TEST(PtoTileErfTest, SpecialValuesAsNumpy) {
 }
 
 TEST(PtoTileErfTest, ResultsDoNotDependOnTheTileShape) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   constexpr int64_t N = 37;
   float a[N], whole[N], one[1];
   for (int64_t i = 0; i < N; ++i) a[i] = -4.9f + 0.27f * static_cast<float>(i);

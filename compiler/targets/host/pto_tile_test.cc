@@ -13,7 +13,8 @@
 // A second copy of the header with its F16C paths (8-wide vcvtph2ps /
 // vcvtps2ph), as kernels built for x86-64-v3 get them; this test binary is
 // built for the baseline target, so these functions carry the target
-// attribute and only run where the CPU has F16C.
+// attribute and only run where the CPU has F16C. In pto_tile_test_v4 (built
+// with -march=x86-64-v4) both copies also take the 16-wide zmm forms first.
 #undef PTO_TILE_H_
 #undef PTO_TILE_F16C
 #define PTO_TILE_F16C 1
@@ -26,6 +27,22 @@ namespace with_f16c {
 #undef PTO_TILE_F16C
 
 namespace {
+
+#if defined(__AVX512F__)
+// pto_tile_test_v4 (this file built with -march=x86-64-v4): every test
+// runs AVX-512 code, so all skip on a CPU without it.
+class NeedsAvx512 : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
+      GTEST_SKIP() << "built for x86-64-v4; this CPU lacks AVX-512";
+    }
+  }
+};
+::testing::Environment* const kNeedsAvx512 =
+    ::testing::AddGlobalTestEnvironment(new NeedsAvx512);
+#endif
 
 using pto_tile::BitsFromFloat;
 using pto_tile::FloatFromBits;
@@ -205,13 +222,16 @@ TEST(PtoTileTest, VectorTranscendentalsDoNotDependOnTileShape) {
     pto_tile::TTanh<1>(one, a + i);
     EXPECT_EQ(Bits(one[0]), Bits(whole[i])) << i;
   }
-  // exp through libmvec's double exp: the correctly rounded f32 result.
+  // exp through libmvec's double exp: the correctly rounded f32 result
+  // (the _v4 build has pto_tile.h's own faithful exp: pto_tile_exp_test).
   pto_tile::TExp<N>(whole, a);
   for (int64_t i = 0; i < N; ++i) {
     pto_tile::TExp<1>(one, a + i);
     EXPECT_EQ(Bits(one[0]), Bits(whole[i])) << i;
+#if !PTO_TILE_FAST_EXP
     EXPECT_EQ(Bits(whole[i]), Bits(static_cast<float>(std::exp(static_cast<double>(a[i])))))
         << a[i];
+#endif
   }
   pto_tile::TErfc<3>(tail, a + N - 3);
   pto_tile::TErfc<N>(whole, a);
@@ -414,6 +434,23 @@ TEST(PtoTileTest, F16cConversionsMatchPortableBitForBit) {
     ASSERT_EQ(stored[i], FloatToHalf(cases[i])) << std::hex << Bits(cases[i]);
     ASSERT_EQ(Bits(rounded[i]), Bits(HalfToFloat(FloatToHalf(cases[i]))))
         << std::hex << Bits(cases[i]);
+  }
+  // Every run length up to 48 (16-lane, 8-lane and scalar parts, x86-64-v4
+  // and v3 alike) converts the same and writes nothing past its end.
+  for (int64_t n = 0; n <= 48; ++n) {
+    std::vector<uint16_t> h(n + 1, 0x1234);
+    std::vector<float> f(n + 1, 42.0f), r(cases.begin(), cases.begin() + n + 1);
+    F16cStore(h.data(), cases.data() + 1000, n);
+    F16cLoad(f.data(), halves.data() + 0x7bf0, n);
+    F16cRound(r.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(h[i], FloatToHalf(cases[1000 + i])) << n << " " << i;
+      ASSERT_EQ(Bits(f[i]), Bits(HalfToFloat(halves[0x7bf0 + i]))) << n << " " << i;
+      ASSERT_EQ(Bits(r[i]), Bits(HalfToFloat(FloatToHalf(cases[i])))) << n << " " << i;
+    }
+    EXPECT_EQ(h[n], 0x1234) << n;
+    EXPECT_EQ(f[n], 42.0f) << n;
+    EXPECT_EQ(Bits(r[n]), Bits(cases[n])) << n;
   }
 }
 

@@ -248,6 +248,10 @@ class Flattener {
         ++segment_;
         continue;
       }
+      if (op.info->kind == "concat" && SymbolicConcatOffsets(op)) {
+        if (absl::Status s = ConcatAsAssembles(op, where, nest); !s.ok()) return s;
+        continue;
+      }
       TensorOp copy = op;
       for (int& v : copy.inputs) v = Resolve(v);
       for (int o : op.outputs) {
@@ -331,6 +335,87 @@ class Flattener {
     labels_.push_back(absl::StrCat(where, " (storing a carried result)"));
     fusion_class_.push_back(segment_);
     return out;
+  }
+
+  // The dim concat `op` joins along (normalized).
+  int ConcatDim(const TensorOp& op) const {
+    const int64_t rank = static_cast<int64_t>(g_.values[op.outputs[0]].sym_shape.size());
+    const int64_t d = std::get<int64_t>(op.attrs.at("dim"));
+    return static_cast<int>(d < 0 ? d + rank : d);
+  }
+
+  // Whether an input of concat `op` other than the last has a symbolic
+  // extent in the concat dim: the offsets of those after it are symbolic.
+  bool SymbolicConcatOffsets(const TensorOp& op) const {
+    const int d = ConcatDim(op);
+    for (size_t k = 0; k + 1 < op.inputs.size(); ++k) {
+      if (!g_.values[op.inputs[k]].sym_shape[d].IsConstant()) return true;
+    }
+    return false;
+  }
+
+  // A value of `like`'s type that no op defines: the buffer an assemble
+  // chain writes into (its GM buffer is allocated for it, or it is a
+  // parameter's when the chain's result is bound to one).
+  int NewValue(int like) {
+    const int v = static_cast<int>(flat_.values.size());
+    flat_.values.push_back(flat_.values[like]);
+    alias_.push_back(v);
+    dynamic_alias_.push_back(false);
+    return v;
+  }
+
+  // concat(x0, x1, ...) along d whose offsets are symbolic (x0 [n, 8] then
+  // x1 [m, 8]: x1 at row n) is one assemble per input at its offset, the
+  // sum of the extents before it, into the result's buffer: the static
+  // concat lowering needs constant offsets (expand_to_tiles.cc
+  // ConcatOffsets), while an assemble's symbolic offset is a marker like a
+  // view's, with a region check at launch labelled by the concat and the
+  // input ("op #2 \"concat\" input 1"). Each assemble fuses after its
+  // input's producer, or copies a parameter or view in a group of its own.
+  absl::Status ConcatAsAssembles(const TensorOp& op, const std::string& where,
+                                 const std::vector<int>& nest) {
+    const int out = op.outputs[0];
+    const int d = ConcatDim(op);
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      for (const SymExpr& e : g_.values[op.inputs[k]].sym_shape) {
+        if (UsesIndex(e)) {
+          return Unimplemented(where, absl::StrCat(
+              "input ", k, " ", FormatSymShape(g_.values[op.inputs[k]].sym_shape),
+              " has a dim that depends on a loop index, and the concat's offsets are "
+              "symbolic (assemble each input into a view of the output)"));
+        }
+      }
+    }
+    int dst = NewValue(out);  // the result's buffer before any input is in it
+    SymExpr at(0);
+    for (size_t k = 0; k < op.inputs.size(); ++k) {
+      TensorOp a;
+      a.info = FindOp("assemble");
+      a.name = op.name;
+      a.inputs = {Resolve(op.inputs[k]), dst};
+      std::vector<SymExpr> offsets(g_.values[out].sym_shape.size(), SymExpr(0));
+      offsets[d] = at;
+      a.attrs["offsets"] = std::move(offsets);
+      a.vec_tile = op.vec_tile;
+      dst = k + 1 == op.inputs.size() ? out : NewValue(out);
+      a.outputs = {dst};
+      const std::string label = absl::StrCat(where, " input ", k);
+      if (absl::Status s = LowerAttrs(label, nest, &a); !s.ok()) return s;
+      flat_.ops.push_back(std::move(a));
+      op_nest_.push_back(nest);
+      labels_.push_back(label);
+      fusion_class_.push_back(segment_);
+      at = at + g_.values[op.inputs[k]].sym_shape[d];
+    }
+    return absl::OkStatus();
+  }
+
+  // A value's symbolic shape as the graph gives it (values the flattener
+  // adds: as it made them).
+  const SymShape& SymShapeOf(int v) const {
+    return v < static_cast<int>(g_.values.size()) ? g_.values[v].sym_shape
+                                                   : flat_.values[v].sym_shape;
   }
 
   const TensorOp* Definer(int v) const {
@@ -443,8 +528,7 @@ class Flattener {
       // extent (x[:, 1:] of x [4, n]): checked at launch too.
       const int extent_of = kind == "view" ? op->outputs[0] : op->inputs[0];
       const int bound_of = kind == "view" ? op->inputs[0] : op->inputs[1];
-      if (!StaticDims(g_.values[extent_of].sym_shape) ||
-          !StaticDims(g_.values[bound_of].sym_shape)) {
+      if (!StaticDims(SymShapeOf(extent_of)) || !StaticDims(SymShapeOf(bound_of))) {
         std::vector<SymExpr> offsets;
         const AttrValue& o = op->attrs.at("offsets");
         if (const auto* ints = std::get_if<std::vector<int64_t>>(&o)) {
@@ -479,12 +563,8 @@ class Flattener {
     for (const SymExpr& e : offsets) *check.add_offsets() = e.ToProto();
     const int extent_of = view ? op.outputs[0] : op.inputs[0];
     const int bound_of = view ? op.inputs[0] : op.inputs[1];
-    for (const SymExpr& d : g_.values[extent_of].sym_shape) {
-      *check.add_extent() = SymExprToDim(d);
-    }
-    for (const SymExpr& d : g_.values[bound_of].sym_shape) {
-      *check.add_bound() = SymExprToDim(d);
-    }
+    for (const SymExpr& d : SymShapeOf(extent_of)) *check.add_extent() = SymExprToDim(d);
+    for (const SymExpr& d : SymShapeOf(bound_of)) *check.add_bound() = SymExprToDim(d);
     (nest.empty() ? top_checks_ : loops_[nest.back()].checks).push_back(std::move(check));
   }
 

@@ -35,7 +35,10 @@
 // a tensor with symbolic dims reads the buffer as the reshape's shape: its
 // strides are that shape's, dynamic args where they depend on symbols
 // (TileInstr::sym_view_shape), so a matmul of x.reshape(B*S, H) over a
-// symbolic S compiles once.
+// symbolic S compiles once. A concat whose offsets are symbolic (an input
+// with a symbolic extent in the concat dim before another) is flattened into
+// one assemble per input at its offset, into the result's buffer, with a
+// region check each (op #k "concat" input j).
 // Parameters may have symbolic inner dims: a GM stride that depends on
 // symbols is one more dynamic arg of the functions accessing that buffer
 // (TileInstr::stride_dynamic), declared per access in the template

@@ -75,9 +75,9 @@ absl::StatusOr<SymValueType> InferSymLayoutResult(const OpInfo& info,
   }
   if (kind == "concat") {
     // The static rules with symbolic sizes: the other dims equal as
-    // expressions (the same canonical form), the concat dim their sum;
-    // every input's offset in the result static (all but the last input
-    // static in the concat dim).
+    // expressions (the same canonical form), the concat dim their sum. (An
+    // input after one with a symbolic extent there is at a symbolic offset:
+    // lower_regions.cc lowers such a concat as assembles.)
     const int rank = static_cast<int>(x.shape.size());
     int64_t d = attrs.dim;
     if (d < -rank || d >= rank) {
@@ -100,16 +100,6 @@ absl::StatusOr<SymValueType> InferSymLayoutResult(const OpInfo& info,
         return Bad(absl::StrCat("input ", k, " ", FormatSymShape(in.shape), " and input 0 ",
                                 FormatSymShape(x.shape), " differ outside the concat dim ", d,
                                 " (valid: equal ranks and sizes in every other dim)"));
-      }
-      if (k + 1 < inputs.size() && !in.shape[d].AsConstant()) {
-        // The next input's offset would be symbolic: the concat lowering
-        // stores at static offsets (expand_to_tiles.cc, ConcatOffsets).
-        return absl::UnimplementedError(absl::StrCat(
-            "input ", k, " ", FormatSymShape(in.shape), " has the symbolic extent ",
-            in.shape[d].ToString(), " in the concat dim ", d,
-            " and is not the last input; only the last input of a concat may have a "
-            "symbolic extent in the concat dim for now (put it last, or assemble "
-            "each input into a view of the output)"));
       }
       out.shape[d] = out.shape[d] + in.shape[d];
     }

@@ -4,8 +4,9 @@
 // matmul's operand included): compiled once, run at several sizes against
 // the reference evaluator on the graph built at that size; a region that
 // leaves its tensor at run time is an error at launch naming the op and the
-// values. A concat of tensors with a symbolic dim, its inputs at static
-// offsets, compiles once too.
+// values. A concat of tensors with a symbolic dim compiles once too, its
+// inputs at static offsets or at symbolic ones (after an input with a
+// symbolic extent in the concat dim).
 #include <string>
 #include <vector>
 
@@ -189,16 +190,43 @@ TEST(SymbolicViewTest, ConcatAlongASymbolicDimWithTheSymbolicInputLastCompilesOn
   RunSizes(ConcatRows, *kernel, {1, 7, 17, 64});
 }
 
-TEST(SymbolicViewTest, AConcatWithASymbolicOffsetIsRefusedNamingTheInput) {
-  GraphBuilder b("concat_symbolic_offset");
-  const uint32_t x = b.SymInput("x", DT_FP32, {kBs, 8});
+// concat([x * 2, y, x], dim=0) over x [bs, 8], y [4, 8]: y at row bs and
+// the second x at bs + 4, symbolic offsets (lowered as assembles: the first
+// stored by the group computing it, the parameters copied by groups of
+// their own); the result is [2*bs+4, 8].
+pto::v1::Graph ConcatRowsAtSymbolicOffsets(const SymExpr& bs) {
+  GraphBuilder b("concat_symbolic_rows");
+  const uint32_t x = b.SymInput("x", DT_FP32, {bs, 8});
   const uint32_t y = b.Input("y", DT_FP32, {4, 8});
-  b.Output("out", b.Layout("concat", {x, y}, {4, 8}, {}, {{"dim", 0}}));
-  auto compiled = compiler::Compile(b.Build(), "host", {});
-  ASSERT_FALSE(compiled.ok());
-  EXPECT_THAT(compiled.status().message(),
-              AllOf(HasSubstr("\"concat\""), HasSubstr("input 0 [bs,8]"),
-                    HasSubstr("only the last input of a concat")));
+  const uint32_t m = b.Op("muls", {x}, {4, 8}, 2.0);
+  b.Output("out", b.Layout("concat", {m, y, x}, {4, 8}, {}, {{"dim", 0}}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ConcatAtSymbolicOffsetsCompilesOnce) {
+  auto kernel = CompileOverBs(ConcatRowsAtSymbolicOffsets);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ConcatRowsAtSymbolicOffsets, *kernel, {1, 7, 17, 64});
+  EXPECT_EQ(kernel->plans_expanded(), 4);
+}
+
+// concat([x, exp(y)], dim=1) * 2 over x [4, bs], y [4, 8]: exp(y) at
+// column bs of the [4, bs+8] concat (run-time strides too), which the muls
+// reads back.
+pto::v1::Graph ConcatColumnsAtASymbolicOffset(const SymExpr& bs) {
+  GraphBuilder b("concat_symbolic_columns");
+  const uint32_t x = b.SymInput("x", DT_FP32, {4, bs});
+  const uint32_t y = b.Input("y", DT_FP32, {4, 8});
+  const uint32_t e = b.Op("exp", {y}, {4, 8});
+  const uint32_t c = b.Layout("concat", {x, e}, {4, 16}, {}, {{"dim", 1}});
+  b.Output("out", b.Op("muls", {c}, {4, 16}, 2.0));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ConcatAlongAnInnerDimAtASymbolicOffsetCompilesOnce) {
+  auto kernel = CompileOverBs(ConcatColumnsAtASymbolicOffset);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(ConcatColumnsAtASymbolicOffset, *kernel, {1, 7, 17, 100});
 }
 
 }  // namespace

@@ -415,7 +415,7 @@ def test_concat_of_dynamic_batch_tensors_compiles_once(native):
 
 def test_concat_along_a_dynamic_dim_compiles_once(native):
     # [4, 8] and [n, 8] along dim 0: the dynamic input last, so every offset
-    # is static; a dynamic input before another is refused, naming it.
+    # is static.
     @pypto.jit
     def cat(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
             y: pypto.Tensor([4, 8], pypto.DT_FP32),
@@ -431,15 +431,70 @@ def test_concat_along_a_dynamic_dim_compiles_once(native):
         torch.testing.assert_close(out, torch.cat([y + 1, x * 2], dim=0))
     assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
 
-    @pypto.jit
-    def cat_first(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
-                  y: pypto.Tensor([4, 8], pypto.DT_FP32),
-                  out: pypto.Tensor(["m", 8], pypto.DT_FP32)):
-        pypto.set_vec_tile_shapes(4, 8)
-        out[:x.shape[0] + 4] = pypto.concat([x * 2, y + 1], dim=0)
 
-    with pytest.raises(Exception, match="only the last input of a concat"):
-        cat_first(torch.randn(7, 8), y, torch.empty(11, 8))
+def test_concat_at_dynamic_offsets_compiles_once(native):
+    # x ["n", 8] then y ["m", 8] (and x again) along dim 0: y starts at row n,
+    # the second x at n + m, offsets known at launch (assembles at symbolic
+    # offsets); a [4, "n"] input first along dim 1 puts the other at column n.
+    @pypto.jit
+    def rows(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
+             y: pypto.Tensor(["m", 8], pypto.DT_FP32),
+             out: pypto.Tensor(["k", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n, m = x.shape[0], y.shape[0]
+        out[:2 * n + m] = pypto.concat([x * 2, y + 1, x], dim=0)
+
+    @pypto.jit
+    def columns(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+                y: pypto.Tensor([4, 8], pypto.DT_FP32),
+                out: pypto.Tensor([4, "k"], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:, :x.shape[1] + 8] = pypto.exp(pypto.concat([x, y], dim=1))
+
+    for n, m in ((1, 1), (7, 3), (64, 33), (5, 40)):
+        x, y = torch.randn(n, 8), torch.randn(m, 8)
+        out = torch.full((2 * n + m, 8), float("nan"))
+        rows(x, y, out)
+        torch.testing.assert_close(out, torch.cat([x * 2, y + 1, x], dim=0))
+        x, y = torch.randn(4, n), torch.randn(4, 8)
+        out = torch.full((4, n + 8), float("nan"))
+        columns(x, y, out)
+        torch.testing.assert_close(out, torch.exp(torch.cat([x, y], dim=1)))
+    assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
+
+
+def test_concat_of_dynamic_tensors_with_bad_sizes_is_a_clear_error(native):
+    # Inputs whose other dims differ: refused while tracing, naming the input.
+    @pypto.jit
+    def mismatched(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
+                   y: pypto.Tensor(["m", 8], pypto.DT_FP32),
+                   out: pypto.Tensor(["n", 16], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.concat([x, y], dim=1)
+
+    with pytest.raises(ValueError, match=r"pypto.concat: tensors\[1\] \[m, 8\] and "
+                                         r"tensors\[0\] \[n, 8\] differ outside dim 1"):
+        mismatched(torch.randn(3, 8), torch.randn(3, 8), torch.empty(3, 16))
+
+    # An output smaller than the concat at the launch's sizes: an error at
+    # launch naming the op and the sizes, before any task writes.
+    @pypto.jit
+    def cat(x: pypto.Tensor(["n", 8], pypto.DT_FP32),
+            y: pypto.Tensor(["m", 8], pypto.DT_FP32),
+            out: pypto.Tensor(["k", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:x.shape[0] + y.shape[0]] = pypto.concat([x, y], dim=0)
+
+    out = torch.full((9, 8), float("nan"))
+    with pytest.raises(ValueError, match=r'"assemble": the region at offsets \[0,0\] of '
+                                         r'extent \[10,8\] leaves its tensor of shape '
+                                         r'\[9,8\] in dim 0 .*k=9.*m=3.*n=7'):
+        cat(torch.randn(7, 8), torch.randn(3, 8), out)
+    assert torch.isnan(out).all()
+    x, y = torch.randn(6, 8), torch.randn(3, 8)
+    cat(x, y, out)
+    torch.testing.assert_close(out, torch.cat([x, y], dim=0))
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
 
 
 # pypto.from_torch(t, dynamic_axis=...): the caller marks the dims that vary --------

@@ -691,6 +691,23 @@ inline float ExpSplat<float>(float c) {
   return c;
 }
 
+// n = round(x / ln2) (kd = n + the shift, whose low bits hold n) and
+// P(r): the steps every form below shares.
+template <typename V>
+inline V ExpPoly(V x, V& kd, V& n) {
+  const V shift = ExpSplat<V>(0x1.8p23f);
+  kd = ExpFma(x, ExpSplat<V>(0x1.715476p+0f), shift);  // n + shift
+  n = kd - shift;
+  V r = ExpFma(n, ExpSplat<V>(-0x1.62e430p-1f), x);  // exact
+  r = ExpFma(n, ExpSplat<V>(0x1.05c610p-29f), r);    // ln2's tail
+  V p = ExpFma(r, ExpSplat<V>(0x1.6b6e4ap-10f), ExpSplat<V>(0x1.122f88p-7f));
+  p = ExpFma(p, r, ExpSplat<V>(0x1.555688p-5f));
+  p = ExpFma(p, r, ExpSplat<V>(0x1.5554a4p-3f));
+  p = ExpFma(p, r, ExpSplat<V>(0.5f));
+  p = ExpFma(p, r, ExpSplat<V>(1.0f));
+  return ExpFma(p, r, ExpSplat<V>(1.0f));
+}
+
 // The steps for one float (V = float) or 8 (ExpF8); kFull: any x, else
 // only |x| <= 86.
 template <typename V, bool kFull>
@@ -699,17 +716,8 @@ inline V ExpSteps(V x) {
     x = x < -104.0f ? ExpSplat<V>(-104.0f) : x;  // exp(-104) rounds to 0
     x = x > 89.0f ? ExpSplat<V>(89.0f) : x;      // exp(89) overflows
   }
-  const V shift = ExpSplat<V>(0x1.8p23f);
-  const V kd = ExpFma(x, ExpSplat<V>(0x1.715476p+0f), shift);  // n + shift
-  const V n = kd - shift;
-  V r = ExpFma(n, ExpSplat<V>(-0x1.62e430p-1f), x);  // exact
-  r = ExpFma(n, ExpSplat<V>(0x1.05c610p-29f), r);    // ln2's tail
-  V p = ExpFma(r, ExpSplat<V>(0x1.6b6e4ap-10f), ExpSplat<V>(0x1.122f88p-7f));
-  p = ExpFma(p, r, ExpSplat<V>(0x1.555688p-5f));
-  p = ExpFma(p, r, ExpSplat<V>(0x1.5554a4p-3f));
-  p = ExpFma(p, r, ExpSplat<V>(0.5f));
-  p = ExpFma(p, r, ExpSplat<V>(1.0f));
-  p = ExpFma(p, r, ExpSplat<V>(1.0f));
+  V kd, n;
+  const V p = ExpPoly(x, kd, n);
   const auto k = ExpBits(kd) - 0x4B400000;  // n as an integer
   if constexpr (kFull) {
     const auto k1 = k >> 1;
@@ -748,7 +756,25 @@ inline void Map8(float* d, const float* a, int64_t n) {
   }
 }
 
+// 16 lanes where the target has AVX-512F (x86-64-v4), one form for every
+// input: x clamped to [-104, 89] as ExpSteps' full form clamps it (vmaxps
+// and vminps return their second operand, x, for a NaN), ExpPoly's steps,
+// and p * 2^n by one vscalefps, which rounds once: exact where the result is
+// normal, as adding n to p's exponent bits is, and the single rounding of
+// the full form's two exact-then-rounding steps into subnormals or inf. So
+// Exp16 gives the bits of Exp8 and ExpF32 for every input (checked over all
+// 2^32: bench/exp_check_v4) with no range test or branch, and two vector
+// operations fewer per 16 values than the short form's shift-and-add.
 #if defined(__AVX512F__)
+inline ExpF16 Exp16(ExpF16 x) {
+  constexpr uint16_t kAll = 0xFFFF;
+  x = __builtin_ia32_maxps512_mask(ExpSplat<ExpF16>(-104.0f), x, ExpF16{}, kAll, 4);
+  x = __builtin_ia32_minps512_mask(ExpSplat<ExpF16>(89.0f), x, ExpF16{}, kAll, 4);
+  ExpF16 kd, n;
+  const ExpF16 p = ExpPoly(x, kd, n);
+  return __builtin_ia32_scalefps512_mask(p, n, ExpF16{}, kAll, 4);
+}
+
 // Map8 16 lanes at a time (AVX-512F): the partial last vector is loaded
 // and stored under a lane mask (masked-off lanes read as 0 and are not
 // written), so results never depend on the tile shape here either.
@@ -770,8 +796,15 @@ inline void Map16(float* d, const float* a, int64_t n) {
 }
 #endif
 
-// d[i] = exp(a[i]) for i < n (d may equal a).
-inline void ExpMap(float* d, const float* a, int64_t n) { Map8<Exp8>(d, a, n); }
+// d[i] = exp(a[i]) for i < n (d may equal a): 16 lanes with AVX-512F, else
+// 8 (the same bits).
+inline void ExpMap(float* d, const float* a, int64_t n) {
+#if defined(__AVX512F__)
+  Map16<Exp16>(d, a, n);
+#else
+  Map8<Exp8>(d, a, n);
+#endif
+}
 #endif
 
 // erf and erfc on x86-64-v3 (AVX2 + FMA), 8 lanes, branch-free, in place of
@@ -1316,6 +1349,18 @@ struct ReduceShape {
 // integer sums are exact (wrapping is associative); max/min still
 // propagate NaN.
 constexpr int kReduceLanes = 16;
+// The tail p[full, L) folded into lane[0..), then the lanes combined
+// pairwise: the end of ReduceRowExactN and of the vector forms below.
+template <typename Op, typename S>
+inline S CombineLanes(S (&lane)[kReduceLanes], const S* __restrict p, int64_t full, int64_t L) {
+  for (int64_t k = full; k < L; ++k) {
+    lane[k - full] = Op::Apply(lane[k - full], p[k]);
+  }
+  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
+  }
+  return lane[0];
+}
 template <typename Op, typename S>
 inline S ReduceRowExactN(const S* __restrict p, int64_t L) {
   S lane[kReduceLanes];
@@ -1324,13 +1369,7 @@ inline S ReduceRowExactN(const S* __restrict p, int64_t L) {
   for (int64_t k = 0; k < full; k += kReduceLanes) {
     for (int j = 0; j < kReduceLanes; ++j) lane[j] = Op::Apply(lane[j], p[k + j]);
   }
-  for (int64_t k = full; k < L; ++k) {
-    lane[k - full] = Op::Apply(lane[k - full], p[k]);
-  }
-  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
-  }
-  return lane[0];
+  return CombineLanes<Op>(lane, p, full, L);
 }
 
 template <typename Op, int64_t L, typename S>
@@ -1349,7 +1388,10 @@ inline S ReduceRowExact(const S* __restrict p) {
 // sign when it is zero (-0 == +0: which zero comes first in a lane decides
 // it), so a row holding a NaN or reducing to zero is reduced again by
 // ReduceRowExact: every result keeps its bits (which NaN, the sign of a zero
-// max).
+// max). With AVX-512F (x86-64-v4) each pair is one 16-lane vector (lane j of
+// the vector is lane j of the pair) and the NaN check a vcmpps into a mask
+// register: the same results, so v3 and v4 kernels give the same bits. The
+// 16 lanes are combined in registers (FoldLanes), not through memory.
 template <typename Op>
 struct PickOp {
   static constexpr int kValue = 0;  // no vector form
@@ -1370,27 +1412,99 @@ inline RedF8 Pick8(RedF8 acc, RedF8 x) {
   return kPick == 1 ? __builtin_ia32_maxps256(x, acc) : __builtin_ia32_minps256(x, acc);
 }
 
-// The row's result from the 16 lanes lo, hi hold after the first `full`
-// values: the tail p[full, L) folded into lanes 0.., then the lanes combined
-// pairwise (ReduceRow, ReduceRowN: the order ReduceRowExact uses).
+// Lanes 0..7 (lo) and 8..15 (hi) combined as CombineLanes' pairwise loop
+// combines them when there is no tail (lane j with lane j + w for w = 8, 4,
+// 2, 1, the same operands in the same order: the same bits), in registers
+// instead of 15 scalar steps through memory (a tenth of a 256-value
+// softmax row). kPick 0: SumOp<float>; else Pick8's op, for rows without
+// NaN (where Pick is Op::Apply).
+typedef float RedF4 __attribute__((vector_size(16)));
+typedef int32_t RedI4 __attribute__((vector_size(16)));
+template <int kPick>
+inline RedF4 Pick4(RedF4 acc, RedF4 x) {
+  if constexpr (kPick == 0) return acc + x;
+  return kPick == 1 ? __builtin_ia32_maxps(x, acc) : __builtin_ia32_minps(x, acc);
+}
+template <int kPick>
+inline float FoldLanes(RedF8 lo, RedF8 hi) {
+  const RedF8 s8 = kPick == 0 ? lo + hi : Pick8<kPick>(lo, hi);
+  RedF4 a, b;
+  __builtin_memcpy(&a, &s8, sizeof a);
+  __builtin_memcpy(&b, reinterpret_cast<const char*>(&s8) + sizeof a, sizeof b);
+  const RedF4 s4 = Pick4<kPick>(a, b);
+  const RedF4 s2 = Pick4<kPick>(s4, __builtin_shuffle(s4, RedI4{2, 3, 2, 3}));
+  return Pick4<kPick>(s2, __builtin_shuffle(s2, RedI4{1, 1, 1, 1}))[0];
+}
+
+// The row's result from the 16 lanes lo, hi (or v) hold after the first
+// `full` values: the tail p[full, L) folded into lanes 0.., then the lanes
+// combined pairwise (ReduceRow, ReduceRowN: the order ReduceRowExact uses;
+// SumOp<float> too, for softmax's sums).
 template <typename Op, typename S>
 inline S CombinePickedLanes(RedF8 lo, RedF8 hi, const S* __restrict p, int64_t full, int64_t L) {
+  if (full == L) return FoldLanes<PickOp<Op>::kValue>(lo, hi);
   S lane[kReduceLanes];
   __builtin_memcpy(lane, &lo, sizeof lo);
   __builtin_memcpy(lane + 8, &hi, sizeof hi);
-  for (int64_t k = full; k < L; ++k) {
-    lane[k - full] = Op::Apply(lane[k - full], p[k]);
-  }
-  for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-    for (int j = 0; j < w; ++j) lane[j] = Op::Apply(lane[j], lane[j + w]);
-  }
-  return lane[0];
+  return CombineLanes<Op>(lane, p, full, L);
 }
+#if defined(__AVX512F__)
+// Lanes 0..15 in one 512-bit vector (x86-64-v4): lane j is lane j of the
+// 8-lane code's lo/hi pair, so the row gives the same bits.
+typedef float RedF16 __attribute__((vector_size(64)));
+template <int kPick>
+inline RedF16 Pick16(RedF16 acc, RedF16 x) {
+  return kPick == 1 ? __builtin_ia32_maxps512_mask(x, acc, RedF16{}, static_cast<uint16_t>(-1), 4)
+                    : __builtin_ia32_minps512_mask(x, acc, RedF16{}, static_cast<uint16_t>(-1), 4);
+}
+// A mask of v's NaN lanes.
+inline uint32_t Unordered16(RedF16 v) {
+  return __builtin_ia32_cmpps512_mask(v, v, 3 /* _CMP_UNORD_Q */, static_cast<uint16_t>(-1), 4);
+}
+// Lanes 0..7 and 8..15 of v, in registers (a memcpy of a half would keep v
+// in memory, and with it a loop-carried sum).
+inline RedF8 LowHalf(RedF16 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+inline RedF8 HighHalf(RedF16 v) {
+  return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+template <typename Op, typename S>
+inline S CombinePickedLanes(RedF16 v, const S* __restrict p, int64_t full, int64_t L) {
+  return CombinePickedLanes<Op>(LowHalf(v), HighHalf(v), p, full, L);
+}
+#endif
 #endif
 
 template <typename Op, int64_t L, typename S>
 inline S ReduceRow(const S* __restrict p) {
-#if defined(__AVX__)
+#if defined(__AVX512F__)
+  if constexpr (PickOp<Op>::kValue != 0) {  // the same with 16 lanes per vector
+    constexpr int kPick = PickOp<Op>::kValue;
+    constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
+    constexpr int64_t kQuad = L / (4 * kReduceLanes) * (4 * kReduceLanes);
+    RedF16 a0 = RedF16{} + Op::Init(), a1 = a0, a2 = a0, a3 = a0;
+    uint32_t unordered = 0;
+    auto group = [&unordered](const S* q, RedF16& acc) {  // 16 values at q
+      RedF16 v;
+      __builtin_memcpy(&v, q, sizeof v);
+      acc = Pick16<kPick>(acc, v);
+      unordered |= Unordered16(v);
+    };
+    for (int64_t k = 0; k < kQuad; k += 4 * kReduceLanes) {
+      group(p + k, a0);
+      group(p + k + kReduceLanes, a1);
+      group(p + k + 2 * kReduceLanes, a2);
+      group(p + k + 3 * kReduceLanes, a3);
+    }
+    for (int64_t k = kQuad; k < kFull; k += kReduceLanes) group(p + k, a0);
+    bool nan = unordered != 0;
+    for (int64_t k = kFull; k < L; ++k) nan = nan || p[k] != p[k];
+    if (nan) return ReduceRowExact<Op, L>(p);
+    const RedF16 a = Pick16<kPick>(Pick16<kPick>(a0, a1), Pick16<kPick>(a2, a3));
+    const S r = CombinePickedLanes<Op>(a, p, kFull, L);
+    if (r == 0) return ReduceRowExact<Op, L>(p);  // the sign of a zero
+    return r;
+  }
+#elif defined(__AVX__)
   if constexpr (PickOp<Op>::kValue != 0) {
     constexpr int kPick = PickOp<Op>::kValue;
     constexpr int64_t kFull = L / kReduceLanes * kReduceLanes;
@@ -1474,15 +1588,37 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // softmax 4096x1024 at load 9: 4.5-12.8 -> 3.3-3.6 ms best per round).
 // `out` (or null): the GM row this row's result goes to, prefetched for
 // writing likewise, so the normalisation's stores need no read for
-// ownership each (4.7 -> 3.1 ms best, load 7).
+// ownership each (4.7 -> 3.1 ms best, load 7). With AVX-512F one 16-lane
+// Exp16 per group of 16 and one vector of SumOp's 16 lanes: the same bits
+// (one thread, softmax 1024x256 in L2, with the 16-lane row max: 0.132 ms
+// best at x86-64-v3 -> 0.091 at v4).
 template <int64_t C>
 inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
                           const float* next = nullptr, float* out = nullptr) {
 #if PTO_TILE_FAST_EXP
   if constexpr (C >= 2 * kReduceLanes) {
     constexpr int64_t kGrouped = C / kReduceLanes * kReduceLanes;
+    ExpF8 lo, hi;  // SumOp's lanes 0..7 and 8..15
+#if defined(__AVX512F__)
+    // One 16-lane vector per group: SumOp's lanes 0..15 as the 8-lane code
+    // below keeps them in lo and hi (the same sums, the same bits).
+    const ExpF16 mv = ExpSplat<ExpF16>(m[0]);
+    ExpF16 sum = {};
+    for (int64_t k = 0; k < kGrouped; k += kReduceLanes) {
+      ExpF16 a;
+      __builtin_memcpy(&a, x + k, sizeof a);
+      if (next != nullptr) __builtin_prefetch(next + k);
+      if (out != nullptr) __builtin_prefetch(out + k, 1);
+      a = Exp16(a - mv);
+      __builtin_memcpy(e + k, &a, sizeof a);
+      sum += a;
+    }
+    lo = LowHalf(sum);
+    hi = HighHalf(sum);
+#else
     const ExpF8 mv = ExpSplat<ExpF8>(m[0]);
-    ExpF8 lo = {}, hi = {};  // SumOp's lanes 0..7 and 8..15
+    lo = ExpF8{};
+    hi = lo;
     for (int64_t k = 0; k < kGrouped; k += kReduceLanes) {
       ExpF8 a, b;
       __builtin_memcpy(&a, x + k, sizeof a);
@@ -1509,19 +1645,13 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
       lo += a;
       hi += b;
     }
-    float lane[kReduceLanes];
-    __builtin_memcpy(lane, &lo, sizeof lo);
-    __builtin_memcpy(lane + 8, &hi, sizeof hi);
+#endif
     if constexpr (kGrouped < C) {  // Exp8's lanes are independent: any grouping
       float d[C - kGrouped];
       for (int64_t k = kGrouped; k < C; ++k) d[k - kGrouped] = x[k] - m[0];
       ExpMap(e + kGrouped, d, C - kGrouped);
-      for (int64_t k = kGrouped; k < C; ++k) lane[k - kGrouped] += e[k];
     }
-    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-      for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
-    }
-    s[0] = lane[0];
+    s[0] = CombinePickedLanes<SumOp<float>>(lo, hi, e, kGrouped, C);
     return;
   }
 #endif
@@ -1822,7 +1952,25 @@ inline S ReduceRowN(const S* __restrict p, int64_t L) {
     for (int64_t k = 0; k < L; ++k) acc = Op::Apply(acc, p[k]);
     return acc;
   }
-#if defined(__AVX__)
+#if defined(__AVX512F__)
+  if constexpr (PickOp<Op>::kValue != 0) {  // the same with 16 lanes per vector
+    const int64_t full = L / kReduceLanes * kReduceLanes;
+    RedF16 a = RedF16{} + Op::Init();
+    uint32_t unordered = 0;
+    for (int64_t k = 0; k < full; k += kReduceLanes) {
+      RedF16 v;
+      __builtin_memcpy(&v, p + k, sizeof v);
+      a = Pick16<PickOp<Op>::kValue>(a, v);
+      unordered |= Unordered16(v);
+    }
+    bool nan = unordered != 0;
+    for (int64_t k = full; k < L; ++k) nan = nan || p[k] != p[k];
+    if (nan) return ReduceRowExactN<Op>(p, L);
+    const S r = CombinePickedLanes<Op>(a, p, full, L);
+    if (r == 0) return ReduceRowExactN<Op>(p, L);  // the sign of a zero (ReduceRow)
+    return r;
+  }
+#elif defined(__AVX__)
   if constexpr (PickOp<Op>::kValue != 0) {
     const int64_t full = L / kReduceLanes * kReduceLanes;
     RedF8 lo = RedF8{} + Op::Init(), hi = lo;  // lanes 0..7, 8..15
@@ -1855,8 +2003,23 @@ inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, i
 #if PTO_TILE_FAST_EXP
   if (c >= 2 * kReduceLanes) {
     const int64_t grouped = c / kReduceLanes * kReduceLanes;
+    ExpF8 lo, hi;  // SumOp's lanes 0..7 and 8..15
+#if defined(__AVX512F__)
+    const ExpF16 mv = ExpSplat<ExpF16>(m[0]);
+    ExpF16 sum = {};  // SumOp's lanes 0..15, as TSubExpSumRow keeps them
+    for (int64_t k = 0; k < grouped; k += kReduceLanes) {
+      ExpF16 a;
+      __builtin_memcpy(&a, x + k, sizeof a);
+      a = Exp16(a - mv);
+      __builtin_memcpy(e + k, &a, sizeof a);
+      sum += a;
+    }
+    lo = LowHalf(sum);
+    hi = HighHalf(sum);
+#else
     const ExpF8 mv = ExpSplat<ExpF8>(m[0]);
-    ExpF8 lo = {}, hi = {};  // SumOp's lanes 0..7 and 8..15
+    lo = ExpF8{};
+    hi = lo;
     for (int64_t k = 0; k < grouped; k += kReduceLanes) {
       ExpF8 a, b;
       __builtin_memcpy(&a, x + k, sizeof a);
@@ -1868,19 +2031,13 @@ inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, i
       lo += a;
       hi += b;
     }
-    float lane[kReduceLanes];
-    __builtin_memcpy(lane, &lo, sizeof lo);
-    __builtin_memcpy(lane + 8, &hi, sizeof hi);
+#endif
     if (grouped < c) {
       float d[kReduceLanes];
       for (int64_t k = grouped; k < c; ++k) d[k - grouped] = x[k] - m[0];
       ExpMap(e + grouped, d, c - grouped);
-      for (int64_t k = grouped; k < c; ++k) lane[k - grouped] += e[k];
     }
-    for (int w = kReduceLanes / 2; w >= 1; w /= 2) {
-      for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
-    }
-    s[0] = lane[0];
+    s[0] = CombinePickedLanes<SumOp<float>>(lo, hi, e, grouped, c);
     for (int64_t k = c; k < end; ++k) e[k] = 0;
     return;
   }

@@ -5,7 +5,9 @@
 // zero, subnormal and NaN results where they belong, the same bits from the
 // 8-lane and the one-float forms, and sigmoid through it. (Exhaustively, over
 // all 2^32 inputs, the error is at most 0.896 ulp, and the 8-lane and
-// one-float forms agree: bench/exp_check.cc, too slow for a test.)
+// one-float forms agree: bench/exp_check.cc, too slow for a test.) Built
+// for x86-64-v4 too (pto_tile_exp_test_v4), where ExpMap runs 16 lanes: the
+// same checks, and the 16-lane form against the 8-lane one.
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -16,14 +18,22 @@
 #include "gtest/gtest.h"
 
 #if !PTO_TILE_FAST_EXP
-#error "pto_tile_exp_test is built with -march=x86-64-v3 (AVX2 and FMA)"
+#error "pto_tile_exp_test is built with -march=x86-64-v3 or -v4 (AVX2 and FMA)"
 #endif
 
 namespace {
 
 using pto_tile::BitsFromFloat;
 
-bool CpuHasV3() {
+// Whether this CPU runs the ISA level this file was built for (x86-64-v3,
+// or x86-64-v4 in the _v4 twin).
+bool CpuRunsThisBuild() {
+#if defined(__AVX512F__)
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
+    return false;
+  }
+#endif
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
@@ -63,7 +73,7 @@ void CheckFaithful(const std::vector<float>& xs, double* worst) {
 }
 
 TEST(PtoTileExpTest, FaithfulOverADenseSweep) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   std::vector<float> xs;
   constexpr int64_t kSteps = 1 << 22;  // 2^22 points evenly over [-104, 89]
   for (int64_t i = 0; i <= kSteps; ++i) {
@@ -87,7 +97,7 @@ TEST(PtoTileExpTest, FaithfulOverADenseSweep) {
 }
 
 TEST(PtoTileExpTest, SpecialValues) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   const float in[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, FLT_MAX, -FLT_MAX,
                       FLT_MIN, FLT_TRUE_MIN, 89.0f, 88.8f, -104.0f, -200.0f, -103.0f, 1.0f};
   constexpr int64_t N = sizeof(in) / sizeof(in[0]);
@@ -123,7 +133,7 @@ TEST(PtoTileExpTest, SpecialValues) {
 // Sigmoid computes exp(-|x|) with the same function: within 2e-6 of the
 // exact value, tiny (not 0) for large negative x.
 TEST(PtoTileExpTest, SigmoidThroughFastExp) {
-  if (!CpuHasV3()) GTEST_SKIP() << "this CPU lacks AVX2 or FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   constexpr int64_t N = 1001;
   std::vector<float> a(N), d(N);
   for (int64_t i = 0; i < N; ++i) a[i] = -100.0f + 0.2f * static_cast<float>(i);
@@ -134,5 +144,33 @@ TEST(PtoTileExpTest, SigmoidThroughFastExp) {
   }
   EXPECT_GT(d[0], 0.0f);  // sigmoid(-100) = 3.7e-44
 }
+
+#if defined(__AVX512F__)
+// x86-64-v4's 16-lane exp (pto_tile_exp_test_v4): the bits of the 8-lane
+// form for every input of a sweep over all exponents, with inf, NaN and
+// out-of-range lanes mixed into otherwise in-range vectors.
+TEST(PtoTileExpTest, SixteenLanesGiveTheEightLaneBits) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  std::vector<float> xs;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {
+    xs.push_back(pto_tile::FloatFromBits(static_cast<uint32_t>(bits)));
+  }
+  for (size_t i = 5; i < xs.size(); i += 97) xs[i] = (i / 97) % 2 ? NAN : INFINITY;
+  for (size_t i = 11; i < xs.size(); i += 89) xs[i] = -150.0f;
+  std::vector<float> got(xs.size()), want(xs.size());
+  for (size_t i = 0; i < xs.size(); i += 1000) {  // a partial last vector too
+    const int64_t n = std::min<int64_t>(1000, xs.size() - i);
+    pto_tile::Map16<pto_tile::Exp16>(got.data() + i, xs.data() + i, n);
+    pto_tile::Map8<pto_tile::Exp8>(want.data() + i, xs.data() + i, n);
+  }
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (BitsFromFloat(got[i]) != BitsFromFloat(want[i]) && ++mismatches <= 10) {
+      ADD_FAILURE() << "exp(" << xs[i] << "): 16 lanes " << got[i] << ", 8 lanes " << want[i];
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+#endif
 
 }  // namespace

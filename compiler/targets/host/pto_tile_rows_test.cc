@@ -3,7 +3,8 @@
 // vmaxps/vminps with a NaN check per row (ReduceRow) and softmax's fused
 // x - m, exp, sum (TSubExpSumRow) give the same bits as the exact forms they
 // replace, for NaN anywhere in a row, -inf and inf rows, signed zeros, rows
-// of one value and rows with a tail past the last group of 16.
+// of one value and rows with a tail past the last group of 16. Built for
+// x86-64-v4 too (pto_tile_rows_test_v4): the 16-lane forms, the same bits.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -15,14 +16,22 @@
 #include "gtest/gtest.h"
 
 #if !defined(__AVX__) || !PTO_TILE_FAST_EXP
-#error "pto_tile_rows_test is built with -march=x86-64-v3 (AVX2 and FMA)"
+#error "pto_tile_rows_test is built with -march=x86-64-v3 or -v4 (AVX2 and FMA)"
 #endif
 
 namespace {
 
 using pto_tile::BitsFromFloat;
 
-bool CpuHasV3() {
+// Whether this CPU runs the ISA level this file was built for (x86-64-v3,
+// or x86-64-v4 in the _v4 twin).
+bool CpuRunsThisBuild() {
+#if defined(__AVX512F__)
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
+    return false;
+  }
+#endif
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
@@ -112,7 +121,7 @@ void CheckMaxMin() {
 }
 
 TEST(PtoTileRowsTest, FastMaxMinKeepEveryBit) {
-  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   CheckMaxMin<1>();
   CheckMaxMin<31>();
   CheckMaxMin<32>();
@@ -124,7 +133,7 @@ TEST(PtoTileRowsTest, FastMaxMinKeepEveryBit) {
 
 // A multi-row tile takes the same path per row.
 TEST(PtoTileRowsTest, FastMaxOverRowsOfATile) {
-  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   std::vector<std::vector<float>> rows = Rows<48>(3);
   std::vector<float> tile;
   for (const std::vector<float>& r : rows) tile.insert(tile.end(), r.begin(), r.end());
@@ -177,7 +186,7 @@ void CheckSubExpSum() {
 }
 
 TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
-  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   CheckSubExpSum<1>();
   CheckSubExpSum<7>();
   CheckSubExpSum<31>();
@@ -188,11 +197,53 @@ TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
   CheckSubExpSum<1024>();
 }
 
+// The run-time-length forms (rows over a symbolic last dim) give the bits
+// of the static forms at the same length, so dynamic and static kernels
+// agree: ReduceRowN against ReduceRow (TRedMax/TRedMin/TRedSum), and
+// TSubExpSumRowN against TSubExpSumRow, whose e it pads with zeros to whole
+// chunks of kRowChunk.
+template <int64_t C>
+void CheckRunTimeLength() {
+  using pto_tile::kRowChunk;
+  constexpr int64_t kEnd = (C + kRowChunk - 1) / kRowChunk * kRowChunk;
+  for (const std::vector<float>& row : Rows<C>(static_cast<uint32_t>(C) + 200)) {
+    float want[3], got[3];
+    pto_tile::TRedMax<1, 1, 1, C, 3>(&want[0], row.data());
+    pto_tile::TRedMin<1, 1, 1, C, 3>(&want[1], row.data());
+    pto_tile::TRedSum<1, 1, 1, C, 3>(&want[2], row.data());
+    pto_tile::TRedMaxRowN(&got[0], row.data(), C);
+    pto_tile::TRedMinRowN(&got[1], row.data(), C);
+    pto_tile::TRedSumRowN(&got[2], row.data(), C);
+    EXPECT_EQ(BitsFromFloat(got[0]), BitsFromFloat(want[0])) << "max C=" << C;
+    EXPECT_EQ(BitsFromFloat(got[1]), BitsFromFloat(want[1])) << "min C=" << C;
+    EXPECT_TRUE(SameSum(got[2], want[2])) << "sum C=" << C << ": " << got[2] << " vs " << want[2];
+    for (float mv : {want[0], -3.5f}) {
+      std::vector<float> want_e(C), got_e(kEnd, 1.0f);
+      float want_s, got_s;
+      pto_tile::TSubExpSumRow<C>(want_e.data(), &want_s, row.data(), &mv);
+      pto_tile::TSubExpSumRowN(got_e.data(), &got_s, row.data(), &mv, C);
+      EXPECT_EQ(std::memcmp(got_e.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
+      for (int64_t k = C; k < kEnd; ++k) EXPECT_EQ(BitsFromFloat(got_e[k]), 0u) << k;
+      EXPECT_TRUE(SameSum(got_s, want_s)) << "C=" << C << " m=" << mv;
+    }
+  }
+}
+
+TEST(PtoTileRowsTest, RunTimeLengthFormsGiveTheStaticBits) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  CheckRunTimeLength<1>();
+  CheckRunTimeLength<31>();
+  CheckRunTimeLength<32>();
+  CheckRunTimeLength<37>();
+  CheckRunTimeLength<256>();
+  CheckRunTimeLength<1000>();
+}
+
 // Softmax's special rows through the fused form, as numpy computes them: a
 // NaN or an inf makes the whole row NaN (inf - inf), an all -inf row is NaN
 // (-inf - -inf), and -inf beside finite values gives exact zeros there.
 TEST(PtoTileRowsTest, SoftmaxSpecialRows) {
-  if (!CpuHasV3()) GTEST_SKIP() << "CPU without AVX2/FMA";
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   constexpr int64_t C = 40;
   auto softmax = [](std::vector<float> x) {
     float m, s;

@@ -3,15 +3,17 @@
 // within 2e-7 absolute of glibc's double erf/erfc (issue 3 allows 1e-6)
 // over 2^22 inputs spread over every binade of both signs (subnormals
 // included), a dense sweep of [-4.5, 4.5] and the floats around each piece
-// boundary; the bound is 1.5-2.7x the exhaustive maximum (7.5e-8 erf,
-// 1.34e-7 erfc over all 2^32 inputs: bench/erf_probe, too slow for a test),
+// boundary; the bound is 1.4-2.7x the exhaustive maximum (7.5e-8 erf,
+// 1.34e-7 erfc, 1.39e-7 for v4's Erfc16, over all 2^32 inputs:
+// bench/erf_probe and erf_probe_v4 check, too slow for a test),
 // so a wrong coefficient or piece fails here. NaN, +-inf and -0.0 as
 // numpy/torch give them; results never depend on the tile shape. erfc's
 // tail (x > 2) keeps relative accuracy: ErfcTailRelativeError.
 //
 // pto_tile_erf_test_v4 builds this file with -march=x86-64-v4: TErf/TErfc
-// and the checks below then run Erf16/Erfc16 (16 lanes), and
-// SixteenLanesGiveTheEightLaneBits compares them with Erf8/Erfc8.
+// and the checks below then run Erf16/Erfc16 (16 lanes; Erfc16 has its own
+// pieces for x <= 2), and SixteenLanesGiveTheEightLaneBits compares the
+// bits they share with Erf8/Erfc8.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -99,9 +101,11 @@ std::vector<float> SampleOfEveryBinade() {
 }
 
 #if defined(__AVX512F__)
-// Erf16/Erfc16 take Erf8/Erfc8's steps per lane: the same bits (checked
-// over all 2^32 inputs by bench/erf_probe same16; here a sample, a sweep
-// of the tail's pieces and tiles whose last vector is partial).
+// Erf16 takes Erf8's steps per lane, and Erfc16's tail (x > 2) Erfc8's: the
+// same bits (checked over all 2^32 inputs by bench/erf_probe_v4 same16;
+// here a sample, a sweep of the tail's pieces and tiles whose last vector
+// is partial). Erfc16's own main path (x <= 2) is checked for accuracy by
+// the tests below, which run it in this build.
 TEST(PtoTileErfTest, SixteenLanesGiveTheEightLaneBits) {
   if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   std::vector<float> xs = SampleOfEveryBinade();
@@ -117,7 +121,7 @@ TEST(PtoTileErfTest, SixteenLanesGiveTheEightLaneBits) {
   int failures = 0;
   for (size_t i = 0; i < xs.size() && failures < 10; ++i) {
     if (BitsFromFloat(e8[i]) != BitsFromFloat(e16[i]) ||
-        BitsFromFloat(c8[i]) != BitsFromFloat(c16[i])) {
+        (!(xs[i] <= 2.0f) && BitsFromFloat(c8[i]) != BitsFromFloat(c16[i]))) {
       ++failures;
       ADD_FAILURE() << "x = " << std::hexfloat << xs[i] << ": erf " << e16[i] << " vs " << e8[i]
                     << ", erfc " << c16[i] << " vs " << c8[i];
@@ -140,10 +144,16 @@ TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
   std::vector<float> xs = SampleOfEveryBinade();
   // A dense sweep of the pieces, where the error is largest.
   for (int i = 0; i <= 900000; ++i) xs.push_back(-4.5f + 9.0f * static_cast<float>(i) / 900000);
-  // 64 floats either side of each piece boundary (k + 1/2) * 0.55 and the
-  // clamp at 4.12, both signs.
-  for (int k = 0; k <= 8; ++k) {
-    const float b = k == 8 ? 4.12f : (k + 0.5f) * 0.55f;
+  // 64 floats either side of each piece boundary, both signs: Erf8's are
+  // (k + 1/2) * 0.55 and its clamp at 4.12;
+  // Erfc16's (x86-64-v4) are (k + 1/2) * 0.37, k = -11..5, and its clamp
+  // at -3.85.
+  std::vector<float> boundaries;
+  for (int k = 0; k <= 7; ++k) boundaries.push_back((k + 0.5f) * 0.55f);
+  boundaries.push_back(4.12f);
+  for (int k = 0; k <= 10; ++k) boundaries.push_back((k + 0.5f) * 0.37f);
+  boundaries.push_back(3.85f);
+  for (float b : boundaries) {
     for (int j = -64; j <= 64; ++j) {
       const float x = FloatFromBits(BitsFromFloat(b) + j);
       xs.push_back(x);

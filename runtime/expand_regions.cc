@@ -278,6 +278,16 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
     access.write = a.write();
     access.reads_k = a.reads_k();
     access.stride_arg.assign(a.stride_arg().begin(), a.stride_arg().end());
+    for (const pto::v1::Dim& d : a.view_shape()) {
+      absl::StatusOr<int64_t> v = EvaluateDim(d, values);
+      if (!v.ok() || *v <= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template ", t.label(), ": an access's view shape: dim ", DimToString(d),
+            v.ok() ? absl::StrCat(" is ", *v, " (must be positive)")
+                   : absl::StrCat(": ", v.status().message())));
+      }
+      access.view_shape.push_back(*v);
+    }
     for (const pto::v1::AccessIndex& x : a.index()) {
       access.index.push_back({x.space_dim(), x.div(), x.offset()});
     }
@@ -340,15 +350,30 @@ absl::Status BindDynamicArgs(const pto::v1::ExecuteGraph& graph,
 namespace {
 
 // Each GM stride `a` takes from a dynamic arg (ExpandAccess::stride_arg) is
-// the buffer's row-major stride at this binding: the region the caller
-// checks is then the memory the block code reaches. (`access`: its index
-// in the template, for the error.)
+// the buffer's row-major stride at this binding (through a reshape: its
+// view shape's, which must hold the buffer's elements): the region the
+// caller checks is then the memory the block code reaches. (`access`: its
+// index in the template, for the error.)
 absl::Status CheckStrideArgs(const ExpandGroup& g, int access, const ExpandAccess& a,
-                             const std::vector<int64_t>& shape) {
-  if (a.stride_arg.empty()) return absl::OkStatus();
+                             const std::vector<int64_t>& buffer_shape) {
+  const bool view = !a.view_shape.empty();
+  const std::vector<int64_t>& shape = view ? a.view_shape : buffer_shape;
   const std::string what = absl::StrCat(
       "template ", g.label, ": access #", access, " (a ", a.write ? "store into" : "load of",
-      " buffer ", a.buffer, " of shape ", Dims(shape), ")");
+      " buffer ", a.buffer, " of shape ", Dims(buffer_shape),
+      view ? absl::StrCat(" read as ", Dims(shape)) : "", ")");
+  if (view) {
+    int64_t elements = 1, held = 1;
+    bool overflow = false;
+    for (int64_t d : shape) overflow = overflow || __builtin_mul_overflow(elements, d, &elements);
+    for (int64_t d : buffer_shape) overflow = overflow || __builtin_mul_overflow(held, d, &held);
+    if (overflow || elements != held) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the view has ", overflow ? "more than int64" : absl::StrCat(elements),
+          " elements and the buffer ", held, "; refused before any task reads outside it"));
+    }
+  }
+  if (a.stride_arg.empty()) return absl::OkStatus();
   if (a.stride_arg.size() != shape.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, " names stride args for ", a.stride_arg.size(), " dims"));
@@ -364,7 +389,8 @@ absl::Status CheckStrideArgs(const ExpandGroup& g, int access, const ExpandAcces
     if (k > 0 && g.extra_args[k - 1] != stride) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, " addresses dim ", j, " with stride ", g.extra_args[k - 1],
-          " (dynamic arg ", k - 1, "), but the buffer's row-major stride there is ",
+          " (dynamic arg ", k - 1, "), but the ", view ? "view's" : "buffer's",
+          " row-major stride there is ",
           stride, "; refused before any task reads or writes outside the buffer"));
     }
     if (__builtin_mul_overflow(stride, shape[j], &stride)) {

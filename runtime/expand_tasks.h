@@ -50,6 +50,10 @@ struct ExpandAccess {
   // compiled-in constant); CheckAccessBounds checks each against the
   // buffer's shape (TemplateAccess.stride_arg).
   std::vector<uint32_t> stride_arg;
+  // A load through a reshape: the shape it reads the buffer as (evaluated
+  // at the launch's sizes); stride_arg is then per dim of it, checked
+  // against its row-major strides (TemplateAccess.view_shape).
+  std::vector<int64_t> view_shape;
 };
 
 struct ExpandGroup {

@@ -61,41 +61,53 @@ google::protobuf::ArenaOptions ExpansionArenaOptions() {
 
 // An access's stride args (TemplateAccess.stride_arg) name dynamic args of
 // its template, and every dim whose GM stride depends on symbols (a later
-// dim of the buffer is not a constant) has one: block code cannot hold such
-// a stride as a constant, and only a declared one is checked at launch
-// (CheckAccessBounds). Not required of an access that reads the whole
-// buffer (every dim whole, not K: a load through a reshape, addressed by
-// the reshape's shape, whose dims are not the buffer's).
+// dim of the buffer, or of the view shape of a load through a reshape, is
+// not a constant) has one: block code cannot hold such a stride as a
+// constant, and only a declared one is checked at launch
+// (CheckAccessBounds). A view shape is only for an access that reads the
+// whole buffer (every dim whole, not K): its dims are not the buffer's.
 absl::Status VerifyStrideArgs(const pto::v1::ExecuteGraph& graph,
                               const pto::v1::TaskTemplate& t,
                               const pto::v1::TemplateAccess& a,
                               const std::string& where) {
-  const auto& dims = graph.buffers(static_cast<int>(a.buffer())).shape().dims();
+  const pto::v1::Shape& buffer = graph.buffers(static_cast<int>(a.buffer())).shape();
+  const bool view = a.view_shape_size() > 0;
+  const auto& dims = view ? a.view_shape() : buffer.dims();
+  const std::string access = absl::StrCat(
+      "kernel binary refused: execute graph: ", where, ": an access to buffer ", a.buffer(),
+      view ? absl::StrCat(" of shape ", ParamShape(buffer), " read as a view") : "");
   bool whole = !a.reads_k();
   for (const pto::v1::AccessIndex& x : a.index()) {
     whole = whole && x.space_dim() == kExpandWholeDim;
   }
+  if (view && !whole) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        access, " has a view shape but does not read the whole buffer"));
+  }
   if (a.stride_arg_size() != 0 && a.stride_arg_size() != dims.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "kernel binary refused: execute graph: ", where, ": an access to buffer ",
-        a.buffer(), " names stride args for ", a.stride_arg_size(), " of its ",
-        dims.size(), " dims"));
+        access, " names stride args for ", a.stride_arg_size(), " of its ", dims.size(),
+        view ? " view dims" : " dims"));
   }
   bool symbolic_after = false;  // a dim after j is not a constant
   for (int j = dims.size() - 1; j >= 0; --j) {
     const uint32_t k = a.stride_arg_size() > 0 ? a.stride_arg(j) : 0;
     if (k > static_cast<uint32_t>(t.dynamic_args_size())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "kernel binary refused: execute graph: ", where, ": an access to buffer ",
-          a.buffer(), " takes the stride of dim ", j, " from dynamic arg ", k - 1,
-          " of ", t.dynamic_args_size()));
+          access, " takes the stride of ", view ? "view " : "", "dim ", j,
+          " from dynamic arg ", k - 1, " of ", t.dynamic_args_size()));
     }
-    if (symbolic_after && k == 0 && !whole) {
+    if (symbolic_after && k == 0) {
+      std::string shape = ParamShape(buffer);
+      if (view) {
+        pto::v1::Shape v;
+        *v.mutable_dims() = dims;
+        shape = ParamShape(v);
+      }
       return absl::InvalidArgumentError(absl::StrCat(
           "kernel binary refused: execute graph: ", where, ": an access to buffer ",
-          a.buffer(), " of shape ", ParamShape(graph.buffers(static_cast<int>(a.buffer())).shape()),
-          " names no dynamic arg for the stride of dim ", j,
-          ", which depends on symbols"));
+          a.buffer(), view ? " read as " : " of shape ", shape,
+          " names no dynamic arg for the stride of dim ", j, ", which depends on symbols"));
     }
     symbolic_after = symbolic_after || dims[j].kind_case() != pto::v1::Dim::kSize;
   }

@@ -690,16 +690,21 @@ absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runt
 
 // TemplateAccess.stride_arg of `t`'s accesses (one per TLOAD/TSTORE of
 // `group`, in order: ExpandAccessesOf) from TileInstr::stride_dynamic. A
-// load through a reshape declares none: its strides are the view shape's,
-// not the buffer's, and its access reads the whole buffer (the runtime
-// does not hold it to stride args; kernel.proto).
+// load through a reshape also declares the shape it reads the buffer as
+// (TemplateAccess.view_shape): its strides are that shape's, one per view
+// dim, and the runtime checks them against it.
 absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
   int access = 0;
   for (const TileInstr& in : group.body) {
     if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
-    if (access < t->accesses_size() && in.view_shape.empty()) {
+    if (access < t->accesses_size()) {
       pto::v1::TemplateAccess* a = t->mutable_accesses(access);
       for (int k : in.stride_dynamic) a->add_stride_arg(static_cast<uint32_t>(k + 1));
+      if (!in.view_shape.empty()) {
+        const SymShape shape =
+            in.sym_view_shape.empty() ? ToSymShape(in.view_shape) : in.sym_view_shape;
+        for (const SymExpr& d : shape) *a->add_view_shape() = SymExprToDim(d);
+      }
     }
     ++access;
   }

@@ -7,8 +7,11 @@
 // values. A concat of tensors with a symbolic dim compiles once too, its
 // inputs at static offsets or at symbolic ones (after an input with a
 // symbolic extent in the concat dim).
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
@@ -141,6 +144,87 @@ TEST(SymbolicViewTest, ReshapeWithRunTimeStridesCompilesOnce) {
   auto kernel = CompileOverBs(SplitRows);
   ASSERT_NE(kernel, nullptr);
   RunSizes(SplitRows, *kernel, {1, 7, 17, 100});
+}
+
+// A load through a reshape declares the shape it reads the buffer as and
+// which dynamic args are that shape's strides (TemplateAccess.view_shape,
+// stride_arg): a binary whose stride or view shape disagrees with the
+// buffer at the launch's sizes (a corrupt or crafted cache entry) is
+// refused at launch, naming the template, the access and the values; one
+// that does not say which arg is a stride it needs is refused at load.
+TEST(SymbolicViewTest, StridesOfALoadThroughAReshapeAreChecked) {
+  auto compiled = compiler::Compile(SplitRows(kBs), "host", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  const pto::v1::KernelBinary good = compiled->binary;
+  const pto::v1::ExecuteGraph& eg = good.execute_graph();
+  int ti = -1, ai = -1;
+  for (int t = 0; t < eg.templates_size() && ti < 0; ++t) {
+    for (int a = 0; a < eg.templates(t).accesses_size() && ti < 0; ++a) {
+      if (eg.templates(t).accesses(a).view_shape_size() > 0) {
+        ti = t;
+        ai = a;
+      }
+    }
+  }
+  ASSERT_GE(ti, 0) << "no access through a reshape";
+  const pto::v1::TaskTemplate& t = eg.templates(ti);
+  const pto::v1::TemplateAccess& a = t.accesses(ai);
+  // x [4, bs] read as [2, 2, bs]: strides 2*bs and bs are dynamic args.
+  ASSERT_EQ(a.view_shape_size(), 3);
+  EXPECT_EQ(a.view_shape(0).size(), 2);
+  EXPECT_EQ(a.view_shape(2).symbol(), "bs");
+  ASSERT_EQ(a.stride_arg_size(), 3);
+  EXPECT_GT(a.stride_arg(0), 0u);
+  EXPECT_GT(a.stride_arg(1), 0u);
+  EXPECT_EQ(a.stride_arg(2), 0u);
+  const int outer = static_cast<int>(t.dynamic_args(static_cast<int>(a.stride_arg(0)) - 1));
+  auto outer_expr = compiler::SymExprFromProto(eg.dynamic_offsets(outer));
+  ASSERT_TRUE(outer_expr.ok());
+  EXPECT_EQ(*outer_expr, kBs * 2);
+  const std::string access = absl::StrCat("template ", t.label(), ": access #", ai,
+                                          " (a load of buffer ", a.buffer(),
+                                          " of shape [4,7] read as [2,2,7])");
+  auto refused_at_launch = [&](const pto::v1::KernelBinary& bad,
+                               const std::vector<std::string>& parts) {
+    auto kernel = runtime::Kernel::Load(bad);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    auto report = ptoc::RunAndCheck(SplitRows(SymExpr(7)), **kernel, {});
+    ASSERT_FALSE(report.ok());
+    EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument) << report.status();
+    for (const std::string& p : parts) EXPECT_THAT(report.status().message(), HasSubstr(p));
+  };
+  // The outer stride 2*bs replaced by 1000 (only this access reads it).
+  pto::v1::KernelBinary bad = good;
+  bad.mutable_execute_graph()->mutable_dynamic_offsets(outer)->set_constant(1000);
+  refused_at_launch(bad, {access, "addresses dim 0 with stride 1000",
+                          "the view's row-major stride there is 14"});
+  // A view shape with more elements than the buffer.
+  bad = good;
+  bad.mutable_execute_graph()->mutable_templates(ti)->mutable_accesses(ai)->mutable_view_shape(
+      0)->set_size(3);
+  refused_at_launch(bad, {"read as [3,2,7]", "the view has 42 elements and the buffer 28"});
+
+  auto refused_at_load = [&](const std::function<void(pto::v1::TemplateAccess*)>& edit,
+                             const std::string& what) {
+    pto::v1::KernelBinary worse = good;
+    edit(worse.mutable_execute_graph()->mutable_templates(ti)->mutable_accesses(ai));
+    auto k = runtime::Kernel::Load(worse);
+    ASSERT_FALSE(k.ok()) << what;
+    EXPECT_THAT(k.status().message(), HasSubstr(what));
+  };
+  refused_at_load([](pto::v1::TemplateAccess* x) { x->clear_stride_arg(); },
+                  "read as [2,2,bs] names no dynamic arg for the stride of dim 1");
+  refused_at_load([](pto::v1::TemplateAccess* x) { x->clear_view_shape(); },
+                  "names stride args for 3 of its 2 dims");
+  refused_at_load(
+      [](pto::v1::TemplateAccess* x) {
+        x->clear_view_shape();
+        x->clear_stride_arg();
+      },
+      "of shape [4,bs] names no dynamic arg for the stride of dim 0");
+  refused_at_load([](pto::v1::TemplateAccess* x) { x->mutable_index(0)->set_space_dim(0); },
+                  "has a view shape but does not read the whole buffer");
+  EXPECT_TRUE(runtime::Kernel::Load(good).ok());
 }
 
 TEST(SymbolicViewTest, AReshapeThatChangesTheElementCountIsAnError) {

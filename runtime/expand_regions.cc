@@ -147,7 +147,8 @@ class Expander {
         return absl::InvalidArgumentError(absl::StrCat(
             c.label(), ": the region at offsets ", Dims(offsets), " of extent ",
             Dims(extent), " is empty in dim ", d, " at ", Bindings(values_),
-            " (a view or assemble needs at least one element in each dim)"));
+            " (empty tensors are not supported: a view or assemble needs at least one "
+            "element in each dim)"));
       }
       if (offsets[d] < 0 || offsets[d] > bound[d] - extent[d]) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -228,7 +229,8 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
     if (!v.ok() || *v <= 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "template ", t.label(), " space: dim ", DimToString(d),
-          v.ok() ? absl::StrCat(" is ", *v, " (must be positive)")
+          v.ok() ? absl::StrCat(" is ", *v, " at ", Bindings(values),
+                                " (must be positive: empty tensors are not supported)")
                  : absl::StrCat(": ", v.status().message())));
     }
     g.space.push_back(*v);

@@ -150,7 +150,8 @@ absl::StatusOr<SymbolValues> BindArguments(const pto::v1::KernelBinary& binary,
       if (it == bound_by.end()) {
         if (actual <= 0) {
           return absl::InvalidArgumentError(absl::StrFormat(
-              "%s: dim %d (symbol %s) is %d; sizes must be positive",
+              "%s: dim %d (symbol %s) is %d; sizes must be positive (empty tensors are not "
+              "supported)",
               ArgLabel(binary, p), d, dim.symbol(), actual));
         }
         bound_by[dim.symbol()] = {p, d};

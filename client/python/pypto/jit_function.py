@@ -242,7 +242,8 @@ class _Param:
             raise ValueError(f"argument '{name}': rank {len(shape)} (shape {list(shape)}); "
                              f"kernels take tensors of rank 0 to 4")
         if any(d == 0 for d in shape):
-            raise ValueError(f"argument '{name}': shape {list(shape)} has an empty dim")
+            raise ValueError(f"argument '{name}': shape {list(shape)} has an empty dim (empty "
+                             f"tensors are not supported: every dim needs at least one element)")
         return dt, shape
 
 

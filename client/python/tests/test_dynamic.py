@@ -338,6 +338,28 @@ def test_a_view_of_a_dynamic_dim_out_of_range_is_an_error_at_launch(native):
     assert pypto.compile_stats()["compiles"] == 1
 
 
+def test_an_empty_tensor_is_an_error_saying_so(native):
+    # Empty tensors are not supported (user guide, "Dynamic shapes"): a view
+    # empty at the launch's sizes and an argument with a 0 dim say so.
+    @pypto.jit
+    def shift(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+              out: pypto.Tensor([4, "n"], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:, :x.shape[1] - 1] = x[:, 1:] * 2
+
+    x, out = torch.randn(4, 5), torch.zeros(4, 5)
+    shift(x, out)
+    torch.testing.assert_close(out[:, :4], x[:, 1:] * 2)
+    with pytest.raises(ValueError, match=r'"view": the region at offsets \[0,1\] of extent '
+                                         r'\[4,0\] is empty in dim 1 at n=1 \(empty tensors '
+                                         r'are not supported'):
+        shift(torch.randn(4, 1), torch.zeros(4, 1))
+    with pytest.raises(ValueError, match=r"argument 'x': shape \[4, 0\] has an empty dim "
+                                         r"\(empty tensors are not supported"):
+        shift(torch.randn(4, 0), torch.zeros(4, 0))
+    assert pypto.compile_stats()["compiles"] == 1
+
+
 def test_matmul_of_a_reshape_with_a_dynamic_inner_dim_compiles_once(native):
     # x: [B, S, H] with a DYNAMIC S, reshaped to [B*S, H] for the matmul: the
     # reshape reads x's contiguous data (run-time row strides where they

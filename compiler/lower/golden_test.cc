@@ -373,7 +373,7 @@ TEST(GoldenTest, RowArithmeticRunsAreOneLoop) {
            "for (int64_t k0 = 0; k0 < 32; k0 += 16) {",
            "for (int64_t k = 32; k < 40; ++k) {",
            "lane[k - 32] = lane[k - 32] + v",
-           "return lane[0];",
+           "return pto_tile::SumLanes(lane);",
            "pto_tile::TSubFn::Apply(r0[k], r1[0]);",
            "r2[k] = v",  // the difference, read again for the scale
        }) {

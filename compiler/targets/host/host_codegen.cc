@@ -835,8 +835,9 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                         "; ++k) {\n", body, indent, "  }\n", call);
       } else {
         // ReduceRow's lanes: element k in lane k % 16 (the tail past the
-        // last group of 16 into lanes 0..), then pairwise; the sum is
-        // written after the loop (its row tile may be an operand).
+        // last group of 16 into lanes 0..), then pairwise (SumLanes, in
+        // registers); the sum is written after the loop (its row tile may
+        // be an operand).
         const int64_t grouped = cols / 16 * 16;
         const std::string last = absl::StrCat("v", end - 1);
         const PtoInstr& sum = fn.body[run.sum];
@@ -877,10 +878,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                           "; ++k) {\n", body, indent, "    lane[k - ", grouped,
                           "] = lane[k - ", grouped, "] + ", last, ";\n", indent, "  }\n");
         }
-        absl::StrAppend(&out, indent,
-                        "  for (int w = 8; w >= 1; w /= 2) for (int j = 0; j < w; ++j) "
-                        "lane[j] = lane[j] + lane[j + w];\n",
-                        indent, "  return lane[0];\n", call_pf);
+        absl::StrAppend(&out, indent, "  return pto_tile::SumLanes(lane);\n", call_pf);
         name[sum.dst] = absl::StrCat("t", sum.dst);
       }
       i = (run.sum >= 0 ? run.sum : end - 1);

@@ -199,7 +199,8 @@ TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
 
 // The run-time-length forms (rows over a symbolic last dim) give the bits
 // of the static forms at the same length, so dynamic and static kernels
-// agree: ReduceRowN against ReduceRow (TRedMax/TRedMin/TRedSum), and
+// agree: ReduceRowN against ReduceRow (TRedMax/TRedMin/TRedSum, whose f32
+// sums run in vector registers: also against ReduceRowExact), and
 // TSubExpSumRowN against TSubExpSumRow, whose e it pads with zeros to whole
 // chunks of kRowChunk.
 template <int64_t C>
@@ -217,6 +218,10 @@ void CheckRunTimeLength() {
     EXPECT_EQ(BitsFromFloat(got[0]), BitsFromFloat(want[0])) << "max C=" << C;
     EXPECT_EQ(BitsFromFloat(got[1]), BitsFromFloat(want[1])) << "min C=" << C;
     EXPECT_TRUE(SameSum(got[2], want[2])) << "sum C=" << C << ": " << got[2] << " vs " << want[2];
+    if constexpr (C >= 2 * pto_tile::kReduceLanes) {  // sums in vector registers, exact order
+      const float exact = pto_tile::ReduceRowExact<pto_tile::SumOp<float>, C>(row.data());
+      EXPECT_TRUE(SameSum(want[2], exact)) << "sum C=" << C << ": " << want[2] << " vs " << exact;
+    }
     for (float mv : {want[0], -3.5f}) {
       std::vector<float> want_e(C), got_e(kEnd, 1.0f);
       float want_s, got_s;
@@ -237,6 +242,28 @@ TEST(PtoTileRowsTest, RunTimeLengthFormsGiveTheStaticBits) {
   CheckRunTimeLength<37>();
   CheckRunTimeLength<256>();
   CheckRunTimeLength<1000>();
+}
+
+// SumLanes (the end of host codegen's fused row sums) adds the same pairs in
+// the same order as the scalar loop it replaced.
+TEST(PtoTileRowsTest, SumLanesIsThePairwiseLoop) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1e4f, 1e4f);
+  for (int t = 0; t < 200; ++t) {
+    float lane[16], want[16];
+    for (float& x : lane) x = u(rng) * (t % 3 == 0 ? 1e-6f : 1.0f);
+    if (t % 7 == 1) lane[t % 16] = -0.0f;
+    if (t % 11 == 2) lane[(t * 5) % 16] = kInf;
+    std::memcpy(want, lane, sizeof lane);
+    for (int w = 8; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) want[j] = want[j] + want[j + w];
+    }
+    EXPECT_TRUE(SameSum(pto_tile::SumLanes(lane), want[0])) << t;
+  }
+  float zeros[16];
+  for (float& x : zeros) x = -0.0f;
+  EXPECT_EQ(BitsFromFloat(pto_tile::SumLanes(zeros)), BitsFromFloat(-0.0f));
 }
 
 // Softmax's special rows through the fused form, as numpy computes them: a

@@ -36,22 +36,12 @@ uint32_t GraphBuilder::SymValue(pto::v1::DataType dtype, const SymShape& shape,
 
 uint32_t GraphBuilder::SymInput(const std::string& name, pto::v1::DataType dtype,
                                 const SymShape& shape) {
-  uint32_t id = SymValue(dtype, shape, name);
-  pto::v1::Parameter* p = g_.add_params();
-  p->set_name(name);
-  p->set_role(pto::v1::PARAM_ROLE_IN);
-  p->set_value_id(id);
-  return id;
+  return AddParam(name, pto::v1::PARAM_ROLE_IN, SymValue(dtype, shape, name));
 }
 
 uint32_t GraphBuilder::Input(const std::string& name, pto::v1::DataType dtype,
                              const std::vector<int64_t>& shape) {
-  uint32_t id = Value(dtype, shape, name);
-  pto::v1::Parameter* p = g_.add_params();
-  p->set_name(name);
-  p->set_role(pto::v1::PARAM_ROLE_IN);
-  p->set_value_id(id);
-  return id;
+  return AddParam(name, pto::v1::PARAM_ROLE_IN, Value(dtype, shape, name));
 }
 
 uint32_t GraphBuilder::Layout(
@@ -197,19 +187,22 @@ void GraphBuilder::Output(const std::string& name, uint32_t value) {
       return;
     }
   }
-  pto::v1::Parameter* p = g_.add_params();
-  p->set_name(name);
-  p->set_role(pto::v1::PARAM_ROLE_OUT);
-  p->set_value_id(value);
+  AddParam(name, pto::v1::PARAM_ROLE_OUT, value);
 }
 
 void GraphBuilder::InOut(const std::string& name, uint32_t in_value,
                          uint32_t result) {
+  AddParam(name, pto::v1::PARAM_ROLE_INOUT, in_value, result);
+}
+
+uint32_t GraphBuilder::AddParam(const std::string& name, pto::v1::ParamRole role,
+                                uint32_t value, uint32_t result) {
   pto::v1::Parameter* p = g_.add_params();
   p->set_name(name);
-  p->set_role(pto::v1::PARAM_ROLE_INOUT);
-  p->set_value_id(in_value);
+  p->set_role(role);
+  p->set_value_id(value);
   p->set_result_value_id(result);
+  return value;
 }
 
 uint32_t GraphBuilder::Matmul(uint32_t a, uint32_t b,
@@ -239,21 +232,6 @@ UniformGraphBuilder::UniformGraphBuilder(const std::string& name,
                                          std::vector<int64_t> shape,
                                          std::vector<int64_t> tile)
     : b_(name), dtype_(dtype), shape_(std::move(shape)), tile_(std::move(tile)) {}
-
-uint32_t UniformGraphBuilder::InOut(const std::string& name) {
-  const uint32_t id = b_.Value(dtype_, shape_, name);
-  pto::v1::Parameter* p = b_.graph().add_params();
-  p->set_name(name);
-  p->set_role(pto::v1::PARAM_ROLE_INOUT);
-  p->set_value_id(id);
-  return id;
-}
-
-void UniformGraphBuilder::SetResult(uint32_t inout_value, uint32_t result) {
-  for (pto::v1::Parameter& p : *b_.graph().mutable_params()) {
-    if (p.value_id() == inout_value) p.set_result_value_id(result);
-  }
-}
 
 pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype, const std::string& a_name) {
   GraphBuilder b("exp_add");

@@ -142,6 +142,10 @@ class GraphBuilder {
 
  private:
   const pto::v1::Value* Find(uint32_t id) const;
+  // Adds parameter `name` holding `value` (and, for an INOUT, `result`);
+  // returns `value`.
+  uint32_t AddParam(const std::string& name, pto::v1::ParamRole role,
+                    uint32_t value, uint32_t result = 0);
   pto::v1::Op* AddOp();  // into the innermost open region, or the graph
   // Adds op `kind` on `inputs` with one output of the type the compiler
   // infers for `attrs` (inputs[0]'s when inference fails); *out is its id.
@@ -185,12 +189,12 @@ class UniformGraphBuilder {
               std::optional<double> scalar = std::nullopt) {
     return b_.Op(kind, inputs, tile_, scalar);
   }
-  // Makes `value` the OUT parameter `name`.
+  // Makes `value` the OUT parameter `name`, or the result of the INOUT
+  // parameter `name`.
   void Output(const std::string& name, uint32_t value) { b_.Output(name, value); }
   // A new INOUT parameter, in order with the others: returns the value
-  // holding its incoming contents; SetResult names the value written back.
-  uint32_t InOut(const std::string& name);
-  void SetResult(uint32_t inout_value, uint32_t result);
+  // holding its incoming contents (Output(name, v) sets its result).
+  uint32_t InOut(const std::string& name) { return b_.InOut(name, dtype_, shape_); }
   // Changes the vector tile of ops added from now on.
   void SetTile(std::vector<int64_t> tile) { tile_ = std::move(tile); }
 

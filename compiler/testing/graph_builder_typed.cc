@@ -104,9 +104,7 @@ uint32_t GraphBuilder::Matmul(uint32_t a, uint32_t b, pto::v1::DataType out_dtyp
 
 uint32_t GraphBuilder::InOut(const std::string& name, pto::v1::DataType dtype,
                              const std::vector<int64_t>& shape) {
-  const uint32_t id = Input(name, dtype, shape);
-  g_.mutable_params(g_.params_size() - 1)->set_role(pto::v1::PARAM_ROLE_INOUT);
-  return id;
+  return AddParam(name, pto::v1::PARAM_ROLE_INOUT, Value(dtype, shape, name));
 }
 
 }  // namespace pto::compiler::testing

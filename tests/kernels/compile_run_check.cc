@@ -1,30 +1,96 @@
 #include "tests/kernels/compile_run_check.h"
 
-#include "client/ptoc/check.h"
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "compiler/compile.h"
 #include "gtest/gtest.h"
-#include "runtime/kernel.h"
 
 namespace pto::testing {
 
+std::unique_ptr<runtime::Kernel> CompileAndLoad(const pto::v1::Graph& graph,
+                                                const std::string& target) {
+  auto compiled = compiler::Compile(graph, target, {});
+  EXPECT_TRUE(compiled.ok()) << graph.name() << ": " << compiled.status();
+  if (!compiled.ok()) return nullptr;
+  auto kernel = runtime::Kernel::Load(compiled->binary);
+  EXPECT_TRUE(kernel.ok()) << graph.name() << ": " << kernel.status();
+  return kernel.ok() ? *std::move(kernel) : nullptr;
+}
+
+std::optional<ptoc::CheckReport> RunAndExpectMatch(const pto::v1::Graph& graph,
+                                                   const runtime::Kernel& kernel,
+                                                   const ptoc::CheckOptions& options,
+                                                   const std::string& label) {
+  auto report = ptoc::RunAndCheck(graph, kernel, options);
+  EXPECT_TRUE(report.ok()) << label << ": " << report.status();
+  if (!report.ok()) return std::nullopt;
+  EXPECT_TRUE(report->pass()) << label << "\n" << report->Summary();
+  return *std::move(report);
+}
+
+void CompileRunAndCheck(const pto::v1::Graph& graph, const RunChecks& checks) {
+  auto kernel = CompileAndLoad(graph, checks.target);
+  ASSERT_NE(kernel, nullptr);
+  for (int seed = 1; seed <= checks.seeds; ++seed) {
+    ptoc::CheckOptions options = checks.inputs;
+    options.seed = static_cast<uint64_t>(seed);
+    const std::string label = absl::StrCat(graph.name(), " seed ", seed);
+    auto report = RunAndExpectMatch(graph, *kernel, options, label);
+    if (!report) return;
+    if (checks.outputs >= 0) {
+      ASSERT_EQ(static_cast<int>(report->outputs.size()), checks.outputs) << label;
+      for (const ptoc::Comparison& c : report->outputs) EXPECT_GT(c.count, 0) << c.name;
+    }
+  }
+}
+
 void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
                         const ptoc::Tolerance* tolerance, const std::string& target) {
-  auto compiled = compiler::Compile(graph, target, {});
-  ASSERT_TRUE(compiled.ok()) << graph.name() << ": " << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  for (int seed = 1; seed <= seeds; ++seed) {
+  RunChecks checks;
+  checks.seeds = seeds;
+  checks.inputs.low = -4;
+  checks.inputs.high = 4;
+  checks.inputs.tolerance = tolerance;
+  checks.target = target;
+  CompileRunAndCheck(graph, checks);
+}
+
+std::unique_ptr<runtime::Kernel> CompileOverBs(const GraphOf& make) {
+  return CompileAndLoad(make(kBs));
+}
+
+void RunSizes(const GraphOf& make, const runtime::Kernel& kernel,
+              const std::vector<int64_t>& sizes) {
+  for (int64_t n : sizes) {
     ptoc::CheckOptions options;
-    options.seed = seed;
-    // Wider than [-2, 2] so exp overflows and log sees negatives sometimes.
-    options.low = -4;
-    options.high = 4;
-    options.tolerance = tolerance;
-    auto report = ptoc::RunAndCheck(graph, **kernel, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_TRUE(report->pass()) << graph.name() << " seed " << seed << "\n"
-                                << report->Summary();
+    options.seed = static_cast<uint64_t>(n);
+    if (!RunAndExpectMatch(make(compiler::SymExpr(n)), kernel, options,
+                           absl::StrCat("bs ", n))) {
+      return;
+    }
   }
+}
+
+void CompileAndRunSizes(const GraphOf& make, const std::vector<int64_t>& sizes) {
+  auto kernel = CompileOverBs(make);
+  ASSERT_NE(kernel, nullptr);
+  RunSizes(make, *kernel, sizes);
+}
+
+void ExpectIterationsChain(const pto::v1::ExecuteGraph& g, int n) {
+  ASSERT_EQ(g.tasks_size() % n, 0);
+  const int per = g.tasks_size() / n;
+  std::vector<bool> waits(n, false);
+  for (int t = 0; t < g.tasks_size(); ++t) {
+    for (uint32_t d : g.tasks(t).deps()) {
+      if (IterationOf(t, per) - IterationOf(static_cast<int>(d), per) == 1) {
+        waits[IterationOf(t, per)] = true;
+      }
+    }
+  }
+  for (int it = 1; it < n; ++it) EXPECT_TRUE(waits[it]) << "iteration " << it;
 }
 
 }  // namespace pto::testing

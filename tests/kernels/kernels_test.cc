@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto {
 namespace {
@@ -61,25 +62,13 @@ std::string ShapeName(const std::vector<int64_t>& dims) {
   return absl::StrJoin(dims, "x");
 }
 
-// Compiles `graph` for the host, loads it, runs it on random inputs and
-// compares every output with the reference.
-void CompileRunAndCheck(const pto::v1::Graph& graph, int expected_outputs) {
-  auto compiled = compiler::Compile(graph, "host", {});
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  for (uint64_t seed : {1, 2}) {
-    ptoc::CheckOptions options;
-    options.seed = seed;
-    auto report = ptoc::RunAndCheck(graph, **kernel, options);
-    ASSERT_TRUE(report.ok()) << report.status();
-    ASSERT_EQ(static_cast<int>(report->outputs.size()), expected_outputs);
-    for (const ptoc::Comparison& c : report->outputs) {
-      EXPECT_GT(c.count, 0) << c.name;
-    }
-    EXPECT_TRUE(report->pass()) << graph.name() << " seed " << seed << "\n"
-                                << report->Summary();
-  }
+// Two runs (seeds 1 and 2) on inputs in ptoc's default range, each
+// comparing all `outputs` outputs of the graph, none of them empty.
+testing::RunChecks Checks(int outputs) {
+  testing::RunChecks checks;
+  checks.seeds = 2;
+  checks.outputs = outputs;
+  return checks;
 }
 
 // One kernel per (dtype, shape) with one output per op kind.
@@ -98,7 +87,7 @@ TEST_P(EveryOpTest, MatchesReference) {
     if (op.arity == 2) inputs.push_back(y);
     b.Output(absl::StrCat("out_", op.kind), b.Op(op.kind, inputs, op.scalar));
   }
-  CompileRunAndCheck(b.graph(), static_cast<int>(std::size(kOps)));
+  testing::CompileRunAndCheck(b.graph(), Checks(static_cast<int>(std::size(kOps))));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -127,8 +116,8 @@ pto::v1::Graph Chain(pto::v1::DataType dtype) {
   return b.graph();
 }
 
-TEST(ChainTest, Fp32) { CompileRunAndCheck(Chain(pto::v1::DT_FP32), 2); }
-TEST(ChainTest, Fp16) { CompileRunAndCheck(Chain(pto::v1::DT_FP16), 2); }
+TEST(ChainTest, Fp32) { testing::CompileRunAndCheck(Chain(pto::v1::DT_FP32), Checks(2)); }
+TEST(ChainTest, Fp16) { testing::CompileRunAndCheck(Chain(pto::v1::DT_FP16), Checks(2)); }
 
 // Ops with different tile shapes cannot share a block: the intermediate goes
 // through a workspace buffer between two groups of tasks.
@@ -151,14 +140,14 @@ TEST(WorkspaceChainTest, Fp32) {
   const auto& buffers = compiled->binary.execute_graph().buffers();
   ASSERT_GT(buffers.size(), 3) << "expected a workspace for the intermediate";
   EXPECT_GT(buffers[3].workspace_bytes(), 0);
-  CompileRunAndCheck(graph, 1);
+  testing::CompileRunAndCheck(graph, Checks(1));
 }
 
 // FP16 results are rounded per op, inside a block as through a workspace, so
 // tile shapes never change results (PYPTO_API: they "change speed, never
 // results"). `sub` cancels, which would show a difference of several ulps.
 TEST(WorkspaceChainTest, Fp16) {
-  CompileRunAndCheck(TwoTilings(pto::v1::DT_FP16, "sub"), 1);
+  testing::CompileRunAndCheck(TwoTilings(pto::v1::DT_FP16, "sub"), Checks(1));
 }
 
 // An INOUT parameter read and then written in place, rank 3 with tails.
@@ -168,8 +157,8 @@ TEST(InOutTest, UpdatesInPlace) {
                           {3, 20, 50}, {2, 8, 32});
     const uint32_t acc = b.InOut("acc");
     const uint32_t x = b.Input("x");
-    b.SetResult(acc, b.Op("add", {b.Op("exp", {x}), b.Op("abs", {acc})}));
-    CompileRunAndCheck(b.graph(), 1);
+    b.Output("acc", b.Op("add", {b.Op("exp", {x}), b.Op("abs", {acc})}));
+    testing::CompileRunAndCheck(b.graph(), Checks(1));
   }
 }
 

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
-#include "tests/kernels/loop_support.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto::testing {
 namespace {

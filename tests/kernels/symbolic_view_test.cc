@@ -19,7 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
-#include "tests/kernels/loop_support.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto::testing {
 namespace {

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "runtime/host_target.h"
 #include "runtime/kernel.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto::testing {
 namespace {
@@ -57,25 +58,18 @@ pto::v1::Graph Symbolic(const GraphAt& make, const std::vector<std::string>& sym
 std::unique_ptr<runtime::Kernel> CompileOnceRun(const GraphAt& make,
                                                 const std::vector<std::string>& symbolic,
                                                 const std::vector<Sizes>& runs) {
-  auto compiled = compiler::Compile(Symbolic(make, symbolic, runs.front()), "host", {});
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return nullptr;
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  if (!kernel.ok()) return nullptr;
+  std::unique_ptr<runtime::Kernel> kernel =
+      CompileAndLoad(Symbolic(make, symbolic, runs.front()));
+  if (kernel == nullptr) return nullptr;
   for (const Sizes& s : runs) {
     std::string label;
     for (const auto& [name, v] : s) label += name + "=" + std::to_string(v) + " ";
     ptoc::CheckOptions options;
     options.seed = static_cast<uint64_t>(s.at("m") * 7 + s.at("n") * 13 + s.at("k"));
-    auto report = ptoc::RunAndCheck(make(s), **kernel, options);
-    EXPECT_TRUE(report.ok()) << label << report.status();
-    if (report.ok()) {
-      EXPECT_TRUE(report->pass()) << label << "\n" << report->Summary();
-    }
+    RunAndExpectMatch(make(s), *kernel, options, label);
   }
-  EXPECT_EQ((*kernel)->plans_expanded(), static_cast<int>(runs.size()));
-  return *std::move(kernel);
+  EXPECT_EQ(kernel->plans_expanded(), static_cast<int>(runs.size()));
+  return kernel;
 }
 
 // The cube tile of every case: m 16, k L0 8 / L1 16, n 16 (so 37 rows,

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/pipeline.h"
@@ -21,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto::testing {
 namespace {
@@ -92,28 +94,16 @@ pto::v1::Graph RmsNorm(int64_t cols) {
 
 const std::vector<int64_t> kSizes = {1, 7, 64, 1000, 4096, 5000};  // 4096: the cap; 5000: past it
 
-std::unique_ptr<runtime::Kernel> Load(const pto::v1::Graph& graph) {
-  auto compiled = compiler::Compile(graph, "host", {});
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return nullptr;
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  if (!kernel.ok()) return nullptr;
-  return *std::move(kernel);
-}
-
 TEST(DynamicRowsTest, SoftmaxLayerNormRmsNormCompiledOnceMatchTheReference) {
   for (const GraphAt& make : std::vector<GraphAt>{Softmax, LayerNorm, RmsNorm}) {
     const pto::v1::Graph symbolic = Symbolic(make);
     SCOPED_TRACE(symbolic.name());
-    std::unique_ptr<runtime::Kernel> kernel = Load(symbolic);
+    std::unique_ptr<runtime::Kernel> kernel = CompileAndLoad(symbolic);
     ASSERT_NE(kernel, nullptr);
     for (int64_t n : kSizes) {
       ptoc::CheckOptions options;
       options.seed = static_cast<uint64_t>(n);
-      auto report = ptoc::RunAndCheck(make(n), *kernel, options);
-      ASSERT_TRUE(report.ok()) << "n " << n << ": " << report.status();
-      EXPECT_TRUE(report->pass()) << "n " << n << "\n" << report->Summary();
+      ASSERT_TRUE(RunAndExpectMatch(make(n), *kernel, options, absl::StrCat("n ", n)));
     }
     EXPECT_EQ(kernel->plans_expanded(), static_cast<int64_t>(kSizes.size()));
   }
@@ -151,11 +141,11 @@ TEST(DynamicRowsTest, RowsWithinTheCapRunOneTaskPerTileOfRows) {
 // that n (a static row group: its tile widened to the row).
 TEST(DynamicRowsTest, RunTimeRowsAreTheStaticRowsBits) {
   for (const GraphAt& make : std::vector<GraphAt>{Softmax, LayerNorm, RmsNorm}) {
-    std::unique_ptr<runtime::Kernel> dynamic = Load(Symbolic(make));
+    std::unique_ptr<runtime::Kernel> dynamic = CompileAndLoad(Symbolic(make));
     ASSERT_NE(dynamic, nullptr);
     for (int64_t n : {1, 33, 1000, 2048}) {
       SCOPED_TRACE(::testing::Message() << make(1).name() << " n " << n);
-      std::unique_ptr<runtime::Kernel> fixed = Load(make(n));
+      std::unique_ptr<runtime::Kernel> fixed = CompileAndLoad(make(n));
       ASSERT_NE(fixed, nullptr);
       std::mt19937 rng(static_cast<uint32_t>(n));
       std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
@@ -195,11 +185,11 @@ TEST(DynamicRowsTest, ARowMaximumOfZerosKeepsTheStaticSign) {
     b.Output("out", b.Op("amax", {x}, kTile, -1, true));
     return b.graph();
   };
-  std::unique_ptr<runtime::Kernel> dynamic = Load(Symbolic(make));
+  std::unique_ptr<runtime::Kernel> dynamic = CompileAndLoad(Symbolic(make));
   ASSERT_NE(dynamic, nullptr);
   for (int64_t n : {33, 1000}) {
     SCOPED_TRACE(::testing::Message() << "n " << n);
-    std::unique_ptr<runtime::Kernel> fixed = Load(make(n));
+    std::unique_ptr<runtime::Kernel> fixed = CompileAndLoad(make(n));
     ASSERT_NE(fixed, nullptr);
     std::vector<float> x(kRows * n);
     for (int64_t r = 0; r < kRows; ++r) {

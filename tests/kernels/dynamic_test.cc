@@ -24,6 +24,7 @@
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
 #include "runtime/template_plans.h"
+#include "tests/kernels/compile_run_check.h"
 
 namespace pto::testing {
 namespace {
@@ -57,23 +58,15 @@ pto::v1::Graph Symbolic(const GraphAt& make) {
 std::unique_ptr<runtime::Kernel> CompileOnceRunSizes(
     const GraphAt& make, const std::vector<int64_t>& sizes,
     const ptoc::Tolerance* tolerance = nullptr) {
-  auto compiled = compiler::Compile(Symbolic(make), "host", {});
-  EXPECT_TRUE(compiled.ok()) << compiled.status();
-  if (!compiled.ok()) return nullptr;
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  if (!kernel.ok()) return nullptr;
+  std::unique_ptr<runtime::Kernel> kernel = CompileAndLoad(Symbolic(make));
+  if (kernel == nullptr) return nullptr;
   for (int64_t n : sizes) {
     ptoc::CheckOptions options;
     options.seed = static_cast<uint64_t>(n);
     options.tolerance = tolerance;
-    auto report = ptoc::RunAndCheck(make(n), **kernel, options);
-    EXPECT_TRUE(report.ok()) << "rows " << n << ": " << report.status();
-    if (report.ok()) {
-      EXPECT_TRUE(report->pass()) << "rows " << n << "\n" << report->Summary();
-    }
+    RunAndExpectMatch(make(n), *kernel, options, absl::StrCat("rows ", n));
   }
-  return *std::move(kernel);
+  return kernel;
 }
 
 pto::v1::Graph ExpAdd(int64_t rows) {
@@ -554,18 +547,15 @@ TEST(DynamicTest, SymbolicInnerDimsCompiledOnce) {
         if (d.size() == 999979) d.set_symbol("rows");
       }
     }
-    auto compiled = compiler::Compile(g, "host", {});
-    ASSERT_TRUE(compiled.ok()) << compiled.status();
-    auto kernel = runtime::Kernel::Load(compiled->binary);
-    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    std::unique_ptr<runtime::Kernel> kernel = CompileAndLoad(g);
+    ASSERT_NE(kernel, nullptr);
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
              {4, 1}, {4, 8}, {4, 13}, {4, 300}, {1, 1}, {5, 9}, {33, 70}}) {
       if (!rows_symbolic && rows != 4) continue;
       ptoc::CheckOptions options;
       options.seed = static_cast<uint64_t>(rows * 1000 + cols);
-      auto report = ptoc::RunAndCheck(make(rows, cols), **kernel, options);
-      ASSERT_TRUE(report.ok()) << rows << "x" << cols << ": " << report.status();
-      EXPECT_TRUE(report->pass()) << rows << "x" << cols << "\n" << report->Summary();
+      ASSERT_TRUE(RunAndExpectMatch(make(rows, cols), *kernel, options,
+                                    absl::StrCat(rows, "x", cols)));
     }
   }
 }

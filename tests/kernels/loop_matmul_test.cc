@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/ptoc/check.h"
 #include "compiler/compile.h"
 #include "compiler/testing/graph_builder.h"
@@ -420,17 +421,14 @@ pto::v1::Graph DynamicLd(const SymExpr& n, const SymExpr& m) {
 
 TEST(LoopMatmulTest, RunTimeLeadingDimensionsAndSymbolicN) {
   const SymExpr n = SymExpr::Symbol("n"), m = SymExpr::Symbol("m");
-  auto compiled = compiler::Compile(DynamicLd(n, m), "host", {});
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto kernel = CompileAndLoad(DynamicLd(n, m));
+  ASSERT_NE(kernel, nullptr);
   for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
            {4, 12}, {8, 13}, {12, 45}, {4, 70}}) {
     ptoc::CheckOptions options;
     options.seed = static_cast<uint64_t>(rows * 100 + cols);
-    auto report = ptoc::RunAndCheck(DynamicLd(SymExpr(rows), SymExpr(cols)), **kernel, options);
-    ASSERT_TRUE(report.ok()) << rows << "x" << cols << ": " << report.status();
-    EXPECT_TRUE(report->pass()) << rows << "x" << cols << "\n" << report->Summary();
+    ASSERT_TRUE(RunAndExpectMatch(DynamicLd(SymExpr(rows), SymExpr(cols)), *kernel, options,
+                                  absl::StrCat(rows, "x", cols)));
   }
 }
 
@@ -452,19 +450,14 @@ pto::v1::Graph RowBlocksOverK(const SymExpr& n, const SymExpr& k) {
 }
 
 TEST(LoopMatmulTest, SymbolicKInABody) {
-  auto compiled = compiler::Compile(
-      RowBlocksOverK(SymExpr::Symbol("n"), SymExpr::Symbol("k")), "host", {});
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto kernel = CompileAndLoad(RowBlocksOverK(SymExpr::Symbol("n"), SymExpr::Symbol("k")));
+  ASSERT_NE(kernel, nullptr);
   for (auto [rows, depth] : std::vector<std::pair<int64_t, int64_t>>{
            {4, 1}, {8, 9}, {12, 50}, {4, 16}}) {
     ptoc::CheckOptions options;
     options.seed = static_cast<uint64_t>(rows * 100 + depth);
-    auto report =
-        ptoc::RunAndCheck(RowBlocksOverK(SymExpr(rows), SymExpr(depth)), **kernel, options);
-    ASSERT_TRUE(report.ok()) << rows << "x" << depth << ": " << report.status();
-    EXPECT_TRUE(report->pass()) << rows << "x" << depth << "\n" << report->Summary();
+    ASSERT_TRUE(RunAndExpectMatch(RowBlocksOverK(SymExpr(rows), SymExpr(depth)), *kernel,
+                                  options, absl::StrCat(rows, "x", depth)));
   }
 }
 

@@ -391,21 +391,16 @@ pto::v1::Graph TwoDynamicDims(const SymExpr& n, const SymExpr& m) {
 }
 
 TEST(LoopTest, NestedLoopsOverTwoDynamicDimsWithTails) {
-  auto compiled = compiler::Compile(
-      TwoDynamicDims(SymExpr::Symbol("n"), SymExpr::Symbol("m")), "host", {});
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto kernel = CompileAndLoad(TwoDynamicDims(SymExpr::Symbol("n"), SymExpr::Symbol("m")));
+  ASSERT_NE(kernel, nullptr);
   for (auto [n, m] : std::vector<std::pair<int64_t, int64_t>>{
            {1, 1}, {4, 8}, {5, 9}, {13, 20}, {3, 30}}) {
     ptoc::CheckOptions options;
     options.seed = static_cast<uint64_t>(n * 100 + m);
-    auto report = ptoc::RunAndCheck(TwoDynamicDims(SymExpr(n), SymExpr(m)), **kernel,
-                                    options);
-    ASSERT_TRUE(report.ok()) << n << "x" << m << ": " << report.status();
-    EXPECT_TRUE(report->pass()) << n << "x" << m << "\n" << report->Summary();
+    ASSERT_TRUE(RunAndExpectMatch(TwoDynamicDims(SymExpr(n), SymExpr(m)), *kernel, options,
+                                  absl::StrCat(n, "x", m)));
   }
-  EXPECT_EQ((*kernel)->plans_expanded(), 5);
+  EXPECT_EQ(kernel->plans_expanded(), 5);
 }
 
 // for i in 0..bs: row = x[i]; for j in 0..4: out[i, j*16:] = exp(row[:, j*16:])
@@ -442,14 +437,12 @@ TEST(LoopTest, ViewOutsideTheViewItTakesIsAnErrorAtLaunch) {
           });
         })[0];
       });
-  auto compiled = compiler::Compile(graph, "host", {});
-  ASSERT_TRUE(compiled.ok()) << compiled.status();
-  auto kernel = runtime::Kernel::Load(compiled->binary);
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto kernel = CompileAndLoad(graph);
+  ASSERT_NE(kernel, nullptr);
   auto in = ptoc::HostTensor::Create(DT_FP32, {2, 128});
   auto o = ptoc::HostTensor::Create(DT_FP32, {2, 128});
   ASSERT_TRUE(in.ok() && o.ok());
-  absl::Status s = (*kernel)->Run({in->AsArg(), o->AsArg()});
+  absl::Status s = kernel->Run({in->AsArg(), o->AsArg()});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::AllOf(HasSubstr("inside the view it takes"),
                                             HasSubstr("offsets [0,64]"), HasSubstr("j=4")));

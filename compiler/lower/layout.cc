@@ -84,6 +84,23 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
     for (size_t j = 0; j < m.size(); ++j) m[j].dim = static_cast<int>(j);
     return m;
   };
+  // Layout op i's result `out` reads `in`'s root through `map`, as
+  // `view_shape`: a TLOAD into out's own buffer when out is a parameter's
+  // final value, else an alias of that root.
+  auto place = [&](int i, int in, int out, std::vector<DimMap> map,
+                   std::vector<int64_t> view_shape) {
+    if (bound[out]) {
+      p.op_kind_[i] = kLoad;
+      p.load_root_[i] = p.Root(in);
+      p.load_map_[i] = std::move(map);
+      p.load_view_shape_[i] = std::move(view_shape);
+    } else {
+      p.op_kind_[i] = kAlias;
+      p.root_[out] = p.Root(in);
+      p.map_[out] = std::move(map);
+      p.view_shape_[out] = std::move(view_shape);
+    }
+  };
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const TensorOp& op = g.ops[i];
     if (op.info->category != OpCategory::kLayout) continue;
@@ -154,19 +171,7 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
           p.map_[in].clear();
           p.view_shape_[in].clear();
         }
-        std::vector<DimMap> m(out_shape.size());
-        for (size_t j = 0; j < m.size(); ++j) m[j].dim = static_cast<int>(j);
-        if (bound[out]) {
-          p.op_kind_[i] = kLoad;
-          p.load_root_[i] = p.Root(in);
-          p.load_map_[i] = std::move(m);
-          p.load_view_shape_[i] = out_shape;
-        } else {
-          p.op_kind_[i] = kAlias;
-          p.root_[out] = p.Root(in);
-          p.map_[out] = std::move(m);
-          p.view_shape_[out] = out_shape;
-        }
+        place(static_cast<int>(i), in, out, identity(out), out_shape);
         continue;
       }
     } else {
@@ -179,18 +184,7 @@ absl::StatusOr<LayoutPlan> LayoutPlan::Make(const TensorGraph& g) {
       x.offset += add[x.dim];
       x.dim = to_out[x.dim];
     }
-    const std::vector<int64_t> view_shape = p.view_shape_[in];
-    if (bound[out]) {
-      p.op_kind_[i] = kLoad;  // out has its own buffer, filled by a TLOAD
-      p.load_root_[i] = p.Root(in);
-      p.load_map_[i] = std::move(m);
-      p.load_view_shape_[i] = view_shape;
-    } else {
-      p.op_kind_[i] = kAlias;
-      p.root_[out] = p.Root(in);
-      p.map_[out] = std::move(m);
-      p.view_shape_[out] = view_shape;
-    }
+    place(static_cast<int>(i), in, out, std::move(m), p.view_shape_[in]);
   }
   return p;
 }

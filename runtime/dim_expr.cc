@@ -13,6 +13,12 @@ absl::Status Invalid(const std::string& what) {
   return absl::InvalidArgumentError(what);
 }
 
+absl::StatusOr<int64_t> Lookup(const std::string& symbol, const SymbolValues& values) {
+  auto it = values.find(symbol);
+  if (it == values.end()) return Invalid(absl::StrCat("symbol ", symbol, " is not bound"));
+  return it->second;
+}
+
 absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& values,
                              int depth) {
   if (depth > kMaxDepth) {
@@ -21,13 +27,7 @@ absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& valu
   }
   switch (e.kind_case()) {
     case pto::v1::DimExpr::kConstant: return e.constant();
-    case pto::v1::DimExpr::kSymbol: {
-      auto it = values.find(e.symbol());
-      if (it == values.end()) {
-        return Invalid(absl::StrCat("symbol ", e.symbol(), " is not bound"));
-      }
-      return it->second;
-    }
+    case pto::v1::DimExpr::kSymbol: return Lookup(e.symbol(), values);
     case pto::v1::DimExpr::kBinary: {
       absl::StatusOr<int64_t> l = Eval(e.binary().lhs(), values, depth + 1);
       if (!l.ok()) return l.status();
@@ -121,13 +121,7 @@ absl::StatusOr<int64_t> EvaluateDim(const pto::v1::Dim& dim,
                                     const SymbolValues& values) {
   switch (dim.kind_case()) {
     case pto::v1::Dim::kSize: return dim.size();
-    case pto::v1::Dim::kSymbol: {
-      auto it = values.find(dim.symbol());
-      if (it == values.end()) {
-        return Invalid(absl::StrCat("symbol ", dim.symbol(), " is not bound"));
-      }
-      return it->second;
-    }
+    case pto::v1::Dim::kSymbol: return Lookup(dim.symbol(), values);
     case pto::v1::Dim::kExpr: return EvaluateDimExpr(dim.expr(), values);
     default: return Invalid("dim is not set");
   }

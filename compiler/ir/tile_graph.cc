@@ -6,6 +6,7 @@
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/util/strings.h"
+#include "runtime/expand_tasks.h"
 
 namespace pto::compiler {
 
@@ -66,11 +67,7 @@ const char* CubeTileSpace(int t) {
 
 std::vector<int64_t> TileGrid(const std::vector<int64_t>& space,
                               const std::vector<int64_t>& tile) {
-  std::vector<int64_t> grid(space.size());
-  for (size_t d = 0; d < space.size(); ++d) {
-    grid[d] = (space[d] + tile[d] - 1) / tile[d];
-  }
-  return grid;
+  return runtime::ExpandGrid(space, tile);  // the runtime expands by the same grid
 }
 
 TileBox TileAt(const std::vector<int64_t>& space,

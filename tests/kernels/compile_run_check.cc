@@ -57,6 +57,18 @@ void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
   CompileRunAndCheck(graph, checks);
 }
 
+pto::v1::Graph WithSymbols(pto::v1::Graph graph,
+                           const std::map<int64_t, std::string>& symbols) {
+  for (pto::v1::Value& v : *graph.mutable_values()) {
+    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
+      if (d.kind_case() != pto::v1::Dim::kSize) continue;
+      auto it = symbols.find(d.size());
+      if (it != symbols.end()) d.set_symbol(it->second);
+    }
+  }
+  return graph;
+}
+
 std::unique_ptr<runtime::Kernel> CompileOverBs(const GraphOf& make) {
   return CompileAndLoad(make(kBs));
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,7 +62,14 @@ void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
                         const ptoc::Tolerance* tolerance = nullptr,
                         const std::string& target = "host");
 
-// ---- Graphs over a symbolic batch size: one compile, several sizes.
+// ---- Graphs over symbols: one compile, several sizes.
+
+// `graph` with every static dim whose size is a key of `symbols` made that
+// symbol: a graph built at sentinel sizes (primes no real dim has, such as
+// 999983) becomes the graph over those symbols.
+pto::v1::Graph WithSymbols(pto::v1::Graph graph,
+                           const std::map<int64_t, std::string>& symbols);
+
 
 // A graph builder over the batch size: the symbol "bs" (kBs) for the
 // compiled graph, a constant for the reference at that size.

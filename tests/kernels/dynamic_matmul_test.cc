@@ -39,18 +39,12 @@ const Sizes kSentinels = {{"m", 999983}, {"n", 999979}, {"k", 999961}, {"b", 999
 // their symbols (the others at `fixed`).
 pto::v1::Graph Symbolic(const GraphAt& make, const std::vector<std::string>& symbolic,
                         Sizes fixed) {
-  for (const std::string& s : symbolic) fixed[s] = kSentinels.at(s);
-  pto::v1::Graph g = make(fixed);
-  for (pto::v1::Value& v : *g.mutable_values()) {
-    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
-      for (const std::string& s : symbolic) {
-        if (d.kind_case() == pto::v1::Dim::kSize && d.size() == kSentinels.at(s)) {
-          d.set_symbol(s);
-        }
-      }
-    }
+  std::map<int64_t, std::string> symbols;
+  for (const std::string& s : symbolic) {
+    fixed[s] = kSentinels.at(s);
+    symbols[kSentinels.at(s)] = s;
   }
-  return g;
+  return WithSymbols(make(fixed), symbols);
 }
 
 // Compiles once with `symbolic` dims and checks each of `runs` (sizes of

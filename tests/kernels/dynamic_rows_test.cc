@@ -39,13 +39,7 @@ const std::vector<int64_t> kTile = {4, 256};
 using GraphAt = std::function<pto::v1::Graph(int64_t cols)>;
 
 pto::v1::Graph Symbolic(const GraphAt& make) {
-  pto::v1::Graph g = make(kSymbolic);
-  for (pto::v1::Value& v : *g.mutable_values()) {
-    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
-      if (d.kind_case() == pto::v1::Dim::kSize && d.size() == kSymbolic) d.set_symbol("n");
-    }
-  }
-  return g;
+  return WithSymbols(make(kSymbolic), {{kSymbolic, "n"}});
 }
 
 pto::v1::Graph Softmax(int64_t cols) {

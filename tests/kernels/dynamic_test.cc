@@ -41,15 +41,7 @@ constexpr int64_t kSymbolic = 999983;
 using GraphAt = std::function<pto::v1::Graph(int64_t rows)>;
 
 pto::v1::Graph Symbolic(const GraphAt& make) {
-  pto::v1::Graph g = make(kSymbolic);
-  for (pto::v1::Value& v : *g.mutable_values()) {
-    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
-      if (d.kind_case() == pto::v1::Dim::kSize && d.size() == kSymbolic) {
-        d.set_symbol("bs");
-      }
-    }
-  }
-  return g;
+  return WithSymbols(make(kSymbolic), {{kSymbolic, "bs"}});
 }
 
 // Compiles the symbolic graph once and checks every size against the
@@ -540,14 +532,8 @@ TEST(DynamicTest, SymbolicInnerDimsCompiledOnce) {
     return b.graph();
   };
   for (bool rows_symbolic : {false, true}) {
-    pto::v1::Graph g = make(rows_symbolic ? 999979 : 4, 999983);
-    for (pto::v1::Value& v : *g.mutable_values()) {
-      for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
-        if (d.size() == 999983) d.set_symbol("cols");
-        if (d.size() == 999979) d.set_symbol("rows");
-      }
-    }
-    std::unique_ptr<runtime::Kernel> kernel = CompileAndLoad(g);
+    std::unique_ptr<runtime::Kernel> kernel = CompileAndLoad(WithSymbols(
+        make(rows_symbolic ? 999979 : 4, 999983), {{999983, "cols"}, {999979, "rows"}}));
     ASSERT_NE(kernel, nullptr);
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
              {4, 1}, {4, 8}, {4, 13}, {4, 300}, {1, 1}, {5, 9}, {33, 70}}) {
@@ -571,12 +557,7 @@ TEST(DynamicTest, RunTimeStridesAreCheckedAgainstTheBuffers) {
     b.Output("out", b.Op("exp", {x}, {2, 8}));
     return b.graph();
   };
-  pto::v1::Graph g = make(999983);
-  for (pto::v1::Value& v : *g.mutable_values()) {
-    for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
-      if (d.size() == 999983) d.set_symbol("cols");
-    }
-  }
+  const pto::v1::Graph g = WithSymbols(make(999983), {{999983, "cols"}});
   auto compiled = compiler::Compile(g, "host", {});
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   const pto::v1::KernelBinary good = compiled->binary;

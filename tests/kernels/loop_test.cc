@@ -516,9 +516,7 @@ TEST(LoopTest, ReductionsOverALoopDependentTail) {
   for (int64_t td : {6, 4}) {
     SCOPED_TRACE(td);
     const GraphOf make = [td](const SymExpr& bs) { return ChunkSoftmax(bs, td); };
-    auto kernel = CompileOverBs(make);
-    ASSERT_NE(kernel, nullptr);
-    RunSizes(make, *kernel, {1, 4, 6, 16, 41});
+    CompileAndRunSizes(make, {1, 4, 6, 16, 41});
   }
 }
 
@@ -568,9 +566,7 @@ TEST(LoopTest, ArangeFromTheLoopIndexCompiledOnce) {
 }
 
 TEST(LoopTest, LoopIndexAsANumberCompiledOnce) {
-  auto kernel = CompileOverBs(IndexAsNumber);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(IndexAsNumber, *kernel, {1, 7, 64, 1000});
+  CompileAndRunSizes(IndexAsNumber, {1, 7, 64, 1000});
 }
 
 }  // namespace

@@ -65,9 +65,7 @@ pto::v1::Graph HalfSum(const SymExpr& bs) {
 }
 
 TEST(SymbolicViewTest, SymbolicOffsetAndFloorDividedExtentCompileOnce) {
-  auto kernel = CompileOverBs(HalfSum);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(HalfSum, *kernel, {4, 7, 17, 64, 1000});
+  CompileAndRunSizes(HalfSum, {4, 7, 17, 64, 1000});
 }
 
 // A region that leaves its tensor, or is empty, at the launch's sizes.
@@ -125,9 +123,7 @@ pto::v1::Graph MatmulOfAReshape(const SymExpr& bs) {
 }
 
 TEST(SymbolicViewTest, MatmulOfAReshapeOverASymbolicInnerDimCompilesOnce) {
-  auto kernel = CompileOverBs(MatmulOfAReshape);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(MatmulOfAReshape, *kernel, {1, 7, 9, 64, 100});
+  CompileAndRunSizes(MatmulOfAReshape, {1, 7, 9, 64, 100});
 }
 
 // out = exp(x.reshape(2, 2, bs)).reshape(4, bs) over x [4, bs]: the load
@@ -142,9 +138,7 @@ pto::v1::Graph SplitRows(const SymExpr& bs) {
 }
 
 TEST(SymbolicViewTest, ReshapeWithRunTimeStridesCompilesOnce) {
-  auto kernel = CompileOverBs(SplitRows);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(SplitRows, *kernel, {1, 7, 17, 100});
+  CompileAndRunSizes(SplitRows, {1, 7, 17, 100});
 }
 
 // A load through a reshape declares the shape it reads the buffer as and
@@ -253,9 +247,7 @@ pto::v1::Graph ConcatColumns(const SymExpr& bs) {
 }
 
 TEST(SymbolicViewTest, ConcatAlongAStaticDimCompilesOnce) {
-  auto kernel = CompileOverBs(ConcatColumns);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(ConcatColumns, *kernel, {1, 7, 17, 64});
+  CompileAndRunSizes(ConcatColumns, {1, 7, 17, 64});
 }
 
 // concat([y, exp(x)], dim=0) over y [4, 8], x [bs, 8]: the symbolic input
@@ -270,9 +262,7 @@ pto::v1::Graph ConcatRows(const SymExpr& bs) {
 }
 
 TEST(SymbolicViewTest, ConcatAlongASymbolicDimWithTheSymbolicInputLastCompilesOnce) {
-  auto kernel = CompileOverBs(ConcatRows);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(ConcatRows, *kernel, {1, 7, 17, 64});
+  CompileAndRunSizes(ConcatRows, {1, 7, 17, 64});
 }
 
 // concat([x * 2, y, x], dim=0) over x [bs, 8], y [4, 8]: y at row bs and
@@ -309,9 +299,7 @@ pto::v1::Graph ConcatColumnsAtASymbolicOffset(const SymExpr& bs) {
 }
 
 TEST(SymbolicViewTest, ConcatAlongAnInnerDimAtASymbolicOffsetCompilesOnce) {
-  auto kernel = CompileOverBs(ConcatColumnsAtASymbolicOffset);
-  ASSERT_NE(kernel, nullptr);
-  RunSizes(ConcatColumnsAtASymbolicOffset, *kernel, {1, 7, 17, 100});
+  CompileAndRunSizes(ConcatColumnsAtASymbolicOffset, {1, 7, 17, 100});
 }
 
 }  // namespace

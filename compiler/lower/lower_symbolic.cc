@@ -276,8 +276,16 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   for (bool tails : {true, false}) {
     for (int64_t scale = 1; scale <= 64 && !good; scale *= 4) {
       const int64_t base = (max_static / lcm + 1) * scale;
+      // Remainders 1..256, then the 256 below lcm: an expression a few
+      // above a symbol (n+8 of a concat after [., n]) has another ceil(e/t)
+      // than the symbol only when n's remainder mod a large t (a row cap,
+      // 4096) is near t.
+      std::vector<int64_t> remainders;
       const int64_t last_r = std::max<int64_t>(1, std::min<int64_t>(lcm, 256));
-      for (int64_t r = 1; r <= last_r && !good; ++r) {
+      for (int64_t r = 1; r <= last_r; ++r) remainders.push_back(r);
+      for (int64_t r = std::max(last_r + 1, lcm - 256); r < lcm; ++r) remainders.push_back(r);
+      for (size_t ri = 0; ri < remainders.size() && !good; ++ri) {
+        const int64_t r = remainders[ri];
         for (int64_t k = 0; k < n; ++k) {
           pa[symbols[k]] = lcm * (base + k) + r;
           pb[symbols[k]] = lcm * (base + k + n * scale) + r;

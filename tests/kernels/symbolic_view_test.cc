@@ -302,5 +302,22 @@ TEST(SymbolicViewTest, ConcatAlongAnInnerDimAtASymbolicOffsetCompilesOnce) {
   CompileAndRunSizes(ConcatColumnsAtASymbolicOffset, {1, 7, 17, 100});
 }
 
+// sum(concat([x, y], dim=1), -1) over x [4, bs], y [4, 8]: a row over the
+// symbolic bs+8, lowered as a row group up to its cap (4096) and in the
+// accumulating form above; the probes must tell bs+8 from bs in ceil(./4096)
+// too (a remainder near 4096).
+pto::v1::Graph SumOfConcatColumns(const SymExpr& bs) {
+  GraphBuilder b("sum_concat_columns");
+  const uint32_t x = b.SymInput("x", DT_FP32, {4, bs});
+  const uint32_t y = b.Input("y", DT_FP32, {4, 8});
+  const uint32_t c = b.Layout("concat", {x, y}, {4, 16}, {}, {{"dim", 1}});
+  b.Output("out", b.Op("sum", {c}, {4, 16}));
+  return b.Build();
+}
+
+TEST(SymbolicViewTest, ARowOverAConcatAtASymbolicOffsetCompilesOnce) {
+  CompileAndRunSizes(SumOfConcatColumns, {1, 7, 100, 4089, 5000});
+}
+
 }  // namespace
 }  // namespace pto::testing

@@ -485,6 +485,24 @@ def test_concat_at_dynamic_offsets_compiles_once(native):
     assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
 
 
+def test_softmax_over_a_concat_along_a_dynamic_last_dim_compiles_once(native):
+    # The row n + 8 long: row groups up to the cap (4096), the accumulating
+    # form above it; one compile.
+    @pypto.jit
+    def f(x: pypto.Tensor([4, "n"], pypto.DT_FP32),
+          y: pypto.Tensor([4, 8], pypto.DT_FP32),
+          out: pypto.Tensor([4, "k"], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:, :x.shape[1] + 8] = pypto.softmax(pypto.concat([x, y], dim=1), -1)
+
+    for n in (1, 7, 100, 5000):
+        x, y = torch.randn(4, n), torch.randn(4, 8)
+        out = torch.full((4, n + 8), float("nan"))
+        f(x, y, out)
+        torch.testing.assert_close(out, torch.softmax(torch.cat([x, y], dim=1), -1))
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
 def test_concat_of_dynamic_tensors_with_bad_sizes_is_a_clear_error(native):
     # Inputs whose other dims differ: refused while tracing, naming the input.
     @pypto.jit

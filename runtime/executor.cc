@@ -266,6 +266,12 @@ struct Executor::RunState {
   std::unique_ptr<ShareEvent[]> shares;
   std::atomic<int> num_shares{0};
   int64_t start_ns = 0;
+  // The CPU the calling thread ran on when it started the run (-1: unknown):
+  // a worker that finds itself there neither spins after the run's tasks
+  // nor makes the caller spin for it (the caller could not run meanwhile).
+  int caller_cpu = -1;
+  // Root claimers now running on caller_cpu on other threads than the caller.
+  std::atomic<int> claimers_on_caller_cpu{0};
 };
 
 Executor::Executor(const Options& options) {
@@ -357,8 +363,16 @@ void Executor::WorkerLoop(CoreKind core, int worker_id) {
   const std::string name = absl::StrCat("pto-", WorkerName(worker_id));
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
   Item item;
-  while (queues_[static_cast<int>(core)].Pop(&item, spin_ns_)) {
+  int64_t spin_ns = spin_ns_;
+  while (queues_[static_cast<int>(core)].Pop(&item, spin_ns)) {
+    // Read before Dispatch: the item's share keeps its run alive until then.
+    const int caller_cpu = item.run->caller_cpu;
     Dispatch(item, &core, worker_id);
+    // On the CPU of the caller whose run this was, spinning only keeps the
+    // caller (woken by the run's end, or preempted when this thread woke
+    // there) from returning: sleep at once instead. A push wakes this
+    // thread when the next run comes.
+    spin_ns = caller_cpu >= 0 && sched_getcpu() == caller_cpu ? 0 : spin_ns_;
   }
 }
 
@@ -384,11 +398,18 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
   const std::vector<uint32_t>& roots = run->plan->roots_[kind];
   const uint32_t chunk = run->root_chunk[kind];
   const uint32_t n = static_cast<uint32_t>(roots.size());
+  const int cpu = sched_getcpu();
+  // A worker on the caller's CPU (woken there, maybe preempting the caller):
+  // the caller must not spin waiting for it (it would only delay it).
+  const bool on_caller_cpu = core != nullptr && cpu == run->caller_cpu;
+  if (on_caller_cpu) {
+    run->claimers_on_caller_cpu.fetch_add(1, std::memory_order_acq_rel);
+  }
   ShareEvent* share = nullptr;
   if (run->shares != nullptr) {
     share = &run->shares[run->num_shares.fetch_add(1, std::memory_order_relaxed)];
     share->worker = worker_id;
-    share->cpu_start = sched_getcpu();
+    share->cpu_start = cpu;
     share->start_ns = NowNs() - run->start_ns;
   }
   int64_t claimed = 0;
@@ -412,6 +433,9 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
     share->cpu_end = sched_getcpu();
     share->roots = claimed;
     share->tasks = done;
+  }
+  if (on_caller_cpu) {
+    run->claimers_on_caller_cpu.fetch_sub(1, std::memory_order_acq_rel);
   }
   Finish(run, done + 1);  // + this claimer's share
 }
@@ -526,6 +550,7 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   // Workers always exist (the pools are never empty), so a caller on a small
   // stack can leave all the work to them.
   const bool help = HasStackLeft(kMinHelperStackBytes);
+  run.caller_cpu = sched_getcpu();
   // A helping caller keeps one claimer for itself (vector roots first): a
   // one-task kernel then costs no queue operation and wakes no worker.
   int own_kind = -1;
@@ -572,12 +597,17 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     mark = now;
   }
   // The last tasks run on other threads: spin a little before sleeping, so
-  // that a short wait costs no futex wake-up.
+  // that a short wait costs no futex wake-up; not while a worker of this run
+  // shares this CPU (it would wait for the spin to end).
   if (spin_ns_ > 0 && !run.done.HasBeenNotified()) {
     const int64_t deadline = NowNs() + spin_ns_;
     for (int i = 1; !run.done.HasBeenNotified(); ++i) {
       CpuRelax();
-      if (i % 64 == 0 && NowNs() > deadline) break;
+      if (i % 64 == 0 && (NowNs() > deadline ||
+                          run.claimers_on_caller_cpu.load(
+                              std::memory_order_acquire) > 0)) {
+        break;
+      }
     }
   }
   run.done.WaitForNotification();

@@ -171,7 +171,12 @@ class Executor {
     // Back-to-back runs then find the workers awake, and the caller sees
     // its run finish without a futex wake-up: each costs tens of
     // microseconds on a VM, the order of a small kernel's whole run. The
-    // price is up to this much CPU per idle period per thread. Negative:
+    // price is up to this much CPU per idle period per thread. Neither spins
+    // on the run's caller's CPU: a worker that finds itself there after a
+    // run's tasks (woken onto it, on a busy machine, preempting the caller)
+    // sleeps at once, and the caller stops spinning while a worker of its
+    // run shares its CPU (either spin only kept the other thread from
+    // running: 60-100 us per such call at load 8-11). Negative:
     // kDefaultSpinMicros.
     int spin_micros = -1;
   };

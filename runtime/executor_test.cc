@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -387,6 +388,57 @@ TEST(ExecutorTest, ConcurrentRunsFromManyThreads) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// Every thread on one CPU (the workers inherit the creating thread's
+// affinity): each worker finds itself on its run's caller's CPU, so it
+// sleeps after a run's tasks instead of spinning, and the caller does not
+// spin for it. Wide plans, chains and concurrent runs from several threads
+// (each a run's caller) still run every task once after its dependencies,
+// with spinning off, short and long.
+TEST(ExecutorTest, WorkersOnTheCallersCpuRunEveryTaskOnce) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int one = -1;
+  for (int c = 0; c < CPU_SETSIZE && one < 0; ++c) {
+    if (CPU_ISSET(c, &saved)) one = c;
+  }
+  cpu_set_t single;
+  CPU_ZERO(&single);
+  CPU_SET(one, &single);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(single), &single), 0);
+  GraphBuilder b;
+  for (int t = 0; t < 600; ++t) b.Add({}, t % 6 == 0);
+  for (int t = 0; t < 600; t += 3) b.Add({static_cast<uint32_t>(t)}, t % 9 == 0);
+  auto plan = b.Plan();
+  for (int spin : {0, 50, 5000}) {
+    Executor ex(Executor::Options{2, 1, spin});
+    std::atomic<int> failures{0};
+    auto runs = [&](int iters) {
+      for (int iter = 0; iter < iters; ++iter) {
+        Recorder r(b.graph().tasks_size());
+        std::vector<ShareEvent> shares;
+        RunOptions options;
+        options.shares = &shares;
+        if (!RunWithRecorder(ex, *plan, &r, options).ok()) failures.fetch_add(1);
+        for (int t = 0; t < b.graph().tasks_size(); ++t) {
+          if (r.runs[t].load() != 1) failures.fetch_add(1);
+          for (uint32_t d : b.graph().tasks(t).deps()) {
+            if (r.ticket[d] >= r.ticket[t]) failures.fetch_add(1);
+          }
+        }
+        for (const ShareEvent& e : shares) {
+          if (e.cpu_start != one) failures.fetch_add(1);
+        }
+      }
+    };
+    runs(5);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < 3; ++th) threads.emplace_back(runs, 5);
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0) << "spin " << spin << " us";
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
 }
 
 // Several threads run one wide plan (roots claimed in chunks of 64) at

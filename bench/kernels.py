@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pypto kernels against numpy and torch on this CPU, with the machine's ceilings.
 
-    tools/pypto-python bench/kernels.py [--reps=N] [--only=SUBSTR[,SUBSTR...]] [--output=FILE.md]
+    tools/pypto-python bench/kernels.py [--reps=N] [--short-reps=N] [--only=SUBSTR[,SUBSTR...]] [--output=FILE.md]
     bench/run.sh [same flags]            # builds what it needs first
 
 Prints one markdown table. Every row is measured in this run against numpy and
@@ -149,7 +149,13 @@ def run_ceilings(path, sizes_kib):
 SETTLE_SECONDS = 0.03
 
 
-def interleaved_times(impls, reps, warmup, block=5):
+# A call shorter than this gets more timed calls (--short-reps): a median of
+# 30 calls of 0.15-0.9 ms moved by up to 2x between runs on this shared
+# machine, and such calls are cheap to repeat.
+SHORT_CALL_SECONDS = 1e-3
+
+
+def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
     """Seconds per call of each callable: a list of (median, min) per callable.
 
     The callables take turns in blocks of `block` timed calls, each block
@@ -157,14 +163,27 @@ def interleaved_times(impls, reps, warmup, block=5):
     `reps` timed calls. Turns spread load from other processes over all of
     them alike; the pause and the blocks keep one library's spinning idle
     threads from being timed as part of another library's calls.
+
+    A callable whose last warm-up call took less than SHORT_CALL_SECONDS gets
+    max(reps, short_reps) timed calls instead, in the same blocks (longer
+    blocks would time fewer first-calls-after-a-pause, which are slower, and
+    so measure something else than the other rows).
     """
-    for f in impls:
+    want = [reps] * len(impls)
+    for i, f in enumerate(impls):
+        took = None
         for _ in range(warmup):
+            start = time.perf_counter()
             f()
+            took = time.perf_counter() - start
+        if short_reps > reps and took is not None and took < SHORT_CALL_SECONDS:
+            want[i] = short_reps
     times = [[] for _ in impls]
-    while len(times[0]) < reps:
-        n = min(block, reps - len(times[0]))
+    while any(len(t) < w for t, w in zip(times, want)):
         for i, f in enumerate(impls):
+            n = min(block, want[i] - len(times[i]))
+            if n <= 0:
+                continue
             if len(impls) > 1:
                 time.sleep(SETTLE_SECONDS)
             f()
@@ -638,7 +657,7 @@ def ratio(base, pto):
     return f"{base[0] / pto[0]:.2f}x (min {base[1] / pto[1]:.2f}x)"
 
 
-def run_case(case, reps, warmup, ceilings):
+def run_case(case, reps, warmup, ceilings, short_reps=0):
     """(the row's markdown cells after the name, its target verdict or None)."""
     blank = [""] * 6
     try:
@@ -681,7 +700,7 @@ def run_case(case, reps, warmup, ceilings):
         other = (other[0], len(impls))
         other_kernel = case.other_target[1]
         impls.append(lambda: other_kernel(*args))
-    times = interleaved_times(impls, reps, warmup)
+    times = interleaved_times(impls, reps, warmup, short_reps=short_reps)
     t_pto = times[0]
     t_np = times[1] if callable(np_fn) else None
     t_torch = times[2 if callable(np_fn) else 1]
@@ -729,6 +748,9 @@ def run_case(case, reps, warmup, ceilings):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=30, help="timed rounds per row")
+    parser.add_argument("--short-reps", type=int, default=60,
+                        help="timed calls of an implementation whose call takes under 1 ms "
+                             "(when more than --reps)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed calls per implementation")
     parser.add_argument("--only", default="",
                         help="rows whose name contains this (or one of these, comma-separated)")
@@ -761,8 +783,10 @@ def main():
     emit(f"- numpy {np.__version__}, BLAS: {blas_in_use()}")
     emit(f"- torch {torch.__version__} (CPU), pypto {pypto.__version__}, "
          f"Python {platform.python_version()}, source tree {source_tree()}")
-    emit(f"- {opts.reps} timed calls per implementation, taking turns in blocks of 5 (each after a "
-         f"{SETTLE_SECONDS * 1e3:.0f} ms pause and an untimed call) after "
+    short_note = (f" ({max(opts.reps, opts.short_reps)} for one whose warm-up call took "
+                  f"under {SHORT_CALL_SECONDS * 1e3:.0f} ms)" if opts.short_reps > opts.reps else "")
+    emit(f"- {opts.reps} timed calls per implementation{short_note}, taking turns in blocks of 5 (each "
+         f"after a {SETTLE_SECONDS * 1e3:.0f} ms pause and an untimed call) after "
          f"{opts.warmup} warm-up calls; times are medians; ratios are baseline/pypto "
          f"(> 1: pypto faster), from medians and (min) from best times")
     emit(f"- load average at start: {os.getloadavg()[0]:.2f} (other processes share these CPUs)")
@@ -781,7 +805,7 @@ def main():
     overhead = [] if opts.no_overhead or opts.only else overhead_rows(opts.reps, opts.warmup)
     verdicts = []
     for case in selected:
-        cells, verdict = run_case(case, opts.reps, opts.warmup, ceilings)
+        cells, verdict = run_case(case, opts.reps, opts.warmup, ceilings, opts.short_reps)
         emit(f"| {case.name} | " + " | ".join(cells) + " |")
         if verdict:
             verdicts.append(f"- {case.name}: {verdict}")

@@ -20,6 +20,11 @@ times its rows, and prints per kernel (medians over the calls; us):
     over the calls in which the thread ran roots; roots over every call);
   - tail: the last share's end after the first's.
 
+Then per kernel and kind of call (the caller ran every root; a worker did,
+having preempted the caller on its CPU or taken the roots while it waited;
+the roots split over two CPUs; split on one CPU): how many calls, their
+median, and how long Run went on after the last share ended.
+
 Before/after: alternate processes on two builds of the extension
 (PYTHONPATH=DIR/with/pypto/_native.so, as bench/dispatch.py says), or set the
 executor's environment (PTO_SPIN_MICROS, ...) per process.
@@ -121,6 +126,32 @@ def summary(name, profiles):
             med(tails)]
 
 
+KINDS = ("caller ran every root", "worker ran every root", "split over two CPUs",
+         "split on one CPU")
+
+
+def kind_of(profile):
+    working = [s for s in profile["shares"] if s[5] > 0]
+    threads = {s[0] for s in working}
+    if len(threads) == 1:
+        return KINDS[0] if threads == {"caller"} else KINDS[1]
+    return KINDS[2] if len({s[1] for s in working}) > 1 else KINDS[3]
+
+
+def kind_rows(name, profiles):
+    """Per kind of call: how many, their median time, and how long Run went
+    on after the last share ended (Kernel::Run's total against the shares'
+    ends, which count from Executor::Run's start: a few us of checks)."""
+    rows = []
+    for kind in KINDS:
+        ps = [p for p in profiles if kind_of(p) == kind]
+        if not ps:
+            continue
+        after = [p["total"] - max(s[4] for s in p["shares"] if s[5] > 0) for p in ps]
+        rows.append([name, kind, str(len(ps)), med(p["total"] for p in ps), med(after)])
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200)
@@ -134,12 +165,14 @@ def main():
           "busy caller / worker | roots caller / worker | per root caller / worker | tail |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     dump = open(opts.calls_out, "w") if opts.calls_out else None
+    kinds = []
     for name, kernel, arrays in cases():
         if opts.only and opts.only not in name:
             continue
         native = native_of(kernel, arrays)
         profiles = traced_calls(native, arrays, opts.calls)
         print("| " + " | ".join(summary(name, profiles)) + " |", flush=True)
+        kinds += kind_rows(name, profiles)
         if dump:
             for p in profiles:
                 dump.write(f"{name}\t{p['total'] * 1e6:.1f}\t" + " ".join(
@@ -147,6 +180,11 @@ def main():
                     for s in p["shares"]) + "\n")
     if dump:
         dump.close()
+    print()
+    print("| kernel | kind of call | calls | call | Run's end after the last share |")
+    print("|---|---|---:|---:|---:|")
+    for row in kinds:
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,17 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
   return out;
 }
 
+void AddBlockFunctions(const BlockGraph& blocks, pto::v1::ExecuteGraph* out) {
+  for (size_t f = 0; f < blocks.functions.size(); ++f) {
+    const BlockFunction& fn = blocks.functions[f];
+    pto::v1::BlockFunction* desc = out->add_functions();
+    desc->set_index(static_cast<uint32_t>(f));
+    desc->set_name(fn.name);
+    desc->set_core_type(fn.core);
+    desc->set_num_args(fn.num_args);
+  }
+}
+
 absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks) {
   const TileGraph& tiles = *blocks.tiles;
   pto::v1::ExecuteGraph out;
@@ -43,14 +54,7 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
       desc->set_name(absl::StrCat("ws", out.buffers_size() - 1));
     }
   }
-  for (size_t f = 0; f < blocks.functions.size(); ++f) {
-    const BlockFunction& fn = blocks.functions[f];
-    pto::v1::BlockFunction* desc = out.add_functions();
-    desc->set_index(static_cast<uint32_t>(f));
-    desc->set_name(fn.name);
-    desc->set_core_type(fn.core);
-    desc->set_num_args(fn.num_args);
-  }
+  AddBlockFunctions(blocks, &out);
 
   // Tasks and dependencies: the region-overlap analysis shared with the
   // runtime, which runs it at launch for symbolic shapes.

@@ -20,6 +20,10 @@ namespace pto::compiler {
 
 absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks);
 
+// Appends one pto.v1.BlockFunction per block function of `blocks`, in
+// order (its index, name, core type and number of args).
+void AddBlockFunctions(const BlockGraph& blocks, pto::v1::ExecuteGraph* out);
+
 // A group's TLOADs and TSTOREs as the overlap analysis sees them.
 std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
                                                     const TileGroup& group);

@@ -424,14 +424,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     for (const SymExpr& d : shapes[i]) *desc->mutable_shape()->add_dims() = SymExprToDim(d);
     if (buf.param < 0 && StaticDims(shapes[i])) desc->set_workspace_bytes(buf.Bytes());
   }
-  for (size_t f = 0; f < block->functions.size(); ++f) {
-    const BlockFunction& fn = block->functions[f];
-    pto::v1::BlockFunction* desc = out.add_functions();
-    desc->set_index(static_cast<uint32_t>(f));
-    desc->set_name(fn.name);
-    desc->set_core_type(fn.core);
-    desc->set_num_args(fn.num_args);
-  }
+  AddBlockFunctions(*block, &out);
   for (const std::string& s : symbols) {
     bool bound = false;
     for (size_t p = 0; p < graph.params.size() && !bound; ++p) {

@@ -65,6 +65,17 @@ const char* CubeTileSpace(int t) {
   return t >= 0 && t < 5 ? kSpaces[t] : "?";
 }
 
+TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
+                    pto::v1::DataType dtype, int reduce_dim) {
+  TileInstr t;
+  t.op = opcode;
+  t.dst = dst;
+  t.srcs = std::move(srcs);
+  t.dtype = dtype;
+  t.reduce_dim = reduce_dim;
+  return t;
+}
+
 std::vector<int64_t> TileGrid(const std::vector<int64_t>& space,
                               const std::vector<int64_t>& tile) {
   return runtime::ExpandGrid(space, tile);  // the runtime expands by the same grid

@@ -119,6 +119,11 @@ struct TileInstr {
   std::vector<int> stride_dynamic;
 };
 
+// A tile instruction without GM access: `opcode` into tile `dst` from
+// `srcs`, of `dtype`, reducing space dim `reduce_dim` (-1: none).
+TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
+                    pto::v1::DataType dtype, int reduce_dim = -1);
+
 // A cube group's K loop (matmul; see expand_matmul.h): each task computes one
 // output tile [mL0 x nL0], loading K in blocks of k_l1 into L1 and moving
 // k_l0 at a time into L0A/L0B, accumulating in L0C. Its tiles are, by

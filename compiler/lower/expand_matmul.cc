@@ -125,32 +125,23 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
 
   const pto::v1::DataType in_dtype = g.values[v_a].dtype;
   const pto::v1::DataType f32 = pto::v1::DT_FP32;
-  auto instr = [](PtoOpcode opcode, int dst, std::vector<int> srcs,
-                  pto::v1::DataType dtype) {
-    TileInstr t;
-    t.op = opcode;
-    t.dst = dst;
-    t.srcs = std::move(srcs);
-    t.dtype = dtype;
-    return t;
-  };
-  TileInstr load_a = instr(PtoOpcode::kTLoad, 0, {}, in_dtype);
+  TileInstr load_a = MakeInstr(PtoOpcode::kTLoad, 0, {}, in_dtype);
   load_a.gm = gm_of_value[a.root];
   load_a.index = std::move(*a_index);
   load_a.view_shape = a.view_shape;
-  TileInstr load_b = instr(PtoOpcode::kTLoad, 1, {}, in_dtype);
+  TileInstr load_b = MakeInstr(PtoOpcode::kTLoad, 1, {}, in_dtype);
   load_b.gm = gm_of_value[b.root];
   load_b.index = std::move(*b_index);
   load_b.view_shape = b.view_shape;
-  TileInstr store = instr(PtoOpcode::kTStore, -1, {4}, g.values[v_out].dtype);
+  TileInstr store = MakeInstr(PtoOpcode::kTStore, -1, {4}, g.values[v_out].dtype);
   store.gm = store_gm;
   store.index = into != nullptr ? into->index : AlignedIndex(rank, rank);
   grp.body = {std::move(load_a),
               std::move(load_b),
-              instr(PtoOpcode::kTMov, 2, {0}, in_dtype),
-              instr(PtoOpcode::kTMov, 3, {1}, in_dtype),
-              instr(PtoOpcode::kTMatmul, 4, {2, 3}, f32),
-              instr(PtoOpcode::kTMatmulAcc, 4, {2, 3}, f32),
+              MakeInstr(PtoOpcode::kTMov, 2, {0}, in_dtype),
+              MakeInstr(PtoOpcode::kTMov, 3, {1}, in_dtype),
+              MakeInstr(PtoOpcode::kTMatmul, 4, {2, 3}, f32),
+              MakeInstr(PtoOpcode::kTMatmulAcc, 4, {2, 3}, f32),
               std::move(store)};
   grp.num_ub_tiles = 0;  // the cube tiles are not UB tiles
   out->groups.push_back(std::move(grp));

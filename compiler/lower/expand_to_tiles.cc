@@ -544,17 +544,6 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
   return groups;
 }
 
-// One tile instruction of a reduction's groups (no GM access).
-TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
-                    pto::v1::DataType dtype, int reduce_dim) {
-  TileInstr t;
-  t.op = opcode;
-  t.dst = dst;
-  t.srcs = std::move(srcs);
-  t.dtype = dtype;
-  t.reduce_dim = reduce_dim;
-  return t;
-}
 
 // The accumulating form of reduction `i` over the symbolic dim `d` of its
 // input (see AppendReduction), with accumulator type `acc`; `in_gm` and

@@ -54,9 +54,11 @@ struct CompileResult {
 };
 
 // Resolves a target name to the concrete name a binary records: "host" is
-// this machine's most capable target ("host-x86_64-v3-amx" where the CPU has
-// AMX-BF16 and the OS grants its tile state, "host-x86_64-v3" where AVX2 and
-// FMA are present, else "host-x86_64"), or the concrete host target the
+// this machine's most capable target (runtime::NativeHostTarget:
+// "host-x86_64-v4-amx" where the CPU has AVX-512 and AMX-BF16 and the OS saves
+// the zmm state and grants the AMX tile state, "host-x86_64-v4" with AVX-512
+// alone, "host-x86_64-v3-amx" / "host-x86_64-v3" without AVX-512, else
+// "host-x86_64"), or the concrete host target the
 // environment variable PTO_HOST_TARGET names (INVALID_ARGUMENT when it names
 // none, FAILED_PRECONDITION when this machine cannot run it); concrete host
 // names are returned as given. Unknown or unbuildable targets are

@@ -203,6 +203,19 @@ TEST(CompileTest, HostTargetFromEnvironment) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(bad.status().message(), HasSubstr("this machine cannot run it (it needs"));
   runtime::SetAmxProbeForTesting(nullptr);
+  // The same for v4 on a CPU (or OS) without AVX-512, simulated.
+  runtime::SetAvx512ProbeForTesting([] { return false; });
+  setenv("PTO_HOST_TARGET", runtime::kHostV4Target, 1);
+  bad = ResolveTarget("host");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("PTO_HOST_TARGET=\"host-x86_64-v4\": this machine cannot run it "
+                        "(it needs AVX-512 F, BW, CD, DQ and VL, and the OS's saving of "
+                        "the zmm and opmask state (x86-64-v4); \"host\" here is "));
+  EXPECT_THAT(std::string(bad.status().message()), Not(HasSubstr("\"host\" here is host-x86_64-v4")));
+  setenv("PTO_HOST_TARGET", runtime::kHostV4AmxTarget, 1);
+  EXPECT_EQ(ResolveTarget("host").status().code(), absl::StatusCode::kFailedPrecondition);
+  runtime::SetAvx512ProbeForTesting(nullptr);
   unsetenv("PTO_HOST_TARGET");
   EXPECT_EQ(ResolveTarget("host").value_or(""), runtime::NativeHostTarget());
   // Concrete names are not checked against this machine (cross-compiling).

@@ -89,6 +89,24 @@ TEST(VerifyBinaryTest, RefusesAmxTargetWithoutAmx) {
   SetAmxProbeForTesting(nullptr);
 }
 
+// A CPU (or OS) without AVX-512, simulated: both v4 targets are refused
+// naming what they need; v3 still runs.
+TEST(VerifyBinaryTest, RefusesV4TargetsWithoutAvx512) {
+  SetAvx512ProbeForTesting([] { return false; });
+  for (const char* target : {kHostV4Target, kHostV4AmxTarget}) {
+    pto::v1::KernelBinary b = Good();
+    b.set_target(target);
+    ExpectRefused(b, absl::StatusCode::kFailedPrecondition,
+                  std::string("target '") + target + "' cannot run on this machine");
+    ExpectRefused(b, absl::StatusCode::kFailedPrecondition,
+                  "the target needs " + HostTargetNeeds(target));
+  }
+  EXPECT_NE(NativeHostTarget(), kHostV4Target);
+  EXPECT_NE(NativeHostTarget(), kHostV4AmxTarget);
+  EXPECT_TRUE(VerifyBinary(Good()).ok());
+  SetAvx512ProbeForTesting(nullptr);
+}
+
 TEST(VerifyBinaryTest, RefusesWrongFormatVersion) {
   pto::v1::KernelBinary b = Good();
   b.set_format_version(PTO_KERNEL_FORMAT_VERSION + 1);

@@ -1,6 +1,7 @@
 #include "compiler/key/cache_key.h"
 
 #include <functional>
+#include <set>
 
 #include "compiler/compile.h"
 #include "compiler/ir/import.h"
@@ -123,6 +124,12 @@ TEST(CacheKeyTest, ChangesWithTarget) {
   const std::vector<std::string>& targets = runtime::KnownHostTargets();
   ASSERT_GE(targets.size(), 2u);
   EXPECT_NE(Key(Make({}), targets[0]), Key(Make({}), targets[1]));
+  // Every known target has its own key (a v4 binary never serves a v3 client).
+  std::set<std::string> keys;
+  for (const std::string& t : targets) keys.insert(Key(Make({}), t));
+  EXPECT_EQ(keys.size(), targets.size());
+  EXPECT_NE(Key(Make({}), "host-x86_64-v3"), Key(Make({}), runtime::kHostV4Target));
+  EXPECT_NE(Key(Make({}), runtime::kHostAmxTarget), Key(Make({}), runtime::kHostV4AmxTarget));
   // "host" is resolved before hashing.
   EXPECT_EQ(Key(Make({}), "host"), Key(Make({}), runtime::NativeHostTarget()));
 }

@@ -109,7 +109,7 @@ TEST(DynamicMatmulTest, DynamicMNK) {
 }
 
 // FP16 (the cube converts its L1 tiles) and BF16 (on a machine with AMX,
-// host-x86_64-v3-amx keeps the FMA kernel for a run-time K or leading
+// the AMX targets keep the FMA kernel for a run-time K or leading
 // dimension: its tile kernel takes them as constants).
 TEST(DynamicMatmulTest, HalfAndBf16) {
   const std::vector<Sizes> runs = Runs({{1, 1, 1}, {5, 7, 9}, {37, 45, 50}});
@@ -152,7 +152,7 @@ TEST(DynamicMatmulTest, MatmulFeedingElementwise) {
       {"m", "n", "k"}, Runs({{1, 1, 1}, {5, 7, 9}, {37, 45, 50}}));
 }
 
-// On host-x86_64-v3-amx, BF16 with a symbolic M alone (static K and
+// On an AMX target (host-x86_64-v3-amx here), BF16 with a symbolic M alone (static K and
 // leading dimensions) generates AMX tile code; with a symbolic K or N the
 // cube functions take the FMA kernel (AMX's takes them as constants).
 TEST(DynamicMatmulTest, AmxTargetKeepsTilesForAStaticKAndLeadingDimensions) {

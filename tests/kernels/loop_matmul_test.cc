@@ -281,7 +281,7 @@ TEST(LoopMatmulTest, TailRowsAreRunTimeExtents) {
 // Tails in both M and N: for i in 0..n step 4, j in 0..40 step 16:
 // out[i:min(i+4, n), j:min(j+16, 40)] = x[i:...] @ w[:, j:...] (the last
 // column block is 8 wide, the last row block n % 4 tall).
-// `dtype` for inputs and result (BF16: on host-x86_64-v3-amx, the AMX
+// `dtype` for inputs and result (BF16: on an AMX target, the AMX
 // function with run-time extents).
 pto::v1::Graph TailRowsAndColumnsOf(const SymExpr& n, pto::v1::DataType dtype) {
   GraphBuilder b("tail_rows_cols");

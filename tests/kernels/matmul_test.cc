@@ -108,7 +108,9 @@ TEST(MatmulTest, Batched) {
   RunCase({{}, {2, 3}, 9, 10, 17, cube}, pto::v1::DT_FP16, pto::v1::DT_FP16, false, false);
 }
 
-// BF16 on AMX tiles (host-x86_64-v3-amx, pto_amx.h), against the same
+// BF16 on AMX tiles (host-x86_64-v3-amx, pto_amx.h; "host" is
+// host-x86_64-v4-amx on an AVX-512 CPU with AMX, so the BF16 cases of the
+// other tests run there), against the same
 // reference and tolerances: tails in M, N and K (K odd, 16-row and
 // 16-column edge tiles, a short last K block), both transposes, BF16 and
 // FP32 results, batch dims, scratch tiles on the heap.
@@ -138,7 +140,7 @@ TEST(MatmulTest, AmxBf16) {
   RunCase({{3}, {3}, 19, 40, 17, cube}, bf16, bf16, false, false, amx);
 }
 
-// Code generation, on any CPU: the AMX target's BF16 cube functions call
+// Code generation, on any CPU: the AMX targets' BF16 cube functions call
 // pto_amx.h; other targets, FP32 on the AMX target and BF16 functions of at
 // most 4 rows (the rows path) keep the FMA path (the same source as
 // host-x86_64-v3).
@@ -161,6 +163,9 @@ TEST(MatmulTest, AmxTargetGeneratesTileCode) {
   EXPECT_THAT(amx_bf16, HasSubstr("pto_amx::AmxEnd();"));
   EXPECT_THAT(amx_bf16, Not(HasSubstr("pto_cube::CubeMatmul")));
   EXPECT_THAT(cpp(pto::v1::DT_BF16, "host-x86_64-v3"), Not(HasSubstr("pto_amx::")));
+  // v4-amx generates the same source (only its -march differs); v4 none.
+  EXPECT_EQ(cpp(pto::v1::DT_BF16, runtime::kHostV4AmxTarget), amx_bf16);
+  EXPECT_THAT(cpp(pto::v1::DT_BF16, runtime::kHostV4Target), Not(HasSubstr("pto_amx::")));
   EXPECT_EQ(cpp(pto::v1::DT_FP32, runtime::kHostAmxTarget),
             cpp(pto::v1::DT_FP32, "host-x86_64-v3"));
   // A few rows (pto_cube's rows path) stay on the FMA kernel.

@@ -379,7 +379,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("options") = pto::compiler::CompileOptions{},
         "The compiler's cache key for a graph, without compiling.");
   m.def("resolve_target", &ResolveTarget, py::arg("target"),
-        "The concrete target name, e.g. 'host' -> 'host-x86_64-v3'.");
+        "The concrete target name, e.g. 'host' -> 'host-x86_64-v4-amx'.");
   m.def("compiler_fingerprint",
         [] { return pto::compiler::CompilerFingerprint(); });
   py::class_<PyLauncher>(m, "Launcher")

@@ -293,6 +293,9 @@ TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {
   absl::Status s = Lower(b.Build(), &l);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::HasSubstr("op #0 \"add\": vec_tile [512,512]"));
+  // The buffer and both sizes (issue 3 point 2): 2 f32 tiles of 512 x 512.
+  EXPECT_THAT(s.message(), ::testing::HasSubstr(
+      "needs 2097152 bytes of UB tiles; a block may use 524288 bytes"));
 }
 
 }  // namespace

@@ -441,5 +441,60 @@ TEST(GoldenTest, MatmulWithTails) {
   CheckGoldens(b.Build(), "matmul_relu", kAllLevels);
 }
 
+// Lines of `text` that start with `prefix`.
+int CountLines(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  for (size_t at = 0; at < text.size();) {
+    if (text.compare(at, prefix.size(), prefix) == 0) ++n;
+    const size_t end = text.find('\n', at);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return n;
+}
+
+// Issue 3 points 3 and 4, counted in the printed Block Graph and PTO of
+// kernels with many same-shaped tiles: exp(x) * 2 + y and a softmax over
+// rows are each one fused group (one group, no workspace buffer), and blocks
+// that differ only in their offsets share one function: [64,96] in tiles
+// of [16,32] is 12 tasks of one .func, [37,70] (tails in both dims) 9 tasks
+// of four, softmax [64,256] in tiles of [4,256] 16 tasks of one.
+TEST(DedupTest, SameShapedTilesShareOneFunctionInThePto) {
+  struct Case {
+    bool softmax;
+    std::vector<int64_t> shape, tile;
+    int tasks, functions;
+    std::string function;
+  };
+  const Case cases[] = {
+      {false, {64, 96}, {16, 32}, 12, 1, "g0_exp_muls_add_16x32"},
+      {false, {37, 70}, {16, 32}, 9, 4, "g0_exp_muls_add_5x6"},
+      {true, {64, 256}, {4, 256}, 16, 1, "g0_amax_sub_exp_sum_etc_4x256"},
+  };
+  for (const Case& c : cases) {
+    testing::GraphBuilder b("dedup");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, c.shape);
+    if (c.softmax) {
+      const uint32_t m = b.Op("amax", {x}, c.tile);
+      const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, c.tile)}, c.tile);
+      b.Output("out", b.Op("div", {e, b.Op("sum", {e}, c.tile)}, c.tile));
+    } else {
+      const uint32_t y = b.Input("y", pto::v1::DT_FP32, c.shape);
+      const uint32_t e = b.Op("muls", {b.Op("exp", {x}, c.tile)}, c.tile, 2.0);
+      b.Output("out", b.Op("add", {e, y}, c.tile));
+    }
+    std::map<std::string, std::string> dumps = Dumps(b.Build());
+    const std::string& pto = dumps["pto"];
+    const std::string& block = dumps["block"];
+    SCOPED_TRACE(pto);
+    EXPECT_EQ(CountLines(pto, ".func @"), c.functions);
+    EXPECT_EQ(CountLines(pto, ".buffer"), c.softmax ? 2 : 3);  // params only
+    EXPECT_EQ(CountLines(dumps["execute"], "  task #"), c.tasks) << dumps["execute"];
+    EXPECT_EQ(CountLines(block, "  group #"), 1) << block;
+    EXPECT_EQ(CountLines(block, "  function #"), c.functions) << block;
+    EXPECT_NE(block.find(c.function), std::string::npos) << block;
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -1,0 +1,115 @@
+"""Issue 3's numerics for FP16 and BF16: every unary op, the binary ops and
+comparisons, within one unit in the last place of the output type of the
+float64 result (they compute in FP32 and round to nearest even), with NaN,
++-inf and -0.0 as numpy's. Checked from torch tensors (numpy has no BF16),
+one kernel per dtype and op family."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+
+ANY = pypto.Tensor[...]
+
+SPECIAL = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1.0, -1.0, 0.5, -2.5, 2.5,
+           1e-3, -300.0, 3.0, 100.0, -100.0, 0.1]
+
+HALF = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def run_many(fns, inputs, out_dtype, tile):
+    """One kernel computing fns[k](*inputs) into output k; returns them."""
+    shape = torch.broadcast_shapes(*(x.shape for x in inputs))
+    outs = [torch.zeros(shape, dtype=out_dtype) for _ in fns]
+    ins = ", ".join(f"a{i}: ANY" for i in range(len(inputs)))
+    results = ", ".join(f"o{k}: ANY" for k in range(len(outs)))
+    args = ", ".join(f"a{i}" for i in range(len(inputs)))
+    body = "".join(f"    o{k}[:] = fns[{k}]({args})\n" for k in range(len(outs)))
+    ns = {"ANY": ANY, "pypto": pypto, "fns": fns, "tile": tile}
+    exec(f"def kernel({ins}, {results}):\n"
+         f"    pypto.set_vec_tile_shapes(*tile)\n{body}", ns)
+    pypto.jit(ns["kernel"])(*inputs, *outs)
+    return outs
+
+
+def ordered(t):
+    """16-bit float bit patterns as integers in the values' order (-0.0 and
+    +0.0 both 0): neighbours differ by 1."""
+    bits = t.view(torch.int16).to(torch.int32) & 0xFFFF
+    mag = bits & 0x7FFF
+    return torch.where(bits >= 0x8000, -mag, mag)
+
+
+def assert_within_one_ulp(got, want64, label):
+    """got (FP16/BF16) within 1 ulp of the float64 result rounded to got's
+    type; NaN where it is NaN, infinities exact, zeros with its sign."""
+    want = want64.to(got.dtype)
+    nan = want.isnan()
+    assert torch.equal(got.isnan(), nan), f"{label}: NaN at {got.isnan() != nan}"
+    g, w = ordered(got[~nan]), ordered(want[~nan])
+    far = (g - w).abs() > 1
+    far |= want[~nan].isinf() & (got[~nan] != want[~nan])
+    assert not bool(far.any()), (
+        f"{label}: got {got[~nan][far][:6].tolist()} want {want[~nan][far][:6].tolist()} "
+        f"(float64 {want64[~nan][far][:6].tolist()})")
+    zero = want[~nan] == 0
+    assert torch.equal(torch.signbit(got[~nan][zero]), torch.signbit(want[~nan][zero])), (
+        f"{label}: the sign of a zero")
+
+
+def t64(fn):
+    return lambda x: fn(torch.from_numpy(x)).numpy()
+
+
+UNARY = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+    "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": np.reciprocal, "abs": np.abs, "neg": np.negative, "relu": t64(torch.relu),
+    "sigmoid": t64(torch.sigmoid), "tanh": np.tanh, "erf": t64(torch.erf),
+    "erfc": t64(torch.erfc), "sign": np.sign, "floor": np.floor, "ceil": np.ceil,
+    "round": np.round, "trunc": np.trunc, "sin": np.sin, "cos": np.cos,
+}
+
+
+@pytest.mark.parametrize("half", sorted(HALF))
+def test_unary_within_one_ulp(native, half):
+    g = torch.Generator().manual_seed(31)
+    x = torch.cat([torch.tensor(SPECIAL), torch.rand(8 * 40 - len(SPECIAL), generator=g) * 10 - 5])
+    x = x.reshape(8, 40).to(HALF[half])
+    names = sorted(UNARY)
+    outs = run_many([lambda v, n=n: getattr(pypto, n)(v) for n in names], [x], HALF[half],
+                    tile=(4, 16))
+    x64 = x.double().numpy()
+    for name, got in zip(names, outs):
+        with np.errstate(all="ignore"):
+            want = torch.from_numpy(np.asarray(UNARY[name](x64), np.float64))
+        assert_within_one_ulp(got, want, f"{half} {name}")
+
+
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "pow": np.power,
+    "maximum": np.maximum, "minimum": np.minimum,
+}
+COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+           "gt": np.greater, "ge": np.greater_equal}
+
+
+@pytest.mark.parametrize("half", sorted(HALF))
+def test_binary_and_comparisons_on_special_values(native, half):
+    a = torch.tensor(SPECIAL).to(HALF[half]).repeat(len(SPECIAL), 1)
+    b = a.T.contiguous()
+    names = sorted(BINARY)
+    outs = run_many([lambda x, y, n=n: getattr(pypto, n)(x, y) for n in names], [a, b],
+                    HALF[half], tile=(8, 8))
+    a64, b64 = a.double().numpy(), b.double().numpy()
+    for name, got in zip(names, outs):
+        with np.errstate(all="ignore"):
+            want = torch.from_numpy(BINARY[name](a64, b64))
+        assert_within_one_ulp(got, want, f"{half} {name}")
+    names = sorted(COMPARE)
+    outs = run_many([lambda x, y, n=n: getattr(pypto, n)(x, y) for n in names], [a, b],
+                    torch.bool, tile=(8, 8))
+    for name, got in zip(names, outs):
+        want = torch.from_numpy(COMPARE[name](a64, b64))
+        assert torch.equal(got, want), f"{half} {name}: {(got != want).nonzero()[:6].tolist()}"

@@ -1,0 +1,174 @@
+"""Issue 3's ops reached every way Python offers them (function, method,
+operator), each form run and checked against numpy/torch; and every cast
+pair against torch itself. Several results per kernel: one compile each
+(docs/issue3-coverage.md lists what else covers each op)."""
+
+import numpy as np
+import pytest
+import torch
+
+import pypto
+
+ANY = pypto.Tensor[...]
+
+
+def run_many(fns, inputs, outs, tile):
+    """One kernel writing outs[k][:] = fns[k](*inputs); runs it on `inputs`
+    (numpy arrays or torch tensors) and fills `outs`."""
+    ins = ", ".join(f"a{i}: ANY" for i in range(len(inputs)))
+    results = ", ".join(f"o{k}: ANY" for k in range(len(outs)))
+    args = ", ".join(f"a{i}" for i in range(len(inputs)))
+    body = "".join(f"    o{k}[:] = fns[{k}]({args})\n" for k in range(len(outs)))
+    ns = {"ANY": ANY, "pypto": pypto, "fns": fns, "tile": tile}
+    exec(f"def kernel({ins}, {results}):\n"
+         f"    pypto.set_vec_tile_shapes(*tile)\n{body}", ns)
+    pypto.jit(ns["kernel"])(*inputs, *outs)
+    return outs
+
+
+def operands():
+    rng = np.random.default_rng(21)
+    a = rng.uniform(0.5, 2.0, (6, 20)).astype(np.float32)
+    b = rng.uniform(0.5, 2.0, (20,)).astype(np.float32)
+    a[2] = b  # a row equal to b: eq/ne/le/ge see ties
+    a[3, :4] = [-1.5, 0.0, -0.0, 3.0]
+    return a, b
+
+
+BINARY = {
+    "add": (np.add, lambda x, y: x + y), "sub": (np.subtract, lambda x, y: x - y),
+    "mul": (np.multiply, lambda x, y: x * y), "div": (np.divide, lambda x, y: x / y),
+    "pow": (np.power, lambda x, y: x ** y), "maximum": (np.maximum, None),
+    "minimum": (np.minimum, None),
+}
+COMPARE = {
+    "eq": (np.equal, None), "ne": (np.not_equal, None), "lt": (np.less, lambda x, y: x < y),
+    "le": (np.less_equal, lambda x, y: x <= y), "gt": (np.greater, lambda x, y: x > y),
+    "ge": (np.greater_equal, lambda x, y: x >= y),
+}
+
+
+def forms(table):
+    """(label, fn, numpy ref) for pypto.<name>(x, y), x.<name>(y) and the
+    operator where Python has one."""
+    out = []
+    for name, (ref, operator) in table.items():
+        out.append((f"pypto.{name}", lambda x, y, n=name: getattr(pypto, n)(x, y), ref))
+        out.append((f"x.{name}", lambda x, y, n=name: getattr(x, n)(y), ref))
+        if operator is not None:
+            out.append((f"operator {name}", operator, ref))
+    return out
+
+
+@pytest.mark.parametrize("table,dtype", [(BINARY, np.float32), (COMPARE, np.bool_)])
+def test_function_method_and_operator_forms_agree_with_numpy(native, table, dtype):
+    a, b = operands()
+    cases = forms(table)
+    outs = run_many([fn for _, fn, _ in cases], [a, b],
+                    [np.zeros(a.shape, dtype) for _ in cases], tile=(4, 8))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    for (label, _, ref), got in zip(cases, outs):
+        with np.errstate(all="ignore"):
+            want = ref(a64, b64).astype(dtype)
+        if dtype == np.bool_:
+            np.testing.assert_array_equal(got, want, err_msg=label)
+        else:
+            np.testing.assert_allclose(got, want, rtol=2e-6 if "pow" in label else 1e-6,
+                                       err_msg=label)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), label
+
+
+def test_layout_and_reduction_forms_agree_with_torch(native):
+    # The forms no other test runs: pypto.transpose, the view, permute,
+    # unsqueeze and clone methods, pypto.prod; each beside the other form.
+    rng = np.random.default_rng(22)
+    x = rng.uniform(0.5, 1.5, (6, 20)).astype(np.float32)
+    t = torch.from_numpy(x)
+    t3 = (4, 1, 8)  # the rank-3 results' tile; the others take (4, 8)
+    cases = [
+        (lambda v: pypto.transpose(v, 0, 1) * 2, t.T * 2, None),
+        (lambda v: v.transpose(1, 0) * 2, t.T * 2, None),
+        (lambda v: v.view([3, 8], [2, 5]) + 1, t[2:5, 5:13] + 1, None),
+        (lambda v: pypto.view(v, [3, 8], [2, 5]) + 1, t[2:5, 5:13] + 1, None),
+        (lambda v: v.unsqueeze(1).permute(2, 1, 0) - 1, t.unsqueeze(1).permute(2, 1, 0) - 1, t3),
+        (lambda v: pypto.permute(pypto.unsqueeze(v, 1), [2, 1, 0]) - 1,
+         t.unsqueeze(1).permute(2, 1, 0) - 1, t3),
+        (lambda v: v.clone(), t.clone(), None),
+        (lambda v: pypto.clone(v), t.clone(), None),
+        (lambda v: pypto.prod(v, -1, True), torch.prod(t.double(), -1, keepdim=True), None),
+        (lambda v: v.prod(dim=-1, keepdim=True), torch.prod(t.double(), -1, keepdim=True), None),
+        (lambda v: pypto.prod(v, 0), torch.prod(t.double(), 0), None),
+    ]
+    outs = [np.zeros(tuple(w.shape), np.float32) for _, w, _ in cases]
+
+    def with_tile(fn, tile):
+        def traced(v):
+            pypto.set_vec_tile_shapes(*(tile or (4, 8)))
+            return fn(v)
+        return traced
+
+    fns = [with_tile(fn, tile) for fn, _, tile in cases]
+    run_many(fns, [x], outs, tile=(4, 8))
+    for k, ((_, want, _), got) in enumerate(zip(cases, outs)):
+        want = want.numpy().astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=1e-5 if k >= 8 else 0, err_msg=f"case {k}")
+
+
+# Every dtype of issue 3's cast list, as torch names it.
+TORCH = {
+    pypto.DT_FP32: torch.float32, pypto.DT_FP16: torch.float16, pypto.DT_BF16: torch.bfloat16,
+    pypto.DT_INT8: torch.int8, pypto.DT_INT16: torch.int16, pypto.DT_INT32: torch.int32,
+    pypto.DT_INT64: torch.int64, pypto.DT_UINT8: torch.uint8, pypto.DT_BOOL: torch.bool,
+    pypto.DT_DOUBLE: torch.float64,
+}
+
+
+def cast_input(src):
+    """Values in +-300 (float -> INT8/UINT8 wrap, int -> FP16/BF16 round),
+    halves and ties, -0.0 and, for floats, +-inf and NaN where torch's
+    result is defined (float -> float and -> BOOL)."""
+    g = torch.Generator().manual_seed(23)
+    x = torch.rand(4, 40, generator=g, dtype=torch.float64) * 600 - 300
+    x[0, :12] = torch.tensor([-0.0, 0.5, -0.5, 1.5, 2.5, -1.0, 255.7, -128.5, 127.5, 65504.0,
+                              257.0, 0.1], dtype=torch.float64)
+    if TORCH[src] == torch.bool:
+        return x > 0
+    if not TORCH[src].is_floating_point:
+        x = x.trunc()
+        if TORCH[src] == torch.uint8:
+            x = x.abs().clamp(max=255)
+        if TORCH[src] == torch.int8:
+            x = x.clamp(-128, 127)
+    return x.to(TORCH[src])
+
+
+@pytest.mark.parametrize("src", list(TORCH), ids=lambda d: str(TORCH[d]).split(".")[1])
+def test_cast_every_pair_like_torch(native, src):
+    """x.cast(dst) for every dst, bit for bit as torch's x.to(dst); from a
+    float, also the special values into float types and BOOL."""
+    x = cast_input(src)
+    dsts = list(TORCH)
+    outs = [torch.zeros(x.shape, dtype=TORCH[d]) for d in dsts]
+    run_many([lambda v, d=d: v.cast(d) for d in dsts], [x], outs, tile=(4, 16))
+    for d, got in zip(dsts, outs):
+        want = x.to(TORCH[d])
+        assert torch.equal(got, want) or (
+            got.dtype.is_floating_point and torch.equal(got.isnan(), want.isnan())
+            and torch.equal(got[~got.isnan()], want[~want.isnan()])), (
+            f"{TORCH[src]} -> {TORCH[d]}: got {got[got != want][:6]} want {want[got != want][:6]}")
+        if got.dtype.is_floating_point:  # signs of zeros as torch's
+            assert torch.equal(torch.signbit(got[got == 0]), torch.signbit(want[got == 0]))
+    if not TORCH[src].is_floating_point:
+        return
+    special = torch.tensor([float("nan"), float("inf"), float("-inf"), -0.0, 1e30, -1e-30,
+                            70000.0, 3.0e38], dtype=torch.float64).to(TORCH[src]).reshape(1, 8)
+    floats = [d for d in dsts if TORCH[d].is_floating_point or TORCH[d] == torch.bool]
+    outs = [torch.zeros(special.shape, dtype=TORCH[d]) for d in floats]
+    run_many([lambda v, d=d: v.cast(d) for d in floats], [special], outs, tile=(1, 8))
+    for d, got in zip(floats, outs):
+        want = special.to(TORCH[d])
+        same = (got == want) | (got.isnan() & want.isnan())
+        assert bool(same.all()), f"{TORCH[src]} -> {TORCH[d]}: got {got} want {want}"
+        if got.dtype.is_floating_point:  # a NaN's sign is not numpy's or torch's rule
+            real = ~want.isnan()
+            assert torch.equal(torch.signbit(got[real]), torch.signbit(want[real])), (got, want)

@@ -1,5 +1,5 @@
 """Issue 3's numerics for FP16 and BF16: every unary op, the binary ops and
-comparisons, within one unit in the last place of the output type of the
+comparisons, and the reductions, within one unit in the last place of the output type of the
 float64 result (they compute in FP32 and round to nearest even), with NaN,
 +-inf and -0.0 as numpy's. Checked from torch tensors (numpy has no BF16),
 one kernel per dtype and op family."""
@@ -113,3 +113,40 @@ def test_binary_and_comparisons_on_special_values(native, half):
     for name, got in zip(names, outs):
         want = torch.from_numpy(COMPARE[name](a64, b64))
         assert torch.equal(got, want), f"{half} {name}: {(got != want).nonzero()[:6].tolist()}"
+
+
+@pytest.mark.parametrize("half", sorted(HALF))
+@pytest.mark.parametrize("dim,keepdim", [(-1, False), (0, True)])
+def test_reductions_like_torch(native, half, dim, keepdim):
+    # Every kind, the reduced dim over several tiles (partials, then the
+    # combine step), NaN and +-inf in the data: amax/amin/prod within 1 ulp
+    # of float64 (prod of values near 1), sum within 1e-5 of the sum of
+    # magnitudes plus 1 ulp, arg* exact (a NaN wins, the first one).
+    g = torch.Generator().manual_seed(32)
+    x = (torch.rand(19, 70, generator=g) * 4 - 2).to(HALF[half])
+    x[3, 5], x[4, 7], x[5, 1] = float("nan"), float("inf"), float("-inf")
+    near_one = (1 + (x.float() / 32).to(HALF[half]).float()).to(HALF[half])  # as the kernel rounds
+    kinds = ["sum", "amax", "amin", "prod", "argmax", "argmin"]
+    fns = [lambda v, k=k: getattr(v if k != "prod" else 1 + v / 32, k)(dim=dim, keepdim=keepdim)
+           for k in kinds]
+    shape = x.sum(dim=dim, keepdim=keepdim).shape
+    outs = [torch.zeros(shape, dtype=torch.int64 if k.startswith("arg") else HALF[half])
+            for k in kinds]
+    ins = ", ".join(f"o{k}: ANY" for k in range(len(kinds)))
+    body = "".join(f"    o{k}[:] = fns[{k}](a)\n" for k in range(len(kinds)))
+    ns = {"ANY": ANY, "pypto": pypto, "fns": fns}
+    exec(f"def kernel(a: ANY, {ins}):\n    pypto.set_vec_tile_shapes(8, 16)\n{body}", ns)
+    pypto.jit(ns["kernel"])(x, *outs)
+    for k, got in zip(kinds, outs):
+        src = (near_one if k == "prod" else x).double()
+        want = getattr(torch, k)(src, dim=dim, keepdim=keepdim)
+        if k.startswith("arg"):
+            assert torch.equal(got, want), f"{half} {k}"
+        elif k == "sum":
+            tol = 1e-5 * src.abs().sum(dim=dim, keepdim=keepdim) + want.abs() * (
+                2.0 ** -10 if half == "fp16" else 2.0 ** -7)
+            ok = ((got.double() - want).abs() <= tol) | (got.isnan() & want.isnan())
+            ok |= got.double() == want  # infinities
+            assert bool(ok.all()), f"{half} sum: got {got[~ok]} want {want[~ok]}"
+        else:
+            assert_within_one_ulp(got, want, f"{half} {k}")

@@ -5,7 +5,10 @@
 //
 // Bandwidth is a STREAM-style triad (a[i] = b[i] + s * c[i]) over three
 // arrays whose total size is each of --sizes_kib in turn: small sizes stay in
-// the last-level cache, large ones measure DRAM. Bytes counted are those the
+// the last-level cache, large ones measure DRAM. The loop runs on the widest
+// vectors the CPU has, in chunks a thread that has finished its own share
+// takes over from a thread that makes no progress (parked by the scheduler
+// on a shared machine). Bytes counted are those the
 // program asks for (read b and c, write a: 12 bytes per element), not the
 // extra read a write-allocate cache does, as STREAM counts them. A kernel
 // that moves the same number of bytes compares with the triad of that size.
@@ -16,176 +19,27 @@
 // flops.
 //
 // Each measurement is the best of several repetitions (a ceiling: noise
-// from other processes only makes a run slower). Output: one line per
+// from other processes only makes a run slower). The loops are
+// bench/ceilings_kernels.h's, which libceilings.so also runs (one pass per
+// call, beside each of bench/kernels.py's rows). Output: one line per
 // measurement for people, then one line "JSON {...}" for scripts.
-#include <immintrin.h>
-#include <pthread.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/ceilings_kernels.h"
+
 namespace {
 
-double NowSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Runs fn(thread_index) on `threads` threads (the caller is thread 0) and
-// returns the wall time from the moment all have started until the last one
-// finishes, so thread start-up is not measured.
-double TimeParallel(int threads, const std::function<void(int)>& fn) {
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
-  auto body = [&](int t) {
-    ready.fetch_add(1);
-    while (!go.load(std::memory_order_acquire)) {
-    }
-    fn(t);
-  };
-  for (int t = 1; t < threads; ++t) pool.emplace_back(body, t);
-  while (ready.load() != threads - 1) {
-  }
-  const double start = NowSeconds();
-  go.store(true, std::memory_order_release);
-  fn(0);
-  for (std::thread& th : pool) th.join();
-  return NowSeconds() - start;
-}
-
-// [begin, end) of thread t's share of n items, in whole cache lines.
-void Share(int64_t n, int threads, int t, int64_t* begin, int64_t* end) {
-  const int64_t lines = (n + 15) / 16;
-  *begin = std::min(n, lines * t / threads * 16);
-  *end = std::min(n, lines * (t + 1) / threads * 16);
-}
-
-// Triad bandwidth in GB/s (1e9 bytes) for three arrays totalling `bytes`.
-double TriadGBps(int64_t bytes, int threads, int reps) {
-  const int64_t n = std::max<int64_t>(16, bytes / 12);
-  auto alloc = [n] {
-    return static_cast<float*>(std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64));
-  };
-  float* a = alloc();
-  float* b = alloc();
-  float* c = alloc();
-  // First touch by the thread that will stream the pages.
-  TimeParallel(threads, [&](int t) {
-    int64_t lo, hi;
-    Share(n, threads, t, &lo, &hi);
-    for (int64_t i = lo; i < hi; ++i) {
-      a[i] = 0.0f;
-      b[i] = 1.0f;
-      c[i] = 2.0f;
-    }
-  });
-  const float s = 3.0f;
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    best = std::min(best, TimeParallel(threads, [&](int t) {
-      int64_t lo, hi;
-      Share(n, threads, t, &lo, &hi);
-      float* __restrict pa = a;
-      const float* __restrict pb = b;
-      const float* __restrict pc = c;
-      for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + s * pc[i];
-    }));
-  }
-  // Keep the stores observable.
-  volatile float sink = a[n / 2];
-  (void)sink;
-  std::free(a);
-  std::free(b);
-  std::free(c);
-  return 12.0 * n / best / 1e9;
-}
-
-// Independent accumulators: more than FMA latency (4) x ports (2). The
-// chains' results feed the returned sum, and without -ffast-math the
-// compiler may not fold repeated FMAs, so every one executes.
-constexpr int kChains = 16;
-
-// GCC 12 warns that _mm512_reduce_add_ps's own _mm256_undefined_pd is used
-// uninitialized (in avx512fintrin.h, not here).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-__attribute__((target("avx512f"))) double FmaLoopAvx512(int64_t iters) {
-  __m512 acc[kChains];
-  for (int k = 0; k < kChains; ++k) acc[k] = _mm512_set1_ps(1.0f + k * 1e-3f);
-  const __m512 m = _mm512_set1_ps(0.999999f);
-  const __m512 add = _mm512_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iters; ++i) {
-    for (int k = 0; k < kChains; ++k) acc[k] = _mm512_fmadd_ps(acc[k], m, add);
-  }
-  float sum = 0;
-  for (int k = 0; k < kChains; ++k) sum += _mm512_reduce_add_ps(acc[k]);
-  return 2.0 * 16 * kChains * iters + (sum == 12345.0f);  // sum: keep alive
-}
-#pragma GCC diagnostic pop
-
-__attribute__((target("avx2,fma"))) double FmaLoopAvx2(int64_t iters) {
-  __m256 acc[kChains];
-  for (int k = 0; k < kChains; ++k) acc[k] = _mm256_set1_ps(1.0f + k * 1e-3f);
-  const __m256 m = _mm256_set1_ps(0.999999f);
-  const __m256 add = _mm256_set1_ps(1e-7f);
-  for (int64_t i = 0; i < iters; ++i) {
-    for (int k = 0; k < kChains; ++k) acc[k] = _mm256_fmadd_ps(acc[k], m, add);
-  }
-  float lanes[8];
-  float sum = 0;
-  for (int k = 0; k < kChains; ++k) {
-    _mm256_storeu_ps(lanes, acc[k]);
-    for (float v : lanes) sum += v;
-  }
-  return 2.0 * 8 * kChains * iters + (sum == 12345.0f);
-}
-
-double FmaLoopScalar(int64_t iters) {
-  float acc[kChains];
-  for (int k = 0; k < kChains; ++k) acc[k] = 1.0f + k * 1e-3f;
-  for (int64_t i = 0; i < iters; ++i) {
-    for (int k = 0; k < kChains; ++k) acc[k] = __builtin_fmaf(acc[k], 0.999999f, 1e-7f);
-  }
-  float sum = 0;
-  for (float v : acc) sum += v;
-  return 2.0 * kChains * iters + (sum == 12345.0f);
-}
-
-const char* FmaIsa() {
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return "avx2";
-  }
-  return "scalar";
-}
-
-// FP32 GFLOP/s with `threads` threads.
-double FmaGflops(int threads, int reps, const std::string& isa) {
-  const int64_t iters = 20'000'000;
-  std::vector<double> flops(threads);
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    best = std::min(best, TimeParallel(threads, [&](int t) {
-      flops[t] = isa == "avx512"  ? FmaLoopAvx512(iters)
-                 : isa == "avx2" ? FmaLoopAvx2(iters)
-                                 : FmaLoopScalar(iters);
-    }));
-  }
-  double total = 0;
-  for (double f : flops) total += static_cast<int64_t>(f);
-  return total / best / 1e9;
-}
+using pto::bench::FmaGflops;
+using pto::bench::FmaIsa;
+using pto::bench::TriadGBps;
+using pto::bench::TriadIsa;
 
 bool ParseFlag(const char* arg, const char* name, std::string* value) {
   const size_t len = std::strlen(name);
@@ -249,11 +103,11 @@ int main(int argc, char** argv) {
               gflops);
   std::string json = "{\"threads\":" + std::to_string(threads) + ",\"fma_isa\":\"" +
                      isa + "\",\"fma_gflops\":" + std::to_string(gflops) +
-                     ",\"triad_gbps\":{";
+                     ",\"triad_isa\":\"" + TriadIsa() + "\",\"triad_gbps\":{";
   for (size_t i = 0; i < sizes_kib.size(); ++i) {
     const double gbps = TriadGBps(sizes_kib[i] * 1024, threads, reps);
-    std::printf("triad %lld KiB (%d threads): %.1f GB/s\n",
-                static_cast<long long>(sizes_kib[i]), threads, gbps);
+    std::printf("triad %lld KiB (%s, %d threads): %.1f GB/s\n",
+                static_cast<long long>(sizes_kib[i]), TriadIsa(), threads, gbps);
     json += (i ? ",\"" : "\"") + std::to_string(sizes_kib[i]) +
             "\":" + std::to_string(gbps);
   }

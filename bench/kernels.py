@@ -14,11 +14,18 @@ baseline time / pypto time (above 1: pypto is faster), from the medians and,
 in brackets, from the best times: on a shared machine the best times show
 what a quiet machine would, the medians what this one did.
 
-The ceilings (bench/ceilings.cc, built by Bazel) are measured in the same run:
-a triad's bandwidth over the same number of bytes a memory-bound kernel must
-move (inputs read once, outputs written once) and the FP32 FMA peak for
-matmul. "pypto of ceiling" is pypto's fraction of that ceiling (median time).
-Issue 3's targets are checked at the end of the table.
+The ceilings are measured in the same run, twice. Once at the start
+(bench/ceilings, built by Bazel: best of several passes): a triad's bandwidth
+over the same number of bytes a memory-bound kernel must move (inputs read
+once, outputs written once) and the FP32 FMA peak for matmul. And beside
+each row (libceilings.so, the same loops in this process through
+bench/ceilings_lib.py, same thread count): a triad over the row's bytes, or
+FMA chains of the row's flops, is one more implementation taking turns in
+the row's blocks, so the row and its ceiling see the same machine (on a
+shared VM the bandwidth a process gets drifts 2x within a minute). "pypto of
+ceiling" is pypto's median rate over the ceiling's median rate beside it,
+then over the start-of-run figure; issue 3's targets, checked at the end of
+the table, use the figure beside the row.
 
 A row whose op pypto cannot compile yet prints "n/a (...)" with the reason
 instead of failing: rows fill in as issue 3's ops land.
@@ -46,6 +53,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import pypto  # noqa: E402
+
+import ceilings_lib  # noqa: E402  (bench/, beside this script)
 
 torch.set_num_threads(THREADS)
 
@@ -122,6 +131,16 @@ def source_tree():
     return f"{head}" + (" with uncommitted changes" if dirty else "")
 
 
+def load_ceilings_lib(path):
+    """(ceilings_lib.CeilingsLib, None), or (None, why not)."""
+    if not os.path.exists(path):
+        return None, f"{path} not built (bazel build //bench:libceilings.so)"
+    try:
+        return ceilings_lib.CeilingsLib(path), None
+    except OSError as e:
+        return None, f"{path} did not load: {e}"
+
+
 def run_ceilings(path, sizes_kib):
     if not os.access(path, os.X_OK):
         return None, f"{path} not built (bazel build //bench:ceilings)"
@@ -155,6 +174,26 @@ SETTLE_SECONDS = 0.03
 SHORT_CALL_SECONDS = 1e-3
 
 
+class SelfTimed:
+    """A callable that returns its own time in seconds: a ceiling's loop
+    (bench/ceilings_lib.py), timed inside the library from all its threads
+    started to the last chunk done, as bench/ceilings times it. interleaved_times
+    records that instead of the wall time around the call."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self):
+        return self.fn()
+
+
+def timed_call(f):
+    start = time.perf_counter()
+    result = f()
+    took = time.perf_counter() - start
+    return result if isinstance(f, SelfTimed) else took
+
+
 def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
     """Seconds per call of each callable: a list of (median, min) per callable.
 
@@ -168,14 +207,14 @@ def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
     max(reps, short_reps) timed calls instead, in the same blocks (longer
     blocks would time fewer first-calls-after-a-pause, which are slower, and
     so measure something else than the other rows).
+
+    A SelfTimed callable's time is what it returns.
     """
     want = [reps] * len(impls)
     for i, f in enumerate(impls):
         took = None
         for _ in range(warmup):
-            start = time.perf_counter()
-            f()
-            took = time.perf_counter() - start
+            took = timed_call(f)
         if short_reps > reps and took is not None and took < SHORT_CALL_SECONDS:
             want[i] = short_reps
     times = [[] for _ in impls]
@@ -188,9 +227,7 @@ def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
                 time.sleep(SETTLE_SECONDS)
             f()
             for _ in range(n):
-                start = time.perf_counter()
-                f()
-                times[i].append(time.perf_counter() - start)
+                times[i].append(timed_call(f))
     return [(statistics.median(t), min(t)) for t in times]
 
 
@@ -659,8 +696,33 @@ def ratio(base, pto):
     return f"{base[0] / pto[0]:.2f}x (min {base[1] / pto[1]:.2f}x)"
 
 
-def run_case(case, reps, warmup, ceilings, short_reps=0):
-    """(the row's markdown cells after the name, its target verdict or None)."""
+def fmt_bytes(nbytes):
+    return f"{nbytes / 2**20:.0f} MiB" if nbytes >= 2**20 else f"{max(1, nbytes // 1024)} KiB"
+
+
+def beside_ceiling(case, lib):
+    """The row's ceiling, to time beside it (SelfTimed, one pass per call), and
+    its work per call: FMA chains of the row's flops (at least
+    ceilings_lib.MIN_FMA_ITERS per thread) for a matmul, a triad over the
+    row's bytes otherwise; (None, 0) without the library or either."""
+    if lib is None:
+        return None, 0
+    if case.flops:
+        fma = lib.fma(case.flops, THREADS)
+        return SelfTimed(fma), fma
+    if case.nbytes:
+        triad = lib.triad(case.nbytes, THREADS)
+        return SelfTimed(triad), triad
+    return None, 0
+
+
+def run_case(case, reps, warmup, ceilings, short_reps=0, lib=None):
+    """(the row's markdown cells after the name, its target verdict or None).
+
+    ceilings: bench/ceilings' start-of-run figures (or None); lib: a
+    ceilings_lib.CeilingsLib (or None), whose loop for this row takes turns
+    with the implementations, so that the row's fraction compares rates
+    measured in the same blocks."""
     blank = [""] * 6
     try:
         args, np_fn, torch_fn, check = case.make()
@@ -702,6 +764,11 @@ def run_case(case, reps, warmup, ceilings, short_reps=0):
         other = (other[0], len(impls))
         other_kernel = case.other_target[1]
         impls.append(lambda: other_kernel(*args))
+    ceiling_at = None
+    ceiling_call, ceiling_loop = beside_ceiling(case, lib)
+    if ceiling_call:
+        ceiling_at = len(impls)
+        impls.append(ceiling_call)
     times = interleaved_times(impls, reps, warmup, short_reps=short_reps)
     t_pto = times[0]
     t_np = times[1] if callable(np_fn) else None
@@ -718,17 +785,34 @@ def run_case(case, reps, warmup, ceilings, short_reps=0):
     cells.append(fmt_us(t_torch[0]) + (f" (torch's fused op {fmt_us(t_fused[0])})" if t_fused else ""))
     cells.append(ratio(t_torch, t_pto))
     verdicts = []
-    fraction = None
-    if ceilings and case.flops:
-        gflops = case.flops / t_pto[0] / 1e9
-        cells.append(f"{gflops:.1f} GFLOP/s")
-        cells.append(f"{100 * gflops / ceilings['fma_gflops']:.0f}% of FMA peak")
-    elif ceilings and case.nbytes:
-        gbps = case.nbytes / t_pto[0] / 1e9
-        ceiling, kib = ceiling_for(case.nbytes, ceilings)
-        fraction = gbps / ceiling
-        cells.append(f"{gbps:.1f} GB/s")
-        cells.append(f"{100 * fraction:.0f}% of triad@{kib // 1024} MiB")
+    # Rates (median, best) of pypto and of the ceiling beside it; the
+    # start-of-run figure of that ceiling.
+    if case.flops:
+        unit, work, what = "GFLOP/s", case.flops, "FMA peak"
+        start = ceilings and ceilings["fma_gflops"]
+    elif case.nbytes:
+        unit, work, what = "GB/s", case.nbytes, f"triad@{fmt_bytes(case.nbytes)}"
+        start = ceilings and ceiling_for(case.nbytes, ceilings)[0]
+    else:
+        unit = None
+    fraction = None  # (median/median, best/best, of the start-of-run figure), None unmeasured
+    if unit and (ceiling_at is not None or start):
+        rate = (work / t_pto[0] / 1e9, work / t_pto[1] / 1e9)
+        cells.append(f"{rate[0]:.1f} {unit}")
+        of_start = rate[0] / start if start else None
+        start_text = (f"{100 * of_start:.0f}% of the start-of-run figure" if start
+                      else "no start-of-run figure")
+        if ceiling_at is not None:
+            t_ceil = times[ceiling_at]
+            work_done = ceiling_loop.flops if case.flops else ceiling_loop.bytes
+            beside = (work_done / t_ceil[0] / 1e9, work_done / t_ceil[1] / 1e9)
+            fraction = (rate[0] / beside[0], rate[1] / beside[1], of_start)
+            cells.append(f"{100 * fraction[0]:.0f}% of {what} beside it, {beside[0]:.1f} {unit} "
+                         f"({start_text})")
+        else:
+            best = rate[1] / start
+            fraction = (of_start, best, of_start)
+            cells.append(f"{100 * of_start:.0f}% of {what} at the start of the run")
     else:
         cells += ["", ""]
     if wrong:
@@ -740,10 +824,19 @@ def run_case(case, reps, warmup, ceilings, short_reps=0):
         verdicts.append(f"{'met' if got >= want else 'NOT met'}: {base_name}/pypto {got:.2f}x "
                         f"(target >= {want}x; from best times {got_min:.2f}x, "
                         f"{'met' if got_min >= want else 'not met'})")
-    if case.memory_bound and fraction is not None:
-        best = case.nbytes / t_pto[1] / 1e9 / ceiling_for(case.nbytes, ceilings)[0]
-        verdicts.append(f"{'met' if fraction >= 0.5 else 'NOT met'}: {100 * fraction:.0f}% of "
-                        f"bandwidth (target >= 50%; from the best time {100 * best:.0f}%)")
+    if case.memory_bound and fraction is not None and case.nbytes and not case.flops:
+        met = "met" if fraction[0] >= 0.5 else "NOT met"
+        if ceiling_at is not None:
+            verdicts.append(
+                f"{met}: {100 * fraction[0]:.0f}% of the bandwidth beside it (a triad over the "
+                f"same {fmt_bytes(case.nbytes)} in the same blocks, medians; target >= 50%; "
+                f"best/best {100 * fraction[1]:.0f}%"
+                + (f"; {100 * fraction[2]:.0f}% of the start-of-run figure)"
+                   if fraction[2] is not None else ")"))
+        else:
+            verdicts.append(f"{met}: {100 * fraction[0]:.0f}% of bandwidth, of the start-of-run "
+                            f"triad (no ceiling beside it; target >= 50%; from the best time "
+                            f"{100 * fraction[1]:.0f}%)")
     return cells, "; ".join(verdicts) or None
 
 
@@ -759,6 +852,10 @@ def main():
     parser.add_argument("--output", help="also write the report to this markdown file")
     parser.add_argument("--ceilings", default=os.path.join(REPO, "bazel-bin/bench/ceilings"),
                         help="the ceilings binary (bazel build //bench:ceilings)")
+    parser.add_argument("--ceilings-lib",
+                        default=os.path.join(REPO, "bazel-bin/bench/libceilings.so"),
+                        help="the ceilings' loops in process, timed beside each row "
+                             "(bazel build //bench:libceilings.so)")
     parser.add_argument("--no-overhead", action="store_true", help="skip the runtime overhead rows")
     opts = parser.parse_args()
     if opts.reps < 1 or opts.warmup < 0:
@@ -774,6 +871,7 @@ def main():
     selected = [c for c in cases() if any(w in c.name for w in wanted)]
     sizes = sorted({max(1, c.nbytes // 1024) for c in selected if c.nbytes} | {512 * 1024})
     ceilings, why = run_ceilings(opts.ceilings, sizes)
+    lib, lib_why = load_ceilings_lib(opts.ceilings_lib)
 
     emit(f"# pypto kernel benchmark, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC")
     emit()
@@ -796,9 +894,20 @@ def main():
         triads = ", ".join(f"{v:.1f} GB/s @ {k // 1024} MiB" if k >= 1024 else f"{v:.1f} GB/s @ {k} KiB"
                            for k, v in sorted(ceilings["triad_gbps"].items()))
         emit(f"- ceilings (bench/ceilings, same run): FP32 FMA {ceilings['fma_gflops']:.1f} GFLOP/s "
-             f"({ceilings['fma_isa']}); triad bandwidth {triads}")
+             f"({ceilings['fma_isa']}); triad bandwidth ({ceilings.get('triad_isa', '?')}) {triads}")
     else:
         emit(f"- ceilings: n/a ({why})")
+    if lib:
+        emit(f"- ceilings beside each row ({os.path.relpath(lib.path, REPO)}: bench/ceilings' loops "
+             f"in this process, {THREADS} threads, one pass per call timed by the loop itself, taking "
+             f"turns with the row's implementations in its blocks): a triad ({lib.triad_isa}) over "
+             f"the row's bytes (warm arrays), or FMA chains ({lib.fma_isa}) of the row's flops (at least "
+             f"{ceilings_lib.MIN_FMA_ITERS} iterations a thread) beside a matmul; \"pypto of "
+             f"ceiling\" is pypto's median rate over the ceiling's median rate in the same blocks, "
+             f"then pypto's rate over the start-of-run figure")
+    else:
+        emit(f"- ceilings beside each row: n/a ({lib_why}); \"pypto of ceiling\" uses the "
+             f"start-of-run figures")
     emit()
     emit("| kernel | pypto | numpy | numpy/pypto | torch (op by op) | torch/pypto | pypto rate | "
          "pypto of ceiling |")
@@ -807,12 +916,13 @@ def main():
     overhead = [] if opts.no_overhead or opts.only else overhead_rows(opts.reps, opts.warmup)
     verdicts = []
     for case in selected:
-        cells, verdict = run_case(case, opts.reps, opts.warmup, ceilings, opts.short_reps)
+        cells, verdict = run_case(case, opts.reps, opts.warmup, ceilings, opts.short_reps, lib)
         emit(f"| {case.name} | " + " | ".join(cells) + " |")
         if verdict:
             verdicts.append(f"- {case.name}: {verdict}")
     emit()
-    emit("Issue 3 targets (medians; rows not listed are n/a or have no target):")
+    emit("Issue 3 targets (medians; bandwidth against the triad beside the row when it was "
+         "measured; rows not listed are n/a or have no target):")
     emit()
     for line in verdicts or ["- none measurable yet"]:
         emit(line)

@@ -1,0 +1,76 @@
+// The loops behind the machine ceilings: a STREAM-style triad and chains of
+// FP32 FMAs, each run by a given number of threads and timed from the moment
+// all threads have started until the last one finishes (thread start-up is
+// not measured). One copy, used by the bench/ceilings binary (best of
+// several repetitions, printed) and by libceilings.so (one pass per call,
+// timed by bench/kernels.py beside each row: bench/ceilings_lib.py).
+//
+// Built with -O3 so that the triad loop vectorizes; the FMA loops use
+// intrinsics under target attributes, chosen at run time from the CPU's
+// features.
+#ifndef PTO_BENCH_CEILINGS_KERNELS_H_
+#define PTO_BENCH_CEILINGS_KERNELS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace pto::bench {
+
+// a[i] = b[i] + s * c[i] over three float arrays totalling about `bytes`
+// (at least 16 elements each). The arrays are allocated and first touched
+// by the threads that stream them when the Triad is made, so every Pass
+// after the first finds them warm (in cache when they fit). Bytes counted
+// are those the program asks for (read b and c, write a: 12 per element),
+// not the extra read a write-allocate cache does, as STREAM counts them.
+class Triad {
+ public:
+  Triad(int64_t bytes, int threads);
+  ~Triad();
+  Triad(const Triad&) = delete;
+  Triad& operator=(const Triad&) = delete;
+
+  // One pass over the arrays; returns its wall time in seconds. The arrays
+  // are cut into chunks of 16 KiB each, one contiguous share of chunks per
+  // thread; a thread that has streamed its own share helps with the others'
+  // remaining chunks, so one the scheduler parks holds the pass up by one
+  // chunk, not its whole share.
+  double Pass();
+
+  int64_t bytes() const { return 12 * n_; }  // moved by one Pass
+  int64_t elements() const { return n_; }     // of each array
+
+  // How many elements of `a` are not b + s * c (all of them before the first
+  // Pass, none after any): tests check that a pass covers every chunk.
+  int64_t Unwritten() const;
+  int threads() const { return threads_; }
+
+ private:
+  int64_t n_;
+  int threads_;
+  float* a_;
+  float* b_;
+  float* c_;
+};
+
+// The vectors the triad's loop uses: "avx512", "avx2" or "baseline" (SSE2).
+const char* TriadIsa();
+
+// Triad bandwidth in GB/s (1e9 bytes) for three arrays totalling `bytes`:
+// the best of `reps` passes.
+double TriadGBps(int64_t bytes, int threads, int reps);
+
+// The widest FMA vectors this CPU has: "avx512", "avx2" or "scalar".
+const char* FmaIsa();
+
+// `threads` x `iters` iterations of independent FMA chains on `isa`'s
+// vectors (FmaIsa()), claimed by `threads` threads in small chunks (a
+// parked thread's share goes to the others); returns the wall time in
+// seconds and sets *flops to the flops done (one FMA is two).
+double FmaPass(int threads, int64_t iters, const std::string& isa, double* flops);
+
+// FP32 GFLOP/s with `threads` threads: the best of `reps` passes.
+double FmaGflops(int threads, int reps, const std::string& isa);
+
+}  // namespace pto::bench
+
+#endif  // PTO_BENCH_CEILINGS_KERNELS_H_

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """How fast could the host target's generated code be? Hand-edited variants, measured.
 
-    bazel build //client/ptoc:ptoc //client/python:pypto/_native.so //proto:pto_v1_py
-    tools/pypto-python bench/codegen_probe.py [--reps=N] [--output=FILE.md]
+    bazel build //client/ptoc:ptoc //bench:host_flags //client/python:pypto/_native.so //proto:pto_v1_py
+    tools/pypto-python bench/codegen_probe.py [--target=host] [--reps=N] [--output=FILE.md]
 
 For a few of bench/kernels.py's kernels this takes the C++ the compiler
-generates (ptoc --print=cpp), builds it as the host backend does (g++ -O2
--march=x86-64-v3 -ffp-contract=off -fno-math-errno) and also builds edited
-copies: another -march or -O, the block computing straight from GM without UB
+generates for --target (ptoc --print=cpp; default "host", which
+PTO_HOST_TARGET overrides, as in pypto), builds it as the host backend does
+for that target (bench/host_build.py: g++ -O2, the target's -march and
+extensions from bench/host_flags, -ffp-contract=off -fno-math-errno) and
+also builds edited copies: another -march or -O, the block computing straight from GM without UB
 staging copies, F16C vector conversions for f16, glibc's libmvec vector
 functions for exp and erfc, and pto_tile.h with exp back on libmvec's double
 exp (PTO_TILE_FAST_EXP 0) for the exp chain and two softmaxes, and with erfc
@@ -35,13 +37,12 @@ import kernels  # noqa: E402  (also fixes the thread environment)
 
 import numpy as np  # noqa: E402
 
+import host_build  # noqa: E402
+
 REPO = kernels.REPO
 PTOC = os.path.join(REPO, "bazel-bin/client/ptoc/ptoc")
-HEADERS = [os.path.join(REPO, "compiler/targets/host/pto_tile.h"),
-           os.path.join(REPO, "runtime/kernel_abi.h")]
-CXX = os.environ.get("CXX", "g++")
-BASE_FLAGS = ["-std=c++17", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno"]
-GENERATED = ["-O2", "-march=x86-64-v3"]  # what compiler/targets/host builds with
+HEADERS = host_build.HEADERS
+CXX = host_build.CXX
 
 # libmvec: glibc's vector math (expf since 2.22, erfcf since 2.35). The simd
 # attribute tells GCC that a vector variant exists, so loops over tiles call
@@ -56,12 +57,12 @@ inline float VecErfc(float x) { return erfcf(x); }
 """
 
 
-def generated_cpp(kernel, args, workdir, name):
+def generated_cpp(kernel, args, workdir, name, target):
     graph = os.path.join(workdir, name + ".pbtxt")
     with open(graph, "w") as f:
         f.write(str(kernel.trace(*args)))
-    out = subprocess.run([PTOC, f"--graph={graph}", "--print=cpp"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run([PTOC, f"--graph={graph}", f"--target={target}", "--print=cpp"],
+                         capture_output=True, text=True, check=True).stdout
     marker = "==== cpp ====\n"
     if marker not in out:
         raise RuntimeError(f"ptoc printed no C++ for {name}")
@@ -185,27 +186,17 @@ def lanes_header(src):
 
 
 class Variant:
-    def __init__(self, name, cpp, flags=GENERATED, header=None, libs=()):
+    """flags: -O and ISA flags; None: the target's, as the compiler builds."""
+
+    def __init__(self, name, cpp, flags=None, header=None, libs=()):
         self.name, self.cpp, self.flags, self.header, self.libs = name, cpp, flags, header, libs
         self.times = []
 
 
-def build(variant, workdir, tag):
-    d = os.path.join(workdir, tag)
-    os.makedirs(d)
-    for h in HEADERS:
-        shutil.copy(h, d)
-    if variant.header is not None:
-        with open(os.path.join(d, "pto_tile.h"), "w") as f:
-            f.write(variant.header)
-    src = os.path.join(d, "kernel.cc")
-    with open(src, "w") as f:
-        f.write(variant.cpp)
-    so = os.path.join(d, "kernel.so")
-    subprocess.run([CXX] + BASE_FLAGS + list(variant.flags) + ["-o", so, src] +
-                   list(variant.libs) + ["-lmvec"],
-                   check=True, cwd=d)
-    return so
+def build(variant, workdir, tag, generated_flags):
+    flags = generated_flags if variant.flags is None else variant.flags
+    return host_build.build(variant.cpp, os.path.join(workdir, tag), flags,
+                            header=variant.header, libs=variant.libs)
 
 
 def main():
@@ -214,7 +205,21 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--output", help="also write the table to this markdown file")
     parser.add_argument("--only", default="", help="groups whose title contains this")
+    parser.add_argument("--target", default="host",
+                        help="the target whose code is generated and built (default: host, "
+                             "as the compiler resolves it: PTO_HOST_TARGET overrides)")
+    parser.add_argument("--host-flags", default=host_build.HOST_FLAGS,
+                        help="bench/host_flags (bazel build //bench:host_flags)")
     opts = parser.parse_args()
+    try:
+        target, isa = host_build.target_flags(opts.target, opts.host_flags)
+    except RuntimeError as e:
+        parser.error(str(e))
+    generated = [host_build.OPT_LEVEL] + isa  # what the host backend builds with
+    gen_name = f"generated ({' '.join(generated)})"
+    # The other ISA level, for comparison.
+    other_march = "x86-64-v3" if "-march=x86-64-v4" in isa else "x86-64-v4"
+    print(f"target {target}: {' '.join(generated)}", file=sys.stderr)
 
     work = tempfile.mkdtemp(prefix="pto-codegen-probe-")
     harness = os.path.join(work, "block_harness")
@@ -225,9 +230,9 @@ def main():
     f16 = f32.astype(np.float16)
     vec = np.ones((1 << 20,), np.float32)
     tile = (8, 1024)
-    add = generated_cpp(kernels.k_add(tile), (f32, f32, f32.copy()), work, "add")
-    add16 = generated_cpp(kernels.k_add16(tile), (f16, f16, f16.copy()), work, "add16")
-    chain = generated_cpp(kernels.k_chain(tile), (f32, f32, f32.copy()), work, "chain")
+    add = generated_cpp(kernels.k_add(tile), (f32, f32, f32.copy()), work, "add", target)
+    add16 = generated_cpp(kernels.k_add16(tile), (f16, f16, f16.copy()), work, "add16", target)
+    chain = generated_cpp(kernels.k_chain(tile), (f32, f32, f32.copy()), work, "chain", target)
     mvec = mvec_header(HEADERS[0])
     slow_erf = no_fast_erf_header(HEADERS[0])
     slow_exp = no_fast_exp_header(HEADERS[0])
@@ -236,18 +241,18 @@ def main():
     # (title, harness shape args, variants)
     groups = [
         ("add 1024x1024 fp32, tile 8x1024", ["1024", "1024", "8", "1024", "4", "3"], [
-            Variant("generated (-O2 -march=x86-64-v3)", add),
-            Variant("generated, -O3", add, ["-O3", "-march=x86-64-v3"]),
-            Variant("generated, -march=x86-64-v4 (AVX-512)", add, ["-O2", "-march=x86-64-v4"]),
+            Variant(gen_name, add),
+            Variant("generated, -O3", add, ["-O3"] + isa),
+            Variant(f"generated, -O2 -march={other_march}", add, ["-O2", f"-march={other_march}"]),
             Variant("hand edit: GM to GM, no UB copies", replace_block(add, direct_add(8, 1024, 1024))),
         ]),
         ("add 1024x1024 fp16, tile 8x1024", ["1024", "1024", "8", "1024", "2", "3"], [
-            Variant("generated (-O2 -march=x86-64-v3)", add16),
+            Variant(gen_name, add16),
             Variant("hand edit: F16C vector conversions",
                     "#include <immintrin.h>\n" + replace_block(add16, f16c_add(8, 1024, 1024))),
         ]),
         ("(a+b).exp()*2-a 1024x1024 fp32, tile 8x1024", ["1024", "1024", "8", "1024", "4", "3"], [
-            Variant("generated (-O2 -march=x86-64-v3)", chain),
+            Variant(gen_name, chain),
             *([Variant("hand edit: libmvec expf (-lmvec)", chain, header=mvec)] if mvec else []),
             *exp_before,
         ]),
@@ -257,17 +262,17 @@ def main():
     for rows, cols, tile_rows in ((1024, 256, 32), (4096, 1024, 4)):
         x = np.ones((rows, cols), np.float32)
         sm = generated_cpp(kernels.k_softmax((tile_rows, cols)), (x, x.copy()), work,
-                           f"softmax{rows}")
+                           f"softmax{rows}", target)
         groups.append((f"softmax {rows}x{cols}, tile {tile_rows}x{cols}",
                        [str(rows), str(cols), str(tile_rows), str(cols), "4", "2"], [
-            Variant("generated (-O2 -march=x86-64-v3)", sm),
+            Variant(gen_name, sm),
             *([Variant("pto_tile.h exp before: libmvec double exp", sm, header=slow_exp)]
               if slow_exp else []),
         ]))
     try:
-        erfc = generated_cpp(kernels.k_erfc((8192,)), (vec, vec.copy()), work, "erfc")
+        erfc = generated_cpp(kernels.k_erfc((8192,)), (vec, vec.copy()), work, "erfc", target)
         groups.append(("erfc 1M fp32, tile 8192", ["1", str(1 << 20), "1", "8192", "4", "2"], [
-            Variant("generated (-O2 -march=x86-64-v3)", erfc),
+            Variant(gen_name, erfc),
             *([Variant("hand edit: libmvec erfcf (-lmvec)", erfc, header=mvec)] if mvec else []),
             *([Variant("pto_tile.h erfc before: libmvec erfcf", erfc, header=slow_erf)]
               if slow_erf else []),
@@ -277,10 +282,10 @@ def main():
     try:
         big = np.ones((4096, 1024), np.float32)
         row_sum = generated_cpp(kernels.k_sum((8, 1024)), (big, np.ones((4096, 1), np.float32)),
-                                work, "sum")
+                                work, "sum", target)
         lanes = lanes_header(HEADERS[0])
         groups.append(("sum last dim 4096x1024, tile 8x1024", ["4096", "1024", "8", "1024", "4", "2"], [
-            Variant("generated (-O2 -march=x86-64-v3)", row_sum)] + ([] if lanes is None else [
+            Variant(gen_name, row_sum)] + ([] if lanes is None else [
             Variant("hand edit: 16 partial sums per row", row_sum, header=lanes)])))
     except Exception as e:  # sum not compiled yet, or more than one group
         print(f"sum skipped: {e}", file=sys.stderr)
@@ -289,7 +294,7 @@ def main():
     payloads = {}
     for gi, (_, _, variants) in enumerate(groups):
         for vi, v in enumerate(variants):
-            payloads[(gi, vi)] = build(v, work, f"g{gi}v{vi}")
+            payloads[(gi, vi)] = build(v, work, f"g{gi}v{vi}", generated)
     for _ in range(opts.rounds):
         for gi, (_, shape, variants) in enumerate(groups):
             for vi, v in enumerate(variants):
@@ -297,7 +302,9 @@ def main():
                                      capture_output=True, text=True, check=True).stdout.split()
                 v.times.append((float(out[0]), float(out[1])))
 
-    lines = ["| kernel (one thread, block functions only) | variant | best | median | "
+    lines = [f"Target {target}; the generated code built as the compiler builds it: "
+             f"{' '.join(host_build.BASE_FLAGS + generated)}", "",
+             "| kernel (one thread, block functions only) | variant | best | median | "
              "speedup (best) |", "|---|---|---|---|---|"]
     for title, _, variants in groups:
         base = min(t[0] for t in variants[0].times)

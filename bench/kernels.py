@@ -697,7 +697,11 @@ def ratio(base, pto):
 
 
 def fmt_bytes(nbytes):
-    return f"{nbytes / 2**20:.0f} MiB" if nbytes >= 2**20 else f"{max(1, nbytes // 1024)} KiB"
+    """'12 MiB', '16.02 MiB', '64 KiB'."""
+    if nbytes < 2**20:
+        return f"{max(1, nbytes // 1024)} KiB"
+    mib = nbytes / 2**20
+    return f"{mib:.0f} MiB" if mib == int(mib) else f"{mib:.2f} MiB"
 
 
 def beside_ceiling(case, lib):
@@ -891,7 +895,7 @@ def main():
          f"(> 1: pypto faster), from medians and (min) from best times")
     emit(f"- load average at start: {os.getloadavg()[0]:.2f} (other processes share these CPUs)")
     if ceilings:
-        triads = ", ".join(f"{v:.1f} GB/s @ {k // 1024} MiB" if k >= 1024 else f"{v:.1f} GB/s @ {k} KiB"
+        triads = ", ".join(f"{v:.1f} GB/s @ {fmt_bytes(k * 1024)}"
                            for k, v in sorted(ceilings["triad_gbps"].items()))
         emit(f"- ceilings (bench/ceilings, same run): FP32 FMA {ceilings['fma_gflops']:.1f} GFLOP/s "
              f"({ceilings['fma_isa']}); triad bandwidth ({ceilings.get('triad_isa', '?')}) {triads}")

@@ -108,3 +108,24 @@ def check_compilable(dtype, where):
         raise TypeError(
             f"{where}: dtype {DataType(dtype).name} is not supported yet; "
             f"{ARGUMENT_TYPES_TEXT}")
+
+
+def round_number(value, dtype):
+    """A Python number as a `dtype` tensor holds it, for FP16 and BF16 (other
+    dtypes: `value` unchanged). torch and numpy convert a Python number that
+    meets a half-precision tensor (x + 0.1, x < 0.1) to the tensor's dtype
+    before computing, so pypto records the rounded value: through FP32 to
+    nearest even, as torch's conversion and the compiler's TCVT go; past the
+    type's range, inf."""
+    if dtype not in (DT_FP16, DT_BF16):
+        return value
+    with np.errstate(over="ignore"):
+        f32 = np.float32(value)
+    if dtype == DT_FP16:
+        with np.errstate(over="ignore"):
+            return float(np.float16(f32))
+    if np.isnan(f32):
+        return float(f32)
+    bits = int(f32.view(np.uint32))
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000  # nearest even
+    return float(np.uint32(bits).view(np.float32))

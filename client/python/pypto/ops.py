@@ -100,7 +100,11 @@ def _check_operand(what, name, t, arg):
             f"DT_DOUBLE tensors (cast it first)")
 
 
-def _binary(name, a, b):
+def _binary(name, a, b, exact_number=False):
+    """a op b. A Python number meeting an FP16/BF16 tensor is rounded to its
+    dtype first, as torch and numpy do (fp16(0.1) == 0.1 is true); the
+    composites' own numbers (rms_norm's 1/n and epsilon) stay exact
+    (exact_number)."""
     what = f"pypto.{name}"
     kind_tt, kind_ts, kind_st = _BINARY[name]
     compare = name in _COMPARISONS
@@ -140,6 +144,8 @@ def _binary(name, a, b):
     if not compare and not (name in _ARITHMETIC and t.dtype == dtypes.DT_DOUBLE):
         _check_float(what, t, arg)
     dtype = dtypes.DT_BOOL if compare else t.dtype
+    if not (exact_number or isinstance(s, SymbolicScalar)):
+        s = dtypes.round_number(s, t.dtype)
     return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": _number(s)}, what)
 
 
@@ -448,8 +454,9 @@ def rms_norm(input, gamma=None, epsilon=1e-6):
     divides by n, passed to the kernel at launch (one compile for every n)."""
     n = input._shape[-1] if isinstance(input, Tensor) and input._shape else 1
     squares = sum(mul(input, input), -1, keepdim=True)
-    ms = div(squares, n) if isinstance(n, SymbolicScalar) else mul(squares, 1.0 / n)
-    normed = mul(input, rsqrt(add(ms, float(epsilon))))
+    ms = (div(squares, n) if isinstance(n, SymbolicScalar)
+          else _binary("mul", squares, 1.0 / n, exact_number=True))
+    normed = mul(input, rsqrt(_binary("add", ms, float(epsilon), exact_number=True)))
     return normed if gamma is None else mul(normed, gamma)
 
 

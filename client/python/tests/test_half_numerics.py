@@ -150,3 +150,41 @@ def test_reductions_like_torch(native, half, dim, keepdim):
             assert bool(ok.all()), f"{half} sum: got {got[~ok]} want {want[~ok]}"
         else:
             assert_within_one_ulp(got, want, f"{half} {k}")
+
+
+@pytest.mark.parametrize("half", sorted(HALF))
+def test_numbers_meet_half_tensors_as_in_torch(native, half):
+    # A Python number meeting an FP16/BF16 tensor is rounded to the tensor's
+    # dtype first, as torch and numpy round it: fp16(0.1) == 0.1 is true,
+    # fp16(0.1) - 0.1 is 0, and FP16 x * 1e5 is inf (1e5 is past FP16's
+    # range). Bit for bit as torch, numbers on either side (0.3 / x as
+    # torch.div and numpy divide it: torch's reflected / multiplies by x's
+    # rounded reciprocal).
+    x = torch.tensor([0.1, 0.3, 1 / 3, 2.7, -0.1, 1e-3, 65504.0, 300.3, 0.0, -2.5, 7.0, 1.0],
+                     dtype=torch.float64).to(HALF[half]).repeat(3, 1)
+    x[1] *= -1
+    x[2] /= 7
+    cases = [
+        (lambda v: v + 0.1, lambda t: t + 0.1), (lambda v: 0.1 - v, lambda t: 0.1 - t),
+        (lambda v: v - 1 / 3, lambda t: t - 1 / 3), (lambda v: v * 0.1, lambda t: t * 0.1),
+        (lambda v: v / 3.3, lambda t: t / 3.3), (lambda v: 0.3 / v, lambda t: torch.div(torch.full_like(t, 0.3), t)),
+        (lambda v: v * 1e5, lambda t: t * 1e5), (lambda v: v ** 0.3, lambda t: t ** 0.3),
+        (lambda v: 2.7 ** v, lambda t: 2.7 ** t), (lambda v: v + 2049, lambda t: t + 2049),
+        (lambda v: pypto.maximum(v, 0.1), lambda t: torch.maximum(t, torch.full_like(t, 0.1))),
+        (lambda v: pypto.minimum(0.3, v), lambda t: torch.minimum(torch.full_like(t, 0.3), t)),
+    ]
+    outs = run_many([f for f, _ in cases], [x], HALF[half], tile=(3, 12))
+    for k, ((_, ref), got) in enumerate(zip(cases, outs)):
+        want = ref(x)
+        same = (got == want) | (got.isnan() & want.isnan())
+        assert bool(same.all()) and torch.equal(torch.signbit(got[got == 0]),
+                                                torch.signbit(want[got == 0])), (
+            f"{half} case {k}: got {got[~same].tolist()} want {want[~same].tolist()}")
+    compare = [
+        (lambda v: v < 0.1, lambda t: t < 0.1), (lambda v: pypto.eq(v, 0.1), lambda t: t == 0.1),
+        (lambda v: v.ne(1 / 3), lambda t: t != 1 / 3), (lambda v: 0.3 <= v, lambda t: 0.3 <= t),
+        (lambda v: v > 2.7, lambda t: t > 2.7), (lambda v: v >= 300.3, lambda t: t >= 300.3),
+    ]
+    outs = run_many([f for f, _ in compare], [x], torch.bool, tile=(3, 12))
+    for k, ((_, ref), got) in enumerate(zip(compare, outs)):
+        assert torch.equal(got, ref(x)), f"{half} comparison {k}: got {got} want {ref(x)}"

@@ -351,6 +351,36 @@ TEST(GoldenTest, RowGroupsRunPerRow) {
   EXPECT_NE(f16.find("TExp<32, pto_tile::half>("), std::string::npos) << f16;
 }
 
+// pypto's FP32 softmax (a reciprocal of the sum, then a multiply) per row:
+// one TSoftmaxRow call writing the row into GM (pto_tile.h keeps the row in
+// registers where it fits; the same bits as the instructions it replaces).
+TEST(GoldenTest, SoftmaxRowIsOneCall) {
+  auto cpp = [](const std::vector<int64_t>& tile, bool read_later) {
+    testing::GraphBuilder b("softmax_recip");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 6, 32});
+    uint32_t m = b.Op("amax", {x}, tile);
+    uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    uint32_t r = b.Op("reciprocal", {b.Op("sum", {e}, tile)}, tile);
+    b.Output("out", b.Op("mul", {e, r}, tile));
+    if (read_later) b.Output("e2", b.Op("mul", {e, e}, tile));  // e read after the row's end
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string rows = cpp({2, 2, 32}, false);
+  EXPECT_NE(rows.find("pto_tile::TSoftmaxRow<32>(o6, (g0 + i1 * 192 + i2 * 32), (g0 + i1 * 192 + "
+                      "i2 * 32) + 32);"),
+            std::string::npos) << rows;
+  for (const char* gone : {"TRedMax", "TSubExpSumRow", "TRecip", "TMul", "__builtin_prefetch"}) {
+    EXPECT_EQ(rows.find(gone), std::string::npos) << gone << "\n" << rows;
+  }
+  // A tile one row long: the same call, no next row to prefetch.
+  EXPECT_NE(cpp({1, 1, 32}, false).find("pto_tile::TSoftmaxRow<32>(o6, g0);"), std::string::npos)
+      << cpp({1, 1, 32}, false);
+  // e read later: the instructions stay.
+  const std::string kept = cpp({2, 2, 32}, true);
+  EXPECT_EQ(kept.find("TSoftmaxRow"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("TSubExpSumRow<32>(t"), std::string::npos) << kept;
+}
+
 // Layer norm per row: x - mean, its square and their sum are one loop
 // (the sum in ReduceRow's 16 lanes, a tail of 8 past two groups of 16; the
 // difference kept for later, the square not), and the scale, gamma and beta

@@ -518,6 +518,53 @@ bool ReadLater(const PtoFunction& fn, int after, int t) {
   return false;
 }
 
+// pypto's FP32 softmax on one row (a per-row function, or a tile one row
+// long): m = max(x) along the row, FusesSubExpSum's x - m, exp and sum,
+// r = 1 / s and o = e * r written straight into GM, with m, e, s and r read
+// by nothing else. They become one TSoftmaxRow: the same bits (pto_tile.h),
+// the row kept in registers where it fits. Returns whether the
+// instructions at i .. i+5 are such a run.
+bool FusesSoftmaxRow(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row,
+                     const std::vector<bool>& columns, const DirectPlan& plan) {
+  const int n = static_cast<int>(fn.body.size());
+  if (i + 5 >= n) return false;
+  const PtoInstr& max = fn.body[i];
+  const PtoInstr& sub = fn.body[i + 1];
+  const PtoInstr& exp = fn.body[i + 2];
+  const PtoInstr& sum = fn.body[i + 3];
+  const PtoInstr& recip = fn.body[i + 4];
+  const PtoInstr& mul = fn.body[i + 5];
+  const int rank = static_cast<int>(fn.tile.size());
+  for (int k : {i, i + 4, i + 5}) {
+    if (fn.body[k].dtype != pto::v1::DT_FP32 || plan.elided[k] || plan.unrounded[k]) {
+      return false;
+    }
+  }
+  if (max.op != PtoOpcode::kTRedMax || max.reduce_dim != rank - 1 || max.srcs.size() != 1 ||
+      !is_row(max.dst) || is_row(max.srcs[0]) || columns[max.srcs[0]] ||
+      plan.writes_store[i] >= 0) {
+    return false;
+  }
+  if (!FusesSubExpSum(fn, i + 1, is_row, columns, plan) || sub.srcs[0] != max.srcs[0] ||
+      sub.srcs[1] != max.dst) {
+    return false;
+  }
+  if (recip.op != PtoOpcode::kTRecip || recip.srcs.size() != 1 || recip.srcs[0] != sum.dst ||
+      !is_row(recip.dst) || plan.writes_store[i + 4] >= 0) {
+    return false;
+  }
+  const bool e_times_r = mul.srcs.size() == 2 && ((mul.srcs[0] == exp.dst && mul.srcs[1] == recip.dst) ||
+                                                  (mul.srcs[0] == recip.dst && mul.srcs[1] == exp.dst));
+  if (mul.op != PtoOpcode::kTMul || mul.reduce_dim >= 0 || !e_times_r || is_row(mul.dst) ||
+      plan.writes_store[i + 5] < 0) {
+    return false;
+  }
+  for (int t : {max.dst, exp.dst, sum.dst, recip.dst}) {
+    if (ReadLater(fn, i + 5, t)) return false;
+  }
+  return true;
+}
+
 // "i0 * s0 + ..": the GM offset of the row (i0, i1, i2) of a per-row access
 // (" + " first; empty when every row is at the same place).
 std::string RowOffset(const Access& a) {
@@ -658,6 +705,24 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   std::vector<std::string> name(fn.num_tiles);
   for (int t = 0; t < fn.num_tiles; ++t) name[t] = absl::StrCat("t", t);
   std::vector<bool> columns(fn.num_tiles, false);  // value read in place as [C]
+  // x read in place per row (tile x_tile, before instruction `before`): ", "
+  // and its next row in the tile (after the last, the row after it: the
+  // next tile's, where tiles follow), to prefetch; else "".
+  auto next_row = [&](int before, int x_tile) {
+    for (int k = before - 1; per_row && k >= 0; --k) {
+      const PtoInstr& ld = fn.body[k];
+      if (ld.op == PtoOpcode::kTLoad && ld.dst == x_tile) {
+        const Access a = MakeAccess(Viewed(p.buffers[ld.buffer], ld), fn.tile, ld.index, -1);
+        for (int d = 2; plan.load_in_place[k] && d >= 0; --d) {
+          if (a.extent4[d] > 1 && a.strides4[d] != 0) {
+            return absl::StrCat(", ", name[x_tile], " + ", a.strides4[d]);
+          }
+        }
+        break;
+      }
+    }
+    return std::string();
+  };
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
@@ -737,29 +802,33 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
           strided3 ? absl::StrCat(", ", a.strides4_text[3]) : "", ");\n");
       continue;
     }
+    if (one_row && FusesSoftmaxRow(fn, i, is_row, columns, plan)) {
+      // One call writes the row's result into GM (it prefetches that row
+      // for writing itself); the row tiles and e are never written.
+      const PtoInstr& mul = fn.body[i + 5];
+      const PtoInstr& st = fn.body[plan.writes_store[i + 5]];
+      const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
+      const std::string o = absl::StrCat("o", i + 5);
+      absl::StrAppend(&out, indent, "float* ", o, " = static_cast<float*>(buffers[", st.buffer,
+                      "]) + (", a.offset, row_at(a), ");\n");
+      absl::StrAppend(&out, indent, "pto_tile::TSoftmaxRow<", cols, ">(", o, ", ",
+                      name[in.srcs[0]], next_row(i, in.srcs[0]), ");\n");
+      name[mul.dst] = o;
+      columns[mul.dst] = false;
+      prefetch_pending = false;
+      i += 5;
+      continue;
+    }
     if (one_row && FusesSubExpSum(fn, i, is_row, columns, plan)) {
       const PtoInstr& exp = fn.body[i + 1];
       const PtoInstr& sum = fn.body[i + 2];
       const std::string x = name[in.srcs[0]], m = name[in.srcs[1]];
+      // x read in place per row: prefetch the next row of the tile, and
+      // (RowPrefetch) this row of the function's GM result.
+      std::string next = next_row(i, in.srcs[0]);
       name[exp.dst] = absl::StrCat("t", exp.dst);
       name[sum.dst] = absl::StrCat("t", sum.dst);
       columns[exp.dst] = false;
-      // x read in place per row: prefetch the next row of the tile (after
-      // the last, the row after it: the next tile's, where tiles follow),
-      // and (RowPrefetch) this row of the function's GM result.
-      std::string next;
-      for (int k = i - 1; per_row && k >= 0; --k) {
-        const PtoInstr& ld = fn.body[k];
-        if (ld.op == PtoOpcode::kTLoad && ld.dst == in.srcs[0]) {
-          const Access a = MakeAccess(Viewed(p.buffers[ld.buffer], ld), fn.tile, ld.index, -1);
-          for (int d = 2; plan.load_in_place[k] && next.empty() && d >= 0; --d) {
-            if (a.extent4[d] > 1 && a.strides4[d] != 0) {
-              next = absl::StrCat(", ", x, " + ", a.strides4[d]);
-            }
-          }
-          break;
-        }
-      }
       if (prefetch_pending && !prefetch.writes.empty()) {
         absl::StrAppend(&next, next.empty() ? ", nullptr" : "", ", ", prefetch.writes[0]);
       }

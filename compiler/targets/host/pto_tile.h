@@ -786,14 +786,22 @@ inline void Map8(float* d, const float* a, int64_t n) {
 // 2^32: bench/exp_check_v4) with no range test or branch, and two vector
 // operations fewer per 16 values than the short form's shift-and-add.
 #if defined(__AVX512F__)
-inline ExpF16 Exp16(ExpF16 x) {
+template <bool kUpperClamp>
+inline ExpF16 Exp16Steps(ExpF16 x) {
   constexpr uint16_t kAll = 0xFFFF;
   x = __builtin_ia32_maxps512_mask(ExpSplat<ExpF16>(-104.0f), x, ExpF16{}, kAll, 4);
-  x = __builtin_ia32_minps512_mask(ExpSplat<ExpF16>(89.0f), x, ExpF16{}, kAll, 4);
+  if constexpr (kUpperClamp) {
+    x = __builtin_ia32_minps512_mask(ExpSplat<ExpF16>(89.0f), x, ExpF16{}, kAll, 4);
+  }
   ExpF16 kd, n;
   const ExpF16 p = ExpPoly(x, kd, n);
   return __builtin_ia32_scalefps512_mask(p, n, ExpF16{}, kAll, 4);
 }
+inline ExpF16 Exp16(ExpF16 x) { return Exp16Steps<true>(x); }
+// Exp16 for lanes that are <= 0 or NaN only (x - max(x) in softmax), where
+// the clamp to 89 changes nothing: one vector operation of the 15 per 16
+// values of softmax's exp pass fewer, the same bits.
+inline ExpF16 Exp16NonPositive(ExpF16 x) { return Exp16Steps<false>(x); }
 
 // Map8 16 lanes at a time (AVX-512F): the partial last vector is loaded
 // and stored under a lane mask (masked-off lanes read as 0 and are not
@@ -1720,7 +1728,11 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // Exp16 per group of 16 and one vector of SumOp's 16 lanes: the same bits
 // (one thread, softmax 1024x256 in L2, with the 16-lane row max: 0.132 ms
 // best at x86-64-v3 -> 0.091 at v4).
-template <int64_t C>
+//
+// kMaxOfX: m[0] is x's row maximum as TRedMax computes it (NaN if x holds
+// one), so every x - m is <= 0 or NaN and the exp needs no upper clamp
+// (Exp16NonPositive on AVX-512F: the same bits; TSoftmaxRow).
+template <int64_t C, bool kMaxOfX = false>
 inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
                           const float* next = nullptr, float* out = nullptr) {
 #if PTO_TILE_FAST_EXP
@@ -1737,7 +1749,7 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
       __builtin_memcpy(&a, x + k, sizeof a);
       if (next != nullptr) __builtin_prefetch(next + k);
       if (out != nullptr) __builtin_prefetch(out + k, 1);
-      a = Exp16(a - mv);
+      a = kMaxOfX ? Exp16NonPositive(a - mv) : Exp16(a - mv);
       __builtin_memcpy(e + k, &a, sizeof a);
       sum += a;
     }
@@ -1787,6 +1799,72 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
   TSubRows<1, C, kFull, kRow>(d, x, m);
   TExp<C>(e, d);
   TRedSum<1, 1, 1, C, 3>(s, e);
+}
+
+// Softmax of one row of C f32 values, o = e * (1 / s) with m = max(x),
+// e = exp(x - m), s = sum(e): the bits of host codegen's row code for
+// pypto's FP32 softmax, TRedMax<1, 1, 1, C, 3>, TSubExpSumRow<C>, TRecip<1>
+// and TMulRows<1, C, kFull, kRow> one after another (their row tiles and e
+// read by nothing else), which host codegen emits as this one call. x and o
+// may be the same row (o is written after the last read of x); `next`
+// (or null) as TSubExpSumRow's. The exp needs no upper clamp (kMaxOfX).
+// With AVX-512F, rows of 32 to 256 values in whole groups of 16 stay in
+// 16 zmm registers through the three passes (one load and one store per
+// 16 values instead of three loads and two stores): the max in four
+// accumulators with a NaN test per vector as ReduceRow's (without a NaN
+// the maximum is one value in any order; a row with a NaN takes the
+// sequence above), the exp and sum in TSubExpSumRow's order, then the
+// multiply. ReduceRow's second look at a zero maximum (its sign) is not
+// needed here: exp(x - (+0)) and exp(x - (-0)) are the same bits for every
+// x (both differences are x, or a zero whose exp is 1). One thread, softmax 1024x256 in tiles of 32x256 (in L2):
+// 14-16% less time per row than the sequence at x86-64-v4, of which the
+// missing clamp is ~6% (docs/bench/rows-2026-12-01-s7.md).
+template <int64_t C>
+inline void TSoftmaxRowExact(float* o, const float* x, const float* next) {
+  alignas(64) float e[C];
+  float ms[1], r[1];
+  TRedMax<1, 1, 1, C, 3>(ms, x);
+  TSubExpSumRow<C, true>(e, ms, x, ms, next, o);
+  TRecip<1>(r, ms);
+  TMulRows<1, C, kFull, kRow>(o, e, r);
+}
+template <int64_t C>
+inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
+#if defined(__AVX512F__) && PTO_TILE_FAST_EXP
+  if constexpr (C >= 2 * kReduceLanes && C <= 16 * kReduceLanes && C % kReduceLanes == 0) {
+    constexpr int kGroups = static_cast<int>(C / kReduceLanes);
+    ExpF16 v[kGroups];  // the row (unrolled loops: registers, not memory)
+#pragma GCC unroll 16
+    for (int g = 0; g < kGroups; ++g) __builtin_memcpy(&v[g], x + g * kReduceLanes, sizeof v[g]);
+    RedF16 a0 = RedF16{} + MaxOp<float>::Init(), a1 = a0, a2 = a0, a3 = a0;
+    uint32_t unordered = 0;
+#pragma GCC unroll 16
+    for (int g = 0; g < kGroups; ++g) {  // group g in accumulator g % 4
+      RedF16& acc = g % 4 == 0 ? a0 : g % 4 == 1 ? a1 : g % 4 == 2 ? a2 : a3;
+      acc = Pick16<1>(acc, v[g]);
+      unordered |= Unordered16(v[g]);
+    }
+    if (unordered != 0) return TSoftmaxRowExact<C>(o, x, next);
+    const RedF16 a = Pick16<1>(Pick16<1>(a0, a1), Pick16<1>(a2, a3));
+    const ExpF16 mv = ExpSplat<ExpF16>(FoldLanes<1>(LowHalf(a), HighHalf(a)));
+    ExpF16 sum = {};
+#pragma GCC unroll 16
+    for (int g = 0; g < kGroups; ++g) {
+      if (next != nullptr) __builtin_prefetch(next + g * kReduceLanes);
+      __builtin_prefetch(o + g * kReduceLanes, 1);
+      v[g] = Exp16NonPositive(v[g] - mv);
+      sum += v[g];
+    }
+    const float r = 1.0f / FoldLanes<0>(LowHalf(sum), HighHalf(sum));
+#pragma GCC unroll 16
+    for (int g = 0; g < kGroups; ++g) {
+      const ExpF16 y = v[g] * r;
+      __builtin_memcpy(o + g * kReduceLanes, &y, sizeof y);
+    }
+    return;
+  }
+#endif
+  TSoftmaxRowExact<C>(o, x, next);
 }
 
 // The first position along K where a equals the reduced value m (NaN

@@ -171,6 +171,30 @@ TEST(PtoTileExpTest, SixteenLanesGiveTheEightLaneBits) {
   }
   EXPECT_EQ(mismatches, 0);
 }
+
+// Exp16NonPositive (no clamp to 89) gives Exp16's bits for every x <= 0 and
+// NaN, the inputs softmax's x - max(x) can take: every 4099th bit pattern
+// with the sign bit set (-0 to -NaN), +-0, -inf and NaNs of both signs.
+TEST(PtoTileExpTest, NonPositiveLanesGiveExp16Bits) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  std::vector<float> xs = {0.0f, -0.0f, -INFINITY, NAN, -NAN};
+  for (uint64_t bits = uint64_t{1} << 31; bits < (uint64_t{1} << 32); bits += 4099) {
+    xs.push_back(pto_tile::FloatFromBits(static_cast<uint32_t>(bits)));
+  }
+  while (xs.size() % 16 != 0) xs.push_back(-1.0f);
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < xs.size(); i += 16) {
+    pto_tile::ExpF16 x;
+    std::memcpy(&x, xs.data() + i, sizeof x);
+    const pto_tile::ExpF16 got = pto_tile::Exp16NonPositive(x), want = pto_tile::Exp16(x);
+    for (int j = 0; j < 16; ++j) {
+      if (BitsFromFloat(got[j]) != BitsFromFloat(want[j]) && ++mismatches <= 10) {
+        ADD_FAILURE() << "exp(" << xs[i + j] << "): " << got[j] << " vs Exp16 " << want[j];
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
 #endif
 
 }  // namespace

@@ -197,6 +197,44 @@ TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
   CheckSubExpSum<1024>();
 }
 
+// TSoftmaxRow (host codegen's one call for pypto's FP32 softmax row) gives
+// the bits of the four instructions it replaces, at lengths kept in
+// registers (32..256 in groups of 16, with AVX-512F) and not, in place too
+// (o over x). NaN rows: NaN wherever the sequence has one (which NaN, as in
+// SameSum, is the C++ compiler's choice of operand order).
+template <int64_t C>
+void CheckSoftmaxRow() {
+  for (const std::vector<float>& row : Rows<C>(static_cast<uint32_t>(C) + 300)) {
+    float m[1], r[1];
+    std::vector<float> e(C), want(C), got(C, 1.0f);
+    pto_tile::TRedMax<1, 1, 1, C, 3>(m, row.data());
+    pto_tile::TSubExpSumRow<C>(e.data(), m, row.data(), m);
+    pto_tile::TRecip<1>(r, m);
+    pto_tile::TMulRows<1, C, pto_tile::kFull, pto_tile::kRow>(want.data(), e.data(), r);
+    pto_tile::TSoftmaxRow<C>(got.data(), row.data(), row.data());
+    std::vector<float> inplace = row;
+    pto_tile::TSoftmaxRow<C>(inplace.data(), inplace.data());
+    for (int64_t k = 0; k < C; ++k) {
+      ASSERT_TRUE(SameSum(got[k], want[k]))
+          << "C=" << C << " k=" << k << " x=" << row[k] << ": " << got[k] << " vs " << want[k];
+      ASSERT_TRUE(SameSum(inplace[k], want[k])) << "in place, C=" << C << " k=" << k;
+    }
+  }
+}
+
+TEST(PtoTileRowsTest, SoftmaxRowMatchesFourInstructions) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  CheckSoftmaxRow<1>();
+  CheckSoftmaxRow<16>();
+  CheckSoftmaxRow<32>();
+  CheckSoftmaxRow<40>();
+  CheckSoftmaxRow<48>();
+  CheckSoftmaxRow<128>();
+  CheckSoftmaxRow<256>();
+  CheckSoftmaxRow<272>();
+  CheckSoftmaxRow<1024>();
+}
+
 // The run-time-length forms (rows over a symbolic last dim) give the bits
 // of the static forms at the same length, so dynamic and static kernels
 // agree: ReduceRowN against ReduceRow (TRedMax/TRedMin/TRedSum, whose f32

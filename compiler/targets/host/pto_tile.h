@@ -1848,9 +1848,12 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     const RedF16 a = Pick16<1>(Pick16<1>(a0, a1), Pick16<1>(a2, a3));
     const ExpF16 mv = ExpSplat<ExpF16>(FoldLanes<1>(LowHalf(a), HighHalf(a)));
     ExpF16 sum = {};
+    // Without a next row, x's own lines (in cache): no test per group (one
+    // thread, 1024x256: 4% less time than a branch per group, 4 runs).
+    const float* ahead = next != nullptr ? next : x;
 #pragma GCC unroll 16
     for (int g = 0; g < kGroups; ++g) {
-      if (next != nullptr) __builtin_prefetch(next + g * kReduceLanes);
+      __builtin_prefetch(ahead + g * kReduceLanes);
       __builtin_prefetch(o + g * kReduceLanes, 1);
       v[g] = Exp16NonPositive(v[g] - mv);
       sum += v[g];

@@ -307,11 +307,12 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const std::string& kind = op.kind();
     if (kind == "full" || kind == "arange") {
       // Float attributes reach the kernel as floats (full's value as a
-      // double for INT32, INT64 and DOUBLE results).
+      // double for INT32, INT64 and DOUBLE results; arange's start and step
+      // always as doubles).
       auto attr = [&](const char* name) {
         auto it = op.attrs().find(name);
         if (it == op.attrs().end()) return 0.0;
-        return kind == "full" && WideScalars(out->dtype)
+        return kind == "arange" || WideScalars(out->dtype)
                    ? it->second.f()
                    : static_cast<double>(static_cast<float>(it->second.f()));
       };

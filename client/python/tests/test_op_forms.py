@@ -172,3 +172,47 @@ def test_cast_every_pair_like_torch(native, src):
         if got.dtype.is_floating_point:  # a NaN's sign is not numpy's or torch's rule
             real = ~want.isnan()
             assert torch.equal(torch.signbit(got[real]), torch.signbit(want[real])), (got, want)
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "DOUBLE", "INT32", "INT64", "FP16", "BF16"])
+def test_arange_like_torch_and_numpy(native, dtype):
+    """arange's start + step * i in double, rounded once to the dtype: INT32
+    and INT64 past 2**24 (and INT64 past 2**31, pypto's default for such
+    ints) exact as torch's; the float types with fractional steps exactly
+    the float64 values rounded once (they were computed from start and step
+    rounded to FP32: DOUBLE arange(0, 5, 0.1) was off by 1e-9)."""
+    dt = getattr(pypto, f"DT_{dtype}")
+    tdt = TORCH[dt]
+    if tdt.is_floating_point:
+        ranges = [(0.0, 5.0, 0.1), (-3.0, 2.9, 0.3), (1.0, -1.0, -0.1), (100.1, 300.0, 1.7),
+                  (2049.0, 2080.0, 1.0) if dtype == "FP16" else (16777217.0, 16777230.0, 1.0)]
+    else:
+        ranges = [(16777217, 16777227, 1), (-(2**30) - 1, -(2**30) + 40, 3),
+                  (2**31 - 20, 2**31 - 1, 3)]
+        if dtype == "INT64":
+            ranges += [(2**40 + 1, 2**40 + 20, 1), (2**31, 2**31 + 10, 2)]
+    fns = []
+    for start, end, step in ranges:
+        fns.append(lambda v, r=(start, end, step): pypto.arange(*r, dtype=dt))
+    wants = []
+    for start, end, step in ranges:
+        want = torch.arange(start, end, step, dtype=tdt)
+        if tdt.is_floating_point:
+            # start + step * i in float64, rounded once; torch's float
+            # aranges are near it (FP32/FP16/BF16 computed in f32: an f32 ulp
+            # of the range off; DOUBLE: the step added to each vector's first
+            # value), as are numpy's (it steps by (start + step) - start).
+            exact = torch.tensor([start + step * i for i in range(want.numel())],
+                                 dtype=torch.float64)
+            close = (exact.to(tdt).double() - want.double()).abs()
+            tol = exact.abs() * 2.0 ** -7 + 2.0 ** -22 * (abs(start) + abs(end))
+            assert bool((close <= tol).all()), (start, end, step)
+            want = exact.to(tdt)
+        wants.append(want)
+    # Each arange has its own length: a kernel each, its own tile.
+    for fn, want, r in zip(fns, wants, ranges):
+        out = torch.zeros(want.shape, dtype=tdt)
+        run_many([fn], [torch.zeros(1)], [out], tile=(16,))
+        assert torch.equal(out, want), (
+            f"{dtype} arange{r}: got {out[out != want][:4].tolist()} "
+            f"want {want[out != want][:4].tolist()}")

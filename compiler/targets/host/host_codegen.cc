@@ -988,9 +988,9 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
             ? fn.ub_types[scalar_tile]
             : pto::v1::DT_FP32;
     for (size_t j = 0; j < in.scalars.size(); ++j) {
-      // (TARANGE's start and step are floats whatever the tile type.)
+      // (TARANGE's start and step are doubles whatever the tile type.)
       args.push_back(in.op == PtoOpcode::kTArange
-                         ? ScalarOperand(in, j, pto::v1::DT_FP32, rank)
+                         ? ScalarOperand(in, j, pto::v1::DT_DOUBLE, rank)
                          : ScalarOperand(in, j, scalar_storage, rank));
     }
     if (in.reduce_dim >= 0) {

@@ -1308,12 +1308,13 @@ inline void TFill(DS* __restrict d, V v) {
 }
 
 // dst[i] = start + step * (base + i) in double, converted to D (TARANGE;
-// base is the tile's offset in the rank-1 tensor).
+// base is the tile's offset in the rank-1 tensor). start and step are
+// doubles whatever D: an INT32/INT64 arange past 2**24 and a DOUBLE one
+// with a fractional step are exact, as torch's and numpy's.
 template <int64_t N, typename D, typename DS>
-inline void TArange(DS* __restrict d, float start, float step, int64_t base) {
+inline void TArange(DS* __restrict d, double start, double step, int64_t base) {
   for (int64_t i = 0; i < N; ++i) {
-    d[i] = CvtTo<D>::Apply(static_cast<double>(start) +
-                           static_cast<double>(step) * static_cast<double>(base + i));
+    d[i] = CvtTo<D>::Apply(start + step * static_cast<double>(base + i));
   }
 }
 

@@ -595,8 +595,22 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     } else if (is_cast) {
       // The conversion is the rounding to the output's dtype below; with
       // other intermediate options it still converts (an int stays int).
+      // A float into INT8/INT16/INT32 truncates to 32 bits first (torch on
+      // x86: NaN and values outside int32 give INT32_MIN, then wrap).
+      const bool float_in = in[0]->dtype == pto::v1::DT_FP32 ||
+                            in[0]->dtype == pto::v1::DT_FP16 ||
+                            in[0]->dtype == pto::v1::DT_BF16 ||
+                            in[0]->dtype == pto::v1::DT_DOUBLE;
+      const bool narrow_int = out->dtype == pto::v1::DT_INT8 ||
+                              out->dtype == pto::v1::DT_INT16 ||
+                              out->dtype == pto::v1::DT_INT32;
       for (int64_t k = 0; k < n; ++k) {
-        out->data[k] = RoundToDType(operand(0, k), out->dtype);
+        double v = operand(0, k);
+        if (float_in && narrow_int &&
+            (std::isnan(v) || v >= 0x1p31 || v < -0x1p31)) {
+          v = -0x1p31;
+        }
+        out->data[k] = RoundToDType(v, out->dtype);
       }
     } else if (is_clip) {
       absl::StatusOr<double> lo = float_attr("min"), hi = float_attr("max");

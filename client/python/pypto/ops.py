@@ -309,7 +309,8 @@ del _kind, _doc
 def cast(input, dtype):
     """input converted to `dtype` (any of the Tier-1 DT_* types). Rules follow
     torch: float -> int truncates toward zero and wraps to the width (-1.0 ->
-    uint8 255); NaN/out-of-range floats give INT64_MIN before wrapping; -> BOOL
+    uint8 255); NaN and floats outside int32 give INT32_MIN before wrapping
+    to INT8/INT16/INT32 (outside int64, INT64_MIN for UINT8/INT64); -> BOOL
     is x != 0; FP16/BF16 round to nearest even."""
     what = "pypto.cast"
     _check_traced(input, what, "input")

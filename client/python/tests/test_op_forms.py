@@ -145,7 +145,7 @@ def cast_input(src):
 @pytest.mark.parametrize("src", list(TORCH), ids=lambda d: str(TORCH[d]).split(".")[1])
 def test_cast_every_pair_like_torch(native, src):
     """x.cast(dst) for every dst, bit for bit as torch's x.to(dst); from a
-    float, also the special values into float types and BOOL."""
+    float, also NaN, +-inf and values past int32 and int64 into every type."""
     x = cast_input(src)
     dsts = list(TORCH)
     outs = [torch.zeros(x.shape, dtype=TORCH[d]) for d in dsts]
@@ -160,12 +160,16 @@ def test_cast_every_pair_like_torch(native, src):
             assert torch.equal(torch.signbit(got[got == 0]), torch.signbit(want[got == 0]))
     if not TORCH[src].is_floating_point:
         return
+    # Into every type, as torch on x86: INT8/INT16/INT32 through a 32-bit
+    # truncation (NaN and values outside int32 give INT32_MIN, then wrap),
+    # UINT8 and INT64 through a 64-bit one (outside int64: INT64_MIN).
     special = torch.tensor([float("nan"), float("inf"), float("-inf"), -0.0, 1e30, -1e-30,
-                            70000.0, 3.0e38], dtype=torch.float64).to(TORCH[src]).reshape(1, 8)
-    floats = [d for d in dsts if TORCH[d].is_floating_point or TORCH[d] == torch.bool]
-    outs = [torch.zeros(special.shape, dtype=TORCH[d]) for d in floats]
-    run_many([lambda v, d=d: v.cast(d) for d in floats], [special], outs, tile=(1, 8))
-    for d, got in zip(floats, outs):
+                            70000.0, 3.0e38, 3e9 + 5, -3e9 - 5, 1e10 + 7, 2.0 ** 31 + 3,
+                            2.0 ** 31, -2.0 ** 31, 65504.0, -129.5],
+                           dtype=torch.float64).to(TORCH[src]).reshape(1, 16)
+    outs = [torch.zeros(special.shape, dtype=TORCH[d]) for d in dsts]
+    run_many([lambda v, d=d: v.cast(d) for d in dsts], [special], outs, tile=(1, 16))
+    for d, got in zip(dsts, outs):
         want = special.to(TORCH[d])
         same = (got == want) | (got.isnan() & want.isnan())
         assert bool(same.all()), f"{TORCH[src]} -> {TORCH[d]}: got {got} want {want}"

@@ -248,6 +248,15 @@ inline int64_t ToInt64(double v) {
 }
 inline int64_t ToInt64(float v) { return ToInt64(static_cast<double>(v)); }
 inline int64_t ToInt64(int64_t v) { return v; }
+// INT8, INT16 and INT32 results of a float truncate to 32 bits first, as
+// torch's conversions do on x86 (cvttss2si/cvttsd2si on 32 bits: NaN and
+// values outside int32 give INT32_MIN, so 3e9 -> int32 -2147483648 and
+// -> int8 0); integers (int64 storage) wrap as before.
+inline int64_t ToInt32Bits(double v) {
+  return (v != v || v >= 0x1p31 || v < -0x1p31) ? INT32_MIN : static_cast<int64_t>(v);
+}
+inline int64_t ToInt32Bits(float v) { return ToInt32Bits(static_cast<double>(v)); }
+inline int64_t ToInt32Bits(int64_t v) { return v; }
 template <typename I>
 inline int64_t WrapTo(int64_t v) {
   return static_cast<int64_t>(static_cast<I>(static_cast<uint64_t>(v)));
@@ -322,7 +331,8 @@ struct Elem<double> {
 };
 
 // CvtTo<D>::Apply(v): the value of a D tile holding `v` converted to D
-// (TCVT): floats round to nearest even, integers per ToInt64/WrapTo, BOOL
+// (TCVT): floats round to nearest even, integers per ToInt64 (UINT8, INT64)
+// or ToInt32Bits (INT8, INT16, INT32) and WrapTo, BOOL
 // is v != 0 (NaN is true).
 template <typename D>
 struct CvtTo;
@@ -350,18 +360,18 @@ template <>
 struct CvtTo<boolean> {
   template <typename V> static float Apply(V v) { return v != 0 ? 1.0f : 0.0f; }
 };
-#define PTO_TILE_CVT_INT(T)                                                \
+#define PTO_TILE_CVT_INT(T, TO_INT)                                        \
   template <>                                                              \
   struct CvtTo<T> {                                                        \
     template <typename V> static typename Elem<T>::S Apply(V v) {          \
-      return static_cast<typename Elem<T>::S>(WrapTo<T>(ToInt64(v)));      \
+      return static_cast<typename Elem<T>::S>(WrapTo<T>(TO_INT(v)));       \
     }                                                                      \
   };
-PTO_TILE_CVT_INT(int8_t)
-PTO_TILE_CVT_INT(int16_t)
-PTO_TILE_CVT_INT(uint8_t)
-PTO_TILE_CVT_INT(int32_t)
-PTO_TILE_CVT_INT(int64_t)
+PTO_TILE_CVT_INT(int8_t, ToInt32Bits)
+PTO_TILE_CVT_INT(int16_t, ToInt32Bits)
+PTO_TILE_CVT_INT(uint8_t, ToInt64)
+PTO_TILE_CVT_INT(int32_t, ToInt32Bits)
+PTO_TILE_CVT_INT(int64_t, ToInt64)
 #undef PTO_TILE_CVT_INT
 
 template <typename T>

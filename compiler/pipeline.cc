@@ -9,6 +9,7 @@
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/lower_regions.h"
 #include "compiler/lower/partition_blocks.h"
+#include "compiler/targets/memory_model.h"
 
 namespace pto::compiler {
 namespace {
@@ -26,17 +27,23 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
+  // The target's buffers bound its tiles (issue 3 point 2).
+  absl::StatusOr<MemoryModel> memory = TargetMemoryModel(s->target);
+  if (!memory.ok()) return memory.status();
   if (s->tensor.HasRegions() || s->tensor.HasSymbolicDims()) {
     // Loops or symbolic dims: Tile, Block and Execute levels at once, task
     // templates under a program tree (lower_regions.h; a graph without loops
     // is a program of templates in order).
-    absl::Status st = LowerRegions(s->tensor, s->fuse, &s->tile, &s->block,
+    absl::Status st = LowerRegions(s->tensor, s->fuse, *memory, &s->tile, &s->block,
                                    &s->execute);
     if (!st.ok()) return st;
     if (dumps) (*dumps)["tile"] = PrintTileGraph(s->tile);
     return absl::OkStatus();
   }
-  absl::StatusOr<TileGraph> g = ExpandToTiles(s->tensor, {s->fuse});
+  ExpandOptions options;
+  options.fuse = s->fuse;
+  options.memory = *memory;
+  absl::StatusOr<TileGraph> g = ExpandToTiles(s->tensor, options);
   if (!g.ok()) return g.status();
   s->tile = *std::move(g);
   if (dumps) (*dumps)["tile"] = PrintTileGraph(s->tile);

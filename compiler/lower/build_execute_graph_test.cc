@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/ir/import.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/partition_blocks.h"
@@ -22,11 +23,12 @@ struct Lowered {
   pto::v1::ExecuteGraph execute;
 };
 
-absl::Status Lower(const pto::v1::Graph& g, Lowered* out) {
+absl::Status Lower(const pto::v1::Graph& g, Lowered* out,
+                   const ExpandOptions& options = {}) {
   absl::StatusOr<TensorGraph> t = ImportGraph(g);
   if (!t.ok()) return t.status();
   out->tensor = *std::move(t);
-  absl::StatusOr<TileGraph> tile = ExpandToTiles(out->tensor);
+  absl::StatusOr<TileGraph> tile = ExpandToTiles(out->tensor, options);
   if (!tile.ok()) return tile.status();
   out->tile = *std::move(tile);
   absl::StatusOr<BlockGraph> block = PartitionBlocks(out->tensor, out->tile);
@@ -295,7 +297,117 @@ TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {
   EXPECT_THAT(s.message(), ::testing::HasSubstr("op #0 \"add\": vec_tile [512,512]"));
   // The buffer and both sizes (issue 3 point 2): 2 f32 tiles of 512 x 512.
   EXPECT_THAT(s.message(), ::testing::HasSubstr(
-      "needs 2097152 bytes of UB tiles; a block may use 524288 bytes"));
+      "needs 2097152 bytes of UB tiles; a block may use 196608 bytes"));
+}
+
+// Issue 3 point 2: UB is an AI core's 192 KiB, not the 512 KiB the host
+// once allowed. Two f32 tiles of 256 x 256 (512 KiB) fit the old bound; two
+// of 256 x 128 (256 KiB) do not fit 192 KiB either; two of 128 x 128 do.
+TEST(ExpandToTilesTest, UbIsAnAiCores192KiB) {
+  EXPECT_EQ(kAiCoreMemoryModel.ub_bytes, 192 * 1024);
+  for (int64_t cols : {256, 128}) {
+    GraphBuilder b;
+    uint32_t a = b.Input("a", pto::v1::DT_FP32, {512, 512});
+    b.Output("o", b.Op("add", {a, a}, {256, cols}));
+    Lowered l;
+    absl::Status s = Lower(b.Build(), &l);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr(absl::StrCat(
+        "op #0 \"add\": vec_tile [256,", cols, "] needs ", 2 * 256 * cols * 4,
+        " bytes of UB tiles; a block may use 196608 bytes")));
+  }
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {512, 512});
+  b.Output("o", b.Op("add", {a, a}, {128, 128}));
+  Lowered l;
+  EXPECT_TRUE(Lower(b.Build(), &l).ok());
+}
+
+// The model comes from the options (the target's): a smaller UB refuses a
+// tile the default accepts, naming the op, the tile, UB and both sizes.
+TEST(ExpandToTilesTest, SmallerUbRefusesWhatTheDefaultAccepts) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {256, 256});
+  b.Output("o", b.Op("exp", {a}, {64, 64}));  // 2 f32 tiles: 32 KiB
+  const pto::v1::Graph g = b.Build();
+  Lowered l;
+  ASSERT_TRUE(Lower(g, &l).ok());
+  ExpandOptions small;
+  small.memory.ub_bytes = 16 * 1024;
+  absl::Status s = Lower(g, &l, small);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr(
+      "op #0 \"exp\": vec_tile [64,64] needs 32768 bytes of UB tiles; a block "
+      "may use 16384 bytes"));
+}
+
+// A fused chain splits where its tiles stop fitting the UB: a UB one tile
+// smaller than the fused group's splits it into more groups.
+TEST(ExpandToTilesTest, ChainSplitsWhereUbRunsOut) {
+  GraphBuilder b;
+  uint32_t a = b.Input("a", pto::v1::DT_FP32, {64, 64});
+  uint32_t c = b.Input("c", pto::v1::DT_FP32, {64, 64});
+  uint32_t d = b.Input("d", pto::v1::DT_FP32, {64, 64});
+  uint32_t e = b.Input("e", pto::v1::DT_FP32, {64, 64});
+  uint32_t x = b.Op("add", {a, c}, {64, 64});
+  x = b.Op("mul", {x, d}, {64, 64});
+  x = b.Op("sub", {x, e}, {64, 64});
+  b.Output("o", x);
+  const pto::v1::Graph g = b.Build();
+  Lowered big, small;
+  ASSERT_TRUE(Lower(g, &big).ok());
+  ASSERT_EQ(big.tile.groups.size(), 1u);
+  const int64_t tiles = static_cast<int64_t>(big.tile.groups[0].ub_types.size());
+  ASSERT_GT(tiles, 3);  // more than one binary op's three
+  ExpandOptions options;
+  options.memory.ub_bytes = (tiles - 1) * 64 * 64 * 4;
+  ASSERT_TRUE(Lower(g, &small, options).ok());
+  EXPECT_GT(small.tile.groups.size(), 1u);
+}
+
+// Issue 3 point 2: a cube tile whose blocks do not fit the target's L1, L0A,
+// L0B or L0C is refused naming the op, the cube tile, the buffer and both
+// sizes; a smaller model refuses what the default (an AI core's) accepts.
+TEST(ExpandToTilesTest, CubeTileTooLargeNamesTheBuffer) {
+  struct Case {
+    std::vector<int64_t> cube;  // mL0, mL1, kL0, kL1, nL0, nL1
+    const char* message;
+  };
+  const Case too_big[] = {
+      // [256 x 256] f32 in L0C: 256 KiB > 128 KiB.
+      {{256, 256, 8, 8, 256, 256},
+       "op #0 \"matmul\": cube_tile m=[256,256] k=[8,8] n=[256,256] needs 262144 "
+       "bytes of L0C ([mL0 x nL0] f32), which holds 131072 bytes"},
+      // A [512 x 256] + B [256 x 64] f32 in L1: 589824 bytes > 512 KiB.
+      {{16, 512, 16, 256, 32, 64},
+       "needs 589824 bytes of L1 (A [mL1 x kL1] + B [kL1 x nL1]), which holds 524288 bytes"},
+      // [128 x 256] f32 in L0A: 128 KiB > 64 KiB.
+      {{128, 128, 256, 256, 16, 16}, "needs 131072 bytes of L0A ([mL0 x kL0] f32), which holds 65536 bytes"},
+      {{16, 16, 256, 256, 128, 128}, "needs 131072 bytes of L0B ([kL0 x nL0] f32), which holds 65536 bytes"},
+  };
+  for (const Case& c : too_big) {
+    GraphBuilder b;
+    uint32_t x = b.Input("a", pto::v1::DT_FP32, {8, 5});
+    uint32_t y = b.Input("b", pto::v1::DT_FP32, {5, 3});
+    b.Output("o", b.Matmul(x, y, pto::v1::DT_FP32, false, false, c.cube));
+    Lowered l;
+    absl::Status s = Lower(b.Build(), &l);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr(c.message));
+  }
+  GraphBuilder b;
+  uint32_t x = b.Input("a", pto::v1::DT_FP32, {8, 5});
+  uint32_t y = b.Input("b", pto::v1::DT_FP32, {5, 3});
+  b.Output("o", b.Matmul(x, y, pto::v1::DT_FP32, false, false, {64, 64, 64, 64, 64, 64}));
+  const pto::v1::Graph g = b.Build();
+  Lowered l;
+  ASSERT_TRUE(Lower(g, &l).ok());
+  ExpandOptions small;
+  small.memory.l0c_bytes = 8 * 1024;  // [64 x 64] f32 is 16 KiB
+  absl::Status s = Lower(g, &l, small);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr(
+      "needs 16384 bytes of L0C ([mL0 x nL0] f32), which holds 8192 bytes"));
 }
 
 }  // namespace

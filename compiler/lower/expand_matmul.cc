@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -64,11 +65,42 @@ absl::StatusOr<std::vector<GmIndex>> OperandIndex(const TensorGraph& g, int i,
   return index;
 }
 
+// The cube tile [mL0, mL1, kL0, kL1, nL0, nL1] of matmul op `i`, as the
+// user gave it (the verifier checked its constraints), in the buffers of
+// `memory`: L1 holds A's and B's blocks in the input dtype, the L0 buffers
+// f32 steps.
+absl::Status CheckCubeBuffers(int i, const std::vector<int64_t>& t,
+                              pto::v1::DataType in_dtype, const MemoryModel& memory) {
+  const int64_t elem = DTypeBytes(in_dtype);
+  struct Need {
+    const char* buffer;
+    int64_t bytes, capacity;
+  };
+  const Need needs[] = {
+      {"L1 (A [mL1 x kL1] + B [kL1 x nL1])", (t[1] * t[3] + t[3] * t[5]) * elem,
+       memory.l1_bytes},
+      {"L0A ([mL0 x kL0] f32)", t[0] * t[2] * 4, memory.l0a_bytes},
+      {"L0B ([kL0 x nL0] f32)", t[2] * t[4] * 4, memory.l0b_bytes},
+      {"L0C ([mL0 x nL0] f32)", t[0] * t[4] * 4, memory.l0c_bytes},
+  };
+  for (const Need& need : needs) {
+    if (need.bytes > need.capacity) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op #", i, " \"matmul\": cube_tile m=", FormatDims({t[0], t[1]}),
+          " k=", FormatDims({t[2], t[3]}), " n=", FormatDims({t[4], t[5]}),
+          " needs ", need.bytes, " bytes of ", need.buffer, ", which holds ",
+          need.capacity, " bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
                           MatmulOperand b, const std::vector<int>& gm_of_value,
-                          TileGraph* out, const MatmulStore* into) {
+                          const MemoryModel& memory, TileGraph* out,
+                          const MatmulStore* into) {
   const TensorOp& op = g.ops[i];
   const int v_a = a.value, v_out = op.outputs[0];
   const std::vector<int64_t>& space = g.values[v_out].shape;
@@ -77,6 +109,10 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
   if (op.cube_tile.size() != 6 || rank < 2) {
     return absl::InternalError(absl::StrCat(
         "op #", i, " \"matmul\": no cube tile (the verifier requires one)"));
+  }
+  if (absl::Status s = CheckCubeBuffers(i, op.cube_tile, g.values[v_a].dtype, memory);
+      !s.ok()) {
+    return s;
   }
   const int store_gm = into != nullptr ? into->gm : gm_of_value[v_out];
   for (int gm : {gm_of_value[a.root], gm_of_value[b.root], store_gm}) {

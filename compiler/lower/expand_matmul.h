@@ -18,6 +18,7 @@
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
 #include "compiler/lower/layout.h"
+#include "compiler/targets/memory_model.h"
 
 namespace pto::compiler {
 
@@ -48,11 +49,15 @@ struct MatmulStore {
 // `b`, to `out`; `gm_of_value` gives each value's GmTensor (operand roots
 // and the result all live in GM). An operand whose rows and columns are
 // both strided in GM (a permute moving another dim last) is UNIMPLEMENTED
-// naming the op and the operand.
+// naming the op and the operand. The cube tile's blocks must fit the
+// target's `memory` (A [mL1 x kL1] + B [kL1 x nL1] of the input dtype in L1;
+// [mL0 x kL0], [kL0 x nL0] and [mL0 x nL0] f32 in L0A, L0B and L0C), else
+// INVALID_ARGUMENT naming the op, the cube tile, the buffer and both sizes.
 // `into` (optional) redirects the TSTORE.
 absl::Status AppendMatmul(const TensorGraph& g, int op, MatmulOperand a,
                           MatmulOperand b, const std::vector<int>& gm_of_value,
-                          TileGraph* out, const MatmulStore* into = nullptr);
+                          const MemoryModel& memory, TileGraph* out,
+                          const MatmulStore* into = nullptr);
 
 }  // namespace pto::compiler
 

@@ -462,7 +462,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
         std::vector<int> candidate = grp;
         if (candidate.back() != i) candidate.push_back(i);
         if (peak_bytes(candidate, OpSpace(g, front), ClampedTile(g, front), false) >
-            kMaxUbBytesPerBlock) {
+            options.memory.ub_bytes) {
           continue;
         }
         grp = std::move(candidate);
@@ -497,11 +497,11 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
       continue;
     }
     const int64_t alone = reduce ? 0 : peak_bytes({i}, op_space, op_tile, false);
-    if (alone > kMaxUbBytesPerBlock) {
+    if (alone > options.memory.ub_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " ", Quote(op.info->kind), ": vec_tile ",
           FormatDims(op.vec_tile), " needs ", alone,
-          " bytes of UB tiles; a block may use ", kMaxUbBytesPerBlock,
+          " bytes of UB tiles; a block may use ", options.memory.ub_bytes,
           " bytes (use a smaller tile)"));
     }
     // An op joins the open group over the group's whole space, or (row
@@ -528,7 +528,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
       candidate.push_back(i);
       const bool row_group = rows || reduce;
       join = (!row_group || RowGroupOk(g, candidate, space, options)) &&
-             peak_bytes(candidate, space, tile, row_group) <= kMaxUbBytesPerBlock;
+             peak_bytes(candidate, space, tile, row_group) <= options.memory.ub_bytes;
     }
     if (join) {
       groups.back().push_back(i);
@@ -552,7 +552,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
 absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
                                 pto::v1::DataType acc, int in_gm, int out_gm,
                                 const std::vector<GmIndex>& out_index,
-                                TileGraph* out) {
+                                int64_t ub_bytes, TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const std::string& kind = op.info->kind;
   const std::string where = absl::StrCat("op #", i, " ", Quote(kind));
@@ -594,9 +594,9 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   const int64_t acc_bytes = StorageBytes(acc), in_bytes = StorageBytes(in_storage);
   const bool convert = acc != in_storage;
   if (TileElements(tile) * (in_bytes + acc_bytes * (convert ? 4 : 3) + (arg ? 8 * 3 + 4 * 5 : 0)) >
-      kMaxUbBytesPerBlock) {
+      ub_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where, ": tile ", FormatDims(tile), " needs more than ", kMaxUbBytesPerBlock,
+        where, ": tile ", FormatDims(tile), " needs more than ", ub_bytes,
         " bytes of UB; use a smaller vec_tile"));
   }
   auto access = [&](PtoOpcode opcode, int tile_index, int gm, pto::v1::DataType dtype,
@@ -780,11 +780,11 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   }
   auto check_ub = [&](const std::vector<int64_t>& t, int64_t bytes_per_elem) {
     const int64_t bytes = TileElements(t) * bytes_per_elem;
-    if (bytes > kMaxUbBytesPerBlock) {
+    if (bytes > options.memory.ub_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " ", Quote(op.info->kind), ": tile ", FormatDims(t),
           " needs ", bytes, " bytes of UB; a block may use ",
-          kMaxUbBytesPerBlock, " bytes (use a smaller vec_tile, or a larger one "
+          options.memory.ub_bytes, " bytes (use a smaller vec_tile, or a larger one "
           "along the reduced dim so fewer partial results are combined)"));
     }
     return absl::OkStatus();
@@ -825,7 +825,7 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
 
   if (!options.symbolic.empty() && options.symbolic[v_in][d]) {
     return AppendAccumulation(g, i, d, acc, gm_of_value[v_in], gm_of_value[v_out],
-                              out_index, out);
+                              out_index, options.memory.ub_bytes, out);
   }
 
   // Partial step: tile 0 the input, 1 the reduced values, 2 the indices
@@ -923,7 +923,8 @@ void ReadAliasInput(const TensorGraph& g, const LayoutPlan& layout, int i,
 // at its offset along d in the result.
 absl::Status AppendConcat(const TensorGraph& g, const LayoutPlan& layout, int i,
                           const std::vector<bool>& fused,
-                          const std::vector<int>& gm_of_value, TileGraph* out) {
+                          const std::vector<int>& gm_of_value, int64_t ub_bytes,
+                          TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const int v_out = op.outputs[0];
   const int rank = static_cast<int>(g.values[v_out].shape.size());
@@ -944,10 +945,10 @@ absl::Status AppendConcat(const TensorGraph& g, const LayoutPlan& layout, int i,
     const pto::v1::DataType dtype = g.values[v].dtype;
     const pto::v1::DataType storage = UbStorageType(dtype);
     const int64_t bytes = TileElements(grp.tile) * StorageBytes(storage);
-    if (bytes > kMaxUbBytesPerBlock) {
+    if (bytes > ub_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " \"concat\": vec_tile ", FormatDims(op.vec_tile), " needs ",
-          bytes, " bytes of UB tiles; a block may use ", kMaxUbBytesPerBlock,
+          bytes, " bytes of UB tiles; a block may use ", ub_bytes,
           " bytes (use a smaller tile)"));
     }
     TileInstr load;
@@ -1057,7 +1058,7 @@ bool ReducesLastDim(const TensorGraph& g, const TensorOp& op) {
 // its clamped tile T splits (T.back() < extent) names a class (its space S,
 // T); every op of that class (the same space and clamped tile: the ops
 // that would fuse with it) gets T with the last dim widened to S's extent,
-// when that tile has at most kMaxWidenedTileElements elements. Ops of other
+// when that tile has at most MaxWidenedTileElements elements. Ops of other
 // spaces (the [..., 1] row values) keep theirs: a row tile already spans
 // its one-element last dim.
 std::optional<TensorGraph> WidenRows(const TensorGraph& g,
@@ -1077,7 +1078,7 @@ std::optional<TensorGraph> WidenRows(const TensorGraph& g,
     if (tile.back() >= space.back()) continue;
     std::vector<int64_t> wide = tile;
     wide.back() = space.back();
-    if (TileElements(wide) > kMaxWidenedTileElements) continue;
+    if (TileElements(wide) > MaxWidenedTileElements(options.memory.ub_bytes)) continue;
     widened[{space, tile}] = space.back();
   }
   if (widened.empty()) return std::nullopt;
@@ -1103,7 +1104,7 @@ std::optional<TensorGraph> CapSymbolicRows(const TensorGraph& g, const ExpandOpt
     const std::vector<int64_t>& space = OpSpace(g, op);
     const int rank = static_cast<int>(space.size());
     const std::vector<int64_t> tile = ClampedTile(g, op);
-    const int64_t cap = SymbolicRowCap(tile);
+    const int64_t cap = SymbolicRowCap(tile, options.memory.ub_bytes);
     if (cap >= space.back()) continue;  // (probes are longer than any cap)
     widened[{space, tile}] = cap;
     caps->push_back({op.inputs[0], cap});
@@ -1251,7 +1252,8 @@ absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
       }
       if (absl::Status s = AppendMatmul(g, ops.front(), MatmulOperandOf(g, *layout, in[0]),
                                         MatmulOperandOf(g, *layout, in[1]),
-                                        gm_of_value, &out, ops.size() > 1 ? &into : nullptr);
+                                        gm_of_value, options.memory, &out,
+                                        ops.size() > 1 ? &into : nullptr);
           !s.ok()) {
         return s;
       }
@@ -1269,7 +1271,8 @@ absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
     }
     if (IsConcat(g.ops[ops.front()])) {
       if (absl::Status s = AppendConcat(g, *layout, ops.front(),
-                                        concat_fused[ops.front()], gm_of_value, &out);
+                                        concat_fused[ops.front()], gm_of_value,
+                                        options.memory.ub_bytes, &out);
           !s.ok()) {
         return s;
       }
@@ -1297,11 +1300,11 @@ absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
 
 }  // namespace
 
-int64_t SymbolicRowCap(const std::vector<int64_t>& tile) {
+int64_t SymbolicRowCap(const std::vector<int64_t>& tile, int64_t ub_bytes) {
   int64_t others = 1;
   for (size_t d = 0; d + 1 < tile.size(); ++d) others *= std::max<int64_t>(tile[d], 1);
   int64_t cap = 1;
-  while (cap * 2 * others <= kMaxSymbolicRowTileElements) cap *= 2;
+  while (cap * 2 * others <= MaxSymbolicRowTileElements(ub_bytes)) cap *= 2;
   return tile.empty() ? cap : std::max(cap, tile.back());
 }
 

@@ -205,9 +205,9 @@ TEST(GoldenTest, SoftmaxFused) {
 }
 
 // Issue 4: softmax over a symbolic last dim, x [3,n] with tile [2,16]. Two
-// forms under one if on n at launch (the execute program): when n <= 8192
-// (SymbolicRowCap of [2,16]) one fused row group (tile [2,8192]; a row of
-// n < 8192 runs the generic function _n, the row code with c = n from its
+// forms under one if on n at launch (the execute program): when n <= 2048
+// (SymbolicRowCap of [2,16] with a 192 KiB UB) one fused row group (tile
+// [2,2048]; a row of n < 2048 runs the generic function _n, the row code with c = n from its
 // args, one row at a time); otherwise the accumulating form (amax, exp and
 // sum as groups of their own). The Tile Graph lists both.
 TEST(GoldenTest, SoftmaxSymbolicRows) {

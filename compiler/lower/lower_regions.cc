@@ -718,12 +718,14 @@ absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t)
 
 }  // namespace
 
-absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
-                          BlockGraph* block, pto::v1::ExecuteGraph* execute) {
+absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel& memory,
+                          TileGraph* tile, BlockGraph* block,
+                          pto::v1::ExecuteGraph* execute) {
   Flattener flat(graph);
   if (absl::Status s = flat.Run(); !s.ok()) return s;
   ExpandOptions options;
   options.fuse = fuse;
+  options.memory = memory;
   options.fusion_class = flat.fusion_class();
   // Rows over a symbolic last dim as row groups when they fit (an if on
   // the row lengths at launch, below); graphs with loops keep the

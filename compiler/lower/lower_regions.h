@@ -94,15 +94,17 @@
 #include "compiler/ir/block_graph.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
+#include "compiler/targets/memory_model.h"
 #include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler {
 
 // Fills `tile`, `block` (block->tiles points at `tile`) and `execute`
 // (templated: buffers, functions, symbols, templates, dynamic offsets and
-// the program tree).
-absl::Status LowerRegions(const TensorGraph& graph, bool fuse, TileGraph* tile,
-                          BlockGraph* block, pto::v1::ExecuteGraph* execute);
+// the program tree). `memory` is the target's (ExpandOptions::memory).
+absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel& memory,
+                          TileGraph* tile, BlockGraph* block,
+                          pto::v1::ExecuteGraph* execute);
 
 }  // namespace pto::compiler
 

@@ -248,7 +248,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       for (size_t d = 0; d < tile.size() && d < shape.size(); ++d) {
         if (shape[d] > 0) tile[d] = std::min(tile[d], shape[d]);
       }
-      const int64_t cap = SymbolicRowCap(tile);
+      const int64_t cap = SymbolicRowCap(tile, options.memory.ub_bytes);
       with_caps = Lcm(with_caps, cap);
       caps.insert(cap);
     }

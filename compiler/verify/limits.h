@@ -20,10 +20,6 @@ inline constexpr int64_t kMaxTilesPerOp = int64_t{1} << 20;
 inline constexpr int64_t kMaxTilesPerGraph = int64_t{1} << 20;
 inline constexpr int kMaxNameLength = 256;
 inline constexpr int kMaxAttrsPerOp = 64;
-// Unified-buffer bytes one block may use on the host target (all its tile
-// buffers, in f32). Real vector cores have 192-256 KiB; the host is more
-// generous but the buffers live on a worker thread's stack.
-inline constexpr int64_t kMaxUbBytesPerBlock = 512 * 1024;
 // Block functions one kernel may have (each is native code to compile; a
 // group has one per combination of tail dims).
 inline constexpr int kMaxBlockFunctions = 4096;

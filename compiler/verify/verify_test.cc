@@ -511,7 +511,7 @@ TEST(VerifyTest, MatmulShapes) {
                 {"output 0: shape", "does not match the inferred"});
 }
 
-TEST(VerifyTest, MatmulCubeTileConstraintsAndBuffers) {
+TEST(VerifyTest, MatmulCubeTileConstraints) {
   pto::v1::Graph g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
   g.mutable_ops(0)->clear_cube_tile();
   ExpectInvalid(g, {"op #0 \"matmul\"", "cube_tile: missing",
@@ -527,24 +527,16 @@ TEST(VerifyTest, MatmulCubeTileConstraintsAndBuffers) {
   ExpectInvalid(g, {"cube_tile m=[16,32] k=[16,64] n=[24,64]",
                     "constraint nL1 % nL0 == 0 violated (64 % 24 = 16)"});
 
-  // L0C: [mL0 x nL0] f32 = 256 x 256 x 4 = 256 KiB > 128 KiB.
+  // Whether the blocks fit L1 and L0 is the target's question (the
+  // lowering's, build_execute_graph_test CubeTileTooLargeNamesTheBuffer):
+  // the target-free verifier accepts a cube tile needing 256 KiB of L0C.
   g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
   pto::v1::CubeTileShape* t = g.mutable_ops(0)->mutable_cube_tile();
   t->set_m(0, 256);
   t->set_m(1, 256);
   t->set_n(0, 256);
   t->set_n(1, 256);
-  t->set_k(0, 8);
-  t->set_k(1, 8);
-  ExpectInvalid(g, {"op #0 \"matmul\"", "needs 262144 bytes of L0C",
-                    "which holds 131072 bytes"});
-
-  // L1: A [512 x 256] + B [256 x 64] f32 = 589824 bytes > 512 KiB.
-  g = MatmulGraph({8, 5}, {5, 3}, {8, 3});
-  t = g.mutable_ops(0)->mutable_cube_tile();
-  t->set_m(1, 512);
-  t->set_k(1, 256);
-  ExpectInvalid(g, {"needs 589824 bytes of L1", "which holds 524288 bytes"});
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
 }
 
 }  // namespace

@@ -99,6 +99,31 @@ def test_compile_error_maps_op_number_to_the_users_line(native):
     assert msg.endswith(f"  op #0 \"adds\" was recorded at {HERE}:{line} (in kernel): t = a + 1")
 
 
+def test_tile_over_an_ai_cores_192_kib_ub_is_refused(native):
+    """Issue 3 point 2: the host models an AI core's UB, 192 KiB. Two f32
+    tiles of 256 x 256 (512 KiB, what the host once allowed) and of
+    256 x 128 (256 KiB) are refused naming the op, the tile, UB and both
+    sizes; 128 x 128 (128 KiB) runs."""
+    for cols in (256, 128):
+        def kernel(a: ANY, out: ANY):
+            pypto.set_vec_tile_shapes(256, cols)
+            out[:] = a.exp()
+
+        with pytest.raises(pypto.CompileError,
+                           match=rf"op #0 \"exp\": vec_tile \[256,{cols}\] needs {2 * 256 * cols * 4} "
+                                 r"bytes of UB tiles; a block may use 196608 bytes"):
+            pypto.jit(kernel)(f32(512, 512), f32(512, 512))
+
+    def fits(a: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(128, 128)
+        out[:] = a.exp()
+
+    a = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
+    out = f32(512, 512)
+    pypto.jit(fits)(a, out)
+    np.testing.assert_allclose(out, np.exp(a), rtol=1e-6)
+
+
 def test_compile_error_of_a_reduction_names_its_line(native):
     def kernel(a: ANY, out: ANY):
         pypto.set_vec_tile_shapes(1, 1)

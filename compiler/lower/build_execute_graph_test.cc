@@ -384,6 +384,10 @@ TEST(ExpandToTilesTest, CubeTileTooLargeNamesTheBuffer) {
       // [128 x 256] f32 in L0A: 128 KiB > 64 KiB.
       {{128, 128, 256, 256, 16, 16}, "needs 131072 bytes of L0A ([mL0 x kL0] f32), which holds 65536 bytes"},
       {{16, 16, 256, 256, 128, 128}, "needs 131072 bytes of L0B ([kL0 x nL0] f32), which holds 65536 bytes"},
+      // Sizes whose products overflow int64 (an untrusted graph): refused,
+      // not wrapped around to a size that fits.
+      {{int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40, int64_t{1} << 40, 1, 1},
+       "needs 9223372036854775807 bytes of L1"},
   };
   for (const Case& c : too_big) {
     GraphBuilder b;

@@ -1,6 +1,7 @@
 #include "compiler/lower/expand_matmul.h"
 
 #include <algorithm>
+#include <limits>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -72,16 +73,30 @@ absl::StatusOr<std::vector<GmIndex>> OperandIndex(const TensorGraph& g, int i,
 absl::Status CheckCubeBuffers(int i, const std::vector<int64_t>& t,
                               pto::v1::DataType in_dtype, const MemoryModel& memory) {
   const int64_t elem = DTypeBytes(in_dtype);
+  // The sizes come from an untrusted graph (positive, otherwise unbounded):
+  // products saturate instead of overflowing past the capacity check.
+  auto bytes = [](int64_t rows, int64_t cols, int64_t elem_bytes) {
+    int64_t n = 0;
+    if (__builtin_mul_overflow(rows, cols, &n) ||
+        __builtin_mul_overflow(n, elem_bytes, &n)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+    return n;
+  };
+  auto sum = [](int64_t a, int64_t b) {
+    int64_t n = 0;
+    return __builtin_add_overflow(a, b, &n) ? std::numeric_limits<int64_t>::max() : n;
+  };
   struct Need {
     const char* buffer;
     int64_t bytes, capacity;
   };
   const Need needs[] = {
-      {"L1 (A [mL1 x kL1] + B [kL1 x nL1])", (t[1] * t[3] + t[3] * t[5]) * elem,
-       memory.l1_bytes},
-      {"L0A ([mL0 x kL0] f32)", t[0] * t[2] * 4, memory.l0a_bytes},
-      {"L0B ([kL0 x nL0] f32)", t[2] * t[4] * 4, memory.l0b_bytes},
-      {"L0C ([mL0 x nL0] f32)", t[0] * t[4] * 4, memory.l0c_bytes},
+      {"L1 (A [mL1 x kL1] + B [kL1 x nL1])",
+       sum(bytes(t[1], t[3], elem), bytes(t[3], t[5], elem)), memory.l1_bytes},
+      {"L0A ([mL0 x kL0] f32)", bytes(t[0], t[2], 4), memory.l0a_bytes},
+      {"L0B ([kL0 x nL0] f32)", bytes(t[2], t[4], 4), memory.l0b_bytes},
+      {"L0C ([mL0 x nL0] f32)", bytes(t[0], t[4], 4), memory.l0c_bytes},
   };
   for (const Need& need : needs) {
     if (need.bytes > need.capacity) {

@@ -4,6 +4,7 @@ finished (runtime ShareEvent, `run_profiled(shares=True)`).
 
     bazel build //client/python:pypto/_native.so //proto:pto_v1_py
     chrt -f 10 tools/pypto-python bench/call_trace.py [--calls=200] [--only=SUBSTR] [--calls-out=FILE]
+    tools/pypto-python bench/call_trace.py --ab=0,1,17,4 --calls=400   # policies A/B
 
 Calls the compiled kernel's run_profiled (the runtime's Kernel::Run, no Python
 wrapper) in blocks of 5 after bench/kernels.py's 30 ms pause, as kernels.py
@@ -25,9 +26,20 @@ having preempted the caller on its CPU or taken the roots while it waited;
 the roots split over two CPUs; split on one CPU): how many calls, their
 median, and how long Run went on after the last share ended.
 
-Before/after: alternate processes on two builds of the extension
-(PYTHONPATH=DIR/with/pypto/_native.so, as bench/dispatch.py says), or set the
-executor's environment (PTO_SPIN_MICROS, ...) per process.
+Before/after, executor policies: --ab=0,1,17,4 compares the runtime's
+Executor::Policy bits (_native.set_executor_policy, bench only) in one
+process: per kernel, the policies take turns in blocks of 5 calls (each after
+the pause and one untimed call), the order rotating each turn, until each has
+--calls; then per policy the median, best, p90 and mean call (the mean is
+what the slow tails move), the median of each round of --round-calls calls
+(a round: consecutive turns, so every policy's round saw the same stretch of
+load), in how many rounds that median beat the first policy's and policy 4's
+(kCallerRunsVectorRoots: the caller runs every root, one thread's time in
+the same process), and the kinds of call. Other changes: alternate processes
+on two builds of the extension (PYTHONPATH=DIR/with/pypto/_native.so, as
+bench/dispatch.py says), or set the executor's environment
+(PTO_SPIN_MICROS, ...) per process; per-process medians moved 10-25% between
+rounds of one build in session 6: a 5-10% change needs --ab.
 """
 
 import argparse
@@ -64,6 +76,82 @@ def traced_calls(native, arrays, calls, block=5):
         for _ in range(min(block, calls - len(out))):
             out.append(native.run_profiled(arrays, shares=True))
     return out
+
+
+# Executor::kCallerRunsVectorRoots: one thread's time, the baseline.
+ONE_THREAD = 4
+
+
+def ab_calls(native, arrays, policies, calls, block=5):
+    """{policy: [profile]}: the policies take turns in blocks of `block`
+    calls after the pause, the order rotating each turn."""
+    from pypto import _native
+    out = {p: [] for p in policies}
+    turn = 0
+    while min(len(v) for v in out.values()) < calls:
+        order = policies[turn % len(policies):] + policies[:turn % len(policies)]
+        turn += 1
+        for policy in order:
+            _native.set_executor_policy(policy)
+            time.sleep(kernels.SETTLE_SECONDS)
+            native.run(arrays)
+            for _ in range(block):
+                out[policy].append(native.run_profiled(arrays, shares=True))
+    _native.set_executor_policy(policies[0])
+    return out
+
+
+def ab_rows(name, by_policy, round_calls):
+    """Per policy: calls, median, best, p90, per-round medians, rounds whose
+    median beat the first policy's, and per kind of call: calls / median."""
+    policies = list(by_policy)
+    rounds = {}
+    for p, profiles in by_policy.items():
+        totals = [q["total"] for q in profiles]
+        rounds[p] = [statistics.median(totals[i:i + round_calls])
+                     for i in range(0, len(totals) - round_calls + 1, round_calls)]
+    rows = []
+    for p, profiles in by_policy.items():
+        totals = [q["total"] for q in profiles]
+        def beats(ref):
+            if p == ref or ref not in rounds:
+                return "-"
+            wins = sum(a < b for a, b in zip(rounds[p], rounds[ref]))
+            return f"{wins}/{len(rounds[p])}"
+        kinds = []
+        for kind in KINDS:
+            ks = [q["total"] for q in profiles if kind_of(q) == kind]
+            if ks:
+                kinds.append(f"{len(ks)} / {med(ks)}")
+            else:
+                kinds.append("-")
+        rows.append([name, str(p), str(len(profiles)), med(totals),
+                     f"{min(totals) * 1e6:.0f}", p90(totals),
+                     f"{statistics.mean(totals) * 1e6:.0f}",
+                     " ".join(f"{r * 1e6:.0f}" for r in rounds[p]),
+                     beats(policies[0]), beats(ONE_THREAD)] + kinds)
+    return rows
+
+
+def main_ab(opts):
+    policies = [int(p) for p in opts.ab.split(",")]
+    load = os.getloadavg()[0]
+    print(f"threads {kernels.THREADS}, load average {load:.2f}, "
+          f"tree {kernels.source_tree()}, PTO_SPIN_MICROS={os.environ.get('PTO_SPIN_MICROS', '')}, "
+          f"policies {policies} (in turns of 5 calls), rounds of {opts.round_calls} calls")
+    header = ["kernel", "policy", "calls", "median", "best", "p90", "mean", "round medians",
+              "rounds beating the first policy", f"rounds beating {ONE_THREAD}"] + [
+                  f"{k}: calls / median" for k in KINDS]
+    print("| " + " | ".join(header) + " |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|---|")
+    for name, kernel, arrays in cases():
+        if opts.only and opts.only not in name:
+            continue
+        native = native_of(kernel, arrays)
+        by_policy = ab_calls(native, arrays, policies, opts.calls)
+        for row in ab_rows(name, by_policy, opts.round_calls):
+            print("| " + " | ".join(row) + " |", flush=True)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 def med(values, scale=1e6):
@@ -158,7 +246,13 @@ def main():
     parser.add_argument("--only", default="", help="kernels whose name contains this")
     parser.add_argument("--calls-out", default="",
                         help="also write every call's shares here (one line per call)")
+    parser.add_argument("--ab", default="",
+                        help="compare these executor policy bits in one process, e.g. 0,1,2")
+    parser.add_argument("--round-calls", type=int, default=50,
+                        help="with --ab: calls per policy per round")
     opts = parser.parse_args()
+    if opts.ab:
+        return main_ab(opts)
     print(f"threads {kernels.THREADS}, load average {os.getloadavg()[0]:.2f}, "
           f"tree {kernels.source_tree()}, PTO_SPIN_MICROS={os.environ.get('PTO_SPIN_MICROS', '')}")
     print("| kernel | tasks | call | 2 threads | same CPU | migrated | worker start | "

@@ -170,7 +170,7 @@ int64_t TaskPlan::memory_bytes() const {
 
 // ---------------------------------------------------------------- queues
 
-void Executor::ReadyQueue::WakeFor(int64_t pushed) {
+void Executor::ReadyQueue::WakeFor(int64_t pushed, int avoid_cpu) {
   // Each spinner takes at most one of the queued items (not only of these:
   // one counted here may have stopped spinning for an earlier item it has
   // not popped yet). Read under mu_: a spinner decrements spinning_ before
@@ -178,23 +178,38 @@ void Executor::ReadyQueue::WakeFor(int64_t pushed) {
   // has not looked yet. Earlier pushes woke sleepers for their own items.
   const int64_t uncovered = static_cast<int64_t>(items_.size()) -
                             spinning_.load(std::memory_order_acquire);
-  const int64_t wake = std::min<int64_t>({uncovered, pushed, waiting_});
-  for (int64_t i = 0; i < wake; ++i) cv_.Signal();
+  const int64_t wake = std::min<int64_t>(
+      {uncovered, pushed, static_cast<int64_t>(sleepers_.size())});
+  for (int64_t i = 0; i < wake; ++i) {
+    // The longest asleep (what one shared condition variable wakes), or
+    // with avoid_cpu the longest asleep of those last on another CPU.
+    auto chosen = sleepers_.begin();
+    if (avoid_cpu >= 0) {
+      auto off = std::find_if(sleepers_.begin(), sleepers_.end(),
+                              [&](Sleeper* s) { return s->cpu != avoid_cpu; });
+      if (off != sleepers_.end()) chosen = off;
+    }
+    Sleeper* sleeper = *chosen;
+    sleepers_.erase(chosen);
+    sleeper->woken = true;
+    sleeper->cv.Signal();
+  }
 }
 
-void Executor::ReadyQueue::Push(Item item) {
+void Executor::ReadyQueue::Push(Item item, int avoid_cpu) {
   absl::MutexLock lock(&mu_);
   items_.push_back(item);
   size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
-  WakeFor(1);
+  WakeFor(1, avoid_cpu);
 }
 
-void Executor::ReadyQueue::PushMany(absl::Span<const Item> items) {
+void Executor::ReadyQueue::PushMany(absl::Span<const Item> items,
+                                    int avoid_cpu) {
   if (items.empty()) return;
   absl::MutexLock lock(&mu_);
   items_.insert(items_.end(), items.begin(), items.end());
   size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
-  WakeFor(static_cast<int64_t>(items.size()));
+  WakeFor(static_cast<int64_t>(items.size()), avoid_cpu);
 }
 
 void Executor::ReadyQueue::Spin(int64_t spin_ns) {
@@ -215,9 +230,13 @@ bool Executor::ReadyQueue::Pop(Item* item, int64_t spin_ns) {
   Spin(spin_ns);
   absl::MutexLock lock(&mu_);
   while (items_.empty() && !stopped_) {
-    ++waiting_;
-    cv_.Wait(&mu_);
-    --waiting_;
+    Sleeper self;
+    self.cpu = sched_getcpu();
+    sleepers_.push_back(&self);
+    while (!self.woken && !stopped_) self.cv.Wait(&mu_);
+    if (!self.woken) {  // stopped: Stop() wakes and unlists every sleeper
+      sleepers_.erase(std::find(sleepers_.begin(), sleepers_.end(), &self));
+    }
   }
   if (items_.empty()) return false;  // stopped
   *item = items_.front();
@@ -239,15 +258,31 @@ bool Executor::ReadyQueue::TryPop(Item* item) {
 void Executor::ReadyQueue::Stop() {
   absl::MutexLock lock(&mu_);
   stopped_ = true;
-  cv_.SignalAll();
+  for (Sleeper* sleeper : sleepers_) {
+    sleeper->woken = true;
+    sleeper->cv.Signal();
+  }
+  sleepers_.clear();
 }
 
 // ---------------------------------------------------------------- runs
 
-// The state of one Run, owned by the calling thread's stack frame.
+// The state of one Run, on the heap: the caller and each queued root
+// claimer hold a reference (a claimer may find nothing to do after the run
+// ended, Policy::kCallerTakesLateRoots). The plan and the buffers are only
+// the caller's until Run returns: a thread reads them only while it holds
+// an unfinished task (a share of `remaining`).
 struct Executor::RunState {
   const TaskPlan* plan;
   void* const* buffers;
+  uint32_t policy = 0;  // Executor::Policy bits, read once at Run's start
+  std::atomic<int> refs{1};
+  // plan->roots_[k].size(), for claimers that must not read the plan.
+  uint32_t num_roots[kNumCoreKinds] = {0, 0};
+  // With kCallerTakesLateRoots, per root (index into plan->roots_[k]):
+  // whether a thread has taken it to run. Claiming a chunk reserves its
+  // roots; the flag decides who runs each one.
+  std::unique_ptr<std::atomic<uint8_t>[]> taken[kNumCoreKinds];
   // Per task instance: dependencies not yet done.
   std::unique_ptr<std::atomic<uint32_t>[]> pending;
   // Next unclaimed index into plan->roots_[kind]; claimed root_chunk at a
@@ -270,6 +305,8 @@ struct Executor::RunState {
   // a worker that finds itself there neither spins after the run's tasks
   // nor makes the caller spin for it (the caller could not run meanwhile).
   int caller_cpu = -1;
+  // The kind of roots a helping caller claims itself (-1: none).
+  int caller_kind = -1;
   // Root claimers now running on caller_cpu on other threads than the caller.
   std::atomic<int> claimers_on_caller_cpu{0};
 };
@@ -288,6 +325,12 @@ Executor::Executor(const Options& options) {
   spin_ns_ = int64_t{1000} * (options.spin_micros >= 0
                                   ? std::min(options.spin_micros, 1000000)
                                   : kDefaultSpinMicros);
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &allowed)) cpus_.push_back(c);
+    }
+  }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, kWorkerStackBytes);
@@ -322,6 +365,19 @@ Executor::~Executor() {
   for (auto& pool : workers_) {
     for (auto& worker : pool) pthread_join(worker->thread, nullptr);
   }
+}
+
+absl::StatusOr<uint32_t> Executor::SetPolicyForBench(uint32_t bits) {
+  if ((bits & ~kAllPolicyBits) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "executor policy: unknown bits 0x%x (known: 0x%x)",
+        bits & ~kAllPolicyBits, kAllPolicyBits));
+  }
+  return policy_.exchange(bits, std::memory_order_relaxed);
+}
+
+void Executor::Unref(RunState* run) {
+  if (run->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete run;
 }
 
 Executor& Executor::Default() {
@@ -362,9 +418,27 @@ void Executor::WorkerLoop(CoreKind core, int worker_id) {
   // Named so that debuggers and profilers show "pto-vector/0" etc.
   const std::string name = absl::StrCat("pto-", WorkerName(worker_id));
   pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+  // kPinWorkers: this worker's CPU, and the mask it started with to go
+  // back to.
+  cpu_set_t own_mask;
+  const bool can_pin = !cpus_.empty() &&
+      pthread_getaffinity_np(pthread_self(), sizeof(own_mask), &own_mask) == 0;
+  const int index = core == CoreKind::kVector
+                        ? worker_id
+                        : worker_id - num_workers(CoreKind::kVector);
+  bool pinned = false;
   Item item;
   int64_t spin_ns = spin_ns_;
   while (queues_[static_cast<int>(core)].Pop(&item, spin_ns)) {
+    const bool pin = can_pin && (policy() & kPinWorkers) != 0;
+    if (pin != pinned) {
+      cpu_set_t mask;
+      CPU_ZERO(&mask);
+      CPU_SET(cpus_[index % cpus_.size()], &mask);
+      pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+                             pin ? &mask : &own_mask);
+      pinned = pin;
+    }
     // Read before Dispatch: the item's share keeps its run alive until then.
     const int caller_cpu = item.run->caller_cpu;
     Dispatch(item, &core, worker_id);
@@ -380,6 +454,7 @@ void Executor::Dispatch(Item item, const CoreKind* core, int worker_id) {
   if (item.task >= kClaimRoots) {
     ClaimRoots(item.run, static_cast<int>(item.task - kClaimRoots), core,
                worker_id);
+    Unref(item.run);  // the queued claimer's reference
   } else {
     RunState* run = item.run;
     Finish(run, Execute(item, core, worker_id));
@@ -395,40 +470,63 @@ void Executor::Finish(RunState* run, int64_t shares) {
 
 void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
                           int worker_id) {
-  const std::vector<uint32_t>& roots = run->plan->roots_[kind];
+  // With loose claimers the run may have ended before this claimer ran
+  // (its caller gone, the plan maybe freed): the plan and the buffers are
+  // read only once a root is claimed, which proves the run unfinished.
+  const bool loose = (run->policy & kCallerTakesLateRoots) != 0;
   const uint32_t chunk = run->root_chunk[kind];
-  const uint32_t n = static_cast<uint32_t>(roots.size());
+  const uint32_t n = run->num_roots[kind];
+  std::atomic<uint8_t>* taken = run->taken[kind].get();
   const int cpu = sched_getcpu();
   // A worker on the caller's CPU (woken there, maybe preempting the caller):
   // the caller must not spin waiting for it (it would only delay it).
   const bool on_caller_cpu = core != nullptr && cpu == run->caller_cpu;
+  // The caller claims until no root is left: a worker that defers to it
+  // leaves nothing undone.
+  const bool defer = on_caller_cpu && kind == run->caller_kind &&
+                     (run->policy & kWorkerOnCallerCpuDefers) != 0;
   if (on_caller_cpu) {
     run->claimers_on_caller_cpu.fetch_add(1, std::memory_order_acq_rel);
   }
-  ShareEvent* share = nullptr;
-  if (run->shares != nullptr) {
-    share = &run->shares[run->num_shares.fetch_add(1, std::memory_order_relaxed)];
-    share->worker = worker_id;
-    share->cpu_start = cpu;
-    share->start_ns = NowNs() - run->start_ns;
-  }
+  const bool recording = run->shares != nullptr;
+  const int64_t start_ns = recording ? NowNs() - run->start_ns : 0;
   int64_t claimed = 0;
   // Tasks run here (and the chains they started) whose share of
   // `remaining` is still held: one atomic subtraction at the end instead of
-  // one per task on a line every thread writes. Holding them keeps `run`
-  // alive meanwhile, as the claimer's own share does.
+  // one per task on a line every thread writes. Holding them keeps the
+  // plan and the buffers alive meanwhile.
   int64_t done = 0;
-  while (true) {
+  // Runs root i unless another thread has taken it.
+  auto run_root = [&](uint32_t i) {
+    if (taken != nullptr && taken[i].exchange(1, std::memory_order_acq_rel)) {
+      return;
+    }
+    done += Execute(Item{run, run->plan->roots_[kind][i]}, core, worker_id);
+    ++claimed;
+  };
+  while (!defer) {
     const uint32_t first =
         run->next_root[kind].fetch_add(chunk, std::memory_order_relaxed);
     if (first >= n) break;
     const uint32_t last = std::min(n, first + chunk);
-    for (uint32_t i = first; i < last; ++i) {
-      done += Execute(Item{run, roots[i]}, core, worker_id);
-    }
-    claimed += last - first;
+    for (uint32_t i = first; i < last; ++i) run_root(i);
   }
-  if (share != nullptr) {  // before Finish: `run` may be gone after it
+  // The caller (known to be running) takes the roots that other threads
+  // claimed in their chunks but have not started: a worker that lost its
+  // CPU holds at most the root it is running.
+  if (taken != nullptr && core == nullptr) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (taken[i].load(std::memory_order_relaxed) == 0) run_root(i);
+    }
+  }
+  // Loose, a claimer that ran nothing may come after the run ended (the
+  // caller has copied the shares): it records nothing.
+  if (recording && (!loose || claimed > 0)) {  // before Finish: see above
+    ShareEvent* share =
+        &run->shares[run->num_shares.fetch_add(1, std::memory_order_relaxed)];
+    share->worker = worker_id;
+    share->cpu_start = cpu;
+    share->start_ns = start_ns;
     share->end_ns = NowNs() - run->start_ns;
     share->cpu_end = sched_getcpu();
     share->roots = claimed;
@@ -437,7 +535,13 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
   if (on_caller_cpu) {
     run->claimers_on_caller_cpu.fetch_sub(1, std::memory_order_acq_rel);
   }
-  Finish(run, done + 1);  // + this claimer's share
+  // Loose, the claimer holds no share of `remaining` (its reference keeps
+  // the RunState); otherwise + this claimer's share.
+  if (loose) {
+    if (done > 0) Finish(run, done);
+  } else {
+    Finish(run, done + 1);
+  }
 }
 
 int64_t Executor::Execute(Item item, const CoreKind* core, int worker_id) {
@@ -509,9 +613,14 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     if (options.shares != nullptr) options.shares->clear();
     return absl::OkStatus();
   }
-  RunState run;
+  // On the heap: a loose claimer may outlive the call (RunState). `run` is
+  // the caller's reference, dropped on return.
+  RunState* const state = new RunState();
+  RunState& run = *state;
   run.plan = &plan;
   run.buffers = buffers;
+  run.policy = policy_.load(std::memory_order_relaxed);
+  const bool loose = (run.policy & kCallerTakesLateRoots) != 0;
   // Dependency counters; a plan without dependencies (elementwise) has none
   // to count down and needs none.
   if (plan.roots_[0].size() + plan.roots_[1].size() < static_cast<size_t>(n)) {
@@ -525,11 +634,17 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   // takes turns on the cores, and a tile whose thread waits for its turn
   // delays the whole kernel); at least two, so that independent tasks never
   // wait for each other; no more than there are roots.
+  // Workers always exist (the pools are never empty), so a caller on a small
+  // stack can leave all the work to them.
+  const bool help = HasStackLeft(kMinHelperStackBytes);
+  // Bench baseline (kCallerRunsVectorRoots): one claimer, the caller's.
+  const bool one_thread = help && (run.policy & kCallerRunsVectorRoots) != 0;
   int claimers[kNumCoreKinds];
   int64_t total_claimers = 0;
   for (int k = 0; k < kNumCoreKinds; ++k) {
     claimers[k] = static_cast<int>(std::min<size_t>(
-        plan.roots_[k].size(), std::max(2, num_workers_[k])));
+        plan.roots_[k].size(),
+        one_thread && k == 0 ? 1 : std::max(2, num_workers_[k])));
     total_claimers += claimers[k];
   }
   // Roots are claimed in chunks: about 16 per claimer, so that the last
@@ -538,8 +653,17 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   for (int k = 0; k < kNumCoreKinds; ++k) {
     run.root_chunk[k] = static_cast<uint32_t>(std::clamp<size_t>(
         plan.roots_[k].size() / (std::max(1, claimers[k]) * size_t{16}), 1, 64));
+    run.num_roots[k] = static_cast<uint32_t>(plan.roots_[k].size());
+    if (loose && claimers[k] > 1) {
+      run.taken[k].reset(new std::atomic<uint8_t>[run.num_roots[k]]);
+      for (uint32_t i = 0; i < run.num_roots[k]; ++i) {
+        run.taken[k][i].store(0, std::memory_order_relaxed);
+      }
+    }
   }
-  run.remaining.store(n + total_claimers, std::memory_order_relaxed);
+  // Loose claimers hold no share of `remaining`, only a reference.
+  run.remaining.store(n + (loose ? 0 : total_claimers),
+                      std::memory_order_relaxed);
   if (options.trace != nullptr || options.shares != nullptr) {
     run.start_ns = setup_start != 0 ? setup_start : NowNs();
   }
@@ -547,9 +671,6 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   if (options.shares != nullptr) {
     run.shares.reset(new ShareEvent[total_claimers]);
   }
-  // Workers always exist (the pools are never empty), so a caller on a small
-  // stack can leave all the work to them.
-  const bool help = HasStackLeft(kMinHelperStackBytes);
   run.caller_cpu = sched_getcpu();
   // A helping caller keeps one claimer for itself (vector roots first): a
   // one-task kernel then costs no queue operation and wakes no worker.
@@ -559,6 +680,12 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
       if (claimers[k] > 0) own_kind = k;
     }
   }
+  run.caller_kind = own_kind;
+  // Each queued claimer holds a reference, dropped when it has run.
+  run.refs.store(1 + total_claimers - (own_kind >= 0 ? 1 : 0),
+                 std::memory_order_relaxed);
+  const int avoid_cpu =
+      (run.policy & kWakeOffCallerCpu) != 0 ? run.caller_cpu : -1;
   for (int k = 0; k < kNumCoreKinds; ++k) {
     const int queued = claimers[k] - (k == own_kind ? 1 : 0);
     Item items[kMaxClaimers];
@@ -568,7 +695,8 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     // In batches: pools larger than kMaxClaimers are rare.
     for (int c = 0; c < queued; c += kMaxClaimers) {
       queues_[k].PushMany(
-          absl::MakeConstSpan(items, std::min(kMaxClaimers, queued - c)));
+          absl::MakeConstSpan(items, std::min(kMaxClaimers, queued - c)),
+          avoid_cpu);
     }
   }
   const int caller_id =
@@ -619,6 +747,7 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     options.shares->assign(run.shares.get(),
                            run.shares.get() + run.num_shares.load());
   }
+  Unref(state);
   return absl::OkStatus();
 }
 

@@ -31,6 +31,14 @@
 // Several threads may Run on one Executor at once; their tasks share the
 // pools.
 //
+// Which worker a push wakes matters on a machine whose CPUs are busy: the
+// kernel places a woken thread on or near the CPU it last ran on, and a
+// worker placed on its caller's CPU preempts the caller and takes turns with
+// it (a two-thread call then costs more than one thread's). Each sleeping
+// worker waits on its own condition variable, so a push can choose; the
+// alternatives are Policy bits that bench/call_trace.py --ab compares in
+// one process (docs/bench/wake-2026-12-01-s7.md).
+//
 // Block functions keep their tiles on the stack (up to 512 KiB each): workers
 // get kWorkerStackBytes of stack whatever the process's limit, and a calling
 // thread helps only while it has kMinHelperStackBytes left.
@@ -189,6 +197,50 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
+  // Scheduling variants that bench/call_trace.py --ab compares in one
+  // process, interleaved in rounds (alternate processes could not resolve
+  // 5-10%: per-process medians moved 10-25% between rounds of one build).
+  // Bench and test only: kernels never set it; a run reads it once at its
+  // start, so flipping it between calls is safe, during calls too. Bits:
+  enum Policy : uint32_t {
+    // Wake, for a claimer the caller queues, a sleeping worker that last
+    // ran on another CPU than the caller's (each sleeper waits on its own
+    // condition variable), instead of the one asleep longest: the kernel
+    // places a woken thread on or near its last CPU, and a worker placed on
+    // the caller's CPU takes turns with it.
+    kWakeOffCallerCpu = 1,
+    // Root claimers do not keep the run alive: the caller returns when every
+    // task is done, not when every claimer has also found nothing left (a
+    // worker that popped its claimer, then lost its CPU before claiming,
+    // held the call until it ran again). With it, every root has a
+    // taken flag and the caller, after the shared counter runs out, runs
+    // the roots other threads claimed in their chunks but have not started.
+    kCallerTakesLateRoots = 2,
+    // The baseline two-thread policies are measured against: a helping
+    // caller runs every vector root itself and queues no vector claimer
+    // (one thread's time, in the same process; successors still go to the
+    // workers).
+    kCallerRunsVectorRoots = 4,
+    // A worker that pops a root claimer while on the CPU its helping caller
+    // started on leaves the roots to the caller: it can only be running
+    // there because the caller is not (woken onto its CPU, it preempted
+    // the caller), and running the roots itself makes the call one
+    // thread's time plus the caller's wait for its CPU back.
+    kWorkerOnCallerCpuDefers = 8,
+    // Worker i of a pool runs only on the i-th CPU (mod their number) the
+    // process may use; each worker applies it when it next takes an item.
+    // With kWakeOffCallerCpu the caller then wakes a worker that cannot
+    // run on its CPU: one that waits for another CPU, where it preempts
+    // whatever runs there, instead of preempting the caller.
+    kPinWorkers = 16,
+  };
+  static constexpr uint32_t kAllPolicyBits = 31;
+  // The default bits: what a fresh executor runs with.
+  static constexpr uint32_t kDefaultPolicy = 0;
+  // Returns the previous bits. INVALID_ARGUMENT for unknown bits.
+  absl::StatusOr<uint32_t> SetPolicyForBench(uint32_t bits);
+  uint32_t policy() const { return policy_.load(std::memory_order_relaxed); }
+
   // The process-wide executor (never destroyed). Pool sizes are the
   // defaults unless the environment sets PTO_VECTOR_WORKERS or
   // PTO_CUBE_WORKERS (positive integers) or PTO_SPIN_MICROS (0 or more:
@@ -226,8 +278,10 @@ class Executor {
   // A ready queue of one core kind.
   class ReadyQueue {
    public:
-    void Push(Item item);
-    void PushMany(absl::Span<const Item> items);
+    // `avoid_cpu` >= 0: wake, of the sleepers, first those that last ran on
+    // another CPU (Policy::kWakeOffCallerCpu); -1: the longest asleep.
+    void Push(Item item, int avoid_cpu = -1);
+    void PushMany(absl::Span<const Item> items, int avoid_cpu = -1);
     // Blocks until an item is available or Stop(); false when stopped.
     // Spins up to `spin_ns` for an item before sleeping.
     bool Pop(Item* item, int64_t spin_ns);
@@ -237,15 +291,24 @@ class Executor {
    private:
     // Wakes sleepers for `pushed` new items, as many as the spinning threads
     // (which find items without a wake-up) do not cover.
-    void WakeFor(int64_t pushed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+    void WakeFor(int64_t pushed, int avoid_cpu)
+        ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
     // Spins (counted in spinning_) until an item may be available or
     // spin_ns has passed.
     void Spin(int64_t spin_ns);
 
+    // A thread asleep in Pop, on its own stack: woken by name, so that a
+    // push can choose which.
+    struct Sleeper {
+      absl::CondVar cv;
+      int cpu = -1;         // sched_getcpu() when it went to sleep
+      bool woken = false;   // under mu_; set by the waker, which unlists it
+    };
+
     absl::Mutex mu_;
-    absl::CondVar cv_;
     std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
-    int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+    // In the order they went to sleep.
+    std::vector<Sleeper*> sleepers_ ABSL_GUARDED_BY(mu_);
     bool stopped_ ABSL_GUARDED_BY(mu_) = false;
     // items_.size(), written under mu_, read without it by spinning threads.
     std::atomic<int64_t> size_{0};
@@ -272,8 +335,11 @@ class Executor {
   // the caller must release (Finish).
   int64_t Execute(Item item, const CoreKind* core, int worker_id);
   // Releases `shares` of the run's remaining count; the last one notifies
-  // its caller. `run` may be gone afterwards.
+  // its caller. `run` may be gone afterwards unless the caller holds a
+  // reference (Policy::kCallerTakesLateRoots).
   static void Finish(RunState* run, int64_t shares);
+  // Drops a reference to a heap run (loose claimers); the last deletes it.
+  static void Unref(RunState* run);
   // A root claimer: runs unclaimed roots of `kind` until there are none.
   void ClaimRoots(RunState* run, int kind, const CoreKind* core,
                   int worker_id);
@@ -281,6 +347,9 @@ class Executor {
   // Fixed before any worker starts (workers read them).
   int num_workers_[kNumCoreKinds] = {0, 0};
   int64_t spin_ns_ = 0;
+  // The CPUs the process could use when the executor started (kPinWorkers).
+  std::vector<int> cpus_;
+  std::atomic<uint32_t> policy_{kDefaultPolicy};
   ReadyQueue queues_[kNumCoreKinds];
   std::vector<std::unique_ptr<Worker>> workers_[kNumCoreKinds];
 };

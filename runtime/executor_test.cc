@@ -441,6 +441,97 @@ TEST(ExecutorTest, WorkersOnTheCallersCpuRunEveryTaskOnce) {
   ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
 }
 
+// Every scheduling policy (Executor::Policy bits) runs every task once after
+// its dependencies: wide plans with successors of both core kinds, runs from
+// four threads at once while a fifth flips the policy between and during
+// them, with spinning off and on, on every CPU and confined to one (where
+// workers wake onto their caller's CPU and lose it to each other). Each
+// run's plan is freed as soon as Run returns, as a plan cache may: a root
+// claimer that comes after its run ended must touch neither. The shares
+// the caller gets account for every root.
+TEST(ExecutorTest, EveryPolicyRunsEveryTaskOnce) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int one = -1;
+  for (int c = 0; c < CPU_SETSIZE && one < 0; ++c) {
+    if (CPU_ISSET(c, &saved)) one = c;
+  }
+  GraphBuilder b;
+  for (int t = 0; t < 300; ++t) b.Add({}, t % 7 == 0);
+  for (int t = 0; t < 300; t += 3) b.Add({static_cast<uint32_t>(t)}, t % 9 == 0);
+  const int n = b.graph().tasks_size();
+  int roots = 0;
+  for (const pto::v1::Task& t : b.graph().tasks()) roots += t.deps_size() == 0;
+  for (bool confined : {false, true}) {
+    if (confined) {
+      cpu_set_t single;
+      CPU_ZERO(&single);
+      CPU_SET(one, &single);
+      ASSERT_EQ(sched_setaffinity(0, sizeof(single), &single), 0);
+    }
+    for (int spin : {0, 50}) {
+      Executor ex(Executor::Options{2, 1, spin});
+      std::atomic<int> failures{0};
+      std::atomic<bool> stop{false};
+      auto runs = [&](uint32_t policy, int iters) {
+        if (policy != ~0u) {
+          ASSERT_TRUE(ex.SetPolicyForBench(policy).ok());
+        }
+        for (int iter = 0; iter < iters; ++iter) {
+          Recorder r(n);
+          std::vector<ShareEvent> shares;
+          RunOptions options;
+          options.shares = &shares;
+          {
+            std::unique_ptr<TaskPlan> plan = b.Plan();
+            if (!RunWithRecorder(ex, *plan, &r, options).ok()) failures.fetch_add(1);
+          }
+          for (int t = 0; t < n; ++t) {
+            if (r.runs[t].load() != 1) failures.fetch_add(1);
+            for (uint32_t d : b.graph().tasks(t).deps()) {
+              if (r.ticket[d] >= r.ticket[t]) failures.fetch_add(1);
+            }
+          }
+          int64_t shared = 0;
+          for (const ShareEvent& e : shares) shared += e.roots;
+          if (shared != roots) failures.fetch_add(1);
+        }
+      };
+      for (uint32_t policy = 0; policy <= Executor::kAllPolicyBits; ++policy) {
+        runs(policy, 4);
+      }
+      std::thread flipper([&] {
+        for (uint32_t i = 0; !stop.load(); ++i) {
+          ex.SetPolicyForBench(i % (Executor::kAllPolicyBits + 1)).IgnoreError();
+          std::this_thread::yield();
+        }
+      });
+      std::vector<std::thread> threads;
+      for (int th = 0; th < 4; ++th) threads.emplace_back(runs, ~0u, 6);
+      for (auto& t : threads) t.join();
+      stop.store(true);
+      flipper.join();
+      EXPECT_EQ(failures.load(), 0)
+          << "spin " << spin << " us" << (confined ? ", one CPU" : "");
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+
+TEST(ExecutorTest, SetPolicyForBenchRefusesUnknownBits) {
+  Executor ex(Executor::Options{1, 1});
+  EXPECT_EQ(ex.policy(), Executor::kDefaultPolicy);
+  absl::StatusOr<uint32_t> previous =
+      ex.SetPolicyForBench(Executor::kWakeOffCallerCpu);
+  ASSERT_TRUE(previous.ok());
+  EXPECT_EQ(*previous, Executor::kDefaultPolicy);
+  absl::StatusOr<uint32_t> bad =
+      ex.SetPolicyForBench(Executor::kAllPolicyBits + 1);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("executor policy"));
+  EXPECT_EQ(ex.policy(), Executor::kWakeOffCallerCpu);
+}
+
 // Several threads run one wide plan (roots claimed in chunks of 64) at
 // once: every run gets each of its tasks exactly once.
 TEST(ExecutorTest, ConcurrentRunsOfAWidePlan) {

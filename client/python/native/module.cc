@@ -382,6 +382,25 @@ PYBIND11_MODULE(_native, m) {
         "The concrete target name, e.g. 'host' -> 'host-x86_64-v4-amx'.");
   m.def("compiler_fingerprint",
         [] { return pto::compiler::CompilerFingerprint(); });
+  // Bench only (bench/call_trace.py --ab): Executor::SetPolicyForBench on
+  // the process's executor, between calls.
+  m.def(
+      "set_executor_policy",
+      [](uint32_t bits) {
+        absl::StatusOr<uint32_t> previous =
+            pto::runtime::Executor::Default().SetPolicyForBench(bits);
+        if (!previous.ok()) Raise(previous.status());
+        return *previous;
+      },
+      py::arg("bits"),
+      "Bench only: sets the executor's scheduling policy bits (runtime "
+      "Executor::Policy: 1 wake a worker off the caller's CPU, 2 the caller "
+      "takes late roots, 4 the caller runs every vector root: one thread's "
+      "baseline); returns the previous bits.");
+  m.def(
+      "executor_policy",
+      [] { return pto::runtime::Executor::Default().policy(); },
+      "The executor's scheduling policy bits (Executor::Policy).");
   py::class_<PyLauncher>(m, "Launcher")
       .def("run", &PyLauncher::Run, py::arg("args"),
            "Runs on these arguments (numpy arrays or addresses); False when "

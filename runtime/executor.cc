@@ -16,6 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 
 namespace pto::runtime {
@@ -79,6 +81,18 @@ int EnvWorkers(const char* name) {
     return 0;
   }
   return n;
+}
+
+// The CPUs the calling thread may run on, in order (empty when unknown).
+std::vector<int> AllowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    }
+  }
+  return cpus;
 }
 
 // PTO_SPIN_MICROS: 0 or more (at most 10^6), or -1 (the default) when unset
@@ -267,22 +281,10 @@ void Executor::ReadyQueue::Stop() {
 
 // ---------------------------------------------------------------- runs
 
-// The state of one Run, on the heap: the caller and each queued root
-// claimer hold a reference (a claimer may find nothing to do after the run
-// ended, Policy::kCallerTakesLateRoots). The plan and the buffers are only
-// the caller's until Run returns: a thread reads them only while it holds
-// an unfinished task (a share of `remaining`).
+// The state of one Run, owned by the calling thread's stack frame.
 struct Executor::RunState {
   const TaskPlan* plan;
   void* const* buffers;
-  uint32_t policy = 0;  // Executor::Policy bits, read once at Run's start
-  std::atomic<int> refs{1};
-  // plan->roots_[k].size(), for claimers that must not read the plan.
-  uint32_t num_roots[kNumCoreKinds] = {0, 0};
-  // With kCallerTakesLateRoots, per root (index into plan->roots_[k]):
-  // whether a thread has taken it to run. Claiming a chunk reserves its
-  // roots; the flag decides who runs each one.
-  std::unique_ptr<std::atomic<uint8_t>[]> taken[kNumCoreKinds];
   // Per task instance: dependencies not yet done.
   std::unique_ptr<std::atomic<uint32_t>[]> pending;
   // Next unclaimed index into plan->roots_[kind]; claimed root_chunk at a
@@ -305,8 +307,6 @@ struct Executor::RunState {
   // a worker that finds itself there neither spins after the run's tasks
   // nor makes the caller spin for it (the caller could not run meanwhile).
   int caller_cpu = -1;
-  // The kind of roots a helping caller claims itself (-1: none).
-  int caller_kind = -1;
   // Root claimers now running on caller_cpu on other threads than the caller.
   std::atomic<int> claimers_on_caller_cpu{0};
 };
@@ -325,11 +325,14 @@ Executor::Executor(const Options& options) {
   spin_ns_ = int64_t{1000} * (options.spin_micros >= 0
                                   ? std::min(options.spin_micros, 1000000)
                                   : kDefaultSpinMicros);
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &allowed)) cpus_.push_back(c);
-    }
+  cpus_.clear();
+  for (int c : options.worker_cpus) {
+    if (c >= 0 && c < CPU_SETSIZE) cpus_.push_back(c);  // else not a CPU
+  }
+  if (!cpus_.empty()) {
+    policy_.store(kDefaultPolicy | kPinWorkers, std::memory_order_relaxed);
+  } else {
+    cpus_ = AllowedCpus();
   }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -367,6 +370,30 @@ Executor::~Executor() {
   }
 }
 
+absl::StatusOr<std::vector<int>> Executor::ParseWorkerCpus(
+    absl::string_view value) {
+  const std::vector<int> allowed = AllowedCpus();
+  if (value == "all") return allowed;
+  std::vector<int> cpus;
+  for (absl::string_view entry : absl::StrSplit(value, ',')) {
+    int cpu = -1;
+    if (!absl::SimpleAtoi(entry, &cpu) || cpu < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "PTO_WORKER_CPUS=\"%s\": entry \"%s\" is not a CPU number (want "
+          "\"all\" or numbers separated by commas, e.g. \"0,1\")",
+          value, entry));
+    }
+    if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "PTO_WORKER_CPUS=\"%s\": CPU %d is not one this process may use "
+          "(%s)",
+          value, cpu, absl::StrJoin(allowed, ",")));
+    }
+    cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 absl::StatusOr<uint32_t> Executor::SetPolicyForBench(uint32_t bits) {
   if ((bits & ~kAllPolicyBits) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -374,10 +401,6 @@ absl::StatusOr<uint32_t> Executor::SetPolicyForBench(uint32_t bits) {
         bits & ~kAllPolicyBits, kAllPolicyBits));
   }
   return policy_.exchange(bits, std::memory_order_relaxed);
-}
-
-void Executor::Unref(RunState* run) {
-  if (run->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete run;
 }
 
 Executor& Executor::Default() {
@@ -399,6 +422,15 @@ Executor& Executor::Default() {
     options.vector_workers = EnvWorkers("PTO_VECTOR_WORKERS");
     options.cube_workers = EnvWorkers("PTO_CUBE_WORKERS");
     options.spin_micros = EnvSpinMicros();
+    if (const char* cpus = std::getenv("PTO_WORKER_CPUS"); cpus != nullptr) {
+      absl::StatusOr<std::vector<int>> parsed = ParseWorkerCpus(cpus);
+      if (parsed.ok()) {
+        options.worker_cpus = *std::move(parsed);
+      } else {
+        ABSL_RAW_LOG(WARNING, "pto executor: %s; workers not pinned",
+                     std::string(parsed.status().message()).c_str());
+      }
+    }
     current = new Executor(options);
     owner.store(pid, std::memory_order_release);
     executor.store(current, std::memory_order_release);
@@ -454,7 +486,6 @@ void Executor::Dispatch(Item item, const CoreKind* core, int worker_id) {
   if (item.task >= kClaimRoots) {
     ClaimRoots(item.run, static_cast<int>(item.task - kClaimRoots), core,
                worker_id);
-    Unref(item.run);  // the queued claimer's reference
   } else {
     RunState* run = item.run;
     Finish(run, Execute(item, core, worker_id));
@@ -470,63 +501,40 @@ void Executor::Finish(RunState* run, int64_t shares) {
 
 void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
                           int worker_id) {
-  // With loose claimers the run may have ended before this claimer ran
-  // (its caller gone, the plan maybe freed): the plan and the buffers are
-  // read only once a root is claimed, which proves the run unfinished.
-  const bool loose = (run->policy & kCallerTakesLateRoots) != 0;
+  const std::vector<uint32_t>& roots = run->plan->roots_[kind];
   const uint32_t chunk = run->root_chunk[kind];
-  const uint32_t n = run->num_roots[kind];
-  std::atomic<uint8_t>* taken = run->taken[kind].get();
+  const uint32_t n = static_cast<uint32_t>(roots.size());
   const int cpu = sched_getcpu();
   // A worker on the caller's CPU (woken there, maybe preempting the caller):
   // the caller must not spin waiting for it (it would only delay it).
   const bool on_caller_cpu = core != nullptr && cpu == run->caller_cpu;
-  // The caller claims until no root is left: a worker that defers to it
-  // leaves nothing undone.
-  const bool defer = on_caller_cpu && kind == run->caller_kind &&
-                     (run->policy & kWorkerOnCallerCpuDefers) != 0;
   if (on_caller_cpu) {
     run->claimers_on_caller_cpu.fetch_add(1, std::memory_order_acq_rel);
   }
-  const bool recording = run->shares != nullptr;
-  const int64_t start_ns = recording ? NowNs() - run->start_ns : 0;
+  ShareEvent* share = nullptr;
+  if (run->shares != nullptr) {
+    share = &run->shares[run->num_shares.fetch_add(1, std::memory_order_relaxed)];
+    share->worker = worker_id;
+    share->cpu_start = cpu;
+    share->start_ns = NowNs() - run->start_ns;
+  }
   int64_t claimed = 0;
   // Tasks run here (and the chains they started) whose share of
   // `remaining` is still held: one atomic subtraction at the end instead of
-  // one per task on a line every thread writes. Holding them keeps the
-  // plan and the buffers alive meanwhile.
+  // one per task on a line every thread writes. Holding them keeps `run`
+  // alive meanwhile, as the claimer's own share does.
   int64_t done = 0;
-  // Runs root i unless another thread has taken it.
-  auto run_root = [&](uint32_t i) {
-    if (taken != nullptr && taken[i].exchange(1, std::memory_order_acq_rel)) {
-      return;
-    }
-    done += Execute(Item{run, run->plan->roots_[kind][i]}, core, worker_id);
-    ++claimed;
-  };
-  while (!defer) {
+  while (true) {
     const uint32_t first =
         run->next_root[kind].fetch_add(chunk, std::memory_order_relaxed);
     if (first >= n) break;
     const uint32_t last = std::min(n, first + chunk);
-    for (uint32_t i = first; i < last; ++i) run_root(i);
-  }
-  // The caller (known to be running) takes the roots that other threads
-  // claimed in their chunks but have not started: a worker that lost its
-  // CPU holds at most the root it is running.
-  if (taken != nullptr && core == nullptr) {
-    for (uint32_t i = 0; i < n; ++i) {
-      if (taken[i].load(std::memory_order_relaxed) == 0) run_root(i);
+    for (uint32_t i = first; i < last; ++i) {
+      done += Execute(Item{run, roots[i]}, core, worker_id);
     }
+    claimed += last - first;
   }
-  // Loose, a claimer that ran nothing may come after the run ended (the
-  // caller has copied the shares): it records nothing.
-  if (recording && (!loose || claimed > 0)) {  // before Finish: see above
-    ShareEvent* share =
-        &run->shares[run->num_shares.fetch_add(1, std::memory_order_relaxed)];
-    share->worker = worker_id;
-    share->cpu_start = cpu;
-    share->start_ns = start_ns;
+  if (share != nullptr) {  // before Finish: `run` may be gone after it
     share->end_ns = NowNs() - run->start_ns;
     share->cpu_end = sched_getcpu();
     share->roots = claimed;
@@ -535,13 +543,7 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
   if (on_caller_cpu) {
     run->claimers_on_caller_cpu.fetch_sub(1, std::memory_order_acq_rel);
   }
-  // Loose, the claimer holds no share of `remaining` (its reference keeps
-  // the RunState); otherwise + this claimer's share.
-  if (loose) {
-    if (done > 0) Finish(run, done);
-  } else {
-    Finish(run, done + 1);
-  }
+  Finish(run, done + 1);  // + this claimer's share
 }
 
 int64_t Executor::Execute(Item item, const CoreKind* core, int worker_id) {
@@ -613,14 +615,10 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     if (options.shares != nullptr) options.shares->clear();
     return absl::OkStatus();
   }
-  // On the heap: a loose claimer may outlive the call (RunState). `run` is
-  // the caller's reference, dropped on return.
-  RunState* const state = new RunState();
-  RunState& run = *state;
+  RunState run;
   run.plan = &plan;
   run.buffers = buffers;
-  run.policy = policy_.load(std::memory_order_relaxed);
-  const bool loose = (run.policy & kCallerTakesLateRoots) != 0;
+  const uint32_t policy = policy_.load(std::memory_order_relaxed);
   // Dependency counters; a plan without dependencies (elementwise) has none
   // to count down and needs none.
   if (plan.roots_[0].size() + plan.roots_[1].size() < static_cast<size_t>(n)) {
@@ -638,7 +636,7 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   // stack can leave all the work to them.
   const bool help = HasStackLeft(kMinHelperStackBytes);
   // Bench baseline (kCallerRunsVectorRoots): one claimer, the caller's.
-  const bool one_thread = help && (run.policy & kCallerRunsVectorRoots) != 0;
+  const bool one_thread = help && (policy & kCallerRunsVectorRoots) != 0;
   int claimers[kNumCoreKinds];
   int64_t total_claimers = 0;
   for (int k = 0; k < kNumCoreKinds; ++k) {
@@ -653,17 +651,8 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   for (int k = 0; k < kNumCoreKinds; ++k) {
     run.root_chunk[k] = static_cast<uint32_t>(std::clamp<size_t>(
         plan.roots_[k].size() / (std::max(1, claimers[k]) * size_t{16}), 1, 64));
-    run.num_roots[k] = static_cast<uint32_t>(plan.roots_[k].size());
-    if (loose && claimers[k] > 1) {
-      run.taken[k].reset(new std::atomic<uint8_t>[run.num_roots[k]]);
-      for (uint32_t i = 0; i < run.num_roots[k]; ++i) {
-        run.taken[k][i].store(0, std::memory_order_relaxed);
-      }
-    }
   }
-  // Loose claimers hold no share of `remaining`, only a reference.
-  run.remaining.store(n + (loose ? 0 : total_claimers),
-                      std::memory_order_relaxed);
+  run.remaining.store(n + total_claimers, std::memory_order_relaxed);
   if (options.trace != nullptr || options.shares != nullptr) {
     run.start_ns = setup_start != 0 ? setup_start : NowNs();
   }
@@ -680,12 +669,9 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
       if (claimers[k] > 0) own_kind = k;
     }
   }
-  run.caller_kind = own_kind;
-  // Each queued claimer holds a reference, dropped when it has run.
-  run.refs.store(1 + total_claimers - (own_kind >= 0 ? 1 : 0),
-                 std::memory_order_relaxed);
+  // Which worker the claimers wake (Policy::kWakeOffCallerCpu).
   const int avoid_cpu =
-      (run.policy & kWakeOffCallerCpu) != 0 ? run.caller_cpu : -1;
+      (policy & kWakeOffCallerCpu) != 0 ? run.caller_cpu : -1;
   for (int k = 0; k < kNumCoreKinds; ++k) {
     const int queued = claimers[k] - (k == own_kind ? 1 : 0);
     Item items[kMaxClaimers];
@@ -747,7 +733,6 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     options.shares->assign(run.shares.get(),
                            run.shares.get() + run.num_shares.load());
   }
-  Unref(state);
   return absl::OkStatus();
 }
 

@@ -57,6 +57,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "pto/v1/kernel.pb.h"
@@ -187,6 +188,10 @@ class Executor {
     // running: 60-100 us per such call at load 8-11). Negative:
     // kDefaultSpinMicros.
     int spin_micros = -1;
+    // When not empty, worker i of a pool runs only on CPU worker_cpus[i %
+    // size] (Policy::kPinWorkers; CPU numbers as sched_setaffinity takes
+    // them, each one the process may use). Empty: no pinning.
+    std::vector<int> worker_cpus;
   };
   static constexpr int kDefaultSpinMicros = 50;
 
@@ -197,46 +202,43 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Scheduling variants that bench/call_trace.py --ab compares in one
-  // process, interleaved in rounds (alternate processes could not resolve
-  // 5-10%: per-process medians moved 10-25% between rounds of one build).
-  // Bench and test only: kernels never set it; a run reads it once at its
-  // start, so flipping it between calls is safe, during calls too. Bits:
+  // Scheduling policy bits. A run reads them once at its start, so they may
+  // change between calls, during calls too. SetPolicyForBench is for benches
+  // and tests only (kernels never set it): bench/call_trace.py --ab compares
+  // policies in one process, interleaved in rounds (alternate processes
+  // could not resolve 5-10%: per-process medians moved 10-25% between rounds
+  // of one build). docs/bench/wake-2026-12-01-s7.md has the measurements, and
+  // those of two policies tried and dropped (2: the caller takes roots
+  // claimed but not started; 8: a worker on its caller's CPU defers to it).
   enum Policy : uint32_t {
-    // Wake, for a claimer the caller queues, a sleeping worker that last
-    // ran on another CPU than the caller's (each sleeper waits on its own
-    // condition variable), instead of the one asleep longest: the kernel
-    // places a woken thread on or near its last CPU, and a worker placed on
-    // the caller's CPU takes turns with it.
+    // Wake, for the root claimers a caller queues, a sleeping worker that
+    // last ran on another CPU than the caller's, instead of the one asleep
+    // longest: the kernel places a woken thread on or near its last CPU, and
+    // a worker placed on the caller's CPU preempts the caller and takes
+    // turns with it. The default: at load 3-5 on 2 CPUs, 5-25% lower
+    // medians for issue 3's short calls, more of them split over two CPUs.
     kWakeOffCallerCpu = 1,
-    // Root claimers do not keep the run alive: the caller returns when every
-    // task is done, not when every claimer has also found nothing left (a
-    // worker that popped its claimer, then lost its CPU before claiming,
-    // held the call until it ran again). With it, every root has a
-    // taken flag and the caller, after the shared counter runs out, runs
-    // the roots other threads claimed in their chunks but have not started.
-    kCallerTakesLateRoots = 2,
     // The baseline two-thread policies are measured against: a helping
     // caller runs every vector root itself and queues no vector claimer
     // (one thread's time, in the same process; successors still go to the
-    // workers).
+    // workers). Bench only.
     kCallerRunsVectorRoots = 4,
-    // A worker that pops a root claimer while on the CPU its helping caller
-    // started on leaves the roots to the caller: it can only be running
-    // there because the caller is not (woken onto its CPU, it preempted
-    // the caller), and running the roots itself makes the call one
-    // thread's time plus the caller's wait for its CPU back.
-    kWorkerOnCallerCpuDefers = 8,
-    // Worker i of a pool runs only on the i-th CPU (mod their number) the
-    // process may use; each worker applies it when it next takes an item.
-    // With kWakeOffCallerCpu the caller then wakes a worker that cannot
-    // run on its CPU: one that waits for another CPU, where it preempts
-    // whatever runs there, instead of preempting the caller.
+    // Worker i of a pool runs only on CPU i (mod their number) of
+    // Options::worker_cpus, or of the CPUs the process could use when the
+    // executor started; each worker applies it when it next takes an item.
+    // With kWakeOffCallerCpu the caller then wakes a worker that cannot run
+    // on its CPU: one that waits for another CPU, where it preempts whatever
+    // runs there (a thread that slept has little CPU time to its name),
+    // instead of preempting the caller. Opt-in (Options::worker_cpus,
+    // PTO_WORKER_CPUS): it binds threads a process may want elsewhere; on
+    // a 2-CPU machine with one other busy process, the only policy whose
+    // two-thread short calls beat one thread's in most rounds.
     kPinWorkers = 16,
   };
-  static constexpr uint32_t kAllPolicyBits = 31;
-  // The default bits: what a fresh executor runs with.
-  static constexpr uint32_t kDefaultPolicy = 0;
+  static constexpr uint32_t kAllPolicyBits =
+      kWakeOffCallerCpu | kCallerRunsVectorRoots | kPinWorkers;
+  // What a fresh executor runs with (plus kPinWorkers with worker_cpus).
+  static constexpr uint32_t kDefaultPolicy = kWakeOffCallerCpu;
   // Returns the previous bits. INVALID_ARGUMENT for unknown bits.
   absl::StatusOr<uint32_t> SetPolicyForBench(uint32_t bits);
   uint32_t policy() const { return policy_.load(std::memory_order_relaxed); }
@@ -244,9 +246,17 @@ class Executor {
   // The process-wide executor (never destroyed). Pool sizes are the
   // defaults unless the environment sets PTO_VECTOR_WORKERS or
   // PTO_CUBE_WORKERS (positive integers) or PTO_SPIN_MICROS (0 or more:
-  // Options::spin_micros) before its first use. A process made by fork()
+  // Options::spin_micros) before its first use; PTO_WORKER_CPUS
+  // (ParseWorkerCpus; a bad value is reported on stderr and ignored) pins
+  // the workers (Options::worker_cpus). A process made by fork()
   // gets its own on first use.
   static Executor& Default();
+
+  // PTO_WORKER_CPUS: "all" (every CPU the process may use, in order) or
+  // CPU numbers separated by commas ("0,1"), each one the process may use.
+  // INVALID_ARGUMENT naming the entry otherwise.
+  static absl::StatusOr<std::vector<int>> ParseWorkerCpus(
+      absl::string_view value);
 
   // Runs every task of `plan` with `buffers` (one pointer per Execute Graph
   // buffer, for each buffer set the plan's tasks name) and returns when all
@@ -335,11 +345,8 @@ class Executor {
   // the caller must release (Finish).
   int64_t Execute(Item item, const CoreKind* core, int worker_id);
   // Releases `shares` of the run's remaining count; the last one notifies
-  // its caller. `run` may be gone afterwards unless the caller holds a
-  // reference (Policy::kCallerTakesLateRoots).
+  // its caller. `run` may be gone afterwards.
   static void Finish(RunState* run, int64_t shares);
-  // Drops a reference to a heap run (loose claimers); the last deletes it.
-  static void Unref(RunState* run);
   // A root claimer: runs unclaimed roots of `kind` until there are none.
   void ClaimRoots(RunState* run, int kind, const CoreKind* core,
                   int worker_id);
@@ -347,7 +354,8 @@ class Executor {
   // Fixed before any worker starts (workers read them).
   int num_workers_[kNumCoreKinds] = {0, 0};
   int64_t spin_ns_ = 0;
-  // The CPUs the process could use when the executor started (kPinWorkers).
+  // kPinWorkers' CPUs: Options::worker_cpus, else those the process could
+  // use when the executor started.
   std::vector<int> cpus_;
   std::atomic<uint32_t> policy_{kDefaultPolicy};
   ReadyQueue queues_[kNumCoreKinds];

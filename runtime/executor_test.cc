@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -446,9 +447,8 @@ TEST(ExecutorTest, WorkersOnTheCallersCpuRunEveryTaskOnce) {
 // four threads at once while a fifth flips the policy between and during
 // them, with spinning off and on, on every CPU and confined to one (where
 // workers wake onto their caller's CPU and lose it to each other). Each
-// run's plan is freed as soon as Run returns, as a plan cache may: a root
-// claimer that comes after its run ended must touch neither. The shares
-// the caller gets account for every root.
+// run's plan is freed as soon as Run returns, as a plan cache may. The
+// shares the caller gets account for every root.
 TEST(ExecutorTest, EveryPolicyRunsEveryTaskOnce) {
   cpu_set_t saved;
   ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
@@ -498,7 +498,7 @@ TEST(ExecutorTest, EveryPolicyRunsEveryTaskOnce) {
         }
       };
       for (uint32_t policy = 0; policy <= Executor::kAllPolicyBits; ++policy) {
-        runs(policy, 4);
+        if ((policy & ~Executor::kAllPolicyBits) == 0) runs(policy, 4);
       }
       std::thread flipper([&] {
         for (uint32_t i = 0; !stop.load(); ++i) {
@@ -521,15 +521,74 @@ TEST(ExecutorTest, EveryPolicyRunsEveryTaskOnce) {
 TEST(ExecutorTest, SetPolicyForBenchRefusesUnknownBits) {
   Executor ex(Executor::Options{1, 1});
   EXPECT_EQ(ex.policy(), Executor::kDefaultPolicy);
+  EXPECT_EQ(Executor::kDefaultPolicy, Executor::kWakeOffCallerCpu);
   absl::StatusOr<uint32_t> previous =
-      ex.SetPolicyForBench(Executor::kWakeOffCallerCpu);
+      ex.SetPolicyForBench(Executor::kPinWorkers);
   ASSERT_TRUE(previous.ok());
   EXPECT_EQ(*previous, Executor::kDefaultPolicy);
-  absl::StatusOr<uint32_t> bad =
-      ex.SetPolicyForBench(Executor::kAllPolicyBits + 1);
-  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("executor policy"));
-  EXPECT_EQ(ex.policy(), Executor::kWakeOffCallerCpu);
+  // 2 and 8 were policies once (docs/bench/wake-2026-12-01-s7.md).
+  for (uint32_t bad : {2u, 8u, Executor::kAllPolicyBits + 1}) {
+    absl::StatusOr<uint32_t> refused = ex.SetPolicyForBench(bad);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.status().message(), HasSubstr("executor policy"));
+  }
+  EXPECT_EQ(ex.policy(), Executor::kPinWorkers);
+}
+
+// Options::worker_cpus pins every worker to its CPU (kPinWorkers, on from
+// the start): each worker's share of a run begins and ends there, and every
+// task still runs once after its dependencies. The caller is not pinned.
+TEST(ExecutorTest, WorkerCpusPinTheWorkers) {
+  const std::vector<int> allowed = *Executor::ParseWorkerCpus("all");
+  ASSERT_FALSE(allowed.empty());
+  const int last = allowed.back();
+  Executor::Options options{2, 1, 0};
+  options.worker_cpus = {last};
+  Executor ex(options);
+  EXPECT_EQ(ex.policy(), Executor::kDefaultPolicy | Executor::kPinWorkers);
+  GraphBuilder b;
+  for (int t = 0; t < 400; ++t) b.Add({}, t % 5 == 0);
+  for (int t = 0; t < 400; t += 4) b.Add({static_cast<uint32_t>(t)});
+  auto plan = b.Plan();
+  const int callers = ex.num_workers(CoreKind::kVector) +
+                      ex.num_workers(CoreKind::kCube);
+  for (int iter = 0; iter < 20; ++iter) {
+    Recorder r(b.graph().tasks_size());
+    std::vector<ShareEvent> shares;
+    RunOptions run_options;
+    run_options.shares = &shares;
+    ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, run_options).ok());
+    ExpectRespectsDeps(b.graph(), r);
+    for (const ShareEvent& e : shares) {
+      if (e.worker == callers) continue;  // the caller
+      EXPECT_EQ(e.cpu_start, last) << ex.WorkerName(e.worker);
+      EXPECT_EQ(e.cpu_end, last) << ex.WorkerName(e.worker);
+    }
+  }
+}
+
+TEST(ExecutorTest, ParseWorkerCpus) {
+  cpu_set_t mask;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  std::vector<int> allowed;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mask)) allowed.push_back(c);
+  }
+  EXPECT_EQ(*Executor::ParseWorkerCpus("all"), allowed);
+  const std::string first = std::to_string(allowed[0]);
+  EXPECT_EQ(*Executor::ParseWorkerCpus(first + "," + first),
+            (std::vector<int>{allowed[0], allowed[0]}));
+  for (const char* bad : {"", "x", "0,,0", "-1", "1.5"}) {
+    absl::StatusOr<std::vector<int>> parsed = Executor::ParseWorkerCpus(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+    EXPECT_THAT(parsed.status().message(), HasSubstr("PTO_WORKER_CPUS"));
+    EXPECT_THAT(parsed.status().message(), HasSubstr("is not a CPU number"));
+  }
+  absl::StatusOr<std::vector<int>> far = Executor::ParseWorkerCpus("100000");
+  EXPECT_EQ(far.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(far.status().message(),
+              HasSubstr("CPU 100000 is not one this process may use"));
 }
 
 // Several threads run one wide plan (roots claimed in chunks of 64) at

@@ -394,9 +394,9 @@ PYBIND11_MODULE(_native, m) {
       },
       py::arg("bits"),
       "Bench only: sets the executor's scheduling policy bits (runtime "
-      "Executor::Policy: 1 wake a worker off the caller's CPU, 2 the caller "
-      "takes late roots, 4 the caller runs every vector root: one thread's "
-      "baseline); returns the previous bits.");
+      "Executor::Policy: 1 wake a worker off the caller's CPU, the default; "
+      "4 the caller runs every vector root: one thread's baseline; 16 "
+      "pinned workers); returns the previous bits.");
   m.def(
       "executor_policy",
       [] { return pto::runtime::Executor::Default().policy(); },

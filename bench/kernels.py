@@ -384,7 +384,9 @@ def erfc_case(kernel, n):
         tx = torch.from_numpy(x)
         return ((x, out), "n/a (numpy has no erfc)", lambda: torch.erfc(tx, out=t_out),
                 lambda: close(out, torch.erfc(tx.double()).numpy(), 0, 1e-6))
-    return Case("erfc 1M fp32", kernel, make, nbytes=8 * n)
+    # Memory-bound on v4 (one thread's erfc block code runs at a plain negate's
+    # speed at 1M: docs/bench/simd16-2026-12-01-s6.md), so it has the bandwidth target.
+    return Case("erfc 1M fp32", kernel, make, nbytes=8 * n, memory_bound=True)
 
 
 def sum_case(kernel, shape):

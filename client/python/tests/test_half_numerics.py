@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+import many_outputs
 import pypto
 
 ANY = pypto.Tensor[...]
@@ -21,16 +22,8 @@ HALF = {"fp16": torch.float16, "bf16": torch.bfloat16}
 def run_many(fns, inputs, out_dtype, tile):
     """One kernel computing fns[k](*inputs) into output k; returns them."""
     shape = torch.broadcast_shapes(*(x.shape for x in inputs))
-    outs = [torch.zeros(shape, dtype=out_dtype) for _ in fns]
-    ins = ", ".join(f"a{i}: ANY" for i in range(len(inputs)))
-    results = ", ".join(f"o{k}: ANY" for k in range(len(outs)))
-    args = ", ".join(f"a{i}" for i in range(len(inputs)))
-    body = "".join(f"    o{k}[:] = fns[{k}]({args})\n" for k in range(len(outs)))
-    ns = {"ANY": ANY, "pypto": pypto, "fns": fns, "tile": tile}
-    exec(f"def kernel({ins}, {results}):\n"
-         f"    pypto.set_vec_tile_shapes(*tile)\n{body}", ns)
-    pypto.jit(ns["kernel"])(*inputs, *outs)
-    return outs
+    return many_outputs.run_many(fns, inputs, [torch.zeros(shape, dtype=out_dtype) for _ in fns],
+                                 tile)
 
 
 def ordered(t):

@@ -43,27 +43,32 @@ pto::v1::Graph Symbolic(const GraphAt& make) {
   return WithSymbols(make(kSymbolic), {{kSymbolic, "n"}});
 }
 
-pto::v1::Graph Softmax(int64_t cols) {
-  GraphBuilder b("rows_softmax");
+// A softmax over rows of `cols`: e = exp(x - max(x)), s = sum(e), and
+// `normalise` writes e / s its way.
+pto::v1::Graph SoftmaxBy(const char* name, int64_t cols,
+                         const std::function<uint32_t(GraphBuilder&, uint32_t e, uint32_t s)>& normalise) {
+  GraphBuilder b(name);
   uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
   uint32_t m = b.Op("amax", {x}, kTile, -1, true);
   uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, kTile)}, kTile);
   uint32_t s = b.Op("sum", {e}, kTile, -1, true);
-  b.Output("out", b.Op("div", {e, s}, kTile));
+  b.Output("out", normalise(b, e, s));
   return b.graph();
+}
+
+pto::v1::Graph Softmax(int64_t cols) {
+  return SoftmaxBy("rows_softmax", cols, [](GraphBuilder& b, uint32_t e, uint32_t s) {
+    return b.Op("div", {e, s}, kTile);
+  });
 }
 
 // pypto's FP32 softmax: the reciprocal of the sum, then a multiply (one
 // TSoftmaxRow call per row in the static kernel; in registers at n = 256
 // with AVX-512F).
 pto::v1::Graph SoftmaxRecip(int64_t cols) {
-  GraphBuilder b("rows_softmax_recip");
-  uint32_t x = b.Input("x", DT_FP32, {kRows, cols});
-  uint32_t m = b.Op("amax", {x}, kTile, -1, true);
-  uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, kTile)}, kTile);
-  uint32_t s = b.Op("sum", {e}, kTile, -1, true);
-  b.Output("out", b.Op("mul", {e, b.Op("reciprocal", {s}, {4, 1})}, kTile));
-  return b.graph();
+  return SoftmaxBy("rows_softmax_recip", cols, [](GraphBuilder& b, uint32_t e, uint32_t s) {
+    return b.Op("mul", {e, b.Op("reciprocal", {s}, {4, 1})}, kTile);
+  });
 }
 
 // 1/n as a number would make the graph depend on n (a symbol-valued scalar

@@ -428,18 +428,44 @@ def argmin(input, dim=-1, keepdim=False):
     return _reduce("argmin", input, dim, keepdim)
 
 
+def _in_fp32(input):
+    """Whether a composite computes `input` in FP32 and rounds once at the
+    end: FP16/BF16 tensors, as torch's fused softmax does (op by
+    op in the half type, each op's rounding would add up: an FP16 softmax
+    was within ~4 FP16 ulps of float64, now 1)."""
+    return isinstance(input, Tensor) and input.dtype in (dtypes.DT_FP16, dtypes.DT_BF16)
+
+
+def _cast_broadcast_operand(t, dtype, what):
+    """cast(t, dtype) for an operand that broadcasts against the current
+    vector tile's space (rms_norm's gamma [hidden] beside [rows, hidden]):
+    tiled by the tile's trailing dims, each at most t's extent."""
+    _check_traced(t, what, "gamma")
+    from . import tiling
+    tile = tiling.current_vec_tile()
+    rank = len(t._shape)
+    if tile is not None and len(tile) >= rank:
+        tile = tuple(k if isinstance(d, SymbolicScalar) else min(k, d)
+                     for k, d in zip(tile[len(tile) - rank:], t._shape))
+    return t._builder.add_op("cast", [t], dtype, t._shape, {"dtype": dtype}, what, tile=tile)
+
+
 def softmax(input, dim):
     """exp(x - amax(x)) / sum(exp(x - amax(x))) over `dim`: recorded as
-    amax, sub, exp, sum, then (FP32) reciprocal of the sum and mul, or
-    (FP16/BF16) div (the reductions with keepdim, so the subtraction and the
-    normalisation broadcast); a dim spanning several tiles is reduced per
-    tile, then combined. FP32 multiplies by one reciprocal per row instead of
-    dividing every value (vdivps was a third of a 1024-value row's time):
-    e * (1 / s) is within 1.5 ulp of e / s (0.5 for the division), which
-    moves softmax's error against float64 from 2.8e-7 to 2.9e-7 on rows of
-    1024 in [-1, 1] (docs/bench/kernels-2026-12-01-s5.md). FP16/BF16 round 1/s
-    to their type, which would double their rounding error, so they divide.
-    An explicit a / b stays a correctly rounded division."""
+    amax, sub, exp, sum, reciprocal of the sum and mul (the reductions with
+    keepdim, so the subtraction and the normalisation broadcast); a dim
+    spanning several tiles is reduced per tile, then combined. Multiplies by
+    one reciprocal per row instead of dividing every value (vdivps was a
+    third of a 1024-value row's time): e * (1 / s) is within 1.5 ulp of
+    e / s (0.5 for the division), which moves softmax's error against
+    float64 from 2.8e-7 to 2.9e-7 on rows of 1024 in [-1, 1]
+    (docs/bench/kernels-2026-12-01-s5.md). FP16/BF16 input is cast to FP32,
+    computed so, and cast back once, as torch's softmax does: within 1 ulp
+    of the float64 result rounded to the type (the casts fuse into the same
+    block; the FP32 intermediates stay in UB). An explicit a / b stays a
+    correctly rounded division."""
+    if _in_fp32(input):
+        return cast(softmax(cast(input, dtypes.DT_FP32), dim), input.dtype)
     m = amax(input, dim, keepdim=True)
     e = exp(sub(input, m))
     s = sum(e, dim, keepdim=True)
@@ -452,7 +478,19 @@ def rms_norm(input, gamma=None, epsilon=1e-6):
     """input * rsqrt(mean(input ** 2, -1) + epsilon) * gamma over the last
     dim; gamma broadcasts (e.g. shape [hidden]); without it (PyPTO's
     default) the normalized input alone. Over a dynamic last dim the mean
-    divides by n, passed to the kernel at launch (one compile for every n)."""
+    divides by n, passed to the kernel at launch (one compile for every n).
+    FP16/BF16 input and gamma are cast to FP32, computed so, and the result
+    cast back once: within 1 ulp of the float64 result rounded to the type
+    (torch's rms_norm normalises in FP32 too, but rounds to the half type
+    before multiplying by gamma)."""
+    if _in_fp32(input):
+        if isinstance(gamma, Tensor) and gamma.dtype != input.dtype:
+            raise TypeError(
+                f"pypto.rms_norm: argument 'gamma' has dtype {gamma.dtype.name} and 'input' "
+                f"{input.dtype.name}; they must be equal (cast one: pypto.cast(x, dtype))")
+        if isinstance(gamma, Tensor):
+            gamma = _cast_broadcast_operand(gamma, dtypes.DT_FP32, "pypto.rms_norm")
+        return cast(rms_norm(cast(input, dtypes.DT_FP32), gamma, epsilon), input.dtype)
     n = input._shape[-1] if isinstance(input, Tensor) and input._shape else 1
     squares = sum(mul(input, input), -1, keepdim=True)
     ms = (div(squares, n) if isinstance(n, SymbolicScalar)

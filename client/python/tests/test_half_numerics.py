@@ -4,12 +4,16 @@ float64 result (they compute in FP32 and round to nearest even), with NaN,
 +-inf and -0.0 as numpy's. Checked from torch tensors (numpy has no BF16),
 one kernel per dtype and op family."""
 
+import re
+import subprocess
+
 import numpy as np
 import pytest
 import torch
 
 import many_outputs
 import pypto
+from test_debug_levels import ptoc_binary
 
 ANY = pypto.Tensor[...]
 
@@ -181,3 +185,118 @@ def test_numbers_meet_half_tensors_as_in_torch(native, half):
     outs = run_many([f for f, _ in compare], [x], torch.bool, tile=(3, 12))
     for k, ((_, ref), got) in enumerate(zip(compare, outs)):
         assert torch.equal(got, ref(x)), f"{half} comparison {k}: got {got} want {ref(x)}"
+
+
+def _special_rows(half, rows, cols, seed):
+    """Random rows in [-5, 5] of `half`, and rows with a NaN, -inf entries, all
+    -inf, a +inf, zeros of both signs and values large for the type."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.rand(rows, cols, generator=g, dtype=torch.float64) * 10 - 5
+    x[1, cols // 3] = float("nan")
+    x[2, [0, cols // 2, cols - 1]] = float("-inf")
+    x[3, :] = float("-inf")
+    x[4, cols // 4] = float("inf")
+    x[5, :] = 0.0
+    x[5, ::3] = -0.0
+    x[6, cols - 1] = float("nan")  # in the last group of the row
+    big = 6e4 if half == "fp16" else 1e15  # squares past FP16's range, inside FP32's
+    x[7] = x[7].sign() * big * (0.5 + x[7].abs() / 10)
+    return x.to(HALF[half])
+
+
+def _softmax64(x):
+    return torch.softmax(x.double(), -1)
+
+
+def _rms_norm64(x, gamma, eps):
+    x = x.double()
+    ms = (x * x).mean(-1, keepdim=True)
+    return x * (1 / torch.sqrt(ms + eps)) * gamma.double()
+
+
+@pytest.mark.parametrize("half", sorted(HALF))
+def test_softmax_and_rms_norm_round_once_like_torch(native, half):
+    # The composites compute FP16/BF16 in FP32 and round once (as torch's
+    # fused softmax): within 1 ulp of the float64 result rounded to the
+    # type, NaN rows as torch's; rounding after every op was ~4 FP16 ulps off.
+    # Rows of 100 in tiles of 4x100 (one row group per tile) and, for
+    # softmax, over dim 0 in tiles of 8 rows (partials, then the combine).
+    x = _special_rows(half, 12, 100, 41)
+    gamma = (torch.rand(100, generator=torch.Generator().manual_seed(42)) * 4 - 2).to(HALF[half])
+    softmax, rms, plain = run_many(
+        [lambda v, g: pypto.softmax(v, -1), lambda v, g: pypto.rms_norm(v, g, 1e-5),
+         lambda v, g: pypto.rms_norm(v)], [x, gamma], HALF[half], tile=(4, 100))
+    assert_within_one_ulp(softmax, _softmax64(x), f"{half} softmax")
+    assert_within_one_ulp(rms, _rms_norm64(x, gamma, 1e-5), f"{half} rms_norm")
+    assert_within_one_ulp(plain, _rms_norm64(x, torch.ones(1), 1e-6), f"{half} rms_norm()")
+    assert bool(softmax[[1, 3, 4, 6]].isnan().all())
+    assert not bool(rms[7].isinf().any())  # FP16's x * x would be inf
+    y = (torch.rand(24, 40, generator=torch.Generator().manual_seed(43)) * 16 - 8).to(HALF[half])
+    (dim0,) = run_many([lambda v: pypto.softmax(v, 0)], [y], HALF[half], tile=(8, 40))
+    assert_within_one_ulp(dim0, torch.softmax(y.double(), 0), f"{half} softmax dim 0")
+
+
+def test_half_composites_are_one_block_per_tile_with_fp32_intermediates(tmp_path):
+    # FP16 softmax and rms_norm as the compiler sees them (ptoc on the traced
+    # graph): the cast in, the FP32 computation and the cast out fused into
+    # one group per tile whose intermediates are f32 UB tiles, never stored
+    # to GM; the only workspace is gamma's FP32 copy, cast once by a group of
+    # its own. Tiles of 4x1024 FP16 fit the 192 KiB UB with f32 intermediates.
+    T16 = pypto.Tensor([], pypto.DT_FP16)
+
+    @pypto.jit
+    def k(a: T16, gamma: T16, out: T16, out2: T16):
+        pypto.set_vec_tile_shapes(4, 1024)
+        out[:] = pypto.softmax(a, -1)
+        out2[:] = pypto.rms_norm(a, gamma)
+
+    x = np.zeros((16, 1024), np.float16)
+    path = pypto.debug.save_graph(k, str(tmp_path / "k.pbtxt"), x, np.zeros(1024, np.float16),
+                                  x.copy(), x.copy())
+    r = subprocess.run([ptoc_binary(), f"--graph={path}", "--print=block,pto"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    block = r.stdout.split("==== pto ====")[0]
+    groups = re.findall(r"group #\d+ grid=\[([\d,]+)\]", block)
+    assert groups == ["4,1", "1", "4,1"], block  # softmax, gamma's cast, rms_norm
+    funcs = re.findall(r"\.func @f\d+ .*?\.end", r.stdout, re.S)
+    assert len(funcs) == 3, r.stdout
+    assert re.findall(r"\.buffer %\d+ workspace (\S+)", r.stdout) == ["f32[1024]"], r.stdout
+    for f in (funcs[0], funcs[2]):
+        body = [line.split()[0] for line in f.splitlines()[1:-1]]
+        loads = body.count("TLOAD")
+        assert body[:loads] == ["TLOAD"] * loads and body[loads] == "TCVT", f
+        assert body[-2:] == ["TCVT", "TSTORE"], f
+        assert body.count("TCVT") == 2 and body.count("TSTORE") == 1, f
+        computed = re.findall(r"%t\d+:ub\.(\w+)\[", f)
+        assert computed.count("f16") == 2 and set(computed) == {"f16", "f32"}, f
+
+
+def test_half_composites_over_a_dynamic_last_dim(native):
+    # The same over a DYNAMIC last dim (one compile for every n): softmax's
+    # row group within the symbolic row cap and the accumulating form past
+    # it (5000), rms_norm's mean dividing by n at launch.
+    F16 = pypto.DT_FP16
+
+    @pypto.jit
+    def softmax(x: pypto.Tensor([8, "n"], F16), out: pypto.Tensor([8, "n"], F16)):
+        pypto.set_vec_tile_shapes(4, 256)
+        out[:] = pypto.softmax(x, -1)
+
+    @pypto.jit
+    def rms(x: pypto.Tensor([8, "n"], F16), gamma: pypto.Tensor(["n"], F16),
+            out: pypto.Tensor([8, "n"], F16)):
+        pypto.set_vec_tile_shapes(4, 256)
+        out[:] = pypto.rms_norm(x, gamma, 1e-5)
+
+    for n in (7, 1000, 5000):
+        x = _special_rows("fp16", 8, n, 44 + n)
+        gamma = (torch.rand(n, generator=torch.Generator().manual_seed(n)) * 4 - 2).to(torch.float16)
+        out = torch.full_like(x, float("nan"))
+        softmax(x, out)
+        assert_within_one_ulp(out, _softmax64(x), f"softmax n={n}")
+        out = torch.full_like(x, float("nan"))
+        rms(x, gamma, out)
+        assert_within_one_ulp(out, _rms_norm64(x, gamma, 1e-5), f"rms_norm n={n}")
+    stats = pypto.compile_stats()
+    assert stats["compiles"] == 2, stats  # each kernel once

@@ -300,3 +300,59 @@ def test_half_composites_over_a_dynamic_last_dim(native):
         assert_within_one_ulp(out, _rms_norm64(x, gamma, 1e-5), f"rms_norm n={n}")
     stats = pypto.compile_stats()
     assert stats["compiles"] == 2, stats  # each kernel once
+
+
+@pytest.mark.parametrize("half", sorted(HALF))
+def test_sizes_and_loop_indices_meet_half_tensors_as_in_torch(native, half):
+    # A size known only at run time (x.shape[-1] of a DYNAMIC dim) or a
+    # pypto.loop index used as a number meets an FP16/BF16 tensor as a Python
+    # number does: rounded to the tensor's dtype first, at launch (torch
+    # rounds the int: n = 2049 is 2048 in FP16, 257 is 256 in BF16), for
+    # arithmetic on either side and comparisons. Bit for bit as torch.
+    dt = HALF[half]
+    D = pypto.DYNAMIC
+    cases = [
+        (lambda v, n: v * n, lambda t, n: t * n), (lambda v, n: v + n, lambda t, n: t + n),
+        (lambda v, n: n - v, lambda t, n: n - t), (lambda v, n: v / n, lambda t, n: t / n),
+        (lambda v, n: pypto.div(n, v), lambda t, n: torch.div(torch.full_like(t, n), t)),
+        (lambda v, n: pypto.maximum(v, n), lambda t, n: torch.maximum(t, torch.full_like(t, n))),
+    ]
+    compare = [(lambda v, n: pypto.eq(v, n), lambda t, n: t == n), (lambda v, n: v < n, lambda t, n: t < n),
+               (lambda v, n: v >= n, lambda t, n: t >= n)]
+    ns = {}
+    body = "".join(f"    o{k}[:] = fns[{k}](x, x.shape[-1])\n" for k in range(len(cases)))
+    body += "".join(f"    c{k}[:] = cmps[{k}](x, x.shape[-1])\n" for k in range(len(compare)))
+    outs = ", ".join([f"o{k}: pypto.Tensor([3, D], dt)" for k in range(len(cases))] +
+                     [f"c{k}: pypto.Tensor([3, D], pypto.DT_BOOL)" for k in range(len(compare))])
+    ns = {"pypto": pypto, "D": D, "dt": getattr(pypto, "DT_" + half.upper()),
+          "fns": [f for f, _ in cases], "cmps": [f for f, _ in compare]}
+    exec(f"def kernel(x: pypto.Tensor([3, D], dt), {outs}):\n"
+         f"    pypto.set_vec_tile_shapes(3, 64)\n{body}", ns)
+    kernel = pypto.jit(ns["kernel"])
+    for n in (2049, 257, 4097, 65):  # FP16 rounds the first and third, BF16 all but 65
+        g = torch.Generator().manual_seed(n)
+        x = ((torch.rand(3, n, generator=g) * 4 - 2) * torch.tensor([[1.0], [300.0], [1.0]]))
+        x[2, :4] = torch.tensor([float(n), float(torch.tensor(float(n)).to(dt)), 0.0, -0.0])
+        x = x.to(dt)
+        got = [torch.zeros(3, n, dtype=dt) for _ in cases]
+        got_c = [torch.zeros(3, n, dtype=torch.bool) for _ in compare]
+        kernel(x, *got, *got_c)
+        for k, ((_, ref), o) in enumerate(zip(cases, got)):
+            want = ref(x, n)
+            same = (o == want) | (o.isnan() & want.isnan())
+            assert bool(same.all()), f"{half} n={n} case {k}: got {o[~same][:6].tolist()} want {want[~same][:6].tolist()}"
+        for k, ((_, ref), o) in enumerate(zip(compare, got_c)):
+            assert torch.equal(o, ref(x, n)), f"{half} n={n} comparison {k}"
+    assert pypto.compile_stats()["compiles"] == 1
+
+    # A loop index: out[i] = x[i] * (i + 2045) for i < 6 (FP16 rounds 2049 and 2050).
+    @pypto.jit
+    def loop(x: pypto.Tensor([D, 8], ns["dt"]), out: pypto.Tensor([D, 8], ns["dt"])):
+        pypto.set_vec_tile_shapes(1, 8)
+        for i in pypto.loop(x.shape[0]):
+            out[i:i + 1, :] = x[i:i + 1, :] * (i + 2045) - (i + 253)
+    x = (torch.rand(6, 8, generator=torch.Generator().manual_seed(7)) * 2 + 1).to(dt)
+    out = torch.zeros_like(x)
+    loop(x, out)
+    want = torch.stack([x[i] * (i + 2045) - (i + 253) for i in range(6)])
+    assert torch.equal(out, want), f"{half} loop: got {out} want {want}"

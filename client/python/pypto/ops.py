@@ -9,6 +9,7 @@ naming the issue that brings them.
 """
 
 import math
+import numbers
 
 from . import dtypes
 from .errors import TraceError, not_yet
@@ -37,6 +38,9 @@ _BINARY = {
     "ge": ("ge", "ges", "les"),
 }
 _COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+# Tensor dtypes that a Python float promotes to FP32 in a comparison (torch).
+_PROMOTED_BY_FLOATS = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
+                       dtypes.DT_UINT8, dtypes.DT_BOOL)
 _FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16)
 
 
@@ -138,6 +142,13 @@ def _binary(name, a, b, exact_number=False):
             f"{what}: expected Tensors or a Tensor and a Python number, got "
             f"{type(a).__name__} and {type(b).__name__}")
     _check_traced(t, what, arg)
+    if compare and t.dtype in _PROMOTED_BY_FLOATS and not isinstance(s, numbers.Integral):
+        # torch compares an integer or BOOL tensor with a Python float in
+        # FP32 (its default dtype; int32 16777217 == 16777216.0 holds), not
+        # in double as numpy does: the tensor is cast, the number rounded to
+        # FP32 by the immediate.
+        tf = cast(t, dtypes.DT_FP32)
+        return _binary(name, tf, s) if t is a else _binary(name, s, tf)
     if kind is None:
         _check_operand(what, name, t, arg)
         n = full([1] * len(t._shape), s, t.dtype)

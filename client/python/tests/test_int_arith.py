@@ -2,12 +2,14 @@
 on every integer dtype and DOUBLE against torch, exactly (integer results wrap
 in two's complement as torch's do), true division of integers (FP32, zero
 divisors give inf/NaN), integers with Python numbers; what is not supported
-is a TypeError naming the op and what it takes."""
+is a TypeError naming the op and what it takes; integer and BOOL tensors
+compared with Python floats in FP32, as torch."""
 
 import numpy as np
 import pytest
 import torch
 
+import many_outputs
 import pypto
 
 ANY = pypto.Tensor[...]
@@ -171,3 +173,38 @@ def test_double_with_python_numbers_keeps_double_precision(native):
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-15)
     mask = run_to(lambda x: x < 0.1, np.bool_, np.array([[0.1, np.nextafter(0.1, 1)]] * 4))
     assert not mask.any()  # 0.1 compared as a double, not an f32
+
+
+INTS = {"int8": torch.int8, "int16": torch.int16, "int32": torch.int32, "int64": torch.int64,
+        "uint8": torch.uint8, "bool": torch.bool}
+
+
+@pytest.mark.parametrize("name", sorted(INTS))
+def test_integer_tensors_compare_with_floats_in_fp32_as_torch(native, name):
+    # torch promotes an integer or BOOL tensor compared with a Python float
+    # to FP32 (its default dtype) and compares there; numpy compares in
+    # double. Both sides of FP32's edges: int32 16777217 == 16777216.0 holds
+    # (16777217 rounds to 16777216 in FP32), 16777215 == 16777216.0 does
+    # not; 1.00000001 is 1 in FP32; numbers on either side. A Python int
+    # still compares exactly in the tensor's dtype (16777217 != 16777216).
+    dt = INTS[name]
+    vals = {torch.int8: [-128, -3, -1, 0, 1, 2, 3, 127], torch.uint8: [0, 1, 2, 3, 127, 128, 254, 255],
+            torch.int16: [-32768, -3, -1, 0, 1, 2, 3, 32767], torch.bool: [0, 1, 1, 0, 1, 0, 0, 1]}
+    big = [16777216, 16777217, 16777215, 16777218, -16777217, 2 ** 31 - 1, 0, 3]
+    x = torch.tensor(vals.get(dt, big)).to(dt).reshape(1, 8)
+    numbers_ = [16777216.0, 16777217.0, 16777215.5, 1.00000001, 2.5, -0.0, 2147483647.0,
+                float("nan"), float("inf"), 127.4]
+    fns, refs = [], []
+    for s in numbers_:
+        fns += [lambda v, s=s: pypto.eq(v, s), lambda v, s=s: v < s, lambda v, s=s: s <= v,
+                lambda v, s=s: pypto.ne(s, v)]
+        refs += [lambda t, s=s: t == s, lambda t, s=s: t < s, lambda t, s=s: s <= t,
+                 lambda t, s=s: s != t]
+    if dt in (torch.int32, torch.int64):
+        fns += [lambda v: pypto.eq(v, 16777216), lambda v: v > 16777216]
+        refs += [lambda t: t == 16777216, lambda t: t > 16777216]
+    outs = many_outputs.run_many(fns, [x], [torch.zeros(1, 8, dtype=torch.bool) for _ in fns],
+                                 (1, 8))
+    for k, (ref, got) in enumerate(zip(refs, outs)):
+        want = ref(x)
+        assert torch.equal(got, want), f"{name} case {k}: got {got.tolist()} want {want.tolist()}"

@@ -5,6 +5,7 @@ finished (runtime ShareEvent, `run_profiled(shares=True)`).
     bazel build //client/python:pypto/_native.so //proto:pto_v1_py
     chrt -f 10 tools/pypto-python bench/call_trace.py [--calls=200] [--only=SUBSTR] [--calls-out=FILE]
     tools/pypto-python bench/call_trace.py --ab=0,1,17,4 --calls=400   # policies A/B
+    tools/pypto-python bench/call_trace.py --ab=1,33,4 --calls=400     # home segments (32)
 
 Calls the compiled kernel's run_profiled (the runtime's Kernel::Run, no Python
 wrapper) in blocks of 5 after bench/kernels.py's 30 ms pause, as kernels.py
@@ -35,7 +36,10 @@ what the slow tails move), the median of each round of --round-calls calls
 (a round: consecutive turns, so every policy's round saw the same stretch of
 load), in how many rounds that median beat the first policy's and policy 4's
 (kCallerRunsVectorRoots: the caller runs every root, one thread's time in
-the same process), and the kinds of call. Other changes: alternate processes
+the same process), and the kinds of call. Bits: 1 wake a worker off the
+caller's CPU (the default), 4 one thread, 16 pinned workers, 32 home
+segments (each thread starts in the same segment of the roots every call;
+runtime executor.h). Other changes: alternate processes
 on two builds of the extension (PYTHONPATH=DIR/with/pypto/_native.so, as
 bench/dispatch.py says), or set the executor's environment
 (PTO_SPIN_MICROS, ...) per process; per-process medians moved 10-25% between
@@ -58,9 +62,13 @@ def cases():
     h, h2 = (kernels.rand((1024, 1024), np.float16, seed=s) for s in (1, 2))
     e = kernels.rand((1 << 20,), seed=3)
     x = kernels.rand((32, 32, 1, 256), seed=5)
+    big = kernels.rand((4096, 1024), seed=6)
     return [("add 1024x1024 fp16", kernels.k_add16((2, 1024)), [h, h2, np.empty_like(h)]),
             ("erfc 1M", kernels.k_erfc((8192,)), [e, np.empty_like(e)]),
-            ("softmax 32x32x1x256", kernels.k_softmax((4, 8, 1, 256)), [x, np.empty_like(x)])]
+            ("softmax 32x32x1x256", kernels.k_softmax((4, 8, 1, 256)), [x, np.empty_like(x)]),
+            # Streamed from memory (16 MiB in, 16 out): where a claiming
+            # policy for in-L2 calls must not lose.
+            ("softmax 4096x1024", kernels.k_softmax((4, 1024)), [big, np.empty_like(big)])]
 
 
 def native_of(kernel, arrays):

@@ -281,6 +281,26 @@ void Executor::ReadyQueue::Stop() {
 
 // ---------------------------------------------------------------- runs
 
+// Policy::kHomeSegments: a contiguous run of one kind's roots (indices into
+// plan->roots_[kind]). Front (low 32 bits of `bounds`): the next root its
+// owner claims; back (high 32 bits): one past the last root a stealer may
+// claim; empty once front >= back. Both in one word so that a compare and
+// swap moves either end knowing the other; on its own cache line, which
+// only its owner writes until others start stealing.
+struct alignas(64) RootSegment {
+  std::atomic<uint64_t> bounds{0};
+  // Set by the first claimer to take the segment as its own.
+  std::atomic<bool> started{false};
+
+  static uint64_t Pack(uint32_t front, uint32_t back) {
+    return uint64_t{back} << 32 | front;
+  }
+  static uint32_t Front(uint64_t bounds) { return static_cast<uint32_t>(bounds); }
+  static uint32_t Back(uint64_t bounds) {
+    return static_cast<uint32_t>(bounds >> 32);
+  }
+};
+
 // The state of one Run, owned by the calling thread's stack frame.
 struct Executor::RunState {
   const TaskPlan* plan;
@@ -291,6 +311,17 @@ struct Executor::RunState {
   // time.
   std::atomic<uint32_t> next_root[kNumCoreKinds] = {{0}, {0}};
   uint32_t root_chunk[kNumCoreKinds] = {1, 1};
+  // Policy::kHomeSegments (else num_segments stay 0 and the counters above
+  // are used): per kind, one segment per root claimer; segment 0 is the
+  // helping caller's own when caller_owns_first.
+  int num_segments[kNumCoreKinds] = {0, 0};
+  bool caller_owns_first[kNumCoreKinds] = {false, false};
+  RootSegment* segments[kNumCoreKinds] = {nullptr, nullptr};
+  // Both kinds' segments: inline for the usual few claimers (no allocation
+  // per call), else on the heap.
+  static constexpr int kInlineSegments = 8;
+  RootSegment inline_segments[kInlineSegments];
+  std::unique_ptr<RootSegment[]> heap_segments;
   // Tasks not yet finished plus root claimers not yet finished (a claimer
   // still in a queue refers to this run); the decrement that brings it to
   // zero notifies `done`.
@@ -500,7 +531,7 @@ void Executor::Finish(RunState* run, int64_t shares) {
 }
 
 void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
-                          int worker_id) {
+                          int worker_id, bool own) {
   const std::vector<uint32_t>& roots = run->plan->roots_[kind];
   const uint32_t chunk = run->root_chunk[kind];
   const uint32_t n = static_cast<uint32_t>(roots.size());
@@ -524,26 +555,121 @@ void Executor::ClaimRoots(RunState* run, int kind, const CoreKind* core,
   // one per task on a line every thread writes. Holding them keeps `run`
   // alive meanwhile, as the claimer's own share does.
   int64_t done = 0;
-  while (true) {
-    const uint32_t first =
-        run->next_root[kind].fetch_add(chunk, std::memory_order_relaxed);
-    if (first >= n) break;
-    const uint32_t last = std::min(n, first + chunk);
-    for (uint32_t i = first; i < last; ++i) {
-      done += Execute(Item{run, roots[i]}, core, worker_id);
+  int segment = -1;
+  if (run->num_segments[kind] > 0) {
+    done = ClaimSegments(run, kind, core, worker_id, own, &claimed, &segment);
+  } else {
+    while (true) {
+      const uint32_t first =
+          run->next_root[kind].fetch_add(chunk, std::memory_order_relaxed);
+      if (first >= n) break;
+      const uint32_t last = std::min(n, first + chunk);
+      for (uint32_t i = first; i < last; ++i) {
+        done += Execute(Item{run, roots[i]}, core, worker_id);
+      }
+      claimed += last - first;
     }
-    claimed += last - first;
   }
   if (share != nullptr) {  // before Finish: `run` may be gone after it
     share->end_ns = NowNs() - run->start_ns;
     share->cpu_end = sched_getcpu();
     share->roots = claimed;
     share->tasks = done;
+    share->segment = segment;
   }
   if (on_caller_cpu) {
     run->claimers_on_caller_cpu.fetch_sub(1, std::memory_order_acq_rel);
   }
   Finish(run, done + 1);  // + this claimer's share
+}
+
+int64_t Executor::ClaimSegments(RunState* run, int kind, const CoreKind* core,
+                                int worker_id, bool own, int64_t* claimed,
+                                int* segment) {
+  const std::vector<uint32_t>& roots = run->plan->roots_[kind];
+  const uint32_t chunk = run->root_chunk[kind];
+  const int num = run->num_segments[kind];
+  RootSegment* segments = run->segments[kind];
+  const int first_worker_segment = run->caller_owns_first[kind] ? 1 : 0;
+  // This thread's home: the caller's own claimer segment 0 (reserved at the
+  // run's start); a worker by its index among the kind's workers, the same
+  // every call; a caller running a queued claimer has none.
+  int home = -1;
+  if (own && run->caller_owns_first[kind]) {
+    home = 0;
+  } else if (core != nullptr && num > first_worker_segment) {
+    const int index =
+        worker_id - (kind == static_cast<int>(CoreKind::kCube)
+                         ? num_workers(CoreKind::kVector)
+                         : 0);
+    home = first_worker_segment + index % (num - first_worker_segment);
+  }
+  int mine = -1;
+  if (home == 0 && own) {
+    mine = 0;
+  } else if (home >= 0 &&
+             !segments[home].started.exchange(true, std::memory_order_relaxed)) {
+    mine = home;
+  } else {
+    // Home taken (more claimers than running threads): any segment nobody
+    // started, after the home in order so that such claimers spread out.
+    for (int i = 0; i < num && mine < 0; ++i) {
+      const int s = (std::max(home, 0) + 1 + i) % num;
+      if (!segments[s].started.load(std::memory_order_relaxed) &&
+          !segments[s].started.exchange(true, std::memory_order_relaxed)) {
+        mine = s;
+      }
+    }
+  }
+  int64_t done = 0;
+  int64_t count = 0;
+  auto run_roots = [&](uint32_t first, uint32_t last) {
+    for (uint32_t i = first; i < last; ++i) {
+      done += Execute(Item{run, roots[i]}, core, worker_id);
+    }
+    count += last - first;
+  };
+  // Relaxed: the word only decides which thread runs which roots (every
+  // read-modify-write of it is ordered); the roots' data needs no ordering
+  // beyond the run's own.
+  if (mine >= 0) {
+    std::atomic<uint64_t>& bounds = segments[mine].bounds;
+    uint64_t b = bounds.load(std::memory_order_relaxed);
+    while (RootSegment::Front(b) < RootSegment::Back(b)) {
+      const uint32_t first = RootSegment::Front(b);
+      const uint32_t last = std::min(RootSegment::Back(b), first + chunk);
+      if (bounds.compare_exchange_weak(
+              b, RootSegment::Pack(last, RootSegment::Back(b)),
+              std::memory_order_relaxed)) {
+        run_roots(first, last);
+        b = bounds.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  // Steal from the back of every other segment until it is empty (a segment
+  // never grows, so one pass leaves every root claimed), starting after
+  // this claimer's own so that stealers spread over the victims.
+  const int start = mine >= 0 ? mine : std::max(home, 0);
+  for (int i = 1; i <= num; ++i) {
+    const int s = (start + i) % num;
+    if (s == mine) continue;
+    std::atomic<uint64_t>& bounds = segments[s].bounds;
+    uint64_t b = bounds.load(std::memory_order_relaxed);
+    while (RootSegment::Front(b) < RootSegment::Back(b)) {
+      const uint32_t last = RootSegment::Back(b);
+      const uint32_t first =
+          last - std::min(chunk, last - RootSegment::Front(b));
+      if (bounds.compare_exchange_weak(
+              b, RootSegment::Pack(RootSegment::Front(b), first),
+              std::memory_order_relaxed)) {
+        run_roots(first, last);
+        b = bounds.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  *claimed = count;
+  *segment = mine;
+  return done;
 }
 
 int64_t Executor::Execute(Item item, const CoreKind* core, int worker_id) {
@@ -653,14 +779,6 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
         plan.roots_[k].size() / (std::max(1, claimers[k]) * size_t{16}), 1, 64));
   }
   run.remaining.store(n + total_claimers, std::memory_order_relaxed);
-  if (options.trace != nullptr || options.shares != nullptr) {
-    run.start_ns = setup_start != 0 ? setup_start : NowNs();
-  }
-  if (options.trace != nullptr) run.events.reset(new TaskEvent[n]);
-  if (options.shares != nullptr) {
-    run.shares.reset(new ShareEvent[total_claimers]);
-  }
-  run.caller_cpu = sched_getcpu();
   // A helping caller keeps one claimer for itself (vector roots first): a
   // one-task kernel then costs no queue operation and wakes no worker.
   int own_kind = -1;
@@ -669,6 +787,39 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
       if (claimers[k] > 0) own_kind = k;
     }
   }
+  if ((policy & kHomeSegments) != 0) {
+    // One segment per claimer, as even as the count allows; the caller's,
+    // segment 0, reserved before any worker can look.
+    RootSegment* segments = run.inline_segments;
+    if (total_claimers > RunState::kInlineSegments) {
+      run.heap_segments.reset(new RootSegment[total_claimers]);
+      segments = run.heap_segments.get();
+    }
+    for (int k = 0; k < kNumCoreKinds; ++k) {
+      const int num = claimers[k];
+      const uint64_t roots = plan.roots_[k].size();
+      run.num_segments[k] = num;
+      run.segments[k] = segments;
+      run.caller_owns_first[k] = k == own_kind;
+      for (int s = 0; s < num; ++s) {
+        segments[s].bounds.store(
+            RootSegment::Pack(static_cast<uint32_t>(roots * s / num),
+                              static_cast<uint32_t>(roots * (s + 1) / num)),
+            std::memory_order_relaxed);
+        segments[s].started.store(s == 0 && k == own_kind,
+                                  std::memory_order_relaxed);
+      }
+      segments += num;
+    }
+  }
+  if (options.trace != nullptr || options.shares != nullptr) {
+    run.start_ns = setup_start != 0 ? setup_start : NowNs();
+  }
+  if (options.trace != nullptr) run.events.reset(new TaskEvent[n]);
+  if (options.shares != nullptr) {
+    run.shares.reset(new ShareEvent[total_claimers]);
+  }
+  run.caller_cpu = sched_getcpu();
   // Which worker the claimers wake (Policy::kWakeOffCallerCpu).
   const int avoid_cpu =
       (policy & kWakeOffCallerCpu) != 0 ? run.caller_cpu : -1;
@@ -693,7 +844,9 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     profile->tasks = n;
     profile->setup_ns = mark - setup_start;
   }
-  if (own_kind >= 0) ClaimRoots(&run, own_kind, nullptr, caller_id);
+  if (own_kind >= 0) {
+    ClaimRoots(&run, own_kind, nullptr, caller_id, /*own=*/true);
+  }
   // Help while waiting: run whatever is ready (of any run) until ours is done
   // or nothing is ready, then sleep until the last task notifies.
   Item item;

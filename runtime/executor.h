@@ -21,7 +21,11 @@
 // a time. A queue operation takes a mutex that every thread contends for;
 // the counter costs one atomic add per chunk. A helping caller keeps one
 // claimer for itself, so a one-task kernel neither touches a queue nor wakes
-// a worker.
+// a worker. With Policy::kHomeSegments the roots are instead cut into one
+// segment per claimer, each thread starting in the same one call after
+// call (its rows and output lines are then still in its core's cache from
+// the last call) and stealing from the back of the others' when its own is
+// done.
 //
 // Per-task bookkeeping is kept off the cache lines all threads write: a
 // thread counts the tasks it ran (a claimer's roots and the chains they
@@ -135,6 +139,10 @@ struct ShareEvent {
   int64_t end_ns = 0;
   int64_t roots = 0;  // roots it claimed and ran
   int64_t tasks = 0;  // those and the successors it ran straight after them
+  // Policy::kHomeSegments: the segment of its kind's roots this claimer
+  // owned (claimed from the front), -1 when none (every segment started
+  // before it came, or another policy).
+  int segment = -1;
 };
 
 // Where one Kernel::Run's wall time went, for benchmarks (bench/dispatch.py)
@@ -234,9 +242,29 @@ class Executor {
     // a 2-CPU machine with one other busy process, the only policy whose
     // two-thread short calls beat one thread's in most rounds.
     kPinWorkers = 16,
+    // Home segments: a kind's roots are cut into one contiguous segment per
+    // root claimer, and each claimer starts in a segment that is the same
+    // for the same thread every call: the helping caller's own claimer takes
+    // segment 0, a worker segment 1 + (its index among the kind's workers)
+    // mod (segments - 1) (without a helping caller: index mod segments). A
+    // claimer whose home segment another has started (more claimers than
+    // running threads, or the caller popping a queued claimer) takes any
+    // segment nobody started, or none. It claims its segment from the front
+    // in chunks (the same size as the shared counter's), then steals chunks
+    // from the back of the others' segments, so the owner of a segment
+    // keeps its leading roots however late it starts. Why: a short call's
+    // data fits in the cores' L2 caches (issue 3's in-L2 rows: softmax
+    // (32,32,1,256), add fp16 1024x1024), and with the shared counter which
+    // thread runs which root changes from call to call, so a thread's rows
+    // and output lines are often in the other core's L2 (a two-thread
+    // harness: the same half every rep 69-71 us, halves swapped 79-81 us).
+    // Each segment's front and back are one 64-bit word changed by compare
+    // and swap, on its own cache line. docs/bench/home-2026-12-01-s8.md
+    // has the A/B.
+    kHomeSegments = 32,
   };
   static constexpr uint32_t kAllPolicyBits =
-      kWakeOffCallerCpu | kCallerRunsVectorRoots | kPinWorkers;
+      kWakeOffCallerCpu | kCallerRunsVectorRoots | kPinWorkers | kHomeSegments;
   // What a fresh executor runs with (plus kPinWorkers with worker_cpus).
   static constexpr uint32_t kDefaultPolicy = kWakeOffCallerCpu;
   // Returns the previous bits. INVALID_ARGUMENT for unknown bits.
@@ -348,8 +376,15 @@ class Executor {
   // its caller. `run` may be gone afterwards.
   static void Finish(RunState* run, int64_t shares);
   // A root claimer: runs unclaimed roots of `kind` until there are none.
+  // `own`: the helping caller's own claimer (its home segment is reserved).
   void ClaimRoots(RunState* run, int kind, const CoreKind* core,
-                  int worker_id);
+                  int worker_id, bool own = false);
+  // ClaimRoots under Policy::kHomeSegments: claims this claimer's segment
+  // from the front, then steals from the back of the others'. Returns the
+  // tasks run (as Execute); sets *claimed and *segment (-1: none owned).
+  int64_t ClaimSegments(RunState* run, int kind, const CoreKind* core,
+                        int worker_id, bool own, int64_t* claimed,
+                        int* segment);
 
   // Fixed before any worker starts (workers read them).
   int num_workers_[kNumCoreKinds] = {0, 0};

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -533,6 +534,172 @@ TEST(ExecutorTest, SetPolicyForBenchRefusesUnknownBits) {
     EXPECT_THAT(refused.status().message(), HasSubstr("executor policy"));
   }
   EXPECT_EQ(ex.policy(), Executor::kPinWorkers);
+}
+
+// Policy::kHomeSegments: every task once after its dependencies and the
+// shares accounting for every root, with one root, fewer roots than
+// claimers, chunk boundaries and thousands; pools of 2, 5 and 40 vector
+// workers (40 claimers on a machine with fewer CPUs: claimers whose home
+// another started take any segment or only steal); vector and cube roots
+// (each kind its own segments); runs from one thread and from four at once.
+TEST(ExecutorTest, HomeSegmentsRunEveryTaskOnce) {
+  for (Executor::Options options :
+       {Executor::Options{2, 1}, Executor::Options{5, 2},
+        Executor::Options{40, 3}}) {
+    Executor ex(options);
+    ASSERT_TRUE(ex.SetPolicyForBench(Executor::kHomeSegments |
+                                     Executor::kWakeOffCallerCpu)
+                    .ok());
+    for (int roots : {1, 2, 3, 5, 33, 1000}) {
+      for (bool with_deps : {false, true}) {
+        GraphBuilder b;
+        for (int t = 0; t < roots; ++t) b.Add({}, t % 7 == 3);
+        if (with_deps) {
+          for (int t = 0; t < roots; t += 2) b.Add({static_cast<uint32_t>(t)});
+        }
+        auto plan = b.Plan();
+        std::atomic<int> failures{0};
+        auto runs = [&](int iters) {
+          for (int iter = 0; iter < iters; ++iter) {
+            Recorder r(b.graph().tasks_size());
+            std::vector<ShareEvent> shares;
+            RunOptions run_options;
+            run_options.shares = &shares;
+            if (!RunWithRecorder(ex, *plan, &r, run_options).ok()) {
+              failures.fetch_add(1);
+            }
+            for (int t = 0; t < b.graph().tasks_size(); ++t) {
+              if (r.runs[t].load() != 1) failures.fetch_add(1);
+              for (uint32_t d : b.graph().tasks(t).deps()) {
+                if (r.ticket[d] >= r.ticket[t]) failures.fetch_add(1);
+              }
+            }
+            int64_t claimed = 0;
+            for (const ShareEvent& e : shares) {
+              claimed += e.roots;
+              if (e.segment < -1 || e.segment >= options.vector_workers) {
+                failures.fetch_add(1);
+              }
+            }
+            if (claimed != roots) failures.fetch_add(1);
+          }
+        };
+        runs(3);
+        std::vector<std::thread> threads;
+        for (int th = 0; th < 4; ++th) threads.emplace_back(runs, 3);
+        for (auto& t : threads) t.join();
+        EXPECT_EQ(failures.load(), 0)
+            << options.vector_workers << " vector workers, " << roots
+            << " roots" << (with_deps ? ", with successors" : "");
+      }
+    }
+  }
+}
+
+// Blocks for HomeSegmentOwnersKeepTheirLeadingRoots: a task takes 100 us
+// on the test's main thread (the caller) and 20 us on a worker, so that the
+// workers finish their segments first and steal from the caller's while it
+// still claims: a stealer taking from the front would then show up between
+// the caller's roots.
+pthread_t main_thread;
+void SlowerOnMainThread(void* const* buffers, const int64_t* args) {
+  const bool main = pthread_equal(pthread_self(), main_thread);
+  std::this_thread::sleep_for(std::chrono::microseconds(main ? 100 : 20));
+  RecordBlock(buffers, args);
+}
+
+// Policy::kHomeSegments gives each thread the same segment every call and
+// lets others take only its segment's tail: the caller's own claimer owns
+// segment 0 in every run; with one queued claimer (2 workers) the worker
+// that takes it owns segment 1 in every run; with more, a worker owns a
+// segment other than its home only when another claimer owns its home;
+// owned segments are distinct; and the roots each segment's owner ran are
+// the segment's leading ones (stealers take from the back), here with the
+// caller slow enough that the workers steal from it. Vector roots, and cube roots
+// (the caller then owns cube segment 0). Another policy owns no segments.
+TEST(ExecutorTest, HomeSegmentOwnersKeepTheirLeadingRoots) {
+  main_thread = pthread_self();
+  struct Case {
+    Executor::Options options;
+    bool cube;
+  };
+  for (const Case& c : {Case{{2, 1}, false}, Case{{4, 1}, false},
+                        Case{{1, 2}, true}, Case{{1, 3}, true}}) {
+    Executor ex(c.options);
+    ASSERT_TRUE(ex.SetPolicyForBench(Executor::kHomeSegments).ok());
+    const int vectors = ex.num_workers(CoreKind::kVector);
+    const int pool = ex.num_workers(c.cube ? CoreKind::kCube : CoreKind::kVector);
+    const int first_worker = c.cube ? vectors : 0;
+    const int caller = vectors + ex.num_workers(CoreKind::kCube);
+    for (int roots : {2, 7, 64}) {
+      GraphBuilder b;
+      for (int t = 0; t < roots; ++t) b.Add({}, c.cube);
+      auto plan = b.Plan(SlowerOnMainThread);
+      const int segments = std::min(roots, std::max(2, pool));
+      for (int iter = 0; iter < 8; ++iter) {
+        SCOPED_TRACE(absl::StrCat(pool, c.cube ? " cube" : " vector",
+                                  " workers, ", roots, " roots, run ", iter));
+        Recorder r(roots);
+        std::vector<TaskEvent> trace;
+        std::vector<ShareEvent> shares;
+        RunOptions run_options;
+        run_options.trace = &trace;
+        run_options.shares = &shares;
+        ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, run_options).ok());
+        ExpectRespectsDeps(b.graph(), r);
+        std::vector<int> owner(segments, -1);  // worker id
+        std::vector<int> shares_of(caller + 1, 0);
+        bool caller_owns_first = false;
+        for (const ShareEvent& e : shares) {
+          ++shares_of[e.worker];
+          if (e.segment < 0) continue;
+          ASSERT_LT(e.segment, segments);
+          EXPECT_EQ(owner[e.segment], -1) << "segment " << e.segment << " owned twice";
+          owner[e.segment] = e.worker;
+          caller_owns_first |= e.worker == caller && e.segment == 0;
+        }
+        EXPECT_TRUE(caller_owns_first);
+        for (const ShareEvent& e : shares) {
+          if (e.worker == caller) continue;
+          const int home = 1 + (e.worker - first_worker) % (segments - 1);
+          if (segments == 2) {
+            EXPECT_EQ(e.segment, 1) << ex.WorkerName(e.worker);
+          }
+          if (e.segment != home) {
+            EXPECT_NE(owner[home], -1)
+                << ex.WorkerName(e.worker) << " left its home " << home;
+          }
+        }
+        // Per segment whose owner ran one claimer: the roots it ran are a
+        // prefix of the segment.
+        std::vector<int> ran_by(roots, -1);
+        for (const TaskEvent& e : trace) ran_by[e.task] = e.worker;
+        for (int s = 0; s < segments; ++s) {
+          if (owner[s] < 0 || shares_of[owner[s]] != 1) continue;
+          bool others = false;
+          for (int t = roots * s / segments; t < roots * (s + 1) / segments; ++t) {
+            if (ran_by[t] != owner[s]) {
+              others = true;
+            } else {
+              EXPECT_FALSE(others) << "root " << t << " of segment " << s
+                                   << " ran on its owner after a stolen one";
+            }
+          }
+        }
+      }
+    }
+    // The shared counter owns no segments.
+    ASSERT_TRUE(ex.SetPolicyForBench(Executor::kDefaultPolicy).ok());
+    GraphBuilder b;
+    for (int t = 0; t < 20; ++t) b.Add({}, c.cube);
+    auto plan = b.Plan();
+    Recorder r(20);
+    std::vector<ShareEvent> shares;
+    RunOptions run_options;
+    run_options.shares = &shares;
+    ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, run_options).ok());
+    for (const ShareEvent& e : shares) EXPECT_EQ(e.segment, -1);
+  }
 }
 
 // Options::worker_cpus pins every worker to its CPU (kPinWorkers, on from

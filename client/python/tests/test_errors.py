@@ -124,6 +124,23 @@ def test_tile_over_an_ai_cores_192_kib_ub_is_refused(native):
     np.testing.assert_allclose(out, np.exp(a), rtol=1e-6)
 
 
+def test_rms_norm_gamma_of_another_dtype_names_both():
+    """FP16/BF16 rms_norm casts its input and gamma to FP32 (one rounding at
+    the end); a gamma of another dtype is refused naming the op, both
+    arguments and their dtypes, at the user's line."""
+    def kernel(a: pypto.Tensor([], pypto.DT_FP16), g: pypto.Tensor([], pypto.DT_FP32), out: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = pypto.rms_norm(a, g)
+
+    line = line_of(kernel, "pypto.rms_norm(a, g)")
+    with pytest.raises(TypeError) as e:
+        pypto.jit(kernel)(np.ones((4, 16), np.float16), np.ones(16, np.float32),
+                          np.ones((4, 16), np.float16))
+    assert str(e.value) == (
+        f"{HERE}:{line}: pypto.rms_norm: argument 'gamma' has dtype DT_FP32 and 'input' "
+        f"DT_FP16; they must be equal (cast one: pypto.cast(x, dtype))")
+
+
 def test_compile_error_of_a_reduction_names_its_line(native):
     def kernel(a: ANY, out: ANY):
         pypto.set_vec_tile_shapes(1, 1)

@@ -518,6 +518,21 @@ bool ReadLater(const PtoFunction& fn, int after, int t) {
   return false;
 }
 
+// Whether the x - m that FusesSubExpSum found at i subtracts x's row
+// maximum: m is the f32 TRedMax of x along the row just before it, so every
+// difference is <= 0 or NaN and softmax's exp applies (pto_tile's
+// TSubExpSumRow<C, true> and TSubExpSumRowN<true>, whose bits TSoftmaxRow
+// gives: static, dynamic and fused rows agree).
+bool SubtractsRowMax(const PtoFunction& fn, int i) {
+  if (i < 1) return false;
+  const PtoInstr& max = fn.body[i - 1];
+  const PtoInstr& sub = fn.body[i];
+  return max.op == PtoOpcode::kTRedMax && max.dtype == pto::v1::DT_FP32 &&
+         max.reduce_dim == static_cast<int>(fn.tile.size()) - 1 && max.srcs.size() == 1 &&
+         sub.srcs.size() == 2 && sub.srcs[0] == max.srcs[0] && sub.srcs[1] == max.dst &&
+         max.dst != max.srcs[0];
+}
+
 // pypto's FP32 softmax on one row (a per-row function, or a tile one row
 // long): m = max(x) along the row, FusesSubExpSum's x - m, exp and sum,
 // r = 1 / s and o = e * r written straight into GM, with m, e, s and r read
@@ -833,7 +848,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         absl::StrAppend(&next, next.empty() ? ", nullptr" : "", ", ", prefetch.writes[0]);
       }
       prefetch_pending = false;
-      absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols, ">(", name[exp.dst], ", ",
+      absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols,
+                      SubtractsRowMax(fn, i) ? ", true" : "", ">(", name[exp.dst], ", ",
                       name[sum.dst], ", ", x, ", ", m, next, ");\n");
       i += 2;
       continue;
@@ -1267,8 +1283,9 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
       close_chunks();
       const PtoInstr& exp = fn.body[i + 1];
       const PtoInstr& sum = fn.body[i + 2];
-      absl::StrAppend(&out, "    pto_tile::TSubExpSumRowN(t", exp.dst, ", t", sum.dst, ", ",
-                      name[in.srcs[0]], ", ", name[in.srcs[1]], ", c);\n");
+      absl::StrAppend(&out, "    pto_tile::TSubExpSumRowN", SubtractsRowMax(fn, i) ? "<true>" : "",
+                      "(t", exp.dst, ", t", sum.dst, ", ", name[in.srcs[0]], ", ",
+                      name[in.srcs[1]], ", c);\n");
       name[exp.dst] = absl::StrCat("t", exp.dst);
       name[sum.dst] = absl::StrCat("t", sum.dst);
       i += 2;

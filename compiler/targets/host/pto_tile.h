@@ -796,22 +796,61 @@ inline void Map8(float* d, const float* a, int64_t n) {
 // 2^32: bench/exp_check_v4) with no range test or branch, and two vector
 // operations fewer per 16 values than the short form's shift-and-add.
 #if defined(__AVX512F__)
-template <bool kUpperClamp>
-inline ExpF16 Exp16Steps(ExpF16 x) {
+inline ExpF16 Exp16(ExpF16 x) {
   constexpr uint16_t kAll = 0xFFFF;
   x = __builtin_ia32_maxps512_mask(ExpSplat<ExpF16>(-104.0f), x, ExpF16{}, kAll, 4);
-  if constexpr (kUpperClamp) {
-    x = __builtin_ia32_minps512_mask(ExpSplat<ExpF16>(89.0f), x, ExpF16{}, kAll, 4);
-  }
+  x = __builtin_ia32_minps512_mask(ExpSplat<ExpF16>(89.0f), x, ExpF16{}, kAll, 4);
   ExpF16 kd, n;
   const ExpF16 p = ExpPoly(x, kd, n);
   return __builtin_ia32_scalefps512_mask(p, n, ExpF16{}, kAll, 4);
 }
-inline ExpF16 Exp16(ExpF16 x) { return Exp16Steps<true>(x); }
-// Exp16 for lanes that are <= 0 or NaN only (x - max(x) in softmax), where
-// the clamp to 89 changes nothing: one vector operation of the 15 per 16
-// values of softmax's exp pass fewer, the same bits.
-inline ExpF16 Exp16NonPositive(ExpF16 x) { return Exp16Steps<false>(x); }
+
+// 2^(j/32) rounded to f32, j = 0..15 and 16..31: Exp16Softmax's table, the
+// two halves vpermt2ps picks from by an index's low 5 bits.
+inline constexpr ExpF16 kExp2Table32Lo = {
+    0x1.000000p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f,
+    0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f, 0x1.29e9e0p+0f,
+    0x1.306fe0p+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f,
+    0x1.4bfdaep+0f, 0x1.5342b6p+0f, 0x1.5ab07ep+0f, 0x1.6247ecp+0f};
+inline constexpr ExpF16 kExp2Table32Hi = {
+    0x1.6a09e6p+0f, 0x1.71f75ep+0f, 0x1.7a1148p+0f, 0x1.82589ap+0f,
+    0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
+    0x1.ae89fap+0f, 0x1.b7f770p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
+    0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f};
+
+// Softmax's exp on AVX-512F, for lanes <= 0 or NaN only (x - max(x)): 10
+// vector operations per 16 values where Exp16 without its clamp to 89 takes
+// 12 (one thread's softmax row is bound by the exp's arithmetic). exp(x) =
+// 2^floor(n/32) * 2^((n mod 32)/32) * e^r with n = round(x * 32 / ln2): the
+// shift 1.5 * 2^18 (ulp 2^-5) leaves m = n/32 exactly and n mod 32 in kd's
+// low 5 mantissa bits, which index the table (vpermt2ps); r = x - m * ln2 in
+// two Cody-Waite steps (one step errs by m times ln2's f32 rounding: up to
+// 5.5 ulp); e^r = 1 + r (c1 + c2 r) on |r| <= ln2/64 (bench/
+// exp_softmax_fit.py: 0.9 x 2^-24 relative); y = T + T q, scaled by
+// 2^floor(m) in one vscalefps, which rounds once into subnormals. The clamp
+// to -104 (vmaxps returns x for a NaN: NaN stays NaN) sends -inf to 0.
+// Over every float <= 0 (bench/exp_softmax_check): at most 1.74 ulp,
+// relative error at most 1.65e-7 (issue 3 allows 2e-6), NaN -> NaN,
+// -inf -> 0, -0 -> 1, results below half the smallest subnormal -> 0 (the
+// fit and the variants not taken: docs/bench/softmax-exp-2026-12-01-s8.md).
+// Its bits differ from
+// Exp16's (and so from v3's Exp8) in the last place for some inputs: an
+// x86-64-v4 softmax differs from v3's there. Positive x is not its domain
+// (+inf gives NaN).
+inline ExpF16 Exp16Softmax(ExpF16 x) {
+  constexpr uint16_t kAll = 0xFFFF;
+  x = __builtin_ia32_maxps512_mask(ExpSplat<ExpF16>(-104.0f), x, ExpF16{}, kAll, 4);
+  const ExpF16 shift = ExpSplat<ExpF16>(0x1.8p18f);
+  const ExpF16 kd = ExpFma(x, ExpSplat<ExpF16>(0x1.715476p+0f), shift);  // n/32 + shift
+  const ExpF16 m = kd - shift;
+  ExpF16 r = ExpFma(m, ExpSplat<ExpF16>(-0x1.62e430p-1f), x);
+  r = ExpFma(m, ExpSplat<ExpF16>(0x1.05c610p-29f), r);  // ln2's tail
+  const ExpF16 q =
+      r * ExpFma(ExpSplat<ExpF16>(0x1.000026p-1f), r, ExpSplat<ExpF16>(0x1.0000f6p+0f));
+  const ExpF16 t = __builtin_ia32_vpermt2varps512_mask(ExpBits(kd), kExp2Table32Lo,
+                                                       kExp2Table32Hi, kAll);
+  return __builtin_ia32_scalefps512_mask(ExpFma(t, q, t), m, ExpF16{}, kAll, 4);
+}
 
 // Map8 16 lanes at a time (AVX-512F): the partial last vector is loaded
 // and stored under a lane mask (masked-off lanes read as 0 and are not
@@ -1741,8 +1780,12 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // best at x86-64-v3 -> 0.091 at v4).
 //
 // kMaxOfX: m[0] is x's row maximum as TRedMax computes it (NaN if x holds
-// one), so every x - m is <= 0 or NaN and the exp needs no upper clamp
-// (Exp16NonPositive on AVX-512F: the same bits; TSoftmaxRow).
+// one), so every x - m is <= 0 or NaN: with AVX-512F the groups of 16 take
+// softmax's exp, Exp16Softmax (bits that differ from Exp16's in the last
+// place for some x; host codegen sets it where the row's TRedMax of x comes
+// just before, and TSubExpSumRowN<true> and TSoftmaxRow give the same
+// bits). A tail past the groups and rows under 32 keep Exp16. Elsewhere
+// kMaxOfX changes nothing.
 template <int64_t C, bool kMaxOfX = false>
 inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
                           const float* next = nullptr, float* out = nullptr) {
@@ -1760,7 +1803,7 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
       __builtin_memcpy(&a, x + k, sizeof a);
       if (next != nullptr) __builtin_prefetch(next + k);
       if (out != nullptr) __builtin_prefetch(out + k, 1);
-      a = kMaxOfX ? Exp16NonPositive(a - mv) : Exp16(a - mv);
+      a = kMaxOfX ? Exp16Softmax(a - mv) : Exp16(a - mv);
       __builtin_memcpy(e + k, &a, sizeof a);
       sum += a;
     }
@@ -1814,11 +1857,12 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
 
 // Softmax of one row of C f32 values, o = e * (1 / s) with m = max(x),
 // e = exp(x - m), s = sum(e): the bits of host codegen's row code for
-// pypto's FP32 softmax, TRedMax<1, 1, 1, C, 3>, TSubExpSumRow<C>, TRecip<1>
-// and TMulRows<1, C, kFull, kRow> one after another (their row tiles and e
-// read by nothing else), which host codegen emits as this one call. x and o
-// may be the same row (o is written after the last read of x); `next`
-// (or null) as TSubExpSumRow's. The exp needs no upper clamp (kMaxOfX).
+// pypto's FP32 softmax, TRedMax<1, 1, 1, C, 3>, TSubExpSumRow<C, true>,
+// TRecip<1> and TMulRows<1, C, kFull, kRow> one after another (their row
+// tiles and e read by nothing else), which host codegen emits as this one
+// call. x and o may be the same row (o is written after the last read of
+// x); `next` (or null) as TSubExpSumRow's. The exp is softmax's
+// (Exp16Softmax with AVX-512F, kMaxOfX).
 // With AVX-512F, rows of 32 to 256 values in whole groups of 16 stay in
 // 16 zmm registers through the three passes (one load and one store per
 // 16 values instead of three loads and two stores): the max in four
@@ -1876,7 +1920,7 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     for (int g = 0; g < kGroups; ++g) {
       __builtin_prefetch(ahead + g * kReduceLanes);
       __builtin_prefetch(o + g * kReduceLanes, 1);
-      v[g] = Exp16NonPositive(v[g] - mv);
+      v[g] = Exp16Softmax(v[g] - mv);
       sum += v[g];
     }
     const float r = 1.0f / FoldLanes<0>(LowHalf(sum), HighHalf(sum));
@@ -2229,8 +2273,9 @@ inline S ReduceRowN(const S* __restrict p, int64_t L) {
 
 // TSubExpSumRow with a run-time length c: e = exp(x - m[0]) over c values
 // (zeros from c to the end of its chunk) and s[0] = their sum, the bits
-// TSubExpSumRow<c> gives. x may be a row in GM (read at c values only); as
+// TSubExpSumRow<c, kMaxOfX> gives. x may be a row in GM (read at c values only); as
 // there, m and s may be the same row tile and e and x the same tile.
+template <bool kMaxOfX = false>
 inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, int64_t c) {
   const int64_t end = (c + kRowChunk - 1) / kRowChunk * kRowChunk;
 #if PTO_TILE_FAST_EXP
@@ -2243,7 +2288,7 @@ inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, i
     for (int64_t k = 0; k < grouped; k += kReduceLanes) {
       ExpF16 a;
       __builtin_memcpy(&a, x + k, sizeof a);
-      a = Exp16(a - mv);
+      a = kMaxOfX ? Exp16Softmax(a - mv) : Exp16(a - mv);
       __builtin_memcpy(e + k, &a, sizeof a);
       sum += a;
     }

@@ -182,6 +182,22 @@ void CheckSubExpSum() {
       EXPECT_EQ(std::memcmp(inplace.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
       EXPECT_TRUE(SameSum(ms, want_s)) << "C=" << C;
     }
+    // m the row's max (kMaxOfX): with AVX-512F the groups of 16 take
+    // softmax's exp (Exp16Softmax), a tail and rows under 32 Exp16.
+    std::vector<float> d(C), want_e(C), got_e(C);
+    float want_s, got_s;
+    pto_tile::TSubRows<1, C, pto_tile::kFull, pto_tile::kRow>(d.data(), row.data(), m);
+    pto_tile::TExp<C>(want_e.data(), d.data());
+#if defined(__AVX512F__)
+    if constexpr (C >= 2 * pto_tile::kReduceLanes) {
+      constexpr int64_t kGrouped = C / pto_tile::kReduceLanes * pto_tile::kReduceLanes;
+      pto_tile::Map16<pto_tile::Exp16Softmax>(want_e.data(), d.data(), kGrouped);
+    }
+#endif
+    pto_tile::TRedSum<1, 1, 1, C, 3>(&want_s, want_e.data());
+    pto_tile::TSubExpSumRow<C, true>(got_e.data(), &got_s, row.data(), m);
+    EXPECT_EQ(std::memcmp(got_e.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
+    EXPECT_TRUE(SameSum(got_s, want_s)) << "C=" << C << ": " << got_s << " vs " << want_s;
   }
 }
 
@@ -198,7 +214,8 @@ TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
 }
 
 // TSoftmaxRow (host codegen's one call for pypto's FP32 softmax row) gives
-// the bits of the four instructions it replaces, at lengths kept in
+// the bits of the four instructions it replaces (the exp softmax's,
+// TSubExpSumRow<C, true>), at lengths kept in
 // registers (32..256 in groups of 16, with AVX-512F) and not, in place too
 // (o over x). NaN rows: NaN wherever the sequence has one (which NaN, as in
 // SameSum, is the C++ compiler's choice of operand order).
@@ -208,7 +225,7 @@ void CheckSoftmaxRow() {
     float m[1], r[1];
     std::vector<float> e(C), want(C), got(C, 1.0f);
     pto_tile::TRedMax<1, 1, 1, C, 3>(m, row.data());
-    pto_tile::TSubExpSumRow<C>(e.data(), m, row.data(), m);
+    pto_tile::TSubExpSumRow<C, true>(e.data(), m, row.data(), m);
     pto_tile::TRecip<1>(r, m);
     pto_tile::TMulRows<1, C, pto_tile::kFull, pto_tile::kRow>(want.data(), e.data(), r);
     pto_tile::TSoftmaxRow<C>(got.data(), row.data(), row.data());
@@ -269,6 +286,13 @@ void CheckRunTimeLength() {
       for (int64_t k = C; k < kEnd; ++k) EXPECT_EQ(BitsFromFloat(got_e[k]), 0u) << k;
       EXPECT_TRUE(SameSum(got_s, want_s)) << "C=" << C << " m=" << mv;
     }
+    std::vector<float> want_e(C), got_e(kEnd, 1.0f);  // softmax's exp (m the row's max)
+    float want_s, got_s;
+    pto_tile::TSubExpSumRow<C, true>(want_e.data(), &want_s, row.data(), &want[0]);
+    pto_tile::TSubExpSumRowN<true>(got_e.data(), &got_s, row.data(), &want[0], C);
+    EXPECT_EQ(std::memcmp(got_e.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
+    for (int64_t k = C; k < kEnd; ++k) EXPECT_EQ(BitsFromFloat(got_e[k]), 0u) << k;
+    EXPECT_TRUE(SameSum(got_s, want_s)) << "C=" << C;
   }
 }
 

@@ -16,16 +16,16 @@
 // Tasks without dependencies (all of them, in an elementwise kernel) do not
 // go through the queues one by one: a run queues one "root claimer" per
 // worker (the caller, when it helps, takes one worker's place: no more
-// threads than cores), and a thread that pops one claims roots with an
-// atomic counter until none are left, a chunk of about 1/16 of its share at
-// a time. A queue operation takes a mutex that every thread contends for;
-// the counter costs one atomic add per chunk. A helping caller keeps one
-// claimer for itself, so a one-task kernel neither touches a queue nor wakes
-// a worker. With Policy::kHomeSegments the roots are instead cut into one
-// segment per claimer, each thread starting in the same one call after
-// call (its rows and output lines are then still in its core's cache from
-// the last call) and stealing from the back of the others' when its own is
-// done.
+// threads than cores), and a thread that pops one claims roots until none
+// are left, a chunk of about 1/16 of its share at a time. By default
+// (Policy::kHomeSegments) the roots are cut into one segment per claimer,
+// each thread starts in the same one call after call (its rows and output
+// lines are then still in its core's cache from the last call) and, its own
+// done, steals from the back of the others'; without it, every claimer
+// takes chunks from one shared counter. A queue operation takes a mutex
+// that every thread contends for; a chunk costs one atomic operation. A
+// helping caller keeps one claimer for itself, so a one-task kernel neither
+// touches a queue nor wakes a worker.
 //
 // Per-task bookkeeping is kept off the cache lines all threads write: a
 // thread counts the tasks it ran (a claimer's roots and the chains they
@@ -223,7 +223,7 @@ class Executor {
     // last ran on another CPU than the caller's, instead of the one asleep
     // longest: the kernel places a woken thread on or near its last CPU, and
     // a worker placed on the caller's CPU preempts the caller and takes
-    // turns with it. The default: at load 3-5 on 2 CPUs, 5-25% lower
+    // turns with it. In the default: at load 3-5 on 2 CPUs, 5-25% lower
     // medians for issue 3's short calls, more of them split over two CPUs.
     kWakeOffCallerCpu = 1,
     // The baseline two-thread policies are measured against: a helping
@@ -259,14 +259,17 @@ class Executor {
     // and output lines are often in the other core's L2 (a two-thread
     // harness: the same half every rep 69-71 us, halves swapped 79-81 us).
     // Each segment's front and back are one 64-bit word changed by compare
-    // and swap, on its own cache line. docs/bench/home-2026-12-01-s8.md
-    // has the A/B.
+    // and swap, on its own cache line. In the default: in one process at
+    // load 1.6-3.3, calls split over two CPUs 10-20% faster in every run
+    // (softmax (32,32,1,256) 80-82 against 91-98 us), lower medians in most
+    // rounds for softmax and erfc, add fp16 and the streamed softmax
+    // 4096x1024 no worse (docs/bench/home-2026-12-01-s8.md).
     kHomeSegments = 32,
   };
   static constexpr uint32_t kAllPolicyBits =
       kWakeOffCallerCpu | kCallerRunsVectorRoots | kPinWorkers | kHomeSegments;
   // What a fresh executor runs with (plus kPinWorkers with worker_cpus).
-  static constexpr uint32_t kDefaultPolicy = kWakeOffCallerCpu;
+  static constexpr uint32_t kDefaultPolicy = kWakeOffCallerCpu | kHomeSegments;
   // Returns the previous bits. INVALID_ARGUMENT for unknown bits.
   absl::StatusOr<uint32_t> SetPolicyForBench(uint32_t bits);
   uint32_t policy() const { return policy_.load(std::memory_order_relaxed); }

@@ -522,7 +522,8 @@ TEST(ExecutorTest, EveryPolicyRunsEveryTaskOnce) {
 TEST(ExecutorTest, SetPolicyForBenchRefusesUnknownBits) {
   Executor ex(Executor::Options{1, 1});
   EXPECT_EQ(ex.policy(), Executor::kDefaultPolicy);
-  EXPECT_EQ(Executor::kDefaultPolicy, Executor::kWakeOffCallerCpu);
+  EXPECT_EQ(Executor::kDefaultPolicy,
+            Executor::kWakeOffCallerCpu | Executor::kHomeSegments);
   absl::StatusOr<uint32_t> previous =
       ex.SetPolicyForBench(Executor::kPinWorkers);
   ASSERT_TRUE(previous.ok());
@@ -689,7 +690,7 @@ TEST(ExecutorTest, HomeSegmentOwnersKeepTheirLeadingRoots) {
       }
     }
     // The shared counter owns no segments.
-    ASSERT_TRUE(ex.SetPolicyForBench(Executor::kDefaultPolicy).ok());
+    ASSERT_TRUE(ex.SetPolicyForBench(Executor::kWakeOffCallerCpu).ok());
     GraphBuilder b;
     for (int t = 0; t < 20; ++t) b.Add({}, c.cube);
     auto plan = b.Plan();

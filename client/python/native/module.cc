@@ -394,9 +394,10 @@ PYBIND11_MODULE(_native, m) {
       },
       py::arg("bits"),
       "Bench only: sets the executor's scheduling policy bits (runtime "
-      "Executor::Policy: 1 wake a worker off the caller's CPU, the default; "
-      "4 the caller runs every vector root: one thread's baseline; 16 "
-      "pinned workers); returns the previous bits.");
+      "Executor::Policy: 1 wake a worker off the caller's CPU; 4 the caller "
+      "runs every vector root: one thread's baseline; 16 pinned workers; 32 "
+      "home segments of the roots; the default 33); returns the previous "
+      "bits.");
   m.def(
       "executor_policy",
       [] { return pto::runtime::Executor::Default().policy(); },

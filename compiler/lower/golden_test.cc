@@ -381,6 +381,33 @@ TEST(GoldenTest, SoftmaxRowIsOneCall) {
   EXPECT_NE(kept.find("TSubExpSumRow<32, true>(t"), std::string::npos) << kept;
 }
 
+// pypto's FP16/BF16 softmax (cast to FP32, the FP32 softmax, cast back)
+// runs per row too: the casts are a row each (TCvt of C values), the FP32
+// middle as in FP32 rows.
+TEST(GoldenTest, HalfRowsRunPerRowThroughTheirCasts) {
+  for (pto::v1::DataType dt : {pto::v1::DT_FP16, pto::v1::DT_BF16}) {
+    const std::vector<int64_t> tile = {2, 2, 32};
+    testing::GraphBuilder b("softmax_half");
+    uint32_t x = b.Cast(b.Input("x", dt, {3, 6, 32}), pto::v1::DT_FP32, tile);
+    uint32_t m = b.Op("amax", {x}, tile);
+    uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    uint32_t r = b.Op("reciprocal", {b.Op("sum", {e}, tile)}, tile);
+    b.Output("out", b.Cast(b.Op("mul", {e, r}, tile), dt, tile));
+    const std::string cpp = Dumps(b.Build())["cpp"];
+    const std::string type = dt == pto::v1::DT_FP16 ? "pto_tile::half" : "pto_tile::bf16";
+    for (const std::string& want : {
+             std::string("for (int64_t i1 = 0; i1 < 2; ++i1) for (int64_t i2 = 0; i2 < 2; ++i2) {"),
+             absl::StrCat("TLoad<", type, ", 1, 1, 1, 32>(t0, "),
+             std::string("TCvt<32, float>("),
+             std::string("TSubExpSumRow<32, true>("),
+             absl::StrCat("TCvt<32, ", type, ">("),
+             absl::StrCat("TStore<", type, ", 1, 1, 1, 32>("),
+         }) {
+      EXPECT_NE(cpp.find(want), std::string::npos) << want << "\n" << cpp;
+    }
+  }
+}
+
 // Layer norm per row: x - mean, its square and their sum are one loop
 // (the sum in ReduceRow's 16 lanes, a tail of 8 past two groups of 16; the
 // difference kept for later, the square not), and the scale, gamma and beta

@@ -324,6 +324,28 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
   return narrow || computes >= 2 ? kChunkElements : 0;
 }
 
+// A TCVT (instruction i) that PerRow takes: between full (not row) tiles,
+// f16/bf16 -> f32 or f32 -> f16/bf16. (UB storage is f32 for all three: the
+// source's element type is that of the instruction that wrote it.)
+bool FloatWidthCast(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row) {
+  const PtoInstr& in = fn.body[i];
+  if (in.srcs.size() != 1 || in.reduce_dim >= 0 || is_row(in.dst) || is_row(in.srcs[0])) {
+    return false;
+  }
+  int writer = i - 1;
+  while (writer >= 0 && (fn.body[writer].op == PtoOpcode::kTStore ||
+                         fn.body[writer].dst != in.srcs[0])) {
+    --writer;
+  }
+  if (writer < 0) return false;
+  const pto::v1::DataType from = fn.body[writer].dtype;
+  auto half = [](pto::v1::DataType t) {
+    return t == pto::v1::DT_FP16 || t == pto::v1::DT_BF16;
+  };
+  return (half(from) && in.dtype == pto::v1::DT_FP32) ||
+         (from == pto::v1::DT_FP32 && half(in.dtype));
+}
+
 // One row at a time. A fused row group (softmax, layer norm: last-dim
 // reductions into row tiles, then elementwise instructions reading them)
 // runs all its instructions on one row of the tile before the next: the
@@ -335,9 +357,11 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
 // instructions in the same order (a row's reduction is the same ReduceRow),
 // so results are the same bits. Only float UB tiles (f32, or f16/bf16 values
 // held as f32), last-dim sum/max/min/prod
-// reductions, no cast or arange (arange reads the tile offset), and no
-// buffer both loaded and stored (a row's store could feed a later row's
-// load).
+// reductions, no arange (it reads the tile offset), casts only between full
+// float tiles (f16/bf16 -> f32 and f32 -> f16/bf16: pypto's FP16 softmax
+// and rms_norm cast in, compute in f32 and cast out; a cast is elementwise,
+// so a row of it is the tile's cast of that row), and no buffer both loaded
+// and stored (a row's store could feed a later row's load).
 bool PerRow(const PtoProgram& p, const PtoFunction& fn,
             const std::function<bool(int)>& is_row, int rank, int64_t rows) {
   if (fn.runtime_extents || rank < 2 || rows < 2) return false;
@@ -351,7 +375,8 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
   }
   if (!has_row_tile) return false;  // elementwise: ChunkElements' business
   std::vector<int> loaded, stored;
-  for (const PtoInstr& in : fn.body) {
+  for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
+    const PtoInstr& in = fn.body[i];
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
       const pto::v1::DataType dt = p.buffers[in.buffer].dtype;
       if (dt != pto::v1::DT_FP32 && dt != pto::v1::DT_FP16 && dt != pto::v1::DT_BF16) {
@@ -362,7 +387,8 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
       (in.op == PtoOpcode::kTLoad ? loaded : stored).push_back(in.buffer);
       continue;
     }
-    if (in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTArange) return false;
+    if (in.op == PtoOpcode::kTArange) return false;
+    if (in.op == PtoOpcode::kTCvt && !FloatWidthCast(fn, i, is_row)) return false;
     if (in.reduce_dim >= 0) {
       const bool reduction = in.op == PtoOpcode::kTRedSum || in.op == PtoOpcode::kTRedMax ||
                              in.op == PtoOpcode::kTRedMin || in.op == PtoOpcode::kTRedProd;

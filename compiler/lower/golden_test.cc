@@ -382,29 +382,41 @@ TEST(GoldenTest, SoftmaxRowIsOneCall) {
 }
 
 // pypto's FP16/BF16 softmax (cast to FP32, the FP32 softmax, cast back)
-// runs per row too: the casts are a row each (TCvt of C values), the FP32
-// middle as in FP32 rows.
+// runs per row too, as one TSoftmaxRow between the row's load and store:
+// the cast in is the load's widening (the load writes the cast's tile), the
+// cast out the store's rounding (FoldCasts), and the softmax writes its UB
+// row. A cast whose tile is read again stays.
 TEST(GoldenTest, HalfRowsRunPerRowThroughTheirCasts) {
-  for (pto::v1::DataType dt : {pto::v1::DT_FP16, pto::v1::DT_BF16}) {
+  auto cpp = [](pto::v1::DataType dt, bool read_again) {
     const std::vector<int64_t> tile = {2, 2, 32};
     testing::GraphBuilder b("softmax_half");
     uint32_t x = b.Cast(b.Input("x", dt, {3, 6, 32}), pto::v1::DT_FP32, tile);
     uint32_t m = b.Op("amax", {x}, tile);
     uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
     uint32_t r = b.Op("reciprocal", {b.Op("sum", {e}, tile)}, tile);
-    b.Output("out", b.Cast(b.Op("mul", {e, r}, tile), dt, tile));
-    const std::string cpp = Dumps(b.Build())["cpp"];
+    uint32_t y = b.Cast(b.Op("mul", {e, r}, tile), dt, tile);
+    b.Output("out", y);
+    if (read_again) b.Output("y2", b.Op("add", {y, y}, tile));
+    return Dumps(b.Build())["cpp"];
+  };
+  for (pto::v1::DataType dt : {pto::v1::DT_FP16, pto::v1::DT_BF16}) {
+    const std::string rows = cpp(dt, false);
     const std::string type = dt == pto::v1::DT_FP16 ? "pto_tile::half" : "pto_tile::bf16";
     for (const std::string& want : {
              std::string("for (int64_t i1 = 0; i1 < 2; ++i1) for (int64_t i2 = 0; i2 < 2; ++i2) {"),
-             absl::StrCat("TLoad<", type, ", 1, 1, 1, 32>(t0, "),
-             std::string("TCvt<32, float>("),
-             std::string("TSubExpSumRow<32, true>("),
-             absl::StrCat("TCvt<32, ", type, ">("),
+             absl::StrCat("TLoad<", type, ", 1, 1, 1, 32>(t1, "),
+             std::string("pto_tile::TSoftmaxRow<32>(t0, t1);"),
              absl::StrCat("TStore<", type, ", 1, 1, 1, 32>("),
+             std::string(" + i1 * 192 + i2 * 32), t0, 0, 192, 32);"),
          }) {
-      EXPECT_NE(cpp.find(want), std::string::npos) << want << "\n" << cpp;
+      EXPECT_NE(rows.find(want), std::string::npos) << want << "\n" << rows;
     }
+    for (const char* gone : {"TCvt", "TRedMax", "TSubExpSumRow", "TRecip"}) {
+      EXPECT_EQ(rows.find(gone), std::string::npos) << gone << "\n" << rows;
+    }
+    // The FP16 result read again (y + y): its cast stays.
+    const std::string kept = cpp(dt, true);
+    EXPECT_NE(kept.find(absl::StrCat("TCvt<32, ", type, ">(")), std::string::npos) << kept;
   }
 }
 

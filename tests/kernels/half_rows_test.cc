@@ -1,7 +1,8 @@
 // FP16/BF16 row groups as pypto writes softmax and rms_norm for them: the
 // input cast to FP32, the FP32 expansion, one cast back (client/python/pypto/
 // ops.py). Host codegen runs such a group one row at a time (PerRow takes
-// the casts). Its results are the FP32 row code's, rounded once: the same
+// the casts; FoldCasts folds them into the row's load and store, and the
+// softmax row is one TSoftmaxRow). Its results are the FP32 row code's, rounded once: the same
 // graph on FP32 tensors (x widened exactly) gives the same bits once its
 // output is rounded to FP16/BF16. rms_norm's is also the whole-tile form's
 // (the same graph with x both read and written, an INOUT parameter, keeps

@@ -559,12 +559,87 @@ bool SubtractsRowMax(const PtoFunction& fn, int i) {
          max.dst != max.srcs[0];
 }
 
+// Casts folded into a per-row function's loads and stores. A TCVT to f32
+// of an f16/bf16 load's tile, read by nothing else, is the load itself (an
+// f16/bf16 load already widens exactly into an f32 array): the load writes
+// the cast's tile (load_into) and the cast goes. A TCVT from f32 to f16/bf16
+// whose result only TSTOREs of that type read is their rounding (the store
+// rounds to nearest even the same way, and rounding twice is rounding
+// once): the stores read the cast's source and the cast goes. Fewer passes
+// over the row (FP16 softmax: load, TSoftmaxRow, store).
+struct CastFolds {
+  std::vector<int> load_into;  // per instruction: a TLOAD's tile instead of its own, or -1
+  std::vector<bool> folded;    // per instruction: a TCVT not emitted
+};
+
+CastFolds FoldCasts(const PtoProgram& p, const PtoFunction& fn, const DirectPlan& plan,
+                    const std::function<bool(int)>& is_row) {
+  const int n = static_cast<int>(fn.body.size());
+  CastFolds folds;
+  folds.load_into.assign(n, -1);
+  folds.folded.assign(n, false);
+  auto half = [](pto::v1::DataType t) {
+    return t == pto::v1::DT_FP16 || t == pto::v1::DT_BF16;
+  };
+  auto reads = [&](int k, int t) {
+    const std::vector<int>& srcs = fn.body[k].srcs;
+    return std::find(srcs.begin(), srcs.end(), t) != srcs.end();
+  };
+  auto writes = [&](int k, int t) {
+    return fn.body[k].op != PtoOpcode::kTStore && fn.body[k].dst == t;
+  };
+  for (int j = 0; j < n; ++j) {
+    const PtoInstr& cvt = fn.body[j];
+    if (cvt.op != PtoOpcode::kTCvt || !FloatWidthCast(fn, j, is_row)) continue;
+    const int src = cvt.srcs[0], dst = cvt.dst;
+    if (src == dst) continue;
+    if (cvt.dtype == pto::v1::DT_FP32) {
+      // The load of src (the last writer before j), and nothing between it
+      // and j touching dst; src read by nothing after j.
+      int ld = j - 1;
+      while (ld >= 0 && !writes(ld, src)) --ld;
+      if (ld < 0 || fn.body[ld].op != PtoOpcode::kTLoad || plan.load_in_place[ld] ||
+          fn.body[ld].reduce_dim >= 0 || !half(p.buffers[fn.body[ld].buffer].dtype) ||
+          ReadLater(fn, j, src)) {
+        continue;
+      }
+      bool touched = false;
+      for (int k = ld + 1; k < j; ++k) {
+        touched = touched || reads(k, src) || reads(k, dst) || writes(k, dst);
+      }
+      if (touched) continue;
+      folds.load_into[ld] = dst;
+      folds.folded[j] = true;
+      continue;
+    }
+    // Narrowing: every reader of dst (until overwritten) a TSTORE of
+    // cvt.dtype, and src not written before the last of them.
+    int last = -1;
+    bool stores_only = true;
+    for (int k = j + 1; k < n; ++k) {
+      if (reads(k, dst)) {
+        const PtoInstr& st = fn.body[k];
+        stores_only = stores_only && st.op == PtoOpcode::kTStore && st.reduce_dim < 0 &&
+                      p.buffers[st.buffer].dtype == cvt.dtype;
+        last = k;
+      }
+      if (writes(k, dst)) break;
+    }
+    if (!stores_only || last < 0) continue;
+    bool overwritten = false;
+    for (int k = j + 1; k <= last; ++k) overwritten = overwritten || writes(k, src);
+    if (!overwritten) folds.folded[j] = true;
+  }
+  return folds;
+}
+
 // pypto's FP32 softmax on one row (a per-row function, or a tile one row
 // long): m = max(x) along the row, FusesSubExpSum's x - m, exp and sum,
-// r = 1 / s and o = e * r written straight into GM, with m, e, s and r read
-// by nothing else. They become one TSoftmaxRow: the same bits (pto_tile.h),
-// the row kept in registers where it fits. Returns whether the
-// instructions at i .. i+5 are such a run.
+// r = 1 / s and o = e * r (written straight into GM, or into its UB tile:
+// the FP16/BF16 softmax's row, cast and stored after it), with m, e, s and
+// r read by nothing else. They become one TSoftmaxRow: the same bits
+// (pto_tile.h), the row kept in registers where it fits. Returns whether
+// the instructions at i .. i+5 are such a run.
 bool FusesSoftmaxRow(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row,
                      const std::vector<bool>& columns, const DirectPlan& plan) {
   const int n = static_cast<int>(fn.body.size());
@@ -596,8 +671,7 @@ bool FusesSoftmaxRow(const PtoFunction& fn, int i, const std::function<bool(int)
   }
   const bool e_times_r = mul.srcs.size() == 2 && ((mul.srcs[0] == exp.dst && mul.srcs[1] == recip.dst) ||
                                                   (mul.srcs[0] == recip.dst && mul.srcs[1] == exp.dst));
-  if (mul.op != PtoOpcode::kTMul || mul.reduce_dim >= 0 || !e_times_r || is_row(mul.dst) ||
-      plan.writes_store[i + 5] < 0) {
+  if (mul.op != PtoOpcode::kTMul || mul.reduce_dim >= 0 || !e_times_r || is_row(mul.dst)) {
     return false;
   }
   for (int t : {max.dst, exp.dst, sum.dst, recip.dst}) {
@@ -764,9 +838,16 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     }
     return std::string();
   };
+  // Per row: casts folded into loads and stores (FoldCasts).
+  const CastFolds folds = per_row ? FoldCasts(p, fn, plan, is_row) : CastFolds();
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
+    if (!folds.folded.empty() && folds.folded[i]) {
+      if (in.dtype != pto::v1::DT_FP32) name[in.dst] = name[in.srcs[0]];  // the stores round
+      columns[in.dst] = false;
+      continue;
+    }
     if (plan.load_in_place[i]) {
       if (chunk == 0 && !per_row) {
         const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
@@ -785,9 +866,13 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
       const PtoBuffer& buf = p.buffers[in.buffer];
       const bool load = in.op == PtoOpcode::kTLoad;
+      // The tile it loads: its own, or a folded cast's (FoldCasts).
+      const int into = load && !folds.load_into.empty() && folds.load_into[i] >= 0
+                           ? folds.load_into[i]
+                           : in.dst;
       if (load) {
-        name[in.dst] = absl::StrCat("t", in.dst);
-        columns[in.dst] = false;
+        name[into] = absl::StrCat("t", into);
+        columns[into] = false;
       }
       // (A load with reduce_dim reads one slot along it: an accumulator.)
       const int reduced = is_row(load ? in.dst : in.srcs[0]) ? rank - 1 : in.reduce_dim;
@@ -819,7 +904,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         absl::StrAppend(
             &out, "  pto_tile::", load ? "TLoadN<" : "TStoreN<", type, ", ",
             absl::StrJoin(a.extent4, ", "), ">(",
-            load ? absl::StrCat("t", in.dst, ", static_cast<const ", type,
+            load ? absl::StrCat("t", into, ", static_cast<const ", type,
                                 "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                  : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
                                 "]) + (", a.offset, "), ", name[in.srcs[0]]),
@@ -835,7 +920,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
                                      : "TStore<",
           type, ", ", absl::StrJoin(a.extent4, ", "),
           load && a.bcast3 ? ", true" : "", ">(",
-          load ? absl::StrCat("t", in.dst, ", static_cast<const ", type,
+          load ? absl::StrCat("t", into, ", static_cast<const ", type,
                               "*>(buffers[", in.buffer, "]) + (", a.offset, ")")
                : absl::StrCat("static_cast<", type, "*>(buffers[", in.buffer,
                               "]) + (", a.offset, "), ", name[in.srcs[0]]),
@@ -845,13 +930,17 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     }
     if (one_row && FusesSoftmaxRow(fn, i, is_row, columns, plan)) {
       // One call writes the row's result into GM (it prefetches that row
-      // for writing itself); the row tiles and e are never written.
+      // for writing itself) or its UB tile; the row tiles and e are never
+      // written.
       const PtoInstr& mul = fn.body[i + 5];
-      const PtoInstr& st = fn.body[plan.writes_store[i + 5]];
-      const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
-      const std::string o = absl::StrCat("o", i + 5);
-      absl::StrAppend(&out, indent, "float* ", o, " = static_cast<float*>(buffers[", st.buffer,
-                      "]) + (", a.offset, row_at(a), ");\n");
+      std::string o = absl::StrCat("t", mul.dst);
+      if (plan.writes_store[i + 5] >= 0) {
+        const PtoInstr& st = fn.body[plan.writes_store[i + 5]];
+        const Access a = MakeAccess(p.buffers[st.buffer], fn.tile, st.index, -1);
+        o = absl::StrCat("o", i + 5);
+        absl::StrAppend(&out, indent, "float* ", o, " = static_cast<float*>(buffers[", st.buffer,
+                        "]) + (", a.offset, row_at(a), ");\n");
+      }
       absl::StrAppend(&out, indent, "pto_tile::TSoftmaxRow<", cols, ">(", o, ", ",
                       name[in.srcs[0]], next_row(i, in.srcs[0]), ");\n");
       name[mul.dst] = o;

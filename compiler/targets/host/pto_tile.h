@@ -1891,9 +1891,11 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     ExpF16 v[kGroups];  // the row (unrolled loops: registers, not memory)
 #pragma GCC unroll 16
     for (int g = 0; g < kGroups; ++g) __builtin_memcpy(&v[g], x + g * kReduceLanes, sizeof v[g]);
-    RedF16 a0 = RedF16{} + MaxOp<float>::Init(), a1 = a0, a2 = a0, a3 = a0;
+    // Accumulators start at the first groups (not -inf: 4 vmaxps fewer per
+    // row; max is idempotent, so a row of 2 or 3 groups repeats one).
+    RedF16 a0 = v[0], a1 = v[1], a2 = v[2 % kGroups], a3 = v[3 % kGroups];
 #pragma GCC unroll 16
-    for (int g = 0; g < kGroups; ++g) {  // group g in accumulator g % 4
+    for (int g = 4; g < kGroups; ++g) {  // group g in accumulator g % 4
       RedF16& acc = g % 4 == 0 ? a0 : g % 4 == 1 ? a1 : g % 4 == 2 ? a2 : a3;
       acc = Pick16<1>(acc, v[g]);
     }
@@ -1910,8 +1912,19 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
                                                   static_cast<uint16_t>(-1), 4));
     }
     if (unordered != 0) return TSoftmaxRowExact<C>(o, x, next);
-    const RedF16 a = Pick16<1>(Pick16<1>(a0, a1), Pick16<1>(a2, a3));
-    const ExpF16 mv = ExpSplat<ExpF16>(FoldLanes<1>(LowHalf(a), HighHalf(a)));
+    // The lanes' maximum in every lane (a butterfly: lane j against lane
+    // j ^ 8, 4, 2, 1), no fold to one float and broadcast back. Without a
+    // NaN the maximum is one value in any order (which zero, if it is one,
+    // does not matter: above).
+    RedF16 mv = Pick16<1>(Pick16<1>(a0, a1), Pick16<1>(a2, a3));
+    mv = Pick16<1>(mv, __builtin_shufflevector(mv, mv, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3,
+                                               4, 5, 6, 7));
+    mv = Pick16<1>(mv, __builtin_shufflevector(mv, mv, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15,
+                                               8, 9, 10, 11));
+    mv = Pick16<1>(mv, __builtin_shufflevector(mv, mv, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
+                                               15, 12, 13));
+    mv = Pick16<1>(mv, __builtin_shufflevector(mv, mv, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13,
+                                               12, 15, 14));
     ExpF16 sum = {};
     // Without a next row, x's own lines (in cache): no test per group (one
     // thread, 1024x256: 4% less time than a branch per group, 4 runs).

@@ -14,13 +14,13 @@ own rounding: bench/exp_check.cc measures the result over every float.
 import numpy as np
 
 
-def main():
-    a = np.log(2) / 2 * 1.0001  # the reduction leaves |r| slightly above ln2/2
-    r = np.cos(np.linspace(0, np.pi, 20001)) * a
-    r = r[np.abs(r) > 1e-6]
-    target = (np.expm1(r) - r - r * r / 2) / r**3
-    w = r**3 / np.exp(r)  # an error in q, as a relative error of exp(r)
-    v = np.vander(r, 4, increasing=True)
+def minimax_fit(r, target, w, terms):
+    """Coefficients c (increasing powers, `terms` of them) of a polynomial p
+    with p(r) ~ target, minimising max |(p(r) - target) * w| (w turns an
+    error in p into a relative error of exp): least squares reweighted
+    towards minimax. Returns (c rounded to f32, max weighted error of c,
+    max weighted error of the f32 coefficients)."""
+    v = np.vander(r, terms, increasing=True)
     weights = np.ones_like(r)
     for _ in range(60):
         c, *_ = np.linalg.lstsq(v * (w * weights)[:, None], target * w * weights, rcond=None)
@@ -29,10 +29,20 @@ def main():
         weights /= weights.max()
     c32 = c.astype(np.float32)
     err32 = (v @ c32.astype(np.float64) - target) * w
+    return c32, np.abs(err).max(), np.abs(err32).max()
+
+
+def main():
+    a = np.log(2) / 2 * 1.0001  # the reduction leaves |r| slightly above ln2/2
+    r = np.cos(np.linspace(0, np.pi, 20001)) * a
+    r = r[np.abs(r) > 1e-6]
+    target = (np.expm1(r) - r - r * r / 2) / r**3
+    w = r**3 / np.exp(r)  # an error in q, as a relative error of exp(r)
+    c32, err, err32 = minimax_fit(r, target, w, 4)
     for k, x in enumerate(c32, start=3):
         print(f"c{k} = {float(x).hex()}")
-    print(f"max relative error: {np.abs(err).max():.3g} (f32 coefficients: "
-          f"{np.abs(err32).max():.3g}, 2^{np.log2(np.abs(err32).max()):.1f})")
+    print(f"max relative error: {err:.3g} (f32 coefficients: "
+          f"{err32:.3g}, 2^{np.log2(err32):.1f})")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,13 @@ error the final rounding adds on its own). bench/exp_softmax_check.cc
 measures the f32 result over every float <= 0.
 """
 
+import os
+import sys
+
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exp_fit import minimax_fit  # noqa: E402
 
 
 def fit(degree):
@@ -24,16 +30,7 @@ def fit(degree):
     r = r[np.abs(r) > 1e-9]
     target = np.expm1(r) / r  # q(r) / r
     w = r / np.exp(r)  # an error in q / r, as a relative error of exp(r)
-    v = np.vander(r, degree, increasing=True)
-    weights = np.ones_like(r)
-    for _ in range(60):
-        c, *_ = np.linalg.lstsq(v * (w * weights)[:, None], target * w * weights, rcond=None)
-        err = (v @ c - target) * w
-        weights *= np.abs(err) ** 0.5 + 1e-30
-        weights /= weights.max()
-    c32 = c.astype(np.float32)
-    err32 = (v @ c32.astype(np.float64) - target) * w
-    return c32, np.abs(err).max(), np.abs(err32).max()
+    return minimax_fit(r, target, w, degree)
 
 
 def main():

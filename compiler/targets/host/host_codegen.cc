@@ -24,6 +24,7 @@ using host_plan::FusesSoftmaxRow;
 using host_plan::FusesSubExpSum;
 using host_plan::kRowChunkElements;
 using host_plan::MakeAccess;
+using host_plan::NoDirectOperands;
 using host_plan::PerRow;
 using host_plan::PlanDirect;
 using host_plan::ReadLater;
@@ -651,12 +652,7 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
            !a.bcast3 && a.strides4_text[3] == "1";
   };
   // Softmax's middles (FusesSubExpSum, with no GM-direct operands planned).
-  DirectPlan none;
-  none.load_in_place.assign(n, false);
-  none.load_columns.assign(n, false);
-  none.writes_store.assign(n, -1);
-  none.unrounded.assign(n, 0);
-  none.elided.assign(n, false);
+  const DirectPlan none = NoDirectOperands(n);
   const std::vector<bool> no_columns(fn.num_tiles, false);
   std::vector<bool> triple(n, false);
   for (int i = 0; i < n; ++i) {

@@ -124,18 +124,23 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
   return a;
 }
 
-DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
-                      const std::function<bool(int)>& is_row, bool per_row) {
-  auto direct = [per_row](const Access& a) {
-    return per_row ? RowsContiguous(a) : IsDense(a);
-  };
-  const int n = static_cast<int>(fn.body.size());
+DirectPlan NoDirectOperands(int n) {
   DirectPlan plan;
   plan.load_in_place.assign(n, false);
   plan.load_columns.assign(n, false);
   plan.writes_store.assign(n, -1);
   plan.unrounded.assign(n, 0);
   plan.elided.assign(n, false);
+  return plan;
+}
+
+DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
+                      const std::function<bool(int)>& is_row, bool per_row) {
+  auto direct = [per_row](const Access& a) {
+    return per_row ? RowsContiguous(a) : IsDense(a);
+  };
+  const int n = static_cast<int>(fn.body.size());
+  DirectPlan plan = NoDirectOperands(n);
   auto f32_tile = [&](int t) {
     return !is_row(t) && (t >= static_cast<int>(fn.ub_types.size()) ||
                           fn.ub_types[t] == pto::v1::DT_FP32);

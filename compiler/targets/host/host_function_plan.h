@@ -58,6 +58,10 @@ struct DirectPlan {
   std::vector<bool> elided;         // per instruction: a TSTORE not emitted
 };
 
+// The plan of a function of n instructions whose every operand goes
+// through UB.
+DirectPlan NoDirectOperands(int n);
+
 // Run one row at a time (per_row), an access needs only contiguous rows.
 DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
                       const std::function<bool(int)>& is_row, bool per_row);

@@ -384,6 +384,14 @@ uint32_t GraphBuilder::Assemble(uint32_t src, uint32_t dst, const SymShape& offs
   return out;
 }
 
+uint32_t RmsNormOps(GraphBuilder& b, uint32_t x, uint32_t gamma, int64_t n,
+                    const std::vector<int64_t>& tile) {
+  const uint32_t ss = b.Op("sum", {b.Op("mul", {x, x}, tile)}, tile, -1, true);
+  const uint32_t ms = b.Op("muls", {ss}, tile, {{"scalar", 1.0 / n}});
+  const uint32_t r = b.Op("rsqrt", {b.Op("adds", {ms}, tile, {{"scalar", 1e-6}})}, tile);
+  return b.Op("mul", {b.Op("mul", {x, r}, tile), gamma}, tile);
+}
+
 pto::v1::Graph SoftmaxLoopGraph(const std::string& index, int64_t rows,
                                 int64_t cols) {
   GraphBuilder b("softmax_loop");

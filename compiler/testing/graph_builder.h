@@ -221,6 +221,11 @@ pto::v1::Graph SoftmaxLoopGraph(const std::string& index = "idx",
 pto::v1::DimExpr CompareExpr(pto::v1::DimOp op, const SymExpr& lhs,
                              const SymExpr& rhs);
 
+// pypto.rms_norm's ops in `b`: x * rsqrt(sum(x * x) / n + 1e-6) * gamma over
+// the last dim (n values), each op in tile `tile`; returns the result's id.
+uint32_t RmsNormOps(GraphBuilder& b, uint32_t x, uint32_t gamma, int64_t n,
+                    const std::vector<int64_t>& tile);
+
 // exp(a) + b on [3,5] with tile [2,4] (tails in both dims), out = param 2.
 pto::v1::Graph ExpAddGraph(pto::v1::DataType dtype = pto::v1::DT_FP32,
                            const std::string& a_name = "a");

@@ -29,6 +29,7 @@ namespace pto::testing {
 namespace {
 
 using compiler::testing::GraphBuilder;
+using compiler::testing::RmsNormOps;
 using pto::v1::DataType;
 using pto::v1::DT_BF16;
 using pto::v1::DT_FP16;
@@ -39,15 +40,6 @@ uint32_t Softmax(GraphBuilder& b, uint32_t x, const std::vector<int64_t>& t) {
   const uint32_t m = b.Op("amax", {x}, t, -1, true);
   const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, t)}, t);
   return b.Op("mul", {e, b.Op("reciprocal", {b.Op("sum", {e}, t, -1, true)}, t)}, t);
-}
-
-// pypto.rms_norm on x and gamma (already FP32).
-uint32_t RmsNorm(GraphBuilder& b, uint32_t x, uint32_t gamma, int64_t n,
-                 const std::vector<int64_t>& t) {
-  const uint32_t ss = b.Op("sum", {b.Op("mul", {x, x}, t)}, t, -1, true);
-  const uint32_t ms = b.Op("muls", {ss}, t, {{"scalar", 1.0 / n}});
-  const uint32_t r = b.Op("rsqrt", {b.Op("adds", {ms}, t, {{"scalar", 1e-6}})}, t);
-  return b.Op("mul", {b.Op("mul", {x, r}, t), gamma}, t);
 }
 
 // `kind` ("softmax" or "rms_norm") of an x of `dt`: for FP16/BF16, cast in,
@@ -66,7 +58,7 @@ pto::v1::Graph Graph(const std::string& kind, DataType dt, const std::vector<int
     y = Softmax(b, widened(x, tile), tile);
   } else {
     const uint32_t gamma = b.Input("gamma", dt, {shape.back()});
-    y = RmsNorm(b, widened(x, tile), widened(gamma, {tile.back()}), shape.back(), tile);
+    y = RmsNormOps(b, widened(x, tile), widened(gamma, {tile.back()}), shape.back(), tile);
   }
   const uint32_t out = dt == DT_FP32 ? y : b.Cast(y, dt, tile);
   if (inout) {

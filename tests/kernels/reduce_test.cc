@@ -29,6 +29,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 using Builder = compiler::testing::GraphBuilder;
+using compiler::testing::RmsNormOps;
 constexpr int kSeeds = 3;
 
 struct Case {
@@ -206,15 +207,6 @@ uint32_t Softmax(Builder& b, uint32_t x, const std::vector<int64_t>& t) {
   return b.Op("div", {e, b.Op("sum", {e}, t, -1, true)}, t);
 }
 
-// x * rsqrt(mean(x * x) + eps) * gamma.
-uint32_t RmsNorm(Builder& b, uint32_t x, uint32_t gamma, int64_t n,
-                 const std::vector<int64_t>& t) {
-  const uint32_t ss = b.Op("sum", {b.Op("mul", {x, x}, t)}, t, -1, true);
-  const uint32_t ms = b.Op("muls", {ss}, t, {{"scalar", 1.0 / n}});
-  const uint32_t r = b.Op("rsqrt", {b.Op("adds", {ms}, t, {{"scalar", 1e-6}})}, t);
-  return b.Op("mul", {b.Op("mul", {x, r}, t), gamma}, t);
-}
-
 // (x - mean) * rsqrt(var + eps) * gamma + beta; `mean` gets the row means.
 uint32_t LayerNorm(Builder& b, uint32_t x, uint32_t gamma, uint32_t beta,
                    int64_t n, const std::vector<int64_t>& t, uint32_t* mean) {
@@ -250,7 +242,7 @@ TEST(ReduceTest, FusedSoftmaxRmsNormLayerNormFp32AndFp16) {
         Builder b("rms_norm" + suffix);
         const uint32_t x = b.Input("x", dt, c.shape);
         const uint32_t gamma = b.Input("gamma", dt, row);
-        b.Output("out", RmsNorm(b, x, gamma, c.shape.back(), c.tile));
+        b.Output("out", RmsNormOps(b, x, gamma, c.shape.back(), c.tile));
         testing::CompileRunAndCheck(b.graph(), kSeeds);
       }
       {
@@ -308,7 +300,7 @@ TEST(ReduceTest, FusedChainsAreOneGroupWithoutWorkspaces) {
     Builder rms("rms_norm");
     {
       const uint32_t x = rms.Input("x", pto::v1::DT_FP16, shape);
-      rms.Output("out", RmsNorm(rms, x, rms.Input("g", pto::v1::DT_FP16, {256}), 256, t));
+      rms.Output("out", RmsNormOps(rms, x, rms.Input("g", pto::v1::DT_FP16, {256}), 256, t));
     }
     Builder ln("layer_norm");
     {

@@ -14,7 +14,9 @@
 // rounded to FP16, so fusion and tile shapes never change results). Scalars
 // of the tensor-with-scalar ops (and full's value) are rounded to FP32
 // first, as the kernel sees them, except on INT32, INT64 and DOUBLE values
-// (double immediates). ReferenceOptions selects other intermediate precisions.
+// (double immediates); one over a loop index meeting FP16/BF16 values is
+// rounded to their dtype (reference_regions.h), as the kernel rounds it.
+// ReferenceOptions selects other intermediate precisions.
 // Ops: every elementwise kind of the compiler's registry (binary ops,
 // comparisons and where with numpy broadcasting; tensor-with-scalar ops;
 // unary math, clip, copy, cast); creation (full, arange); reductions over

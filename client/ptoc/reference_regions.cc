@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "client/ptoc/reference_eval.h"
 #include "runtime/dim_expr.h"
 
 namespace pto::ptoc {
@@ -41,6 +42,13 @@ class Unroller {
   uint32_t Get(uint32_t id) const {
     auto it = subst_.find(id);
     return it == subst_.end() ? id : it->second;
+  }
+
+  // The dtype of op's first input, or DT_UNSPECIFIED.
+  pto::v1::DataType InputType(const pto::v1::Op& op) const {
+    if (op.inputs_size() == 0) return pto::v1::DT_UNSPECIFIED;
+    auto it = declared_.find(op.inputs(0));
+    return it == declared_.end() ? pto::v1::DT_UNSPECIFIED : it->second->dtype();
   }
 
   absl::StatusOr<int64_t> Eval(const pto::v1::Attribute& a, const std::string& where) {
@@ -111,8 +119,13 @@ class Unroller {
         // A scalar operand over the index (x * i; clip's bounds, full's
         // value) is a float attribute; the others are ints.
         // (arange's "start" too: a loop's own attrs never reach here.)
-        if (name == "scalar" || name == "min" || name == "max" || name == "value" ||
-            name == "start") {
+        if (name == "scalar" || name == "min" || name == "max") {
+          // Meeting FP16/BF16 values, rounded to their type through f32,
+          // as the kernels round the int64 (host codegen's ScalarOperand).
+          const pto::v1::DataType t = InputType(op);
+          const bool half = t == pto::v1::DT_FP16 || t == pto::v1::DT_BF16;
+          a.set_f(half ? RoundToDType(static_cast<float>(*v), t) : static_cast<double>(*v));
+        } else if (name == "value" || name == "start") {
           a.set_f(static_cast<double>(*v));
         } else {
           a.set_i(*v);

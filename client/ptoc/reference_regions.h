@@ -3,8 +3,11 @@
 // out op by op — each body copied once per iteration with its index bound
 // (new value ids for the copies; region args read the carried values, the
 // op's outputs are the last results), each if replaced by the branch its
-// condition picks, symbolic attributes and dims evaluated. Independent of
-// the compiler's lowering: the semantics of graph.proto "Region", directly.
+// condition picks, symbolic attributes and dims evaluated (a scalar operand
+// or clip bound of FP16/BF16 values rounded to their dtype through FP32, as
+// pypto rounds a Python number and the kernel the int64 it evaluates).
+// Independent of the compiler's lowering: the semantics of graph.proto
+// "Region", directly.
 #ifndef PTO_CLIENT_PTOC_REFERENCE_REGIONS_H_
 #define PTO_CLIENT_PTOC_REFERENCE_REGIONS_H_
 

@@ -101,11 +101,11 @@ TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
 // / bs: the body's group takes i (d0: the view's offset and the muls's
 // scalar share it) and bs (d1) as dynamic args; the C++ converts them to
 // float (static_cast<float>(args[2]), args[3]) where an immediate would be.
-TEST(GoldenTest, ScalarOperandsOverSymbols) {
+pto::v1::Graph ScalarLoopGraph(pto::v1::DataType dtype) {
   const SymExpr bs = SymExpr::Symbol("bs"), i = SymExpr::Symbol("i");
   testing::GraphBuilder b("scalar_loop");
-  const uint32_t in = b.SymInput("in", pto::v1::DT_FP32, {bs, 8});
-  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {bs, 8}, "out");
+  const uint32_t in = b.SymInput("in", dtype, {bs, 8});
+  const uint32_t out = b.SymValue(dtype, {bs, 8}, "out");
   const std::vector<int64_t> tile = {1, 8};
   const uint32_t result = b.Loop("i", 0, bs, 1, {out}, [&](const std::vector<uint32_t>& args) {
     const uint32_t x = b.View(in, {i, 0}, {1, 8}, tile);
@@ -114,7 +114,19 @@ TEST(GoldenTest, ScalarOperandsOverSymbols) {
     return std::vector<uint32_t>{b.Assemble(z, args[0], {i, 0}, tile)};
   })[0];
   b.InOut("out", out, result);
-  CheckGoldens(b.Build(), "scalar_loop", {"tensor", "tile", "execute", "pto", "cpp"});
+  return b.Build();
+}
+
+TEST(GoldenTest, ScalarOperandsOverSymbols) {
+  CheckGoldens(ScalarLoopGraph(pto::v1::DT_FP32), "scalar_loop",
+               {"tensor", "tile", "execute", "pto", "cpp"});
+}
+
+// The same in f16: each dynamic arg is rounded to f16 where it becomes the
+// scalar (pto_tile::Round<pto_tile::half>), as pypto rounds a Python number
+// meeting an FP16 tensor.
+TEST(GoldenTest, ScalarOperandsOverSymbolsF16) {
+  CheckGoldens(ScalarLoopGraph(pto::v1::DT_FP16), "scalar_loop_f16", {"pto", "cpp"});
 }
 
 // f16: loads and stores convert, every result rounds to f16.

@@ -3,6 +3,7 @@
 // writes the loops out) on the graph built at that size.
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -567,6 +568,42 @@ TEST(LoopTest, ArangeFromTheLoopIndexCompiledOnce) {
 
 TEST(LoopTest, LoopIndexAsANumberCompiledOnce) {
   CompileAndRunSizes(IndexAsNumber, {1, 7, 64, 1000});
+}
+
+// The loop index as a number with FP16/BF16 values: out[i] = in[i] * (i +
+// k) - (i + k), k = 2045 (FP16) or 253 (BF16), so that i + k passes the
+// integers the type holds and is rounded to it (2049 -> 2048 in FP16, 257
+// -> 256 in BF16), in the kernel and the reference alike: the same bits.
+TEST(LoopTest, LoopIndexMeetingHalfValuesIsRoundedToTheirType) {
+  const std::pair<pto::v1::DataType, int64_t> cases[] = {{pto::v1::DT_FP16, 2045},
+                                                         {pto::v1::DT_BF16, 253}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(pto::v1::DataType_Name(c.first));
+    const GraphOf make = [dtype = c.first, k = c.second](const SymExpr& bs) {
+      GraphBuilder b("index_meets_half");
+      const uint32_t in = b.SymInput("in", dtype, {bs, 8});
+      const uint32_t out = b.SymValue(dtype, {bs, 8}, "out");
+      const std::vector<int64_t> tile = {1, 8};
+      const uint32_t result = b.Loop("i", 0, bs, 1, {out}, [&](const Ids& args) {
+        const uint32_t x = b.View(in, {kI, 0}, {1, 8}, tile);
+        const uint32_t y = b.ScalarOp("muls", {x}, tile, {{"scalar", kI + k}});
+        const uint32_t z = b.ScalarOp("subs", {y}, tile, {{"scalar", kI + k}});
+        return Ids{b.Assemble(z, args[0], {kI, 0}, tile)};
+      })[0];
+      b.InOut("out", out, result);
+      return b.Build();
+    };
+    auto kernel = CompileOverBs(make);
+    ASSERT_NE(kernel, nullptr);
+    ptoc::Tolerance exact;
+    exact.fp16_ulps = 0;
+    ptoc::CheckOptions options;
+    options.tolerance = &exact;
+    for (int64_t n : {3, 8}) {
+      options.seed = static_cast<uint64_t>(n);
+      ASSERT_TRUE(RunAndExpectMatch(make(SymExpr(n)), *kernel, options, absl::StrCat("bs ", n)));
+    }
+  }
 }
 
 }  // namespace

@@ -106,10 +106,10 @@ def _check_operand(what, name, t, arg):
 
 def _binary(name, a, b, exact_number=False):
     """a op b. A Python number meeting an FP16/BF16 tensor is rounded to its
-    dtype first, as torch and numpy do (fp16(0.1) == 0.1 is true), and so is
-    a SymbolicScalar (a dynamic size, a loop index), at launch; the
+    dtype first, as torch and numpy do (fp16(0.1) == 0.1 is true); the
     composites' own numbers (rms_norm's 1/n and epsilon) stay exact
-    (exact_number)."""
+    (exact_number). A SymbolicScalar (a dynamic size, a loop index) stays
+    a scalar operand, which the kernel rounds the same way at launch."""
     what = f"pypto.{name}"
     kind_tt, kind_ts, kind_st = _BINARY[name]
     compare = name in _COMPARISONS
@@ -151,14 +151,6 @@ def _binary(name, a, b, exact_number=False):
         return _binary(name, tf, s) if t is a else _binary(name, s, tf)
     if kind is None:
         _check_operand(what, name, t, arg)
-        n = full([1] * len(t._shape), s, t.dtype)
-        return _binary(name, t, n) if t is a else _binary(name, n, t)
-    if (isinstance(s, SymbolicScalar) and t.dtype in (dtypes.DT_FP16, dtypes.DT_BF16)
-            and not exact_number):
-        # A size or loop index known only at launch is rounded to the
-        # tensor's dtype as a Python number is (torch rounds n = 2049 to
-        # FP16's 2048): a one-element tensor of that dtype, filled at launch
-        # (TFILL rounds it), instead of the f32 immediate.
         n = full([1] * len(t._shape), s, t.dtype)
         return _binary(name, t, n) if t is a else _binary(name, n, t)
     if not compare and not (name in _ARITHMETIC and t.dtype == dtypes.DT_DOUBLE):

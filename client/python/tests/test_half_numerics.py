@@ -356,3 +356,31 @@ def test_sizes_and_loop_indices_meet_half_tensors_as_in_torch(native, half):
     loop(x, out)
     want = torch.stack([x[i] * (i + 2045) - (i + 253) for i in range(6)])
     assert torch.equal(out, want), f"{half} loop: got {out} want {want}"
+
+
+def test_half_times_a_size_is_one_group_with_a_scalar_operand(tmp_path):
+    # FP16 x * n with n a DYNAMIC size, as the compiler sees it (ptoc on the
+    # traced graph): one group whose TMULS takes n as a dynamic arg (the
+    # kernel rounds it to FP16 at launch, as the test above checks), not a
+    # one-element tensor of n filled by a group of its own and loaded
+    # broadcast.
+    @pypto.jit
+    def k(x: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP16),
+          out: pypto.Tensor([4, pypto.DYNAMIC], pypto.DT_FP16)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = x * x.shape[-1]
+
+    x = np.zeros((4, 256), np.float16)
+    path = pypto.debug.save_graph(k, str(tmp_path / "k.pbtxt"), x, x.copy())
+    r = subprocess.run([ptoc_binary(), f"--graph={path}", "--print=block,pto"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    block = r.stdout.split("==== pto ====")[0]
+    assert len(re.findall(r"^ *group #\d+ grid=", block, re.M)) == 1, block
+    assert "workspace" not in r.stdout, r.stdout
+    funcs = re.findall(r"\.func @f\d+ .*?\.end", r.stdout, re.S)
+    assert funcs, r.stdout
+    for f in funcs:
+        body = [w[0] for w in map(str.split, f.splitlines()[1:-1]) if w and w[0] != ".arg"]
+        assert body == ["TLOAD", "TMULS", "TSTORE"], f
+        assert re.search(r"TMULS +%t\d+:ub\.f16\[[\d,]+\], %t\d+, d\d+", f), f

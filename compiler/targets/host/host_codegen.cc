@@ -33,7 +33,24 @@ using host_plan::RowPrefetch;
 using host_plan::RowPrefetches;
 using host_plan::RowRun;
 using host_plan::SubtractsRowMax;
+using host_plan::ValueType;
 using host_plan::Viewed;
+
+// The C++ element type of a GM buffer of `dtype` (pto_tile.h's Elem<T>).
+const char* GmType(pto::v1::DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "pto_tile::half";
+    case pto::v1::DT_BF16: return "pto_tile::bf16";
+    case pto::v1::DT_BOOL: return "pto_tile::boolean";
+    case pto::v1::DT_INT8: return "int8_t";
+    case pto::v1::DT_INT16: return "int16_t";
+    case pto::v1::DT_INT32: return "int32_t";
+    case pto::v1::DT_INT64: return "int64_t";
+    case pto::v1::DT_UINT8: return "uint8_t";
+    case pto::v1::DT_DOUBLE: return "double";
+    default: return "float";
+  }
+}
 
 // An exact C++ expression for a float scalar.
 std::string FloatLiteral(double v) {
@@ -53,31 +70,26 @@ std::string ScalarLiteral(double v, pto::v1::DataType storage) {
   return absl::StrFormat("%a", v);
 }
 
-// Scalar operand j of `in` (on tiles of storage type `storage`, in a
-// function whose tile has rank `rank`): its immediate, or for a scalar over
-// symbols (x * n: PtoInstr::scalar_dynamic) its int64 dynamic arg converted
-// to the type the immediate would have.
-std::string ScalarOperand(const PtoInstr& in, size_t j, pto::v1::DataType storage, int rank) {
+// Scalar operand j of `in` (on tiles of storage type `storage` holding
+// values of type `values`, in a function whose tile has rank `rank`): its
+// immediate, or for a scalar over symbols (x * n: PtoInstr::scalar_dynamic)
+// its int64 dynamic arg converted to the type the immediate would have.
+// With FP16/BF16 values that arg is also rounded to their type (through
+// f32, nearest even), as pypto rounds a Python number and torch an int
+// meeting such a tensor (FP16 x * n at n = 2049 is x * 2048); the
+// instruction then computes in f32 as with an immediate.
+std::string ScalarOperand(const PtoInstr& in, size_t j, pto::v1::DataType storage,
+                          pto::v1::DataType values, int rank) {
   const int dynamic = j < in.scalar_dynamic.size() ? in.scalar_dynamic[j] : -1;
   if (dynamic < 0) return ScalarLiteral(in.scalars[j], storage);
-  return absl::StrCat("static_cast<", storage == pto::v1::DT_FP32 ? "float" : "double",
-                      ">(args[", rank + dynamic, "])");
-}
-
-// The C++ element type of a GM buffer of `dtype` (pto_tile.h's Elem<T>).
-const char* GmType(pto::v1::DataType dtype) {
-  switch (dtype) {
-    case pto::v1::DT_FP16: return "pto_tile::half";
-    case pto::v1::DT_BF16: return "pto_tile::bf16";
-    case pto::v1::DT_BOOL: return "pto_tile::boolean";
-    case pto::v1::DT_INT8: return "int8_t";
-    case pto::v1::DT_INT16: return "int16_t";
-    case pto::v1::DT_INT32: return "int32_t";
-    case pto::v1::DT_INT64: return "int64_t";
-    case pto::v1::DT_UINT8: return "uint8_t";
-    case pto::v1::DT_DOUBLE: return "double";
-    default: return "float";
+  const std::string value =
+      absl::StrCat("static_cast<", storage == pto::v1::DT_FP32 ? "float" : "double",
+                   ">(args[", rank + dynamic, "])");
+  if (storage != pto::v1::DT_FP32 ||
+      (values != pto::v1::DT_FP16 && values != pto::v1::DT_BF16)) {
+    return value;
   }
+  return absl::StrCat("pto_tile::Round<", GmType(values), ">::Apply(", value, ")");
 }
 
 // The C++ type of a UB tile of storage type `storage`.
@@ -525,11 +537,13 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         scalar_tile >= 0 && scalar_tile < static_cast<int>(fn.ub_types.size())
             ? fn.ub_types[scalar_tile]
             : pto::v1::DT_FP32;
+    const pto::v1::DataType scalar_values =
+        in.srcs.empty() ? in.dtype : ValueType(fn, i, in.srcs[0], in.dtype);
     for (size_t j = 0; j < in.scalars.size(); ++j) {
       // (TARANGE's start and step are doubles whatever the tile type.)
       args.push_back(in.op == PtoOpcode::kTArange
-                         ? ScalarOperand(in, j, pto::v1::DT_DOUBLE, rank)
-                         : ScalarOperand(in, j, scalar_storage, rank));
+                         ? ScalarOperand(in, j, pto::v1::DT_DOUBLE, in.dtype, rank)
+                         : ScalarOperand(in, j, scalar_storage, scalar_values, rank));
     }
     if (in.reduce_dim >= 0) {
       // Reductions: template <E0, E1, E2, E3, K[, D]> over the padded tile;
@@ -835,9 +849,11 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
     const std::string round_to =
         typed || narrow || wrap ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
     const int scalar_tile = in.srcs.empty() ? in.dst : in.srcs[0];
+    const pto::v1::DataType scalar_values =
+        in.srcs.empty() ? in.dtype : ValueType(fn, i, in.srcs[0], in.dtype);
     std::vector<std::string> scalars;
     for (size_t j = 0; j < in.scalars.size(); ++j) {
-      scalars.push_back(ScalarOperand(in, j, storage(scalar_tile), rank));
+      scalars.push_back(ScalarOperand(in, j, storage(scalar_tile), scalar_values, rank));
     }
     const std::string tail = scalars.empty() ? "" : absl::StrCat(", ", absl::StrJoin(scalars, ", "));
     name[in.dst] = absl::StrCat("t", in.dst);

@@ -37,13 +37,7 @@ bool FloatWidthCast(const PtoFunction& fn, int i, const std::function<bool(int)>
   if (in.srcs.size() != 1 || in.reduce_dim >= 0 || is_row(in.dst) || is_row(in.srcs[0])) {
     return false;
   }
-  int writer = i - 1;
-  while (writer >= 0 && (fn.body[writer].op == PtoOpcode::kTStore ||
-                         fn.body[writer].dst != in.srcs[0])) {
-    --writer;
-  }
-  if (writer < 0) return false;
-  const pto::v1::DataType from = fn.body[writer].dtype;
+  const pto::v1::DataType from = ValueType(fn, i, in.srcs[0], pto::v1::DT_UNSPECIFIED);
   auto half = [](pto::v1::DataType t) {
     return t == pto::v1::DT_FP16 || t == pto::v1::DT_BF16;
   };
@@ -65,6 +59,15 @@ bool RowArithmetic(const PtoInstr& in, const std::function<bool(int)>& is_row,
 }
 
 }  // namespace
+
+pto::v1::DataType ValueType(const PtoFunction& fn, int i, int tile,
+                            pto::v1::DataType unwritten) {
+  for (int k = i - 1; k >= 0; --k) {
+    const PtoInstr& w = fn.body[k];
+    if (w.op != PtoOpcode::kTStore && w.dst == tile) return w.dtype;
+  }
+  return unwritten;
+}
 
 PtoBuffer Viewed(const PtoBuffer& buf, const PtoInstr& in) {
   PtoBuffer as = buf;

@@ -31,6 +31,12 @@ struct Access {
 // `buf` as a load through a reshape addresses it: with the view shape.
 PtoBuffer Viewed(const PtoBuffer& buf, const PtoInstr& in);
 
+// The element type of the values tile `tile` holds where instruction i
+// reads it: that of the last instruction before i that wrote it (UB storage
+// is f32 for FP32, FP16 and BF16 alike), or `unwritten` if none did.
+pto::v1::DataType ValueType(const PtoFunction& fn, int i, int tile,
+                            pto::v1::DataType unwritten);
+
 // How a function with tile extents `tile` addresses `buf` through `index`
 // (one entry per buffer dim; empty: aligned to the tile's last dims, numpy
 // broadcasting). Dims the buffer broadcasts along (size 1, or no buffer

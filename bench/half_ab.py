@@ -2,15 +2,16 @@
 """FP16 composites and dynamic numbers: this session's forms against the old
 ones, interleaved in one process.
 
-    tools/pypto-python bench/half_ab.py [--rounds=21] [--calls=10]
+    tools/pypto-python bench/half_ab.py [--rounds=21] [--calls=10] [--only=SUBSTR]
 
 - softmax and rms_norm on FP16: "new" is pypto's (cast to FP32, the FP32
   expansion, one cast back: within 1 ulp of float64), "old" the per-op FP16
   expansion pypto recorded before (amax, sub, exp, sum, div; sum of squares,
   muls, adds, rsqrt, muls by gamma, each rounded to FP16).
-- FP16 x * n with n a DYNAMIC size: "new" rounds n to FP16 at launch (a
-  one-element tensor filled at launch, its own small group), "old" the f32
-  immediate (unrounded; recorded through ops._binary(exact_number=True)).
+- FP16 x * n with n a DYNAMIC size, n rounded to FP16 at launch: "new" is
+  pypto's (a scalar operand the kernel rounds), "old" the one-element tensor
+  of n that session 8 recorded instead (filled at launch by a small group of
+  its own, then loaded broadcast).
 
 Each round times --calls calls of each form in turn (the order alternating),
 and prints per case the median and best of the rounds' medians and the
@@ -57,14 +58,14 @@ def gamma_kernel(fn, tile):
     return k
 
 
-def times_n_kernel(immediate):
-    D16 = pypto.Tensor([16, pypto.DYNAMIC], pypto.DT_FP16)
+def times_n_kernel(one_element_tensor, rows):
+    D16 = pypto.Tensor([rows, pypto.DYNAMIC], pypto.DT_FP16)
 
     @pypto.jit
     def k(a: D16, out: D16):
         pypto.set_vec_tile_shapes(4, 1024)
         n = a.shape[-1]
-        out[:] = ops._binary("mul", a, n, exact_number=True) if immediate else a * n
+        out[:] = a * pypto.full([1, 1], n, pypto.DT_FP16) if one_element_tensor else a * n
     return k
 
 
@@ -78,19 +79,24 @@ def cases():
                unary_kernel(lambda v: pypto.softmax(v, -1), tile), (x, np.empty_like(x)))
         yield (f"rms_norm {label}", gamma_kernel(old_rms_norm, tile),
                gamma_kernel(pypto.rms_norm, tile), (x, g, np.empty_like(x)))
-    x = rng.uniform(-5, 5, (16, 4096)).astype(np.float16)
-    yield "x * n 16x4096", times_n_kernel(True), times_n_kernel(False), (x, np.empty_like(x))
+    for rows, cols in ((16, 4096), (1024, 1024)):
+        x = rng.uniform(-5, 5, (rows, cols)).astype(np.float16)
+        yield (f"x * n {rows}x{cols}", times_n_kernel(True, rows), times_n_kernel(False, rows),
+               (x, np.empty_like(x)))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--only", default="", help="only the cases whose name contains this")
     args = parser.parse_args()
     print(f"load {os.getloadavg()[0]:.2f}")
     print("| case | old median (best) ms | new median (best) ms | new/old per round |")
     print("|---|---|---|---|")
     for name, old, new, arrays in cases():
+        if args.only not in name:
+            continue
         forms = [("old", old), ("new", new)]
         for _, k in forms:
             for _ in range(5):

@@ -403,6 +403,7 @@ Executor::~Executor() {
 
 absl::StatusOr<std::vector<int>> Executor::ParseWorkerCpus(
     absl::string_view value) {
+  if (value == "none") return std::vector<int>();
   const std::vector<int> allowed = AllowedCpus();
   if (value == "all") return allowed;
   std::vector<int> cpus;
@@ -411,7 +412,7 @@ absl::StatusOr<std::vector<int>> Executor::ParseWorkerCpus(
     if (!absl::SimpleAtoi(entry, &cpu) || cpu < 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "PTO_WORKER_CPUS=\"%s\": entry \"%s\" is not a CPU number (want "
-          "\"all\" or numbers separated by commas, e.g. \"0,1\")",
+          "\"all\", \"none\" or numbers separated by commas, e.g. \"0,1\")",
           value, entry));
     }
     if (std::find(allowed.begin(), allowed.end(), cpu) == allowed.end()) {
@@ -434,6 +435,23 @@ absl::StatusOr<uint32_t> Executor::SetPolicyForBench(uint32_t bits) {
   return policy_.exchange(bits, std::memory_order_relaxed);
 }
 
+Executor::Options Executor::OptionsFromEnvironment() {
+  Options options;
+  options.vector_workers = EnvWorkers("PTO_VECTOR_WORKERS");
+  options.cube_workers = EnvWorkers("PTO_CUBE_WORKERS");
+  options.spin_micros = EnvSpinMicros();
+  const char* cpus = std::getenv("PTO_WORKER_CPUS");
+  absl::StatusOr<std::vector<int>> parsed =
+      ParseWorkerCpus(cpus != nullptr ? cpus : "all");
+  if (parsed.ok()) {
+    options.worker_cpus = *std::move(parsed);
+  } else {
+    ABSL_RAW_LOG(WARNING, "pto executor: %s; workers not pinned",
+                 std::string(parsed.status().message()).c_str());
+  }
+  return options;
+}
+
 Executor& Executor::Default() {
   // A child of fork() inherits the executor but none of its threads (and
   // maybe a queue lock held by one): it gets an executor of its own. The
@@ -449,20 +467,7 @@ Executor& Executor::Default() {
   std::lock_guard<std::mutex> lock(creation);
   current = executor.load(std::memory_order_acquire);
   if (current == nullptr || owner.load(std::memory_order_acquire) != pid) {
-    Options options;
-    options.vector_workers = EnvWorkers("PTO_VECTOR_WORKERS");
-    options.cube_workers = EnvWorkers("PTO_CUBE_WORKERS");
-    options.spin_micros = EnvSpinMicros();
-    if (const char* cpus = std::getenv("PTO_WORKER_CPUS"); cpus != nullptr) {
-      absl::StatusOr<std::vector<int>> parsed = ParseWorkerCpus(cpus);
-      if (parsed.ok()) {
-        options.worker_cpus = *std::move(parsed);
-      } else {
-        ABSL_RAW_LOG(WARNING, "pto executor: %s; workers not pinned",
-                     std::string(parsed.status().message()).c_str());
-      }
-    }
-    current = new Executor(options);
+    current = new Executor(OptionsFromEnvironment());
     owner.store(pid, std::memory_order_release);
     executor.store(current, std::memory_order_release);
   }

@@ -237,9 +237,13 @@ class Executor {
     // With kWakeOffCallerCpu the caller then wakes a worker that cannot run
     // on its CPU: one that waits for another CPU, where it preempts whatever
     // runs there (a thread that slept has little CPU time to its name),
-    // instead of preempting the caller. Opt-in (Options::worker_cpus,
-    // PTO_WORKER_CPUS): it binds threads a process may want elsewhere; on
-    // a 2-CPU machine with one other busy process, the only policy whose
+    // instead of preempting the caller. On for the default executor
+    // (OptionsFromEnvironment: every CPU the process may use, unless
+    // PTO_WORKER_CPUS=none): unpinned, a guest kernel can leave the woken
+    // worker queued behind the caller on the caller's CPU while the other
+    // idles, for whole calls (2-vCPU AMD VM: 33-42% of short calls split,
+    // against 87-100% pinned; docs/bench/pin-2026-12-02-s9.md). On a 2-CPU
+    // Intel VM with one other busy process it was the only policy whose
     // two-thread short calls beat one thread's in most rounds.
     kPinWorkers = 16,
     // Home segments: a kind's roots are cut into one contiguous segment per
@@ -274,18 +278,23 @@ class Executor {
   absl::StatusOr<uint32_t> SetPolicyForBench(uint32_t bits);
   uint32_t policy() const { return policy_.load(std::memory_order_relaxed); }
 
-  // The process-wide executor (never destroyed). Pool sizes are the
-  // defaults unless the environment sets PTO_VECTOR_WORKERS or
-  // PTO_CUBE_WORKERS (positive integers) or PTO_SPIN_MICROS (0 or more:
-  // Options::spin_micros) before its first use; PTO_WORKER_CPUS
-  // (ParseWorkerCpus; a bad value is reported on stderr and ignored) pins
-  // the workers (Options::worker_cpus). A process made by fork()
-  // gets its own on first use.
+  // The process-wide executor (never destroyed), made with
+  // OptionsFromEnvironment() as the environment is at its first use. A
+  // process made by fork() gets its own on first use.
   static Executor& Default();
 
-  // PTO_WORKER_CPUS: "all" (every CPU the process may use, in order) or
-  // CPU numbers separated by commas ("0,1"), each one the process may use.
-  // INVALID_ARGUMENT naming the entry otherwise.
+  // Default()'s options: pool sizes are the defaults unless
+  // PTO_VECTOR_WORKERS or PTO_CUBE_WORKERS (positive integers) say
+  // otherwise, PTO_SPIN_MICROS (0 or more) sets Options::spin_micros, and
+  // the workers are pinned (Options::worker_cpus) to every CPU the process
+  // may use unless PTO_WORKER_CPUS (ParseWorkerCpus) names others or is
+  // "none". A bad PTO_WORKER_CPUS is reported on stderr and pins nothing.
+  static Options OptionsFromEnvironment();
+
+  // PTO_WORKER_CPUS: "all" (every CPU the process may use, in order),
+  // "none" (no pinning: empty), or CPU numbers separated by commas ("0,1"),
+  // each one the process may use. INVALID_ARGUMENT naming the entry
+  // otherwise.
   static absl::StatusOr<std::vector<int>> ParseWorkerCpus(
       absl::string_view value);
 

@@ -743,6 +743,7 @@ TEST(ExecutorTest, ParseWorkerCpus) {
     if (CPU_ISSET(c, &mask)) allowed.push_back(c);
   }
   EXPECT_EQ(*Executor::ParseWorkerCpus("all"), allowed);
+  EXPECT_TRUE(Executor::ParseWorkerCpus("none")->empty());
   const std::string first = std::to_string(allowed[0]);
   EXPECT_EQ(*Executor::ParseWorkerCpus(first + "," + first),
             (std::vector<int>{allowed[0], allowed[0]}));
@@ -757,6 +758,67 @@ TEST(ExecutorTest, ParseWorkerCpus) {
   EXPECT_EQ(far.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(far.status().message(),
               HasSubstr("CPU 100000 is not one this process may use"));
+}
+
+// Sets an environment variable for a scope (unset: nullptr), then puts
+// back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    had_ = std::getenv(name) != nullptr;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+// The default executor pins its workers to every CPU the process may use
+// unless PTO_WORKER_CPUS says otherwise ("none": unpinned; a bad value:
+// unpinned, with a warning); the pool sizes and spin come from theirs.
+TEST(ExecutorTest, OptionsFromEnvironmentPinUnlessNone) {
+  const std::vector<int> allowed = *Executor::ParseWorkerCpus("all");
+  {
+    ScopedEnv cpus("PTO_WORKER_CPUS", nullptr);
+    ScopedEnv vectors("PTO_VECTOR_WORKERS", "3");
+    ScopedEnv spin("PTO_SPIN_MICROS", "7");
+    const Executor::Options options = Executor::OptionsFromEnvironment();
+    EXPECT_EQ(options.worker_cpus, allowed);
+    EXPECT_EQ(options.vector_workers, 3);
+    EXPECT_EQ(options.spin_micros, 7);
+    Executor ex(options);
+    EXPECT_EQ(ex.policy(), Executor::kDefaultPolicy | Executor::kPinWorkers);
+  }
+  {
+    ScopedEnv cpus("PTO_WORKER_CPUS", "none");
+    const Executor::Options options = Executor::OptionsFromEnvironment();
+    EXPECT_TRUE(options.worker_cpus.empty());
+    Executor ex(options);
+    EXPECT_EQ(ex.policy(), Executor::kDefaultPolicy);
+  }
+  {
+    const std::string first = std::to_string(allowed[0]);
+    ScopedEnv cpus("PTO_WORKER_CPUS", first.c_str());
+    EXPECT_EQ(Executor::OptionsFromEnvironment().worker_cpus, std::vector<int>{allowed[0]});
+  }
+  {
+    ScopedEnv cpus("PTO_WORKER_CPUS", "0,x");
+    EXPECT_TRUE(Executor::OptionsFromEnvironment().worker_cpus.empty());
+  }
 }
 
 // Several threads run one wide plan (roots claimed in chunks of 64) at

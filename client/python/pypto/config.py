@@ -26,7 +26,10 @@ from .jit_options import KNOWN_KEYS, check_group, check_groups, honoured
 
 _lock = threading.Lock()
 _groups = {g: {} for g in KNOWN_KEYS}
-_honoured = (None, {}, None)  # honoured(_groups), kept current by _set_all
+# honoured(_groups), kept current by _set_all: replaced only when its value
+# changes, so a jit function's repeat-call fast path can compare it by
+# identity (jit_function.py).
+_honoured = (None, {}, None)
 
 
 def _set_all(groups):
@@ -34,7 +37,8 @@ def _set_all(groups):
     h = honoured("pypto options", groups)
     with _lock:
         _groups = groups
-        _honoured = h
+        if h != _honoured:
+            _honoured = h
 
 
 def _snapshot():
@@ -49,9 +53,10 @@ def honoured_now():
     return mode, dict(opts), timeout
 
 
-def cache_token():
-    """What of the global options changes a compiled kernel (hashable)."""
-    return tuple(sorted(_honoured[1].items()))
+def cache_token(honoured_values=None):
+    """What of the global options changes a compiled kernel (hashable); of
+    `honoured_values` (a _honoured read earlier) when given."""
+    return tuple(sorted((honoured_values or _honoured)[1].items()))
 
 
 def _setter(group):

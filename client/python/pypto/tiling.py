@@ -9,8 +9,11 @@ tracing a kernel never leaks state into the next call.
 
 import numbers
 
-_vec_tile_shapes = None  # tuple of ints, or None before the first set
-_cube_tile_shapes = None  # (m, k, n, enable_split_k), or None
+# (vector tile shape: a tuple of ints, cube tile shape: (m, k, n,
+# enable_split_k)), each None before its first set. One object, replaced by
+# every set: a jit function's repeat-call fast path knows nothing changed
+# since its last call when this is still the object it saw (jit_function.py).
+_state = (None, None)
 
 
 def _positive_int(x, what):
@@ -27,19 +30,20 @@ def set_vec_tile_shapes(*dims):
     e.g. pypto.set_vec_tile_shapes(64, 128) for 2-D ops. Any positive size is
     accepted (PyPTO's 32-byte alignment of the last dim is not required here).
     """
-    global _vec_tile_shapes
+    global _state
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     if not 1 <= len(dims) <= 4:
         raise ValueError(
             f"pypto.set_vec_tile_shapes: expected 1 to 4 dims, got {len(dims)}")
-    _vec_tile_shapes = tuple(
+    vec = tuple(
         _positive_int(d, f"pypto.set_vec_tile_shapes: dim {i}") for i, d in enumerate(dims))
+    _state = (vec, _state[1])
 
 
 def get_vec_tile_shapes():
     """The vector tile shape in force, as a list (empty if none was set)."""
-    return list(_vec_tile_shapes or ())
+    return list(_state[0] or ())
 
 
 def _pair(x, name):
@@ -59,31 +63,32 @@ def _pair(x, name):
 
 def set_cube_tile_shapes(m, k, n, enable_split_k=False):
     """Sets the cube (matmul) tile shape: m, k, n each [L0 size, L1 size]."""
-    global _cube_tile_shapes
-    _cube_tile_shapes = (_pair(m, "m"), _pair(k, "k"), _pair(n, "n"), bool(enable_split_k))
+    global _state
+    cube = (_pair(m, "m"), _pair(k, "k"), _pair(n, "n"), bool(enable_split_k))
+    _state = (_state[0], cube)
 
 
 def get_cube_tile_shapes():
     """The cube tile shape in force as ([mL0, mL1], [kL0, kL1], [nL0, nL1], split_k)."""
-    if _cube_tile_shapes is None:
+    if _state[1] is None:
         return []
-    m, k, n, split = _cube_tile_shapes
+    m, k, n, split = _state[1]
     return [list(m), list(k), list(n), split]
 
 
 def _save():
-    return (_vec_tile_shapes, _cube_tile_shapes)
+    return _state
 
 
 def _restore(state):
-    global _vec_tile_shapes, _cube_tile_shapes
-    _vec_tile_shapes, _cube_tile_shapes = state
+    global _state
+    _state = state
 
 
 def current_vec_tile():
-    return _vec_tile_shapes
+    return _state[0]
 
 
 def current_cube_tile():
     """(m, k, n, split_k) in force, or None."""
-    return _cube_tile_shapes
+    return _state[1]

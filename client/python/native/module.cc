@@ -5,6 +5,8 @@
 //   kernel = Kernel(binary_bytes)          # verify + load the native payload
 //   kernel.run([a, b, out])                # numpy arrays, C-contiguous
 //   kernel.run([x16, out], [3, 0])         # x16: int16 view of bf16 data
+//   launcher = kernel.launcher([a, out], [], [1], guards)   # pypto's repeat calls
+//   launcher.call((a, out))                # False: nothing ran (see ArgGuard)
 //
 // Errors come back as Python exceptions carrying the absl::Status message:
 // INVALID_ARGUMENT and friends -> ValueError, UNIMPLEMENTED ->
@@ -15,6 +17,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -116,57 +119,220 @@ pto::v1::DataType DtypeOf(const py::array& array, size_t index) {
       "int32, int64, uint8)"));
 }
 
+// What one positional argument of a jit call must be for Launcher.call() to
+// run the kernel on it: what pypto's fast-path key holds for the argument
+// (jit_function.py), as a guard tuple (kind, wrapper, axes, type, dtype or
+// value, shape):
+//   ("array", wrapper, axes, numpy.ndarray, dtype, shape)  equivalent dtype
+//   ("tensor", wrapper, axes, type, dtype, shape)  the same dtype object
+//   ("scalar", None, None, type, value, None)  == value; no kernel argument
+// `wrapper` (pypto.from_torch's HostTensor, or None) is the exact type of an
+// object whose `_pypto_data` is the array or tensor and whose
+// `dynamic_axis` == axes. Types are exact (no subclasses).
+struct ArgGuard {
+  enum class Kind { kArray, kTensor, kScalar };
+  Kind kind = Kind::kScalar;
+  PyTypeObject* wrapper = nullptr;
+  py::object axes;
+  PyTypeObject* type = nullptr;
+  py::object dtype_or_value;
+  std::vector<py::ssize_t> shape;
+  py::object keep;  // the guard tuple: keeps `wrapper` and `type` alive
+};
+
+ArgGuard ParseGuard(const py::handle& spec, size_t index) {
+  const std::string where = absl::StrCat("launcher: guard ", index);
+  if (!py::isinstance<py::tuple>(spec) || py::len(spec) != 6) {
+    throw py::value_error(absl::StrCat(where, " is not a 6-tuple"));
+  }
+  const py::tuple t = py::reinterpret_borrow<py::tuple>(spec);
+  ArgGuard g;
+  const std::string kind = t[0].cast<std::string>();
+  if (kind == "array") {
+    g.kind = ArgGuard::Kind::kArray;
+  } else if (kind == "tensor") {
+    g.kind = ArgGuard::Kind::kTensor;
+  } else if (kind != "scalar") {
+    throw py::value_error(absl::StrCat(where, ": kind '", kind,
+                                       "' is not array, tensor or scalar"));
+  }
+  if (!t[1].is_none()) {
+    if (!PyType_Check(t[1].ptr())) {
+      throw py::value_error(absl::StrCat(where, ": wrapper is not a type"));
+    }
+    g.wrapper = reinterpret_cast<PyTypeObject*>(t[1].ptr());
+    g.axes = t[2];
+  }
+  if (!PyType_Check(t[3].ptr())) {
+    throw py::value_error(absl::StrCat(where, ": type is not a type"));
+  }
+  g.type = reinterpret_cast<PyTypeObject*>(t[3].ptr());
+  if (g.kind == ArgGuard::Kind::kArray &&
+      g.type != py::detail::npy_api::get().PyArray_Type_) {
+    throw py::value_error(absl::StrCat(where, ": an array's type must be numpy.ndarray"));
+  }
+  g.dtype_or_value = t[4];
+  if (g.kind != ArgGuard::Kind::kScalar) {
+    for (const py::handle d : py::reinterpret_borrow<py::sequence>(t[5])) {
+      g.shape.push_back(d.cast<py::ssize_t>());
+    }
+  }
+  g.keep = t;
+  return g;
+}
+
+// Attribute and method names call() looks up per argument, interned once
+// (never freed: they outlive the module's objects at exit).
+struct Names {
+  PyObject* dynamic_axis = PyUnicode_InternFromString("dynamic_axis");
+  PyObject* pypto_data = PyUnicode_InternFromString("_pypto_data");
+  PyObject* is_cpu = PyUnicode_InternFromString("is_cpu");
+  PyObject* dtype = PyUnicode_InternFromString("dtype");
+  PyObject* shape = PyUnicode_InternFromString("shape");
+  PyObject* is_contiguous = PyUnicode_InternFromString("is_contiguous");
+  PyObject* data_ptr = PyUnicode_InternFromString("data_ptr");
+};
+
+const Names& names() {
+  static const Names* const kNames = new Names();
+  return *kNames;
+}
+
+// A new reference to obj.name, or null (the error cleared).
+py::object AttrOrNull(PyObject* obj, PyObject* name) {
+  PyObject* value = PyObject_GetAttr(obj, name);
+  if (value == nullptr) PyErr_Clear();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+// A new reference to obj.name(), or null (the error cleared).
+py::object CallOrNull(PyObject* obj, PyObject* name) {
+  PyObject* value = PyObject_CallMethodNoArgs(obj, name);
+  if (value == nullptr) PyErr_Clear();
+  return py::reinterpret_steal<py::object>(value);
+}
+
+// True when sequence `dims` (a torch.Size) holds exactly `shape`.
+bool SameDims(PyObject* dims, const std::vector<py::ssize_t>& shape) {
+  if (!PyTuple_Check(dims) ||
+      PyTuple_GET_SIZE(dims) != static_cast<py::ssize_t>(shape.size())) {
+    return false;
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const py::ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(dims, d));
+    if (size != shape[d]) {
+      PyErr_Clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+// The address of the memory `obj` holds when it is what `g` asks for
+// (numpy arrays: C-contiguous, aligned and writeable, as the fast-path key
+// asks; torch tensors: on the CPU and contiguous), else 0.
+uintptr_t GuardedAddress(const ArgGuard& g, PyObject* obj) {
+  py::object data;
+  if (g.wrapper != nullptr) {
+    if (Py_TYPE(obj) != g.wrapper) return 0;
+    py::object axes = AttrOrNull(obj, names().dynamic_axis);
+    if (!axes || PyObject_RichCompareBool(axes.ptr(), g.axes.ptr(), Py_EQ) != 1) {
+      PyErr_Clear();
+      return 0;
+    }
+    data = AttrOrNull(obj, names().pypto_data);
+    if (!data) return 0;
+    obj = data.ptr();
+  }
+  if (Py_TYPE(obj) != g.type) return 0;
+  if (g.kind == ArgGuard::Kind::kArray) {
+    const auto& api = py::detail::npy_api::get();
+    const auto* a = py::detail::array_proxy(obj);
+    constexpr int kCArray = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ |
+                            py::detail::npy_api::NPY_ARRAY_ALIGNED_ |
+                            py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    if ((a->flags & kCArray) != kCArray ||
+        a->nd != static_cast<int>(g.shape.size()) ||
+        !std::equal(g.shape.begin(), g.shape.end(), a->dimensions)) {
+      return 0;
+    }
+    if (a->descr != g.dtype_or_value.ptr() &&
+        !api.PyArray_EquivTypes_(a->descr, g.dtype_or_value.ptr())) {
+      return 0;
+    }
+    return reinterpret_cast<uintptr_t>(a->data);
+  }
+  // A torch tensor, through its Python attributes (no libtorch here).
+  py::object is_cpu = AttrOrNull(obj, names().is_cpu);
+  py::object dtype = AttrOrNull(obj, names().dtype);
+  py::object shape = AttrOrNull(obj, names().shape);
+  if (is_cpu.ptr() != Py_True || dtype.ptr() != g.dtype_or_value.ptr() || !shape ||
+      !SameDims(shape.ptr(), g.shape) ||
+      CallOrNull(obj, names().is_contiguous).ptr() != Py_True) {
+    return 0;
+  }
+  py::object address = CallOrNull(obj, names().data_ptr);
+  if (!address || !PyLong_Check(address.ptr())) return 0;
+  const size_t result = PyLong_AsSize_t(address.ptr());
+  if (result == static_cast<size_t>(-1)) {
+    PyErr_Clear();
+    return 0;
+  }
+  return result;
+}
+
+// Kernel runs made by launchers in this process: pypto counts them as memory
+// hits (cache.py's compile_stats), so that its repeat calls take no lock.
+std::atomic<int64_t> g_launcher_runs{0};
+
 // A kernel's arguments fixed but for their addresses, for pypto's repeat-call
-// fast path: the jit function has already matched each argument's type,
-// dtype, shape and layout (C-contiguous) against an earlier call, so a run
-// needs only the addresses. Made once per fast-path key from that call's
-// arrays; run() takes per argument a numpy array or an address (a torch
-// tensor's data_ptr()) and skips what run() spends per call on
-// numpy views of torch tensors and on np.may_share_memory in Python.
+// fast path: made once per fast-path key from that call's arguments (their
+// guards) and numpy views of them (the kernel's dtypes and shapes). call()
+// takes a later call's positional arguments as they are, checks each against
+// its guard and runs the kernel on their addresses: one native call for what
+// pypto would otherwise build a key for, look up and convert per argument
+// (numpy views of torch tensors, np.may_share_memory).
 class PyLauncher {
  public:
   PyLauncher(std::shared_ptr<const pto::runtime::Kernel> kernel,
              std::vector<pto::runtime::TensorArg> args,
              std::vector<int64_t> nbytes, std::vector<int64_t> itemsize,
-             std::vector<int> written)
+             std::vector<int> written, std::vector<ArgGuard> guards)
       : kernel_(std::move(kernel)),
         args_(std::move(args)),
         nbytes_(std::move(nbytes)),
         itemsize_(std::move(itemsize)),
-        written_(std::move(written)) {}
+        written_(std::move(written)),
+        guards_(std::move(guards)) {}
 
-  // False (nothing run) where an argument the kernel writes overlaps another
-  // one's bytes, or an address is not aligned to its element: the caller's
-  // full path then says why (or copies).
-  bool Run(const py::sequence& objs) const {
-    if (static_cast<size_t>(py::len(objs)) != args_.size()) {
-      throw py::value_error(absl::StrCat("launcher: expected ", args_.size(),
-                                         " arguments, got ", py::len(objs)));
-    }
+  // False (nothing run) where an argument is not what its guard asks for,
+  // an address is not aligned to its element, or an argument the kernel
+  // writes overlaps another one's bytes: the caller's full path then says
+  // why, copies or compiles.
+  bool Call(const py::tuple& call_args) const {
+    if (call_args.size() != guards_.size()) return false;
     std::vector<pto::runtime::TensorArg> args = args_;
-    for (size_t i = 0; i < args.size(); ++i) {
-      py::handle h = objs[i];
-      uintptr_t address;
-      if (py::isinstance<py::int_>(h)) {
-        address = h.cast<uintptr_t>();
-      } else {
-        py::array a = py::reinterpret_borrow<py::array>(h);
-        if (!py::isinstance<py::array>(h) || !(a.flags() & py::array::c_style) ||
-            a.nbytes() != nbytes_[i]) {
-          throw py::value_error(absl::StrCat(
-              "launcher: argument ", i,
-              " is not a C-contiguous array of ", nbytes_[i], " bytes"));
+    size_t k = 0;
+    for (size_t i = 0; i < guards_.size(); ++i) {
+      const ArgGuard& g = guards_[i];
+      PyObject* obj = PyTuple_GET_ITEM(call_args.ptr(), i);
+      if (g.kind == ArgGuard::Kind::kScalar) {
+        if (Py_TYPE(obj) != g.type ||
+            PyObject_RichCompareBool(obj, g.dtype_or_value.ptr(), Py_EQ) != 1) {
+          PyErr_Clear();
+          return false;
         }
-        address = reinterpret_cast<uintptr_t>(a.data());
+        continue;
       }
-      if (address % itemsize_[i] != 0) return false;
-      args[i].data = reinterpret_cast<void*>(address);
+      const uintptr_t address = GuardedAddress(g, obj);
+      if (address == 0 || address % itemsize_[k] != 0) return false;
+      args[k++].data = reinterpret_cast<void*>(address);
     }
     // np.may_share_memory's bounds test, for each written argument.
     for (int w : written_) {
       const uintptr_t lo = reinterpret_cast<uintptr_t>(args[w].data);
       for (size_t i = 0; i < args.size(); ++i) {
-        if (static_cast<int>(i) == w || nbytes_[w] == 0 || nbytes_[i] == 0) continue;
+        if (static_cast<int>(i) == w) continue;
         const uintptr_t other = reinterpret_cast<uintptr_t>(args[i].data);
         if (lo < other + nbytes_[i] && other < lo + nbytes_[w]) return false;
       }
@@ -177,15 +343,17 @@ class PyLauncher {
       status = kernel_->Run(args);
     }
     if (!status.ok()) Raise(status);
+    g_launcher_runs.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
 
  private:
   std::shared_ptr<const pto::runtime::Kernel> kernel_;
-  std::vector<pto::runtime::TensorArg> args_;  // data filled per run
-  std::vector<int64_t> nbytes_;
+  std::vector<pto::runtime::TensorArg> args_;  // data filled per call
+  std::vector<int64_t> nbytes_;    // >= 1: launchers are made for non-empty arrays
   std::vector<int64_t> itemsize_;  // >= 1
   std::vector<int> written_;
+  std::vector<ArgGuard> guards_;  // one per positional argument
 };
 
 // A loaded kernel. Immutable; run() may be called from several threads.
@@ -326,16 +494,41 @@ class PyKernel {
   }
 
  public:
-  // A launcher for arguments like `arrays` (same shapes and dtypes; see
-  // PyLauncher); `written`: the indices of the arguments the kernel writes.
+  // A launcher (PyLauncher) for calls whose positional arguments pass
+  // `guards` (ArgGuard), one per argument; `arrays`: numpy views of one such
+  // call's non-scalar arguments, in order (their dtypes and shapes are the
+  // kernel's); `written`: the indices of the arrays the kernel writes.
   PyLauncher Launcher(const std::vector<py::array>& arrays,
                       const std::vector<int>& dtypes,
-                      const std::vector<int>& written) const {
+                      const std::vector<int>& written,
+                      const py::sequence& guard_specs) const {
     std::vector<pto::runtime::TensorArg> args = ArgsOf(arrays, dtypes);
     std::vector<int64_t> nbytes, itemsize;
     for (const py::array& a : arrays) {
+      if (a.nbytes() == 0) {
+        throw py::value_error("launcher: arrays must not be empty");
+      }
       nbytes.push_back(a.nbytes());
       itemsize.push_back(std::max<int64_t>(1, a.itemsize()));
+    }
+    std::vector<ArgGuard> guards;
+    size_t tensors = 0;
+    for (size_t i = 0; i < py::len(guard_specs); ++i) {
+      guards.push_back(ParseGuard(guard_specs[i], i));
+      const ArgGuard& g = guards.back();
+      if (g.kind == ArgGuard::Kind::kScalar) continue;
+      if (tensors >= arrays.size() ||
+          static_cast<size_t>(arrays[tensors].ndim()) != g.shape.size() ||
+          !std::equal(g.shape.begin(), g.shape.end(), arrays[tensors].shape())) {
+        throw py::value_error(absl::StrCat(
+            "launcher: guard ", i, " does not describe array ", tensors));
+      }
+      ++tensors;
+    }
+    if (tensors != arrays.size()) {
+      throw py::value_error(absl::StrCat("launcher: ", tensors,
+                                         " array and tensor guards for ",
+                                         arrays.size(), " arrays"));
     }
     for (int w : written) {
       if (w < 0 || static_cast<size_t>(w) >= arrays.size()) {
@@ -345,7 +538,7 @@ class PyKernel {
     }
     for (auto& arg : args) arg.data = nullptr;
     return PyLauncher(kernel_, std::move(args), std::move(nbytes),
-                      std::move(itemsize), written);
+                      std::move(itemsize), written, std::move(guards));
   }
 
   std::string key() const { return kernel_->binary().key(); }
@@ -402,10 +595,15 @@ PYBIND11_MODULE(_native, m) {
       "executor_policy",
       [] { return pto::runtime::Executor::Default().policy(); },
       "The executor's scheduling policy bits (Executor::Policy).");
+  m.def(
+      "launcher_runs",
+      [] { return g_launcher_runs.load(std::memory_order_relaxed); },
+      "Kernel runs made by launchers (Launcher.call) in this process.");
   py::class_<PyLauncher>(m, "Launcher")
-      .def("run", &PyLauncher::Run, py::arg("args"),
-           "Runs on these arguments (numpy arrays or addresses); False when "
-           "nothing ran (overlap or misalignment).");
+      .def("call", &PyLauncher::Call, py::arg("args"),
+           "Runs on a jit call's positional arguments (a tuple) when each "
+           "passes its guard; False when nothing ran (a guard failed, an "
+           "address is misaligned or a written argument overlaps another).");
   py::class_<PyKernel>(m, "Kernel")
       .def(py::init<const py::bytes&>(), py::arg("binary"))
       .def("run", &PyKernel::Run, py::arg("arrays"),
@@ -422,11 +620,11 @@ PYBIND11_MODULE(_native, m) {
            "shares=True each root claimer's thread, CPUs and share (shares: "
            "[(name, cpu at start, cpu at end, start, end, roots, tasks)]).")
       .def("launcher", &PyKernel::Launcher, py::arg("arrays"),
-           py::arg("dtypes") = std::vector<int>{},
-           py::arg("written") = std::vector<int>{},
-           "A launcher for arguments shaped like these arrays (fast path): "
-           "launcher.run([array or address, ...]) -> False where a written "
-           "argument overlaps another or an address is misaligned.")
+           py::arg("dtypes"), py::arg("written"), py::arg("guards"),
+           "A launcher for jit calls whose arguments pass the guards, one per "
+           "argument (fast path; see ArgGuard), given numpy views of one such "
+           "call's arrays and tensors: launcher.call(args) -> False where "
+           "nothing ran.")
       .def_property_readonly("key", &PyKernel::key)
       .def_property_readonly("target", &PyKernel::target)
       .def_property_readonly("params", &PyKernel::params);

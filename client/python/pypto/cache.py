@@ -11,6 +11,7 @@ PYPTO_DISK_CACHE=0 turns the disk cache off.
 
 import os
 import re
+import sys
 import tempfile
 import threading
 
@@ -28,6 +29,17 @@ _stats = {
 }
 
 
+# Memory hits that run through a _native Launcher (a jit function's repeat
+# calls) count themselves there, an atomic add per run instead of this lock
+# per call; compile_stats adds the runs since the last reset.
+_launcher_runs_at_reset = 0
+
+
+def _launcher_runs():
+    native = sys.modules.get(__package__ + "._native")  # none loaded: none ran
+    return native.launcher_runs() if native is not None else 0
+
+
 def count(name, n=1):
     with _lock:
         _stats[name] += n
@@ -36,13 +48,17 @@ def count(name, n=1):
 def compile_stats():
     """Counters since the process started (or the last reset_compile_stats)."""
     with _lock:
-        return dict(_stats)
+        stats = dict(_stats)
+        stats["memory_hits"] += _launcher_runs() - _launcher_runs_at_reset
+        return stats
 
 
 def reset_compile_stats():
+    global _launcher_runs_at_reset
     with _lock:
         for k in _stats:
             _stats[k] = 0
+        _launcher_runs_at_reset = _launcher_runs()
 
 
 _KEY = re.compile(r"^[0-9a-f]{16,128}$")

@@ -18,11 +18,15 @@ go straight to that call's kernel (a pypto.from_torch wrapper: its tensor's
 key and its marked dims), provided each argument is C-contiguous,
 aligned and writeable, so no copy or read-only check is needed. Every
 check of step 1 depends only on that key, so a hit cannot skip an error; any
-miss takes the full path above, with its checks and messages. From a key's
-second hit on, the kernel runs through a launcher made for that key (its
-shapes and dtypes fixed): torch tensors are passed as addresses, and the
-launcher declines (the full path then runs or raises) where an output
-overlaps another argument or an address is misaligned.
+miss takes the full path above, with its checks and messages. A key's first
+hit makes a launcher for it (_native Launcher: the kernel's shapes and
+dtypes fixed, and per argument a guard: what the key says of it); from then
+on one native call checks the arguments against the guards and runs the
+kernel on their addresses, or declines (the full path then runs or raises)
+where an argument does not pass, an output overlaps another argument or an
+address is misaligned. While no tile shape or honoured option has changed
+since (tiling._state and config._honoured are the same objects), a call
+tries the last hit's launcher before building a key at all.
 """
 
 import functools
@@ -272,6 +276,10 @@ class JitFunction:
         # shape)) -> _Entry. Only positional calls; only when every parameter
         # may be passed positionally, so binding cannot fail on a hit.
         self._fast = {}
+        # The launcher of the last fast-path hit, while the global state it
+        # was keyed under holds: (tiling._state, config._honoured, launcher,
+        # entry), compared by identity (both are replaced when they change).
+        self._hot = None
         # Symbolic signatures whose trace needs static sizes (a dynamic size
         # used as a number: StaticShapeNeeded): their calls compile per size.
         self._per_size = set()
@@ -394,13 +402,28 @@ class JitFunction:
                 f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU")
 
     def __call__(self, *args, **kwargs):
+        hot = self._hot
+        if hot is not None and hot[0] is tiling._state and hot[1] is config._honoured \
+                and not kwargs:
+            # Nothing global changed since the call that made hot[2]: its
+            # launcher checks the arguments against that call's key and runs.
+            entry = hot[3]
+            try:
+                ran = hot[2].call(args)
+            except ValueError as e:
+                locations.annotate(e, entry.graph, entry.where)
+                raise
+            if ran:  # (a memory hit: the launcher counts it, cache.py)
+                self.last_compile = entry.memory_info
+                return
         if self.options.run_mode == RunMode.NPU or config._honoured[0] == RunMode.NPU:
             self._check_run_mode()
         if not kwargs and self._fast_ok and len(args) == len(self._params):
-            fast_key = self._fast_key(args)
+            state = (tiling._state, config._honoured)  # read once: the key's and hot's
+            fast_key = self._fast_key(args, state)
             if fast_key is not None:
                 fast = self._fast.get(fast_key)
-                if fast is not None and self._run_fast(fast, args):
+                if fast is not None and self._run_fast(fast, args, state):
                     return
         else:
             fast_key = None
@@ -451,13 +474,14 @@ class JitFunction:
         if fast_key is not None and len(self._fast) < 64:  # bounded: a key per signature seen
             self._fast[fast_key] = [entry, None]  # the launcher comes with the first hit
 
-    def _fast_key(self, args):
-        """The fast-path key of positional `args`, or None (full path only).
-        A numpy argument must already be C-contiguous, aligned and writeable
-        (flags.carray); a torch tensor is checked when converted, on a hit
-        only, so a dtype numpy lacks still gets the full path's message.
-        A Python number (a scalar parameter) is keyed by type and value."""
-        key = [tiling._save(), config.cache_token()]
+    def _fast_key(self, args, state):
+        """The fast-path key of positional `args` under `state` (tile shapes,
+        config._honoured), or None (full path only). A numpy argument must
+        already be C-contiguous, aligned and writeable (flags.carray); a torch
+        tensor is checked when converted, on a hit only, so a dtype numpy
+        lacks still gets the full path's message. A Python number (a scalar
+        parameter) is keyed by type and value."""
+        key = [state[0], config.cache_token(state[1])]
         for a in args:
             t = type(a)
             if t is HostTensor:  # pypto.from_torch(...): its data, and the dims it marks
@@ -484,46 +508,40 @@ class JitFunction:
                 key.append((t, a.dtype, a.shape))
         return tuple(key)
 
-    def _run_fast(self, fast, args):
-        """Runs fast = [entry, launcher] on `args` (their key hit) unless an
-        argument needs the full path (a torch tensor's memory needs a copy,
-        an argument the kernel writes overlaps another): then returns False.
+    def _run_fast(self, fast, args, state):
+        """Runs fast = [entry, launcher] on `args` (their key hit under
+        `state`) unless an argument needs the full path (a torch tensor's
+        memory needs a copy, an argument the kernel writes overlaps another):
+        then returns False.
 
         The first hit runs on numpy views of the arguments (as the full path
         does) and makes the key's launcher (_native Launcher: the shapes and
-        dtypes fixed); later hits pass the launcher numpy arrays as they are
-        and torch tensors as addresses (data_ptr(): no numpy view, ~4 us per
-        tensor), and it tests the overlap np.may_share_memory would."""
+        dtypes fixed, and per argument a guard: what the key says of it);
+        later hits pass it the arguments as they are. Either way the launcher
+        becomes the function's hot one (__call__), for `state`."""
         entry, launcher = fast
-        if launcher is not None:
-            run_args = []
-            for a in args:
-                t = type(a)
-                if t is HostTensor:
-                    a = a._pypto_data
-                    t = type(a)
-                if t is np.ndarray:
-                    run_args.append(a)
-                elif t not in _SCALAR_TYPES:
-                    if not a.is_contiguous():
-                        return False
-                    run_args.append(a.data_ptr())
+        if launcher is not None:  # (it counts the memory hit: cache.py)
             try:
-                if not launcher.run(run_args):
+                if not launcher.call(args):
                     return False
             except ValueError as e:
                 locations.annotate(e, entry.graph, entry.where)
                 raise
         else:
-            run_args = []
+            run_args, guards = [], []
             for a in args:
+                wrapper = axes = None
                 t = type(a)
                 if t is HostTensor:
-                    a = a._pypto_data
+                    wrapper, axes, a = t, a.dynamic_axis, a._pypto_data
                     t = type(a)
                 if t is np.ndarray:
+                    guards.append(("array", wrapper, axes, t, a.dtype, a.shape))
                     run_args.append(a)
-                elif t not in _SCALAR_TYPES:
+                elif t in _SCALAR_TYPES:
+                    guards.append(("scalar", None, None, t, a, None))
+                else:
+                    guards.append(("tensor", wrapper, axes, t, a.dtype, a.shape))
                     a = _torch_numpy(a)
                     if not a.flags.carray:
                         return False
@@ -532,8 +550,10 @@ class JitFunction:
             _launch(entry, run_args)
             make = getattr(entry.compiled.kernel, "launcher", None)
             if make is not None and all(a.size for a in run_args):  # not for empty ones
-                fast[1] = make(run_args, entry.run_dtypes, entry.written)
-        cache.count("memory_hits")
+                launcher = fast[1] = make(run_args, entry.run_dtypes, entry.written, guards)
+            cache.count("memory_hits")
+        if launcher is not None:
+            self._hot = state + (launcher, entry)
         self.last_compile = entry.memory_info
         return True
 

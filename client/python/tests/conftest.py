@@ -43,6 +43,15 @@ def private_cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def clean_options():
+    """No global options (pypto.set_*_options) before and after the test."""
+    import pypto
+    pypto.reset_options()
+    yield
+    pypto.reset_options()
+
+
+@pytest.fixture
 def native():
     """The _native extension; tests that need it skip when it is not built,
     except under `bazel test` (PYPTO_REQUIRE_NATIVE=1), where they fail."""

@@ -78,13 +78,6 @@ def test_aliases_and_values():
 # Options --------------------------------------------------------------------
 
 
-@pytest.fixture
-def clean_options():
-    pypto.reset_options()
-    yield
-    pypto.reset_options()
-
-
 def test_option_setters_validate_and_merge(clean_options):
     pypto.set_pass_options(enable_slice=False, sg_set_scope=1)
     pypto.set_pass_options(vec_nbuffer_setting={"DEFAULT": 4})

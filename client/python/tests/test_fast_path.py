@@ -324,7 +324,7 @@ def test_hot_launcher_declines_new_dtypes_shapes_scalars_and_wrappers(native):
     np.testing.assert_array_equal(out_b, 2.0)
 
 
-def test_hot_launcher_annotates_run_errors_and_is_thread_safe(native):
+def test_hot_launcher_is_thread_safe(native):
     k = make_kernel()
     shape = (16, 24)
     k(np.zeros(shape, np.float32), np.zeros(shape, np.float32))

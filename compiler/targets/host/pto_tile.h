@@ -882,6 +882,17 @@ inline void ExpMap(float* d, const float* a, int64_t n) {
   Map8<Exp8>(d, a, n);
 #endif
 }
+
+// ExpMap for softmax's exp (every a[i] <= 0 or NaN): Exp16Softmax with
+// AVX-512F, every lane (a partial last vector under its mask), so a value's
+// exp never depends on where it lies in a row or tile; else ExpMap.
+inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
+#if defined(__AVX512F__)
+  Map16<Exp16Softmax>(d, a, n);
+#else
+  ExpMap(d, a, n);
+#endif
+}
 #endif
 
 // erf and erfc on x86-64-v3 (AVX2 + FMA), 8 lanes, branch-free, in place of
@@ -1259,6 +1270,21 @@ inline void TExp(float* __restrict d, const float* __restrict a) {
   RoundTile<D>(d, N);
 #else
   PTO_TILE_ROUNDED_LOOP(N, D, __builtin_expf(a[i]));
+#endif
+}
+// TEXPSOFTMAX: exp of a tile whose every value is <= 0 or NaN (the lowering
+// proved it: softmax's x - max(x), lower/softmax_exp.h). With AVX-512F and
+// FMA softmax's exp (ExpSoftmaxMap: Exp16Softmax), the bits TSoftmaxRow,
+// TSubExpSumRow<C, true> and TSubExpSumRowN<true> give each value, so a
+// softmax computed a whole tile at a time, or from per-tile partials of a
+// row spanning several tiles, has the row form's exp; elsewhere TExp.
+template <int64_t N, typename D = float>
+inline void TExpSoftmax(float* __restrict d, const float* __restrict a) {
+#if PTO_TILE_FAST_EXP
+  ExpSoftmaxMap(d, a, N);
+  RoundTile<D>(d, N);
+#else
+  TExp<N, D>(d, a);
 #endif
 }
 PTO_TILE_UNARY_MVEC(TExp2, exp2f)
@@ -1779,12 +1805,12 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // (one thread, softmax 1024x256 in L2, with the 16-lane row max: 0.132 ms
 // best at x86-64-v3 -> 0.091 at v4).
 //
-// kMaxOfX: m[0] is x's row maximum as TRedMax computes it (NaN if x holds
-// one), so every x - m is <= 0 or NaN: with AVX-512F the groups of 16 take
-// softmax's exp, Exp16Softmax (bits that differ from Exp16's in the last
-// place for some x; host codegen sets it where the row's TRedMax of x comes
-// just before, and TSubExpSumRowN<true> and TSoftmaxRow give the same
-// bits). A tail past the groups and rows under 32 keep Exp16. Elsewhere
+// kMaxOfX: m[0] is at least x's row maximum (NaN if x holds one), so every
+// x - m is <= 0 or NaN: with AVX-512F every value takes softmax's exp,
+// Exp16Softmax (bits that differ from Exp16's in the last place for some
+// x), in the groups of 16, the tail past them and rows under 32 alike, as
+// TExpSoftmax gives it (host codegen sets it for a TEXPSOFTMAX; and
+// TSubExpSumRowN<true> and TSoftmaxRow give the same bits). Elsewhere
 // kMaxOfX changes nothing.
 template <int64_t C, bool kMaxOfX = false>
 inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
@@ -1843,7 +1869,11 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
     if constexpr (kGrouped < C) {  // Exp8's lanes are independent: any grouping
       float d[C - kGrouped];
       for (int64_t k = kGrouped; k < C; ++k) d[k - kGrouped] = x[k] - m[0];
-      ExpMap(e + kGrouped, d, C - kGrouped);
+      if constexpr (kMaxOfX) {
+        ExpSoftmaxMap(e + kGrouped, d, C - kGrouped);
+      } else {
+        ExpMap(e + kGrouped, d, C - kGrouped);
+      }
     }
     s[0] = CombinePickedLanes<SumOp<float>>(lo, hi, e, kGrouped, C);
     return;
@@ -1851,7 +1881,11 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
 #endif
   alignas(64) float d[C];
   TSubRows<1, C, kFull, kRow>(d, x, m);
-  TExp<C>(e, d);
+  if constexpr (kMaxOfX) {
+    TExpSoftmax<C>(e, d);
+  } else {
+    TExp<C>(e, d);
+  }
   TRedSum<1, 1, 1, C, 3>(s, e);
 }
 
@@ -2326,7 +2360,11 @@ inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, i
     if (grouped < c) {
       float d[kReduceLanes];
       for (int64_t k = grouped; k < c; ++k) d[k - grouped] = x[k] - m[0];
-      ExpMap(e + grouped, d, c - grouped);
+      if constexpr (kMaxOfX) {
+        ExpSoftmaxMap(e + grouped, d, c - grouped);
+      } else {
+        ExpMap(e + grouped, d, c - grouped);
+      }
     }
     s[0] = CombinePickedLanes<SumOp<float>>(lo, hi, e, grouped, c);
     for (int64_t k = c; k < end; ++k) e[k] = 0;
@@ -2337,7 +2375,11 @@ inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, i
   for (int64_t k = 0; k < end; k += kRowChunk) {
     alignas(64) float d[kRowChunk];
     for (int64_t j = 0; j < kRowChunk; ++j) d[j] = k + j < c ? x[k + j] - m[0] : 0.0f;
-    TExp<kRowChunk>(e + k, d);
+    if constexpr (kMaxOfX) {
+      TExpSoftmax<kRowChunk>(e + k, d);
+    } else {
+      TExp<kRowChunk>(e + k, d);
+    }
   }
   for (int64_t k = c; k < end; ++k) e[k] = 0;
   s[0] = ReduceRowN<SumOp<float>>(e, c);

@@ -5,6 +5,7 @@
 // replace, for NaN anywhere in a row, -inf and inf rows, signed zeros, rows
 // of one value and rows with a tail past the last group of 16. Built for
 // x86-64-v4 too (pto_tile_rows_test_v4): the 16-lane forms, the same bits.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -182,18 +183,20 @@ void CheckSubExpSum() {
       EXPECT_EQ(std::memcmp(inplace.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
       EXPECT_TRUE(SameSum(ms, want_s)) << "C=" << C;
     }
-    // m the row's max (kMaxOfX): with AVX-512F the groups of 16 take
-    // softmax's exp (Exp16Softmax), a tail and rows under 32 Exp16.
-    std::vector<float> d(C), want_e(C), got_e(C);
+    // m the row's max (kMaxOfX): every value takes softmax's exp, as the
+    // whole-tile instruction TExpSoftmax gives it (with AVX-512F
+    // Exp16Softmax, the tail and rows under 32 too; elsewhere TExp's).
+    std::vector<float> d(C), want_e(C), got_e(C), each(C), general(C);
     float want_s, got_s;
     pto_tile::TSubRows<1, C, pto_tile::kFull, pto_tile::kRow>(d.data(), row.data(), m);
-    pto_tile::TExp<C>(want_e.data(), d.data());
+    pto_tile::TExpSoftmax<C>(want_e.data(), d.data());
+    pto_tile::TExp<C>(general.data(), d.data());
 #if defined(__AVX512F__)
-    if constexpr (C >= 2 * pto_tile::kReduceLanes) {
-      constexpr int64_t kGrouped = C / pto_tile::kReduceLanes * pto_tile::kReduceLanes;
-      pto_tile::Map16<pto_tile::Exp16Softmax>(want_e.data(), d.data(), kGrouped);
-    }
+    pto_tile::Map16<pto_tile::Exp16Softmax>(each.data(), d.data(), C);
+#else
+    each = general;
 #endif
+    EXPECT_EQ(std::memcmp(want_e.data(), each.data(), C * sizeof(float)), 0) << "C=" << C;
     pto_tile::TRedSum<1, 1, 1, C, 3>(&want_s, want_e.data());
     pto_tile::TSubExpSumRow<C, true>(got_e.data(), &got_s, row.data(), m);
     EXPECT_EQ(std::memcmp(got_e.data(), want_e.data(), C * sizeof(float)), 0) << "C=" << C;
@@ -237,6 +240,47 @@ void CheckSoftmaxRow() {
       ASSERT_TRUE(SameSum(inplace[k], want[k])) << "in place, C=" << C << " k=" << k;
     }
   }
+}
+
+// A softmax computed a whole tile of R rows at a time, as host codegen
+// emits it where the row forms do not apply (TRedMax, TSubRows,
+// TExpSoftmax, TRedSum, TRecip, TMulRows over the tile), gives each row
+// TSoftmaxRow's bits.
+template <int64_t R, int64_t C>
+void CheckWholeTileSoftmax() {
+  const std::vector<std::vector<float>> rows = Rows<C>(static_cast<uint32_t>(C) + 400);
+  for (size_t first = 0; first < rows.size(); first += R) {
+    std::vector<float> x(R * C), d(R * C), e(R * C), y(R * C);
+    for (int64_t r = 0; r < R; ++r) {
+      const std::vector<float>& row = rows[std::min(first + r, rows.size() - 1)];
+      std::copy(row.begin(), row.end(), x.begin() + r * C);
+    }
+    float m[R], s[R], inv[R];
+    pto_tile::TRedMax<1, 1, R, C, 3>(m, x.data());
+    pto_tile::TSubRows<R, C, pto_tile::kFull, pto_tile::kRow>(d.data(), x.data(), m);
+    pto_tile::TExpSoftmax<R * C>(e.data(), d.data());
+    pto_tile::TRedSum<1, 1, R, C, 3>(s, e.data());
+    pto_tile::TRecip<R>(inv, s);
+    pto_tile::TMulRows<R, C, pto_tile::kFull, pto_tile::kRow>(y.data(), e.data(), inv);
+    for (int64_t r = 0; r < R; ++r) {
+      std::vector<float> want(C);
+      pto_tile::TSoftmaxRow<C>(want.data(), x.data() + r * C);
+      for (int64_t k = 0; k < C; ++k) {
+        ASSERT_TRUE(SameSum(y[r * C + k], want[k]))
+            << "C=" << C << " row " << first + r << " k=" << k << ": " << y[r * C + k] << " vs "
+            << want[k];
+      }
+    }
+  }
+}
+
+TEST(PtoTileRowsTest, WholeTileSoftmaxIsTheRowsSoftmax) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  CheckWholeTileSoftmax<3, 8>();
+  CheckWholeTileSoftmax<4, 24>();
+  CheckWholeTileSoftmax<2, 40>();
+  CheckWholeTileSoftmax<4, 256>();
+  CheckWholeTileSoftmax<2, 1000>();
 }
 
 TEST(PtoTileRowsTest, SoftmaxRowMatchesFourInstructions) {

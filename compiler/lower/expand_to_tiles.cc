@@ -11,6 +11,7 @@
 #include "compiler/ir/dtype.h"
 #include "compiler/lower/expand_matmul.h"
 #include "compiler/lower/layout.h"
+#include "compiler/lower/softmax_exp.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
@@ -300,7 +301,8 @@ GroupBody PlanGroup(const TensorGraph& g, const LayoutPlan& layout,
       continue;
     }
     TileInstr instr;
-    instr.op = op.info->pto;
+    // Softmax's exp(x - max(x)) takes the softmax exp (softmax_exp.h).
+    instr.op = IsSoftmaxExp(g, ops[k]) ? PtoOpcode::kTExpSoftmax : op.info->pto;
     for (int v : op.inputs) instr.srcs.push_back(ub.at(v));
     instr.scalars = TensorGraph::Scalars(op);
     instr.dst = alloc(v_out);

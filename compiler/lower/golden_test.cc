@@ -393,6 +393,35 @@ TEST(GoldenTest, SoftmaxRowIsOneCall) {
   EXPECT_NE(kept.find("TSubExpSumRow<32, true>(t"), std::string::npos) << kept;
 }
 
+// Softmax's exp(x - max(x)) is TEXPSOFTMAX (lower/softmax_exp.h) in the
+// forms that are not one row at a time too: a whole tile at a time (x both
+// read and written) and per-tile partials of a row too long to widen (x - m
+// and exp per tile of [8,256], m the combined maximum): pto_tile's
+// TExpSoftmax, the row forms' exp. A general exp in the same kernel stays
+// TExp.
+TEST(GoldenTest, SoftmaxExpInEveryForm) {
+  auto cpp = [](const std::vector<int64_t>& shape, const std::vector<int64_t>& tile, bool inout) {
+    testing::GraphBuilder b("softmax_forms");
+    uint32_t x = inout ? b.InOut("x", pto::v1::DT_FP32, shape)
+                       : b.Input("x", pto::v1::DT_FP32, shape);
+    uint32_t m = b.Op("amax", {x}, tile);
+    uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+    uint32_t r = b.Op("reciprocal", {b.Op("sum", {e}, tile)}, tile);
+    b.Output(inout ? "x" : "out", b.Op("mul", {e, r}, tile));
+    b.Output("e2", b.Op("exp", {e}, tile));  // exp(e): a general exp
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string whole = cpp({3, 6, 32}, {2, 2, 32}, true);
+  EXPECT_NE(whole.find("pto_tile::TSubRows<4, 32, pto_tile::kFull, pto_tile::kRow>("),
+            std::string::npos) << whole;
+  EXPECT_NE(whole.find("pto_tile::TExpSoftmax<128>("), std::string::npos) << whole;
+  EXPECT_NE(whole.find("pto_tile::TExp<128>("), std::string::npos) << whole;  // exp(e)
+  EXPECT_EQ(whole.find("for (int64_t i"), std::string::npos) << whole;      // not per row
+  const std::string parts = cpp({8, 1024}, {8, 256}, false);
+  EXPECT_NE(parts.find("pto_tile::TExpSoftmax<2048>("), std::string::npos) << parts;
+  EXPECT_NE(parts.find("pto_tile::TExp<"), std::string::npos) << parts;
+}
+
 // pypto's FP16/BF16 softmax (cast to FP32, the FP32 softmax, cast back)
 // runs per row too, as one TSoftmaxRow between the row's load and store:
 // the cast in is the load's widening (the load writes the cast's tile), the

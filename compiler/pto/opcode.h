@@ -3,7 +3,9 @@
 // TRSUBS, TRDIVS and TRPOWS are this compiler's reversed-scalar forms
 // and TFLOORDIV/TREM its floor division and remainder (torch's semantics)
 // (dst = scalar - src, scalar / src, scalar ** src), TCMPxx(S) are TCMP with
-// its comparison mode in the name, and TCLIP takes two scalars (min, max).
+// its comparison mode in the name, TCLIP takes two scalars (min, max), and
+// TEXPSOFTMAX is exp where the lowering proved every input <= 0 or NaN
+// (softmax's x - max(x): lower/softmax_exp.h).
 // docs/pto-isa.md describes every instruction.
 #ifndef PTO_COMPILER_PTO_OPCODE_H_
 #define PTO_COMPILER_PTO_OPCODE_H_
@@ -60,6 +62,7 @@ namespace pto::compiler {
   X(kTCmpGeS, "TCMPGES", TCmpGeS, 1, 1)    \
   X(kTClip, "TCLIP", TClip, 1, 2)          \
   X(kTExp, "TEXP", TExp, 1, 0)             \
+  X(kTExpSoftmax, "TEXPSOFTMAX", TExpSoftmax, 1, 0) \
   X(kTExp2, "TEXP2", TExp2, 1, 0)          \
   X(kTExpM1, "TEXPM1", TExpM1, 1, 0)       \
   X(kTLog, "TLOG", TLog, 1, 0)             \

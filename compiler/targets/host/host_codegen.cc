@@ -32,7 +32,7 @@ using host_plan::RowOffset;
 using host_plan::RowPrefetch;
 using host_plan::RowPrefetches;
 using host_plan::RowRun;
-using host_plan::SubtractsRowMax;
+using host_plan::SoftmaxExpAt;
 using host_plan::ValueType;
 using host_plan::Viewed;
 
@@ -383,7 +383,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       }
       prefetch_pending = false;
       absl::StrAppend(&out, indent, "pto_tile::TSubExpSumRow<", cols,
-                      SubtractsRowMax(fn, i) ? ", true" : "", ">(", name[exp.dst], ", ",
+                      SoftmaxExpAt(fn, i) ? ", true" : "", ">(", name[exp.dst], ", ",
                       name[sum.dst], ", ", x, ", ", m, next, ");\n");
       i += 2;
       continue;
@@ -814,7 +814,7 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
       close_chunks();
       const PtoInstr& exp = fn.body[i + 1];
       const PtoInstr& sum = fn.body[i + 2];
-      absl::StrAppend(&out, "    pto_tile::TSubExpSumRowN", SubtractsRowMax(fn, i) ? "<true>" : "",
+      absl::StrAppend(&out, "    pto_tile::TSubExpSumRowN", SoftmaxExpAt(fn, i) ? "<true>" : "",
                       "(t", exp.dst, ", t", sum.dst, ", ", name[in.srcs[0]], ", ",
                       name[in.srcs[1]], ", c);\n");
       name[exp.dst] = absl::StrCat("t", exp.dst);

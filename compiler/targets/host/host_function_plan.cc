@@ -309,7 +309,8 @@ bool FusesSubExpSum(const PtoFunction& fn, int i, const std::function<bool(int)>
       !is_row(sub.srcs[1]) || sub.srcs[0] == sub.dst) {
     return false;
   }
-  if (exp.op != PtoOpcode::kTExp || exp.srcs.size() != 1 || exp.srcs[0] != sub.dst ||
+  const bool exp_op = exp.op == PtoOpcode::kTExp || exp.op == PtoOpcode::kTExpSoftmax;
+  if (!exp_op || exp.srcs.size() != 1 || exp.srcs[0] != sub.dst ||
       exp.dst == sub.dst || is_row(exp.dst)) {
     return false;
   }
@@ -362,14 +363,9 @@ bool ReadLater(const PtoFunction& fn, int after, int t) {
   return false;
 }
 
-bool SubtractsRowMax(const PtoFunction& fn, int i) {
-  if (i < 1) return false;
-  const PtoInstr& max = fn.body[i - 1];
-  const PtoInstr& sub = fn.body[i];
-  return max.op == PtoOpcode::kTRedMax && max.dtype == pto::v1::DT_FP32 &&
-         max.reduce_dim == static_cast<int>(fn.tile.size()) - 1 && max.srcs.size() == 1 &&
-         sub.srcs.size() == 2 && sub.srcs[0] == max.srcs[0] && sub.srcs[1] == max.dst &&
-         max.dst != max.srcs[0];
+bool SoftmaxExpAt(const PtoFunction& fn, int i) {
+  return i + 1 < static_cast<int>(fn.body.size()) &&
+         fn.body[i + 1].op == PtoOpcode::kTExpSoftmax;
 }
 
 CastFolds FoldCasts(const PtoProgram& p, const PtoFunction& fn, const DirectPlan& plan,
@@ -455,7 +451,7 @@ bool FusesSoftmaxRow(const PtoFunction& fn, int i, const std::function<bool(int)
     return false;
   }
   if (!FusesSubExpSum(fn, i + 1, is_row, columns, plan) || sub.srcs[0] != max.srcs[0] ||
-      sub.srcs[1] != max.dst) {
+      sub.srcs[1] != max.dst || exp.op != PtoOpcode::kTExpSoftmax) {
     return false;
   }
   if (recip.op != PtoOpcode::kTRecip || recip.srcs.size() != 1 || recip.srcs[0] != sum.dst ||

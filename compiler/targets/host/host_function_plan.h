@@ -113,10 +113,11 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
             const std::function<bool(int)>& is_row, int rank, int64_t rows);
 
 // Softmax's middle on one row (a per-row function, or a tile one row long):
-// d = x - m (m a row tile), e = exp(d), s = sum(e) along the row, all f32,
-// with d read by nothing else. They become one TSubExpSumRow: one pass over
-// the row instead of three, the same bits (pto_tile.h). Returns whether the
-// instructions at i, i+1, i+2 are such a triple.
+// d = x - m (m a row tile), e = exp(d) (TEXP, or TEXPSOFTMAX), s = sum(e)
+// along the row, all f32, with d read by nothing else. They become one
+// TSubExpSumRow: one pass over the row instead of three, the same bits
+// (pto_tile.h; kMaxOfX, softmax's exp, for a TEXPSOFTMAX). Returns whether
+// the instructions at i, i+1, i+2 are such a triple.
 bool FusesSubExpSum(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row,
                     const std::vector<bool>& columns, const DirectPlan& plan);
 
@@ -146,12 +147,12 @@ RowRun FindRowRun(const PtoFunction& fn, int i, int64_t cols,
 // written again.
 bool ReadLater(const PtoFunction& fn, int after, int t);
 
-// Whether the x - m that FusesSubExpSum found at i subtracts x's row
-// maximum: m is the f32 TRedMax of x along the row just before it, so every
-// difference is <= 0 or NaN and softmax's exp applies (pto_tile's
-// TSubExpSumRow<C, true> and TSubExpSumRowN<true>, whose bits TSoftmaxRow
-// gives: static, dynamic and fused rows agree).
-bool SubtractsRowMax(const PtoFunction& fn, int i);
+// Whether the triple FusesSubExpSum found at i takes softmax's exp: its
+// exp is a TEXPSOFTMAX (the lowering proved x - m <= 0 or NaN:
+// lower/softmax_exp.h), so pto_tile's TSubExpSumRow<C, true> and
+// TSubExpSumRowN<true>, whose bits TSoftmaxRow and TExpSoftmax give: static,
+// dynamic, fused and whole-tile forms agree.
+bool SoftmaxExpAt(const PtoFunction& fn, int i);
 
 // Casts folded into a per-row function's loads and stores. A TCVT to f32
 // of an f16/bf16 load's tile, read by nothing else, is the load itself (an
@@ -170,7 +171,8 @@ CastFolds FoldCasts(const PtoProgram& p, const PtoFunction& fn, const DirectPlan
                     const std::function<bool(int)>& is_row);
 
 // pypto's FP32 softmax on one row (a per-row function, or a tile one row
-// long): m = max(x) along the row, FusesSubExpSum's x - m, exp and sum,
+// long): m = max(x) along the row, FusesSubExpSum's x - m, exp (a
+// TEXPSOFTMAX: TSoftmaxRow's exp is softmax's) and sum,
 // r = 1 / s and o = e * r (written straight into GM, or into its UB tile:
 // the FP16/BF16 softmax's row, cast and stored after it), with m, e, s and
 // r read by nothing else. They become one TSoftmaxRow: the same bits

@@ -4,11 +4,10 @@
 // the casts; FoldCasts folds them into the row's load and store, and the
 // softmax row is one TSoftmaxRow). Its results are the FP32 row code's, rounded once: the same
 // graph on FP32 tensors (x widened exactly) gives the same bits once its
-// output is rounded to FP16/BF16. rms_norm's is also the whole-tile form's
-// (the same graph with x both read and written, an INOUT parameter, keeps
-// that form); softmax's whole-tile exp is the general one, not the row
-// form's softmax exp (pto_tile.h Exp16Softmax at x86-64-v4), so only the
-// FP32 rows bind it. Each matches the reference evaluator too.
+// output is rounded to FP16/BF16, and so does the whole-tile form (the same
+// graph with x both read and written, an INOUT parameter, keeps that form;
+// softmax's exp there is the row form's, TEXPSOFTMAX: pto_tile.h
+// Exp16Softmax at x86-64-v4). Each matches the reference evaluator too.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -170,11 +169,9 @@ TEST(HalfRowsTest, PerRowCastsGiveTheFp32RowsBitsRoundedOnce) {
         gamma[1] = ToBits(dt, 1.5f);  // (no NaN in gamma: every row would be NaN)
         const std::vector<uint16_t> got = RunHalf(*per_row, kind, dt, c.shape, x, gamma, false);
         EXPECT_EQ(Differ(dt, got, RunFp32(*fp32, kind, dt, c.shape, x, gamma)), 0);
-        if (std::string(kind) == "rms_norm") {
-          std::unique_ptr<runtime::Kernel> whole = CompileAndLoad(Graph(kind, dt, c.shape, c.tile, true));
-          ASSERT_NE(whole, nullptr);
-          EXPECT_EQ(Differ(dt, got, RunHalf(*whole, kind, dt, c.shape, x, gamma, true)), 0);
-        }
+        std::unique_ptr<runtime::Kernel> whole = CompileAndLoad(Graph(kind, dt, c.shape, c.tile, true));
+        ASSERT_NE(whole, nullptr);
+        EXPECT_EQ(Differ(dt, got, RunHalf(*whole, kind, dt, c.shape, x, gamma, true)), 0);
         CompileRunAndCheck(rows, 1);
       }
     }

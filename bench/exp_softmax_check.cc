@@ -1,16 +1,19 @@
-// pto_tile.h's softmax exp on x86-64-v4 (Exp16Softmax, for x - max(x):
-// lanes <= 0 or NaN) over every such float: all 2^31 + 1 bit patterns from
-// +0 through -0 .. -inf and every NaN, against glibc's double exp. Reports
-// the largest error in ulps (of the exact value's binade; subnormal results
-// in units of the smallest subnormal) and the largest relative error of the
-// normal results, how many results are not the correctly rounded one, and
-// whether NaN -> NaN, -inf -> +0, +-0 -> 1 and results below half the
-// smallest subnormal -> +0 hold. Alongside it measures the variants the
-// choice was made from (one or two Cody-Waite steps for r, a degree 2 or 3
-// polynomial), built here from the same steps, and checks that the chosen
-// one gives pto_tile's bits for every input.
+// pto_tile.h's softmax exp (for x - max(x): lanes <= 0 or NaN) over every
+// such float: all 2^31 + 1 bit patterns from +0 through -0 .. -inf and
+// every NaN, against glibc's double exp. Built for x86-64-v4 it checks
+// Exp16Softmax, for x86-64-v3 Exp8Softmax. Reports the largest error in
+// ulps (of the exact value's binade; subnormal results in units of the
+// smallest subnormal) and the largest relative error of the normal results,
+// how many results are not the correctly rounded one, and whether NaN ->
+// NaN, -inf -> +0, +-0 -> 1 and results below half the smallest subnormal
+// -> +0 hold. Alongside it measures variants, built here from the same
+// steps, and checks that the chosen one gives pto_tile's bits for every
+// input: at v4 the variants the choice was made from (one or two
+// Cody-Waite steps for r, a degree 2 or 3 polynomial); at v3 the full form
+// on every lane, which Exp8Softmax must equal where it takes the short one.
 //
 //   bazel build //bench:exp_softmax_check && bazel-bin/bench/exp_softmax_check [THREADS]
+//   bazel build //bench:exp_softmax_check_v3 && bazel-bin/bench/exp_softmax_check_v3 [THREADS]
 //
 // Two threads take about 5 minutes of CPU (7 minutes wall at load 2-4). pto_tile_exp_test_v4 checks
 // a sparse sweep and the special values in CI.
@@ -25,14 +28,17 @@
 
 #include "compiler/targets/host/pto_tile.h"
 
-#if !defined(__AVX512F__) || !PTO_TILE_FAST_EXP
-#error "exp_softmax_check is built with -march=x86-64-v4 (AVX-512F)"
+#if !PTO_TILE_FAST_EXP
+#error "exp_softmax_check is built with -march=x86-64-v4 or -march=x86-64-v3"
 #endif
 
 namespace {
 
+
+#if defined(__AVX512F__)
 using pto_tile::ExpF16;
 using pto_tile::ExpI16;
+using Vec = ExpF16;
 using pto_tile::ExpSplat;
 
 // The variants: kSteps Cody-Waite steps for r, a polynomial of kDegree.
@@ -66,6 +72,18 @@ constexpr ExpF16 (*kVariantFns[kVariants])(ExpF16) = {Variant<1, 2>, Variant<2, 
 constexpr int kLanded = 1;
 const char* const kVariantNames[kVariants] = {"one step, degree 2", "two steps, degree 2",
                                               "one step, degree 3", "two steps, degree 3"};
+constexpr Vec (*kLandedFn)(Vec) = pto_tile::Exp16Softmax;
+constexpr const char* kLandedName = "Exp16Softmax";
+#else
+using Vec = pto_tile::ExpF8;
+constexpr int kVariants = 1;
+constexpr Vec (*kVariantFns[kVariants])(Vec) = {pto_tile::Exp8SoftmaxSteps<true>};
+constexpr int kLanded = 0;
+const char* const kVariantNames[kVariants] = {"full form, every lane"};
+constexpr Vec (*kLandedFn)(Vec) = pto_tile::Exp8Softmax;
+constexpr const char* kLandedName = "Exp8Softmax";
+#endif
+constexpr int kLanes = static_cast<int>(sizeof(Vec) / sizeof(float));
 
 struct Stats {
   double worst_ulp = 0, worst_rel = 0;
@@ -121,14 +139,14 @@ void Check(int thread, int threads, Thread* t) {
       if (bits == 0x7F800000u) bits = 0;  // +0 in place of +inf (not an x - max(x))
       std::memcpy(&in[i], &bits, sizeof bits);
     }
-    for (int i = 0; i < 1024; i += 16) {
-      ExpF16 v;
+    for (int i = 0; i < 1024; i += kLanes) {
+      Vec v;
       std::memcpy(&v, in + i, sizeof v);
       for (int k = 0; k < kVariants; ++k) {
-        const ExpF16 y = kVariantFns[k](v);
+        const Vec y = kVariantFns[k](v);
         std::memcpy(out[k] + i, &y, sizeof y);
       }
-      const ExpF16 y = pto_tile::Exp16Softmax(v);
+      const Vec y = kLandedFn(v);
       std::memcpy(out[kVariants] + i, &y, sizeof y);
     }
     for (int i = 0; i < 1024; ++i) {
@@ -181,8 +199,8 @@ int main(int argc, char** argv) {
   std::printf("exp over %llu non-NaN floats in [-inf, 0] and +0, and every NaN:\n",
               static_cast<unsigned long long>(all.landed.inputs));
   for (int k = 0; k < kVariants; ++k) Print(kVariantNames[k], all.v[k]);
-  Print("Exp16Softmax", all.landed);
-  std::printf("Exp16Softmax = %s: %llu mismatches\n", kVariantNames[kLanded],
+  Print(kLandedName, all.landed);
+  std::printf("%s = %s: %llu mismatches\n", kLandedName, kVariantNames[kLanded],
               static_cast<unsigned long long>(all.landed_mismatches));
   return all.landed.worst_ulp <= 2.0 && all.landed.special_wrong == 0 &&
                  all.landed_mismatches == 0

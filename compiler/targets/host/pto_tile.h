@@ -767,6 +767,62 @@ inline ExpF8 Exp8(ExpF8 x) {
   return ExpSteps<ExpF8, true>(x);
 }
 
+// 2^(j/8) rounded to f32, j = 0..7: Exp8Softmax's table, which vpermps
+// picks from by an index's low 3 bits.
+inline constexpr ExpF8 kExp2Table8 = {0x1.000000p+0f, 0x1.172b84p+0f, 0x1.306fe0p+0f,
+                                      0x1.4bfdaep+0f, 0x1.6a09e6p+0f, 0x1.8ace54p+0f,
+                                      0x1.ae89fap+0f, 0x1.d5818ep+0f};
+
+// Softmax's exp on x86-64-v3 (AVX2 + FMA), for lanes <= 0 or NaN (x -
+// max(x)). exp(x) = 2^floor(m) * 2^(j/8) * e^r with m = n/8, n = round(x *
+// 8 / ln2): the shift 1.5 * 2^20 (ulp 2^-3) leaves m exactly in kd - shift
+// and n mod 8 in kd's low 3 mantissa bits, which index the table (vpermps);
+// r = x - m ln2 in two Cody-Waite steps; e^r = 1 + r + r^2 (c2 + c3 r) on
+// |r| <= ln2/16 (bench/exp_softmax_fit.py: 0.46 x 2^-24 relative); y = T +
+// T q. Exp8's 6-step polynomial becomes 3 operations and its dependency
+// chain ~10 cycles shorter: on Zen 3 (one thread, 256 values in L1) 68-75
+// against 85 ns (docs/bench/exp8-softmax-2026-12-02-s9.md). kFull false:
+// every lane in [-86, 0], 2^floor(m) added to y's exponent bits ((kd's bits
+// << 20) keeps floor(n / 8) << 23 once masked to the exponent field: the
+// shift's own bits shift out); kFull: x clamped to -104 (a NaN stays NaN,
+// -inf gives 0) and y scaled by 2^k1 then 2^(k - k1), which is exact where
+// the result is normal (the bits of the short form) and rounds once into
+// subnormals. Over every float <= 0 (bench/exp_softmax_check_v3): see
+// Exp8Softmax. Positive x is not its domain.
+template <bool kFull>
+inline ExpF8 Exp8SoftmaxSteps(ExpF8 x) {
+  if constexpr (kFull) x = x < -104.0f ? ExpSplat<ExpF8>(-104.0f) : x;
+  const ExpF8 shift = ExpSplat<ExpF8>(0x1.8p20f);
+  const ExpF8 kd = ExpFma(x, ExpSplat<ExpF8>(0x1.715476p+0f), shift);  // n/8 + shift
+  const ExpF8 m = kd - shift;
+  ExpF8 r = ExpFma(m, ExpSplat<ExpF8>(-0x1.62e430p-1f), x);
+  r = ExpFma(m, ExpSplat<ExpF8>(0x1.05c610p-29f), r);  // ln2's tail
+  const ExpF8 p = ExpFma(ExpSplat<ExpF8>(0x1.5548e4p-3f), r, ExpSplat<ExpF8>(0x1.000882p-1f));
+  const ExpF8 q = ExpFma(p, r * r, r);
+  const ExpF8 t = __builtin_ia32_permvarsf256(kExp2Table8, ExpBits(kd));
+  const ExpF8 y = ExpFma(t, q, t);
+  if constexpr (!kFull) {
+    return ExpFromBits(ExpBits(y) + ((ExpBits(kd) << 20) & static_cast<int32_t>(0xFF800000u)));
+  }
+  const ExpI8 k = (ExpBits(kd) - 0x49C00000) >> 3;  // floor(n / 8)
+  const ExpI8 k1 = k >> 1;
+  return (y * ExpFromBits((k1 + 127) << 23)) * ExpFromBits((k - k1 + 127) << 23);
+}
+
+// Exp8SoftmaxSteps, the short form where every lane is in [-86, 0] (the
+// same bits). Over every float <= 0 and every NaN (bench/
+// exp_softmax_check_v3): at most 1.14 ulp, 1.1e-7 relative, NaN -> NaN,
+// -inf -> +0, -0 -> 1, results below half the smallest subnormal -> +0.
+// Its bits differ from Exp8's in the last place for some x: a v3 softmax's
+// exp is not pypto.exp's.
+inline ExpF8 Exp8Softmax(ExpF8 x) {
+  const ExpI8 in_range = x >= -86.0f;  // false for NaN
+  if (__builtin_ia32_movmskps256(reinterpret_cast<ExpF8>(in_range)) == 0xFF) {
+    return Exp8SoftmaxSteps<false>(x);
+  }
+  return Exp8SoftmaxSteps<true>(x);
+}
+
 // d[i] = F(a[i]) for i < n (d may equal a); a partial last vector is
 // padded, so results never depend on the tile shape.
 template <ExpF8 (*F)(ExpF8)>
@@ -884,13 +940,14 @@ inline void ExpMap(float* d, const float* a, int64_t n) {
 }
 
 // ExpMap for softmax's exp (every a[i] <= 0 or NaN): Exp16Softmax with
-// AVX-512F, every lane (a partial last vector under its mask), so a value's
-// exp never depends on where it lies in a row or tile; else ExpMap.
+// AVX-512F, every lane (a partial last vector under its mask), else
+// Exp8Softmax (a partial last vector padded), so a value's exp never
+// depends on where it lies in a row or tile.
 inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
 #if defined(__AVX512F__)
   Map16<Exp16Softmax>(d, a, n);
 #else
-  ExpMap(d, a, n);
+  Map8<Exp8Softmax>(d, a, n);
 #endif
 }
 #endif
@@ -1806,9 +1863,10 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // best at x86-64-v3 -> 0.091 at v4).
 //
 // kMaxOfX: m[0] is at least x's row maximum (NaN if x holds one), so every
-// x - m is <= 0 or NaN: with AVX-512F every value takes softmax's exp,
-// Exp16Softmax (bits that differ from Exp16's in the last place for some
-// x), in the groups of 16, the tail past them and rows under 32 alike, as
+// x - m is <= 0 or NaN: every value takes softmax's exp, Exp16Softmax with
+// AVX-512F, Exp8Softmax with AVX2 (bits that differ from Exp16's and
+// Exp8's in the last place for some x), in the groups, the tail past them
+// and rows under 32 alike, as
 // TExpSoftmax gives it (host codegen sets it for a TEXPSOFTMAX; and
 // TSubExpSumRowN<true> and TSoftmaxRow give the same bits). Elsewhere
 // kMaxOfX changes nothing.
@@ -1854,11 +1912,11 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
                              (ExpFromBits(ExpBits(b) & 0x7FFFFFFF) <= 86.0f);
       if (__builtin_expect(
               __builtin_ia32_movmskps256(reinterpret_cast<ExpF8>(in_range)) == 0xFF, 1)) {
-        a = ExpSteps<ExpF8, false>(a);
-        b = ExpSteps<ExpF8, false>(b);
+        a = kMaxOfX ? Exp8SoftmaxSteps<false>(a) : ExpSteps<ExpF8, false>(a);
+        b = kMaxOfX ? Exp8SoftmaxSteps<false>(b) : ExpSteps<ExpF8, false>(b);
       } else {
-        a = Exp8(a);
-        b = Exp8(b);
+        a = kMaxOfX ? Exp8Softmax(a) : Exp8(a);
+        b = kMaxOfX ? Exp8Softmax(b) : Exp8(b);
       }
       __builtin_memcpy(e + k, &a, sizeof a);
       __builtin_memcpy(e + k + 8, &b, sizeof b);
@@ -1896,7 +1954,7 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
 // tiles and e read by nothing else), which host codegen emits as this one
 // call. x and o may be the same row (o is written after the last read of
 // x); `next` (or null) as TSubExpSumRow's. The exp is softmax's
-// (Exp16Softmax with AVX-512F, kMaxOfX).
+// (kMaxOfX: Exp16Softmax with AVX-512F, Exp8Softmax with AVX2).
 // With AVX-512F, rows of 32 to 256 values in whole groups of 16 stay in
 // 16 zmm registers through the three passes (one load and one store per
 // 16 values instead of three loads and two stores): the max in four
@@ -2349,8 +2407,8 @@ inline void TSubExpSumRowN(float* e, float* s, const float* x, const float* m, i
       ExpF8 a, b;
       __builtin_memcpy(&a, x + k, sizeof a);
       __builtin_memcpy(&b, x + k + 8, sizeof b);
-      a = Exp8(a - mv);
-      b = Exp8(b - mv);
+      a = kMaxOfX ? Exp8Softmax(a - mv) : Exp8(a - mv);
+      b = kMaxOfX ? Exp8Softmax(b - mv) : Exp8(b - mv);
       __builtin_memcpy(e + k, &a, sizeof a);
       __builtin_memcpy(e + k + 8, &b, sizeof b);
       lo += a;

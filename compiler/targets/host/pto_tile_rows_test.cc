@@ -184,8 +184,9 @@ void CheckSubExpSum() {
       EXPECT_TRUE(SameSum(ms, want_s)) << "C=" << C;
     }
     // m the row's max (kMaxOfX): every value takes softmax's exp, as the
-    // whole-tile instruction TExpSoftmax gives it (with AVX-512F
-    // Exp16Softmax, the tail and rows under 32 too; elsewhere TExp's).
+    // whole-tile instruction TExpSoftmax gives it (Exp16Softmax with
+    // AVX-512F, Exp8Softmax with AVX2, the tail and rows under 32 too;
+    // without either TExp's).
     std::vector<float> d(C), want_e(C), got_e(C), each(C), general(C);
     float want_s, got_s;
     pto_tile::TSubRows<1, C, pto_tile::kFull, pto_tile::kRow>(d.data(), row.data(), m);
@@ -193,6 +194,8 @@ void CheckSubExpSum() {
     pto_tile::TExp<C>(general.data(), d.data());
 #if defined(__AVX512F__)
     pto_tile::Map16<pto_tile::Exp16Softmax>(each.data(), d.data(), C);
+#elif PTO_TILE_FAST_EXP
+    pto_tile::Map8<pto_tile::Exp8Softmax>(each.data(), d.data(), C);
 #else
     each = general;
 #endif

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -44,6 +46,76 @@ double TimeParallel(int threads, const std::function<void(int)>& fn,
   for (std::thread& th : pool) th.join();
   return NowSeconds() - start;
 }
+
+}  // namespace
+
+// The triad's threads, kept from pass to pass: thread t (1..n-1) waits for a
+// pass spinning up to kSpinSeconds after its last one, then sleeps, as the
+// pypto executor's workers do (runtime/executor.h, spin_micros: 50 us). So a
+// pass right after another finds its threads running, as a pypto call right
+// after another finds its workers; a fresh thread per pass instead met idle
+// vCPUs after bench/kernels.py's pauses and ran at a quarter of its
+// back-to-back rate on a 2-vCPU VM (docs/bench/kernels-2026-12-02-s9.md).
+class SpinPool {
+ public:
+  explicit SpinPool(int threads) {
+    for (int t = 1; t < threads; ++t) threads_.emplace_back([this, t] { Loop(t); });
+  }
+  ~SpinPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true, std::memory_order_release);
+      generation_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  // Runs fn(t) on every thread (the caller is thread 0); returns when all
+  // have finished.
+  void Run(const std::function<void(int)>& fn) {
+    fn_ = &fn;
+    remaining_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      generation_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    cv_.notify_all();
+    fn(0);
+    while (remaining_.load(std::memory_order_acquire) != 0) _mm_pause();
+  }
+
+ private:
+  static constexpr double kSpinSeconds = 50e-6;
+
+  void Loop(int t) {
+    uint64_t seen = 0;
+    for (;;) {
+      const double deadline = NowSeconds() + kSpinSeconds;
+      while (generation_.load(std::memory_order_acquire) == seen && NowSeconds() < deadline) {
+        _mm_pause();
+      }
+      if (generation_.load(std::memory_order_acquire) == seen) {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      }
+      seen = generation_.load(std::memory_order_acquire);
+      if (stop_.load(std::memory_order_acquire)) return;
+      (*fn_)(t);
+      remaining_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) by each Run
+  std::atomic<int> remaining_{0};        // workers still in this Run
+  std::atomic<bool> stop_{false};
+  const std::function<void(int)>* fn_ = nullptr;  // written before the bump
+};
+
+namespace {
 
 // The triad's unit of work: 16 KiB of each array (48 KiB moved). Small
 // enough that a thread the scheduler parks holds a pass up by little, large
@@ -141,12 +213,13 @@ float* AllocFloats(int64_t n) {
 Triad::Triad(int64_t bytes, int threads)
     : n_(std::max<int64_t>(16, bytes / 12)),
       threads_(std::max(1, threads)),
+      pool_(std::make_unique<SpinPool>(threads_)),
       a_(AllocFloats(n_)),
       b_(AllocFloats(n_)),
       c_(AllocFloats(n_)) {
   // First touch by the thread that will stream the pages (its own chunks).
   const int64_t chunks = (n_ + kTriadChunk - 1) / kTriadChunk;
-  TimeParallel(threads_, [&](int t) {
+  pool_->Run([&](int t) {
     const int64_t lo = FirstChunk(chunks, threads_, t) * kTriadChunk;
     const int64_t hi = std::min(n_, FirstChunk(chunks, threads_, t + 1) * kTriadChunk);
     for (int64_t i = lo; i < hi; ++i) {
@@ -189,9 +262,8 @@ double Triad::Pass() {
     shares[t].Reset(FirstChunk(chunks, threads_, t), FirstChunk(chunks, threads_, t + 1));
   }
   std::vector<Time> last_done(threads_);  // when each thread finished its last chunk
-  double started = 0;
-  TimeParallel(
-      threads_,
+  const double started = NowSeconds();  // a pypto call's time includes its wake-ups too
+  pool_->Run(
       [&](int t) {
         auto run = [&](int64_t chunk) {
           const int64_t lo = chunk * kTriadChunk;
@@ -220,8 +292,7 @@ double Triad::Pass() {
             _mm_pause();
           }
         }
-      },
-      &started);
+      });
   double end = started;
   for (const Time& done : last_done) end = std::max(end, done.seconds);
   return end - started;

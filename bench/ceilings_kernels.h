@@ -12,6 +12,7 @@
 #define PTO_BENCH_CEILINGS_KERNELS_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace pto::bench {
@@ -22,6 +23,8 @@ namespace pto::bench {
 // after the first finds them warm (in cache when they fit). Bytes counted
 // are those the program asks for (read b and c, write a: 12 per element),
 // not the extra read a write-allocate cache does, as STREAM counts them.
+class SpinPool;
+
 class Triad {
  public:
   Triad(int64_t bytes, int threads);
@@ -47,6 +50,7 @@ class Triad {
  private:
   int64_t n_;
   int threads_;
+  std::unique_ptr<SpinPool> pool_;  // the passes' threads, kept between passes
   float* a_;
   float* b_;
   float* c_;

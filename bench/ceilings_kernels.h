@@ -1,7 +1,9 @@
 // The loops behind the machine ceilings: a STREAM-style triad and chains of
-// FP32 FMAs, each run by a given number of threads and timed from the moment
-// all threads have started until the last one finishes (thread start-up is
-// not measured). One copy, used by the bench/ceilings binary (best of
+// FP32 FMAs, each run by a given number of threads. A triad pass runs on
+// threads kept between passes (they spin 50 us after each, as pypto's
+// executor workers do) and is timed from its start, wake-ups included, to
+// the last chunk done; an FMA pass starts its threads and is timed from the
+// moment all have started until the last one finishes. One copy, used by the bench/ceilings binary (best of
 // several repetitions, printed) and by libceilings.so (one pass per call,
 // timed by bench/kernels.py beside each row: bench/ceilings_lib.py).
 //

@@ -2,8 +2,8 @@
 // call, so that bench/kernels.py times a ceiling in the same interleaved
 // blocks as the kernel it compares with (bench/ceilings_lib.py wraps it with
 // ctypes). Each call runs the loop on its threads and returns the loop's own
-// wall time (from all threads started to the last one done), as the binary
-// measures it; a C interface, for ctypes.
+// wall time, as the binary measures it (bench/ceilings_kernels.h); a C
+// interface, for ctypes.
 #include <cstdint>
 #include <string>
 

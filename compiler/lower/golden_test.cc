@@ -269,16 +269,17 @@ TEST(GoldenTest, GmDirectOperandsSkipInoutBuffers) {
 }
 
 // An FP16 op or an FP32 chain over dense tiles of at least two chunks runs
-// one chunk of 256 elements at a time (host_codegen's ChunkElements); one
+// one chunk of 16 elements at a time (host_function_plan's ChunkElements); one
 // FP32 op (already in place in GM), a tile of one chunk, and a buffer both
 // loaded and stored keep whole-tile instructions.
 TEST(GoldenTest, ChainsRunPerChunk) {
-  auto cpp = [](pto::v1::DataType dtype, int64_t tile_rows, bool inout, bool chain = true) {
+  auto cpp = [](pto::v1::DataType dtype, int64_t tile_rows, bool inout, bool chain = true,
+                int64_t cols = 256) {
     testing::GraphBuilder b("chunks");
-    uint32_t x = b.Input("x", dtype, {8, 256});
-    uint32_t y = inout ? b.Value(dtype, {8, 256}, "y") : b.Input("y", dtype, {8, 256});
-    uint32_t e = chain ? b.Op("exp", {x}, {tile_rows, 256}) : x;
-    uint32_t r = b.Op("add", {e, y}, {tile_rows, 256});
+    uint32_t x = b.Input("x", dtype, {8, cols});
+    uint32_t y = inout ? b.Value(dtype, {8, cols}, "y") : b.Input("y", dtype, {8, cols});
+    uint32_t e = chain ? b.Op("exp", {x}, {tile_rows, cols}) : x;
+    uint32_t r = b.Op("add", {e, y}, {tile_rows, cols});
     if (inout) {
       b.InOut("y", y, r);
     } else {
@@ -287,19 +288,21 @@ TEST(GoldenTest, ChainsRunPerChunk) {
     return Dumps(b.Build())["cpp"];
   };
   const std::string chunked = cpp(pto::v1::DT_FP16, 2, false);
-  EXPECT_NE(chunked.find("for (int64_t c = 0; c < 512; c += 256) {"), std::string::npos)
+  EXPECT_NE(chunked.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos)
       << chunked;
-  EXPECT_NE(chunked.find("TLoad<pto_tile::half, 1, 1, 1, 256>(t0, "), std::string::npos)
+  EXPECT_NE(chunked.find("alignas(64) float t0[16];"), std::string::npos) << chunked;
+  EXPECT_NE(chunked.find("TLoad<pto_tile::half, 1, 1, 1, 16>(t0, "), std::string::npos)
       << chunked;
-  EXPECT_NE(chunked.find("TExp<256, pto_tile::half>("), std::string::npos) << chunked;
-  EXPECT_NE(chunked.find("TStore<pto_tile::half, 1, 1, 1, 256>("), std::string::npos)
+  EXPECT_NE(chunked.find("TExp<16, pto_tile::half>("), std::string::npos) << chunked;
+  EXPECT_NE(chunked.find("TStore<pto_tile::half, 1, 1, 1, 16>("), std::string::npos)
       << chunked;
   EXPECT_NE(cpp(pto::v1::DT_FP16, 2, false, false).find("for (int64_t c"), std::string::npos);
   const std::string f32 = cpp(pto::v1::DT_FP32, 2, false);
-  EXPECT_NE(f32.find("for (int64_t c = 0; c < 512; c += 256) {"), std::string::npos) << f32;
-  EXPECT_NE(f32.find("TExp<256>(t2, (g0 + c));"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("TExp<16>(t2, (g0 + c));"), std::string::npos) << f32;
   for (const std::string& whole : {cpp(pto::v1::DT_FP32, 2, false, false),
-                                   cpp(pto::v1::DT_FP16, 1, false),
+                                   cpp(pto::v1::DT_FP16, 1, false, true, 16),
+                                   cpp(pto::v1::DT_FP16, 1, false, true, 24),
                                    cpp(pto::v1::DT_FP16, 2, true)}) {
     EXPECT_EQ(whole.find("for (int64_t c"), std::string::npos) << whole;
   }

@@ -125,7 +125,7 @@ TEST(ElementwiseTest, BoolParameters) {
 }
 
 // Chains over dense tiles of 1024 (and a tail tile of 512) run one chunk
-// of 256 elements at a time (FP16/BF16: widen, compute, narrow per chunk):
+// of 16 elements at a time (FP16/BF16: widen, compute, narrow per chunk):
 // the same results as the reference, two outputs from one group.
 TEST(ElementwiseTest, ChainsOverDenseTilesRunPerChunk) {
   for (DataType dtype : {pto::v1::DT_FP32, pto::v1::DT_FP16, pto::v1::DT_BF16}) {

@@ -80,7 +80,7 @@ constexpr int64_t kRowChunkElements = 64;
 // (or f32) tiles and computes full-tile elementwise instructions runs them
 // all on one chunk of kChunkElements at a time instead of one instruction
 // over the whole tile at a time: f16 loads widen, the chain computes and the
-// result narrows while the chunk is in L1 (registers, mostly), instead of a
+// result narrows while the chunk is in registers, instead of a
 // widening pass per operand, a pass per instruction and a narrowing pass over
 // the whole UB tile. Every element goes through the same instructions, so
 // results are the same bits. Only where there is a pass to save (an f16/bf16

@@ -181,35 +181,44 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
     }
     plan.load_in_place[i] = plan.load_columns[i] = columns;
   }
+  // A result only a TSTORE reads (until its tile is next written) goes
+  // straight into the store's GM region when both are f32 and the region is
+  // direct; the last instruction's f16/bf16 result skips its rounding when
+  // its store rounds the same way.
   int last = -1;  // the last instruction that is neither TLOAD nor TSTORE
   for (int i = 0; i < n; ++i) {
     if (fn.body[i].op != PtoOpcode::kTLoad && fn.body[i].op != PtoOpcode::kTStore) last = i;
   }
-  if (last < 0) return plan;
-  const PtoInstr& producer = fn.body[last];
-  const bool typed = producer.op == PtoOpcode::kTCvt || producer.op == PtoOpcode::kTFill ||
-                     producer.op == PtoOpcode::kTArange;
-  if (producer.reduce_dim >= 0 || typed || !f32_tile(producer.dst)) return plan;
-  int store = -1, readers = 0;
-  for (int i = last + 1; i < n; ++i) {
-    const PtoInstr& in = fn.body[i];
-    if (std::find(in.srcs.begin(), in.srcs.end(), producer.dst) == in.srcs.end()) continue;
-    ++readers;
-    store = i;
-  }
-  if (readers != 1 || fn.body[store].op != PtoOpcode::kTStore) return plan;
-  const PtoInstr& st = fn.body[store];
-  const PtoBuffer& buf = p.buffers[st.buffer];
-  if (st.reduce_dim >= 0) return plan;
-  if (buf.dtype == pto::v1::DT_FP32 && producer.dtype == pto::v1::DT_FP32 &&
-      direct(MakeAccess(buf, fn.tile, st.index, -1)) &&
-      std::find(loaded_buffers.begin(), loaded_buffers.end(), st.buffer) ==
-          loaded_buffers.end()) {
-    plan.writes_store[last] = store;
-    plan.elided[store] = true;
-  } else if ((producer.dtype == pto::v1::DT_FP16 || producer.dtype == pto::v1::DT_BF16) &&
-             buf.dtype == producer.dtype) {
-    plan.unrounded[last] = 1;
+  for (int i = 0; i <= last; ++i) {
+    const PtoInstr& producer = fn.body[i];
+    if (producer.op == PtoOpcode::kTLoad || producer.op == PtoOpcode::kTStore) continue;
+    const bool typed = producer.op == PtoOpcode::kTCvt || producer.op == PtoOpcode::kTFill ||
+                       producer.op == PtoOpcode::kTArange;
+    if (producer.reduce_dim >= 0 || typed || !f32_tile(producer.dst)) continue;
+    int store = -1, readers = 0;
+    for (int k = i + 1; k < n; ++k) {
+      const PtoInstr& in = fn.body[k];
+      if (std::find(in.srcs.begin(), in.srcs.end(), producer.dst) != in.srcs.end()) {
+        ++readers;
+        store = k;
+      }
+      if (in.op != PtoOpcode::kTStore && in.dst == producer.dst) break;
+    }
+    if (readers != 1 || fn.body[store].op != PtoOpcode::kTStore) continue;
+    const PtoInstr& st = fn.body[store];
+    const PtoBuffer& buf = p.buffers[st.buffer];
+    if (st.reduce_dim >= 0) continue;
+    if (buf.dtype == pto::v1::DT_FP32 && producer.dtype == pto::v1::DT_FP32 &&
+        direct(MakeAccess(buf, fn.tile, st.index, -1)) &&
+        std::find(loaded_buffers.begin(), loaded_buffers.end(), st.buffer) ==
+            loaded_buffers.end()) {
+      plan.writes_store[i] = store;
+      plan.elided[store] = true;
+    } else if (i == last &&
+               (producer.dtype == pto::v1::DT_FP16 || producer.dtype == pto::v1::DT_BF16) &&
+               buf.dtype == producer.dtype) {
+      plan.unrounded[i] = 1;
+    }
   }
   return plan;
 }
@@ -263,7 +272,11 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
       return false;
     }
   }
-  if (!has_row_tile) return false;  // elementwise: ChunkElements' business
+  // Elementwise only (no row tile): per row only where an f32 region's rows
+  // are apart in GM (a concat's half, a slice of a wider tensor), so that a
+  // row of it can be read or written in place; dense ones run in chunks
+  // (ChunkElements), f16/bf16 rows would go through UB arrays a row long.
+  bool rows_apart = false;
   std::vector<int> loaded, stored;
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
@@ -271,6 +284,15 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
       const pto::v1::DataType dt = p.buffers[in.buffer].dtype;
       if (dt != pto::v1::DT_FP32 && dt != pto::v1::DT_FP16 && dt != pto::v1::DT_BF16) {
         return false;
+      }
+      if (!has_row_tile) {
+        const Access a = MakeAccess(Viewed(p.buffers[in.buffer], in), fn.tile, in.index, -1);
+        if (dt != pto::v1::DT_FP32 || in.reduce_dim >= 0 || !RowsContiguous(a)) return false;
+        bool broadcast = false;  // (a [C] operand: read in place as columns already)
+        for (int d = 0; d < 3; ++d) {
+          broadcast = broadcast || (a.extent4[d] > 1 && a.strides4[d] == 0);
+        }
+        rows_apart = rows_apart || (!IsDense(a) && !broadcast);
       }
       const int tile = in.op == PtoOpcode::kTLoad ? in.dst : in.srcs[0];
       if (in.reduce_dim >= 0 && !(in.reduce_dim == rank - 1 && is_row(tile))) return false;
@@ -291,7 +313,7 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
   for (int b : stored) {
     if (std::find(loaded.begin(), loaded.end(), b) != loaded.end()) return false;
   }
-  return true;
+  return has_row_tile || rows_apart;
 }
 
 bool FusesSubExpSum(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row,

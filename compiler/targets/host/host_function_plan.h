@@ -47,11 +47,12 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
                   const std::vector<int>& stride_dynamic = {});
 
 // GM-direct operands. A TLOAD of f32 data that lies densely in GM needs no
-// UB copy: the instructions read the tile where it is. The last instruction
-// of a function whose result only a TSTORE reads writes straight into GM
-// when that store is f32 and dense (the TSTORE goes), or, for an f16/bf16
-// store, skips its own rounding (the store rounds the same way). Each copy
-// saved is a pass over the tile's memory.
+// UB copy: the instructions read the tile where it is. An instruction whose
+// result only a TSTORE reads (before the tile is next written) writes
+// straight into GM when that store is f32 and dense (the TSTORE goes): each
+// part of a concat stores from its producer. The last instruction's f16/bf16
+// result only stored skips its own rounding (the store rounds the same
+// way). Each copy saved is a pass over the tile's memory.
 //
 // A TLOAD of an f32 [C] operand broadcast down the tile's rows (gamma in a
 // layer norm) is read in place too when every instruction reading it is a
@@ -109,6 +110,13 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
 // and rms_norm cast in, compute in f32 and cast out; a cast is elementwise,
 // so a row of it is the tile's cast of that row), and no buffer both loaded
 // and stored (a row's store could feed a later row's load).
+//
+// An elementwise function (no row tile) runs one row at a time too when its
+// loads and stores are all f32 with contiguous rows and one of them is not
+// dense (its rows lie apart in GM: a concat's part, a slice of a wider
+// tensor, not a broadcast operand): per row that region is read or written
+// in place instead of copied through a UB tile (concat [a*2, b+1]
+// 1024x1024, tile 2x1024, Zen 3: 443 -> 221 us, one thread 1345 -> 386 us).
 bool PerRow(const PtoProgram& p, const PtoFunction& fn,
             const std::function<bool(int)>& is_row, int rank, int64_t rows);
 

@@ -145,6 +145,35 @@ TEST(PtoTileExpTest, SigmoidThroughFastExp) {
   EXPECT_GT(d[0], 0.0f);  // sigmoid(-100) = 3.7e-44
 }
 
+// TSigmoid's vector form (SigmoidVec: selects, no branch) gives SigmoidOf's
+// bits with the same exp of -|x| for every input of a sweep over all
+// exponents and signs, with NaN, +-inf and +-0 mixed into vectors and a
+// partial last vector.
+TEST(PtoTileExpTest, SigmoidVectorsGiveTheScalarFormsBits) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  constexpr int64_t N = 4093;
+  std::vector<float> xs;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 1048573) {
+    xs.push_back(pto_tile::FloatFromBits(static_cast<uint32_t>(bits)));
+  }
+  xs.resize(N, 0.5f);
+  for (int64_t i = 3; i < N; i += 101) xs[i] = NAN;
+  for (int64_t i = 7; i < N; i += 103) xs[i] = (i / 103) % 2 ? INFINITY : -INFINITY;
+  for (int64_t i = 9; i < N; i += 107) xs[i] = (i / 107) % 2 ? 0.0f : -0.0f;
+  std::vector<float> got(N), e(N);
+  pto_tile::TSigmoid<N>(got.data(), xs.data());
+  for (int64_t i = 0; i < N; ++i) e[i] = -std::fabs(xs[i]);
+  pto_tile::ExpMap(e.data(), e.data(), N);
+  for (int64_t i = 0; i < N; ++i) {
+    const float want = pto_tile::SigmoidOf(xs[i], e[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[i])) << xs[i];
+    } else {
+      EXPECT_EQ(BitsFromFloat(got[i]), BitsFromFloat(want)) << xs[i];
+    }
+  }
+}
+
 #if defined(__AVX512F__)
 // x86-64-v4's 16-lane exp (pto_tile_exp_test_v4): the bits of the 8-lane
 // form for every input of a sweep over all exponents, with inf, NaN and

@@ -308,6 +308,27 @@ TEST(GoldenTest, ChainsRunPerChunk) {
   }
 }
 
+// Casts between f32 and f16/bf16 run per chunk too, folded into the load
+// (f16 -> f32: the chunk is widened once, no TCVT copy) or into the store
+// (f32 -> f16: the TSTORE rounds); other casts keep whole-tile code.
+TEST(GoldenTest, FloatCastsRunPerChunk) {
+  auto cpp = [](pto::v1::DataType from, pto::v1::DataType to) {
+    testing::GraphBuilder b("casts");
+    uint32_t x = b.Input("x", from, {8, 256});
+    b.Output("out", b.Cast(x, to, {2, 256}));
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string widen = cpp(pto::v1::DT_FP16, pto::v1::DT_FP32);
+  EXPECT_NE(widen.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos) << widen;
+  EXPECT_NE(widen.find("TLoad<pto_tile::half, 1, 1, 1, 16>("), std::string::npos) << widen;
+  EXPECT_EQ(widen.find("TCvt"), std::string::npos) << widen;
+  const std::string narrow = cpp(pto::v1::DT_FP32, pto::v1::DT_BF16);
+  EXPECT_NE(narrow.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("TStore<pto_tile::bf16, 1, 1, 1, 16>("), std::string::npos) << narrow;
+  const std::string to_int = cpp(pto::v1::DT_FP32, pto::v1::DT_INT32);
+  EXPECT_EQ(to_int.find("for (int64_t c"), std::string::npos) << to_int;
+}
+
 // A fused row group runs one row at a time (host_codegen's PerRow): loops
 // over the tile's leading dims, one-row UB tiles and one-value row tiles, the
 // input read in place at each row's GM offset although the tile's rows are

@@ -258,7 +258,8 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     return std::string();
   };
   // Per row: casts folded into loads and stores (FoldCasts).
-  const CastFolds folds = per_row ? FoldCasts(p, fn, plan, is_row) : CastFolds();
+  const CastFolds folds =
+      per_row || chunk > 0 ? FoldCasts(p, fn, plan, is_row) : CastFolds();
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;

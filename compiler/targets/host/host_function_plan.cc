@@ -236,7 +236,8 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
   bool narrow = false;
   int computes = 0;
   std::vector<int> loaded, stored;
-  for (const PtoInstr& in : fn.body) {
+  for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
+    const PtoInstr& in = fn.body[i];
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
       const PtoBuffer& buf = p.buffers[in.buffer];
       if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
@@ -249,8 +250,10 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
       (in.op == PtoOpcode::kTLoad ? loaded : stored).push_back(in.buffer);
       continue;
     }
-    if (in.reduce_dim >= 0 || in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
-        in.op == PtoOpcode::kTArange) {
+    // Casts between f32 and f16/bf16 are elementwise too (mixed precision's
+    // cast in and out); others may change the UB storage type.
+    if (in.op == PtoOpcode::kTCvt && !FloatWidthCast(fn, i, is_row)) return 0;
+    if (in.reduce_dim >= 0 || in.op == PtoOpcode::kTFill || in.op == PtoOpcode::kTArange) {
       return 0;
     }
     ++computes;

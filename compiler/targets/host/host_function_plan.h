@@ -84,7 +84,9 @@ constexpr int64_t kRowChunkElements = 64;
 // result narrows while the chunk is in registers, instead of a
 // widening pass per operand, a pass per instruction and a narrowing pass over
 // the whole UB tile. Every element goes through the same instructions, so
-// results are the same bits. Only where there is a pass to save (an f16/bf16
+// results are the same bits. Casts between f32 and f16/bf16 are elementwise
+// too (host codegen folds them into the chunk's load or store: FoldCasts).
+// Only where there is a pass to save (an f16/bf16
 // buffer, or a chain of two or more instructions: one f32 instruction already
 // reads and writes GM in place), the tile is a whole number of chunks, and
 // no buffer is both loaded and stored (a chunk's store could otherwise feed
@@ -169,7 +171,8 @@ bool SoftmaxExpAt(const PtoFunction& fn, int i);
 // whose result only TSTOREs of that type read is their rounding (the store
 // rounds to nearest even the same way, and rounding twice is rounding
 // once): the stores read the cast's source and the cast goes. Fewer passes
-// over the row (FP16 softmax: load, TSoftmaxRow, store).
+// over the row (FP16 softmax: load, TSoftmaxRow, store), or over the chunk
+// in chunked functions (FP16 -> FP32 1024x1024, one thread: 0.41 -> 0.25 ms).
 struct CastFolds {
   std::vector<int> load_into;  // per instruction: a TLOAD's tile instead of its own, or -1
   std::vector<bool> folded;    // per instruction: a TCVT not emitted

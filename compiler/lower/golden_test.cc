@@ -329,6 +329,25 @@ TEST(GoldenTest, FloatCastsRunPerChunk) {
   EXPECT_EQ(to_int.find("for (int64_t c"), std::string::npos) << to_int;
 }
 
+// An [R, 1] operand broadcast along the rows is loaded as R values, one per
+// row, and read by the Rows form as a row operand (kRow), not copied into
+// R x C values; integer tiles (no Rows form) keep the repeating load.
+TEST(GoldenTest, RowOperandsLoadOneValuePerRow) {
+  auto cpp = [](pto::v1::DataType dtype) {
+    testing::GraphBuilder b("row_operand");
+    uint32_t x = b.Input("x", dtype, {8, 256});
+    uint32_t s = b.Input("s", dtype, {8, 1});
+    b.Output("out", b.Op("mul", {x, s}, {4, 256}));
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string f32 = cpp(pto::v1::DT_FP32);
+  EXPECT_NE(f32.find("TLoad<float, 1, 1, 4, 1>(t1, "), std::string::npos) << f32;
+  EXPECT_NE(f32.find("TMulRows<4, 256, pto_tile::kFull, pto_tile::kRow>("), std::string::npos)
+      << f32;
+  const std::string i32 = cpp(pto::v1::DT_INT32);
+  EXPECT_NE(i32.find(", 1, 1, 4, 256, true>("), std::string::npos) << i32;
+}
+
 // A fused row group runs one row at a time (host_codegen's PerRow): loops
 // over the tile's leading dims, one-row UB tiles and one-value row tiles, the
 // input read in place at each row's GM offset although the tile's rows are

@@ -180,6 +180,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     const size_t count = fn.body.size();
     plan.load_in_place.assign(count, false);
     plan.load_columns.assign(count, false);
+    plan.load_rows.assign(count, false);
     plan.writes_store.assign(count, -1);
     plan.unrounded.assign(count, 0);
     plan.elided.assign(count, false);
@@ -239,6 +240,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   std::vector<std::string> name(fn.num_tiles);
   for (int t = 0; t < fn.num_tiles; ++t) name[t] = absl::StrCat("t", t);
   std::vector<bool> columns(fn.num_tiles, false);  // value read in place as [C]
+  std::vector<bool> row_values(fn.num_tiles, false);  // one value per row (DirectPlan::load_rows)
   // x read in place per row (tile x_tile, before instruction `before`): ", "
   // and its next row in the tile (after the last, the row after it: the
   // next tile's, where tiles follow), to prefetch; else "".
@@ -263,6 +265,9 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (plan.elided[i]) continue;
+    if (in.op != PtoOpcode::kTStore && in.dst >= 0 && in.dst < fn.num_tiles) {
+      row_values[in.dst] = false;
+    }
     if (!folds.folded.empty() && folds.folded[i]) {
       if (in.dtype != pto::v1::DT_FP32) name[in.dst] = name[in.srcs[0]];  // the stores round
       columns[in.dst] = false;
@@ -307,6 +312,11 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
       if (per_row) {  // one row (one value for a row tile) at (i0, i1, i2)
         a.offset += RowOffset(a);
         a.extent4 = {1, 1, 1, a.extent4[3]};
+      }
+      if (load && plan.load_rows[i]) {  // one value per row, not repeated along it
+        a.extent4[3] = 1;
+        a.bcast3 = false;
+        row_values[into] = true;
       }
       const std::string type = GmType(buf.dtype);
       if (fn.runtime_extents) {
@@ -516,9 +526,10 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     std::vector<const char*> layout;
     bool rows_form = false;
     for (int s : in.srcs) {
-      layout.push_back(is_row(s) ? "pto_tile::kRow"
-                       : columns[s] ? "pto_tile::kCol" : "pto_tile::kFull");
-      rows_form = rows_form || is_row(s) || columns[s];
+      layout.push_back(is_row(s) || row_values[s] ? "pto_tile::kRow"
+                       : columns[s]               ? "pto_tile::kCol"
+                                                  : "pto_tile::kFull");
+      rows_form = rows_form || is_row(s) || row_values[s] || columns[s];
     }
     columns[in.dst] = false;
     if (plan.writes_store[i] >= 0) {

@@ -135,6 +135,7 @@ DirectPlan NoDirectOperands(int n) {
   DirectPlan plan;
   plan.load_in_place.assign(n, false);
   plan.load_columns.assign(n, false);
+  plan.load_rows.assign(n, false);
   plan.writes_store.assign(n, -1);
   plan.unrounded.assign(n, 0);
   plan.elided.assign(n, false);
@@ -152,12 +153,40 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
     return !is_row(t) && (t >= static_cast<int>(fn.ub_types.size()) ||
                           fn.ub_types[t] == pto::v1::DT_FP32);
   };
+  // Whether every reader of tile t (written at i) until it is next written
+  // is a binary instruction with a Rows form, writing a full tile.
+  auto rows_form_readers = [&](int i, int t) {
+    for (int j = i + 1; j < n; ++j) {
+      const PtoInstr& r = fn.body[j];
+      if (std::find(r.srcs.begin(), r.srcs.end(), t) != r.srcs.end() &&
+          !(r.srcs.size() == 2 && r.reduce_dim < 0 && !is_row(r.dst) && PtoHasRowsForm(r.op))) {
+        return false;
+      }
+      if (r.op != PtoOpcode::kTStore && r.dst == t) break;
+    }
+    return true;
+  };
+  bool row_tiles = false;
+  for (int t = 0; t < fn.num_tiles; ++t) row_tiles = row_tiles || is_row(t);
   std::vector<int> loaded_buffers;
   for (int i = 0; i < n; ++i) {
     const PtoInstr& in = fn.body[i];
     if (in.op != PtoOpcode::kTLoad) continue;
     loaded_buffers.push_back(in.buffer);
     const PtoBuffer& buf = p.buffers[in.buffer];
+    const pto::v1::DataType storage = in.dst < static_cast<int>(fn.ub_types.size())
+                                          ? fn.ub_types[in.dst]
+                                          : pto::v1::DT_FP32;
+    const bool float_tile = storage == pto::v1::DT_FP32 || storage == pto::v1::DT_FP16 ||
+                            storage == pto::v1::DT_BF16;  // (the Rows forms take f32 arrays)
+    if (!per_row && !row_tiles && float_tile && in.reduce_dim < 0 && !is_row(in.dst) &&
+        fn.tile.size() >= 2 && fn.tile.back() > 1) {
+      const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, -1);
+      if (a.bcast3 && rows_form_readers(i, in.dst)) {
+        plan.load_rows[i] = true;
+        continue;
+      }
+    }
     if (buf.dtype != pto::v1::DT_FP32 || !f32_tile(in.dst) || in.reduce_dim >= 0) continue;
     const Access a = MakeAccess(Viewed(buf, in), fn.tile, in.index, -1);
     if (direct(a)) {
@@ -171,14 +200,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
       columns = columns && (a.extent4[d] == 1 || a.strides4[d] == 0);
     }
     // Every reader until the tile is overwritten takes a column operand.
-    for (int j = i + 1; columns && j < n; ++j) {
-      const PtoInstr& r = fn.body[j];
-      if (std::find(r.srcs.begin(), r.srcs.end(), in.dst) != r.srcs.end()) {
-        columns = r.srcs.size() == 2 && r.reduce_dim < 0 && !is_row(r.dst) &&
-                  PtoHasRowsForm(r.op);
-      }
-      if (r.op != PtoOpcode::kTStore && r.dst == in.dst) break;
-    }
+    columns = columns && rows_form_readers(i, in.dst);
     plan.load_in_place[i] = plan.load_columns[i] = columns;
   }
   // A result only a TSTORE reads (until its tile is next written) goes

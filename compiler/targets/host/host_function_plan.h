@@ -57,9 +57,14 @@ Access MakeAccess(const PtoBuffer& buf, const std::vector<int64_t>& tile,
 // A TLOAD of an f32 [C] operand broadcast down the tile's rows (gamma in a
 // layer norm) is read in place too when every instruction reading it is a
 // binary arithmetic one: their Rows form takes it as a column operand.
+// Likewise an [R, 1] operand broadcast along the rows (a per-row scale) in
+// an elementwise function run a whole tile at a time: it is loaded as R
+// values, one per row, which the Rows forms repeat along each row (kRow),
+// instead of R x C copies.
 struct DirectPlan {
   std::vector<bool> load_in_place;  // per instruction: a TLOAD not copied
   std::vector<bool> load_columns;   // per instruction: ... as a column operand
+  std::vector<bool> load_rows;      // per instruction: a TLOAD of one value per row
   std::vector<int> writes_store;    // per instruction: the TSTORE it replaces, or -1
   std::vector<int> unrounded;       // per instruction: 1 = emit without rounding
   std::vector<bool> elided;         // per instruction: a TSTORE not emitted

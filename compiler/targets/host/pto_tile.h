@@ -1842,6 +1842,25 @@ template <typename Op, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K,
           typename D, typename S>
 inline void TReduce(S* __restrict d, const S* __restrict a) {
   using R = ReduceShape<E0, E1, E2, E3, K>;
+  if constexpr (R::kStride > 1) {
+    // Along an outer dim (a column sum): the source is [outer][len][inner]
+    // and d is [outer][inner]. Each d[j] takes the values along K in order,
+    // as the loop below would (the same bits), but a whole row of inner
+    // values at a time, so the additions run down contiguous rows and
+    // vectorize instead of one strided dependent chain per value.
+    constexpr int64_t kInner = R::kStride;
+    constexpr int64_t kOuter = E0 * E1 * E2 * E3 / (R::kLen * kInner);
+    for (int64_t o = 0; o < kOuter; ++o) {
+      S* __restrict dr = d + o * kInner;
+      const S* __restrict src = a + o * R::kLen * kInner;
+      for (int64_t j = 0; j < kInner; ++j) dr[j] = Op::Apply(Op::Init(), src[j]);
+      for (int64_t k = 1; k < R::kLen; ++k) {
+        for (int64_t j = 0; j < kInner; ++j) dr[j] = Op::Apply(dr[j], src[k * kInner + j]);
+      }
+      for (int64_t j = 0; j < kInner; ++j) dr[j] = Reduced<D>(dr[j]);
+    }
+    return;
+  }
   int64_t o = 0;
   for (int64_t i0 = 0; i0 < R::kO0; ++i0)
     for (int64_t i1 = 0; i1 < R::kO1; ++i1)

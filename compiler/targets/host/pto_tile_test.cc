@@ -166,6 +166,23 @@ TEST(PtoTileTest, LoadStoreAddressStridedRegions) {
   }
 }
 
+// A transposed load (s2 < s3: walked along dim 2) and a permuted one (s2 >
+// s3: along dim 3) put GM value (i2, j) at tile (i2, j) either way.
+TEST(PtoTileTest, StridedLoadsTransposeInEitherOrder) {
+  float gm[6 * 7];
+  for (int i = 0; i < 6 * 7; ++i) gm[i] = static_cast<float>(i);
+  float ub[2 * 3 * 4];
+  // Tile [2, 3, 4]: dim 1 stride 1 (x.T's rows), dim 3 stride 7, dim 0 stride 21.
+  pto_tile::TLoadStrided<float, 1, 2, 3, 4>(ub, gm, 0, 21, 1, 7);
+  for (int i1 = 0; i1 < 2; ++i1)
+    for (int i2 = 0; i2 < 3; ++i2)
+      for (int j = 0; j < 4; ++j)
+        EXPECT_EQ(ub[(i1 * 3 + i2) * 4 + j], gm[i1 * 21 + i2 + j * 7]) << i1 << i2 << j;
+  pto_tile::TLoadStrided<float, 1, 1, 3, 4>(ub, gm, 0, 0, 9, 2);
+  for (int i2 = 0; i2 < 3; ++i2)
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(ub[i2 * 4 + j], gm[i2 * 9 + j * 2]) << i2 << j;
+}
+
 TEST(PtoTileTest, ReversedScalarForms) {
   const float a[2] = {4, 8};
   float d[2];

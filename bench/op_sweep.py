@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Common fused-kernel patterns against torch op by op: where are pypto's cliffs?
+
+    tools/pypto-python bench/op_sweep.py [--only=SUBSTR[,SUBSTR...]] [--reps=N] [--output=FILE.md]
+
+bench/kernels.py times issue 3's fixed rows carefully; this sweeps the shapes
+users write around them (broadcast operands, casts, selects, activations,
+column reductions, transposes, slices, FP16/BF16 forms of each) at 1024x1024
+or 4096x1024, each a @pypto.jit kernel as a user writes it, to find a pattern
+whose generated code fell off a fast path (a scalar loop, a copy pass through
+UB arrays). Calls run back to back after warm-up (no pauses), pypto and torch
+taking turns in blocks of 5; a time is the median over --reps calls.
+torch/pypto above 1 means pypto is faster. Each row also checks pypto's
+result against torch's (max absolute difference, computed in float64).
+
+Threads as bench/kernels.py fixes them (PTO_VECTOR_WORKERS, torch threads).
+A measuring tool for compiler work, not a test; findings go into
+docs/bench/.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels  # noqa: E402  (fixes thread counts before numpy and torch start)
+
+import torch  # noqa: E402
+
+import pypto  # noqa: E402
+from pypto import _native  # noqa: E402
+
+F32, F16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
+TORCH_TYPES = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}
+N = (1024, 1024)
+BIG = (4096, 1024)
+
+
+class Row:
+    """One pattern: pypto's body and torch's, over inputs of `shapes`/`dtypes`."""
+
+    def __init__(self, name, dtypes, shapes, tile, body, torch_body, out_shape=None,
+                 out_dtype=None):
+        self.name, self.dtypes, self.shapes, self.tile = name, dtypes, shapes, tile
+        self.body, self.torch_body = body, torch_body
+        self.out_shape = out_shape or shapes[0]
+        self.out_dtype = out_dtype or dtypes[0]
+
+    def kernel(self):
+        # One parameter per input (pypto binds arguments by the signature).
+        params = ", ".join(f"a{i}: T(dtypes[{i}])" for i in range(len(self.dtypes)))
+        names = ", ".join(f"a{i}" for i in range(len(self.dtypes)))
+        scope = {"T": kernels.T, "dtypes": self.dtypes, "pypto": pypto, "body": self.body,
+                 "tile": self.tile, "out_dtype": self.out_dtype}
+        exec(f"def sweep_kernel({params}, out: T(out_dtype)):\n"  # noqa: S102
+             f"    pypto.set_vec_tile_shapes(*tile)\n"
+             f"    out[:] = body({names})\n", scope)
+        return pypto.jit(scope["sweep_kernel"])
+
+
+def rows():
+    def f32(*shapes):
+        return [F32] * len(shapes)
+    return [
+        Row("add bias [C] f32", f32(N, (1024,)), [N, (1024,)], (8, 1024),
+            lambda a, b: a + b, lambda a, b: a + b),
+        Row("add per-row scale [R,1] f32", f32(N, (1024, 1)), [N, (1024, 1)], (8, 1024),
+            lambda a, b: a + b, lambda a, b: a + b),
+        Row("add bf16", [BF16, BF16], [N, N], (8, 1024), lambda a, b: a + b, lambda a, b: a + b),
+        Row("sigmoid(a*b+a) f16", [F16, F16], [N, N], (8, 1024),
+            lambda a, b: pypto.sigmoid(a * b + a), lambda a, b: torch.sigmoid(a * b + a)),
+        Row("gelu (tanh form) f32", [F32], [N], (8, 1024),
+            lambda a: a * 0.5 * (1 + pypto.tanh(a * 0.7978845608 * (1 + 0.044715 * a * a))),
+            lambda a: a * 0.5 * (1 + torch.tanh(a * 0.7978845608 * (1 + 0.044715 * a * a)))),
+        Row("silu a*sigmoid(a) f32", [F32], [N], (8, 1024),
+            lambda a: a * pypto.sigmoid(a), lambda a: a * torch.sigmoid(a)),
+        Row("where(a > 0, a, b) f32", [F32, F32], [N, N], (8, 1024),
+            lambda a, b: pypto.where(a > 0, a, b), lambda a, b: torch.where(a > 0, a, b)),
+        Row("cast f32 -> f16", [F32], [N], (8, 1024), lambda a: pypto.cast(a, F16),
+            lambda a: a.half(), out_dtype=F16),
+        Row("cast f16 -> f32", [F16], [N], (8, 1024), lambda a: pypto.cast(a, F32),
+            lambda a: a.float(), out_dtype=F32),
+        Row("softmax 4096x1024 f16", [F16], [BIG], (4, 1024), lambda a: pypto.softmax(a, -1),
+            lambda a: torch.softmax(a.float(), -1).half()),
+        Row("softmax 4096x1024 bf16", [BF16], [BIG], (4, 1024), lambda a: pypto.softmax(a, -1),
+            lambda a: torch.softmax(a.float(), -1).bfloat16()),
+        Row("rms_norm 4096x1024 f16", [F16, F16], [BIG, (1024,)], (4, 1024),
+            lambda a, g: pypto.rms_norm(a, g, 1e-6),
+            lambda a, g: (a.float() * torch.rsqrt((a.float() ** 2).mean(-1, keepdim=True) + 1e-6)
+                          * g.float()).half()),
+        Row("amax last dim 4096x1024 f32", [F32], [BIG], (8, 1024),
+            lambda a: pypto.amax(a, -1, keepdim=True), lambda a: a.amax(-1, keepdim=True),
+            out_shape=(4096, 1)),
+        Row("sum dim 0 4096x1024 f32", [F32], [BIG], (64, 256),
+            lambda a: pypto.sum(a, 0, keepdim=True), lambda a: a.sum(0, keepdim=True),
+            out_shape=(1, 1024)),
+        Row("sum dim 0 4096x1024 f16", [F16], [BIG], (64, 256),
+            lambda a: pypto.sum(a, 0, keepdim=True),
+            lambda a: a.float().sum(0, keepdim=True).half(), out_shape=(1, 1024)),
+        Row("a.T + b f32", [F32, F32], [N, N], (32, 32),
+            lambda a, b: pypto.transpose(a, 0, 1) + b, lambda a, b: a.t() + b),
+        Row("a[:, :512] * 2 f32", [F32], [N], (8, 512), lambda a: a[:, :512] * 2,
+            lambda a: a[:, :512] * 2, out_shape=(1024, 512)),
+        Row("a[:, :512] * 2 f16", [F16], [N], (8, 512), lambda a: a[:, :512] * 2,
+            lambda a: a[:, :512] * 2, out_shape=(1024, 512)),
+        Row("concat [a*2, b+1] f16", [F16, F16], [N, N], (2, 1024),
+            lambda a, b: pypto.concat([a * 2, b + 1], 1),
+            lambda a, b: torch.cat([a * 2, b + 1], 1), out_shape=(1024, 2048)),
+        Row("exp f16", [F16], [N], (8, 1024), lambda a: pypto.exp(a), lambda a: torch.exp(a)),
+        Row("div f32", [F32, F32], [N, N], (8, 1024), lambda a, b: a / b, lambda a, b: a / b),
+        Row("pow(abs(a), 2.5) f32", [F32], [N], (8, 1024),
+            lambda a: pypto.pow(pypto.abs(a), 2.5), lambda a: torch.pow(torch.abs(a), 2.5)),
+        Row("log(abs(a) + 1) f32", [F32], [N], (8, 1024),
+            lambda a: pypto.log(pypto.abs(a) + 1), lambda a: torch.log(torch.abs(a) + 1)),
+    ]
+
+
+def torch_reference(row, inputs):
+    """torch's result (in float where its CPU kernel lacks the half type)."""
+    try:
+        return row.torch_body(*inputs), row.torch_body
+    except RuntimeError:
+        out_type = TORCH_TYPES[row.out_dtype]
+
+        def in_float(*args):
+            return row.torch_body(*[x.float() for x in args]).to(out_type)
+        return in_float(*inputs), in_float
+
+
+def medians(fns, reps, block=5):
+    for f in fns:
+        for _ in range(3):
+            f()
+    times = [[] for _ in fns]
+    while len(times[0]) < reps:
+        for f, ts in zip(fns, times):
+            for _ in range(block):
+                start = time.perf_counter()
+                f()
+                ts.append(time.perf_counter() - start)
+    return [statistics.median(ts) for ts in times]
+
+
+def run(row, reps):
+    gen = torch.Generator().manual_seed(7)
+    inputs = [(torch.rand(s, generator=gen) * 4 - 2).to(TORCH_TYPES[t])
+              for s, t in zip(row.shapes, row.dtypes)]
+    out = torch.empty(row.out_shape, dtype=TORCH_TYPES[row.out_dtype])
+    kernel = row.kernel()
+    try:
+        kernel(*inputs, out)
+    except Exception as e:  # noqa: BLE001  (a row pypto cannot run is reported, not fatal)
+        return f"| {row.name} | n/a ({kernels.short(e)}) | | | |"
+    want, torch_fn = torch_reference(row, inputs)
+    err = (out.double() - want.double()).abs().max().item()
+    pto, ref = medians([lambda: kernel(*inputs, out), lambda: torch_fn(*inputs)], reps)
+    return (f"| {row.name} | {kernels.fmt_us(pto)} | {kernels.fmt_us(ref)} | "
+            f"{ref / pto:.2f}x | {err:.2e} |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default="", help="comma-separated substrings of row names")
+    parser.add_argument("--reps", type=int, default=60)
+    parser.add_argument("--output", help="also write the table to this file")
+    opts = parser.parse_args()
+    wanted = [w for w in opts.only.split(",") if w]
+    lines = [f"threads {kernels.THREADS}, pypto target {_native.resolve_target('host')}, "
+             f"tree {kernels.source_tree()}, load average {os.getloadavg()[0]:.2f}", "",
+             "| pattern | pypto | torch (op by op) | torch/pypto | max abs diff |",
+             "|---|---:|---:|---:|---:|"]
+    print("\n".join(lines), flush=True)
+    for row in rows():
+        if wanted and not any(w in row.name for w in wanted):
+            continue
+        line = run(row, opts.reps)
+        print(line, flush=True)
+        lines.append(line)
+    if opts.output:
+        with open(opts.output, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -882,10 +882,19 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   combine.space = ws_shape;
   combine.tile = tile;
   combine.tile[d] = n;
-  if (absl::Status s = check_ub(combine.tile, acc_bytes * 2 + (arg ? 8 * 2 : 0));
-      !s.ok()) {
-    return s;
+  // Each result combines its own n slots, so the combine's tile need not
+  // match the partials' along the other dims: where all n slots of the
+  // partials' tile do not fit UB, those dims shrink (halved, leading dims
+  // first) until they do. The results are the same; only the combine's work
+  // is split finer.
+  const int64_t combine_bytes = acc_bytes * 2 + (arg ? 8 * 2 : 0);
+  for (int s = 0; s < rank; ++s) {
+    while (s != d && combine.tile[s] > 1 &&
+           TileElements(combine.tile) * combine_bytes > options.memory.ub_bytes) {
+      combine.tile[s] = (combine.tile[s] + 1) / 2;
+    }
   }
+  if (absl::Status s = check_ub(combine.tile, combine_bytes); !s.ok()) return s;
   combine.body.push_back(load(0, value_ws, acc, rank));
   combine.body.push_back(MakeInstr(op.info->pto, 1, {0}, arg ? acc : out_dtype, d));
   combine.ub_types = {acc, acc};

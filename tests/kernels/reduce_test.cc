@@ -355,15 +355,38 @@ TEST(ReduceTest, BadDimNamesTheOpAndTheValidRange) {
 }
 
 // The combine step holds all partial results of a row in one tile: too many
-// partial results for UB is an error naming the op, the tile and both sizes.
+// partial results for UB even one row at a time is an error naming the op,
+// the tile and both sizes.
 TEST(ReduceTest, TooManyPartialResultsForUbIsAnError) {
   Builder b("ub");
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {64, 1 << 20});
   b.Output("out", b.Op("sum", {x}, {64, 16}, -1, true));
   auto compiled = compiler::Compile(b.graph(), "host", {});
   ASSERT_FALSE(compiled.ok());
-  EXPECT_THAT(compiled.status().message(), HasSubstr("op #0 \"sum\": tile [64,65536]"));
+  EXPECT_THAT(compiled.status().message(), HasSubstr("op #0 \"sum\": tile [1,65536]"));
   EXPECT_THAT(compiled.status().message(), HasSubstr("bytes of UB; a block may use"));
+}
+
+// Where the partials' tile with all n slots along the reduced dim does not
+// fit UB, the combine's tile shrinks along the other dims (each result
+// combines its own slots): sums, maxima and argmax over dim 0 of 2048 rows
+// in tiles of 8 rows (256 partial rows of 256 columns: 512 KiB at the
+// partials' width) compile and match the reference; the Tile Graph shows
+// the narrower combine tile.
+TEST(ReduceTest, CombineTileShrinksToFitUb) {
+  for (const char* kind : {"sum", "amax", "argmax"}) {
+    Builder b(absl::StrCat("combine_", kind));
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2048, 256});
+    b.Output("out", b.Op(kind, {x}, {8, 256}, 0, true));
+    SCOPED_TRACE(kind);
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+    compiler::CompileSettings settings;
+    settings.keep_dumps = true;
+    auto r = compiler::Compile(b.graph(), "host", {}, settings);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_THAT(r->dumps["tile"], HasSubstr("tile=[256,"));
+    EXPECT_THAT(r->dumps["tile"], ::testing::Not(HasSubstr("tile=[256,256]")));
+  }
 }
 
 // Row widening: a last-dim reduction whose tile splits the row into 2..16

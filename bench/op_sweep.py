@@ -130,6 +130,9 @@ def torch_reference(row, inputs):
 
 
 def medians(fns, reps, block=5):
+    """Median time of each fn, taking turns in blocks back to back: unlike
+    kernels.interleaved_times, no pause before a block (this looks for slow
+    code, not for how a call fares after the machine idled)."""
     for f in fns:
         for _ in range(3):
             f()

@@ -609,18 +609,21 @@ typedef float MvecF __attribute__((vector_size(64)));
 typedef double MvecD __attribute__((vector_size(64)));
 typedef float MvecDF __attribute__((vector_size(32)));  // MvecD's lanes as f32
 #define PTO_TILE_MVEC_FN(f) _ZGVeN16v_##f
+#define PTO_TILE_MVEC_FN2(f) _ZGVeN16vv_##f
 #define PTO_TILE_MVEC_DFN(f) _ZGVeN8v_##f
 #elif defined(__AVX2__)
 typedef float MvecF __attribute__((vector_size(32)));
 typedef double MvecD __attribute__((vector_size(32)));
 typedef float MvecDF __attribute__((vector_size(16)));  // MvecD's lanes as f32
 #define PTO_TILE_MVEC_FN(f) _ZGVdN8v_##f
+#define PTO_TILE_MVEC_FN2(f) _ZGVdN8vv_##f
 #define PTO_TILE_MVEC_DFN(f) _ZGVdN4v_##f
 #else
 typedef float MvecF __attribute__((vector_size(16)));
 typedef double MvecD __attribute__((vector_size(16)));
 typedef float MvecDF __attribute__((vector_size(8)));
 #define PTO_TILE_MVEC_FN(f) _ZGVbN4v_##f
+#define PTO_TILE_MVEC_FN2(f) _ZGVbN4vv_##f
 #define PTO_TILE_MVEC_DFN(f) _ZGVbN2v_##f
 #endif
 constexpr int64_t kMvecLanes = sizeof(MvecF) / sizeof(float);
@@ -640,6 +643,7 @@ PTO_TILE_MVEC_DECLARE(erfcf)
 PTO_TILE_MVEC_DECLARE(sinf)
 PTO_TILE_MVEC_DECLARE(cosf)
 #undef PTO_TILE_MVEC_DECLARE
+MvecF PTO_TILE_MVEC_FN2(powf)(MvecF, MvecF);
 }
 
 // d[i] = F(a[i]) for i < n, kMvecLanes at a time (d may equal a).
@@ -657,6 +661,35 @@ inline void MvecMap(float* d, const float* a, int64_t n) {
     __builtin_memcpy(&v, a + i, (n - i) * sizeof(float));
     v = F(v);
     __builtin_memcpy(d + i, &v, (n - i) * sizeof(float));
+  }
+}
+
+// d[i] = F(a[i], b[i]) for i < n, kMvecLanes at a time (d may equal a or
+// b). kAStep/kBStep 0: that operand is one value, repeated (a scalar, or a
+// row tile's value along its row). A partial last vector is padded with
+// ones, so an element's result does not depend on where it sits.
+template <MvecF (*F)(MvecF, MvecF), int kAStep, int kBStep>
+inline void MvecMap2(float* d, const float* a, const float* b, int64_t n) {
+  MvecF va = MvecF{} + a[0], vb = MvecF{} + b[0];
+  int64_t i = 0;
+  for (; i + kMvecLanes <= n; i += kMvecLanes) {
+    if constexpr (kAStep != 0) __builtin_memcpy(&va, a + i, sizeof va);
+    if constexpr (kBStep != 0) __builtin_memcpy(&vb, b + i, sizeof vb);
+    const MvecF v = F(va, vb);
+    __builtin_memcpy(d + i, &v, sizeof v);
+  }
+  if (i < n) {
+    const auto bytes = static_cast<unsigned long>(n - i) * sizeof(float);
+    if constexpr (kAStep != 0) {
+      va = MvecF{} + 1.0f;
+      __builtin_memcpy(&va, a + i, bytes);
+    }
+    if constexpr (kBStep != 0) {
+      vb = MvecF{} + 1.0f;
+      __builtin_memcpy(&vb, b + i, bytes);
+    }
+    const MvecF v = F(va, vb);
+    __builtin_memcpy(d + i, &v, bytes);
   }
 }
 
@@ -1306,7 +1339,47 @@ PTO_TILE_BINARY(TAdd, x + y)
 PTO_TILE_BINARY(TSub, x - y)
 PTO_TILE_BINARY(TMul, x * y)
 PTO_TILE_BINARY(TDiv, x / y)
+// pow: libmvec's vector powf where available (within 0.62 ulp over 45M
+// sampled pairs at 4 and 8 lanes, against glibc powf's 0.52, with the same
+// results for every pair of specials: NaN, +-inf, +-0, negative bases,
+// integer exponents; bench/mvec_pow.cc), 2-3x faster on one thread. x ** 2
+// is x * x: exact before its one rounding, as powf's result is.
+#if PTO_TILE_MVEC
+template <int64_t N, typename D = float>
+inline void TPow(float* __restrict d, const float* __restrict a, const float* __restrict b) {
+  MvecMap2<PTO_TILE_MVEC_FN2(powf), 1, 1>(d, a, b, N);
+  RoundTile<D>(d, N);
+}
+template <int64_t R, int64_t C, int kA, int kB, typename D = float>
+inline void TPowRows(float* __restrict d, const float* __restrict a,
+                     const float* __restrict b) {
+  for (int64_t r = 0; r < R; ++r) {
+    float* __restrict dr = d + r * C;
+    const float* __restrict ar = a + (kA == kRow ? r : kA == kCol ? 0 : r * C);
+    const float* __restrict br = b + (kB == kRow ? r : kB == kCol ? 0 : r * C);
+    MvecMap2<PTO_TILE_MVEC_FN2(powf), kA == kRow ? 0 : 1, kB == kRow ? 0 : 1>(dr, ar, br, C);
+    RoundTile<D>(dr, C);
+  }
+}
+template <int64_t N, typename D = float>
+inline void TPowS(float* __restrict d, const float* __restrict a, float s) {
+  if (s == 2.0f) {
+    for (int64_t i = 0; i < N; ++i) d[i] = a[i] * a[i];
+  } else {
+    MvecMap2<PTO_TILE_MVEC_FN2(powf), 1, 0>(d, a, &s, N);
+  }
+  RoundTile<D>(d, N);
+}
+template <int64_t N, typename D = float>
+inline void TRPowS(float* __restrict d, const float* __restrict a, float s) {
+  MvecMap2<PTO_TILE_MVEC_FN2(powf), 0, 1>(d, &s, a, N);
+  RoundTile<D>(d, N);
+}
+#else
 PTO_TILE_BINARY(TPow, __builtin_powf(x, y))
+PTO_TILE_SCALAR(TPowS, s == 2.0f ? a[i] * a[i] : __builtin_powf(a[i], s))
+PTO_TILE_SCALAR(TRPowS, __builtin_powf(s, a[i]))
+#endif
 PTO_TILE_BINARY(TMax, Max(x, y))
 PTO_TILE_BINARY(TMin, Min(x, y))
 PTO_TILE_BINARY(TFloorDiv, FloorDivF(x, y))
@@ -1323,8 +1396,6 @@ PTO_TILE_SCALAR(TMulS, a[i] * s)
 PTO_TILE_SCALAR(TDivS, a[i] / s)
 PTO_TILE_SCALAR(TRSubS, s - a[i])
 PTO_TILE_SCALAR(TRDivS, s / a[i])
-PTO_TILE_SCALAR(TPowS, __builtin_powf(a[i], s))
-PTO_TILE_SCALAR(TRPowS, __builtin_powf(s, a[i]))
 PTO_TILE_SCALAR(TMaxS, Max(a[i], s))
 PTO_TILE_SCALAR(TMinS, Min(a[i], s))
 PTO_TILE_COMPARE_SCALAR(TCmpEqS, ==)

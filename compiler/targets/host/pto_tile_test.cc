@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -359,6 +360,102 @@ TEST(PtoTileTest, LibmvecMapsAreAccurate) {
       }
     }
   }
+}
+
+// pow maps through libmvec's vector powf (4, 8 or 16 lanes by the build's
+// ISA): within one ulp of the double pow, special pairs giving glibc powf's
+// results (NaN, +-inf, +-0, negative bases with integer exponents), an
+// element's result independent of its tile's shape, and the scalar, reversed
+// and Rows forms giving the tile form's bits. x ** 2 is x * x exactly.
+TEST(PtoTileTest, PowIsAccurateAndGivesPowfsSpecialValues) {
+  auto Bits = [](float f) { return BitsFromFloat(f); };
+  auto Ulps = [](float got, double want) {
+    int e;
+    std::frexp(want, &e);
+    return std::fabs(got - want) / std::ldexp(1.0, std::max(e - 24, -149));
+  };
+  const float special[] = {0.f,   -0.f,  1.f,  -1.f,  INFINITY, -INFINITY, NAN,     0.5f,
+                           2.f,   -2.f,  3.f,  -3.f,  1e-45f,   -1e-45f,   1e38f,   -1e38f,
+                           2.5f,  -2.5f, 127.f, 128.f, -149.f,  -150.f,    16777217.f};
+  constexpr int64_t kS = sizeof(special) / sizeof(special[0]);
+  constexpr int64_t N = kS * kS;
+  std::vector<float> a(N), b(N), d(N);
+  for (int64_t i = 0; i < N; ++i) {
+    a[i] = special[i / kS];
+    b[i] = special[i % kS];
+  }
+  pto_tile::TPow<N>(d.data(), a.data(), b.data());
+  for (int64_t i = 0; i < N; ++i) {
+    const float want = powf(a[i], b[i]);
+    const std::string at = "pow(" + std::to_string(a[i]) + ", " + std::to_string(b[i]) + ")";
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(d[i])) << at;
+    } else if (std::isinf(want) || want == 0) {
+      EXPECT_EQ(Bits(d[i]), Bits(want)) << at;
+    } else {
+      EXPECT_LE(Ulps(d[i], std::pow(static_cast<double>(a[i]), static_cast<double>(b[i]))), 1.0)
+          << at;
+    }
+  }
+  // Ordinary values: x in (0, 10), y in (-20, 20), and negative x with
+  // integer y; a length that leaves a partial last vector.
+  constexpr int64_t M = 4099;
+  std::vector<float> x(M), y(M), r(M), one(1);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> ux(0.0f, 10.0f), uy(-20.0f, 20.0f);
+  for (int64_t i = 0; i < M; ++i) {
+    x[i] = i % 3 == 0 ? -ux(rng) : ux(rng);
+    y[i] = i % 3 == 0 ? std::round(uy(rng)) : uy(rng);
+  }
+  pto_tile::TPow<M>(r.data(), x.data(), y.data());
+  double worst = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    const double want = std::pow(static_cast<double>(x[i]), static_cast<double>(y[i]));
+    if (std::isinf(static_cast<float>(want)) || static_cast<float>(want) == 0) {
+      EXPECT_EQ(r[i], static_cast<float>(want)) << x[i] << " ** " << y[i];
+      continue;
+    }
+    worst = std::max(worst, Ulps(r[i], want));
+  }
+  EXPECT_LE(worst, 1.0);
+  for (int64_t i = M - 5; i < M; ++i) {
+    pto_tile::TPow<1>(one.data(), x.data() + i, y.data() + i);
+    EXPECT_EQ(Bits(one[0]), Bits(r[i])) << i;
+  }
+  // Scalar and reversed forms: the tile form's bits with the scalar spread.
+  std::vector<float> s(M, 2.5f), want(M);
+  pto_tile::TPowS<M>(r.data(), x.data(), 2.5f);
+  pto_tile::TPow<M>(want.data(), x.data(), s.data());
+  EXPECT_EQ(std::memcmp(r.data(), want.data(), M * sizeof(float)), 0);
+  pto_tile::TRPowS<M>(r.data(), y.data(), 2.5f);
+  pto_tile::TPow<M>(want.data(), s.data(), y.data());
+  EXPECT_EQ(std::memcmp(r.data(), want.data(), M * sizeof(float)), 0);
+  pto_tile::TPowS<M>(r.data(), x.data(), 2.0f);
+  for (int64_t i = 0; i < M; ++i) EXPECT_EQ(Bits(r[i]), Bits(x[i] * x[i])) << x[i];
+  pto_tile::TPowS<kS>(r.data(), special, 2.0f);
+  for (int64_t i = 0; i < kS; ++i) {
+    const float w = powf(special[i], 2.0f);
+    EXPECT_TRUE(std::isnan(w) ? std::isnan(r[i]) : Bits(r[i]) == Bits(w)) << special[i];
+  }
+  // Rows forms: a row value on either side, a column operand.
+  constexpr int64_t R = 3, C = 37;
+  const float rows[R] = {0.5f, -2.0f, 3.25f};
+  float full[R * C], rowfull[R * C], got[R * C], ref[R * C];
+  for (int64_t i = 0; i < R * C; ++i) {
+    full[i] = 0.1f + 0.07f * static_cast<float>(i);
+    rowfull[i] = rows[i / C];
+  }
+  pto_tile::TPowRows<R, C, pto_tile::kFull, pto_tile::kRow>(got, full, rows);
+  pto_tile::TPow<R * C>(ref, full, rowfull);
+  EXPECT_EQ(std::memcmp(got, ref, sizeof got), 0);
+  pto_tile::TPowRows<R, C, pto_tile::kRow, pto_tile::kFull>(got, rows, full);
+  pto_tile::TPow<R * C>(ref, rowfull, full);
+  EXPECT_EQ(std::memcmp(got, ref, sizeof got), 0);
+  float colfull[R * C];
+  for (int64_t i = 0; i < R * C; ++i) colfull[i] = full[i % C];
+  pto_tile::TPowRows<R, C, pto_tile::kCol, pto_tile::kRow>(got, full, rows);
+  pto_tile::TPow<R * C>(ref, colfull, rowfull);
+  EXPECT_EQ(std::memcmp(got, ref, sizeof got), 0);
 }
 
 TEST(PtoTileTest, RowReductionsUsePartialResults) {

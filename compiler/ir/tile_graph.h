@@ -148,7 +148,9 @@ struct TileGroup {
   std::vector<int64_t> space;   // iteration space (the ops' shape)
   std::vector<int64_t> tile;    // tile shape, each dim clamped to the space
   std::vector<TileInstr> body;  // loads first, then compute, then stores
-  int num_ub_tiles = 0;         // UB tiles %t0..%t(n-1), each [tile]
+  // UB tiles %t0..%t(n-1), each [tile] (a reduction step's results: [tile]
+  // with extent 1 along the reduced dim, as UB counts them).
+  int num_ub_tiles = 0;
   // Storage type of each UB tile (UbStorageType: DT_FP32, DT_INT64 or
   // DT_DOUBLE); a tile is reused only by values stored the same way.
   std::vector<pto::v1::DataType> ub_types;

@@ -780,8 +780,15 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
       out_index.push_back({s, 1});
     }
   }
-  auto check_ub = [&](const std::vector<int64_t>& t, int64_t bytes_per_elem) {
-    const int64_t bytes = TileElements(t) * bytes_per_elem;
+  // A step's UB need: its whole tiles (the loaded input, a converted copy)
+  // of `full_bytes` per element of t, and its result tiles (the reduced
+  // values, their indices), which hold t's elements over t[d], of
+  // `reduced_bytes` per element.
+  auto ub_need = [&](const std::vector<int64_t>& t, int64_t full_bytes, int64_t reduced_bytes) {
+    return TileElements(t) * full_bytes + TileElements(t) / t[d] * reduced_bytes;
+  };
+  auto check_ub = [&](const std::vector<int64_t>& t, int64_t full_bytes, int64_t reduced_bytes) {
+    const int64_t bytes = ub_need(t, full_bytes, reduced_bytes);
     if (bytes > options.memory.ub_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op #", i, " ", Quote(op.info->kind), ": tile ", FormatDims(t),
@@ -837,8 +844,8 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   partial.ops = {i};
   partial.space = space;
   partial.tile = tile;
-  if (absl::Status s = check_ub(tile, in_bytes + acc_bytes +
-                                          (arg ? 8 : convert ? acc_bytes : 0));
+  if (absl::Status s = check_ub(tile, in_bytes + (convert ? acc_bytes : 0),
+                                acc_bytes + (arg ? 8 : 0));
       !s.ok()) {
     return s;
   }
@@ -887,14 +894,16 @@ absl::Status AppendReduction(const TensorGraph& g, int i,
   // partials' tile do not fit UB, those dims shrink (halved, leading dims
   // first) until they do. The results are the same; only the combine's work
   // is split finer.
-  const int64_t combine_bytes = acc_bytes * 2 + (arg ? 8 * 2 : 0);
+  // Loaded: the partial values (and indices); results: the combined ones.
+  const int64_t combine_full = acc_bytes + (arg ? 8 : 0);
+  const int64_t combine_reduced = arg ? acc_bytes + 8 : acc_bytes;
   for (int s = 0; s < rank; ++s) {
     while (s != d && combine.tile[s] > 1 &&
-           TileElements(combine.tile) * combine_bytes > options.memory.ub_bytes) {
+           ub_need(combine.tile, combine_full, combine_reduced) > options.memory.ub_bytes) {
       combine.tile[s] = (combine.tile[s] + 1) / 2;
     }
   }
-  if (absl::Status s = check_ub(combine.tile, combine_bytes); !s.ok()) return s;
+  if (absl::Status s = check_ub(combine.tile, combine_full, combine_reduced); !s.ok()) return s;
   combine.body.push_back(load(0, value_ws, acc, rank));
   combine.body.push_back(MakeInstr(op.info->pto, 1, {0}, arg ? acc : out_dtype, d));
   combine.ub_types = {acc, acc};

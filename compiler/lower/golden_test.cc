@@ -180,6 +180,18 @@ TEST(GoldenTest, SoftmaxPartials) {
   CheckGolden("softmax_partials.tile.txt", PrintTileGraph(*tiles));
 }
 
+// Column reductions over many tiles: sum and argmax over dim 0 of [256, 64]
+// in tiles [32, 64] (8 partial slots), then the combine steps. A step's
+// result tiles hold one value per column (t1[64] and the argmax's indices),
+// not a whole [32, 64] tile, in the generated code as in the UB count.
+TEST(GoldenTest, ColumnReductionResultsAreOneRowLong) {
+  testing::GraphBuilder b("column_reductions");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {256, 64});
+  b.Output("s", b.Op("sum", {x}, {32, 64}, 0, false));
+  b.Output("i", b.Op("argmax", {x}, {32, 64}, 0, true));
+  CheckGoldens(b.Build(), "column_reductions", {"tile", "cpp"});
+}
+
 // Issue 4's kernel: softmax of (32,1,256) rows per batch index in a loop,
 // with PyPTO's tile [1,4,1,64]. Row widening applies inside the loop body:
 // one fused row group over tiles [1,4,1,256] (8 tasks per iteration, no

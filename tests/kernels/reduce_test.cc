@@ -367,6 +367,30 @@ TEST(ReduceTest, TooManyPartialResultsForUbIsAnError) {
   EXPECT_THAT(compiled.status().message(), HasSubstr("bytes of UB; a block may use"));
 }
 
+// A partial step's result tiles hold one value per column (a tile's
+// elements over its extent along the reduced dim), and UB counts them so:
+// sums, maxima and argmax over dim 0 of 256 x 1024 in tiles of 32 whole
+// rows (128 KiB of input, 4 KiB of sums, 8 KiB of indices) compile and
+// match the reference, where counting each result as a whole tile (256 or
+// 384 KiB) refused them. A tile of 48 rows needs 196608 + 4096 bytes.
+TEST(ReduceTest, ReducedResultTilesCountOneRowOfUb) {
+  for (const char* kind : {"sum", "amax", "argmax"}) {
+    Builder b(absl::StrCat("rows32_", kind));
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {256, 1024});
+    b.Output("out", b.Op(kind, {x}, {32, 1024}, 0, false));
+    SCOPED_TRACE(kind);
+    testing::CompileRunAndCheck(b.graph(), kSeeds);
+  }
+  Builder b("rows48");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {480, 1024});
+  b.Output("out", b.Op("sum", {x}, {48, 1024}, 0, false));
+  auto compiled = compiler::Compile(b.graph(), "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("op #0 \"sum\": tile [48,1024] needs 200704 bytes of UB; a block may "
+                        "use 196608 bytes"));
+}
+
 // Where the partials' tile with all n slots along the reduced dim does not
 // fit UB, the combine's tile shrinks along the other dims (each result
 // combines its own slots): sums, maxima and argmax over dim 0 of 2048 rows

@@ -147,6 +147,41 @@ std::string LoadPad(const PtoFunction& fn, int i) {
 }
 
 
+// Per UB tile of a whole-tile function (`elems` values): the values it
+// holds if it is a reduction step's result (written only by TRED*,
+// TARGFIRST or TARGSEL, read only by them and TSTORE: the tile's elements
+// over its extent along the reduced dim), else 0 (the whole tile). Such a
+// tile is declared that long (sum over dim 0 of a [64, 256] tile: 256
+// values, not 16384), as ExpandToTiles counts it against UB.
+std::vector<int64_t> ReducedTileElements(const PtoFunction& fn, int64_t elems) {
+  auto reduces = [](PtoOpcode op) {
+    return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
+           op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd ||
+           op == PtoOpcode::kTArgFirst || op == PtoOpcode::kTArgSel;
+  };
+  const int rank = static_cast<int>(fn.tile.size());
+  std::vector<int64_t> values(fn.num_tiles, 0);
+  std::vector<bool> other(fn.num_tiles, false);  // a whole-tile writer or reader
+  for (const PtoInstr& in : fn.body) {
+    if (in.dst >= 0 && in.dst < fn.num_tiles) {
+      if (reduces(in.op) && in.reduce_dim >= 0 && in.reduce_dim < rank &&
+          fn.tile[in.reduce_dim] > 0) {
+        values[in.dst] = std::max(values[in.dst], elems / fn.tile[in.reduce_dim]);
+      } else {
+        other[in.dst] = true;
+      }
+    }
+    if (in.op == PtoOpcode::kTStore || reduces(in.op)) continue;
+    for (int s : in.srcs) {
+      if (s >= 0 && s < fn.num_tiles) other[s] = true;
+    }
+  }
+  for (int t = 0; t < fn.num_tiles; ++t) {
+    if (other[t]) values[t] = 0;
+  }
+  return values;
+}
+
 absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   const PtoFunction& fn = p.functions[index];
   if (fn.core == pto::v1::CORE_TYPE_CUBE) return EmitCubeFunction(p, index);
@@ -229,11 +264,14 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
     absl::StrAppend(&out, " {\n");
   }
   const std::string indent = chunk > 0 || per_row ? "    " : "  ";
+  const std::vector<int64_t> reduced = ReducedTileElements(fn, elems);
   for (int t = 0; t < fn.num_tiles; ++t) {
     const pto::v1::DataType storage =
         t < static_cast<int>(fn.ub_types.size()) ? fn.ub_types[t] : pto::v1::DT_FP32;
-    absl::StrAppend(&out, indent, "alignas(64) ", UbType(storage), " t", t, "[",
-                    is_row(t) ? row_n : n, "];\n");
+    const int64_t size = is_row(t)                                    ? row_n
+                         : chunk == 0 && !per_row && reduced[t] > 0 ? reduced[t]
+                                                                      : n;
+    absl::StrAppend(&out, indent, "alignas(64) ", UbType(storage), " t", t, "[", size, "];\n");
   }
   // The C++ name of each UB tile's current value: its array, or a pointer
   // into GM (g<i>: a load read in place; o<i>: a result written there).

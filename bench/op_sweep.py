@@ -32,8 +32,9 @@ import torch  # noqa: E402
 import pypto  # noqa: E402
 from pypto import _native  # noqa: E402
 
-F32, F16, BF16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
-TORCH_TYPES = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}
+F32, F16, BF16, I32 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32
+TORCH_TYPES = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, I32: torch.int32,
+               pypto.DT_INT64: torch.int64, pypto.DT_BOOL: torch.bool}
 N = (1024, 1024)
 BIG = (4096, 1024)
 
@@ -45,7 +46,7 @@ class Row:
                  out_dtype=None):
         self.name, self.dtypes, self.shapes, self.tile = name, dtypes, shapes, tile
         self.body, self.torch_body = body, torch_body
-        self.out_shape = out_shape or shapes[0]
+        self.out_shape = shapes[0] if out_shape is None else out_shape
         self.out_dtype = out_dtype or dtypes[0]
 
     def kernel(self):
@@ -56,7 +57,7 @@ class Row:
                  "tile": self.tile, "out_dtype": self.out_dtype}
         exec(f"def sweep_kernel({params}, out: T(out_dtype)):\n"  # noqa: S102
              f"    pypto.set_vec_tile_shapes(*tile)\n"
-             f"    out[:] = body({names})\n", scope)
+             f"    out[{'...' if self.out_shape == () else ':'}] = body({names})\n", scope)
         return pypto.jit(scope["sweep_kernel"])
 
 
@@ -114,6 +115,29 @@ def rows():
             lambda a: pypto.pow(pypto.abs(a), 2.5), lambda a: torch.pow(torch.abs(a), 2.5)),
         Row("log(abs(a) + 1) f32", [F32], [N], (8, 1024),
             lambda a: pypto.log(pypto.abs(a) + 1), lambda a: torch.log(torch.abs(a) + 1)),
+        Row("softmax dim 0 1024x1024 f32", [F32], [N], (64, 256),
+            lambda a: pypto.softmax(a, 0), lambda a: torch.softmax(a, 0)),
+        Row("argmax last dim 4096x1024 f32", [F32], [BIG], (8, 1024),
+            lambda a: pypto.argmax(a, -1), lambda a: a.argmax(-1), out_shape=(4096,),
+            out_dtype=pypto.DT_INT64),
+        Row("add int32", [I32, I32], [N, N], (8, 1024), lambda a, b: a + b, lambda a, b: a + b),
+        Row("a > b f32 -> bool", [F32, F32], [N, N], (8, 1024), lambda a, b: a > b,
+            lambda a, b: a > b, out_dtype=pypto.DT_BOOL),
+        Row("clip(a, -1, 1) f32", [F32], [N], (8, 1024), lambda a: pypto.clip(a, -1.0, 1.0),
+            lambda a: torch.clip(a, -1.0, 1.0)),
+        Row("rsqrt(abs(a) + 1) f32", [F32], [N], (8, 1024),
+            lambda a: pypto.rsqrt(pypto.abs(a) + 1), lambda a: torch.rsqrt(torch.abs(a) + 1)),
+        Row("tanh f32", [F32], [N], (8, 1024), lambda a: pypto.tanh(a), lambda a: torch.tanh(a)),
+        Row("sum all 4096x1024 f32", [F32], [BIG], (8, 1024), lambda a: pypto.sum(a),
+            lambda a: a.sum(), out_shape=()),
+        Row("permute (0,2,1) + 1 64x128x128 f32", [F32], [(64, 128, 128)], (1, 128, 128),
+            lambda a: pypto.permute(a, (0, 2, 1)) + 1, lambda a: a.permute(0, 2, 1) + 1),
+        Row("rms norm by hand 4096x1024 f32", [F32], [BIG], (4, 1024),
+            lambda a: a * pypto.rsqrt(pypto.sum(a * a, -1, keepdim=True) * (1 / 1024) + 1e-6),
+            lambda a: a * torch.rsqrt((a * a).sum(-1, keepdim=True) * (1 / 1024) + 1e-6)),
+        Row("layer norm by hand 4096x1024 f16", [F16], [BIG], (4, 1024),
+            lambda a: (a - pypto.sum(a, -1, keepdim=True) * (1 / 1024)) * 2,
+            lambda a: (a - a.sum(-1, keepdim=True) * (1 / 1024)) * 2),
     ]
 
 

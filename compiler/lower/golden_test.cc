@@ -322,7 +322,8 @@ TEST(GoldenTest, ChainsRunPerChunk) {
 
 // Casts between f32 and f16/bf16 run per chunk too, folded into the load
 // (f16 -> f32: the chunk is widened once, no TCVT copy) or into the store
-// (f32 -> f16: the TSTORE rounds); other casts keep whole-tile code.
+// (f32 -> f16: the TSTORE rounds); other casts run per chunk as a TCVT
+// into an int64 (or f32, double) chunk.
 TEST(GoldenTest, FloatCastsRunPerChunk) {
   auto cpp = [](pto::v1::DataType from, pto::v1::DataType to) {
     testing::GraphBuilder b("casts");
@@ -338,7 +339,23 @@ TEST(GoldenTest, FloatCastsRunPerChunk) {
   EXPECT_NE(narrow.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos) << narrow;
   EXPECT_NE(narrow.find("TStore<pto_tile::bf16, 1, 1, 1, 16>("), std::string::npos) << narrow;
   const std::string to_int = cpp(pto::v1::DT_FP32, pto::v1::DT_INT32);
-  EXPECT_EQ(to_int.find("for (int64_t c"), std::string::npos) << to_int;
+  EXPECT_NE(to_int.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos) << to_int;
+  EXPECT_NE(to_int.find("alignas(64) int64_t t1[16];"), std::string::npos) << to_int;
+  EXPECT_NE(to_int.find("TCvt<16, int32_t>(t1, (g0 + c));"), std::string::npos) << to_int;
+  EXPECT_NE(to_int.find("TStore<int32_t, 1, 1, 1, 16>("), std::string::npos) << to_int;
+}
+
+// Integer tensors compute in int64 tiles; their elementwise functions run
+// per chunk as float ones do (the INT32 add wraps per chunk, the same bits).
+TEST(GoldenTest, IntegerChainsRunPerChunk) {
+  testing::GraphBuilder b("int_add");
+  uint32_t x = b.Input("x", pto::v1::DT_INT32, {8, 256});
+  uint32_t y = b.Input("y", pto::v1::DT_INT32, {8, 256});
+  b.Output("out", b.Op("add", {x, y}, {2, 256}));
+  const std::string cpp = Dumps(b.Build())["cpp"];
+  EXPECT_NE(cpp.find("for (int64_t c = 0; c < 512; c += 16) {"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("TLoad<int32_t, 1, 1, 1, 16>(t0, "), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find("TAdd<16, int32_t>(t2, t0, t1);"), std::string::npos) << cpp;
 }
 
 // An [R, 1] operand broadcast along the rows is loaded as R values, one per

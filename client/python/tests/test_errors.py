@@ -148,7 +148,7 @@ def test_compile_error_of_a_reduction_names_its_line(native):
 
     line = line_of(kernel, "a.sum(-1")
     with pytest.raises(pypto.CompileError, match=rf"^{HERE}:{line}: .*op #0 \"sum\": tile "
-                                                 r"\[1,100000\] needs 800000 bytes of UB"):
+                                                 r"\[1,100000\] needs 400004 bytes of UB"):
         pypto.jit(kernel)(f32(2, 100000), f32(2, 1))
 
 

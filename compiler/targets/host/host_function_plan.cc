@@ -250,31 +250,25 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
   if (elems < 2 * kChunkElements || elems % kChunkElements != 0) return 0;
   for (int t = 0; t < fn.num_tiles; ++t) {
     if (is_row(t)) return 0;
-    if (t < static_cast<int>(fn.ub_types.size()) && fn.ub_types[t] != pto::v1::DT_FP32 &&
-        fn.ub_types[t] != pto::v1::DT_FP16 && fn.ub_types[t] != pto::v1::DT_BF16) {
-      return 0;
-    }
   }
-  bool narrow = false;
+  // Whether some load or store converts (an f16/bf16, integer, BOOL or
+  // DOUBLE tensor): one instruction on f32 alone runs faster on whole tiles
+  // read and written in place (PlanDirect).
+  bool converts = false;
   int computes = 0;
   std::vector<int> loaded, stored;
   for (int i = 0; i < static_cast<int>(fn.body.size()); ++i) {
     const PtoInstr& in = fn.body[i];
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) {
       const PtoBuffer& buf = p.buffers[in.buffer];
-      if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
-          buf.dtype != pto::v1::DT_BF16) {
-        return 0;
-      }
-      narrow = narrow || buf.dtype != pto::v1::DT_FP32;
+      converts = converts || buf.dtype != pto::v1::DT_FP32;
       if (in.reduce_dim >= 0) return 0;
       if (!IsDense(MakeAccess(Viewed(buf, in), fn.tile, in.index, -1))) return 0;
       (in.op == PtoOpcode::kTLoad ? loaded : stored).push_back(in.buffer);
       continue;
     }
-    // Casts between f32 and f16/bf16 are elementwise too (mixed precision's
-    // cast in and out); others may change the UB storage type.
-    if (in.op == PtoOpcode::kTCvt && !FloatWidthCast(fn, i, is_row)) return 0;
+    // Every other instruction left is elementwise, casts too (each chunk's
+    // tiles are declared in their own storage type: f32, int64 or double).
     if (in.reduce_dim >= 0 || in.op == PtoOpcode::kTFill || in.op == PtoOpcode::kTArange) {
       return 0;
     }
@@ -283,7 +277,7 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
   for (int b : stored) {
     if (std::find(loaded.begin(), loaded.end(), b) != loaded.end()) return 0;
   }
-  return narrow || computes >= 2 ? kChunkElements : 0;
+  return converts || computes >= 2 ? kChunkElements : 0;
 }
 
 bool PerRow(const PtoProgram& p, const PtoFunction& fn,

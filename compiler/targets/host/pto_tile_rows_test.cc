@@ -408,4 +408,50 @@ TEST(PtoTileRowsTest, SoftmaxSpecialRows) {
   for (float v : softmax(std::vector<float>(C, -kInf))) EXPECT_TRUE(std::isnan(v));
 }
 
+// argmax/argmin's partial step: the first position holding the row's
+// maximum (a NaN matches a NaN; -0 and +0 match each other), at every
+// position of a row with a tail past the last 8, with ties after it, and
+// down a column (the scalar scan), plus the tile's offset.
+TEST(PtoTileRowsTest, ArgFirstFindsTheFirstMatch) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  constexpr int64_t C = 37;
+  for (int64_t at = 0; at < C; ++at) {
+    float row[C], m[1];
+    int64_t got[1];
+    for (int64_t k = 0; k < C; ++k) row[k] = -1.0f - static_cast<float>(k % 5);
+    row[at] = 3.0f;
+    if (at + 9 < C) row[at + 9] = 3.0f;  // a later tie
+    pto_tile::TRedMax<1, 1, 1, C, 3>(m, row);
+    pto_tile::TArgFirst<1, 1, 1, C, 3>(got, row, m, 100);
+    EXPECT_EQ(got[0], 100 + at);
+    row[C - 1] = std::numeric_limits<float>::quiet_NaN();
+    if (at < C - 1) {
+      row[at + 1 < C - 1 ? at + 1 : C - 1] = std::numeric_limits<float>::quiet_NaN();
+    }
+    pto_tile::TRedMax<1, 1, 1, C, 3>(m, row);
+    pto_tile::TArgFirst<1, 1, 1, C, 3>(got, row, m, 0);
+    EXPECT_EQ(got[0], at + 1 < C - 1 ? at + 1 : C - 1) << at;
+  }
+  float zeros[16] = {-1.0f, -0.0f, 0.0f};
+  for (int k = 3; k < 16; ++k) zeros[k] = -2.0f;
+  const float plus_zero[1] = {0.0f};
+  int64_t got[1];
+  pto_tile::TArgFirst<1, 1, 1, 16, 3>(got, zeros, plus_zero, 0);
+  EXPECT_EQ(got[0], 1);
+  // Down columns: [6, 3] reduced over dim 2 (stride 3).
+  float col[18];
+  for (int k = 0; k < 18; ++k) col[k] = static_cast<float>(k % 7);
+  float cm[3];
+  int64_t ci[3];
+  pto_tile::TRedMax<1, 1, 6, 3, 2>(cm, col);
+  pto_tile::TArgFirst<1, 1, 6, 3, 2>(ci, col, cm, 0);
+  for (int j = 0; j < 3; ++j) {
+    int64_t want = 0;
+    for (int k = 5; k >= 0; --k) {
+      if (col[k * 3 + j] == cm[j]) want = k;
+    }
+    EXPECT_EQ(ci[j], want) << j;
+  }
+}
+
 }  // namespace

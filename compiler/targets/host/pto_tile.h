@@ -570,13 +570,19 @@ inline void RoundTile(float* __restrict d, int64_t n) {
 // row) or kCol (C values, one per column: a broadcast [C] operand read in
 // place from GM, repeated down the rows).
 constexpr int kFull = 0, kRow = 1, kCol = 2;
+// Row r of a Rows-form source of layout kLayout over rows of C values (a
+// kRow source: a pointer to that row's one value).
+template <int kLayout, int64_t C>
+inline const float* SourceRow(const float* a, int64_t r) {
+  return a + (kLayout == kRow ? r : kLayout == kCol ? 0 : r * C);
+}
 template <typename F, int64_t R, int64_t C, int kA, int kB, typename D>
 inline void BinaryRows(float* __restrict d, const float* __restrict a,
                        const float* __restrict b) {
   for (int64_t r = 0; r < R; ++r) {
     float* __restrict dr = d + r * C;
-    const float* __restrict ar = a + (kA == kRow ? r : kA == kCol ? 0 : r * C);
-    const float* __restrict br = b + (kB == kRow ? r : kB == kCol ? 0 : r * C);
+    const float* __restrict ar = SourceRow<kA, C>(a, r);
+    const float* __restrict br = SourceRow<kB, C>(b, r);
     for (int64_t i = 0; i < C; ++i) {
       dr[i] = F::Apply(ar[kA == kRow ? 0 : i], br[kB == kRow ? 0 : i]);
     }
@@ -1410,9 +1416,8 @@ inline void TPowRows(float* __restrict d, const float* __restrict a,
                      const float* __restrict b) {
   for (int64_t r = 0; r < R; ++r) {
     float* __restrict dr = d + r * C;
-    const float* __restrict ar = a + (kA == kRow ? r : kA == kCol ? 0 : r * C);
-    const float* __restrict br = b + (kB == kRow ? r : kB == kCol ? 0 : r * C);
-    MvecMap2<PTO_TILE_MVEC_FN2(powf), kA == kRow ? 0 : 1, kB == kRow ? 0 : 1>(dr, ar, br, C);
+    MvecMap2<PTO_TILE_MVEC_FN2(powf), kA == kRow ? 0 : 1, kB == kRow ? 0 : 1>(
+        dr, SourceRow<kA, C>(a, r), SourceRow<kB, C>(b, r), C);
     RoundTile<D>(dr, C);
   }
 }

@@ -108,6 +108,37 @@ struct bf16 {
   uint16_t bits;
 };
 
+// d[i] = FloatToBf16(s[i]) for i < n. With AVX2, 16 values at a time: one
+// unordered compare per 16 sends a group holding a NaN to the scalar form
+// (which keeps NaN quiet); the others round to nearest even as integers and
+// pack, ~16 operations per 16 values where the auto-vectorized scalar form
+// took ~30 (its NaN test and blend on every value).
+inline void FloatsToBf16s(uint16_t* __restrict d, const float* __restrict s, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX2__)
+  typedef float F8 __attribute__((vector_size(32)));
+  typedef uint32_t U8 __attribute__((vector_size(32)));
+  typedef uint16_t U16 __attribute__((vector_size(32)));
+  for (const int64_t end = n - n % 16; i < end; i += 16) {
+    F8 a, b;
+    __builtin_memcpy(&a, s + i, sizeof a);
+    __builtin_memcpy(&b, s + i + 8, sizeof b);
+    if (__builtin_ia32_movmskps256(__builtin_ia32_cmpps256(a, b, 3 /* _CMP_UNORD_Q */)) != 0) {
+      for (int64_t k = i; k < i + 16; ++k) d[k] = FloatToBf16(s[k]);
+      continue;
+    }
+    const U8 wa = reinterpret_cast<U8>(a), wb = reinterpret_cast<U8>(b);
+    const U8 ra = (wa + 0x7FFFu + ((wa >> 16) & 1u)) >> 16;
+    const U8 rb = (wb + 0x7FFFu + ((wb >> 16) & 1u)) >> 16;
+    const U16 packed = __builtin_shufflevector(reinterpret_cast<U16>(ra), reinterpret_cast<U16>(rb),
+                                               0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                               28, 30);
+    __builtin_memcpy(d + i, &packed, sizeof packed);
+  }
+#endif
+  for (; i < n; ++i) d[i] = FloatToBf16(s[i]);
+}
+
 // Runs of f16 conversions: 8 at a time with F16C's vcvtph2ps/vcvtps2ph when
 // the target has them (x86-64-v3), else the scalar functions above. Both
 // give the same bits: vcvtps2ph rounds to nearest even (immediate 0), and a
@@ -514,6 +545,8 @@ inline void TStore(T* __restrict dst, const typename Elem<T>::S* __restrict src,
             src + ((i0 * E1 + i1) * E2 + i2) * E3;
         if constexpr (IsHalf<T>::kValue) {
           FloatsToHalves(reinterpret_cast<uint16_t*>(row), in, E3);
+        } else if constexpr (std::is_same_v<T, bf16>) {
+          FloatsToBf16s(reinterpret_cast<uint16_t*>(row), in, E3);
         } else {
           for (int64_t j = 0; j < E3; ++j) row[j] = Elem<T>::Store(in[j]);
         }

@@ -1,0 +1,102 @@
+// pto_tile.h's vector moves between GM and UB on x86-64-v3, built with that
+// ISA level as kernels for the host-x86_64-v3 target are: a transposing
+// TLoadStrided of f32 whose tile dims are multiples of 8 goes through 8 x 8
+// in-register transposes (Transpose8Blocks) and must place every value where
+// the element-by-element copy does (other shapes and strides keep that
+// copy); a BF16 store rounds 16 values at a time (FloatsToBf16s) and must give
+// the scalar FloatToBf16's bits. Built for x86-64-v4 too
+// (pto_tile_moves_test_v4).
+#include <cstdint>
+#include <vector>
+
+#include "compiler/targets/host/pto_tile.h"
+#include "gtest/gtest.h"
+
+#if !defined(__AVX__)
+#error "pto_tile_moves_test is built with -march=x86-64-v3 or -v4"
+#endif
+
+namespace {
+
+bool CpuRunsThisBuild() {
+#if defined(__AVX512F__)
+  if (!__builtin_cpu_supports("avx512f")) return false;
+#endif
+  return __builtin_cpu_supports("avx2");
+}
+
+// ub[(i1 * E2 + i2) * E3 + j] = gm[i1 * s1 + i2 * s2 + j * s3], checked for
+// TLoadStrided<float, 1, E1, E2, E3> on distinct values.
+template <int64_t E1, int64_t E2, int64_t E3>
+void CheckTransposingLoad(int64_t s1, int64_t s2, int64_t s3) {
+  const int64_t size = (E1 - 1) * s1 + (E2 - 1) * s2 + (E3 - 1) * s3 + 1;
+  std::vector<float> gm(size);
+  for (int64_t i = 0; i < size; ++i) gm[i] = static_cast<float>(i);
+  std::vector<float> ub(E1 * E2 * E3, -1.0f);
+  pto_tile::TLoadStrided<float, 1, E1, E2, E3>(ub.data(), gm.data(), 0, s1, s2, s3);
+  for (int64_t i1 = 0; i1 < E1; ++i1) {
+    for (int64_t i2 = 0; i2 < E2; ++i2) {
+      for (int64_t j = 0; j < E3; ++j) {
+        ASSERT_EQ(ub[(i1 * E2 + i2) * E3 + j], gm[i1 * s1 + i2 * s2 + j * s3])
+            << "tile [" << E1 << "," << E2 << "," << E3 << "] at " << i1 << "," << i2 << ","
+            << j;
+      }
+    }
+  }
+}
+
+TEST(PtoTileMovesTest, TransposingLoadsPlaceEveryValue) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  // x.T of a 1024-wide x (8 x 8 blocks), a batch dim beside it.
+  CheckTransposingLoad<1, 8, 8>(0, 1, 1024);
+  CheckTransposingLoad<2, 16, 24>(40000, 1, 1024);
+  CheckTransposingLoad<1, 32, 32>(0, 1, 33);
+  CheckTransposingLoad<1, 128, 128>(0, 1, 1024);
+  CheckTransposingLoad<3, 8, 64>(700, 1, 9);
+  // Shapes and strides the blocks do not take: the element-by-element copy.
+  CheckTransposingLoad<1, 12, 8>(0, 1, 100);
+  CheckTransposingLoad<1, 8, 12>(0, 1, 100);
+  CheckTransposingLoad<1, 16, 16>(0, 2, 100);
+}
+
+// Every 61st float bit pattern (70M), and groups of 16 with a NaN (quiet,
+// signalling, either sign) at each position, ties to even both ways, the
+// largest finite values (rounding to inf), infinities, zeros, subnormals:
+// the bits FloatToBf16 gives, value by value.
+TEST(PtoTileMovesTest, Bf16StoresRoundAsTheScalarForm) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  constexpr int64_t kBatch = 1 << 16;
+  std::vector<float> src(kBatch);
+  std::vector<uint16_t> got(kBatch);
+  int64_t filled = 0, checked = 0;
+  auto check = [&]() {
+    pto_tile::FloatsToBf16s(got.data(), src.data(), filled);
+    for (int64_t i = 0; i < filled; ++i) {
+      ASSERT_EQ(got[i], pto_tile::FloatToBf16(src[i]))
+          << "bits 0x" << std::hex << pto_tile::BitsFromFloat(src[i]);
+    }
+    checked += filled;
+    filled = 0;
+  };
+  auto add = [&](uint32_t bits) {
+    src[filled++] = pto_tile::FloatFromBits(bits);
+    if (filled == kBatch) check();
+  };
+  for (uint64_t b = 0; b < (1ull << 32); b += 61) add(static_cast<uint32_t>(b));
+  const uint32_t special[] = {0x7FC00000u, 0x7F800001u, 0xFFC00001u, 0xFF800123u,
+                              0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F7F8000u, 0x7F7E8000u,
+                              0x3F808000u, 0x3F818000u, 0x3F807FFFu, 0x7F800000u,
+                              0xFF800000u, 0x00000000u, 0x80000000u, 0x00000001u,
+                              0x80008000u, 0x00018000u, 0x007FFFFFu};
+  for (int nan = 0; nan < 4; ++nan) {
+    for (int at = 0; at < 16; ++at) {
+      for (int k = 0; k < 16; ++k) add(k == at ? special[nan] : 0x3F808000u + (k << 16));
+    }
+  }
+  for (uint32_t bits : special) add(bits);
+  while (filled % 16 != 0) add(0x40490FDBu);
+  check();
+  EXPECT_GT(checked, 70000000);
+}
+
+}  // namespace

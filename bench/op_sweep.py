@@ -70,6 +70,8 @@ def rows():
         Row("add per-row scale [R,1] f32", f32(N, (1024, 1)), [N, (1024, 1)], (8, 1024),
             lambda a, b: a + b, lambda a, b: a + b),
         Row("add bf16", [BF16, BF16], [N, N], (8, 1024), lambda a, b: a + b, lambda a, b: a + b),
+        Row("(a+b)*2-a bf16", [BF16, BF16], [N, N], (8, 1024), lambda a, b: (a + b) * 2 - a,
+            lambda a, b: (a + b) * 2 - a),
         Row("sigmoid(a*b+a) f16", [F16, F16], [N, N], (8, 1024),
             lambda a, b: pypto.sigmoid(a * b + a), lambda a, b: torch.sigmoid(a * b + a)),
         Row("gelu (tanh form) f32", [F32], [N], (8, 1024),

@@ -577,12 +577,40 @@ struct Round<bf16> {
   static float Apply(float v) { return Bf16ToFloat(FloatToBf16(v)); }
 };
 
+// d[i] = Round<bf16>::Apply(d[i]) for i < n: f32 results rounded to bf16
+// precision in place, 16 at a time with AVX2 as FloatsToBf16s rounds them
+// (a group holding a NaN through the scalar form).
+inline void RoundToBf16s(float* __restrict d, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX2__)
+  typedef float F8 __attribute__((vector_size(32)));
+  typedef uint32_t U8 __attribute__((vector_size(32)));
+  for (const int64_t end = n - n % 16; i < end; i += 16) {
+    F8 a, b;
+    __builtin_memcpy(&a, d + i, sizeof a);
+    __builtin_memcpy(&b, d + i + 8, sizeof b);
+    if (__builtin_ia32_movmskps256(__builtin_ia32_cmpps256(a, b, 3 /* _CMP_UNORD_Q */)) != 0) {
+      for (int64_t k = i; k < i + 16; ++k) d[k] = Round<bf16>::Apply(d[k]);
+      continue;
+    }
+    const U8 wa = reinterpret_cast<U8>(a), wb = reinterpret_cast<U8>(b);
+    const U8 ra = (wa + 0x7FFFu + ((wa >> 16) & 1u)) & 0xFFFF0000u;
+    const U8 rb = (wb + 0x7FFFu + ((wb >> 16) & 1u)) & 0xFFFF0000u;
+    __builtin_memcpy(d + i, &ra, sizeof ra);
+    __builtin_memcpy(d + i + 8, &rb, sizeof rb);
+  }
+#endif
+  for (; i < n; ++i) d[i] = Round<bf16>::Apply(d[i]);
+}
+
 // Rounds n f32 results in place to D's precision (f16 in runs, see
 // RoundToHalves; bf16; f32: nothing).
 template <typename D>
 inline void RoundTile(float* __restrict d, int64_t n) {
   if constexpr (IsHalf<D>::kValue) {
     RoundToHalves(d, n);
+  } else if constexpr (std::is_same_v<D, bf16>) {
+    RoundToBf16s(d, n);
   } else {
     for (int64_t i = 0; i < n; ++i) d[i] = Round<D>::Apply(d[i]);
   }

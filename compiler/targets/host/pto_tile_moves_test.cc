@@ -3,8 +3,8 @@
 // TLoadStrided of f32 whose tile dims are multiples of 8 goes through 8 x 8
 // in-register transposes (Transpose8Blocks) and must place every value where
 // the element-by-element copy does (other shapes and strides keep that
-// copy); a BF16 store rounds 16 values at a time (FloatsToBf16s) and must give
-// the scalar FloatToBf16's bits. Built for x86-64-v4 too
+// copy); a BF16 store and a BF16 rounding in place take 16 values at a time
+// (FloatsToBf16s, RoundToBf16s) and must give the scalar forms' bits. Built for x86-64-v4 too
 // (pto_tile_moves_test_v4).
 #include <cstdint>
 #include <vector>
@@ -62,18 +62,25 @@ TEST(PtoTileMovesTest, TransposingLoadsPlaceEveryValue) {
 // Every 61st float bit pattern (70M), and groups of 16 with a NaN (quiet,
 // signalling, either sign) at each position, ties to even both ways, the
 // largest finite values (rounding to inf), infinities, zeros, subnormals:
-// the bits FloatToBf16 gives, value by value.
+// the bits FloatToBf16 gives, value by value, and rounding in place
+// (RoundTile<bf16>, an FP16/BF16 chain's intermediate results) Round<bf16>'s.
 TEST(PtoTileMovesTest, Bf16StoresRoundAsTheScalarForm) {
   if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
   constexpr int64_t kBatch = 1 << 16;
   std::vector<float> src(kBatch);
   std::vector<uint16_t> got(kBatch);
+  std::vector<float> rounded;
   int64_t filled = 0, checked = 0;
   auto check = [&]() {
     pto_tile::FloatsToBf16s(got.data(), src.data(), filled);
+    rounded.assign(src.begin(), src.begin() + filled);
+    pto_tile::RoundTile<pto_tile::bf16>(rounded.data(), filled);
     for (int64_t i = 0; i < filled; ++i) {
       ASSERT_EQ(got[i], pto_tile::FloatToBf16(src[i]))
           << "bits 0x" << std::hex << pto_tile::BitsFromFloat(src[i]);
+      const float want = pto_tile::Round<pto_tile::bf16>::Apply(src[i]);
+      ASSERT_EQ(pto_tile::BitsFromFloat(rounded[i]), pto_tile::BitsFromFloat(want))
+          << "rounding in place, bits 0x" << std::hex << pto_tile::BitsFromFloat(src[i]);
     }
     checked += filled;
     filled = 0;

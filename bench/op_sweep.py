@@ -34,7 +34,7 @@ from pypto import _native  # noqa: E402
 
 F32, F16, BF16, I32 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32
 TORCH_TYPES = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, I32: torch.int32,
-               pypto.DT_INT64: torch.int64, pypto.DT_BOOL: torch.bool}
+               pypto.DT_INT64: torch.int64, pypto.DT_BOOL: torch.bool, pypto.DT_INT8: torch.int8}
 N = (1024, 1024)
 BIG = (4096, 1024)
 
@@ -123,6 +123,13 @@ def rows():
             lambda a: pypto.argmax(a, -1), lambda a: a.argmax(-1), out_shape=(4096,),
             out_dtype=pypto.DT_INT64),
         Row("add int32", [I32, I32], [N, N], (8, 1024), lambda a, b: a + b, lambda a, b: a + b),
+        Row("dequant int8 * scale [C] -> f16", [pypto.DT_INT8, F32], [N, (1024,)], (8, 1024),
+            lambda q, s: pypto.cast(pypto.cast(q, F32) * s, F16),
+            lambda q, s: (q.float() * s).half(), out_dtype=F16),
+        Row("quant f32 -> int8 (clip(round(a*64)))", [F32], [N], (8, 1024),
+            lambda a: pypto.cast(pypto.clip(pypto.round(a * 64.0), -128.0, 127.0), pypto.DT_INT8),
+            lambda a: torch.clip(torch.round(a * 64.0), -128.0, 127.0).to(torch.int8),
+            out_dtype=pypto.DT_INT8),
         Row("a > b f32 -> bool", [F32, F32], [N, N], (8, 1024), lambda a, b: a > b,
             lambda a, b: a > b, out_dtype=pypto.DT_BOOL),
         Row("clip(a, -1, 1) f32", [F32], [N], (8, 1024), lambda a: pypto.clip(a, -1.0, 1.0),

@@ -4,7 +4,8 @@
 // in-register transposes (Transpose8Blocks) and must place every value where
 // the element-by-element copy does (other shapes and strides keep that
 // copy); a BF16 store and a BF16 rounding in place take 16 values at a time
-// (FloatsToBf16s, RoundToBf16s) and must give the scalar forms' bits. Built for x86-64-v4 too
+// (FloatsToBf16s, RoundToBf16s) and an f32 -> INT8/INT16/INT32 TCVT 8 at a
+// time (vcvttps2dq), and must give the scalar forms' bits. Built for x86-64-v4 too
 // (pto_tile_moves_test_v4).
 #include <cstdint>
 #include <vector>
@@ -104,6 +105,45 @@ TEST(PtoTileMovesTest, Bf16StoresRoundAsTheScalarForm) {
   while (filled % 16 != 0) add(0x40490FDBu);
   check();
   EXPECT_GT(checked, 70000000);
+}
+
+// f32 -> INT8, INT16, INT32 casts: every 97th float pattern (44M: NaN,
+// infinities, values past int32, fractions of both signs, -0) converted 8
+// at a time (N = 4099 leaves a scalar tail) give what CvtTo gives value by
+// value (torch's rules: truncation, INT32_MIN for NaN and out-of-range
+// values, then wrapped to the width).
+template <typename D>
+void CheckFloatToIntCast() {
+  constexpr int64_t N = 4099;
+  using DS = typename pto_tile::Elem<D>::S;
+  std::vector<float> src(N);
+  std::vector<DS> got(N);
+  int64_t filled = 0;
+  auto check = [&]() {
+    pto_tile::TCvt<N, D>(got.data(), src.data());
+    for (int64_t i = 0; i < N; ++i) {
+      ASSERT_EQ(got[i], pto_tile::CvtTo<D>::Apply(src[i]))
+          << sizeof(D) << "-byte int from bits 0x" << std::hex
+          << pto_tile::BitsFromFloat(src[i]);
+    }
+    filled = 0;
+  };
+  for (uint64_t b = 0; b < (1ull << 32); b += 97) {
+    src[filled++] = pto_tile::FloatFromBits(static_cast<uint32_t>(b));
+    if (filled == N) check();
+  }
+  const float special[] = {0x1p31f, -0x1p31f, 0x1.fffffep30f, -0x1.fffffep30f, 127.9f, -128.9f,
+                           128.0f, -129.0f, 32767.5f, -32768.5f, 65535.0f, -0.0f, -0.99f};
+  for (float v : special) src[filled++] = v;
+  while (filled < N) src[filled++] = 1.5f;
+  check();
+}
+
+TEST(PtoTileMovesTest, FloatToIntCastsMatchTheScalarForm) {
+  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  CheckFloatToIntCast<int8_t>();
+  CheckFloatToIntCast<int16_t>();
+  CheckFloatToIntCast<int32_t>();
 }
 
 }  // namespace

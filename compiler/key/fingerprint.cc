@@ -11,7 +11,7 @@ namespace pto::compiler {
 namespace {
 
 // Bump when lowering or code generation changes what a graph compiles to.
-constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=34";
+constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=35";
 
 std::string ToolchainVersion() {
   SubprocessResult r;

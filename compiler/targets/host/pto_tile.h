@@ -1696,10 +1696,12 @@ inline void TCvt(DS* __restrict d, const SS* __restrict a) {
     RoundToHalves(d, N);
   } else if constexpr (std::is_same_v<SS, float> &&
                        (std::is_same_v<D, int8_t> || std::is_same_v<D, int16_t> ||
-                        std::is_same_v<D, int32_t>)) {
+                        std::is_same_v<D, int32_t> || std::is_same_v<D, uint8_t>)) {
     // f32 -> INT8/INT16/INT32: ToInt32Bits is vcvttps2dq's result (truncated;
     // NaN and values outside int32 give INT32_MIN), then wrapped to D, 8
     // values at a time with AVX (ToInt32Bits goes through double per value).
+    // UINT8 wraps ToInt64's result, whose low byte is vcvttps2dq's: a float
+    // outside int32 is a multiple of 256, as INT32_MIN is (NaN: 0 both).
     int64_t i = 0;
 #if defined(__AVX__)
     typedef float F8 __attribute__((vector_size(32)));
@@ -1710,7 +1712,11 @@ inline void TCvt(DS* __restrict d, const SS* __restrict a) {
       F8 v;
       __builtin_memcpy(&v, a + i, sizeof v);
       I8 q = __builtin_ia32_cvttps2dq256(v);
-      if constexpr (kShift > 0) q = (q << kShift) >> kShift;
+      if constexpr (std::is_same_v<D, uint8_t>) {
+        q &= 0xFF;
+      } else if constexpr (kShift > 0) {
+        q = (q << kShift) >> kShift;
+      }
       const S8 w = __builtin_convertvector(q, S8);
       __builtin_memcpy(d + i, &w, sizeof w);
     }

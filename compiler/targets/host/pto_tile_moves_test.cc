@@ -4,7 +4,7 @@
 // in-register transposes (Transpose8Blocks) and must place every value where
 // the element-by-element copy does (other shapes and strides keep that
 // copy); a BF16 store and a BF16 rounding in place take 16 values at a time
-// (FloatsToBf16s, RoundToBf16s) and an f32 -> INT8/INT16/INT32 TCVT 8 at a
+// (FloatsToBf16s, RoundToBf16s) and an f32 -> INT8/16/32, UINT8 TCVT 8 at a
 // time (vcvttps2dq), and must give the scalar forms' bits. Built for x86-64-v4 too
 // (pto_tile_moves_test_v4).
 #include <cstdint>
@@ -107,7 +107,7 @@ TEST(PtoTileMovesTest, Bf16StoresRoundAsTheScalarForm) {
   EXPECT_GT(checked, 70000000);
 }
 
-// f32 -> INT8, INT16, INT32 casts: every 97th float pattern (44M: NaN,
+// f32 -> INT8, INT16, INT32, UINT8 casts: every 97th float pattern (44M: NaN,
 // infinities, values past int32, fractions of both signs, -0) converted 8
 // at a time (N = 4099 leaves a scalar tail) give what CvtTo gives value by
 // value (torch's rules: truncation, INT32_MIN for NaN and out-of-range
@@ -144,6 +144,7 @@ TEST(PtoTileMovesTest, FloatToIntCastsMatchTheScalarForm) {
   CheckFloatToIntCast<int8_t>();
   CheckFloatToIntCast<int16_t>();
   CheckFloatToIntCast<int32_t>();
+  CheckFloatToIntCast<uint8_t>();
 }
 
 }  // namespace

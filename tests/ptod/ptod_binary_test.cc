@@ -28,138 +28,11 @@
 #include "rocksdb/db.h"
 #include "runtime/kernel.h"
 #include "server/kernel_store.h"
+#include "tests/ptod/ptod_process.h"
 #include "tests/ptod/test_util.h"
-
-extern char** environ;
 
 namespace pto::testing {
 namespace {
-
-std::string PtodPath() {
-  const char* srcdir = getenv("TEST_SRCDIR");
-  const char* workspace = getenv("TEST_WORKSPACE");
-  return absl::StrCat(srcdir != nullptr ? srcdir : ".", "/",
-                      workspace != nullptr ? workspace : "pto",
-                      "/server/ptod");
-}
-
-// A ptod child process; killed (SIGKILL) if the test did not stop it.
-class PtodProcess {
- public:
-  PtodProcess(const std::vector<std::string>& flags,
-              const std::string& stderr_path) {
-    int out[2];
-    if (pipe(out) != 0) abort();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
-                                     stderr_path.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> args = {PtodPath()};
-    args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    spawned_ = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(),
-                           environ) == 0;
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    stdout_fd_ = out[0];
-  }
-
-  ~PtodProcess() {
-    if (spawned_ && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    close(stdout_fd_);
-  }
-
-  bool spawned() const { return spawned_; }
-
-  // The next stdout line, or "" at EOF or after `timeout`.
-  std::string ReadLine(absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (true) {
-      size_t newline = buffer_.find('\n');
-      if (newline != std::string::npos) {
-        std::string line = buffer_.substr(0, newline);
-        buffer_.erase(0, newline + 1);
-        return line;
-      }
-      const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-      if (ms <= 0) return "";
-      pollfd p{stdout_fd_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(ms)) <= 0) return "";
-      char chunk[256];
-      ssize_t n = read(stdout_fd_, chunk, sizeof(chunk));
-      if (n <= 0) return "";
-      buffer_.append(chunk, n);
-    }
-  }
-
-  // Reads stdout until "ptod listening on ADDRESS"; returns ADDRESS.
-  std::string WaitUntilListening() {
-    const std::string prefix = "ptod listening on ";
-    for (std::string line = ReadLine(absl::Seconds(60)); !line.empty();
-         line = ReadLine(absl::Seconds(60))) {
-      if (absl::StartsWith(line, prefix)) return line.substr(prefix.size());
-      if (absl::StartsWith(line, "ptod metrics on port ")) {
-        metrics_port_ = std::stoi(line.substr(21));
-      }
-    }
-    return "";
-  }
-
-  // Metrics port, once WaitUntilListening() has returned (read before it).
-  int metrics_port() {
-    if (metrics_port_ == 0) {
-      std::string line = ReadLine(absl::Seconds(10));
-      if (absl::StartsWith(line, "ptod metrics on port ")) {
-        metrics_port_ = std::stoi(line.substr(21));
-      }
-    }
-    return metrics_port_;
-  }
-
-  // Sends `signal` and waits (up to `timeout`) for the exit. Returns the
-  // wait status, or -1 if it did not exit in time.
-  int StopWith(int signal, absl::Duration timeout) {
-    kill(pid_, signal);
-    return Wait(timeout);
-  }
-
-  int Wait(absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (absl::Now() < deadline) {
-      int status = 0;
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        reaped_ = true;
-        return status;
-      }
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    return -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool spawned_ = false;
-  bool reaped_ = false;
-  int stdout_fd_ = -1;
-  std::string buffer_;
-  int metrics_port_ = 0;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class PtodBinaryTest : public ::testing::Test {
  protected:
@@ -182,7 +55,7 @@ TEST_F(PtodBinaryTest, ServesThenStopsCleanlyAndTheCacheSurvives) {
     PtodProcess ptod(Flags(), StderrPath("first.log"));
     ASSERT_TRUE(ptod.spawned()) << PtodPath();
     const std::string address = ptod.WaitUntilListening();
-    ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("first.log"));
+    ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("first.log"));
     EXPECT_TRUE(absl::StartsWith(address, "127.0.0.1:"));
     EXPECT_NE(address, "127.0.0.1:0");
 
@@ -209,15 +82,15 @@ TEST_F(PtodBinaryTest, ServesThenStopsCleanlyAndTheCacheSurvives) {
     ASSERT_NE(status, -1) << "ptod did not exit after SIGTERM";
     ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
     EXPECT_EQ(WEXITSTATUS(status), 0);
-    const std::string log = ReadFile(StderrPath("first.log"));
+    const std::string log = ReadWholeFile(StderrPath("first.log"));
     EXPECT_NE(log.find("SIGTERM"), std::string::npos) << log;
     EXPECT_NE(log.find("ptod stopped"), std::string::npos) << log;
   }
   {
     PtodProcess ptod(Flags(), StderrPath("second.log"));
     const std::string address = ptod.WaitUntilListening();
-    ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("second.log"));
-    const std::string log = ReadFile(StderrPath("second.log"));
+    ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("second.log"));
+    const std::string log = ReadWholeFile(StderrPath("second.log"));
     EXPECT_NE(log.find("with 1 kernels"), std::string::npos) << log;
 
     pto::client::CompileClient client(address);
@@ -252,7 +125,7 @@ TEST_F(PtodBinaryTest, KillNineDuringABurstOfWritesLeavesNoTornEntry) {
   {
     PtodProcess ptod(flags, StderrPath("killed.log"));
     const std::string address = ptod.WaitUntilListening();
-    ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("killed.log"));
+    ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("killed.log"));
     pto::client::CompileClient client(address);
     std::vector<std::thread> callers;
     for (int i = 0; i < kKernels; ++i) {
@@ -273,7 +146,7 @@ TEST_F(PtodBinaryTest, KillNineDuringABurstOfWritesLeavesNoTornEntry) {
   }
   PtodProcess ptod(flags, StderrPath("restarted.log"));
   const std::string address = ptod.WaitUntilListening();
-  ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("restarted.log"));
+  ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("restarted.log"));
   pto::client::CompileClient client(address);
   auto before = client.Stats(absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(before.ok()) << before.status();
@@ -304,7 +177,7 @@ TEST_F(PtodBinaryTest, CorruptedStoredPayloadIsDetectedCountedAndRecompiled) {
   {
     PtodProcess ptod(Flags(), StderrPath("first.log"));
     const std::string address = ptod.WaitUntilListening();
-    ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("first.log"));
+    ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("first.log"));
     pto::client::CompileClient client(address);
     auto r = client.Compile(graph, "host", {}, absl::Now() + absl::Seconds(120));
     ASSERT_TRUE(r.ok()) << r.status();
@@ -323,7 +196,7 @@ TEST_F(PtodBinaryTest, CorruptedStoredPayloadIsDetectedCountedAndRecompiled) {
   }
   PtodProcess ptod(Flags(), StderrPath("second.log"));
   const std::string address = ptod.WaitUntilListening();
-  ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("second.log"));
+  ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("second.log"));
   pto::client::CompileClient client(address);
   auto r = client.Compile(graph, "host", {}, absl::Now() + absl::Seconds(120));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -338,7 +211,7 @@ TEST_F(PtodBinaryTest, CorruptedStoredPayloadIsDetectedCountedAndRecompiled) {
   EXPECT_NE(page->find("pto_cache_corrupt_entries_total 1"), std::string::npos)
       << *page;
   ASSERT_NE(ptod.StopWith(SIGTERM, absl::Seconds(60)), -1);
-  EXPECT_NE(ReadFile(StderrPath("second.log")).find("payload digest mismatch"),
+  EXPECT_NE(ReadWholeFile(StderrPath("second.log")).find("payload digest mismatch"),
             std::string::npos);
 }
 
@@ -352,7 +225,7 @@ TEST_F(PtodBinaryTest, SecondDaemonOnTheSameCacheFailsClearly) {
   ASSERT_NE(status, -1) << "second ptod did not exit";
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0);
-  const std::string log = ReadFile(StderrPath("second.log"));
+  const std::string log = ReadWholeFile(StderrPath("second.log"));
   EXPECT_NE(log.find(cache_.path()), std::string::npos) << log;
   EXPECT_NE(first.StopWith(SIGTERM, absl::Seconds(60)), -1);
 }
@@ -371,7 +244,7 @@ TEST_F(PtodBinaryTest, BusyPortFailsInsteadOfSharingIt) {
   ASSERT_NE(status, -1) << "second ptod did not exit";
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0);
-  const std::string log = ReadFile(StderrPath("second.log"));
+  const std::string log = ReadWholeFile(StderrPath("second.log"));
   EXPECT_NE(log.find("cannot listen on " + address), std::string::npos) << log;
   EXPECT_NE(first.StopWith(SIGTERM, absl::Seconds(60)), -1);
 }
@@ -383,7 +256,7 @@ TEST_F(PtodBinaryTest, ReflectionListsServicesAndDescribesCompileService) {
   namespace refl = grpc::reflection::v1alpha;
   PtodProcess ptod(Flags(), StderrPath("reflection.log"));
   const std::string address = ptod.WaitUntilListening();
-  ASSERT_FALSE(address.empty()) << ReadFile(StderrPath("reflection.log"));
+  ASSERT_FALSE(address.empty()) << ReadWholeFile(StderrPath("reflection.log"));
 
   auto stub = refl::ServerReflection::NewStub(
       grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
@@ -456,7 +329,7 @@ TEST_F(PtodBinaryTest, BadFlagIsRefusedWithItsName) {
   ASSERT_NE(status, -1);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0);
-  const std::string log = ReadFile(StderrPath("bad.log"));
+  const std::string log = ReadWholeFile(StderrPath("bad.log"));
   EXPECT_NE(log.find("--log_level"), std::string::npos) << log;
 }
 
@@ -487,7 +360,7 @@ TEST_F(PtodBinaryTest, BadSecurityFilesAreRefusedNamingThem) {
     ASSERT_NE(status, -1);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 1);
-    const std::string log = ReadFile(StderrPath("security.log"));
+    const std::string log = ReadWholeFile(StderrPath("security.log"));
     EXPECT_NE(log.find(c.expected), std::string::npos) << log;
   }
 }

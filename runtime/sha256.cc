@@ -1,6 +1,8 @@
 #include "runtime/sha256.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "absl/base/internal/raw_logging.h"
 #include "absl/strings/escaping.h"
@@ -54,6 +56,23 @@ std::string Sha256(absl::string_view data) {
 
 std::string ToHex(absl::string_view bytes) {
   return absl::BytesToHexString(bytes);
+}
+
+std::string HmacSha256(absl::string_view key, absl::string_view message) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(message.data()),
+           message.size(), mac, &length) == nullptr ||
+      length != 32) {
+    ABSL_RAW_LOG(FATAL, "OpenSSL HMAC-SHA256 failed");
+  }
+  return std::string(reinterpret_cast<const char*>(mac), length);
+}
+
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
+  return a.size() == b.size() &&
+         CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace pto::runtime

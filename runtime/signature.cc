@@ -1,9 +1,5 @@
 #include "runtime/signature.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <stdlib.h>
 
 #include <cstdint>
@@ -18,24 +14,18 @@
 #include "absl/synchronization/mutex.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "runtime/sha256.h"
 
 namespace pto::runtime {
 namespace {
 
-constexpr char kDomain[] = "pto-kernel-signature-v1";
+constexpr char kDomain[] = "pto-kernel-signature-v2";
 constexpr size_t kMinKeyBytes = 32;
 
 void AppendField(std::string* out, absl::string_view bytes) {
   uint64_t n = bytes.size();
   for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(n >> (8 * i)));
   out->append(bytes.data(), bytes.size());
-}
-
-std::string Sha256Of(absl::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
-         digest);
-  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
 }
 
 // The configured key: nullopt until first needed (then read from the
@@ -64,29 +54,23 @@ std::string SignedMessage(const pto::v1::KernelBinary& binary) {
   }
   AppendField(&message, version);
   AppendField(&message, binary.payload_sha256());
-  pto::v1::KernelBinary shape;
-  *shape.mutable_params() = binary.params();
-  *shape.mutable_execute_graph() = binary.execute_graph();
+  pto::v1::KernelBinary meta = binary;
+  meta.clear_native_payload();
+  meta.clear_signature();
   std::string serialized;
   {
     google::protobuf::io::StringOutputStream stream(&serialized);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.SetSerializationDeterministic(true);
-    shape.SerializeToCodedStream(&coded);
+    meta.SerializeToCodedStream(&coded);
   }
-  AppendField(&message, Sha256Of(serialized));
+  AppendField(&message, Sha256(serialized));
   return message;
 }
 
 std::string SignKernelBinary(const pto::v1::KernelBinary& binary,
                              absl::string_view key) {
-  const std::string message = SignedMessage(binary);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int mac_len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(message.data()), message.size(),
-       mac, &mac_len);
-  return std::string(reinterpret_cast<const char*>(mac), mac_len);
+  return HmacSha256(key, SignedMessage(binary));
 }
 
 absl::Status CheckKernelSignature(const pto::v1::KernelBinary& binary,
@@ -95,10 +79,7 @@ absl::Status CheckKernelSignature(const pto::v1::KernelBinary& binary,
     return absl::PermissionDeniedError(
         "kernel binary refused: unsigned (a verification key is configured)");
   }
-  const std::string expected = SignKernelBinary(binary, key);
-  if (binary.signature().size() != expected.size() ||
-      CRYPTO_memcmp(binary.signature().data(), expected.data(),
-                    expected.size()) != 0) {
+  if (!ConstantTimeEquals(binary.signature(), SignKernelBinary(binary, key))) {
     return absl::PermissionDeniedError(
         "kernel binary refused: wrong signature (not signed with the "
         "configured key, or modified after signing)");

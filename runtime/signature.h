@@ -9,21 +9,22 @@
 // The signature is HMAC-SHA256 (32 bytes) under a shared secret over
 // SignedMessage(binary):
 //
-//   "pto-kernel-signature-v1" NUL
+//   "pto-kernel-signature-v2" NUL
 //   then six fields, each as an 8-byte little-endian length and the bytes:
 //     key                   the cache key (ASCII hex)
 //     target                e.g. "host-x86_64-v3"
 //     compiler_fingerprint
 //     format_version        4 bytes, little-endian
 //     payload_sha256        32 bytes: SHA-256 of native_payload
-//     SHA-256 (32 bytes) of the deterministic protobuf serialization of a
-//       KernelBinary holding only `params` and `execute_graph` (fields 7, 8)
+//     SHA-256 (32 bytes) of the deterministic protobuf serialization of the
+//       whole KernelBinary but `native_payload` and `signature`
 //
-// So everything that decides what code runs and how it is called (the native
-// code, the parameters the runtime checks arguments against, the tasks and
-// their arguments) is covered; kernel_name and pto_text (debug text) are not.
-// The runtime checks payload_sha256 against the payload before the signature,
-// so signing the digest signs the payload.
+// So the key, every field of metadata (parameters, tasks, names, the PTO
+// text) and the native code are covered together: a binary cannot be moved
+// to another key, nor any byte of it changed, without the secret. The
+// runtime checks payload_sha256 against the payload before the signature,
+// so signing the digest signs the payload. ptod signs a kernel once, when it
+// is compiled; what it serves from its cache carries that signature.
 //
 // With no verification key configured the runtime accepts unsigned binaries
 // (a single trusted process). With one, an unsigned or wrongly signed binary

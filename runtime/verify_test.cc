@@ -210,11 +210,6 @@ class SignatureTest : public ::testing::Test {
 
 TEST_F(SignatureTest, AcceptsABinarySignedWithTheKey) {
   EXPECT_TRUE(VerifyBinary(Signed()).ok()) << VerifyBinary(Signed());
-  // Debug fields are not signed.
-  pto::v1::KernelBinary b = Signed();
-  b.set_kernel_name("renamed");
-  b.set_pto_text("");
-  EXPECT_TRUE(VerifyBinary(b).ok());
 }
 
 TEST_F(SignatureTest, RefusesUnsigned) {
@@ -249,6 +244,11 @@ TEST_F(SignatureTest, RefusesEachSignedFieldChangedAfterSigning) {
     ASSERT_GT(task->args_size(), 0);
     task->set_args(0, task->args(0) + 1);
   }
+  // Every field of metadata is signed, the debug text included.
+  changed.emplace_back("kernel name", good);
+  changed.back().second.set_kernel_name("renamed");
+  changed.emplace_back("pto text", good);
+  changed.back().second.set_pto_text(good.pto_text() + "\n; changed");
   changed.emplace_back("param shape", good);
   changed.back().second.mutable_params(0)->mutable_shape()->Clear();
   // New native code with a matching checksum: the checksum is signed.

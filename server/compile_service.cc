@@ -78,7 +78,7 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
   const std::string storage_key = StorageKey(tenant, generation_, *key);
 
   pto::v1::CacheStatus cache_status = pto::v1::CACHE_STATUS_HIT;
-  CompiledKernelPtr kernel = Lookup(storage_key);
+  CompiledKernelPtr kernel = Lookup(storage_key, *key);
   if (kernel == nullptr) {
     // The compile may outlive this RPC: it owns a copy of the request.
     auto owned = std::make_shared<const pto::v1::CompileRequest>(*request);
@@ -142,28 +142,43 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& key) {
-  if (CompiledKernelPtr hot = memory_.Get(key)) return hot;
-  absl::StatusOr<CompiledKernel> stored = store_->Get(key);
+CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& storage_key,
+                                             const std::string& key) {
+  if (CompiledKernelPtr hot = memory_.Get(storage_key)) return hot;
+  absl::StatusOr<CompiledKernel> stored = store_->Get(storage_key);
+  if (stored.ok()) {
+    // The store checked its record seal and digests; these check that the
+    // record is the one for this key and was signed by this ptod's key when
+    // it was compiled. Nothing is re-signed on read.
+    std::string wrong;
+    if (stored->binary.key() != key) {
+      wrong = absl::StrCat("holds the kernel of key ",
+                           KeyPrefix(stored->binary.key()));
+    } else if (!options_.signing_key.empty()) {
+      absl::Status signed_ok = pto::runtime::CheckKernelSignature(
+          stored->binary, options_.signing_key);
+      if (!signed_ok.ok()) {
+        wrong = absl::StrCat(signed_ok.message(),
+                             "; the signing key may have changed");
+      }
+    }
+    if (!wrong.empty()) {
+      store_->Discard(storage_key, wrong);
+      stored = absl::NotFoundError("discarded");
+    }
+  }
   if (!stored.ok()) {
     if (!absl::IsNotFound(stored.status())) {
       // An I/O error is not a reason to fail the request: compile instead.
-      spdlog::error("kernel store read of {} failed: {}", KeyPrefix(key),
-                    stored.status().ToString());
+      spdlog::error("kernel store read of {} failed: {}",
+                    KeyPrefix(storage_key), stored.status().ToString());
     }
     metrics_->SetCorruptEntries(store_->GetStats().corrupt_entries);
     UpdateCacheGauges();
     return nullptr;
   }
-  if (!options_.signing_key.empty() &&
-      !pto::runtime::CheckKernelSignature(stored->binary, options_.signing_key)
-           .ok()) {
-    // Stored before the key was configured or changed: sign it now (the
-    // digests were just checked by the store).
-    Sign(&*stored);
-  }
   auto kernel = std::make_shared<const CompiledKernel>(*std::move(stored));
-  memory_.Insert(key, kernel);
+  memory_.Insert(storage_key, kernel);
   metrics_->SetMemoryCacheBytes(memory_.bytes());
   return kernel;
 }
@@ -179,7 +194,7 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
     const std::string& storage_key, std::atomic<bool>* compiled) {
   // A request that missed just before the previous flight for this key
   // finished would otherwise compile the kernel a second time.
-  if (CompiledKernelPtr kernel = Lookup(storage_key)) return kernel;
+  if (CompiledKernelPtr kernel = Lookup(storage_key, key)) return kernel;
   // Queued compiles not yet started when ptod stops are dropped: their
   // callers are gone with the RPC server, and SIGTERM should not wait for a
   // whole queue of compiles.
@@ -266,7 +281,8 @@ grpc::Status CompileServiceImpl::GetKernel(
   // Only the caller's own namespace: another tenant's kernel under the same
   // compiler key is not found.
   CompiledKernelPtr kernel =
-      Lookup(StorageKey(caller->tenant, generation_, request->key()));
+      Lookup(StorageKey(caller->tenant, generation_, request->key()),
+             request->key());
   if (kernel == nullptr) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         absl::StrCat("no kernel cached under key ",

@@ -18,7 +18,8 @@
 // cache generation (StorageKey), so tenants never share entries (identical
 // native code is still stored once: kernel_store.h) and an admin can
 // invalidate every entry at once by bumping the generation. With a signing
-// key, every binary served is signed (runtime/signature.h).
+// key, every binary is signed when it is compiled (runtime/signature.h) and
+// served with that signature.
 //
 // Retries, back-off and fallbacks are the client's.
 #ifndef PTO_SERVER_COMPILE_SERVICE_H_
@@ -105,9 +106,12 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   pto::v1::StatsResponse GetStats() const;
 
  private:
-  // The kernel stored under `storage_key`, from memory or RocksDB (refilling
-  // memory, re-signing if it was signed with another key); null on a miss.
-  CompiledKernelPtr Lookup(const std::string& storage_key);
+  // The kernel stored under `storage_key` for compiler key `key`, from
+  // memory or RocksDB (refilling memory); null on a miss. A stored kernel
+  // whose binary is keyed otherwise, or whose signature does not verify
+  // under the signing key, is discarded as corrupt (a miss).
+  CompiledKernelPtr Lookup(const std::string& storage_key,
+                           const std::string& key);
 
   // Runs on a worker: compiles `request` (whose compiler key is `key`)
   // unless a racing request already stored it, then signs and stores it

@@ -1,6 +1,14 @@
 #include "server/kernel_store.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -20,10 +28,14 @@ namespace {
 
 constexpr size_t kSha256Bytes = 32;
 
-constexpr uint32_t kManifestVersion = 2;
-// Version 1 stored the whole KernelBinary as the payload, without reference
-// counts or access times; such a store is emptied on open.
-constexpr uint32_t kLayoutVersion = 2;
+constexpr uint32_t kManifestVersion = 3;
+// A store written with another layout is emptied on open.
+constexpr uint32_t kLayoutVersion = 3;
+// The store's own secret for record seals: a file in the RocksDB directory
+// (RocksDB leaves files it did not name alone), mode 0600.
+constexpr char kSealKeyFile[] = "PTO_RECORD_KEY";
+constexpr size_t kSealKeyBytes = 32;
+constexpr char kSealDomain[] = "pto-store-record-v1";
 constexpr char kStatsKey[] = "s/stats";
 constexpr char kAccessPrefix[] = "a/";
 // Pending access times written once this many have gathered, even if the
@@ -47,6 +59,71 @@ absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
   if (s.ok()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("kernel store: ", what, ": ",
                                           s.ToString()));
+}
+
+// The seal of `manifest_bytes` stored under `key` (store_records.proto).
+std::string Seal(absl::string_view seal_key, absl::string_view key,
+                 absl::string_view manifest_bytes) {
+  return runtime::HmacSha256(
+      seal_key, absl::StrCat(absl::string_view(kSealDomain, sizeof(kSealDomain)),
+                             key, absl::string_view("\0", 1), manifest_bytes));
+}
+
+// The manifest inside an "m/" record, its seal unchecked (for dropping the
+// entry's references); false if it does not parse.
+bool UnwrapManifest(absl::string_view record, Manifest* manifest,
+                    SealedManifest* sealed) {
+  return sealed->ParseFromArray(record.data(), static_cast<int>(record.size())) &&
+         manifest->ParseFromString(sealed->manifest()) &&
+         manifest->payload_sha256().size() == kSha256Bytes;
+}
+
+// Reads the store's seal key from `dir`, creating it (random, 0600) if
+// there is none.
+absl::StatusOr<std::string> LoadOrCreateSealKey(const std::string& dir) {
+  const std::string path = absl::StrCat(dir, "/", kSealKeyFile);
+  std::string key;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::stringstream bytes;
+      bytes << in.rdbuf();
+      key = bytes.str();
+    }
+  }
+  if (key.size() == kSealKeyBytes) return key;
+  if (!key.empty()) {
+    spdlog::warn("kernel store in {}: {} is damaged; making a new one (every "
+                 "entry will read as corrupt and be recompiled)",
+                 dir, kSealKeyFile);
+  }
+  key.resize(kSealKeyBytes);
+  size_t filled = 0;
+  while (filled < key.size()) {
+    ssize_t n = getrandom(key.data() + filled, key.size() - filled, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::InternalError(
+          absl::StrCat("getrandom for the record key: ", strerror(errno)));
+    }
+    filled += static_cast<size_t>(n);
+  }
+  const std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", tmp, ": ", strerror(errno)));
+  }
+  const bool written =
+      write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) &&
+      fsync(fd) == 0;
+  close(fd);
+  if (!written || rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path, ": ", strerror(errno)));
+  }
+  return key;
 }
 
 std::string AccessRecord(int64_t unix_seconds) {
@@ -83,8 +160,11 @@ absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
     return absl::UnavailableError(absl::StrCat(
         "cannot open kernel store in ", dir, ": ", s.ToString()));
   }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  absl::StatusOr<std::string> seal_key = LoadOrCreateSealKey(dir);
+  if (!seal_key.ok()) return seal_key.status();
   std::unique_ptr<KernelStore> store(new KernelStore(
-      dir, std::unique_ptr<rocksdb::DB>(raw), std::move(options)));
+      dir, std::move(db), *std::move(seal_key), std::move(options)));
   std::string stats_bytes;
   s = store->db_->Get(rocksdb::ReadOptions(), kStatsKey, &stats_bytes);
   if (s.IsNotFound()) {
@@ -119,9 +199,10 @@ absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
 }
 
 KernelStore::KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
-                         Options options)
+                         std::string seal_key, Options options)
     : dir_(std::move(dir)),
       db_(std::move(db)),
+      seal_key_(std::move(seal_key)),
       options_(std::move(options)),
       last_access_flush_(Now()) {}
 
@@ -141,19 +222,34 @@ KernelStore::~KernelStore() {
 }
 
 absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
-  std::string manifest_bytes;
+  std::string record;
   rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &manifest_bytes);
+      db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &record);
   if (s.IsNotFound()) return absl::NotFoundError("not in the kernel store");
+  if (s.IsCorruption()) {
+    DeleteCorrupt(key, false, absl::StrCat("manifest: ", s.ToString()));
+    return absl::NotFoundError("corrupt manifest deleted");
+  }
   if (!s.ok()) return FromRocks(s, "reading manifest");
 
+  SealedManifest sealed;
   Manifest manifest;
   CompiledKernel kernel;
-  if (!manifest.ParseFromString(manifest_bytes) ||
+  if (!sealed.ParseFromString(record) ||
+      !runtime::ConstantTimeEquals(
+          sealed.seal(), Seal(seal_key_, key, sealed.manifest()))) {
+    DeleteCorrupt(key, false,
+                  "record seal mismatch (changed on disk or moved from "
+                  "another key)");
+    return absl::NotFoundError("corrupt manifest deleted");
+  }
+  if (!manifest.ParseFromString(sealed.manifest()) ||
       manifest.version() != kManifestVersion ||
       manifest.payload_sha256().size() != kSha256Bytes ||
       runtime::Sha256(manifest.binary_meta()) != manifest.binary_meta_sha256() ||
-      !kernel.binary.ParseFromString(manifest.binary_meta())) {
+      !kernel.binary.ParseFromString(manifest.binary_meta()) ||
+      kernel.binary.payload_sha256() != manifest.payload_sha256() ||
+      !kernel.binary.native_payload().empty()) {
     DeleteCorrupt(key, false, "unreadable manifest");
     return absl::NotFoundError("corrupt manifest deleted");
   }
@@ -165,8 +261,13 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
     DeleteCorrupt(key, false, "manifest points at a missing payload");
     return absl::NotFoundError("dangling manifest deleted");
   }
+  if (s.IsCorruption()) {
+    DeleteCorrupt(key, true, absl::StrCat("payload: ", s.ToString()));
+    return absl::NotFoundError("corrupt payload deleted");
+  }
   if (!s.ok()) return FromRocks(s, "reading payload");
-  if (runtime::Sha256(payload) != manifest.payload_sha256()) {
+  if (payload.size() != manifest.payload_bytes() ||
+      runtime::Sha256(payload) != manifest.payload_sha256()) {
     DeleteCorrupt(key, true, "payload digest mismatch");
     return absl::NotFoundError("corrupt payload deleted");
   }
@@ -184,11 +285,16 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
 absl::Status KernelStore::Put(const std::string& key,
                               const CompiledKernel& kernel) {
   const std::string& payload = kernel.binary.native_payload();
+  const std::string payload_sha256 = runtime::Sha256(payload);
+  if (kernel.binary.payload_sha256() != payload_sha256) {
+    return absl::InvalidArgumentError(
+        "kernel store: the binary's payload_sha256 is not its payload's");
+  }
   pto::v1::KernelBinary meta = kernel.binary;
   meta.clear_native_payload();
   Manifest manifest;
   manifest.set_version(kManifestVersion);
-  manifest.set_payload_sha256(runtime::Sha256(payload));
+  manifest.set_payload_sha256(payload_sha256);
   manifest.set_payload_bytes(payload.size());
   manifest.set_compile_seconds(kernel.compile_seconds);
   for (const pto::v1::StageTiming& t : kernel.stages) {
@@ -201,7 +307,10 @@ absl::Status KernelStore::Put(const std::string& key,
     return absl::InternalError("kernel binary does not serialize");
   }
   manifest.set_binary_meta_sha256(runtime::Sha256(manifest.binary_meta()));
-  const std::string manifest_bytes = manifest.SerializeAsString();
+  SealedManifest sealed;
+  *sealed.mutable_manifest() = manifest.SerializeAsString();
+  sealed.set_seal(Seal(seal_key_, key, sealed.manifest()));
+  const std::string manifest_bytes = sealed.SerializeAsString();
   const std::string digest_hex =
       absl::BytesToHexString(manifest.payload_sha256());
   const int64_t now_s = absl::ToUnixSeconds(Now());
@@ -217,9 +326,9 @@ absl::Status KernelStore::Put(const std::string& key,
   uint64_t refs = 0;
   if (s.ok()) {
     Manifest old;
-    if (old.ParseFromString(old_bytes) && old.version() == kManifestVersion) {
-      if (old.payload_sha256() == manifest.payload_sha256() &&
-          old.binary_meta_sha256() == manifest.binary_meta_sha256()) {
+    SealedManifest old_sealed;
+    if (UnwrapManifest(old_bytes, &old, &old_sealed)) {
+      if (old_bytes == manifest_bytes) {
         return absl::OkStatus();  // the same kernel again
       }
       absl::Status removed = RemoveEntryLocked(
@@ -362,7 +471,9 @@ void KernelStore::EvictLocked() {
     rocksdb::Status s =
         db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &manifest_bytes);
     Manifest manifest;
-    if (s.IsNotFound() || (s.ok() && !manifest.ParseFromString(manifest_bytes))) {
+    SealedManifest sealed;
+    if (s.IsNotFound() ||
+        (s.ok() && !UnwrapManifest(manifest_bytes, &manifest, &sealed))) {
       // An access time without a manifest (or a broken one): drop it.
       batch.Delete(AccessKey(key));
       if (s.ok()) batch.Delete(ManifestKey(key));
@@ -405,14 +516,15 @@ void KernelStore::DeleteCorrupt(const std::string& key, bool delete_payload,
   uint64_t entries = entries_, payloads = payloads_, bytes = bytes_;
   rocksdb::WriteBatch batch;
   std::string manifest_bytes;
-  if (!db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &manifest_bytes)
-           .ok()) {
-    return;  // deleted (and counted) by a racing reader
-  }
+  const rocksdb::Status read =
+      db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &manifest_bytes);
+  // Not found: deleted (and counted) by a racing reader. Another I/O error:
+  // the record may be fine; leave it.
+  if (!read.ok() && !read.IsCorruption()) return;
   ++corrupt_entries_;
   Manifest manifest;
-  if (!manifest.ParseFromString(manifest_bytes) ||
-      manifest.payload_sha256().size() != kSha256Bytes) {
+  SealedManifest sealed;
+  if (!read.ok() || !UnwrapManifest(manifest_bytes, &manifest, &sealed)) {
     // Unreadable: its payload reference (if any) cannot be dropped; the
     // payload stays counted until its other users go. Rare enough.
     batch.Delete(ManifestKey(key));
@@ -448,6 +560,10 @@ void KernelStore::DeleteCorrupt(const std::string& key, bool delete_payload,
   }
   spdlog::warn("kernel store: deleted corrupt entry {} ({})",
                key.substr(0, 12), why);
+}
+
+void KernelStore::Discard(const std::string& key, const std::string& why) {
+  DeleteCorrupt(key, false, why);
 }
 
 void KernelStore::Touch(const std::string& key) {

@@ -25,10 +25,16 @@
 // WAL without fsync: a power cut may lose the last few kernels, which are
 // recompiled on demand.
 //
-// Every Get re-hashes the manifest's metadata and the payload. A mismatch (or
-// a record that does not parse, or a manifest pointing at nothing) deletes the
-// entry, counts it in corrupt_entries, logs it, and is a miss: a cache must
-// never hand out bytes it did not store.
+// Every record is bound to its key: the manifest is stored with a seal, an
+// HMAC-SHA256 under the store's own secret (a random file in the directory,
+// mode 0600) over the key and the manifest's bytes, written by Put and never
+// recomputed. Every Get checks the seal, re-hashes the metadata and the
+// payload, and checks that the metadata's payload digest is the manifest's.
+// A mismatch (a record edited on disk even with its digests recomputed, two
+// manifests swapped, a record that does not parse, a manifest pointing at
+// nothing, a block RocksDB finds corrupt) deletes the entry, counts it in
+// corrupt_entries, logs it, and is a miss: a cache must never hand out bytes
+// it did not store under that key.
 //
 // Eviction (approximate LRU): a hit records its time in memory, at most once
 // per `access_granularity` per key; the times are written in batches. When a
@@ -125,6 +131,11 @@ class KernelStore {
   // then evicts if over budget.
   absl::Status Put(const std::string& key, const CompiledKernel& kernel);
 
+  // Deletes `key`'s entry as corrupt (counted and logged with `why`): for a
+  // caller that finds a stored kernel wrong in a way the store cannot see
+  // (e.g. its signature does not verify).
+  void Discard(const std::string& key, const std::string& why);
+
   // Deletes every entry (admin purge). The counters restart at zero.
   absl::Status Purge();
 
@@ -145,7 +156,7 @@ class KernelStore {
 
  private:
   KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
-              Options options);
+              std::string seal_key, Options options);
 
   // Adds to `batch` the deletion of `key`'s entry (manifest `manifest`, whose
   // serialized size is `manifest_bytes`), dropping its payload reference,
@@ -179,6 +190,8 @@ class KernelStore {
 
   const std::string dir_;
   std::unique_ptr<rocksdb::DB> db_;
+  // The secret record seals are made with.
+  const std::string seal_key_;
   const Options options_;
 
   // Serializes writers: each batch updates the counters read-modify-write.

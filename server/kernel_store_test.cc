@@ -8,8 +8,12 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "gtest/gtest.h"
+#include "pto/server/store_records.pb.h"
 #include "rocksdb/db.h"
+#include "runtime/sha256.h"
 
 namespace pto::server {
 namespace {
@@ -30,6 +34,7 @@ CompiledKernel MakeKernel(const std::string& payload) {
   kernel.binary.set_magic(0x4F545031);
   kernel.binary.set_kernel_name("add");
   kernel.binary.set_native_payload(payload);
+  kernel.binary.set_payload_sha256(runtime::Sha256(payload));
   kernel.compile_seconds = 1.5;
   pto::v1::StageTiming& stage = kernel.stages.emplace_back();
   stage.set_stage("native_compile");
@@ -326,6 +331,131 @@ TEST_F(KernelStoreTest, TamperedMetadataIsDetected) {
   EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
   EXPECT_EQ(store->GetStats().corrupt_entries, 1u);
   EXPECT_EQ(store->GetStats().entries, 0u);
+}
+
+// Rewrites the RocksDB record `key` of the store in `dir` with `edit`
+// (the store must be closed).
+void EditRecord(const std::string& dir, const std::string& key,
+                const std::function<void(std::string*)>& edit) {
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::string bytes;
+  ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), key, &bytes).ok()) << key;
+  edit(&bytes);
+  ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, bytes).ok());
+  ASSERT_TRUE(db->Close().ok());
+}
+
+TEST_F(KernelStoreTest, MetadataEditedWithItsDigestRecomputedIsDetected) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  }
+  EditRecord(dir_, "m/" + Key('a'), [](std::string* bytes) {
+    SealedManifest sealed;
+    ASSERT_TRUE(sealed.ParseFromString(*bytes));
+    Manifest manifest;
+    ASSERT_TRUE(manifest.ParseFromString(sealed.manifest()));
+    pto::v1::KernelBinary meta;
+    ASSERT_TRUE(meta.ParseFromString(manifest.binary_meta()));
+    meta.set_kernel_name("evil");
+    manifest.set_binary_meta(meta.SerializeAsString());
+    manifest.set_binary_meta_sha256(runtime::Sha256(manifest.binary_meta()));
+    sealed.set_manifest(manifest.SerializeAsString());
+    *bytes = sealed.SerializeAsString();
+  });
+  auto store = OpenStore();
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_EQ(store->GetStats().corrupt_entries, 1u);
+  EXPECT_EQ(store->GetStats().entries, 0u);
+}
+
+TEST_F(KernelStoreTest, PayloadReplacedWithItsDigestsRecomputedIsDetected) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  }
+  // Point the manifest (and the binary's own digest) at other bytes stored
+  // under their own digest, as an attacker who knows the layout would.
+  const std::string evil(100, 'e');
+  const std::string evil_digest = runtime::Sha256(evil);
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(),
+                        "p/" + runtime::ToHex(evil_digest), evil)
+                    .ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  EditRecord(dir_, "m/" + Key('a'), [&](std::string* bytes) {
+    SealedManifest sealed;
+    ASSERT_TRUE(sealed.ParseFromString(*bytes));
+    Manifest manifest;
+    ASSERT_TRUE(manifest.ParseFromString(sealed.manifest()));
+    pto::v1::KernelBinary meta;
+    ASSERT_TRUE(meta.ParseFromString(manifest.binary_meta()));
+    meta.set_payload_sha256(evil_digest);
+    manifest.set_binary_meta(meta.SerializeAsString());
+    manifest.set_binary_meta_sha256(runtime::Sha256(manifest.binary_meta()));
+    manifest.set_payload_sha256(evil_digest);
+    sealed.set_manifest(manifest.SerializeAsString());
+    *bytes = sealed.SerializeAsString();
+  });
+  auto store = OpenStore();
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_EQ(store->GetStats().corrupt_entries, 1u);
+}
+
+TEST_F(KernelStoreTest, SwappedManifestsAreDetected) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+    ASSERT_TRUE(store->Put(Key('b'), Sized('b', 100)).ok());
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::string a, b;
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), "m/" + Key('a'), &a).ok());
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), "m/" + Key('b'), &b).ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "m/" + Key('a'), b).ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "m/" + Key('b'), a).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto store = OpenStore();
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('b')).status()));
+  EXPECT_EQ(store->GetStats().corrupt_entries, 2u);
+  EXPECT_EQ(store->GetStats().entries, 0u);
+  EXPECT_EQ(store->GetStats().payloads, 0u);
+  // Healed: both store again.
+  ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  EXPECT_TRUE(store->Get(Key('a')).ok());
+}
+
+TEST_F(KernelStoreTest, RecordKeyIsPrivateAndStable) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  }
+  struct stat st;
+  ASSERT_EQ(stat((dir_ + "/PTO_RECORD_KEY").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto store = OpenStore();
+  EXPECT_TRUE(store->Get(Key('a')).ok());  // same key after reopening
+}
+
+TEST_F(KernelStoreTest, DiscardCountsAndDeletes) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->Put(Key('a'), Sized('a', 100)).ok());
+  store->Discard(Key('a'), "test");
+  EXPECT_TRUE(absl::IsNotFound(store->Get(Key('a')).status()));
+  EXPECT_EQ(store->GetStats().corrupt_entries, 1u);
+  EXPECT_EQ(store->GetStats().entries, 0u);
+  EXPECT_EQ(store->GetStats().bytes, 0u);
 }
 
 TEST_F(KernelStoreTest, PurgeEmptiesTheStore) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "pto/v1/compile_service.grpc.pb.h"
@@ -188,6 +189,11 @@ absl::StatusOr<pto::v1::CompileResponse> CompileClient::CallCompile(
   pto::v1::CompileResponse response;
   grpc::Status status = stub_->stub->Compile(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, context, address_, "Compile");
+  if (absl::Status keyed = CheckBinaryKey(response.binary(), response.key(),
+                                          address_, "Compile");
+      !keyed.ok()) {
+    return keyed;
+  }
   return response;
 }
 
@@ -200,6 +206,11 @@ absl::StatusOr<pto::v1::KernelBinary> CompileClient::GetKernel(
   pto::v1::GetKernelResponse response;
   grpc::Status status = stub_->stub->GetKernel(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, context, address_, "GetKernel");
+  if (absl::Status keyed =
+          CheckBinaryKey(response.binary(), key, address_, "GetKernel");
+      !keyed.ok()) {
+    return keyed;
+  }
   return std::move(*response.mutable_binary());
 }
 
@@ -224,6 +235,17 @@ absl::StatusOr<pto::v1::AdminResponse> CompileClient::Admin(
   grpc::Status status = stub_->stub->Admin(&context, request, &response);
   if (!status.ok()) return FromGrpc(status, context, address_, "Admin");
   return response;
+}
+
+absl::Status CheckBinaryKey(const pto::v1::KernelBinary& binary,
+                            const std::string& key, const std::string& address,
+                            const std::string& rpc) {
+  if (!key.empty() && binary.key() == key) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "ptod at ", address, ": ", rpc, " answered with a binary keyed \"",
+      absl::CEscape(binary.key().substr(0, 80)), "\" for key \"",
+      absl::CEscape(key.substr(0, 80)),
+      "\": refused (a wrong kernel; the server's cache may be damaged)"));
 }
 
 std::optional<absl::Duration> RetryAfter(const absl::Status& status) {

@@ -11,6 +11,11 @@
 //                                             absl::Now() + absl::Seconds(60));
 //   (*kernel)->Run(args);
 //
+// A binary whose `key` is not the key of the request (Compile: the key the
+// server computed for it; GetKernel: the key asked for) is refused with
+// DATA_LOSS and never returned or loaded. The runtime checks signatures on
+// load whenever a verification key is configured (runtime/signature.h).
+//
 // Errors: a gRPC status becomes the absl::Status with the same code and the
 // server's message, prefixed with the server address. When the server is
 // overloaded (RESOURCE_EXHAUSTED) its back-off hint is in the message and in
@@ -133,6 +138,12 @@ class CompileClient {
   std::mutex down_mu_;
   absl::Time down_until_ = absl::InfinitePast();
 };
+
+// OK when `binary` is keyed `key` (non-empty); DATA_LOSS naming the server
+// at `address` and the `rpc` otherwise.
+absl::Status CheckBinaryKey(const pto::v1::KernelBinary& binary,
+                            const std::string& key, const std::string& address,
+                            const std::string& rpc);
 
 // The server's back-off hint carried by a RESOURCE_EXHAUSTED status from
 // CompileClient, if any.

@@ -51,16 +51,22 @@ class ScriptedService final : public pto::v1::CompileService::Service {
     response->set_key(std::string(64, 'a'));
     response->set_cache_status(pto::v1::CACHE_STATUS_MISS);
     response->mutable_binary()->set_kernel_name(request->graph().name());
+    // "wrong-key": a damaged cache's answer, another kernel's binary.
+    response->mutable_binary()->set_key(
+        std::string(64, request->target() == "wrong-key" ? 'b' : 'a'));
     return grpc::Status::OK;
   }
 
   grpc::Status GetKernel(grpc::ServerContext*,
                          const pto::v1::GetKernelRequest* request,
                          pto::v1::GetKernelResponse* response) override {
-    if (request->key() != std::string(64, 'a')) {
+    if (request->key() != std::string(64, 'a') &&
+        request->key() != std::string(64, 'c')) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "no kernel cached");
     }
     response->mutable_binary()->set_kernel_name("cached");
+    // Under "c...": the kernel of "a...".
+    response->mutable_binary()->set_key(std::string(64, 'a'));
     return grpc::Status::OK;
   }
 
@@ -250,6 +256,18 @@ TEST_F(CompileClientTest, GetKernelAndStats) {
   auto stats = client_->Stats(absl::Now() + absl::Seconds(30));
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->requests(), 42u);
+}
+
+TEST_F(CompileClientTest, BinaryKeyedOtherwiseThanTheRequestIsRefused) {
+  auto response = client_->Compile(pto::v1::Graph(), "wrong-key", {},
+                                   absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(absl::IsDataLoss(response.status())) << response.status();
+  EXPECT_NE(response.status().message().find("refused"), std::string::npos);
+  EXPECT_NE(response.status().message().find(address_), std::string::npos);
+  EXPECT_EQ(service_.compile_calls_.load(), 1);  // not retried
+  auto found = client_->GetKernel(std::string(64, 'c'),
+                                  absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(absl::IsDataLoss(found.status())) << found.status();
 }
 
 TEST_F(CompileClientTest, PastDeadlineFailsWithDeadlineExceeded) {

@@ -22,6 +22,10 @@ PYPTO_CONNECT_TIMEOUT seconds (default 2). When ptod cannot be reached the
 kernel is compiled embedded instead (warned once per server; for the next
 30 s further calls go straight to the embedded compiler), unless
 PYPTO_COMPILE_FALLBACK=0.
+
+A binary from ptod whose key is not the key ptod gave the request is refused
+(CompileError). Loading checks the binary's signature whenever a verification
+key is configured (PTO_KERNEL_VERIFY_KEY_FILE: docs/operations.md).
 """
 
 import os
@@ -277,6 +281,11 @@ def _remote(server, graph, options, timeout, kernel_name):
         if getattr(e, "unreachable", False) and _fallback_enabled():
             return _fall_back(server, graph, options, None, kernel_name, e)
         raise
+    if not response.key or response.binary.key != response.key:
+        raise CompileError(
+            f"compiling kernel '{kernel_name}' on ptod at {server}: the binary served is keyed "
+            f"{response.binary.key[:80]!r}, not {response.key[:80]!r} (the request's key): "
+            "refused (a wrong kernel; the server's cache may be damaged)")
     status, counter = _STATUS.get(response.cache_status, ("UNSPECIFIED", None))
     if counter:
         cache.count(counter)

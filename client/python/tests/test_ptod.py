@@ -133,3 +133,42 @@ def test_busy_server_is_retried_honouring_its_hint(native, monkeypatch):
         assert calls[1] - calls[0] >= 0.05 and calls[2] - calls[1] >= 0.05
     finally:
         server.stop(0)
+
+
+def test_a_binary_keyed_otherwise_than_the_request_is_refused(native, monkeypatch):
+    """A server that answers with a real binary under another key (what a
+    damaged or hostile cache would do) is refused, never loaded."""
+    from concurrent import futures
+    import grpc
+    from pypto._proto import compile_service_pb2, kernel_pb2
+    served = []
+
+    def compile_(request, context):
+        key, binary, _ = native.compile(request.graph.SerializeToString(), request.target,
+                                        dict(request.options), 120)
+        served.append(key)
+        response = compile_service_pb2.CompileResponse(
+            key="f" * 64, binary=kernel_pb2.KernelBinary.FromString(binary),
+            cache_status=compile_service_pb2.CACHE_STATUS_HIT)
+        return response
+
+    handler = grpc.method_handlers_generic_handler("pto.v1.CompileService", {
+        "Compile": grpc.unary_unary_rpc_method_handler(
+            compile_, request_deserializer=compile_service_pb2.CompileRequest.FromString,
+            response_serializer=compile_service_pb2.CompileResponse.SerializeToString)})
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
+        monkeypatch.setenv("PYPTO_COMPILE_FALLBACK", "0")
+        k = make()
+        a = np.ones((4, 4), np.float32)
+        out = np.zeros_like(a)
+        with pytest.raises(pypto.CompileError, match="keyed '[0-9a-f]{64}', not 'f{64}'.*refused"):
+            k(a, a, out)
+        assert len(served) == 1 and served[0] != "f" * 64
+        assert not out.any()  # nothing ran
+    finally:
+        server.stop(0)

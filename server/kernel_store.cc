@@ -15,8 +15,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "pto/server/store_records.pb.h"
 #include "rocksdb/db.h"
+#include "rocksdb/env.h"
 #include "rocksdb/iterator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
@@ -78,6 +80,22 @@ bool UnwrapManifest(absl::string_view record, Manifest* manifest,
          manifest->payload_sha256().size() == kSha256Bytes;
 }
 
+// `n` bytes from the kernel's random source.
+absl::StatusOr<std::string> RandomBytes(size_t n) {
+  std::string bytes(n, '\0');
+  size_t filled = 0;
+  while (filled < n) {
+    ssize_t got = getrandom(bytes.data() + filled, n - filled, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      return absl::InternalError(
+          absl::StrCat("getrandom: ", strerror(errno)));
+    }
+    filled += static_cast<size_t>(got);
+  }
+  return bytes;
+}
+
 // Reads the store's seal key from `dir`, creating it (random, 0600) if
 // there is none.
 absl::StatusOr<std::string> LoadOrCreateSealKey(const std::string& dir) {
@@ -97,17 +115,9 @@ absl::StatusOr<std::string> LoadOrCreateSealKey(const std::string& dir) {
                  "entry will read as corrupt and be recompiled)",
                  dir, kSealKeyFile);
   }
-  key.resize(kSealKeyBytes);
-  size_t filled = 0;
-  while (filled < key.size()) {
-    ssize_t n = getrandom(key.data() + filled, key.size() - filled, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      return absl::InternalError(
-          absl::StrCat("getrandom for the record key: ", strerror(errno)));
-    }
-    filled += static_cast<size_t>(n);
-  }
+  absl::StatusOr<std::string> fresh = RandomBytes(kSealKeyBytes);
+  if (!fresh.ok()) return fresh.status();
+  key = *std::move(fresh);
   const std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -148,8 +158,61 @@ std::string Sha256Hex(absl::string_view bytes) {
 
 absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
     const std::string& dir, Options options) {
+  return OpenWithEnv(dir, std::move(options), nullptr);
+}
+
+absl::StatusOr<KernelStore::Recovered> KernelStore::OpenOrRecover(
+    const std::string& dir, const Options& options) {
+  Recovered recovered;
+  absl::StatusOr<std::unique_ptr<KernelStore>> opened = Open(dir, options);
+  if (opened.ok()) {
+    recovered.store = *std::move(opened);
+    return recovered;
+  }
+  if (absl::IsFailedPrecondition(opened.status())) return opened.status();
+  recovered.why = std::string(opened.status().message());
+  if (absl::IsDataLoss(opened.status())) {
+    recovered.moved_to = absl::StrCat(
+        dir, ".damaged-",
+        absl::FormatTime("%Y%m%dT%H%M%E6SZ", absl::Now(), absl::UTCTimeZone()));
+    if (rename(dir.c_str(), recovered.moved_to.c_str()) == 0) {
+      spdlog::error(
+          "kernel store in {} is damaged ({}); moved it to {} and starting "
+          "on a fresh one",
+          dir, recovered.why, recovered.moved_to);
+      opened = Open(dir, options);
+      if (opened.ok()) {
+        recovered.store = *std::move(opened);
+        recovered.recovery = Recovery::kMovedAside;
+        return recovered;
+      }
+      recovered.why = std::string(opened.status().message());
+    } else {
+      recovered.why = absl::StrCat(recovered.why, "; moving it to ",
+                                   recovered.moved_to, ": ", strerror(errno));
+    }
+    recovered.moved_to.clear();
+  }
+  spdlog::error(
+      "no kernel store can be opened in {} ({}); keeping kernels in memory "
+      "until restart",
+      dir, recovered.why);
+  auto env = std::unique_ptr<rocksdb::Env>(
+      rocksdb::NewMemEnv(rocksdb::Env::Default()));
+  opened = OpenWithEnv("/pto-kernel-store", options, env.get());
+  if (!opened.ok()) return opened.status();
+  (*opened)->env_ = std::move(env);
+  (*opened)->persistent_ = false;
+  recovered.store = *std::move(opened);
+  recovered.recovery = Recovery::kInMemory;
+  return recovered;
+}
+
+absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::OpenWithEnv(
+    const std::string& dir, Options options, rocksdb::Env* env) {
   rocksdb::Options rocks;
   rocks.create_if_missing = true;
+  if (env != nullptr) rocks.env = env;
   // Kernels are written once and read many times; a few MB of write buffer
   // is plenty, keeps ptod's footprint small, and bounds the WAL a restart
   // after a crash must replay (~40 ms per MB).
@@ -157,17 +220,39 @@ absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(rocks, dir, &raw);
   if (!s.ok()) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot open kernel store in ", dir, ": ", s.ToString()));
+    const std::string message = absl::StrCat(
+        "cannot open kernel store in ", dir, ": ", s.ToString());
+    const std::string text = s.ToString();
+    if (absl::StrContains(text, "lock file") ||
+        absl::StrContains(text, "/LOCK")) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(message, " (is another ptod using it?)"));
+    }
+    if (s.IsNoSpace() || absl::StrContains(text, "No space left")) {
+      return absl::ResourceExhaustedError(message);
+    }
+    if (absl::StrContains(text, "Permission denied") ||
+        absl::StrContains(text, "Read-only file system")) {
+      return absl::UnavailableError(message);
+    }
+    return absl::DataLossError(message);
   }
   std::unique_ptr<rocksdb::DB> db(raw);
-  absl::StatusOr<std::string> seal_key = LoadOrCreateSealKey(dir);
+  absl::StatusOr<std::string> seal_key =
+      env == nullptr ? LoadOrCreateSealKey(dir) : RandomBytes(kSealKeyBytes);
   if (!seal_key.ok()) return seal_key.status();
   std::unique_ptr<KernelStore> store(new KernelStore(
       dir, std::move(db), *std::move(seal_key), std::move(options)));
   std::string stats_bytes;
   s = store->db_->Get(rocksdb::ReadOptions(), kStatsKey, &stats_bytes);
   if (s.IsNotFound()) {
+    std::unique_ptr<rocksdb::Iterator> it(
+        store->db_->NewIterator(rocksdb::ReadOptions()));
+    it->SeekToFirst();
+    if (it->Valid() || !it->status().ok()) {
+      return absl::DataLossError(absl::StrCat(
+          "kernel store in ", dir, ": records without a stats record"));
+    }
     // A new store: record the layout so that a later one can tell.
     absl::MutexLock lock(&store->write_mu_);
     rocksdb::WriteBatch batch;
@@ -175,7 +260,10 @@ absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::Open(
     if (!status.ok()) return status;
     return store;
   }
-  if (!s.ok()) return FromRocks(s, "reading stats");
+  if (!s.ok()) {
+    return absl::DataLossError(absl::StrCat("kernel store in ", dir,
+                                            ": reading stats: ", s.ToString()));
+  }
   StoreStats stats;
   if (!stats.ParseFromString(stats_bytes)) {
     return absl::DataLossError(
@@ -352,8 +440,20 @@ absl::Status KernelStore::Put(const std::string& key,
     PayloadRefs r;
     if (r.ParseFromString(refs_bytes)) refs = r.refs();
   }
-  // Identical native code is stored once, whichever key it was compiled for.
-  if (refs == 0) {
+  // Identical native code is stored once, whichever key it was compiled for;
+  // a shared payload that can no longer be read (a damaged block) is written
+  // again.
+  if (refs > 0) {
+    std::string stored;
+    s = db_->Get(rocksdb::ReadOptions(), PayloadKey(digest_hex), &stored);
+    if (!s.ok() || runtime::Sha256(stored) != payload_sha256) {
+      batch.Put(PayloadKey(digest_hex), payload);
+      if (s.IsNotFound()) {
+        ++payloads;
+        bytes += payload.size();
+      }
+    }
+  } else {
     batch.Put(PayloadKey(digest_hex), payload);
     ++payloads;
     bytes += payload.size();

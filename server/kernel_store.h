@@ -67,6 +67,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 class WriteBatch;
 }
 
@@ -107,8 +108,11 @@ class KernelStore {
   };
 
   // Opens (creating if needed) the store in directory `dir`. Fails with the
-  // RocksDB message if the directory is unusable or another process holds it.
-  // A store written with an older record layout is emptied (its kernels are
+  // RocksDB message if the directory is unusable or another process holds it:
+  // DATA_LOSS when the store is damaged (a file corrupt or missing, the stats
+  // record unreadable), RESOURCE_EXHAUSTED when the disk is full,
+  // UNAVAILABLE when another process holds it or it cannot be read. A store
+  // written with another record layout is emptied (its kernels are
   // recompiled on demand).
   static absl::StatusOr<std::unique_ptr<KernelStore>> Open(
       const std::string& dir, Options options);
@@ -116,6 +120,31 @@ class KernelStore {
       const std::string& dir) {
     return Open(dir, Options());
   }
+
+  // How OpenOrRecover got its store.
+  enum class Recovery {
+    kNone,        // opened `dir` as it was
+    kMovedAside,  // `dir` was damaged: renamed to `moved_to`, a fresh one made
+    kInMemory,    // no store could be opened on disk: an empty one in memory
+  };
+  struct Recovered {
+    std::unique_ptr<KernelStore> store;
+    Recovery recovery = Recovery::kNone;
+    std::string moved_to;  // kMovedAside: where the damaged store is kept
+    std::string why;       // kMovedAside, kInMemory: the error that caused it
+  };
+
+  // Open(), never kept down by the store's state: a damaged store is moved
+  // aside to "<dir>.damaged-<UTC time>" (kept for inspection) and a fresh
+  // one opened in its place; when no store can be opened on disk (a full
+  // disk, an unwritable directory) the kernels are kept in memory, under the
+  // same byte budget, until restart. Fails only when another process holds
+  // `dir` (two ptods must not share a cache). Logs what it did.
+  static absl::StatusOr<Recovered> OpenOrRecover(const std::string& dir,
+                                                 const Options& options);
+
+  // Whether the store is on disk (false: kept in memory, see OpenOrRecover).
+  bool persistent() const { return persistent_; }
 
   // Writes pending access times, then flushes and closes the database.
   ~KernelStore();
@@ -158,6 +187,10 @@ class KernelStore {
   KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
               std::string seal_key, Options options);
 
+  // Open() on RocksDB environment `env` (null: the default, on disk).
+  static absl::StatusOr<std::unique_ptr<KernelStore>> OpenWithEnv(
+      const std::string& dir, Options options, rocksdb::Env* env);
+
   // Adds to `batch` the deletion of `key`'s entry (manifest `manifest`, whose
   // serialized size is `manifest_bytes`), dropping its payload reference,
   // and updates the counters in `*entries`, `*payloads`, `*bytes`.
@@ -189,6 +222,10 @@ class KernelStore {
   void Touch(const std::string& key);
 
   const std::string dir_;
+  // Owns the in-memory environment of a store kept in memory (declared
+  // before db_ so it outlives it).
+  std::unique_ptr<rocksdb::Env> env_;
+  bool persistent_ = true;
   std::unique_ptr<rocksdb::DB> db_;
   // The secret record seals are made with.
   const std::string seal_key_;

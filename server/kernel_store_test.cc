@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <functional>
 #include <string>
@@ -456,6 +458,185 @@ TEST_F(KernelStoreTest, DiscardCountsAndDeletes) {
   EXPECT_EQ(store->GetStats().corrupt_entries, 1u);
   EXPECT_EQ(store->GetStats().entries, 0u);
   EXPECT_EQ(store->GetStats().bytes, 0u);
+}
+
+// The files of the store in `dir` whose names start with `prefix` or end
+// with `suffix`.
+std::vector<std::string> StoreFiles(const std::string& dir,
+                                    const std::string& prefix,
+                                    const std::string& suffix = "\x01") {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 ||
+        (name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
+             0)) {
+      files.push_back(entry.path().string());
+    }
+  }
+  return files;
+}
+
+void Overwrite(const std::string& path, size_t at, const std::string& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f) << path;
+  f.seekp(static_cast<std::streamoff>(at));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+class DamagedStoreTest : public KernelStoreTest {
+ protected:
+  // A store with two kernels, closed (so they are in an SST file).
+  void Fill() {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), Sized('a', 5000)).ok());
+    ASSERT_TRUE(store->Put(Key('b'), Sized('b', 5000)).ok());
+  }
+  // Opens with OpenOrRecover and checks that the store works.
+  KernelStore::Recovered Recover() {
+    auto recovered = KernelStore::OpenOrRecover(dir_, KernelStore::Options());
+    EXPECT_TRUE(recovered.ok()) << recovered.status();
+    if (!recovered.ok()) return {};
+    EXPECT_TRUE(recovered->store->Put(Key('c'), Sized('c', 100)).ok());
+    EXPECT_TRUE(recovered->store->Get(Key('c')).ok());
+    return *std::move(recovered);
+  }
+  void ExpectMovedAside(const KernelStore::Recovered& r) {
+    EXPECT_EQ(r.recovery, KernelStore::Recovery::kMovedAside) << r.why;
+    EXPECT_TRUE(std::filesystem::is_directory(r.moved_to)) << r.moved_to;
+    EXPECT_EQ(r.moved_to.rfind(dir_ + ".damaged-", 0), 0u) << r.moved_to;
+    EXPECT_TRUE(r.store->persistent());
+    EXPECT_EQ(r.store->GetStats().entries, 1u);  // only the new one
+    std::filesystem::remove_all(r.moved_to);
+  }
+};
+
+TEST_F(DamagedStoreTest, GarbageCurrentIsMovedAside) {
+  Fill();
+  std::ofstream(dir_ + "/CURRENT", std::ios::trunc) << "garbage\n";
+  ExpectMovedAside(Recover());
+}
+
+TEST_F(DamagedStoreTest, DamagedManifestIsMovedAside) {
+  Fill();
+  for (const std::string& m : StoreFiles(dir_, "MANIFEST-")) {
+    Overwrite(m, 0, std::string(64, '\x5a'));
+  }
+  ExpectMovedAside(Recover());
+}
+
+TEST_F(DamagedStoreTest, MissingTableFileIsMovedAside) {
+  Fill();
+  const std::vector<std::string> tables = StoreFiles(dir_, "\x01", ".sst");
+  ASSERT_FALSE(tables.empty());
+  for (const std::string& t : tables) std::filesystem::remove(t);
+  ExpectMovedAside(Recover());
+}
+
+TEST_F(DamagedStoreTest, DamagedTableFooterIsMovedAside) {
+  Fill();
+  const std::vector<std::string> tables = StoreFiles(dir_, "\x01", ".sst");
+  ASSERT_FALSE(tables.empty());
+  for (const std::string& t : tables) {
+    Overwrite(t, std::filesystem::file_size(t) - 48, std::string(48, '\0'));
+  }
+  ExpectMovedAside(Recover());
+}
+
+TEST_F(DamagedStoreTest, UnreadableStatsRecordIsMovedAside) {
+  Fill();
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "s/stats", "\xff\xff").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  ExpectMovedAside(Recover());
+}
+
+TEST_F(DamagedStoreTest, MissingStatsRecordIsMovedAside) {
+  Fill();
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), "s/stats").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  ExpectMovedAside(Recover());
+}
+
+TEST_F(DamagedStoreTest, CorruptBlockFoundOnReadIsCountedDeletedAndHealed) {
+  // Incompressible payloads, so their bytes appear as they are in the table
+  // file's data blocks.
+  std::string noise(20000, '\0');
+  uint32_t x = 12345;
+  for (char& c : noise) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  CompiledKernel kernel = MakeKernel(noise);
+  kernel.binary.set_key(Key('a'));
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
+    ASSERT_TRUE(store->Put(Key('b'), Sized('b', 100)).ok());
+  }
+  // Flip bytes inside the payload's block, leaving footer, index and the
+  // stats record intact: RocksDB opens the store and finds the damage when
+  // the block is read.
+  const std::vector<std::string> tables = StoreFiles(dir_, "\x01", ".sst");
+  ASSERT_EQ(tables.size(), 1u);
+  std::string bytes;
+  {
+    std::ifstream in(tables[0], std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  const size_t at = bytes.find(noise.substr(10000, 64));
+  ASSERT_NE(at, std::string::npos);
+  Overwrite(tables[0], at, "XYZ");
+
+  auto recovered = KernelStore::OpenOrRecover(dir_, KernelStore::Options());
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  ASSERT_EQ(recovered->recovery, KernelStore::Recovery::kNone) << recovered->why;
+  KernelStore& store = *recovered->store;
+  EXPECT_TRUE(absl::IsNotFound(store.Get(Key('a')).status()));
+  EXPECT_EQ(store.GetStats().corrupt_entries, 1u);
+  // The small entry shares the damaged block: it goes too.
+  EXPECT_TRUE(absl::IsNotFound(store.Get(Key('b')).status()));
+  // Healed: stored again, read back.
+  ASSERT_TRUE(store.Put(Key('a'), kernel).ok());
+  absl::StatusOr<CompiledKernel> again = store.Get(Key('a'));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->binary.native_payload(), noise);
+}
+
+TEST_F(DamagedStoreTest, AStoreHeldByAnotherOpenerIsNotMovedAside) {
+  Fill();
+  auto first = OpenStore();
+  auto second = KernelStore::OpenOrRecover(dir_, KernelStore::Options());
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(second.status())) << second.status();
+  EXPECT_NE(second.status().message().find(dir_), std::string::npos);
+  EXPECT_TRUE(first->Get(Key('a')).ok());
+}
+
+TEST_F(DamagedStoreTest, NoUsableDirectoryKeepsKernelsInMemory) {
+  // A path under a regular file can be neither created nor moved.
+  const std::string file = dir_ + "/file";
+  std::ofstream(file) << "x";
+  auto recovered =
+      KernelStore::OpenOrRecover(file + "/cache", KernelStore::Options());
+  ASSERT_TRUE(recovered.ok()) << recovered.status();
+  EXPECT_EQ(recovered->recovery, KernelStore::Recovery::kInMemory);
+  EXPECT_FALSE(recovered->store->persistent());
+  EXPECT_NE(recovered->why.find(file), std::string::npos) << recovered->why;
+  ASSERT_TRUE(recovered->store->Put(Key('a'), Sized('a', 100)).ok());
+  EXPECT_TRUE(recovered->store->Get(Key('a')).ok());
 }
 
 TEST_F(KernelStoreTest, PurgeEmptiesTheStore) {

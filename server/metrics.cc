@@ -94,6 +94,19 @@ Metrics::Metrics()
                           .Help("Cache entries found corrupt and deleted.")
                           .Register(*registry_)
                           .Add({});
+  store_recoveries_ = &prometheus::BuildCounter()
+                           .Name("pto_cache_store_recoveries_total")
+                           .Help("Kernel stores that would not open: moved "
+                                 "aside (damaged) or replaced by one in "
+                                 "memory (no usable directory).")
+                           .Register(*registry_);
+  store_persistent_ = &prometheus::BuildGauge()
+                           .Name("pto_cache_store_persistent")
+                           .Help("1 while the kernel store is on disk, 0 while "
+                                 "kernels are kept in memory only.")
+                           .Register(*registry_)
+                           .Add({});
+  store_persistent_->Set(1);
   evictions_ = &prometheus::BuildCounter()
                     .Name("pto_cache_evictions_total")
                     .Help("Entries evicted from the persistent cache.")
@@ -198,6 +211,12 @@ void Metrics::SetCorruptEntries(uint64_t total) {
   absl::MutexLock lock(&stages_->mu);
   const double delta = static_cast<double>(total) - corrupt_entries_->Value();
   if (delta > 0) corrupt_entries_->Increment(delta);
+}
+
+void Metrics::RecordStoreRecovery(const std::string& action,
+                                  bool persistent) {
+  store_recoveries_->Add({{"action", action}}).Increment();
+  store_persistent_->Set(persistent ? 1 : 0);
 }
 
 void Metrics::AddSecondsSaved(double seconds) {

@@ -15,6 +15,11 @@
 //   cache_entries, cache_bytes                         gauges (persistent store)
 //   memory_cache_bytes                                 gauge
 //   cache_corrupt_entries_total                        counter
+//   cache_store_recoveries_total{action="moved_aside|in_memory"}
+//                                                      counter: stores that
+//                                                      would not open
+//   cache_store_persistent                             gauge: 1 on disk, 0 in
+//                                                      memory only
 //   cache_max_bytes                                    gauge (0: unbounded)
 //   cache_evictions_total                              counter
 //   cache_evicted_idle_seconds                         histogram: how long an
@@ -32,6 +37,8 @@
 
 namespace prometheus {
 class Counter;
+template <typename T>
+class Family;
 class Exposer;
 class Gauge;
 class Histogram;
@@ -72,6 +79,9 @@ class Metrics {
   void ObserveEviction(double idle_seconds);
   // Sets the counter to `total` (the store counts; metrics mirror it).
   void SetCorruptEntries(uint64_t total);
+  // The kernel store would not open and was recovered by `action`
+  // ("moved_aside" or "in_memory"); `persistent`: whether it is on disk now.
+  void RecordStoreRecovery(const std::string& action, bool persistent);
   void AddSecondsSaved(double seconds);
 
   prometheus::Registry& registry() { return *registry_; }
@@ -92,6 +102,8 @@ class Metrics {
   prometheus::Gauge* cache_bytes_;
   prometheus::Gauge* memory_cache_bytes_;
   prometheus::Counter* corrupt_entries_;
+  prometheus::Family<prometheus::Counter>* store_recoveries_;
+  prometheus::Gauge* store_persistent_;
   prometheus::Counter* evictions_;
   prometheus::Histogram* evicted_idle_;
   prometheus::Gauge* cache_max_bytes_;

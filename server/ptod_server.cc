@@ -51,10 +51,20 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
     metrics->ObserveEviction(idle_seconds);
   };
   metrics->SetCacheMaxBytes(store_options.max_bytes);
-  absl::StatusOr<std::unique_ptr<KernelStore>> store =
-      KernelStore::Open(cache_dir, std::move(store_options));
+  absl::StatusOr<KernelStore::Recovered> store =
+      KernelStore::OpenOrRecover(cache_dir, store_options);
   if (!store.ok()) return store.status();
-  ptod->store_ = std::move(*store);
+  switch (store->recovery) {
+    case KernelStore::Recovery::kNone:
+      break;
+    case KernelStore::Recovery::kMovedAside:
+      metrics->RecordStoreRecovery("moved_aside", true);
+      break;
+    case KernelStore::Recovery::kInMemory:
+      metrics->RecordStoreRecovery("in_memory", false);
+      break;
+  }
+  ptod->store_ = std::move(store->store);
   ptod->service_ = std::make_unique<CompileServiceImpl>(
       ptod->backend_.get(), ptod->store_.get(), ptod->metrics_.get(),
       options.service);

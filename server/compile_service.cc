@@ -306,7 +306,14 @@ grpc::Status CompileServiceImpl::Admin(grpc::ServerContext* context,
                                        pto::v1::AdminResponse* response) {
   absl::StatusOr<Caller> caller = options_.tokens.Authenticate(*context);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  if (!caller->admin) {
+  if (!options_.tokens.enabled() && !options_.allow_anonymous_admin) {
+    return grpc::Status(
+        grpc::StatusCode::PERMISSION_DENIED,
+        "Admin from an unauthenticated caller is refused: give ptod a "
+        "--tokens_file with an admin tenant, or start it with "
+        "--allow_anonymous_admin (loopback only)");
+  }
+  if (options_.tokens.enabled() && !caller->admin) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         absl::StrCat("tenant ", caller->tenant,
                                      " is not an admin (add \"admin\" to its "

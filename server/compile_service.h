@@ -58,6 +58,9 @@ struct CompileServiceOptions {
   absl::Duration retry_after = absl::Milliseconds(500);
   // Who may call; empty: everyone, as the anonymous admin tenant "".
   TenantTokens tokens;
+  // Without tokens, whether the anonymous tenant may use Admin (invalidate,
+  // purge); with tokens, only admin tenants may.
+  bool allow_anonymous_admin = false;
   // HMAC key binaries are signed with; empty: unsigned.
   std::string signing_key;
   // Bound of the memo of (tenant, request bytes) -> cache key that lets a
@@ -98,6 +101,9 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   // for running ones to finish and be stored. Call after the gRPC server has
   // stopped taking requests.
   void Drain();
+
+  // Who may call (CompileServiceOptions::tokens).
+  const TenantTokens& tokens() const { return options_.tokens; }
 
   // Whether Drain() has begun.
   bool draining() const { return draining_.load(); }

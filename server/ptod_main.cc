@@ -8,6 +8,7 @@
 // ones finish (--shutdown_grace), finish compiles in flight, close the cache,
 // exit 0.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <stdlib.h>
 
@@ -23,6 +24,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -53,15 +55,22 @@ ABSL_FLAG(int64_t, cache_max_bytes, int64_t{10} << 30,
           "least recently used entries are evicted beyond it; 0: unbounded");
 ABSL_FLAG(absl::Duration, cache_min_age, absl::Minutes(10),
           "entries used more recently than this are never evicted");
-ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
+ABSL_FLAG(int64_t, max_request_bytes, int64_t{16} << 20,
           "largest Compile request accepted");
-ABSL_FLAG(int, max_rpc_threads, 1024,
+ABSL_FLAG(int, max_rpc_threads, 256,
           "threads for RPCs (each waiting caller holds one); beyond it "
           "RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, request_memory_bytes, int64_t{4} << 30,
+          "memory budget for requests in flight: gRPC's buffers are bounded "
+          "by it, and --max_rpc_threads x --max_request_bytes may not exceed "
+          "it");
+ABSL_FLAG(bool, allow_anonymous_admin, false,
+          "without --tokens_file, let any caller use Admin (invalidate, "
+          "purge); for a ptod on loopback only");
 ABSL_FLAG(std::string, tokens_file, "",
           "bearer tokens per tenant, lines \"<tenant> <token> [admin]\" "
           "(mode 600); empty: no authentication, every caller is the "
-          "anonymous admin tenant");
+          "anonymous tenant");
 ABSL_FLAG(std::string, signing_key_file, "",
           "HMAC-SHA256 key (>= 32 bytes) ptod signs every kernel binary with; "
           "runtimes verify with the same key (PTO_KERNEL_VERIFY_KEY_FILE)");
@@ -107,9 +116,48 @@ absl::StatusOr<std::string> ReadFlagFile(const char* flag,
   return text.str();
 }
 
+// Whether `address` ("host:port") listens on loopback only.
+bool IsLoopback(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" ||
+         absl::StartsWith(host, "127.");
+}
+
+// Warns about each protection that is off on a ptod other hosts can reach.
+void WarnIfExposed(const pto::server::PtodOptions& options) {
+  if (IsLoopback(options.address)) return;
+  if (!options.service.tokens.enabled()) {
+    spdlog::warn("{} is not loopback and --tokens_file is not set: any host "
+                 "that reaches it may compile and read kernels",
+                 options.address);
+  }
+  if (options.tls_cert_pem.empty()) {
+    spdlog::warn("{} is not loopback and TLS is off (--tls_cert_file): "
+                 "requests, tokens and kernels cross the network in clear",
+                 options.address);
+  }
+  if (options.service.signing_key.empty()) {
+    spdlog::warn("{} is not loopback and --signing_key_file is not set: "
+                 "runtimes cannot verify the kernels they load",
+                 options.address);
+  }
+  if (options.service.allow_anonymous_admin &&
+      !options.service.tokens.enabled()) {
+    spdlog::warn("{} is not loopback and --allow_anonymous_admin is set: any "
+                 "host that reaches it may purge the cache",
+                 options.address);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Files ptod creates (the cache, temporary compiles) are its own: 0600,
+  // directories 0700, whatever the caller's umask.
+  umask(077);
   absl::SetProgramUsageMessage("PTO compile daemon");
   absl::ParseCommandLine(argc, argv);
   // absl::Mutex checks lock order on every acquisition unless built with
@@ -169,6 +217,12 @@ int main(int argc, char** argv) {
     return Fail("--max_rpc_threads must be >= 4");
   }
   options.max_rpc_threads = absl::GetFlag(FLAGS_max_rpc_threads);
+  if (absl::GetFlag(FLAGS_request_memory_bytes) < (int64_t{64} << 20)) {
+    return Fail("--request_memory_bytes must be >= 64 MiB");
+  }
+  options.request_memory_bytes = absl::GetFlag(FLAGS_request_memory_bytes);
+  options.service.allow_anonymous_admin =
+      absl::GetFlag(FLAGS_allow_anonymous_admin);
 
   if (!absl::GetFlag(FLAGS_tokens_file).empty()) {
     auto tokens =
@@ -234,6 +288,7 @@ int main(int argc, char** argv) {
       options, pto::server::NewPtoCompilerBackend(settings));
   if (!ptod.ok()) return Fail(std::string(ptod.status().message()));
 
+  WarnIfExposed(options);
   const pto::server::KernelStore::Stats stats = (*ptod)->store_stats();
   spdlog::info(
       "ptod serving on {} (metrics {}), cache {} with {} kernels, {} bytes, "

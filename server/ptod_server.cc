@@ -1,5 +1,6 @@
 #include "server/ptod_server.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "server/token_auth_processor.h"
 #include "spdlog/spdlog.h"
 
 namespace pto::server {
@@ -32,13 +34,32 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   if (backend == nullptr) {
     return absl::InvalidArgumentError("ptod needs a compiler backend");
   }
+  const int max_threads = std::max(options.max_rpc_threads, 4);
+  if (options.max_request_bytes > 0 &&
+      static_cast<size_t>(max_threads) >
+          options.request_memory_bytes / options.max_request_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_rpc_threads (", max_threads, ") x max_request_bytes (",
+        options.max_request_bytes, ") exceeds the request memory budget (",
+        options.request_memory_bytes,
+        " bytes, request_memory_bytes): lower one of them or raise the "
+        "budget"));
+  }
   const std::string cache_dir =
       options.cache_dir.empty() ? DefaultCacheDir() : options.cache_dir;
   std::error_code ec;
-  std::filesystem::create_directories(cache_dir, ec);
+  const bool created = std::filesystem::create_directories(cache_dir, ec);
   if (ec) {
     return absl::UnavailableError(absl::StrCat(
         "cannot create cache directory ", cache_dir, ": ", ec.message()));
+  }
+  struct stat st;
+  if (created) {
+    chmod(cache_dir.c_str(), 0700);
+  } else if (stat(cache_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    spdlog::warn("cache directory {} is open to other users (mode {:o}); "
+                 "chmod 700 it",
+                 cache_dir, st.st_mode & 0777);
   }
 
   std::unique_ptr<PtodServer> ptod(new PtodServer());
@@ -87,6 +108,10 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
     ssl.pem_root_certs = options.tls_client_ca_pem;
     ssl.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
     credentials = grpc::SslServerCredentials(ssl);
+    if (ptod->service_->tokens().enabled()) {
+      credentials->SetAuthMetadataProcessor(
+          std::make_shared<TokenAuthProcessor>(&ptod->service_->tokens()));
+    }
   } else if (!options.tls_client_ca_pem.empty()) {
     return absl::InvalidArgumentError(
         "a client CA needs TLS (a server certificate and key)");
@@ -99,7 +124,8 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   // the same port and silently split the traffic; a busy port must fail.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   grpc::ResourceQuota quota("ptod");
-  quota.SetMaxThreads(std::max(options.max_rpc_threads, 4));
+  quota.SetMaxThreads(max_threads);
+  quota.Resize(options.request_memory_bytes);
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(std::min<size_t>(options.max_request_bytes, INT32_MAX)));

@@ -36,13 +36,17 @@ struct PtodOptions {
   std::string address = "127.0.0.1:7070";
   // /metrics listen address; empty: no metrics endpoint.
   std::string metrics_address;
-  // RocksDB directory (created, with parents, if missing).
+  // RocksDB directory (created, with parents, if missing; mode 0700). A
+  // damaged store there is moved aside (KernelStore::OpenOrRecover).
   std::string cache_dir;
   // Largest request accepted, in bytes.
-  size_t max_request_bytes = size_t{64} << 20;
+  size_t max_request_bytes = size_t{16} << 20;
   // Threads gRPC may use for RPCs (each waiting caller holds one); beyond
   // it new RPCs get RESOURCE_EXHAUSTED rather than an unbounded thread count.
-  int max_rpc_threads = 1024;
+  int max_rpc_threads = 256;
+  // Memory budget for requests in flight: the bound of gRPC's resource
+  // quota, and Start refuses max_rpc_threads x max_request_bytes above it.
+  size_t request_memory_bytes = size_t{4} << 30;
   // TLS: the server's certificate chain and private key (PEM); both empty:
   // plaintext. With `tls_client_ca_pem`, clients must present a certificate
   // signed by it.

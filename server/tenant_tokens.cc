@@ -97,7 +97,7 @@ absl::StatusOr<Caller> TenantTokens::Lookup(absl::string_view token) const {
 
 absl::StatusOr<Caller> TenantTokens::Authenticate(
     const grpc::ServerContext& context) const {
-  if (!enabled()) return Caller{"", true};
+  if (!enabled()) return Caller{"", false};
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   if (it == metadata.end()) {

@@ -9,8 +9,8 @@
 //
 // A caller sends "authorization: Bearer <token>" metadata. With tokens
 // configured, a missing or unknown token is UNAUTHENTICATED; without any (no
-// --tokens_file) every caller is the anonymous tenant "" with admin rights, as
-// befits a daemon on loopback. A tenant's name becomes part of its cache keys
+// --tokens_file) every caller is the anonymous tenant "", not an admin (ptod
+// grants it admin rights only with --allow_anonymous_admin). A tenant's name becomes part of its cache keys
 // (compile_service.h), so tenants never see each other's kernels.
 //
 // Tokens are compared by their SHA-256 (the map holds no token), so lookup
@@ -38,7 +38,7 @@ struct Caller {
 
 class TenantTokens {
  public:
-  // No tokens: everyone is the anonymous admin.
+  // No tokens: everyone is the anonymous tenant.
   TenantTokens() = default;
 
   // Parses the file's text; errors name the line. Tenant names are

@@ -69,6 +69,47 @@ class SecurityTest : public ::testing::Test {
   std::unique_ptr<PtodServer> ptod_;
 };
 
+TEST_F(SecurityTest, AnonymousAdminIsRefusedUnlessAllowed) {
+  Start(PtodOptions());
+  auto anonymous = ClientWith(*ptod_, "");
+  auto refused =
+      anonymous->Admin(pto::v1::ADMIN_ACTION_PURGE, In(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsPermissionDenied(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("--allow_anonymous_admin"),
+            std::string::npos);
+  refused =
+      anonymous->Admin(pto::v1::ADMIN_ACTION_INVALIDATE, In(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsPermissionDenied(refused.status())) << refused.status();
+  ptod_->Shutdown(absl::Seconds(5));
+  ptod_.reset();
+
+  PtodOptions allowed;
+  allowed.service.allow_anonymous_admin = true;
+  Start(allowed);
+  auto purged = ClientWith(*ptod_, "")->Admin(pto::v1::ADMIN_ACTION_PURGE,
+                                              In(absl::Seconds(30)));
+  EXPECT_TRUE(purged.ok()) << purged.status();
+}
+
+TEST_F(SecurityTest, RequestMemoryBeyondTheBudgetIsRefusedAtStart) {
+  PtodOptions options;
+  options.address = "127.0.0.1:0";
+  options.cache_dir = dir_.path() + "/cache";
+  options.max_rpc_threads = 1024;
+  options.max_request_bytes = size_t{64} << 20;
+  options.request_memory_bytes = size_t{4} << 30;
+  auto ptod = PtodServer::Start(options, MakeInnerBackend());
+  ASSERT_FALSE(ptod.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(ptod.status())) << ptod.status();
+  EXPECT_NE(ptod.status().message().find("request_memory_bytes"),
+            std::string::npos);
+  // The defaults fit.
+  PtodOptions defaults;
+  EXPECT_LE(static_cast<size_t>(defaults.max_rpc_threads) *
+                defaults.max_request_bytes,
+            defaults.request_memory_bytes);
+}
+
 TEST_F(SecurityTest, WrongAndMissingTokensAreUnauthenticated) {
   PtodOptions options = WithTokens();
   options.metrics_address = "127.0.0.1:0";
@@ -285,6 +326,31 @@ TEST_F(TlsTest, ClientCertificatesRequired) {
   CompileClient without_cert(ptod_->address(), TlsClient(false));
   auto refused = without_cert.Stats(In(absl::Seconds(5)));
   EXPECT_FALSE(refused.ok());
+}
+
+TEST_F(TlsTest, UnauthenticatedCallsAreRefusedBeforeTheirBodyIsRead) {
+  PtodOptions options = TlsOptions(false);
+  auto tokens = pto::server::TenantTokens::Parse(kTokens, "test");
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  options.service.tokens = *tokens;
+  Start(options);
+  ClientOptions client = TlsClient(false);
+  for (const std::string& token : {std::string(), std::string("wrong-token-0123456789")}) {
+    client.token = token;
+    CompileClient caller(ptod_->address(), client);
+    auto r = caller.Compile(AddGraph(), "host", {}, In(absl::Seconds(30)));
+    EXPECT_TRUE(absl::IsUnauthenticated(r.status())) << r.status();
+    // Refused by the auth processor, from the metadata alone.
+    EXPECT_NE(r.status().message().find("before the request was read"),
+              std::string::npos)
+        << r.status();
+  }
+  EXPECT_EQ(backend_->compiles(), 0);
+  // Health needs no token; a good token compiles.
+  client.token = "tok-alpha-0123456789abcdef";
+  CompileClient alpha(ptod_->address(), client);
+  auto r = alpha.Compile(AddGraph(), "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(r.ok()) << r.status();
 }
 
 TEST_F(TlsTest, KeyWithoutCertificateIsRefusedAtStart) {

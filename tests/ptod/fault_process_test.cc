@@ -67,6 +67,17 @@ std::vector<pid_t> WaitForPids(const std::string& path, size_t count,
   return {};
 }
 
+// A thread joined however the test leaves its scope (an ASSERT included).
+class JoiningThread {
+ public:
+  template <typename F>
+  explicit JoiningThread(F f) : thread_(std::move(f)) {}
+  ~JoiningThread() { thread_.join(); }
+
+ private:
+  std::thread thread_;
+};
+
 std::set<std::string> Entries(const std::string& dir) {
   std::set<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -170,7 +181,7 @@ TEST_F(FaultProcessTest, KillNineOfPtodLeavesNoCompilerProcess) {
   const std::string address = ptod.WaitUntilListening();
   ASSERT_FALSE(address.empty()) << ReadWholeFile(Log("ptod"));
 
-  std::thread caller([&] {
+  JoiningThread caller([&] {
     pto::client::CompileClient client(address, OneAttempt());
     client.Compile(AddGraph(), "host", {}, absl::Now() + absl::Seconds(30))
         .IgnoreError();  // the server dies under it
@@ -187,7 +198,6 @@ TEST_F(FaultProcessTest, KillNineOfPtodLeavesNoCompilerProcess) {
       << "the compiler outlived ptod";
   EXPECT_TRUE(GoneWithin(pids[1], absl::Seconds(5)))
       << "the compiler's child outlived ptod";
-  caller.join();
 }
 
 // SIGTERM while the compiler hangs: ptod kills it when --shutdown_grace is
@@ -201,7 +211,7 @@ TEST_F(FaultProcessTest, SigtermDuringAHungCompileExitsWithinTheGrace) {
   const std::string address = ptod.WaitUntilListening();
   ASSERT_FALSE(address.empty()) << ReadWholeFile(Log("ptod"));
 
-  std::thread caller([&] {
+  JoiningThread caller([&] {
     pto::client::CompileClient client(address, OneAttempt());
     client.Compile(AddGraph(), "host", {}, absl::Now() + absl::Seconds(30))
         .IgnoreError();  // cancelled by the shutdown
@@ -226,7 +236,6 @@ TEST_F(FaultProcessTest, SigtermDuringAHungCompileExitsWithinTheGrace) {
       log, "killed 1 running native compiler process group"))
       << log;
   EXPECT_TRUE(absl::StrContains(log, "ptod stopped")) << log;
-  caller.join();
 }
 
 // A ptod killed with kill -9 mid-compile leaves its files under $TMPDIR; the
@@ -258,7 +267,7 @@ TEST_F(FaultProcessTest, StaleFilesOfADeadPtodAreRemovedAtRestart) {
   ASSERT_FALSE(live_entries.empty());
 
   // A compile in flight (its temp directory written) when ptod dies.
-  std::thread caller([&] {
+  JoiningThread caller([&] {
     pto::client::CompileClient client(dead_address, OneAttempt());
     client.Compile(AddGraph(), "host", {}, absl::Now() + absl::Seconds(30))
         .IgnoreError();  // the server dies under it
@@ -268,7 +277,6 @@ TEST_F(FaultProcessTest, StaleFilesOfADeadPtodAreRemovedAtRestart) {
   ASSERT_EQ(pids.size(), 2u) << ReadWholeFile(Log("dead"));
   ASSERT_EQ(kill(dead->pid(), SIGKILL), 0);
   EXPECT_NE(dead->Wait(absl::Seconds(10)), -1);
-  caller.join();
   for (pid_t pid : pids) EXPECT_TRUE(GoneWithin(pid, absl::Seconds(5)));
   // What the dead ptod left: everything under $TMPDIR but the live one's.
   std::set<std::string> left;

@@ -78,6 +78,18 @@ struct ChildPlan {
   char** env = nullptr;
 };
 
+// fork() without the atfork handlers (jemalloc's arena locks, gRPC's fork
+// support): the children need none of what they prepare, since they make only
+// async-signal-safe calls, and _Fork is async-signal-safe itself.
+pid_t ForkPlain() {
+#if defined(__GLIBC__) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  return _Fork();
+#else
+  return fork();
+#endif
+}
+
 void Tell(MessageKind kind, int value) {
   Message m{kind, value};
   ssize_t n;
@@ -179,7 +191,7 @@ void SetUpDescriptors(const ChildPlan& plan) {
   sigdelset(&all_but_parent_died, kParentDiedSignal);
   sigprocmask(SIG_SETMASK, &all_but_parent_died, nullptr);
 
-  const pid_t program = fork();
+  const pid_t program = ForkPlain();
   if (program == 0) RunProgram(plan);
   if (program < 0) {
     Tell(kForkFailed, errno);
@@ -329,7 +341,7 @@ absl::Status RunSubprocess(const std::vector<std::string>& argv,
   plan.args.push_back(nullptr);
   plan.env = environ;
 
-  const pid_t supervisor = fork();
+  const pid_t supervisor = ForkPlain();
   if (supervisor == 0) RunSupervisor(plan);
   if (supervisor < 0) {
     return absl::ResourceExhaustedError(

@@ -11,11 +11,13 @@
 #define PTO_COMPILER_COMPILE_H_
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "compiler/util/subprocess.h"
 #include "pto/v1/graph.pb.h"
 #include "pto/v1/kernel.pb.h"
 
@@ -32,6 +34,15 @@ struct CompileSettings {
   absl::Duration native_compile_timeout = absl::Seconds(120);
   // C++ compiler for host targets.
   std::string cxx = "c++";
+  // How error messages name the compiler (ptod runs a limits wrapper as
+  // `cxx` and names the compiler it wraps); empty: `cxx`.
+  std::string cxx_name;
+  // Where the native compile's private temp directory is made; empty:
+  // $TMPDIR, else /tmp.
+  std::string work_dir;
+  // When set, Cancel() kills running native compiles (they fail UNAVAILABLE)
+  // and makes later ones fail at once.
+  std::shared_ptr<SubprocessCanceller> canceller;
   // When set, each IR level's printed form and the PTO text are returned in
   // CompileResult::dumps (for ptoc and golden tests).
   bool keep_dumps = false;

@@ -96,7 +96,10 @@ absl::Status NativeCompile(LoweringState* s, Dumps*) {
   NativeBuildOptions build;
   build.opt_level = s->options.opt_level;
   build.cxx = s->settings.cxx;
+  build.cxx_name = s->settings.cxx_name;
   build.timeout = s->settings.native_compile_timeout;
+  build.work_dir = s->settings.work_dir;
+  build.canceller = s->settings.canceller.get();
   absl::StatusOr<std::string> payload = (*target)->BuildPayload(s->source, build);
   if (!payload.ok()) return payload.status();
   s->payload = *std::move(payload);

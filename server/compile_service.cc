@@ -210,6 +210,9 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   ++compiles_;
   compiled->store(true);
   if (!result.ok()) {
+    if (absl::IsDeadlineExceeded(result.status())) {
+      metrics_->RecordCompileTimeout();
+    }
     spdlog::warn("compile {} failed after {:.3f}s: {}", KeyPrefix(key),
                  seconds, result.status().ToString());
     return result.status();

@@ -28,6 +28,13 @@ class CompilerBackend {
   // Compiles the request. Called from worker threads, concurrently.
   virtual absl::StatusOr<CompiledKernel> Compile(
       const pto::v1::CompileRequest& request) = 0;
+
+  // Makes the compiles running now end soon (failing UNAVAILABLE), and
+  // later ones fail at once: called once by shutdown when its grace period
+  // is over, so that nothing a compile waits on (a hung native compiler) can
+  // hold ptod. Irreversible. The default does nothing: shutdown then waits
+  // for running compiles to end by themselves.
+  virtual void CancelCompiles() {}
 };
 
 }  // namespace pto::server

@@ -107,6 +107,19 @@ Metrics::Metrics()
                            .Register(*registry_)
                            .Add({});
   store_persistent_->Set(1);
+  compile_timeouts_ =
+      &prometheus::BuildCounter()
+           .Name("pto_compile_timeouts_total")
+           .Help("Compiles whose native compiler ran past "
+                 "--native_compile_timeout and was killed.")
+           .Register(*registry_)
+           .Add({});
+  stale_work_dirs_removed_ =
+      &prometheus::BuildCounter()
+           .Name("pto_stale_work_dirs_removed_total")
+           .Help("Work directories of dead ptods removed at start.")
+           .Register(*registry_)
+           .Add({});
   evictions_ = &prometheus::BuildCounter()
                     .Name("pto_cache_evictions_total")
                     .Help("Entries evicted from the persistent cache.")
@@ -221,6 +234,12 @@ void Metrics::RecordStoreRecovery(const std::string& action,
 
 void Metrics::AddSecondsSaved(double seconds) {
   if (seconds > 0) seconds_saved_->Increment(seconds);
+}
+
+void Metrics::RecordCompileTimeout() { compile_timeouts_->Increment(); }
+
+void Metrics::AddStaleWorkDirsRemoved(uint64_t count) {
+  if (count > 0) stale_work_dirs_removed_->Increment(static_cast<double>(count));
 }
 
 }  // namespace pto::server

@@ -25,6 +25,11 @@
 //   cache_evicted_idle_seconds                         histogram: how long an
 //                                                      evicted entry was unused
 //   compile_seconds_saved_total                        counter
+//   compile_timeouts_total                             counter: native compiles
+//                                                      killed at the timeout
+//   stale_work_dirs_removed_total                      counter: dead ptods'
+//                                                      work directories
+//                                                      removed at start
 // Thread-safe: prometheus-cpp metrics are atomic.
 #ifndef PTO_SERVER_METRICS_H_
 #define PTO_SERVER_METRICS_H_
@@ -83,6 +88,9 @@ class Metrics {
   // ("moved_aside" or "in_memory"); `persistent`: whether it is on disk now.
   void RecordStoreRecovery(const std::string& action, bool persistent);
   void AddSecondsSaved(double seconds);
+  // A compile failed DEADLINE_EXCEEDED (its native compiler was killed).
+  void RecordCompileTimeout();
+  void AddStaleWorkDirsRemoved(uint64_t count);
 
   prometheus::Registry& registry() { return *registry_; }
 
@@ -108,6 +116,8 @@ class Metrics {
   prometheus::Histogram* evicted_idle_;
   prometheus::Gauge* cache_max_bytes_;
   prometheus::Counter* seconds_saved_;
+  prometheus::Counter* compile_timeouts_;
+  prometheus::Counter* stale_work_dirs_removed_;
   struct StageHistograms;
   std::unique_ptr<StageHistograms> stages_;
 };

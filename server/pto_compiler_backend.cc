@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/time/clock.h"
+#include "spdlog/spdlog.h"
 
 namespace pto::server {
 namespace {
@@ -16,7 +17,7 @@ pto::compiler::CompileOptions OptionsOf(
 class PtoCompilerBackend final : public CompilerBackend {
  public:
   explicit PtoCompilerBackend(pto::compiler::CompileSettings settings)
-      : settings_(std::move(settings)) {}
+      : settings_(WithCanceller(std::move(settings))) {}
 
   absl::StatusOr<std::string> Key(
       const pto::v1::CompileRequest& request) override {
@@ -42,7 +43,26 @@ class PtoCompilerBackend final : public CompilerBackend {
     return kernel;
   }
 
+  void CancelCompiles() override {
+    const int killed = settings_.canceller->Cancel();
+    if (killed > 0) {
+      spdlog::warn(
+          "compiles cancelled: killed {} running native compiler process "
+          "group(s)",
+          killed);
+    }
+  }
+
  private:
+  static pto::compiler::CompileSettings WithCanceller(
+      pto::compiler::CompileSettings settings) {
+    if (settings.canceller == nullptr) {
+      settings.canceller =
+          std::make_shared<pto::compiler::SubprocessCanceller>();
+    }
+    return settings;
+  }
+
   const pto::compiler::CompileSettings settings_;
 };
 

@@ -10,7 +10,8 @@
 namespace pto::server {
 
 // Keys with pto::compiler::CacheKey and compiles with pto::compiler::Compile
-// under `settings`.
+// under `settings`. CancelCompiles() kills the running native compilers'
+// process groups through settings.canceller (made when not given).
 std::unique_ptr<CompilerBackend> NewPtoCompilerBackend(
     pto::compiler::CompileSettings settings = {});
 

@@ -5,17 +5,17 @@
 //
 // Prints "ptod listening on HOST:PORT" (the bound port, so --address=...:0
 // works) once it serves. SIGTERM or SIGINT: stop taking requests, let running
-// ones finish (--shutdown_grace), finish compiles in flight, close the cache,
-// exit 0.
+// ones and compiles in flight finish within --shutdown_grace, then kill the
+// compilers still running, close the cache, exit 0. Compiles run in a work
+// directory of its own under $TMPDIR (server/work_root.h); the native
+// compilers die with ptod, even on kill -9 (compiler/util/subprocess.h).
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <stdlib.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -33,6 +33,7 @@
 #include "server/ptod_server.h"
 #include "server/pto_compiler_backend.h"
 #include "server/tenant_tokens.h"
+#include "server/work_root.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -83,7 +84,8 @@ ABSL_FLAG(std::string, tls_client_ca_file, "",
 ABSL_FLAG(std::string, log_level, "info",
           "trace, debug, info, warn, error, critical or off");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
-          "on SIGTERM/SIGINT, how long running requests may take to finish");
+          "on SIGTERM/SIGINT, how long running requests and compiles may take "
+          "to finish; compilers still running after it are killed");
 ABSL_FLAG(absl::Duration, native_compile_timeout, absl::Seconds(120),
           "wall-clock limit of one native (C++) compile; past it the compiler "
           "and its children are killed and the request is DEADLINE_EXCEEDED");
@@ -261,28 +263,26 @@ int main(int argc, char** argv) {
       absl::GetFlag(FLAGS_compile_cpu_limit) < absl::ZeroDuration()) {
     return Fail("--compile_memory_bytes and --compile_cpu_limit must be >= 0");
   }
-  // The limits wrapper lives in a private directory removed at exit.
-  const char* tmp = getenv("TMPDIR");
-  std::string wrapper_dir =
-      absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp",
-                   "/ptod-XXXXXX");
-  if (mkdtemp(wrapper_dir.data()) == nullptr) {
-    return Fail(absl::StrCat("cannot create ", wrapper_dir, ": ",
-                             std::strerror(errno)));
+  // Every file ptod writes outside the cache (the limits wrapper, each
+  // compile's temp directory) lives in its work root, removed at exit; the
+  // roots of ptods that died without removing theirs are removed here.
+  absl::StatusOr<std::unique_ptr<pto::server::WorkRoot>> work_root =
+      pto::server::WorkRoot::Create("");
+  if (!work_root.ok()) return Fail(std::string(work_root.status().message()));
+  if (!(*work_root)->stale_removed().empty()) {
+    spdlog::info("removed {} stale work directories of dead ptods",
+                 (*work_root)->stale_removed().size());
   }
-  struct RemoveDir {
-    std::string path;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } remove_wrapper_dir{wrapper_dir};
+  options.stale_work_dirs_removed = (*work_root)->stale_removed().size();
+  const std::string wrapper_dir = (*work_root)->path();
   absl::StatusOr<std::string> cxx = pto::server::WriteLimitedCompiler(
       wrapper_dir, absl::GetFlag(FLAGS_cxx),
       absl::GetFlag(FLAGS_compile_cpu_limit),
       static_cast<uint64_t>(absl::GetFlag(FLAGS_compile_memory_bytes)));
   if (!cxx.ok()) return Fail(std::string(cxx.status().message()));
   settings.cxx = *cxx;
+  settings.cxx_name = absl::GetFlag(FLAGS_cxx);
+  settings.work_dir = (*work_root)->path();
 
   auto ptod = pto::server::PtodServer::Start(
       options, pto::server::NewPtoCompilerBackend(settings));

@@ -7,9 +7,11 @@
 #include <climits>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/resource_quota.h"
@@ -72,6 +74,7 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
     metrics->ObserveEviction(idle_seconds);
   };
   metrics->SetCacheMaxBytes(store_options.max_bytes);
+  metrics->AddStaleWorkDirsRemoved(options.stale_work_dirs_removed);
   absl::StatusOr<KernelStore::Recovered> store =
       KernelStore::OpenOrRecover(cache_dir, store_options);
   if (!store.ok()) return store.status();
@@ -168,6 +171,15 @@ PtodServer::~PtodServer() { Shutdown(absl::ZeroDuration()); }
 void PtodServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  // The grace bounds the whole shutdown: when it is over, compiles still
+  // running are cancelled (their compiler processes killed), so that a hung
+  // compiler cannot keep ptod alive.
+  absl::Notification drained;
+  std::thread cancel_at_end_of_grace([this, grace, &drained] {
+    if (!drained.WaitForNotificationWithTimeout(grace)) {
+      backend_->CancelCompiles();
+    }
+  });
   if (server_ != nullptr) {
     if (grpc::HealthCheckServiceInterface* health =
             server_->GetHealthCheckService()) {
@@ -179,6 +191,8 @@ void PtodServer::Shutdown(absl::Duration grace) {
     spdlog::debug("gRPC server stopped");
   }
   if (service_ != nullptr) service_->Drain();
+  drained.Notify();
+  cancel_at_end_of_grace.join();
   spdlog::debug("compiles drained");
   store_.reset();  // closes RocksDB
   spdlog::debug("kernel store closed");

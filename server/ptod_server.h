@@ -57,6 +57,9 @@ struct PtodOptions {
   // set by Start).
   KernelStore::Options store;
   CompileServiceOptions service;
+  // Dead ptods' work directories removed before start (WorkRoot), for
+  // pto_stale_work_dirs_removed_total.
+  uint64_t stale_work_dirs_removed = 0;
 };
 
 // The default cache directory: $XDG_CACHE_HOME/pto/ptod, else
@@ -79,8 +82,10 @@ class PtodServer {
 
   // Marks health NOT_SERVING, stops accepting RPCs, gives running RPCs up to
   // `grace` to finish (then cancels them), waits for compiles in progress to
-  // finish and be stored (queued ones are dropped), and closes the store.
-  // Idempotent. Idle client connections that do not answer the GOAWAY can
+  // finish and be stored (queued ones are dropped) until `grace` from the
+  // call is over, then cancels those still running
+  // (CompilerBackend::CancelCompiles: the real backend kills their compiler
+  // processes) and waits for them to end, and closes the store. Idempotent. Idle client connections that do not answer the GOAWAY can
   // hold gRPC's part for a few seconds (bounded by `grace`).
   void Shutdown(absl::Duration grace);
 

@@ -15,13 +15,17 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/pto/pto_program.h"
+#include "compiler/util/subprocess.h"
 
 namespace pto::compiler {
 
 struct NativeBuildOptions {
   int opt_level = 2;
   std::string cxx = "c++";
+  std::string cxx_name;  // the compiler in messages; empty: cxx
   absl::Duration timeout = absl::Seconds(120);
+  std::string work_dir;  // parent of the temp directory; empty: $TMPDIR
+  SubprocessCanceller* canceller = nullptr;  // may be null
 };
 
 class Target {

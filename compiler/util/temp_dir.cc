@@ -36,9 +36,12 @@ class FdCloser {
 
 }  // namespace
 
-absl::StatusOr<TempDir> TempDir::Create(absl::string_view prefix) {
+absl::StatusOr<TempDir> TempDir::Create(absl::string_view prefix,
+                                        const std::string& parent) {
   const char* env = getenv("TMPDIR");
-  std::string base = (env != nullptr && env[0] != '\0') ? env : "/tmp";
+  std::string base = !parent.empty()                         ? parent
+                     : (env != nullptr && env[0] != '\0') ? env
+                                                            : "/tmp";
   std::string templ = absl::StrCat(base, "/", prefix, "-XXXXXX");
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');

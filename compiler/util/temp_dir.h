@@ -17,9 +17,10 @@ namespace pto::compiler {
 
 class TempDir {
  public:
-  // Makes a fresh directory "<$TMPDIR or /tmp>/<prefix>-XXXXXX" readable only
-  // by this user.
-  static absl::StatusOr<TempDir> Create(absl::string_view prefix);
+  // Makes a fresh directory "<parent>/<prefix>-XXXXXX" readable only by this
+  // user; an empty `parent` is $TMPDIR, else /tmp.
+  static absl::StatusOr<TempDir> Create(absl::string_view prefix,
+                                        const std::string& parent = "");
 
   TempDir(TempDir&& other) noexcept;
   TempDir& operator=(TempDir&& other) noexcept;

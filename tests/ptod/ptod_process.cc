@@ -50,8 +50,16 @@ PtodProcess::PtodProcess(const std::vector<std::string>& flags,
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // `env` entries replace inherited ones of the same name (getenv would see
+  // only the first).
   std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) environment.push_back(*e);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    bool overridden = false;
+    for (const std::string& x : env) overridden |= absl::StartsWith(x, name);
+    if (!overridden) environment.push_back(entry);
+  }
   environment.insert(environment.end(), env.begin(), env.end());
   std::vector<char*> envp;
   for (std::string& e : environment) envp.push_back(e.data());

@@ -32,7 +32,7 @@ class PtodProcess {
  public:
   // Starts PtodPath() with `flags`; stderr goes to `stderr_path`, stdout is
   // read by ReadLine. `env` entries ("NAME=value") are added to the
-  // environment.
+  // environment, replacing inherited ones of the same name.
   PtodProcess(const std::vector<std::string>& flags,
               const std::string& stderr_path,
               const std::vector<std::string>& env = {});

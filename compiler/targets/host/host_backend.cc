@@ -31,7 +31,8 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
     return absl::InvalidArgumentError(
         absl::StrCat("host target ", name_, " has no -march setting"));
   }
-  absl::StatusOr<TempDir> dir = TempDir::Create("pto-compile");
+  absl::StatusOr<TempDir> dir =
+      TempDir::Create("pto-compile", options.work_dir);
   if (!dir.ok()) return dir.status();
   for (const EmbeddedFile& header : EmbeddedHostHeaders()) {
     absl::Status s =
@@ -54,20 +55,30 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
       src,
       "-lmvec"});  // glibc's vector math (pto_tile.h's transcendentals)
   SubprocessResult result;
-  absl::Status started =
-      RunSubprocess(argv, options.timeout, &result, dir->path());
+  absl::Status started = RunSubprocess(argv, options.timeout, &result,
+                                       dir->path(), 1 << 20, options.canceller);
+  const std::string& cxx =
+      options.cxx_name.empty() ? options.cxx : options.cxx_name;
   if (!started.ok()) {
-    return absl::InternalError(
-        absl::StrCat("native compiler failed: ", started.message()));
+    return absl::InternalError(absl::StrCat("native compiler failed (", cxx,
+                                            "): ", started.message()));
   }
   if (result.timed_out) {
     return absl::DeadlineExceededError(absl::StrCat(
-        "native compiler failed (", options.cxx, ", ",
-        DescribeExit(result, options.timeout), "): ", CutMessage(result.output)));
+        "native compiler failed (", cxx, ", ",
+        DescribeExit(result, options.timeout),
+        "): it ran past the native compile timeout and its process group was "
+        "killed",
+        result.output.empty() ? "" : "; output: ", CutMessage(result.output)));
+  }
+  if (result.cancelled) {
+    return absl::UnavailableError(absl::StrCat(
+        "native compiler failed (", cxx, ", ", DescribeExit(result, options.timeout),
+        "): the compile was cancelled because the server is shutting down"));
   }
   if (!result.exited || result.exit_code != 0) {
     return absl::InternalError(absl::StrCat(
-        "native compiler failed (", options.cxx, ", ",
+        "native compiler failed (", cxx, ", ",
         DescribeExit(result, options.timeout), "): ", CutMessage(result.output)));
   }
   absl::StatusOr<std::string> payload = ReadFile(so);

@@ -33,7 +33,7 @@ class PtodTest : public ::testing::Test {
   // CountingBackend (kept in backend_).
   void StartServer(int workers = 4, size_t queue_size = 64,
                    bool metrics = false,
-                   size_t max_request_bytes = size_t{64} << 20) {
+                   size_t max_request_bytes = size_t{16} << 20) {
     auto backend = std::make_unique<CountingBackend>(MakeInnerBackend());
     backend_ = backend.get();
     PtodOptions options;

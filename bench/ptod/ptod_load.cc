@@ -40,6 +40,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/cpp/compile_client.h"
+#include "runtime/sha256.h"
 #include "server/kernel_store.h"
 #include "server/pto_compiler_backend.h"
 #include "server/ptod_server.h"
@@ -329,8 +330,14 @@ int main(int argc, char** argv) {
         kernel.binary.set_key(last_key);
         kernel.binary.set_native_payload(
             absl::StrCat(std::string(2048, 'x'), i));
+        kernel.binary.set_payload_sha256(
+            pto::runtime::Sha256(kernel.binary.native_payload()));
         kernel.compile_seconds = 0.1;
-        if (!(*store)->Put(last_key, kernel).ok()) return 1;
+        absl::Status put = (*store)->Put(last_key, kernel);
+        if (!put.ok()) {
+          std::fprintf(stderr, "ptod_load: %s\n", put.ToString().c_str());
+          return 1;
+        }
       }
     }
     const absl::Time start = absl::Now();

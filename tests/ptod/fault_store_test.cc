@@ -131,7 +131,7 @@ void EditMeta(std::string* bytes,
 TEST_F(FaultStoreTest, MetadataChangedWithDigestsRecomputedIsRecompiled) {
   const pto::v1::Graph graph = AddGraph({24, 24}, {8, 8});
   const pto::v1::CompileResponse first = CompileOnce(graph, "first.log");
-  // Point a task at other arguments, re-signing nothing.
+  // Rename the kernel and drop its signature, every digest recomputed.
   Edit("m/" + first.key(), [](std::string* bytes) {
     EditMeta(bytes, [](pto::v1::KernelBinary* meta, pto::server::Manifest*) {
       meta->set_kernel_name("evil");
@@ -197,6 +197,16 @@ TEST_F(FaultStoreTest, SwappedManifestsAreCaughtAndRecompiled) {
   // are validly signed: only the binding to the key tells them apart).
   ExpectRecompiled(a, key_a, 1, "second.log");
   ExpectRecompiled(b, key_b, 1, "third.log");
+}
+
+TEST_F(FaultStoreTest, EntriesSignedWithAnotherKeyAreRecompiledNotResigned) {
+  const pto::v1::Graph graph = AddGraph({24, 24}, {8, 8});
+  std::ofstream(key_file_, std::ios::trunc) << "an-older-signing-key-0123456789abcdef";
+  const pto::v1::CompileResponse first = CompileOnce(graph, "first.log");
+  std::ofstream(key_file_, std::ios::trunc) << kSigningKey;  // rotated
+  ExpectRecompiled(graph, first.key(), 1, "second.log");
+  EXPECT_NE(ReadWholeFile(Log("second.log")).find("wrong signature"),
+            std::string::npos);
 }
 
 TEST_F(FaultStoreTest, DamagedStoreIsMovedAsideAndPtodStarts) {

@@ -172,3 +172,52 @@ def test_a_binary_keyed_otherwise_than_the_request_is_refused(native, monkeypatc
         assert not out.any()  # nothing ran
     finally:
         server.stop(0)
+
+
+_VERIFYING_JOB = """
+import numpy as np, pypto
+ANY = pypto.Tensor[...]
+@pypto.jit
+def k(a: ANY, out: ANY):
+    pypto.set_vec_tile_shapes(8, 8)
+    out[:] = a * 2
+a = np.ones((8, 8), np.float32)
+out = np.zeros_like(a)
+try:
+    k(a, out)
+except Exception as e:
+    print("REFUSED", e)
+else:
+    print("RAN", float(out.sum()))
+"""
+
+
+def test_a_job_with_a_verify_key_runs_only_kernels_ptod_signed(native, tmp_path):
+    """PTO_KERNEL_VERIFY_KEY_FILE, as the deploy files set it for every job:
+    kernels signed by ptod with that key load; unsigned ones are refused."""
+    import subprocess
+    import sys
+    from conftest import python_env, running_ptod
+    key = tmp_path / "signing.key"
+    key.write_text("job-verify-key-0123456789abcdef-0123")
+    key.chmod(0o600)
+    env = python_env()
+    env["PTO_KERNEL_VERIFY_KEY_FILE"] = str(key)
+    env["PYPTO_CACHE_DIR"] = str(tmp_path / "kernels")
+    env["PYPTO_COMPILE_FALLBACK"] = "0"
+    env.pop("PYPTO_COMPILE_SERVER", None)
+
+    def job():
+        r = subprocess.run([sys.executable, "-c", _VERIFYING_JOB], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    embedded = job()  # compiled in-process: unsigned
+    assert "REFUSED" in embedded and "unsigned" in embedded, embedded
+    with running_ptod(tmp_path / "ptod-cache", f"--signing_key_file={key}") as address:
+        env["PYPTO_COMPILE_SERVER"] = address
+        assert job().strip() == "RAN 128.0"
+    with running_ptod(tmp_path / "other-cache") as address:  # signs nothing
+        env["PYPTO_COMPILE_SERVER"] = address
+        assert "unsigned" in job()

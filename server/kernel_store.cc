@@ -38,6 +38,9 @@ constexpr uint32_t kLayoutVersion = 3;
 constexpr char kSealKeyFile[] = "PTO_RECORD_KEY";
 constexpr size_t kSealKeyBytes = 32;
 constexpr char kSealDomain[] = "pto-store-record-v1";
+// Written when RocksDB fails a write for corruption it cannot repair; a
+// store holding it is moved aside at the next open.
+constexpr char kDamagedMarkerFile[] = "PTO_DAMAGED";
 constexpr char kStatsKey[] = "s/stats";
 constexpr char kAccessPrefix[] = "a/";
 // Pending access times written once this many have gathered, even if the
@@ -210,6 +213,15 @@ absl::StatusOr<KernelStore::Recovered> KernelStore::OpenOrRecover(
 
 absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::OpenWithEnv(
     const std::string& dir, Options options, rocksdb::Env* env) {
+  if (env == nullptr) {
+    std::ifstream marker(absl::StrCat(dir, "/", kDamagedMarkerFile));
+    if (marker) {
+      std::string why;
+      std::getline(marker, why);
+      return absl::DataLossError(absl::StrCat(
+          "kernel store in ", dir, " was marked damaged: ", why));
+    }
+  }
   rocksdb::Options rocks;
   rocks.create_if_missing = true;
   if (env != nullptr) rocks.env = env;
@@ -315,10 +327,11 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
       db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &record);
   if (s.IsNotFound()) return absl::NotFoundError("not in the kernel store");
   if (s.IsCorruption()) {
+    MarkDamaged(s.ToString());
     DeleteCorrupt(key, false, absl::StrCat("manifest: ", s.ToString()));
     return absl::NotFoundError("corrupt manifest deleted");
   }
-  if (!s.ok()) return FromRocks(s, "reading manifest");
+  if (!s.ok()) return Failed(s, "reading manifest");
 
   SealedManifest sealed;
   Manifest manifest;
@@ -350,10 +363,11 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
     return absl::NotFoundError("dangling manifest deleted");
   }
   if (s.IsCorruption()) {
+    MarkDamaged(s.ToString());
     DeleteCorrupt(key, true, absl::StrCat("payload: ", s.ToString()));
     return absl::NotFoundError("corrupt payload deleted");
   }
-  if (!s.ok()) return FromRocks(s, "reading payload");
+  if (!s.ok()) return Failed(s, "reading payload");
   if (payload.size() != manifest.payload_bytes() ||
       runtime::Sha256(payload) != manifest.payload_sha256()) {
     DeleteCorrupt(key, true, "payload digest mismatch");
@@ -410,7 +424,7 @@ absl::Status KernelStore::Put(const std::string& key,
   std::string old_bytes;
   rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &old_bytes);
-  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading manifest");
+  if (!s.ok() && !s.IsNotFound()) return Failed(s, "reading manifest");
   uint64_t refs = 0;
   if (s.ok()) {
     Manifest old;
@@ -435,7 +449,7 @@ absl::Status KernelStore::Put(const std::string& key,
   }
   std::string refs_bytes;
   s = db_->Get(rocksdb::ReadOptions(), RefsKey(digest_hex), &refs_bytes);
-  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "reading refs");
+  if (!s.ok() && !s.IsNotFound()) return Failed(s, "reading refs");
   if (s.ok()) {
     PayloadRefs r;
     if (r.ParseFromString(refs_bytes)) refs = r.refs();
@@ -493,7 +507,7 @@ absl::Status KernelStore::RemoveEntryLocked(
   rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), RefsKey(digest_hex), &refs_bytes);
   if (s.IsNotFound()) return absl::OkStatus();  // payload already gone
-  if (!s.ok()) return FromRocks(s, "reading refs");
+  if (!s.ok()) return Failed(s, "reading refs");
   PayloadRefs refs;
   refs.ParseFromString(refs_bytes);
   if (refs.refs() > 1) {
@@ -522,7 +536,9 @@ absl::Status KernelStore::CommitLocked(rocksdb::WriteBatch* batch,
   rocksdb::WriteOptions write_options;
   write_options.sync = false;  // WAL on, no fsync: see the header
   rocksdb::Status s = db_->Write(write_options, batch);
-  if (!s.ok()) return FromRocks(s, "writing");
+  if (!s.ok()) {
+    return Failed(s, "writing");
+  }
   entries_ = entries;
   payloads_ = payloads;
   bytes_ = bytes;
@@ -662,6 +678,23 @@ void KernelStore::DeleteCorrupt(const std::string& key, bool delete_payload,
                key.substr(0, 12), why);
 }
 
+absl::Status KernelStore::Failed(const rocksdb::Status& s,
+                                 absl::string_view what) {
+  if (s.IsCorruption()) MarkDamaged(s.ToString());
+  return FromRocks(s, what);
+}
+
+void KernelStore::MarkDamaged(const std::string& why) {
+  if (!persistent_ || damaged_marked_.exchange(true)) return;
+  const std::string path = absl::StrCat(dir_, "/", kDamagedMarkerFile);
+  std::ofstream(path) << why << "\n";
+  spdlog::error(
+      "kernel store in {}: RocksDB found damaged data ({}); entries it "
+      "cannot read are recompiled, those it cannot write are kept in memory, "
+      "and the store is moved aside at the next start",
+      dir_, why);
+}
+
 void KernelStore::Discard(const std::string& key, const std::string& why) {
   DeleteCorrupt(key, false, why);
 }
@@ -716,7 +749,7 @@ absl::Status KernelStore::Purge() {
   // Every record but the stats sorts between these bounds.
   rocksdb::Status s = db_->DeleteRange(rocksdb::WriteOptions(),
                                        db_->DefaultColumnFamily(), "a/", "s/");
-  if (!s.ok()) return FromRocks(s, "purging");
+  if (!s.ok()) return Failed(s, "purging");
   rocksdb::WriteBatch batch;
   return CommitLocked(&batch, 0, 0, 0);
 }

@@ -36,6 +36,12 @@
 // corrupt_entries, logs it, and is a miss: a cache must never hand out bytes
 // it did not store under that key.
 //
+// A damaged block also fails other reads whose keys fall in its range, and
+// the compactions (and so the writes) that meet it: on the first corruption
+// RocksDB reports, the store marks itself damaged (a file in the directory),
+// keeps answering (what it cannot read is a miss, what it cannot write is
+// not stored), and the next open moves it aside.
+//
 // Eviction (approximate LRU): a hit records its time in memory, at most once
 // per `access_granularity` per key; the times are written in batches. When a
 // Put takes the bytes over `max_bytes`, entries are evicted least recently
@@ -49,6 +55,7 @@
 #ifndef PTO_SERVER_KERNEL_STORE_H_
 #define PTO_SERVER_KERNEL_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,6 +75,7 @@
 namespace rocksdb {
 class DB;
 class Env;
+class Status;
 class WriteBatch;
 }
 
@@ -218,6 +226,15 @@ class KernelStore {
 
   absl::Time Now() const;
 
+  // RocksDB found damaged data (a block that fails its checksum, on a read,
+  // a write or a compaction): leaves a marker so that the next open moves the
+  // store aside, and logs, once.
+  void MarkDamaged(const std::string& why);
+
+  // `s` (not OK) as a status naming `what`; marks the store damaged when it
+  // is a corruption.
+  absl::Status Failed(const rocksdb::Status& s, absl::string_view what);
+
   // Records a use of `key` now; writes the batch when it is due.
   void Touch(const std::string& key);
 
@@ -239,6 +256,7 @@ class KernelStore {
   uint64_t corrupt_entries_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t evictions_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t generation_ ABSL_GUARDED_BY(write_mu_) = 0;
+  std::atomic<bool> damaged_marked_{false};
 
   // Access times: the last one recorded per key (written or pending), and
   // those not yet written.

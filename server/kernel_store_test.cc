@@ -615,6 +615,47 @@ TEST_F(DamagedStoreTest, CorruptBlockFoundOnReadIsCountedDeletedAndHealed) {
   EXPECT_EQ(again->binary.native_payload(), noise);
 }
 
+TEST_F(DamagedStoreTest, ADamagedBlockIsServedAroundThenMovedAsideAtTheNextStart) {
+  std::string noise(20000, '\0');
+  uint32_t x = 777;
+  for (char& c : noise) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  CompiledKernel kernel = MakeKernel(noise);
+  kernel.binary.set_key(Key('a'));
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
+  }
+  const std::vector<std::string> tables = StoreFiles(dir_, "\x01", ".sst");
+  ASSERT_EQ(tables.size(), 1u);
+  {
+    std::ifstream in(tables[0], std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const size_t at = ss.str().find(noise.substr(10000, 64));
+    ASSERT_NE(at, std::string::npos);
+    Overwrite(tables[0], at, "XYZ");
+  }
+  {
+    auto recovered = KernelStore::OpenOrRecover(dir_, KernelStore::Options());
+    ASSERT_TRUE(recovered.ok()) << recovered.status();
+    KernelStore& store = *recovered->store;
+    EXPECT_TRUE(absl::IsNotFound(store.Get(Key('a')).status()));
+    // Still answering: a new kernel stores (or, if its key falls in the
+    // damaged range, fails cleanly), and reads of others are misses.
+    CompiledKernel more = MakeKernel("more");
+    more.binary.set_key(Key('m'));
+    absl::Status put = store.Put(Key('m'), more);
+    if (put.ok()) EXPECT_TRUE(store.Get(Key('m')).ok());
+    EXPECT_TRUE(std::filesystem::exists(dir_ + "/PTO_DAMAGED"));
+  }
+  // The next open moves the store aside and starts afresh.
+  KernelStore::Recovered r = Recover();
+  ExpectMovedAside(r);
+}
+
 TEST_F(DamagedStoreTest, AStoreHeldByAnotherOpenerIsNotMovedAside) {
   Fill();
   auto first = OpenStore();

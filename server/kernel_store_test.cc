@@ -568,26 +568,30 @@ TEST_F(DamagedStoreTest, MissingStatsRecordIsMovedAside) {
   ExpectMovedAside(Recover());
 }
 
-TEST_F(DamagedStoreTest, CorruptBlockFoundOnReadIsCountedDeletedAndHealed) {
-  // Incompressible payloads, so their bytes appear as they are in the table
-  // file's data blocks.
-  std::string noise(20000, '\0');
-  uint32_t x = 12345;
+// `n` incompressible bytes, so that they appear as they are in a table
+// file's data blocks.
+std::string Noise(size_t n, uint32_t seed) {
+  std::string noise(n, '\0');
   for (char& c : noise) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
+    seed = seed * 1664525u + 1013904223u;
+    c = static_cast<char>(seed >> 24);
   }
-  CompiledKernel kernel = MakeKernel(noise);
-  kernel.binary.set_key(Key('a'));
+  return noise;
+}
+
+// Stores `kernel` under Key('a') and a small kernel under Key('b'), closes
+// the store, then flips bytes inside the payload's data block, leaving
+// footer, index and the stats record intact: RocksDB opens the store and
+// finds the damage when the block is read.
+void StoreThenDamageItsBlock(const std::string& dir,
+                             const CompiledKernel& kernel) {
   {
-    auto store = OpenStore();
-    ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
-    ASSERT_TRUE(store->Put(Key('b'), Sized('b', 100)).ok());
+    auto store = KernelStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Put(Key('a'), kernel).ok());
+    ASSERT_TRUE((*store)->Put(Key('b'), Sized('b', 100)).ok());
   }
-  // Flip bytes inside the payload's block, leaving footer, index and the
-  // stats record intact: RocksDB opens the store and finds the damage when
-  // the block is read.
-  const std::vector<std::string> tables = StoreFiles(dir_, "\x01", ".sst");
+  const std::vector<std::string> tables = StoreFiles(dir, "\x01", ".sst");
   ASSERT_EQ(tables.size(), 1u);
   std::string bytes;
   {
@@ -596,10 +600,16 @@ TEST_F(DamagedStoreTest, CorruptBlockFoundOnReadIsCountedDeletedAndHealed) {
     ss << in.rdbuf();
     bytes = ss.str();
   }
-  const size_t at = bytes.find(noise.substr(10000, 64));
+  const std::string& payload = kernel.binary.native_payload();
+  const size_t at = bytes.find(payload.substr(payload.size() / 2, 64));
   ASSERT_NE(at, std::string::npos);
   Overwrite(tables[0], at, "XYZ");
+}
 
+TEST_F(DamagedStoreTest, CorruptBlockFoundOnReadIsCountedDeletedAndHealed) {
+  CompiledKernel kernel = MakeKernel(Noise(20000, 12345));
+  kernel.binary.set_key(Key('a'));
+  StoreThenDamageItsBlock(dir_, kernel);
   auto recovered = KernelStore::OpenOrRecover(dir_, KernelStore::Options());
   ASSERT_TRUE(recovered.ok()) << recovered.status();
   ASSERT_EQ(recovered->recovery, KernelStore::Recovery::kNone) << recovered->why;
@@ -612,32 +622,13 @@ TEST_F(DamagedStoreTest, CorruptBlockFoundOnReadIsCountedDeletedAndHealed) {
   ASSERT_TRUE(store.Put(Key('a'), kernel).ok());
   absl::StatusOr<CompiledKernel> again = store.Get(Key('a'));
   ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->binary.native_payload(), noise);
+  EXPECT_EQ(again->binary.native_payload(), kernel.binary.native_payload());
 }
 
 TEST_F(DamagedStoreTest, ADamagedBlockIsServedAroundThenMovedAsideAtTheNextStart) {
-  std::string noise(20000, '\0');
-  uint32_t x = 777;
-  for (char& c : noise) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  CompiledKernel kernel = MakeKernel(noise);
+  CompiledKernel kernel = MakeKernel(Noise(20000, 777));
   kernel.binary.set_key(Key('a'));
-  {
-    auto store = OpenStore();
-    ASSERT_TRUE(store->Put(Key('a'), kernel).ok());
-  }
-  const std::vector<std::string> tables = StoreFiles(dir_, "\x01", ".sst");
-  ASSERT_EQ(tables.size(), 1u);
-  {
-    std::ifstream in(tables[0], std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const size_t at = ss.str().find(noise.substr(10000, 64));
-    ASSERT_NE(at, std::string::npos);
-    Overwrite(tables[0], at, "XYZ");
-  }
+  StoreThenDamageItsBlock(dir_, kernel);
   {
     auto recovered = KernelStore::OpenOrRecover(dir_, KernelStore::Options());
     ASSERT_TRUE(recovered.ok()) << recovered.status();
@@ -652,8 +643,7 @@ TEST_F(DamagedStoreTest, ADamagedBlockIsServedAroundThenMovedAsideAtTheNextStart
     EXPECT_TRUE(std::filesystem::exists(dir_ + "/PTO_DAMAGED"));
   }
   // The next open moves the store aside and starts afresh.
-  KernelStore::Recovered r = Recover();
-  ExpectMovedAside(r);
+  ExpectMovedAside(Recover());
 }
 
 TEST_F(DamagedStoreTest, AStoreHeldByAnotherOpenerIsNotMovedAside) {

@@ -1,5 +1,6 @@
 """Compiling through a real ptod subprocess (PYPTO_COMPILE_SERVER)."""
 
+import contextlib
 import time
 
 import numpy as np
@@ -24,6 +25,27 @@ def _free_port():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def scripted_server(compile_):
+    """A gRPC server on loopback whose CompileService.Compile is `compile_`
+    (request, context) -> CompileResponse; yields its port."""
+    from concurrent import futures
+    import grpc
+    from pypto._proto import compile_service_pb2
+    handler = grpc.method_handlers_generic_handler("pto.v1.CompileService", {
+        "Compile": grpc.unary_unary_rpc_method_handler(
+            compile_, request_deserializer=compile_service_pb2.CompileRequest.FromString,
+            response_serializer=compile_service_pb2.CompileResponse.SerializeToString)})
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield port
+    finally:
+        server.stop(0)
 
 
 def test_compile_through_ptod_then_hit(ptod, private_cache):
@@ -98,9 +120,7 @@ def test_unreachable_server_falls_back_to_embedded_compiles_warning_once(
 
 def test_busy_server_is_retried_honouring_its_hint(native, monkeypatch):
     """A scripted server: RESOURCE_EXHAUSTED twice, then a non-retryable error."""
-    from concurrent import futures
     import grpc
-    from pypto import backend
     calls, tokens = [], []
 
     def compile_(request, context):
@@ -111,16 +131,7 @@ def test_busy_server_is_retried_honouring_its_hint(native, monkeypatch):
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "queue full")
         context.abort(grpc.StatusCode.INVALID_ARGUMENT, "scripted answer")
 
-    from pypto._proto import compile_service_pb2
-    handler = grpc.method_handlers_generic_handler("pto.v1.CompileService", {
-        "Compile": grpc.unary_unary_rpc_method_handler(
-            compile_, request_deserializer=compile_service_pb2.CompileRequest.FromString,
-            response_serializer=compile_service_pb2.CompileResponse.SerializeToString)})
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
+    with scripted_server(compile_) as port:
         monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
         monkeypatch.setenv("PYPTO_COMPILE_TOKEN", "tok-0123456789abcdef")
         k = make()
@@ -131,15 +142,11 @@ def test_busy_server_is_retried_honouring_its_hint(native, monkeypatch):
         assert tokens == ["Bearer tok-0123456789abcdef"] * 3
         # Each retry waited at least the server's hint.
         assert calls[1] - calls[0] >= 0.05 and calls[2] - calls[1] >= 0.05
-    finally:
-        server.stop(0)
 
 
 def test_a_binary_keyed_otherwise_than_the_request_is_refused(native, monkeypatch):
     """A server that answers with a real binary under another key (what a
     damaged or hostile cache would do) is refused, never loaded."""
-    from concurrent import futures
-    import grpc
     from pypto._proto import compile_service_pb2, kernel_pb2
     served = []
 
@@ -152,15 +159,7 @@ def test_a_binary_keyed_otherwise_than_the_request_is_refused(native, monkeypatc
             cache_status=compile_service_pb2.CACHE_STATUS_HIT)
         return response
 
-    handler = grpc.method_handlers_generic_handler("pto.v1.CompileService", {
-        "Compile": grpc.unary_unary_rpc_method_handler(
-            compile_, request_deserializer=compile_service_pb2.CompileRequest.FromString,
-            response_serializer=compile_service_pb2.CompileResponse.SerializeToString)})
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    try:
+    with scripted_server(compile_) as port:
         monkeypatch.setenv("PYPTO_COMPILE_SERVER", f"127.0.0.1:{port}")
         monkeypatch.setenv("PYPTO_COMPILE_FALLBACK", "0")
         k = make()
@@ -170,8 +169,6 @@ def test_a_binary_keyed_otherwise_than_the_request_is_refused(native, monkeypatc
             k(a, a, out)
         assert len(served) == 1 and served[0] != "f" * 64
         assert not out.any()  # nothing ran
-    finally:
-        server.stop(0)
 
 
 _VERIFYING_JOB = """

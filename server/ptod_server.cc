@@ -126,6 +126,11 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   // gRPC sets SO_REUSEPORT by default, which would let a second ptod bind
   // the same port and silently split the traffic; a busy port must fail.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Time and streams before a caller has shown who it is: a connection that
+  // has not finished its (TLS) handshake in 10 s is closed, and one
+  // connection cannot hold more than 100 calls open at once.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 100);
   grpc::ResourceQuota quota("ptod");
   quota.SetMaxThreads(max_threads);
   quota.Resize(options.request_memory_bytes);

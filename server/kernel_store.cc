@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -81,6 +82,30 @@ bool UnwrapManifest(absl::string_view record, Manifest* manifest,
   return sealed->ParseFromArray(record.data(), static_cast<int>(record.size())) &&
          manifest->ParseFromString(sealed->manifest()) &&
          manifest->payload_sha256().size() == kSha256Bytes;
+}
+
+// RocksDB is not safe on a full disk (an assertion aborts the process when a
+// write fails and a sync follows): the store writes only while the
+// filesystem keeps this much free.
+constexpr uint64_t kMinFreeDiskBytes = uint64_t{64} << 20;
+
+// RESOURCE_EXHAUSTED when the filesystem holding `path` (or its nearest
+// existing ancestor) has less than kMinFreeDiskBytes free.
+absl::Status CheckDiskRoom(const std::string& path) {
+  std::string at = path;
+  struct statvfs fs;
+  while (statvfs(at.c_str(), &fs) != 0) {
+    const size_t slash = at.find_last_of('/');
+    if (errno != ENOENT || slash == std::string::npos || slash == 0) {
+      return absl::OkStatus();  // RocksDB will say what is wrong
+    }
+    at.resize(slash);
+  }
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= kMinFreeDiskBytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "only ", free_bytes, " bytes free on the filesystem of ", path,
+      " (the kernel store keeps ", kMinFreeDiskBytes, " free)"));
 }
 
 // `n` bytes from the kernel's random source.
@@ -214,6 +239,11 @@ absl::StatusOr<KernelStore::Recovered> KernelStore::OpenOrRecover(
 absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::OpenWithEnv(
     const std::string& dir, Options options, rocksdb::Env* env) {
   if (env == nullptr) {
+    absl::Status room = CheckDiskRoom(dir);
+    if (!room.ok()) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cannot open kernel store in ", dir, ": ", room.message()));
+    }
     std::ifstream marker(absl::StrCat(dir, "/", kDamagedMarkerFile));
     if (marker) {
       std::string why;
@@ -309,6 +339,18 @@ KernelStore::KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
 KernelStore::~KernelStore() {
   if (db_ != nullptr) {
     FlushAccessTimes();
+    if (persistent_) {
+      absl::Status room = CheckDiskRoom(dir_);
+      if (!room.ok()) {
+        // Closing writes, and RocksDB aborts the process when a write fails
+        // on a full disk: leave it open for the process's exit to close.
+        // Everything stored is in the WAL, replayed at the next open.
+        spdlog::warn("kernel store in {}: not closed ({})", dir_,
+                     std::string(room.message()));
+        (void)db_.release();
+        return;
+      }
+    }
     // Write the memtable out so that the next Open has no WAL to replay
     // (replaying a full write buffer of kernels takes ~0.15 s). After a
     // crash the replay is still bounded by that size.
@@ -391,6 +433,10 @@ absl::Status KernelStore::Put(const std::string& key,
   if (kernel.binary.payload_sha256() != payload_sha256) {
     return absl::InvalidArgumentError(
         "kernel store: the binary's payload_sha256 is not its payload's");
+  }
+  if (persistent_) {
+    absl::Status room = CheckDiskRoom(dir_);
+    if (!room.ok()) return room;
   }
   pto::v1::KernelBinary meta = kernel.binary;
   meta.clear_native_payload();
@@ -726,6 +772,7 @@ void KernelStore::FlushAccessTimes() {
     last_access_flush_ = Now();
   }
   if (pending.empty()) return;
+  if (persistent_ && !CheckDiskRoom(dir_).ok()) return;  // times are hints
   // Access records are not counted in the byte budget (a few dozen bytes
   // each). One for a key evicted meanwhile is dropped by the next eviction.
   rocksdb::WriteBatch batch;

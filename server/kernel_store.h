@@ -165,7 +165,8 @@ class KernelStore {
   absl::StatusOr<CompiledKernel> Get(const std::string& key);
 
   // Stores `kernel` under `key` (replacing an earlier entry for the key),
-  // then evicts if over budget.
+  // then evicts if over budget. RESOURCE_EXHAUSTED, writing nothing, when
+  // the disk has less than 64 MiB free (RocksDB is not safe on a full disk).
   absl::Status Put(const std::string& key, const CompiledKernel& kernel);
 
   // Deletes `key`'s entry as corrupt (counted and logged with `why`): for a

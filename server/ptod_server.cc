@@ -51,12 +51,12 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
       options.cache_dir.empty() ? DefaultCacheDir() : options.cache_dir;
   std::error_code ec;
   const bool created = std::filesystem::create_directories(cache_dir, ec);
-  if (ec) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot create cache directory ", cache_dir, ": ", ec.message()));
-  }
   struct stat st;
-  if (created) {
+  if (ec) {
+    // The store keeps kernels in memory then (KernelStore::OpenOrRecover).
+    spdlog::error("cannot create cache directory {}: {}", cache_dir,
+                  ec.message());
+  } else if (created) {
     chmod(cache_dir.c_str(), 0700);
   } else if (stat(cache_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
     spdlog::warn("cache directory {} is open to other users (mode {:o}); "

@@ -243,6 +243,86 @@ TEST_F(FaultStoreTest, DamagedStoreIsMovedAsideAndPtodStarts) {
             std::string::npos);
 }
 
+TEST_F(FaultStoreTest, AFullDiskKeepsKernelsInMemory) {
+  // A full filesystem of the test's own: a 256 KiB tmpfs, filled, mounted in
+  // a user and mount namespace of ptod's (no privileges needed).
+  if (system("unshare -rm true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs unprivileged user namespaces (unshare -rm) to "
+                    "mount a small tmpfs";
+  }
+  const std::string disk = cache_.path() + "/disk";
+  std::filesystem::create_directories(disk);
+  const std::vector<std::string> launcher = {
+      "unshare", "-rm", "sh", "-c",
+      "mount -t tmpfs -o size=256k tmpfs " + disk + " && mkdir " + disk +
+          "/ptod && dd if=/dev/zero of=" + disk +
+          "/fill bs=4k >/dev/null 2>&1; exec \"$0\" \"$@\""};
+  std::vector<std::string> flags = Flags();
+  flags[2] = "--cache_dir=" + disk + "/ptod";
+  PtodProcess ptod(flags, Log("ptod.log"), {}, launcher);
+  const std::string address = ptod.WaitUntilListening();
+  ASSERT_FALSE(address.empty()) << ReadWholeFile(Log("ptod.log"));
+  pto::client::CompileClient client(address);
+  const pto::v1::Graph graph = AddGraph({24, 24}, {8, 8});
+  auto first = client.Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = client.Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  auto page = HttpGet(ptod.metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find("pto_cache_store_persistent 0"), std::string::npos)
+      << *page;
+  EXPECT_NE(page->find("pto_cache_store_recoveries_total{action=\"in_memory\"} 1"),
+            std::string::npos);
+  ASSERT_NE(ptod.StopWith(SIGTERM, absl::Seconds(60)), -1);
+  EXPECT_NE(ReadWholeFile(Log("ptod.log")).find("keeping kernels in memory"),
+            std::string::npos);
+}
+
+TEST_F(FaultStoreTest, ADiskThatFillsWhileServingKeepsNewKernelsInMemory) {
+  if (system("unshare -rm true >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs unprivileged user namespaces (unshare -rm) to "
+                    "mount a small tmpfs";
+  }
+  // A 96 MiB tmpfs that a helper fills once the test says "go" (files
+  // outside the mount, which the test sees too).
+  const std::string disk = cache_.path() + "/disk";
+  const std::string go = cache_.path() + "/go";
+  const std::string filled = cache_.path() + "/filled";
+  std::filesystem::create_directories(disk);
+  const std::vector<std::string> launcher = {
+      "unshare", "-rm", "sh", "-c",
+      "mount -t tmpfs -o size=96m tmpfs " + disk + " && mkdir " + disk +
+          "/ptod && (while [ ! -e " + go + " ]; do sleep 0.05; done; dd "
+          "if=/dev/zero of=" + disk + "/fill bs=1M >/dev/null 2>&1; touch " +
+          filled + ") & exec \"$0\" \"$@\""};
+  std::vector<std::string> flags = Flags();
+  flags[2] = "--cache_dir=" + disk + "/ptod";
+  PtodProcess ptod(flags, Log("ptod.log"), {}, launcher);
+  const std::string address = ptod.WaitUntilListening();
+  ASSERT_FALSE(address.empty()) << ReadWholeFile(Log("ptod.log"));
+  pto::client::CompileClient client(address);
+  ASSERT_TRUE(client.Compile(AddGraph({24, 24}, {8, 8}), "host", {},
+                             In(absl::Seconds(120)))
+                  .ok());
+  std::ofstream(go) << "go";
+  for (int i = 0; i < 600 && !std::filesystem::exists(filled); ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_TRUE(std::filesystem::exists(filled));
+  const pto::v1::Graph graph = AddGraph({32, 32}, {8, 8});
+  auto first = client.Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = client.Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  EXPECT_EQ(ptod.StopWith(SIGTERM, absl::Seconds(60)), 0)
+      << ReadWholeFile(Log("ptod.log"));
+  EXPECT_NE(ReadWholeFile(Log("ptod.log")).find("bytes free on the filesystem"),
+            std::string::npos);
+}
+
 TEST_F(FaultStoreTest, OversizedRequestIsRefusedAndPtodServesOn) {
   std::vector<std::string> flags = Flags();
   flags.push_back("--max_request_bytes=65536");

@@ -36,7 +36,8 @@ std::string ReadWholeFile(const std::string& path) {
 
 PtodProcess::PtodProcess(const std::vector<std::string>& flags,
                          const std::string& stderr_path,
-                         const std::vector<std::string>& env) {
+                         const std::vector<std::string>& env,
+                         const std::vector<std::string>& launcher) {
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) abort();
   posix_spawn_file_actions_t actions;
@@ -45,7 +46,8 @@ PtodProcess::PtodProcess(const std::vector<std::string>& flags,
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
                                    stderr_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> args = {PtodPath()};
+  std::vector<std::string> args = launcher;
+  args.push_back(PtodPath());
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -64,7 +66,7 @@ PtodProcess::PtodProcess(const std::vector<std::string>& flags,
   std::vector<char*> envp;
   for (std::string& e : environment) envp.push_back(e.data());
   envp.push_back(nullptr);
-  spawned_ = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(),
+  spawned_ = posix_spawnp(&pid_, argv[0], &actions, nullptr, argv.data(),
                          envp.data()) == 0;
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);

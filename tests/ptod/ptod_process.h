@@ -33,9 +33,13 @@ class PtodProcess {
   // Starts PtodPath() with `flags`; stderr goes to `stderr_path`, stdout is
   // read by ReadLine. `env` entries ("NAME=value") are added to the
   // environment, replacing inherited ones of the same name.
+  // With a `launcher` (a command such as {"unshare", "-rm", "sh", "-c",
+  // "... exec \"$0\" \"$@\""}), the launcher runs with ptod's path and flags
+  // as its last arguments and must exec ptod in its own process.
   PtodProcess(const std::vector<std::string>& flags,
               const std::string& stderr_path,
-              const std::vector<std::string>& env = {});
+              const std::vector<std::string>& env = {},
+              const std::vector<std::string>& launcher = {});
   ~PtodProcess();
 
   PtodProcess(const PtodProcess&) = delete;

@@ -761,7 +761,19 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel
     strides[b].resize(dims.size());
     for (int j = dims.size() - 1; j >= 0; --j) {
       strides[b][j] = stride;
-      stride = stride * *SymExprFromDim(dims[j]);
+      absl::StatusOr<SymExpr> dim = SymExprFromDim(dims[j]);
+      if (!dim.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer ", Quote(execute->buffers(b).name()), " dim ", j, " ",
+            dim.status().message()));
+      }
+      stride = stride * *dim;
+      if (!stride.Representable()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer ", Quote(execute->buffers(b).name()), ": the GM stride of dim ", j,
+            " is not representable (int64 overflow or more than ", kMaxTerms,
+            " terms)"));
+      }
     }
   }
 

@@ -50,16 +50,31 @@ std::vector<std::string> Symbols(const TensorGraph& g, std::vector<SymExpr>* exp
   return std::vector<std::string>(symbols.begin(), symbols.end());
 }
 
-// The graph with every symbol replaced by its probe size.
-TensorGraph AtProbe(const TensorGraph& g, const SymBindings& probe) {
+// The graph with every symbol replaced by its probe size; a dim whose value
+// there is not a positive int64 is UNIMPLEMENTED (the probes are chosen so
+// that every candidate evaluates, so only other dims get here).
+absl::StatusOr<TensorGraph> AtProbe(const TensorGraph& g, const SymBindings& probe) {
   TensorGraph out = g;
-  for (TensorValue& v : out.values) {
+  for (size_t i = 0; i < out.values.size(); ++i) {
+    TensorValue& v = out.values[i];
     for (size_t d = 0; d < v.sym_shape.size(); ++d) {
-      v.shape[d] = *v.sym_shape[d].Evaluate(probe);  // symbols all bound
+      absl::StatusOr<int64_t> size = v.sym_shape[d].Evaluate(probe);
+      if (!size.ok() || *size <= 0 || *size > kMaxElements) {
+        return Unimplemented(absl::StrCat(
+            "value %", i, " dim ", d, " (", v.sym_shape[d].ToString(),
+            ") is not a size of at most ", kMaxElements, " at the probe sizes"));
+      }
+      v.shape[d] = *size;
       v.sym_shape[d] = SymExpr(v.shape[d]);
     }
   }
   return out;
+}
+
+// Whether `e` evaluates to `want` at `at`.
+bool EvaluatesTo(const SymExpr& e, const SymBindings& at, int64_t want) {
+  absl::StatusOr<int64_t> v = e.Evaluate(at);
+  return v.ok() && *v == want;
 }
 
 bool SameInstr(const TileInstr& a, const TileInstr& b) {
@@ -130,10 +145,10 @@ absl::StatusOr<SymExpr> Recover(int64_t a, int64_t b,
                                 const std::string& where) {
   if (a == b) return SymExpr(a);
   for (const SymExpr& c : candidates) {
-    if (*c.Evaluate(pa) == a && *c.Evaluate(pb) == b) return c;
+    if (EvaluatesTo(c, pa, a) && EvaluatesTo(c, pb, b)) return c;
     for (int64_t t : tiles) {
       const SymExpr e = SymExpr::CeilDiv(c, t);
-      if (*e.Evaluate(pa) == a && *e.Evaluate(pb) == b) return e;
+      if (EvaluatesTo(e, pa, a) && EvaluatesTo(e, pb, b)) return e;
     }
   }
   return Unimplemented(absl::StrCat(where, " depends on the symbolic sizes other than as "
@@ -189,8 +204,8 @@ bool ProbesAreGood(const std::vector<SymExpr>& candidates, const SymBindings& pa
       if (t <= 1) continue;
       if (tails && (*a % t == 0 || *b % t == 0)) return false;
       const SymExpr e = SymExpr::CeilDiv(c, t);
-      const int64_t ea = *e.Evaluate(pa), eb = *e.Evaluate(pb);
-      if (ea == eb || !unique(e, ea, eb)) return false;
+      absl::StatusOr<int64_t> ea = e.Evaluate(pa), eb = e.Evaluate(pb);
+      if (!ea.ok() || !eb.ok() || *ea == *eb || !unique(e, *ea, *eb)) return false;
     }
   }
   return true;
@@ -303,7 +318,12 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
         "by two probe sizes (an expression that stays small or constant for large "
         "sizes, such as min(64, n) or n//4096, is not lowered symbolically)"));
   }
-  const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
+  absl::StatusOr<TensorGraph> probe_a = AtProbe(graph, pa);
+  if (!probe_a.ok()) return probe_a.status();
+  absl::StatusOr<TensorGraph> probe_b = AtProbe(graph, pb);
+  if (!probe_b.ok()) return probe_b.status();
+  const TensorGraph& ga = *probe_a;
+  const TensorGraph& gb = *probe_b;
   // Both probes lower reductions over symbolic dims the same way.
   // (Dims the caller marks, loop-dependent extents, count too.)
   ExpandOptions probe_options = row_options;

@@ -4,6 +4,12 @@
 #include <cstdint>
 
 #include "compiler/fuzz/compile_request_fuzzer.h"
+#include "google/protobuf/stubs/logging.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);  // byte mutations make invalid UTF-8
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return pto::compiler::fuzz::FuzzOneInput(data, size);

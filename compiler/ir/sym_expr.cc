@@ -488,7 +488,8 @@ pto::v1::DimExpr SymExpr::ToProto() const {
       }
       product = product ? BinaryProto(pto::v1::DIM_OP_MUL, *product, a) : a;
     }
-    const bool negate = sum.has_value() && t.coeff < 0;
+    // (INT64_MIN has no negation: that term is added with its sign.)
+    const bool negate = sum.has_value() && t.coeff < 0 && t.coeff != INT64_MIN;
     const int64_t coeff = negate ? -t.coeff : t.coeff;
     if (coeff != 1) {
       product = BinaryProto(pto::v1::DIM_OP_MUL, *product, ConstantProto(coeff));

@@ -13,6 +13,7 @@
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/partition_blocks.h"
+#include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
@@ -66,6 +67,12 @@ absl::StatusOr<TensorGraph> AtProbe(const TensorGraph& g, const SymBindings& pro
       }
       v.shape[d] = *size;
       v.sym_shape[d] = SymExpr(v.shape[d]);
+    }
+    std::optional<int64_t> elements = CheckedProduct(v.shape);
+    if (!elements || *elements > kMaxElements) {
+      return Unimplemented(absl::StrCat(
+          "value %", i, " ", FormatSymShape(g.values[i].sym_shape), " has more than ",
+          kMaxElements, " elements at the probe sizes ", FormatDims(v.shape)));
     }
   }
   return out;

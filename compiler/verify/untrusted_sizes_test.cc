@@ -139,5 +139,56 @@ TEST(UntrustedSizesTest, ProductOfSevenSymbolicFactorsAsLoopStop) {
   ExpectCleanStatus(Lower(g));
 }
 
+// View offsets and shapes, as ints or constant exprs, and reshape shapes
+// are held to the element limit before the region checks add them.
+TEST(UntrustedSizesTest, LayoutAttrsOverTheLimitAreInvalid) {
+  {
+    GraphBuilder b("view_ints");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});
+    b.Output("out", b.Layout("view", {x}, {2, 4}, {2, 4},
+                             {{"shape", {2, 4}}, {"offsets", {kInt64Max, 0}}}));
+    absl::Status s = Lower(b.Build());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("attrs[\"offsets\"] entry 0 is 9223372036854775807"));
+  }
+  {
+    GraphBuilder b("view_exprs");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 8});
+    b.Output("out", b.View(x, {0, std::numeric_limits<int64_t>::min()}, {2, 4}, {2, 4}));
+    absl::Status s = Lower(b.Build());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("attrs[\"offsets\"] entry 1 is -9223372036854775808"));
+  }
+  {
+    // 2^32 * 2^32 * 2^8 wraps to 0 in int64 arithmetic.
+    GraphBuilder b("reshape");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 6});
+    b.Output("out", b.Layout("reshape", {x}, {24}, {8},
+                             {{"shape", {int64_t{1} << 32, int64_t{1} << 32, 256}}}));
+    absl::Status s = Lower(b.Build());
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr("op #0 \"reshape\""));
+  }
+}
+
+// A loop-dependent dim min(c, n - i) is lowered at its bound c: a bound over
+// the element limit is invalid.
+TEST(UntrustedSizesTest, LoopDependentDimBoundOverTheLimitIsInvalid) {
+  GraphBuilder b("loop_bound");
+  const SymExpr n = SymExpr::Symbol("n"), i = SymExpr::Symbol("i");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 8});
+  uint32_t out = b.SymValue(pto::v1::DT_FP32, {n, 8}, "out");
+  const int64_t big = int64_t{1} << 62;
+  auto outs = b.Loop("i", 0, n, big, {out}, [&](const std::vector<uint32_t>& args) {
+    const uint32_t v = b.View(x, {i, 0}, {SymExpr::Min(big, n - i), 8}, {2, 8});
+    return std::vector<uint32_t>{
+        b.Assemble(b.Op("exp", {v}, {2, 8}), args[0], {i, 0}, {2, 8})};
+  });
+  b.InOut("out", out, outs[0]);
+  absl::Status s = Lower(b.Build());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("is bounded by 4611686018427387904"));
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -623,6 +623,13 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
       return Invalid(where, absl::StrCat("attrs[\"shape\"]: rank ", dims.size(),
                                          " (limit ", kMaxRankBound, ")"));
     }
+    for (int d = 0; d < dims.size(); ++d) {
+      if (dims[d] > kMaxElements) {
+        return Invalid(where, absl::StrCat("attrs[\"shape\"] dim ", d, " is ", dims[d],
+                                           ", more than ", kMaxElements,
+                                           " (the limit of elements per tensor)"));
+      }
+    }
     attrs.shape.assign(dims.begin(), dims.end());
   }
   if (auto it = op.attrs().find("out_dtype"); it != op.attrs().end()) {
@@ -644,6 +651,14 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
     if (dims.size() > kMaxRankBound) {
       return Invalid(where, absl::StrCat("attrs[\"", name, "\"]: ", dims.size(),
                                          " entries (limit ", kMaxRankBound, ")"));
+    }
+    for (int d = 0; d < dims.size(); ++d) {
+      if (dims[d] > kMaxElements || dims[d] < -kMaxElements) {
+        return Invalid(where, absl::StrCat("attrs[\"", name, "\"] entry ", d, " is ",
+                                           dims[d], ", outside -", kMaxElements, "..",
+                                           kMaxElements, " (the limit of elements per "
+                                           "tensor)"));
+      }
     }
     (name[0] == 'o' ? attrs.offsets : attrs.dims).assign(dims.begin(), dims.end());
   }
@@ -890,9 +905,25 @@ absl::Status Verifier::SymbolicRegionAttrs(const std::string& where,
     attrs->sym_shape = std::move(shape);
     return absl::OkStatus();
   }
-  // Constant expressions: the static path, as if written as ints.
+  // Constant expressions: the static path, as if written as ints (within
+  // the limits ints are held to).
   attrs->offsets = *StaticDims(*offsets);
   if (info.kind == "view") attrs->shape = *StaticDims(shape);
+  for (size_t d = 0; d < attrs->offsets.size(); ++d) {
+    if (attrs->offsets[d] > kMaxElements || attrs->offsets[d] < -kMaxElements) {
+      return Invalid(where, absl::StrCat("attrs[\"offsets\"] entry ", d, " is ",
+                                         attrs->offsets[d], ", outside -", kMaxElements,
+                                         "..", kMaxElements,
+                                         " (the limit of elements per tensor)"));
+    }
+  }
+  for (size_t d = 0; d < attrs->shape.size(); ++d) {
+    if (attrs->shape[d] > kMaxElements) {
+      return Invalid(where, absl::StrCat("attrs[\"shape\"] dim ", d, " is ",
+                                         attrs->shape[d], ", more than ", kMaxElements,
+                                         " (the limit of elements per tensor)"));
+    }
+  }
   return absl::OkStatus();
 }
 

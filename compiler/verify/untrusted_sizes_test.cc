@@ -171,6 +171,24 @@ TEST(UntrustedSizesTest, LayoutAttrsOverTheLimitAreInvalid) {
   }
 }
 
+// In a loop body, constant offsets beside loop-dependent ones are packed
+// with the loop offsets' markers: they are held to the limit too.
+TEST(UntrustedSizesTest, ConstantOffsetBesideALoopIndexOverTheLimitIsInvalid) {
+  GraphBuilder b("loop_offsets");
+  const SymExpr n = SymExpr::Symbol("n"), i = SymExpr::Symbol("i");
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 8});
+  uint32_t out = b.SymValue(pto::v1::DT_FP32, {n, 8}, "out");
+  auto outs = b.Loop("i", 0, n, 1, {out}, [&](const std::vector<uint32_t>& args) {
+    const uint32_t v = b.View(x, {i, int64_t{1} << 40}, {1, 8}, {1, 8});
+    return std::vector<uint32_t>{
+        b.Assemble(b.Op("exp", {v}, {1, 8}), args[0], {i, 0}, {1, 8})};
+  });
+  b.InOut("out", out, outs[0]);
+  absl::Status s = Lower(b.Build());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("attrs[\"offsets\"] entry 1 is 1099511627776"));
+}
+
 // A loop-dependent dim min(c, n - i) is lowered at its bound c: a bound over
 // the element limit is invalid.
 TEST(UntrustedSizesTest, LoopDependentDimBoundOverTheLimitIsInvalid) {

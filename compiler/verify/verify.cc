@@ -653,10 +653,10 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
                                          " entries (limit ", kMaxRankBound, ")"));
     }
     for (int d = 0; d < dims.size(); ++d) {
-      if (dims[d] > kMaxElements || dims[d] < -kMaxElements) {
+      if (dims[d] >= kMaxElements || dims[d] <= -kMaxElements) {
         return Invalid(where, absl::StrCat("attrs[\"", name, "\"] entry ", d, " is ",
-                                           dims[d], ", outside -", kMaxElements, "..",
-                                           kMaxElements, " (the limit of elements per "
+                                           dims[d], ", more than ", kMaxElements - 1,
+                                           " in magnitude (the limit of elements per "
                                            "tensor)"));
       }
     }
@@ -894,6 +894,24 @@ absl::Status Verifier::SymbolicRegionAttrs(const std::string& where,
     if (!s.ok()) return s.status();
     shape = *std::move(s);
   }
+  // Constant entries are held to the limits of ints before either path
+  // uses them (the symbolic path packs them beside loop-offset markers).
+  for (size_t d = 0; d < offsets->size(); ++d) {
+    std::optional<int64_t> c = (*offsets)[d].AsConstant();
+    if (c && (*c >= kMaxElements || *c <= -kMaxElements)) {
+      return Invalid(where, absl::StrCat("attrs[\"offsets\"] entry ", d, " is ", *c,
+                                         ", more than ", kMaxElements - 1, " in magnitude",
+                                         " (the limit of elements per tensor)"));
+    }
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::optional<int64_t> c = shape[d].AsConstant();
+    if (c && *c > kMaxElements) {
+      return Invalid(where, absl::StrCat("attrs[\"shape\"] dim ", d, " is ", *c,
+                                         ", more than ", kMaxElements,
+                                         " (the limit of elements per tensor)"));
+    }
+  }
   bool symbolic = !StaticDims(*offsets) || !StaticDims(shape);
   for (int v : ins) symbolic = symbolic || !StaticDims(shape_[v]);
   if (symbolic) {
@@ -905,25 +923,9 @@ absl::Status Verifier::SymbolicRegionAttrs(const std::string& where,
     attrs->sym_shape = std::move(shape);
     return absl::OkStatus();
   }
-  // Constant expressions: the static path, as if written as ints (within
-  // the limits ints are held to).
+  // Constant expressions: the static path, as if written as ints.
   attrs->offsets = *StaticDims(*offsets);
   if (info.kind == "view") attrs->shape = *StaticDims(shape);
-  for (size_t d = 0; d < attrs->offsets.size(); ++d) {
-    if (attrs->offsets[d] > kMaxElements || attrs->offsets[d] < -kMaxElements) {
-      return Invalid(where, absl::StrCat("attrs[\"offsets\"] entry ", d, " is ",
-                                         attrs->offsets[d], ", outside -", kMaxElements,
-                                         "..", kMaxElements,
-                                         " (the limit of elements per tensor)"));
-    }
-  }
-  for (size_t d = 0; d < attrs->shape.size(); ++d) {
-    if (attrs->shape[d] > kMaxElements) {
-      return Invalid(where, absl::StrCat("attrs[\"shape\"] dim ", d, " is ",
-                                         attrs->shape[d], ", more than ", kMaxElements,
-                                         " (the limit of elements per tensor)"));
-    }
-  }
   return absl::OkStatus();
 }
 

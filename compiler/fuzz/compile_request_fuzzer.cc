@@ -8,6 +8,7 @@
 #include "compiler/compile.h"
 #include "compiler/options.h"
 #include "compiler/pipeline.h"
+#include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler::fuzz {
 
@@ -25,7 +26,17 @@ absl::Status CompileToSource(const pto::v1::CompileRequest& request) {
   state.graph = &request.graph();
   state.target = *std::move(target);
   state.options = *std::move(parsed);
-  return RunPipeline(&state, nullptr, nullptr, "codegen");
+  if (absl::Status s = RunPipeline(&state, nullptr, nullptr, "codegen"); !s.ok()) return s;
+  // What Compile() adds to the kernel binary besides the payload: the
+  // parameters' shapes and the PTO text.
+  pto::v1::KernelBinary binary;
+  for (const TensorParam& p : state.tensor.params) {
+    const TensorValue& v = state.tensor.values[p.in_value >= 0 ? p.in_value : p.out_value];
+    pto::v1::KernelParam* param = binary.add_params();
+    for (const SymExpr& d : v.sym_shape) *param->mutable_shape()->add_dims() = SymExprToDim(d);
+  }
+  binary.set_pto_text(PrintPto(state.pto));
+  return absl::OkStatus();
 }
 
 bool IsCleanStatus(const absl::Status& status) {

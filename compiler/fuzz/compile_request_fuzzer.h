@@ -24,7 +24,8 @@ namespace pto::compiler::fuzz {
 
 // What ptod's compiler backend does for `request` (server/
 // pto_compiler_backend.cc: CacheKey, then Compile), stopping after the
-// "codegen" stage.
+// "codegen" stage, plus what Compile then writes into the kernel binary
+// (parameter shapes, PTO text) other than the native payload.
 absl::Status CompileToSource(const pto::v1::CompileRequest& request);
 
 // Whether ptod may answer a request with `status`.

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "compiler/testing/graph_builder.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "pto/v1/compile_service.pb.h"
 
 namespace pto::compiler {
@@ -225,9 +227,16 @@ bool Write(const std::string& dir, const std::string& name, const pto::v1::Graph
   pto::v1::CompileRequest request;
   *request.mutable_graph() = g;
   request.set_target("host-x86_64");
-  std::ofstream out(dir + "/" + name + ".pb", std::ios::binary);
   std::string bytes;
-  request.SerializeToString(&bytes);
+  {
+    // Deterministic: map fields (attrs) in key order, so the files only
+    // change when the graphs do.
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!request.SerializeToCodedStream(&coded)) return false;
+  }
+  std::ofstream out(dir + "/" + name + ".pb", std::ios::binary);
   out << bytes;
   return out.good();
 }

@@ -128,7 +128,12 @@ class Importer {
       if (!value.ok()) return value.status();
       t.attrs[name] = *std::move(value);
     }
-    t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
+    // Only vector ops have a vec_tile (the verifier checked theirs); one sent
+    // with a matmul or a loop (pypto attaches the current tile to every op)
+    // is not verified, so it is left out rather than read.
+    if (t.info->needs_vec_tile) {
+      t.vec_tile.assign(op.vec_tile().dims().begin(), op.vec_tile().dims().end());
+    }
     if (t.info->category == OpCategory::kMatmul) {
       for (const auto* dims : {&op.cube_tile().m(), &op.cube_tile().k(),
                                &op.cube_tile().n()}) {

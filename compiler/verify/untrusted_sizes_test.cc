@@ -189,6 +189,26 @@ TEST(UntrustedSizesTest, ConstantOffsetBesideALoopIndexOverTheLimitIsInvalid) {
   EXPECT_THAT(s.message(), HasSubstr("attrs[\"offsets\"] entry 1 is 1099511627776"));
 }
 
+// A matmul takes no vec_tile (its tiles are the cube tile's), so the
+// verifier does not check one; one of another rank than the result's
+// (pypto attaches the current tile to every op) is left out, not read.
+TEST(UntrustedSizesTest, MatmulVecTileOfAnotherRankIsIgnored) {
+  for (const std::vector<int64_t>& tile :
+       std::vector<std::vector<int64_t>>{{1, 1, 1}, {0}, {kInt64Max, -1}}) {
+    GraphBuilder b("matmul_tile");
+    const SymExpr n = SymExpr::Symbol("n");
+    uint32_t a = b.SymInput("a", pto::v1::DT_FP32, {n, 8});
+    uint32_t w = b.Input("w", pto::v1::DT_FP32, {8, 6});
+    uint32_t y = b.Matmul(a, w, {4, 6}, pto::v1::DT_FP32, false, false, {4, 4}, {8, 8}, {8, 8});
+    b.SetShape(y, {n, 6});
+    b.Output("out", b.Op("relu", {y}, {4, 6}));
+    pto::v1::Graph g = b.Build();
+    g.mutable_ops(0)->mutable_vec_tile()->mutable_dims()->Assign(tile.begin(), tile.end());
+    absl::Status s = Lower(g);
+    EXPECT_TRUE(s.ok()) << s;
+  }
+}
+
 // A loop-dependent dim min(c, n - i) is lowered at its bound c: a bound over
 // the element limit is invalid.
 TEST(UntrustedSizesTest, LoopDependentDimBoundOverTheLimitIsInvalid) {

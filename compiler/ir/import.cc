@@ -111,9 +111,9 @@ class Importer {
         region.args.push_back(*v);
       }
       for (const pto::v1::Op& inner : r.ops()) {
-        absl::StatusOr<TensorOp> t = ImportOp(inner, out);
-        if (!t.ok()) return t.status();
-        region.ops.push_back(*std::move(t));
+        absl::StatusOr<TensorOp> imported = ImportOp(inner, out);
+        if (!imported.ok()) return imported.status();
+        region.ops.push_back(*std::move(imported));
       }
       for (uint32_t id : r.results()) region.results.push_back(canonical_.at(id));
       t.regions.push_back(std::move(region));

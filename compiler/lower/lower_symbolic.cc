@@ -184,6 +184,12 @@ bool SameFunction(const SymExpr& a, const SymExpr& b) {
   return true;
 }
 
+// Evaluations SameFunction does (its sample, at most), and the most the
+// probe search may do in all: a request's graph must not keep a worker
+// searching for minutes (a valid kernel needs far fewer).
+constexpr int64_t kSameFunctionWork = 1200;
+constexpr int64_t kMaxProbeSearchWork = 4'000'000;
+
 // Whether probes A and B let Recover tell every candidate apart: each
 // candidate is above every static dim and tile (no tile clamped to it, no
 // coincidence with a static dim), different at A and B (so never taken for
@@ -193,15 +199,20 @@ bool SameFunction(const SymExpr& a, const SymExpr& b) {
 // n and n-1 cannot both have one while ceil(n/4) and ceil((n-1)/4) differ,
 // and a dim without a tail in either probe lowers the same: tails run the
 // generic function).
+// `work` counts the evaluations done (SameFunction's sample included), so
+// the caller can bound the search.
 bool ProbesAreGood(const std::vector<SymExpr>& candidates, const SymBindings& pa,
                    const SymBindings& pb, const std::set<int64_t>& tiles,
-                   int64_t floor, bool tails) {
+                   int64_t floor, bool tails, int64_t* work) {
   std::map<std::pair<int64_t, int64_t>, SymExpr> seen;
-  auto unique = [&seen](const SymExpr& e, int64_t a, int64_t b) {
+  auto unique = [&seen, work](const SymExpr& e, int64_t a, int64_t b) {
     auto [it, added] = seen.emplace(std::make_pair(a, b), e);
-    return added || it->second == e || SameFunction(it->second, e);
+    if (added || it->second == e) return true;
+    *work += kSameFunctionWork;
+    return SameFunction(it->second, e);
   };
   for (const SymExpr& c : candidates) {
+    *work += 1 + static_cast<int64_t>(tiles.size());
     absl::StatusOr<int64_t> a = c.Evaluate(pa), b = c.Evaluate(pb);
     if (!a.ok() || !b.ok() || *a <= floor || *b <= floor || *a == *b ||
         !unique(c, *a, *b)) {
@@ -295,6 +306,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   const int64_t n = static_cast<int64_t>(symbols.size());
   SymBindings pa, pb;
   bool good = false;
+  int64_t work = 0;
   for (bool tails : {true, false}) {
     for (int64_t scale = 1; scale <= 64 && !good; scale *= 4) {
       const int64_t base = (max_static / lcm + 1) * scale;
@@ -306,20 +318,33 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       const int64_t last_r = std::max<int64_t>(1, std::min<int64_t>(lcm, 256));
       for (int64_t r = 1; r <= last_r; ++r) remainders.push_back(r);
       for (int64_t r = std::max(last_r + 1, lcm - 256); r < lcm; ++r) remainders.push_back(r);
-      for (size_t ri = 0; ri < remainders.size() && !good; ++ri) {
+      for (size_t ri = 0; ri < remainders.size() && !good && work < kMaxProbeSearchWork;
+           ++ri) {
         const int64_t r = remainders[ri];
         for (int64_t k = 0; k < n; ++k) {
           pa[symbols[k]] = lcm * (base + k) + r;
           pb[symbols[k]] = lcm * (base + k + n * scale) + r;
         }
-        good = ProbesAreGood(candidates, pa, pb, tiles, std::max(max_static, lcm), tails);
+        good = ProbesAreGood(candidates, pa, pb, tiles, std::max(max_static, lcm), tails,
+                             &work);
       }
     }
     if (good) break;
   }
   if (!good) {
     std::vector<std::string> printed;
-    for (const SymExpr& e : exprs) printed.push_back(e.ToString());
+    for (const SymExpr& e : exprs) {
+      if (printed.size() == 8) {
+        printed.push_back(absl::StrCat("... (", exprs.size(), " in all)"));
+        break;
+      }
+      printed.push_back(e.ToString());
+    }
+    if (work >= kMaxProbeSearchWork) {
+      return Unimplemented(absl::StrCat(
+          "the symbolic dims ", absl::StrJoin(printed, ", "), " are not told apart by "
+          "two probe sizes within ", kMaxProbeSearchWork, " evaluations (the limit)"));
+    }
     return Unimplemented(absl::StrCat(
         "the symbolic dims ", absl::StrJoin(printed, ", "), " cannot be told apart "
         "by two probe sizes (an expression that stays small or constant for large "

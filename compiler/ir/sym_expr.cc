@@ -488,7 +488,8 @@ pto::v1::DimExpr SymExpr::ToProto() const {
       }
       product = product ? BinaryProto(pto::v1::DIM_OP_MUL, *product, a) : a;
     }
-    const bool negate = sum.has_value() && t.coeff < 0;
+    // (INT64_MIN has no negation: that term is added with its sign.)
+    const bool negate = sum.has_value() && t.coeff < 0 && t.coeff != INT64_MIN;
     const int64_t coeff = negate ? -t.coeff : t.coeff;
     if (coeff != 1) {
       product = BinaryProto(pto::v1::DIM_OP_MUL, *product, ConstantProto(coeff));
@@ -605,15 +606,34 @@ absl::StatusOr<SymExpr> Parse(const pto::v1::DimExpr& p, int depth, int* nodes) 
   }
 }
 
+// Whether `p` is within the bounds Parse applies (depth from `depth`).
+bool WithinBounds(const pto::v1::DimExpr& p, int depth, int* nodes) {
+  if (depth > kMaxDimExprDepth || ++*nodes > kMaxDimExprNodes) return false;
+  if (p.kind_case() != pto::v1::DimExpr::kBinary) return true;
+  return WithinBounds(p.binary().lhs(), depth + 1, nodes) &&
+         WithinBounds(p.binary().rhs(), depth + 1, nodes);
+}
+
 }  // namespace
 
 absl::StatusOr<SymExpr> SymExprFromProto(const pto::v1::DimExpr& proto) {
   int nodes = 0;
   absl::StatusOr<SymExpr> e = Parse(proto, 1, &nodes);
-  if (e.ok() && !e->Representable()) {
+  if (!e.ok()) return e;
+  if (!e->Representable()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expression ", e->ToString(), " is not representable (int64 overflow "
         "or more than ", kMaxTerms, " terms)"));
+  }
+  // The compiler writes the canonical form into kernels (parameter shapes,
+  // buffers, templates) and reads it back: it must be within the same
+  // bounds as what was sent ((n+1)*...*(n+7) multiplies out to far more).
+  int canonical_nodes = 0;
+  if (!WithinBounds(e->ToProto(), 1, &canonical_nodes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expression multiplies out to ", e->ToString(), ", deeper than ",
+        kMaxDimExprDepth, " levels or more than ", kMaxDimExprNodes,
+        " nodes (the limits)"));
   }
   return e;
 }

@@ -146,7 +146,9 @@ inline constexpr int kMaxTerms = 256;
 
 // Parses a DimExpr: INVALID_ARGUMENT naming what is wrong (an unset node,
 // an unknown operator, a symbol that is not an identifier, too deep or too
-// many nodes, a constant divisor of 0).
+// many nodes as sent or in the canonical form it multiplies out to, which
+// the compiler writes into kernels, a constant divisor of 0, an int64
+// overflow).
 absl::StatusOr<SymExpr> SymExprFromProto(const pto::v1::DimExpr& proto);
 // A shape dim (size, symbol or expr) as an expression; the same errors, and
 // a static size that is not positive.

@@ -179,5 +179,55 @@ TEST(SymExprTest, ProtoBounds) {
   EXPECT_NE(d.status().message().find("must be positive"), std::string::npos);
 }
 
+// Untrusted edges: constants at INT64_MAX/INT64_MIN, products that
+// overflow, division by zero at launch, and a product that parses within the
+// bounds but multiplies out beyond them.
+TEST(SymExprTest, EdgesOfInt64AreErrorsNotCrashes) {
+  const int64_t max = INT64_MAX, min = INT64_MIN;
+  EXPECT_FALSE((SymExpr(max) + 1).Representable());
+  EXPECT_FALSE((SymExpr(min) - 1).Representable());
+  EXPECT_FALSE((-SymExpr(min)).Representable());
+  EXPECT_FALSE(SymExpr::FloorDiv(min, -1).Representable());
+  EXPECT_FALSE(SymExpr::Mod(min, -1).Representable());
+  EXPECT_FALSE((S("n") * max * 2).Representable());
+
+  // A term with coefficient INT64_MIN prints and round-trips.
+  const SymExpr e = S("a") + S("b") * min;
+  ASSERT_TRUE(e.Representable());
+  absl::StatusOr<SymExpr> back = SymExprFromProto(e.ToProto());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, e);
+
+  // Values that overflow or divide by zero only at launch.
+  const SymExpr big = S("n") * S("n") * S("n");
+  absl::StatusOr<int64_t> v = big.Evaluate({{"n", int64_t{1} << 22}});
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("overflows"), std::string::npos);
+  v = SymExpr::FloorDiv(S("n"), S("m") - 5).Evaluate({{"n", 7}, {"m", 5}});
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("division by zero"), std::string::npos);
+
+  // (n+1)*(n+2)*...*(n+7): 27 nodes, multiplied out far more.
+  pto::v1::DimExpr p;
+  for (int64_t k = 1; k <= 7; ++k) {
+    pto::v1::DimExpr f;
+    f.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
+    f.mutable_binary()->mutable_lhs()->set_symbol("n");
+    f.mutable_binary()->mutable_rhs()->set_constant(k);
+    if (k == 1) {
+      p = f;
+      continue;
+    }
+    pto::v1::DimExpr q;
+    q.mutable_binary()->set_op(pto::v1::DIM_OP_MUL);
+    *q.mutable_binary()->mutable_lhs() = p;
+    *q.mutable_binary()->mutable_rhs() = f;
+    p = q;
+  }
+  absl::StatusOr<SymExpr> product = SymExprFromProto(p);
+  ASSERT_FALSE(product.ok());
+  EXPECT_NE(product.status().message().find("multiplies out to"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -1,18 +1,28 @@
 #include "compiler/ir/tile_graph.h"
 
+#include <limits>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/tensor_graph.h"
+#include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "runtime/expand_tasks.h"
 
 namespace pto::compiler {
 
 int64_t GmBuffer::Bytes() const {
+  // The verifier bounds every tensor to kMaxElements (2^40), so this fits;
+  // checked all the same, saturating rather than wrapping.
   int64_t n = DTypeBytes(dtype);
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    std::optional<int64_t> next = CheckedMul(n, d);
+    if (!next) return std::numeric_limits<int64_t>::max();
+    n = *next;
+  }
   return n;
 }
 

@@ -12,7 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/lower_symbolic.h"
+#include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
+#include "compiler/verify/limits.h"
 
 namespace pto::compiler {
 namespace {
@@ -267,9 +269,29 @@ class Flattener {
                 "its result's dim ", d, " (", shape[d].ToString(), ") depends on a "
                 "loop index and has no constant bound (write it min(c, ...))"));
           }
+          if (*bound > kMaxElements) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                where, ": its result's dim ", d, " (", shape[d].ToString(),
+                ") is bounded by ", *bound, ", more than ", kMaxElements,
+                " (the limit of elements per tensor)"));
+          }
           flat_.values[o].shape[d] = *bound;
           flat_.values[o].sym_shape[d] = SymExpr(*bound);
           dynamic_shape = true;
+        }
+        if (dynamic_shape) {
+          // The bounded dims with the static ones: within the element limit.
+          int64_t elements = 1;
+          for (int64_t d : flat_.values[o].shape) {
+            std::optional<int64_t> n = CheckedMul(elements, d > 0 ? d : 1);
+            if (!n || *n > kMaxElements) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  where, ": its result ", FormatSymShape(shape), " at its dims' bounds ",
+                  FormatDims(flat_.values[o].shape), " has more than ", kMaxElements,
+                  " elements (the limit)"));
+            }
+            elements = *n;
+          }
         }
         if (dynamic_shape) runtime_shape_[o] = shape;
       }
@@ -761,7 +783,19 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel
     strides[b].resize(dims.size());
     for (int j = dims.size() - 1; j >= 0; --j) {
       strides[b][j] = stride;
-      stride = stride * *SymExprFromDim(dims[j]);
+      absl::StatusOr<SymExpr> dim = SymExprFromDim(dims[j]);
+      if (!dim.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer ", Quote(execute->buffers(b).name()), " dim ", j, " ",
+            dim.status().message()));
+      }
+      stride = stride * *dim;
+      if (!stride.Representable()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer ", Quote(execute->buffers(b).name()), ": the GM stride of dim ", j,
+            " is not representable (int64 overflow or more than ", kMaxTerms,
+            " terms)"));
+      }
     }
   }
 

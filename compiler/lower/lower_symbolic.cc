@@ -13,6 +13,7 @@
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/partition_blocks.h"
+#include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
@@ -50,16 +51,37 @@ std::vector<std::string> Symbols(const TensorGraph& g, std::vector<SymExpr>* exp
   return std::vector<std::string>(symbols.begin(), symbols.end());
 }
 
-// The graph with every symbol replaced by its probe size.
-TensorGraph AtProbe(const TensorGraph& g, const SymBindings& probe) {
+// The graph with every symbol replaced by its probe size; a dim whose value
+// there is not a positive int64 is UNIMPLEMENTED (the probes are chosen so
+// that every candidate evaluates, so only other dims get here).
+absl::StatusOr<TensorGraph> AtProbe(const TensorGraph& g, const SymBindings& probe) {
   TensorGraph out = g;
-  for (TensorValue& v : out.values) {
+  for (size_t i = 0; i < out.values.size(); ++i) {
+    TensorValue& v = out.values[i];
     for (size_t d = 0; d < v.sym_shape.size(); ++d) {
-      v.shape[d] = *v.sym_shape[d].Evaluate(probe);  // symbols all bound
+      absl::StatusOr<int64_t> size = v.sym_shape[d].Evaluate(probe);
+      if (!size.ok() || *size <= 0 || *size > kMaxElements) {
+        return Unimplemented(absl::StrCat(
+            "value %", i, " dim ", d, " (", v.sym_shape[d].ToString(),
+            ") is not a size of at most ", kMaxElements, " at the probe sizes"));
+      }
+      v.shape[d] = *size;
       v.sym_shape[d] = SymExpr(v.shape[d]);
+    }
+    std::optional<int64_t> elements = CheckedProduct(v.shape);
+    if (!elements || *elements > kMaxElements) {
+      return Unimplemented(absl::StrCat(
+          "value %", i, " ", FormatSymShape(g.values[i].sym_shape), " has more than ",
+          kMaxElements, " elements at the probe sizes ", FormatDims(v.shape)));
     }
   }
   return out;
+}
+
+// Whether `e` evaluates to `want` at `at`.
+bool EvaluatesTo(const SymExpr& e, const SymBindings& at, int64_t want) {
+  absl::StatusOr<int64_t> v = e.Evaluate(at);
+  return v.ok() && *v == want;
 }
 
 bool SameInstr(const TileInstr& a, const TileInstr& b) {
@@ -130,10 +152,10 @@ absl::StatusOr<SymExpr> Recover(int64_t a, int64_t b,
                                 const std::string& where) {
   if (a == b) return SymExpr(a);
   for (const SymExpr& c : candidates) {
-    if (*c.Evaluate(pa) == a && *c.Evaluate(pb) == b) return c;
+    if (EvaluatesTo(c, pa, a) && EvaluatesTo(c, pb, b)) return c;
     for (int64_t t : tiles) {
       const SymExpr e = SymExpr::CeilDiv(c, t);
-      if (*e.Evaluate(pa) == a && *e.Evaluate(pb) == b) return e;
+      if (EvaluatesTo(e, pa, a) && EvaluatesTo(e, pb, b)) return e;
     }
   }
   return Unimplemented(absl::StrCat(where, " depends on the symbolic sizes other than as "
@@ -162,6 +184,12 @@ bool SameFunction(const SymExpr& a, const SymExpr& b) {
   return true;
 }
 
+// Evaluations SameFunction does (its sample, at most), and the most the
+// probe search may do in all: a request's graph must not keep a worker
+// searching for minutes (a valid kernel needs far fewer).
+constexpr int64_t kSameFunctionWork = 1200;
+constexpr int64_t kMaxProbeSearchWork = 4'000'000;
+
 // Whether probes A and B let Recover tell every candidate apart: each
 // candidate is above every static dim and tile (no tile clamped to it, no
 // coincidence with a static dim), different at A and B (so never taken for
@@ -171,15 +199,20 @@ bool SameFunction(const SymExpr& a, const SymExpr& b) {
 // n and n-1 cannot both have one while ceil(n/4) and ceil((n-1)/4) differ,
 // and a dim without a tail in either probe lowers the same: tails run the
 // generic function).
+// `work` counts the evaluations done (SameFunction's sample included), so
+// the caller can bound the search.
 bool ProbesAreGood(const std::vector<SymExpr>& candidates, const SymBindings& pa,
                    const SymBindings& pb, const std::set<int64_t>& tiles,
-                   int64_t floor, bool tails) {
+                   int64_t floor, bool tails, int64_t* work) {
   std::map<std::pair<int64_t, int64_t>, SymExpr> seen;
-  auto unique = [&seen](const SymExpr& e, int64_t a, int64_t b) {
+  auto unique = [&seen, work](const SymExpr& e, int64_t a, int64_t b) {
     auto [it, added] = seen.emplace(std::make_pair(a, b), e);
-    return added || it->second == e || SameFunction(it->second, e);
+    if (added || it->second == e) return true;
+    *work += kSameFunctionWork;
+    return SameFunction(it->second, e);
   };
   for (const SymExpr& c : candidates) {
+    *work += 1 + static_cast<int64_t>(tiles.size());
     absl::StatusOr<int64_t> a = c.Evaluate(pa), b = c.Evaluate(pb);
     if (!a.ok() || !b.ok() || *a <= floor || *b <= floor || *a == *b ||
         !unique(c, *a, *b)) {
@@ -189,8 +222,8 @@ bool ProbesAreGood(const std::vector<SymExpr>& candidates, const SymBindings& pa
       if (t <= 1) continue;
       if (tails && (*a % t == 0 || *b % t == 0)) return false;
       const SymExpr e = SymExpr::CeilDiv(c, t);
-      const int64_t ea = *e.Evaluate(pa), eb = *e.Evaluate(pb);
-      if (ea == eb || !unique(e, ea, eb)) return false;
+      absl::StatusOr<int64_t> ea = e.Evaluate(pa), eb = e.Evaluate(pb);
+      if (!ea.ok() || !eb.ok() || *ea == *eb || !unique(e, *ea, *eb)) return false;
     }
   }
   return true;
@@ -273,6 +306,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   const int64_t n = static_cast<int64_t>(symbols.size());
   SymBindings pa, pb;
   bool good = false;
+  int64_t work = 0;
   for (bool tails : {true, false}) {
     for (int64_t scale = 1; scale <= 64 && !good; scale *= 4) {
       const int64_t base = (max_static / lcm + 1) * scale;
@@ -284,26 +318,44 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       const int64_t last_r = std::max<int64_t>(1, std::min<int64_t>(lcm, 256));
       for (int64_t r = 1; r <= last_r; ++r) remainders.push_back(r);
       for (int64_t r = std::max(last_r + 1, lcm - 256); r < lcm; ++r) remainders.push_back(r);
-      for (size_t ri = 0; ri < remainders.size() && !good; ++ri) {
+      for (size_t ri = 0; ri < remainders.size() && !good && work < kMaxProbeSearchWork;
+           ++ri) {
         const int64_t r = remainders[ri];
         for (int64_t k = 0; k < n; ++k) {
           pa[symbols[k]] = lcm * (base + k) + r;
           pb[symbols[k]] = lcm * (base + k + n * scale) + r;
         }
-        good = ProbesAreGood(candidates, pa, pb, tiles, std::max(max_static, lcm), tails);
+        good = ProbesAreGood(candidates, pa, pb, tiles, std::max(max_static, lcm), tails,
+                             &work);
       }
     }
     if (good) break;
   }
   if (!good) {
     std::vector<std::string> printed;
-    for (const SymExpr& e : exprs) printed.push_back(e.ToString());
+    for (const SymExpr& e : exprs) {
+      if (printed.size() == 8) {
+        printed.push_back(absl::StrCat("... (", exprs.size(), " in all)"));
+        break;
+      }
+      printed.push_back(e.ToString());
+    }
+    if (work >= kMaxProbeSearchWork) {
+      return Unimplemented(absl::StrCat(
+          "the symbolic dims ", absl::StrJoin(printed, ", "), " are not told apart by "
+          "two probe sizes within ", kMaxProbeSearchWork, " evaluations (the limit)"));
+    }
     return Unimplemented(absl::StrCat(
         "the symbolic dims ", absl::StrJoin(printed, ", "), " cannot be told apart "
         "by two probe sizes (an expression that stays small or constant for large "
         "sizes, such as min(64, n) or n//4096, is not lowered symbolically)"));
   }
-  const TensorGraph ga = AtProbe(graph, pa), gb = AtProbe(graph, pb);
+  absl::StatusOr<TensorGraph> probe_a = AtProbe(graph, pa);
+  if (!probe_a.ok()) return probe_a.status();
+  absl::StatusOr<TensorGraph> probe_b = AtProbe(graph, pb);
+  if (!probe_b.ok()) return probe_b.status();
+  const TensorGraph& ga = *probe_a;
+  const TensorGraph& gb = *probe_b;
   // Both probes lower reductions over symbolic dims the same way.
   // (Dims the caller marks, loop-dependent extents, count too.)
   ExpandOptions probe_options = row_options;

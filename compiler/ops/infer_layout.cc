@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ops/infer.h"
+#include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -39,21 +40,24 @@ absl::Status CheckRegion(const std::string& what,
                             " ", FormatDims(bound), " has ", bound.size()));
   }
   for (size_t d = 0; d < bound.size(); ++d) {
+    // bound and extent are sizes (positive, at most kMaxElements), so
+    // bound - extent fits; offsets may be anything.
     if (offsets[d] < 0 || offsets[d] > bound[d] - extent[d]) {
+      std::optional<int64_t> end = CheckedAdd(offsets[d], extent[d]);
       return Bad(absl::StrCat(
           what, " at offsets ", FormatDims(offsets), " does not fit in ",
           bound_name, " ", FormatDims(bound), ": dim ", d, " covers [",
-          offsets[d], ", ", offsets[d] + extent[d], ") (valid offsets[", d,
-          "]: 0..", std::max<int64_t>(0, bound[d] - extent[d]), ")"));
+          offsets[d], ", ", end ? absl::StrCat(*end) : std::string("beyond int64"),
+          ") (valid offsets[", d, "]: 0..", std::max<int64_t>(0, bound[d] - extent[d]),
+          ")"));
     }
   }
   return absl::OkStatus();
 }
 
+// The element count, or -1 when it overflows int64.
 int64_t Elements(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  return CheckedProduct(shape).value_or(-1);
 }
 
 }  // namespace
@@ -147,9 +151,11 @@ absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,
                                 " has a dim that is not positive"));
       }
     }
-    if (attrs.shape.empty() || Elements(attrs.shape) != Elements(x.shape)) {
+    if (attrs.shape.empty() || Elements(attrs.shape) < 0 ||
+        Elements(attrs.shape) != Elements(x.shape)) {
+      const int64_t n = Elements(attrs.shape);
       return Bad(absl::StrCat("attrs[\"shape\"]: ", FormatDims(attrs.shape),
-                              " has ", Elements(attrs.shape),
+                              " has ", n < 0 ? std::string("more than 2^63") : absl::StrCat(n),
                               " elements; the input ", FormatDims(x.shape),
                               " has ", Elements(x.shape),
                               " (valid: any shape with as many)"));
@@ -179,7 +185,12 @@ absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,
                                 " (valid: equal ranks and sizes in every other "
                                 "dim)"));
       }
-      out.shape[*d] += in.shape[*d];
+      std::optional<int64_t> sum = CheckedAdd(out.shape[*d], in.shape[*d]);
+      if (!sum) {
+        return Bad(absl::StrCat("the concat dim ", *d, " of the inputs sums to more "
+                                "than 2^63"));
+      }
+      out.shape[*d] = *sum;
     }
     return out;
   }

@@ -41,7 +41,8 @@ absl::StatusOr<SymValueType> InferSymLayoutResult(const OpInfo& info,
                                 " is not positive"));
       }
     }
-    if (shape.empty() || Product(shape) != Product(x.shape)) {
+    if (shape.empty() || !Product(shape).Representable() ||
+        Product(shape) != Product(x.shape)) {
       return Bad(absl::StrCat("attrs[\"shape\"]: ", FormatSymShape(shape), " has ",
                               Product(shape).ToString(), " elements; the input ",
                               FormatSymShape(x.shape), " has ", Product(x.shape).ToString(),

@@ -14,6 +14,7 @@
 #include "compiler/ir/sym_expr.h"
 #include "compiler/ops/infer.h"
 #include "compiler/ops/op_registry.h"
+#include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
@@ -458,6 +459,11 @@ absl::Status Verifier::CheckCubeTile(const std::string& where, const Op& op) {
     }
     l0[i] = (*dims[i])[0];
     l1[i] = (*dims[i])[1];
+    if (l1[i] > kMaxElements) {
+      return Invalid(where, absl::StrCat("cube_tile ", names[i], " dim 1 is ", l1[i],
+                                         ", more than ", kMaxElements,
+                                         " (the limit of elements per tensor)"));
+    }
     if (l0[i] > l1[i]) {
       return Invalid(where, absl::StrCat(
           "cube_tile ", shown, ": constraint ", names[i], "L0 <= ", names[i],
@@ -487,17 +493,39 @@ absl::Status Verifier::CheckVecTile(const std::string& where, const Op& op,
                                        " does not match the op's rank ",
                                        shape.size()));
   }
-  int64_t tiles = 1;
+  // Every dim is in (0, kMaxElements] before any arithmetic uses it, and
+  // so is the tile's element count as clamped to the static dims (the
+  // lowering multiplies the dims).
   for (int d = 0; d < tile.size(); ++d) {
     if (tile[d] <= 0) {
-      return Invalid(where, absl::StrCat("vec_tile: dim ", d, " is ", tile[d],
+      return Invalid(where, absl::StrCat("vec_tile dim ", d, " is ", tile[d],
                                          " (must be positive)"));
     }
+    if (tile[d] > kMaxElements) {
+      return Invalid(where, absl::StrCat("vec_tile dim ", d, " is ", tile[d],
+                                         ", more than ", kMaxElements,
+                                         " (the limit of elements per tensor)"));
+    }
+  }
+  int64_t tile_elements = 1;
+  for (int d = 0; d < tile.size(); ++d) {
+    std::optional<int64_t> size = shape[d].AsConstant();
+    std::optional<int64_t> product =
+        CheckedMul(tile_elements, size ? std::min(*size, tile[d]) : tile[d]);
+    if (!product || *product > kMaxElements) {
+      return Invalid(where, absl::StrCat(
+          "vec_tile ", FormatDims({tile.begin(), tile.end()}), " has more than ",
+          kMaxElements, " elements (the limit of elements per tensor)"));
+    }
+    tile_elements = *product;
+  }
+  int64_t tiles = 1;
+  for (int d = 0; d < tile.size(); ++d) {
     // A symbolic dim's tile count is known at launch, where the runtime
     // bounds the tasks it expands; here it counts as one.
     std::optional<int64_t> size = shape[d].AsConstant();
-    int64_t n = size ? (*size + tile[d] - 1) / tile[d] : 1;
-    if (n > kMaxTilesPerOp || tiles > kMaxTilesPerOp / n) {
+    const int64_t n = size ? CheckedCeilDiv(*size, tile[d]).value_or(0) : 1;
+    if (n <= 0 || n > kMaxTilesPerOp || tiles > kMaxTilesPerOp / n) {
       return Invalid(where, absl::StrCat(
           "vec_tile: ", FormatDims({tile.begin(), tile.end()}), " splits ",
           FormatSymShape(shape), " into more than ", kMaxTilesPerOp,
@@ -595,6 +623,13 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
       return Invalid(where, absl::StrCat("attrs[\"shape\"]: rank ", dims.size(),
                                          " (limit ", kMaxRankBound, ")"));
     }
+    for (int d = 0; d < dims.size(); ++d) {
+      if (dims[d] > kMaxElements) {
+        return Invalid(where, absl::StrCat("attrs[\"shape\"] dim ", d, " is ", dims[d],
+                                           ", more than ", kMaxElements,
+                                           " (the limit of elements per tensor)"));
+      }
+    }
     attrs.shape.assign(dims.begin(), dims.end());
   }
   if (auto it = op.attrs().find("out_dtype"); it != op.attrs().end()) {
@@ -616,6 +651,14 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
     if (dims.size() > kMaxRankBound) {
       return Invalid(where, absl::StrCat("attrs[\"", name, "\"]: ", dims.size(),
                                          " entries (limit ", kMaxRankBound, ")"));
+    }
+    for (int d = 0; d < dims.size(); ++d) {
+      if (dims[d] >= kMaxElements || dims[d] <= -kMaxElements) {
+        return Invalid(where, absl::StrCat("attrs[\"", name, "\"] entry ", d, " is ",
+                                           dims[d], ", more than ", kMaxElements - 1,
+                                           " in magnitude (the limit of elements per "
+                                           "tensor)"));
+      }
     }
     (name[0] == 'o' ? attrs.offsets : attrs.dims).assign(dims.begin(), dims.end());
   }
@@ -850,6 +893,24 @@ absl::Status Verifier::SymbolicRegionAttrs(const std::string& where,
     absl::StatusOr<SymShape> s = AttrExprs(where, op, "shape");
     if (!s.ok()) return s.status();
     shape = *std::move(s);
+  }
+  // Constant entries are held to the limits of ints before either path
+  // uses them (the symbolic path packs them beside loop-offset markers).
+  for (size_t d = 0; d < offsets->size(); ++d) {
+    std::optional<int64_t> c = (*offsets)[d].AsConstant();
+    if (c && (*c >= kMaxElements || *c <= -kMaxElements)) {
+      return Invalid(where, absl::StrCat("attrs[\"offsets\"] entry ", d, " is ", *c,
+                                         ", more than ", kMaxElements - 1, " in magnitude",
+                                         " (the limit of elements per tensor)"));
+    }
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::optional<int64_t> c = shape[d].AsConstant();
+    if (c && *c > kMaxElements) {
+      return Invalid(where, absl::StrCat("attrs[\"shape\"] dim ", d, " is ", *c,
+                                         ", more than ", kMaxElements,
+                                         " (the limit of elements per tensor)"));
+    }
   }
   bool symbolic = !StaticDims(*offsets) || !StaticDims(shape);
   for (int v : ins) symbolic = symbolic || !StaticDims(shape_[v]);

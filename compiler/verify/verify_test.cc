@@ -194,7 +194,7 @@ TEST(VerifyTest, RejectsZeroAndNegativeTileDims) {
   for (int64_t bad : {0, -1}) {
     pto::v1::Graph g = Base();
     g.mutable_ops(1)->mutable_vec_tile()->set_dims(0, bad);
-    ExpectInvalid(g, {"op #1 \"add\"", absl::StrCat("vec_tile: dim 0 is ", bad)});
+    ExpectInvalid(g, {"op #1 \"add\"", absl::StrCat("vec_tile dim 0 is ", bad)});
   }
 }
 

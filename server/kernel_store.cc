@@ -84,6 +84,9 @@ bool UnwrapManifest(absl::string_view record, Manifest* manifest,
          manifest->payload_sha256().size() == kSha256Bytes;
 }
 
+// The byte budget of a store kept in memory (OpenOrRecover).
+constexpr uint64_t kMaxInMemoryBytes = uint64_t{1} << 30;
+
 // RocksDB is not safe on a full disk (an assertion aborts the process when a
 // write fails and a sync follows): the store writes only while the
 // filesystem keeps this much free.
@@ -225,9 +228,16 @@ absl::StatusOr<KernelStore::Recovered> KernelStore::OpenOrRecover(
       "no kernel store can be opened in {} ({}); keeping kernels in memory "
       "until restart",
       dir, recovered.why);
+  // In memory the budget is memory: at most kMaxInMemoryBytes, and young
+  // entries are evicted too.
+  Options in_memory = options;
+  in_memory.max_bytes = options.max_bytes == 0
+                            ? kMaxInMemoryBytes
+                            : std::min(options.max_bytes, kMaxInMemoryBytes);
+  in_memory.min_age = absl::ZeroDuration();
   auto env = std::unique_ptr<rocksdb::Env>(
       rocksdb::NewMemEnv(rocksdb::Env::Default()));
-  opened = OpenWithEnv("/pto-kernel-store", options, env.get());
+  opened = OpenWithEnv("/pto-kernel-store", in_memory, env.get());
   if (!opened.ok()) return opened.status();
   (*opened)->env_ = std::move(env);
   (*opened)->persistent_ = false;

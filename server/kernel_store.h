@@ -145,8 +145,9 @@ class KernelStore {
   // Open(), never kept down by the store's state: a damaged store is moved
   // aside to "<dir>.damaged-<UTC time>" (kept for inspection) and a fresh
   // one opened in its place; when no store can be opened on disk (a full
-  // disk, an unwritable directory) the kernels are kept in memory, under the
-  // same byte budget, until restart. Fails only when another process holds
+  // disk, an unwritable directory) the kernels are kept in memory until
+  // restart, under the byte budget but at most 1 GiB, young entries
+  // evictable too. Fails only when another process holds
   // `dir` (two ptods must not share a cache). Logs what it did.
   static absl::StatusOr<Recovered> OpenOrRecover(const std::string& dir,
                                                  const Options& options);

@@ -668,6 +668,7 @@ TEST_F(DamagedStoreTest, NoUsableDirectoryKeepsKernelsInMemory) {
   EXPECT_NE(recovered->why.find(file), std::string::npos) << recovered->why;
   ASSERT_TRUE(recovered->store->Put(Key('a'), Sized('a', 100)).ok());
   EXPECT_TRUE(recovered->store->Get(Key('a')).ok());
+  EXPECT_EQ(recovered->store->max_bytes(), uint64_t{1} << 30);
 }
 
 TEST_F(KernelStoreTest, PurgeEmptiesTheStore) {

@@ -73,7 +73,6 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   store_options.on_evict = [metrics](double idle_seconds) {
     metrics->ObserveEviction(idle_seconds);
   };
-  metrics->SetCacheMaxBytes(store_options.max_bytes);
   metrics->AddStaleWorkDirsRemoved(options.stale_work_dirs_removed);
   absl::StatusOr<KernelStore::Recovered> store =
       KernelStore::OpenOrRecover(cache_dir, store_options);
@@ -89,6 +88,7 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
       break;
   }
   ptod->store_ = std::move(store->store);
+  metrics->SetCacheMaxBytes(ptod->store_->max_bytes());
   ptod->service_ = std::make_unique<CompileServiceImpl>(
       ptod->backend_.get(), ptod->store_.get(), ptod->metrics_.get(),
       options.service);

@@ -275,6 +275,7 @@ TEST_F(FaultStoreTest, AFullDiskKeepsKernelsInMemory) {
       << *page;
   EXPECT_NE(page->find("pto_cache_store_recoveries_total{action=\"in_memory\"} 1"),
             std::string::npos);
+  EXPECT_NE(page->find("pto_cache_max_bytes 1073741824"), std::string::npos);
   ASSERT_NE(ptod.StopWith(SIGTERM, absl::Seconds(60)), -1);
   EXPECT_NE(ReadWholeFile(Log("ptod.log")).find("keeping kernels in memory"),
             std::string::npos);

@@ -31,6 +31,16 @@ constexpr char kSigningKey[] = "fault-test-signing-key-0123456789abcdef";
 
 absl::Time In(absl::Duration d) { return absl::Now() + d; }
 
+// Whether this process may mount a tmpfs (on a directory under `scratch`)
+// in a user and mount namespace of its own.
+bool CanMountTmpfs(const std::string& scratch) {
+  const std::string dir = scratch + "/probe-mount";
+  std::filesystem::create_directories(dir);
+  const std::string command = "unshare -rm sh -c 'mount -t tmpfs -o size=64k "
+                              "tmpfs " + dir + "' >/dev/null 2>&1";
+  return system(command.c_str()) == 0;
+}
+
 class FaultStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -246,9 +256,9 @@ TEST_F(FaultStoreTest, DamagedStoreIsMovedAsideAndPtodStarts) {
 TEST_F(FaultStoreTest, AFullDiskKeepsKernelsInMemory) {
   // A full filesystem of the test's own: a 256 KiB tmpfs, filled, mounted in
   // a user and mount namespace of ptod's (no privileges needed).
-  if (system("unshare -rm true >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "needs unprivileged user namespaces (unshare -rm) to "
-                    "mount a small tmpfs";
+  if (!CanMountTmpfs(cache_.path())) {
+    GTEST_SKIP() << "needs unprivileged user namespaces (unshare -rm) that "
+                    "may mount a tmpfs";
   }
   const std::string disk = cache_.path() + "/disk";
   std::filesystem::create_directories(disk);
@@ -282,9 +292,9 @@ TEST_F(FaultStoreTest, AFullDiskKeepsKernelsInMemory) {
 }
 
 TEST_F(FaultStoreTest, ADiskThatFillsWhileServingKeepsNewKernelsInMemory) {
-  if (system("unshare -rm true >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "needs unprivileged user namespaces (unshare -rm) to "
-                    "mount a small tmpfs";
+  if (!CanMountTmpfs(cache_.path())) {
+    GTEST_SKIP() << "needs unprivileged user namespaces (unshare -rm) that "
+                    "may mount a tmpfs";
   }
   // A 96 MiB tmpfs that a helper fills once the test says "go" (files
   // outside the mount, which the test sees too).

@@ -195,32 +195,7 @@ pto::v1::Graph CrashVecTileInt64Max() {
 // Regression: a dim (n+1)*(n+2)*...*(n+7), whose multiplied-out form the
 // region lowering failed to read back (an unchecked StatusOr).
 pto::v1::Graph CrashSymbolicProduct() {
-  GraphBuilder b("crash_sym_product");
-  const SymExpr n = SymExpr::Symbol("n");
-  b.SymInput("bind", kF32, {n});
-  uint32_t x = b.SymInput("x", kF32, {n, 8});
-  uint32_t y = b.Op("exp", {x}, {4, 8});
-  b.Output("out", y);
-  pto::v1::Graph g = b.Build();
-  auto plus = [](int64_t k) {
-    pto::v1::DimExpr e;
-    e.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
-    e.mutable_binary()->mutable_lhs()->set_symbol("n");
-    e.mutable_binary()->mutable_rhs()->set_constant(k);
-    return e;
-  };
-  pto::v1::DimExpr p = plus(1);
-  for (int64_t k = 2; k <= 7; ++k) {
-    pto::v1::DimExpr q;
-    q.mutable_binary()->set_op(pto::v1::DIM_OP_MUL);
-    *q.mutable_binary()->mutable_lhs() = p;
-    *q.mutable_binary()->mutable_rhs() = plus(k);
-    p = q;
-  }
-  for (pto::v1::Value& v : *g.mutable_values()) {
-    if (v.id() == x || v.id() == y) *v.mutable_shape()->mutable_dims(0)->mutable_expr() = p;
-  }
-  return g;
+  return testing::SymbolicProductGraph("crash_sym_product");
 }
 
 bool Write(const std::string& dir, const std::string& name, const pto::v1::Graph& g) {

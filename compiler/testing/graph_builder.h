@@ -239,6 +239,11 @@ pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
                            pto::v1::DataType in_dtype = pto::v1::DT_FP32,
                            pto::v1::DataType out_dtype = pto::v1::DT_FP32);
 
+// out = exp(x), x's (and out's) first dim the product (n+1)*(n+2)*...*(n+7)
+// with n bound by another parameter: an expression within the DimExpr limits
+// whose multiplied-out form is not (once a crash of the region lowering).
+pto::v1::Graph SymbolicProductGraph(const std::string& name);
+
 }  // namespace pto::compiler::testing
 
 #endif  // PTO_COMPILER_TESTING_GRAPH_BUILDER_H_

@@ -21,7 +21,6 @@ namespace pto::testing {
 namespace {
 
 using ::testing::HasSubstr;
-using compiler::SymExpr;
 using compiler::testing::GraphBuilder;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
@@ -42,36 +41,6 @@ pto::v1::Graph ExpWithTile(const std::vector<int64_t>& tile) {
   return b.Build();
 }
 
-// exp(x) with x's (and the result's) first dim (n+1)*(n+2)*...*(n+7), n
-// bound by another parameter.
-pto::v1::Graph SymbolicProduct() {
-  GraphBuilder b("sym_product");
-  const SymExpr n = SymExpr::Symbol("n");
-  b.SymInput("bind", kF32, {n});
-  uint32_t x = b.SymInput("x", kF32, {n, 8});
-  uint32_t y = b.Op("exp", {x}, {4, 8});
-  b.Output("out", y);
-  pto::v1::Graph g = b.Build();
-  auto plus = [](int64_t k) {
-    pto::v1::DimExpr e;
-    e.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
-    e.mutable_binary()->mutable_lhs()->set_symbol("n");
-    e.mutable_binary()->mutable_rhs()->set_constant(k);
-    return e;
-  };
-  pto::v1::DimExpr p = plus(1);
-  for (int64_t k = 2; k <= 7; ++k) {
-    pto::v1::DimExpr q;
-    q.mutable_binary()->set_op(pto::v1::DIM_OP_MUL);
-    *q.mutable_binary()->mutable_lhs() = p;
-    *q.mutable_binary()->mutable_rhs() = plus(k);
-    p = q;
-  }
-  for (pto::v1::Value& v : *g.mutable_values()) {
-    if (v.id() == x || v.id() == y) *v.mutable_shape()->mutable_dims(0)->mutable_expr() = p;
-  }
-  return g;
-}
 
 // exp(a) with a's dims `shape` (the result's too) and vec_tile [1, 1].
 pto::v1::Graph ExpOfShape(const std::vector<int64_t>& shape) {
@@ -112,7 +81,7 @@ std::vector<BadRequest> BadRequests() {
        {"op #0 \"exp\"", "vec_tile dim 0 is -9223372036854775808"}},
       {"vec_tile 2^62", ExpWithTile({int64_t{1} << 62, int64_t{1} << 62}),
        {"op #0 \"exp\"", "vec_tile dim 0 is 4611686018427387904"}},
-      {"dim (n+1)*...*(n+7)", SymbolicProduct(),
+      {"dim (n+1)*...*(n+7)", compiler::testing::SymbolicProductGraph("sym_product"),
        {"param #1 \"x\"", "shape dim 0 expression multiplies out to"}},
       {"shape INT64_MAX", ExpOfShape({kInt64Max, kInt64Max}),
        {"param #0 \"a\"", "more than 1099511627776 elements"}},

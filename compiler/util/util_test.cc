@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "compiler/testing/process_state.h"
 #include "compiler/util/strings.h"
 #include "compiler/util/subprocess.h"
 #include "compiler/util/temp_dir.h"
@@ -108,24 +109,8 @@ TEST(SubprocessTest, RunsInTheGivenDirectoryWithPlainDescriptors) {
   EXPECT_EQ(fds, 4) << r.output;
 }
 
-// Whether `pid` has exited (a zombie waiting for its reaper counts).
-bool Gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const size_t paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() &&
-         (line[paren + 2] == 'Z' || line[paren + 2] == 'X');
-}
-
-bool GoneWithin(pid_t pid, absl::Duration timeout) {
-  const absl::Time end = absl::Now() + timeout;
-  while (!Gone(pid)) {
-    if (absl::Now() > end) return false;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return true;
-}
+using testing::Gone;
+using testing::GoneWithin;
 
 // The pid written to `path` by a child, once it is there.
 pid_t WaitForPid(const std::string& path, absl::Duration timeout) {

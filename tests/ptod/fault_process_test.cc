@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/testing/process_state.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -32,24 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Whether `pid` has exited (a zombie awaiting its reaper counts).
-bool Gone(pid_t pid) {
-  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const size_t paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() &&
-         (line[paren + 2] == 'Z' || line[paren + 2] == 'X');
-}
-
-bool GoneWithin(pid_t pid, absl::Duration timeout) {
-  const absl::Time end = absl::Now() + timeout;
-  while (!Gone(pid)) {
-    if (absl::Now() > end) return false;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return true;
-}
+using compiler::testing::Gone;
+using compiler::testing::GoneWithin;
 
 // The pids a fake compiler wrote to `path` (the file is renamed into place
 // whole), once it is there.

@@ -39,6 +39,7 @@ import inspect
 import textwrap
 import types
 
+from . import control_flow
 from .errors import TraceError
 
 _CF = "__pypto_cf__"
@@ -240,7 +241,6 @@ def rewrite(fn):
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     new_code = next(c for c in factory_code.co_consts
                     if isinstance(c, types.CodeType) and c.co_name == fdef.name)
-    from . import control_flow
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     cells[_CF] = types.CellType(control_flow)
     closure = tuple(cells[n] for n in new_code.co_freevars)

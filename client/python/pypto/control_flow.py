@@ -26,8 +26,9 @@ added when the list lacks it, so every index is covered.
 
 import numbers
 
-from . import symbolic, tracer
+from . import layout, symbolic, tracer
 from .symbolic import SymbolicCondition, is_symbolic, smax as max, smin as min  # noqa: A001,F401
+from .tensors import Tensor
 
 
 def _builder(what):
@@ -39,7 +40,6 @@ def _builder(what):
 
 def _bound(x, what):
     """x as a loop bound: an int or a SymbolicScalar (not a condition)."""
-    from .tensors import Tensor
     if isinstance(x, Tensor):
         raise TypeError(f"{what} is a tensor; loop bounds are ints or symbolic scalars "
                         f"(x.shape[i] of a dynamic dim, a loop index, arithmetic on them): "
@@ -231,7 +231,6 @@ def cond(expr):
     symbolic condition (comparisons of shapes and loop indices, & | ~, and
     `and`/`or`/`not` inside the call). Both branches are traced once; a
     constant condition traces only the branch it takes."""
-    from .tensors import Tensor
     what = "pypto.cond"
     if isinstance(expr, Tensor):
         raise TypeError(f"{what}: the condition is a tensor; a branch of the graph depends on "
@@ -250,7 +249,6 @@ class _If:
     result() merge the Python names the branches bind (ast_rewrite.py)."""
 
     def __init__(self, c, names, *before):
-        from .tensors import Tensor
         if isinstance(c, numbers.Integral) and not isinstance(c, _Cond):
             c = cond(c)  # PyPTO's bare `if pypto.is_loop_begin(i):`
         self.c = c
@@ -312,7 +310,6 @@ class _If:
         if ref is not None and getattr(ref, "_view_of", None) is not None:
             # A view (a tile of a tensor) carried through the if would be
             # updated in place; carry a copy of it, made before the if.
-            from . import layout
             b._target = (home,)
             try:
                 ref = layout.clone(ref)
@@ -325,7 +322,6 @@ class _If:
         return phi
 
     def _check_type(self, name, phi, value):
-        from . import symbolic
         if phi.dtype != value.dtype or not symbolic.same_shape(phi._shape, value._shape):
             raise TypeError(
                 f"'{name}' is {value.dtype.name}{list(value._shape)} at the end of a branch of "
@@ -357,7 +353,6 @@ class _If:
 
 
 def _same_value(a, b):
-    from . import symbolic
     if isinstance(a, numbers.Integral) and isinstance(b, numbers.Integral):
         return symbolic.same(a, b)
     try:

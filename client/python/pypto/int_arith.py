@@ -21,12 +21,12 @@
   dtype is a ValueError, as torch's overflow error), with a float bound the
   tensor is cast to DT_FP32 first (torch promotes).
 
-ops.py asks `binary`/`unary` first; they return None where nothing is
+ops.py asks `binary`/`unary`/`clip` first; they return None where nothing is
 rewritten (floats, comparisons), and the op is recorded as written."""
 
-from . import dtypes
+from . import dtypes, primitives
 from .symbolic import SymbolicScalar
-from .tensors import Tensor, _static_number
+from .tensors import Tensor, _is_scalar, _static_number
 
 INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                  dtypes.DT_UINT8)
@@ -35,14 +35,14 @@ _WRAPPING = ("add", "sub", "mul", "maximum", "minimum", "floor_divide", "remaind
 _MAX_INT_SCALAR = 2 ** 24
 
 
-def _ops():
-    from . import ops
-    return ops
+def _binary(name, a, b):
+    """a op b with this module's rules, else the primitive."""
+    rewritten = binary(name, a, b)
+    return rewritten if rewritten is not None else primitives.binary(name, a, b)
 
 
 def binary(name, a, b):
     """`name`(a, b) rewritten for integer operands, or None."""
-    ops = _ops()
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     t = a if ta else b if tb else None
     if t is None or t.dtype not in INTEGER_TYPES or (ta and tb and a.dtype != b.dtype):
@@ -53,34 +53,35 @@ def binary(name, a, b):
                 f"pypto.pow: integer tensors ({t.dtype.name}) to tensor powers are not "
                 f"supported; use a Python int exponent, or cast to DT_FP32 first")
         if name == "div":
-            return ops.div(ops.cast(a, dtypes.DT_FP32), ops.cast(b, dtypes.DT_FP32))
+            return primitives.binary("div", primitives.cast(a, dtypes.DT_FP32),
+                                     primitives.cast(b, dtypes.DT_FP32))
         if name in _WRAPPING and t.dtype in _SMALL:
-            wide = ops._binary(name, ops.cast(a, dtypes.DT_INT32), ops.cast(b, dtypes.DT_INT32))
-            return ops.cast(wide, t.dtype)
+            wide = _binary(name, primitives.cast(a, dtypes.DT_INT32),
+                           primitives.cast(b, dtypes.DT_INT32))
+            return primitives.cast(wide, t.dtype)
         return None
     s = b if ta else a
-    if not ops._is_scalar(s) or isinstance(s, bool):
+    if not _is_scalar(s) or isinstance(s, bool):
         return None
     if name == "pow" and isinstance(s, int):
         return _int_pow(t, _static_number(s, f"pypto.pow: the exponent of a {t.dtype.name} tensor"),
                         ta)
     if name == "div" or isinstance(s, float) or name == "pow":
-        tf = ops.cast(t, dtypes.DT_FP32)
-        return ops._binary(name, tf, s) if ta else ops._binary(name, s, tf)
+        tf = primitives.cast(t, dtypes.DT_FP32)
+        return _binary(name, tf, s) if ta else _binary(name, s, tf)
     if name not in _WRAPPING:
         return None
     if not isinstance(s, SymbolicScalar) and abs(s) > _MAX_INT_SCALAR:
         raise TypeError(
             f"pypto.{name}: the number {s} with a {t.dtype.name} tensor is outside "
             f"[-2**24, 2**24]; use a tensor for it")
-    n = ops.full([1] * len(t._shape), s, t.dtype)
-    return ops._binary(name, t, n) if ta else ops._binary(name, n, t)
+    n = primitives.full([1] * len(t._shape), s, t.dtype)
+    return _binary(name, t, n) if ta else _binary(name, n, t)
 
 
 def _int_pow(t, n, tensor_base):
     """t ** n for an int n (t an integer tensor), by squaring and multiplying
     (wrapping as torch's integer pow does)."""
-    ops = _ops()
     if not tensor_base:
         raise TypeError(
             f"pypto.pow: a number to the power of an integer tensor ({t.dtype.name}) is "
@@ -91,13 +92,13 @@ def _int_pow(t, n, tensor_base):
     result, base = None, t
     while True:
         if n & 1:
-            result = base if result is None else ops.mul(result, base)
+            result = base if result is None else _binary("mul", result, base)
         n >>= 1
         if not n:
             break
-        base = ops.mul(base, base)
+        base = _binary("mul", base, base)
     if result is None:  # t ** 0
-        return ops.add(ops.mul(t, 0), 1)
+        return _binary("add", _binary("mul", t, 0), 1)
     return result
 
 
@@ -105,9 +106,8 @@ def clip(t, lo, hi):
     """clip of an integer tensor rewritten by torch's rules, or None."""
     if not isinstance(t, Tensor) or t.dtype not in INTEGER_TYPES:
         return None
-    ops = _ops()
     if any(isinstance(v, float) for v in (lo, hi)):
-        return ops.clip(ops.cast(t, dtypes.DT_FP32), lo, hi)
+        return primitives.clip(primitives.cast(t, dtypes.DT_FP32), lo, hi)
     if t.dtype in _SMALL or t.dtype == dtypes.DT_INT32:
         info = _RANGE[t.dtype]
         for name, v in (("min", lo), ("max", hi)):
@@ -121,7 +121,8 @@ def clip(t, lo, hi):
                 raise ValueError(f"pypto.clip: '{name}' {v} is outside [-2**53, 2**53]")
     if t.dtype not in _SMALL:
         return None
-    return ops.cast(ops.clip(ops.cast(t, dtypes.DT_INT32), lo, hi), t.dtype)
+    return primitives.cast(primitives.clip(primitives.cast(t, dtypes.DT_INT32), lo, hi),
+                           t.dtype)
 
 
 _RANGE = {dtypes.DT_INT8: (-128, 127), dtypes.DT_INT16: (-32768, 32767),
@@ -132,5 +133,4 @@ def unary(kind, x):
     """neg/abs/sign of an INT8/INT16/UINT8 tensor through DT_INT32, or None."""
     if kind not in ("neg", "abs", "sign") or not isinstance(x, Tensor) or x.dtype not in _SMALL:
         return None
-    ops = _ops()
-    return ops.cast(ops._unary(kind, ops.cast(x, dtypes.DT_INT32)), x.dtype)
+    return primitives.cast(primitives.unary(kind, primitives.cast(x, dtypes.DT_INT32)), x.dtype)

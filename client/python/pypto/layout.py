@@ -24,7 +24,7 @@ extent in that dim (PyPTO's form), not "to the end".
 
 import numbers
 
-from . import symbolic, tiling
+from . import primitives, symbolic, tiling
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -294,8 +294,7 @@ def _assemble(src, offsets, dst, what):
                 f"{offsets[d] + src._shape[d]}) (valid offsets[{d}]: "
                 f"0..{max(0, dst._shape[d] - src._shape[d])})")
     if dst._vid is None:  # a local tensor never written: start from zeros
-        from . import ops
-        b.write(dst, ops.zeros(tuple(dst._shape), dst.dtype), what)
+        b.write(dst, primitives.full(tuple(dst._shape), 0.0, dst.dtype), what)
     if symbolic.same_shape(src._shape, dst._shape) and _all_zero(offsets):
         b.write(dst, src, what)
         return
@@ -408,8 +407,7 @@ def setitem(x, key, value):
     open_ends = []
     offsets, sizes, result_shape = _region(key, list(x._shape), what, open_ends)
     if _is_scalar(value):
-        from . import ops
-        value = ops.full(tuple(sizes), value, x.dtype)
+        value = primitives.full(tuple(sizes), value, x.dtype)
     _traced(value, what, "value")
     if open_ends and len(value._shape) == len(sizes) == len(result_shape):
         for d in open_ends:  # out[i:, ...] = y: y's extent from offset i

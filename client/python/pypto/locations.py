@@ -17,41 +17,16 @@ kinds of error then name that statement:
 The exception keeps its type; only its message grows.
 """
 
-import linecache
-import os
 import re
-import sys
 
 from . import tracer
 from .errors import TraceError
+from .frames import describe, innermost_user_frame
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _TRACE_ERRORS = (TraceError, TypeError, ValueError, NotImplementedError)
 # "op #3", or for an op in a region "op #2 body op #0", "op #1 else op #4".
 _OP_REF = re.compile(r"\bop #\d+(?: (?:body|then|else) op #\d+)*")
 _REGION_NAMES = {"loop": ("body",), "if": ("then", "else")}
-
-
-def _ours(filename):
-    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
-
-
-def user_frame():
-    """(file, line, function) of the innermost caller outside pypto, or None."""
-    f = sys._getframe(1)
-    while f is not None:
-        code = f.f_code
-        if not _ours(code.co_filename):
-            return (code.co_filename, f.f_lineno, code.co_name)
-        f = f.f_back
-    return None
-
-
-def describe(where):
-    """'file:line (in function): source text' for a user_frame() result."""
-    filename, line, function = where
-    text = linecache.getline(filename, line).strip()
-    return f"{filename}:{line} (in {function})" + (f": {text}" if text else "")
 
 
 def _set_message(exc, message):
@@ -59,16 +34,6 @@ def _set_message(exc, message):
         exc.args = (message,) + exc.args[1:]
     else:
         exc.args = (message,)
-
-
-def _innermost_user_frame(tb):
-    found = None
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if not _ours(code.co_filename):
-            found = (code.co_filename, tb.tb_lineno, code.co_name)
-        tb = tb.tb_next
-    return found
 
 
 def trace(fn, name, params, symbols=None):
@@ -82,7 +47,7 @@ def trace(fn, name, params, symbols=None):
         graph = tracer.trace(fn, name, params, builder=builder)
     except _TRACE_ERRORS as e:
         if not getattr(e, "_pypto_located", False):
-            where = _innermost_user_frame(e.__traceback__.tb_next)
+            where = innermost_user_frame(e.__traceback__.tb_next)
             if where is None:
                 code = getattr(fn, "__code__", None)
                 if code is not None:

@@ -8,8 +8,9 @@ out_dtype is DT_FP32 or the operands' dtype (default: the operands'). The
 cube tile in force (pypto.set_cube_tile_shapes) is recorded on the op.
 """
 
-from . import dtypes, tiling
+from . import dtypes, primitives, tiling
 from .errors import TraceError
+from .primitives import broadcast_shapes, check_traced
 from .tensors import Tensor
 
 _FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16)
@@ -25,10 +26,9 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, c_matrix_nz=Fa
     keywords: extend_params={"bias_tensor": bias} adds a bias broadcast over
     the rows (2-D only, as PyPTO); c_matrix_nz (an NZ-format result) and the
     dequantization/TF32 keys are refused by name."""
-    from .ops import _check_traced, broadcast_shapes
     what = "pypto.matmul"
-    _check_traced(a, what, "a")
-    _check_traced(b, what, "b")
+    check_traced(a, what, "a")
+    check_traced(b, what, "b")
     if c_matrix_nz:
         raise ValueError(f"{what}: c_matrix_nz=True (an NZ-format result) is not supported; "
                          f"results are ND (leave c_matrix_nz False)")
@@ -69,8 +69,6 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, c_matrix_nz=Fa
 
 def _matmul_extended(a, b, out_dtype, a_trans, b_trans, extend_params, what):
     """matmul(...) + extend_params["bias_tensor"] (cast to the result's dtype)."""
-    from . import ops
-    from .ops import _check_traced
     if not isinstance(extend_params, dict):
         raise TypeError(f"{what}: extend_params must be a dict, got "
                         f"{type(extend_params).__name__}")
@@ -89,7 +87,7 @@ def _matmul_extended(a, b, out_dtype, a_trans, b_trans, extend_params, what):
     if len(result.shape) != 2:
         raise ValueError(f"{what}: extend_params is not supported for batched matrix "
                          f"multiplication (rank {len(result.shape)}); add the bias after it")
-    _check_traced(bias, what, "extend_params['bias_tensor']")
+    check_traced(bias, what, "extend_params['bias_tensor']")
     if bias.dtype != result.dtype:
-        bias = ops.cast(bias, result.dtype)
-    return ops.add(result, bias)
+        bias = primitives.cast(bias, result.dtype)
+    return primitives.binary("add", result, bias)

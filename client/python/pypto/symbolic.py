@@ -23,6 +23,8 @@ import os
 import re
 import sys
 
+from ._proto import graph_pb2
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _FIRST_SENTINEL = 1_000_003
 # The second trace's placeholders (trace_compare.py): other large primes, in
@@ -216,7 +218,6 @@ def _text(p):
 def _to_proto(p, msg, budget):
     """Writes polynomial p into pto.v1.DimExpr `msg`; `budget` is a one-item
     list counting nodes (the importer's bound)."""
-    from ._proto import graph_pb2
     budget[0] += 1
     if budget[0] > MAX_EXPR_NODES:
         raise ValueError(f"the expression {_text(p)} has more than {MAX_EXPR_NODES} nodes "

@@ -15,9 +15,9 @@ Inside a kernel, arguments are Tensors whose operators record ops:
 
 import numbers
 
-from . import dtypes
+from . import dtypes, tracer
 from .errors import StaticShapeNeeded, TraceError
-from .symbolic import SymbolicCondition, SymbolicScalar
+from .symbolic import SymbolicCondition, SymbolicScalar, is_symbol_name, is_symbolic
 
 
 class _DimMarker:
@@ -79,7 +79,6 @@ class Tensor:
                 if d is Ellipsis and i == len(shape) - 1:
                     continue  # [pypto.DYNAMIC, ...]: the remaining dims from each call
                 if isinstance(d, str):  # a named dynamic dim (symbolic.py)
-                    from .symbolic import is_symbol_name
                     if not is_symbol_name(d):
                         raise ValueError(
                             f"pypto.Tensor: dim {i} name {d!r} is not an identifier "
@@ -90,7 +89,7 @@ class Tensor:
                         f"pypto.Tensor: dim {i} must be a positive int or pypto.DYNAMIC, "
                         f"got {d!r}")
             shape = tuple(d if isinstance(d, (_DimMarker, str)) or d is Ellipsis or
-                          _symbolic(d) else int(d) for d in shape)
+                          is_symbolic(d) else int(d) for d in shape)
         if dtype is not None and not isinstance(dtype, dtypes.DataType):
             raise TypeError(f"pypto.Tensor: dtype must be a pypto.DT_* constant, got {dtype!r}")
         if not isinstance(name, str):
@@ -170,63 +169,6 @@ class Tensor:
             return f"pypto.Tensor({shape}, {self._dtype!r}, name={self._name!r})"
         return f"<pypto.Tensor {self._name or '%' + str(self._vid)} {list(self._shape)} {self._dtype.name}>"
 
-    # Arithmetic ---------------------------------------------------------------
-
-    def __add__(self, other): return _ops().add(self, other)
-    def __radd__(self, other): return _ops().add(other, self)
-    def __sub__(self, other): return _ops().sub(self, other)
-    def __rsub__(self, other): return _ops().sub(other, self)
-    def __mul__(self, other): return _ops().mul(self, other)
-    def __rmul__(self, other): return _ops().mul(other, self)
-    def __truediv__(self, other): return _ops().div(self, other)
-    def __rtruediv__(self, other): return _ops().div(other, self)
-    def __neg__(self): return _ops().neg(self)
-    def __abs__(self): return _ops().abs(self)
-    def __pos__(self): return self
-
-    def __pow__(self, other): return _ops().pow(self, other)
-    def __rpow__(self, other): return _ops().pow(other, self)
-    def __lt__(self, other): return _ops().lt(self, other)
-    def __le__(self, other): return _ops().le(self, other)
-    def __gt__(self, other): return _ops().gt(self, other)
-    def __ge__(self, other): return _ops().ge(self, other)
-
-    def add(self, other): return _ops().add(self, other)
-    def sub(self, other): return _ops().sub(self, other)
-    def mul(self, other): return _ops().mul(self, other)
-    def div(self, other): return _ops().div(self, other)
-    def pow(self, exponent): return _ops().pow(self, exponent)
-    def maximum(self, other): return _ops().maximum(self, other)
-    def minimum(self, other): return _ops().minimum(self, other)
-    def eq(self, other): return _ops().eq(self, other)
-    def ne(self, other): return _ops().ne(self, other)
-    def lt(self, other): return _ops().lt(self, other)
-    def le(self, other): return _ops().le(self, other)
-    def gt(self, other): return _ops().gt(self, other)
-    def ge(self, other): return _ops().ge(self, other)
-    def clip(self, min=None, max=None): return _ops().clip(self, min, max)  # noqa: A002
-    def cast(self, dtype): return _ops().cast(self, dtype)
-    def sum(self, dim=None, keepdim=False): return _ops().sum(self, dim, keepdim)
-    def softmax(self, dim): return _ops().softmax(self, dim)
-    def amax(self, dim=None, keepdim=False): return _ops().amax(self, dim, keepdim)
-    def amin(self, dim=None, keepdim=False): return _ops().amin(self, dim, keepdim)
-    def prod(self, dim=None, keepdim=False): return _ops().prod(self, dim, keepdim)
-    def argmax(self, dim=-1, keepdim=False): return _ops().argmax(self, dim, keepdim)
-    def argmin(self, dim=-1, keepdim=False): return _ops().argmin(self, dim, keepdim)
-
-    def __floordiv__(self, other): return _ops().floor_divide(self, other)
-    def __rfloordiv__(self, other): return _ops().floor_divide(other, self)
-    def __mod__(self, other): return _ops().remainder(self, other)
-    def __rmod__(self, other): return _ops().remainder(other, self)
-    def floor_divide(self, other): return _ops().floor_divide(self, other)
-    def remainder(self, other): return _ops().remainder(self, other)
-
-    def __matmul__(self, other): return _ops().matmul(self, other)
-    def __rmatmul__(self, other): return _ops().matmul(other, self)
-
-    def matmul(self, other, out_dtype=None, a_trans=False, b_trans=False):
-        """pypto.matmul(self, other, ...)."""
-        return _ops().matmul(self, other, out_dtype, a_trans, b_trans)
     # == and != stay identity comparisons so Tensors can live in sets and
     # dicts; elementwise equality is pypto.eq / pypto.ne (or a.eq(b)).
     __hash__ = object.__hash__
@@ -241,45 +183,6 @@ class Tensor:
         raise TypeError("a pypto Tensor cannot be iterated (loop over an index with "
                         "pypto.loop and take views: x[i:i + 1, :])")
 
-    # Views and writes ---------------------------------------------------------
-
-    def __getitem__(self, key):
-        """x[2:10, :, 3]: a view (layout.py)."""
-        if self._builder is None:
-            raise TraceError("slicing a Tensor is only possible inside a @pypto.jit kernel")
-        return _layout().getitem(self, key)
-
-    def __setitem__(self, key, value):
-        if not _is_full(key, len(self._shape or ())) or _is_scalar(value):
-            if self._builder is None:
-                raise TraceError("writing into a region is only possible inside a "
-                                 "@pypto.jit kernel")
-            _layout().setitem(self, key, value)  # an assemble (layout.py)
-            return
-        self._write(value, f"{self._name or 'tensor'}[:] = ...")
-
-    def view(self, shape, offsets=None): return _layout().view(self, shape, offsets)
-    def reshape(self, shape, *more): return _layout().reshape(self, shape, *more)
-    def transpose(self, dim0, dim1): return _layout().transpose(self, dim0, dim1)
-    def permute(self, dims, *more): return _layout().permute(self, dims, *more)
-    def unsqueeze(self, dim): return _layout().unsqueeze(self, dim)
-    def clone(self): return _layout().clone(self)
-
-    def move(self, value):
-        """out.move(expr): out takes expr's value (same as out[:] = expr)."""
-        self._write(value, f"{self._name or 'tensor'}.move(...)")
-
-    def _write(self, value, what):
-        if self._builder is None:
-            raise TraceError(f"{what}: writing is only possible inside a @pypto.jit kernel")
-        _layout().check_writable(self, what)
-        self._builder.write(self, value, what)
-
-
-def _symbolic(d):
-    from .symbolic import is_symbolic
-    return is_symbolic(d)
-
 
 def _is_full(key, rank):
     """Whether a subscript selects the whole tensor: [:], [...], [:, :]."""
@@ -291,25 +194,9 @@ def _is_full(key, rank):
     return all(isinstance(k, slice) and k == slice(None) for k in keys)
 
 
-def _unary_method(kind):
-    def method(self):
-        return getattr(_ops(), kind)(self)
-    method.__name__ = kind
-    method.__doc__ = f"pypto.{kind}(self)."
-    return method
-
-
-for _name in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-              "reciprocal", "neg", "abs", "relu", "sigmoid", "tanh", "erf", "erfc", "sign",
-              "floor", "ceil", "round", "trunc", "sin", "cos"):
-    setattr(Tensor, _name, _unary_method(_name))
-del _name
-
-
 def tensor(shape, dtype, name=""):
     """pypto.tensor(shape, dtype, name): an annotation outside a kernel; inside
     one, a local tensor to write with t[:] = expr before reading it."""
-    from . import tracer
     b = tracer.current_builder()
     t = Tensor(shape, dtype, name)
     if b is None:
@@ -321,11 +208,4 @@ def tensor(shape, dtype, name=""):
     return Tensor._proxy(b, None, dtype, t._spec_shape, name)
 
 
-def _ops():
-    from . import ops
-    return ops
-
-
-def _layout():
-    from . import layout
-    return layout
+tracer.register_value_type(Tensor)

@@ -35,12 +35,11 @@ MAX_OPS_AT_PLACEHOLDERS ops stops there (too_many_ops, called by the
 tracer) with the same warning and per-size compile.
 """
 
-import sys
 import warnings
 
 from google.protobuf import text_format
 
-from . import locations
+from . import frames
 from .errors import DynamicSizeWarning, StaticShapeNeeded
 
 _REGION_NAMES = {"loop": ("body",), "if": ("then", "else")}
@@ -85,35 +84,26 @@ def too_many_ops(builder):
     """Raises PlaceholderLeak, after a DynamicSizeWarning: `builder`, tracing
     at placeholder sizes, has recorded more than MAX_OPS_AT_PLACEHOLDERS ops."""
     sizes = {name: size for size, name in builder.symbols.items()}
-    _leak(builder.name, locations.user_frame(),
+    _leak(builder.name, frames.user_frame(),
           f"more than {MAX_OPS_AT_PLACEHOLDERS} ops recorded when traced with "
           f"{_sizes_text(sizes)}: a Python loop over a dynamic size? pypto.loop traces its "
           f"body once")
 
 
 def _leak(kernel, w, what):
-    at = f", at {locations.describe(w)}" if w else ""
+    at = f", at {frames.describe(w)}" if w else ""
     message = (
         f"kernel '{kernel}' is compiled once per size: its graph depends on a value computed "
         f"in Python from a dynamic size{at} ({what}). Results are right at every size; "
         f"to compile once, give the size itself to pypto (x / x.shape[-1], not "
         f"x * (1.0 / x.shape[-1]); pypto.loop, not range) and keep Python arithmetic on it "
         f"to + - * // % min max")
-    warnings.warn(message, DynamicSizeWarning, stacklevel=_caller_level())
+    warnings.warn(message, DynamicSizeWarning, stacklevel=frames.caller_stacklevel())
     raise PlaceholderLeak(message)
 
 
 def _sizes_text(sizes):
     return ", ".join(f"{s} = {v}" for s, v in sizes.items())
-
-
-def _caller_level():
-    """The stacklevel of the first frame outside pypto, for warnings.warn
-    called by our caller: the warning names the user's call."""
-    f, level = sys._getframe(2), 2
-    while f is not None and locations._ours(f.f_code.co_filename):
-        f, level = f.f_back, level + 1
-    return level
 
 
 def first_difference(a, b):

@@ -27,11 +27,22 @@ it: reading it there is an error naming the body.
 
 import sys
 
-from . import dtypes, symbolic, tiling
+from . import dtypes, frames, symbolic, tiling, trace_compare
 from ._proto import graph_pb2
-from .errors import TraceError
+from .errors import TraceError, not_yet
 
 _current = None  # the GraphBuilder of the trace in progress, if any
+
+# The class of the values a trace records on (tensors.Tensor registers
+# itself): the tracer makes them with its _proxy classmethod and reads their
+# _builder, _vid, dtype and _shape, and knows nothing else of them.
+_value_type = None
+
+
+def register_value_type(cls):
+    """Makes `cls` the class of traced values (called once, by tensors.py)."""
+    global _value_type
+    _value_type = cls
 
 # The compiler's bound on any name (compiler/verify/limits.h), in UTF-8 bytes.
 MAX_NAME_BYTES = 256
@@ -163,13 +174,12 @@ class GraphBuilder:
         self._values[vid][0] = name
 
     def add_param(self, name, dtype, shape, value_name=""):
-        from .tensors import Tensor
         shape = tuple(symbolic.symbol(self.symbols[d], d)
                       if type(d) is int and d in self.symbols else d for d in shape)
         vid = self.new_value(dtype, shape, value_name or name)
         p = _Param(name, vid)
         self._params.append(p)
-        return Tensor._proxy(self, vid, dtype, shape, value_name or name, param=p)
+        return _value_type._proxy(self, vid, dtype, shape, value_name or name, param=p)
 
     # Ops --------------------------------------------------------------------
 
@@ -193,7 +203,7 @@ class GraphBuilder:
         if r is not None and r.closed:
             kind = "loop" if "loop" in r.what else "branch"
             raise TraceError(
-                f"tensor '{t.name or self.value_name(t._vid) or _user_name(t)}' was made in "
+                f"tensor '{t.name or self.value_name(t._vid) or frames.user_name(t)}' was made in "
                 f"{r.describe()} and is used after it: a value made in a body exists only "
                 f"there; to keep it, assign it into a tensor created before the {kind} "
                 f"(out[i:i + 1, :] = y, or acc[:] = y)")
@@ -209,7 +219,6 @@ class GraphBuilder:
         """Appends `op` to the open region or the top level."""
         self._op_count += 1
         if self.symbols:  # at placeholder sizes: a Python loop over one?
-            from . import trace_compare
             if self._op_count > trace_compare.MAX_OPS_AT_PLACEHOLDERS:
                 trace_compare.too_many_ops(self)
         if self.current_region() is None:
@@ -224,7 +233,6 @@ class GraphBuilder:
         a reduction's: its input's); `tile` overrides the current tile. Cube
         ops (matmul) pass `cube_tile` (tiling's (m, k, n, split_k)) instead of
         using the vector tile."""
-        from .tensors import Tensor
         what = what or f"pypto.{kind}"
         space = shape if space is None else space
         rank = len(space)
@@ -246,7 +254,7 @@ class GraphBuilder:
         for t in inputs:
             self.note_read(t)
         out = self.new_value(dtype, shape)
-        self.where[out] = _user_frame()
+        self.where[out] = frames.user_frame()
         op = graph_pb2.Op(kind=kind)
         op.inputs.extend(t._vid for t in inputs)
         op.outputs.append(out)
@@ -260,13 +268,17 @@ class GraphBuilder:
             op.cube_tile.enable_split_k = split_k
         self.log_reads(op, inputs)
         self.append_op(op)
-        return Tensor._proxy(self, out, dtype, shape, "")
+        return _value_type._proxy(self, out, dtype, shape, "")
+
+    def add_full(self, shape, dtype, value, what):
+        """Records a tensor of `shape` filled with `value` (a float, or a
+        SymbolicScalar evaluated at launch) and returns it."""
+        return self.add_op("full", [], dtype, shape,
+                           {"shape": list(shape), "dtype": dtype, "value": value}, what)
 
     def write(self, dst, src, what):
         """dst[:] = src: rebinds dst (a parameter or local tensor) to src's value."""
-        from .tensors import Tensor
-        if not isinstance(src, Tensor) or src._builder is not self:
-            from .errors import not_yet
+        if not isinstance(src, _value_type) or src._builder is not self:
             if isinstance(src, (int, float)):
                 raise not_yet(f"{what} with a Python scalar (filling a tensor, pypto.full)", 3)
             raise TypeError(f"{what}: expected a pypto Tensor of this kernel, got "
@@ -309,7 +321,7 @@ class GraphBuilder:
             # rather than failing on a pure data move.
             tile = tuple(min(int(d), 64) for d in src._shape)
         out = self.new_value(src.dtype, src._shape)
-        self.where[out] = _user_frame()
+        self.where[out] = frames.user_frame()
         op = graph_pb2.Op(kind="copy")
         op.inputs.append(src._vid)
         op.outputs.append(out)
@@ -363,11 +375,10 @@ class GraphBuilder:
         if t._vid is None:
             # A tensor created before the body and first written in it:
             # it starts as zeros where it was created (a loop may run 0 times).
-            from . import ops
             home = self._stack[first - 1] if first > 0 else None
             self._target = (home,)
             try:
-                zeros = ops.zeros(tuple(t._shape), t.dtype)
+                zeros = self.add_full(tuple(t._shape), t.dtype, 0.0, "pypto.zeros")
             finally:
                 self._target = None
             t._vid = zeros._vid
@@ -385,7 +396,7 @@ class GraphBuilder:
     def open_region(self, what):
         """Starts recording a body (control_flow.py); returns the Region."""
         self.check_failed()
-        r = Region(what, _user_frame())
+        r = Region(what, frames.user_frame())
         self._stack.append(r)
         return r
 
@@ -431,7 +442,7 @@ class GraphBuilder:
         out = self.new_value(dtype, shape, name)
         op = graph_pb2.Op(kind="copy", inputs=[vid], outputs=[out])
         op.vec_tile.dims.extend(min(int(d), 64) for d in shape)
-        self.where[out] = _user_frame()
+        self.where[out] = frames.user_frame()
         self.append_op(op)
         return out
 
@@ -630,24 +641,6 @@ def write_dim(dim, d, sentinels=None):
         dim.size = int(d)
 
 
-def _user_name(t):
-    """The name the user's code binds to tensor t (for messages), or 'tensor'."""
-    from .locations import _ours
-    f = sys._getframe(1)
-    while f is not None and _ours(f.f_code.co_filename):
-        f = f.f_back
-    if f is not None:
-        for name, value in f.f_locals.items():
-            if value is t:
-                return name
-    return "tensor"
-
-
-def _user_frame():
-    from .locations import user_frame
-    return user_frame()
-
-
 def trace(fn, name, params, builder=None):
     """Runs `fn` on proxies for `params` [(arg name, dtype, shape, value name)
     or ScalarArg].
@@ -657,7 +650,6 @@ def trace(fn, name, params, builder=None):
     ids to user source lines).
     """
     global _current
-    from .tensors import Tensor
     builder = builder or GraphBuilder(name)
     proxies = [p.value if isinstance(p, ScalarArg) else builder.add_param(*p) for p in params]
     saved_tiles = tiling._save()
@@ -670,7 +662,7 @@ def trace(fn, name, params, builder=None):
         # Captures the kernel's local variable names for debug names.
         if event == "return" and frame.f_code is code:
             locals_at_return.update(
-                {k: v for k, v in frame.f_locals.items() if isinstance(v, Tensor)})
+                {k: v for k, v in frame.f_locals.items() if isinstance(v, _value_type)})
 
     _current = builder
     sys.setprofile(profile)

@@ -1,0 +1,150 @@
+"""Tensor's operators and methods, bound onto tensors.Tensor late.
+
+tensors.py defines what a Tensor is (an annotation, a traced value); what
+its operators and methods record is defined by the ops above it (ops.py,
+layout.py, matmul.py). They are written here as the methods of a mixin
+class and attached to Tensor once, when the package is imported:
+
+    a + b, 2 - a, a / 3, a ** 2, a // b, a % b, a @ b, -a, abs(a), a < b
+    a.exp(), a.sum(dim), x.clip(0, 1), a.matmul(b)      (pypto.<name>(a, ...))
+    x[2:10, :, 3], x.view(...), x.reshape(...)          (views: layout.py)
+    out[:] = expr, out[i:, :] = y, out.move(expr)       (writes)
+
+== and != stay identity comparisons (tensors.py): elementwise equality is
+pypto.eq / pypto.ne (or a.eq(b)).
+"""
+
+from . import layout, ops
+from .errors import TraceError
+from .tensors import Tensor, _is_scalar
+
+
+class _TensorMethods:
+    """The methods bind() attaches to Tensor."""
+
+    def __add__(self, other): return ops.add(self, other)
+    def __radd__(self, other): return ops.add(other, self)
+    def __sub__(self, other): return ops.sub(self, other)
+    def __rsub__(self, other): return ops.sub(other, self)
+    def __mul__(self, other): return ops.mul(self, other)
+    def __rmul__(self, other): return ops.mul(other, self)
+    def __truediv__(self, other): return ops.div(self, other)
+    def __rtruediv__(self, other): return ops.div(other, self)
+    def __neg__(self): return ops.neg(self)
+    def __abs__(self): return ops.abs(self)
+    def __pos__(self): return self
+
+    def __pow__(self, other): return ops.pow(self, other)
+    def __rpow__(self, other): return ops.pow(other, self)
+    def __lt__(self, other): return ops.lt(self, other)
+    def __le__(self, other): return ops.le(self, other)
+    def __gt__(self, other): return ops.gt(self, other)
+    def __ge__(self, other): return ops.ge(self, other)
+
+    def add(self, other): return ops.add(self, other)
+    def sub(self, other): return ops.sub(self, other)
+    def mul(self, other): return ops.mul(self, other)
+    def div(self, other): return ops.div(self, other)
+    def pow(self, exponent): return ops.pow(self, exponent)
+    def maximum(self, other): return ops.maximum(self, other)
+    def minimum(self, other): return ops.minimum(self, other)
+    def eq(self, other): return ops.eq(self, other)
+    def ne(self, other): return ops.ne(self, other)
+    def lt(self, other): return ops.lt(self, other)
+    def le(self, other): return ops.le(self, other)
+    def gt(self, other): return ops.gt(self, other)
+    def ge(self, other): return ops.ge(self, other)
+    def clip(self, min=None, max=None): return ops.clip(self, min, max)  # noqa: A002
+    def cast(self, dtype): return ops.cast(self, dtype)
+    def sum(self, dim=None, keepdim=False): return ops.sum(self, dim, keepdim)
+    def softmax(self, dim): return ops.softmax(self, dim)
+    def amax(self, dim=None, keepdim=False): return ops.amax(self, dim, keepdim)
+    def amin(self, dim=None, keepdim=False): return ops.amin(self, dim, keepdim)
+    def prod(self, dim=None, keepdim=False): return ops.prod(self, dim, keepdim)
+    def argmax(self, dim=-1, keepdim=False): return ops.argmax(self, dim, keepdim)
+    def argmin(self, dim=-1, keepdim=False): return ops.argmin(self, dim, keepdim)
+
+    def __floordiv__(self, other): return ops.floor_divide(self, other)
+    def __rfloordiv__(self, other): return ops.floor_divide(other, self)
+    def __mod__(self, other): return ops.remainder(self, other)
+    def __rmod__(self, other): return ops.remainder(other, self)
+    def floor_divide(self, other): return ops.floor_divide(self, other)
+    def remainder(self, other): return ops.remainder(self, other)
+
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __rmatmul__(self, other): return ops.matmul(other, self)
+
+    def matmul(self, other, out_dtype=None, a_trans=False, b_trans=False):
+        """pypto.matmul(self, other, ...)."""
+        return ops.matmul(self, other, out_dtype, a_trans, b_trans)
+
+    # Views and writes ---------------------------------------------------------
+
+    def __getitem__(self, key):
+        """x[2:10, :, 3]: a view (layout.py)."""
+        if self._builder is None:
+            raise TraceError("slicing a Tensor is only possible inside a @pypto.jit kernel")
+        return layout.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        if not _is_full(key, len(self._shape or ())) or _is_scalar(value):
+            if self._builder is None:
+                raise TraceError("writing into a region is only possible inside a "
+                                 "@pypto.jit kernel")
+            layout.setitem(self, key, value)  # an assemble (layout.py)
+            return
+        self._write(value, f"{self._name or 'tensor'}[:] = ...")
+
+    def view(self, shape, offsets=None): return layout.view(self, shape, offsets)
+    def reshape(self, shape, *more): return layout.reshape(self, shape, *more)
+    def transpose(self, dim0, dim1): return layout.transpose(self, dim0, dim1)
+    def permute(self, dims, *more): return layout.permute(self, dims, *more)
+    def unsqueeze(self, dim): return layout.unsqueeze(self, dim)
+    def clone(self): return layout.clone(self)
+
+    def move(self, value):
+        """out.move(expr): out takes expr's value (same as out[:] = expr)."""
+        self._write(value, f"{self._name or 'tensor'}.move(...)")
+
+    def _write(self, value, what):
+        if self._builder is None:
+            raise TraceError(f"{what}: writing is only possible inside a @pypto.jit kernel")
+        layout.check_writable(self, what)
+        self._builder.write(self, value, what)
+
+
+def _is_full(key, rank):
+    """Whether a subscript selects the whole tensor: [:], [...], [:, :]."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if keys == (Ellipsis,):
+        return True
+    if len(keys) > rank:
+        return False
+    return all(isinstance(k, slice) and k == slice(None) for k in keys)
+
+
+def _unary_method(kind):
+    fn = getattr(ops, kind)
+
+    def method(self):
+        return fn(self)
+    method.__name__ = kind
+    method.__doc__ = f"pypto.{kind}(self)."
+    return method
+
+
+_UNARY_METHODS = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+                  "reciprocal", "neg", "abs", "relu", "sigmoid", "tanh", "erf", "erfc", "sign",
+                  "floor", "ceil", "round", "trunc", "sin", "cos")
+
+
+def bind():
+    """Attaches the operators and methods to Tensor."""
+    for name, member in vars(_TensorMethods).items():
+        if callable(member) and name not in ("__dict__", "__weakref__", "__init__"):
+            setattr(Tensor, name, member)
+    for kind in _UNARY_METHODS:
+        setattr(Tensor, kind, _unary_method(kind))
+
+
+bind()

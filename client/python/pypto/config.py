@@ -118,9 +118,9 @@ class options:  # noqa: N801 - PyPTO's name
     def __call__(self, fn):
         if not callable(fn):
             raise TypeError(f"pypto.options(...) decorates a function, got {type(fn).__name__}")
-        from .jit_function import JitFunction
-        if isinstance(fn, JitFunction):
-            return _ScopedJit(fn, self._groups)
+        with_options = getattr(fn, "with_options", None)  # a jit function scopes itself
+        if with_options is not None:
+            return with_options(self._groups)
 
         @functools.wraps(fn)
         def scoped(*args, **kwargs):
@@ -128,24 +128,3 @@ class options:  # noqa: N801 - PyPTO's name
                 return fn(*args, **kwargs)
 
         return scoped
-
-
-class _ScopedJit:
-    """@pypto.options(...) over @pypto.jit: calls run in the scope; every
-    other attribute (last_compile, trace, ...) is the jit function's, live."""
-
-    def __init__(self, jit_function, groups):
-        self.__wrapped__ = jit_function
-        self._groups = groups
-        functools.update_wrapper(self, jit_function, updated=())
-
-    def __call__(self, *args, **kwargs):
-        with options(**self._groups):
-            return self.__wrapped__(*args, **kwargs)
-
-    def trace(self, *args, **kwargs):
-        with options(**self._groups):
-            return self.__wrapped__.trace(*args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self.__wrapped__, name)

@@ -380,6 +380,11 @@ class JitFunction:
                 lambda: self._trace(specs, second=True) + (self._sentinels(specs, True),))
         return graph, where
 
+    def with_options(self, groups):
+        """@pypto.options(...) over this function (config.options): calls
+        run in that scope."""
+        return _ScopedJit(self, groups)
+
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
         _, _, specs, static_specs = self._bind(args, kwargs)
@@ -394,7 +399,7 @@ class JitFunction:
     # Calling ------------------------------------------------------------------
 
     def _check_run_mode(self):
-        run_mode = self.options.effective()[0]
+        run_mode = self.options.effective(config.honoured_now())[0]
         if run_mode == RunMode.NPU:
             raise UnsupportedTargetError(
                 f"{self.name}: runtime_options run_mode=pypto.RunMode.NPU needs an accelerator "
@@ -456,7 +461,7 @@ class JitFunction:
                             graph, where = self._trace(specs)
                         except StaticShapeNeeded as e2:
                             raise _symbol_as_number(self.name, e2) from None
-                    _, compile_options, timeout = self.options.effective()
+                    _, compile_options, timeout = self.options.effective(config.honoured_now())
                     start = time.monotonic()
                     try:
                         compiled = backend.get_kernel(graph, compile_options, timeout, self.name)
@@ -577,6 +582,31 @@ class JitFunction:
         _launch(entry, run_args)
         for array, tmp in copy_back:
             np.copyto(array, tmp)
+
+
+class _ScopedJit:
+    """@pypto.options(...) over @pypto.jit: calls run in the scope; every
+    other attribute (last_compile, trace, ...) is the jit function's, live."""
+
+    def __init__(self, jit_function, groups):
+        self.__wrapped__ = jit_function
+        self._groups = groups
+        functools.update_wrapper(self, jit_function, updated=())
+
+    def __call__(self, *args, **kwargs):
+        with config.options(**self._groups):
+            return self.__wrapped__(*args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        with config.options(**self._groups):
+            return self.__wrapped__.trace(*args, **kwargs)
+
+    def with_options(self, groups):
+        """pypto.options(...) over this: one more scope, outside this one."""
+        return _ScopedJit(self, groups)
+
+    def __getattr__(self, name):
+        return getattr(self.__wrapped__, name)
 
 
 def jit(fn=None, **options):

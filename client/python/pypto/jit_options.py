@@ -117,11 +117,11 @@ class JitOptions:
         run_mode, self.compile_options, self.compile_timeout = honoured("pypto.jit", self.groups)
         self.run_mode = RunMode.SIM if run_mode is None else run_mode
 
-    def effective(self):
+    def effective(self, global_honoured):
         """(run_mode, compile options, compile timeout) in force now: this
-        function's options over the global ones."""
-        from . import config
-        g_mode, g_opts, g_timeout = config.honoured_now()
+        function's options over `global_honoured`, the global ones
+        (config.honoured_now())."""
+        g_mode, g_opts, g_timeout = global_honoured
         explicit_mode = self.groups.get("runtime_options", {}).get("run_mode")
         run_mode = self.run_mode if explicit_mode is not None or g_mode is None else g_mode
         compile_options = dict(g_opts)

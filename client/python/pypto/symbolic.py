@@ -575,6 +575,29 @@ def symbol(name, value):
     return SymbolicScalar._new(value, _sym(name))
 
 
+# While a kernel is traced: a function giving {name: SymbolicScalar} of the
+# symbols usable at this point (its parameters' dynamic dims, the open
+# loops' indices); set by the tracer (symbols_in_scope).
+_symbols_in_scope = None
+
+
+class symbols_in_scope:  # noqa: N801 - used as a function in a with statement
+    """with symbols_in_scope(fn): named symbols resolve through fn()."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __enter__(self):
+        global _symbols_in_scope
+        self._saved, _symbols_in_scope = _symbols_in_scope, self._fn
+        return self
+
+    def __exit__(self, *exc):
+        global _symbols_in_scope
+        _symbols_in_scope = self._saved
+        return False
+
+
 def symbolic_scalar(value_or_name, value=None):
     """pypto.symbolic_scalar(value_or_name): an int or a SymbolicScalar is
     returned as a symbolic scalar (an int stays an int: a constant needs no
@@ -583,7 +606,6 @@ def symbolic_scalar(value_or_name, value=None):
     a scalar known only at run time has to come from a tensor's shape here.
     `value` (PyPTO's concrete value for a name) is not needed: the runtime
     binds the symbol from the arguments' shapes."""
-    from . import tracer
     what = "pypto.symbolic_scalar"
     if isinstance(value_or_name, bool):
         raise TypeError(f"{what}: expected an int, a SymbolicScalar or a name, got a bool")
@@ -593,11 +615,10 @@ def symbolic_scalar(value_or_name, value=None):
         raise TypeError(f"{what}: expected an int, a SymbolicScalar or a name, got "
                         f"{type(value_or_name).__name__}")
     name = value_or_name
-    b = tracer.current_builder()
-    if b is None:
+    if _symbols_in_scope is None:
         raise TypeError(f"{what}({name!r}): a named symbolic scalar exists only inside a "
                         f"@pypto.jit kernel")
-    known = b.symbol_values()
+    known = _symbols_in_scope()
     if name not in known:
         raise ValueError(
             f"{what}({name!r}): no dynamic dim of this kernel's parameters is named {name!r} "

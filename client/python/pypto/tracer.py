@@ -667,7 +667,8 @@ def trace(fn, name, params, builder=None):
     _current = builder
     sys.setprofile(profile)
     try:
-        result = fn(*proxies)
+        with symbolic.symbols_in_scope(builder.symbol_values):
+            result = fn(*proxies)
     finally:
         sys.setprofile(previous_profile)
         _current = saved_builder

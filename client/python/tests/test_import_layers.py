@@ -35,8 +35,10 @@ FLOORS = [
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
     # the jit function
     ("jit_function",),
+    # PyPTO's frontend module; graphs for ptoc
+    ("frontend", "debug"),
     # the package
-    ("frontend", "debug", "__init__", "__main__"),
+    ("__init__", "__main__"),
 ]
 
 

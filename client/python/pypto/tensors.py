@@ -184,16 +184,6 @@ class Tensor:
                         "pypto.loop and take views: x[i:i + 1, :])")
 
 
-def _is_full(key, rank):
-    """Whether a subscript selects the whole tensor: [:], [...], [:, :]."""
-    keys = key if isinstance(key, tuple) else (key,)
-    if keys == (Ellipsis,):
-        return True
-    if len(keys) > rank:
-        return False
-    return all(isinstance(k, slice) and k == slice(None) for k in keys)
-
-
 def tensor(shape, dtype, name=""):
     """pypto.tensor(shape, dtype, name): an annotation outside a kernel; inside
     one, a local tensor to write with t[:] = expr before reading it."""

@@ -30,3 +30,23 @@ def save_graph(kernel, path, *args, **kwargs):
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+def ignored_options(kernel):
+    """{option group or jit keyword: keys (or the keyword's value)} that
+    `kernel` (a @pypto.jit function) was given, or that the global options in
+    force (pypto.set_*_options, pypto.options) set, and that have no effect
+    here: PyPTO's NPU toolchain settings (jit_options.py lists them). Empty
+    when every given option acts."""
+    from . import config, jit_options
+    options = getattr(kernel, "options", None)
+    if not isinstance(options, jit_options.JitOptions):
+        raise TypeError(f"pypto.debug.ignored_options: expected a @pypto.jit function, got "
+                        f"{type(kernel).__name__}")
+    out = jit_options.ignored_keys(config._snapshot())
+    for group, keys in options.ignored().items():
+        if isinstance(keys, list):
+            out[group] = sorted(set(out.get(group, [])) | set(keys))
+        else:
+            out[group] = keys
+    return out

@@ -1,16 +1,19 @@
 """@pypto.jit / @pypto.frontend.jit: trace once per signature, compile, run.
 
 Calling a jit function:
-  1. Each argument (a numpy array or a CPU torch tensor) is checked against its
-     parameter's annotation: a dtype mismatch is a TypeError and a rank or dim
-     mismatch a ValueError, both naming the argument.
-  2. The static signature (dtypes, shapes, tile shapes in force) selects a
-     kernel from the function's in-memory cache; on a miss the function is
-     traced into a pto.v1.Graph and compiled (disk cache, embedded compiler or
-     ptod: see backend.py).
+  1. Each tensor argument (a numpy array or a CPU torch tensor) is checked
+     against its parameter's annotation: a dtype mismatch is a TypeError and
+     a rank or dim mismatch a ValueError, both naming the argument. Any other
+     parameter is a compile-time value (_Param).
+  2. The static signature (dtypes, shapes, compile-time values, tile shapes
+     in force) selects a kernel from the function's in-memory cache; on a
+     miss the function is traced into a pto.v1.Graph and compiled (disk
+     cache, embedded compiler or ptod: see backend.py).
   3. The kernel runs on the arguments' memory. Non-contiguous arguments: an
      input is copied to a contiguous temporary; an output is computed into a
-     contiguous temporary that is then copied back into the argument.
+     contiguous temporary that is then copied back into the argument. With
+     debug_options runtime_debug_mode 1 the run is traced and its swimlane
+     written to PyPTO's run folder (run_folder.py).
 
 Repeat calls take a fast path: positional arguments whose (type, dtype,
 shape) per argument and tile shapes in force match an earlier successful call
@@ -360,8 +363,12 @@ class JitFunction:
         # Symbolic signatures whose trace needs static sizes (a dynamic size
         # used as a number: StaticShapeNeeded): their calls compile per size.
         self._per_size = set()
+        # (A parameter annotated with a type other than int/float/bool may
+        # take any value, a numpy array too, which the fast key would read as
+        # a tensor: such kernels take the full path.)
         self._fast_ok = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                            for p in self._signature.parameters.values())
+                            for p in self._signature.parameters.values()) and \
+            all(p.tensor or p.auto or p.scalar for p in self._params)
         self._lock = threading.Lock()
         self._traced_fn = None
         self.last_compile = None
@@ -483,8 +490,10 @@ class JitFunction:
         run_mode = self.options.runtime.get("run_mode")
         if run_mode is not None and (run_mode != RunMode.SIM or isinstance(run_mode, bool)):
             self._check_run_mode()
-        swimlane = self.options.swimlane_now()  # it needs the full path's traced run
-        hot = self._hot
+        swimlane = self.options.swimlane  # (swimlane_now, without its import)
+        if swimlane is None:
+            swimlane = config._groups["debug_options"].get("runtime_debug_mode") == 1
+        hot = self._hot  # (a swimlane needs the full path's traced run)
         if hot is not None and hot[0] is tiling._state and hot[1] is config._honoured \
                 and not kwargs and not swimlane:
             # Nothing global changed since the call that made hot[2]: its

@@ -193,7 +193,10 @@ class JitOptions:
             self.runtime = self.groups.setdefault("runtime_options", {})
         self.groups["runtime_options"] = self.runtime
         _, self.compile_options, self.compile_timeout = honoured("pypto.jit", self.groups)
-        self.swimlane = swimlane_on(self.groups.get("debug_options", {}))
+        # Whether this function's debug_options ask for the swimlane; None
+        # when they leave runtime_debug_mode to the global options.
+        debug = self.groups.get("debug_options", {})
+        self.swimlane = swimlane_on(debug) if "runtime_debug_mode" in debug else None
 
     @property
     def run_mode(self):
@@ -217,7 +220,7 @@ class JitOptions:
     def swimlane_now(self):
         """Whether this call writes the run's swimlane: this function's
         debug_options, else the global ones (config.py), say runtime_debug_mode 1."""
-        if "runtime_debug_mode" in self.groups.get("debug_options", {}):
+        if self.swimlane is not None:
             return self.swimlane
         from . import config
         return swimlane_on(config._groups["debug_options"])

@@ -236,3 +236,17 @@ def test_scalar_parameters_keep_the_fast_path(native):
     np.testing.assert_array_equal(out, 3.0)
     k(a, out, 2.0, 2, True)
     np.testing.assert_array_equal(out, 4.0)
+
+
+def test_a_numpy_array_as_a_compile_time_value(native):
+    @pypto.jit
+    def k(a: ANY, out: ANY, table: np.ndarray):
+        pypto.set_vec_tile_shapes(8, 16)
+        out[:] = a * float(table[0]) + float(table[1])
+
+    a, out = np.ones((8, 16), np.float32), np.zeros((8, 16), np.float32)
+    for _ in range(3):  # repeat calls: the value, never read as a tensor argument
+        k(a, out, np.array([2.0, 1.0]))
+        np.testing.assert_array_equal(out, 3.0)
+    k(a, out, np.array([3.0, 1.0]))
+    np.testing.assert_array_equal(out, 4.0)

@@ -9,6 +9,11 @@ program and the generated C++ of exactly the graph the call would compile,
 and `--run` checks it against the double-precision reference on random
 inputs. (The cache keys agree when ptoc and pypto's extension were built
 from the same compiler.)
+
+    pypto.debug.ignored_options(kernel)   # {"runtime_options": ["max_workspace_kb"], ...}
+
+lists the options and jit keywords a kernel was given that have no effect
+here (PyPTO's NPU toolchain settings: jit_options.py).
 """
 
 from google.protobuf import text_format

@@ -431,6 +431,9 @@ class PyKernel {
             s.tasks, s.first * 1e-9, s.last * 1e-9, s.busy * 1e-9);
       }
       out["threads"] = threads;
+      // The run's tasks as Chrome trace-event JSON, one event per task (the
+      // swimlane of pypto's run folder: run_folder.py).
+      out["chrome_trace"] = executor.ChromeTraceJson(events);
     }
     if (with_shares) {
       const auto& executor = pto::runtime::Executor::Default();
@@ -616,7 +619,8 @@ PYBIND11_MODULE(_native, m) {
            "As run(); returns where the call's time went: {phase: seconds} "
            "(check, expand, plan, workspace, setup, caller, wait, total), "
            "tasks and plan_cached; trace=True adds per-thread task counts "
-           "and spans (threads: {name: (tasks, first start, last end, busy)}); "
+           "and spans (threads: {name: (tasks, first start, last end, busy)}) "
+           "and chrome_trace (Chrome trace-event JSON, one event per task); "
            "shares=True each root claimer's thread, CPUs and share (shares: "
            "[(name, cpu at start, cpu at end, start, end, roots, tasks)]).")
       .def("launcher", &PyKernel::Launcher, py::arg("arrays"),

@@ -9,9 +9,16 @@ program and the generated C++ of exactly the graph the call would compile,
 and `--run` checks it against the double-precision reference on random
 inputs. (The cache keys agree when ptoc and pypto's extension were built
 from the same compiler.)
+
+    pypto.debug.ignored_options(kernel)   # {"runtime_options": ["max_workspace_kb"], ...}
+
+lists the options and jit keywords a kernel was given that have no effect
+here (PyPTO's NPU toolchain settings: jit_options.py).
 """
 
 from google.protobuf import text_format
+
+from . import config, jit_options
 
 
 def graph_text(kernel, *args, **kwargs):
@@ -30,3 +37,22 @@ def save_graph(kernel, path, *args, **kwargs):
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+def ignored_options(kernel):
+    """{option group or jit keyword: keys (or the keyword's value)} that
+    `kernel` (a @pypto.jit function) was given, or that the global options in
+    force (pypto.set_*_options, pypto.options) set, and that have no effect
+    here: PyPTO's NPU toolchain settings (jit_options.py lists them). Empty
+    when every given option acts."""
+    options = getattr(kernel, "options", None)
+    if not isinstance(options, jit_options.JitOptions):
+        raise TypeError(f"pypto.debug.ignored_options: expected a @pypto.jit function, got "
+                        f"{type(kernel).__name__}")
+    out = jit_options.ignored_keys(config._snapshot())
+    for group, keys in options.ignored().items():
+        if isinstance(keys, list):
+            out[group] = sorted(set(out.get(group, [])) | set(keys))
+        else:
+            out[group] = keys
+    return out

@@ -1,16 +1,19 @@
 """@pypto.jit / @pypto.frontend.jit: trace once per signature, compile, run.
 
 Calling a jit function:
-  1. Each argument (a numpy array or a CPU torch tensor) is checked against its
-     parameter's annotation: a dtype mismatch is a TypeError and a rank or dim
-     mismatch a ValueError, both naming the argument.
-  2. The static signature (dtypes, shapes, tile shapes in force) selects a
-     kernel from the function's in-memory cache; on a miss the function is
-     traced into a pto.v1.Graph and compiled (disk cache, embedded compiler or
-     ptod: see backend.py).
+  1. Each tensor argument (a numpy array or a CPU torch tensor) is checked
+     against its parameter's annotation: a dtype mismatch is a TypeError and
+     a rank or dim mismatch a ValueError, both naming the argument. Any other
+     parameter is a compile-time value (_Param).
+  2. The static signature (dtypes, shapes, compile-time values, tile shapes
+     in force) selects a kernel from the function's in-memory cache; on a
+     miss the function is traced into a pto.v1.Graph and compiled (disk
+     cache, embedded compiler or ptod: see backend.py).
   3. The kernel runs on the arguments' memory. Non-contiguous arguments: an
      input is copied to a contiguous temporary; an output is computed into a
-     contiguous temporary that is then copied back into the argument.
+     contiguous temporary that is then copied back into the argument. With
+     debug_options runtime_debug_mode 1 the run is traced and its swimlane
+     written to PyPTO's run folder (run_folder.py).
 
 Repeat calls take a fast path: positional arguments whose (type, dtype,
 shape) per argument and tile shapes in force match an earlier successful call
@@ -37,7 +40,7 @@ import time
 
 import numpy as np
 
-from . import ast_rewrite, backend, cache, config, dtypes, locations, tiling, trace_compare, tracer
+from . import ast_rewrite, backend, cache, config, dtypes, locations, run_folder, tiling, trace_compare, tracer
 from ._proto import graph_pb2
 from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
@@ -82,6 +85,17 @@ def _launch(entry, run_args):
     except ValueError as e:
         locations.annotate(e, entry.graph, entry.where)
         raise
+
+
+def _launch_traced(entry, run_args, kernel_name):
+    """_launch, with the run's tasks traced and written to PyPTO's run
+    folder as its swimlane (run_folder.py)."""
+    try:
+        profile = entry.compiled.kernel.run_profiled(run_args, entry.run_dtypes, trace=True)
+    except ValueError as e:
+        locations.annotate(e, entry.graph, entry.where)
+        raise
+    run_folder.write_swimlane(profile["chrome_trace"], kernel_name)
 
 
 def _check_aliasing(entry, arrays):
@@ -167,51 +181,101 @@ def _as_array(name, value, want_dtype=None):
                         f"pypto.from_torch(t)), not a pypto.Tensor annotation")
     if isinstance(value, (int, float)):
         raise TypeError(f"argument '{name}': got the number {value!r} for a tensor parameter; "
-                        f"pass a tensor, or annotate the parameter int, float or bool to make "
-                        f"it a compile-time scalar")
+                        f"pass a tensor, or annotate the parameter with another type (int, "
+                        f"float, tuple, ...) to make it a compile-time parameter")
     raise TypeError(f"argument '{name}': expected a numpy array or a torch tensor, got "
-                    f"{type(value).__name__}")
+                    f"{type(value).__name__} {_short_repr(value)} (a tensor parameter; annotate "
+                    f"it with another type, e.g. int or tuple, to make it a compile-time "
+                    f"parameter)")
+
+
+def _short_repr(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _make_hashable(obj):
+    """A compile-time argument as the kernel cache key holds it (PyPTO's
+    _make_hashable): a dict as a frozenset of its items, a list or tuple as
+    a tuple, each recursively; anything else as str(obj)."""
+    if isinstance(obj, dict):
+        return frozenset((_make_hashable(k), _make_hashable(v)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)):
+        return tuple(_make_hashable(v) for v in obj)
+    return str(obj)
+
+
+class _StaticValue:
+    """A compile-time argument in a signature: equal and hashed as its
+    _make_hashable form together with its type (so 1, 1.0, True and "1" stay
+    apart), and holding the value itself for the trace."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, value):
+        self.key = (type(value), _make_hashable(value))
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, _StaticValue) and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _is_tensor_annotation(ann):
+    return ann is Tensor or isinstance(ann, Tensor)
+
+
+def _is_tensor_value(value):
+    """Whether an unannotated parameter's argument is a tensor."""
+    if isinstance(value, (np.ndarray, Tensor)) or hasattr(value, "_pypto_data"):
+        return True
+    torch = _torch()
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 class _Param:
     """One kernel parameter and its annotation.
 
-    A parameter annotated `int`, `float` or `bool` is a compile-time scalar:
-    the kernel function sees the Python value itself, and the value is part
-    of the in-memory cache key (each new value traces and compiles once). An
-    unannotated parameter is a scalar when called with a Python number and a
-    tensor otherwise."""
+    A parameter annotated pypto.Tensor (the class, an instance or
+    Tensor[...]) takes a tensor. Any other annotation (int, float, bool,
+    tuple, dict, a dataclass, pypto.DT_*, ...) makes it a compile-time
+    parameter: the kernel function sees the Python value itself, and the
+    value is part of the in-memory cache key as _make_hashable gives it (each
+    new value traces once; the compiled kernel is keyed by the graph it
+    traced to, which holds everything the value changed). int, float and
+    bool annotations also check the argument's type. An unannotated
+    parameter takes a tensor when called with one and is a compile-time
+    parameter otherwise."""
 
     def __init__(self, fn_name, p):
         self.name = p.name
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise TypeError(f"@pypto.jit {fn_name}: *args/**kwargs parameters are not supported")
         ann = p.annotation
-        self.scalar = ann if ann in _SCALAR_TYPES else None
         self.auto = ann is inspect.Parameter.empty
-        if ann is inspect.Parameter.empty or ann is Tensor or self.scalar:
-            ann = Tensor()
-        if not isinstance(ann, Tensor):
-            raise TypeError(
-                f"@pypto.jit {fn_name}: parameter '{p.name}' is annotated {ann!r}; annotate "
-                f"tensors with pypto.Tensor(...) and compile-time scalars with int, float or "
-                f"bool")
-        self.ann = ann
+        self.tensor = _is_tensor_annotation(ann)
+        self.scalar = ann if ann in _SCALAR_TYPES else None
+        self.ann = (ann if isinstance(ann, Tensor) else Tensor()) if self.tensor else Tensor()
 
-    def scalar_value(self, value):
-        """`value` checked as this scalar parameter's, or None if the
+    def static_value(self, value):
+        """`value` checked as this compile-time parameter's, or None if the
         parameter takes a tensor here."""
-        if self.scalar is None:
-            if self.auto and isinstance(value, (int, float)):
-                return value
+        if self.tensor or (self.auto and _is_tensor_value(value)):
             return None
+        if self.scalar is None:
+            return _StaticValue(value)
         ok = (isinstance(value, bool) if self.scalar is bool else
               isinstance(value, int) and not isinstance(value, bool) if self.scalar is int else
               isinstance(value, (int, float)) and not isinstance(value, bool))
         if not ok:
             raise TypeError(f"argument '{self.name}': expected a Python {self.scalar.__name__} "
                             f"(the annotation), got {type(value).__name__} {value!r}")
-        return float(value) if self.scalar is float else value
+        return _StaticValue(float(value) if self.scalar is float else value)
 
     def check(self, array, dt=None, dynamic_axis=()):
         """(DataType, shape) of `array`, after checking it against the
@@ -262,6 +326,21 @@ def _signature(fn):
                         ) from None
 
 
+def _check_parameter_order(fn_name, params):
+    """Tensor parameters come first, then the compile-time ones (PyPTO's rule):
+    a TypeError naming both when a tensor parameter follows a parameter
+    annotated with anything else."""
+    static = None
+    for p in params:
+        if p.tensor and static is not None:
+            raise TypeError(
+                f"@pypto.jit {fn_name}: tensor parameter '{p.name}' follows the compile-time "
+                f"parameter '{static.name}'; put the pypto.Tensor parameters first, then the "
+                f"others (scalars, tilings, ...)")
+        if not p.tensor and not p.auto:
+            static = static or p
+
+
 class JitFunction:
     """A kernel function; call it with numpy arrays or torch tensors."""
 
@@ -271,6 +350,7 @@ class JitFunction:
         self.name = getattr(fn, "__qualname__", getattr(fn, "__name__", "kernel"))
         self._signature = _signature(fn)
         self._params = [_Param(self.name, p) for p in self._signature.parameters.values()]
+        _check_parameter_order(self.name, self._params)
         self._cache = {}
         # Fast path (module docstring): (tile state, per-argument (type, dtype,
         # shape)) -> _Entry. Only positional calls; only when every parameter
@@ -283,8 +363,12 @@ class JitFunction:
         # Symbolic signatures whose trace needs static sizes (a dynamic size
         # used as a number: StaticShapeNeeded): their calls compile per size.
         self._per_size = set()
+        # (A parameter annotated with a type other than int/float/bool may
+        # take any value, a numpy array too, which the fast key would read as
+        # a tensor: such kernels take the full path.)
         self._fast_ok = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                            for p in self._signature.parameters.values())
+                            for p in self._signature.parameters.values()) and \
+            all(p.tensor or p.auto or p.scalar for p in self._params)
         self._lock = threading.Lock()
         self._traced_fn = None
         self.last_compile = None
@@ -302,9 +386,9 @@ class JitFunction:
         marked = {}  # spec index -> dims pypto.from_torch(dynamic_axis=...) marked
         for p in self._params:
             value = bound.arguments[p.name]
-            scalar = p.scalar_value(value)
-            if scalar is not None:  # a compile-time constant: no array
-                specs.append(("scalar", type(scalar), scalar))
+            static = p.static_value(value)
+            if static is not None:  # a compile-time value: no array
+                specs.append(("scalar", type(static.value), static))
                 continue
             array, t, dt = _as_array(p.name, value, p.ann.dtype)
             axes = getattr(value, "dynamic_axis", ())
@@ -352,7 +436,7 @@ class JitFunction:
         placeholder sizes (trace_compare.py)."""
         cache.count("check_traces" if second else "traces")
         sizes = self._sentinels(specs, second)
-        params = [tracer.ScalarArg(p.name, spec[2]) if spec[0] == "scalar"
+        params = [tracer.ScalarArg(p.name, spec[2].value) if spec[0] == "scalar"
                   else (p.name, spec[0], tuple(sizes.get(d, d) for d in spec[1]),
                         p.ann.name)
                   for p, spec in zip(self._params, specs)]
@@ -407,9 +491,14 @@ class JitFunction:
                 f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU")
 
     def __call__(self, *args, **kwargs):
-        hot = self._hot
+        # runtime_options is the caller's dict, read at every call (jit_options.py).
+        run_mode = self.options.runtime.get("run_mode")
+        if run_mode is not None and (run_mode != RunMode.SIM or isinstance(run_mode, bool)):
+            self._check_run_mode()
+        swimlane = self.options.swimlane_now(config._groups["debug_options"])
+        hot = self._hot  # (a swimlane needs the full path's traced run)
         if hot is not None and hot[0] is tiling._state and hot[1] is config._honoured \
-                and not kwargs:
+                and not kwargs and not swimlane:
             # Nothing global changed since the call that made hot[2]: its
             # launcher checks the arguments against that call's key and runs.
             entry = hot[3]
@@ -421,9 +510,9 @@ class JitFunction:
             if ran:  # (a memory hit: the launcher counts it, cache.py)
                 self.last_compile = entry.memory_info
                 return
-        if self.options.run_mode == RunMode.NPU or config._honoured[0] == RunMode.NPU:
+        if run_mode is None and config._honoured[0] == RunMode.NPU:
             self._check_run_mode()
-        if not kwargs and self._fast_ok and len(args) == len(self._params):
+        if not kwargs and self._fast_ok and len(args) == len(self._params) and not swimlane:
             state = (tiling._state, config._honoured)  # read once: the key's and hot's
             fast_key = self._fast_key(args, state)
             if fast_key is not None:
@@ -475,7 +564,7 @@ class JitFunction:
                 else:
                     cache.count("memory_hits")
                     self.last_compile = CompileInfo("memory", entry.compiled.key)
-        self._run(entry, arrays, torches)
+        self._run(entry, arrays, torches, swimlane)
         if fast_key is not None and len(self._fast) < 64:  # bounded: a key per signature seen
             self._fast[fast_key] = [entry, None]  # the launcher comes with the first hit
 
@@ -562,7 +651,7 @@ class JitFunction:
         self.last_compile = entry.memory_info
         return True
 
-    def _run(self, entry, arrays, torches):
+    def _run(self, entry, arrays, torches, swimlane=False):
         run_args, copy_back = [], []
         _check_aliasing(entry, arrays)
         tensor_params = [p for p, spec in zip(self._params, entry.specs) if spec[0] != "scalar"]
@@ -579,7 +668,10 @@ class JitFunction:
             run_args.append(tmp)
             if writes:
                 copy_back.append((array, tmp))
-        _launch(entry, run_args)
+        if swimlane:
+            _launch_traced(entry, run_args, self.name)
+        else:
+            _launch(entry, run_args)
         for array, tmp in copy_back:
             np.copyto(array, tmp)
 
@@ -610,7 +702,12 @@ class _ScopedJit:
 
 
 def jit(fn=None, **options):
-    """Decorator: @pypto.jit or @pypto.jit(runtime_options={...}, ...)."""
+    """Decorator: @pypto.jit or @pypto.jit(runtime_options={...}, ...).
+
+    Keywords: the option groups of jit_options.py (host_options,
+    runtime_options, codegen_options, pass_options, verify_options,
+    debug_options), and PyPTO's new_ir and create_new_logical_tensor, which
+    have no effect here (pypto.debug.ignored_options lists them)."""
     opts = JitOptions(**options)
     if fn is None:
         return lambda f: JitFunction(f, opts)

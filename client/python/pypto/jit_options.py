@@ -3,15 +3,37 @@
 Each option group is a dict of known keys; an unknown group or key is a
 TypeError/ValueError that names it. Keys PyPTO defines for its NPU toolchain
 are accepted (so PyPTO kernels load unchanged) but have no effect here unless
-listed as honoured below.
+listed as honoured below; pypto.debug.ignored_options(kernel) lists the keys
+and keywords a kernel was given that have no effect.
 
 Honoured:
   runtime_options["run_mode"]: pypto.RunMode.SIM (the CPU host target, the
-      default) or pypto.RunMode.NPU (fails: no accelerator target is built).
+      default) or pypto.RunMode.NPU (fails at call time: no accelerator
+      target is built). The kernel holds the caller's runtime_options dict
+      itself and reads run_mode at each call; at decoration a RunMode value
+      there is replaced by its int.
   codegen_options["opt_level"]: 0..3, the native compiler's -O level
       (part of the cache key).
   host_options["compile_timeout"]: seconds allowed for one compile.
-Every other known key is accepted and has no effect here.
+  debug_options["runtime_debug_mode"]: 1 writes each SIM run's swimlane
+      (Chrome trace-event JSON, one event per executed task) to the run
+      folder (run_folder.py).
+The codegen, host, pass, verify and debug groups are copied at decoration.
+
+Accepted without effect (these configure PyPTO's NPU toolchain: scheduling
+threads, workspace sizes, device scheduling, code generation for a SoC, pass
+tuning, pass verification), so a result never depends on them:
+  runtime_options: device_sched_mode, stitch_function_*, stitch_cfgcache_size,
+      cfgcache_device_task_num, launch_sched_aicpu_num, max_workspace_kb,
+      valid_shape_optimize, ready_on_host_tensors, device_sched_parallelism,
+      runtime_debug_mode, enable_profiling, trace_level
+  host_options: every key but compile_timeout
+  codegen_options: support_dynamic_aligned, soc_version, enable_pmu_trace
+  pass_options, verify_options: every key
+  debug_options: compile_debug_mode, dump_pass_graph, runtime_debug_mode
+      other than 1
+  the jit keywords new_ir (this front end always translates the kernel's
+      control flow as PyPTO's new_ir=True does) and create_new_logical_tensor.
 """
 
 import enum
@@ -32,21 +54,52 @@ KNOWN_KEYS = {
     "runtime_options": {
         "run_mode", "device_sched_mode", "stitch_function_inner_memory",
         "stitch_function_outcast_memory", "stitch_function_num_initial",
-        "stitch_function_max_num", "stitch_cfgcache_size", "runtime_debug_mode",
-        "enable_profiling", "trace_level",
+        "stitch_function_max_num", "stitch_function_num_step", "stitch_function_size",
+        "stitch_cfgcache_size", "cfgcache_device_task_num", "launch_sched_aicpu_num",
+        "max_workspace_kb", "valid_shape_optimize", "ready_on_host_tensors",
+        "device_sched_parallelism", "runtime_debug_mode", "enable_profiling", "trace_level",
     },
     "host_options": {"compile_timeout", "only_codegen", "compile_stage", "compile_monitor_enable",
                      "compile_timeout_stage", "compile_monitor_print_interval"},
-    "codegen_options": {"opt_level", "support_dynamic_aligned"},
+    "codegen_options": {"opt_level", "support_dynamic_aligned", "soc_version", "enable_pmu_trace"},
     "pass_options": {
         "pg_upper_bound", "pg_lower_bound", "pg_skip_partition", "vec_nbuffer_setting",
         "cube_l1_reuse_setting", "cube_nbuffer_setting", "mg_copyin_upper_bound",
-        "sg_set_scope", "enable_slice",
+        "sg_set_scope", "enable_slice", "sg_set_tunevf_mode",
     },
     "verify_options": {"enable_pass_verify", "pass_verify_save_tensor",
                        "pass_verify_save_tensor_dir", "pass_verify_error_tol"},
-    "debug_options": {"compile_debug_mode", "runtime_debug_mode"},
+    "debug_options": {"compile_debug_mode", "runtime_debug_mode", "dump_pass_graph"},
 }
+
+# Keyword arguments of @pypto.jit besides the option groups, with no effect
+# here (module docstring).
+NO_EFFECT_KEYWORDS = ("new_ir", "create_new_logical_tensor")
+
+# (group, key) -> which values act here (a predicate); every other given key
+# has no effect (ignored_keys).
+_HONOURED = {
+    ("runtime_options", "run_mode"): lambda v: True,
+    ("codegen_options", "opt_level"): lambda v: True,
+    ("host_options", "compile_timeout"): lambda v: True,
+    ("debug_options", "runtime_debug_mode"): lambda v: v == 1,
+}
+
+
+def ignored_keys(groups):
+    """{group: sorted keys} of option `groups` that have no effect here."""
+    out = {}
+    for group, value in groups.items():
+        keys = sorted(str(k) for k, v in value.items()
+                      if not _HONOURED.get((group, k), lambda v: False)(v))
+        if keys:
+            out[group] = keys
+    return out
+
+
+def swimlane_on(debug_options):
+    """Whether debug_options ask for the run's swimlane (runtime_debug_mode 1)."""
+    return debug_options.get("runtime_debug_mode") == 1
 
 
 def check_group(where, group, value):
@@ -107,24 +160,74 @@ def honoured(where, groups):
     return (None if run_mode is None else RunMode(run_mode)), compile_options, timeout
 
 
+def _run_mode_of(where, runtime_options):
+    """The RunMode in `runtime_options` (the caller's dict), or None; a bad
+    value is the ValueError honoured() raises."""
+    run_mode = runtime_options.get("run_mode")
+    if run_mode is None:
+        return None
+    honoured(where, {"runtime_options": {"run_mode": run_mode}})
+    return RunMode(run_mode)
+
+
 class JitOptions:
     """The validated options of one jit function. Options set globally
     (pypto.set_*_options, pypto.options scopes: config.py) apply under the
-    function's own, key by key, at each call."""
+    function's own, key by key, at each call.
 
-    def __init__(self, **groups):
-        self.groups = check_groups("pypto.jit", groups)
-        run_mode, self.compile_options, self.compile_timeout = honoured("pypto.jit", self.groups)
-        self.run_mode = RunMode.SIM if run_mode is None else run_mode
+    runtime_options is the caller's dict itself, read at each call (PyPTO
+    holds it by reference): its run_mode may change between calls. The other
+    groups are copies taken at decoration. Keywords in NO_EFFECT_KEYWORDS are
+    recorded in `no_effect`."""
+
+    def __init__(self, **kwargs):
+        self.no_effect = {k: kwargs.pop(k) for k in NO_EFFECT_KEYWORDS if k in kwargs}
+        runtime = kwargs.get("runtime_options")
+        self.groups = check_groups("pypto.jit", kwargs)
+        if isinstance(runtime, dict):
+            self.runtime = runtime
+            run_mode = _run_mode_of("pypto.jit", runtime)
+            if run_mode is not None:  # PyPTO's _set_run_mode: the int, in the caller's dict
+                runtime["run_mode"] = int(run_mode)
+        else:
+            self.runtime = self.groups.setdefault("runtime_options", {})
+        self.groups["runtime_options"] = self.runtime
+        _, self.compile_options, self.compile_timeout = honoured("pypto.jit", self.groups)
+        # Whether this function's debug_options ask for the swimlane; None
+        # when they leave runtime_debug_mode to the global options.
+        debug = self.groups.get("debug_options", {})
+        self.swimlane = swimlane_on(debug) if "runtime_debug_mode" in debug else None
+
+    @property
+    def run_mode(self):
+        """This function's run_mode as its runtime_options say now (SIM when unset)."""
+        run_mode = _run_mode_of("pypto.jit", self.runtime)
+        return RunMode.SIM if run_mode is None else run_mode
 
     def effective(self, global_honoured):
         """(run_mode, compile options, compile timeout) in force now: this
         function's options over `global_honoured`, the global ones
         (config.honoured_now())."""
         g_mode, g_opts, g_timeout = global_honoured
-        explicit_mode = self.groups.get("runtime_options", {}).get("run_mode")
-        run_mode = self.run_mode if explicit_mode is not None or g_mode is None else g_mode
+        own_mode = _run_mode_of("pypto.jit", self.runtime)
+        run_mode = own_mode if own_mode is not None else (
+            g_mode if g_mode is not None else RunMode.SIM)
         compile_options = dict(g_opts)
         compile_options.update(self.compile_options)
         timeout = self.compile_timeout if self.compile_timeout is not None else g_timeout
         return run_mode, compile_options, timeout
+
+    def swimlane_now(self, global_debug_options):
+        """Whether this call writes the run's swimlane: this function's
+        debug_options, else `global_debug_options` (config.py's), say
+        runtime_debug_mode 1."""
+        if self.swimlane is not None:
+            return self.swimlane
+        return swimlane_on(global_debug_options)
+
+    def ignored(self):
+        """{group or keyword: keys or value} this function was given that
+        have no effect here (module docstring)."""
+        out = ignored_keys(self.groups)
+        out.update(self.no_effect)
+        return out

@@ -66,7 +66,22 @@ class Tensor:
     __array_ufunc__ = None
     __array_priority__ = 1000
 
-    def __init__(self, shape=None, dtype=None, name="", format=None):
+    def __new__(cls, shape=None, dtype=None, name="", format=None, data_ptr=None, device=None,
+                ori_shape=None):
+        """Inside a traced kernel, pypto.Tensor(shape, dtype) (pypto.tensor is
+        the same class) is a local tensor to write with t[:] = expr before
+        reading it; elsewhere a Tensor is an annotation."""
+        if cls is Tensor and (shape is not None or dtype is not None):
+            builder = tracer.current_builder()
+            if builder is not None:
+                return _local_tensor(builder, shape, dtype, name)
+        return super().__new__(cls)
+
+    def __init__(self, shape=None, dtype=None, name="", format=None, data_ptr=None, device=None,
+                 ori_shape=None):
+        if getattr(self, "_builder", None) is not None:
+            return  # a local tensor __new__ made (Python calls __init__ on it too)
+        _check_no_device_memory(data_ptr, device)
         if isinstance(shape, dtypes.DataType) and not isinstance(dtype, dtypes.DataType):
             shape, dtype = dtype, shape  # PyPTO also takes Tensor(dtype, shape)
         if shape is not None:
@@ -97,7 +112,8 @@ class Tensor:
         self._spec_shape = shape   # None or () -> from the call
         self._dtype = dtype        # None -> from the call
         self._name = name
-        self._format = format or "ND"
+        self._format = "ND" if format is None else format
+        self._ori_shape = None if ori_shape is None else tuple(ori_shape)
         self._builder = None       # set on proxies only
         self._vid = None
         self._param = None
@@ -160,6 +176,11 @@ class Tensor:
         return None if s is None else len(s)
 
     @property
+    def ori_shape(self):
+        """The original shape given to the constructor (ori_shape=), else None."""
+        return None if getattr(self, "_ori_shape", None) is None else list(self._ori_shape)
+
+    @property
     def format(self):
         return self._format
 
@@ -184,18 +205,33 @@ class Tensor:
                         "pypto.loop and take views: x[i:i + 1, :])")
 
 
-def tensor(shape, dtype, name=""):
-    """pypto.tensor(shape, dtype, name): an annotation outside a kernel; inside
-    one, a local tensor to write with t[:] = expr before reading it."""
-    b = tracer.current_builder()
-    t = Tensor(shape, dtype, name)
-    if b is None:
-        return t
-    if t._spec_shape is None or any(isinstance(d, (_DimMarker, str)) or d is Ellipsis
-                                    for d in t._spec_shape) \
-            or dtype is None:
+def _check_no_device_memory(data_ptr, device):
+    """pypto.Tensor's data_ptr/device wrap accelerator memory, which this
+    pypto (host CPU target only) has none of: a ValueError unless data_ptr
+    is None and device is None or the CPU."""
+    if data_ptr is not None:
+        raise ValueError(
+            f"pypto.Tensor: data_ptr={data_ptr!r} wraps device memory, and this pypto runs "
+            f"on the host CPU only; pass the data as a torch tensor argument of the kernel "
+            f"(or pypto.from_torch(t))")
+    if device is not None and str(device) != "cpu" and getattr(device, "type", None) != "cpu":
+        raise ValueError(f"pypto.Tensor: device={device!r}; this pypto runs on the host CPU "
+                         f"only (device=None or 'cpu')")
+
+
+def _local_tensor(builder, shape, dtype, name):
+    """pypto.Tensor(shape, dtype, name) inside a kernel: a local tensor."""
+    spec = object.__new__(Tensor)  # an annotation: __init__ checks the arguments
+    spec.__init__(shape, dtype, name)
+    if spec._spec_shape is None or any(isinstance(d, (_DimMarker, str)) or d is Ellipsis
+                                       for d in spec._spec_shape) or spec._dtype is None:
         raise ValueError("pypto.tensor inside a kernel needs a static shape and a dtype")
-    return Tensor._proxy(b, None, dtype, t._spec_shape, name)
+    return Tensor._proxy(builder, None, spec._dtype, spec._spec_shape, name)
+
+
+# PyPTO's pypto.tensor is pypto.Tensor itself: pypto.tensor() is an all-inferred
+# annotation, pypto.tensor(shape, dtype) a local tensor inside a kernel.
+tensor = Tensor
 
 
 tracer.register_value_type(Tensor)

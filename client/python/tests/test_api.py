@@ -248,7 +248,8 @@ def test_number_for_a_tensor_parameter_says_what_to_change():
         out[:] = a
 
     with pytest.raises(TypeError, match=r"argument 'a': got the number 3 for a tensor parameter; "
-                                        r"pass a tensor, or annotate the parameter int, float or bool"):
+                                        r"pass a tensor, or annotate the parameter with another type \(int, float, "
+                                        r"tuple, ...\) to make it a compile-time parameter"):
         k(3, np.zeros(4, np.float32))
 
 

@@ -44,7 +44,7 @@ def test_wrong_shape_or_rank_names_the_argument():
 
 def test_inferred_annotations_check_what_the_compiler_can_take():
     @pypto.jit
-    def k(x: pypto.Tensor[...], out):
+    def k(x: pypto.Tensor[...], out: pypto.Tensor[...]):
         pypto.set_vec_tile_shapes(4)
         out[:] = x
 
@@ -86,11 +86,11 @@ def test_bad_call_binding_names_the_function():
         k(np.zeros((32, 64), np.float16))
 
 
-def test_unsupported_parameter_annotation_is_rejected_at_decoration():
-    with pytest.raises(TypeError, match="parameter 'n' is annotated <class 'str'>; annotate tensors "
-                                        "with pypto.Tensor.*scalars with int, float or bool"):
+def test_tensor_parameter_after_a_compile_time_one_is_rejected_at_decoration():
+    with pytest.raises(TypeError, match="tensor parameter 'out' follows the compile-time "
+                                        "parameter 'n'; put the pypto.Tensor parameters first"):
         @pypto.jit
-        def k(x: F32, n: str):
+        def k(x: F32, n: str, out: F32):
             pass
 
 

@@ -186,9 +186,10 @@ def test_non_tensor_in_a_tensor_slot():
         k([1.0, 2.0], f32(2))
     with pytest.raises(TypeError, match="argument 'a': got the number 2.0 for a tensor parameter"):
         k(2.0, f32(2))
-    with pytest.raises(TypeError, match=r"parameter 'n' is annotated \[1\]; annotate tensors"):
+    with pytest.raises(TypeError, match=r"tensor parameter 'out' follows the compile-time "
+                                        r"parameter 'n'"):
         @pypto.jit
-        def bad(a: ANY, n: [1]):
+        def bad(a: ANY, n: [1], out: ANY):
             pass
 
 

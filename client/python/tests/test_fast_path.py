@@ -277,50 +277,50 @@ def test_hot_launcher_rekeys_when_tile_shapes_or_options_change(native, clean_op
 
 def test_hot_launcher_declines_new_dtypes_shapes_scalars_and_wrappers(native):
     @pypto.jit
-    def k(a: ANY, s: float, out: ANY):
+    def k(a: ANY, out: ANY, s: float):
         pypto.set_vec_tile_shapes(8, 8)
         out[:] = a * s
 
     a, out = np.ones((8, 16), np.float32), np.zeros((8, 16), np.float32)
     for _ in range(3):
-        k(a, 2.0, out)
+        k(a, out, 2.0)
     np.testing.assert_array_equal(out, 2.0)
-    k(a, 3.0, out)  # scalars by value: a new kernel
+    k(a, out, 3.0)  # scalars by value: a new kernel
     assert k.last_compile.source == "embedded"
     np.testing.assert_array_equal(out, 3.0)
     for _ in range(2):
-        k(a, 3.0, out)
-    k(a, 2.0, out)
+        k(a, out, 3.0)
+    k(a, out, 2.0)
     assert k.last_compile.source == "memory"
     np.testing.assert_array_equal(out, 2.0)
     # A new shape and a new dtype: new kernels, right results.
     for _ in range(2):
-        k(a, 2.0, out)
+        k(a, out, 2.0)
     b, out_b = np.ones((8, 24), np.float32), np.zeros((8, 24), np.float32)
-    k(b, 2.0, out_b)
+    k(b, out_b, 2.0)
     assert k.last_compile.source == "embedded"
     np.testing.assert_array_equal(out_b, 2.0)
     for _ in range(2):
-        k(b, 2.0, out_b)
+        k(b, out_b, 2.0)
     c, out_c = np.ones((8, 24), np.float16), np.zeros((8, 24), np.float16)
-    k(c, 2.0, out_c)
+    k(c, out_c, 2.0)
     assert k.last_compile.source == "embedded"
     np.testing.assert_array_equal(out_c, 2.0)
     # Bad arguments after hot calls still get the full path's errors.
     for _ in range(2):
-        k(b, 2.0, out_b)
+        k(b, out_b, 2.0)
     with pytest.raises(TypeError, match="argument 's': expected a Python float"):
-        k(b, "2", out_b)
+        k(b, out_b, "2")
     with pytest.raises(TypeError, match="argument 'a': expected a numpy array or a torch tensor"):
-        k(None, 2.0, out_b)
+        k(None, out_b, 2.0)
     # The same memory wrapped (pypto.from_torch) or as a numpy subclass: not
     # the hot launcher's numpy arrays; both run right.
-    k(pypto.from_torch(b), 4.0, out_b)
+    k(pypto.from_torch(b), out_b, 4.0)
     np.testing.assert_array_equal(out_b, 4.0)
 
     class Sub(np.ndarray):
         pass
-    k(b.view(Sub), 2.0, out_b.view(Sub))
+    k(b.view(Sub), out_b.view(Sub), 2.0)
     np.testing.assert_array_equal(out_b, 2.0)
 
 

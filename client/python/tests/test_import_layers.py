@@ -17,8 +17,9 @@ PACKAGE = os.path.dirname(pypto.__file__)
 
 FLOORS = [
     # what everything uses: dtypes, errors, tile shapes, the user's frames,
-    # the generated protobuf modules, option keys, the disk cache
-    ("_proto", "dtypes", "errors", "tiling", "frames", "jit_options", "cache"),
+    # the generated protobuf modules, option keys, the disk cache, the SIM
+    # run folder
+    ("_proto", "dtypes", "errors", "tiling", "frames", "jit_options", "cache", "run_folder"),
     # symbolic scalars; option values in force; comparing two traces
     ("symbolic", "config", "trace_compare"),
     # recording a graph (knows no Tensor class)

@@ -17,8 +17,8 @@ KINDS = ("sum", "amax", "amin", "prod", "argmax", "argmin")
 
 
 @pypto.jit
-def all_reductions(x: ANY, dim: int, keepdim: bool,
-                   s: ANY, mx: ANY, mn: ANY, p: ANY, amx: ANY, amn: ANY):
+def all_reductions(x: ANY, s: ANY, mx: ANY, mn: ANY, p: ANY, amx: ANY, amn: ANY,
+                   dim: int, keepdim: bool):
     pypto.set_vec_tile_shapes(4, 8)
     s[:] = x.sum(dim, keepdim)
     mx[:] = x.amax(dim, keepdim)
@@ -53,7 +53,7 @@ def test_reductions_like_torch(native, dtype, dim, keepdim):
     t = torch.from_numpy(x)
     want = [torch_reduce(k, t, dim, keepdim).numpy() for k in KINDS]
     outs = [np.zeros(w.shape, w.dtype) for w in want]
-    all_reductions(x, dim, keepdim, *outs)
+    all_reductions(x, *outs, dim, keepdim)
     for kind, got, w in zip(KINDS, outs, want):
         if dtype == np.float64 and kind in ("sum", "prod"):
             np.testing.assert_allclose(got, w, rtol=1e-12, err_msg=kind)

@@ -15,7 +15,7 @@ from . import dtypes
 from .errors import TraceError, not_yet
 from .symbolic import SymbolicScalar
 from .tensors import Tensor, _is_scalar, _number, _static_number
-from . import int_arith
+from . import element, int_arith
 
 # kind for tensor-op-tensor, tensor-op-scalar, scalar-op-tensor
 _BINARY = {
@@ -111,6 +111,7 @@ def _binary(name, a, b, exact_number=False):
     (exact_number). A SymbolicScalar (a dynamic size, a loop index) stays
     a scalar operand, which the kernel rounds the same way at launch."""
     what = f"pypto.{name}"
+    a, b = element.value_of(a), element.value_of(b)
     kind_tt, kind_ts, kind_st = _BINARY[name]
     compare = name in _COMPARISONS
     rewritten = None if compare else int_arith.binary(name, a, b)
@@ -533,6 +534,7 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
     """A tensor of `shape` filled with `fill_value` (converted to dtype).
     `valid_shape` (PyPTO's, for tails) may only be the whole shape here."""
     what = "pypto.full"
+    fill_value = element.value_of(fill_value)
     b = _creation_builder(what)
     shape = _shape_arg(what, shape)
     if valid_shape is not None and tuple(valid_shape) != shape:
@@ -609,6 +611,7 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     Integer tensors with int bounds keep their dtype (torch); a float bound
     makes the result DT_FP32 (the tensor is cast first, as torch promotes)."""
     what = "pypto.clip"
+    min, max = element.value_of(min), element.value_of(max)  # noqa: A001
     _check_traced(input, what, "input")
     for name, v in (("min", min), ("max", max)):
         if v is not None and (not _is_scalar(v) or isinstance(v, bool)):

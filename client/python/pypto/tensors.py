@@ -162,7 +162,12 @@ class Tensor:
 
     @property
     def format(self):
-        return self._format
+        """The layout: pypto.TileOpFormat.TILEOP_ND (equal to "ND") or TILEOP_NZ."""
+        from .enums import TileOpFormat
+        try:
+            return TileOpFormat(self._format)
+        except ValueError:
+            return self._format
 
     def __repr__(self):
         if self._builder is None:

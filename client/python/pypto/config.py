@@ -297,9 +297,10 @@ def get_global_config(key):
         return _global_config[key]
 
 
-def _positive_ints(values, what):
+def _positive_ints(values, what, names=None):
     from .tiling import _positive_int
-    return [_positive_int(v, f"{what}[{i}]") for i, v in enumerate(values)]
+    names = names or [f"[{i}]" for i in range(len(values))]
+    return [_positive_int(v, f"{what}{n}") for n, v in zip(names, values)]
 
 
 def set_matrix_size(size):
@@ -349,7 +350,8 @@ class TileL1Info:
                  tileCinWeight=1, tileN=1, tileBatch=1):  # noqa: N803
         values = (tileHin, tileHout, tileWin, tileWout, tileCinFmap, tileCinWeight, tileN,
                   tileBatch)
-        for f, v in zip(self._FIELDS, _positive_ints(values, type(self).__name__)):
+        where = f"pypto.{type(self).__name__}: "
+        for f, v in zip(self._FIELDS, _positive_ints(values, where, self._FIELDS)):
             setattr(self, f, v)
 
     def _values(self):
@@ -372,8 +374,9 @@ class TileL0Info(TileL1Info):
     _FIELDS = ("tileH", "tileW", "tileK", "tileN")
 
     def __init__(self, tileH=1, tileW=1, tileK=1, tileN=1):  # noqa: N803
-        for f, v in zip(self._FIELDS, _positive_ints((tileH, tileW, tileK, tileN),
-                                                     type(self).__name__)):
+        where = f"pypto.{type(self).__name__}: "
+        for f, v in zip(self._FIELDS, _positive_ints((tileH, tileW, tileK, tileN), where,
+                                                     self._FIELDS)):
             setattr(self, f, v)
 
 

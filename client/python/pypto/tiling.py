@@ -86,20 +86,23 @@ def _pair(x, name):
 
 
 def _k_sizes(k):
-    """k as PyPTO takes it: [kL0, kL1] or [kL0, kL1a, kL1b] (the L1 sizes of
-    the left and the right operand)."""
+    """k as PyPTO takes it: [kL0, kL1] or [kL0, kL1a, kL1b] (kL1b: the right
+    operand's L1 size, any positive size; PyPTO's 2-entry form means
+    kL1b = kL1)."""
     if not isinstance(k, (list, tuple)) or len(k) not in (2, 3):
         raise FeError(ValueError(
             f"pypto.set_cube_tile_shapes: k must be [kL0, kL1] or [kL0, kL1a, kL1b], "
             f"got {k!r}"))
-    return _check_level_sizes(k, "k", ("L0", "L1", "L1b") if len(k) == 2 else
-                              ("L0", "L1a", "L1b"))
+    if len(k) == 2:
+        return _check_level_sizes(k, "k", ("L0", "L1"))
+    return _check_level_sizes(k[:2], "k", ("L0", "L1a")) + (
+        _positive_int(k[2], "pypto.set_cube_tile_shapes: kL1b"),)
 
 
 def set_cube_tile_shapes(m, k, n, enable_split_k=False):
     """Sets the cube (matmul) tile shape: m and n each [L0 size, L1 size], k
     [kL0, kL1] or [kL0, kL1a, kL1b]. The compiler stages K through L1 in
-    chunks of the smaller L1 size (both operands' chunks fit)."""
+    chunks of kL1 (kL1a); kL1b is recorded (get_cube_tile_shapes)."""
     global _state
     cube = (_pair(m, "m"), _k_sizes(k), _pair(n, "n"), bool(enable_split_k))
     _state = (_state[0], cube)
@@ -143,8 +146,8 @@ def current_vec_tile():
 
 def current_cube_tile():
     """(m, k, n, split_k) in force as the compiler takes it (k: [kL0, kL1],
-    kL1 the smaller of a 3-entry k's L1 sizes), or None."""
+    kL1 a 3-entry k's kL1a), or None."""
     if _state[1] is None:
         return None
     m, k, n, split = _state[1]
-    return (m, (k[0], min(k[1:])), n, split)
+    return (m, k[:2], n, split)

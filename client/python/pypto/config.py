@@ -17,6 +17,13 @@ errors naming them; the values this version honours (run_mode, opt_level,
 compile_timeout) are checked when set. The honoured values are part of each
 jit function's in-memory cache key, so changing opt_level recompiles and
 changing anything else does not.
+
+pypto.options and pypto.set_options also take tile shapes
+(vec_tile_shapes, cube_tile_shapes, conv_tile_shapes) and matrix_size. The
+global config, matrix size, semantic label, conv tile shapes and the
+pass-config API (set_pass_config and friends) are recorded for their getters
+and change no result here (this compiler has no NZ layout, profiler, conv op
+or per-pass switches).
 """
 
 import enum
@@ -110,7 +117,7 @@ class options:  # noqa: N801 - PyPTO's name
     `name` names the scope (PyPTO's scope name; recorded only)."""
 
     def __init__(self, name="", codegen_options=None, host_options=None, pass_options=None,
-                 runtime_options=None, verify_options=None, debug_options=None, *,
+                 runtime_options=None, verify_options=None, *, debug_options=None,
                  vec_tile_shapes=None, cube_tile_shapes=None, conv_tile_shapes=None,
                  matrix_size=None, **unknown):
         from .error import FeError

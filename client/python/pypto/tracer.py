@@ -244,7 +244,7 @@ class GraphBuilder:
             raise TraceError(
                 f"{what}: the vector tile shape {tuple(tile)} has {len(tile)} dims but "
                 f"the op's result has {rank} (shape {tuple(space)}); call "
-                f"pypto.set_vec_tile_shapes with at least {rank} dims before this op")
+                f"pypto.set_vec_tile_shapes with {rank} dims before this op")
         for t in inputs:
             self.note_read(t)
         out = self.new_value(dtype, shape)

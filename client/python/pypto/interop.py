@@ -71,14 +71,28 @@ class HostTensor(Tensor):
                 f"name={self.name!r})")
 
 
-def from_torch(tensor, name="", *, dynamic_axis=None, dtype=None):
+def _check_tensor_format(tensor_format, what):
+    from .enums import TileOpFormat
+    if tensor_format is None or tensor_format is TileOpFormat.TILEOP_ND:
+        return
+    if tensor_format is TileOpFormat.TILEOP_NZ:
+        raise ValueError(f"{what}: tensor_format=TILEOP_NZ (the fractal NZ layout) is not "
+                         f"supported; tensors are ND (pypto.TILEOP_ND)")
+    raise TypeError(f"{what}: tensor_format must be pypto.TILEOP_ND or None, got "
+                    f"{tensor_format!r}")
+
+
+def from_torch(tensor, name="", *, dynamic_axis=None, tensor_format=None, dtype=None):
     """Wraps a CPU torch tensor (or numpy array) as a pypto.Tensor argument,
     without a copy. `dtype`, if given, must be the tensor's own (a check,
     not a conversion: convert with torch first, or pypto.cast in the kernel).
-    `dynamic_axis`: an int or ints, dims that may vary between calls."""
+    `dynamic_axis`: an int or ints, dims that may vary between calls.
+    `tensor_format`: None or pypto.TILEOP_ND (tensors here are ND; TILEOP_NZ
+    is a ValueError)."""
     what = "pypto.from_torch"
     if not isinstance(name, str):
         raise TypeError(f"{what}: name must be a str, got {type(name).__name__}")
+    _check_tensor_format(tensor_format, what)
     if isinstance(tensor, np.ndarray):
         dt = dtypes.from_numpy(tensor.dtype)
         label = str(tensor.dtype)

@@ -125,8 +125,14 @@ def test_row_pypto_from_torch_and_DYNAMIC(native):  # noqa: N802
 
     for rows in (8, 24):
         x, out = torch.rand(rows, 16), torch.empty(rows, 16)
-        k(pypto.from_torch(x, "x", dynamic_axis=0), pypto.from_torch(out, "out"))
+        k(pypto.from_torch(x, "x", dynamic_axis=0, tensor_format=pypto.TILEOP_ND),
+          pypto.from_torch(out, "out"))
         torch.testing.assert_close(out, x + 1)
+    with pytest.raises(ValueError, match=r"pypto.from_torch: tensor_format=TILEOP_NZ .* not "
+                                         r"supported"):
+        pypto.from_torch(x, tensor_format=pypto.TILEOP_NZ)
+    with pytest.raises(TypeError, match=r"tensor_format must be pypto.TILEOP_ND or None"):
+        pypto.from_torch(x, tensor_format="ND")
     assert pypto.DYN is not None and pypto.STATIC is not None
 
 

@@ -342,6 +342,11 @@ def test_row_pypto_set_conv_tile_shapes_get_conv_tile_shapes():
     assert (got_l1, enabled) == (l1, False) and isinstance(got_l0, pypto.TileL0Info)
     with pytest.raises(pypto.error.FeError, match=r"tile_l1_info must be a pypto.TileL1Info"):
         pypto.set_conv_tile_shapes(l0)
+    with pypto.options(conv_tile_shapes=(l1, l0)):
+        assert pypto.get_conv_tile_shapes() == (l1, l0, True)
+    assert pypto.get_conv_tile_shapes()[2] is False
+    pypto.set_options(conv_tile_shapes=l1)
+    assert pypto.get_conv_tile_shapes()[::2] == (l1, False)
     with pytest.raises(pypto.error.FeError, match=r"TileL0Info: tileK must be positive"):
         pypto.TileL0Info(tileH=2, tileW=8, tileK=0, tileN=16)
 

@@ -32,8 +32,17 @@ from .cache import cache_dir, clear_cache, compile_stats, reset_compile_stats  #
 from .dtypes import (  # noqa: E402,F401
     DataType, DT_BF16, DT_BOOL, DT_DOUBLE, DT_FP16, DT_FP32, DT_FP8E4M3, DT_FP8E5M2,
     DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64)
+from .dtypes import (  # noqa: E402,F401
+    DT_BOTTOM, DT_FP4_E1M2X2, DT_FP4_E2M1X2, DT_FP4E2M1, DT_FP8, DT_FP8E8M0, DT_HF4, DT_HF8,
+    DT_INT4, bytes_of)
 from .errors import (  # noqa: E402,F401
     CompileError, DynamicSizeWarning, NotYetImplementedError, TraceError, UnsupportedTargetError)
+from . import error  # noqa: E402,F401
+from .enums import (  # noqa: E402,F401
+    CachePolicy, CastMode, CompStage, LogBaseType, OpType, OutType, PrecisionType, ReduceMode,
+    ReLuType, SaturationMode, ScatterMode, TILEOP_ND, TILEOP_NZ, TileOpFormat, TopKAlgo,
+    TransMode, platform)
+from .element import Element  # noqa: E402,F401
 from .jit_function import CompileInfo, JitFunction, jit  # noqa: E402,F401
 from .ops import LATER_OPS as _LATER_OPS, _later  # noqa: E402
 from .ops import (  # noqa: E402,F401,A004
@@ -45,17 +54,30 @@ from .layout import (  # noqa: E402,F401
 from .interop import from_torch, to_torch  # noqa: E402,F401
 from .control_flow import cond, is_loop_begin, is_loop_end, loop, loop_unroll  # noqa: E402,F401
 from .control_flow import max, min  # noqa: E402,F401,A004  (of symbolic scalars)
-from .symbolic import SymbolicCondition, SymbolicScalar, symbolic_scalar  # noqa: E402,F401
-from .verification import verify  # noqa: E402,F401
+from . import symbolic_scalar as _symbolic_scalar_module  # noqa: E402
+from .symbolic import SymbolicCondition, SymbolicScalar, ceildiv, symbolic_scalar  # noqa: E402,F401
+from .verification import (  # noqa: E402,F401
+    pass_verify_print, pass_verify_save, set_verify_golden_data, verify)
 from .jit_options import RunMode  # noqa: E402,F401
 from .config import (  # noqa: E402,F401
     get_codegen_options, get_debug_options, get_host_options, get_pass_options,
     get_runtime_options, get_verify_options, options, reset_options, set_codegen_options,
     set_debug_options, set_host_options, set_pass_options, set_runtime_options,
     set_verify_options)
+from .config import (  # noqa: E402,F401
+    PassConfigKey, PassConfigs, TileL0Info, TileL1Info, get_conv_tile_shapes, get_global_config,
+    get_pass_config, get_pass_configs, get_pass_default_config, set_conv_tile_shapes,
+    set_global_config, set_matrix_size, set_options, set_pass_config, set_pass_default_config,
+    set_semantic_label)
 from .tensors import DYN, DYNAMIC, STATIC, Tensor, tensor  # noqa: E402,F401
 from .tiling import (  # noqa: E402,F401
     get_cube_tile_shapes, get_vec_tile_shapes, set_cube_tile_shapes, set_vec_tile_shapes)
+
+# pypto.symbolic_scalar is the function; PyPTO's module path
+# pypto.symbolic_scalar.SymInt reads through it.
+SymInt = _symbolic_scalar_module.SymInt
+symbolic_scalar.SymInt = SymInt
+element = Element
 
 for _issue, _names in _LATER_OPS.items():
     for _n in _names:

@@ -12,7 +12,7 @@ import sys
 
 def _import():
     try:
-        from pto.v1 import compile_service_pb2, graph_pb2, kernel_pb2
+        from pto.v1 import compile_service_pb2, graph_pb2, kernel_pb2  # on sys.path?
         return graph_pb2, kernel_pb2, compile_service_pb2
     except ImportError:
         pass
@@ -25,7 +25,7 @@ def _import():
         sys.modules.pop("pto", None)
         sys.modules.pop("pto.v1", None)
     try:
-        from pto.v1 import compile_service_pb2, graph_pb2, kernel_pb2
+        from pto.v1 import compile_service_pb2, graph_pb2, kernel_pb2  # from the checkout
         return graph_pb2, kernel_pb2, compile_service_pb2
     except ImportError as e:
         raise ImportError(

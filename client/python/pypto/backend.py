@@ -42,7 +42,7 @@ from .errors import CompileError
 def native():
     """The _native extension, or an ImportError that says how to build it."""
     try:
-        from . import _native
+        from . import _native  # a Bazel output, loaded on first use (error below)
     except ImportError as e:
         raise ImportError(
             "pypto's native extension pypto/_native.so is not built or not on the path: "
@@ -133,7 +133,7 @@ def _credentials(settings):
     server is verified against PYPTO_COMPILE_TLS_CA_FILE (default: the
     system's roots); PYPTO_COMPILE_TLS_CERT_FILE and _KEY_FILE give the
     client certificate ptod asks for with --tls_client_ca_file."""
-    import grpc
+    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
     _, ca, key, cert = settings
     if bool(key) != bool(cert):
         missing = "PYPTO_COMPILE_TLS_KEY_FILE" if cert else "PYPTO_COMPILE_TLS_CERT_FILE"
@@ -151,7 +151,7 @@ def _credentials(settings):
 
 
 def _channel(server):
-    import grpc
+    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
     tls = _tls_settings()
     with _channels_lock:
         ch = _channels.get((server, tls))
@@ -212,7 +212,7 @@ def _retry_after_s(error):
 def _call_with_retries(server, request, timeout, kernel_name):
     """One Compile with retries; returns the response or raises CompileError
     (with .unreachable set when ptod could not be reached)."""
-    import grpc
+    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
     channel = _channel(server)
     call = channel.unary_unary(
         "/pto.v1.CompileService/Compile",
@@ -255,7 +255,7 @@ def _call_with_retries(server, request, timeout, kernel_name):
 
 
 def _remote(server, graph, options, timeout, kernel_name):
-    import grpc
+    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
     if _fallback_enabled():
         with _fallback_lock:
             down = time.monotonic() < _down_until.get(server, 0.0)

@@ -10,6 +10,8 @@ import enum
 
 import numpy as np
 
+from .error import FeError
+
 
 class DataType(enum.IntEnum):
     """A tensor element type. Values of the Tier-1 types equal pto.v1.DataType."""
@@ -30,6 +32,15 @@ class DataType(enum.IntEnum):
     DT_UINT16 = -3
     DT_UINT32 = -4
     DT_UINT64 = -5
+    DT_INT4 = -6
+    DT_FP8 = -7
+    DT_HF4 = -8
+    DT_HF8 = -9
+    DT_FP4E2M1 = -10
+    DT_FP8E8M0 = -11
+    DT_FP4_E2M1X2 = -12
+    DT_FP4_E1M2X2 = -13
+    DT_BOTTOM = -14
 
     def __repr__(self):
         return "pypto." + self.name
@@ -52,6 +63,15 @@ DT_FP8E5M2 = DataType.DT_FP8E5M2
 DT_UINT16 = DataType.DT_UINT16
 DT_UINT32 = DataType.DT_UINT32
 DT_UINT64 = DataType.DT_UINT64
+DT_INT4 = DataType.DT_INT4
+DT_FP8 = DataType.DT_FP8
+DT_HF4 = DataType.DT_HF4
+DT_HF8 = DataType.DT_HF8
+DT_FP4E2M1 = DataType.DT_FP4E2M1
+DT_FP8E8M0 = DataType.DT_FP8E8M0
+DT_FP4_E2M1X2 = DataType.DT_FP4_E2M1X2
+DT_FP4_E1M2X2 = DataType.DT_FP4_E1M2X2
+DT_BOTTOM = DataType.DT_BOTTOM
 
 # What the compiler of this version accepts.
 COMPILABLE = (DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
@@ -85,6 +105,27 @@ _TORCH_NAMES = {
     "uint8": DT_UINT8, "bool": DT_BOOL, "float64": DT_DOUBLE,
     "float8_e4m3fn": DT_FP8E4M3, "float8_e5m2": DT_FP8E5M2,
 }
+
+
+# Element sizes in bytes, as PyPTO's bytes_of gives them: the 4-bit types
+# (INT4, HF4, FP4E2M1) count as one byte each; the X2 types pack two 4-bit
+# values in a byte. DT_BOTTOM (PyPTO's "no type") has none.
+_BYTES = {
+    DT_FP32: 4, DT_FP16: 2, DT_BF16: 2, DT_INT8: 1, DT_INT16: 2, DT_INT32: 4, DT_INT64: 8,
+    DT_UINT8: 1, DT_BOOL: 1, DT_DOUBLE: 8, DT_FP8E4M3: 1, DT_FP8E5M2: 1, DT_UINT16: 2,
+    DT_UINT32: 4, DT_UINT64: 8, DT_INT4: 1, DT_FP8: 1, DT_HF4: 1, DT_HF8: 1,
+    DT_FP4E2M1: 1, DT_FP8E8M0: 1, DT_FP4_E2M1X2: 1, DT_FP4_E1M2X2: 1,
+}
+
+
+def bytes_of(dtype):
+    """pypto.bytes_of(dtype): the size of one element of `dtype` in bytes."""
+    if not isinstance(dtype, DataType):
+        raise FeError(TypeError(f"pypto.bytes_of: expected a pypto.DT_* constant, got "
+                                f"{dtype!r}"))
+    if dtype not in _BYTES:
+        raise FeError(ValueError(f"pypto.bytes_of: {dtype.name} has no element size"))
+    return _BYTES[dtype]
 
 
 def to_numpy(dtype):

@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from .enums import TileOpFormat
 from .tensors import Tensor
 
 _torch_module = None
@@ -27,11 +28,18 @@ def _torch():
     global _torch_module
     if _torch_module is None:
         try:
-            import torch
+            import torch  # optional: pypto runs without torch
         except ImportError:
             return None
         _torch_module = torch
     return _torch_module
+
+
+def _torch_required(what):
+    torch = _torch()
+    if torch is None:
+        raise ImportError(f"{what} needs torch, which is not importable here")
+    return torch
 
 
 class HostTensor(Tensor):
@@ -51,7 +59,7 @@ class HostTensor(Tensor):
 
     def torch(self):
         """The torch tensor (the same object from_torch was given)."""
-        import torch
+        torch = _torch_required("Tensor.torch()")
         if isinstance(self._pypto_data, torch.Tensor):
             return self._pypto_data
         return torch.from_numpy(self._pypto_data)
@@ -71,14 +79,27 @@ class HostTensor(Tensor):
                 f"name={self.name!r})")
 
 
-def from_torch(tensor, name="", *, dynamic_axis=None, dtype=None):
+def _check_tensor_format(tensor_format, what):
+    if tensor_format is None or tensor_format is TileOpFormat.TILEOP_ND:
+        return
+    if tensor_format is TileOpFormat.TILEOP_NZ:
+        raise ValueError(f"{what}: tensor_format=TILEOP_NZ (the fractal NZ layout) is not "
+                         f"supported; tensors are ND (pypto.TILEOP_ND)")
+    raise TypeError(f"{what}: tensor_format must be pypto.TILEOP_ND or None, got "
+                    f"{tensor_format!r}")
+
+
+def from_torch(tensor, name="", *, dynamic_axis=None, tensor_format=None, dtype=None):
     """Wraps a CPU torch tensor (or numpy array) as a pypto.Tensor argument,
     without a copy. `dtype`, if given, must be the tensor's own (a check,
     not a conversion: convert with torch first, or pypto.cast in the kernel).
-    `dynamic_axis`: an int or ints, dims that may vary between calls."""
+    `dynamic_axis`: an int or ints, dims that may vary between calls.
+    `tensor_format`: None or pypto.TILEOP_ND (tensors here are ND; TILEOP_NZ
+    is a ValueError)."""
     what = "pypto.from_torch"
     if not isinstance(name, str):
         raise TypeError(f"{what}: name must be a str, got {type(name).__name__}")
+    _check_tensor_format(tensor_format, what)
     if isinstance(tensor, np.ndarray):
         dt = dtypes.from_numpy(tensor.dtype)
         label = str(tensor.dtype)
@@ -120,9 +141,7 @@ def to_torch(tensor):
     """The torch tensor behind a from_torch result (or a numpy array, shared)."""
     if isinstance(tensor, HostTensor):
         return tensor.torch()
-    import numpy as np
     if isinstance(tensor, np.ndarray):
-        import torch
-        return torch.from_numpy(tensor)
+        return _torch_required("pypto.to_torch").from_numpy(tensor)
     raise TypeError(f"pypto.to_torch: expected pypto.from_torch(...) or a numpy array, got "
                     f"{type(tensor).__name__}")

@@ -464,10 +464,10 @@ class JitFunction:
                 lambda: self._trace(specs, second=True) + (self._sentinels(specs, True),))
         return graph, where
 
-    def with_options(self, groups):
-        """@pypto.options(...) over this function (config.options): calls
-        run in that scope."""
-        return _ScopedJit(self, groups)
+    def with_options(self, scope):
+        """@pypto.options(...) over this function: calls run in `scope` (a
+        config.options)."""
+        return _ScopedJit(self, scope)
 
     def trace(self, *args, **kwargs):
         """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
@@ -680,22 +680,22 @@ class _ScopedJit:
     """@pypto.options(...) over @pypto.jit: calls run in the scope; every
     other attribute (last_compile, trace, ...) is the jit function's, live."""
 
-    def __init__(self, jit_function, groups):
+    def __init__(self, jit_function, scope):
         self.__wrapped__ = jit_function
-        self._groups = groups
+        self._scope = scope
         functools.update_wrapper(self, jit_function, updated=())
 
     def __call__(self, *args, **kwargs):
-        with config.options(**self._groups):
+        with self._scope:
             return self.__wrapped__(*args, **kwargs)
 
     def trace(self, *args, **kwargs):
-        with config.options(**self._groups):
+        with self._scope:
             return self.__wrapped__.trace(*args, **kwargs)
 
-    def with_options(self, groups):
+    def with_options(self, scope):
         """pypto.options(...) over this: one more scope, outside this one."""
-        return _ScopedJit(self, groups)
+        return _ScopedJit(self, scope)
 
     def __getattr__(self, name):
         return getattr(self.__wrapped__, name)

@@ -61,7 +61,8 @@ KNOWN_KEYS = {
     },
     "host_options": {"compile_timeout", "only_codegen", "compile_stage", "compile_monitor_enable",
                      "compile_timeout_stage", "compile_monitor_print_interval"},
-    "codegen_options": {"opt_level", "support_dynamic_aligned", "soc_version", "enable_pmu_trace"},
+    "codegen_options": {"opt_level", "support_dynamic_aligned", "soc_version", "enable_pmu_trace",
+                        "vf_options"},
     "pass_options": {
         "pg_upper_bound", "pg_lower_bound", "pg_skip_partition", "vec_nbuffer_setting",
         "cube_l1_reuse_setting", "cube_nbuffer_setting", "mg_copyin_upper_bound",

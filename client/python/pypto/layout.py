@@ -60,7 +60,9 @@ def _tile(shape):
     if tile is None:
         tile = (8, 64)
     tile = tuple(tile)
-    if len(tile) != rank:
+    if len(tile) > rank:
+        tile = tile[:rank]  # PyPTO: an op of rank r tiles with the first r entries
+    elif len(tile) < rank:
         tile = ((1,) * rank + tile)[-rank:]
     return tuple(max(1, min(int(t), int(d))) for t, d in zip(tile, shape))
 

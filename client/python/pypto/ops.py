@@ -15,10 +15,10 @@ cube path (matmul.py), reductions of every element through a reshape
 
 import math
 
-from . import dtypes, int_arith, layout, tiling
+from . import dtypes, element, int_arith, layout, tiling
 from .errors import TraceError, not_yet
 from .primitives import (  # noqa: F401 - broadcast_shapes: part of ops' surface
-    COMPARISONS, FLOAT_TYPES, broadcast_shapes, cast, check_traced, creation_builder, full,
+    COMPARISONS, FLOAT_TYPES, broadcast_shapes, cast, check_traced, creation_builder,
     reduce_dtype)
 from . import primitives
 from .matmul import matmul  # noqa: F401 - pypto.matmul
@@ -28,7 +28,9 @@ from .tensors import Tensor, _is_scalar, _number, _static_number
 
 def _binary(name, a, b, exact_number=False):
     """a op b: integer operands rewritten by torch's rules (int_arith.py),
-    else the primitive (comparisons are never rewritten)."""
+    else the primitive (comparisons are never rewritten). A pypto.Element
+    is its value."""
+    a, b = element.value_of(a), element.value_of(b)
     rewritten = None if name in COMPARISONS else int_arith.binary(name, a, b)
     if rewritten is not None:
         return rewritten
@@ -331,6 +333,13 @@ def rms_norm(input, gamma=None, epsilon=1e-6):
     return normed if gamma is None else mul(normed, gamma)
 
 
+def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
+    """A tensor of `shape` filled with `fill_value` (a number, a pypto.Element
+    or a SymbolicScalar, converted to dtype). `valid_shape` (PyPTO's, for
+    tails) may only be the whole shape here."""
+    return primitives.full(shape, element.value_of(fill_value), dtype, valid_shape=valid_shape)
+
+
 def _size_args(what, size, dtype):
     """(shape, dtype) of zeros/ones: PyPTO's zeros(2, 3), zeros([2, 3]),
     zeros(..., dtype=dt), and zeros([2, 3], dt)."""
@@ -393,6 +402,7 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     """minimum(maximum(input, min), max); a bound that is None is absent.
     Integer tensors with int bounds keep their dtype (torch); a float bound
     makes the result DT_FP32 (the tensor is cast first, as torch promotes)."""
+    min, max = element.value_of(min), element.value_of(max)  # noqa: A001
     primitives.check_clip_args(input, min, max)
     rewritten = int_arith.clip(input, min, max)
     if rewritten is not None:

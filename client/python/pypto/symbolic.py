@@ -24,6 +24,7 @@ import re
 import sys
 
 from ._proto import graph_pb2
+from .error import FeError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _FIRST_SENTINEL = 1_000_003
@@ -334,8 +335,31 @@ class SymbolicScalar(int):
 
 
 
-    def __new__(cls, value_or_name, value=None):
-        """pypto.SymbolicScalar(x) is pypto.symbolic_scalar(x)."""
+    def __new__(cls, value_or_name=None, value=None):
+        """pypto.SymbolicScalar(arg0=None, arg1=None), PyPTO's forms:
+        SymbolicScalar(10) (or no argument: 0) is an immediate; a
+        SymbolicScalar is returned as it is; SymbolicScalar("n") inside a
+        kernel is the kernel's dynamic dim "n" (pypto.symbolic_scalar), and
+        outside a kernel a free symbol "n", concrete when a value is given
+        (SymbolicScalar("n", 5).concrete() == 5)."""
+        if value_or_name is None:
+            value_or_name = 0
+        if isinstance(value_or_name, SymbolicScalar):
+            return value_or_name
+        if isinstance(value_or_name, int) and not isinstance(value_or_name, bool):
+            return cls._new(int(value_or_name), _const(int(value_or_name)))
+        if isinstance(value_or_name, str) and _symbols_in_scope is None:
+            if not is_symbol_name(value_or_name):
+                raise FeError(ValueError(
+                    f"pypto.SymbolicScalar({value_or_name!r}): a symbol name is an identifier "
+                    f"(letters, digits, _; at most 64 chars)"))
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise FeError(TypeError(
+                    f"pypto.SymbolicScalar({value_or_name!r}, {value!r}): the value must be "
+                    f"an int"))
+            obj = cls._new(0 if value is None else int(value), _sym(value_or_name))
+            obj._concrete = None if value is None else int(value)
+            return obj
         return symbolic_scalar(value_or_name, value)
 
     @classmethod
@@ -390,6 +414,38 @@ class SymbolicScalar(int):
 
     def __abs__(self):
         raise TypeError(f"abs() of the symbolic {self} is not supported (+ - * // % min max)")
+
+    def is_immediate(self):
+        """Whether this is a plain number (SymbolicScalar(10))."""
+        return _const_of(self._poly) is not None
+
+    def is_symbol(self):
+        """Whether this is a bare symbol (a dynamic dim, a loop index, SymbolicScalar("n"))."""
+        return symbol_of(self) is not None
+
+    def is_expression(self):
+        """Whether this is an expression over symbols (n + 5, i * 64)."""
+        return not (self.is_immediate() or self.is_symbol())
+
+    def is_concrete(self):
+        """Whether the value is known now: an immediate, or a symbol made
+        outside a kernel with a value (SymbolicScalar("n", 5))."""
+        return self.is_immediate() or getattr(self, "_concrete", None) is not None
+
+    def concrete(self):
+        """The value when is_concrete(); otherwise a ValueError (an FeError)."""
+        if self.is_immediate():
+            return _const_of(self._poly)
+        known = getattr(self, "_concrete", None)
+        if known is None:
+            raise FeError(ValueError(f"Not concrete value: {self} is known only at run time"))
+        return known
+
+    def as_variable(self):
+        """PyPTO marks an expression as an intermediate variable computed once.
+        The compiler here already computes each expression once per launch,
+        so this returns the scalar itself."""
+        return self
 
     def min(self, other):
         """The smaller of self and other (PyPTO: (n - i*64).min(64))."""
@@ -521,6 +577,16 @@ def smax(a, b, *more):
     for c in more:
         r = _minmax("max", r, c)
     return r
+
+
+def ceildiv(a, b):
+    """pypto.ceildiv(a, b): a divided by b rounded up, for ints and symbolic
+    scalars ((a + b - 1) // b)."""
+    for name, x in (("a", a), ("b", b)):
+        if isinstance(x, bool) or _poly(x) is None:
+            raise TypeError(f"pypto.ceildiv: {name} must be an int or a SymbolicScalar, got "
+                            f"{type(x).__name__} {x!r}")
+    return (a + b - 1) // b
 
 
 def is_symbolic(x):

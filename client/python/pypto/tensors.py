@@ -16,6 +16,7 @@ Inside a kernel, arguments are Tensors whose operators record ops:
 import numbers
 
 from . import dtypes, tracer
+from .enums import TileOpFormat
 from .errors import StaticShapeNeeded, TraceError
 from .symbolic import SymbolicCondition, SymbolicScalar, is_symbol_name, is_symbolic
 
@@ -182,7 +183,11 @@ class Tensor:
 
     @property
     def format(self):
-        return self._format
+        """The layout: pypto.TileOpFormat.TILEOP_ND (equal to "ND") or TILEOP_NZ."""
+        try:
+            return TileOpFormat(self._format)
+        except ValueError:
+            return self._format
 
     def __repr__(self):
         if self._builder is None:

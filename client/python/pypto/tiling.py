@@ -7,6 +7,7 @@ kernel's trace only: the tracer restores the caller's shapes afterwards, so
 tracing a kernel never leaks state into the next call.
 """
 
+import contextlib
 import numbers
 
 # (vector tile shape: a tuple of ints, cube tile shape: (m, k, n,
@@ -16,16 +17,21 @@ import numbers
 _state = (None, None)
 
 
+from .error import FeError
+
+
 def _positive_int(x, what):
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{what} must be an int, got {type(x).__name__} {x!r}")
+        raise FeError(TypeError(f"{what} must be an int, got {type(x).__name__} {x!r}"))
     if int(x) <= 0:
-        raise ValueError(f"{what} must be positive, got {int(x)}")
+        raise FeError(ValueError(f"{what} must be positive, got {int(x)}"))
     return int(x)
 
 
 def set_vec_tile_shapes(*dims):
-    """Sets the vector tile shape, one size per dim of the ops that follow.
+    """Sets the vector tile shape: 1 to 4 sizes. An op of rank r tiles with
+    the first r entries (set_vec_tile_shapes(2, 8) tiles a 1-D op with [2]);
+    an op of higher rank than the tile is an error naming the op.
 
     e.g. pypto.set_vec_tile_shapes(64, 128) for 2-D ops. Any positive size is
     accepted (PyPTO's 32-byte alignment of the last dim is not required here).
@@ -34,8 +40,8 @@ def set_vec_tile_shapes(*dims):
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     if not 1 <= len(dims) <= 4:
-        raise ValueError(
-            f"pypto.set_vec_tile_shapes: expected 1 to 4 dims, got {len(dims)}")
+        raise FeError(ValueError(
+            f"pypto.set_vec_tile_shapes: expected 1 to 4 dims, got {len(dims)}"))
     vec = tuple(
         _positive_int(d, f"pypto.set_vec_tile_shapes: dim {i}") for i, d in enumerate(dims))
     _state = (vec, _state[1])
@@ -46,34 +52,83 @@ def get_vec_tile_shapes():
     return list(_state[0] or ())
 
 
+def vec_tile_for_rank(tile, rank):
+    """The tile an op of `rank` uses from `tile` (a set vector tile): its
+    first `rank` entries. None when `tile` is None or shorter than `rank`
+    (the caller names the op in its error)."""
+    if tile is None or len(tile) < rank:
+        return None
+    return tuple(tile[:rank])
+
+
+def _check_level_sizes(sizes, name, labels):
+    """Each entry a positive int; every L1 size a multiple of (so at least)
+    the L0 size."""
+    where = "pypto.set_cube_tile_shapes"
+    sizes = tuple(_positive_int(x, f"{where}: {name}{lab}") for x, lab in zip(sizes, labels))
+    l0 = sizes[0]
+    for l1, lab in zip(sizes[1:], labels[1:]):
+        if l0 > l1:
+            raise FeError(ValueError(
+                f"{where}: constraint {name}L0 <= {name}{lab} violated ({l0} > {l1})"))
+        if l1 % l0 != 0:
+            raise FeError(ValueError(
+                f"{where}: constraint {name}{lab} % {name}L0 == 0 violated "
+                f"({l1} % {l0} = {l1 % l0})"))
+    return sizes
+
+
 def _pair(x, name):
     if not isinstance(x, (list, tuple)) or len(x) != 2:
-        raise ValueError(f"pypto.set_cube_tile_shapes: {name} must be [{name}L0, {name}L1], got {x!r}")
-    l0 = _positive_int(x[0], f"pypto.set_cube_tile_shapes: {name}L0")
-    l1 = _positive_int(x[1], f"pypto.set_cube_tile_shapes: {name}L1")
-    if l0 > l1:
-        raise ValueError(
-            f"pypto.set_cube_tile_shapes: constraint {name}L0 <= {name}L1 violated ({l0} > {l1})")
-    if l1 % l0 != 0:
-        raise ValueError(
-            f"pypto.set_cube_tile_shapes: constraint {name}L1 % {name}L0 == 0 violated "
-            f"({l1} % {l0} = {l1 % l0})")
-    return (l0, l1)
+        raise FeError(ValueError(
+            f"pypto.set_cube_tile_shapes: {name} must be [{name}L0, {name}L1], got {x!r}"))
+    return _check_level_sizes(x, name, ("L0", "L1"))
+
+
+def _k_sizes(k):
+    """k as PyPTO takes it: [kL0, kL1] or [kL0, kL1a, kL1b] (kL1b: the right
+    operand's L1 size, any positive size; PyPTO's 2-entry form means
+    kL1b = kL1)."""
+    if not isinstance(k, (list, tuple)) or len(k) not in (2, 3):
+        raise FeError(ValueError(
+            f"pypto.set_cube_tile_shapes: k must be [kL0, kL1] or [kL0, kL1a, kL1b], "
+            f"got {k!r}"))
+    if len(k) == 2:
+        return _check_level_sizes(k, "k", ("L0", "L1"))
+    return _check_level_sizes(k[:2], "k", ("L0", "L1a")) + (
+        _positive_int(k[2], "pypto.set_cube_tile_shapes: kL1b"),)
 
 
 def set_cube_tile_shapes(m, k, n, enable_split_k=False):
-    """Sets the cube (matmul) tile shape: m, k, n each [L0 size, L1 size]."""
+    """Sets the cube (matmul) tile shape: m and n each [L0 size, L1 size], k
+    [kL0, kL1] or [kL0, kL1a, kL1b]. The compiler stages K through L1 in
+    chunks of kL1 (kL1a); kL1b is recorded (get_cube_tile_shapes)."""
     global _state
-    cube = (_pair(m, "m"), _pair(k, "k"), _pair(n, "n"), bool(enable_split_k))
+    cube = (_pair(m, "m"), _k_sizes(k), _pair(n, "n"), bool(enable_split_k))
     _state = (_state[0], cube)
 
 
 def get_cube_tile_shapes():
-    """The cube tile shape in force as ([mL0, mL1], [kL0, kL1], [nL0, nL1], split_k)."""
+    """The cube tile shape in force as PyPTO gives it: a tuple
+    ([mL0, mL1], k as set, [nL0, nL1], enable_split_k); () if none was set."""
     if _state[1] is None:
-        return []
+        return ()
     m, k, n, split = _state[1]
-    return [list(m), list(k), list(n), split]
+    return (list(m), list(k), list(n), split)
+
+
+@contextlib.contextmanager
+def vec_tile_in_force(tile):
+    """A scope in which `tile` is the vector tile (for ops pypto derives from
+    another op, such as a matmul's epilogue); the state before is restored
+    on exit."""
+    global _state
+    saved = _state
+    _state = (tuple(int(t) for t in tile), _state[1])
+    try:
+        yield
+    finally:
+        _state = saved
 
 
 def _save():
@@ -90,5 +145,9 @@ def current_vec_tile():
 
 
 def current_cube_tile():
-    """(m, k, n, split_k) in force, or None."""
-    return _state[1]
+    """(m, k, n, split_k) in force as the compiler takes it (k: [kL0, kL1],
+    kL1 a 3-entry k's kL1a), or None."""
+    if _state[1] is None:
+        return None
+    m, k, n, split = _state[1]
+    return (m, k[:2], n, split)

@@ -240,6 +240,8 @@ class GraphBuilder:
             tile = ()  # cube ops take cube_tile; a rank-0 op's tile is []
         elif tile is None:
             tile = tiling.current_vec_tile()
+            if tile is not None and len(tile) > rank:
+                tile = tiling.vec_tile_for_rank(tile, rank)  # PyPTO: the first `rank` entries
         if cube_tile is not None:
             pass
         elif tile is None:
@@ -315,8 +317,8 @@ class GraphBuilder:
 
     def _copy(self, src):
         """Records a copy of src; returns the copy's value id."""
-        tile = tiling.current_vec_tile()
-        if tile is None or len(tile) != len(src._shape):
+        tile = tiling.vec_tile_for_rank(tiling.current_vec_tile(), len(src._shape))
+        if tile is None:
             # A copy needs a tile like every vector op; default to whole rows
             # rather than failing on a pure data move.
             tile = tuple(min(int(d), 64) for d in src._shape)

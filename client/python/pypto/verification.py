@@ -17,6 +17,8 @@ import numbers
 import numpy as np
 
 from . import config
+from .symbolic import SymbolicScalar
+from .tensors import Tensor
 
 
 def _array(x, what):
@@ -70,3 +72,62 @@ def verify(func, inputs, outputs, goldens, *, rtol=None, atol=None, **option_gro
                 f"{bad.size} elements (rtol {rtol:g}, atol {atol:g}); worst at "
                 f"{list(int(j) for j in idx)}: got {g[idx]!r}, expected {w[idx]!r}")
     return True
+
+
+# PyPTO's per-pass verification tools ------------------------------------------
+#
+# PyPTO can check every compiler pass against a CPU interpreter
+# (verify_options["enable_pass_verify"]); these three feed that verifier.
+# This version has no per-pass verifier: pypto.verify checks a kernel's
+# outputs end to end. So pass_verify_print and pass_verify_save check their
+# arguments and do nothing (no value is printed, no file written), and
+# set_verify_golden_data records its tensors (verify_golden_data()).
+
+_golden_data = {"in_out_tensors": None, "goldens": None}
+
+
+def _check_cond(cond, what):
+    if not isinstance(cond, (numbers.Integral, SymbolicScalar)):
+        raise TypeError(f"{what}: cond must be an int, a bool or a symbolic condition, got "
+                        f"{type(cond).__name__}")
+
+
+def pass_verify_print(*values, cond=1):
+    """pypto.pass_verify_print(*values, cond=1): PyPTO prints `values` while
+    its pass verifier runs. No per-pass verifier runs here: checks the
+    arguments, prints nothing and returns None."""
+    _check_cond(cond, "pypto.pass_verify_print")
+
+
+def pass_verify_save(tensor, fname, cond=1, **kwargs):
+    """pypto.pass_verify_save(tensor, fname, cond=1, ...): PyPTO writes
+    `tensor` to `fname` while its pass verifier runs. No per-pass verifier
+    runs here: checks the arguments, writes nothing and returns None."""
+    what = "pypto.pass_verify_save"
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{what}: tensor must be a pypto Tensor, got {type(tensor).__name__}")
+    if not isinstance(fname, str) or not fname:
+        raise TypeError(f"{what}: fname must be a non-empty str, got {fname!r}")
+    _check_cond(cond, what)
+
+
+def set_verify_golden_data(in_out_tensors=None, goldens=None):
+    """pypto.set_verify_golden_data(in_out_tensors=None, goldens=None):
+    PyPTO's verifier compares each pass with these. Recorded
+    (verify_golden_data()); pypto.verify takes its goldens as arguments."""
+    what = "pypto.set_verify_golden_data"
+    for name, v in (("in_out_tensors", in_out_tensors), ("goldens", goldens)):
+        if v is not None and not isinstance(v, (list, tuple)):
+            raise TypeError(f"{what}: {name} must be a list or None, got {type(v).__name__}")
+        if v is not None:
+            for i, t in enumerate(v):
+                if t is not None and not (isinstance(t, np.ndarray) or hasattr(t, "detach")):
+                    raise TypeError(f"{what}: {name}[{i}] must be a torch tensor, a numpy "
+                                    f"array or None, got {type(t).__name__}")
+    _golden_data["in_out_tensors"] = None if in_out_tensors is None else list(in_out_tensors)
+    _golden_data["goldens"] = None if goldens is None else list(goldens)
+
+
+def verify_golden_data():
+    """(in_out_tensors, goldens) as last given to set_verify_golden_data."""
+    return _golden_data["in_out_tensors"], _golden_data["goldens"]

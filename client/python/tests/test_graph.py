@@ -224,7 +224,7 @@ def test_bad_tile_shapes_rejected():
     with pytest.raises(ValueError, match="nL1 % nL0 == 0"):
         pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 24])
     pypto.set_cube_tile_shapes([16, 32], [16, 32], [16, 32])
-    assert pypto.get_cube_tile_shapes()[:3] == [[16, 32], [16, 32], [16, 32]]
+    assert pypto.get_cube_tile_shapes()[:3] == ([16, 32], [16, 32], [16, 32])
 
 
 def test_names_are_carried_as_names_only():

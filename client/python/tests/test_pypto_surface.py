@@ -193,8 +193,8 @@ def test_matmul_extend_params_bias_and_refusals(native):
     torch.testing.assert_close(out, a @ b + bias.half().float(), rtol=1e-5, atol=1e-5)
     for kw, err, msg in [
             (lambda bias: {"c_matrix_nz": True}, ValueError, r"c_matrix_nz=True .* not supported"),
-            (lambda bias: {"extend_params": {"scale": 0.2}}, ValueError,
-             r"extend_params\['scale'\] .* only 'bias_tensor'"),
+            (lambda bias: {"extend_params": {"trans_mode": pypto.TransMode.CAST_RINT}},
+             ValueError, r"extend_params\['trans_mode'\] .* is not supported"),
             (lambda bias: {"extend_params": {"bias": bias}}, ValueError,
              r"unknown extend_params key 'bias'; PyPTO's keys: bias_tensor"),
             (lambda bias: {"extend_params": [bias]}, TypeError, r"extend_params must be a dict")]:

@@ -492,10 +492,7 @@ def test(value):
         return value if is_symbolic(value.value) else bool(value.value)
     if is_symbolic(value):
         return _Cond(value)
-    from .tensors import Tensor
-    if isinstance(value, Tensor):
-        cond(value)  # a TypeError saying why
-    return bool(value)
+    return bool(value)  # a Tensor's is a TypeError saying why
 
 
 def static_test(value, message):

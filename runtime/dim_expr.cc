@@ -56,7 +56,7 @@ absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& valu
         }
         case pto::v1::DIM_OP_MIN: out = std::min(a, b); break;
         case pto::v1::DIM_OP_MAX: out = std::max(a, b); break;
-        // Conditions (an if's cond, issue 4 phase 2): 1 or 0.
+        // Comparisons and and/or: 1 or 0.
         case pto::v1::DIM_OP_EQ: out = a == b; break;
         case pto::v1::DIM_OP_NE: out = a != b; break;
         case pto::v1::DIM_OP_LT: out = a < b; break;
@@ -75,6 +75,11 @@ absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& valu
       }
       return out;
     }
+    case pto::v1::DimExpr::kSelect: {  // only the operand selected is evaluated
+      absl::StatusOr<int64_t> c = Eval(e.select().cond(), values, depth + 1);
+      if (!c.ok()) return c.status();
+      return Eval(*c != 0 ? e.select().if_true() : e.select().if_false(), values, depth + 1);
+    }
     default: return Invalid("dim expression node is not set");
   }
 }
@@ -88,6 +93,14 @@ const char* OpText(pto::v1::DimOp op) {
     case pto::v1::DIM_OP_MOD: return "%";
     case pto::v1::DIM_OP_MIN: return "min";
     case pto::v1::DIM_OP_MAX: return "max";
+    case pto::v1::DIM_OP_EQ: return "==";
+    case pto::v1::DIM_OP_NE: return "!=";
+    case pto::v1::DIM_OP_LT: return "<";
+    case pto::v1::DIM_OP_LE: return "<=";
+    case pto::v1::DIM_OP_GT: return ">";
+    case pto::v1::DIM_OP_GE: return ">=";
+    case pto::v1::DIM_OP_AND: return " and ";
+    case pto::v1::DIM_OP_OR: return " or ";
     default: return "?";
   }
 }
@@ -106,6 +119,10 @@ std::string ExprText(const pto::v1::DimExpr& e, int depth) {
       }
       return absl::StrCat("(", l, OpText(op), r, ")");
     }
+    case pto::v1::DimExpr::kSelect:
+      return absl::StrCat("select(", ExprText(e.select().cond(), depth + 1), ", ",
+                          ExprText(e.select().if_true(), depth + 1), ", ",
+                          ExprText(e.select().if_false(), depth + 1), ")");
     default: return "?";
   }
 }

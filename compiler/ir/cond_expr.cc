@@ -22,6 +22,13 @@ absl::Status CheckBounds(const pto::v1::DimExpr& p, int depth, int* nodes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expression has more than ", kMaxDimExprNodes, " nodes (the limit)"));
   }
+  if (p.kind_case() == pto::v1::DimExpr::kSelect) {
+    for (const pto::v1::DimExpr* e :
+         {&p.select().cond(), &p.select().if_true(), &p.select().if_false()}) {
+      if (absl::Status s = CheckBounds(*e, depth + 1, nodes); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   if (p.kind_case() != pto::v1::DimExpr::kBinary) return absl::OkStatus();
   if (absl::Status s = CheckBounds(p.binary().lhs(), depth + 1, nodes); !s.ok()) {
     return s;
@@ -42,11 +49,7 @@ absl::StatusOr<CondExpr> Parse(const pto::v1::DimExpr& p) {
                              *l, *r);
     }
     if (IsComparison(op)) {
-      if (UsesComparison(p.binary().lhs()) || UsesComparison(p.binary().rhs())) {
-        return absl::InvalidArgumentError(
-            "a comparison's operands must be integer expressions, not "
-            "comparisons or and/or");
-      }
+      // Operands may hold comparisons and and/or too: integer 0/1 values.
       absl::StatusOr<SymExpr> l = SymExprFromProto(p.binary().lhs());
       if (!l.ok()) return l.status();
       absl::StatusOr<SymExpr> r = SymExprFromProto(p.binary().rhs());
@@ -55,10 +58,6 @@ absl::StatusOr<CondExpr> Parse(const pto::v1::DimExpr& p) {
           CondExpr::kEq + (op - pto::v1::DIM_OP_EQ));
       return CondExpr::Compare(kind, *l, *r);
     }
-  }
-  if (UsesComparison(p)) {
-    return absl::InvalidArgumentError(
-        "a comparison or and/or inside arithmetic (compare whole expressions)");
   }
   absl::StatusOr<SymExpr> e = SymExprFromProto(p);
   if (!e.ok()) return e.status();
@@ -181,22 +180,6 @@ pto::v1::DimExpr CondExpr::ToProto() const {
     *b->mutable_rhs() = rhs_.ToProto();
   }
   return out;
-}
-
-bool UsesComparison(const pto::v1::DimExpr& p) {
-  // Iterative: the tree is untrusted and may be deep.
-  std::vector<const pto::v1::DimExpr*> stack = {&p};
-  int visited = 0;
-  while (!stack.empty() && ++visited <= 4 * kMaxDimExprNodes) {
-    const pto::v1::DimExpr* e = stack.back();
-    stack.pop_back();
-    if (e->kind_case() != pto::v1::DimExpr::kBinary) continue;
-    const pto::v1::DimOp op = e->binary().op();
-    if (IsComparison(op) || IsLogic(op)) return true;
-    stack.push_back(&e->binary().lhs());
-    stack.push_back(&e->binary().rhs());
-  }
-  return false;
 }
 
 absl::StatusOr<CondExpr> CondExprFromProto(const pto::v1::DimExpr& proto) {

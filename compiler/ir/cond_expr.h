@@ -56,13 +56,9 @@ class CondExpr {
 };
 
 // Parses a condition: the DimExpr bounds (depth, nodes) over the whole tree,
-// comparisons only of arithmetic operands, and/or only of conditions (or
-// arithmetic operands, nonzero = true).
+// comparisons of integer operands (which may hold comparisons as 0/1 values
+// and selects), and/or of conditions (or integer operands, nonzero = true).
 absl::StatusOr<CondExpr> CondExprFromProto(const pto::v1::DimExpr& proto);
-
-// Whether a DimExpr tree uses a comparison or logic operator anywhere
-// (so a dim or offset that does can be refused by name).
-bool UsesComparison(const pto::v1::DimExpr& proto);
 
 }  // namespace pto::compiler
 

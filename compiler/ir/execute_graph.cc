@@ -19,10 +19,12 @@ std::string DimsText(const google::protobuf::RepeatedPtrField<pto::v1::Dim>& dim
 }
 
 std::string ExprText(const pto::v1::DimExpr& e) {
-  absl::StatusOr<SymExpr> x = SymExprFromProto(e);
-  if (x.ok()) return x->ToString();
+  // As a condition (n<=2048, not (n<=2048)); an integer expression prints the
+  // same either way.
   absl::StatusOr<CondExpr> c = CondExprFromProto(e);
-  return c.ok() ? c->ToString() : "?";
+  if (c.ok()) return c->ToString();
+  absl::StatusOr<SymExpr> x = SymExprFromProto(e);
+  return x.ok() ? x->ToString() : "?";
 }
 
 void PrintProgram(const google::protobuf::RepeatedPtrField<pto::v1::ExecNode>& nodes,

@@ -54,6 +54,53 @@ std::string Operand(const SymExpr& e) {
   return absl::StrCat("(", e.ToString(), ")");
 }
 
+// The comparison and and/or atom kinds, in DimOp order (DIM_OP_EQ first).
+constexpr Atom::Kind kCompareKinds[] = {Atom::kEq, Atom::kNe, Atom::kLt, Atom::kLe,
+                                        Atom::kGt, Atom::kGe, Atom::kAnd, Atom::kOr};
+
+bool IsCompareOp(pto::v1::DimOp op) {
+  return op >= pto::v1::DIM_OP_EQ && op <= pto::v1::DIM_OP_OR;
+}
+
+Atom::Kind CompareKind(pto::v1::DimOp op) {
+  return kCompareKinds[op - pto::v1::DIM_OP_EQ];
+}
+
+pto::v1::DimOp CompareOp(Atom::Kind kind) {
+  for (int i = 0; i < 8; ++i) {
+    if (kCompareKinds[i] == kind) return static_cast<pto::v1::DimOp>(pto::v1::DIM_OP_EQ + i);
+  }
+  return pto::v1::DIM_OP_UNSPECIFIED;
+}
+
+const char* CompareOpText(Atom::Kind kind) {
+  switch (kind) {
+    case Atom::kEq: return "==";
+    case Atom::kNe: return "!=";
+    case Atom::kLt: return "<";
+    case Atom::kLe: return "<=";
+    case Atom::kGt: return ">";
+    case Atom::kGe: return ">=";
+    case Atom::kAnd: return " and ";
+    case Atom::kOr: return " or ";
+    default: return "?";
+  }
+}
+
+// a op b for a comparison or and/or kind, as 0 or 1.
+int64_t CompareInt(Atom::Kind kind, int64_t a, int64_t b) {
+  switch (kind) {
+    case Atom::kEq: return a == b;
+    case Atom::kNe: return a != b;
+    case Atom::kLt: return a < b;
+    case Atom::kLe: return a <= b;
+    case Atom::kGt: return a > b;
+    case Atom::kGe: return a >= b;
+    case Atom::kAnd: return a != 0 && b != 0;
+    default: return a != 0 || b != 0;
+  }
+}
+
 std::string AtomKey(const Atom& a) {
   switch (a.kind) {
     case Atom::kSymbol: return a.name;
@@ -64,8 +111,13 @@ std::string AtomKey(const Atom& a) {
       return absl::StrCat("min(", a.lhs.ToString(), ", ", a.rhs.ToString(), ")");
     case Atom::kMax:
       return absl::StrCat("max(", a.lhs.ToString(), ", ", a.rhs.ToString(), ")");
+    case Atom::kSelect:
+      return absl::StrCat("select(", a.cond.ToString(), ", ", a.lhs.ToString(), ", ",
+                          a.rhs.ToString(), ")");
+    default:
+      return absl::StrCat("(", a.lhs.ToString(), CompareOpText(a.kind), a.rhs.ToString(),
+                          ")");
   }
-  return "?";
 }
 
 const std::string& EmptyKey() {
@@ -272,6 +324,37 @@ SymExpr SymExpr::Max(const SymExpr& a, const SymExpr& b) {
   return MakeAtom(Atom::kMax, a, b);
 }
 
+SymExpr SymExpr::Compare(pto::v1::DimOp op, const SymExpr& a, const SymExpr& b) {
+  const Atom::Kind kind = CompareKind(op);
+  std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
+  if (ca && cb && a.Representable() && b.Representable()) {
+    return SymExpr(CompareInt(kind, *ca, *cb));
+  }
+  if (kind != Atom::kAnd && kind != Atom::kOr) {
+    SymExpr diff = a - b;
+    if (std::optional<int64_t> d = diff.AsConstant(); d && diff.Representable()) {
+      return SymExpr(CompareInt(kind, *d, 0));
+    }
+  }
+  return MakeAtom(kind, a, b);
+}
+
+SymExpr SymExpr::Select(const SymExpr& c, const SymExpr& a, const SymExpr& b) {
+  if (std::optional<int64_t> k = c.AsConstant(); k && c.Representable()) {
+    return *k != 0 ? a : b;
+  }
+  if (a == b && a.Representable() && b.Representable()) return a;
+  auto atom = std::make_shared<Atom>();
+  atom->kind = Atom::kSelect;
+  atom->cond = c;
+  atom->lhs = a;
+  atom->rhs = b;
+  atom->key = AtomKey(*atom);
+  SymExpr e = FromAtom(std::move(atom));
+  e.overflow_ = c.overflow_ || a.overflow_ || b.overflow_;
+  return e;
+}
+
 SymExpr SymExpr::CeilDiv(const SymExpr& a, const SymExpr& b) {
   return FloorDiv(a + b - SymExpr(1), b);
 }
@@ -300,7 +383,10 @@ std::optional<int64_t> SymExpr::ConstantUpperBound() const {
   std::optional<int64_t> l = a.lhs.ConstantUpperBound(), r = a.rhs.ConstantUpperBound();
   std::optional<int64_t> bound;
   if (a.kind == Atom::kMin && (l || r)) bound = l && r ? std::min(*l, *r) : l ? *l : *r;
-  if (a.kind == Atom::kMax && l && r) bound = std::max(*l, *r);
+  if ((a.kind == Atom::kMax || a.kind == Atom::kSelect) && l && r) {
+    bound = std::max(*l, *r);
+  }
+  if (CompareOp(a.kind) != pto::v1::DIM_OP_UNSPECIFIED) bound = 1;
   int64_t out;
   if (!bound || __builtin_add_overflow(*bound, constant_, &out)) return std::nullopt;
   return out;
@@ -314,6 +400,7 @@ void CollectAtomSymbols(const Atom& a, std::set<std::string>* out) {
   if (a.kind == Atom::kSymbol) {
     out->insert(a.name);
   } else {
+    if (a.kind == Atom::kSelect) CollectSymbols(a.cond, out);
     CollectSymbols(a.lhs, out);
     CollectSymbols(a.rhs, out);
   }
@@ -359,6 +446,12 @@ absl::StatusOr<int64_t> SymExpr::Evaluate(const SymBindings& bindings) const {
               absl::StrCat("symbol ", f->name, " is not bound"));
         }
         v = it->second;
+      } else if (f->kind == Atom::kSelect) {
+        absl::StatusOr<int64_t> c = f->cond.Evaluate(bindings);
+        if (!c.ok()) return c.status();
+        absl::StatusOr<int64_t> chosen = (*c != 0 ? f->lhs : f->rhs).Evaluate(bindings);
+        if (!chosen.ok()) return chosen.status();
+        v = *chosen;
       } else {
         absl::StatusOr<int64_t> l = f->lhs.Evaluate(bindings);
         if (!l.ok()) return l.status();
@@ -376,7 +469,8 @@ absl::StatusOr<int64_t> SymExpr::Evaluate(const SymBindings& bindings) const {
           case Atom::kFloorDiv: v = FloorDivInt(*l, *r); break;
           case Atom::kMod: v = FloorModInt(*l, *r); break;
           case Atom::kMin: v = std::min(*l, *r); break;
-          default: v = std::max(*l, *r); break;
+          case Atom::kMax: v = std::max(*l, *r); break;
+          default: v = CompareInt(f->kind, *l, *r); break;
         }
       }
       if (!MulOk(product, v, &product)) return Overflow(ToString());
@@ -404,6 +498,12 @@ SymExpr SymExpr::Rename(const std::map<std::string, std::string>& names) const {
         case Atom::kMod: a = Mod(f->lhs.Rename(names), f->rhs.Rename(names)); break;
         case Atom::kMin: a = Min(f->lhs.Rename(names), f->rhs.Rename(names)); break;
         case Atom::kMax: a = Max(f->lhs.Rename(names), f->rhs.Rename(names)); break;
+        case Atom::kSelect:
+          a = Select(f->cond.Rename(names), f->lhs.Rename(names), f->rhs.Rename(names));
+          break;
+        default:
+          a = Compare(CompareOp(f->kind), f->lhs.Rename(names), f->rhs.Rename(names));
+          break;
       }
       m = m * a;
     }
@@ -484,6 +584,16 @@ pto::v1::DimExpr SymExpr::ToProto() const {
           break;
         case Atom::kMax:
           a = BinaryProto(pto::v1::DIM_OP_MAX, f->lhs.ToProto(), f->rhs.ToProto());
+          break;
+        case Atom::kSelect: {
+          pto::v1::DimSelect* sel = a.mutable_select();
+          *sel->mutable_cond() = f->cond.ToProto();
+          *sel->mutable_if_true() = f->lhs.ToProto();
+          *sel->mutable_if_false() = f->rhs.ToProto();
+          break;
+        }
+        default:
+          a = BinaryProto(CompareOp(f->kind), f->lhs.ToProto(), f->rhs.ToProto());
           break;
       }
       product = product ? BinaryProto(pto::v1::DIM_OP_MUL, *product, a) : a;
@@ -589,17 +699,23 @@ absl::StatusOr<SymExpr> Parse(const pto::v1::DimExpr& p, int depth, int* nodes) 
         case pto::v1::DIM_OP_MIN: return SymExpr::Min(*l, *r);
         case pto::v1::DIM_OP_MAX: return SymExpr::Max(*l, *r);
         default:
-          if (p.binary().op() >= pto::v1::DIM_OP_EQ &&
-              p.binary().op() <= pto::v1::DIM_OP_OR) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "binary op ", static_cast<int>(p.binary().op()),
-                " is a comparison or and/or, allowed only in an if's "
-                "\"cond\" (not in dims, offsets or loop bounds)"));
+          if (IsCompareOp(p.binary().op())) {
+            return SymExpr::Compare(p.binary().op(), *l, *r);
           }
           return absl::InvalidArgumentError(absl::StrCat(
               "binary op ", static_cast<int>(p.binary().op()),
-              " is not a DimOp (add sub mul floordiv mod min max)"));
+              " is not a DimOp (add sub mul floordiv mod min max, comparisons, "
+              "and/or)"));
       }
+    }
+    case pto::v1::DimExpr::kSelect: {
+      absl::StatusOr<SymExpr> c = Parse(p.select().cond(), depth + 1, nodes);
+      if (!c.ok()) return c.status();
+      absl::StatusOr<SymExpr> a = Parse(p.select().if_true(), depth + 1, nodes);
+      if (!a.ok()) return a.status();
+      absl::StatusOr<SymExpr> b = Parse(p.select().if_false(), depth + 1, nodes);
+      if (!b.ok()) return b.status();
+      return SymExpr::Select(*c, *a, *b);
     }
     default:
       return absl::InvalidArgumentError("expression node is not set");
@@ -609,6 +725,11 @@ absl::StatusOr<SymExpr> Parse(const pto::v1::DimExpr& p, int depth, int* nodes) 
 // Whether `p` is within the bounds Parse applies (depth from `depth`).
 bool WithinBounds(const pto::v1::DimExpr& p, int depth, int* nodes) {
   if (depth > kMaxDimExprDepth || ++*nodes > kMaxDimExprNodes) return false;
+  if (p.kind_case() == pto::v1::DimExpr::kSelect) {
+    return WithinBounds(p.select().cond(), depth + 1, nodes) &&
+           WithinBounds(p.select().if_true(), depth + 1, nodes) &&
+           WithinBounds(p.select().if_false(), depth + 1, nodes);
+  }
   if (p.kind_case() != pto::v1::DimExpr::kBinary) return true;
   return WithinBounds(p.binary().lhs(), depth + 1, nodes) &&
          WithinBounds(p.binary().rhs(), depth + 1, nodes);

@@ -1,6 +1,7 @@
 // Symbolic integer expressions for tensor dims: constants and named symbols
 // combined with + - * floordiv mod min max (floordiv and mod round toward
-// negative infinity, as in Python).
+// negative infinity, as in Python), comparisons and and/or (1 when true, 0
+// when false) and select (c ? a : b).
 //
 //   SymExpr bs = SymExpr::Symbol("bs");
 //   SymExpr tiles = SymExpr::FloorDiv(bs * 4 + 63, 64);
@@ -58,6 +59,11 @@ class SymExpr {
   static SymExpr Mod(const SymExpr& a, const SymExpr& b);
   static SymExpr Min(const SymExpr& a, const SymExpr& b);
   static SymExpr Max(const SymExpr& a, const SymExpr& b);
+  // a op b for a comparison or and/or DimOp (DIM_OP_EQ .. DIM_OP_OR): 1
+  // when true, 0 when false (and/or: nonzero is true).
+  static SymExpr Compare(pto::v1::DimOp op, const SymExpr& a, const SymExpr& b);
+  // a where c is nonzero, else b.
+  static SymExpr Select(const SymExpr& c, const SymExpr& a, const SymExpr& b);
   // ceil(a / b) for b > 0, as (a+b-1)//b.
   static SymExpr CeilDiv(const SymExpr& a, const SymExpr& b);
 
@@ -121,10 +127,12 @@ class SymExpr {
 // A leaf of a term: a symbol, or an operation the sum-of-products form does
 // not distribute over.
 struct SymExpr::Atom {
-  enum Kind { kSymbol, kFloorDiv, kMod, kMin, kMax };
+  enum Kind { kSymbol, kFloorDiv, kMod, kMin, kMax, kEq, kNe, kLt, kLe, kGt, kGe,
+              kAnd, kOr, kSelect };
   Kind kind = kSymbol;
   std::string name;           // kSymbol
-  SymExpr lhs, rhs;           // the others
+  SymExpr lhs, rhs;           // the others (kSelect: the values when true, false)
+  SymExpr cond;               // kSelect
   std::string key;            // printed form, used for ordering
 };
 

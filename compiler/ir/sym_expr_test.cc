@@ -1,5 +1,6 @@
 #include "compiler/ir/sym_expr.h"
 
+#include "compiler/ir/cond_expr.h"
 #include "gtest/gtest.h"
 #include "runtime/dim_expr.h"
 
@@ -122,6 +123,111 @@ TEST(SymExprTest, ProtoRoundTripAndRuntimeEvaluation) {
   EXPECT_EQ(SymExprToDim(bs).symbol(), "bs");
   EXPECT_EQ(SymExprToDim(SymExpr(5)).size(), 5);
   EXPECT_TRUE(SymExprToDim(bs * 2).has_expr());
+}
+
+TEST(SymExprTest, ComparisonsAreZeroOrOneInArithmetic) {
+  SymExpr n = S("n"), i = S("i");
+  EXPECT_EQ(SymExpr::Compare(pto::v1::DIM_OP_LT, 3, 5), SymExpr(1));
+  EXPECT_EQ(SymExpr::Compare(pto::v1::DIM_OP_GE, n + 1, n), SymExpr(1));  // n+1-n is 1
+  EXPECT_EQ(SymExpr::Compare(pto::v1::DIM_OP_AND, 2, 0), SymExpr(0));
+  const SymExpr lt = SymExpr::Compare(pto::v1::DIM_OP_LT, i, n);
+  EXPECT_EQ(lt.ToString(), "(i<n)");
+  EXPECT_EQ(lt.ConstantUpperBound(), 1);
+  const SymExpr rows = lt * 8 + 1;
+  EXPECT_EQ(rows.Evaluate({{"i", 2}, {"n", 5}}).value(), 9);
+  EXPECT_EQ(rows.Evaluate({{"i", 5}, {"n", 5}}).value(), 1);
+  const SymExpr both = SymExpr::Compare(
+      pto::v1::DIM_OP_AND, lt, SymExpr::Compare(pto::v1::DIM_OP_NE, i, 0));
+  EXPECT_EQ(both.Evaluate({{"i", 0}, {"n", 5}}).value(), 0);
+  EXPECT_EQ(both.Evaluate({{"i", 1}, {"n", 5}}).value(), 1);
+}
+
+TEST(SymExprTest, SelectPicksOneOperand) {
+  SymExpr n = S("n"), k = S("k");
+  const SymExpr big = SymExpr::Compare(pto::v1::DIM_OP_GT, n, 4);
+  EXPECT_EQ(SymExpr::Select(1, n, k), n);
+  EXPECT_EQ(SymExpr::Select(0, n, k), k);
+  EXPECT_EQ(SymExpr::Select(big, n * 2, n * 2), n * 2);
+  const SymExpr rows = SymExpr::Select(big, SymExpr::Min(n, 8), 2);
+  EXPECT_EQ(rows.ToString(), "select((n>4), min(8, n), 2)");
+  EXPECT_EQ(rows.ConstantUpperBound(), 8);
+  EXPECT_EQ(rows.Symbols(), (std::set<std::string>{"n"}));
+  EXPECT_EQ(rows.Evaluate({{"n", 3}}).value(), 2);
+  EXPECT_EQ(rows.Evaluate({{"n", 6}}).value(), 6);
+  EXPECT_EQ(rows.Evaluate({{"n", 20}}).value(), 8);
+  EXPECT_EQ(rows.Rename({{"n", "m"}}).ToString(), "select((m>4), min(8, m), 2)");
+  // Only the operand selected is evaluated: n // k where k != 0, else 0.
+  const SymExpr safe = SymExpr::Select(SymExpr::Compare(pto::v1::DIM_OP_NE, k, 0),
+                                       SymExpr::FloorDiv(n, k), 0);
+  EXPECT_EQ(safe.Evaluate({{"n", 9}, {"k", 0}}).value(), 0);
+  EXPECT_EQ(safe.Evaluate({{"n", 9}, {"k", 2}}).value(), 4);
+  // Nested selects (if / elif / else) stay one node each, not multiplied out.
+  const SymExpr nested = SymExpr::Select(big, 2, SymExpr::Select(
+      SymExpr::Compare(pto::v1::DIM_OP_LE, n, 2), 1, SymExpr::Min(n, 3)));
+  const runtime::SymbolValues values{{"n", 3}};
+  for (const SymExpr& e : {rows, safe, nested, rows * 4 + nested}) {
+    SCOPED_TRACE(e.ToString());
+    pto::v1::DimExpr proto = e.ToProto();
+    absl::StatusOr<SymExpr> back = SymExprFromProto(proto);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, e);
+    for (int64_t v : {0, 1, 3, 7}) {
+      const runtime::SymbolValues vals{{"n", v}, {"k", v % 3}};
+      EXPECT_EQ(runtime::EvaluateDimExpr(proto, vals).value(),
+                e.Evaluate({{"n", v}, {"k", v % 3}}).value());
+    }
+  }
+  EXPECT_EQ(nested.Evaluate({{"n", 2}}).value(), 1);
+  EXPECT_EQ(nested.Evaluate({{"n", 3}}).value(), 3);
+  EXPECT_EQ(runtime::EvaluateDimExpr(nested.ToProto(), values).value(), 3);
+  EXPECT_EQ(runtime::DimToString(SymExprToDim(nested)),
+            "select((n>4), 2, select((n<=2), 1, min(3, n)))");
+}
+
+TEST(SymExprTest, ConditionsMayCompareComparisonsAndSelects) {
+  SymExpr n = S("n");
+  // not (n > 4), as Python writes it: (n > 4) == 0.
+  const SymExpr gt = SymExpr::Compare(pto::v1::DIM_OP_GT, n, 4);
+  absl::StatusOr<CondExpr> c =
+      CondExprFromProto(SymExpr::Compare(pto::v1::DIM_OP_EQ, gt, 0).ToProto());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->Evaluate({{"n", 3}}).value());
+  EXPECT_FALSE(c->Evaluate({{"n", 5}}).value());
+  // A select of sizes compared: rows > 1 with rows = n > 4 ? 2 : 1.
+  pto::v1::DimExpr rows_gt_1;
+  rows_gt_1.mutable_binary()->set_op(pto::v1::DIM_OP_GT);
+  *rows_gt_1.mutable_binary()->mutable_lhs() = SymExpr::Select(gt, 2, 1).ToProto();
+  rows_gt_1.mutable_binary()->mutable_rhs()->set_constant(1);
+  c = CondExprFromProto(rows_gt_1);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->Evaluate({{"n", 5}}).value());
+  EXPECT_FALSE(c->Evaluate({{"n", 4}}).value());
+}
+
+TEST(SymExprTest, SelectProtoBoundsAndErrors) {
+  // A select whose operands together exceed the node bound is refused.
+  pto::v1::DimExpr wide;
+  pto::v1::DimExpr* at = &wide;
+  for (int k = 0; k < 15; ++k) {
+    pto::v1::DimSelect* sel = at->mutable_select();
+    sel->mutable_cond()->set_symbol("n");
+    pto::v1::DimBinary* sum = sel->mutable_if_true()->mutable_binary();
+    sum->set_op(pto::v1::DIM_OP_ADD);
+    sum->mutable_lhs()->set_symbol("n");
+    sum->mutable_rhs()->set_constant(k);
+    at = sel->mutable_if_false();
+  }
+  at->set_constant(1);
+  absl::StatusOr<SymExpr> e = SymExprFromProto(wide);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("more than 64 nodes"), std::string::npos);
+  // An operand that is not set is an error naming it.
+  pto::v1::DimExpr unset;
+  unset.mutable_select()->mutable_cond()->set_symbol("n");
+  unset.mutable_select()->mutable_if_true()->set_constant(1);
+  e = SymExprFromProto(unset);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("not set"), std::string::npos);
 }
 
 TEST(SymExprTest, ProtoBounds) {

@@ -205,11 +205,11 @@ TEST(VerifyRegionsTest, RejectsDuplicateIndexAndBadIndexName) {
   ExpectInvalid(g, {"attrs[\"index\"]", "not an identifier"});
 }
 
-TEST(VerifyRegionsTest, RejectsComparisonsOutsideConditions) {
+TEST(VerifyRegionsTest, AcceptsComparisonsAsZeroOrOneOutsideConditions) {
   pto::v1::Graph g = LoopGraph(ExpRow);
   *(*g.mutable_ops(0)->mutable_attrs())["stop"].mutable_expr() =
       CompareExpr(pto::v1::DIM_OP_LT, kBs, 4);
-  ExpectInvalid(g, {"op #0 \"loop\"", "attrs[\"stop\"]", "allowed only in an if's"});
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
 }
 
 TEST(VerifyRegionsTest, RejectsBadRegionCountsAndAttributes) {
@@ -320,10 +320,10 @@ TEST(VerifyRegionsTest, IfConditionsAndTheirErrors) {
   EXPECT_TRUE(VerifyGraph(make(both)).ok()) << VerifyGraph(make(both));
   ExpectInvalid(make(CompareExpr(pto::v1::DIM_OP_GT, SymExpr::Symbol("n"), 2)),
                 {"op #0 \"if\"", "attrs[\"cond\"] (n>2)", "uses symbol n"});
-  // A comparison of comparisons.
-  pto::v1::DimExpr nested = CompareExpr(pto::v1::DIM_OP_EQ, kBs, 1);
+  // A comparison of comparisons (their 0/1 values): Python's not (bs < 3).
+  pto::v1::DimExpr nested = CompareExpr(pto::v1::DIM_OP_EQ, kBs, 0);
   *nested.mutable_binary()->mutable_lhs() = CompareExpr(pto::v1::DIM_OP_LT, kBs, 3);
-  ExpectInvalid(make(nested), {"attrs[\"cond\"]", "must be integer expressions"});
+  EXPECT_TRUE(VerifyGraph(make(nested)).ok()) << VerifyGraph(make(nested));
 }
 
 // The key: loop index names (like symbol names) never enter it, sizes never
@@ -385,11 +385,11 @@ TEST(VerifyRegionsTest, ScalarOperandsOverSymbols) {
   const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {kBs, 4});
   b.Output("y", b.ScalarOp("clip", {x}, {2, 4}, {{"min", -kBs}, {"max", kI}}));
   ExpectInvalid(b.Build(), {"op #0 \"clip\"", "attrs[\"max\"] (i)", "not in scope"});
-  // A comparison is a condition, not a number.
+  // A comparison is a number too: 1 when true, 0 when false.
   pto::v1::Graph g = scaled(kI);
   pto::v1::Op& muls = *g.mutable_ops(0)->mutable_regions(0)->mutable_ops(1);
   *(*muls.mutable_attrs())["scalar"].mutable_expr() = CompareExpr(pto::v1::DIM_OP_LT, kI, 4);
-  ExpectInvalid(g, {"op #0 body op #1 \"muls\"", "attrs[\"scalar\"]", "allowed only in an if's"});
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
   // A float attribute that is not a scalar operand (arange's step: its
   // length is static) takes no expr.
   GraphBuilder a("k");

@@ -1,46 +1,70 @@
-"""`if pypto.cond(c): A else: B` in a kernel becomes a branch of the graph.
+"""Python control flow on symbolic values becomes graph control flow.
 
-Python runs one branch of an `if`; a kernel's branch on a symbolic condition
-must trace both, once each. pypto.jit therefore compiles the kernel again
-from its own source with every `if` whose whole test is a call of `cond`
-(pypto.cond, or cond imported from pypto) rewritten to
+Python runs one branch of an `if`; a kernel's branch on a condition known
+only at run time (a SymbolicCondition such as `x.shape[0] > 4`, or any
+SymbolicScalar) must trace both, once each. pypto.jit therefore compiles the
+kernel again from its own source with
 
-    __pypto_if1 = __pypto_cf__._If(pypto.cond(c), ("y",), locals().get("y"))
-    for __pypto_branch in __pypto_if1:
-        if __pypto_branch:
-            A
-        else:
-            B
-        y = __pypto_if1.end("y", locals().get("y"))
-    y = __pypto_if1.result("y", locals().get("y"))
+  - every `if`/`elif` rewritten to
 
-control_flow._If yields True and then False, recording an `if` op around
-the two traced bodies (for a constant condition it yields only the branch
-taken). Names the branches bind (y above) are merged like tensors carried
-through the `if`: at the end of each branch `end` records y's tensor and
-gives back y's value from before the `if` (so the else branch starts from
-it), and after both `result` gives the tensor the `if` outputs (so
-`t = t + 1` in one branch works as in Python). `elif pypto.cond(...)` is an
-`if` in the else branch and is rewritten the same way; `and`/`or`/`not`
-directly inside pypto.cond(...) become symbolic logic. PyPTO's bare
-`if pypto.is_loop_begin(i):` / `is_loop_end(i)` are rewritten too. The new
-code keeps the user's file name and line numbers (errors point at the
-user's lines), globals and closure cells.
+        __pypto_if1 = __pypto_cf__._If(__pypto_cf__.test(c), ("y",), ("y",),
+                                       locals().get("y", __pypto_cf__.UNBOUND))
+        for __pypto_branch in __pypto_if1:
+            if __pypto_branch:
+                A
+            else:
+                B
+            y = __pypto_if1.end("y", locals().get("y", __pypto_cf__.UNBOUND))
+        y = __pypto_if1.result("y", locals().get("y", __pypto_cf__.UNBOUND))
+        if y is __pypto_cf__.UNBOUND:
+            del y
 
-A kernel whose source inspect cannot find (defined in a REPL or by exec)
-runs as written: a symbolic pypto.cond there is a TypeError saying why.
-`break`, `continue` and `return` directly inside a rewritten branch are
-errors at rewrite time: both branches run during tracing, so they would
-leave the trace, or the user's own loop, half done.
+    control_flow._If yields True and then False, recording an `if` op
+    around the two traced bodies; for a condition known while tracing (a
+    Python value, a constant) it yields only the branch taken, as Python
+    does. Names the branches bind (y above) are merged after the `if`:
+    tensors are carried through it, ints and SymbolicScalars become a
+    symbolic select, lists and tuples merge element by element
+    (control_flow._If). The second tuple names the branch-bound names the
+    function reads after the `if` (a name bound in one branch only is an
+    error there unless it had a value before);
+  - an `if` whose branches hold `break`, `continue` or `return` (for the
+    `if` itself) to `if __pypto_cf__.static_test(c, message):`: Python's own
+    `if` where the condition is known while tracing, an error naming the
+    line where it is known only at run time (both branches are traced, so
+    each must run to its end);
+  - `a if c else b`, `a and b`, `a or b`, `not a` and chained comparisons
+    (`0 < i < n`) to calls of control_flow's ifexp, and_, or_, not_ and
+    compare, which keep Python's evaluation order and short-circuiting for
+    values known while tracing and build a run-time value otherwise;
+  - every call `f(...)` to `__pypto_cf__.callee(f)(...)`: builtin min/max
+    with a symbolic argument become pypto.min/pypto.max, and a plain Python
+    function of the user's (not pypto's, the standard library's or an
+    installed package's) or a @pypto.frontend.function helper is called
+    rewritten the same way (rewritten(), cached per function object).
+
+The new code keeps the user's file name and line numbers (errors point at
+the user's lines), globals and closure cells. A function whose source
+inspect cannot find (defined in a REPL or by exec) runs as written: a
+symbolic condition in its `if` is a TypeError saying why.
 """
 
 import ast
+import builtins
+import functools
 import inspect
+import numbers
+import os
+import sys
 import textwrap
 import types
+import weakref
 
-from . import control_flow
+from . import frames, symbolic
+from .control_flow import (  # noqa: F401 - what rewritten code calls (__pypto_cf__)
+    UNBOUND, _If, and_, compare, ifexp, not_, or_, static_test, test)
 from .errors import TraceError
+from .symbolic import is_symbolic
 
 _CF = "__pypto_cf__"
 _FLAG = "__pypto_branch"
@@ -52,11 +76,6 @@ def _is_call_of(node, *names):
     f = node.func
     return (isinstance(f, ast.Attribute) and f.attr in names) or \
         (isinstance(f, ast.Name) and f.id in names)
-
-
-def _is_cond_call(node):
-    """pypto.cond(...), or PyPTO's bare pypto.is_loop_begin/is_loop_end(...)."""
-    return _is_call_of(node, "cond", "is_loop_begin", "is_loop_end")
 
 
 def _assigned(stmts):
@@ -82,33 +101,36 @@ def _assigned(stmts):
     return out
 
 
+def _loads(node):
+    """(name, line) of every name `node` reads."""
+    return [(n.id, n.lineno) for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+
+
 def _cf(attr, node):
     return ast.copy_location(
         ast.Attribute(value=ast.Name(id=_CF, ctx=ast.Load()), attr=attr, ctx=ast.Load()), node)
 
 
-class _Logic(ast.NodeTransformer):
-    """`a and b`, `a or b`, `not a` inside pypto.cond(...): symbolic logic."""
+def _call_cf(attr, node, *args):
+    return ast.copy_location(ast.Call(func=_cf(attr, node), args=list(args), keywords=[]), node)
 
-    def visit_BoolOp(self, node):
-        self.generic_visit(node)
-        name = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
-        out = node.values[0]
-        for v in node.values[1:]:
-            out = ast.copy_location(ast.Call(func=_cf(name, node), args=[out, v],
-                                             keywords=[]), node)
-        return out
 
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, ast.Not):
-            return ast.copy_location(ast.Call(func=_cf("logical_not", node),
-                                              args=[node.operand], keywords=[]), node)
-        return node
+def _thunk(expr):
+    """lambda: expr (evaluated later, in the same scope)."""
+    return ast.copy_location(ast.Lambda(args=ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=[]), body=expr), expr)
+
+
+def _binds_in_place(node):
+    """Whether `node` holds := / yield / await, which a lambda would change."""
+    return any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+               for n in ast.walk(node))
 
 
 class _Escapes(ast.NodeVisitor):
-    """break/continue/return that would leave a rewritten branch."""
+    """break/continue/return that would leave a branch of an `if`."""
 
     def __init__(self):
         self.found = None
@@ -146,39 +168,70 @@ def _only_returns(escapes, node):
             escapes._note(n, "return")
 
 
-class _RewriteIfs(ast.NodeTransformer):
-    def __init__(self, filename):
-        self.filename = filename
+_COMPARE_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+                ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
+                ast.NotIn: "not in"}
+
+
+class _Rewrite(ast.NodeTransformer):
+    """The rewrite of one function body (module docstring)."""
+
+    def __init__(self, fdef):
         self.count = 0
+        self.loads = _loads(fdef)
+        self.loops = []  # the loops around the node being visited
+
+    def _loop(self, node):
+        self.loops.append(node)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.loops.pop()
+
+    visit_For = visit_While = visit_AsyncFor = _loop
+
+    def _read_after(self, node, names):
+        """Those of `names` the function reads after `node` (or anywhere in
+        a loop around it: the next iteration)."""
+        later = {n for n, line in self.loads if line > node.end_lineno}
+        for loop in self.loops:
+            later |= {n.id for n in ast.walk(loop)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return sorted(set(names) & later)
 
     def visit_If(self, node):
+        label = "`if pypto.cond(...)`" if _is_call_of(node.test, "cond") else "an `if`"
         self.generic_visit(node)
-        if not _is_cond_call(node.test):
-            return node
+        self.count += 1
         escapes = _Escapes()
         for stmt in node.body + node.orelse:
             escapes.visit(stmt)
         if escapes.found:
             line, what = escapes.found
-            raise TraceError(
-                f"{self.filename}:{line}: `{what}` inside a branch of `if pypto.cond(...)` "
-                f"(line {node.lineno}): both branches are traced, so a branch must run to "
-                f"its end; write results into tensors instead")
-        self.count += 1
-        test = node.test
-        if _is_call_of(test, "cond"):
-            test.args = [_Logic().visit(a) for a in test.args]
+            message = (f"`{what}` inside a branch of {label} on the run-time condition "
+                       f"{{cond}} (the `{what}` is at line {line}): both branches are traced, "
+                       f"so a branch must run to its end; write results into tensors instead")
+            node.test = _call_cf("static_test", node.test, node.test,
+                                 ast.copy_location(ast.Constant(value=message), node))
+            return node
+        return self._branch(node)
+
+    def _branch(self, node):
         names = sorted(_assigned(node.body) | _assigned(node.orelse))
         branch = f"__pypto_if{self.count}"
 
         def at(n):
             return ast.copy_location(n, node)
 
-        def load(name):  # locals().get(name): None while unbound
+        def strings(items):
+            return at(ast.Tuple(elts=[at(ast.Constant(value=n)) for n in items],
+                                ctx=ast.Load()))
+
+        def load(name):  # locals().get(name, UNBOUND)
             return at(ast.Call(func=at(ast.Attribute(
                 value=at(ast.Call(func=at(ast.Name(id="locals", ctx=ast.Load())), args=[],
                                   keywords=[])), attr="get", ctx=ast.Load())),
-                args=[at(ast.Constant(value=name))], keywords=[]))
+                args=[at(ast.Constant(value=name)), _cf("UNBOUND", node)], keywords=[]))
 
         def merge(method):
             return [at(ast.Assign(targets=[at(ast.Name(id=n, ctx=ast.Store()))], value=at(
@@ -187,21 +240,71 @@ class _RewriteIfs(ast.NodeTransformer):
                          args=[at(ast.Constant(value=n)), load(n)], keywords=[]))))
                     for n in names]
 
+        def unbind(name):  # if name is UNBOUND: del name
+            return at(ast.If(test=at(ast.Compare(
+                left=at(ast.Name(id=name, ctx=ast.Load())), ops=[ast.Is()],
+                comparators=[_cf("UNBOUND", node)])),
+                body=[at(ast.Delete(targets=[at(ast.Name(id=name, ctx=ast.Del()))]))],
+                orelse=[]))
+
+        test = _call_cf("test", node.test, node.test)
         setup = at(ast.Assign(targets=[at(ast.Name(id=branch, ctx=ast.Store()))], value=at(
-            ast.Call(func=_cf("_If", node), args=[test, at(ast.Tuple(
-                elts=[at(ast.Constant(value=n)) for n in names], ctx=ast.Load()))] +
+            ast.Call(func=_cf("_If", node), args=[
+                test, strings(names), strings(self._read_after(node, names))] +
                 [load(n) for n in names], keywords=[]))))
         inner = at(ast.If(test=at(ast.Name(id=_FLAG, ctx=ast.Load())), body=node.body,
                           orelse=node.orelse))
         loop = at(ast.For(target=at(ast.Name(id=_FLAG, ctx=ast.Store())),
                           iter=at(ast.Name(id=branch, ctx=ast.Load())),
                           body=[inner] + merge("end"), orelse=[]))
-        return [setup, loop] + merge("result")
+        return [setup, loop] + merge("result") + [unbind(n) for n in names]
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if _binds_in_place(node):
+            return node
+        self.count += 1
+        return _call_cf("ifexp", node, node.test, _thunk(node.body), _thunk(node.orelse))
+
+    def visit_BoolOp(self, node):
+        self.generic_visit(node)
+        if _binds_in_place(node):
+            return node
+        self.count += 1
+        name = "and_" if isinstance(node.op, ast.And) else "or_"
+        return _call_cf(name, node, node.values[0], *[_thunk(v) for v in node.values[1:]])
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        self.count += 1
+        return _call_cf("not_", node, node.operand)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) < 2 or _binds_in_place(node):
+            return node
+        self.count += 1
+        ops = ast.copy_location(ast.Tuple(elts=[
+            ast.copy_location(ast.Constant(value=_COMPARE_OPS[type(op)]), node)
+            for op in node.ops], ctx=ast.Load()), node)
+        return _call_cf("compare", node, ops, node.left,
+                        *[_thunk(c) for c in node.comparators])
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and (f.id == "super" or f.id.startswith("__pypto")):
+            return node
+        self.count += 1
+        node.func = _call_cf("callee", f, f)
+        return node
 
 
 def rewrite(fn):
-    """fn with its `if pypto.cond(...)` statements rewritten (module
-    docstring), or fn itself when it has none or its source is not available."""
+    """fn rewritten (module docstring), or fn itself when there is nothing
+    to rewrite or its source is not available."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return fn
@@ -218,12 +321,18 @@ def rewrite(fn):
     if fdef.name != code.co_name or names != list(
             code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
         return fn  # the file changed since the function was defined: not its source
-    rewriter = _RewriteIfs(code.co_filename)
     ast.increment_lineno(tree, code.co_firstlineno - 1)
+    fdef.decorator_list = []
+    rewriter = _Rewrite(fdef)
     rewriter.visit(fdef)
     if not rewriter.count:
         return fn
-    fdef.decorator_list = []
+    return _rebuild(fn, code, fdef)
+
+
+def _rebuild(fn, code, fdef):
+    """The function of rewritten `fdef` with fn's globals, defaults and
+    closure cells."""
     # A factory whose parameters are fn's free variables (and the control
     # flow module) makes the rewritten function's code refer to them as
     # closure cells; it is then rebuilt with fn's own cells.
@@ -242,11 +351,78 @@ def rewrite(fn):
     new_code = next(c for c in factory_code.co_consts
                     if isinstance(c, types.CodeType) and c.co_name == fdef.name)
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
-    cells[_CF] = types.CellType(control_flow)
+    cells[_CF] = types.CellType(sys.modules[__name__])
     closure = tuple(cells[n] for n in new_code.co_freevars)
     new = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__,
                              closure or None)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__
     new.__module__ = fn.__module__
+    new.__dict__.update(fn.__dict__)
     return new
+
+
+_REWRITTEN = weakref.WeakKeyDictionary()
+
+
+def rewritten(fn):
+    """rewrite(fn), once per function object."""
+    try:
+        return _REWRITTEN[fn]
+    except KeyError:
+        pass
+    except TypeError:  # not weakly referable: rewrite every time
+        return rewrite(fn)
+    new = _REWRITTEN[fn] = rewrite(fn)
+    return new
+
+
+# What rewritten code calls besides control_flow's names (imported above):
+# __pypto_cf__ is this module.
+
+
+def _symbolic_minmax(builtin, symbolic_fn):
+    def minmax(*args, **kwargs):
+        items = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) \
+            else args
+        if not kwargs and items and any(is_symbolic(x) for x in items) and \
+                all(isinstance(x, numbers.Integral) for x in items):
+            return symbolic_fn(*items) if len(items) > 1 else items[0]
+        return builtin(*args, **kwargs)
+    minmax.__name__ = builtin.__name__
+    return minmax
+
+
+_MINMAX = {builtins.min: _symbolic_minmax(builtins.min, symbolic.smin),
+           builtins.max: _symbolic_minmax(builtins.max, symbolic.smax)}
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+@functools.lru_cache(maxsize=None)
+def _users_file(filename):
+    """Whether functions of `filename` are the user's (translated when a
+    kernel calls them), not pypto's, the standard library's or a package's."""
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    return not (frames.ours(path) or path.startswith(_STDLIB_DIR) or
+                "site-packages" in path or "dist-packages" in path)
+
+
+def callee(f):
+    """What a call of `f` in a rewritten function calls: pypto.min/max for
+    builtin min/max (with a symbolic argument), the rewritten function for
+    a user's function or a @pypto.frontend.function helper, else f."""
+    try:
+        minmax = _MINMAX.get(f)
+    except TypeError:  # unhashable
+        return f
+    if minmax is not None:
+        return minmax
+    if type(f) is types.FunctionType:
+        inner = f.__dict__.get("__pypto_function__")
+        if inner is not None:
+            return rewritten(inner)
+        if _users_file(f.__code__.co_filename):
+            return rewritten(f)
+    return f

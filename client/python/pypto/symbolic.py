@@ -195,6 +195,8 @@ def _atom_text(a):
     if isinstance(a, str):
         return a
     _, op, p, q = a
+    if op == "select":
+        return f"({_text(q[0])} if {_text(p)} else {_text(q[1])})"
     if op in ("min", "max"):
         return f"{op}({_text(p)}, {_text(q)})"
     return f"({_text(p)} {op} {_text(q)})"
@@ -253,6 +255,11 @@ def _to_proto(p, msg, budget):
         msg.symbol = a
         return
     _, op, x, y = a
+    if op == "select":
+        _to_proto(x, msg.select.cond, budget)
+        _to_proto(y[0], msg.select.if_true, budget)
+        _to_proto(y[1], msg.select.if_false, budget)
+        return
     b = msg.binary
     b.op = getattr(graph_pb2, "DIM_OP_" + _OP_NAMES[op])
     _to_proto(x, b.lhs, budget)
@@ -589,6 +596,22 @@ def ceildiv(a, b):
     return (a + b - 1) // b
 
 
+def select(c, a, b):
+    """a where condition c holds at run time, else b (c: a bool, an int or a
+    SymbolicScalar, nonzero is true; a, b: ints or SymbolicScalars): a
+    select node (graph.proto DimSelect), usable wherever a symbolic scalar
+    is (shapes, offsets, loop bounds); two bools give a condition."""
+    if not is_symbolic(c):
+        return a if c else b
+    if isinstance(a, bool) and isinstance(b, bool):
+        return logical("or", logical("and", c, a), logical("and", logical_not(c), b))
+    a, b = (x if is_symbolic(x) else int(x) for x in (a, b))
+    p, q = _poly(a), _poly(b)
+    if p == q:
+        return a
+    return _make(int(a) if int(c) else int(b), (((("node", "select", c._poly, (p, q)),), 1),))
+
+
 def is_symbolic(x):
     return isinstance(x, SymbolicScalar)
 
@@ -623,6 +646,10 @@ def symbols_in(x):
             for a in m:
                 if isinstance(a, str):
                     out.add(a)
+                elif a[1] == "select":
+                    walk(a[2])
+                    walk(a[3][0])
+                    walk(a[3][1])
                 else:
                     walk(a[2])
                     walk(a[3])

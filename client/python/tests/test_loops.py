@@ -423,17 +423,16 @@ def test_cond_errors():
                  r"pypto.cond: the condition is a tensor.*pypto.where")
 
     def uses_bool(x, out):
-        if x.shape[0] > 3:  # not pypto.cond: a TypeError naming it
+        while x.shape[0] > 3:  # a while loop is not rewritten: a TypeError naming it
             out[:] = x
 
     _trace_error(uses_bool, TypeError, r"test_loops.py:\d+: the condition x_d0 > 3 is known only "
                                        r"at run time: branch on it with `if pypto.cond")
 
-    def cond_in_helper(x, out):  # the lambda-level helper is not rewritten
-        if pypto.cond(x.shape[0] > 3):
-            out[:] = x
+    def cond_outside_if(x, out):  # pypto.cond as a plain value, not an if's test
+        return bool(pypto.cond(x.shape[0] > 3))
 
-    _trace_error(cond_in_helper, TypeError, r"was not rewritten")
+    _trace_error(cond_outside_if, TypeError, r"was not rewritten")
 
     @pypto.jit
     def returns_in_branch(x: pypto.Tensor([pypto.DYNAMIC, 64], F32),
@@ -688,7 +687,7 @@ def test_pyptos_condition_pattern_rebinding_a_name_in_branches():
     assert list(second.regions[1].results) == list(second.regions[1].args)
 
 
-def test_names_that_differ_between_branches_must_be_tensors():
+def test_floats_that_differ_between_branches_are_an_error():
     @pypto.jit
     def k(x: pypto.Tensor([pypto.DYNAMIC, 64], F32), out: pypto.Tensor([pypto.DYNAMIC, 64], F32)):
         pypto.set_vec_tile_shapes(1, 64)
@@ -698,8 +697,9 @@ def test_names_that_differ_between_branches_must_be_tensors():
             scale = 3.0
         out[:] = x * scale
 
-    with pytest.raises(TypeError, match=r"'scale' is 2.0 after the then branch of pypto.cond and "
-                                        r"3.0 after the else branch: only tensors may differ"):
+    with pytest.raises(TypeError, match=r"'scale' is 2.0 after the then branch of the if on the "
+                                        r"run-time condition x_d0 > 2 and 3.0 after the else "
+                                        r"branch: a float that differs"):
         k.trace(arr(5, 64), arr(5, 64))
 
 

@@ -127,9 +127,10 @@ def test_a_python_loop_over_a_dynamic_size_compiles_per_size(native, monkeypatch
     assert (stats["compiles"], stats["check_traces"]) == (2, 0), stats
 
 
-def test_a_python_branch_on_a_dynamic_size_is_an_error():
-    # Both placeholders are large, so a branch would not show in the
-    # comparison: the comparison itself refuses (symbolic.py), naming cond.
+def test_a_python_branch_on_a_dynamic_size_is_a_graph_branch(native):
+    # Both placeholders are large, so a Python branch taken at trace time
+    # would not show in the comparison: the `if` is rewritten into a branch
+    # of the graph (ast_rewrite.py), so both sides run correctly.
     @pypto.jit
     def branch(x: pypto.Tensor([pypto.DYNAMIC, 8], F32),
                out: pypto.Tensor([pypto.DYNAMIC, 8], F32)):
@@ -139,9 +140,12 @@ def test_a_python_branch_on_a_dynamic_size_is_an_error():
         else:
             out[:] = x + 1
 
-    x = np.ones((3, 8), np.float32)
-    with pytest.raises(TypeError, match=r"x_d0 > 100.*known only at run time.*pypto\.cond"):
-        branch(x, np.zeros_like(x))
+    for rows in (3, 200):
+        x = np.ones((rows, 8), np.float32)
+        out = np.zeros_like(x)
+        branch(x, out)
+        np.testing.assert_array_equal(out, x * 2 if rows > 100 else x + 1)
+    assert pypto.compile_stats()["compiles"] == 1
 
 
 def test_kernels_without_a_leak_compile_once_without_a_warning(native):

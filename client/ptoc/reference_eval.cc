@@ -550,7 +550,7 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const size_t arity_expected =
         is_where                      ? 3
         : is_cast                     ? 1
-        : BinaryOps().count(kind)     ? 2
+        : BinaryOps().count(kind) || IsIntegerOp(kind) ? 2
         : (is_clip || ScalarOps().count(kind) || UnaryOps().count(kind)) ? 1
                                                                          : 0;
     if (arity_expected == 0) {

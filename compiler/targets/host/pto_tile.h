@@ -863,19 +863,32 @@ template <MvecD (*F)(MvecD, MvecD), int kAStep, int kBStep>
 inline void MvecMapDouble2(float* d, const float* a, const float* b, int64_t n) {
   MvecD va = MvecD{} + static_cast<double>(a[0]), vb = MvecD{} + static_cast<double>(b[0]);
   int64_t i = 0;
-  for (; i < n; i += kMvecDLanes) {
-    const int64_t m = n - i < kMvecDLanes ? n - i : kMvecDLanes;
-    MvecDF fa = MvecDF{} + 1.0f, fb = MvecDF{} + 1.0f;
+  for (; i + kMvecDLanes <= n; i += kMvecDLanes) {
+    MvecDF fa, fb;
     if constexpr (kAStep != 0) {
-      __builtin_memcpy(&fa, a + i, m * sizeof(float));
+      __builtin_memcpy(&fa, a + i, sizeof fa);
       va = __builtin_convertvector(fa, MvecD);
     }
     if constexpr (kBStep != 0) {
-      __builtin_memcpy(&fb, b + i, m * sizeof(float));
+      __builtin_memcpy(&fb, b + i, sizeof fb);
       vb = __builtin_convertvector(fb, MvecD);
     }
     const MvecDF v = __builtin_convertvector(F(va, vb), MvecDF);
-    __builtin_memcpy(d + i, &v, m * sizeof(float));
+    __builtin_memcpy(d + i, &v, sizeof v);
+  }
+  if (i < n) {
+    const auto bytes = static_cast<unsigned long>(n - i) * sizeof(float);
+    MvecDF fa = MvecDF{} + 1.0f, fb = MvecDF{} + 1.0f;
+    if constexpr (kAStep != 0) {
+      __builtin_memcpy(&fa, a + i, bytes);
+      va = __builtin_convertvector(fa, MvecD);
+    }
+    if constexpr (kBStep != 0) {
+      __builtin_memcpy(&fb, b + i, bytes);
+      vb = __builtin_convertvector(fb, MvecD);
+    }
+    const MvecDF v = __builtin_convertvector(F(va, vb), MvecDF);
+    __builtin_memcpy(d + i, &v, bytes);
   }
 }
 #endif
@@ -1747,9 +1760,61 @@ PTO_TILE_BINARY_DOUBLE(THypot, hypot)
 #undef PTO_TILE_UNARY_DOUBLE
 #undef PTO_TILE_BINARY_DOUBLE
 
-// C fmod (the sign of the dividend; exact in f32; x fmod 0 is NaN) and
-// signbit (1.0f where the sign bit is set: -0.0, -inf, a negative NaN).
-PTO_TILE_BINARY(TFmod, __builtin_fmodf(x, y))
+// C fmod (the sign of the dividend; exact; x fmod 0 is NaN), glibc's
+// fmodf's bits. Where |x / y| < 2^24 and y is finite (every quotient a
+// kernel is likely to meet) it is computed branch-free in double, so the
+// loop vectorizes: q = trunc(x / y) is exact or one off, q * y and x - q * y
+// are exact (48 and at most 27 significant bits), one step moves a
+// remainder of the wrong sign or of |y| or more back, and the zero takes x's
+// sign. Other lanes (a quotient of 2^24 or more, inf, NaN, y = 0 or inf)
+// are recomputed by fmodf.
+inline float FmodDirect(float xf, float yf) {
+  const double x = xf, y = yf;
+  double r = x - __builtin_trunc(x / y) * y;
+  const double ay = __builtin_fabs(y);
+  const double s = __builtin_copysign(ay, x);
+  // Both candidates computed, then selected: no branch, so it vectorizes.
+  const double up = r + s;
+  r = (r != 0) & ((r < 0) != (x < 0)) ? up : r;
+  const double down = r - s;
+  r = __builtin_fabs(r) >= ay ? down : r;
+  return __builtin_copysignf(static_cast<float>(r), xf);
+}
+inline bool FmodIsDirect(float x, float y) {
+  return __builtin_fabsf(x) < 0x1p24f * __builtin_fabsf(y) &&
+         __builtin_fabsf(y) < __builtin_inff();
+}
+struct TFmodFn {
+  static float Apply(float x, float y) { return FmodDirect(x, y); }
+};
+// d[i] = fmodf(a[i], b[i]) where FmodDirect does not apply (kAStep/kBStep
+// 0: that operand is one value).
+template <int kAStep, int kBStep>
+inline void FmodOthers(float* __restrict d, const float* __restrict a,
+                       const float* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = a[i * kAStep], y = b[i * kBStep];
+    if (!FmodIsDirect(x, y)) d[i] = __builtin_fmodf(x, y);
+  }
+}
+template <int64_t N, typename D = float>
+inline void TFmod(float* __restrict d, const float* __restrict a, const float* __restrict b) {
+  for (int64_t i = 0; i < N; ++i) d[i] = FmodDirect(a[i], b[i]);
+  FmodOthers<1, 1>(d, a, b, N);
+  RoundTile<D>(d, N);
+}
+template <int64_t R, int64_t C, int kA, int kB, typename D = float>
+inline void TFmodRows(float* __restrict d, const float* __restrict a,
+                      const float* __restrict b) {
+  BinaryRows<TFmodFn, R, C, kA, kB, float>(d, a, b);
+  for (int64_t r = 0; r < R; ++r) {
+    FmodOthers<kA == kRow ? 0 : 1, kB == kRow ? 0 : 1>(d + r * C, SourceRow<kA, C>(a, r),
+                                                       SourceRow<kB, C>(b, r), C);
+    RoundTile<D>(d + r * C, C);
+  }
+}
+
+// signbit: 1.0f where the sign bit is set (-0.0, -inf, a negative NaN).
 PTO_TILE_UNARY(TSignbit, __builtin_signbit(a[i]) ? 1.0f : 0.0f)
 
 // Copies and selects work on tiles of any storage type S.

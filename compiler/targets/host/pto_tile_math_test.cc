@@ -198,6 +198,56 @@ TEST_F(PtoTileMath, HalfResultsAreTheDoubleResultRounded) {
   }
 }
 
+// TFmod's direct path (double, branch-free) gives fmodf's bits: random bit
+// patterns (every exponent, NaN, inf, subnormals), quotients near integers
+// (x = k * y +- an ulp), large quotients; and its Rows form.
+TEST_F(PtoTileMath, FmodGivesFmodfBits) {
+  constexpr int64_t kPairs = 1 << 16;
+  std::vector<float> a(kPairs), b(kPairs), got(kPairs);
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&state] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  for (int round = 0; round < 16; ++round) {
+    for (int64_t i = 0; i < kPairs; ++i) {
+      const uint64_t r = next();
+      if (round % 2 == 0) {
+        a[i] = pto_tile::FloatFromBits(static_cast<uint32_t>(r));
+        b[i] = pto_tile::FloatFromBits(static_cast<uint32_t>(r >> 32));
+      } else {
+        // y in [2^-10, 2^10), x = k * y moved by -2..2 steps, k up to 2^25.
+        b[i] = std::ldexp(1.0f + static_cast<float>(r & 0xFFFFF) / 0x1p20f,
+                          static_cast<int>((r >> 20) % 20) - 10);
+        const float k = static_cast<float>((r >> 40) % (round < 8 ? 1000 : 1 << 25));
+        float x = k * b[i];
+        for (int s = static_cast<int>((r >> 60) % 5); s > 2; --s) x = std::nextafter(x, kInf);
+        a[i] = (r >> 63) ? -x : x;
+      }
+    }
+    pto_tile::TFmod<kPairs>(got.data(), a.data(), b.data());
+    int failures = 0;
+    for (int64_t i = 0; i < kPairs && failures < 8; ++i) {
+      const float want = std::fmod(a[i], b[i]);
+      if (std::isnan(want) ? !std::isnan(got[i])
+                           : pto_tile::BitsFromFloat(got[i]) != pto_tile::BitsFromFloat(want)) {
+        ++failures;
+        ADD_FAILURE() << "fmod(" << std::hexfloat << a[i] << ", " << b[i] << ") = " << got[i]
+                      << ", want " << want;
+      }
+    }
+  }
+  constexpr int64_t R = 2, C = 9;
+  const float rows[R] = {0.75f, -kInf};
+  float x[R * C], d[R * C];
+  for (int64_t i = 0; i < R * C; ++i) x[i] = 1.3f * static_cast<float>(i) - 7.0f;
+  pto_tile::TFmodRows<R, C, pto_tile::kFull, pto_tile::kRow>(d, x, rows);
+  for (int64_t i = 0; i < R * C; ++i) {
+    EXPECT_EQ(pto_tile::BitsFromFloat(d[i]), pto_tile::BitsFromFloat(std::fmod(x[i], rows[i / C])))
+        << i;
+  }
+}
+
 TEST_F(PtoTileMath, SignbitOfSpecialValues) {
   float x[6] = {-0.0f, 0.0f, -kInf, kNan, -kNan, -1e-45f}, y[6];
   pto_tile::TSignbit<6>(y, x);

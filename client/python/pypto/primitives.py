@@ -289,8 +289,8 @@ def check_clip_args(input, min, max):  # noqa: A002 - PyPTO's names
     check_traced(input, what, "input")
     for name, v in (("min", min), ("max", max)):
         if v is not None and (not _is_scalar(v) or isinstance(v, bool)):
-            raise TypeError(f"{what}: '{name}' must be a number or None, got "
-                            f"{type(v).__name__} (tensor bounds: use maximum/minimum)")
+            raise TypeError(f"{what}: '{name}' must be a number, a Tensor or None, got "
+                            f"{type(v).__name__}")
 
 
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names

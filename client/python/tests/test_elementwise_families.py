@@ -268,6 +268,17 @@ def test_integer_fmod_gcd_floor_div_ceil_div(native, dt):
                                         want[got != want][:4].tolist())
 
 
+@pytest.mark.parametrize("dt", ["fp32", "fp16"])
+def test_ceil_div_and_floor_div_of_floats(native, dt):
+    dtype = {"fp32": torch.float32, "fp16": torch.float16}[dt]
+    g = torch.Generator().manual_seed(6)
+    a = (torch.randn(4, 8, generator=g) * 20).to(dtype)
+    b = (torch.rand(4, 8, generator=g) * 3 + 0.25).to(dtype) * torch.tensor([1, -1] * 4).to(dtype)
+    ceil, floor = run_many([pypto.ceil_div, pypto.floor_div], [a, b], dtype)
+    assert torch.equal(floor, torch.div(a.float(), b.float(), rounding_mode="floor").to(dtype))
+    assert torch.equal(ceil, -torch.div(-a.float(), b.float(), rounding_mode="floor").to(dtype))
+
+
 def test_gcd_of_zeros_and_float_errors(native):
     a = torch.tensor([0, 0, -12, 7, 0, 9, -4, 6], dtype=torch.int32)
     b = torch.tensor([0, 5, 18, 0, -3, 6, -6, 4], dtype=torch.int32)

@@ -147,6 +147,27 @@ def rows():
         Row("layer norm by hand 4096x1024 f16", [F16], [BIG], (4, 1024),
             lambda a: (a - pypto.sum(a, -1, keepdim=True) * (1 / 1024)) * 2,
             lambda a: (a - a.sum(-1, keepdim=True) * (1 / 1024)) * 2),
+        # The elementwise families beyond issue 3's: one row each.
+        Row("atan2(a, b) f32", [F32, F32], [N, N], (8, 1024), lambda a, b: pypto.atan2(a, b),
+            lambda a, b: torch.atan2(a, b)),
+        Row("asinh(a) f16", [F16], [N], (8, 1024), lambda a: pypto.asinh(a),
+            lambda a: torch.asinh(a)),
+        Row("(a << 3) ^ b int32", [I32, I32], [N, N], (8, 1024),
+            lambda a, b: pypto.bitwise_xor(pypto.bitwise_left_shift(a, 3), b),
+            lambda a, b: torch.bitwise_xor(torch.bitwise_left_shift(a, 3), b)),
+        Row("logical_and(a > 0, isfinite(b)) f32 -> bool", [F32, F32], [N, N], (8, 1024),
+            lambda a, b: pypto.logical_and(a > 0, pypto.isfinite(b)),
+            lambda a, b: torch.logical_and(a > 0, torch.isfinite(b)), out_dtype=pypto.DT_BOOL),
+        Row("fmod(a, b) f32", [F32, F32], [N, N], (8, 1024), lambda a, b: pypto.fmod(a, b),
+            lambda a, b: torch.fmod(a, b)),
+        Row("lrelu(a, 0.1) f16", [F16], [N], (8, 1024), lambda a: pypto.lrelu(a, 0.1),
+            lambda a: torch.nn.functional.leaky_relu(a, 0.1)),
+        Row("tril(a) f32", [F32], [N], (8, 1024), lambda a: pypto.tril(a),
+            lambda a: torch.tril(a)),
+        Row("round(a, 2) f32", [F32], [N], (8, 1024), lambda a: pypto.round(a, 2),
+            lambda a: torch.round(a, decimals=2)),
+        Row("clip(a, b, c) tensor bounds f32", [F32, F32, F32], [N, (1024,), (1024, 1)],
+            (8, 1024), lambda a, b, c: pypto.clip(a, b, c), lambda a, b, c: torch.clamp(a, b, c)),
     ]
 
 

@@ -68,6 +68,36 @@ int64_t IntRemainder(int64_t a, int64_t b) {
   return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
+// Integer ops on int64 values (wrapped to the output's width below): C
+// fmod (a zero divisor gives 0), gcd (torch's calc_gcd), bitwise ops and
+// torch's shifts on x86 (the count modulo 32, or 64 for INT64).
+int64_t IntegerOp(const std::string& kind, int64_t a, int64_t b, int bits) {
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  if (kind == "fmod") return b == 0 || b == -1 ? 0 : a % b;
+  if (kind == "gcd") {
+    uint64_t x = a < 0 ? 0 - ua : ua, y = b < 0 ? 0 - ub : ub;
+    while (x != 0) {
+      const uint64_t c = x;
+      x = y % x;
+      y = c;
+    }
+    return static_cast<int64_t>(y);
+  }
+  if (kind == "bitwise_and") return static_cast<int64_t>(ua & ub);
+  if (kind == "bitwise_or") return static_cast<int64_t>(ua | ub);
+  if (kind == "bitwise_xor") return static_cast<int64_t>(ua ^ ub);
+  const int mask = bits <= 32 ? 31 : 63;
+  if (kind == "bitwise_left_shift") return static_cast<int64_t>(ua << (b & mask));
+  // bitwise_right_shift
+  return a >> (b & mask);
+}
+
+bool IsIntegerOp(const std::string& kind) {
+  return kind == "fmod" || kind == "gcd" || kind == "bitwise_and" || kind == "bitwise_or" ||
+         kind == "bitwise_xor" || kind == "bitwise_left_shift" ||
+         kind == "bitwise_right_shift";
+}
+
 // Tensor-with-tensor ops (numpy broadcasting): f(a, b).
 const std::map<std::string, Binary>& BinaryOps() {
   static const auto* ops = new std::map<std::string, Binary>{
@@ -80,6 +110,9 @@ const std::map<std::string, Binary>& BinaryOps() {
       {"minimum", Min},
       {"floor_divide", FloorDiv},
       {"remainder", Remainder},
+      {"fmod", [](double a, double b) { return std::fmod(a, b); }},
+      {"atan2", [](double a, double b) { return std::atan2(a, b); }},
+      {"hypot", [](double a, double b) { return std::hypot(a, b); }},
       {"eq", [](double a, double b) { return a == b ? 1.0 : 0.0; }},
       {"ne", [](double a, double b) { return a != b ? 1.0 : 0.0; }},
       {"lt", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
@@ -142,6 +175,18 @@ const std::map<std::string, Unary>& UnaryOps() {
       {"trunc", [](double x) { return std::trunc(x); }},
       {"sin", [](double x) { return std::sin(x); }},
       {"cos", [](double x) { return std::cos(x); }},
+      {"tan", [](double x) { return std::tan(x); }},
+      {"asin", [](double x) { return std::asin(x); }},
+      {"acos", [](double x) { return std::acos(x); }},
+      {"atan", [](double x) { return std::atan(x); }},
+      {"sinh", [](double x) { return std::sinh(x); }},
+      {"cosh", [](double x) { return std::cosh(x); }},
+      {"asinh", [](double x) { return std::asinh(x); }},
+      {"acosh", [](double x) { return std::acosh(x); }},
+      {"atanh", [](double x) { return std::atanh(x); }},
+      {"cbrt", [](double x) { return std::cbrt(x); }},
+      {"signbit", [](double x) { return std::signbit(x) ? 1.0 : 0.0; }},
+      {"bitwise_not", [](double x) { return static_cast<double>(~static_cast<int64_t>(x)); }},
       {"copy", [](double x) { return x; }},
       {"clone", [](double x) { return x; }},
   };
@@ -505,7 +550,7 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const size_t arity_expected =
         is_where                      ? 3
         : is_cast                     ? 1
-        : BinaryOps().count(kind)     ? 2
+        : BinaryOps().count(kind) || IsIntegerOp(kind) ? 2
         : (is_clip || ScalarOps().count(kind) || UnaryOps().count(kind)) ? 1
                                                                          : 0;
     if (arity_expected == 0) {
@@ -587,6 +632,13 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
         const int64_t y = static_cast<int64_t>(operand(1, k));
         out->data[k] = static_cast<double>(kind == "floor_divide" ? IntFloorDiv(x, y)
                                                                   : IntRemainder(x, y));
+      }
+    } else if (IsIntegerOp(kind) &&
+               (out->dtype == pto::v1::DT_INT32 || out->dtype == pto::v1::DT_INT64)) {
+      const int bits = out->dtype == pto::v1::DT_INT32 ? 32 : 64;
+      for (int64_t k = 0; k < n; ++k) {
+        out->data[k] = static_cast<double>(IntegerOp(
+            kind, static_cast<int64_t>(operand(0, k)), static_cast<int64_t>(operand(1, k)), bits));
       }
     } else if (auto b = BinaryOps().find(kind); b != BinaryOps().end()) {
       for (int64_t k = 0; k < n; ++k) {

@@ -148,6 +148,22 @@ TEST(GoldenTest, BroadcastWhereCast) {
   CheckGoldens(b.Build(), "bcast_where_cast", {"tensor", "tile", "pto", "cpp"});
 }
 
+// The instruction families beyond issue 3's: atan2 with an [R, 1] operand
+// (its Rows form reads one value per row), a bool-valued signbit, and INT32
+// shifts and gcd (D = int32_t: the count modulo 32, the result wrapped).
+TEST(GoldenTest, MathBitwiseSignbit) {
+  testing::GraphBuilder b("math_bitwise");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 5});
+  uint32_t c = b.Input("c", pto::v1::DT_FP32, {3, 1});
+  uint32_t i = b.Input("i", pto::v1::DT_INT32, {3, 5});
+  uint32_t k = b.Input("k", pto::v1::DT_INT32, {3, 5});
+  b.Output("angle", b.Op("atan2", {x, c}, {2, 4}));
+  b.Output("sign", b.Op("signbit", {x}, {2, 4}));
+  b.Output("shl", b.Op("bitwise_left_shift", {i, k}, {2, 4}));
+  b.Output("gcd", b.Op("gcd", {i, k}, {2, 4}));
+  CheckGoldens(b.Build(), "math_bitwise", {"pto", "cpp"});
+}
+
 pto::v1::Graph SoftmaxGraph() {
   testing::GraphBuilder b("softmax");
   uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 10});

@@ -231,6 +231,12 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
           info.kind, " takes DT_FP32, DT_FP16, DT_BF16 or DT_DOUBLE (cast it "
           "first)"));
     }
+    if (info.operands == OperandTypes::kInteger && inputs[k].dtype != pto::v1::DT_INT32 &&
+        inputs[k].dtype != pto::v1::DT_INT64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
+          info.kind, " takes DT_INT32 or DT_INT64 (cast it first)"));
+    }
     if (k > first_data && inputs[k].dtype != inputs[first_data].dtype) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input ", k, " ", TypeString(inputs[k]), " and input ", first_data,

@@ -32,6 +32,12 @@ OpInfo Numeric(OpInfo info) {
   return info;
 }
 
+// Only on INT32 and INT64 tensors (OperandTypes::kInteger).
+OpInfo Integer(OpInfo info) {
+  info.operands = T::kInteger;
+  return info;
+}
+
 // Also on DOUBLE tensors (OperandTypes::kFloatOrDouble).
 OpInfo OrDouble(OpInfo info) {
   info.operands = T::kFloatOrDouble;
@@ -134,6 +140,35 @@ std::vector<OpInfo>* MakeRegistry() {
       Unary("trunc", P::kTTrunc),
       Unary("sin", P::kTSin),
       Unary("cos", P::kTCos),
+      // Computed in double, rounded once to the dtype.
+      Unary("tan", P::kTTan),
+      Unary("asin", P::kTAsin),
+      Unary("acos", P::kTAcos),
+      Unary("atan", P::kTAtan),
+      Binary("atan2", P::kTAtan2),  // atan2(input, other): the angle of (other, input)
+      Unary("sinh", P::kTSinh),
+      Unary("cosh", P::kTCosh),
+      Unary("asinh", P::kTAsinh),
+      Unary("acosh", P::kTAcosh),
+      Unary("atanh", P::kTAtanh),
+      Unary("cbrt", P::kTCbrt),
+      Binary("hypot", P::kTHypot),
+      // C fmod (the dividend's sign; integers: a zero divisor gives 0).
+      Numeric(Binary("fmod", P::kTFmod)),
+      // The sign bit of a float (-0.0, -inf, -NaN: true), DT_BOOL.
+      [] {
+        OpInfo info = Unary("signbit", P::kTSignbit);
+        info.bool_result = true;
+        return info;
+      }(),
+      // Integers (two's complement, torch's shifts).
+      Integer(Binary("gcd", P::kTGcd)),
+      Integer(Binary("bitwise_and", P::kTAnd)),
+      Integer(Binary("bitwise_or", P::kTOr)),
+      Integer(Binary("bitwise_xor", P::kTXor)),
+      Integer(Unary("bitwise_not", P::kTNot)),
+      Integer(Binary("bitwise_left_shift", P::kTShl)),
+      Integer(Binary("bitwise_right_shift", P::kTShr)),
       // clip(x, min, max) = minimum(maximum(x, min), max); -inf/inf for an
       // absent bound.
       Numeric({"clip", C::kElementwiseUnary, 1, 1,

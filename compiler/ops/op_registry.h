@@ -37,6 +37,8 @@ enum class OperandTypes {
   // kFloat plus DOUBLE (double tiles; scalars as double immediates): div
   // pow and the tensor-with-scalar arithmetic (adds ... minimums).
   kFloatOrDouble,
+  // INT32 and INT64 (int64 tiles): bitwise ops and gcd.
+  kInteger,
 };
 
 // The type an attribute must have (the oneof case of pto.v1.Attribute).

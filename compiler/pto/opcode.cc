@@ -30,7 +30,8 @@ bool PtoHasRowsForm(PtoOpcode op) {
   switch (op) {
     case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
     case PtoOpcode::kTDiv: case PtoOpcode::kTPow: case PtoOpcode::kTMax:
-    case PtoOpcode::kTMin:
+    case PtoOpcode::kTMin: case PtoOpcode::kTAtan2: case PtoOpcode::kTHypot:
+    case PtoOpcode::kTFmod:
       return true;
     default:
       return false;

@@ -4,6 +4,9 @@
 // and TFLOORDIV/TREM its floor division and remainder (torch's semantics)
 // (dst = scalar - src, scalar / src, scalar ** src), TCMPxx(S) are TCMP with
 // its comparison mode in the name, TCLIP takes two scalars (min, max), and
+// TFMOD is C's fmod (the dividend's sign), TGCD the gcd of integers,
+// TSIGNBIT the sign bit of a float as 0 or 1, TSHL/TSHR shifts as torch's
+// on x86 (the count modulo 32, or 64 for INT64), and
 // TEXPSOFTMAX is exp where the lowering proved every input <= 0 or NaN
 // (softmax's x - max(x): lower/softmax_exp.h).
 // docs/pto-isa.md describes every instruction.
@@ -86,6 +89,27 @@ namespace pto::compiler {
   X(kTTrunc, "TTRUNC", TTrunc, 1, 0)       \
   X(kTSin, "TSIN", TSin, 1, 0)             \
   X(kTCos, "TCOS", TCos, 1, 0)             \
+  X(kTTan, "TTAN", TTan, 1, 0)             \
+  X(kTAsin, "TASIN", TAsin, 1, 0)          \
+  X(kTAcos, "TACOS", TAcos, 1, 0)          \
+  X(kTAtan, "TATAN", TAtan, 1, 0)          \
+  X(kTAtan2, "TATAN2", TAtan2, 2, 0)       \
+  X(kTSinh, "TSINH", TSinh, 1, 0)          \
+  X(kTCosh, "TCOSH", TCosh, 1, 0)          \
+  X(kTAsinh, "TASINH", TAsinh, 1, 0)       \
+  X(kTAcosh, "TACOSH", TAcosh, 1, 0)       \
+  X(kTAtanh, "TATANH", TAtanh, 1, 0)       \
+  X(kTCbrt, "TCBRT", TCbrt, 1, 0)          \
+  X(kTHypot, "THYPOT", THypot, 2, 0)       \
+  X(kTFmod, "TFMOD", TFmod, 2, 0)          \
+  X(kTGcd, "TGCD", TGcd, 2, 0)             \
+  X(kTSignbit, "TSIGNBIT", TSignbit, 1, 0) \
+  X(kTAnd, "TAND", TAnd, 2, 0)             \
+  X(kTOr, "TOR", TOr, 2, 0)                \
+  X(kTXor, "TXOR", TXor, 2, 0)             \
+  X(kTNot, "TNOT", TNot, 1, 0)             \
+  X(kTShl, "TSHL", TShl, 2, 0)             \
+  X(kTShr, "TSHR", TShr, 2, 0)             \
   X(kTMatmul, "TMATMUL", CubeMatmul, 2, 0) \
   X(kTMatmulAcc, "TMATMUL_ACC", CubeMatmulAcc, 2, 0)
 

@@ -295,6 +295,45 @@ TEST(ElementwiseTest, FloorDivideAndRemainder) {
   testing::CompileRunAndCheck(b.graph(), kSeeds);
 }
 
+// The trigonometric and hyperbolic functions, cbrt, signbit, and atan2,
+// hypot and fmod with a broadcast operand, FP32 and FP16, in one kernel
+// (compiles are slow): each within the tolerance of the double reference
+// (NaN outside asin's, acos's, acosh's and atanh's domain on both sides).
+TEST(ElementwiseTest, MathFamilies) {
+  Builder b("math_families");
+  for (DataType dtype : kFloatTypes) {
+    const std::string name = Name("x", dtype);
+    const uint32_t x = b.Input(name, dtype, {37, 70});
+    const uint32_t y = b.Input(Name("y", dtype), dtype, {70});
+    for (const char* kind : {"tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                             "atanh", "cbrt", "signbit"}) {
+      b.Output(Name(kind, dtype), b.Op(kind, {x}, {16, 32}));
+    }
+    for (const char* kind : {"atan2", "hypot", "fmod"}) {
+      b.Output(Name(kind, dtype), b.Op(kind, {x, y}, {16, 32}));
+    }
+  }
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
+// The integer instructions on INT32 and INT64 (random ints in [-4, 4]:
+// negative shift counts, zero divisors), broadcast: bitwise ops, shifts (the
+// count modulo 32 or 64), gcd and C fmod, exactly as the reference.
+TEST(ElementwiseTest, IntegerBitwiseGcdFmod) {
+  Builder b("integer_bitwise");
+  for (DataType dtype : {pto::v1::DT_INT32, pto::v1::DT_INT64}) {
+    const std::string name = pto::v1::DataType_Name(dtype);
+    const uint32_t x = b.Input("x_" + name, dtype, {37, 70});
+    const uint32_t y = b.Input("y_" + name, dtype, {70});
+    for (const char* kind : {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                             "bitwise_right_shift", "gcd", "fmod"}) {
+      b.Output(absl::StrCat(kind, "_", name), b.Op(kind, {x, y}, {16, 32}));
+    }
+    b.Output("not_" + name, b.Op("bitwise_not", {x}, {16, 32}));
+  }
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
 // full and arange (no inputs) in every dtype, fused with a consumer.
 TEST(ElementwiseTest, CreationOps) {
   for (DataType dtype : kAllTypes) {

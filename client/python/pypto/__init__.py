@@ -49,6 +49,11 @@ from .ops import (  # noqa: E402,F401,A004
     abs, add, amax, amin, arange, argmax, argmin, cast, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, floor_divide, ge, gt, le, log,
     log1p, log2, log10, lt, matmul, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, remainder, round,
     rms_norm, rsqrt, sigmoid, sign, sin, softmax, sqrt, sub, sum, tanh, trunc, where)
+from .ops import (  # noqa: E402,F401
+    acos, acosh, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_left_shift,
+    bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, cbrt, ceil_div, cosh, floor_div,
+    fmod, gcd, hypot, isfinite, isnan, logical_and, logical_not, logical_or, logical_xor, lrelu,
+    prelu, signbit, sinh, tan, tril, triu)
 from .layout import (  # noqa: E402,F401
     assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)
 from .interop import from_torch, to_torch  # noqa: E402,F401

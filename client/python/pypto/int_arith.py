@@ -16,7 +16,9 @@
   multiply, wrapping like torch's; n < 0 is a ValueError as in torch. An
   integer tensor ** tensor, or a number ** integer tensor, is a TypeError
   saying to cast to a float type.
-- `sign` of INT8/INT16/UINT8 computes in DT_INT32; `clip` with int bounds
+- INT8, INT16 and UINT8 `fmod gcd bitwise_*` likewise compute in DT_INT32
+  and cast back (shifts as torch's, which shifts them as int32).
+- `sign` and `bitwise_not` of INT8/INT16/UINT8 compute in DT_INT32; `clip` with int bounds
   keeps the dtype (INT8/INT16/UINT8 through DT_INT32; a bound outside the
   dtype is a ValueError, as torch's overflow error), with a float bound the
   tensor is cast to DT_FP32 first (torch promotes).
@@ -31,7 +33,9 @@ from .tensors import Tensor, _is_scalar, _static_number
 INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                  dtypes.DT_UINT8)
 _SMALL = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_UINT8)
-_WRAPPING = ("add", "sub", "mul", "maximum", "minimum", "floor_divide", "remainder")
+_WRAPPING = ("add", "sub", "mul", "maximum", "minimum", "floor_divide", "remainder", "fmod",
+             "gcd", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+             "bitwise_right_shift")
 _MAX_INT_SCALAR = 2 ** 24
 
 
@@ -131,6 +135,7 @@ _RANGE = {dtypes.DT_INT8: (-128, 127), dtypes.DT_INT16: (-32768, 32767),
 
 def unary(kind, x):
     """neg/abs/sign of an INT8/INT16/UINT8 tensor through DT_INT32, or None."""
-    if kind not in ("neg", "abs", "sign") or not isinstance(x, Tensor) or x.dtype not in _SMALL:
+    if kind not in ("neg", "abs", "sign", "bitwise_not") or not isinstance(x, Tensor) or \
+            x.dtype not in _SMALL:
         return None
     return primitives.cast(primitives.unary(kind, primitives.cast(x, dtypes.DT_INT32)), x.dtype)

@@ -16,10 +16,11 @@ cube path (matmul.py), reductions of every element through a reshape
 import math
 
 from . import dtypes, element, int_arith, layout, tiling
+from .enums import PrecisionType
 from .errors import TraceError, not_yet
 from .primitives import (  # noqa: F401 - broadcast_shapes: part of ops' surface
-    COMPARISONS, FLOAT_TYPES, broadcast_shapes, cast, check_traced, creation_builder,
-    reduce_dtype)
+    COMPARISONS, FLOAT_TYPES, broadcast_shapes, cast, check_float, check_traced,
+    creation_builder, reduce_dtype)
 from . import primitives
 from .matmul import matmul  # noqa: F401 - pypto.matmul
 from .symbolic import SymbolicScalar
@@ -65,13 +66,16 @@ def mul(input, other):
     return _binary("mul", input, other)
 
 
-def div(input, other):
-    """input / other (true division)."""
+def div(input, other, precision_type=None):
+    """input / other (true division), correctly rounded whatever
+    `precision_type` (PyPTO's PrecisionType) says."""
+    check_precision_type("pypto.div", precision_type)
     return _binary("div", input, other)
 
 
-def pow(input, exponent):  # noqa: A001 - PyPTO's name
-    """input ** exponent."""
+def pow(input, exponent, precision_type=None):  # noqa: A001 - PyPTO's name
+    """input ** exponent (`precision_type`: as div)."""
+    check_precision_type("pypto.pow", precision_type)
     return _binary("pow", input, exponent)
 
 
@@ -82,10 +86,11 @@ def floor_divide(input, other):
     return _binary("floor_divide", input, other)
 
 
-def remainder(input, other):
+def remainder(input, other, precision_type=None):
     """input % other with the sign of the divisor (torch.remainder, Python's
     %): floats from fmod (x % 0 is NaN), integers exactly (x % 0 gives 0
-    where torch raises)."""
+    where torch raises). `precision_type`: as div."""
+    check_precision_type("pypto.remainder", precision_type)
     return _binary("remainder", input, other)
 
 
@@ -195,6 +200,29 @@ UNARY_OPS = {
 for _kind, _doc in UNARY_OPS.items():
     globals()[_kind] = _make_unary(_kind, _doc + ", elementwise.")
 del _kind, _doc
+
+def check_precision_type(what, precision_type):
+    """PyPTO's precision_type: None, a pypto.PrecisionType member or its name.
+    Every mode gives the same results here (those documented for the op)."""
+    if precision_type is None or isinstance(precision_type, PrecisionType) or \
+            precision_type in PrecisionType.__members__:
+        return
+    raise ValueError(f"{what}: precision_type must be pypto.PrecisionType.INTRINSIC or "
+                     f"HIGH_PRECISION, got {precision_type!r}")
+
+
+def _with_precision_type(op):
+    def with_precision(input, precision_type=None):
+        check_precision_type(f"pypto.{op.__name__}", precision_type)
+        return op(input)
+    with_precision.__name__ = op.__name__
+    with_precision.__doc__ = op.__doc__ + " `precision_type`: accepted, as div."
+    return with_precision
+
+
+for _kind in ("exp", "log", "log2", "log10", "sqrt", "rsqrt", "reciprocal"):
+    globals()[_kind] = _with_precision_type(globals()[_kind])
+del _kind
 
 
 def _reduce_all(kind, input, keepdim, what):
@@ -401,8 +429,15 @@ def arange(start, end=None, step=1, dtype=None):
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     """minimum(maximum(input, min), max); a bound that is None is absent.
     Integer tensors with int bounds keep their dtype (torch); a float bound
-    makes the result DT_FP32 (the tensor is cast first, as torch promotes)."""
+    makes the result DT_FP32 (the tensor is cast first, as torch promotes).
+    A bound may be a pypto.Element, or a tensor of input's dtype that
+    broadcasts against it (torch.clamp: a NaN in either gives NaN; min > max
+    gives max)."""
     min, max = element.value_of(min), element.value_of(max)  # noqa: A001
+    if any(isinstance(v, Tensor) for v in (min, max)):
+        check_traced(input, "pypto.clip", "input")
+        out = input if min is None else maximum(input, min)
+        return out if max is None else minimum(out, max)
     primitives.check_clip_args(input, min, max)
     rewritten = int_arith.clip(input, min, max)
     if rewritten is not None:
@@ -423,3 +458,334 @@ LATER_OPS = {
         "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",
         "scatter", "topk", "argsort", "cumsum", "one_hot", "pad", "function"),
 }
+
+
+# Trigonometric and hyperbolic functions, cbrt, atan2, hypot --------------------
+
+_FLOAT_MATH_DOC = (
+    ", elementwise. Computed in double and rounded once: FP32 results within 1 ulp of "
+    "the exact value (in practice torch's float64 result rounded), FP16/BF16 the float64 "
+    "result rounded to the type; NaN, inf and -0.0 as C99 (and torch) give them. Integer "
+    "and BOOL tensors are cast to DT_FP32 first, as torch promotes them.")
+
+
+def _as_float(x):
+    """An integer or BOOL tensor cast to DT_FP32 (torch computes float math on
+    them in float32); other values unchanged."""
+    if isinstance(x, Tensor) and x.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+        return cast(x, dtypes.DT_FP32)
+    return x
+
+
+def _make_float_unary(kind, doc):
+    def op(input):
+        return primitives.unary(kind, _as_float(input))
+    op.__name__ = kind
+    op.__doc__ = doc + _FLOAT_MATH_DOC
+    return op
+
+
+FLOAT_MATH_OPS = {
+    "tan": "tangent", "asin": "arcsine (NaN outside [-1, 1])",
+    "acos": "arccosine (NaN outside [-1, 1])", "atan": "arctangent",
+    "sinh": "hyperbolic sine", "cosh": "hyperbolic cosine",
+    "asinh": "inverse hyperbolic sine", "acosh": "inverse hyperbolic cosine (NaN below 1)",
+    "atanh": "inverse hyperbolic tangent (+-inf at +-1, NaN outside)",
+    "cbrt": "cube root (negative for negative input)",
+}
+for _kind, _doc in FLOAT_MATH_OPS.items():
+    globals()[_kind] = _make_float_unary(_kind, _doc)
+del _kind, _doc
+
+
+def _float_binary(kind, input, other):
+    return primitives.binary(kind, _as_float(input), _as_float(other))
+
+
+def atan2(input, other):
+    """The angle of the point (other, input) in [-pi, pi] (torch.atan2(y, x)
+    with y = input)"""
+    return _float_binary("atan2", input, other)
+
+
+def hypot(input, other):
+    """sqrt(input ** 2 + other ** 2) without overflow or underflow (inf if
+    either is inf, even with a NaN)"""
+    return _float_binary("hypot", input, other)
+
+
+atan2.__doc__ += _FLOAT_MATH_DOC
+hypot.__doc__ += _FLOAT_MATH_DOC
+
+
+# Integer ops: bitwise, gcd, fmod, floor_div, ceil_div ---------------------------
+
+_BITWISE_ON_BOOL = {"bitwise_and": "logical_and", "bitwise_or": "logical_or",
+                    "bitwise_xor": "logical_xor"}
+
+
+def _check_integer_operands(what, *operands):
+    for arg, x in zip(("input", "other"), operands):
+        if isinstance(x, Tensor) and x.dtype in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+            raise TypeError(f"{what}: argument '{arg}' has dtype {x.dtype.name}; {what} "
+                            f"takes integer or BOOL tensors (as torch)")
+        if isinstance(x, float) or (not isinstance(x, Tensor) and isinstance(x, bool)):
+            raise TypeError(f"{what}: argument '{arg}' is a {type(x).__name__}; {what} "
+                            f"takes integer tensors and Python ints")
+
+
+def _all_bool(*operands):
+    tensors = [x for x in operands if isinstance(x, Tensor)]
+    return bool(tensors) and all(t.dtype == dtypes.DT_BOOL for t in tensors)
+
+
+def _bitwise(kind, input, other):
+    what = f"pypto.{kind}"
+    _check_integer_operands(what, input, other)
+    if _all_bool(input, other) and all(isinstance(x, Tensor) for x in (input, other)):
+        if kind not in _BITWISE_ON_BOOL:
+            raise TypeError(f"{what}: BOOL tensors cannot be shifted (as torch); cast to "
+                            f"an integer type first")
+        return globals()[_BITWISE_ON_BOOL[kind]](input, other)
+    return _binary(kind, input, other)
+
+
+def bitwise_and(input, other):
+    """input & other on integer tensors (two's complement; BOOL: logical and)."""
+    return _bitwise("bitwise_and", input, other)
+
+
+def bitwise_or(input, other):
+    """input | other on integer tensors (BOOL: logical or)."""
+    return _bitwise("bitwise_or", input, other)
+
+
+def bitwise_xor(input, other):
+    """input ^ other on integer tensors (BOOL: logical xor)."""
+    return _bitwise("bitwise_xor", input, other)
+
+
+def bitwise_not(input):
+    """~input on integer tensors (BOOL: logical not)."""
+    what = "pypto.bitwise_not"
+    _check_integer_operands(what, input)
+    check_traced(input, what, "input")
+    if input.dtype == dtypes.DT_BOOL:
+        return logical_not(input)
+    return _unary("bitwise_not", input)
+
+
+def bitwise_left_shift(input, other):
+    """input << other on integer tensors, wrapping to the dtype's width; the
+    count is taken modulo 32 (modulo 64 for DT_INT64), as torch on x86 (x << 32
+    is x for an INT32 tensor)."""
+    return _bitwise("bitwise_left_shift", input, other)
+
+
+def bitwise_right_shift(input, other):
+    """input >> other (arithmetic) on integer tensors, the count modulo 32
+    (64 for DT_INT64) as for bitwise_left_shift."""
+    return _bitwise("bitwise_right_shift", input, other)
+
+
+def gcd(input, other):
+    """The greatest common divisor of |input| and |other| on integer tensors
+    (gcd(0, 0) = 0; torch.gcd)."""
+    _check_integer_operands("pypto.gcd", input, other)
+    return _binary("gcd", input, other)
+
+
+def fmod(input, other, precision_type=None):
+    """C fmod: input - trunc(input / other) * other, with the sign of the
+    dividend (torch.fmod). Floats exactly (x fmod 0 is NaN, fmod(inf, y)
+    NaN, fmod(x, inf) x); integers exactly (x fmod 0 gives 0 where torch
+    raises). `precision_type`: as div."""
+    check_precision_type("pypto.fmod", precision_type)
+    return _binary("fmod", input, other)
+
+
+def floor_div(input, other):
+    """floor(input / other): pypto.floor_divide (torch.floor_divide) under
+    PyPTO's name."""
+    return floor_divide(input, other)
+
+
+def ceil_div(input, other):
+    """ceil(input / other): on integer tensors exactly, floor_div(input,
+    other) plus 1 where the remainder is not 0 (a zero divisor gives 0);
+    floats as -floor_divide(-input, other)."""
+    t = input if isinstance(input, Tensor) else other
+    if isinstance(t, Tensor) and t.dtype in int_arith.INTEGER_TYPES:
+        q = floor_divide(input, other)
+        inexact = ne(remainder(input, other), 0)
+        return add(q, cast(inexact, q.dtype))
+    return neg(floor_divide(neg(input) if isinstance(input, Tensor) else -input, other))
+
+
+# Logical ops and predicates (DT_BOOL results) ----------------------------------
+
+def _truth(x, what, arg):
+    """x as DT_BOOL: nonzero is true (NaN too), as torch's logical ops."""
+    check_traced(x, what, arg)
+    return x if x.dtype == dtypes.DT_BOOL else ne(x, 0)
+
+
+def logical_and(input, other):
+    """input != 0 and other != 0, DT_BOOL; the operands broadcast and may
+    have different dtypes."""
+    a, b = _truth(input, "pypto.logical_and", "input"), _truth(other, "pypto.logical_and", "other")
+    return where(a, b, a)
+
+
+def logical_or(input, other):
+    """input != 0 or other != 0, DT_BOOL."""
+    a, b = _truth(input, "pypto.logical_or", "input"), _truth(other, "pypto.logical_or", "other")
+    return where(a, a, b)
+
+
+def logical_xor(input, other):
+    """(input != 0) != (other != 0), DT_BOOL."""
+    return ne(_truth(input, "pypto.logical_xor", "input"),
+              _truth(other, "pypto.logical_xor", "other"))
+
+
+def logical_not(input):
+    """input == 0, DT_BOOL (NaN is true, so its not is false)."""
+    check_traced(input, "pypto.logical_not", "input")
+    return eq(input, 0)
+
+
+def isnan(input):
+    """DT_BOOL mask of NaNs (x != x; integer and BOOL tensors: all false)."""
+    check_traced(input, "pypto.isnan", "input")
+    return ne(input, input)
+
+
+def isfinite(input):
+    """DT_BOOL mask of values neither inf nor NaN (x - x == 0; integer and
+    BOOL tensors: all true)."""
+    check_traced(input, "pypto.isfinite", "input")
+    if input.dtype in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+        return eq(sub(input, input), 0)
+    return eq(input, input)
+
+
+def signbit(input):
+    """DT_BOOL: the sign bit of a float (true for -0.0, -inf and negative
+    values, a NaN's own sign bit); integers: input < 0; BOOL: false."""
+    what = "pypto.signbit"
+    check_traced(input, what, "input")
+    if input.dtype in FLOAT_TYPES:
+        return primitives.unary("signbit", input)
+    if input.dtype == dtypes.DT_BOOL:
+        return ne(input, input)
+    if input.dtype == dtypes.DT_DOUBLE:
+        raise TypeError(f"{what}: DT_DOUBLE tensors are not supported (cast to DT_FP32)")
+    return lt(input, 0)
+
+
+# Activations ---------------------------------------------------------------------
+
+def lrelu(input, negative_slope=0.01):
+    """Leaky ReLU: input where input > 0, else input * negative_slope
+    (torch.nn.functional.leaky_relu: the slope in FP32, the product rounded
+    once to the dtype; NaN stays NaN, -0.0 gives -0.0 for a positive slope)."""
+    what = "pypto.lrelu"
+    check_traced(input, what, "input")
+    check_float(what, input, "input")
+    if not _is_scalar(negative_slope) or isinstance(negative_slope, bool):
+        raise TypeError(f"{what}: negative_slope must be a number, got "
+                        f"{type(negative_slope).__name__}")
+    return where(gt(input, 0), input,
+                 _binary("mul", input, float(negative_slope), exact_number=True))
+
+
+def prelu(input, weight):
+    """input where input > 0, else weight * input (torch.prelu): `weight` has
+    one element or one per channel (dim 1 of input; a rank-1 input has one
+    channel), of input's dtype."""
+    what = "pypto.prelu"
+    check_traced(input, what, "input")
+    check_traced(weight, what, "weight")
+    check_float(what, input, "input")
+    shape = input._shape
+    n = 1
+    for d in weight._shape:
+        n = n * d
+    channels = shape[1] if len(shape) >= 2 else 1
+    if n != 1 and (len(weight._shape) != 1 or weight._shape[0] != channels):
+        raise ValueError(f"{what}: 'weight' has shape {list(weight._shape)}; it must have one "
+                         f"element or {channels} (the channels: dim 1 of input shape "
+                         f"{list(shape)})")
+    if n == 1:
+        w = layout.reshape(weight, [1] * max(1, len(shape))) if len(weight._shape) > 1 else weight
+    elif len(shape) > 2:
+        w = layout.reshape(weight, [channels] + [1] * (len(shape) - 2))
+    else:
+        w = weight
+    return where(gt(input, 0), input, mul(input, w))
+
+
+# tril / triu -----------------------------------------------------------------------
+
+def _index_along(b, n, shape, what):
+    """arange(n) as DT_INT32 (tiled by the vector tile's last dim), reshaped
+    to `shape` (n along one dim, the others 1)."""
+    index = b.add_op("arange", [], dtypes.DT_INT32, (n,),
+                     {"shape": [n], "dtype": dtypes.DT_INT32, "start": 0.0, "step": 1.0}, what,
+                     tile=layout._tile((n,)))
+    return layout.reshape(index, list(shape)) if len(shape) > 1 else index
+
+
+def _triangle(what, input, diagonal, keep):
+    """input where keep(column - row, diagonal) over its last two dims, else 0."""
+    check_traced(input, what, "input")
+    shape = input._shape
+    if len(shape) < 2:
+        raise ValueError(f"{what}: the input has shape {list(shape)}; it needs at least 2 dims")
+    rows, cols = shape[-2], shape[-1]
+    if any(isinstance(d, SymbolicScalar) or not isinstance(d, int) for d in (rows, cols)):
+        raise ValueError(f"{what}: the last two dims must be static, got {list(shape)}")
+    if isinstance(diagonal, bool) or not isinstance(diagonal, (int, SymbolicScalar)):
+        raise TypeError(f"{what}: diagonal must be an int or a SymbolicScalar, got "
+                        f"{type(diagonal).__name__}")
+    b = input._builder
+    ones = [1] * (len(shape) - 2)
+    col = _index_along(b, cols, ones + [1, cols], what)
+    row = _index_along(b, rows, ones + [rows, 1], what)
+    mask = keep(sub(col, row), diagonal)
+    zero = full([1] * len(shape), 0, input.dtype)
+    return where(mask, input, zero)
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims (column - row <= diagonal),
+    the rest 0 (torch.tril); `diagonal` may be a SymbolicScalar."""
+    return _triangle("pypto.tril", input, diagonal, le)
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims (column - row >= diagonal),
+    the rest 0 (torch.triu)."""
+    return _triangle("pypto.triu", input, diagonal, ge)
+
+
+# round with decimals, clip with tensor bounds ------------------------------------
+
+_round_half_even = globals()["round"]
+
+
+def round(input, decimals=0):  # noqa: A001 - PyPTO's name
+    """Round half to even at `decimals` places (torch.round): decimals > 0
+    rounds input * 10**decimals and divides by it, decimals < 0 rounds
+    input / 10**-decimals and multiplies by it, each step rounded to the
+    dtype as torch's."""
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"pypto.round: decimals must be an int, got {type(decimals).__name__}")
+    if decimals == 0:
+        return _round_half_even(input)
+    scale = 10.0 ** (decimals if decimals > 0 else -decimals)
+    if decimals > 0:
+        return div(_round_half_even(mul(input, scale)), scale)
+    return mul(_round_half_even(div(input, scale)), scale)
+

@@ -31,6 +31,15 @@ _BINARY = {
     # No scalar instruction: the number becomes a one-element tensor.
     "floor_divide": ("floor_divide", None, None),
     "remainder": ("remainder", None, None),
+    "fmod": ("fmod", None, None),
+    "atan2": ("atan2", None, None),
+    "hypot": ("hypot", None, None),
+    "gcd": ("gcd", None, None),
+    "bitwise_and": ("bitwise_and", None, None),
+    "bitwise_or": ("bitwise_or", None, None),
+    "bitwise_xor": ("bitwise_xor", None, None),
+    "bitwise_left_shift": ("bitwise_left_shift", None, None),
+    "bitwise_right_shift": ("bitwise_right_shift", None, None),
     # s < x is x > s.
     "eq": ("eq", "eqs", "eqs"),
     "ne": ("ne", "nes", "nes"),
@@ -86,16 +95,27 @@ def check_float(what, t, arg):
 # torch's); the compiler's OperandTypes::kNumeric. INT8/INT16/UINT8 operands
 # never get here: int_arith computes them in INT32.
 _NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "sign", "clip",
-                "floor_divide", "remainder")
+                "floor_divide", "remainder", "fmod")
 _NUMERIC_TYPES = FLOAT_TYPES + (dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_DOUBLE)
 # Ops that also take DOUBLE tensors (the compiler's kFloatOrDouble), and
 # with a Python number every arithmetic op: the number stays a double.
 _DOUBLE_OPS = ("div", "pow")
+# Ops on INT32 and INT64 tensors only (the compiler's kInteger); INT8, INT16,
+# UINT8 and BOOL operands compute in INT32 (int_arith, ops.py).
+INTEGER_OPS = ("gcd", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+               "bitwise_left_shift", "bitwise_right_shift")
+# Unary ops whose result is DT_BOOL.
+_BOOL_UNARY = ("signbit",)
 _ARITHMETIC = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
 
 
 def check_operand(what, name, t, arg):
     if name in _DOUBLE_OPS and t.dtype == dtypes.DT_DOUBLE:
+        return
+    if name in INTEGER_OPS:
+        if t.dtype not in (dtypes.DT_INT32, dtypes.DT_INT64):
+            raise TypeError(f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes "
+                            f"integer tensors (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8)")
         return
     if name not in _NUMERIC_OPS:
         check_float(what, t, arg)
@@ -164,7 +184,8 @@ def unary(kind, x):
     what = f"pypto.{kind}"
     check_traced(x, what, "input")
     check_operand(what, kind, x, "input")
-    return x._builder.add_op(kind, [x], x.dtype, x._shape, what=what)
+    dtype = dtypes.DT_BOOL if kind in _BOOL_UNARY else x.dtype
+    return x._builder.add_op(kind, [x], dtype, x._shape, what=what)
 
 
 def cast(input, dtype):
@@ -268,8 +289,8 @@ def check_clip_args(input, min, max):  # noqa: A002 - PyPTO's names
     check_traced(input, what, "input")
     for name, v in (("min", min), ("max", max)):
         if v is not None and (not _is_scalar(v) or isinstance(v, bool)):
-            raise TypeError(f"{what}: '{name}' must be a number or None, got "
-                            f"{type(v).__name__} (tensor bounds: use maximum/minimum)")
+            raise TypeError(f"{what}: '{name}' must be a number, a Tensor or None, got "
+                            f"{type(v).__name__}")
 
 
 def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names

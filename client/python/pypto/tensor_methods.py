@@ -44,8 +44,8 @@ class _TensorMethods:
     def add(self, other): return ops.add(self, other)
     def sub(self, other): return ops.sub(self, other)
     def mul(self, other): return ops.mul(self, other)
-    def div(self, other): return ops.div(self, other)
-    def pow(self, exponent): return ops.pow(self, exponent)
+    def div(self, other, precision_type=None): return ops.div(self, other, precision_type)
+    def pow(self, exponent, precision_type=None): return ops.pow(self, exponent, precision_type)
     def maximum(self, other): return ops.maximum(self, other)
     def minimum(self, other): return ops.minimum(self, other)
     def eq(self, other): return ops.eq(self, other)
@@ -69,7 +69,40 @@ class _TensorMethods:
     def __mod__(self, other): return ops.remainder(self, other)
     def __rmod__(self, other): return ops.remainder(other, self)
     def floor_divide(self, other): return ops.floor_divide(self, other)
-    def remainder(self, other): return ops.remainder(self, other)
+    def remainder(self, other, precision_type=None):
+        return ops.remainder(self, other, precision_type)
+
+    def fmod(self, other, precision_type=None): return ops.fmod(self, other, precision_type)
+    def gcd(self, other): return ops.gcd(self, other)
+    def atan2(self, other): return ops.atan2(self, other)
+    def hypot(self, other): return ops.hypot(self, other)
+    def bitwise_and(self, other): return ops.bitwise_and(self, other)
+    def bitwise_or(self, other): return ops.bitwise_or(self, other)
+    def bitwise_xor(self, other): return ops.bitwise_xor(self, other)
+    def bitwise_left_shift(self, other): return ops.bitwise_left_shift(self, other)
+    def bitwise_right_shift(self, other): return ops.bitwise_right_shift(self, other)
+    def logical_and(self, other): return ops.logical_and(self, other)
+    def logical_or(self, other): return ops.logical_or(self, other)
+    def logical_xor(self, other): return ops.logical_xor(self, other)
+    def lrelu(self, negative_slope=0.01): return ops.lrelu(self, negative_slope)
+    def prelu(self, weight): return ops.prelu(self, weight)
+    def round(self, decimals=0): return ops.round(self, decimals)
+    def tril(self, diagonal=0): return ops.tril(self, diagonal)
+    def triu(self, diagonal=0): return ops.triu(self, diagonal)
+
+    def where(self, condition, y):
+        """pypto.where(condition, self, y)."""
+        return ops.where(condition, self, y)
+
+    def tril_(self, diagonal=0):
+        """In place: self takes tril(self, diagonal) (as self.move(...)); returns self."""
+        self.move(ops.tril(self, diagonal))
+        return self
+
+    def triu_(self, diagonal=0):
+        """In place: self takes triu(self, diagonal); returns self."""
+        self.move(ops.triu(self, diagonal))
+        return self
 
     def __matmul__(self, other): return ops.matmul(self, other)
     def __rmatmul__(self, other): return ops.matmul(other, self)
@@ -126,8 +159,8 @@ def _is_full(key, rank):
 def _unary_method(kind):
     fn = getattr(ops, kind)
 
-    def method(self):
-        return fn(self)
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
     method.__name__ = kind
     method.__doc__ = f"pypto.{kind}(self)."
     return method
@@ -135,7 +168,9 @@ def _unary_method(kind):
 
 _UNARY_METHODS = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
                   "reciprocal", "neg", "abs", "relu", "sigmoid", "tanh", "erf", "erfc", "sign",
-                  "floor", "ceil", "round", "trunc", "sin", "cos")
+                  "floor", "ceil", "trunc", "sin", "cos", "tan", "asin", "acos", "atan",
+                  "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "bitwise_not",
+                  "logical_not", "isnan", "isfinite", "signbit")
 
 
 def bind():

@@ -108,6 +108,9 @@ bool WrapsInt32(PtoOpcode op) {
     case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
     case PtoOpcode::kTMax: case PtoOpcode::kTMin: case PtoOpcode::kTNeg:
     case PtoOpcode::kTAbs: case PtoOpcode::kTFloorDiv: case PtoOpcode::kTRem:
+    case PtoOpcode::kTFmod: case PtoOpcode::kTGcd: case PtoOpcode::kTAnd:
+    case PtoOpcode::kTOr: case PtoOpcode::kTXor: case PtoOpcode::kTNot:
+    case PtoOpcode::kTShl: case PtoOpcode::kTShr:
       return true;
     default:
       return false;

@@ -733,6 +733,7 @@ typedef float MvecDF __attribute__((vector_size(32)));  // MvecD's lanes as f32
 #define PTO_TILE_MVEC_FN(f) _ZGVeN16v_##f
 #define PTO_TILE_MVEC_FN2(f) _ZGVeN16vv_##f
 #define PTO_TILE_MVEC_DFN(f) _ZGVeN8v_##f
+#define PTO_TILE_MVEC_DFN2(f) _ZGVeN8vv_##f
 #elif defined(__AVX2__)
 typedef float MvecF __attribute__((vector_size(32)));
 typedef double MvecD __attribute__((vector_size(32)));
@@ -740,6 +741,7 @@ typedef float MvecDF __attribute__((vector_size(16)));  // MvecD's lanes as f32
 #define PTO_TILE_MVEC_FN(f) _ZGVdN8v_##f
 #define PTO_TILE_MVEC_FN2(f) _ZGVdN8vv_##f
 #define PTO_TILE_MVEC_DFN(f) _ZGVdN4v_##f
+#define PTO_TILE_MVEC_DFN2(f) _ZGVdN4vv_##f
 #else
 typedef float MvecF __attribute__((vector_size(16)));
 typedef double MvecD __attribute__((vector_size(16)));
@@ -747,11 +749,28 @@ typedef float MvecDF __attribute__((vector_size(8)));
 #define PTO_TILE_MVEC_FN(f) _ZGVbN4v_##f
 #define PTO_TILE_MVEC_FN2(f) _ZGVbN4vv_##f
 #define PTO_TILE_MVEC_DFN(f) _ZGVbN2v_##f
+#define PTO_TILE_MVEC_DFN2(f) _ZGVbN2vv_##f
 #endif
 constexpr int64_t kMvecLanes = sizeof(MvecF) / sizeof(float);
 constexpr int64_t kMvecDLanes = sizeof(MvecD) / sizeof(double);
 extern "C" {
 MvecD PTO_TILE_MVEC_DFN(exp)(MvecD);
+// Trigonometric and hyperbolic functions in double (glibc 2.35+), rounded
+// to f32 by MvecMapDouble/MvecMapDouble2.
+#define PTO_TILE_MVEC_DECLARE_D(f) MvecD PTO_TILE_MVEC_DFN(f)(MvecD);
+PTO_TILE_MVEC_DECLARE_D(tan)
+PTO_TILE_MVEC_DECLARE_D(asin)
+PTO_TILE_MVEC_DECLARE_D(acos)
+PTO_TILE_MVEC_DECLARE_D(atan)
+PTO_TILE_MVEC_DECLARE_D(sinh)
+PTO_TILE_MVEC_DECLARE_D(cosh)
+PTO_TILE_MVEC_DECLARE_D(asinh)
+PTO_TILE_MVEC_DECLARE_D(acosh)
+PTO_TILE_MVEC_DECLARE_D(atanh)
+PTO_TILE_MVEC_DECLARE_D(cbrt)
+#undef PTO_TILE_MVEC_DECLARE_D
+MvecD PTO_TILE_MVEC_DFN2(atan2)(MvecD, MvecD);
+MvecD PTO_TILE_MVEC_DFN2(hypot)(MvecD, MvecD);
 #define PTO_TILE_MVEC_DECLARE(f) MvecF PTO_TILE_MVEC_FN(f)(MvecF);
 PTO_TILE_MVEC_DECLARE(exp2f)
 PTO_TILE_MVEC_DECLARE(expm1f)
@@ -833,6 +852,43 @@ inline void MvecMapDouble(float* d, const float* a, int64_t n) {
     __builtin_memcpy(&v, a + i, (n - i) * sizeof(float));
     v = __builtin_convertvector(F(__builtin_convertvector(v, MvecD)), MvecDF);
     __builtin_memcpy(d + i, &v, (n - i) * sizeof(float));
+  }
+}
+
+// d[i] = (float)F((double)a[i], (double)b[i]) for i < n, kMvecDLanes at a
+// time, as MvecMapDouble (d may equal a or b). kAStep/kBStep 0: that operand
+// is one value, repeated (a row tile's value along its row); a partial last
+// vector is padded with ones.
+template <MvecD (*F)(MvecD, MvecD), int kAStep, int kBStep>
+inline void MvecMapDouble2(float* d, const float* a, const float* b, int64_t n) {
+  MvecD va = MvecD{} + static_cast<double>(a[0]), vb = MvecD{} + static_cast<double>(b[0]);
+  int64_t i = 0;
+  for (; i + kMvecDLanes <= n; i += kMvecDLanes) {
+    MvecDF fa, fb;
+    if constexpr (kAStep != 0) {
+      __builtin_memcpy(&fa, a + i, sizeof fa);
+      va = __builtin_convertvector(fa, MvecD);
+    }
+    if constexpr (kBStep != 0) {
+      __builtin_memcpy(&fb, b + i, sizeof fb);
+      vb = __builtin_convertvector(fb, MvecD);
+    }
+    const MvecDF v = __builtin_convertvector(F(va, vb), MvecDF);
+    __builtin_memcpy(d + i, &v, sizeof v);
+  }
+  if (i < n) {
+    const auto bytes = static_cast<unsigned long>(n - i) * sizeof(float);
+    MvecDF fa = MvecDF{} + 1.0f, fb = MvecDF{} + 1.0f;
+    if constexpr (kAStep != 0) {
+      __builtin_memcpy(&fa, a + i, bytes);
+      va = __builtin_convertvector(fa, MvecD);
+    }
+    if constexpr (kBStep != 0) {
+      __builtin_memcpy(&fb, b + i, bytes);
+      vb = __builtin_convertvector(fb, MvecD);
+    }
+    const MvecDF v = __builtin_convertvector(F(va, vb), MvecDF);
+    __builtin_memcpy(d + i, &v, bytes);
   }
 }
 #endif
@@ -1650,6 +1706,117 @@ PTO_TILE_UNARY(TTrunc, __builtin_truncf(a[i]))
 PTO_TILE_UNARY_MVEC(TSin, sinf)
 PTO_TILE_UNARY_MVEC(TCos, cosf)
 
+// Trigonometric and hyperbolic functions, cbrt, atan2 and hypot: computed in
+// double (libmvec's double functions, a few double ulps, where available;
+// else the scalar double builtins) and rounded once to f32, so the f32
+// result is within 1 ulp of the exact one (in practice the correctly
+// rounded one), and FP16/BF16 results the float64 result rounded to the
+// type. NaN, +-inf and +-0 give what C99 gives (asin(2) NaN, atanh(1) inf,
+// atan2(+-0, -0) +-pi, hypot(inf, NaN) inf).
+#if PTO_TILE_MVEC
+#define PTO_TILE_UNARY_DOUBLE(NAME, FN)                                    \
+  template <int64_t N, typename D = float>                                 \
+  inline void NAME(float* __restrict d, const float* __restrict a) {       \
+    MvecMapDouble<PTO_TILE_MVEC_DFN(FN)>(d, a, N);                         \
+    RoundTile<D>(d, N);                                                    \
+  }
+#define PTO_TILE_BINARY_DOUBLE(NAME, FN)                                   \
+  template <int64_t N, typename D = float>                                 \
+  inline void NAME(float* __restrict d, const float* __restrict a,         \
+                   const float* __restrict b) {                            \
+    MvecMapDouble2<PTO_TILE_MVEC_DFN2(FN), 1, 1>(d, a, b, N);              \
+    RoundTile<D>(d, N);                                                    \
+  }                                                                        \
+  template <int64_t R, int64_t C, int kA, int kB, typename D = float>      \
+  inline void NAME##Rows(float* __restrict d, const float* __restrict a,   \
+                         const float* __restrict b) {                      \
+    for (int64_t r = 0; r < R; ++r) {                                      \
+      float* __restrict dr = d + r * C;                                    \
+      MvecMapDouble2<PTO_TILE_MVEC_DFN2(FN), kA == kRow ? 0 : 1,           \
+                     kB == kRow ? 0 : 1>(dr, SourceRow<kA, C>(a, r),       \
+                                         SourceRow<kB, C>(b, r), C);       \
+      RoundTile<D>(dr, C);                                                 \
+    }                                                                      \
+  }
+#else
+#define PTO_TILE_UNARY_DOUBLE(NAME, FN)                                    \
+  PTO_TILE_UNARY(NAME, static_cast<float>(__builtin_##FN(static_cast<double>(a[i]))))
+#define PTO_TILE_BINARY_DOUBLE(NAME, FN)                                   \
+  PTO_TILE_BINARY(NAME, static_cast<float>(__builtin_##FN(static_cast<double>(x), \
+                                                          static_cast<double>(y))))
+#endif
+PTO_TILE_UNARY_DOUBLE(TTan, tan)
+PTO_TILE_UNARY_DOUBLE(TAsin, asin)
+PTO_TILE_UNARY_DOUBLE(TAcos, acos)
+PTO_TILE_UNARY_DOUBLE(TAtan, atan)
+PTO_TILE_UNARY_DOUBLE(TSinh, sinh)
+PTO_TILE_UNARY_DOUBLE(TCosh, cosh)
+PTO_TILE_UNARY_DOUBLE(TAsinh, asinh)
+PTO_TILE_UNARY_DOUBLE(TAcosh, acosh)
+PTO_TILE_UNARY_DOUBLE(TAtanh, atanh)
+PTO_TILE_UNARY_DOUBLE(TCbrt, cbrt)
+PTO_TILE_BINARY_DOUBLE(TAtan2, atan2)
+PTO_TILE_BINARY_DOUBLE(THypot, hypot)
+#undef PTO_TILE_UNARY_DOUBLE
+#undef PTO_TILE_BINARY_DOUBLE
+
+// C fmod (the sign of the dividend; exact; x fmod 0 is NaN), glibc's
+// fmodf's bits. Where |x / y| < 2^24 and y is finite (every quotient a
+// kernel is likely to meet) it is computed branch-free in double, so the
+// loop vectorizes: q = trunc(x / y) is exact or one off, q * y and x - q * y
+// are exact (48 and at most 27 significant bits), one step moves a
+// remainder of the wrong sign or of |y| or more back, and the zero takes x's
+// sign. Other lanes (a quotient of 2^24 or more, inf, NaN, y = 0 or inf)
+// are recomputed by fmodf.
+inline float FmodDirect(float xf, float yf) {
+  const double x = xf, y = yf;
+  double r = x - __builtin_trunc(x / y) * y;
+  const double ay = __builtin_fabs(y);
+  const double s = __builtin_copysign(ay, x);
+  // Both candidates computed, then selected: no branch, so it vectorizes.
+  const double up = r + s;
+  r = (r != 0) & ((r < 0) != (x < 0)) ? up : r;
+  const double down = r - s;
+  r = __builtin_fabs(r) >= ay ? down : r;
+  return __builtin_copysignf(static_cast<float>(r), xf);
+}
+inline bool FmodIsDirect(float x, float y) {
+  return __builtin_fabsf(x) < 0x1p24f * __builtin_fabsf(y) &&
+         __builtin_fabsf(y) < __builtin_inff();
+}
+struct TFmodFn {
+  static float Apply(float x, float y) { return FmodDirect(x, y); }
+};
+// d[i] = fmodf(a[i], b[i]) where FmodDirect does not apply (kAStep/kBStep
+// 0: that operand is one value).
+template <int kAStep, int kBStep>
+inline void FmodOthers(float* __restrict d, const float* __restrict a,
+                       const float* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = a[i * kAStep], y = b[i * kBStep];
+    if (!FmodIsDirect(x, y)) d[i] = __builtin_fmodf(x, y);
+  }
+}
+template <int64_t N, typename D = float>
+inline void TFmod(float* __restrict d, const float* __restrict a, const float* __restrict b) {
+  for (int64_t i = 0; i < N; ++i) d[i] = FmodDirect(a[i], b[i]);
+  FmodOthers<1, 1>(d, a, b, N);
+  RoundTile<D>(d, N);
+}
+template <int64_t R, int64_t C, int kA, int kB, typename D = float>
+inline void TFmodRows(float* __restrict d, const float* __restrict a,
+                      const float* __restrict b) {
+  BinaryRows<TFmodFn, R, C, kA, kB, float>(d, a, b);
+  for (int64_t r = 0; r < R; ++r) {
+    FmodOthers<kA == kRow ? 0 : 1, kB == kRow ? 0 : 1>(d + r * C, SourceRow<kA, C>(a, r),
+                                                       SourceRow<kB, C>(b, r), C);
+    RoundTile<D>(d + r * C, C);
+  }
+}
+
+// signbit: 1.0f where the sign bit is set (-0.0, -inf, a negative NaN).
+PTO_TILE_UNARY(TSignbit, __builtin_signbit(a[i]) ? 1.0f : 0.0f)
+
 // Copies and selects work on tiles of any storage type S.
 template <int64_t N, typename D = float, typename S>
 inline void TMov(S* __restrict d, const S* __restrict a) {
@@ -2419,6 +2586,32 @@ inline uint64_t IntRem(int64_t a, int64_t b) {
   const int64_t r = a % b;
   return static_cast<uint64_t>(r != 0 && (r < 0) != (b < 0) ? r + b : r);
 }
+inline uint64_t IntFmod(int64_t a, int64_t b) {
+  if (b == 0 || b == -1) return 0;
+  return static_cast<uint64_t>(a % b);
+}
+inline uint64_t IntGcd(uint64_t a, uint64_t b) {
+  a = static_cast<int64_t>(a) < 0 ? 0 - a : a;
+  b = static_cast<int64_t>(b) < 0 ? 0 - b : b;
+  while (a != 0) {
+    const uint64_t c = a;
+    a = b % a;
+    b = c;
+  }
+  return b;
+}
+// Shifts as torch's on x86: the count taken modulo 32 for types up to 32
+// bits (torch shifts them as int), modulo 64 for INT64.
+template <typename D>
+constexpr int64_t kShiftMask = sizeof(D) <= 4 ? 31 : 63;
+template <typename D>
+inline uint64_t IntShl(uint64_t a, int64_t count) {
+  return a << (count & kShiftMask<D>);
+}
+template <typename D>
+inline uint64_t IntShr(int64_t a, int64_t count) {
+  return static_cast<uint64_t>(a >> (count & kShiftMask<D>));
+}
 template <typename D>
 inline int64_t WrapResult(uint64_t v) {
   if constexpr (sizeof(D) < sizeof(int64_t)) {
@@ -2457,6 +2650,18 @@ PTO_TILE_INT_BINARY(TFloorDiv, IntFloorDiv(static_cast<int64_t>(x), static_cast<
 PTO_TILE_INT_BINARY(TRem, IntRem(static_cast<int64_t>(x), static_cast<int64_t>(y)))
 PTO_TILE_INT_UNARY(TNeg, 0 - x)
 PTO_TILE_INT_UNARY(TAbs, static_cast<int64_t>(x) < 0 ? 0 - x : x)
+// C fmod of integers (the sign of the dividend; a zero divisor gives 0,
+// where torch raises; MIN fmod -1 is 0).
+PTO_TILE_INT_BINARY(TFmod, IntFmod(static_cast<int64_t>(x), static_cast<int64_t>(y)))
+// gcd of |x| and |y| (torch's calc_gcd: gcd(0, 0) = 0; |MIN| wraps to MIN).
+PTO_TILE_INT_BINARY(TGcd, IntGcd(x, y))
+// Bitwise ops on the two's complement values; shifts as torch's (IntShl).
+PTO_TILE_INT_BINARY(TAnd, x & y)
+PTO_TILE_INT_BINARY(TOr, x | y)
+PTO_TILE_INT_BINARY(TXor, x ^ y)
+PTO_TILE_INT_UNARY(TNot, ~x)
+PTO_TILE_INT_BINARY(TShl, IntShl<D>(x, static_cast<int64_t>(y)))
+PTO_TILE_INT_BINARY(TShr, IntShr<D>(static_cast<int64_t>(x), static_cast<int64_t>(y)))
 #undef PTO_TILE_INT_BINARY
 #undef PTO_TILE_INT_UNARY
 
@@ -2478,6 +2683,7 @@ PTO_TILE_DOUBLE_BINARY(TMax, (x != x || x > y) ? x : y)
 PTO_TILE_DOUBLE_BINARY(TMin, (x != x || x < y) ? x : y)
 PTO_TILE_DOUBLE_BINARY(TFloorDiv, FloorDivOf<double>(x, y))
 PTO_TILE_DOUBLE_BINARY(TRem, RemOf<double>(x, y))
+PTO_TILE_DOUBLE_BINARY(TFmod, __builtin_fmod(x, y))
 #undef PTO_TILE_DOUBLE_BINARY
 template <int64_t N, typename D = double>
 inline void TNeg(double* __restrict d, const double* __restrict a) {

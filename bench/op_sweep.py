@@ -147,7 +147,7 @@ def rows():
         Row("layer norm by hand 4096x1024 f16", [F16], [BIG], (4, 1024),
             lambda a: (a - pypto.sum(a, -1, keepdim=True) * (1 / 1024)) * 2,
             lambda a: (a - a.sum(-1, keepdim=True) * (1 / 1024)) * 2),
-        # The elementwise families beyond issue 3's: one row each.
+        # The elementwise families: one row each.
         Row("atan2(a, b) f32", [F32, F32], [N, N], (8, 1024), lambda a, b: pypto.atan2(a, b),
             lambda a, b: torch.atan2(a, b)),
         Row("asinh(a) f16", [F16], [N], (8, 1024), lambda a: pypto.asinh(a),

@@ -148,7 +148,7 @@ TEST(GoldenTest, BroadcastWhereCast) {
   CheckGoldens(b.Build(), "bcast_where_cast", {"tensor", "tile", "pto", "cpp"});
 }
 
-// The instruction families beyond issue 3's: atan2 with an [R, 1] operand
+// Math, bitwise and signbit instructions: atan2 with an [R, 1] operand
 // (its Rows form reads one value per row), a bool-valued signbit, and INT32
 // shifts and gcd (D = int32_t: the count modulo 32, the result wrapped).
 TEST(GoldenTest, MathBitwiseSignbit) {

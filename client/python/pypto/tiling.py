@@ -3,18 +3,49 @@
 Tile shapes choose how an op is split into per-core pieces; they change speed,
 never results. The shapes in force are part of the traced graph (so of the
 compile cache key). Shapes set inside a kernel apply to the rest of that
-kernel's trace only: the tracer restores the caller's shapes afterwards, so
-tracing a kernel never leaks state into the next call.
+kernel's trace only, and only in the thread tracing it (trace_scope): other
+threads calling kernels meanwhile see the shapes set outside kernels, and the
+caller's shapes are back afterwards.
 """
 
 import contextlib
 import numbers
+import threading
 
 # (vector tile shape: a tuple of ints, cube tile shape: (m, k, n,
 # enable_split_k)), each None before its first set. One object, replaced by
 # every set: a jit function's repeat-call fast path knows nothing changed
 # since its last call when this is still the object it saw (jit_function.py).
 _state = (None, None)
+
+# Per thread, while it traces a kernel (trace_scope): the state its kernel
+# sets, in place of _state.
+_tracing = threading.local()
+
+
+def _get():
+    state = getattr(_tracing, "state", None)
+    return _state if state is None else state
+
+
+def _set(state):
+    global _state
+    if getattr(_tracing, "state", None) is None:
+        _state = state
+    else:
+        _tracing.state = state
+
+
+@contextlib.contextmanager
+def trace_scope():
+    """While a kernel is traced in this thread: tile shapes it sets stay in
+    this thread and end with the scope."""
+    outer = getattr(_tracing, "state", None)
+    _tracing.state = _get()
+    try:
+        yield
+    finally:
+        _tracing.state = outer
 
 
 from .error import FeError
@@ -36,7 +67,6 @@ def set_vec_tile_shapes(*dims):
     e.g. pypto.set_vec_tile_shapes(64, 128) for 2-D ops. Any positive size is
     accepted (PyPTO's 32-byte alignment of the last dim is not required here).
     """
-    global _state
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = tuple(dims[0])
     if not 1 <= len(dims) <= 4:
@@ -44,12 +74,12 @@ def set_vec_tile_shapes(*dims):
             f"pypto.set_vec_tile_shapes: expected 1 to 4 dims, got {len(dims)}"))
     vec = tuple(
         _positive_int(d, f"pypto.set_vec_tile_shapes: dim {i}") for i, d in enumerate(dims))
-    _state = (vec, _state[1])
+    _set((vec, _get()[1]))
 
 
 def get_vec_tile_shapes():
     """The vector tile shape in force, as a list (empty if none was set)."""
-    return list(_state[0] or ())
+    return list(_get()[0] or ())
 
 
 def vec_tile_for_rank(tile, rank):
@@ -103,17 +133,17 @@ def set_cube_tile_shapes(m, k, n, enable_split_k=False):
     """Sets the cube (matmul) tile shape: m and n each [L0 size, L1 size], k
     [kL0, kL1] or [kL0, kL1a, kL1b]. The compiler stages K through L1 in
     chunks of kL1 (kL1a); kL1b is recorded (get_cube_tile_shapes)."""
-    global _state
     cube = (_pair(m, "m"), _k_sizes(k), _pair(n, "n"), bool(enable_split_k))
-    _state = (_state[0], cube)
+    _set((_get()[0], cube))
 
 
 def get_cube_tile_shapes():
     """The cube tile shape in force as PyPTO gives it: a tuple
     ([mL0, mL1], k as set, [nL0, nL1], enable_split_k); () if none was set."""
-    if _state[1] is None:
+    cube = _get()[1]
+    if cube is None:
         return ()
-    m, k, n, split = _state[1]
+    m, k, n, split = cube
     return (list(m), list(k), list(n), split)
 
 
@@ -122,32 +152,31 @@ def vec_tile_in_force(tile):
     """A scope in which `tile` is the vector tile (for ops pypto derives from
     another op, such as a matmul's epilogue); the state before is restored
     on exit."""
-    global _state
-    saved = _state
-    _state = (tuple(int(t) for t in tile), _state[1])
+    saved = _get()
+    _set((tuple(int(t) for t in tile), saved[1]))
     try:
         yield
     finally:
-        _state = saved
+        _set(saved)
 
 
 def _save():
-    return _state
+    return _get()
 
 
 def _restore(state):
-    global _state
-    _state = state
+    _set(state)
 
 
 def current_vec_tile():
-    return _state[0]
+    return _get()[0]
 
 
 def current_cube_tile():
     """(m, k, n, split_k) in force as the compiler takes it (k: [kL0, kL1],
     kL1 a 3-entry k's kL1a), or None."""
-    if _state[1] is None:
+    cube = _get()[1]
+    if cube is None:
         return None
-    m, k, n, split = _state[1]
+    m, k, n, split = cube
     return (m, k[:2], n, split)

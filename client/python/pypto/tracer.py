@@ -654,7 +654,6 @@ def trace(fn, name, params, builder=None):
     global _current
     builder = builder or GraphBuilder(name)
     proxies = [p.value if isinstance(p, ScalarArg) else builder.add_param(*p) for p in params]
-    saved_tiles = tiling._save()
     saved_builder = _current
     locals_at_return = {}
     code = getattr(fn, "__code__", None)
@@ -669,12 +668,11 @@ def trace(fn, name, params, builder=None):
     _current = builder
     sys.setprofile(profile)
     try:
-        with symbolic.symbols_in_scope(builder.symbol_values):
+        with symbolic.symbols_in_scope(builder.symbol_values), tiling.trace_scope():
             result = fn(*proxies)
     finally:
         sys.setprofile(previous_profile)
         _current = saved_builder
-        tiling._restore(saved_tiles)
     if result is not None:
         raise TraceError(
             f"kernel '{name}' returned {type(result).__name__}: kernels return nothing; "

@@ -1,4 +1,4 @@
-"""PyPTO's elementwise op families beyond issue 3's: trigonometric and
+"""PyPTO's elementwise op families: trigonometric and
 hyperbolic functions, cbrt, atan2, hypot; bitwise ops and shifts; logical
 ops and predicates; fmod, gcd, floor_div, ceil_div; lrelu, prelu; tril,
 triu; precision_type, round(decimals), clip with tensor bounds and
@@ -416,13 +416,6 @@ def test_tril_errors(native):
 
 # precision_type, round(decimals), clip with tensor bounds, Tensor.where ---------------
 
-class _PrecisionType:
-    """A stand-in for pypto.PrecisionType's members (an enum with .name)."""
-
-    def __init__(self, name):
-        self.name = name
-
-
 PRECISION_OPS = {
     "div": lambda x, y, p: pypto.div(x, y, precision_type=p),
     "exp": lambda x, y, p: pypto.exp(x, precision_type=p),
@@ -444,7 +437,7 @@ def test_precision_type_is_accepted_and_changes_nothing(native):
     y = torch.rand(4, 8, generator=g) + 0.5
     names = sorted(PRECISION_OPS)
     fns = []
-    for p in (None, "HIGH_PRECISION", _PrecisionType("INTRINSIC")):
+    for p in (None, "HIGH_PRECISION", pypto.PrecisionType.INTRINSIC):
         fns += [lambda a, b, f=PRECISION_OPS[n], p=p: f(a, b, p) for n in names]
     outs = run_many(fns, [x, y], torch.float32)
     k = len(names)

@@ -273,6 +273,36 @@ def test_concurrent_first_calls_compile_once(native):
     assert stats["compiles"] == 1 and stats["traces"] == 1 and stats["memory_hits"] == 3
 
 
+def test_tile_shapes_set_while_tracing_stay_in_the_tracing_thread(native):
+    """A kernel's set_vec_tile_shapes, while another thread traces it, is not
+    the tile state other threads see (their calls key on the shapes set
+    outside kernels), and the caller's shapes are back after the trace."""
+    import threading
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    @pypto.jit
+    def k(a: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(8, 8)
+        inside.set()
+        release.wait(30)
+        out[:] = a + 7
+
+    pypto.set_vec_tile_shapes(4, 4)  # (conftest restores the tile state after each test)
+    a = np.ones((16, 16), np.float32)
+    out = np.zeros_like(a)
+    t = threading.Thread(target=k, args=(a, out))
+    t.start()
+    try:
+        assert inside.wait(30)
+        seen.append(pypto.get_vec_tile_shapes())
+    finally:
+        release.set()
+        t.join()
+    np.testing.assert_array_equal(out, 8)
+    assert seen == [[4, 4]]
+    assert pypto.get_vec_tile_shapes() == [4, 4]
+
+
 def test_dynamic_dim_accepts_any_size_and_checks_the_rest(native):
     @pypto.jit
     def k(a: pypto.Tensor([pypto.DYNAMIC, 8], pypto.DT_FP32),

@@ -432,12 +432,8 @@ class _If:
             return symbolic.select(self.c.value, a, b)
         if _same_value(a, b):
             return a
-        if isinstance(a, numbers.Real) and isinstance(b, numbers.Real):
-            raise TypeError(
-                f"'{label}' is {a!r} after the then branch of {self._what()} and {b!r} after "
-                f"the else branch: a float that differs between run-time branches is not "
-                f"supported (ints, symbolic scalars, bools, tensors, and lists and tuples of "
-                f"them are); compute the tensor in each branch instead")
+        if _float_like(a) and _float_like(b):
+            return symbolic.SelectedFloat(self.c.value, a, b)
         raise TypeError(
             f"'{label}' is {a!r} after the then branch of {self._what()} and {b!r} after the "
             f"else branch: only tensors, ints, symbolic scalars, bools, and lists and tuples "
@@ -457,6 +453,13 @@ def _item(before, i, n):
 
 def _int_like(x):
     return isinstance(x, numbers.Integral) and not isinstance(x, _Cond)
+
+
+def _float_like(x):
+    """A number that may be chosen at run time as a float: a Python float or
+    int (not a bool, not a symbolic scalar), or a SelectedFloat."""
+    return isinstance(x, symbolic.SelectedFloat) or (
+        isinstance(x, numbers.Real) and not isinstance(x, bool) and not is_symbolic(x))
 
 
 def _same_value(a, b):

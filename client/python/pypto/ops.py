@@ -23,15 +23,36 @@ from .primitives import (  # noqa: F401 - broadcast_shapes: part of ops' surface
     creation_builder, reduce_dtype)
 from . import primitives
 from .matmul import matmul  # noqa: F401 - pypto.matmul
-from .symbolic import SymbolicScalar
+from .symbolic import SelectedFloat, SymbolicScalar, select
 from .tensors import Tensor, _is_scalar, _number, _static_number
+
+
+def _selected(fn, *args):
+    """fn(*args) where an argument is a SelectedFloat (a float chosen at run
+    time: symbolic.py): fn with each choice, selected elementwise by the
+    choice's condition. None when no argument is one."""
+    for i, x in enumerate(args):
+        if isinstance(x, SelectedFloat):
+            with_then = _selected_or_call(fn, args[:i] + (x.then,) + args[i + 1:])
+            with_other = _selected_or_call(fn, args[:i] + (x.other,) + args[i + 1:])
+            flag = full([1] * len(with_then._shape), select(x.cond, 1, 0), dtypes.DT_INT32)
+            return where(ne(flag, 0), with_then, with_other)
+    return None
+
+
+def _selected_or_call(fn, args):
+    result = _selected(fn, *args)
+    return fn(*args) if result is None else result
 
 
 def _binary(name, a, b, exact_number=False):
     """a op b: integer operands rewritten by torch's rules (int_arith.py),
     else the primitive (comparisons are never rewritten). A pypto.Element
-    is its value."""
+    is its value; a SelectedFloat, both of its choices (_selected)."""
     a, b = element.value_of(a), element.value_of(b)
+    chosen = _selected(lambda x, y: _binary(name, x, y, exact_number), a, b)
+    if chosen is not None:
+        return chosen
     rewritten = None if name in COMPARISONS else int_arith.binary(name, a, b)
     if rewritten is not None:
         return rewritten
@@ -139,6 +160,9 @@ def where(condition, input, other):
     condition is DT_BOOL; input and other are tensors of one dtype, or one of
     them a Python number."""
     what = "pypto.where"
+    chosen = _selected(where, condition, input, other)
+    if chosen is not None:
+        return chosen
     check_traced(condition, what, "condition")
     if condition.dtype != dtypes.DT_BOOL:
         raise TypeError(f"{what}: argument 'condition' has dtype {condition.dtype.name}; "
@@ -365,7 +389,11 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
     """A tensor of `shape` filled with `fill_value` (a number, a pypto.Element
     or a SymbolicScalar, converted to dtype). `valid_shape` (PyPTO's, for
     tails) may only be the whole shape here."""
-    return primitives.full(shape, element.value_of(fill_value), dtype, valid_shape=valid_shape)
+    fill_value = element.value_of(fill_value)
+    chosen = _selected(lambda v: full(shape, v, dtype, valid_shape=valid_shape), fill_value)
+    if chosen is not None:
+        return chosen
+    return primitives.full(shape, fill_value, dtype, valid_shape=valid_shape)
 
 
 def _size_args(what, size, dtype):
@@ -434,6 +462,9 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     broadcasts against it (torch.clamp: a NaN in either gives NaN; min > max
     gives max)."""
     min, max = element.value_of(min), element.value_of(max)  # noqa: A001
+    chosen = _selected(clip, input, min, max)
+    if chosen is not None:
+        return chosen
     if any(isinstance(v, Tensor) for v in (min, max)):
         check_traced(input, "pypto.clip", "input")
         out = input if min is None else maximum(input, min)

@@ -612,6 +612,59 @@ def select(c, a, b):
     return _make(int(a) if int(c) else int(b), (((("node", "select", c._poly, (p, q)),), 1),))
 
 
+class SelectedFloat:
+    """A float chosen at run time: `then` where condition `cond` holds, else
+    `other` (each a float or a SelectedFloat). A float that differs between
+    the branches of a run-time `if` is one (control_flow.py). Arithmetic with
+    numbers applies to both choices; an op given one as a number computes
+    both and selects elementwise (ops.py), so each element is what the
+    branch taken would have computed."""
+
+    __slots__ = ("cond", "then", "other")
+
+    def __init__(self, cond, then, other):
+        self.cond, self.then, self.other = cond, then, other
+
+    def map(self, fn):
+        """fn applied to each choice."""
+        def each(x):
+            return x.map(fn) if isinstance(x, SelectedFloat) else fn(x)
+        return SelectedFloat(self.cond, each(self.then), each(self.other))
+
+    def _with(self, other, fn):
+        if isinstance(other, SelectedFloat):
+            return self.map(lambda x: other.map(lambda y: fn(x, y)))
+        if isinstance(other, (int, float)) and not isinstance(other, bool) and \
+                not is_symbolic(other):
+            return self.map(lambda x: fn(x, other))
+        return NotImplemented
+
+    def __add__(self, o): return self._with(o, operator.add)
+    def __radd__(self, o): return self._with(o, lambda x, y: y + x)
+    def __sub__(self, o): return self._with(o, operator.sub)
+    def __rsub__(self, o): return self._with(o, lambda x, y: y - x)
+    def __mul__(self, o): return self._with(o, operator.mul)
+    def __rmul__(self, o): return self._with(o, lambda x, y: y * x)
+    def __truediv__(self, o): return self._with(o, operator.truediv)
+    def __rtruediv__(self, o): return self._with(o, lambda x, y: y / x)
+    def __pow__(self, o): return self._with(o, operator.pow)
+    def __rpow__(self, o): return self._with(o, lambda x, y: y ** x)
+    def __neg__(self): return self.map(operator.neg)
+    def __pos__(self): return self
+    def __abs__(self): return self.map(abs)
+
+    def __bool__(self):
+        raise TypeError(f"{self!r} is known only at run time: it has no truth value while "
+                        f"tracing (compare tensors, or branch on the condition itself)")
+
+    def __float__(self):
+        raise TypeError(f"{self!r} is known only at run time: float() needs its value while "
+                        f"tracing")
+
+    def __repr__(self):
+        return f"({self.then!r} if {self.cond} else {self.other!r})"
+
+
 def is_symbolic(x):
     return isinstance(x, SymbolicScalar)
 

@@ -391,19 +391,67 @@ def test_a_name_bound_in_one_branch_and_used_after_is_an_error_naming_it():
     assert ops_of(_trace(unused_after))[-1] == "if"
 
 
-def test_floats_that_differ_between_run_time_branches_are_an_error_naming_them():
-    def floats(x, out):
+def test_floats_that_differ_between_run_time_branches_are_run_time_values_end_to_end():
+    """A float bound differently in two run-time branches is chosen at run
+    time: ops given it compute with each choice and select elementwise, so
+    each element is bit for bit what the branch taken computes (FP32 and
+    FP16; a binary op, clip bounds, full, where), with one compile."""
+    def body(x, out, filled, scale, dt):
+        half = scale / 2
+        out[:] = pypto.clip(x * scale + half, -scale, scale)
+        filled[:] = pypto.where(x > 0, x, pypto.full([1, 64], -scale, dt))
+
+    for dt, tdt in ((F32, torch.float32), (pypto.DT_FP16, torch.float16)):
+        @pypto.jit
+        def k(x: pypto.Tensor([DYN, 64], dt), out: pypto.Tensor([DYN, 64], dt),
+              filled: pypto.Tensor([DYN, 64], dt)):
+            pypto.set_vec_tile_shapes(1, 64)
+            if x.shape[0] > 2:
+                scale = 2.5
+            elif x.shape[0] > 1:
+                scale = 0.1
+            else:
+                scale = 3  # an int on one side: a float choice too
+            body(x, out, filled, scale, dt)
+
+        @pypto.jit
+        def branch_taken(x: pypto.Tensor([DYN, 64], dt), out: pypto.Tensor([DYN, 64], dt),
+                         filled: pypto.Tensor([DYN, 64], dt), scale):
+            pypto.set_vec_tile_shapes(1, 64)
+            body(x, out, filled, scale, dt)
+
+        pypto.reset_compile_stats()
+        cases = []
+        for n in (5, 2, 1):
+            x = torch.randn(n, 64, generator=torch.Generator().manual_seed(n)).to(tdt)
+            out, filled = torch.empty(n, 64, dtype=tdt), torch.empty(n, 64, dtype=tdt)
+            k(x, out, filled)
+            cases.append((n, x, out, filled))
+        assert_one_compile()
+        for n, x, out, filled in cases:
+            s = 2.5 if n > 2 else 0.1 if n > 1 else 3
+            want, want_filled = torch.empty_like(out), torch.empty_like(filled)
+            branch_taken(x, want, want_filled, s)
+            assert torch.equal(out, want) and torch.equal(filled, want_filled), (dt, n)
+            if dt == F32:
+                assert torch.equal(out, torch.clamp(x * s + s / 2, -s, s))
+                assert torch.equal(filled, torch.where(x > 0, x, torch.full_like(x, -s)))
+
+
+def test_a_float_chosen_at_run_time_has_no_value_while_tracing():
+    def needs_value(x, out):
         if x.shape[0] > 2:
             scale = 2.0
         else:
             scale = 3.0
-        out[:] = x * scale
+        out[:] = x * float(scale)
 
-    with pytest.raises(TypeError, match=r"'scale' is 2.0 after the then branch of the if on the "
-                                        r"run-time condition x_d0 > 2 and 3.0 after the else "
-                                        r"branch: a float that differs"):
-        _trace(floats)
+    with pytest.raises(TypeError, match=r"\(2.0 if x_d0 > 2 else 3.0\) is known only at run "
+                                        r"time: float\(\) needs its value"):
+        _trace(needs_value)
 
+
+def test_a_name_that_is_a_tensor_in_one_branch_and_a_number_in_the_other_is_an_error():
     def mixed(x, out):
         if x.shape[0] > 2:
             y = x * 2

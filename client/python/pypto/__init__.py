@@ -28,6 +28,7 @@ import pkgutil
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 from . import debug, frontend, tensor_methods  # noqa: E402,F401
+from .recorded_function import function  # noqa: E402,F401
 from .cache import cache_dir, clear_cache, compile_stats, reset_compile_stats  # noqa: E402
 from .dtypes import (  # noqa: E402,F401
     DataType, DT_BF16, DT_BOOL, DT_DOUBLE, DT_FP16, DT_FP32, DT_FP8E4M3, DT_FP8E5M2,

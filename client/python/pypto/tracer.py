@@ -25,6 +25,7 @@ input and gives its value after as an output, which the tensor is rebound to
 it: reading it there is an error naming the body.
 """
 
+import contextlib
 import sys
 
 from . import dtypes, frames, symbolic, tiling, trace_compare
@@ -643,6 +644,21 @@ def write_dim(dim, d, sentinels=None):
         dim.size = int(d)
 
 
+@contextlib.contextmanager
+def recording(builder):
+    """Ops run in the scope record into `builder`: it is the current
+    builder, its symbols resolve by name, and tile shapes set in the scope
+    end with it (in this thread only)."""
+    global _current
+    saved = _current
+    _current = builder
+    try:
+        with symbolic.symbols_in_scope(builder.symbol_values), tiling.trace_scope():
+            yield builder
+    finally:
+        _current = saved
+
+
 def trace(fn, name, params, builder=None):
     """Runs `fn` on proxies for `params` [(arg name, dtype, shape, value name)
     or ScalarArg].
@@ -651,10 +667,8 @@ def trace(fn, name, params, builder=None):
     `builder`: the GraphBuilder to record into (its `where` then maps value
     ids to user source lines).
     """
-    global _current
     builder = builder or GraphBuilder(name)
     proxies = [p.value if isinstance(p, ScalarArg) else builder.add_param(*p) for p in params]
-    saved_builder = _current
     locals_at_return = {}
     code = getattr(fn, "__code__", None)
     previous_profile = sys.getprofile()
@@ -665,14 +679,12 @@ def trace(fn, name, params, builder=None):
             locals_at_return.update(
                 {k: v for k, v in frame.f_locals.items() if isinstance(v, _value_type)})
 
-    _current = builder
     sys.setprofile(profile)
     try:
-        with symbolic.symbols_in_scope(builder.symbol_values), tiling.trace_scope():
+        with recording(builder):
             result = fn(*proxies)
     finally:
         sys.setprofile(previous_profile)
-        _current = saved_builder
     if result is not None:
         raise TraceError(
             f"kernel '{name}' returned {type(result).__name__}: kernels return nothing; "

@@ -68,6 +68,16 @@ def test_every_row_has_a_status_and_a_reason():
     assert not bad, "\n".join(bad)
 
 
+def test_the_totals_count_the_rows():
+    counts = {st: 0 for st in STATUSES}
+    for _, _, status, _ in _table():
+        counts[status] = counts.get(status, 0) + 1
+    want = (f"**Totals: {counts['yes']} yes, {counts['differs']} differ, "
+            f"{counts['not here']} not here.**")
+    with open(TABLE, encoding="utf-8") as f:
+        assert want in f.read(), f"{TABLE} should say {want}"
+
+
 def test_rows_that_hold_name_tests_that_exist():
     functions = _test_functions()
     missing = []

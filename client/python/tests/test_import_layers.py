@@ -38,8 +38,8 @@ FLOORS = [
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
     # the jit function
     ("jit_function",),
-    # PyPTO's frontend module; graphs for ptoc
-    ("frontend", "debug"),
+    # PyPTO's frontend module; graphs for ptoc; pypto.function
+    ("frontend", "debug", "recorded_function"),
     # the package
     ("__init__", "__main__"),
 ]

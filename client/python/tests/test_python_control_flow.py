@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import pypto
-from pypto import ast_rewrite, symbolic
+from pypto import TraceError, ast_rewrite, symbolic
 
 F32 = pypto.DT_FP32
 DYN = pypto.DYNAMIC
@@ -575,3 +575,47 @@ def test_symbolic_select_folds_known_conditions_and_equal_values():
     assert symbolic.symbols_in(s) == {"n"}
     b = symbolic.select(n > 4, True, False)
     assert isinstance(b, symbolic.SymbolicCondition) and str(b) == "n > 4"
+
+
+def test_row_pypto_function_records_a_kernel_that_runs_as_recorded():
+    a = pypto.tensor([32, 64], F32, "a")
+    b = pypto.tensor([32, 64], F32, "b")
+    out = pypto.tensor([32, 64], F32, "out")
+    with pypto.function("fused", a, b, out) as fused:
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = (a + b).exp() * 2 - a
+    assert pypto.get_vec_tile_shapes() == []  # the block's tile shapes end with it
+    assert a.shape == [32, 64] and a._builder is None  # annotations again
+    assert [p.name for p in fused.graph.params] == ["a", "b", "out"]
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(32, 64, generator=g), torch.rand(32, 64, generator=g)
+    z = torch.empty(32, 64)
+    fused(x, y, z)
+    torch.testing.assert_close(z, (x + y).exp() * 2 - x)
+    fused(x.numpy(), y.numpy(), z.numpy())
+    assert fused.last_compile.source == "memory"
+
+
+def test_row_pypto_function_bad_input_is_a_clear_error():
+    a = pypto.tensor([32, 64], F32, "a")
+    out = pypto.tensor([32, 64], F32, "out")
+    with pytest.raises(ValueError, match=r"needs a static shape and a dtype"):
+        pypto.function("f", pypto.Tensor([DYN, 64], F32, "d"))
+    with pytest.raises(TraceError, match=r"is called before its block recorded it"):
+        pypto.function("f", a, out)(arr(32, 64), arr(32, 64))
+    with pypto.function("copy", a, out) as copy:
+        pypto.set_vec_tile_shapes(8, 64)
+        out[:] = a * 1.0
+    with pytest.raises(ValueError, match=r"argument 'a' is DT_FP32\[16, 64\], recorded as "
+                                         r"DT_FP32\[32, 64\]"):
+        copy(arr(16, 64), arr(32, 64))
+    with pytest.raises(TypeError, match=r"takes 2 tensors \(a, out\), got 1"):
+        copy(arr(32, 64))
+
+    @pypto.jit
+    def k(x: pypto.Tensor([32, 64], F32), y: pypto.Tensor([32, 64], F32)):
+        with pypto.function("inner", a):
+            pass
+
+    with pytest.raises(TraceError, match=r"pypto.function\('inner'\) inside a kernel"):
+        k(arr(32, 64), arr(32, 64))

@@ -3,6 +3,8 @@
 #ifndef PTO_COMPILER_OPTIONS_H_
 #define PTO_COMPILER_OPTIONS_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "compiler/compile.h"
 
@@ -10,6 +12,11 @@ namespace pto::compiler {
 
 struct ParsedOptions {
   int opt_level = 2;  // "opt_level": the native compiler's -O level
+  // "frontend_key": the front end's digest of what keys a kernel besides
+  // its graph (pypto: the values of a kernel's compile-time parameters, as
+  // PyPTO keys kernels by them); 1 to 64 lowercase hex digits. It changes
+  // the cache key only; empty (the default) is left out of the key.
+  std::string frontend_key;
 };
 
 // INVALID_ARGUMENT naming the option for unknown names or bad values.

@@ -118,6 +118,18 @@ TEST(CacheKeyTest, ChangesWithEverySemanticField) {
     EXPECT_NE(Key(Make(k)), base) << what;
   }
   EXPECT_NE(Key(Make({}), "host", {{"opt_level", "3"}}), base) << "option";
+  EXPECT_NE(Key(Make({}), "host", {{"frontend_key", "0a1b"}}), base) << "frontend_key";
+  EXPECT_NE(Key(Make({}), "host", {{"frontend_key", "0a1b"}}),
+            Key(Make({}), "host", {{"frontend_key", "0a1c"}}));
+}
+
+TEST(CacheKeyTest, FrontendKeyMustBeShortLowercaseHex) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "0A1B", "xyz", std::string(65, 'a')}) {
+    EXPECT_EQ(CacheKey(Make({}), "host", {{"frontend_key", bad}}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
 }
 
 TEST(CacheKeyTest, ChangesWithTarget) {

@@ -33,6 +33,7 @@ tries the last hit's launcher before building a key at all.
 """
 
 import functools
+import hashlib
 import inspect
 import sys
 import threading
@@ -205,6 +206,28 @@ def _make_hashable(obj):
     return str(obj)
 
 
+def _stable_text(h):
+    """A _make_hashable form (with its type) as text that is the same in
+    every process: sets sorted, types by module and name."""
+    if isinstance(h, frozenset):
+        return "{" + ",".join(sorted(_stable_text(x) for x in h)) + "}"
+    if isinstance(h, tuple):
+        return "(" + ",".join(_stable_text(x) for x in h) + ")"
+    if isinstance(h, type):
+        return f"{h.__module__}.{h.__qualname__}"
+    return repr(h)
+
+
+def _frontend_key(specs):
+    """The compile option "frontend_key" (compiler/options.h) of a
+    signature's compile-time values, or None without any: PyPTO keys a
+    kernel by those values, so the disk cache and ptod do too."""
+    values = [_stable_text(s[2].key) for s in specs if s[0] == "scalar"]
+    if not values:
+        return None
+    return hashlib.sha256("\0".join(values).encode("utf-8")).hexdigest()[:32]
+
+
 class _StaticValue:
     """A compile-time argument in a signature: equal and hashed as its
     _make_hashable form together with its type (so 1, 1.0, True and "1" stay
@@ -245,9 +268,9 @@ class _Param:
     Tensor[...]) takes a tensor. Any other annotation (int, float, bool,
     tuple, dict, a dataclass, pypto.DT_*, ...) makes it a compile-time
     parameter: the kernel function sees the Python value itself, and the
-    value is part of the in-memory cache key as _make_hashable gives it (each
-    new value traces once; the compiled kernel is keyed by the graph it
-    traced to, which holds everything the value changed). int, float and
+    value is part of the kernel's key as _make_hashable gives it: in memory
+    (each new value traces once) and, through the compile option
+    frontend_key (_frontend_key), on disk and in ptod. int, float and
     bool annotations also check the argument's type. An unannotated
     parameter takes a tensor when called with one and is a compile-time
     parameter otherwise."""
@@ -551,6 +574,9 @@ class JitFunction:
                         except StaticShapeNeeded as e2:
                             raise _symbol_as_number(self.name, e2) from None
                     _, compile_options, timeout = self.options.effective(config.honoured_now())
+                    frontend_key = _frontend_key(specs)
+                    if frontend_key is not None:
+                        compile_options = dict(compile_options, frontend_key=frontend_key)
                     start = time.monotonic()
                     try:
                         compiled = backend.get_kernel(graph, compile_options, timeout, self.name)

@@ -131,30 +131,39 @@ def test_equal_values_compile_once_different_values_twice(native):
     assert call(k, shift=Shift(1.5)).source == "memory"
     assert pypto.compile_stats()["compiles"] == 1
     # A list equal to the tuple is keyed apart (the key holds the value's
-    # type too): traced again, to the same graph, so the same binary.
+    # type too, so 1, 1.0, True and "1" stay apart): another kernel.
     info = call(k, tiles=[4, 8])
-    assert info.source == "disk" and info.key == first.key
-    keys = {first.key}
+    assert info.source == "embedded" and info.key != first.key
+    keys = {first.key, info.key}
     for kwargs in ({"tiles": (8, 8)}, {"cfg": {"mul": 2.0}}, {"shift": Shift(0.25)}):
         info = call(k, **kwargs)
         assert info.source == "embedded", kwargs
         keys.add(info.key)
         assert call(k, **kwargs).source == "memory"
-    assert len(keys) == 4
-    assert pypto.compile_stats()["compiles"] == 4
+    assert len(keys) == 5
+    assert pypto.compile_stats()["compiles"] == 5
 
 
-def test_values_tracing_to_the_same_graph_share_one_binary(native):
-    @pypto.jit
-    def k(a: ANY, out: ANY, label: dict):
-        pypto.set_vec_tile_shapes(8, 16)
-        out[:] = a + 1
+def test_values_key_the_kernel_even_where_the_graph_is_the_same(native):
+    """PyPTO keys a kernel by its compile-time values: two values that trace
+    to the same graph are two kernels, in memory and on disk (the values'
+    digest is the compile option frontend_key); the same value again, in a
+    new JitFunction, hits the disk cache."""
+    def make():
+        @pypto.jit
+        def k(a: ANY, out: ANY, label: dict):
+            pypto.set_vec_tile_shapes(8, 16)
+            out[:] = a + 1
+        return k
 
     a, out = data(), torch.zeros(8, 16)
-    k(a, out, {"name": "x"})
-    k(a, out, {"name": "y"})  # a new value: traced again, the same graph
+    k = make()
+    k(a, out, {"name": "x", "tags": [1, 2]})
+    k(a, out, {"name": "y", "tags": [1, 2]})  # a new value: traced again, the same graph
     stats = pypto.compile_stats()
-    assert stats["traces"] == 2 and stats["compiles"] == 1 and stats["disk_hits"] == 1
+    assert stats["traces"] == 2 and stats["compiles"] == 2 and stats["disk_hits"] == 0
+    make()(a, out, {"tags": [1, 2], "name": "y"})  # equal as PyPTO hashes it
+    assert pypto.compile_stats()["disk_hits"] == 1
 
 
 CHILD_SRC = textwrap.dedent("""

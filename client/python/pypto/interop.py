@@ -18,6 +18,7 @@ import numpy as np
 
 from . import dtypes
 from .enums import TileOpFormat
+from .error import FeError
 from .tensors import Tensor
 
 _torch_module = None
@@ -98,7 +99,7 @@ def from_torch(tensor, name="", *, dynamic_axis=None, tensor_format=None, dtype=
     is a ValueError)."""
     what = "pypto.from_torch"
     if not isinstance(name, str):
-        raise TypeError(f"{what}: name must be a str, got {type(name).__name__}")
+        raise FeError(TypeError(f"{what}: name must be a str, got {type(name).__name__}"))
     _check_tensor_format(tensor_format, what)
     if isinstance(tensor, np.ndarray):
         dt = dtypes.from_numpy(tensor.dtype)
@@ -106,16 +107,16 @@ def from_torch(tensor, name="", *, dynamic_axis=None, tensor_format=None, dtype=
     else:
         torch = _torch()
         if torch is None or not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"{what}: expected a torch tensor (or numpy array), got "
-                            f"{type(tensor).__name__}")
+            raise FeError(TypeError(f"{what}: expected a torch tensor (or numpy array), got "
+                                    f"{type(tensor).__name__}"))
         if tensor.device.type != "cpu":
-            raise ValueError(f"{what}: the tensor is on {tensor.device}; pass a CPU tensor "
-                             f"(tensor.cpu())")
+            raise FeError(ValueError(f"{what}: the tensor is on {tensor.device}; pass a CPU "
+                                     f"tensor (tensor.cpu())"))
         dt = dtypes.from_torch(tensor.dtype)
         label = str(tensor.dtype)
     if dt is None or dt not in dtypes.COMPILABLE:
-        raise TypeError(f"{what}: dtype {label} is not supported; "
-                        f"{dtypes.ARGUMENT_TYPES_TEXT}")
+        raise FeError(TypeError(f"{what}: dtype {label} is not supported; "
+                                f"{dtypes.ARGUMENT_TYPES_TEXT}"))
     if dtype is not None and dtype != dt:
         raise TypeError(f"{what}: dtype={dtype!r} but the tensor's dtype is {dt!r}; from_torch "
                         f"does not convert (tensor.to(...) first)")

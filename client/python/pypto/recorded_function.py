@@ -19,6 +19,7 @@ shapes; a recorded function has exactly the shapes it was recorded with.
 
 from . import config, dtypes, tracer
 from .backend import get_kernel
+from .error import FeError
 from .errors import TraceError
 from .jit_function import (  # one argument and launch path with @pypto.jit
     CompileInfo, _as_array, _check_aliasing, _Entry, _launch)
@@ -56,8 +57,9 @@ class function:  # noqa: N801 - PyPTO's name
 
     def __enter__(self):
         if tracer.current_builder() is not None:
-            raise TraceError(f"pypto.function({self.name!r}) inside a kernel: record it "
-                             f"outside any @pypto.jit kernel or other pypto.function")
+            raise FeError(RuntimeError(
+                f"pypto.function({self.name!r}) inside a kernel: function nested is not "
+                f"allowed; record it outside any @pypto.jit kernel or other pypto.function"))
         if self._recording is not None or self.graph is not None:
             raise TraceError(f"pypto.function({self.name!r}) records once")
         builder = tracer.GraphBuilder(self.name)

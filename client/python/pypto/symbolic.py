@@ -471,9 +471,9 @@ class SymbolicScalar(int):
 
     def __bool__(self):
         if not _internal_caller(sys._getframe(1)):
-            raise TypeError(
+            raise FeError(TypeError(
                 f"the truth value of the symbolic {self} is known only at run time: branch "
-                f"on it with `if pypto.cond({self} != 0):`")
+                f"on it with `if pypto.cond({self} != 0):`"))
         return int(self) != 0
 
 
@@ -500,11 +500,11 @@ class SymbolicCondition(SymbolicScalar):
 
     def __bool__(self):
         if not _internal_caller(sys._getframe(1)):
-            raise TypeError(
+            raise FeError(TypeError(
                 f"the condition {self} is known only at run time: branch on it with "
                 f"`if pypto.cond({self}):` (an if, else and elif on pypto.cond become a "
                 f"branch of the graph); for the smaller or larger of two symbolic values "
-                f"use a.min(b) / a.max(b) or pypto.min / pypto.max, not Python's min/max")
+                f"use a.min(b) / a.max(b) or pypto.min / pypto.max, not Python's min/max"))
         return int(self) != 0
 
     def __repr__(self):

@@ -426,8 +426,9 @@ def test_cond_errors():
         while x.shape[0] > 3:  # a while loop is not rewritten: a TypeError naming it
             out[:] = x
 
-    _trace_error(uses_bool, TypeError, r"test_loops.py:\d+: the condition x_d0 > 3 is known only "
-                                       r"at run time: branch on it with `if pypto.cond")
+    _trace_error(uses_bool, pypto.error.FeError,
+                 r"test_loops.py:\d+: ErrCode: F00001, TypeError: the condition x_d0 > 3 is "
+                 r"known only at run time: branch on it with `if pypto.cond")
 
     def cond_outside_if(x, out):  # pypto.cond as a plain value, not an if's test
         return bool(pypto.cond(x.shape[0] > 3))

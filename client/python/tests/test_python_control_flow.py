@@ -617,5 +617,5 @@ def test_row_pypto_function_bad_input_is_a_clear_error():
         with pypto.function("inner", a):
             pass
 
-    with pytest.raises(TraceError, match=r"pypto.function\('inner'\) inside a kernel"):
+    with pytest.raises(pypto.error.FeError, match=r"pypto.function\('inner'\) inside a kernel"):
         k(arr(32, 64), arr(32, 64))

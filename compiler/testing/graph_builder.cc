@@ -419,18 +419,11 @@ pto::v1::DimExpr CompareExpr(pto::v1::DimOp op, const SymExpr& lhs,
   return e;
 }
 
-pto::v1::Graph SymbolicProductGraph(const std::string& name) {
-  GraphBuilder b(name);
-  const SymExpr n = SymExpr::Symbol("n");
-  b.SymInput("bind", pto::v1::DT_FP32, {n});
-  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 8});
-  uint32_t y = b.Op("exp", {x}, {4, 8});
-  b.Output("out", y);
-  pto::v1::Graph g = b.Build();
-  auto plus = [](int64_t k) {
+pto::v1::DimExpr SevenFactorProduct(const std::string& n) {
+  auto plus = [&](int64_t k) {
     pto::v1::DimExpr e;
     e.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
-    e.mutable_binary()->mutable_lhs()->set_symbol("n");
+    e.mutable_binary()->mutable_lhs()->set_symbol(n);
     e.mutable_binary()->mutable_rhs()->set_constant(k);
     return e;
   };
@@ -442,6 +435,18 @@ pto::v1::Graph SymbolicProductGraph(const std::string& name) {
     *q.mutable_binary()->mutable_rhs() = plus(k);
     p = q;
   }
+  return p;
+}
+
+pto::v1::Graph SymbolicProductGraph(const std::string& name) {
+  GraphBuilder b(name);
+  const SymExpr n = SymExpr::Symbol("n");
+  b.SymInput("bind", pto::v1::DT_FP32, {n});
+  uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 8});
+  uint32_t y = b.Op("exp", {x}, {4, 8});
+  b.Output("out", y);
+  pto::v1::Graph g = b.Build();
+  const pto::v1::DimExpr p = SevenFactorProduct("n");
   for (pto::v1::Value& v : *g.mutable_values()) {
     if (v.id() == x || v.id() == y) {
       *v.mutable_shape()->mutable_dims(0)->mutable_expr() = p;

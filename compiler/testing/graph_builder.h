@@ -239,6 +239,11 @@ pto::v1::Graph MatmulGraph(const std::vector<int64_t>& a_shape,
                            pto::v1::DataType in_dtype = pto::v1::DT_FP32,
                            pto::v1::DataType out_dtype = pto::v1::DT_FP32);
 
+// (n+1)*(n+2)*...*(n+7) as a DimExpr tree over symbol `n` (27 nodes):
+// within the DimExpr limits, but its value overflows int64 for any n above
+// ~500, as the probe sizes of the symbolic lowering are.
+pto::v1::DimExpr SevenFactorProduct(const std::string& n);
+
 // out = exp(x), x's (and out's) first dim the product (n+1)*(n+2)*...*(n+7)
 // with n bound by another parameter: an expression within the DimExpr limits
 // whose multiplied-out form is not (once a crash of the region lowering).

@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::GraphBuilder;
+using testing::SevenFactorProduct;
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
@@ -68,28 +69,6 @@ TEST(UntrustedSizesTest, VecTileOverSymbolicDimsIsBounded) {
   absl::Status s = Lower(b.Build());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), HasSubstr("vec_tile [1073741824,1073741824] has more than"));
-}
-
-// (n+1)*(n+2)*...*(n+7) as a DimExpr tree (27 nodes): representable as an
-// expression, but its value overflows int64 for any n above ~500, as the
-// probe sizes of the symbolic lowering are.
-pto::v1::DimExpr SevenFactorProduct(const std::string& n) {
-  auto plus = [&](int64_t k) {
-    pto::v1::DimExpr e;
-    e.mutable_binary()->set_op(pto::v1::DIM_OP_ADD);
-    e.mutable_binary()->mutable_lhs()->set_symbol(n);
-    e.mutable_binary()->mutable_rhs()->set_constant(k);
-    return e;
-  };
-  pto::v1::DimExpr p = plus(1);
-  for (int64_t k = 2; k <= 7; ++k) {
-    pto::v1::DimExpr q;
-    q.mutable_binary()->set_op(pto::v1::DIM_OP_MUL);
-    *q.mutable_binary()->mutable_lhs() = p;
-    *q.mutable_binary()->mutable_rhs() = plus(k);
-    p = q;
-  }
-  return p;
 }
 
 void SetDimExpr(pto::v1::Graph& g, uint32_t id, int d, const pto::v1::DimExpr& e) {

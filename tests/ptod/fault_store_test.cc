@@ -300,14 +300,16 @@ TEST_F(FaultStoreTest, ADiskThatFillsWhileServingKeepsNewKernelsInMemory) {
   // outside the mount, which the test sees too).
   const std::string disk = cache_.path() + "/disk";
   const std::string go = cache_.path() + "/go";
+  const std::string filling = cache_.path() + "/filling";
   const std::string filled = cache_.path() + "/filled";
   std::filesystem::create_directories(disk);
   const std::vector<std::string> launcher = {
       "unshare", "-rm", "sh", "-c",
       "mount -t tmpfs -o size=96m tmpfs " + disk + " && mkdir " + disk +
-          "/ptod && (while [ ! -e " + go + " ]; do sleep 0.05; done; dd "
-          "if=/dev/zero of=" + disk + "/fill bs=1M >/dev/null 2>&1; touch " +
-          filled + ") & exec \"$0\" \"$@\""};
+          "/ptod && (while [ ! -e " + go + " ]; do sleep 0.05; done; touch " +
+          filling + "; dd if=/dev/zero of=" + disk +
+          "/fill bs=1M >/dev/null 2>&1; touch " + filled +
+          ") & exec \"$0\" \"$@\""};
   std::vector<std::string> flags = Flags();
   flags[2] = "--cache_dir=" + disk + "/ptod";
   PtodProcess ptod(flags, Log("ptod.log"), {}, launcher);
@@ -318,10 +320,16 @@ TEST_F(FaultStoreTest, ADiskThatFillsWhileServingKeepsNewKernelsInMemory) {
                              In(absl::Seconds(120)))
                   .ok());
   std::ofstream(go) << "go";
-  for (int i = 0; i < 600 && !std::filesystem::exists(filled); ++i) {
+  // Generous: on a loaded machine the helper and dd may wait for a core.
+  for (int i = 0; i < 2400 && !std::filesystem::exists(filled); ++i) {
     absl::SleepFor(absl::Milliseconds(50));
   }
-  ASSERT_TRUE(std::filesystem::exists(filled));
+  ASSERT_TRUE(std::filesystem::exists(filled))
+      << "the fill helper " << (std::filesystem::exists(filling)
+                                    ? "started but dd did not finish"
+                                    : "never saw the go file")
+      << "; ptod's log:\n"
+      << ReadWholeFile(Log("ptod.log"));
   const pto::v1::Graph graph = AddGraph({32, 32}, {8, 8});
   auto first = client.Compile(graph, "host", {}, In(absl::Seconds(120)));
   ASSERT_TRUE(first.ok()) << first.status();

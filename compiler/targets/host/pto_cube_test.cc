@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 
 // A second copy of the header as kernels built for x86-64-v3 get it (fused
@@ -58,17 +59,32 @@ struct Case {
   bool a_trans, b_trans;
 };
 
+// Operand values: uniform in [-4, 4] (kind 0), magnitudes 2^-40..2^40 of
+// either sign (kind 1: products from 2^-80 to 2^80, sums dominated by a few
+// terms), or 1e-20 beside values near 1 (kind 2: subnormal products).
+void FillOperand(std::vector<float>& v, std::mt19937& rng, int kind) {
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::uniform_real_distribution<double> exponent(-40, 40);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float sign = rng() % 2 ? -1.0f : 1.0f;
+    switch (kind) {
+      case 0: v[i] = dist(rng); break;
+      case 1: v[i] = sign * static_cast<float>(std::exp2(exponent(rng))); break;
+      default: v[i] = i % 3 == 0 ? sign * 1e-20f : dist(rng); break;
+    }
+  }
+}
+
 // C = op(A) * op(B) the way a cube kernel does it: per output tile
 // [ml0 x nl0], K in kl0 steps (TLOAD GM->L1, TMOV L1->L0A/L0B, TMATMUL then
 // TMATMUL_ACC), TSTORE L0C->GM; compared with a double reference within
-// 1e-5 of the sum of magnitudes.
+// DotBound (Gamma(k) of the sum of magnitudes: k multiply-adds in a chain).
 template <typename Cube>
-void RunCase(const Case& t) {
-  std::mt19937 rng(t.m * 131 + t.k * 17 + t.n + t.a_trans * 7 + t.b_trans);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+void RunCase(const Case& t, int kind) {
+  std::mt19937 rng(t.m * 131 + t.k * 17 + t.n + t.a_trans * 7 + t.b_trans + kind * 1000);
   std::vector<float> a(t.m * t.k), b(t.k * t.n), c(t.m * t.n, NAN);
-  for (float& x : a) x = dist(rng);
-  for (float& x : b) x = dist(rng);
+  FillOperand(a, rng, kind);
+  FillOperand(b, rng, kind);
   // Stored shapes: a [m, k] or [k, m]; b [k, n] or [n, k].
   const int lda = t.a_trans ? t.m : t.k, ldb = t.b_trans ? t.k : t.n;
   std::vector<float> l1a(t.ml0 * t.kl0), l1b(t.kl0 * t.nl0);
@@ -98,6 +114,11 @@ void RunCase(const Case& t) {
       Cube::StoreL0C(c.data() + i0 * t.n + j0, t.n, l0c.data(), ms, ns);
     }
   }
+  pto_tile_testing::ReferenceCheck check("cube task " + std::to_string(t.m) + "x" +
+                                        std::to_string(t.k) + "x" + std::to_string(t.n) +
+                                        " a_trans " + std::to_string(t.a_trans) + " b_trans " +
+                                        std::to_string(t.b_trans) + " kind " +
+                                        std::to_string(kind));
   for (int i = 0; i < t.m; ++i) {
     for (int j = 0; j < t.n; ++j) {
       double want = 0, magnitude = 0;
@@ -107,21 +128,22 @@ void RunCase(const Case& t) {
         want += x * y;
         magnitude += std::fabs(x * y);
       }
-      ASSERT_NEAR(c[i * t.n + j], want, 1e-5 * magnitude + 1e-30)
-          << "m=" << t.m << " k=" << t.k << " n=" << t.n << " at (" << i
-          << ", " << j << ") a_trans=" << t.a_trans << " b_trans=" << t.b_trans;
+      check.Near(c[i * t.n + j], want, pto_tile_testing::DotBound(t.k, magnitude),
+                 [&] { return "C[" + std::to_string(i) + ", " + std::to_string(j) + "]"; });
     }
   }
 }
 
-void RunCases(void (*run)(const Case&)) {
-  for (bool a_trans : {false, true}) {
-    for (bool b_trans : {false, true}) {
-      run({37, 45, 53, 16, 8, 32, a_trans, b_trans});   // tails everywhere
-      run({64, 64, 64, 32, 16, 32, a_trans, b_trans});   // no tails
-      run({1, 1, 1, 16, 16, 16, a_trans, b_trans});      // one element
-      run({5, 300, 3, 4, 128, 16, a_trans, b_trans});    // long K
-      run({70, 33, 100, 64, 32, 96, a_trans, b_trans});  // 32-wide blocks, edges
+void RunCases(void (*run)(const Case&, int)) {
+  for (int kind : {0, 1, 2}) {
+    for (bool a_trans : {false, true}) {
+      for (bool b_trans : {false, true}) {
+        run({37, 45, 53, 16, 8, 32, a_trans, b_trans}, kind);   // tails everywhere
+        run({64, 64, 64, 32, 16, 32, a_trans, b_trans}, kind);   // no tails
+        run({1, 1, 1, 16, 16, 16, a_trans, b_trans}, kind);      // one element
+        run({5, 300, 3, 4, 128, 16, a_trans, b_trans}, kind);    // long K
+        run({70, 33, 100, 64, 32, 96, a_trans, b_trans}, kind);  // 32-wide blocks, edges
+      }
     }
   }
 }
@@ -129,15 +151,100 @@ void RunCases(void (*run)(const Case&)) {
 TEST(PtoCubeTest, TilesWithTailsInMNK) { RunCases(RunCase<Baseline>); }
 
 TEST(PtoCubeTest, TilesWithTailsInMNKWithFma) {
-  if (!HasFma()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  if (!HasFma()) GTEST_SKIP() << "this CPU lacks avx2/fma, which the FMA copy uses";
   RunCases(RunCase<WithFma>);
+}
+
+// Each multiply form on its own against the reference: the AVX2 6 x 16
+// block (CubeMatmulVec8, which CubeMatmul does not pick on a CPU with
+// AVX-512F), the AVX-512 8 x 32 block (CubeMatmul512) and the small-M rows
+// form (CubeMatmulRows, B read from L1 rows), with C accumulated onto and
+// not, over the operand kinds of FillOperand.
+template <typename Multiply>
+void CheckMultiply(const char* form, int m, int k, int n, bool acc, int kind,
+                   const Multiply& multiply) {
+  std::mt19937 rng(m * 7 + k * 3 + n + acc + kind * 100);
+  std::vector<float> a(m * k), b(k * n), c0(m * n);
+  FillOperand(a, rng, kind);
+  FillOperand(b, rng, kind);
+  FillOperand(c0, rng, 0);
+  std::vector<float> c = c0;
+  multiply(c.data(), a.data(), b.data(), m, k, n, acc);
+  pto_tile_testing::ReferenceCheck check(std::string(form) + " " + std::to_string(m) + "x" +
+                                         std::to_string(k) + "x" + std::to_string(n) + " acc " +
+                                         std::to_string(acc) + " kind " + std::to_string(kind));
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double want = acc ? c0[i * n + j] : 0.0, magnitude = std::fabs(want);
+      for (int p = 0; p < k; ++p) {
+        want += static_cast<double>(a[i * k + p]) * b[p * n + j];
+        magnitude += std::fabs(static_cast<double>(a[i * k + p]) * b[p * n + j]);
+      }
+      check.Near(c[i * n + j], want, pto_tile_testing::DotBound(k + acc, magnitude),
+                 [&] { return "C[" + std::to_string(i) + ", " + std::to_string(j) + "]"; });
+    }
+  }
+}
+
+TEST(PtoCubeTest, EachMultiplyFormMatchesTheReference) {
+  for (int kind : {0, 1, 2}) {
+    for (bool acc : {false, true}) {
+      for (int m : {1, 4, 6, 13}) {
+        for (int n : {1, 9, 16, 40, 65}) {
+          for (int k : {1, 37, 300}) {
+            auto rows = [](float* c, const float* a, const float* b, int m, int k, int n,
+                           bool acc) {
+              if (acc) {
+                pto_cube::CubeMatmulRowsAcc(c, a, k, 1, b, n, m, k, n);
+              } else {
+                pto_cube::CubeMatmulRows(c, a, k, 1, b, n, m, k, n);
+              }
+            };
+            if (m <= pto_cube::kSmallM) CheckMultiply("CubeMatmulRows", m, k, n, acc, kind, rows);
+            if (!HasFma()) continue;
+            auto packed = [](auto matmul) {
+              return [matmul](float* c, const float* a, const float* b, int m, int k, int n,
+                              bool acc) {
+                std::vector<float> l0b(with_fma::pto_cube::L0BElems(k, n));
+                with_fma::pto_cube::CubeMovL0B(l0b.data(), b, n, 0, k, n, false);
+                matmul(c, a, l0b.data(), m, k, n, acc);
+              };
+            };
+            CheckMultiply("CubeMatmulVec8 (FMA)", m, k, n, acc, kind,
+                          packed([](float* c, const float* a, const float* l0b, int m, int k,
+                                    int n, bool acc) {
+                            if (acc) {
+                              with_fma::pto_cube::CubeMatmulVec8<true>(c, a, k, 1, l0b, m, k, n);
+                            } else {
+                              with_fma::pto_cube::CubeMatmulVec8<false>(c, a, k, 1, l0b, m, k, n);
+                            }
+                          }));
+            if (!__builtin_cpu_supports("avx512f")) continue;
+            CheckMultiply("CubeMatmul512", m, k, n, acc, kind,
+                          packed([](float* c, const float* a, const float* l0b, int m, int k,
+                                    int n, bool acc) {
+                            if (acc) {
+                              with_fma::pto_cube::CubeMatmul512<true>(c, a, k, 1, l0b, m, k, n);
+                            } else {
+                              with_fma::pto_cube::CubeMatmul512<false>(c, a, k, 1, l0b, m, k, n);
+                            }
+                          }));
+          }
+        }
+      }
+    }
+  }
+  if (!HasFma()) GTEST_SKIP() << "this CPU lacks avx2/fma: only the baseline rows form ran";
+  if (!__builtin_cpu_supports("avx512f")) {
+    GTEST_SKIP() << "this CPU lacks avx512f: CubeMatmul512 did not run";
+  }
 }
 
 // The AVX-512 block (8 x 32) and the AVX2 one (6 x 16) give the same bits:
 // every element is the same chain of fused multiply-adds over k.
 TEST(PtoCubeTest, Avx512AndAvx2PathsAgreeBitwise) {
   if (!HasFma() || !__builtin_cpu_supports("avx512f")) {
-    GTEST_SKIP() << "no AVX-512F on this CPU";
+    GTEST_SKIP() << "this CPU lacks avx2/fma/avx512f, which CubeMatmul512 uses";
   }
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-4.0f, 4.0f);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 
 #if !PTO_TILE_FAST_ERF
@@ -32,17 +33,6 @@ namespace {
 
 using pto_tile::BitsFromFloat;
 using pto_tile::FloatFromBits;
-
-// Whether this CPU runs the ISA level this file was built for.
-bool CpuRunsThisBuild() {
-#if defined(__AVX512F__)
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
-    return false;
-  }
-#endif
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 
 // erf/erfc over n values as TErf/TErfc compute them for this build's ISA.
 void MapErf(float* d, const float* a, int64_t n) {
@@ -107,7 +97,7 @@ std::vector<float> SampleOfEveryBinade() {
 // is partial). Erfc16's own main path (x <= 2) is checked for accuracy by
 // the tests below, which run it in this build.
 TEST(PtoTileErfTest, SixteenLanesGiveTheEightLaneBits) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   std::vector<float> xs = SampleOfEveryBinade();
   for (int i = 0; i <= 200000; ++i) xs.push_back(-11.0f + 22.0f * static_cast<float>(i) / 200000);
   std::vector<float> e8(xs.size()), c8(xs.size()), e16(xs.size()), c16(xs.size());
@@ -138,7 +128,7 @@ TEST(PtoTileErfTest, SixteenLanesGiveTheEightLaneBits) {
 #endif
 
 TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   // 2^22 bit patterns 1024 apart (plus an odd offset so low mantissa bits
   // vary): every binade of both signs, subnormals, inf and NaN.
   std::vector<float> xs = SampleOfEveryBinade();
@@ -172,7 +162,7 @@ TEST(PtoTileErfTest, WithinTwoTenthsOfAMillionthOnASample) {
 // FLT_MIN (x > 9.19) within two subnormal steps; 0 from 10.0546. Also
 // reached through vectors mixing tail and non-tail lanes.
 TEST(PtoTileErfTest, ErfcTailRelativeError) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   std::vector<float> xs;
   for (int i = 1; i <= 400000; ++i) xs.push_back(2.0f + 8.1f * static_cast<float>(i) / 400000);
   for (int m = 2; m <= 10; ++m) {
@@ -212,7 +202,7 @@ TEST(PtoTileErfTest, ErfcTailRelativeError) {
 }
 
 TEST(PtoTileErfTest, SpecialValuesAsNumpy) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   const float x[9] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e-30f, -1e-42f, 1e30f};
   float e[9], c[9];
   pto_tile::TErf<9>(e, x);
@@ -235,7 +225,7 @@ TEST(PtoTileErfTest, SpecialValuesAsNumpy) {
 }
 
 TEST(PtoTileErfTest, ResultsDoNotDependOnTheTileShape) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   constexpr int64_t N = 37;
   float a[N], whole[N], one[1];
   for (int64_t i = 0; i < N; ++i) a[i] = -4.9f + 0.27f * static_cast<float>(i);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 
 #if !PTO_TILE_FAST_EXP
@@ -24,18 +25,6 @@
 namespace {
 
 using pto_tile::BitsFromFloat;
-
-// Whether this CPU runs the ISA level this file was built for (x86-64-v3,
-// or x86-64-v4 in the _v4 twin).
-bool CpuRunsThisBuild() {
-#if defined(__AVX512F__)
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
-    return false;
-  }
-#endif
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 
 // |got - exp(x)| in ulps of the exact value's binade (subnormal results: of
 // the smallest subnormal); inf is 0 ulp off an exact value above FLT_MAX (it
@@ -73,7 +62,7 @@ void CheckFaithful(const std::vector<float>& xs, double* worst) {
 }
 
 TEST(PtoTileExpTest, FaithfulOverADenseSweep) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   std::vector<float> xs;
   constexpr int64_t kSteps = 1 << 22;  // 2^22 points evenly over [-104, 89]
   for (int64_t i = 0; i <= kSteps; ++i) {
@@ -97,7 +86,7 @@ TEST(PtoTileExpTest, FaithfulOverADenseSweep) {
 }
 
 TEST(PtoTileExpTest, SpecialValues) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   const float in[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, FLT_MAX, -FLT_MAX,
                       FLT_MIN, FLT_TRUE_MIN, 89.0f, 88.8f, -104.0f, -200.0f, -103.0f, 1.0f};
   constexpr int64_t N = sizeof(in) / sizeof(in[0]);
@@ -133,7 +122,7 @@ TEST(PtoTileExpTest, SpecialValues) {
 // Sigmoid computes exp(-|x|) with the same function: within 2e-6 of the
 // exact value, tiny (not 0) for large negative x.
 TEST(PtoTileExpTest, SigmoidThroughFastExp) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   constexpr int64_t N = 1001;
   std::vector<float> a(N), d(N);
   for (int64_t i = 0; i < N; ++i) a[i] = -100.0f + 0.2f * static_cast<float>(i);
@@ -150,7 +139,7 @@ TEST(PtoTileExpTest, SigmoidThroughFastExp) {
 // exponents and signs, with NaN, +-inf and +-0 mixed into vectors and a
 // partial last vector.
 TEST(PtoTileExpTest, SigmoidVectorsGiveTheScalarFormsBits) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   constexpr int64_t N = 4093;
   std::vector<float> xs;
   for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 1048573) {
@@ -179,7 +168,7 @@ TEST(PtoTileExpTest, SigmoidVectorsGiveTheScalarFormsBits) {
 // form for every input of a sweep over all exponents, with inf, NaN and
 // out-of-range lanes mixed into otherwise in-range vectors.
 TEST(PtoTileExpTest, SixteenLanesGiveTheEightLaneBits) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   std::vector<float> xs;
   for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4099) {
     xs.push_back(pto_tile::FloatFromBits(static_cast<uint32_t>(bits)));
@@ -212,7 +201,7 @@ TEST(PtoTileExpTest, SixteenLanesGiveTheEightLaneBits) {
 // around the last one that rounds up; NaN -> NaN, -inf -> +0, +-0 -> 1,
 // and results below half the smallest subnormal -> +0.
 TEST(PtoTileExpTest, SoftmaxExpWithinItsUlps) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
 #if defined(__AVX512F__)
   using V = pto_tile::ExpF16;
   const auto softmax_exp = pto_tile::Exp16Softmax;
@@ -265,6 +254,5 @@ TEST(PtoTileExpTest, SoftmaxExpWithinItsUlps) {
   EXPECT_EQ(failures, 0);
   EXPECT_GT(worst, 0.5);  // not the general exp by accident: some results are not the nearest
 }
-
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 
 #if !defined(__AVX__)
@@ -18,13 +19,6 @@
 #endif
 
 namespace {
-
-bool CpuRunsThisBuild() {
-#if defined(__AVX512F__)
-  if (!__builtin_cpu_supports("avx512f")) return false;
-#endif
-  return __builtin_cpu_supports("avx2");
-}
 
 // ub[(i1 * E2 + i2) * E3 + j] = gm[i1 * s1 + i2 * s2 + j * s3], checked for
 // TLoadStrided<float, 1, E1, E2, E3> on distinct values.
@@ -47,7 +41,7 @@ void CheckTransposingLoad(int64_t s1, int64_t s2, int64_t s3) {
 }
 
 TEST(PtoTileMovesTest, TransposingLoadsPlaceEveryValue) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   // x.T of a 1024-wide x (8 x 8 blocks), a batch dim beside it.
   CheckTransposingLoad<1, 8, 8>(0, 1, 1024);
   CheckTransposingLoad<2, 16, 24>(40000, 1, 1024);
@@ -66,7 +60,7 @@ TEST(PtoTileMovesTest, TransposingLoadsPlaceEveryValue) {
 // the bits FloatToBf16 gives, value by value, and rounding in place
 // (RoundTile<bf16>, an FP16/BF16 chain's intermediate results) Round<bf16>'s.
 TEST(PtoTileMovesTest, Bf16StoresRoundAsTheScalarForm) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   constexpr int64_t kBatch = 1 << 16;
   std::vector<float> src(kBatch);
   std::vector<uint16_t> got(kBatch);
@@ -140,7 +134,7 @@ void CheckFloatToIntCast() {
 }
 
 TEST(PtoTileMovesTest, FloatToIntCastsMatchTheScalarForm) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   CheckFloatToIntCast<int8_t>();
   CheckFloatToIntCast<int16_t>();
   CheckFloatToIntCast<int32_t>();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 
 #if !defined(__AVX__) || !PTO_TILE_FAST_EXP
@@ -23,18 +24,6 @@
 namespace {
 
 using pto_tile::BitsFromFloat;
-
-// Whether this CPU runs the ISA level this file was built for (x86-64-v3,
-// or x86-64-v4 in the _v4 twin).
-bool CpuRunsThisBuild() {
-#if defined(__AVX512F__)
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl")) {
-    return false;
-  }
-#endif
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
@@ -122,7 +111,7 @@ void CheckMaxMin() {
 }
 
 TEST(PtoTileRowsTest, FastMaxMinKeepEveryBit) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   CheckMaxMin<1>();
   CheckMaxMin<31>();
   CheckMaxMin<32>();
@@ -134,7 +123,7 @@ TEST(PtoTileRowsTest, FastMaxMinKeepEveryBit) {
 
 // A multi-row tile takes the same path per row.
 TEST(PtoTileRowsTest, FastMaxOverRowsOfATile) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   std::vector<std::vector<float>> rows = Rows<48>(3);
   std::vector<float> tile;
   for (const std::vector<float>& r : rows) tile.insert(tile.end(), r.begin(), r.end());
@@ -208,7 +197,7 @@ void CheckSubExpSum() {
 }
 
 TEST(PtoTileRowsTest, SubExpSumMatchesThreeInstructions) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   CheckSubExpSum<1>();
   CheckSubExpSum<7>();
   CheckSubExpSum<31>();
@@ -278,7 +267,7 @@ void CheckWholeTileSoftmax() {
 }
 
 TEST(PtoTileRowsTest, WholeTileSoftmaxIsTheRowsSoftmax) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   CheckWholeTileSoftmax<3, 8>();
   CheckWholeTileSoftmax<4, 24>();
   CheckWholeTileSoftmax<2, 40>();
@@ -287,7 +276,7 @@ TEST(PtoTileRowsTest, WholeTileSoftmaxIsTheRowsSoftmax) {
 }
 
 TEST(PtoTileRowsTest, SoftmaxRowMatchesFourInstructions) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   CheckSoftmaxRow<1>();
   CheckSoftmaxRow<16>();
   CheckSoftmaxRow<32>();
@@ -344,7 +333,7 @@ void CheckRunTimeLength() {
 }
 
 TEST(PtoTileRowsTest, RunTimeLengthFormsGiveTheStaticBits) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   CheckRunTimeLength<1>();
   CheckRunTimeLength<31>();
   CheckRunTimeLength<32>();
@@ -356,7 +345,7 @@ TEST(PtoTileRowsTest, RunTimeLengthFormsGiveTheStaticBits) {
 // SumLanes (the end of host codegen's fused row sums) adds the same pairs in
 // the same order as the scalar loop it replaced.
 TEST(PtoTileRowsTest, SumLanesIsThePairwiseLoop) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1e4f, 1e4f);
   for (int t = 0; t < 200; ++t) {
@@ -379,7 +368,7 @@ TEST(PtoTileRowsTest, SumLanesIsThePairwiseLoop) {
 // NaN or an inf makes the whole row NaN (inf - inf), an all -inf row is NaN
 // (-inf - -inf), and -inf beside finite values gives exact zeros there.
 TEST(PtoTileRowsTest, SoftmaxSpecialRows) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   constexpr int64_t C = 40;
   auto softmax = [](std::vector<float> x) {
     float m, s;
@@ -413,7 +402,7 @@ TEST(PtoTileRowsTest, SoftmaxSpecialRows) {
 // position of a row with a tail past the last 8, with ties after it, and
 // down a column (the scalar scan), plus the tile's offset.
 TEST(PtoTileRowsTest, ArgFirstFindsTheFirstMatch) {
-  if (!CpuRunsThisBuild()) GTEST_SKIP() << "this CPU lacks the ISA this test is built for";
+  PTO_SKIP_WITHOUT_BUILD_ISA();
   constexpr int64_t C = 37;
   for (int64_t at = 0; at < C; ++at) {
     float row[C], m[1];

@@ -1,7 +1,8 @@
 // pto_tile.h's row instructions against a double-precision reference
 // (testing/double_reference.h): row sums, max and min (static rows of every
 // path: under 32 values one after another, ReduceRow's 16 lanes with and
-// without a tail, in vector registers), softmax's fused x - m, exp and sum
+// without a tail, in vector registers; SumLanes, the end of generated row
+// sums; down columns), softmax's fused x - m, exp and sum
 // (TSubExpSumRow, both exps), the register-resident softmax row of 32..256
 // values (TSoftmaxRow with AVX-512F) and the rows it does not keep in
 // registers, a whole tile's softmax, and the run-time-length forms
@@ -240,6 +241,23 @@ TEST(PtoTileRowsReferenceTest, TileSumsAlongRowsAndColumns) {
       sum_abs += std::fabs(static_cast<double>(t[r * C + j]));
     }
     check.Near(down[j], want, SumBound(R, sum_abs), [&] { return "column " + std::to_string(j); });
+  }
+}
+
+// SumLanes: the 16 partial sums of a row loop host codegen generates,
+// combined (in registers with AVX).
+TEST(PtoTileRowsReferenceTest, SumLanesOfGeneratedRowSums) {
+  PTO_SKIP_WITHOUT_BUILD_ISA();
+  ReferenceCheck check("SumLanes");
+  int t = 0;
+  for (const Row& row : SumRows(16, 11)) {
+    float lane[16];
+    std::copy(row.x.begin(), row.x.end(), lane);
+    double sum_abs;
+    const double want = ExactSum(row.x, 16, &sum_abs);
+    check.Near(pto_tile::SumLanes(lane), want, SumBound(16, sum_abs),
+               [&] { return row.name + " " + std::to_string(t); });
+    ++t;
   }
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""list_skips.py against sample test.xml trees and a real gtest report.
+"""list_skips.py against sample test.xml trees and a real gtest report, and
+test.sh's exit status around it.
 
-    list_skips_test.py LIST_SKIPS_PY V4_TEST_SKIP_DEMO
+    list_skips_test.py LIST_SKIPS_PY V4_TEST_SKIP_DEMO TEST_SH
 """
 
 import os
@@ -10,8 +11,9 @@ import sys
 import tempfile
 import unittest
 
-LIST_SKIPS = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "tools/list_skips.py"
-DEMO = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else ""
+LIST_SKIPS = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "tools/list_skips.py")
+DEMO = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else ""
+TEST_SH = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else ""
 
 GTEST_ALL_SKIPPED = """<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="2" failures="0" disabled="0" errors="0" name="AllTests">
@@ -224,6 +226,69 @@ class ListSkipsTest(unittest.TestCase):
         out, _ = self.listing()
         self.assertIn("SKIPPED //tools:demo_v4 (3 cases) - needs AVX-512 F, BW", out)
         self.assertIn("3 skipped cases; 1 target skipped every case, 0 skipped some", out)
+
+
+FAKE_BAZEL = """#!/bin/bash
+if [[ "$1" == info ]]; then echo "${FAKE_TESTLOGS}"; exit 0; fi
+echo "fake bazel $*"
+exit "${FAKE_BAZEL_STATUS}"
+"""
+
+
+class TestShTest(unittest.TestCase):
+    """tools/test.sh in a scratch tree, with a stand-in bazel on PATH."""
+
+    def setUp(self):
+        self.assertTrue(TEST_SH, "usage: list_skips_test.py LIST_SKIPS_PY DEMO TEST_SH")
+        self.tmp = tempfile.TemporaryDirectory()
+        root = self.tmp.name
+        with open(TEST_SH) as f:
+            write(root, "tree/tools/test.sh", f.read())
+        with open(LIST_SKIPS) as f:
+            write(root, "tree/tools/list_skips.py", f.read())
+        write(root, "tree/tools/setup.sh", "#!/bin/bash\n")
+        write(root, "tree/tools/pypto-python", '#!/bin/bash\nexec %s "$@"\n' % sys.executable)
+        write(root, "bin/bazel", FAKE_BAZEL)
+        for rel in ("tree/tools/test.sh", "tree/tools/setup.sh",
+                    "tree/tools/pypto-python", "bin/bazel"):
+            os.chmod(os.path.join(root, rel), 0o755)
+        self.logs = os.path.join(root, "testlogs")
+        os.makedirs(self.logs)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_test_sh(self, bazel_status):
+        env = dict(os.environ, FAKE_BAZEL_STATUS=str(bazel_status),
+                   FAKE_TESTLOGS=self.logs,
+                   PATH=os.path.join(self.tmp.name, "bin") + ":" + os.environ["PATH"])
+        return subprocess.run([os.path.join(self.tmp.name, "tree/tools/test.sh"),
+                               "--test_output=errors"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True)
+
+    def test_keeps_bazels_status_and_lists_skips(self):
+        write(self.logs, "compiler/pto_tile_exp_test/test.xml", GTEST_ALL_SKIPPED)
+        for status in (0, 1, 3):
+            r = self.run_test_sh(status)
+            self.assertEqual(r.returncode, status, r.stdout)
+            self.assertIn("fake bazel test //... --test_output=errors", r.stdout)
+            self.assertIn("SKIPPED //compiler:pto_tile_exp_test (2 cases)", r.stdout)
+
+    def test_a_broken_lister_changes_no_status(self):
+        with open(os.path.join(self.tmp.name, "tree/tools/list_skips.py"), "w") as f:
+            f.write("import sys\nsys.exit(7)\n")
+        for status in (0, 1):
+            r = self.run_test_sh(status)
+            self.assertEqual(r.returncode, status, r.stdout)
+            self.assertIn("could not list the skipped tests (exit 7)", r.stdout)
+
+    def test_a_malformed_report_changes_no_status(self):
+        write(self.logs, "a/broken/test.xml", "<testsuites><testcase")
+        for status in (0, 1):
+            r = self.run_test_sh(status)
+            self.assertEqual(r.returncode, status, r.stdout)
+            self.assertIn("cannot read", r.stdout)
 
 
 if __name__ == "__main__":

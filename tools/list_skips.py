@@ -132,13 +132,14 @@ def report(targets, out=sys.stdout):
     for label, t in sorted(targets.items()):
         if t.target_reason or (t.cases and len(t.skipped) == t.cases):
             whole += 1
-            cases += len(t.skipped)
+            n = max(t.cases, len(t.skipped))
+            cases += n
             reasons = [t.target_reason] if t.target_reason else []
             for _, r in t.skipped:
                 if r not in reasons:
                     reasons.append(r)
             lines.append("SKIPPED %s (%d cases) - %s" %
-                         (label, max(t.cases, len(t.skipped)), "; ".join(reasons)))
+                         (label, n, "; ".join(reasons)))
         elif t.skipped:
             partial += 1
             cases += len(t.skipped)

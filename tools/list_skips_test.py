@@ -144,6 +144,7 @@ class ListSkipsTest(unittest.TestCase):
         out, _ = self.listing()
         self.assertIn("SKIPPED //compiler:pto_tile_test_v4 (2 cases) - needs AVX-512 F, "
                       "BW, CD, DQ and VL; this CPU or OS lacks them\n", out)
+        self.assertIn("2 skipped cases; 1 target skipped every case", out)
 
     def test_pytest_shards_merge_into_one_target(self):
         base = "client/python/pypto_test"

@@ -38,6 +38,7 @@ import xml.etree.ElementTree as ET
 
 RUN_DIR = re.compile(r"^(shard_\d+_of_\d+|run_\d+_of_\d+|shard_\d+_of_\d+_run_\d+_of_\d+)$")
 LOCATION = re.compile(r"^\S+:\d+:?$")  # gtest's "file.cc:31" first line
+RUNFILES = re.compile(r"/\S*?\.runfiles/[^/\s]+/")  # a test's runfiles root
 
 
 class TargetSkips:
@@ -48,12 +49,13 @@ class TargetSkips:
 
 
 def _reason(skipped):
-    """The reason of a <skipped> element, on one line."""
+    """The reason of a <skipped> element, on one line, paths in a test's
+    runfiles tree shortened to their part below it."""
     text = skipped.get("message") or (skipped.text or "")
     lines = text.strip().splitlines()
     if len(lines) > 1 and LOCATION.match(lines[0].strip()):
         lines = lines[1:]  # gtest: "file:line\nreason"
-    reason = " ".join(" ".join(lines).split())
+    reason = RUNFILES.sub("", " ".join(" ".join(lines).split()))
     if reason == "Skipped":
         reason = ""
     if len(reason) > 200:

@@ -151,13 +151,14 @@ class ListSkipsTest(unittest.TestCase):
         write(self.logs, base + "/shard_1_of_3/test.xml",
               pytest_shard([("test_bf16_matmul", "needs AMX-BF16 on this CPU")]))
         write(self.logs, base + "/shard_2_of_3/test.xml",
-              pytest_shard([("test_tiles[16]", "ptod not built")]))
+              pytest_shard([("test_tiles[16]", "/root/.cache/bazel/x/bin/client/python/"
+                             "pypto_test.runfiles/pto/server/ptod not built")]))
         write(self.logs, base + "/shard_3_of_3/test.xml", pytest_shard([]))
         out, _ = self.listing()
         self.assertIn("skipped: //client/python:pypto_test tests.test_amx.test_bf16_matmul"
                       " - needs AMX-BF16 on this CPU\n", out)
         self.assertIn("skipped: //client/python:pypto_test tests.test_amx.test_tiles[16]"
-                      " - ptod not built\n", out)
+                      " - server/ptod not built\n", out)
         self.assertNotIn("test_xf", out)  # an expected failure ran
         self.assertNotIn("shard", out)
         self.assertIn("2 skipped cases; 0 targets skipped every case, 1 skipped some", out)

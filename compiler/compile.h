@@ -84,8 +84,10 @@ absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
                                      const std::string& target,
                                      const CompileOptions& options);
 
-// A hash of the compiler build, the tile-instruction header and the native
-// toolchain's version string (hex). Stable within one build on one machine.
+// A hash of the compiler build, the headers generated code includes, the
+// host C++ compiler's arguments for every host target and -O level, and the
+// native toolchain's version string (hex; key/fingerprint.h). Stable within
+// one build on one machine.
 const std::string& CompilerFingerprint();
 
 // Verifies, lowers and code-generates `graph` for `target`.

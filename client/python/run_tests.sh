@@ -2,6 +2,7 @@
 # Bazel test driver for the pypto pytest suite: runs from the runfiles tree,
 # where the package sources and _native.so sit side by side.
 #   run_tests.sh [PYTEST_ARGS...]   (no test paths: every test in tests/)
+# Writes a JUnit report to $XML_OUTPUT_FILE (set by bazel test).
 set -euo pipefail
 root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
 export PYTHONPATH="${root}/client/python:${root}/proto"
@@ -15,4 +16,7 @@ for arg in "$@"; do
   [[ "${arg}" == -* ]] || tests+=("${arg}")
 done
 [[ ${#tests[@]} -gt 0 ]] || set -- "$@" "${root}/client/python/tests"
-exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@"
+# -rs: each skip and its reason in the log; --junitxml: the report Bazel keeps
+# as test.xml, whose skips tools/test.sh lists.
+exec /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider \
+  ${XML_OUTPUT_FILE:+"--junitxml=${XML_OUTPUT_FILE}"} "$@"

@@ -5,6 +5,8 @@
 
 #include "compiler/compile.h"
 #include "compiler/ir/import.h"
+#include "compiler/key/fingerprint.h"
+#include "compiler/options.h"
 #include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -224,6 +226,52 @@ TEST(CacheKeyTest, SymbolicDimsDifferFromEveryStaticSize) {
   b.Output("out", b.Op("add", {e, e}, {4, 8}));
   b.Output("out2", b.Op("exp", {y}, {4, 8}));
   EXPECT_NE(Key(b.Build()), sym);
+}
+
+// CacheKey hashes the real compiler fingerprint in the key's fingerprint field.
+TEST(CacheKeyTest, CacheKeyUsesTheCompilerFingerprint) {
+  absl::StatusOr<TensorGraph> g = ImportGraph(Make({}));
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::string target = runtime::KnownHostTargets()[0];
+  const CompileOptions options = CanonicalOptions(ParsedOptions{});
+  EXPECT_EQ(Key(Make({}), target),
+            ComputeCacheKey(*g, target, options, CompilerFingerprint()));
+  EXPECT_NE(Key(Make({}), target),
+            ComputeCacheKey(*g, target, options, std::string(64, '0')));
+}
+
+// Each input of the fingerprint (fingerprint.h) reaches the key through it.
+TEST(CacheKeyTest, ChangesWithEachFingerprintInput) {
+  absl::StatusOr<TensorGraph> g = ImportGraph(Make({}));
+  ASSERT_TRUE(g.ok()) << g.status();
+  const CompileOptions options = CanonicalOptions(ParsedOptions{});
+  auto key = [&](const FingerprintInputs& in) {
+    return ComputeCacheKey(*g, "host-x86_64-v3", options, FingerprintOf(in));
+  };
+  const FingerprintInputs real = CurrentFingerprintInputs();
+  ASSERT_FALSE(real.headers.empty());
+  ASSERT_FALSE(real.flags.empty());
+  const std::string base = key(real);
+  std::vector<std::pair<std::string, std::function<void(FingerprintInputs*)>>>
+      changes = {
+          {"build id", [](FingerprintInputs* in) { in->build_id += "+1"; }},
+          {"pto_tile.h's contents",
+           [](FingerprintInputs* in) {
+             for (auto& [name, contents] : in->headers) {
+               if (name == "pto_tile.h") contents += "\n// changed\n";
+             }
+           }},
+          {"an added header",
+           [](FingerprintInputs* in) { in->headers.emplace_back("extra.h", ""); }},
+          {"a compiler flag",
+           [](FingerprintInputs* in) { in->flags.back() += " -ffast-math"; }},
+          {"the toolchain", [](FingerprintInputs* in) { in->toolchain += " "; }},
+      };
+  for (const auto& [what, change] : changes) {
+    FingerprintInputs in = real;
+    change(&in);
+    EXPECT_NE(key(in), base) << what;
+  }
 }
 
 TEST(CacheKeyTest, FingerprintIsStableHex) {

@@ -1,17 +1,17 @@
-// CompilerFingerprint (compile.h): what a cache key must change with besides
-// the graph: this compiler's code generation, the headers generated code
-// includes, and the native toolchain.
+#include "compiler/key/fingerprint.h"
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/compile.h"
+#include "compiler/options.h"
 #include "compiler/targets/host/embedded_headers.h"
-#include "runtime/sha256.h"
+#include "compiler/targets/host/host_backend.h"
 #include "compiler/util/subprocess.h"
+#include "runtime/host_target.h"
+#include "runtime/sha256.h"
 
 namespace pto::compiler {
 namespace {
-
-// Bump when lowering or code generation changes what a graph compiles to.
-constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=35";
 
 std::string ToolchainVersion() {
   SubprocessResult r;
@@ -23,22 +23,64 @@ std::string ToolchainVersion() {
   return r.output;
 }
 
+// The -O levels the opt_level option accepts (ParseOptions decides).
+std::vector<int> OptLevels() {
+  std::vector<int> levels;
+  for (int level = 0; level <= 9; ++level) {
+    absl::StatusOr<ParsedOptions> parsed =
+        ParseOptions({{"opt_level", absl::StrCat(level)}});
+    if (parsed.ok()) levels.push_back(parsed->opt_level);
+  }
+  return levels;
+}
+
+std::vector<std::string> HostCompilerFlagLines() {
+  std::vector<std::string> lines;
+  for (const std::string& target : runtime::KnownHostTargets()) {
+    for (int level : OptLevels()) {
+      lines.push_back(absl::StrCat(
+          target, " -O", level, ": ",
+          absl::StrJoin(HostCompilerArgs(target, level, "kernel.cc", "kernel.so"),
+                        " ")));
+    }
+  }
+  return lines;
+}
+
 }  // namespace
 
+std::string FingerprintOf(const FingerprintInputs& inputs) {
+  runtime::Sha256Hasher h;
+  auto field = [&h](absl::string_view tag, absl::string_view bytes) {
+    h.Update(absl::StrCat(tag, ":", bytes.size(), ":"));
+    h.Update(bytes);
+  };
+  field("build", inputs.build_id);
+  field("headers", absl::StrCat(inputs.headers.size()));
+  for (const auto& [name, contents] : inputs.headers) {
+    field("name", name);
+    field("contents", contents);
+  }
+  field("flags", absl::StrCat(inputs.flags.size()));
+  for (const std::string& line : inputs.flags) field("flag", line);
+  field("toolchain", inputs.toolchain);
+  return runtime::ToHex(h.Finish());
+}
+
+FingerprintInputs CurrentFingerprintInputs() {
+  FingerprintInputs in;
+  in.build_id = kCompilerBuildId;
+  for (const EmbeddedFile& f : EmbeddedHostHeaders()) {
+    in.headers.emplace_back(f.name, std::string(f.contents));
+  }
+  in.flags = HostCompilerFlagLines();
+  in.toolchain = ToolchainVersion();
+  return in;
+}
+
 const std::string& CompilerFingerprint() {
-  static const std::string* fingerprint = [] {
-    runtime::Sha256Hasher h;
-    auto field = [&h](absl::string_view tag, absl::string_view bytes) {
-      h.Update(absl::StrCat(tag, ":", bytes.size(), ":"));
-      h.Update(bytes);
-    };
-    field("build", kCompilerBuildId);
-    for (const EmbeddedFile& f : EmbeddedHostHeaders()) {
-      field(f.name, f.contents);
-    }
-    field("toolchain", ToolchainVersion());
-    return new std::string(runtime::ToHex(h.Finish()));
-  }();
+  static const std::string* fingerprint =
+      new std::string(FingerprintOf(CurrentFingerprintInputs()));
   return *fingerprint;
 }
 

@@ -19,6 +19,25 @@ std::string CutMessage(const std::string& text) {
 
 }  // namespace
 
+std::vector<std::string> HostCompilerArgs(const std::string& target,
+                                          int opt_level,
+                                          const std::string& source,
+                                          const std::string& output) {
+  const std::vector<std::string> isa = runtime::HostTargetFlags(target);
+  if (isa.empty()) return {};
+  std::vector<std::string> args = {"-std=c++17", absl::StrCat("-O", opt_level)};
+  args.insert(args.end(), isa.begin(), isa.end());
+  args.insert(args.end(), {
+      "-fPIC",          "-shared",
+      "-fvisibility=hidden",
+      "-ffp-contract=off",  // results must not depend on FMA contraction
+      "-fno-math-errno",    // lets std::exp vectorize; errno is never read
+      "-o",             output,
+      source,
+      "-lmvec"});  // glibc's vector math (pto_tile.h's transcendentals)
+  return args;
+}
+
 absl::StatusOr<std::string> HostBackend::GenerateSource(
     const PtoProgram& program) const {
   return GenerateHostCpp(program);
@@ -26,8 +45,7 @@ absl::StatusOr<std::string> HostBackend::GenerateSource(
 
 absl::StatusOr<std::string> HostBackend::BuildPayload(
     const std::string& source, const NativeBuildOptions& options) const {
-  const std::vector<std::string> isa = runtime::HostTargetFlags(name_);
-  if (isa.empty()) {
+  if (runtime::HostTargetFlags(name_).empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("host target ", name_, " has no -march setting"));
   }
@@ -43,17 +61,10 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
   const std::string so = dir->path() + "/kernel.so";
   if (absl::Status s = WriteFile(src, source); !s.ok()) return s;
 
-  std::vector<std::string> argv = {options.cxx, "-std=c++17",
-                                   absl::StrCat("-O", options.opt_level)};
-  argv.insert(argv.end(), isa.begin(), isa.end());
-  argv.insert(argv.end(), {
-      "-fPIC",          "-shared",
-      "-fvisibility=hidden",
-      "-ffp-contract=off",  // results must not depend on FMA contraction
-      "-fno-math-errno",    // lets std::exp vectorize; errno is never read
-      "-o",             so,
-      src,
-      "-lmvec"});  // glibc's vector math (pto_tile.h's transcendentals)
+  std::vector<std::string> argv = {options.cxx};
+  for (std::string& arg : HostCompilerArgs(name_, options.opt_level, src, so)) {
+    argv.push_back(std::move(arg));
+  }
   SubprocessResult result;
   absl::Status started = RunSubprocess(argv, options.timeout, &result,
                                        dir->path(), 1 << 20, options.canceller);

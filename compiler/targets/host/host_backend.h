@@ -14,6 +14,7 @@
 #define PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
 
 #include <string>
+#include <vector>
 
 #include "compiler/targets/target.h"
 
@@ -33,6 +34,15 @@ class HostBackend : public Target {
  private:
   std::string name_;
 };
+
+// The arguments after the compiler's own name with which BuildPayload has
+// the C++ compiler build `source` into the shared object `output` for host
+// target `target` at -O`opt_level` (the command line above); empty when
+// `target` is not a known host target. The compiler fingerprint hashes them.
+std::vector<std::string> HostCompilerArgs(const std::string& target,
+                                          int opt_level,
+                                          const std::string& source,
+                                          const std::string& output);
 
 // Output of the native compiler kept in error messages.
 inline constexpr size_t kMaxCompilerMessageBytes = 2048;

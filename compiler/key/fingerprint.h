@@ -1,0 +1,49 @@
+// The compiler fingerprint (CompilerFingerprint in compile.h): a hash of
+// everything besides the graph, the target and the options that shapes the
+// kernel a compile produces.
+//
+//   FingerprintInputs in = CurrentFingerprintInputs();
+//   std::string hex = FingerprintOf(in);      // == CompilerFingerprint()
+//
+// The target and the opt_level option reach the cache key themselves; what
+// they turn into on the C++ compiler's command line (the -march and AMX flags
+// of each host target, the -O flag, the fixed flags) is one of the inputs
+// here, so a change to any of those flags changes every key.
+#ifndef PTO_COMPILER_KEY_FINGERPRINT_H_
+#define PTO_COMPILER_KEY_FINGERPRINT_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pto::compiler {
+
+// Bump when lowering or code generation changes what a graph compiles to.
+inline constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=35";
+
+struct FingerprintInputs {
+  // kCompilerBuildId.
+  std::string build_id;
+  // The headers generated code includes, (file name, contents), in
+  // EmbeddedHostHeaders() order.
+  std::vector<std::pair<std::string, std::string>> headers;
+  // The host C++ compiler's arguments (HostCompilerArgs), one line per known
+  // host target and accepted -O level: "<target> -O<n>: <args joined by
+  // spaces>", with the file arguments named kernel.cc and kernel.so.
+  std::vector<std::string> flags;
+  // `c++ --version`'s output (or why it could not be run).
+  std::string toolchain;
+};
+
+// Lowercase hex SHA-256 over an unambiguous encoding of `inputs` (every
+// string length-prefixed, every list counted): any change to any field,
+// including adding, removing or reordering a header or a flag line, gives a
+// different fingerprint.
+std::string FingerprintOf(const FingerprintInputs& inputs);
+
+// The inputs of this build on this machine (runs `c++ --version`).
+FingerprintInputs CurrentFingerprintInputs();
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_KEY_FINGERPRINT_H_

@@ -42,16 +42,18 @@ absl::Status InitState(const pto::v1::Graph& graph, const std::string& target,
 // The cache key of a state the pipeline has imported (state.tensor).
 std::string KeyOf(const LoweringState& state) {
   return ComputeCacheKey(state.tensor, state.target, CanonicalOptions(state.options),
-                         CompilerFingerprint());
+                         CompilerFingerprint(state.settings.cxx));
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
                                      const std::string& target,
-                                     const CompileOptions& options) {
+                                     const CompileOptions& options,
+                                     const CompileSettings& settings) {
   LoweringState state;
   if (absl::Status s = InitState(graph, target, options, &state); !s.ok()) return s;
+  state.settings = settings;
   if (absl::Status s = RunPipeline(&state, nullptr, nullptr, "import"); !s.ok()) {
     return s;
   }
@@ -77,7 +79,7 @@ absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
   b.set_format_version(PTO_KERNEL_FORMAT_VERSION);
   b.set_key(result.key);
   b.set_target(state.target);
-  b.set_compiler_fingerprint(CompilerFingerprint());
+  b.set_compiler_fingerprint(CompilerFingerprint(settings.cxx));
   b.set_kernel_name(SanitizeIdentifier(graph.name()));
   FillParams(state.tensor, &b);
   *b.mutable_execute_graph() = std::move(state.execute);

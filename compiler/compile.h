@@ -80,15 +80,17 @@ absl::StatusOr<std::string> ResolveTarget(const std::string& target);
 // renumbered in topological order, names stripped), the resolved target, the
 // sorted options, the compiler fingerprint and the key-schema version.
 // Verifies the graph first (a key is never computed for an invalid graph).
+// The fingerprint is that of settings.cxx, the compiler Compile() would run.
 absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
                                      const std::string& target,
-                                     const CompileOptions& options);
+                                     const CompileOptions& options,
+                                     const CompileSettings& settings = {});
 
 // A hash of the compiler build, the headers generated code includes, the
 // host C++ compiler's arguments for every host target and -O level, and the
-// native toolchain's version string (hex; key/fingerprint.h). Stable within
-// one build on one machine.
-const std::string& CompilerFingerprint();
+// version string of `cxx`, the C++ compiler host targets run (hex;
+// key/fingerprint.h). Stable within one build on one machine.
+const std::string& CompilerFingerprint(const std::string& cxx = "c++");
 
 // Verifies, lowers and code-generates `graph` for `target`.
 absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,

@@ -22,7 +22,7 @@ class PtoCompilerBackend final : public CompilerBackend {
   absl::StatusOr<std::string> Key(
       const pto::v1::CompileRequest& request) override {
     return pto::compiler::CacheKey(request.graph(), request.target(),
-                                   OptionsOf(request));
+                                   OptionsOf(request), settings_);
   }
 
   absl::StatusOr<CompiledKernel> Compile(

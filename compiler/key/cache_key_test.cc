@@ -1,5 +1,7 @@
 #include "compiler/key/cache_key.h"
 
+#include <sys/stat.h>
+
 #include <functional>
 #include <set>
 
@@ -8,6 +10,7 @@
 #include "compiler/key/fingerprint.h"
 #include "compiler/options.h"
 #include "compiler/testing/graph_builder.h"
+#include "compiler/util/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/host_target.h"
@@ -238,6 +241,30 @@ TEST(CacheKeyTest, CacheKeyUsesTheCompilerFingerprint) {
             ComputeCacheKey(*g, target, options, CompilerFingerprint()));
   EXPECT_NE(Key(Make({}), target),
             ComputeCacheKey(*g, target, options, std::string(64, '0')));
+}
+
+// The key is that of the compiler a compile would run: a stand-in `cxx`
+// whose --version differs from c++'s gives another fingerprint and key.
+TEST(CacheKeyTest, KeyChangesWithTheCompilerSettingsName) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-cache-key-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string cxx = dir->path() + "/other-cxx";
+  ASSERT_TRUE(WriteFile(cxx, "#!/bin/sh\necho 'other-cxx 99.1'\n").ok());
+  chmod(cxx.c_str(), 0700);
+  EXPECT_EQ(CurrentFingerprintInputs(cxx).toolchain, "other-cxx 99.1\n");
+  EXPECT_NE(CompilerFingerprint(cxx), CompilerFingerprint());
+  EXPECT_EQ(&CompilerFingerprint(cxx), &CompilerFingerprint(cxx));
+
+  CompileSettings settings;
+  settings.cxx = cxx;
+  const std::string target = runtime::KnownHostTargets()[0];
+  absl::StatusOr<std::string> other = CacheKey(Make({}), target, {}, settings);
+  ASSERT_TRUE(other.ok()) << other.status();
+  absl::StatusOr<TensorGraph> g = ImportGraph(Make({}));
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(*other, ComputeCacheKey(*g, target, CanonicalOptions(ParsedOptions{}),
+                                    CompilerFingerprint(cxx)));
+  EXPECT_NE(*other, Key(Make({}), target));
 }
 
 // Each input of the fingerprint (fingerprint.h) reaches the key through it.

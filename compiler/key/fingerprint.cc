@@ -1,6 +1,8 @@
 #include "compiler/key/fingerprint.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compile.h"
 #include "compiler/options.h"
@@ -13,9 +15,9 @@
 namespace pto::compiler {
 namespace {
 
-std::string ToolchainVersion() {
+std::string ToolchainVersion(const std::string& cxx) {
   SubprocessResult r;
-  absl::Status s = RunSubprocess({"c++", "--version"}, absl::Seconds(30), &r);
+  absl::Status s = RunSubprocess({cxx, "--version"}, absl::Seconds(30), &r);
   if (!s.ok()) return absl::StrCat("unavailable: ", s.message());
   if (!r.exited || r.exit_code != 0) {
     return absl::StrCat("failed: ", DescribeExit(r, absl::Seconds(30)));
@@ -67,20 +69,27 @@ std::string FingerprintOf(const FingerprintInputs& inputs) {
   return runtime::ToHex(h.Finish());
 }
 
-FingerprintInputs CurrentFingerprintInputs() {
+FingerprintInputs CurrentFingerprintInputs(const std::string& cxx) {
   FingerprintInputs in;
   in.build_id = kCompilerBuildId;
   for (const EmbeddedFile& f : EmbeddedHostHeaders()) {
     in.headers.emplace_back(f.name, std::string(f.contents));
   }
   in.flags = HostCompilerFlagLines();
-  in.toolchain = ToolchainVersion();
+  in.toolchain = ToolchainVersion(cxx);
   return in;
 }
 
-const std::string& CompilerFingerprint() {
-  static const std::string* fingerprint =
-      new std::string(FingerprintOf(CurrentFingerprintInputs()));
+const std::string& CompilerFingerprint(const std::string& cxx) {
+  // One per compiler a process names (ptod and pypto name one or two);
+  // computed once each, never freed: callers keep the reference.
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* by_cxx = new absl::flat_hash_map<std::string, const std::string*>();
+  absl::MutexLock lock(&mu);
+  const std::string*& fingerprint = (*by_cxx)[cxx];
+  if (fingerprint == nullptr) {
+    fingerprint = new std::string(FingerprintOf(CurrentFingerprintInputs(cxx)));
+  }
   return *fingerprint;
 }
 

@@ -31,7 +31,8 @@ struct FingerprintInputs {
   // host target and accepted -O level: "<target> -O<n>: <args joined by
   // spaces>", with the file arguments named kernel.cc and kernel.so.
   std::vector<std::string> flags;
-  // `c++ --version`'s output (or why it could not be run).
+  // `<cxx> --version`'s output for the C++ compiler host targets run (or why
+  // it could not be run).
   std::string toolchain;
 };
 
@@ -41,8 +42,9 @@ struct FingerprintInputs {
 // different fingerprint.
 std::string FingerprintOf(const FingerprintInputs& inputs);
 
-// The inputs of this build on this machine (runs `c++ --version`).
-FingerprintInputs CurrentFingerprintInputs();
+// The inputs of this build on this machine with `cxx` as the host C++
+// compiler (runs `<cxx> --version`).
+FingerprintInputs CurrentFingerprintInputs(const std::string& cxx = "c++");
 
 }  // namespace pto::compiler
 

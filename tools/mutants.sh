@@ -72,6 +72,12 @@ fi
 
 commit="$(git -C "$ROOT" rev-parse --verify "$rev^{commit}")"
 mkdir -p "$SCRATCH" "$LOGS"
+# One run at a time per scratch directory (they share its tree).
+exec 9>"$SCRATCH/lock"
+if ! flock -n 9; then
+  echo "mutants: another run is using $SCRATCH (set PTO_MUTANTS_SCRATCH for a second one)" >&2
+  exit 2
+fi
 if ! git -C "$TREE" rev-parse --git-dir >/dev/null 2>&1; then
   git -C "$ROOT" worktree prune
   git -C "$ROOT" worktree add -q --detach "$TREE" "$commit"

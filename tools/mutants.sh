@@ -112,10 +112,10 @@ TEST_FLAGS=(--nocache_test_results --test_output=errors --keep_going)
 
 # Runs the targets (lines TARGET<TAB>FILTER on stdin) and appends Bazel's
 # output to $1. Sets run_rc (0 passed, 3 a test failed, else Bazel's code of
-# the first other failure) and failed_targets.
+# the first other failure), failed_targets and passed_targets.
 run_targets() {
   local log="$1" plain=() line target filter rc
-  run_rc=0 failed_targets=""
+  run_rc=0 failed_targets="" passed_targets=""
   local -a filtered=()
   while IFS=$'\t' read -r target filter; do
     if [ -z "$filter" ]; then plain+=("$target"); else filtered+=("$target"$'\t'"$filter"); fi
@@ -139,6 +139,8 @@ run_targets() {
     fi
   done
   failed_targets="$(grep -E '^//[^ ]+ +(FAILED|TIMEOUT|INCOMPLETE)' "$log" |
+                    awk '{print $1}' | sort -u | tr '\n' ' ' || true)"
+  passed_targets="$(grep -E '^//[^ ]+ +PASSED' "$log" |
                     awk '{print $1}' | sort -u | tr '\n' ' ' || true)"
 }
 
@@ -182,7 +184,7 @@ for n in "${names[@]}"; do
       if [ "$run_rc" = 0 ]; then
         status=SURVIVED detail="all passed: $(cut -f1 <<<"$targets" | tr '\n' ' ')"
       elif [ "$run_rc" = 3 ]; then
-        status=KILLED detail="failed: $failed_targets"
+        status=KILLED detail="failed: ${failed_targets}${passed_targets:+; passed: $passed_targets}"
       else
         status=INVALID detail="bazel test exit $run_rc (see the log)"
       fi

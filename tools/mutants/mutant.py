@@ -7,7 +7,7 @@ A mutant file (tools/mutants/<name>.mutant) holds:
   filter //pkg:test_b: Suite.Case:Suite.Other*
   @@ path/in/the/repo.cc
   <<<<<<< original
-  exact original lines (they must occur exactly once in the file)
+  exact original lines (whole lines; they must occur exactly once in the file)
   =======
   the lines that replace them (may be none)
   >>>>>>> mutant
@@ -91,14 +91,15 @@ def mutated_files(path, tree):
             if not os.path.isfile(full):
                 raise MutantError(f"{path}: {name} does not exist")
             contents[name] = open(full, encoding="utf-8").read()
-        text = contents[name]
-        count = text.count(original)
+        # Whole lines: the original matches only from the start of a line.
+        text = "\n" + contents[name]
+        count = text.count("\n" + original)
         if count != 1:
             first = original.strip().split("\n")[0]
             raise MutantError(
                 f"{path}: the original text occurs {count} times in {name} "
                 f"(must be once), starting: {first!r}")
-        contents[name] = text.replace(original, replacement)
+        contents[name] = text.replace("\n" + original, "\n" + replacement)[1:]
     return contents
 
 

@@ -258,6 +258,10 @@ TEST(DynamicTest, BindingErrorsNameBothArguments) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("argument 1 'y': dim 0 is 6, but symbol bs "
                                      "is 5 from argument 0 'x' dim 0"));
+  s = run(5, 40, 4, 5);  // smaller than the bound size: a read past y
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("argument 1 'y': dim 0 is 4, but symbol bs "
+                                     "is 5 from argument 0 'x' dim 0"));
   s = run(5, 41, 5, 5);
   EXPECT_THAT(s.message(),
               HasSubstr("argument 0 'x': expected shape [bs,40] = [5,40], got [5,41]"));

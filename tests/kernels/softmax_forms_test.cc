@@ -125,10 +125,12 @@ struct Case {
   std::vector<int64_t> row_tile;   // spans the row: one row at a time, or a whole tile
   std::vector<int64_t> part_tile;  // narrower, not widened: partials ({} none)
 };
-// 62 groups of 16 and a tail of 8; a row shorter than two groups; 256
-// groups, a row of partials of 1024.
+// 62 groups of 16 and a tail of 8; a row shorter than two groups; 16
+// groups (TSoftmaxRow's row in registers with AVX-512F); 256 groups, a row
+// of partials of 1024.
 const Case kCases[] = {{6, 1000, {4, 1000}, {8, 256}},
                        {3, 24, {2, 24}, {}},
+                       {5, 256, {4, 256}, {}},
                        {4, 4096, {1, 4096}, {2, 1024}}};
 
 TEST(SoftmaxFormsTest, EveryTileShapeGivesTheRowFormsBits) {

@@ -56,13 +56,17 @@ class HostTensor {
 // propagated through the op, plus the op's own error from the magnitudes it
 // combines (one rounding, u |z|, for +, -, *; 4 ulp for library math
 // functions; (n - 1) u sum |x_k| for a sum of n terms, K u sum |a_k b_k|
-// for a matmul) plus the rounding of each result to its dtype (FP16, BF16:
-// half an ulp by the kernel and by the reference). u is the unit roundoff
-// of the compute dtype (FP32 for FP32, FP16, BF16). The bound scales with
+// for a matmul) plus the rounding of each result to its dtype (by the
+// reference; for FP16, BF16 by the kernel too: half an ulp each). u is the
+// unit roundoff of the compute dtype (FP32 for FP32, FP16, BF16); on exact
+// inputs a correctly rounded op's error is known exactly (0 when its result
+// is representable). The bound scales with
 // the values actually combined, so a difference of nearly equal terms is
 // judged by its terms' magnitudes and a softmax output by its own size:
 // none is met by a zeroed, scaled or permuted output. kBoundSafety covers
-// the second-order terms the first-order model leaves out. Non-finite
+// what the model takes at the reference's values instead of the kernel's
+// (|z|, a sum's terms) and the library functions' accuracy, measured over
+// samples rather than proven. Non-finite
 // values must match exactly (NaN with NaN, inf with the same inf); an
 // element whose bound is infinite (the result is undetermined, e.g. a
 // division by a value whose bound reaches zero) is counted as unchecked.

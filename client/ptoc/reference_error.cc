@@ -1,5 +1,7 @@
 #include "client/ptoc/reference_error.h"
 
+#include "client/ptoc/reference_eval.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -120,9 +122,21 @@ double RoundingError(double z, DataType dtype) {
   return Narrow(dtype) ? 2 * once : once;
 }
 
-double OpError(const std::string& kind, double z, DataType dtype) {
+double ExactInputsError(double z, DataType dtype) {
+  if (!std::isfinite(z)) return 0;
+  const DataType compute = dtype == pto::v1::DT_DOUBLE ? dtype
+                           : ComputeUnit(dtype) > 0    ? pto::v1::DT_FP32
+                                                       : dtype;
+  const double want = RoundToDType(z, dtype);
+  const double computed = RoundToDType(z, compute);
+  return std::max({std::fabs(z - want), std::fabs(computed - want),
+                   std::fabs(RoundToDType(computed, dtype) - want)});
+}
+
+double OpError(const std::string& kind, double z, DataType dtype, bool exact_inputs) {
   if (!std::isfinite(z) || IsExact(kind)) return 0;
   const OwnError own = Own(kind);
+  if (exact_inputs && own.relative <= 1 && own.absolute == 0) return ExactInputsError(z, dtype);
   const double u = ComputeUnit(dtype);
   const double compute_floor = u == 0 ? 0 : dtype == pto::v1::DT_DOUBLE ? 0x1p-1074 : 0x1p-149;
   return own.relative * u * std::fabs(z) + own.absolute * u +
@@ -148,8 +162,8 @@ double PropagateUnary(const std::string& kind, const std::function<double(double
 
 double PropagateBinary(const std::string& kind,
                        const std::function<double(double, double)>& f, double x,
-                       double ex, double y, double ey, double z) {
-  if (kind == "floor_divide" || kind == "remainder" || kind == "fmod") {
+                       double ex, double y, double ey, double z, bool integer) {
+  if (!integer && (kind == "floor_divide" || kind == "remainder" || kind == "fmod")) {
     // The kernel's quotient may round across an integer: widen by 2 u.
     ex += 0x1p-23 * std::fabs(x);
     ey += 0x1p-23 * std::fabs(y);

@@ -28,7 +28,10 @@
 //                a sum of n terms (n - 1) u sum |x_k| (any summation order),
 //                a matmul K u sum_k |a_k b_k|, a product (n - 1) u |z|; 0 for
 //                exact ops (neg, abs, max, min, where, floor, compares,
-//                layout moves, integer arithmetic).
+//                layout moves, integer arithmetic). On exact inputs a
+//                correctly rounded op's error is known, not bounded: 0 when
+//                its result is representable (a cast of FP16 to FP32, a sum
+//                of one term).
 //   rounding     the result stored to its dtype, by the kernel when the
 //                dtype is narrower than the compute dtype (FP16 half-ulp
 //                2^-11 |z|, BF16 2^-8 |z|) and by the reference: u_s |z|
@@ -61,8 +64,17 @@ double ComputeUnit(pto::v1::DataType dtype);
 double RoundingError(double z, pto::v1::DataType dtype);
 
 // The kernel's own error for elementwise op `kind` with result z of `dtype`
-// (the table above) plus RoundingError; 0 for exact kinds.
-double OpError(const std::string& kind, double z, pto::v1::DataType dtype);
+// (the table above) plus RoundingError; 0 for exact kinds. With
+// `exact_inputs` (every input's bound 0) a correctly rounded op (+, -, *,
+// sqrt, cast) is known exactly: ExactInputsError.
+double OpError(const std::string& kind, double z, pto::v1::DataType dtype,
+               bool exact_inputs = false);
+
+// |kernel - reference| for a correctly rounded op on exact inputs whose
+// exact result is z: the kernel holds z rounded to the compute dtype (or z
+// itself, contracted into the next op, as an FMA does), stored to `dtype`;
+// the reference z rounded to `dtype`. 0 when z is representable.
+double ExactInputsError(double z, pto::v1::DataType dtype);
 
 // max |f(x') - z| for x' within `ex` of x (see above); infinity when f is
 // not defined or jumps on that interval. 0 when ex == 0.
@@ -70,10 +82,12 @@ double PropagateUnary(const std::string& kind, const std::function<double(double
                       double x, double ex, double z);
 
 // The same for f(x', y') over the box x' in [x - ex, x + ex], y' in
-// [y - ey, y + ey].
+// [y - ey, y + ey]. floor_divide, remainder and fmod on floats (not
+// `integer`) widen the box by 2 u: the kernel's quotient may round across
+// an integer.
 double PropagateBinary(const std::string& kind,
                        const std::function<double(double, double)>& f, double x,
-                       double ex, double y, double ey, double z);
+                       double ex, double y, double ey, double z, bool integer = false);
 
 }  // namespace pto::ptoc
 

@@ -458,7 +458,9 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
             product *= std::fabs(x);
             widest = std::max(widest, b);
           }
-          if (kind == "sum") {
+          if (kind == "sum" && len <= 1 && terms == 0) {
+            bound = ExactInputsError(acc, out->dtype);
+          } else if (kind == "sum") {
             bound = terms + (len - 1) * unit * magnitudes + RoundingError(acc, out->dtype);
           } else if (kind == "prod") {
             bound = (product_hi - product) + (len - 1) * unit * std::fabs(acc) +
@@ -777,14 +779,16 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
           return std::nan("");
         });
         propagated = PropagateBinary(kind, f, operand(0, k), operand_bound(0, k), operand(1, k),
-                                     operand_bound(1, k), z);
+                                     operand_bound(1, k), z, ComputeUnit(out->dtype) == 0);
       } else if (auto sc = ScalarOps().find(kind); sc != ScalarOps().end()) {
         propagated = PropagateBinary(kind, sc->second, operand(0, k), operand_bound(0, k), scalar,
-                                     0, z);
+                                     0, z, ComputeUnit(out->dtype) == 0);
       } else {
         propagated = PropagateUnary(kind, UnaryOps().at(kind), operand(0, k), operand_bound(0, k), z);
       }
-      out->bound[k] = propagated + OpError(kind, z, out->dtype);
+      bool exact_inputs = propagated == 0;
+      for (size_t i = 0; i < in.size() && exact_inputs; ++i) exact_inputs = operand_bound(i, k) == 0;
+      out->bound[k] = propagated + OpError(kind, z, out->dtype, exact_inputs);
     }
     switch (options.intermediates) {
       case ReferenceOptions::Intermediates::kCompute:

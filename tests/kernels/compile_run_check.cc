@@ -28,6 +28,11 @@ std::optional<ptoc::CheckReport> RunAndExpectMatch(const pto::v1::Graph& graph,
   EXPECT_TRUE(report.ok()) << label << ": " << report.status();
   if (!report.ok()) return std::nullopt;
   EXPECT_TRUE(report->pass()) << label << "\n" << report->Summary();
+  // A check that leaves most of an output undetermined checks little.
+  for (const ptoc::Comparison& c : report->outputs) {
+    EXPECT_LE(2 * c.unchecked, c.count) << label << ": " << c.name << " mostly unchecked\n"
+                                        << report->Summary();
+  }
   return *std::move(report);
 }
 

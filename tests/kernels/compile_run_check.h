@@ -32,7 +32,9 @@ std::unique_ptr<runtime::Kernel> CompileAndLoad(const pto::v1::Graph& graph,
                                                 const std::string& target = "host");
 
 // Runs `kernel` once on random inputs for `graph` (drawn as `options` says)
-// and expects every output to match the reference; a failure names `label`.
+// and expects every output to match the reference, at most half of each
+// output's elements undetermined by the bound (unchecked); a failure names
+// `label`.
 // Returns the report, or nullopt (after a test failure) when the run could
 // not be compared at all.
 std::optional<ptoc::CheckReport> RunAndExpectMatch(const pto::v1::Graph& graph,

@@ -12,7 +12,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/fp16.h"
-#include "client/ptoc/reference_regions.h"
 
 namespace pto::ptoc {
 namespace {
@@ -136,71 +135,52 @@ void HostTensor::Set(int64_t i, double value) {
   }
 }
 
-Tolerance DefaultTolerance(const pto::v1::Graph& graph, int param) {
-  Tolerance t;
-  if (param < 0 || param >= graph.params_size()) return t;
-  const pto::v1::Parameter& p = graph.params(param);
-  // Walk from the output's value back through its producers.
-  std::map<uint32_t, const pto::v1::Op*> producer;
-  for (const pto::v1::Op& op : graph.ops()) {
-    for (uint32_t out : op.outputs()) producer[out] = &op;
+namespace {
+
+// Accumulates one element's comparison into `c`.
+void Record(Comparison& c, int64_t i, const HostTensor& got, double g, double w,
+            double abs_error, bool ok, double bound) {
+  c.max_abs_error = std::max(c.max_abs_error, abs_error);
+  if (w != 0 && std::isfinite(w)) {
+    c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(w));
   }
-  std::vector<uint32_t> stack = {p.role() == pto::v1::PARAM_ROLE_INOUT
-                                     ? p.result_value_id()
-                                     : p.value_id()};
-  std::set<uint32_t> seen;
-  while (!stack.empty()) {
-    const uint32_t id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    auto it = producer.find(id);
-    if (it == producer.end()) continue;
-    // Library math functions are not correctly rounded: the issue's
-    // tolerances (transcendentals rtol 2e-6, erf/erfc 1e-6 absolute).
-    static const std::set<std::string> kTranscendental = {
-        "exp",  "exp2",  "expm1",   "log",  "log2", "log10", "log1p",
-        "rsqrt", "sigmoid", "tanh", "sin",  "cos",  "pow",   "pows", "rpows"};
-    const std::string& kind = it->second->kind();
-    if (kTranscendental.count(kind)) t.rtol = std::max(t.rtol, 2e-6);
-    if (kind == "erf" || kind == "erfc") t.atol = std::max(t.atol, 1e-6);
-    // Sums: rtol 1e-5 of the sum of magnitudes (inputs within [-4, 4], as
-    // the tests draw them), not of a result that may cancel to ~0.
-    // Integer sums and products are exact.
-    if (kind == "sum" || kind == "prod") {
-      for (const pto::v1::Value& v : graph.values()) {
-        if (v.id() != it->second->inputs(0)) continue;
-        const pto::v1::DataType dt = v.dtype();
-        if (dt != pto::v1::DT_FP32 && dt != pto::v1::DT_FP16 &&
-            dt != pto::v1::DT_BF16 && dt != pto::v1::DT_DOUBLE) {
-          break;
-        }
-        t.rtol = std::max(t.rtol, 1e-5);
-        auto dim = it->second->attrs().find("dim");
-        const int rank = v.shape().dims_size();
-        int64_t d = dim == it->second->attrs().end() ? 0 : dim->second.i();
-        if (d < 0) d += rank;
-        if (d >= 0 && d < rank && kind == "sum") {
-          t.atol = std::max(t.atol, 1e-5 * 4 * v.shape().dims(d).size());
-        }
-      }
-    }
-    // Matmul: rtol 1e-5 of the sum of magnitudes of the K products
-    // (inputs within [-4, 4]: each product at most 16).
-    if (kind == "matmul") {
-      t.rtol = std::max(t.rtol, 1e-5);
-      auto a_trans = it->second->attrs().find("a_trans");
-      const bool trans = a_trans != it->second->attrs().end() && a_trans->second.b();
-      for (const pto::v1::Value& v : graph.values()) {
-        if (v.id() != it->second->inputs(0)) continue;
-        const int rank = v.shape().dims_size();
-        if (rank < 2) continue;
-        const int64_t k = v.shape().dims(trans ? rank - 2 : rank - 1).size();
-        t.atol = std::max(t.atol, 1e-5 * 16 * k);
-      }
-    }
-    for (uint32_t in : it->second->inputs()) stack.push_back(in);
+  if (ok) return;
+  if (c.mismatches == 0) {
+    c.first_mismatch = absl::StrFormat("index %d %s: got %.9g, want %.9g", i,
+                                       IndexString(i, got.shape()), g, w);
+    if (bound >= 0) absl::StrAppendFormat(&c.first_mismatch, " (bound %.3g)", bound);
   }
-  return t;
+  ++c.mismatches;
+}
+
+}  // namespace
+
+Comparison Compare(const std::string& name, const HostTensor& got, const RefTensor& want) {
+  Comparison c;
+  c.name = name;
+  c.count = got.size();
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const double g = got.Get(i);
+    const double w = want.data[i];
+    const double bound =
+        i < static_cast<int64_t>(want.bound.size()) ? kBoundSafety * want.bound[i] : 0.0;
+    bool ok;
+    double abs_error = 0;
+    if (!std::isfinite(g) || !std::isfinite(w)) {
+      ok = SameSpecial(g, w);
+      abs_error = ok ? 0 : std::numeric_limits<double>::infinity();
+    } else if (!std::isfinite(bound)) {
+      ok = true;  // undetermined by the inputs' bounds
+      abs_error = std::fabs(g - w);
+      ++c.unchecked;
+    } else {
+      abs_error = std::fabs(g - w);
+      ok = abs_error <= bound;
+      if (bound > 0) c.max_bound_fraction = std::max(c.max_bound_fraction, abs_error / bound);
+    }
+    Record(c, i, got, g, w, abs_error, ok, bound);
+  }
+  return c;
 }
 
 Comparison Compare(const std::string& name, const HostTensor& got,
@@ -218,8 +198,6 @@ Comparison Compare(const std::string& name, const HostTensor& got,
       abs_error = ok ? 0 : std::numeric_limits<double>::infinity();
     } else {
       abs_error = std::fabs(g - w);
-      // FP16/BF16: ulps of the output type, or (sums, matmul) the FP32
-      // compute's own error bound before the one rounding.
       if (got.dtype() == pto::v1::DT_FP16) {
         ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <=
                  tolerance.fp16_ulps ||
@@ -231,18 +209,7 @@ Comparison Compare(const std::string& name, const HostTensor& got,
         ok = abs_error <= tolerance.atol + tolerance.rtol * std::fabs(w);
       }
     }
-    c.max_abs_error = std::max(c.max_abs_error, abs_error);
-    if (w != 0 && std::isfinite(w)) {
-      c.max_rel_error = std::max(c.max_rel_error, abs_error / std::fabs(w));
-    }
-    if (!ok) {
-      if (c.mismatches == 0) {
-        c.first_mismatch =
-            absl::StrFormat("index %d %s: got %.9g, want %.9g", i,
-                            IndexString(i, got.shape()), g, w);
-      }
-      ++c.mismatches;
-    }
+    Record(c, i, got, g, w, abs_error, ok, -1);
   }
   return c;
 }
@@ -258,9 +225,10 @@ std::string CheckReport::Summary() const {
   std::string s;
   for (const Comparison& c : outputs) {
     absl::StrAppendFormat(&s, "%s: %d elements, max abs error %.3g, max rel "
-                          "error %.3g, %d mismatches%s\n",
+                          "error %.3g, %.2g of the bound, %d mismatches%s%s\n",
                           c.name, c.count, c.max_abs_error, c.max_rel_error,
-                          c.mismatches,
+                          c.max_bound_fraction, c.mismatches,
+                          c.unchecked == 0 ? "" : absl::StrCat(", ", c.unchecked, " unchecked"),
                           c.ok() ? "" : absl::StrCat(" (first: ",
                                                      c.first_mismatch, ")"));
   }
@@ -268,13 +236,26 @@ std::string CheckReport::Summary() const {
   return s;
 }
 
-absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
-                                        const runtime::Kernel& kernel,
-                                        const CheckOptions& options) {
+absl::StatusOr<CheckRun> RunWithReference(const pto::v1::Graph& graph,
+                                          const runtime::Kernel& kernel,
+                                          const CheckOptions& options) {
   std::map<uint32_t, const pto::v1::Value*> declared;
   for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<double> uniform(options.low, options.high);
+  const double widest = std::max(std::fabs(options.low), std::fabs(options.high));
+  const double tiniest = std::max(options.min_magnitude, 1e-30);
+  std::uniform_real_distribution<double> log_magnitude(std::log(tiniest), std::log(widest));
+  std::bernoulli_distribution negative(0.5);
+  auto draw = [&]() {
+    if (options.draw == InputDraw::kUniform) return uniform(rng);
+    double x;
+    do {
+      x = std::exp(log_magnitude(rng));
+      if (negative(rng)) x = -x;
+    } while (x < options.low || x > options.high);
+    return x;
+  };
 
   std::vector<HostTensor> buffers;
   std::vector<RefTensor> inputs;
@@ -301,12 +282,13 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
       for (int64_t i = 0; i < buffer->size(); ++i) {
         double x;
         do {
-          x = uniform(rng);
+          x = draw();
         } while (std::fabs(x) < options.min_magnitude);
         // BOOL: true and false about equally often; integers: whole
         // numbers across [-100, 100] (UINT8: [0, 255]) so casts wrap.
         const pto::v1::DataType dt = buffer->dtype();
-        const double unit = (x - options.low) / (options.high - options.low);
+        const double unit =
+            std::clamp((x - options.low) / (options.high - options.low), 0.0, 1.0);
         if (dt == pto::v1::DT_BOOL) {
           x = x > (options.low + options.high) / 2 ? 1 : 0;
         } else if (dt == pto::v1::DT_UINT8) {
@@ -333,19 +315,22 @@ absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
           ? kernel.Run(args, nullptr, *options.run_options)
           : kernel.Run(args);
   if (!ran.ok()) return ran;
+  return CheckRun{std::move(buffers), *std::move(reference)};
+}
 
+absl::StatusOr<CheckReport> RunAndCheck(const pto::v1::Graph& graph,
+                                        const runtime::Kernel& kernel,
+                                        const CheckOptions& options) {
+  absl::StatusOr<CheckRun> run = RunWithReference(graph, kernel, options);
+  if (!run.ok()) return run.status();
   CheckReport report;
-  // Tolerances follow the ops a result comes from, loop bodies included.
-  absl::StatusOr<pto::v1::Graph> unrolled =
-      HasRegions(graph) ? UnrollRegions(graph) : absl::StatusOr<pto::v1::Graph>(graph);
-  if (!unrolled.ok()) return unrolled.status();
   for (int p = 0; p < graph.params_size(); ++p) {
     if (graph.params(p).role() == pto::v1::PARAM_ROLE_IN) continue;
-    const Tolerance tolerance = options.tolerance
-                                    ? *options.tolerance
-                                    : DefaultTolerance(*unrolled, p);
-    report.outputs.push_back(Compare(graph.params(p).name(), buffers[p],
-                                     (*reference)[p], tolerance));
+    const std::string& name = graph.params(p).name();
+    report.outputs.push_back(
+        options.tolerance
+            ? Compare(name, run->buffers[p], run->reference[p], *options.tolerance)
+            : Compare(name, run->buffers[p], run->reference[p]));
   }
   return report;
 }

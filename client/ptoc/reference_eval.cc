@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/fp16.h"
-#include "client/ptoc/reference_regions.h"
+#include "client/ptoc/reference_error.h"
 #include "client/ptoc/reference_layout.h"
 #include "client/ptoc/reference_regions.h"
 
@@ -326,6 +326,7 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     }
     t->data = inputs[p].data;
     for (double& x : t->data) x = RoundToDType(x, t->dtype);
+    t->bound.assign(t->data.size(), 0.0);
     values[param.value_id()] = *std::move(t);
   }
 
@@ -369,6 +370,8 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
                                       : attr("start") + attr("step") * static_cast<double>(k);
         out->data[k] = RoundToDType(out->data[k], out->dtype);
       }
+      out->bound.resize(n);
+      for (int64_t k = 0; k < n; ++k) out->bound[k] = OpError(kind, out->data[k], out->dtype);
       values[op.outputs(0)] = *std::move(out);
       continue;
     }
@@ -403,6 +406,8 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
             where, ShapeString(out->shape), ShapeString(shape)));
       }
       out->data.resize(outer * inner);
+      out->bound.resize(outer * inner);
+      const double unit = ComputeUnit(out->dtype);
       // Integer sums and products (INT64 results) are exact in int64 and
       // wrap like torch's; a double would round them past 2**53.
       const bool wrapping = out->dtype == pto::v1::DT_INT64 &&
@@ -410,7 +415,12 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
           const double* p = in[0]->data.data() + o * len * inner + i;
+          const double* pb = in[0]->bound.data() + o * len * inner + i;
+          double& bound = out->bound[o * inner + i];
           if (wrapping) {
+            bound = 0;
+            for (int64_t k = 0; k < len; ++k) bound += pb[k * inner];
+            if (bound > 0) bound = INFINITY;  // an inexact integer
             uint64_t acc = kind == "sum" ? 0 : 1;
             for (int64_t k = 0; k < len; ++k) {
               const double v = p[k * inner];  // an integer of the input's type
@@ -437,6 +447,39 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
           }
           out->data[o * inner + i] =
               kind == "argmax" || kind == "argmin" ? static_cast<double>(at) : acc;
+          // The terms' bounds, and the kernel's summation error (any
+          // order: (len - 1) u sum |x|) or product error.
+          double terms = 0, magnitudes = 0, product_hi = 1, product = 1, widest = 0;
+          for (int64_t k = 0; k < len; ++k) {
+            const double x = p[k * inner], b = pb[k * inner];
+            terms += b;
+            magnitudes += std::fabs(x);
+            product_hi *= std::fabs(x) + b;
+            product *= std::fabs(x);
+            widest = std::max(widest, b);
+          }
+          if (kind == "sum" && len <= 1 && terms == 0) {
+            bound = ExactInputsError(acc, out->dtype);
+          } else if (kind == "sum") {
+            bound = terms + (len - 1) * unit * magnitudes + RoundingError(acc, out->dtype);
+          } else if (kind == "prod") {
+            bound = (product_hi - product) + (len - 1) * unit * std::fabs(acc) +
+                    RoundingError(acc, out->dtype);
+          } else if (kind == "amax" || kind == "amin") {
+            bound = widest;
+          } else {
+            // An index: exact unless another element may be the extreme.
+            bound = 0;
+            const double best = p[at * inner], best_b = pb[at * inner];
+            for (int64_t k = 0; k < len && widest > 0; ++k) {
+              if (k == at) continue;
+              const double x = p[k * inner], b = pb[k * inner];
+              const bool rival = kind == "argmax" ? x + b >= best - best_b
+                                                  : x - b <= best + best_b;
+              if (rival) bound = INFINITY;
+            }
+          }
+          if (std::isnan(bound) || !std::isfinite(acc)) bound = std::isfinite(acc) ? INFINITY : 0;
         }
       }
       switch (options.intermediates) {
@@ -504,6 +547,8 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       int64_t batches = 1;
       for (int64_t d : batch) batches *= d;
       out->data.assign(batches * m * n, 0.0);
+      out->bound.assign(batches * m * n, 0.0);
+      const double unit = ComputeUnit(out->dtype);
       // Offset of batch index `t` (row-major over `batch`) in an operand.
       auto batch_offset = [&](const std::vector<int64_t>& shape, int64_t t) {
         const size_t r = shape.size();
@@ -521,15 +566,25 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       for (int64_t t = 0; t < batches; ++t) {
         const double* a = in[0]->data.data() + batch_offset(as, t);
         const double* b = in[1]->data.data() + batch_offset(bs, t);
+        const double* ab = in[0]->bound.data() + batch_offset(as, t);
+        const double* bb = in[1]->bound.data() + batch_offset(bs, t);
         double* c = out->data.data() + t * m * n;
+        double* cb = out->bound.data() + t * m * n;
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
-            double acc = 0;
+            double acc = 0, propagated = 0, magnitudes = 0;
             for (int64_t k = 0; k < ka; ++k) {
-              acc += (a_trans ? a[k * m + i] : a[i * ka + k]) *
-                     (b_trans ? b[j * ka + k] : b[k * n + j]);
+              const int64_t ai = a_trans ? k * m + i : i * ka + k;
+              const int64_t bi = b_trans ? j * ka + k : k * n + j;
+              acc += a[ai] * b[bi];
+              const double x = std::fabs(a[ai]), y = std::fabs(b[bi]);
+              magnitudes += x * y;
+              propagated += (x + ab[ai]) * (y + bb[bi]) - x * y;
             }
             c[i * n + j] = acc;
+            // The products' bounds and the kernel's K u sum |a_k b_k|.
+            double bound = propagated + ka * unit * magnitudes + RoundingError(acc, out->dtype);
+            cb[i * n + j] = std::isfinite(acc) ? (std::isnan(bound) ? INFINITY : bound) : 0;
           }
         }
       }
@@ -542,6 +597,16 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     if (IsLayoutKind(kind)) {
       // Moves elements only: exact in every dtype.
       if (absl::Status s = EvaluateLayout(op, where, in, &*out); !s.ok()) return s;
+      // The bounds move with their elements.
+      std::vector<RefTensor> in_bounds;
+      for (const RefTensor* t : in) in_bounds.push_back(RefTensor{t->dtype, t->shape, t->bound, {}});
+      std::vector<const RefTensor*> in_bound_ptrs;
+      for (const RefTensor& t : in_bounds) in_bound_ptrs.push_back(&t);
+      RefTensor out_bound{out->dtype, out->shape, {}, {}};
+      if (absl::Status s = EvaluateLayout(op, where, in_bound_ptrs, &out_bound); !s.ok()) {
+        return s;
+      }
+      out->bound = std::move(out_bound.data);
       values[op.outputs(0)] = *std::move(out);
       continue;
     }
@@ -588,13 +653,17 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       }
       in_strides.push_back(std::move(strides));
     }
-    auto operand = [&](size_t k, int64_t linear) {
+    auto offset_of = [&](size_t k, int64_t linear) {
       int64_t offset = 0;
       for (int d = rank - 1; d >= 0; --d) {
         offset += (linear % out->shape[d]) * in_strides[k][d];
         linear /= out->shape[d];
       }
-      return in[k]->data[offset];
+      return offset;
+    };
+    auto operand = [&](size_t k, int64_t linear) { return in[k]->data[offset_of(k, linear)]; };
+    auto operand_bound = [&](size_t k, int64_t linear) {
+      return in[k]->bound[offset_of(k, linear)];
     };
     // The kernel computes in FP32 with float attributes as floats.
     auto float_attr = [&](const char* name) -> absl::StatusOr<double> {
@@ -681,6 +750,46 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       const Unary& f = UnaryOps().at(kind);
       for (int64_t k = 0; k < n; ++k) out->data[k] = f(operand(0, k));
     }
+    // Each element's bound (reference_error.h), from the unrounded result.
+    double clip_lo = 0, clip_hi = 0, scalar = 0;
+    if (is_clip) {
+      clip_lo = *float_attr("min");
+      clip_hi = *float_attr("max");
+    }
+    if (ScalarOps().count(kind)) scalar = *float_attr("scalar");
+    out->bound.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+      const double z = out->data[k];
+      double propagated;
+      if (is_where) {
+        const double t = operand(1, k), f = operand(2, k);
+        const double bt = operand_bound(1, k), bf = operand_bound(2, k);
+        propagated = operand_bound(0, k) > 0 ? std::fabs(t - f) + std::max(bt, bf)
+                     : operand(0, k) != 0   ? bt
+                                            : bf;
+      } else if (is_cast || is_clip) {
+        const DataType to = out->dtype;
+        propagated = PropagateUnary(
+            kind,
+            [&](double v) { return is_clip ? Min(Max(v, clip_lo), clip_hi) : RoundToDType(v, to); },
+            operand(0, k), operand_bound(0, k), z);
+      } else if (arity_expected == 2) {
+        auto b = BinaryOps().find(kind);
+        const Binary f = b != BinaryOps().end() ? b->second : Binary([](double, double) {
+          return std::nan("");
+        });
+        propagated = PropagateBinary(kind, f, operand(0, k), operand_bound(0, k), operand(1, k),
+                                     operand_bound(1, k), z, ComputeUnit(out->dtype) == 0);
+      } else if (auto sc = ScalarOps().find(kind); sc != ScalarOps().end()) {
+        propagated = PropagateBinary(kind, sc->second, operand(0, k), operand_bound(0, k), scalar,
+                                     0, z, ComputeUnit(out->dtype) == 0);
+      } else {
+        propagated = PropagateUnary(kind, UnaryOps().at(kind), operand(0, k), operand_bound(0, k), z);
+      }
+      bool exact_inputs = propagated == 0;
+      for (size_t i = 0; i < in.size() && exact_inputs; ++i) exact_inputs = operand_bound(i, k) == 0;
+      out->bound[k] = propagated + OpError(kind, z, out->dtype, exact_inputs);
+    }
     switch (options.intermediates) {
       case ReferenceOptions::Intermediates::kCompute:
         // Only FP16/BF16 results stay in FP32; other types are exact.
@@ -716,6 +825,7 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     results.push_back(it->second);
     // What the kernel's store to the caller's buffer keeps.
     for (double& x : results.back().data) x = RoundToDType(x, results.back().dtype);
+    results.back().bound.resize(results.back().data.size(), 0.0);
   }
   return results;
 }

@@ -41,6 +41,10 @@ struct RefTensor {
   pto::v1::DataType dtype = pto::v1::DT_UNSPECIFIED;
   std::vector<int64_t> shape;
   std::vector<double> data;
+  // EvaluateReference's results: per element, a bound on |a correct
+  // kernel's value - data[i]| (reference_error.h; infinity where the
+  // result is undetermined). Empty for tensors built by hand: no bound.
+  std::vector<double> bound;
 };
 
 // Rounds `value` to what a tensor of `dtype` holds: FP32, FP16, BF16 to
@@ -67,7 +71,8 @@ struct ReferenceOptions {
 
 // Evaluates `graph`. `inputs` has one tensor per parameter, in order; OUT
 // parameters' entries are ignored (may be empty). Returns one tensor per
-// parameter: IN unchanged, OUT and INOUT their final contents. Errors name
+// parameter: IN unchanged, OUT and INOUT their final contents, each with
+// its error bound (IN: 0, the kernel reads the same values). Errors name
 // the op and what is wrong (unknown kind, missing value, shape mismatch).
 absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs,

@@ -1,5 +1,6 @@
 #include "tests/kernels/compile_run_check.h"
 
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -27,6 +28,11 @@ std::optional<ptoc::CheckReport> RunAndExpectMatch(const pto::v1::Graph& graph,
   EXPECT_TRUE(report.ok()) << label << ": " << report.status();
   if (!report.ok()) return std::nullopt;
   EXPECT_TRUE(report->pass()) << label << "\n" << report->Summary();
+  // A check that leaves most of an output undetermined checks little.
+  for (const ptoc::Comparison& c : report->outputs) {
+    EXPECT_LE(2 * c.unchecked, c.count) << label << ": " << c.name << " mostly unchecked\n"
+                                        << report->Summary();
+  }
   return *std::move(report);
 }
 
@@ -44,6 +50,11 @@ void CompileRunAndCheck(const pto::v1::Graph& graph, const RunChecks& checks) {
       for (const ptoc::Comparison& c : report->outputs) EXPECT_GT(c.count, 0) << c.name;
     }
   }
+  if (checks.edges) {
+    ptoc::CheckOptions options = EdgeInputs();
+    options.seed = 1;
+    RunAndExpectMatch(graph, *kernel, options, absl::StrCat(graph.name(), " edge inputs"));
+  }
 }
 
 void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
@@ -54,7 +65,48 @@ void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
   checks.inputs.high = 4;
   checks.inputs.tolerance = tolerance;
   checks.target = target;
+  checks.edges = tolerance == nullptr;
   CompileRunAndCheck(graph, checks);
+}
+
+ptoc::CheckOptions EdgeInputs() {
+  ptoc::CheckOptions options;
+  options.draw = ptoc::InputDraw::kMixedScales;
+  options.low = -100;
+  options.high = 100;
+  options.min_magnitude = 1e-6;
+  return options;
+}
+
+void ExpectFp32MatchesReference(const pto::v1::Graph& graph,
+                                const std::vector<std::vector<float>>& before,
+                                const std::vector<std::vector<float>>& after,
+                                const std::string& label) {
+  ASSERT_EQ(before.size(), static_cast<size_t>(graph.params_size())) << label;
+  ASSERT_EQ(after.size(), before.size()) << label;
+  std::map<uint32_t, const pto::v1::Value*> declared;
+  for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+  std::vector<ptoc::RefTensor> inputs;
+  std::vector<std::vector<int64_t>> shapes;
+  for (int p = 0; p < graph.params_size(); ++p) {
+    auto shape = ptoc::StaticShape(declared.at(graph.params(p).value_id())->shape());
+    ASSERT_TRUE(shape.ok()) << label << ": " << shape.status();
+    shapes.push_back(*shape);
+    inputs.push_back(ptoc::RefTensor{pto::v1::DT_FP32, *shape,
+                                     std::vector<double>(before[p].begin(), before[p].end()), {}});
+  }
+  auto reference = ptoc::EvaluateReference(graph, inputs);
+  ASSERT_TRUE(reference.ok()) << label << ": " << reference.status();
+  for (int p = 0; p < graph.params_size(); ++p) {
+    if (graph.params(p).role() == pto::v1::PARAM_ROLE_IN) continue;
+    auto got = ptoc::HostTensor::Create(pto::v1::DT_FP32, shapes[p]);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(after[p].size(), static_cast<size_t>(got->size())) << label;
+    for (int64_t i = 0; i < got->size(); ++i) got->Set(i, after[p][i]);
+    const ptoc::Comparison c = ptoc::Compare(graph.params(p).name(), *got, (*reference)[p]);
+    EXPECT_TRUE(c.ok()) << label << ": " << graph.params(p).name() << ": " << c.mismatches
+                        << " mismatches, first " << c.first_mismatch;
+  }
 }
 
 pto::v1::Graph WithSymbols(pto::v1::Graph graph,

@@ -32,13 +32,29 @@ std::unique_ptr<runtime::Kernel> CompileAndLoad(const pto::v1::Graph& graph,
                                                 const std::string& target = "host");
 
 // Runs `kernel` once on random inputs for `graph` (drawn as `options` says)
-// and expects every output to match the reference; a failure names `label`.
+// and expects every output to match the reference, at most half of each
+// output's elements undetermined by the bound (unchecked); a failure names
+// `label`.
 // Returns the report, or nullopt (after a test failure) when the run could
 // not be compared at all.
 std::optional<ptoc::CheckReport> RunAndExpectMatch(const pto::v1::Graph& graph,
                                                    const runtime::Kernel& kernel,
                                                    const ptoc::CheckOptions& options,
                                                    const std::string& label);
+
+// Compares one run's FP32 results with the reference by its error bound
+// (client/ptoc/check.h): `before` holds every parameter's contents before
+// the run (the inputs), `after` after it; each OUT/INOUT parameter of
+// `after` is compared. A failure names `label` and the parameter.
+void ExpectFp32MatchesReference(const pto::v1::Graph& graph,
+                                const std::vector<std::vector<float>>& before,
+                                const std::vector<std::vector<float>>& after,
+                                const std::string& label);
+
+// Inputs at the edges of each op's range: magnitudes log-uniform from 1e-6
+// to 100, either sign (exp's and erf/erfc's tails, softmax rows with
+// x - max down to -200, tiny and large values side by side).
+ptoc::CheckOptions EdgeInputs();
 
 // ---- Graphs of static shapes: one compile, several seeds.
 
@@ -49,6 +65,7 @@ struct RunChecks {
   std::string target = "host";
   int outputs = -1;             // >= 0: how many outputs each run compares,
                                 // none of them empty
+  bool edges = false;           // then one more run on EdgeInputs()
 };
 
 // Compiles `graph` for checks.target, loads it, and runs it checks.seeds
@@ -57,7 +74,7 @@ void CompileRunAndCheck(const pto::v1::Graph& graph, const RunChecks& checks);
 
 // The usual form: inputs in [-4, 4] (wider than ptoc's [-2, 2] so that exp
 // overflows and log sees negatives sometimes), within `tolerance` (null:
-// ptoc::DefaultTolerance).
+// the reference's error bound, and then one more run on EdgeInputs()).
 void CompileRunAndCheck(const pto::v1::Graph& graph, int seeds,
                         const ptoc::Tolerance* tolerance = nullptr,
                         const std::string& target = "host");

@@ -107,16 +107,32 @@ pto::v1::Graph RmsNorm(int64_t cols) {
 
 const std::vector<int64_t> kSizes = {1, 7, 64, 1000, 1024, 5000};  // 1024: the cap; 5000: past it
 
+// Each size twice: inputs in [-2, 2], and at the edges: softmax rows over
+// [-60, 60] (x - max down to -120: exp's subnormal results and zeros), the
+// norms' inputs of mixed scales (magnitudes 1e-4 to 8 side by side). Every
+// output element within the reference's error bound (client/ptoc/check.h).
 TEST(DynamicRowsTest, SoftmaxLayerNormRmsNormCompiledOnceMatchTheReference) {
-  for (const GraphAt& make : std::vector<GraphAt>{Softmax, LayerNorm, RmsNorm}) {
+  for (const GraphAt& make : std::vector<GraphAt>{Softmax, SoftmaxRecip, LayerNorm, RmsNorm}) {
     const pto::v1::Graph symbolic = Symbolic(make);
     SCOPED_TRACE(symbolic.name());
     std::unique_ptr<runtime::Kernel> kernel = CompileAndLoad(symbolic);
     ASSERT_NE(kernel, nullptr);
+    const bool softmax = symbolic.name().rfind("rows_softmax", 0) == 0;
     for (int64_t n : kSizes) {
       ptoc::CheckOptions options;
       options.seed = static_cast<uint64_t>(n);
       ASSERT_TRUE(RunAndExpectMatch(make(n), *kernel, options, absl::StrCat("n ", n)));
+      ptoc::CheckOptions edges = options;
+      if (softmax) {
+        edges.low = -60;
+        edges.high = 60;
+      } else {
+        edges.draw = ptoc::InputDraw::kMixedScales;
+        edges.low = -8;
+        edges.high = 8;
+        edges.min_magnitude = 1e-4;
+      }
+      ASSERT_TRUE(RunAndExpectMatch(make(n), *kernel, edges, absl::StrCat("n ", n, " edges")));
     }
     EXPECT_EQ(kernel->plans_expanded(), static_cast<int64_t>(kSizes.size()));
   }

@@ -173,6 +173,15 @@ TEST(HalfRowsTest, PerRowCastsGiveTheFp32RowsBitsRoundedOnce) {
         ASSERT_NE(whole, nullptr);
         EXPECT_EQ(Differ(dt, got, RunHalf(*whole, kind, dt, c.shape, x, gamma, true)), 0);
         CompileRunAndCheck(rows, 1);
+        // Near the type's limits: magnitudes from FP16's subnormals to
+        // 6e4 (BF16: 1e-30 to 1e18, x * x within FP32), mixed.
+        RunChecks limits;
+        limits.inputs.draw = ptoc::InputDraw::kMixedScales;
+        limits.inputs.low = dt == DT_FP16 ? -6e4 : -1e18;
+        limits.inputs.high = -limits.inputs.low;
+        limits.inputs.min_magnitude = dt == DT_FP16 ? 1e-7 : 1e-30;
+        limits.seeds = 2;
+        CompileRunAndCheck(rows, limits);
       }
     }
   }

@@ -1,4 +1,4 @@
-// Matmul with symbolic M, N and K (issue 4): compiled once, run for several
+// Matmul with symbolic M, N and K: compiled once, run for several
 // sizes of each (1, a tail, larger than a tile) against the reference
 // evaluator on the static graph of that size. M and N tails run the
 // generic cube function (run-time m, n), K is a dynamic arg

@@ -1,4 +1,4 @@
-// Row groups over a symbolic (DYNAMIC) last dim (issue 4): softmax, layer
+// Row groups over a symbolic (DYNAMIC) last dim: softmax, layer
 // norm and rms norm over [rows, n] compile once; a row of n <= the cap
 // (SymbolicRowCap of the tile: 1024 for the tiles of 4 rows here with an AI
 // core's 192 KiB UB) runs as

@@ -29,7 +29,7 @@ struct OpCase {
   std::optional<double> scalar;  // for tensor-with-scalar kinds
 };
 
-// Every op kind of issue 2. Scalars that are not exact in binary (0.1, 3)
+// Every basic op kind. Scalars that are not exact in binary (0.1, 3)
 // make sure the kernel rounds like the reference does.
 const OpCase kOps[] = {
     {"add", 2, {}},     {"sub", 2, {}},      {"mul", 2, {}},

@@ -1,4 +1,4 @@
-// Matmul inside loop bodies (issue 4 follow-up): the cube group of a body's
+// Matmul inside loop bodies: the cube group of a body's
 // matmul is lowered once, its loop-dependent GM offsets (x[i], out[i*8:])
 // are dynamic args like a vector group's, and the runtime expands it per
 // iteration. Each kernel is compiled once over the symbol "bs" and run for

@@ -1,4 +1,4 @@
-// Loops (issue 4, phase 2): kernels with loop regions compiled once and run
+// Loops: kernels with loop regions compiled once and run
 // for several sizes, each checked against the reference evaluator (which
 // writes the loops out) on the graph built at that size.
 #include <functional>
@@ -521,7 +521,7 @@ TEST(LoopTest, ReductionsOverALoopDependentTail) {
   }
 }
 
-// The loop index (and the batch size) as numbers (issue 4): for i in
+// The loop index (and the batch size) as numbers: for i in
 // 0..bs, out[i] = clip(in[i] * i - (bs - i), -i, 2i + 1) / (i + 1). Each
 // scalar is a dynamic arg evaluated per iteration: one compile, and the
 // reference evaluates the same expressions per index.

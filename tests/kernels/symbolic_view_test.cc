@@ -1,6 +1,6 @@
 // Views and assembles outside loops whose offsets or extents are
 // expressions of a parameter's symbol (x[:, 1:] and x[:, :n//2] of x
-// [4, n], issue 4 point 4), and reshapes of tensors with a symbolic dim (a
+// [4, n]), and reshapes of tensors with a symbolic dim (a
 // matmul's operand included): compiled once, run at several sizes against
 // the reference evaluator on the graph built at that size; a region that
 // leaves its tensor at run time is an error at launch naming the op and the

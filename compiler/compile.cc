@@ -39,10 +39,15 @@ absl::Status InitState(const pto::v1::Graph& graph, const std::string& target,
   return absl::OkStatus();
 }
 
+// The compiler `settings` name: the one a wrapper (cxx) runs, if any.
+const std::string& CompilerOf(const CompileSettings& settings) {
+  return settings.cxx_name.empty() ? settings.cxx : settings.cxx_name;
+}
+
 // The cache key of a state the pipeline has imported (state.tensor).
 std::string KeyOf(const LoweringState& state) {
   return ComputeCacheKey(state.tensor, state.target, CanonicalOptions(state.options),
-                         CompilerFingerprint(state.settings.cxx));
+                         CompilerFingerprint(CompilerOf(state.settings)));
 }
 
 }  // namespace
@@ -79,7 +84,7 @@ absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
   b.set_format_version(PTO_KERNEL_FORMAT_VERSION);
   b.set_key(result.key);
   b.set_target(state.target);
-  b.set_compiler_fingerprint(CompilerFingerprint(settings.cxx));
+  b.set_compiler_fingerprint(CompilerFingerprint(CompilerOf(settings)));
   b.set_kernel_name(SanitizeIdentifier(graph.name()));
   FillParams(state.tensor, &b);
   *b.mutable_execute_graph() = std::move(state.execute);

@@ -80,16 +80,18 @@ absl::StatusOr<std::string> ResolveTarget(const std::string& target);
 // renumbered in topological order, names stripped), the resolved target, the
 // sorted options, the compiler fingerprint and the key-schema version.
 // Verifies the graph first (a key is never computed for an invalid graph).
-// The fingerprint is that of settings.cxx, the compiler Compile() would run.
+// The fingerprint is that of the compiler Compile() would run with
+// `settings` (cxx_name when set, else cxx).
 absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
                                      const std::string& target,
                                      const CompileOptions& options,
                                      const CompileSettings& settings = {});
 
 // A hash of the compiler build, the headers generated code includes, the
-// host C++ compiler's arguments for every host target and -O level, and the
-// version string of `cxx`, the C++ compiler host targets run (hex;
-// key/fingerprint.h). Stable within one build on one machine.
+// host C++ compiler's arguments for every host target and -O level, the
+// system toolchain's version string and the executable of `cxx`, the C++
+// compiler host targets run (hex; key/fingerprint.h). Stable within one
+// build on one machine.
 const std::string& CompilerFingerprint(const std::string& cxx = "c++");
 
 // Verifies, lowers and code-generates `graph` for `target`.

@@ -2,9 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <functional>
 #include <set>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "compiler/compile.h"
 #include "compiler/ir/import.h"
 #include "compiler/key/fingerprint.h"
@@ -243,17 +246,34 @@ TEST(CacheKeyTest, CacheKeyUsesTheCompilerFingerprint) {
             ComputeCacheKey(*g, target, options, std::string(64, '0')));
 }
 
-// The key is that of the compiler a compile would run: a stand-in `cxx`
-// whose --version differs from c++'s gives another fingerprint and key.
+// The key is that of the compiler a compile would run, identified by its
+// executable's bytes and never run for it (a stand-in that would leave a mark
+// leaves none): another compiler, or the same path with other contents, gives
+// another fingerprint and key; a wrapper (cxx) is keyed by what it wraps
+// (cxx_name).
 TEST(CacheKeyTest, KeyChangesWithTheCompilerSettingsName) {
   absl::StatusOr<TempDir> dir = TempDir::Create("pto-cache-key-test");
   ASSERT_TRUE(dir.ok()) << dir.status();
-  const std::string cxx = dir->path() + "/other-cxx";
-  ASSERT_TRUE(WriteFile(cxx, "#!/bin/sh\necho 'other-cxx 99.1'\n").ok());
-  chmod(cxx.c_str(), 0700);
-  EXPECT_EQ(CurrentFingerprintInputs(cxx).toolchain, "other-cxx 99.1\n");
+  const std::string mark = dir->path() + "/ran";
+  auto stand_in = [&](const std::string& name, const std::string& version) {
+    const std::string path = dir->path() + "/" + name;
+    EXPECT_TRUE(WriteFile(path, absl::StrCat("#!/bin/sh\ntouch '", mark, "'\necho '",
+                                             version, "'\n"))
+                    .ok());
+    chmod(path.c_str(), 0700);
+    return path;
+  };
+  const std::string cxx = stand_in("other-cxx", "other-cxx 99.1");
+  const std::string newer = stand_in("newer-cxx", "other-cxx 99.2");
+  const FingerprintInputs in = CurrentFingerprintInputs(cxx);
+  EXPECT_EQ(in.compiler, CompilerIdentity(cxx));
+  EXPECT_TRUE(absl::StartsWith(in.compiler, cxx + ": ")) << in.compiler;
+  EXPECT_EQ(in.toolchain, CurrentFingerprintInputs().toolchain);
   EXPECT_NE(CompilerFingerprint(cxx), CompilerFingerprint());
+  EXPECT_NE(CompilerIdentity(cxx), CompilerIdentity(newer));
   EXPECT_EQ(&CompilerFingerprint(cxx), &CompilerFingerprint(cxx));
+  EXPECT_TRUE(absl::StartsWith(CompilerIdentity("no-such-compiler-here"),
+                               "unresolved: "));
 
   CompileSettings settings;
   settings.cxx = cxx;
@@ -265,6 +285,13 @@ TEST(CacheKeyTest, KeyChangesWithTheCompilerSettingsName) {
   EXPECT_EQ(*other, ComputeCacheKey(*g, target, CanonicalOptions(ParsedOptions{}),
                                     CompilerFingerprint(cxx)));
   EXPECT_NE(*other, Key(Make({}), target));
+  CompileSettings wrapped;
+  wrapped.cxx = newer;  // a wrapper around cxx
+  wrapped.cxx_name = cxx;
+  absl::StatusOr<std::string> same = CacheKey(Make({}), target, {}, wrapped);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, *other);
+  EXPECT_FALSE(std::filesystem::exists(mark)) << "a stand-in compiler was run";
 }
 
 // Each input of the fingerprint (fingerprint.h) reaches the key through it.
@@ -293,6 +320,7 @@ TEST(CacheKeyTest, ChangesWithEachFingerprintInput) {
           {"a compiler flag",
            [](FingerprintInputs* in) { in->flags.back() += " -ffast-math"; }},
           {"the toolchain", [](FingerprintInputs* in) { in->toolchain += " "; }},
+          {"the compiler", [](FingerprintInputs* in) { in->compiler += "0"; }},
       };
   for (const auto& [what, change] : changes) {
     FingerprintInputs in = real;

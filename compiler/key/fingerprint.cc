@@ -1,23 +1,30 @@
 #include "compiler/key/fingerprint.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "compiler/compile.h"
 #include "compiler/options.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
 #include "compiler/util/subprocess.h"
+#include "compiler/util/temp_dir.h"
 #include "runtime/host_target.h"
 #include "runtime/sha256.h"
 
 namespace pto::compiler {
 namespace {
 
-std::string ToolchainVersion(const std::string& cxx) {
+std::string ToolchainVersion() {
   SubprocessResult r;
-  absl::Status s = RunSubprocess({cxx, "--version"}, absl::Seconds(30), &r);
+  absl::Status s = RunSubprocess({"c++", "--version"}, absl::Seconds(30), &r);
   if (!s.ok()) return absl::StrCat("unavailable: ", s.message());
   if (!r.exited || r.exit_code != 0) {
     return absl::StrCat("failed: ", DescribeExit(r, absl::Seconds(30)));
@@ -49,7 +56,37 @@ std::vector<std::string> HostCompilerFlagLines() {
   return lines;
 }
 
+// The executable `cxx` names, as execvp would find it; empty if none.
+std::string ResolveExecutable(const std::string& cxx) {
+  if (cxx.empty()) return "";
+  std::vector<std::string> candidates;
+  if (cxx.find('/') != std::string::npos) {
+    candidates.push_back(cxx);
+  } else {
+    const char* path = getenv("PATH");
+    for (absl::string_view dir :
+         absl::StrSplit(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
+      candidates.push_back(dir.empty() ? cxx : absl::StrCat(dir, "/", cxx));
+    }
+  }
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    const std::filesystem::path real = std::filesystem::canonical(c, ec);
+    if (ec || !std::filesystem::is_regular_file(real, ec)) continue;
+    if (access(real.c_str(), X_OK) == 0) return real.string();
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string CompilerIdentity(const std::string& cxx) {
+  const std::string path = ResolveExecutable(cxx);
+  if (path.empty()) return absl::StrCat("unresolved: ", cxx);
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return absl::StrCat(path, ": unreadable: ", bytes.status().message());
+  return absl::StrCat(path, ": ", runtime::ToHex(runtime::Sha256(*bytes)));
+}
 
 std::string FingerprintOf(const FingerprintInputs& inputs) {
   runtime::Sha256Hasher h;
@@ -66,6 +103,7 @@ std::string FingerprintOf(const FingerprintInputs& inputs) {
   field("flags", absl::StrCat(inputs.flags.size()));
   for (const std::string& line : inputs.flags) field("flag", line);
   field("toolchain", inputs.toolchain);
+  field("compiler", inputs.compiler);
   return runtime::ToHex(h.Finish());
 }
 
@@ -76,7 +114,8 @@ FingerprintInputs CurrentFingerprintInputs(const std::string& cxx) {
     in.headers.emplace_back(f.name, std::string(f.contents));
   }
   in.flags = HostCompilerFlagLines();
-  in.toolchain = ToolchainVersion(cxx);
+  in.toolchain = ToolchainVersion();
+  in.compiler = CompilerIdentity(cxx);
   return in;
 }
 

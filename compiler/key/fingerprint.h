@@ -31,9 +31,14 @@ struct FingerprintInputs {
   // host target and accepted -O level: "<target> -O<n>: <args joined by
   // spaces>", with the file arguments named kernel.cc and kernel.so.
   std::vector<std::string> flags;
-  // `<cxx> --version`'s output for the C++ compiler host targets run (or why
-  // it could not be run).
+  // `c++ --version`'s output (or why it could not be run): the system's
+  // toolchain, whose headers and libraries every host kernel builds against.
   std::string toolchain;
+  // The C++ compiler host targets run: "<path>: <hex SHA-256 of the
+  // executable>" for the file `cxx` names (on PATH, links followed), read,
+  // never run (a compiler that hangs or lies cannot stall or fake a key);
+  // "unresolved: <cxx>" when there is none.
+  std::string compiler;
 };
 
 // Lowercase hex SHA-256 over an unambiguous encoding of `inputs` (every
@@ -43,8 +48,11 @@ struct FingerprintInputs {
 std::string FingerprintOf(const FingerprintInputs& inputs);
 
 // The inputs of this build on this machine with `cxx` as the host C++
-// compiler (runs `<cxx> --version`).
+// compiler (runs `c++ --version`, reads `cxx`'s executable).
 FingerprintInputs CurrentFingerprintInputs(const std::string& cxx = "c++");
+
+// What FingerprintInputs::compiler holds for `cxx`.
+std::string CompilerIdentity(const std::string& cxx);
 
 }  // namespace pto::compiler
 

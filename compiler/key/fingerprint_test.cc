@@ -23,6 +23,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 FingerprintInputs Sample() {
   FingerprintInputs in;
@@ -30,6 +31,7 @@ FingerprintInputs Sample() {
   in.headers = {{"a.h", "int a;"}, {"b.h", "int b;"}};
   in.flags = {"t -O2: -O2 -march=x"};
   in.toolchain = "cc 1.0";
+  in.compiler = "/usr/bin/cc: 00ff";
   return in;
 }
 
@@ -61,6 +63,7 @@ TEST(FingerprintTest, ChangesWithEveryInput) {
            [](FingerprintInputs* in) { in->flags.push_back("u -O2: -O2"); }},
           {"no flags", [](FingerprintInputs* in) { in->flags.clear(); }},
           {"toolchain", [](FingerprintInputs* in) { in->toolchain = "cc 1.1"; }},
+          {"compiler", [](FingerprintInputs* in) { in->compiler = "/usr/bin/cc: 00fe"; }},
           // Bytes moved from one field to the next: the encoding is unambiguous.
           {"header boundary",
            [](FingerprintInputs* in) {
@@ -121,6 +124,8 @@ TEST(FingerprintTest, CompilerFingerprintHashesTheActualInputs) {
 
   EXPECT_EQ(in.toolchain, CxxVersion());
   EXPECT_FALSE(in.toolchain.empty());
+  EXPECT_EQ(in.compiler, CompilerIdentity("c++"));
+  EXPECT_THAT(in.compiler, Not(HasSubstr("unresolved")));
 }
 
 TEST(FingerprintTest, FlagLinesCarryEachTargetsIsaFlags) {

@@ -4,7 +4,7 @@ ops.py and layout.py already record (reductions, elementwise arithmetic,
 where, views, concat), so they compile wherever those do.
 """
 
-from . import dtypes, layout, ops
+from . import dtypes, layout, ops, symbolic
 from .errors import NotYetImplementedError
 from .primitives import FLOAT_TYPES, check_float, check_traced
 from .symbolic import SymbolicScalar
@@ -136,7 +136,7 @@ def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's nam
                 raise ValueError(f"{what}: shape[{i}] = -1 is a new leading dim; it needs a "
                                  f"size")
             s = d
-        same = s is d or (_static(s) and _static(d) and s == d)
+        same = symbolic.same(s, d)
         if not same and not (_static(d) and d == 1):
             raise ValueError(f"{what}: the input {old} cannot expand to {shape}: dim {i} "
                              f"has size {d}, not 1")
@@ -146,8 +146,7 @@ def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's nam
         grow.append(1 if same else s)
     if valid_shape is not None and (
             len(valid_shape) != len(target)
-            or any(not (v is t or (_static(v) and _static(t) and v == t))
-                   for v, t in zip(valid_shape, target))):
+            or not symbolic.same_shape(list(valid_shape), target)):
         raise NotYetImplementedError(
             f"{what}: valid_shape {list(valid_shape)} differs from shape {target}; a "
             f"partly valid tensor (valid_shape smaller than shape) is not implemented yet: "

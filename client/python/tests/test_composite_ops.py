@@ -160,6 +160,21 @@ def test_expand_clone_is_a_copy(native):
     assert torch.equal(out, x0)
 
 
+def test_expand_clone_keeps_a_dynamic_dim(native):
+    @pypto.jit
+    def k(x: pypto.Tensor(["n", 1], pypto.DT_FP32), a: pypto.Tensor(["n", 8], pypto.DT_FP32),
+          b: pypto.Tensor(["n", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        a[:] = pypto.expand_clone(x, [x.shape[0], 8])
+        b[:] = x.expand_clone([-1, 8])
+
+    for n in (3, 6):
+        x = torch.randn(n, 1)
+        a, b = torch.zeros(n, 8), torch.zeros(n, 8)
+        k(x, a, b)
+        assert torch.equal(a, x.expand(n, 8)) and torch.equal(b, x.expand(n, 8)), n
+
+
 def test_expand_clone_errors():
     def kernel(shape, valid_shape=None):
         def k(x: ANY, out: ANY):

@@ -168,6 +168,10 @@ def rows():
             lambda a: torch.round(a, decimals=2)),
         Row("clip(a, b, c) tensor bounds f32", [F32, F32, F32], [N, (1024,), (1024, 1)],
             (8, 1024), lambda a, b, c: pypto.clip(a, b, c), lambda a, b, c: torch.clamp(a, b, c)),
+        Row("var(a, -1) f32", [F32], [N], (8, 1024), lambda a: pypto.var(a, -1),
+            lambda a: torch.var(a, -1), out_shape=(1024,)),
+        Row("cumsum(a, -1) f32", [F32], [N], (8, 1024), lambda a: pypto.cumsum(a, -1),
+            lambda a: torch.cumsum(a, -1)),
     ]
 
 

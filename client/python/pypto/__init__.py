@@ -55,6 +55,8 @@ from .ops import (  # noqa: E402,F401
     bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, cbrt, ceil_div, cosh, floor_div,
     fmod, gcd, hypot, isfinite, isnan, logical_and, logical_not, logical_or, logical_xor, lrelu,
     prelu, signbit, sinh, tan, tril, triu)
+from .composites import (  # noqa: E402,F401
+    axpy_, cumprod, cumsum, expand_clone, one_hot, var)
 from .layout import (  # noqa: E402,F401
     assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)
 from .interop import from_torch, to_torch  # noqa: E402,F401

@@ -2,7 +2,7 @@
 
 tensors.py defines what a Tensor is (an annotation, a traced value); what
 its operators and methods record is defined by the ops above it (ops.py,
-layout.py, matmul.py). They are written here as the methods of a mixin
+layout.py, matmul.py, composites.py). They are written here as the methods of a mixin
 class and attached to Tensor once, when the package is imported:
 
     a + b, 2 - a, a / 3, a ** 2, a // b, a % b, a @ b, -a, abs(a), a < b
@@ -14,7 +14,7 @@ class and attached to Tensor once, when the package is imported:
 pypto.eq / pypto.ne (or a.eq(b)).
 """
 
-from . import layout, ops
+from . import composites, layout, ops
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -103,6 +103,16 @@ class _TensorMethods:
         """In place: self takes triu(self, diagonal); returns self."""
         self.move(ops.triu(self, diagonal))
         return self
+
+    def expand_clone(self, shape, *, valid_shape=None):
+        """pypto.expand_clone(self, shape, valid_shape=valid_shape)."""
+        return composites.expand_clone(self, shape, valid_shape=valid_shape)
+
+    def cumsum(self, dim): return composites.cumsum(self, dim)
+    def cumprod(self, dim): return composites.cumprod(self, dim)
+    def var(self, dim=None, *, correction=1, keepdim=False):
+        """pypto.var(self, dim, correction=correction, keepdim=keepdim)."""
+        return composites.var(self, dim, correction=correction, keepdim=keepdim)
 
     def __matmul__(self, other): return ops.matmul(self, other)
     def __rmatmul__(self, other): return ops.matmul(other, self)

@@ -1,0 +1,243 @@
+"""PyPTO ops written as compositions of the public ops: var, axpy_,
+expand_clone, one_hot, cumsum and cumprod. Each records only ops that
+ops.py and layout.py already record (reductions, elementwise arithmetic,
+where, views, concat), so they compile wherever those do.
+"""
+
+from . import dtypes, layout, ops, symbolic
+from .errors import NotYetImplementedError
+from .primitives import FLOAT_TYPES, check_float, check_traced
+from .symbolic import SymbolicScalar
+from .tensors import Tensor, _is_scalar
+
+_INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
+                  dtypes.DT_UINT8)
+
+
+def _static(d):
+    return isinstance(d, int) and not isinstance(d, SymbolicScalar)
+
+
+def _dims(what, dim, rank):
+    """`dim` (an int, a sequence of ints, or None: every dim) as sorted
+    non-negative dims."""
+    if dim is None:
+        return list(range(rank))
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    out = []
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, int):
+            raise TypeError(f"{what}: dim must be an int, a sequence of ints or None, got "
+                            f"{type(d).__name__}")
+        if not -rank <= d < rank:
+            raise ValueError(f"{what}: dim {d} is out of range for rank {rank}")
+        out.append(d % rank)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: dim {list(dims)} names a dim twice")
+    return sorted(out)
+
+
+# var -----------------------------------------------------------------------------
+
+def var(input, dim=None, *, correction=1, keepdim=False):  # noqa: A002 - PyPTO's names
+    """Variance over `dim` (an int, a sequence of ints, or None: every
+    element), as torch.var: sum((x - mean)**2) / max(0, n - correction),
+    n the number of elements reduced (a dynamic dim's n is read at launch).
+    n - correction <= 0 divides by 0 (inf, or NaN for a zero sum), as
+    torch. FP16/BF16 input is computed in FP32 and rounded once. Float
+    tensors only (torch.var rejects integers)."""
+    what = "pypto.var"
+    check_traced(input, what, "input")
+    check_float(what, input, "input")
+    if isinstance(correction, bool) or not _is_scalar(correction) \
+            or isinstance(correction, SymbolicScalar):
+        raise TypeError(f"{what}: correction must be a number, got "
+                        f"{type(correction).__name__}")
+    if input.dtype in (dtypes.DT_FP16, dtypes.DT_BF16):
+        return ops.cast(var(ops.cast(input, dtypes.DT_FP32), dim, correction=correction,
+                            keepdim=keepdim), input.dtype)
+    shape = list(input._shape)
+    if not shape:
+        raise ValueError(f"{what}: the input is a rank-0 tensor (one element)")
+    dims = _dims(what, dim, len(shape))
+    n = 1
+    for d in dims:
+        n = n * shape[d]
+    every = len(dims) == len(shape)
+    if every and not all(_static(d) for d in shape):
+        raise ValueError(f"{what}: reducing every element needs static dims (got shape "
+                         f"{shape}); pass dim= to reduce some dims")
+    mean = input
+    for d in dims:
+        mean = ops.sum(mean, d, keepdim=True)
+    mean = ops.div(mean, n)
+    dev = ops.sub(input, mean)
+    sq = ops.mul(dev, dev)
+    if every:
+        total = ops.sum(sq, None, keepdim=keepdim)
+    else:
+        total = sq
+        for d in dims:
+            total = ops.sum(total, d, keepdim=True)
+        if not keepdim:
+            total = layout.reshape(total, [s for i, s in enumerate(shape) if i not in dims])
+    denominator = n - correction
+    if _static(n):
+        denominator = max(0, denominator)
+    return ops.div(total, denominator)
+
+
+# axpy_ ---------------------------------------------------------------------------
+
+def axpy_(y, x, alpha=1.0):
+    """In place: y takes alpha * x + y (x broadcasts to y's shape; equal
+    dtypes); returns y. alpha * x is rounded to the dtype, then added (torch's
+    y.add_(x, alpha=alpha) may fuse the two). Integer tensors need an int
+    alpha, as torch."""
+    what = "pypto.axpy_"
+    check_traced(y, what, "y")
+    check_traced(x, what, "x")
+    if x.dtype != y.dtype:
+        raise TypeError(f"{what}: 'x' has dtype {x.dtype.name} and 'y' {y.dtype.name}; they "
+                        f"must be equal (cast one: pypto.cast(x, dtype))")
+    if isinstance(alpha, bool) or not _is_scalar(alpha):
+        raise TypeError(f"{what}: alpha must be a number, got {type(alpha).__name__}")
+    if y.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,) and not isinstance(alpha, int):
+        raise TypeError(f"{what}: alpha {alpha!r} must be an int for {y.dtype.name} tensors")
+    scaled = x if alpha == 1 else ops.mul(x, alpha)
+    y.move(ops.add(y, scaled))
+    return y
+
+
+# expand_clone ----------------------------------------------------------------------
+
+def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's names
+    """input with its size-1 dims repeated to `shape`, as a new tensor (not
+    a view): torch's input.expand(shape).clone(). `shape` may add leading
+    dims; -1 keeps a dim. Values are copied bit for bit (-0.0 and NaN
+    payloads included). `valid_shape` may only be None or `shape`."""
+    what = "pypto.expand_clone"
+    check_traced(input, what, "input")
+    if isinstance(shape, int):
+        shape = [shape]
+    shape = list(shape)
+    old = list(input._shape)
+    if len(shape) < len(old):
+        raise ValueError(f"{what}: shape {shape} has fewer dims than the input "
+                         f"{old}")
+    if len(shape) > 4:
+        raise ValueError(f"{what}: shape {shape} has rank {len(shape)} (at most 4)")
+    lead = len(shape) - len(old)
+    padded = [1] * lead + old
+    target, grow = [], []
+    for i, (s, d) in enumerate(zip(shape, padded)):
+        if _static(s) and s == -1:
+            if i < lead:
+                raise ValueError(f"{what}: shape[{i}] = -1 is a new leading dim; it needs a "
+                                 f"size")
+            s = d
+        same = symbolic.same(s, d)
+        if not same and not (_static(d) and d == 1):
+            raise ValueError(f"{what}: the input {old} cannot expand to {shape}: dim {i} "
+                             f"has size {d}, not 1")
+        if not same and not (_static(s) and s > 0):
+            raise ValueError(f"{what}: shape[{i}] = {s} must be a positive int")
+        target.append(s)
+        grow.append(1 if same else s)
+    if valid_shape is not None and (
+            len(valid_shape) != len(target)
+            or not symbolic.same_shape(list(valid_shape), target)):
+        raise NotYetImplementedError(
+            f"{what}: valid_shape {list(valid_shape)} differs from shape {target}; a "
+            f"partly valid tensor (valid_shape smaller than shape) is not implemented yet: "
+            f"pass valid_shape=None and take a view of the result")
+    if all(g == 1 for g in grow):
+        return layout.clone(input)
+    mask = ops.full(grow, True, dtypes.DT_BOOL)
+    return ops.where(mask, input, input)
+
+
+# one_hot -------------------------------------------------------------------------
+
+def one_hot(input, num_classes):  # noqa: A002 - PyPTO's names
+    """DT_INT64 tensor of input.shape + [num_classes]: 1 where the last
+    index equals the input's value, else 0 (torch.nn.functional.one_hot).
+    `num_classes` is a compile-time int; a value outside [0, num_classes)
+    gives a row of zeros (torch raises). Integer or BOOL input, rank <= 3."""
+    what = "pypto.one_hot"
+    check_traced(input, what, "input")
+    if input.dtype not in _INTEGER_TYPES + (dtypes.DT_BOOL,):
+        raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; it must be "
+                        f"an integer tensor (torch.nn.functional.one_hot takes int64)")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) \
+            or isinstance(num_classes, SymbolicScalar):
+        raise TypeError(f"{what}: num_classes must be an int known when tracing, got "
+                        f"{type(num_classes).__name__} (num_classes=-1, the maximum "
+                        f"plus one, would depend on the data)")
+    if num_classes <= 0:
+        raise ValueError(f"{what}: num_classes must be positive, got {num_classes}")
+    rank = len(input._shape)
+    if rank > 3:
+        raise ValueError(f"{what}: the input has rank {rank}; the result would have rank "
+                         f"{rank + 1} (at most 4)")
+    x = input
+    if x.dtype not in (dtypes.DT_INT32, dtypes.DT_INT64):
+        x = ops.cast(x, dtypes.DT_INT32)
+    classes = ops.arange(num_classes, dtype=x.dtype)
+    if rank:
+        classes = layout.reshape(classes, [1] * rank + [num_classes])
+        x = layout.unsqueeze(x, -1)
+    return ops.cast(ops.eq(x, classes), dtypes.DT_INT64)
+
+
+# cumsum, cumprod -----------------------------------------------------------------
+
+def _scan(what, combine, identity, input, dim):
+    """The inclusive scan of `combine` along `dim` (Hillis-Steele: for k =
+    1, 2, 4, ... below n, x = combine(x, x shifted k along dim, the first k
+    filled with `identity`)): ceil(log2(n)) steps. Integer and BOOL tensors
+    scan in DT_INT64 (exact, wrapping), FP16/BF16 in FP32 rounded once, as
+    torch."""
+    check_traced(input, what, "input")
+    shape = list(input._shape)
+    if not shape:
+        raise ValueError(f"{what}: the input is a rank-0 tensor")
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
+    rank = len(shape)
+    if not -rank <= dim < rank:
+        raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
+    dim %= rank
+    if not all(_static(d) for d in shape):
+        raise ValueError(f"{what}: the input's dims must be static, got {shape} (the scan "
+                         f"along dim {dim} is unrolled by its length)")
+    if input.dtype == dtypes.DT_DOUBLE:
+        raise TypeError(f"{what}: DT_DOUBLE tensors are not supported (cast to DT_FP32)")
+    if input.dtype in (dtypes.DT_FP16, dtypes.DT_BF16):
+        return ops.cast(_scan(what, combine, identity, ops.cast(input, dtypes.DT_FP32), dim),
+                        input.dtype)
+    x = input if input.dtype in FLOAT_TYPES else ops.cast(input, dtypes.DT_INT64)
+    n, k = shape[dim], 1
+    while k < n:
+        fill = list(shape)
+        fill[dim] = k
+        keep = list(shape)
+        keep[dim] = n - k
+        shifted = layout.concat([ops.full(fill, identity, x.dtype),
+                                 layout.view(x, keep, [0] * rank)], dim)
+        x = combine(x, shifted)
+        k *= 2
+    return x if x is not input else layout.clone(x)
+
+
+def cumsum(input, dim):  # noqa: A002 - PyPTO's names
+    """Cumulative sum along `dim` (torch.cumsum): integer and BOOL tensors
+    give DT_INT64; a float result sums in a different order than torch's
+    running sum (log2(n) pairwise steps), so it may differ in the last
+    bits. Static dims only."""
+    return _scan("pypto.cumsum", ops.add, 0, input, dim)
+
+
+def cumprod(input, dim):  # noqa: A002 - PyPTO's names
+    """Cumulative product along `dim` (torch.cumprod), as cumsum."""
+    return _scan("pypto.cumprod", ops.mul, 1, input, dim)

@@ -1,0 +1,270 @@
+"""pypto.var, axpy_, expand_clone, one_hot, cumsum and cumprod (ops composed
+of other ops: composites.py), each run through a compiled kernel and
+compared with torch."""
+
+import pytest
+import torch
+
+import many_outputs
+import pypto
+
+ANY = pypto.Tensor[...]
+
+HALF_TOL = {torch.float16: 1e-3, torch.bfloat16: 8e-3}
+
+
+def run(fns, inputs, out_shapes, out_dtype, tile=(4, 8, 16)):
+    outs = [torch.zeros(s, dtype=out_dtype) for s in out_shapes]
+    return many_outputs.run_many(fns, inputs, outs, tile)
+
+
+# var -----------------------------------------------------------------------------
+
+def test_var_as_torch_fp32(native):
+    x = torch.randn(3, 5, 7) * 4 + 10
+    cases = [(dict(dim=1), (3, 7)), (dict(dim=-1, keepdim=True), (3, 5, 1)),
+             (dict(dim=(0, 2)), (5,)), (dict(dim=2, correction=0), (3, 5)),
+             (dict(dim=None, keepdim=True), (1, 1, 1))]
+    outs = run([lambda t, kw=kw: pypto.var(t, **kw) for kw, _ in cases], [x],
+               [s for _, s in cases], torch.float32)
+    for (kw, _), got in zip(cases, outs):
+        want = torch.var(x.double(), **kw).float()
+        torch.testing.assert_close(got, want, rtol=2e-6, atol=0, msg=str(kw))
+
+
+def test_var_of_every_element_is_rank_0(native):
+    @pypto.jit
+    def k(x: ANY, every: ANY, by_method: ANY):
+        pypto.set_vec_tile_shapes(8, 8)
+        every.move(pypto.var(x))
+        by_method[:] = x.var(0, correction=0)
+
+    x = torch.randn(4, 6)
+    every, by_method = torch.zeros(()), torch.zeros(6)
+    k(x, every, by_method)
+    torch.testing.assert_close(every, x.double().var().float(), rtol=2e-6, atol=0)
+    torch.testing.assert_close(by_method, x.double().var(0, correction=0).float(), rtol=2e-6,
+                               atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_var_half_types_compute_in_fp32(native, dtype):
+    x = (torch.randn(4, 16) * 3).to(dtype)
+    got, = run([lambda t: pypto.var(t, 1)], [x], [(4,)], dtype)
+    want = x.double().var(1).to(dtype)
+    torch.testing.assert_close(got.double(), want.double(), rtol=HALF_TOL[dtype], atol=0)
+
+
+def test_var_correction_past_n_divides_by_zero(native):
+    x = torch.tensor([[1.0, 2.0], [3.0, 3.0]])
+    got, = run([lambda t: pypto.var(t, 1, correction=2)], [x], [(2,)], torch.float32)
+    want = x.var(1, correction=2)
+    assert torch.isinf(got[0]) and torch.isnan(got[1])
+    assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.isinf(), want.isinf())
+
+
+def test_var_rejects_integers():
+    @pypto.jit
+    def k(x: ANY, out: ANY):
+        out[:] = pypto.var(x, 0)
+
+    with pytest.raises(TypeError, match="pypto.var.*DT_INT32"):
+        k(torch.zeros(4, dtype=torch.int32), torch.zeros(()))
+
+
+def test_var_over_a_dynamic_dim(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([4, "n"], pypto.DT_FP32), out: pypto.Tensor([4], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = pypto.var(x, 1)
+
+    for n in (5, 12):
+        x = torch.randn(4, n)
+        out = torch.zeros(4)
+        k(x, out)
+        torch.testing.assert_close(out, x.double().var(1).float(), rtol=2e-6, atol=0)
+
+
+# axpy_ ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_axpy_in_place_as_torch(native, dtype):
+    @pypto.jit
+    def k(y: ANY, x: ANY, y2: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        pypto.axpy_(y, x, 0.75)
+        y2.move(x)
+        pypto.axpy_(y2, x)
+
+    x, y0 = torch.randn(4, 16).to(dtype), torch.randn(4, 16).to(dtype)
+    y, y2 = y0.clone(), torch.zeros(4, 16, dtype=dtype)
+    k(y, x, y2)
+    want = (y0.float() + (x.float() * 0.75).to(dtype).float()).to(dtype)
+    assert torch.equal(y, want)
+    assert torch.equal(y2, x + x)
+
+
+def test_axpy_integers_and_broadcast(native):
+    @pypto.jit
+    def k(y: ANY, x: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        pypto.axpy_(y, x, -3)
+
+    x = torch.randint(-1000, 1000, (1, 16), dtype=torch.int32)
+    y0 = torch.randint(-1000, 1000, (4, 16), dtype=torch.int32)
+    y = y0.clone()
+    k(y, x)
+    assert torch.equal(y, y0.add(x, alpha=-3))
+
+
+def test_axpy_rejects_a_float_alpha_for_integers():
+    @pypto.jit
+    def k(y: ANY, x: ANY):
+        pypto.axpy_(y, x, 0.5)
+
+    with pytest.raises(TypeError, match="alpha 0.5 must be an int"):
+        k(torch.zeros(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32))
+
+
+# expand_clone --------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.bool])
+def test_expand_clone_as_torch(native, dtype):
+    x = (torch.arange(6).reshape(1, 6, 1) % 4).to(dtype)
+    if dtype == torch.float32:
+        x[0, 1, 0], x[0, 2, 0] = -0.0, float("nan")
+    outs = run([lambda t: pypto.expand_clone(t, [3, 6, 5]),
+                lambda t: t.expand_clone([3, -1, 5], valid_shape=[3, 6, 5]),
+                lambda t: pypto.expand_clone(t, [2, 1, 6, 5])],
+               [x], [(3, 6, 5), (3, 6, 5), (2, 1, 6, 5)], dtype, tile=(2, 2, 8, 8))
+    for got, shape in zip(outs, [(3, 6, 5), (3, 6, 5), (2, 1, 6, 5)]):
+        want = x.expand(shape)
+        if dtype == torch.float32:
+            assert torch.equal(got.view(torch.int32), want.contiguous().view(torch.int32))
+        else:
+            assert torch.equal(got, want)
+
+
+def test_expand_clone_is_a_copy(native):
+    @pypto.jit
+    def k(x: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        y = pypto.expand_clone(x, [4, 8])
+        x[:] = pypto.full([4, 8], 7.0)
+        out[:] = y
+
+    x = torch.randn(4, 8)
+    x0 = x.clone()
+    out = torch.zeros(4, 8)
+    k(x, out)
+    assert torch.equal(out, x0)
+
+
+def test_expand_clone_keeps_a_dynamic_dim(native):
+    @pypto.jit
+    def k(x: pypto.Tensor(["n", 1], pypto.DT_FP32), a: pypto.Tensor(["n", 8], pypto.DT_FP32),
+          b: pypto.Tensor(["n", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        a[:] = pypto.expand_clone(x, [x.shape[0], 8])
+        b[:] = x.expand_clone([-1, 8])
+
+    for n in (3, 6):
+        x = torch.randn(n, 1)
+        a, b = torch.zeros(n, 8), torch.zeros(n, 8)
+        k(x, a, b)
+        assert torch.equal(a, x.expand(n, 8)) and torch.equal(b, x.expand(n, 8)), n
+
+
+def test_expand_clone_errors():
+    def kernel(shape, valid_shape=None):
+        def k(x: ANY, out: ANY):
+            out[:] = pypto.expand_clone(x, shape, valid_shape=valid_shape)
+        return pypto.jit(k)
+
+    x = torch.zeros(2, 1)
+    with pytest.raises(pypto.NotYetImplementedError, match="valid_shape .*not implemented"):
+        kernel([2, 4], valid_shape=[2, 3])(x, torch.zeros(2, 4))
+    with pytest.raises(ValueError, match="dim 0 has size 2, not 1"):
+        kernel([3, 4])(x, torch.zeros(3, 4))
+
+
+# one_hot -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8])
+def test_one_hot_as_torch(native, dtype):
+    x = torch.tensor([[0, 3, 1], [4, 2, 2]], dtype=dtype)
+    got, = run([lambda t: pypto.one_hot(t, 5)], [x], [(2, 3, 5)], torch.int64)
+    assert torch.equal(got, torch.nn.functional.one_hot(x.long(), 5))
+
+
+def test_one_hot_rank_1_and_out_of_range(native):
+    x = torch.tensor([2, 0, 7, -1], dtype=torch.int32)
+    got, = run([lambda t: pypto.one_hot(t, 3)], [x], [(4, 3)], torch.int64)
+    want = torch.nn.functional.one_hot(x.clamp(0, 2).long(), 3)
+    want[2:] = 0  # outside [0, 3): a row of zeros
+    assert torch.equal(got, want)
+
+
+def test_one_hot_errors():
+    def kernel(n):
+        def k(x: ANY, out: ANY):
+            out[:] = pypto.one_hot(x, n)
+        return pypto.jit(k)
+
+    with pytest.raises(TypeError, match="one_hot.*integer tensor"):
+        kernel(3)(torch.zeros(4), torch.zeros(4, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match="num_classes must be positive"):
+        kernel(-1)(torch.zeros(4, dtype=torch.int64), torch.zeros(4, 3, dtype=torch.int64))
+
+
+# cumsum, cumprod -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum_cumprod_fp32(native, dim):
+    x = torch.rand(5, 13) + 0.5
+    outs = run([lambda t: pypto.cumsum(t, dim), lambda t: t.cumsum(dim),
+                lambda t: pypto.cumprod(t, dim), lambda t: t.cumprod(dim)],
+               [x], [(5, 13)] * 4, torch.float32, tile=(8, 16))
+    for got, want in zip(outs, [x.double().cumsum(dim), x.double().cumsum(dim),
+                                x.double().cumprod(dim), x.double().cumprod(dim)]):
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int8, torch.bool])
+def test_cumsum_cumprod_integers_exact_in_int64(native, dtype):
+    if dtype == torch.bool:
+        x = torch.rand(3, 17) > 0.3
+    else:
+        x = torch.randint(-9, 10, (3, 17)).to(dtype)
+    if dtype == torch.int64:
+        x[0, 0] = 2 ** 62  # wraps in the running sum and product, as torch's
+    outs = run([lambda t: pypto.cumsum(t, 1), lambda t: pypto.cumprod(t, 1),
+                lambda t: pypto.cumsum(t, 0)], [x], [(3, 17)] * 3, torch.int64, tile=(4, 32))
+    for got, want in zip(outs, [x.cumsum(1), x.cumprod(1), x.cumsum(0)]):
+        assert got.dtype == want.dtype == torch.int64
+        assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_cumsum_half_types_accumulate_in_fp32(native, dtype):
+    x = torch.rand(2, 40).to(dtype)
+    got, = run([lambda t: pypto.cumsum(t, 1)], [x], [(2, 40)], dtype, tile=(2, 64))
+    want = x.double().cumsum(1).to(dtype)
+    torch.testing.assert_close(got.double(), want.double(), rtol=HALF_TOL[dtype], atol=0)
+
+
+def test_cumsum_of_length_1_and_non_power_of_two(native):
+    x = torch.randint(-5, 5, (1, 7), dtype=torch.int32)
+    outs = run([lambda t: pypto.cumsum(t, 0), lambda t: pypto.cumsum(t, 1)], [x],
+               [(1, 7)] * 2, torch.int64, tile=(1, 8))
+    assert torch.equal(outs[0], x.cumsum(0)) and torch.equal(outs[1], x.cumsum(1))
+
+
+def test_cumsum_over_a_dynamic_dim_is_a_clear_error():
+    @pypto.jit
+    def k(x: pypto.Tensor(["n", 8], pypto.DT_FP32), out: pypto.Tensor(["n", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = pypto.cumsum(x, 0)
+
+    with pytest.raises(ValueError, match="cumsum: the input's dims must be static"):
+        k(torch.zeros(4, 8), torch.zeros(4, 8))

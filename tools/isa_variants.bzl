@@ -22,3 +22,17 @@ def cc_test_with_v4(name, copts = [], **kwargs):
         copts = [c for c in copts if not c.startswith("-march=")] + ["-march=x86-64-v4"],
         **v4_kwargs
     )
+
+def cc_test_with_v3_v4(name, copts = [], **kwargs):
+    """cc_test_with_v4, plus `name + "_v3"` built with -march=x86-64-v3.
+
+    For tests whose baseline build runs the scalar paths: the _v3 twin runs
+    the AVX2/F16C paths (8 lanes), which must skip, naming the features, on
+    a CPU without them.
+    """
+    cc_test_with_v4(name = name, copts = copts, **kwargs)
+    native.cc_test(
+        name = name + "_v3",
+        copts = [c for c in copts if not c.startswith("-march=")] + ["-march=x86-64-v3"],
+        **kwargs
+    )

@@ -1,5 +1,6 @@
 """PyPTO ops written as compositions of the public ops: var, axpy_,
-expand_clone, one_hot, cumsum and cumprod. Each records only ops that
+expand_clone, one_hot, cumsum, cumprod, pad, interleave and deinterleave.
+Each records only ops that
 ops.py and layout.py already record (reductions, elementwise arithmetic,
 where, views, concat), so they compile wherever those do.
 """
@@ -241,3 +242,146 @@ def cumsum(input, dim):  # noqa: A002 - PyPTO's names
 def cumprod(input, dim):  # noqa: A002 - PyPTO's names
     """Cumulative product along `dim` (torch.cumprod), as cumsum."""
     return _scan("pypto.cumprod", ops.mul, 1, input, dim)
+
+
+# pad -----------------------------------------------------------------------------
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input, pad, mode="constant", value=0):  # noqa: A002 - PyPTO's names
+    """input padded with `value` (torch.nn.functional.pad, mode 'constant'):
+    `pad` is (left, right) of the last dim, then (top, bottom) of the one
+    before, and so on; sizes are non-negative ints. PyPTO pads only the
+    right and bottom; here any side of any dim may be padded. Integer
+    tensors need an int `value` (a float is a ValueError, as PyPTO)."""
+    what = "pypto.pad"
+    check_traced(input, what, "input")
+    if not isinstance(pad, (list, tuple)) or any(
+            isinstance(p, bool) or not _static(p) for p in pad):
+        raise TypeError(f"{what}: pad must be a sequence of ints, got {pad!r}")
+    if not isinstance(mode, str) or mode not in _PAD_MODES:
+        raise ValueError(f"{what}: mode {mode!r} is not one of {', '.join(_PAD_MODES)}")
+    if mode != "constant":
+        raise NotYetImplementedError(f"{what}: mode {mode!r} is not implemented (PyPTO "
+                                     f"supports only 'constant')")
+    shape = list(input._shape)
+    rank = len(shape)
+    if not shape:
+        raise ValueError(f"{what}: the input is a rank-0 tensor")
+    if len(pad) % 2 or len(pad) // 2 > rank:
+        raise ValueError(f"{what}: pad {list(pad)} must have an even length of at most "
+                         f"2 * rank ({2 * rank})")
+    if any(p < 0 for p in pad):
+        raise ValueError(f"{what}: pad {list(pad)} has a negative size (not supported)")
+    if isinstance(value, bool) or not _is_scalar(value) or isinstance(value, SymbolicScalar):
+        raise TypeError(f"{what}: value must be a number, got {type(value).__name__}")
+    if input.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,) and not isinstance(value, int):
+        raise ValueError(f"{what}: value {value!r} must be an int for "
+                         f"{input.dtype.name} tensors")
+    x = input
+    for k in range(len(pad) // 2):
+        d = rank - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        parts = []
+        for size in (before, None, after):
+            if size is None:
+                parts.append(x)
+            elif size:
+                fill = list(x._shape)
+                fill[d] = size
+                parts.append(ops.full(fill, value, input.dtype))
+        x = layout.concat(parts, d)
+    return x if x is not input else layout.clone(x)
+
+
+# interleave, deinterleave ----------------------------------------------------------
+
+_INTERLEAVE_TYPES = (dtypes.DT_INT8, dtypes.DT_UINT8, dtypes.DT_INT16, dtypes.DT_UINT16,
+                     dtypes.DT_INT32, dtypes.DT_UINT32, dtypes.DT_FP16, dtypes.DT_FP32,
+                     dtypes.DT_BF16)
+
+
+def _pairs_input(what, input, name):
+    """Checks `input` for (de)interleave: a traced tensor of rank 1 to 4, a
+    supported dtype, an even static last dim."""
+    check_traced(input, what, name)
+    shape = list(input._shape)
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f"{what}: '{name}' has rank {len(shape)} (1 to 4)")
+    if input.dtype not in _INTERLEAVE_TYPES:
+        raise TypeError(f"{what}: '{name}' has dtype {input.dtype.name}; supported: "
+                        f"{', '.join(t.name for t in _INTERLEAVE_TYPES)}")
+    if not _static(shape[-1]) or shape[-1] % 2:
+        raise ValueError(f"{what}: the last dim of '{name}' ({shape[-1]}) must be a static "
+                         f"even size")
+
+
+def _rows(what, x):
+    """x with its leading dims merged into one when it has rank 4 (so that
+    one more dim fits), and the function that restores a result's leading
+    dims."""
+    shape = list(x._shape)
+    if len(shape) < 4:
+        return x, lambda y: y
+    if not all(_static(d) for d in shape[:2]):
+        raise ValueError(f"{what}: a rank-4 input needs static leading dims, got {shape}")
+    flat = layout.reshape(x, [shape[0] * shape[1]] + shape[2:])
+    return flat, lambda y: layout.reshape(y, shape[:2] + list(y._shape[1:]))
+
+
+def _split_last(x):
+    """The two halves of x along its last dim."""
+    shape = list(x._shape)
+    half = shape[-1] // 2
+    offsets = [0] * len(shape)
+    return tuple(layout.view(x, shape[:-1] + [half], offsets[:-1] + [k * half])
+                 for k in (0, 1))
+
+
+def interleave(input, other):  # noqa: A002 - PyPTO's names
+    """(out0, out1): the stream input[0], other[0], input[1], other[1], ...
+    of each row (the last dim), split at its middle; out0 and out1 have
+    input's shape. The inverse of deinterleave(out0, out1)."""
+    what = "pypto.interleave"
+    _pairs_input(what, input, "input")
+    _pairs_input(what, other, "other")
+    if other.dtype != input.dtype or not symbolic.same_shape(list(other._shape),
+                                                              list(input._shape)):
+        raise ValueError(f"{what}: 'input' ({input.dtype.name} {list(input._shape)}) and "
+                         f"'other' ({other.dtype.name} {list(other._shape)}) must have "
+                         f"equal shapes and dtypes")
+    a, restore = _rows(what, input)
+    b, _ = _rows(what, other)
+    shape = list(a._shape)
+    pairs = layout.concat([layout.unsqueeze(a, -1), layout.unsqueeze(b, -1)], -1)
+    stream = layout.reshape(pairs, shape[:-1] + [2 * shape[-1]])
+    return tuple(restore(layout.clone(h)) for h in _split_last(stream))
+
+
+def deinterleave(input, other=None):  # noqa: A002 - PyPTO's names
+    """(out0, out1): the even and odd positions of an interleaved stream
+    along the last dim. With `other`, the stream is input followed by other
+    (the results have input's shape); without, the stream is input (the
+    results have half its last dim). The inverse of interleave."""
+    what = "pypto.deinterleave"
+    _pairs_input(what, input, "input")
+    x = input
+    if other is not None:
+        _pairs_input(what, other, "other")
+        if other.dtype != input.dtype or not symbolic.same_shape(list(other._shape),
+                                                                  list(input._shape)):
+            raise ValueError(f"{what}: 'input' ({input.dtype.name} {list(input._shape)}) "
+                             f"and 'other' ({other.dtype.name} {list(other._shape)}) must "
+                             f"have equal shapes and dtypes")
+        x = layout.concat([input, other], -1)
+    x, restore = _rows(what, x)
+    shape = list(x._shape)
+    n = shape[-1] // 2
+    pairs = layout.transpose(layout.reshape(x, shape[:-1] + [n, 2]), -1, -2)
+    rank = len(shape) + 1
+    outs = []
+    for k in (0, 1):
+        row = layout.view(pairs, shape[:-1] + [1, n], [0] * (rank - 2) + [k, 0])
+        outs.append(restore(layout.reshape(row, shape[:-1] + [n])))
+    return tuple(outs)

@@ -487,7 +487,7 @@ def _later(name, issue):
 LATER_OPS = {
     6: ("from_torch", "options", "set_pass_options", "set_host_options",
         "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",
-        "scatter", "topk", "argsort", "pad"),
+        "scatter", "topk", "argsort"),
 }
 
 

@@ -114,6 +114,17 @@ class _TensorMethods:
         """pypto.var(self, dim, correction=correction, keepdim=keepdim)."""
         return composites.var(self, dim, correction=correction, keepdim=keepdim)
 
+    def assemble(self, input, offsets):  # noqa: A002 - PyPTO's names
+        """pypto.assemble(input, offsets, self): writes input into self at
+        offsets; returns None."""
+        layout.assemble(input, offsets, self)
+
+    @staticmethod
+    def concat(tensors, dim=0):
+        """pypto.concat(tensors, dim): Tensor.concat([a, b], 1) or
+        a.concat([a, b], 1)."""
+        return layout.concat(tensors, dim)
+
     def __matmul__(self, other): return ops.matmul(self, other)
     def __rmatmul__(self, other): return ops.matmul(other, self)
 

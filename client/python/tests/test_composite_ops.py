@@ -1,6 +1,7 @@
-"""pypto.var, axpy_, expand_clone, one_hot, cumsum and cumprod (ops composed
-of other ops: composites.py), each run through a compiled kernel and
-compared with torch."""
+"""pypto.var, axpy_, expand_clone, one_hot, cumsum, cumprod, pad,
+interleave and deinterleave (ops composed of other ops: composites.py) and
+the Tensor.assemble / Tensor.concat methods, each run through a compiled
+kernel and compared with torch."""
 
 import pytest
 import torch
@@ -268,3 +269,165 @@ def test_cumsum_over_a_dynamic_dim_is_a_clear_error():
 
     with pytest.raises(ValueError, match="cumsum: the input's dims must be static"):
         k(torch.zeros(4, 8), torch.zeros(4, 8))
+
+
+# Tensor.assemble, Tensor.concat --------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32])
+def test_tensor_assemble_and_concat_methods(native, dtype):
+    @pypto.jit
+    def k(a: ANY, b: ANY, out: ANY, by_class: ANY, by_method: ANY):
+        pypto.set_vec_tile_shapes(8, 16)
+        assert out.assemble(a, [0, 0]) is None
+        out.assemble(b, [2, 3])
+        by_class[:] = pypto.Tensor.concat([a, b], 1)
+        by_method[:] = a.concat([a, b, a], dim=-1)
+
+    a = torch.randint(-50, 50, (2, 4)).to(dtype)
+    b = torch.randint(-50, 50, (2, 4)).to(dtype)
+    out0 = torch.randint(-50, 50, (5, 8)).to(dtype)
+    out = out0.clone()
+    by_class, by_method = torch.zeros(2, 8, dtype=dtype), torch.zeros(2, 12, dtype=dtype)
+    k(a, b, out, by_class, by_method)
+    want = out0.clone()
+    want[0:2, 0:4] = a
+    want[2:4, 3:7] = b
+    assert torch.equal(out, want)
+    assert torch.equal(by_class, torch.cat([a, b], 1))
+    assert torch.equal(by_method, torch.cat([a, b, a], -1))
+
+
+def test_tensor_assemble_checks_the_region():
+    @pypto.jit
+    def k(a: ANY, out: ANY):
+        out.assemble(a, [3, 0])
+
+    with pytest.raises(ValueError, match="does not fit in dst"):
+        k(torch.zeros(2, 4), torch.zeros(4, 4))
+
+
+# pad -----------------------------------------------------------------------------
+
+PAD_CASES = [((0, 1), (4, 6)), ((0, 3, 0, 2), (6, 8)), ((2, 1), (4, 8)),
+             ((1, 0, 3, 1), (8, 6))]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16,
+                                   torch.int32, torch.int8])
+def test_pad_constant_as_torch(native, dtype):
+    x = torch.randint(-9, 10, (4, 5)).to(dtype)
+    value = -7 if not dtype.is_floating_point else 2.5
+    outs = run([lambda t, p=p: pypto.pad(t, p, value=value) for p, _ in PAD_CASES],
+               [x], [s for _, s in PAD_CASES], dtype, tile=(8, 16))
+    for (p, _), got in zip(PAD_CASES, outs):
+        assert torch.equal(got, torch.nn.functional.pad(x, p, value=value)), p
+
+
+def test_pad_rank_1_and_4_with_inf(native):
+    x1 = torch.randn(5)
+    x4 = torch.randn(1, 1, 2, 2)
+    got1, = run([lambda t: pypto.pad(t, [0, 3], "constant", float("-inf"))], [x1], [(8,)],
+                torch.float32, tile=(16,))
+    got4, = run([lambda t: pypto.pad(t, (0, 1, 0, 1))], [x4], [(1, 1, 3, 3)], torch.float32,
+                tile=(1, 1, 4, 4))
+    assert torch.equal(got1, torch.nn.functional.pad(x1, (0, 3), value=float("-inf")))
+    assert torch.equal(got4, torch.nn.functional.pad(x4, (0, 1, 0, 1)))
+
+
+def test_pad_errors():
+    def kernel(p, mode="constant", value=0):
+        def k(x: ANY, out: ANY):
+            out[:] = pypto.pad(x, p, mode, value)
+        return pypto.jit(k)
+
+    x, out = torch.zeros(4, 4, dtype=torch.int32), torch.zeros(4, 5, dtype=torch.int32)
+    with pytest.raises(pypto.NotYetImplementedError, match="mode 'reflect'"):
+        kernel((0, 1), "reflect")(x, out)
+    with pytest.raises(ValueError, match="mode 'wrap' is not one of"):
+        kernel((0, 1), "wrap")(x, out)
+    with pytest.raises(ValueError, match="value -inf must be an int for DT_INT32"):
+        kernel((0, 1), value=float("-inf"))(x, out)
+    with pytest.raises(ValueError, match="negative size"):
+        kernel((0, -1))(x, out)
+    with pytest.raises(ValueError, match="even length"):
+        kernel((0, 1, 1))(x, out)
+
+
+# interleave, deinterleave --------------------------------------------------------
+
+def _interleave_reference(a, b):
+    stream = torch.stack([a, b], -1).flatten(-2)
+    n = a.shape[-1]
+    return stream[..., :n], stream[..., n:]
+
+
+def _deinterleave_reference(stream):
+    return stream[..., 0::2], stream[..., 1::2]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16,
+                                   torch.int32, torch.int8])
+def test_interleave_deinterleave_as_documented(native, dtype):
+    a = torch.randint(-100, 100, (3, 8)).to(dtype)
+    b = torch.randint(-100, 100, (3, 8)).to(dtype)
+    s = torch.randint(-100, 100, (3, 16)).to(dtype)
+    outs = run([lambda x, y, z: pypto.interleave(x, y)[0],
+                lambda x, y, z: pypto.interleave(x, y)[1],
+                lambda x, y, z: pypto.deinterleave(x, y)[0],
+                lambda x, y, z: pypto.deinterleave(x, y)[1],
+                lambda x, y, z: pypto.deinterleave(z)[0],
+                lambda x, y, z: pypto.deinterleave(z)[1]],
+               [a, b, s], [(3, 8)] * 6, dtype, tile=(4, 32, 32))
+    wants = (_interleave_reference(a, b) + _deinterleave_reference(torch.cat([a, b], -1))
+             + _deinterleave_reference(s))
+    for got, want in zip(outs, wants):
+        assert torch.equal(got, want)
+
+
+def test_interleave_documented_example_and_round_trip(native):
+    @pypto.jit
+    def k(a: ANY, b: ANY, o0: ANY, o1: ANY, back0: ANY, back1: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        x0, x1 = pypto.interleave(a, b)
+        o0[:] = x0
+        o1[:] = x1
+        y0, y1 = pypto.deinterleave(x0, x1)
+        back0[:] = y0
+        back1[:] = y1
+
+    a = torch.arange(8.0).reshape(2, 4)
+    b = a + 10
+    o0, o1, back0, back1 = (torch.zeros(2, 4) for _ in range(4))
+    k(a, b, o0, o1, back0, back1)
+    assert torch.equal(o0, torch.tensor([[0.0, 10, 1, 11], [4, 14, 5, 15]]))
+    assert torch.equal(o1, torch.tensor([[2.0, 12, 3, 13], [6, 16, 7, 17]]))
+    assert torch.equal(back0, a) and torch.equal(back1, b)
+
+
+@pytest.mark.parametrize("shape", [(6,), (2, 3, 4), (2, 2, 3, 4)])
+def test_interleave_deinterleave_ranks_1_to_4(native, shape):
+    a, b = torch.randn(shape), torch.randn(shape)
+    half = shape[:-1] + (shape[-1] // 2,)
+    tile = (2, 4, 8, 16)[-len(shape):]
+    outs = run([lambda x, y: pypto.interleave(x, y)[0], lambda x, y: pypto.interleave(x, y)[1],
+                lambda x, y: pypto.deinterleave(x)[0], lambda x, y: pypto.deinterleave(x)[1]],
+               [a, b], [shape, shape, half, half], torch.float32, tile=tile)
+    wants = _interleave_reference(a, b) + _deinterleave_reference(a)
+    for got, want in zip(outs, wants):
+        assert torch.equal(got, want)
+
+
+def test_interleave_errors():
+    def kernel(fn):
+        def k(x: ANY, y: ANY, out: ANY):
+            out[:] = fn(x, y)[0]
+        return pypto.jit(k)
+
+    with pytest.raises(ValueError, match="must be a static even size"):
+        kernel(pypto.interleave)(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="equal shapes and dtypes"):
+        kernel(pypto.deinterleave)(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(2, 4))
+    with pytest.raises(TypeError, match="dtype DT_INT64"):
+        kernel(pypto.interleave)(torch.zeros(2, 4, dtype=torch.int64),
+                                 torch.zeros(2, 4, dtype=torch.int64),
+                                 torch.zeros(2, 4, dtype=torch.int64))

@@ -1,6 +1,6 @@
 """PyPTO ops written as compositions of the public ops: var, axpy_,
-expand_clone, one_hot, cumsum, cumprod, pad, interleave and deinterleave.
-Each records only ops that
+expand_clone, one_hot, cumsum, cumprod, pad, interleave, deinterleave,
+quantize and dequantize. Each records only ops that
 ops.py and layout.py already record (reductions, elementwise arithmetic,
 where, views, concat), so they compile wherever those do.
 """
@@ -385,3 +385,76 @@ def deinterleave(input, other=None):  # noqa: A002 - PyPTO's names
         row = layout.view(pairs, shape[:-1] + [1, n], [0] * (rank - 2) + [k, 0])
         outs.append(restore(layout.reshape(row, shape[:-1] + [n])))
     return tuple(outs)
+
+
+# quantize, dequantize --------------------------------------------------------------
+
+_QUANT_RANGE = {dtypes.DT_INT8: (-128, 127), dtypes.DT_UINT8: (0, 255)}
+
+
+def _per_axis(what, input, axis, param, name):
+    """`param` (scale or zero points, DT_FP32: input's shape without dim
+    `axis`, one of its last two) with that dim back as size 1, to broadcast
+    over input."""
+    rank = len(input._shape)
+    if not rank:
+        raise ValueError(f"{what}: the input is a rank-0 tensor")
+    if isinstance(axis, bool) or not isinstance(axis, int) or isinstance(axis, SymbolicScalar):
+        raise TypeError(f"{what}: axis must be an int, got {type(axis).__name__}")
+    if axis in (-1, rank - 1):
+        d = rank - 1
+    elif rank >= 2 and axis in (-2, rank - 2):
+        d = rank - 2
+    else:
+        raise ValueError(f"{what}: axis {axis} must name one of the last two dims of a "
+                         f"rank-{rank} input (-1 or -2; a rank-1 input takes only -1)")
+    check_traced(param, what, name)
+    if param.dtype != dtypes.DT_FP32:
+        raise TypeError(f"{what}: '{name}' has dtype {param.dtype.name}; it must be DT_FP32")
+    want = [s for i, s in enumerate(input._shape) if i != d]
+    if len(param._shape) != rank - 1 or not symbolic.same_shape(list(param._shape), want):
+        raise ValueError(f"{what}: '{name}' has shape {list(param._shape)}; for axis {axis} "
+                         f"of an input {list(input._shape)} it must be {want}")
+    return layout.unsqueeze(param, d) if want else layout.reshape(param, [1])
+
+
+def quantize(input, scale, otype, axis, zero_points=None):  # noqa: A002 - PyPTO's names
+    """DT_FP32 input to DT_INT8 (round(input * scale), no zero_points) or
+    DT_UINT8 (round(input * scale + zero_points)). `scale` and `zero_points` have
+    input's shape without dim `axis`: for [..., row, col], axis -1 takes
+    [..., row] (one scale a row), axis -2 [..., col] (one a column). Rounds
+    half to even and saturates to the otype's range."""
+    what = "pypto.quantize"
+    check_traced(input, what, "input")
+    if input.dtype != dtypes.DT_FP32:
+        raise TypeError(f"{what}: 'input' has dtype {input.dtype.name}; it must be DT_FP32")
+    if otype not in _QUANT_RANGE:
+        raise TypeError(f"{what}: otype {getattr(otype, 'name', otype)} must be DT_INT8 "
+                        f"(symmetric) or DT_UINT8 (asymmetric)")
+    if (zero_points is None) != (otype == dtypes.DT_INT8):
+        raise ValueError(f"{what}: otype {otype.name} with zero_points "
+                         f"{'None' if zero_points is None else 'given'}: DT_INT8 "
+                         f"(symmetric) takes no zero_points, DT_UINT8 (asymmetric) needs them")
+    y = ops.mul(input, _per_axis(what, input, axis, scale, "scale"))
+    if zero_points is not None:
+        y = ops.add(y, _per_axis(what, input, axis, zero_points, "zero_points"))
+    lo, hi = _QUANT_RANGE[otype]
+    return ops.cast(ops.clip(ops.round(y), float(lo), float(hi)), otype)
+
+
+def dequantize(input, scale, otype, axis, zero_points=None):  # noqa: A002 - PyPTO's names
+    """DT_INT8, DT_UINT8 or DT_INT16 input to DT_FP32: (float(input) +
+    zero_points) * scale, each step rounded to FP32; `scale`, `zero_points`
+    and `axis` as quantize's."""
+    what = "pypto.dequantize"
+    check_traced(input, what, "input")
+    if input.dtype not in (dtypes.DT_INT8, dtypes.DT_UINT8, dtypes.DT_INT16):
+        raise TypeError(f"{what}: 'input' has dtype {input.dtype.name}; it must be DT_INT8, "
+                        f"DT_UINT8 or DT_INT16")
+    if otype != dtypes.DT_FP32:
+        raise TypeError(f"{what}: otype {getattr(otype, 'name', otype)} must be DT_FP32")
+    x = ops.cast(input, dtypes.DT_FP32)
+    scale = _per_axis(what, input, axis, scale, "scale")
+    if zero_points is not None:
+        x = ops.add(x, _per_axis(what, input, axis, zero_points, "zero_points"))
+    return ops.mul(x, scale)

@@ -1,5 +1,5 @@
 """pypto.var, axpy_, expand_clone, one_hot, cumsum, cumprod, pad,
-interleave and deinterleave (ops composed of other ops: composites.py) and
+interleave, deinterleave, quantize and dequantize (ops composed of other ops: composites.py) and
 the Tensor.assemble / Tensor.concat methods, each run through a compiled
 kernel and compared with torch."""
 
@@ -431,3 +431,85 @@ def test_interleave_errors():
         kernel(pypto.interleave)(torch.zeros(2, 4, dtype=torch.int64),
                                  torch.zeros(2, 4, dtype=torch.int64),
                                  torch.zeros(2, 4, dtype=torch.int64))
+
+
+# quantize, dequantize ------------------------------------------------------------
+
+def _quant_inputs():
+    """Values whose products and sums are exact in FP32 (quarters, powers of
+    two, halves), so that ties (x.5) land exactly on them."""
+    x = torch.randint(-400, 400, (3, 8)).float() / 4
+    row_scale = 2.0 ** torch.randint(-2, 3, (3,)).float()
+    col_scale = 2.0 ** torch.randint(-2, 3, (8,)).float()
+    row_zp = torch.randint(-20, 200, (3,)).float() / 2
+    col_zp = torch.randint(-20, 200, (8,)).float() / 2
+    return x, row_scale, col_scale, row_zp, col_zp
+
+
+def test_quantize_as_documented_formula(native):
+    x, rs, cs, rz, cz = _quant_inputs()
+    x[0, :4] = torch.tensor([2.5, -2.5, 3.5, 1000.0])  # ties to even; saturation
+    rs[0] = 1.0
+    outs = [torch.zeros(3, 8, dtype=torch.int8), torch.zeros(3, 8, dtype=torch.int8),
+            torch.zeros(3, 8, dtype=torch.uint8), torch.zeros(3, 8, dtype=torch.uint8)]
+
+    @pypto.jit
+    def k(x: ANY, rs: ANY, cs: ANY, rz: ANY, cz: ANY, o0: ANY, o1: ANY, o2: ANY, o3: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        o0[:] = pypto.quantize(x, rs, pypto.DT_INT8, -1)
+        o1[:] = pypto.quantize(x, cs, pypto.DT_INT8, 0, None)
+        o2[:] = pypto.quantize(x, rs, pypto.DT_UINT8, 1, rz)
+        o3[:] = pypto.quantize(x, cs, pypto.DT_UINT8, -2, zero_points=cz)
+
+    k(x, rs, cs, rz, cz, *outs)
+    wants = [(x * rs[:, None]).round().clamp(-128, 127).to(torch.int8),
+             (x * cs[None, :]).round().clamp(-128, 127).to(torch.int8),
+             (x * rs[:, None] + rz[:, None]).round().clamp(0, 255).to(torch.uint8),
+             (x * cs[None, :] + cz[None, :]).round().clamp(0, 255).to(torch.uint8)]
+    for got, want in zip(outs, wants):
+        assert torch.equal(got, want)
+    assert outs[0][0, :4].tolist() == [2, -2, 4, 127]
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16])
+def test_dequantize_as_documented(native, dtype):
+    lo, hi = (-128, 128) if dtype == torch.int8 else (0, 256) if dtype == torch.uint8 \
+        else (-30000, 30000)
+    x = torch.randint(lo, hi, (2, 3, 8)).to(dtype)
+    rs, cs = torch.randn(2, 3), torch.randn(2, 8)
+    rz, cz = torch.randn(2, 3) * 10, torch.randn(2, 8) * 10
+
+    @pypto.jit
+    def k(x: ANY, rs: ANY, cs: ANY, rz: ANY, cz: ANY, o0: ANY, o1: ANY, o2: ANY):
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        o0[:] = pypto.dequantize(x, rs, pypto.DT_FP32, -1)
+        o1[:] = pypto.dequantize(x, rs, pypto.DT_FP32, 2, rz)
+        o2[:] = pypto.dequantize(x, cs, pypto.DT_FP32, -2, cz)
+
+    outs = [torch.zeros(2, 3, 8) for _ in range(3)]
+    k(x, rs, cs, rz, cz, *outs)
+    xf = x.float()
+    wants = [xf * rs[..., None], (xf + rz[..., None]) * rs[..., None],
+             (xf + cz[:, None, :]) * cs[:, None, :]]
+    for got, want in zip(outs, wants):
+        assert torch.equal(got, want)
+
+
+def test_quantize_errors():
+    def kernel(fn, otype, axis, with_zp):
+        def k(x: ANY, s: ANY, z: ANY, out: ANY):
+            out[:] = fn(x, s, otype, axis, z if with_zp else None)
+        return pypto.jit(k)
+
+    x, s = torch.zeros(3, 8), torch.ones(3)
+    out8 = torch.zeros(3, 8, dtype=torch.int8)
+    with pytest.raises(ValueError, match="'scale' has shape \\[3\\]; for axis -2"):
+        kernel(pypto.quantize, pypto.DT_INT8, -2, False)(x, s, s, out8)
+    with pytest.raises(ValueError, match="axis 5 must name one of the last two dims"):
+        kernel(pypto.quantize, pypto.DT_INT8, 5, False)(x, s, s, out8)
+    with pytest.raises(ValueError, match="DT_UINT8 \\(asymmetric\\) needs them"):
+        kernel(pypto.quantize, pypto.DT_UINT8, -1, False)(x, s, s, out8.to(torch.uint8))
+    with pytest.raises(TypeError, match="otype DT_INT32 must be DT_INT8"):
+        kernel(pypto.quantize, pypto.DT_INT32, -1, False)(x, s, s, out8.int())
+    with pytest.raises(TypeError, match="dequantize: 'input' has dtype DT_FP32"):
+        kernel(pypto.dequantize, pypto.DT_FP32, -1, False)(x, s, s, x)

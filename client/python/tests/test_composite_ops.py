@@ -513,3 +513,88 @@ def test_quantize_errors():
         kernel(pypto.quantize, pypto.DT_INT32, -1, False)(x, s, s, out8.int())
     with pytest.raises(TypeError, match="dequantize: 'input' has dtype DT_FP32"):
         kernel(pypto.dequantize, pypto.DT_FP32, -1, False)(x, s, s, x)
+
+
+# pypto.experimental.online_softmax, online_softmax_update ------------------------
+
+def test_online_softmax_block_statistics(native):
+    @pypto.jit
+    def k(scores: ANY, e: ANY, mx: ANY, sm: ANY):
+        pypto.set_vec_tile_shapes(8, 16)
+        e_bf16, column_max, column_sum = pypto.experimental.online_softmax(scores, 0.125)
+        e[:] = e_bf16
+        mx[:] = column_max
+        sm[:] = column_sum
+
+    scores = torch.randn(16, 24) * 8
+    e, mx, sm = torch.zeros(16, 24, dtype=torch.bfloat16), torch.zeros(1, 24), torch.zeros(1, 24)
+    k(scores, e, mx, sm)
+    s = scores * 0.125
+    want_max = s.amax(0, keepdim=True)
+    want_exp = (s - want_max).exp()
+    assert torch.equal(mx, want_max)
+    torch.testing.assert_close(sm, want_exp.sum(0, keepdim=True), rtol=2e-6, atol=0)
+    torch.testing.assert_close(e.float(), want_exp.bfloat16().float(), rtol=8e-3, atol=0)
+
+
+def test_online_softmax_update_merges_blocks_into_attention(native):
+    """Two key blocks merged with online_softmax_update, then normalised,
+    give softmax(scores * scale, dim 0) applied to the values (torch)."""
+    @pypto.jit
+    def k(s0: ANY, s1: ANY, v0: ANY, v1: ANY, out: ANY, total: ANY, m: ANY):
+        pypto.set_vec_tile_shapes(16, 16)
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        e0, m0, l0 = pypto.experimental.online_softmax(s0, 0.5)
+        e1, m1, l1 = pypto.experimental.online_softmax(s1, 0.5)
+        o0 = pypto.matmul(v0, pypto.cast(e0, pypto.DT_FP32))
+        o1 = pypto.matmul(v1, pypto.cast(e1, pypto.DT_FP32))
+        um, ul, uo = pypto.experimental.online_softmax_update(m0, l0, o0, m1, l1, o1)
+        out[:] = uo / ul
+        total[:] = ul
+        m[:] = um
+
+    k_len, q_len, head_dim = 8, 16, 4
+    s0, s1 = torch.randn(k_len, q_len) * 4, torch.randn(k_len, q_len) * 4 + 3
+    v0, v1 = torch.randn(head_dim, k_len), torch.randn(head_dim, k_len)
+    out, total, m = torch.zeros(head_dim, q_len), torch.zeros(1, q_len), torch.zeros(1, q_len)
+    k(s0, s1, v0, v1, out, total, m)
+    s = torch.cat([s0, s1]).double() * 0.5
+    assert torch.equal(m, s.amax(0, keepdim=True).float())
+    p = torch.softmax(s, 0)
+    want = torch.cat([v0, v1], 1).double() @ p
+    torch.testing.assert_close(out.double(), want, rtol=2e-2, atol=2e-2)
+    torch.testing.assert_close(total.double(), (s - s.amax(0)).exp().sum(0, keepdim=True),
+                               rtol=1e-5, atol=0)
+
+
+def test_online_softmax_update_formula(native):
+    pm, cm = torch.randn(1, 8) * 3, torch.randn(1, 8) * 3
+    ps, cs = torch.rand(1, 8) + 1, torch.rand(1, 8) + 1
+    po, co = torch.randn(4, 8), torch.randn(4, 8)
+
+    @pypto.jit
+    def k(pm: ANY, ps: ANY, po: ANY, cm: ANY, cs: ANY, co: ANY, m: ANY, s: ANY, o: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        um, us, uo = pypto.experimental.online_softmax_update(pm, ps, po, cm, cs, co)
+        m[:] = um
+        s[:] = us
+        o[:] = uo
+
+    m, s, o = torch.zeros(1, 8), torch.zeros(1, 8), torch.zeros(4, 8)
+    k(pm, ps, po, cm, cs, co, m, s, o)
+    want_m = torch.maximum(pm, cm)
+    a, b = (pm - want_m).exp(), (cm - want_m).exp()
+    assert torch.equal(m, want_m)
+    torch.testing.assert_close(s, a * ps + b * cs, rtol=2e-6, atol=1e-7)
+    torch.testing.assert_close(o, a * po + b * co, rtol=2e-6, atol=1e-6)
+
+
+def test_online_softmax_errors():
+    @pypto.jit
+    def k(x: ANY, out: ANY):
+        out[:] = pypto.experimental.online_softmax(x, 1.0)[1]
+
+    with pytest.raises(TypeError, match="'scores' has dtype DT_FP16"):
+        k(torch.zeros(4, 8, dtype=torch.float16), torch.zeros(1, 8))
+    with pytest.raises(ValueError, match="'scores' has shape \\[8\\]; it must have 2 dims"):
+        k(torch.zeros(8), torch.zeros(1, 8))

@@ -34,8 +34,8 @@ FLOORS = [
     ("int_arith", "layout", "matmul", "interop"),
     # the public ops and control flow
     ("ops", "control_flow"),
-    # ops composed of the public ops (var, cumsum, one_hot, ...)
-    ("composites",),
+    # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental)
+    ("composites", "experimental"),
     # Tensor's operators; the AST rewrite; errors at user lines; backends
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
     # the jit function

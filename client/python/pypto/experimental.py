@@ -1,0 +1,63 @@
+"""pypto.experimental: PyPTO's block online-softmax pair, composed of the
+public ops (the statistics FlashAttention-style kernels keep per block of
+keys). PyPTO runs these on one architecture only and requires the block's
+dim 0 to fit one vector tile; here they compile wherever the ops they
+record do, with any tile shape."""
+
+from . import dtypes, ops, symbolic
+from .primitives import check_traced
+
+
+def _fp32_2d(what, t, name):
+    check_traced(t, what, name)
+    if t.dtype != dtypes.DT_FP32:
+        raise TypeError(f"{what}: '{name}' has dtype {t.dtype.name}; it must be DT_FP32")
+    if len(t._shape) != 2:
+        raise ValueError(f"{what}: '{name}' has shape {list(t._shape)}; it must have 2 dims")
+
+
+def online_softmax(scores, scale):
+    """(exp_scores_bf16, column_max, column_sum) of a block of scores
+    [k_len, q_len] (DT_FP32) along dim 0: s = scores * scale; column_max =
+    the column maxima of s ([1, q_len], FP32); exp = e ** (s - column_max);
+    column_sum = the column sums of exp in FP32 ([1, q_len]);
+    exp_scores_bf16 = exp rounded to DT_BF16 ([k_len, q_len])."""
+    what = "pypto.experimental.online_softmax"
+    _fp32_2d(what, scores, "scores")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"{what}: scale must be a number, got {type(scale).__name__}")
+    s = ops.mul(scores, float(scale))
+    column_max = ops.amax(s, 0, keepdim=True)
+    e = ops.exp(ops.sub(s, column_max))
+    column_sum = ops.sum(e, 0, keepdim=True)
+    return ops.cast(e, dtypes.DT_BF16), column_max, column_sum
+
+
+def online_softmax_update(previous_max, previous_sum, previous_output, current_max,
+                          current_sum, current_output):
+    """(updated_max, updated_sum, updated_output): two online-softmax states
+    merged. m = maximum(previous_max, current_max); a = e ** (previous_max -
+    m), b = e ** (current_max - m); updated_sum = a * previous_sum + b *
+    current_sum; updated_output = a * previous_output + b * current_output
+    (the [1, q_len] factors broadcast over [head_dim, q_len]). All DT_FP32."""
+    what = "pypto.experimental.online_softmax_update"
+    stats = {"previous_max": previous_max, "previous_sum": previous_sum,
+             "current_max": current_max, "current_sum": current_sum}
+    outs = {"previous_output": previous_output, "current_output": current_output}
+    for name, t in {**stats, **outs}.items():
+        _fp32_2d(what, t, name)
+    q_len = previous_output._shape[1]
+    if not symbolic.same_shape(list(current_output._shape), list(previous_output._shape)):
+        raise ValueError(f"{what}: 'current_output' {list(current_output._shape)} and "
+                         f"'previous_output' {list(previous_output._shape)} must have equal "
+                         f"shapes")
+    for name, t in stats.items():
+        if not symbolic.same_shape(list(t._shape), [1, q_len]):
+            raise ValueError(f"{what}: '{name}' has shape {list(t._shape)}; it must be "
+                             f"[1, {q_len}]")
+    m = ops.maximum(previous_max, current_max)
+    a = ops.exp(ops.sub(previous_max, m))
+    b = ops.exp(ops.sub(current_max, m))
+    updated_sum = ops.add(ops.mul(a, previous_sum), ops.mul(b, current_sum))
+    updated_output = ops.add(ops.mul(a, previous_output), ops.mul(b, current_output))
+    return m, updated_sum, updated_output

@@ -598,3 +598,20 @@ def test_online_softmax_errors():
         k(torch.zeros(4, 8, dtype=torch.float16), torch.zeros(1, 8))
     with pytest.raises(ValueError, match="'scores' has shape \\[8\\]; it must have 2 dims"):
         k(torch.zeros(8), torch.zeros(1, 8))
+
+
+def test_quantize_rank_1_takes_a_rank_0_scale(native):
+    @pypto.jit
+    def k(x: ANY, s: ANY, z: ANY, q: ANY, back: ANY):
+        pypto.set_vec_tile_shapes(16)
+        y = pypto.quantize(x, s, pypto.DT_UINT8, -1, z)
+        q[:] = y
+        back[:] = pypto.dequantize(pypto.cast(y, pypto.DT_INT16), s, pypto.DT_FP32, 0, z)
+
+    x = torch.randint(-40, 40, (12,)).float() / 4
+    s, z = torch.tensor(2.0), torch.tensor(20.5)
+    q, back = torch.zeros(12, dtype=torch.uint8), torch.zeros(12)
+    k(x, s, z, q, back)
+    want = (x * 2 + 20.5).round().clamp(0, 255)
+    assert torch.equal(q, want.to(torch.uint8))
+    assert torch.equal(back, (want + 20.5) * 2)

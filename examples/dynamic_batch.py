@@ -4,7 +4,7 @@ calls while the other dims stay fixed (a wrong one is an error naming it).
     tools/pypto-python examples/dynamic_batch.py --run_mode sim
 
 Prints how many compiles the batch sizes took (pypto.compile_stats()): one.
-The DYNAMIC dim is a symbol (issue 4), so a new batch size reuses the kernel
+The DYNAMIC dim is a symbol, so a new batch size reuses the kernel
 and the runtime expands its tasks for that size at launch.
 
 The caller can mark the dim instead: a kernel whose annotation leaves the

@@ -1,4 +1,4 @@
-"""Softmax in a loop over a dynamic batch: the kernel of issue 4, as PyPTO
+"""Softmax in a loop over a dynamic batch, as PyPTO
 writes it (only the run mode is this file's): pypto.loop over the batch, a
 view of one batch entry per iteration, its softmax assembled into out.
 

@@ -88,9 +88,8 @@ SymInt = _symbolic_scalar_module.SymInt
 symbolic_scalar.SymInt = SymInt
 element = Element
 
-for _issue, _names in _LATER_OPS.items():
-    for _n in _names:
-        globals().setdefault(_n, _later(_n, _issue))
-del _issue, _names, _n
+for _n in _LATER_OPS:
+    globals().setdefault(_n, _later(_n))
+del _n
 
 __version__ = "0.1.0"

@@ -28,19 +28,12 @@ class UnsupportedTargetError(RuntimeError):
     """The requested run mode has no target built on this machine."""
 
 
-_ISSUES = {
-    3: "issue 3: the full Tensor-level operator set",
-    4: "issue 4: dynamic shapes and control flow",
-    6: "a Tier-2 PyPTO name this version does not have yet",
-}
-
-
 class NotYetImplementedError(NotImplementedError, TypeError):
     """A PyPTO name or form whose capability is not built yet (the message
-    names the issue that brings it). Also a TypeError: to a caller it is an
+    says which). Also a TypeError: to a caller it is an
     unsupported op, which PyPTO programs catch as bad input."""
 
 
-def not_yet(what, issue):
-    """A NotYetImplementedError for `what`, naming the issue that brings it."""
-    return NotYetImplementedError(f"{what} is not implemented yet ({_ISSUES[issue]})")
+def not_yet(what, why="a PyPTO name this version does not have yet"):
+    """A NotYetImplementedError for `what`, saying `why`."""
+    return NotYetImplementedError(f"{what} is not implemented yet ({why})")

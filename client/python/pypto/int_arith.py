@@ -1,5 +1,5 @@
-"""Integer arithmetic that the front end builds from ops the compiler has
-(issue 3), following torch's rules:
+"""Integer arithmetic that the front end builds from ops the compiler has,
+following torch's rules:
 
 - `a / b` on integer tensors is true division: both cast to DT_FP32 first
   (torch gives float32); a zero divisor gives inf or NaN as in float.

@@ -12,7 +12,7 @@ index drops its dim and None inserts one. Writing into a region of an
 argument (`out[a:b] = y`, `pypto.assemble(y, offsets, out)`) keeps the rest
 of the caller's data, so the argument is read as well as written (in/out).
 
-Bounds may be symbolic (a loop index, x.shape[i] of a dynamic dim, issue 4):
+Bounds may be symbolic (a loop index, x.shape[i] of a dynamic dim):
 x[i*64:(i + 1)*64, :] is a view with offsets [i*64, 0] and shape [64, ...],
 x[i*64:(i*64 + 64).min(n)] one whose shape is min(64, n - i*64); the graph
 carries them as expressions (attribute `exprs`). A symbolic bound is never
@@ -366,7 +366,7 @@ def _region(key, shape, what, open_ends=None):
             sizes.append(1)
         else:
             raise TypeError(f"{what}: dim {d}: expected an int, a slice, None or '...', "
-                            f"got {type(k).__name__} (tensor indices: issue 6's gather)")
+                            f"got {type(k).__name__} (tensor indices are pypto.gather's, not here yet)")
         d += 1
     return offsets, sizes, result_shape
 

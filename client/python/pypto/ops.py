@@ -476,19 +476,17 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     return primitives.clip(input, min, max)
 
 
-def _later(name, issue):
+def _later(name):
     def op(*args, **kwargs):
-        raise not_yet(f"pypto.{name}", issue)
+        raise not_yet(f"pypto.{name}")
     op.__name__ = name
-    op.__doc__ = f"Not implemented yet (issue {issue})."
+    op.__doc__ = "Not implemented yet."
     return op
 
 
-LATER_OPS = {
-    6: ("from_torch", "options", "set_pass_options", "set_host_options",
-        "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",
-        "scatter", "topk", "argsort"),
-}
+LATER_OPS = ("from_torch", "options", "set_pass_options", "set_host_options",
+             "set_codegen_options", "set_debug_options", "verify", "gather", "index_select",
+             "scatter", "topk", "argsort")
 
 
 # Trigonometric and hyperbolic functions, cbrt, atan2, hypot --------------------

@@ -1,4 +1,4 @@
-"""Dynamic dims (issue 4): one compile serves every size of a DYNAMIC dim.
+"""Dynamic dims: one compile serves every size of a DYNAMIC dim.
 
 A tensor annotation marks a dim dynamic with pypto.DYNAMIC (or a name:
 pypto.Tensor(["bs", 64], ...)). Each call maps its dynamic dims to symbols:
@@ -80,7 +80,7 @@ def signature_shapes(params, shapes, is_dynamic):
     return [tuple(s) for s in out]
 
 
-# Integer expressions (issue 4, phase 2) -------------------------------------
+# Integer expressions ---------------------------------------------------------
 #
 # A SymbolicScalar is an int (its value in the trace: a dynamic dim's
 # sentinel, a loop index's start) that also carries an expression over

@@ -1,4 +1,4 @@
-"""Catching a dynamic size's placeholder baked into a kernel (issue 4).
+"""Catching a dynamic size's placeholder baked into a kernel.
 
 A kernel with DYNAMIC dims is traced once, at a placeholder size per dynamic
 dim (symbolic.sentinels: large primes), and its graph writes those dims as

@@ -283,7 +283,8 @@ class GraphBuilder:
         """dst[:] = src: rebinds dst (a parameter or local tensor) to src's value."""
         if not isinstance(src, _value_type) or src._builder is not self:
             if isinstance(src, (int, float)):
-                raise not_yet(f"{what} with a Python scalar (filling a tensor, pypto.full)", 3)
+                raise not_yet(f"{what} with a Python scalar (filling a tensor, pypto.full)",
+                              "a form this version does not have yet")
             raise TypeError(f"{what}: expected a pypto Tensor of this kernel, got "
                             f"{type(src).__name__}")
         if src.dtype != dst.dtype:
@@ -297,7 +298,7 @@ class GraphBuilder:
                     f"it dynamic too (pypto.DYNAMIC or a name in the annotation, or "
                     f"pypto.from_torch(t, dynamic_axis={dims[0]}))"
                     if dims and len(src.shape) == len(dst.shape) else
-                    "broadcasting and assembling a region: issue 3")
+                    "broadcasting while assembling a region is not supported")
             raise ValueError(
                 f"{what}: the value has shape {tuple(src.shape)} but '{dst.name}' has "
                 f"{tuple(dst.shape)} ({hint})")

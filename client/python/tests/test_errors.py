@@ -239,7 +239,7 @@ def test_unsupported_dtype_and_op():
         out[:] = pypto.argsort(a, 0)
 
     with pytest.raises(NotImplementedError, match=r"^.*test_errors.py:\d+: pypto.argsort is not "
-                                                  r"implemented yet \(a Tier-2 PyPTO name"):
+                                                  r"implemented yet \(a PyPTO name"):
         g(f32(4), f32(4))
     with pytest.raises(TypeError):  # an unsupported op is also a TypeError (bad input)
         g(f32(4), f32(4))

@@ -74,7 +74,7 @@ def test_unsupported_dtype_in_annotation_fails_at_call(native):
     def i8(x: pypto.Tensor([], pypto.DT_INT8), out: pypto.Tensor([], pypto.DT_INT8)):
         out[:] = x
 
-    # Integer dtypes compile (issue 3): the copy runs.
+    # Integer dtypes compile: the copy runs.
     x, out = np.arange(-2, 2, dtype=np.int8), np.zeros(4, np.int8)
     i8(x, out)
     np.testing.assert_array_equal(out, x)

@@ -1,4 +1,4 @@
-"""DYNAMIC dims (issue 4): one trace and one compile serve every size."""
+"""DYNAMIC dims: one trace and one compile serve every size."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Row groups over a DYNAMIC last dim (issue 4): softmax and a layer norm over
+"""Row groups over a DYNAMIC last dim: softmax and a layer norm over
 [rows, n] compile once; rows within the cap (4096 values for tiles of 4 rows)
 run as one fused row group with the row length from the task's args, longer
 rows the accumulating form, picked at launch."""

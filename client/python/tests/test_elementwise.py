@@ -1,4 +1,4 @@
-"""The elementwise ops of issue 3 from Python: function, operator and method
+"""The elementwise ops from Python: function, operator and method
 forms, numpy broadcasting, scalars on either side, BOOL results, where, and
 special values (NaN, +-inf, -0.0), against numpy and torch."""
 

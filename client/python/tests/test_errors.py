@@ -1,5 +1,4 @@
-"""Errors name the user's file and line, the op and what to change
-(issue 6, "Bad input")."""
+"""Errors name the user's file and line, the op and what to change."""
 
 import inspect
 
@@ -100,7 +99,7 @@ def test_compile_error_maps_op_number_to_the_users_line(native):
 
 
 def test_tile_over_an_ai_cores_192_kib_ub_is_refused(native):
-    """Issue 3 point 2: the host models an AI core's UB, 192 KiB. Two f32
+    """The host models an AI core's UB, 192 KiB. Two f32
     tiles of 256 x 256 (512 KiB, what the host once allowed) and of
     256 x 128 (256 KiB) are refused naming the op, the tile, UB and both
     sizes; 128 x 128 (128 KiB) runs."""

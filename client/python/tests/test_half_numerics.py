@@ -1,4 +1,4 @@
-"""Issue 3's numerics for FP16 and BF16: every unary op, the binary ops and
+"""The numerics of FP16 and BF16: every unary op, the binary ops and
 comparisons, and the reductions, within one unit in the last place of the output type of the
 float64 result (they compute in FP32 and round to nearest even), with NaN,
 +-inf and -0.0 as numpy's. Checked from torch tensors (numpy has no BF16),

@@ -1,4 +1,4 @@
-"""Integer and double arithmetic (issue 3): add sub mul maximum minimum neg abs
+"""Integer and double arithmetic: add sub mul maximum minimum neg abs
 on every integer dtype and DOUBLE against torch, exactly (integer results wrap
 in two's complement as torch's do), true division of integers (FP32, zero
 divisors give inf/NaN), integers with Python numbers; what is not supported

@@ -1,4 +1,4 @@
-"""pypto.loop, pypto.cond, SymbolicScalar (issue 4, phase 2): the graphs the
+"""pypto.loop, pypto.cond, SymbolicScalar: the graphs the
 front end emits (graph.proto "Region"; docs/architecture.md "Loops and
 branches"), their errors, and end-to-end runs against torch where the
 compiler supports them."""

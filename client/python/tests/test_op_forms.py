@@ -1,4 +1,4 @@
-"""Issue 3's ops reached every way Python offers them (function, method,
+"""The ops reached every way Python offers them (function, method,
 operator), each form run and checked against numpy/torch; and every cast
 pair against torch itself. Several results per kernel: one compile each
 (docs/issue3-coverage.md lists what else covers each op)."""
@@ -98,7 +98,7 @@ def test_layout_and_reduction_forms_agree_with_torch(native):
         np.testing.assert_allclose(got, want, rtol=1e-5 if k >= 8 else 0, err_msg=f"case {k}")
 
 
-# Every dtype of issue 3's cast list, as torch names it.
+# Every dtype cast takes, as torch names it.
 TORCH = {
     pypto.DT_FP32: torch.float32, pypto.DT_FP16: torch.float16, pypto.DT_BF16: torch.bfloat16,
     pypto.DT_INT8: torch.int8, pypto.DT_INT16: torch.int16, pypto.DT_INT32: torch.int32,

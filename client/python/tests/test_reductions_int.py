@@ -1,4 +1,4 @@
-"""Reductions of integer, BOOL and DOUBLE tensors against torch (issue 3):
+"""Reductions of integer, BOOL and DOUBLE tensors against torch:
 sum amax amin prod argmax argmin over a dim spanning several tiles (partial
 results, then a combine step), with keepdim; torch's result dtypes (sum and
 prod of integers and BOOL give int64, wrapping; amax/amin keep the dtype;

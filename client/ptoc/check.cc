@@ -153,65 +153,68 @@ void Record(Comparison& c, int64_t i, const HostTensor& got, double g, double w,
   ++c.mismatches;
 }
 
-}  // namespace
+// What a judge says of one finite element.
+struct Verdict {
+  bool ok;
+  double bound;  // for the mismatch message; < 0: none
+};
 
-Comparison Compare(const std::string& name, const HostTensor& got, const RefTensor& want) {
+// Every element of `got` against `want`: special values (NaN, inf) must be
+// the same special value; finite ones are judged by
+// judge(i, got value, want value, |got - want|, c) -> Verdict.
+template <typename Judge>
+Comparison CompareElements(const std::string& name, const HostTensor& got,
+                           const RefTensor& want, Judge judge) {
   Comparison c;
   c.name = name;
   c.count = got.size();
   for (int64_t i = 0; i < got.size(); ++i) {
     const double g = got.Get(i);
     const double w = want.data[i];
-    const double bound =
-        i < static_cast<int64_t>(want.bound.size()) ? kBoundSafety * want.bound[i] : 0.0;
-    bool ok;
-    double abs_error = 0;
     if (!std::isfinite(g) || !std::isfinite(w)) {
-      ok = SameSpecial(g, w);
-      abs_error = ok ? 0 : std::numeric_limits<double>::infinity();
-    } else if (!std::isfinite(bound)) {
-      ok = true;  // undetermined by the inputs' bounds
-      abs_error = std::fabs(g - w);
-      ++c.unchecked;
-    } else {
-      abs_error = std::fabs(g - w);
-      ok = abs_error <= bound;
-      if (bound > 0) c.max_bound_fraction = std::max(c.max_bound_fraction, abs_error / bound);
+      const bool same = SameSpecial(g, w);
+      Record(c, i, got, g, w, same ? 0 : std::numeric_limits<double>::infinity(), same, -1);
+      continue;
     }
-    Record(c, i, got, g, w, abs_error, ok, bound);
+    const double abs_error = std::fabs(g - w);
+    const Verdict v = judge(i, g, w, abs_error, c);
+    Record(c, i, got, g, w, abs_error, v.ok, v.bound);
   }
   return c;
 }
 
+}  // namespace
+
+Comparison Compare(const std::string& name, const HostTensor& got, const RefTensor& want) {
+  return CompareElements(name, got, want,
+                         [&](int64_t i, double, double, double abs_error, Comparison& c) {
+    const double bound =
+        i < static_cast<int64_t>(want.bound.size()) ? kBoundSafety * want.bound[i] : 0.0;
+    if (!std::isfinite(bound)) {
+      ++c.unchecked;  // undetermined by the inputs' bounds
+      return Verdict{true, bound};
+    }
+    if (bound > 0) c.max_bound_fraction = std::max(c.max_bound_fraction, abs_error / bound);
+    return Verdict{abs_error <= bound, bound};
+  });
+}
+
 Comparison Compare(const std::string& name, const HostTensor& got,
                    const RefTensor& want, const Tolerance& tolerance) {
-  Comparison c;
-  c.name = name;
-  c.count = got.size();
-  for (int64_t i = 0; i < got.size(); ++i) {
-    const double g = got.Get(i);
-    const double w = want.data[i];
+  return CompareElements(name, got, want,
+                         [&](int64_t, double g, double w, double abs_error, Comparison&) {
     bool ok;
-    double abs_error = 0;
-    if (!std::isfinite(g) || !std::isfinite(w)) {
-      ok = SameSpecial(g, w);
-      abs_error = ok ? 0 : std::numeric_limits<double>::infinity();
+    if (got.dtype() == pto::v1::DT_FP16) {
+      ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <= tolerance.fp16_ulps ||
+           abs_error <= tolerance.atol;
+    } else if (got.dtype() == pto::v1::DT_BF16) {
+      ok = Bf16UlpDistance(Bf16Bits(g), Bf16Bits(w)) <= tolerance.fp16_ulps ||
+           abs_error <= tolerance.atol;
     } else {
-      abs_error = std::fabs(g - w);
-      if (got.dtype() == pto::v1::DT_FP16) {
-        ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <=
-                 tolerance.fp16_ulps ||
-             abs_error <= tolerance.atol;
-      } else if (got.dtype() == pto::v1::DT_BF16) {
-        ok = Bf16UlpDistance(Bf16Bits(g), Bf16Bits(w)) <= tolerance.fp16_ulps ||
-             abs_error <= tolerance.atol;
-      } else {
-        ok = abs_error <= tolerance.atol + tolerance.rtol * std::fabs(w);
-      }
+      ok = abs_error <= tolerance.atol + tolerance.rtol * std::fabs(w);
     }
-    Record(c, i, got, g, w, abs_error, ok, -1);
-  }
-  return c;
+    return Verdict{ok, -1};
+  });
 }
 
 bool CheckReport::pass() const {

@@ -296,7 +296,10 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       return absl::InvalidArgumentError(
           absl::StrFormat("reference: %s: value %d is not declared", where, id));
     }
-    auto shape = StaticShape(it->second->shape());
+    // Ops compute on a value's valid region (graph.proto Value.valid_shape).
+    const pto::v1::Value& value = *it->second;
+    auto shape = StaticShape(value.valid_shape().dims_size() > 0 ? value.valid_shape()
+                                                                 : value.shape());
     if (!shape.ok()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "reference: %s: value %d: %s", where, id, shape.status().message()));

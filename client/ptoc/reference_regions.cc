@@ -148,6 +148,10 @@ class Unroller {
       pto::v1::Value v = *declared_.at(id);
       const uint32_t fresh = next_id_++;
       v.set_id(fresh);
+      if (v.valid_shape().dims_size() > 0) {  // the region ops compute on
+        *v.mutable_shape() = v.valid_shape();
+        v.clear_valid_shape();
+      }
       for (pto::v1::Dim& d : *v.mutable_shape()->mutable_dims()) {
         if (d.kind_case() != pto::v1::Dim::kExpr) continue;
         absl::StatusOr<int64_t> n = runtime::EvaluateDim(d, indices_);

@@ -148,12 +148,22 @@ class Importer {
     TensorValue value;
     value.dtype = v.dtype();
     value.name = v.name();
-    for (const pto::v1::Dim& d : v.shape().dims()) {
+    // Ops compute on the valid region: its dims are the value's shape here;
+    // the static shape is kept for the printer.
+    const bool partial = v.valid_shape().dims_size() > 0;
+    for (const pto::v1::Dim& d : (partial ? v.valid_shape() : v.shape()).dims()) {
       absl::StatusOr<SymExpr> parsed = SymExprFromDim(d);  // the verifier checked it
       if (!parsed.ok()) return parsed.status();
       SymExpr dim = *std::move(parsed);
       value.shape.push_back(dim.AsConstant().value_or(kSymbolicDim));
       value.sym_shape.push_back(std::move(dim));
+    }
+    if (partial) {
+      for (const pto::v1::Dim& d : v.shape().dims()) {
+        absl::StatusOr<SymExpr> parsed = SymExprFromDim(d);
+        if (!parsed.ok()) return parsed.status();
+        value.static_shape.push_back(*std::move(parsed));
+      }
     }
     int index = static_cast<int>(out->values.size());
     out->values.push_back(std::move(value));

@@ -32,8 +32,13 @@ std::string FormatAttr(const AttrValue& v) {
   return std::visit(Visitor{}, v);
 }
 
+// f32[16,64], or with a valid region: f32[16,64] valid [min(16, n-i*16),64].
 std::string ValueType(const TensorValue& v) {
-  return absl::StrCat(DTypeShortName(v.dtype), FormatSymShape(v.sym_shape));
+  if (v.static_shape.empty()) {
+    return absl::StrCat(DTypeShortName(v.dtype), FormatSymShape(v.sym_shape));
+  }
+  return absl::StrCat(DTypeShortName(v.dtype), FormatSymShape(v.static_shape), " valid ",
+                      FormatSymShape(v.sym_shape));
 }
 
 }  // namespace

@@ -40,6 +40,10 @@ struct TensorValue {
   // read this; TensorGraph::HasSymbolicDims() tells them when they cannot.
   std::vector<int64_t> shape;
   SymShape sym_shape;          // the same dims, constants where static
+  // A value with a valid region (graph.proto Value.valid_shape): `shape`
+  // and `sym_shape` are that region, the dims ops compute on, and this is
+  // the static shape it lies in (printed, never lowered). Empty otherwise.
+  SymShape static_shape;
   std::string name;            // debug only
 };
 

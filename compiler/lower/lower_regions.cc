@@ -131,6 +131,28 @@ class Flattener {
     return false;
   }
 
+  // Whether a dim is an extent the tasks get at launch, lowered at its
+  // constant bound: one that depends on a loop index (a tail, min(64, n - i))
+  // or one with a constant bound (min(64, n), a select between sizes: a
+  // clipped view, a valid shape), which two probe sizes could not tell
+  // apart.
+  bool RuntimeExtent(const SymExpr& e) const {
+    if (e.IsConstant()) return false;
+    return UsesIndex(e) || e.ConstantUpperBound().has_value();
+  }
+
+  // Whether `to` differs from `from` only in size-1 dims.
+  static bool SqueezeOnly(const SymShape& to, const SymShape& from) {
+    SymShape a, b;
+    for (const SymExpr& e : to) {
+      if (!(e == SymExpr(1))) a.push_back(e);
+    }
+    for (const SymExpr& e : from) {
+      if (!(e == SymExpr(1))) b.push_back(e);
+    }
+    return a == b;
+  }
+
   int Resolve(int v) const {
     while (alias_[v] != v) v = alias_[v];
     return v;
@@ -262,7 +284,7 @@ class Flattener {
         const SymShape& shape = g_.values[o].sym_shape;
         bool dynamic_shape = false;
         for (size_t d = 0; d < shape.size(); ++d) {
-          if (!UsesIndex(shape[d])) continue;
+          if (!RuntimeExtent(shape[d])) continue;
           std::optional<int64_t> bound = shape[d].ConstantUpperBound();
           if (!bound || *bound <= 0) {
             return Unimplemented(where, absl::StrCat(
@@ -496,8 +518,8 @@ class Flattener {
         bool parameter_symbols = false;
         for (const SymExpr& e : *list) {
           std::optional<int64_t> c = e.AsConstant();
-          if (!c && UsesIndex(e)) c = e.ConstantUpperBound();
-          if (!c && !UsesIndex(e)) {
+          if (!c && RuntimeExtent(e)) c = e.ConstantUpperBound();
+          if (!c && !RuntimeExtent(e)) {
             parameter_symbols = true;
             c = 0;
           }
@@ -514,14 +536,23 @@ class Flattener {
       if (name == "shape" && kind == "reshape") {
         // [B, S, H] -> [B*S, H] of a parameter's symbolic S: the lowering
         // reads the result's shape; the load's strides come from it
-        // (TileInstr::sym_view_shape).
-        for (const SymExpr& e : *list) {
-          if (UsesIndex(e)) {
-            return Unimplemented(where, absl::StrCat(
-                "attrs[\"shape\"] ", FormatSymShape(*list),
-                " depends on a loop index (reshape a view of static shape)"));
-          }
+        // (TileInstr::sym_view_shape). A reshape that only adds or drops
+        // size-1 dims keeps its input's extents: those that are extents at
+        // launch are read at their bounds, like a view's.
+        bool runtime = false;
+        for (const SymExpr& e : *list) runtime = runtime || RuntimeExtent(e);
+        if (!runtime) continue;
+        if (!SqueezeOnly(*list, SymShapeOf(op->inputs[0]))) {
+          return Unimplemented(where, absl::StrCat(
+              "attrs[\"shape\"] ", FormatSymShape(*list),
+              " depends on a loop index or a run-time extent and merges or splits "
+              "dims (reshape a view of static shape)"));
         }
+        std::vector<int64_t> ints;
+        for (const SymExpr& e : *list) {
+          ints.push_back(e.AsConstant().value_or(e.ConstantUpperBound().value_or(0)));
+        }
+        value = std::move(ints);
         continue;
       }
       if (name != "offsets" || (kind != "view" && kind != "assemble")) {

@@ -19,10 +19,13 @@
 // one IfNode; a carried result that is a new value (acc = acc + x) is stored
 // into the carried buffer at the end of its body.
 //
-// A dim that depends on a loop index (a tail, min(64, n - i)) is lowered at
-// its constant bound; the template's space keeps the expression, and the
-// group gets a generic function (BlockFunction::runtime_extents) that reads
-// its extents from the task's args, used for every tail.
+// A dim that depends on a loop index (a tail, min(64, n - i)), or any
+// symbolic dim with a constant bound (min(64, n) of a clipped view or a
+// valid shape, a size chosen by a run-time branch), is lowered at its
+// constant bound; the template's space keeps the expression, and the group
+// gets a generic function (BlockFunction::runtime_extents) that reads its
+// extents from the task's args, used for every tail. A reshape that only
+// adds or drops size-1 dims of such a dim reads it at the bound too.
 //
 // A graph without loops is a program of templates in order: every graph
 // with symbolic dims is lowered here. A group split into tiles along a

@@ -348,7 +348,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     return Unimplemented(absl::StrCat(
         "the symbolic dims ", absl::StrJoin(printed, ", "), " cannot be told apart "
         "by two probe sizes (an expression that stays small or constant for large "
-        "sizes, such as min(64, n) or n//4096, is not lowered symbolically)"));
+        "sizes, such as n//4096, is not lowered symbolically)"));
   }
   absl::StatusOr<TensorGraph> probe_a = AtProbe(graph, pa);
   if (!probe_a.ok()) return probe_a.status();

@@ -34,7 +34,8 @@
 // Limits (UNIMPLEMENTED naming the op, buffer or dims and why): a lowering
 // whose structure differs between the probes; a dim that is not a symbol, a
 // dim's expression or ceil(that / tile); expressions no two probes tell apart
-// (min(64, n), n//4096: small or constant for large sizes); tile sizes whose
+// (n//4096: small for large sizes; dims with a constant bound, min(64, n),
+// never get here: LowerRegions lowers them at the bound); tile sizes whose
 // least common multiple is above 2^16.
 #ifndef PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_
 #define PTO_COMPILER_LOWER_LOWER_SYMBOLIC_H_

@@ -92,6 +92,10 @@ class Verifier {
 
   // Checks dtype, rank and dims of the value with index `v` (once).
   absl::Status CheckValue(const std::string& where, int v);
+  // A value's valid_shape (labelled `at`) against its static `shape`:
+  // returns the valid dims, which the ops compute on.
+  absl::StatusOr<SymShape> CheckValidShape(const std::string& at, const Value& value,
+                                           const SymShape& shape);
   // Looks up `id` for `field` of `where`: INVALID_ARGUMENT when undeclared.
   absl::StatusOr<int> Lookup(const std::string& where, const std::string& field,
                              uint32_t id);
@@ -195,11 +199,13 @@ absl::Status Verifier::CheckSymbolsBound() {
 }
 
 absl::Status Verifier::CheckGraphBounds() {
-  if (g_.schema_version() != pto::v1::SCHEMA_VERSION_1) {
+  if (g_.schema_version() != pto::v1::SCHEMA_VERSION_1 &&
+      g_.schema_version() != pto::v1::SCHEMA_VERSION_2) {
     return Invalid("graph", absl::StrCat("schema_version ",
                                          static_cast<int>(g_.schema_version()),
                                          " is not supported (this compiler "
-                                         "reads SCHEMA_VERSION_1 = 1)"));
+                                         "reads SCHEMA_VERSION_1 = 1 and "
+                                         "SCHEMA_VERSION_2 = 2)"));
   }
   if (g_.name().size() > kMaxNameLength) {
     return Invalid("graph", absl::StrCat("name is ", g_.name().size(),
@@ -295,9 +301,47 @@ absl::Status Verifier::CheckValue(const std::string& where, int v) {
     }
     dims.push_back(*std::move(dim));
   }
+  if (value.valid_shape().dims_size() > 0) {
+    absl::StatusOr<SymShape> valid = CheckValidShape(at, value, dims);
+    if (!valid.ok()) return valid.status();
+    dims = *std::move(valid);
+  }
   shape_[v] = std::move(dims);
   value_checked_[v] = true;
   return absl::OkStatus();
+}
+
+absl::StatusOr<SymShape> Verifier::CheckValidShape(const std::string& at,
+                                                   const Value& value,
+                                                   const SymShape& shape) {
+  if (g_.schema_version() < pto::v1::SCHEMA_VERSION_2) {
+    return Invalid(at, "valid_shape needs schema_version SCHEMA_VERSION_2 = 2");
+  }
+  const int rank = value.valid_shape().dims_size();
+  if (rank != static_cast<int>(shape.size())) {
+    return Invalid(at, absl::StrCat("valid_shape has rank ", rank, ", shape ",
+                                    FormatSymShape(shape), " has rank ", shape.size()));
+  }
+  SymShape valid;
+  for (int d = 0; d < rank; ++d) {
+    absl::StatusOr<SymExpr> dim = SymExprFromDim(value.valid_shape().dims(d));
+    if (!dim.ok()) {
+      return Invalid(at, absl::StrCat("valid_shape dim ", d, " ", dim.status().message()));
+    }
+    // At most the static dim, provably: equal, or a constant (or an
+    // expression with a constant bound, min(16, n - i*16)) within a static
+    // dim. The runtime then only checks it is positive.
+    const std::optional<int64_t> size = shape[d].AsConstant();
+    const std::optional<int64_t> bound = dim->ConstantUpperBound();
+    if (!(*dim == shape[d]) && !(size && bound && *bound <= *size)) {
+      return Invalid(at, absl::StrCat(
+          "valid_shape dim ", d, " (", dim->ToString(), ") is not provably at most "
+          "shape dim ", d, " (", shape[d].ToString(), "); bound it: min(",
+          shape[d].ToString(), ", ...)"));
+    }
+    valid.push_back(*std::move(dim));
+  }
+  return valid;
 }
 
 std::string Verifier::ParamLabel(int p) const {
@@ -329,6 +373,11 @@ absl::Status Verifier::CheckParams() {
     absl::StatusOr<int> v = Lookup(where, "value_id", param.value_id());
     if (!v.ok()) return v.status();
     if (absl::Status s = CheckValue(where + ": value_id", *v); !s.ok()) return s;
+    if (g_.values(*v).valid_shape().dims_size() > 0) {
+      return Invalid(where, absl::StrCat("value_id: ", ValueLabel(param.value_id()),
+                                         " has a valid_shape; a parameter's data is "
+                                         "its whole shape"));
+    }
     int out = -1;
     if (role == pto::v1::PARAM_ROLE_IN || role == pto::v1::PARAM_ROLE_INOUT) {
       if (definer_[*v] != kUndefined) {
@@ -349,6 +398,11 @@ absl::Status Verifier::CheckParams() {
       }
       if (absl::Status s = CheckValue(where + ": result_value_id", *r); !s.ok()) {
         return s;
+      }
+      if (g_.values(*r).valid_shape().dims_size() > 0) {
+        return Invalid(where, absl::StrCat(
+            "result_value_id: ", ValueLabel(param.result_value_id()),
+            " has a valid_shape; a parameter's data is its whole shape"));
       }
       const Value& in = g_.values(*v);
       const Value& res = g_.values(*r);

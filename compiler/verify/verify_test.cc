@@ -16,6 +16,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::ExpAddGraph;
 using testing::GraphBuilder;
 
@@ -357,6 +358,95 @@ TEST(VerifyTest, ReductionsCastsAndMatmulWithSymbolicDims) {
 }
 
 // Only loop and if have regions (verify_regions_test covers those).
+// Gives value `id` the static shape `shape`: its shape so far becomes its
+// valid region (graph.proto Value.valid_shape), in a version-2 graph.
+void MakePartlyValid(pto::v1::Graph& g, uint32_t id, const std::vector<int64_t>& shape) {
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_2);
+  pto::v1::Value* v = ValueById(g, id);
+  *v->mutable_valid_shape() = v->shape();
+  v->mutable_shape()->clear_dims();
+  for (int64_t d : shape) v->mutable_shape()->add_dims()->set_size(d);
+}
+
+// x [8,5]: v = view(x, [6,0]) of static shape [4,5], valid [2,5] (it hangs
+// past x's end); e = exp(v); out[6:8, :] = e.
+struct PartlyValidGraph {
+  pto::v1::Graph graph;
+  uint32_t view = 0, exp = 0;
+};
+
+PartlyValidGraph ViewPastTheEnd() {
+  GraphBuilder b("valid");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {8, 5});
+  uint32_t out = b.InOut("out", pto::v1::DT_FP32, {8, 5});
+  PartlyValidGraph p;
+  p.view = b.View(x, {SymExpr(6), SymExpr(0)}, {SymExpr(2), SymExpr(5)}, {2, 5});
+  p.exp = b.Op("exp", {p.view}, {2, 5});
+  b.Output("out", b.Assemble(p.exp, out, {SymExpr(6), SymExpr(0)}, {2, 5}));
+  p.graph = b.Build();
+  MakePartlyValid(p.graph, p.view, {4, 5});
+  MakePartlyValid(p.graph, p.exp, {4, 5});
+  return p;
+}
+
+TEST(VerifyTest, OpsComputeOnTheValidRegion) {
+  PartlyValidGraph p = ViewPastTheEnd();
+  ASSERT_TRUE(VerifyGraph(p.graph).ok()) << VerifyGraph(p.graph);
+  absl::StatusOr<TensorGraph> g = ImportGraph(p.graph);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::string printed = PrintTensorGraph(*g);
+  EXPECT_THAT(printed, HasSubstr("f32[4,5] valid [2,5]")) << printed;
+  // The region is what the ops compute on, hence what the lowering and the
+  // cache key see.
+  for (const TensorValue& v : g->values) {
+    if (!v.static_shape.empty()) EXPECT_EQ(v.shape, (std::vector<int64_t>{2, 5}));
+  }
+}
+
+TEST(VerifyTest, ChecksValidShapes) {
+  {  // Only version 2 knows the field.
+    PartlyValidGraph p = ViewPastTheEnd();
+    p.graph.set_schema_version(pto::v1::SCHEMA_VERSION_1);
+    ExpectInvalid(p.graph, {"valid_shape needs schema_version SCHEMA_VERSION_2"});
+  }
+  {
+    PartlyValidGraph p = ViewPastTheEnd();
+    ValueById(p.graph, p.exp)->mutable_valid_shape()->mutable_dims()->RemoveLast();
+    ExpectInvalid(p.graph, {"valid_shape has rank 1, shape [4,5] has rank 2"});
+  }
+  {  // Larger than the static dim.
+    PartlyValidGraph p = ViewPastTheEnd();
+    ValueById(p.graph, p.exp)->mutable_shape()->mutable_dims(0)->set_size(1);
+    ExpectInvalid(p.graph, {"valid_shape dim 0 (2) is not provably at most shape dim 0 (1)"});
+  }
+  {  // An expression needs a constant bound within the static dim.
+    const SymExpr n = SymExpr::Symbol("n");
+    GraphBuilder b("valid");
+    uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, 5});
+    uint32_t v = b.View(x, {SymExpr(0), SymExpr(0)}, {n, SymExpr(5)}, {2, 5});
+    b.Output("out", b.Op("exp", {v}, {2, 5}));
+    pto::v1::Graph g = b.Build();
+    MakePartlyValid(g, v, {4, 5});
+    ExpectInvalid(g, {"valid_shape dim 0 (n) is not provably at most shape dim 0 (4)",
+                      "min(4, ...)"});
+    *ValueById(g, v)->mutable_valid_shape()->mutable_dims(0) =
+        SymExprToDim(SymExpr::Min(n, 4));
+    absl::Status s = VerifyGraph(g);
+    EXPECT_THAT(s.message(), Not(HasSubstr("valid_shape"))) << s;
+  }
+  {  // A parameter's data is its whole shape.
+    pto::v1::Graph g = Base();
+    MakePartlyValid(g, 1, {4, 5});
+    ExpectInvalid(g, {"param #0", "has a valid_shape; a parameter's data is its whole shape"});
+  }
+  // A version-1 graph is a version-2 graph.
+  pto::v1::Graph g = Base();
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_2);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  g.set_schema_version(static_cast<pto::v1::SchemaVersion>(3));
+  ExpectInvalid(g, {"schema_version 3 is not supported"});
+}
+
 TEST(VerifyTest, RejectsRegionsOnOtherOps) {
   pto::v1::Graph g = Base();
   g.mutable_ops(0)->add_regions();

@@ -56,8 +56,8 @@ from .ops import (  # noqa: E402,F401
     fmod, gcd, hypot, isfinite, isnan, logical_and, logical_not, logical_or, logical_xor, lrelu,
     prelu, signbit, sinh, tan, tril, triu)
 from .composites import (  # noqa: E402,F401
-    axpy_, cumprod, cumsum, deinterleave, dequantize, expand_clone, interleave, one_hot, pad,
-    quantize, var)
+    axpy_, cumprod, cumsum, deinterleave, dequantize, expand_clone, fillpad, interleave, one_hot,
+    pad, quantize, var)
 from .layout import (  # noqa: E402,F401
     assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)
 from .interop import from_torch, to_torch  # noqa: E402,F401

@@ -5,7 +5,7 @@ ops.py and layout.py already record (reductions, elementwise arithmetic,
 where, views, concat), so they compile wherever those do.
 """
 
-from . import dtypes, layout, ops, symbolic
+from . import dtypes, layout, ops, symbolic, valid_region
 from .errors import NotYetImplementedError
 from .primitives import FLOAT_TYPES, check_float, check_traced
 from .symbolic import SymbolicScalar
@@ -116,13 +116,15 @@ def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's nam
     """input with its size-1 dims repeated to `shape`, as a new tensor (not
     a view): torch's input.expand(shape).clone(). `shape` may add leading
     dims; -1 keeps a dim. Values are copied bit for bit (-0.0 and NaN
-    payloads included). `valid_shape` may only be None or `shape`."""
+    payloads included). `valid_shape` (static or symbolic) is the result's
+    valid region (valid_region.py); an input's own valid region carries
+    over in the dims it does not expand."""
     what = "pypto.expand_clone"
     check_traced(input, what, "input")
     if isinstance(shape, int):
         shape = [shape]
     shape = list(shape)
-    old = list(input._shape)
+    old = list(input.shape)  # static: a valid region carries over
     if len(shape) < len(old):
         raise ValueError(f"{what}: shape {shape} has fewer dims than the input "
                          f"{old}")
@@ -145,17 +147,21 @@ def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's nam
             raise ValueError(f"{what}: shape[{i}] = {s} must be a positive int")
         target.append(s)
         grow.append(1 if same else s)
-    if valid_shape is not None and (
-            len(valid_shape) != len(target)
-            or not symbolic.same_shape(list(valid_shape), target)):
-        raise NotYetImplementedError(
-            f"{what}: valid_shape {list(valid_shape)} differs from shape {target}; a "
-            f"partly valid tensor (valid_shape smaller than shape) is not implemented yet: "
-            f"pass valid_shape=None and take a view of the result")
+    if valid_shape is not None:
+        valid_shape = list(valid_shape)
+        if len(valid_shape) != len(target):
+            raise ValueError(f"{what}: valid_shape {valid_shape} must have the shape's rank "
+                             f"{len(target)}")
+        valid_shape = [valid_region.bounded(v, s, what, d)
+                       for d, (v, s) in enumerate(zip(valid_shape, target))]
     if all(g == 1 for g in grow):
-        return layout.clone(input)
-    mask = ops.full(grow, True, dtypes.DT_BOOL)
-    return ops.where(mask, input, input)
+        out = layout.clone(input)
+    else:
+        mask = ops.full(grow, True, dtypes.DT_BOOL)
+        out = ops.where(mask, input, input)
+    if valid_shape is None:
+        return out
+    return layout.view(out, target, None, valid_shape)
 
 
 # one_hot -------------------------------------------------------------------------
@@ -293,6 +299,26 @@ def pad(input, pad, mode="constant", value=0):  # noqa: A002 - PyPTO's names
                 parts.append(ops.full(fill, value, input.dtype))
         x = layout.concat(parts, d)
     return x if x is not input else layout.clone(x)
+
+
+def fillpad(input, mode="constant", value=0):  # noqa: A002 - PyPTO's names
+    """input with everything outside its valid region (valid_region.py) set
+    to `value` ('constant', PyPTO's only mode): a tensor of the same shape,
+    valid everywhere. Integer tensors need an int `value`."""
+    what = "pypto.fillpad"
+    check_traced(input, what, "input")
+    if mode != "constant":
+        raise ValueError(f"{what}: mode {mode!r} is not 'constant' (PyPTO's only mode)")
+    if isinstance(value, bool) or not _is_scalar(value) or isinstance(value, SymbolicScalar):
+        raise TypeError(f"{what}: value must be a number, got {type(value).__name__}")
+    if input.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,) and not isinstance(value, int):
+        raise ValueError(f"{what}: value {value!r} must be an int for "
+                         f"{input.dtype.name} tensors")
+    if input._static is None:
+        return layout.clone(input)
+    out = ops.full(input.shape, value, input.dtype)
+    layout.assemble(input, [0] * len(input.shape), out)
+    return out
 
 
 # interleave, deinterleave ----------------------------------------------------------

@@ -13,18 +13,21 @@ argument (`out[a:b] = y`, `pypto.assemble(y, offsets, out)`) keeps the rest
 of the caller's data, so the argument is read as well as written (in/out).
 
 Bounds may be symbolic (a loop index, x.shape[i] of a dynamic dim):
-x[i*64:(i + 1)*64, :] is a view with offsets [i*64, 0] and shape [64, ...],
-x[i*64:(i*64 + 64).min(n)] one whose shape is min(64, n - i*64); the graph
-carries them as expressions (attribute `exprs`). A symbolic bound is never
-wrapped like a negative index or clamped like a slice past the end: a region
-that leaves its tensor is an error at launch naming the op and the values.
-In `out[i:, ...] = y` a slice with a symbolic start and no stop is y's
-extent in that dim (PyPTO's form), not "to the end".
+x[i*64:(i + 1)*64, :] is a view with offsets [i*64, 0] and shape [64, ...];
+the graph carries them as expressions (attribute `exprs`). A view of a fixed
+size may hang past the end of its tensor, as in PyPTO: its valid region is
+clipped to what the tensor has there (valid_region.py), here
+min(64, n - i*64) rows unless the loop's range shows all 64 are always
+there. A symbolic bound is never wrapped like a negative index; a region
+whose valid part is empty, and a view of a symbolic size that leaves its
+tensor, are errors at launch naming the op and the values. In
+`out[i:, ...] = y` a slice with a symbolic start and no stop is y's extent
+in that dim (PyPTO's form), not "to the end".
 """
 
 import numbers
 
-from . import primitives, symbolic, tiling
+from . import primitives, symbolic, tiling, valid_region
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -50,30 +53,15 @@ def _dim(d, rank, what):
     return d % rank
 
 
-def _tile(shape):
-    """The vector tile of a layout op's result: the tile set for its rank,
-    or the set tile's trailing dims (1s in front), or a default; clamped."""
-    rank = len(shape)
-    if rank == 0:
-        return ()
-    tile = tiling.current_vec_tile()
-    if tile is None:
-        tile = (8, 64)
-    tile = tuple(tile)
-    if len(tile) > rank:
-        tile = tile[:rank]  # PyPTO: an op of rank r tiles with the first r entries
-    elif len(tile) < rank:
-        tile = ((1,) * rank + tile)[-rank:]
-    return tuple(max(1, min(int(t), int(d))) for t, d in zip(tile, shape))
-
-
-def _record(kind, inputs, shape, attrs, what, space=None, noncontig=False):
-    """Records a layout op. `noncontig`: the result is not its data's
-    row-major order from the start (a view, a transpose), so a reshape that
-    merges or splits its dims copies it first."""
+def _record(kind, inputs, shape, attrs, what, space=None, noncontig=False, static=None):
+    """Records a layout op whose result's valid region is `shape` (its
+    static shape `static`, None: the same). `noncontig`: the result is not
+    its data's row-major order from the start (a view, a transpose), so a
+    reshape that merges or splits its dims copies it first."""
     x = inputs[0]
     t = x._builder.add_op(kind, list(inputs), x.dtype, tuple(shape), attrs, what,
-                          space=space, tile=_tile(space or shape))
+                          space=space, tile=tiling.layout_tile(space or shape),
+                          static=static)
     t._noncontig = noncontig
     if kind not in ("assemble", "concat", "clone"):
         t._view_of = x  # writing into t would not write x
@@ -97,41 +85,51 @@ def _squeeze_only(a, b):
 
 
 def view(input, shape, offsets=None, valid_shape=None):  # noqa: A002 - PyPTO's names
-    """input[offsets : offsets + shape] (same rank); no data moves.
-    `valid_shape` (PyPTO's tail form: a view of a full tile whose valid part
-    is smaller, e.g. [pypto.min(64, n - i*64), d]) is the shape of the result
-    here: the view is exactly the valid region."""
+    """input[offsets : offsets + shape] (same rank); no data moves. The
+    result's shape is `shape`; its valid region (valid_region.py) is
+    `valid_shape` (static or symbolic, e.g. [pypto.min(64, n - i*64), d])
+    or, per dim, what the input has there: clamp(input_valid - offset, 0,
+    shape), so a fixed-size view may hang past the end of its tensor."""
     what = "pypto.view"
     x = _traced(input, what)
     rank = len(x._shape)
     shape = [_int(d, f"{what}: shape[{i}]") for i, d in enumerate(shape)]
-    if valid_shape is not None:
-        valid = [_int(d, f"{what}: valid_shape[{i}]") for i, d in enumerate(valid_shape)]
-        if len(valid) != len(shape):
-            raise ValueError(f"{what}: valid_shape {valid} must have shape's rank "
-                             f"{len(shape)}")
-        for i, (v, full) in enumerate(zip(valid, shape)):
-            if not _any_symbolic(v, full) and not 0 < v <= full:
-                raise ValueError(f"{what}: valid_shape[{i}] = {v} must be in 1..{full} "
-                                 f"(shape[{i}])")
-        shape = valid
     offsets = [0] * rank if offsets is None else [
         _int(o, f"{what}: offsets[{i}]") for i, o in enumerate(offsets)]
     if len(shape) != rank or len(offsets) != rank:
         raise ValueError(f"{what}: shape {shape} and offsets {offsets} must have the "
                          f"input's rank {rank}")
-    for d in range(rank):
-        if _any_symbolic(shape[d], offsets[d], x._shape[d]):
+    if valid_shape is not None:
+        valid_shape = list(valid_shape)
+        if len(valid_shape) != rank:
+            raise ValueError(f"{what}: valid_shape {valid_shape} must have shape's rank "
+                             f"{rank}")
+        valid = [valid_region.bounded(v, s, what, d)
+                 for d, (v, s) in enumerate(zip(valid_shape, shape))]
+    else:
+        valid = [valid_region.clipped(s, n - o, x._builder.loop_bounds)
+                 for s, n, o in zip(shape, x._shape, offsets)]
+    return _view(x, shape, offsets, valid, what)
+
+
+def _view(x, shape, offsets, valid, what):
+    """The view of x of static `shape` at `offsets` whose valid region is
+    `valid`."""
+    for d in range(len(shape)):
+        if _any_symbolic(shape[d], valid[d], offsets[d], x._shape[d]):
             continue  # checked at launch (or by the compiler when it can)
-        if shape[d] <= 0 or offsets[d] < 0 or offsets[d] + shape[d] > x._shape[d]:
+        if shape[d] <= 0 or offsets[d] < 0 or valid[d] <= 0 or \
+                offsets[d] + valid[d] > x._shape[d]:
             raise ValueError(
                 f"{what}: shape {shape} at offsets {offsets} does not fit in the input "
-                f"{list(x._shape)}: dim {d} covers [{offsets[d]}, {offsets[d] + shape[d]}) "
-                f"(valid offsets[{d}]: 0..{max(0, x._shape[d] - shape[d])})")
-    if symbolic.same_shape(shape, x._shape) and _all_zero(offsets):
+                f"{list(x._shape)}: dim {d} covers [{offsets[d]}, {offsets[d] + shape[d]}), "
+                f"whose valid part is empty or leaves the input (valid offsets[{d}]: "
+                f"0..{x._shape[d] - 1})")
+    if symbolic.same_shape(valid, x._shape) and _all_zero(offsets) and \
+            symbolic.same_shape(shape, valid_region.static_shape(x)):
         return x
-    return _record("view", [x], shape, {"shape": shape, "offsets": offsets}, what,
-                   noncontig=True)
+    return _record("view", [x], valid, {"shape": valid, "offsets": offsets}, what,
+                   noncontig=True, static=shape)
 
 
 def _all_zero(offsets):
@@ -142,18 +140,23 @@ def _any_symbolic(*xs):
     return any(symbolic.is_symbolic(x) for x in xs)
 
 
-def reshape(input, shape, *more):  # noqa: A002
+def reshape(input, shape, *more, valid_shape=None, inplace=False):  # noqa: A002
     """input with the same elements in row-major order and a new shape (one
     dim may be -1). Copies nothing, except that merging or splitting dims of
-    a view or transpose (not in row-major order in memory) clones it first."""
+    a view or transpose (not in row-major order in memory) clones it first
+    (`inplace`, PyPTO's, changes nothing here). `valid_shape` is the
+    result's valid region (valid_region.py); without it, a tensor whose
+    valid region is smaller than its shape keeps it where the reshape only
+    adds or drops size-1 dims, and needs valid_shape otherwise."""
     what = "pypto.reshape"
     x = _traced(input, what)
+    if not isinstance(inplace, bool):
+        raise TypeError(f"{what}: inplace must be a bool, got {type(inplace).__name__}")
     if isinstance(shape, numbers.Integral):
         shape = (shape,) + more
     shape = [_int(d, f"{what}: shape[{i}]") for i, d in enumerate(shape)]
-    count = 1
-    for d in x._shape:
-        count *= d
+    static_in = list(valid_region.static_shape(x))
+    count = _prod(static_in)
     known = 1
     for d in shape:
         if d != -1:
@@ -166,15 +169,43 @@ def reshape(input, shape, *more):  # noqa: A002
         shape[shape.index(-1)] = count // known
     if _prod(shape) != count:
         raise ValueError(f"{what}: shape {shape} has {_prod(shape)} elements; the input "
-                         f"{list(x._shape)} has {count}")
+                         f"{static_in} has {count}")
     if not 1 <= len(shape) <= 4:
         raise ValueError(f"{what}: shape {shape} must have 1 to 4 dims")
-    if symbolic.same_shape(shape, x._shape):
+    if valid_shape is not None:
+        valid_shape = list(valid_shape)
+        if len(valid_shape) != len(shape):
+            raise ValueError(f"{what}: valid_shape {valid_shape} must have shape's rank "
+                             f"{len(shape)}")
+        valid = [valid_region.bounded(v, s, what, d)
+                 for d, (v, s) in enumerate(zip(valid_shape, shape))]
+        if x._static is None:  # all of it reshaped, then its leading region
+            whole = _reshape(x, shape, what)
+            return _view(whole, shape, [0] * len(shape), valid, what)
+        return _reshape(x, valid, what, static=shape)
+    if x._static is None:
+        return _reshape(x, shape, what)
+    if not _squeeze_only(shape, static_in):
+        raise ValueError(
+            f"{what}: the input's valid region {list(x._shape)} is smaller than its shape "
+            f"{static_in}; a reshape that merges or splits its dims needs valid_shape= (the "
+            f"result's valid region)")
+    valid_of = iter(v for v, s in zip(x._shape, static_in) if s != 1)
+    valid = [1 if s == 1 else next(valid_of) for s in shape]
+    return _reshape(x, valid, what, static=shape)
+
+
+def _reshape(x, shape, what, static=None):
+    """Records x's valid region reshaped to `shape` (the result's valid
+    region; `static` its static shape, None: the same)."""
+    if symbolic.same_shape(shape, x._shape) and symbolic.same_shape(
+            static or shape, valid_region.static_shape(x)):
         return x
     noncontig = getattr(x, "_noncontig", False)
     if noncontig and not _squeeze_only(shape, x._shape):
         x, noncontig = clone(x), False  # merging dims of a view reads a copy
-    return _record("reshape", [x], shape, {"shape": shape}, what, noncontig=noncontig)
+    return _record("reshape", [x], shape, {"shape": list(shape)}, what, noncontig=noncontig,
+                   static=static)
 
 
 def _prod(shape):
@@ -193,9 +224,11 @@ def transpose(input, dim0, dim1):  # noqa: A002
     a, b = _dim(dim0, rank, f"{what}: dim0"), _dim(dim1, rank, f"{what}: dim1")
     if a == b:
         return x
-    shape = list(x._shape)
-    shape[a], shape[b] = shape[b], shape[a]
-    return _record("transpose", [x], shape, {"dim0": a, "dim1": b}, what, noncontig=True)
+    shape, static = list(x._shape), list(valid_region.static_shape(x))
+    for s in (shape, static):
+        s[a], s[b] = s[b], s[a]
+    return _record("transpose", [x], shape, {"dim0": a, "dim1": b}, what, noncontig=True,
+                   static=static)
 
 
 def permute(input, dims, *more):  # noqa: A002
@@ -211,8 +244,9 @@ def permute(input, dims, *more):  # noqa: A002
         raise ValueError(f"{what}: dims {dims} is not a permutation of 0..{rank - 1}")
     if norm == list(range(rank)):
         return x
+    static = valid_region.static_shape(x)
     return _record("permute", [x], [x._shape[d] for d in norm], {"dims": norm}, what,
-                   noncontig=True)
+                   noncontig=True, static=[static[d] for d in norm])
 
 
 def unsqueeze(input, dim):  # noqa: A002
@@ -221,23 +255,26 @@ def unsqueeze(input, dim):  # noqa: A002
     x = _traced(input, what)
     rank = len(x._shape)
     d = _dim(dim, rank + 1, f"{what}: dim")
-    shape = list(x._shape)
+    shape, static = list(x._shape), list(valid_region.static_shape(x))
     shape.insert(d, 1)
+    static.insert(d, 1)
     if len(shape) > 4:
         raise ValueError(f"{what}: the result would have rank {len(shape)} (at most 4)")
     return _record("unsqueeze", [x], shape, {"dim": d}, what,
-                   noncontig=getattr(x, "_noncontig", False))
+                   noncontig=getattr(x, "_noncontig", False), static=static)
 
 
 def clone(input):  # noqa: A002
     """A copy of input (a new tensor; later writes into input do not show)."""
     what = "pypto.clone"
     x = _traced(input, what)
-    return _record("clone", [x], x._shape, None, what)
+    return _record("clone", [x], x._shape, None, what, static=x._static)
 
 
 def concat(tensors, dim=0):
-    """The tensors joined along `dim` (equal dtypes and other dims)."""
+    """The tensors joined along `dim` (equal dtypes and other dims). Valid
+    regions: every input but the last must be valid along `dim`; the result
+    is valid where all inputs are in the other dims."""
     what = "pypto.concat"
     tensors = list(tensors)
     if not tensors:
@@ -253,15 +290,30 @@ def concat(tensors, dim=0):
         if t.dtype != x.dtype:
             raise TypeError(f"{what}: tensors[{i}] has dtype {t.dtype.name}, tensors[0] "
                             f"{x.dtype.name}; concat needs equal dtypes")
-        if len(t._shape) != rank or any(
-                a != b for k, (a, b) in enumerate(zip(t._shape, x._shape)) if k != d):
-            raise ValueError(f"{what}: tensors[{i}] {list(t._shape)} and tensors[0] "
-                             f"{list(x._shape)} differ outside dim {d}")
+        ts, xs = valid_region.static_shape(t), valid_region.static_shape(x)
+        if len(ts) != rank or any(
+                a != b for k, (a, b) in enumerate(zip(ts, xs)) if k != d):
+            raise ValueError(f"{what}: tensors[{i}] {list(ts)} and tensors[0] "
+                             f"{list(xs)} differ outside dim {d}")
+        if t is not tensors[-1] and not symbolic.same(t._shape[d], ts[d]):
+            raise ValueError(f"{what}: tensors[{i}] is valid in {t._shape[d]} of its "
+                             f"{ts[d]} elements along dim {d}; only the last tensor may be "
+                             f"partly valid along the concat dim")
     if len(tensors) == 1:
         return x
-    shape = list(x._shape)
+    static = list(valid_region.static_shape(x))
+    static[d] = sum(valid_region.static_shape(t)[d] for t in tensors)
+    if any(t._static is not None for t in tensors):
+        valid = list(x._shape)
+        for t in tensors:
+            valid = [v if k == d else valid_region.smaller(v, t._shape[k])
+                     for k, v in enumerate(valid)]
+        tensors = [valid_region.narrow(t, [t._shape[d] if k == d else v
+                                           for k, v in enumerate(valid)], what)
+                   for t in tensors]
+    shape = list(tensors[0]._shape)
     shape[d] = sum(t._shape[d] for t in tensors)
-    return _record("concat", tensors, shape, {"dim": d}, what)
+    return _record("concat", tensors, shape, {"dim": d}, what, static=static)
 
 
 def assemble(src, offsets, dst):
@@ -301,15 +353,22 @@ def _assemble(src, offsets, dst, what):
         b.write(dst, src, what)
         return
     out = _record("assemble", [src, dst], dst._shape, {"offsets": offsets}, what,
-                  space=src._shape)
+                  space=src._shape, static=dst._static)
     b.write(dst, out, what)
 
 
-def _region(key, shape, what, open_ends=None):
+def write_valid_region(dst, value, what):
+    """dst[:] = value for a value whose valid region is smaller than its
+    shape: an assemble of that region at dst's origin."""
+    _traced(value, what, "value")
+    _assemble(value, [0] * len(dst._shape), dst, what)
+
+
+def _region(key, shape, what, open_ends=None, indexed=None):
     """(offsets, sizes, result shape) of a subscript: per input dim its
     offset and size; the result's shape drops int-indexed dims and has a 1
     where None is. `open_ends`, a list, gets the input dims whose slice has a
-    symbolic start and no stop."""
+    symbolic start and no stop; `indexed` the int-indexed ones."""
     keys = key if isinstance(key, tuple) else (key,)
     rank = len(shape)
     n_real = sum(1 for k in keys if k is not None and k is not Ellipsis)
@@ -357,6 +416,8 @@ def _region(key, shape, what, open_ends=None):
             # A symbolic index, or an index into a symbolic dim: -1 is the last.
             offsets.append(k + n if not symbolic.is_symbolic(k) and k < 0 else k)
             sizes.append(1)
+            if indexed is not None:
+                indexed.append(d)
         elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
             i = int(k)
             if not -n <= i < n:
@@ -364,6 +425,8 @@ def _region(key, shape, what, open_ends=None):
                                  f"{n} (valid: {-n}..{n - 1})")
             offsets.append(i % n)
             sizes.append(1)
+            if indexed is not None:
+                indexed.append(d)
         else:
             raise TypeError(f"{what}: dim {d}: expected an int, a slice, None or '...', "
                             f"got {type(k).__name__} (tensor indices are pypto.gather's, not here yet)")
@@ -390,13 +453,24 @@ def _symbolic_slice(k, n, d, what):
     return bounds[0], bounds[1]
 
 
-def getitem(x, key):
-    """x[key]: a view (slices with step 1, ints, None, '...')."""
+def getitem(x, key, valid_shape=None):
+    """x[key]: a view (slices with step 1, ints, None, '...'). A slice of a
+    fixed size whose bounds are symbolic (x[i*16:(i + 1)*16]) may hang past
+    the end of a dynamic dim: its valid region is clipped (pypto.view's
+    rule); an int index must be inside its dim. `valid_shape` (PyPTO's
+    keyword) is the view's valid region, in the input's rank."""
     what = f"{x._name or 'tensor'}[...]"
-    offsets, sizes, result_shape = _region(key, list(x._shape), what)
-    whole = symbolic.same_shape(sizes, x._shape) and _all_zero(offsets)
-    v = x if whole else view(x, sizes, offsets)
-    if not symbolic.same_shape(result_shape, v._shape):
+    indexed = []
+    offsets, sizes, result_shape = _region(key, list(x._shape), what, indexed=indexed)
+    if valid_shape is not None:
+        v = view(x, sizes, offsets, valid_shape)
+    elif symbolic.same_shape(sizes, x._shape) and _all_zero(offsets):
+        v = x
+    else:
+        valid = [s if d in indexed else valid_region.clipped(s, n - o, x._builder.loop_bounds)
+                 for d, (s, n, o) in enumerate(zip(sizes, x._shape, offsets))]
+        v = _view(x, sizes, offsets, valid, what)
+    if not symbolic.same_shape(result_shape, valid_region.static_shape(v)):
         if not result_shape:
             result_shape = [1]  # x[i, j] of a 2-D tensor: a one-element tensor
         v = reshape(v, result_shape)
@@ -404,21 +478,22 @@ def getitem(x, key):
 
 
 def setitem(x, key, value):
-    """x[key] = value: an assemble of value into the region."""
+    """x[key] = value: an assemble of value's valid region into the region."""
     what = f"{x._name or 'tensor'}[...] = ..."
     open_ends = []
     offsets, sizes, result_shape = _region(key, list(x._shape), what, open_ends)
     if _is_scalar(value):
         value = primitives.full(tuple(sizes), value, x.dtype)
     _traced(value, what, "value")
+    static = valid_region.static_shape(value)
     if open_ends and len(value._shape) == len(sizes) == len(result_shape):
         for d in open_ends:  # out[i:, ...] = y: y's extent from offset i
-            sizes[d] = result_shape[d] = value._shape[d]
-    if not symbolic.same_shape(value._shape, sizes):
+            sizes[d] = result_shape[d] = static[d]
+    if not symbolic.same_shape(static, sizes):
         # The value may have the subscript's shape (ints drop dims): same
         # elements, size-1 dims aside. Broadcasting a value is not done here.
-        if [d for d in value._shape if d != 1] != [d for d in sizes if d != 1]:
-            raise ValueError(f"{what}: the value has shape {list(value._shape)} but the "
+        if [d for d in static if d != 1] != [d for d in sizes if d != 1]:
+            raise ValueError(f"{what}: the value has shape {list(static)} but the "
                              f"region has {result_shape or [1]} (broadcast it first)")
         value = reshape(value, sizes)
     _assemble(value, offsets, x, what)

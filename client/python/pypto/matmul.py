@@ -10,7 +10,7 @@ cube tile in force (pypto.set_cube_tile_shapes) is recorded on the op.
 
 import numpy as np
 
-from . import dtypes, primitives, tiling
+from . import dtypes, primitives, symbolic, tiling, valid_region
 from .enums import ReLuType, TransMode
 from .errors import TraceError
 from .primitives import broadcast_shapes, check_traced
@@ -51,7 +51,7 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, c_matrix_nz=Fa
             f"{what}: out_dtype {getattr(out_dtype, 'name', out_dtype)}; a matmul of "
             f"{a.dtype.name} gives DT_FP32 or {a.dtype.name}")
     a_trans, b_trans = bool(a_trans), bool(b_trans)
-    sa, sb = tuple(a.shape), tuple(b.shape)
+    sa, sb = tuple(a.shape), tuple(b.shape)  # static shapes
     operands = (f"a {list(sa)} (a_trans={a_trans}), b {list(sb)} (b_trans={b_trans})")
     if not 2 <= len(sa) <= 4 or not 2 <= len(sb) <= 4:
         raise ValueError(f"{what}: operands must have rank 2 to 4: {operands}")
@@ -67,11 +67,33 @@ def matmul(a, b, out_dtype=None, a_trans=False, b_trans=False, *, c_matrix_nz=Fa
         raise TraceError(
             f"{what}: no cube tile shape is set; call pypto.set_cube_tile_shapes("
             f"[mL0, mL1], [kL0, kL1], [nL0, nL1]) before this op")
+    static = tuple(batch) + (m, n)
+    a, b = _valid_k(a, b, a_trans, b_trans, what)
+    m = a._shape[-1] if a_trans else a._shape[-2]
+    n = b._shape[-2] if b_trans else b._shape[-1]
     shape = tuple(batch) + (m, n)
     return a._builder.add_op(
         "matmul", [a, b], out_dtype, shape,
         {"out_dtype": out_dtype, "a_trans": a_trans, "b_trans": b_trans}, what,
-        cube_tile=cube)
+        cube_tile=cube, static=static)
+
+
+def _valid_k(a, b, a_trans, b_trans, what):
+    """a and b narrowed to the K both have valid (valid_region.py): the
+    invalid tail of K is never summed. Batch dims must be valid whole."""
+    if a._static is None and b._static is None:
+        return a, b
+    for name, t in (("a", a), ("b", b)):
+        if not symbolic.same_shape(t._shape[:-2], valid_region.static_shape(t)[:-2]):
+            raise ValueError(f"{what}: operand '{name}' has a valid region "
+                             f"{list(t._shape)} smaller than its shape {t.shape} in a batch "
+                             f"dim; only the last two dims may be partly valid")
+    ka = -2 if a_trans else -1
+    kb = -1 if b_trans else -2
+    k = valid_region.smaller(a._shape[ka], b._shape[kb])
+    region_a, region_b = list(a._shape), list(b._shape)
+    region_a[ka], region_b[kb] = k, k
+    return valid_region.narrow(a, region_a, what), valid_region.narrow(b, region_b, what)
 
 
 def _matmul_extended(a, b, out_dtype, a_trans, b_trans, extend_params, what):

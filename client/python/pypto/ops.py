@@ -15,7 +15,7 @@ cube path (matmul.py), reductions of every element through a reshape
 
 import math
 
-from . import dtypes, element, int_arith, layout, tiling
+from . import dtypes, element, int_arith, layout, tiling, valid_region
 from .enums import PrecisionType
 from .errors import TraceError, not_yet
 from .primitives import (  # noqa: F401 - broadcast_shapes: part of ops' surface
@@ -179,8 +179,17 @@ def where(condition, input, other):
     if len(tensors) == 2 and input.dtype != other.dtype:
         raise TypeError(f"{what}: 'input' and 'other' have dtypes {input.dtype.name} and "
                         f"{other.dtype.name}; they must be equal")
-    shapes = [("condition", condition._shape)] + [(n, x._shape) for n, x in tensors]
-    shape = broadcast_shapes(what, shapes)
+    shapes = [("condition", valid_region.static_shape(condition))] + [
+        (n, valid_region.static_shape(x)) for n, x in tensors]
+    broadcast_shapes(what, shapes)
+    aligned, static = valid_region.elementwise(
+        what, [condition] + [x if isinstance(x, Tensor) else None for x in (input, other)])
+    condition = aligned[0]
+    input = aligned[1] if isinstance(input, Tensor) else input  # noqa: A001
+    other = aligned[2] if isinstance(other, Tensor) else other
+    tensors = [(n, x) for n, x in (("input", input), ("other", other)) if isinstance(x, Tensor)]
+    shape = broadcast_shapes(what, [("condition", condition._shape)] + [
+        (n, x._shape) for n, x in tensors])
     operands = []
     for n, x in (("input", input), ("other", other)):
         if isinstance(x, Tensor):
@@ -192,13 +201,14 @@ def where(condition, input, other):
             if dtype not in FLOAT_TYPES:
                 raise TypeError(f"{what}: a number for '{n}' needs a float tensor on the "
                                 f"other side, got {dtype.name}")
-            ones = b.add_op("rpows", [t], dtype, t._shape, {"scalar": 1.0}, what)
+            ones = b.add_op("rpows", [t], dtype, t._shape, {"scalar": 1.0}, what,
+                            static=t._static)
             operands.append(b.add_op("muls", [ones], dtype, t._shape, {"scalar": _number(x)},
-                                     what))
+                                     what, static=t._static))
         else:
             raise TypeError(f"{what}: argument '{n}' must be a Tensor or a number, got "
                             f"{type(x).__name__}")
-    return b.add_op("where", [condition] + operands, dtype, shape, what=what)
+    return b.add_op("where", [condition] + operands, dtype, shape, what=what, static=static)
 
 
 def _make_unary(kind, doc):
@@ -264,7 +274,12 @@ def _reduce_all(kind, input, keepdim, what):
     n = 1
     for d in shape:
         n *= d
-    flat = input if len(shape) == 1 else layout.reshape(input, [n])
+    if len(shape) == 1:
+        flat = input
+    elif input._static is None:
+        flat = layout.reshape(input, [n])
+    else:  # its valid region, flattened
+        flat = layout.reshape(input, [math.prod(input.shape)], valid_shape=[n])
     tile = tiling.current_vec_tile()
     per_tile = n
     if tile is not None:
@@ -333,7 +348,8 @@ def _cast_broadcast_operand(t, dtype, what):
     if tile is not None and len(tile) >= rank:
         tile = tuple(k if isinstance(d, SymbolicScalar) else min(k, d)
                      for k, d in zip(tile[len(tile) - rank:], t._shape))
-    return t._builder.add_op("cast", [t], dtype, t._shape, {"dtype": dtype}, what, tile=tile)
+    return t._builder.add_op("cast", [t], dtype, t._shape, {"dtype": dtype}, what, tile=tile,
+                             static=t._static)
 
 
 def softmax(input, dim):
@@ -762,7 +778,7 @@ def _index_along(b, n, shape, what):
     to `shape` (n along one dim, the others 1)."""
     index = b.add_op("arange", [], dtypes.DT_INT32, (n,),
                      {"shape": [n], "dtype": dtypes.DT_INT32, "start": 0.0, "step": 1.0}, what,
-                     tile=layout._tile((n,)))
+                     tile=tiling.layout_tile((n,)))
     return layout.reshape(index, list(shape)) if len(shape) > 1 else index
 
 

@@ -14,7 +14,7 @@ broadcast as in numpy, or a tensor and a Python number on either side
 import math
 import numbers
 
-from . import dtypes, tracer
+from . import dtypes, symbolic, tracer, valid_region
 from .errors import TraceError
 from .symbolic import SymbolicScalar
 from .tensors import Tensor, _is_scalar, _number
@@ -146,9 +146,12 @@ def binary(name, a, b, exact_number=False):
                 f"{what} needs equal dtypes (cast one: pypto.cast(x, dtype))")
         if not compare:
             check_operand(what, name, a, "input")
+        broadcast_shapes(what, [("input", valid_region.static_shape(a)),
+                                ("other", valid_region.static_shape(b))])
+        (a, b), static = valid_region.elementwise(what, [a, b])
         shape = broadcast_shapes(what, [("input", a._shape), ("other", b._shape)])
         dtype = dtypes.DT_BOOL if compare else a.dtype
-        return a._builder.add_op(kind_tt, [a, b], dtype, shape, what=what)
+        return a._builder.add_op(kind_tt, [a, b], dtype, shape, what=what, static=static)
     if isinstance(a, Tensor) and _is_scalar(b):
         t, kind, s, arg = a, kind_ts, b, "input"
     elif _is_scalar(a) and isinstance(b, Tensor):
@@ -177,7 +180,8 @@ def binary(name, a, b, exact_number=False):
     dtype = dtypes.DT_BOOL if compare else t.dtype
     if not (exact_number or isinstance(s, SymbolicScalar)):
         s = dtypes.round_number(s, t.dtype)
-    return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": _number(s)}, what)
+    return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": _number(s)}, what,
+                             static=t._static)
 
 
 def unary(kind, x):
@@ -185,7 +189,7 @@ def unary(kind, x):
     check_traced(x, what, "input")
     check_operand(what, kind, x, "input")
     dtype = dtypes.DT_BOOL if kind in _BOOL_UNARY else x.dtype
-    return x._builder.add_op(kind, [x], dtype, x._shape, what=what)
+    return x._builder.add_op(kind, [x], dtype, x._shape, what=what, static=x._static)
 
 
 def cast(input, dtype):
@@ -200,7 +204,8 @@ def cast(input, dtype):
         raise TypeError(f"{what}: dtype must be one of "
                         f"{', '.join(t.name for t in dtypes.COMPILABLE)}, got {dtype!r}")
     b = input._builder
-    return b.add_op("cast", [input], dtype, input._shape, {"dtype": dtype}, what)
+    return b.add_op("cast", [input], dtype, input._shape, {"dtype": dtype}, what,
+                    static=input._static)
 
 
 def reduce_dtype(kind, dtype):
@@ -237,15 +242,16 @@ def reduce(kind, input, dim, keepdim):  # noqa: A001
         raise ValueError(f"{what}: dim {dim} is out of range for a tensor of rank {rank} "
                          f"(valid: {-rank}..{rank - 1})")
     d = dim % rank
-    shape = list(input._shape)
-    if keepdim:
-        shape[d] = 1
-    else:
-        del shape[d]  # a rank-1 input gives a rank-0 result, as torch
+    shape, static = list(input._shape), list(valid_region.static_shape(input))
+    for s in (shape, static):
+        if keepdim:
+            s[d] = 1
+        else:
+            del s[d]  # a rank-1 input gives a rank-0 result, as torch
     dtype = reduce_dtype(kind, input.dtype)
     return input._builder.add_op(kind, [input], dtype, tuple(shape),
                                  {"dim": int(dim), "keepdim": bool(keepdim)}, what,
-                                 space=input._shape)
+                                 space=input._shape, static=static)
 
 
 def creation_builder(what):
@@ -267,20 +273,28 @@ def shape_arg(what, shape):
 
 def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
     """A tensor of `shape` filled with `fill_value` (converted to dtype).
-    `valid_shape` (PyPTO's, for tails) may only be the whole shape here."""
+    `valid_shape` (PyPTO's, for tails: static or symbolic) is its valid
+    region, the part ops compute on (valid_region.py)."""
     what = "pypto.full"
     b = creation_builder(what)
     shape = shape_arg(what, shape)
-    if valid_shape is not None and tuple(valid_shape) != shape:
-        raise ValueError(f"{what}: valid_shape {list(valid_shape)!r} must equal the shape "
-                         f"{list(shape)!r} (a partly valid full is not supported; take a "
-                         f"view of the result instead)")
+    valid = shape
+    if valid_shape is not None:
+        valid_shape = tuple(valid_shape)
+        if len(valid_shape) != len(shape):
+            raise ValueError(f"{what}: valid_shape {list(valid_shape)!r} must have the "
+                             f"shape's rank {len(shape)}")
+        valid = tuple(valid_region.bounded(v, s, what, d)
+                      for d, (v, s) in enumerate(zip(valid_shape, shape)))
     if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
         raise TypeError(f"{what}: dtype must be a Tier-1 pypto.DT_* type, got {dtype!r}")
     if not (_is_scalar(fill_value) or isinstance(fill_value, bool)):
         raise TypeError(f"{what}: fill_value must be a number, got "
                         f"{type(fill_value).__name__}")
-    return b.add_full(shape, dtype, _number(fill_value), what)
+    if any(symbolic.is_symbolic(v) for v in valid):  # the whole, then its valid region
+        whole = b.add_full(shape, dtype, _number(fill_value), what)
+        return valid_region.narrow(whole, valid, what, static=shape)
+    return b.add_full(valid, dtype, _number(fill_value), what, static=shape)
 
 
 def check_clip_args(input, min, max):  # noqa: A002 - PyPTO's names
@@ -301,4 +315,5 @@ def clip(input, min=None, max=None):  # noqa: A002 - PyPTO's names
     check_operand(what, "clip", input, "input")
     bounds = {"min": -math.inf if min is None else _number(min),
               "max": math.inf if max is None else _number(max)}
-    return input._builder.add_op("clip", [input], input.dtype, input._shape, bounds, what)
+    return input._builder.add_op("clip", [input], input.dtype, input._shape, bounds, what,
+                                 static=input._static)

@@ -586,6 +586,82 @@ def smax(a, b, *more):
     return r
 
 
+def constant_upper_bound(x):
+    """A constant c with x <= c for every binding, when the form shows one
+    (as the compiler's SymExpr::ConstantUpperBound: an int; min(c, e) + k;
+    max or select of two bounded operands; a comparison, 1); else None."""
+    p = _poly(x)
+    if p is None:
+        return None
+    c = _const_of(p)
+    if c is not None:
+        return c
+    const = sum(k for m, k in p if not m)
+    rest = [(m, k) for m, k in p if m]
+    if len(rest) != 1 or rest[0][1] != 1 or len(rest[0][0]) != 1:
+        return None
+    atom = rest[0][0][0]
+    if isinstance(atom, str):
+        return None
+    _, op, lhs, rhs = atom
+    if op in _COMPARE or op in ("and", "or"):
+        return 1 + const
+    if op == "select":
+        lhs, rhs = rhs
+    bounds = [constant_upper_bound(SymbolicScalar._new(0, q)) for q in (lhs, rhs)]
+    if op == "min" and any(b is not None for b in bounds):
+        return min(b for b in bounds if b is not None) + const
+    if op in ("max", "select") and all(b is not None for b in bounds):
+        return max(bounds) + const
+    return None
+
+
+def at_least(e, k, loop_bounds):
+    """Whether e >= k provably, for every value of the loop indices in
+    `loop_bounds` ({index name: (start, stop, step)}): e - k with each index
+    that appears linearly replaced by the end of its range that makes it
+    smallest (its first or last value), then each c*(p//m) by its lower
+    bound (c/m)*p (c < 0) or (c/m)*(p - m + 1) (c > 0) where m divides c, is
+    a constant >= 0. False where that is not known (an index inside a
+    min/max/floordiv, terms that do not cancel)."""
+    d, q = _poly(e), _poly(k)
+    if d is None or q is None:
+        return False
+    d = _add(d, q, -1)
+    for name, (start, stop, step) in loop_bounds.items():
+        coeff = None
+        for m, c in d:
+            if name in m:
+                if m != (name,):
+                    return False  # not linear in the index
+                coeff = c
+            elif any(not isinstance(a, str) and name in _atom_text(a) for a in m):
+                return False  # inside a node
+        if coeff is None:
+            continue
+        step = int(step)
+        if step > 0:
+            first, last = start, start + (stop - start - 1) // step * step
+        else:
+            first, last = stop + 1, start  # the smallest and largest values
+        p = _poly(first if coeff > 0 else last)
+        if p is None:
+            return False
+        d = _add(_add(d, _mul(_sym(name), _const(coeff)), -1), _mul(p, _const(coeff)))
+    lower = {}
+    for m, c in d:
+        atom = m[0] if len(m) == 1 and not isinstance(m[0], str) else None
+        divisor = _const_of(atom[3]) if atom is not None and atom[1] == "//" else None
+        if divisor is not None and divisor > 0 and c % divisor == 0:
+            p = atom[2] if c < 0 else _add(atom[2], _const(divisor - 1), -1)
+            for pm, pc in p:
+                lower[pm] = lower.get(pm, 0) + pc * (c // divisor)
+        else:
+            lower[m] = lower.get(m, 0) + c
+    low = _const_of(_norm(lower))
+    return low is not None and low >= 0
+
+
 def ceildiv(a, b):
     """pypto.ceildiv(a, b): a divided by b rounded up, for ints and symbolic
     scalars ((a + b - 1) // b)."""

@@ -134,11 +134,12 @@ class _TensorMethods:
 
     # Views and writes ---------------------------------------------------------
 
-    def __getitem__(self, key):
-        """x[2:10, :, 3]: a view (layout.py)."""
+    def __getitem__(self, key, *, valid_shape=None):
+        """x[2:10, :, 3]: a view (layout.py); x.__getitem__(key,
+        valid_shape=...) gives it a valid region (PyPTO's keyword)."""
         if self._builder is None:
             raise TraceError("slicing a Tensor is only possible inside a @pypto.jit kernel")
-        return layout.getitem(self, key)
+        return layout.getitem(self, key, valid_shape=valid_shape)
 
     def __setitem__(self, key, value):
         if not _is_full(key, len(self._shape or ())) or _is_scalar(value):
@@ -149,8 +150,12 @@ class _TensorMethods:
             return
         self._write(value, f"{self._name or 'tensor'}[:] = ...")
 
-    def view(self, shape, offsets=None): return layout.view(self, shape, offsets)
-    def reshape(self, shape, *more): return layout.reshape(self, shape, *more)
+    def view(self, shape, offsets=None, *, valid_shape=None):
+        return layout.view(self, shape, offsets, valid_shape)
+
+    def reshape(self, shape, *more, valid_shape=None, inplace=False):
+        return layout.reshape(self, shape, *more, valid_shape=valid_shape, inplace=inplace)
+
     def transpose(self, dim0, dim1): return layout.transpose(self, dim0, dim1)
     def permute(self, dims, *more): return layout.permute(self, dims, *more)
     def unsqueeze(self, dim): return layout.unsqueeze(self, dim)
@@ -164,6 +169,10 @@ class _TensorMethods:
         if self._builder is None:
             raise TraceError(f"{what}: writing is only possible inside a @pypto.jit kernel")
         layout.check_writable(self, what)
+        if isinstance(value, Tensor) and value._static is not None and \
+                value._builder is self._builder:
+            layout.write_valid_region(self, value, what)  # out[:] = v writes v's valid region
+            return
         self._builder.write(self, value, what)
 
 

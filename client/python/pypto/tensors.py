@@ -119,6 +119,7 @@ class Tensor:
         self._vid = None
         self._param = None
         self._shape = None
+        self._static = None
 
     def __class_getitem__(cls, item):
         """Tensor[...] (infer all), Tensor[DT_FP16], Tensor[(32, 64), DT_FP16]."""
@@ -132,7 +133,10 @@ class Tensor:
         raise TypeError(f"pypto.Tensor[...]: expected ..., a dtype or (shape, dtype), got {item!r}")
 
     @classmethod
-    def _proxy(cls, builder, vid, dtype, shape, name, param=None):
+    def _proxy(cls, builder, vid, dtype, shape, name, param=None, static=None):
+        """A traced tensor: `shape` is the region its ops compute on (its
+        valid shape), `static` its static shape when that is larger (None:
+        the same)."""
         t = cls.__new__(cls)
         t._spec_shape = tuple(shape)
         t._dtype = dtypes.DataType(dtype)
@@ -142,6 +146,7 @@ class Tensor:
         t._vid = vid
         t._param = param
         t._shape = tuple(shape)
+        t._static = None if static is None else tuple(static)
         # The open region (loop body, branch) it was made in: written inside
         # a later region it is carried; used after its own, an error.
         t._home = builder.current_region() if builder is not None else None
@@ -151,9 +156,22 @@ class Tensor:
 
     @property
     def shape(self):
+        """The static shape (in a kernel, a view's `shape` argument even where
+        its valid region is smaller: see valid_shape)."""
+        if self._builder is not None:
+            return list(self._shape if self._static is None else self._static)
+        return None if self._spec_shape is None else list(self._spec_shape)
+
+    @property
+    def valid_shape(self):
+        """The valid region's shape: per dim, how many leading elements hold
+        data, often known only at run time (a SymbolicScalar such as
+        min(16, n - i*16) for the last of a dynamic batch's fixed-size
+        views). Ops compute on the valid region; it equals `shape` for a
+        tensor that is valid everywhere."""
         if self._builder is not None:
             return list(self._shape)
-        return None if self._spec_shape is None else list(self._spec_shape)
+        return self.shape
 
     @property
     def dtype(self):
@@ -193,7 +211,9 @@ class Tensor:
         if self._builder is None:
             shape = "inferred" if self._spec_shape is None else list(self._spec_shape)
             return f"pypto.Tensor({shape}, {self._dtype!r}, name={self._name!r})"
-        return f"<pypto.Tensor {self._name or '%' + str(self._vid)} {list(self._shape)} {self._dtype.name}>"
+        valid = "" if self._static is None else f" valid {list(self._shape)}"
+        return (f"<pypto.Tensor {self._name or '%' + str(self._vid)} {self.shape}{valid} "
+                f"{self._dtype.name}>")
 
     # == and != stay identity comparisons so Tensors can live in sets and
     # dicts; elementwise equality is pypto.eq / pypto.ne (or a.eq(b)).

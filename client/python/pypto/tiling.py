@@ -91,6 +91,24 @@ def vec_tile_for_rank(tile, rank):
     return tuple(tile[:rank])
 
 
+def layout_tile(shape):
+    """The vector tile of a layout op's result (a view, reshape, assemble):
+    the tile set for its rank, or the set tile's trailing dims (1s in front),
+    or a default; clamped to the shape."""
+    rank = len(shape)
+    if rank == 0:
+        return ()
+    tile = current_vec_tile()
+    if tile is None:
+        tile = (8, 64)
+    tile = tuple(tile)
+    if len(tile) > rank:
+        tile = tile[:rank]  # PyPTO: an op of rank r tiles with the first r entries
+    elif len(tile) < rank:
+        tile = ((1,) * rank + tile)[-rank:]
+    return tuple(max(1, min(int(t), int(d))) for t, d in zip(tile, shape))
+
+
 def _check_level_sizes(sizes, name, labels):
     """Each entry a positive int; every L1 size a multiple of (so at least)
     the L0 size."""

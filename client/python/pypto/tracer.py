@@ -110,6 +110,9 @@ class GraphBuilder:
     def __init__(self, name):
         self.name = name
         self._values = {}      # id -> [name, dtype, shape]
+        # id -> static shape, for a value whose shape (its valid region, what
+        # ops compute on) is smaller (graph.proto Value.valid_shape).
+        self._static = {}
         self._ops = []         # graph_pb2.Op, program order
         self._producer = {}    # value id -> index into _ops
         self._bound = set()    # value ids that are some parameter's final value
@@ -137,10 +140,14 @@ class GraphBuilder:
 
     # Values -----------------------------------------------------------------
 
-    def new_value(self, dtype, shape, name="", region=False):
+    def new_value(self, dtype, shape, name="", region=False, static=None):
+        """A new value of `shape` (its valid region when `static`, its static
+        shape, is given)."""
         vid = self._next_id
         self._next_id += 1
         self._values[vid] = [name, int(dtype), tuple(shape)]
+        if static is not None and not symbolic.same_shape(static, shape):
+            self._static[vid] = tuple(static)
         r = self.current_region() if region is False else region
         if r is not None:
             self._vid_region[vid] = r
@@ -228,8 +235,10 @@ class GraphBuilder:
         self._current_ops().append(op)
 
     def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None,
-               cube_tile=None, tile=None):
+               cube_tile=None, tile=None, static=None):
         """Records `kind` on `inputs` (Tensors) and returns its result Tensor.
+        `shape` is the region the op computes (the result's valid shape),
+        `static` the result's static shape where larger (None: `shape`).
         `space` is the shape the vector tile covers (default: the result's;
         a reduction's: its input's); `tile` overrides the current tile. Cube
         ops (matmul) pass `cube_tile` (tiling's (m, k, n, split_k)) instead of
@@ -256,7 +265,7 @@ class GraphBuilder:
                 f"pypto.set_vec_tile_shapes with {rank} dims before this op")
         for t in inputs:
             self.note_read(t)
-        out = self.new_value(dtype, shape)
+        out = self.new_value(dtype, shape, static=static)
         self.where[out] = frames.user_frame()
         op = graph_pb2.Op(kind=kind)
         op.inputs.extend(t._vid for t in inputs)
@@ -271,13 +280,15 @@ class GraphBuilder:
             op.cube_tile.enable_split_k = split_k
         self.log_reads(op, inputs)
         self.append_op(op)
-        return _value_type._proxy(self, out, dtype, shape, "")
+        return _value_type._proxy(self, out, dtype, shape, "", static=self._static.get(out))
 
-    def add_full(self, shape, dtype, value, what):
+    def add_full(self, shape, dtype, value, what, static=None):
         """Records a tensor of `shape` filled with `value` (a float, or a
-        SymbolicScalar evaluated at launch) and returns it."""
+        SymbolicScalar evaluated at launch) and returns it; `static`: its
+        static shape where `shape` is a smaller valid region."""
         return self.add_op("full", [], dtype, shape,
-                           {"shape": list(shape), "dtype": dtype, "value": value}, what)
+                           {"shape": list(shape), "dtype": dtype, "value": value}, what,
+                           static=static)
 
     def write(self, dst, src, what):
         """dst[:] = src: rebinds dst (a parameter or local tensor) to src's value."""
@@ -388,7 +399,8 @@ class GraphBuilder:
             t._vid = zeros._vid
         orig = cur = t._vid
         for r in self._stack[first:]:
-            arg = self.new_value(t.dtype, t._shape, t.name or self.value_name(orig), region=r)
+            arg = self.new_value(t.dtype, t._shape, t.name or self.value_name(orig), region=r,
+                                 static=t._static)
             r.carried[t] = [cur, arg]
             for entry in r.reads:
                 if entry[2] is t and entry[3] == orig:
@@ -443,7 +455,7 @@ class GraphBuilder:
     def _copy_value(self, vid):
         """Records a copy of value `vid` in the current scope; its id."""
         name, dtype, shape = self._values[vid]
-        out = self.new_value(dtype, shape, name)
+        out = self.new_value(dtype, shape, name, static=self._static.get(vid))
         op = graph_pb2.Op(kind="copy", inputs=[vid], outputs=[out])
         op.vec_tile.dims.extend(min(int(d), 64) for d in shape)
         self.where[out] = frames.user_frame()
@@ -462,7 +474,8 @@ class GraphBuilder:
             before = next(r.carried[t][0] for r in regions if t in r.carried)
             for r in regions:
                 if t not in r.carried:
-                    arg = self.new_value(t.dtype, t._shape, t.name, region=r)
+                    arg = self.new_value(t.dtype, t._shape, t.name, region=r,
+                                         static=t._static)
                     r.carried[t] = [before, arg]
                     r.end[t] = arg
             inputs.append(before)
@@ -472,7 +485,9 @@ class GraphBuilder:
         set_attrs(op, attrs)
         outputs = []
         for t in tensors:
-            out = self.new_value(t.dtype, t._shape, t.name or self.value_name(inputs[len(outputs)]))
+            out = self.new_value(t.dtype, t._shape,
+                                 t.name or self.value_name(inputs[len(outputs)]),
+                                 static=t._static)
             outputs.append(out)
             self.where[out] = regions[0].where
         op.outputs.extend(outputs)
@@ -507,6 +522,9 @@ class GraphBuilder:
                 f"write results into an argument with out[:] = expr or out.move(expr)")
         g = graph_pb2.Graph(schema_version=graph_pb2.SCHEMA_VERSION_1,
                             name=clip_name(self.name))
+        # A parameter's data is its whole shape: a partly valid value bound to
+        # one (out[:] = v where v's valid region is out's shape) is that region.
+        whole = {p.initial for p in self._params} | {p.final for p in self._params}
         needed = set()
         for p in self._params:
             needed.add(p.initial)
@@ -536,8 +554,13 @@ class GraphBuilder:
         for vid in sorted(used):
             name, dtype, shape = self._values[vid]
             v = g.values.add(id=vid, name=clip_name(name), dtype=dtype)
-            for d in shape:
+            static = None if vid in whole else self._static.get(vid)
+            for d in (shape if static is None else static):
                 write_dim(v.shape.dims.add(), d, self.symbols)
+            if static is not None:  # ops compute on the valid region
+                g.schema_version = graph_pb2.SCHEMA_VERSION_2
+                for d in shape:
+                    write_dim(v.valid_shape.dims.add(), d, self.symbols)
         g.ops.extend(kept)
         return g
 

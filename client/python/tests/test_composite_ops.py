@@ -183,8 +183,8 @@ def test_expand_clone_errors():
         return pypto.jit(k)
 
     x = torch.zeros(2, 1)
-    with pytest.raises(pypto.NotYetImplementedError, match="valid_shape .*not implemented"):
-        kernel([2, 4], valid_shape=[2, 3])(x, torch.zeros(2, 4))
+    with pytest.raises(ValueError, match=r"valid_shape\[1\] = 5 must be in 1..4"):
+        kernel([2, 4], valid_shape=[2, 5])(x, torch.zeros(2, 4))
     with pytest.raises(ValueError, match="dim 0 has size 2, not 1"):
         kernel([3, 4])(x, torch.zeros(3, 4))
 

@@ -26,8 +26,9 @@ FLOORS = [
     ("symbolic", "element", "config", "trace_compare"),
     # recording a graph (knows no Tensor class); pypto.symbolic_scalar.SymInt
     ("tracer", "symbolic_scalar"),
-    # Tensor: annotation and traced value (operators bound late)
-    ("tensors",),
+    # Tensor: annotation and traced value (operators bound late); a traced
+    # tensor's static shape and valid region
+    ("tensors", "valid_region"),
     # strict primitives: op tables, recording, cast, full, reduce
     ("primitives",),
     # policy: integer arithmetic, layout, the cube path; torch interop

@@ -149,11 +149,11 @@ def test_layout_errors_name_what_and_where():
     @pypto.jit
     def outside(x: F, out: F):
         pypto.set_vec_tile_shapes(4, 8)
-        out[:] = pypto.view(x, [4, 8], [6, 0])
+        out[:] = pypto.view(x, [4, 8], [8, 0])  # starts past the end: nothing valid
 
-    with pytest.raises(ValueError, match=r"pypto.view: shape \[4, 8\] at offsets \[6, 0\] "
+    with pytest.raises(ValueError, match=r"pypto.view: shape \[4, 8\] at offsets \[8, 0\] "
                                          r"does not fit in the input \[8, 8\].*valid "
-                                         r"offsets\[0\]: 0..4"):
+                                         r"offsets\[0\]: 0..7"):
         outside.trace(np.zeros((8, 8), np.float32), np.zeros((4, 8), np.float32))
 
     @pypto.jit

@@ -29,10 +29,12 @@ def expr_text(e):
     return f"{op}({lhs}, {rhs})" if op in ("min", "max") else f"({lhs} {op} {rhs})"
 
 
-def dims(graph, vid):
+def dims(graph, vid, field="shape"):
+    """A value's dims as ints, symbol names or expression texts (`field`:
+    "shape", its static shape, or "valid_shape")."""
     v = next(v for v in graph.values if v.id == vid)
     out = []
-    for d in v.shape.dims:
+    for d in getattr(v, field).dims:
         kind = d.WhichOneof("kind")
         out.append(d.size if kind == "size" else d.symbol if kind == "symbol"
                    else expr_text(d.expr))
@@ -242,7 +244,10 @@ def test_view_valid_shape_is_the_tail_form():
     g = verified(k.trace(arr(40, 64), arr(40, 64)))
     view, add, asm = g.ops[0].regions[0].ops
     assert attr(view, "shape") == ["min(((i * -16) + n), 16)", "64"]
-    assert dims(g, add.outputs[0]) == ["min(((i * -16) + n), 16)", 64]
+    # The graph keeps the static shape and carries the valid region beside it.
+    assert dims(g, add.outputs[0]) == [16, 64]
+    assert dims(g, add.outputs[0], "valid_shape") == ["min(((i * -16) + n), 16)", 64]
+    assert g.schema_version == graph_pb2.SCHEMA_VERSION_2
     assert attr(asm, "offsets") == ["(i * 16)", "0"]
 
 

@@ -163,15 +163,15 @@ def test_creation_and_argmax_in_pypto_forms(native):
     assert torch.equal(idx, x.argmax(-1))
 
 
-def test_full_with_a_partial_valid_shape_says_what_to_do():
+def test_full_with_a_partial_valid_shape_fills_only_its_valid_region(native):
     @pypto.jit
     def k(out: pypto.Tensor([], pypto.DT_FP32)):
         pypto.set_vec_tile_shapes(8, 16)
         out[:] = pypto.full([8, 16], 1.0, pypto.DT_FP32, valid_shape=[4, 16])
 
-    with pytest.raises(ValueError, match=r"pypto.full: valid_shape \[4, 16\] must equal the "
-                                         r"shape \[8, 16\].*take a view"):
-        k(torch.empty(8, 16))
+    out = torch.zeros(8, 16)
+    k(out)
+    assert torch.equal(out, torch.cat([torch.ones(4, 16), torch.zeros(4, 16)]))
 
 
 def test_matmul_extend_params_bias_and_refusals(native):

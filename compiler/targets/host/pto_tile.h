@@ -898,11 +898,11 @@ inline void MvecMapDouble2(float* d, const float* a, const float* b, int64_t n) 
 // ln2) (the 1.5 * 2^23 shift trick), r = x - n * ln2 in two FMA steps (the
 // first is exact: ln2's f32 head times n cancels against x), P = 1 + r +
 // r^2/2 + r^3 (c3 + c4 r + c5 r^2 + c6 r^3) of degree 6 (c3..c6 fitted for
-// relative error on [-ln2/2, ln2/2] by bench/exp_fit.py: 2^-28 in f32
+// relative error on [-ln2/2, ln2/2] by numerics/exp_fit.py: 2^-28 in f32
 // coefficients) in Horner form, 2^n added to P's exponent bits. It is
 // faithful, not correctly rounded: over all 2^32 inputs the error is at most
 // 0.896 ulp and 0.47% of results are one ulp from the correctly rounded one
-// (bench/exp_check.cc; issue 3 allows 2e-6, about 16 ulp). The degree-7
+// (numerics/exp_check.cc; issue 3 allows 2e-6, about 16 ulp). The degree-7
 // polynomial before (0.88 ulp, 0.24%) took one FMA more per 8 values: 9% of
 // softmax's exp pass. The 8-lane form covers |x| <= 86, where 2^n
 // and the result stay normal; a vector with any other lane (larger |x|, inf,
@@ -1008,7 +1008,7 @@ inline constexpr ExpF8 kExp2Table8 = {0x1.000000p+0f, 0x1.172b84p+0f, 0x1.306fe0
 // 8 / ln2): the shift 1.5 * 2^20 (ulp 2^-3) leaves m exactly in kd - shift
 // and n mod 8 in kd's low 3 mantissa bits, which index the table (vpermps);
 // r = x - m ln2 in two Cody-Waite steps; e^r = 1 + r + r^2 (c2 + c3 r) on
-// |r| <= ln2/16 (bench/exp_softmax_fit.py: 0.46 x 2^-24 relative); y = T +
+// |r| <= ln2/16 (numerics/exp_softmax_fit.py: 0.46 x 2^-24 relative); y = T +
 // T q. Exp8's 6-step polynomial becomes 3 operations and its dependency
 // chain ~10 cycles shorter: on Zen 3 (one thread, 256 values in L1) 68-75
 // against 85 ns (docs/bench/exp8-softmax-2026-12-02-s9.md). kFull false:
@@ -1017,7 +1017,7 @@ inline constexpr ExpF8 kExp2Table8 = {0x1.000000p+0f, 0x1.172b84p+0f, 0x1.306fe0
 // shift's own bits shift out); kFull: x clamped to -104 (a NaN stays NaN,
 // -inf gives 0) and y scaled by 2^k1 then 2^(k - k1), which is exact where
 // the result is normal (the bits of the short form) and rounds once into
-// subnormals. Over every float <= 0 (bench/exp_softmax_check_v3): see
+// subnormals. Over every float <= 0 (numerics/exp_softmax_check_v3): see
 // Exp8Softmax. Positive x is not its domain.
 template <bool kFull>
 inline ExpF8 Exp8SoftmaxSteps(ExpF8 x) {
@@ -1079,7 +1079,7 @@ inline void Map8(float* d, const float* a, int64_t n) {
 // normal, as adding n to p's exponent bits is, and the single rounding of
 // the full form's two exact-then-rounding steps into subnormals or inf. So
 // Exp16 gives the bits of Exp8 and ExpF32 for every input (checked over all
-// 2^32: bench/exp_check_v4) with no range test or branch, and two vector
+// 2^32: numerics/exp_check_v4) with no range test or branch, and two vector
 // operations fewer per 16 values than the short form's shift-and-add.
 #if defined(__AVX512F__)
 inline ExpF16 Exp16(ExpF16 x) {
@@ -1115,7 +1115,7 @@ inline constexpr ExpF16 kExp2Table32Hi = {
 // exp_softmax_fit.py: 0.9 x 2^-24 relative); y = T + T q, scaled by
 // 2^floor(m) in one vscalefps, which rounds once into subnormals. The clamp
 // to -104 (vmaxps returns x for a NaN: NaN stays NaN) sends -inf to 0.
-// Over every float <= 0 (bench/exp_softmax_check): at most 1.74 ulp,
+// Over every float <= 0 (numerics/exp_softmax_check): at most 1.74 ulp,
 // relative error at most 1.65e-7 (issue 3 allows 2e-6), NaN -> NaN,
 // -inf -> 0, -0 -> 1, results below half the smallest subnormal -> 0 (the
 // fit and the variants not taken: docs/bench/softmax-exp-2026-12-01-s8.md).
@@ -1196,12 +1196,12 @@ inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
 // ErfcTail8 below for x > 2. The pieces stay within [0, 1] without a clamp,
 // so erfc is within [0, 2]. Over all 2^32 inputs the error against glibc's
 // double erf/erfc is at most 7.5e-8 for erf and 1.34e-7 for erfc
-// (bench/erf_probe; issue 3 asks 1e-6 absolute). 1 - erf alone would carry
+// (numerics/erf_check; issue 3 asks 1e-6 absolute). 1 - erf alone would carry
 // about 6e-8 absolute in erfc's tail (erfc(3.5) 4% off, 0 from x = 3.956);
 // the tail form keeps erfc relatively accurate there too: at most 2.96e-7
 // relative for every float x in (2, 9.19] (results >= FLT_MIN), subnormal
 // results within 2 steps, 0 from 10.0546 as libm's f32 erfc. Coefficients:
-// bench/erf_fit.py. NaN stays NaN (vminps returns its second operand; its
+// numerics/erf_fit.py. NaN stays NaN (vminps returns its second operand; its
 // piece index is 0).
 #ifndef PTO_TILE_FAST_ERF
 #define PTO_TILE_FAST_ERF PTO_TILE_FAST_EXP
@@ -1260,7 +1260,7 @@ inline ExpF8 Erf8(ExpF8 x) {
 // erfc(x) for x in (2, 10.06], with relative accuracy where 1 - erf has
 // few correct digits: exp(-x^2) erfcx(x), erfcx a degree-6 polynomial in
 // u = x - (m + 0.5) on each piece [m, m + 1], m = 2..9, fitted for relative
-// error (at most 1.4e-7 in f32 Horner form; bench/erfc_tail_fit.py).
+// error (at most 1.4e-7 in f32 Horner form; numerics/erfc_tail_fit.py).
 // m = round(x - 0.5) comes out of the shift trick as in ErfAbs8 and vpermps
 // reads m mod 8 (piece m sits at index m & 7); x is clamped to [2, 10.06]
 // (the f32 erfc is 0 from 10.0546; inf gives 0), the index to 9.99 (the
@@ -1338,11 +1338,11 @@ inline ExpF8 Erfc8(ExpF8 x) {
 // Erfc16's main path (x <= 2) is its own: erfc itself on 16 signed pieces
 // of width 0.37 centred at k * 0.37, k = round(x / 0.37) = -10..5 (x clamped
 // below at -3.85, past which the f32 erfc is 2), a degree-5 polynomial in
-// u = x - k * 0.37 each (bench/erfc16_fit.py): k's low 4 bits index the
+// u = x - k * 0.37 each (numerics/erfc16_fit.py): k's low 4 bits index the
 // tables directly, so there is no |x|, no sign and no 1 - erf, and one
 // coefficient fewer: 17 vector operations per 16 values where 1 - Erf16
 // takes 22. Over all 2^32 inputs its error against glibc's double erfc is
-// at most 1.39e-7 absolute (v3's 1 - erf: 1.34e-7; bench/erf_probe_v4
+// at most 1.39e-7 absolute (v3's 1 - erf: 1.34e-7; numerics/erf_check_v4
 // check), erfc(+-0) = 1, erfc(-inf) = 2; lanes x > 2 take the tail, as
 // Erfc8's do, with its bits.
 template <int kCoefs>
@@ -1520,7 +1520,7 @@ PTO_TILE_BINARY(TDiv, x / y)
 // pow: libmvec's vector powf where available (within 0.62 ulp over 45M
 // sampled pairs at 4 and 8 lanes, against glibc powf's 0.52, with the same
 // results for every pair of specials: NaN, +-inf, +-0, negative bases,
-// integer exponents; bench/mvec_pow.cc), 2-3x faster on one thread. x ** 2
+// integer exponents; numerics/mvec_pow.cc), 2-3x faster on one thread. x ** 2
 // is x * x: exact before its one rounding, as powf's result is.
 #if PTO_TILE_MVEC
 template <int64_t N, typename D = float>

@@ -1218,7 +1218,7 @@ inline ExpF8 PiecePoly6(const float (&c)[7][8], ExpI8 k, ExpF8 u) {
   ExpF8 p = coef(6);
   // Unrolled: at -O2 GCC kept a 6-iteration loop (a counter, a branch and
   // a table walk per coefficient; a mask spilled to the stack beside it),
-  // 10-15% of erfc's time on one thread (block_harness, erfc 1M).
+  // a large part of erfc's time.
 #pragma GCC unroll 6
   for (int j = 5; j >= 0; --j) p = ExpFma(p, u, coef(j));
   return p;

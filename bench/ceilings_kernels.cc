@@ -53,9 +53,9 @@ double TimeParallel(int threads, const std::function<void(int)>& fn,
 // pass spinning up to kSpinSeconds after its last one, then sleeps, as the
 // pypto executor's workers do (runtime/executor.h, spin_micros: 50 us). So a
 // pass right after another finds its threads running, as a pypto call right
-// after another finds its workers; a fresh thread per pass instead met idle
-// vCPUs after bench/kernels.py's pauses and ran at a quarter of its
-// back-to-back rate on a 2-vCPU VM (docs/bench/kernels-2026-12-02-s9.md).
+// after another finds its workers; a fresh thread per pass instead meets
+// idle vCPUs after bench/kernels.py's pauses and runs far below its
+// back-to-back rate.
 class SpinPool {
  public:
   explicit SpinPool(int threads) {

@@ -115,7 +115,7 @@ def blas_in_use():
     if openblas:
         return f"OpenBLAS ({', '.join(openblas)})"
     if real:
-        return f"NOT OpenBLAS: {', '.join(real)} (reference BLAS is slow; see docs/bench/README.md)"
+        return f"NOT OpenBLAS: {', '.join(real)} (reference BLAS is slow; see bench/README.md)"
     return "unknown (no BLAS library mapped after a matmul)"
 
 
@@ -385,7 +385,7 @@ def erfc_case(kernel, n):
         return ((x, out), "n/a (numpy has no erfc)", lambda: torch.erfc(tx, out=t_out),
                 lambda: close(out, torch.erfc(tx.double()).numpy(), 0, 1e-6))
     # Memory-bound on v4 (one thread's erfc block code runs at a plain negate's
-    # speed at 1M: docs/bench/simd16-2026-12-01-s6.md), so it has the bandwidth target.
+    # speed at 1M), so it has the bandwidth target.
     return Case("erfc 1M fp32", kernel, make, nbytes=8 * n, memory_bound=True)
 
 

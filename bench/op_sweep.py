@@ -14,8 +14,7 @@ torch/pypto above 1 means pypto is faster. Each row also checks pypto's
 result against torch's (max absolute difference, computed in float64).
 
 Threads as bench/kernels.py fixes them (PTO_VECTOR_WORKERS, torch threads).
-A measuring tool for compiler work, not a test; findings go into
-docs/bench/.
+A measuring tool for compiler work, not a test (docs/performance.md).
 """
 
 import argparse

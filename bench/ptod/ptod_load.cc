@@ -1,6 +1,6 @@
 // ptod_load: a load generator for ptod over loopback gRPC.
 //
-//   bazel run //bench/ptod:ptod_load -- --seconds=3 > docs/bench/ptod-DATE.md
+//   bazel run //bench/ptod:ptod_load -- --seconds=3 > /tmp/ptod.md
 //   bazel run //bench/ptod:ptod_load -- --address=127.0.0.1:7070
 //
 // Without --address it starts ptod in-process (real compiler, RocksDB in a

@@ -30,8 +30,8 @@
 // each addition rounded to nearest even, with subnormal inputs and results
 // flushed to zero. So bits differ from the f32 FMA path (one FMA per k),
 // but not with the cube tile shape or the K block (every block and tile
-// step of K starts at a multiple of 32 from 0; zero padding adds +0). Within issue 3's
-// bounds (rtol 1e-5 of the sum of magnitudes; docs/bench/matmul-2026-12-01-s3.md).
+// step of K starts at a multiple of 32 from 0; zero padding adds +0). Within
+// the matmul tests' bounds (rtol 1e-5 of the sum of magnitudes).
 //
 // Callers bracket a task's tile instructions with AmxBegin() (loads the
 // tile configuration: eight 16-row, 64-byte tiles) and AmxEnd()

@@ -1010,8 +1010,7 @@ inline constexpr ExpF8 kExp2Table8 = {0x1.000000p+0f, 0x1.172b84p+0f, 0x1.306fe0
 // r = x - m ln2 in two Cody-Waite steps; e^r = 1 + r + r^2 (c2 + c3 r) on
 // |r| <= ln2/16 (numerics/exp_softmax_fit.py: 0.46 x 2^-24 relative); y = T +
 // T q. Exp8's 6-step polynomial becomes 3 operations and its dependency
-// chain ~10 cycles shorter: on Zen 3 (one thread, 256 values in L1) 68-75
-// against 85 ns (docs/bench/exp8-softmax-2026-12-02-s9.md). kFull false:
+// chain ~10 cycles shorter. kFull false:
 // every lane in [-86, 0], 2^floor(m) added to y's exponent bits ((kd's bits
 // << 20) keeps floor(n / 8) << 23 once masked to the exponent field: the
 // shift's own bits shift out); kFull: x clamped to -104 (a NaN stays NaN,
@@ -1116,9 +1115,9 @@ inline constexpr ExpF16 kExp2Table32Hi = {
 // 2^floor(m) in one vscalefps, which rounds once into subnormals. The clamp
 // to -104 (vmaxps returns x for a NaN: NaN stays NaN) sends -inf to 0.
 // Over every float <= 0 (numerics/exp_softmax_check): at most 1.74 ulp,
-// relative error at most 1.65e-7 (issue 3 allows 2e-6), NaN -> NaN,
-// -inf -> 0, -0 -> 1, results below half the smallest subnormal -> 0 (the
-// fit and the variants not taken: docs/bench/softmax-exp-2026-12-01-s8.md).
+// relative error at most 1.65e-7 (the bound is 2e-6), NaN -> NaN,
+// -inf -> 0, -0 -> 1, results below half the smallest subnormal -> 0
+// (exp_softmax_check also measures the variants not taken).
 // Its bits differ from
 // Exp16's (and so from v3's Exp8) in the last place for some inputs: an
 // x86-64-v4 softmax differs from v3's there. Positive x is not its domain
@@ -2415,9 +2414,8 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
 // sequence above), the exp and sum in TSubExpSumRow's order, then the
 // multiply. ReduceRow's second look at a zero maximum (its sign) is not
 // needed here: exp(x - (+0)) and exp(x - (-0)) are the same bits for every
-// x (both differences are x, or a zero whose exp is 1). One thread, softmax 1024x256 in tiles of 32x256 (in L2):
-// 14-16% less time per row than the sequence at x86-64-v4, of which the
-// missing clamp is ~6% (docs/bench/rows-2026-12-01-s7.md).
+// x (both differences are x, or a zero whose exp is 1). Faster per row
+// than the sequence, partly for the missing clamp.
 template <int64_t C>
 inline void TSoftmaxRowExact(float* o, const float* x, const float* next) {
   alignas(64) float e[C];

@@ -24,11 +24,11 @@ FMA chains of the row's flops, is one more implementation taking turns in
 the row's blocks, so the row and its ceiling see the same machine (on a
 shared VM the bandwidth a process gets drifts 2x within a minute). "pypto of
 ceiling" is pypto's median rate over the ceiling's median rate beside it,
-then over the start-of-run figure; issue 3's targets, checked at the end of
+then over the start-of-run figure; the speed targets, checked at the end of
 the table, use the figure beside the row.
 
 A row whose op pypto cannot compile yet prints "n/a (...)" with the reason
-instead of failing: rows fill in as issue 3's ops land.
+instead of failing.
 """
 
 import os
@@ -341,7 +341,7 @@ class Case:
         # (host target, fresh kernel): the same kernel compiled with "host"
         # resolved to that target (PTO_HOST_TARGET), timed in the same turns.
         self.other_target = other_target
-        # Issue 3's targets: memory-bound kernels reach 50% of the triad;
+        # Speed targets: memory-bound kernels reach 50% of the triad;
         # target = ("torch" or "numpy", ratio baseline/pypto at least).
         self.memory_bound, self.target = memory_bound, target
 
@@ -928,7 +928,7 @@ def main():
         if verdict:
             verdicts.append(f"- {case.name}: {verdict}")
     emit()
-    emit("Issue 3 targets (medians; bandwidth against the triad beside the row when it was "
+    emit("Speed targets (medians; bandwidth against the triad beside the row when it was "
          "measured; rows not listed are n/a or have no target):")
     emit()
     for line in verdicts or ["- none measurable yet"]:

@@ -2,7 +2,7 @@
 # bench/kernels.py end to end on two rows, from the runfiles tree: the table,
 # the ceilings and the BLAS line are printed, a row that compiles is measured
 # and correct, a row whose op is missing says n/a instead of failing, and
-# numpy's BLAS is OpenBLAS (issue 3 asks for it). The ceilings beside each
+# numpy's BLAS is OpenBLAS (the FP32 matmul target is against it). The ceilings beside each
 # row (libceilings.so): loaded, printed in the row and used by its verdict,
 # with a sane fraction; without the library the start-of-run figures are
 # used and the output says why.

@@ -5,7 +5,7 @@ broadcast as in numpy (size-1 dims and missing leading dims repeat), or a
 tensor and a Python number on either side (`2 - a` records rsubs, `2 < a`
 records gts). Comparisons give DT_BOOL tensors; pypto.where(cond, a, b)
 selects. Other PyPTO ops exist as names that raise NotImplementedError
-naming the issue that brings them.
+saying what is missing.
 
 Each op applies the front end's policy, then records strict primitives
 (primitives.py): integer operands by torch's rules (int_arith.py), the

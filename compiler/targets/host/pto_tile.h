@@ -708,7 +708,7 @@ struct CmpType<float> {
 // (_ZGVdN8v_erfcf), else 4 with SSE (_ZGVbN4v_erfcf). A tile's last partial chunk is padded with zeros and goes
 // through the same vector function, so an element's result never depends
 // on the tile shape or on where the element sits in its tile. libmvec's
-// float functions are within 4 ulp of the exact result (issue 3 allows
+// float functions are within 4 ulp of the exact result (the bounds are
 // 2e-6 relative for transcendentals, 1e-6 absolute for erf/erfc) and
 // handle NaN, +-inf, +-0 and subnormals as the scalar ones do.
 // PTO_TILE_MVEC may be predefined to 0 to use the scalar builtins.
@@ -902,7 +902,7 @@ inline void MvecMapDouble2(float* d, const float* a, const float* b, int64_t n) 
 // coefficients) in Horner form, 2^n added to P's exponent bits. It is
 // faithful, not correctly rounded: over all 2^32 inputs the error is at most
 // 0.896 ulp and 0.47% of results are one ulp from the correctly rounded one
-// (numerics/exp_check.cc; issue 3 allows 2e-6, about 16 ulp). The degree-7
+// (numerics/exp_check.cc; the bound is 2e-6, about 16 ulp). The degree-7
 // polynomial before (0.88 ulp, 0.24%) took one FMA more per 8 values: 9% of
 // softmax's exp pass. The 8-lane form covers |x| <= 86, where 2^n
 // and the result stay normal; a vector with any other lane (larger |x|, inf,
@@ -1195,7 +1195,7 @@ inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
 // ErfcTail8 below for x > 2. The pieces stay within [0, 1] without a clamp,
 // so erfc is within [0, 2]. Over all 2^32 inputs the error against glibc's
 // double erf/erfc is at most 7.5e-8 for erf and 1.34e-7 for erfc
-// (numerics/erf_check; issue 3 asks 1e-6 absolute). 1 - erf alone would carry
+// (numerics/erf_check; the bound is 1e-6 absolute). 1 - erf alone would carry
 // about 6e-8 absolute in erfc's tail (erfc(3.5) 4% off, 0 from x = 3.956);
 // the tail form keeps erfc relatively accurate there too: at most 2.96e-7
 // relative for every float x in (2, 9.19] (results >= FLT_MIN), subnormal
@@ -2754,7 +2754,7 @@ inline void TClip(double* __restrict d, const double* __restrict a, double lo,
   }
 }
 
-// Tiles with run-time extents (issue 4 phase 2: a tail whose extent depends
+// Tiles with run-time extents (a tail whose extent depends
 // on a loop index, x[i:min(i+64, n)]). The UB tile keeps its static shape
 // E0..E3; TLoadN reads only n0..n3 (<= E) of it from GM and sets the rest
 // to `pad` (0, or the identity of the reduction that reads the tile: -inf
@@ -2793,7 +2793,7 @@ inline void TStoreN(T* __restrict dst, const typename Elem<T>::S* __restrict src
   }
 }
 
-// Rows with a run-time length C (issue 4: a fused row group over a
+// Rows with a run-time length C (a fused row group over a
 // symbolic last dim, whose block function takes C from its args and runs one
 // row at a time in arrays sized at the group's bound). A row is loaded and
 // stored with C values and padded with zeros to whole chunks of kRowChunk;

@@ -1,6 +1,6 @@
 // pto_tile.h's f32 erf/erfc on x86-64-v3 (Erf8/Erfc8 through TErf/TErfc),
 // built with that ISA level as kernels for the host-x86_64-v3 target are:
-// within 2e-7 absolute of glibc's double erf/erfc (issue 3 allows 1e-6)
+// within 2e-7 absolute of glibc's double erf/erfc (the bound is 1e-6)
 // over 2^22 inputs spread over every binade of both signs (subnormals
 // included), a dense sweep of [-4.5, 4.5] and the floats around each piece
 // boundary; the bound is 1.4-2.7x the exhaustive maximum (7.5e-8 erf,

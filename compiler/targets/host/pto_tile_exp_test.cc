@@ -1,6 +1,6 @@
 // pto_tile.h's f32 exp on x86-64-v3 (AVX2 + FMA: ExpMap, Exp8, ExpF32),
 // built with that ISA level as kernels for the host-x86_64-v3 target are:
-// faithful (within one ulp of the exact value, so within issue 3's 2e-6)
+// faithful (within one ulp of the exact value, so within the 2e-6 bound)
 // over a dense sweep of [-104, 89] and runs of consecutive floats, with inf,
 // zero, subnormal and NaN results where they belong, the same bits from the
 // 8-lane and the one-float forms, and sigmoid through it. (Exhaustively, over

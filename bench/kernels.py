@@ -22,7 +22,7 @@ each row (libceilings.so, the same loops in this process through
 bench/ceilings_lib.py, same thread count): a triad over the row's bytes, or
 FMA chains of the row's flops, is one more implementation taking turns in
 the row's blocks, so the row and its ceiling see the same machine (on a
-shared VM the bandwidth a process gets drifts 2x within a minute). "pypto of
+shared machine the bandwidth a process gets drifts within a minute). "pypto of
 ceiling" is pypto's median rate over the ceiling's median rate beside it,
 then over the start-of-run figure; the speed targets, checked at the end of
 the table, use the figure beside the row.

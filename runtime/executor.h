@@ -191,8 +191,8 @@ class Executor {
     // on the run's caller's CPU: a worker that finds itself there after a
     // run's tasks (woken onto it, on a busy machine, preempting the caller)
     // sleeps at once, and the caller stops spinning while a worker of its
-    // run shares its CPU (either spin only kept the other thread from
-    // running: 60-100 us per such call at load 8-11). Negative:
+    // run shares its CPU (either spin would only keep the other thread from
+    // running). Negative:
     // kDefaultSpinMicros.
     int spin_micros = -1;
     // When not empty, worker i of a pool runs only on CPU worker_cpus[i %

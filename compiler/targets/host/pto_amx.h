@@ -169,9 +169,8 @@ inline void AmxMovL0B(uint16_t* __restrict l0b, const void* b_gm, int64_t ldb,
   }
   // B^T: a row of B^T is a column of op(B), its pairs adjacent: L0B is the
   // transpose of B^T read as 32-bit pairs. Blocks of 8 pairs x 8 columns go
-  // through an 8 x 8 transpose in vector registers (1024 x 128 of a
-  // 1024-wide B^T: 44-48 us against 56-61 us pair by pair, at load 10); the
-  // rest, the odd last row of K and the padding one pair at a time.
+  // through an 8 x 8 transpose in vector registers (faster than pair by
+  // pair); the rest, the odd last row of K and the padding one pair at a time.
   const int pairs_full = kb / 2 / 8 * 8;  // whole pairs, in blocks of 8
   const int n8 = n / 8 * 8;
   for (int q0 = 0; q0 < pairs_full; q0 += 8) {

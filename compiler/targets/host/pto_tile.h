@@ -486,11 +486,10 @@ inline void Transpose8Blocks(float* __restrict out, const float* __restrict src,
 // (s2 < s3: a transpose), the copy walks GM along dim 2, a run of E2 nearby
 // values per j, writing down the tile's column j: walking along j instead
 // read one value from each of E3 GM rows s3 apart, which for a power-of-two
-// row length all fall in one L1 set and evict each other (x.T + y of
-// 1024x1024 in tiles of 32x32, one thread: 7.1 ms, every read from L2).
-// An f32 transpose (dim 2 contiguous in GM) with both tile dims multiples of
-// 8 moves 8 x 8 blocks through registers (Transpose8Blocks, with AVX):
-// x.T + y in 128x128 tiles 5.0-5.4 -> 2.2 ms median, one thread.
+// row length all fall in one L1 set and evict each other (every read then
+// comes from L2). An f32 transpose (dim 2 contiguous in GM) with both tile
+// dims multiples of 8 moves 8 x 8 blocks through registers
+// (Transpose8Blocks, with AVX), which is faster still.
 template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
 inline void TLoadStrided(typename Elem<T>::S* __restrict dst,
                          const T* __restrict src, int64_t s0, int64_t s1,
@@ -1182,8 +1181,8 @@ inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
 #endif
 
 // erf and erfc on x86-64-v3 (AVX2 + FMA), 8 lanes, branch-free, in place of
-// libmvec's erff/erfcf (~0.74/0.90 ns per value on one thread, which made
-// erfc 1M compute-bound). erf(|x|) is a degree-6 polynomial on each of 8
+// libmvec's erff/erfcf (slow enough to make erfc over 1M values
+// compute-bound). erf(|x|) is a degree-6 polynomial on each of 8
 // pieces of width 0.55 centred at k * 0.55 (piece 0 is [0, 0.275), the last
 // runs to 4.12, where |x| is clamped and the f32 erf is 1): k = round(|x| /
 // 0.55) comes out of the 1.5 * 2^23 shift trick as the low bits vpermps
@@ -1519,7 +1518,7 @@ PTO_TILE_BINARY(TDiv, x / y)
 // pow: libmvec's vector powf where available (within 0.62 ulp over 45M
 // sampled pairs at 4 and 8 lanes, against glibc powf's 0.52, with the same
 // results for every pair of specials: NaN, +-inf, +-0, negative bases,
-// integer exponents; numerics/mvec_pow.cc), 2-3x faster on one thread. x ** 2
+// integer exponents; numerics/mvec_pow.cc), faster than scalar powf. x ** 2
 // is x * x: exact before its one rounding, as powf's result is.
 #if PTO_TILE_MVEC
 template <int64_t N, typename D = float>
@@ -1633,8 +1632,7 @@ inline float SigmoidOf(float x, float e) {  // e = exp(-|x|)
 #if PTO_TILE_FAST_EXP
 // SigmoidOf a vector at a time, its exp ExpMap's (Exp8, or Exp16 with
 // AVX-512F): the same bits. Both candidates computed and picked by selects;
-// GCC left SigmoidOf's loop scalar (a branch and a vdivss per value: silu
-// 1024x1024 took 4.3 ms against torch's 1.2).
+// GCC left SigmoidOf's loop scalar (a branch and a vdivss per value).
 template <typename V, V (*Exp)(V)>
 inline V SigmoidVec(V x) {
   const V neg_abs = ExpFromBits(ExpBits(x) | static_cast<int32_t>(0x80000000u));
@@ -2024,8 +2022,8 @@ inline S ReduceRowExact(const S* __restrict p) {
 // NaN, and one unordered compare per 16 values is ORed into a mask tested
 // once per row (the blend of Op::Apply's NaN check was the row's slowest
 // loop). Rows of 64 or more run four pairs of accumulators, element k in
-// pair (k / 16) % 4 (one pair's chain of vmaxps latencies bounded the loop
-// on rows in L1: softmax 1024-value rows 7% faster), combined at the end.
+// pair (k / 16) % 4 (one pair's chain of vmaxps latencies would bound the
+// loop on rows in L1), combined at the end.
 // Without NaNs the maximum is one value whatever the order, except its
 // sign when it is zero (-0 == +0: which zero comes first in a lane decides
 // it), so a row holding a NaN or reducing to zero is reduced again by
@@ -2158,8 +2156,6 @@ inline float SumRowLanes(const float* __restrict p, int64_t L) {
 // with lane j + w, w = 8, 4, 2, 1): in registers where the target has AVX
 // (FoldLanes; read element by element, so the loop's lanes can stay in a
 // register: a memcpy of the array kept them in memory), the same bits.
-// One thread, layer norm 256x1024 in tiles of 4x1024 (in L2), 7 interleaved
-// rounds at load 11: 0.100 -> 0.083 ms best (x86-64-v3), 0.086 -> 0.077 (v4).
 inline float SumLanes(const float (&lane)[kReduceLanes]) {
 #if defined(__AVX__)
   const RedF8 lo = {lane[0], lane[1], lane[2], lane[3], lane[4], lane[5], lane[6], lane[7]};
@@ -2304,14 +2300,11 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // and s may be the same row tile (m is read first), e and x the same tile
 // (each value is read before it is written). `next` (or null): the row the
 // function reads after this one, prefetched one cache line per 16 values
-// while the exp computes, so its max pass finds it in cache (one thread,
-// softmax 4096x1024 at load 9: 4.5-12.8 -> 3.3-3.6 ms best per round).
-// `out` (or null): the GM row this row's result goes to, prefetched for
-// writing likewise, so the normalisation's stores need no read for
-// ownership each (4.7 -> 3.1 ms best, load 7). With AVX-512F one 16-lane
-// Exp16 per group of 16 and one vector of SumOp's 16 lanes: the same bits
-// (one thread, softmax 1024x256 in L2, with the 16-lane row max: 0.132 ms
-// best at x86-64-v3 -> 0.091 at v4).
+// while the exp computes, so its max pass finds it in cache. `out` (or
+// null): the GM row this row's result goes to, prefetched for writing
+// likewise, so the normalisation's stores need no read for ownership each.
+// With AVX-512F one 16-lane Exp16 per group of 16 and one vector of SumOp's
+// 16 lanes: the same bits.
 //
 // kMaxOfX: m[0] is at least x's row maximum (NaN if x holds one), so every
 // x - m is <= 0 or NaN: every value takes softmax's exp, Exp16Softmax with
@@ -2443,8 +2436,8 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     }
     // The NaN test: one unordered compare per two groups (a lane is
     // unordered if either holds a NaN), the masks ORed in a mask register
-    // (korw; one compare per group with the masks ORed through general
-    // registers took 3% more time: one thread, 1024x256, 4 runs of 30).
+    // (korw; cheaper than one compare per group with the masks ORed
+    // through general registers).
     uint16_t unordered = 0;
 #pragma GCC unroll 16
     for (int g = 0; g < kGroups; g += 2) {
@@ -2468,8 +2461,8 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     mv = Pick16<1>(mv, __builtin_shufflevector(mv, mv, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13,
                                                12, 15, 14));
     ExpF16 sum = {};
-    // Without a next row, x's own lines (in cache): no test per group (one
-    // thread, 1024x256: 4% less time than a branch per group, 4 runs).
+    // Without a next row, x's own lines (in cache): no test per group
+    // (cheaper than a branch per group).
     const float* ahead = next != nullptr ? next : x;
 #pragma GCC unroll 16
     for (int g = 0; g < kGroups; ++g) {

@@ -53,9 +53,9 @@ double TimeParallel(int threads, const std::function<void(int)>& fn,
 // pass spinning up to kSpinSeconds after its last one, then sleeps, as the
 // pypto executor's workers do (runtime/executor.h, spin_micros: 50 us). So a
 // pass right after another finds its threads running, as a pypto call right
-// after another finds its workers; a fresh thread per pass instead met idle
-// vCPUs after bench/kernels.py's pauses and ran at a quarter of its
-// back-to-back rate on a 2-vCPU VM (docs/bench/kernels-2026-12-02-s9.md).
+// after another finds its workers; a fresh thread per pass instead meets
+// idle vCPUs after bench/kernels.py's pauses and runs far below its
+// back-to-back rate.
 class SpinPool {
  public:
   explicit SpinPool(int threads) {
@@ -179,9 +179,8 @@ struct alignas(64) Chunks {
 
 // a[i] = b[i] + s * c[i] for i in [lo, hi), vectorized by the compiler (-O3)
 // for the widest vectors the CPU has: a kernel's generated code uses them,
-// and on data in L2 128-bit vectors reached half the bandwidth of 256- or
-// 512-bit ones (2 MiB on two threads, this Sapphire Rapids: 57 against 101
-// and 111 GB/s, best of 60; in L3 and DRAM the same within noise).
+// and on data in L2 128-bit vectors reach about half the bandwidth of 256-
+// or 512-bit ones (in L3 and DRAM they are the same within noise).
 #define PTO_TRIAD_LOOP                                                   \
   for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + s * c[i];
 

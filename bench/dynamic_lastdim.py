@@ -1,4 +1,4 @@
-"""Softmax over a DYNAMIC last dim (issue 4: a fused row group when the row
+"""Softmax over a DYNAMIC last dim (a fused row group when the row
 fits its cap, else the accumulating form) against static kernels at the same
 size.
 
@@ -8,9 +8,8 @@ size.
 Rows (median of --reps calls, kernels interleaved; compiles before timing):
   - dyn_cols: [rows, DYNAMIC] softmax, tile [4, 256] (compiled once for
     every size): up to 1024 columns (the cap for tiles of 4 rows with a
-    192 KiB UB; 4096 before e4872f7) one fused
-    row group, one task per 4 rows running the row code with the length from
-    its args; longer rows the accumulating form (max, exp and sum groups of
+    192 KiB UB) one fused row group, one task per 4 rows running the row
+    code with the length from its args; longer rows the accumulating form (max, exp and sum groups of
     their own, each reduction folding its tiles along the row in order);
   - static_t256: the same kernel and tile compiled for this size (partial +
     combine reductions: the static form of the same tiling);

@@ -1,4 +1,4 @@
-// Issue 4: the cost of compiling once for every size. Softmax over the last
+// The cost of compiling once for every size. Softmax over the last
 // dim of x[bs, 32, 1, 256] (tile [1, 4, 1, 256], one fused group), compiled
 // static at each size and once with bs symbolic; prints per size the median
 // Kernel::Run time of the static kernel, of the dynamic kernel once its plan

@@ -22,13 +22,13 @@ each row (libceilings.so, the same loops in this process through
 bench/ceilings_lib.py, same thread count): a triad over the row's bytes, or
 FMA chains of the row's flops, is one more implementation taking turns in
 the row's blocks, so the row and its ceiling see the same machine (on a
-shared VM the bandwidth a process gets drifts 2x within a minute). "pypto of
+shared machine the bandwidth a process gets drifts within a minute). "pypto of
 ceiling" is pypto's median rate over the ceiling's median rate beside it,
-then over the start-of-run figure; issue 3's targets, checked at the end of
+then over the start-of-run figure; the speed targets, checked at the end of
 the table, use the figure beside the row.
 
 A row whose op pypto cannot compile yet prints "n/a (...)" with the reason
-instead of failing: rows fill in as issue 3's ops land.
+instead of failing.
 """
 
 import os
@@ -115,7 +115,7 @@ def blas_in_use():
     if openblas:
         return f"OpenBLAS ({', '.join(openblas)})"
     if real:
-        return f"NOT OpenBLAS: {', '.join(real)} (reference BLAS is slow; see docs/bench/README.md)"
+        return f"NOT OpenBLAS: {', '.join(real)} (reference BLAS is slow; see bench/README.md)"
     return "unknown (no BLAS library mapped after a matmul)"
 
 
@@ -341,7 +341,7 @@ class Case:
         # (host target, fresh kernel): the same kernel compiled with "host"
         # resolved to that target (PTO_HOST_TARGET), timed in the same turns.
         self.other_target = other_target
-        # Issue 3's targets: memory-bound kernels reach 50% of the triad;
+        # Speed targets: memory-bound kernels reach 50% of the triad;
         # target = ("torch" or "numpy", ratio baseline/pypto at least).
         self.memory_bound, self.target = memory_bound, target
 
@@ -385,7 +385,7 @@ def erfc_case(kernel, n):
         return ((x, out), "n/a (numpy has no erfc)", lambda: torch.erfc(tx, out=t_out),
                 lambda: close(out, torch.erfc(tx.double()).numpy(), 0, 1e-6))
     # Memory-bound on v4 (one thread's erfc block code runs at a plain negate's
-    # speed at 1M: docs/bench/simd16-2026-12-01-s6.md), so it has the bandwidth target.
+    # speed at 1M), so it has the bandwidth target.
     return Case("erfc 1M fp32", kernel, make, nbytes=8 * n, memory_bound=True)
 
 
@@ -928,7 +928,7 @@ def main():
         if verdict:
             verdicts.append(f"- {case.name}: {verdict}")
     emit()
-    emit("Issue 3 targets (medians; bandwidth against the triad beside the row when it was "
+    emit("Speed targets (medians; bandwidth against the triad beside the row when it was "
          "measured; rows not listed are n/a or have no target):")
     emit()
     for line in verdicts or ["- none measurable yet"]:

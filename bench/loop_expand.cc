@@ -1,9 +1,9 @@
-// Issue 4, phase 2: how long the runtime takes to expand a loop kernel's
+// How long the runtime takes to expand a loop kernel's
 // program into tasks (ExpandTemplates: template groups per iteration, then
 // dependencies by region overlap) as the trip count grows. Two kernels,
 // compiled once: a softmax-like loop whose iterations are independent
 // (body [1, 40, 16], tile [1, 1, 16]: 40 tasks per iteration) and a running
-// sum whose iterations all touch one region (a chain), and issue 4's
+// sum whose iterations all touch one region (a chain), and the loop
 // softmax (8 tasks per iteration after row widening). Near-linear growth
 // is the goal: 4096 iterations x 40 tasks in milliseconds.
 //
@@ -38,7 +38,7 @@ pto::v1::Graph Independent() {
   return b.Build();
 }
 
-// Issue 4's softmax: (32, 1, 256) rows per index with the example's tile
+// The loop softmax: (32, 1, 256) rows per index with the example's tile
 // [1, 4, 1, 64], which row widening lowers as one group of 8 tasks per
 // iteration (few tasks per group: the per-group costs show).
 pto::v1::Graph IssueSoftmax() {

@@ -1,4 +1,4 @@
-"""Issue 4's loop softmax at batch 4096 x (32, 1, 256) against torch, and the
+"""The loop softmax (examples/loop_softmax.py) at batch 4096 x (32, 1, 256) against torch, and the
 launch overhead of a dynamic kernel with a loop.
 
     bazel build //client/python:pypto/_native.so //proto:pto_v1_py
@@ -6,10 +6,10 @@ launch overhead of a dynamic kernel with a loop.
 
 Rows (median of --reps calls, the kernels interleaved so load hits them
 alike; compiles happen before timing):
-  - loop: the issue's kernel, pypto.loop over a DYNAMIC batch, one view and
+  - loop: the example's kernel, pypto.loop over a DYNAMIC batch, one view and
     one assembled softmax per index (compiled once for every batch size);
-  - whole: the same softmax as one op over the whole DYNAMIC batch (phase 1:
-    no loop; what the loop form should approach);
+  - whole: the same softmax as one op over the whole DYNAMIC batch (no
+    loop; what the loop form should approach);
   - static: the whole-batch softmax compiled for this batch size only;
   - torch: torch.softmax(x, -1) on the same thread budget.
 At batch 1 the run time is the launch overhead (call to first task and back):

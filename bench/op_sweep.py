@@ -3,7 +3,7 @@
 
     tools/pypto-python bench/op_sweep.py [--only=SUBSTR[,SUBSTR...]] [--reps=N] [--output=FILE.md]
 
-bench/kernels.py times issue 3's fixed rows carefully; this sweeps the shapes
+bench/kernels.py times its fixed rows carefully; this sweeps the shapes
 users write around them (broadcast operands, casts, selects, activations,
 column reductions, transposes, slices, FP16/BF16 forms of each) at 1024x1024
 or 4096x1024, each a @pypto.jit kernel as a user writes it, to find a pattern
@@ -14,8 +14,7 @@ torch/pypto above 1 means pypto is faster. Each row also checks pypto's
 result against torch's (max absolute difference, computed in float64).
 
 Threads as bench/kernels.py fixes them (PTO_VECTOR_WORKERS, torch threads).
-A measuring tool for compiler work, not a test; findings go into
-docs/bench/.
+A measuring tool for compiler work, not a test (docs/performance.md).
 """
 
 import argparse

@@ -2,7 +2,7 @@
 # Builds what bench/kernels.py needs (the ceilings helper and library, the pypto extension
 # and the generated protos) and runs it; arguments go to kernels.py.
 #   bench/run.sh                                  # the full table
-#   bench/run.sh --output=docs/bench/kernels-$(date -u +%F).md
+#   bench/run.sh --output=/tmp/kernels.md         # see docs/performance.md
 #   PTO_VECTOR_WORKERS=1 bench/run.sh --only=add  # one thread, some rows
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -383,7 +383,7 @@ TEST(CompileTest, TemporaryDirectoriesAreRemoved) {
   EXPECT_TRUE(std::filesystem::is_empty(dir->path()));
 }
 
-// Issue 3 point 5: the generated code is vector code at the target's ISA
+// The generated code is vector code at the target's ISA
 // level. exp(a) + b over rows of 256 compiled for each x86-64 level and
 // disassembled (objdump, binutils beside the C++ compiler): the baseline
 // target adds with SSE's addps on xmm registers and nothing wider, v3 with
@@ -491,7 +491,7 @@ TEST(CompileTest, MatmulCompilesToACubeFunction) {
   EXPECT_NE(*key, r->key);
 }
 
-// Symbolic dims (issue 4): an outermost symbolic dim compiles into task
+// Symbolic dims: an outermost symbolic dim compiles into task
 // templates, and so does a symbolic inner dim.
 TEST(CompileTest, SymbolicDimsCompileIntoTemplates) {
   pto::v1::Graph g;

@@ -27,7 +27,7 @@ absl::Status Import(LoweringState* s, Dumps* dumps) {
 }
 
 absl::Status TensorToTile(LoweringState* s, Dumps* dumps) {
-  // The target's buffers bound its tiles (issue 3 point 2).
+  // The target's buffers bound its tiles.
   absl::StatusOr<MemoryModel> memory = TargetMemoryModel(s->target);
   if (!memory.ok()) return memory.status();
   if (s->tensor.HasRegions() || s->tensor.HasSymbolicDims()) {

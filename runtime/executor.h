@@ -40,8 +40,7 @@
 // worker placed on its caller's CPU preempts the caller and takes turns with
 // it (a two-thread call then costs more than one thread's). Each sleeping
 // worker waits on its own condition variable, so a push can choose; the
-// alternatives are Policy bits that bench/call_trace.py --ab compares in
-// one process (docs/bench/wake-2026-12-01-s7.md).
+// alternatives are Policy bits (Executor::Policy).
 //
 // Block functions keep their tiles on the stack (up to 512 KiB each): workers
 // get kWorkerStackBytes of stack whatever the process's limit, and a calling
@@ -126,7 +125,7 @@ struct TaskEvent {
 };
 
 // One thread's share of a run's root tasks (a root claimer), for finding
-// out whether a call really ran on two cores (bench/call_trace.py): which
+// out whether a call really ran on two cores (RunOptions::shares): which
 // CPU the thread was on, when it began claiming and when it found no roots
 // left, how many roots it claimed. Times are monotonic, relative to the
 // start of Executor::Run (the claimers are queued a few microseconds later:
@@ -145,8 +144,8 @@ struct ShareEvent {
   int segment = -1;
 };
 
-// Where one Kernel::Run's wall time went, for benchmarks (bench/dispatch.py)
-// and for finding the cost of a call. Phases are measured on the calling
+// Where one Kernel::Run's wall time went (RunOptions::profile), for
+// benchmarks and for finding the cost of a call. Phases are measured on the calling
 // thread with a monotonic clock; a phase the run skipped stays 0.
 struct LaunchProfile {
   int64_t check_ns = 0;      // argument count, dtypes, shapes (and binding)
@@ -192,8 +191,8 @@ class Executor {
     // on the run's caller's CPU: a worker that finds itself there after a
     // run's tasks (woken onto it, on a busy machine, preempting the caller)
     // sleeps at once, and the caller stops spinning while a worker of its
-    // run shares its CPU (either spin only kept the other thread from
-    // running: 60-100 us per such call at load 8-11). Negative:
+    // run shares its CPU (either spin would only keep the other thread from
+    // running). Negative:
     // kDefaultSpinMicros.
     int spin_micros = -1;
     // When not empty, worker i of a pool runs only on CPU worker_cpus[i %
@@ -212,19 +211,16 @@ class Executor {
 
   // Scheduling policy bits. A run reads them once at its start, so they may
   // change between calls, during calls too. SetPolicyForBench is for benches
-  // and tests only (kernels never set it): bench/call_trace.py --ab compares
-  // policies in one process, interleaved in rounds (alternate processes
-  // could not resolve 5-10%: per-process medians moved 10-25% between rounds
-  // of one build). docs/bench/wake-2026-12-01-s7.md has the measurements, and
-  // those of two policies tried and dropped (2: the caller takes roots
-  // claimed but not started; 8: a worker on its caller's CPU defers to it).
+  // and tests only (kernels never set it): it lets one process compare
+  // policies interleaved in rounds, which separate processes cannot resolve
+  // on a shared machine. Bits 2 and 8 are not policies (refused).
   enum Policy : uint32_t {
     // Wake, for the root claimers a caller queues, a sleeping worker that
     // last ran on another CPU than the caller's, instead of the one asleep
     // longest: the kernel places a woken thread on or near its last CPU, and
     // a worker placed on the caller's CPU preempts the caller and takes
-    // turns with it. In the default: at load 3-5 on 2 CPUs, 5-25% lower
-    // medians for issue 3's short calls, more of them split over two CPUs.
+    // turns with it. In the default: on a loaded machine, short calls run
+    // faster and more of them split over two CPUs.
     kWakeOffCallerCpu = 1,
     // The baseline two-thread policies are measured against: a helping
     // caller runs every vector root itself and queues no vector claimer
@@ -241,10 +237,8 @@ class Executor {
     // (OptionsFromEnvironment: every CPU the process may use, unless
     // PTO_WORKER_CPUS=none): unpinned, a guest kernel can leave the woken
     // worker queued behind the caller on the caller's CPU while the other
-    // idles, for whole calls (2-vCPU AMD VM: 33-42% of short calls split,
-    // against 87-100% pinned; docs/bench/pin-2026-12-02-s9.md). On a 2-CPU
-    // Intel VM with one other busy process it was the only policy whose
-    // two-thread short calls beat one thread's in most rounds.
+    // idles, for whole calls; pinned, short calls split over both CPUs far
+    // more often.
     kPinWorkers = 16,
     // Home segments: a kind's roots are cut into one contiguous segment per
     // root claimer, and each claimer starts in a segment that is the same
@@ -257,17 +251,14 @@ class Executor {
     // in chunks (the same size as the shared counter's), then steals chunks
     // from the back of the others' segments, so the owner of a segment
     // keeps its leading roots however late it starts. Why: a short call's
-    // data fits in the cores' L2 caches (issue 3's in-L2 rows: softmax
-    // (32,32,1,256), add fp16 1024x1024), and with the shared counter which
-    // thread runs which root changes from call to call, so a thread's rows
-    // and output lines are often in the other core's L2 (a two-thread
-    // harness: the same half every rep 69-71 us, halves swapped 79-81 us).
-    // Each segment's front and back are one 64-bit word changed by compare
-    // and swap, on its own cache line. In the default: in one process at
-    // load 1.6-3.3, calls split over two CPUs 10-20% faster in every run
-    // (softmax (32,32,1,256) 80-82 against 91-98 us), lower medians in most
-    // rounds for softmax and erfc, add fp16 and the streamed softmax
-    // 4096x1024 no worse (docs/bench/home-2026-12-01-s8.md).
+    // data fits in the cores' L2 caches (softmax (32,32,1,256), add fp16
+    // 1024x1024), and with the shared counter which thread runs which root
+    // changes from call to call, so a thread's rows and output lines are
+    // often in the other core's L2; with home segments each thread finds its
+    // own rows in its own L2 call after call. Each segment's front and back
+    // are one 64-bit word changed by compare and swap, on its own cache
+    // line. In the default: calls split over two CPUs run faster, and
+    // streamed rows that miss L2 anyway are no slower.
     kHomeSegments = 32,
   };
   static constexpr uint32_t kAllPolicyBits =

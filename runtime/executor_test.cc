@@ -528,7 +528,7 @@ TEST(ExecutorTest, SetPolicyForBenchRefusesUnknownBits) {
       ex.SetPolicyForBench(Executor::kPinWorkers);
   ASSERT_TRUE(previous.ok());
   EXPECT_EQ(*previous, Executor::kDefaultPolicy);
-  // 2 and 8 were policies once (docs/bench/wake-2026-12-01-s7.md).
+  // 2 and 8 are not policy bits.
   for (uint32_t bad : {2u, 8u, Executor::kAllPolicyBits + 1}) {
     absl::StatusOr<uint32_t> refused = ex.SetPolicyForBench(bad);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);

@@ -1,5 +1,5 @@
-// Expanding a templated Execute Graph's program tree (issue 4, phase 2:
-// loops and branches; kernel.proto ExecNode) into task groups for one
+// Expanding a templated Execute Graph's program tree (loops
+// and branches; kernel.proto ExecNode) into task groups for one
 // binding of the parameter symbols, in program order: a template node gives
 // one group (its space evaluated, its dynamic args evaluated with the loop
 // indices bound and added to its accesses' offsets), a loop node its body

@@ -1,4 +1,4 @@
-// The program tree of a templated Execute Graph (issue 4, phase 2), built by
+// The program tree of a templated Execute Graph, built by
 // hand: loops expand their body per iteration with the index bound, dynamic
 // args reach the tasks and their accesses, independent iterations get no
 // dependencies and iterations on one region a chain, ifs pick a branch,

@@ -65,7 +65,7 @@ struct ExpandGroup {
   std::vector<int> function_of_mask;
   std::vector<ExpandAccess> accesses;
   // Appended to each of its tasks' args after the call's `extra_args` (a
-  // loop body template's dynamic args for one iteration, issue 4 phase 2).
+  // loop body template's dynamic args for one iteration).
   std::vector<int64_t> extra_args;
   // Then the task's tile extents (a generic tail function reads them).
   bool append_extents = false;

@@ -15,7 +15,7 @@
 // kMaxIdleWorkspaces idle arenas (set_max_idle_workspaces); they are freed
 // with the Kernel.
 //
-// Kernels with symbolic shapes (issue 4) bind their symbols from the
+// Kernels with symbolic shapes bind their symbols from the
 // arguments at each Run (template_plans.h) and expand the binary's task
 // templates into a plan for that binding; the last kMaxCachedPlans bindings'
 // plans (with their own workspace pools) are kept, so a repeated size costs

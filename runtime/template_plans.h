@@ -1,4 +1,4 @@
-// Kernels with symbolic shapes (issue 4): binding the symbols from the
+// Kernels with symbolic shapes: binding the symbols from the
 // arguments at launch, expanding the Execute Graph's task templates into
 // tasks for that binding, and caching the result per binding.
 //

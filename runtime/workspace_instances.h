@@ -1,4 +1,4 @@
-// Per-iteration instances of loop-body workspaces (issue 4, phase 2).
+// Per-iteration instances of loop-body workspaces.
 //
 // A temporary that a loop body writes to a workspace (an unfused body, a
 // reduction's partial/combine slots) is one buffer in the Execute Graph, so

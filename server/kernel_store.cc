@@ -267,7 +267,7 @@ absl::StatusOr<std::unique_ptr<KernelStore>> KernelStore::OpenWithEnv(
   if (env != nullptr) rocks.env = env;
   // Kernels are written once and read many times; a few MB of write buffer
   // is plenty, keeps ptod's footprint small, and bounds the WAL a restart
-  // after a crash must replay (~40 ms per MB).
+  // after a crash must replay.
   rocks.write_buffer_size = 4 << 20;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(rocks, dir, &raw);

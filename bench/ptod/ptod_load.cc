@@ -1,6 +1,6 @@
 // ptod_load: a load generator for ptod over loopback gRPC.
 //
-//   bazel run //bench/ptod:ptod_load -- --seconds=3 > docs/bench/ptod-DATE.md
+//   bazel run //bench/ptod:ptod_load -- --seconds=3 > /tmp/ptod.md
 //   bazel run //bench/ptod:ptod_load -- --address=127.0.0.1:7070
 //
 // Without --address it starts ptod in-process (real compiler, RocksDB in a
@@ -16,7 +16,7 @@
 //      machine, but it counts the client's share too);
 //   3. hits at concurrency 8 while a background thread keeps ptod compiling
 //      new kernels: requests/s and p99.
-// and prints a Markdown report with the issue 5 targets marked met or not.
+// and prints a Markdown report with ptod's speed targets marked met or not.
 // Only loopback addresses are accepted: this is a benchmark, not a load test
 // of someone's production daemon.
 #include <algorithm>
@@ -356,7 +356,7 @@ int main(int argc, char** argv) {
         Ms(first_get_seconds).c_str(), found ? "" : " (not found!)");
   }
 
-  // Targets (issue 5).
+  // Targets.
   const Latencies& c8 = hits[8];
   const double best_rate =
       std::max({hits[1].Rate(), hits[8].Rate(), hits[64].Rate()});

@@ -1,4 +1,4 @@
-// The reference evaluator's loops and branches (issue 4, phase 2): a graph
+// The reference evaluator's loops and branches: a graph
 // with "loop"/"if" ops becomes the equivalent graph without them, written
 // out op by op — each body copied once per iteration with its index bound
 // (new value ids for the copies; region args read the carried values, the

@@ -23,7 +23,7 @@ struct BlockFunction {
   std::string name;             // e.g. "g0_exp_add_2x4" ([A-Za-z0-9_] only)
   pto::v1::CoreType core = pto::v1::CORE_TYPE_VECTOR;
   int num_args = 0;             // one tile offset per dim
-  // Issue 4 phase 2 (tails in loop bodies): the tile's extents are read
+  // The tile's extents are read
   // from the last `rank` args at run time; `extent` is the UB tile shape.
   bool runtime_extents = false;
 };

@@ -1,4 +1,4 @@
-// Conditions of "if" ops (issue 4, phase 2): comparisons of integer
+// Conditions of "if" ops: comparisons of integer
 // expressions over symbols, combined with and/or.
 //
 //   // from a DimExpr tree such as (n > 64) and (i < n//2)

@@ -56,7 +56,7 @@ struct TensorParam {
 
 struct TensorOp;
 
-// A nested body (issue 4, phase 2): a loop's body, an if's then/else. Its
+// A nested body: a loop's body, an if's then/else. Its
 // args are the carried tensors on entry (values defined by the region), its
 // results their values at the end (one per arg, same type); ops may read
 // any value defined before the enclosing op (captures).

@@ -65,7 +65,7 @@ struct GmIndex {
   int space_dim = -1;
   int64_t div = 1;
   int64_t offset = 0;
-  // Issue 4, phase 2: >= 0 adds the function's dynamic arg `dynamic`
+  // In a loop body: >= 0 adds the function's dynamic arg `dynamic`
   // (args[rank + dynamic], a loop-dependent offset such as a view's x[i])
   // to the offset (lower_regions.h). -1: none.
   int dynamic = -1;
@@ -94,7 +94,7 @@ struct TileInstr {
   std::vector<int> srcs;  // UB tiles read
   int gm = -1;            // TLOAD source / TSTORE destination (GmTensor)
   std::vector<double> scalars;  // immediates (*S instructions, TCLIP)
-  // Issue 4: per scalar, the dynamic arg (args[rank + k]) holding its value
+  // Per scalar, the dynamic arg (args[rank + k]) holding its value
   // as an int64 (a scalar operand over symbols, x * n or x * i; the code
   // converts it to the tile's compute type), or -1 for the immediate. Empty:
   // every scalar an immediate.
@@ -113,7 +113,7 @@ struct TileInstr {
   // Element type of the dst tile's values (f16 tiles hold f32 numbers
   // rounded to f16); for TSTORE, the stored value's type.
   pto::v1::DataType dtype = pto::v1::DT_FP32;
-  // Issue 4 phase 2, TLOAD/TSTORE of a buffer with a dynamic inner dim: per
+  // TLOAD/TSTORE of a buffer with a dynamic inner dim: per
   // buffer dim, the dynamic arg holding its GM stride (args[rank + k]), or
   // -1 for a static one. Empty: every stride static.
   std::vector<int> stride_dynamic;

@@ -58,7 +58,7 @@ TEST(CacheKeyTest, IsLowercaseHexSha256) {
   EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
 
-// Issue 3's attributes and dtypes: cast's target dtype, clip's bounds and
+// Op attributes and dtypes: cast's target dtype, clip's bounds and
 // the BOOL/integer types all reach the key.
 TEST(CacheKeyTest, CoversCastDTypeClipBoundsAndNewDTypes) {
   auto cast_graph = [](pto::v1::DataType to, pto::v1::DataType in) {

@@ -295,12 +295,12 @@ TEST(ExpandToTilesTest, TileTooLargeForUbNamesTheOp) {
   absl::Status s = Lower(b.Build(), &l);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), ::testing::HasSubstr("op #0 \"add\": vec_tile [512,512]"));
-  // The buffer and both sizes (issue 3 point 2): 2 f32 tiles of 512 x 512.
+  // The buffer and both sizes: 2 f32 tiles of 512 x 512.
   EXPECT_THAT(s.message(), ::testing::HasSubstr(
       "needs 2097152 bytes of UB tiles; a block may use 196608 bytes"));
 }
 
-// Issue 3 point 2: UB is an AI core's 192 KiB, not the 512 KiB the host
+// UB is an AI core's 192 KiB, not the 512 KiB the host
 // once allowed. Two f32 tiles of 256 x 256 (512 KiB) fit the old bound; two
 // of 256 x 128 (256 KiB) do not fit 192 KiB either; two of 128 x 128 do.
 TEST(ExpandToTilesTest, UbIsAnAiCores192KiB) {
@@ -365,7 +365,7 @@ TEST(ExpandToTilesTest, ChainSplitsWhereUbRunsOut) {
   EXPECT_GT(small.tile.groups.size(), 1u);
 }
 
-// Issue 3 point 2: a cube tile whose blocks do not fit the target's L1, L0A,
+// A cube tile whose blocks do not fit the target's L1, L0A,
 // L0B or L0C is refused naming the op, the cube tile, the buffer and both
 // sizes; a smaller model refuses what the default (an AI core's) accepts.
 TEST(ExpandToTilesTest, CubeTileTooLargeNamesTheBuffer) {

@@ -45,7 +45,7 @@ struct ExpandOptions {
   // order of a row's sum changes (one pass over the row instead of per-tile
   // partials combined). false: the user's tiles as given (tests).
   bool widen_rows = true;
-  // Rows over a symbolic last dim (issue 4; with fuse and `symbolic`): a
+  // Rows over a symbolic last dim (with fuse and `symbolic`): a
   // sum/amax/amin/prod over a symbolic last dim is lowered twice: as a row
   // group whose tile along the row is the cap SymbolicRowCap(tile) (the
   // ops with its space and tile widened to it, as row widening does; a

@@ -72,7 +72,7 @@ void RunGoldens(bool fuse, const std::string& suffix,
 
 TEST(GoldenTest, ExpAddFused) { RunGoldens(true, ""); }
 
-// Issue 4 phase 2: the issue's softmax as a loop over a symbolic batch: the
+// The loop softmax over a symbolic batch: the
 // body is one fused group whose loads and stores add the loop-dependent
 // offset (dynamic arg d0 = idx, args[3] in the C++), and the Execute Graph's
 // program is a loop node with the view's and the assemble's region checks.
@@ -81,7 +81,7 @@ TEST(GoldenTest, SoftmaxLoop) {
                {"tensor", "tile", "execute", "pto", "cpp"});
 }
 
-// Symbolic dims in inner positions (issue 4), exp(x) + y over [m, n] with
+// Symbolic dims in inner positions, exp(x) + y over [m, n] with
 // tile [2,16]: the dumps print the symbols where the lowering knows them —
 // buffer shapes [m,n], the space and its grid, the generic tail function
 // (extents=args), and dynamic arg d0 = n, the GM stride of dim 0 of each
@@ -97,7 +97,7 @@ TEST(GoldenTest, SymbolicInnerDims) {
 
 TEST(GoldenTest, ExpAddUnfused) { RunGoldens(false, "_unfused"); }
 
-// Issue 4: scalar operands over symbols. for i in 0..bs: out[i] = in[i] * i
+// Scalar operands over symbols. for i in 0..bs: out[i] = in[i] * i
 // / bs: the body's group takes i (d0: the view's offset and the muls's
 // scalar share it) and bs (d1) as dynamic args; the C++ converts them to
 // float (static_cast<float>(args[2]), args[3]) where an immediate would be.
@@ -132,7 +132,7 @@ TEST(GoldenTest, ScalarOperandsOverSymbolsF16) {
 // f16: loads and stores convert, every result rounds to f16.
 TEST(GoldenTest, ExpAddF16) { RunGoldens(true, "_f16", pto::v1::DT_FP16); }
 
-// Issue 3's elementwise set in one fused group: a row [5] and a column [3,1]
+// The elementwise ops in one fused group: a row [5] and a column [3,1]
 // broadcast against x [3,5] (TLOADs %1[a1] and %2[a0, 0]), a comparison
 // giving a bool tile, a select and a cast to f16.
 TEST(GoldenTest, BroadcastWhereCast) {
@@ -208,7 +208,7 @@ TEST(GoldenTest, ColumnReductionResultsAreOneRowLong) {
   CheckGoldens(b.Build(), "column_reductions", {"tile", "cpp"});
 }
 
-// Issue 4's kernel: softmax of (32,1,256) rows per batch index in a loop,
+// The loop softmax: softmax of (32,1,256) rows per batch index in a loop,
 // with PyPTO's tile [1,4,1,64]. Row widening applies inside the loop body:
 // one fused row group over tiles [1,4,1,256] (8 tasks per iteration, no
 // partial/combine workspaces) instead of 4 partials + a combine per row,
@@ -244,7 +244,7 @@ TEST(GoldenTest, SoftmaxFused) {
                {"tile", "block", "execute", "pto", "cpp"});
 }
 
-// Issue 4: softmax over a symbolic last dim, x [3,n] with tile [2,16]. Two
+// Softmax over a symbolic last dim, x [3,n] with tile [2,16]. Two
 // forms under one if on n at launch (the execute program): when n <= 2048
 // (SymbolicRowCap of [2,16] with a 192 KiB UB) one fused row group (tile
 // [2,2048]; a row of n < 2048 runs the generic function _n, the row code with c = n from its
@@ -651,7 +651,7 @@ int CountLines(const std::string& text, const std::string& prefix) {
   return n;
 }
 
-// Issue 3 points 3 and 4, counted in the printed Block Graph and PTO of
+// Fusion and block dedup, counted in the printed Block Graph and PTO of
 // kernels with many same-shaped tiles: exp(x) * 2 + y and a softmax over
 // rows are each one fused group (one group, no workspace buffer), and blocks
 // that differ only in their offsets share one function: [64,96] in tiles

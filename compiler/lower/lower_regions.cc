@@ -66,8 +66,8 @@ bool IsPrefix(const std::vector<int>& prefix, const std::vector<int>& nest) {
 
 absl::Status Unimplemented(const std::string& where, const std::string& what) {
   return absl::UnimplementedError(absl::StrCat(
-      where, ": ", what, " (issue 4 phase 2 lowers loops whose bodies have "
-      "static shapes and loop-dependent view/assemble offsets)"));
+      where, ": ", what, " (loops are lowered when their bodies have static "
+      "shapes and loop-dependent view/assemble offsets)"));
 }
 
 // A scope ops are lowered in: a loop's body, or one branch of an if.

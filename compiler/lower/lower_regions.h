@@ -1,4 +1,4 @@
-// Lowering a Tensor Graph with loops (issue 4, phase 2): each loop body is
+// Lowering a Tensor Graph with loops: each loop body is
 // lowered once into task templates, and the Execute Graph holds a program
 // tree (kernel.proto ExecNode: templates, loop nodes, region checks) that the
 // runtime expands at launch in program order (runtime/expand_regions.h).

@@ -1,4 +1,4 @@
-// Lowering a Tensor Graph with symbolic dims into task templates (issue 4):
+// Lowering a Tensor Graph with symbolic dims into task templates:
 // the kernel compiles once and the runtime expands the templates into tasks
 // for each binding of the symbols at launch. LowerRegions (lower_regions.h)
 // is the one caller: it flattens loops and branches first, makes GM strides

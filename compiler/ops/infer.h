@@ -53,7 +53,7 @@ struct InferAttrs {
   std::vector<int64_t> offsets;  // view, assemble: "offsets"
   std::vector<int64_t> dims;     // permute: "dims"
   int64_t dim0 = 0, dim1 = 0;    // transpose
-  // view, assemble inside a region (issue 4, phase 2): offsets (and a
+  // view, assemble inside a region: offsets (and a
   // view's shape) as expressions over symbols and loop indices; when set,
   // `offsets` and `shape` above are unused (infer_region.cc).
   bool sym_region = false;

@@ -1,4 +1,4 @@
-// Result types of view and assemble inside regions (issue 4, phase 2), where
+// Result types of view and assemble inside regions, where
 // offsets and shapes may be expressions over parameter symbols and loop
 // indices: x[i*64 : min((i+1)*64, n)] is a view with offsets [i*64] and
 // shape [min(64, n-i*64)]. What is decidable now is checked now (ranks,

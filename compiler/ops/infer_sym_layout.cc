@@ -1,5 +1,5 @@
 // Result types of transpose, permute, unsqueeze, reshape and concat of tensors with
-// symbolic dims (issue 4: [B, S, H] -> [B*S, H] of a DYNAMIC S, x.T of a
+// symbolic dims ([B, S, H] -> [B*S, H] of a DYNAMIC S, x.T of a
 // DYNAMIC dim), outside and inside regions. The dims move as in
 // InferLayoutResult; a reshape's element counts must be equal for every
 // binding (the same canonical product), else an error printing both.

@@ -211,7 +211,7 @@ std::vector<OpInfo>* MakeRegistry() {
       // Layout ops (compiler/ops/infer_layout.cc, compiler/lower/layout.h).
   };
   for (OpInfo& info : LayoutOps()) ops->push_back(std::move(info));
-  // Control flow (issue 4, phase 2; graph.proto "Region"): inputs are the
+  // Control flow (graph.proto "Region"): inputs are the
   // carried tensors, outputs their values after; the regions and their
   // types are checked by the verifier, not by InferSymResult. "start",
   // "stop" and "cond" are an i or an expr.

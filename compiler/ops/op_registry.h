@@ -24,7 +24,7 @@ enum class OpCategory {
   kCreate,             // no inputs; out of attrs "shape" and "dtype"
   kMatmul,             // out = a @ b (cube path; cube_tile required)
   kLayout,             // view, assemble, transpose, ... (layout.h)
-  kControl,            // loop, if: regions carrying tensors (issue 4, phase 2)
+  kControl,            // loop, if: regions carrying tensors
 };
 
 // Which element types an op's (data) operands accept.
@@ -51,9 +51,9 @@ struct AttrSpec {
   std::string name;
   AttrType type;
   bool required = true;
-  // kInt also accepts an expr, kInts also exprs (issue 4, phase 2: loop
+  // kInt also accepts an expr, kInts also exprs (loop
   // bounds, a view's offsets and shape over loop indices and symbols);
-  // kFloat also an expr (issue 4: a scalar operand such as x * n or
+  // kFloat also an expr (a scalar operand such as x * n or
   // x * i, its integer value at launch converted to the op's compute type;
   // lower_regions.h passes it as a dynamic arg).
   bool symbolic = false;

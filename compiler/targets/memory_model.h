@@ -4,7 +4,7 @@
 //   absl::StatusOr<MemoryModel> m = TargetMemoryModel("host-x86_64-v3");
 //   // m->ub_bytes == 192 KiB: every block's UB tiles fit in it
 //
-// Issue 3 point 2: the host targets model an Ascend AI core's buffers
+// The host targets model an Ascend AI core's buffers
 //   UB   192 KiB  a vector block's tiles (ExpandToTiles: a fused group's
 //                 peak UB use; 8 bytes a value for INT32/INT64/DOUBLE
 //                 tiles, 4 for the rest, which the host stores as f32)

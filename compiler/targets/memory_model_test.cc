@@ -8,7 +8,7 @@
 namespace pto::compiler {
 namespace {
 
-// Issue 3 point 2's sizes, for every host target.
+// An AI core's buffer sizes, for every host target.
 TEST(MemoryModelTest, EveryHostTargetIsAnAiCore) {
   for (const std::string& target : runtime::KnownHostTargets()) {
     absl::StatusOr<MemoryModel> m = TargetMemoryModel(target);

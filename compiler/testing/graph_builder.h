@@ -96,7 +96,7 @@ class GraphBuilder {
   // meaning a's dtype, and the cube tile {mL0, mL1, kL0, kL1, nL0, nL1}.
   uint32_t Matmul(uint32_t a, uint32_t b, pto::v1::DataType out_dtype,
                   bool a_trans, bool b_trans, const std::vector<int64_t>& cube);
-  // Control flow (issue 4, phase 2). A region function gets the region's
+  // Control flow. A region function gets the region's
   // args (one per carried value, of its type) and returns the results;
   // ops it adds go into the region. Returns the op's outputs.
   //   auto outs = b.Loop("i", 0, bs, 1, {out0}, [&](auto args) {
@@ -212,7 +212,7 @@ class UniformGraphBuilder {
 pto::v1::Attribute ExprAttr(const SymExpr& e);
 // A float attribute holding `e`: an f when constant, else an expr.
 pto::v1::Attribute FloatExprAttr(const SymExpr& e);
-// The issue's softmax loop: for `index` in 0..bs, out[index] =
+// The loop softmax: for `index` in 0..bs, out[index] =
 // softmax(inp[index]) over the last dim; inp [bs, rows, cols] IN, out the
 // same shape INOUT (carried through the loop); tile [1, rows, cols].
 pto::v1::Graph SoftmaxLoopGraph(const std::string& index = "idx",

@@ -74,7 +74,7 @@ TEST(FuzzTest, ByteMutationsNeverCrash) {
   ExpectByteMutationsLowerCleanly(Seed(), 1234, 3000);
 }
 
-// Loops and branches (issue 4 phase 2): a loop over a dynamic batch with a
+// Loops and branches: a loop over a dynamic batch with a
 // tail view, an if on the index inside it, a carried new value.
 pto::v1::Graph RegionSeed() {
   GraphBuilder b("fuzz_loop");
@@ -138,7 +138,7 @@ TEST(FuzzTest, ByteMutationsOfLoopMatmulsNeverCrash) {
   ExpectByteMutationsLowerCleanly(MatmulRegionSeed(), 8765, 2000);
 }
 
-// Scalar operands over symbols (issue 4): outside a loop x * n and clip to
+// Scalar operands over symbols: outside a loop x * n and clip to
 // [-n, n + 1]; in a loop body muls by the index and divs by n - i.
 pto::v1::Graph ScalarSeed() {
   GraphBuilder b("fuzz_scalars");

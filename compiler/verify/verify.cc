@@ -42,7 +42,7 @@ class Verifier {
   // (regions' ops included, after their op).
   absl::Status CheckOp(const Op& op, const std::string& where,
                        const std::string& short_label);
-  // "loop" and "if" (issue 4, phase 2): attributes, carried types, regions.
+  // "loop" and "if": attributes, carried types, regions.
   absl::Status CheckControlOp(const Op& op, const std::string& where,
                               const OpInfo& info);
   absl::Status CheckRegion(const Op& op, const std::string& where,
@@ -110,7 +110,7 @@ class Verifier {
   std::vector<SymShape> shape_;     // per value index, once checked
   int64_t total_tiles_ = 0;
 
-  // Regions (issue 4, phase 2).
+  // Regions.
   int num_ops_ = 0;                      // all ops seen, in program order
   std::vector<std::string> op_labels_;   // per op number: "op #3 body op #1"
   std::vector<std::string> op_full_labels_;  // the same with kind and name
@@ -824,7 +824,7 @@ absl::Status Verifier::CheckParamOutputs() {
 }
 
 
-// --- Regions (issue 4, phase 2; graph.proto "Region") ----------------------
+// --- Regions (graph.proto "Region") ----------------------
 
 std::string TypeText(const Value& v, const SymShape& shape) {
   return absl::StrCat(DTypeShortName(v.dtype()), FormatSymShape(shape));

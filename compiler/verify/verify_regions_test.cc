@@ -1,4 +1,4 @@
-// Loops and branches (issue 4, phase 2): verification, import, the printed
+// Loops and branches: verification, import, the printed
 // Tensor Graph and the cache key of graphs with regions.
 #include <string>
 #include <vector>
@@ -361,7 +361,7 @@ TEST(VerifyRegionsTest, ConstantExpressionsImportAsInts) {
   EXPECT_TRUE(std::holds_alternative<std::vector<int64_t>>(t->ops[0].attrs.at("offsets")));
 }
 
-// Scalar operands over symbols (issue 4): the "scalar" of a tensor-with-
+// Scalar operands over symbols: the "scalar" of a tensor-with-
 // scalar op, clip's bounds and full's value may be exprs over the symbols
 // in scope; errors name the op and the attribute.
 Ids ScaledRow(GraphBuilder& b, uint32_t in, const Ids& args, const SymExpr& scalar) {

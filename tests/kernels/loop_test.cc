@@ -60,7 +60,7 @@ pto::v1::Graph SoftmaxRows(const std::string& name, const SymExpr& bs, int64_t c
   });
 }
 
-// The issue's softmax: for idx in loop(0, bs): out[idx:idx+1] =
+// The loop softmax: for idx in loop(0, bs): out[idx:idx+1] =
 // softmax(inp[idx:idx+1]) over the last dim; out is carried (INOUT).
 pto::v1::Graph SoftmaxLoop(const SymExpr& bs) {
   return SoftmaxRows("softmax_loop", bs, 16, 16);
@@ -89,16 +89,16 @@ TEST(LoopTest, IndependentIterationsHaveNoDependencies) {
   EXPECT_EQ(g->graph.tasks(3).args(3), 3);
 }
 
-// A softmax with the issue's [1,4,64] tile over rows of 4096: a whole-row
+// A softmax with the loop softmax's [1,4,64] tile over rows of 4096: a whole-row
 // tile ([1,4,4096]) is above kMaxWidenedTileElements, so max and sum reduce
 // over 64 tiles through partial/combine workspaces written in the body.
-// (Over the issue's rows of 256, row widening leaves no workspace:
+// (Over the loop softmax's rows of 256, row widening leaves no workspace:
 // golden_test SoftmaxLoopIssueTile.)
 pto::v1::Graph SoftmaxLoopPartial(const SymExpr& bs) {
   return SoftmaxRows("softmax_loop_partial", bs, 4096, 64);
 }
 
-// Row widening in a loop body: the issue's [1,4,64] tile over rows of 256
+// Row widening in a loop body: the loop softmax's [1,4,64] tile over rows of 256
 // (4 tiles), and tiles of 16 over rows of 200 (13, a tail), are lowered
 // over whole rows: one fused task per iteration, no body workspace (so
 // nothing to privatize), vs reference at bs 1/7/40.
@@ -374,7 +374,7 @@ TEST(LoopTest, TailsWhoseExtentsDependOnLoopIndices) {
   CompileAndRunSizes(Tails, {1, 4, 5, 13});
 }
 
-// The issue's case: nested loops over two dynamic dims with tails,
+// Nested loops over two dynamic dims with tails,
 // out[i:min(i+4, n), j:min(j+8, m)] = exp(x[...]) * 2 with x [n, m]: the
 // row stride m is a run-time arg of the block functions.
 pto::v1::Graph TwoDynamicDims(const SymExpr& n, const SymExpr& m) {

@@ -286,7 +286,7 @@ int Workspaces(const compiler::TileGraph& tiles) {
   return n;
 }
 
-// Issue 3's fusion point: softmax, rms_norm and layer norm with a tile that
+// Fused reductions: softmax, rms_norm and layer norm with a tile that
 // spans the reduced dim run as one group with no GM workspace; so does a
 // tile that does not (64 of 256: row widening lowers it over [4,256]);
 // without row widening, reductions keep their partial and combine groups.

@@ -382,14 +382,14 @@ class PyKernel {
   }
 
   // As run(), and says where the call's time went (runtime LaunchProfile,
-  // in seconds): for bench/dispatch.py.
+  // in seconds), for benchmarks.
   // With trace, also "threads": {worker name: (tasks, first start, last end,
   // busy)} in seconds from the executor's start of the run: how the tasks
   // were split, when each thread started and how long the last one ran on.
   // With shares, "shares": [(worker name, cpu at start, cpu at end, start,
   // end, roots, tasks)], one per root claimer (runtime ShareEvent): on which
   // CPU each thread took its share of the roots, and when (two clock reads
-  // and two sched_getcpu per thread, not per task: bench/call_trace.py).
+  // and two sched_getcpu per thread, not per task).
   py::dict RunProfiled(const std::vector<py::array>& arrays,
                        const std::vector<int>& dtypes, bool trace,
                        bool with_shares) const {
@@ -578,7 +578,7 @@ PYBIND11_MODULE(_native, m) {
         "The concrete target name, e.g. 'host' -> 'host-x86_64-v4-amx'.");
   m.def("compiler_fingerprint",
         [] { return pto::compiler::CompilerFingerprint(); });
-  // Bench only (bench/call_trace.py --ab): Executor::SetPolicyForBench on
+  // Bench only (policy A/B in one process): Executor::SetPolicyForBench on
   // the process's executor, between calls.
   m.def(
       "set_executor_policy",

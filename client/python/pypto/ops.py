@@ -5,7 +5,7 @@ broadcast as in numpy (size-1 dims and missing leading dims repeat), or a
 tensor and a Python number on either side (`2 - a` records rsubs, `2 < a`
 records gts). Comparisons give DT_BOOL tensors; pypto.where(cond, a, b)
 selects. Other PyPTO ops exist as names that raise NotImplementedError
-naming the issue that brings them.
+saying what is missing.
 
 Each op applies the front end's policy, then records strict primitives
 (primitives.py): integer operands by torch's rules (int_arith.py), the
@@ -357,11 +357,10 @@ def softmax(input, dim):
     amax, sub, exp, sum, reciprocal of the sum and mul (the reductions with
     keepdim, so the subtraction and the normalisation broadcast); a dim
     spanning several tiles is reduced per tile, then combined. Multiplies by
-    one reciprocal per row instead of dividing every value (vdivps was a
-    third of a 1024-value row's time): e * (1 / s) is within 1.5 ulp of
-    e / s (0.5 for the division), which moves softmax's error against
-    float64 from 2.8e-7 to 2.9e-7 on rows of 1024 in [-1, 1]
-    (docs/bench/kernels-2026-12-01-s5.md). FP16/BF16 input is cast to FP32,
+    one reciprocal per row instead of dividing every value (a division per
+    value is much slower): e * (1 / s) is within 1.5 ulp of e / s (0.5 for
+    the division), so softmax's error against float64 stays about 3e-7 on
+    rows of 1024 in [-1, 1]. FP16/BF16 input is cast to FP32,
     computed so, and cast back once, as torch's softmax does: within 1 ulp
     of the float64 result rounded to the type (the casts fuse into the same
     block; the FP32 intermediates stay in UB). An explicit a / b stays a

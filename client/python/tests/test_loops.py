@@ -76,7 +76,7 @@ def arr(*shape):
 
 
 def softmax_kernel():
-    # The example, unchanged.
+    # PyPTO's loop softmax example, unchanged.
     @pypto.frontend.jit
     def softmax_kernel(inp: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32),
                        out: pypto.Tensor([pypto.DYNAMIC, ...], pypto.DT_FP32)):

@@ -1,7 +1,7 @@
 """The ops reached every way Python offers them (function, method,
 operator), each form run and checked against numpy/torch; and every cast
 pair against torch itself. Several results per kernel: one compile each
-(docs/issue3-coverage.md lists what else covers each op)."""
+(docs/test-coverage.md lists what else covers each op)."""
 
 import numpy as np
 import pytest

@@ -212,7 +212,7 @@ def test_kernel_params_and_target(native):
 
 
 def test_run_profiled_splits_tasks_over_threads(native):
-    """bench/dispatch.py's breakdown: run_profiled's phases, and with
+    """run_profiled's breakdown: the call's phases, and with
     trace=True each thread's task count and span (no timing asserted)."""
     @pypto.jit
     def tiled(a: ANY, out: ANY):

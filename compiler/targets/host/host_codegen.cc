@@ -649,7 +649,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   return out;
 }
 
-// Row code with a run-time length (issue 4: a fused row group over a
+// Row code with a run-time length (a fused row group over a
 // symbolic last dim, expand_to_tiles.h ExpandOptions::symbolic_rows). The
 // group's generic function (extents from its args) runs rows of c <= the
 // tile's row length (the cap), c its last extent. As the static per-row

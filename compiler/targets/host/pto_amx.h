@@ -30,8 +30,8 @@
 // each addition rounded to nearest even, with subnormal inputs and results
 // flushed to zero. So bits differ from the f32 FMA path (one FMA per k),
 // but not with the cube tile shape or the K block (every block and tile
-// step of K starts at a multiple of 32 from 0; zero padding adds +0). Within issue 3's
-// bounds (rtol 1e-5 of the sum of magnitudes; docs/bench/matmul-2026-12-01-s3.md).
+// step of K starts at a multiple of 32 from 0; zero padding adds +0). Within
+// the matmul tests' bounds (rtol 1e-5 of the sum of magnitudes).
 //
 // Callers bracket a task's tile instructions with AmxBegin() (loads the
 // tile configuration: eight 16-row, 64-byte tiles) and AmxEnd()
@@ -169,9 +169,8 @@ inline void AmxMovL0B(uint16_t* __restrict l0b, const void* b_gm, int64_t ldb,
   }
   // B^T: a row of B^T is a column of op(B), its pairs adjacent: L0B is the
   // transpose of B^T read as 32-bit pairs. Blocks of 8 pairs x 8 columns go
-  // through an 8 x 8 transpose in vector registers (1024 x 128 of a
-  // 1024-wide B^T: 44-48 us against 56-61 us pair by pair, at load 10); the
-  // rest, the odd last row of K and the padding one pair at a time.
+  // through an 8 x 8 transpose in vector registers (faster than pair by
+  // pair); the rest, the odd last row of K and the padding one pair at a time.
   const int pairs_full = kb / 2 / 8 * 8;  // whole pairs, in blocks of 8
   const int n8 = n / 8 * 8;
   for (int q0 = 0; q0 < pairs_full; q0 += 8) {

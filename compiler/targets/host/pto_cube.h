@@ -294,7 +294,7 @@ typedef float Vec16 __attribute__((vector_size(64)));
 
 // Rows of C per AVX-512 block (A is read unpacked, so the row count is
 // free of L0B's layout): 16 accumulators, 2 B vectors and a broadcast in
-// 32 registers, 8 row pointers (12 rows measured 2x slower: spills).
+// 32 registers, 8 row pointers (12 rows would spill).
 constexpr int kRows512 = 8;
 
 // A kRows512 x (16 * kPanels) block of C over kPanels adjacent L0B panels

@@ -486,11 +486,10 @@ inline void Transpose8Blocks(float* __restrict out, const float* __restrict src,
 // (s2 < s3: a transpose), the copy walks GM along dim 2, a run of E2 nearby
 // values per j, writing down the tile's column j: walking along j instead
 // read one value from each of E3 GM rows s3 apart, which for a power-of-two
-// row length all fall in one L1 set and evict each other (x.T + y of
-// 1024x1024 in tiles of 32x32, one thread: 7.1 ms, every read from L2).
-// An f32 transpose (dim 2 contiguous in GM) with both tile dims multiples of
-// 8 moves 8 x 8 blocks through registers (Transpose8Blocks, with AVX):
-// x.T + y in 128x128 tiles 5.0-5.4 -> 2.2 ms median, one thread.
+// row length all fall in one L1 set and evict each other (every read then
+// comes from L2). An f32 transpose (dim 2 contiguous in GM) with both tile
+// dims multiples of 8 moves 8 x 8 blocks through registers
+// (Transpose8Blocks, with AVX), which is faster still.
 template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3>
 inline void TLoadStrided(typename Elem<T>::S* __restrict dst,
                          const T* __restrict src, int64_t s0, int64_t s1,
@@ -708,7 +707,7 @@ struct CmpType<float> {
 // (_ZGVdN8v_erfcf), else 4 with SSE (_ZGVbN4v_erfcf). A tile's last partial chunk is padded with zeros and goes
 // through the same vector function, so an element's result never depends
 // on the tile shape or on where the element sits in its tile. libmvec's
-// float functions are within 4 ulp of the exact result (issue 3 allows
+// float functions are within 4 ulp of the exact result (the bounds are
 // 2e-6 relative for transcendentals, 1e-6 absolute for erf/erfc) and
 // handle NaN, +-inf, +-0 and subnormals as the scalar ones do.
 // PTO_TILE_MVEC may be predefined to 0 to use the scalar builtins.
@@ -898,11 +897,11 @@ inline void MvecMapDouble2(float* d, const float* a, const float* b, int64_t n) 
 // ln2) (the 1.5 * 2^23 shift trick), r = x - n * ln2 in two FMA steps (the
 // first is exact: ln2's f32 head times n cancels against x), P = 1 + r +
 // r^2/2 + r^3 (c3 + c4 r + c5 r^2 + c6 r^3) of degree 6 (c3..c6 fitted for
-// relative error on [-ln2/2, ln2/2] by bench/exp_fit.py: 2^-28 in f32
+// relative error on [-ln2/2, ln2/2] by numerics/exp_fit.py: 2^-28 in f32
 // coefficients) in Horner form, 2^n added to P's exponent bits. It is
 // faithful, not correctly rounded: over all 2^32 inputs the error is at most
 // 0.896 ulp and 0.47% of results are one ulp from the correctly rounded one
-// (bench/exp_check.cc; issue 3 allows 2e-6, about 16 ulp). The degree-7
+// (numerics/exp_check.cc; the bound is 2e-6, about 16 ulp). The degree-7
 // polynomial before (0.88 ulp, 0.24%) took one FMA more per 8 values: 9% of
 // softmax's exp pass. The 8-lane form covers |x| <= 86, where 2^n
 // and the result stay normal; a vector with any other lane (larger |x|, inf,
@@ -1008,16 +1007,15 @@ inline constexpr ExpF8 kExp2Table8 = {0x1.000000p+0f, 0x1.172b84p+0f, 0x1.306fe0
 // 8 / ln2): the shift 1.5 * 2^20 (ulp 2^-3) leaves m exactly in kd - shift
 // and n mod 8 in kd's low 3 mantissa bits, which index the table (vpermps);
 // r = x - m ln2 in two Cody-Waite steps; e^r = 1 + r + r^2 (c2 + c3 r) on
-// |r| <= ln2/16 (bench/exp_softmax_fit.py: 0.46 x 2^-24 relative); y = T +
+// |r| <= ln2/16 (numerics/exp_softmax_fit.py: 0.46 x 2^-24 relative); y = T +
 // T q. Exp8's 6-step polynomial becomes 3 operations and its dependency
-// chain ~10 cycles shorter: on Zen 3 (one thread, 256 values in L1) 68-75
-// against 85 ns (docs/bench/exp8-softmax-2026-12-02-s9.md). kFull false:
+// chain ~10 cycles shorter. kFull false:
 // every lane in [-86, 0], 2^floor(m) added to y's exponent bits ((kd's bits
 // << 20) keeps floor(n / 8) << 23 once masked to the exponent field: the
 // shift's own bits shift out); kFull: x clamped to -104 (a NaN stays NaN,
 // -inf gives 0) and y scaled by 2^k1 then 2^(k - k1), which is exact where
 // the result is normal (the bits of the short form) and rounds once into
-// subnormals. Over every float <= 0 (bench/exp_softmax_check_v3): see
+// subnormals. Over every float <= 0 (numerics/exp_softmax_check_v3): see
 // Exp8Softmax. Positive x is not its domain.
 template <bool kFull>
 inline ExpF8 Exp8SoftmaxSteps(ExpF8 x) {
@@ -1079,7 +1077,7 @@ inline void Map8(float* d, const float* a, int64_t n) {
 // normal, as adding n to p's exponent bits is, and the single rounding of
 // the full form's two exact-then-rounding steps into subnormals or inf. So
 // Exp16 gives the bits of Exp8 and ExpF32 for every input (checked over all
-// 2^32: bench/exp_check_v4) with no range test or branch, and two vector
+// 2^32: numerics/exp_check_v4) with no range test or branch, and two vector
 // operations fewer per 16 values than the short form's shift-and-add.
 #if defined(__AVX512F__)
 inline ExpF16 Exp16(ExpF16 x) {
@@ -1115,10 +1113,10 @@ inline constexpr ExpF16 kExp2Table32Hi = {
 // exp_softmax_fit.py: 0.9 x 2^-24 relative); y = T + T q, scaled by
 // 2^floor(m) in one vscalefps, which rounds once into subnormals. The clamp
 // to -104 (vmaxps returns x for a NaN: NaN stays NaN) sends -inf to 0.
-// Over every float <= 0 (bench/exp_softmax_check): at most 1.74 ulp,
-// relative error at most 1.65e-7 (issue 3 allows 2e-6), NaN -> NaN,
-// -inf -> 0, -0 -> 1, results below half the smallest subnormal -> 0 (the
-// fit and the variants not taken: docs/bench/softmax-exp-2026-12-01-s8.md).
+// Over every float <= 0 (numerics/exp_softmax_check): at most 1.74 ulp,
+// relative error at most 1.65e-7 (the bound is 2e-6), NaN -> NaN,
+// -inf -> 0, -0 -> 1, results below half the smallest subnormal -> 0
+// (exp_softmax_check also measures the variants not taken).
 // Its bits differ from
 // Exp16's (and so from v3's Exp8) in the last place for some inputs: an
 // x86-64-v4 softmax differs from v3's there. Positive x is not its domain
@@ -1183,8 +1181,8 @@ inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
 #endif
 
 // erf and erfc on x86-64-v3 (AVX2 + FMA), 8 lanes, branch-free, in place of
-// libmvec's erff/erfcf (~0.74/0.90 ns per value on one thread, which made
-// erfc 1M compute-bound). erf(|x|) is a degree-6 polynomial on each of 8
+// libmvec's erff/erfcf (slow enough to make erfc over 1M values
+// compute-bound). erf(|x|) is a degree-6 polynomial on each of 8
 // pieces of width 0.55 centred at k * 0.55 (piece 0 is [0, 0.275), the last
 // runs to 4.12, where |x| is clamped and the f32 erf is 1): k = round(|x| /
 // 0.55) comes out of the 1.5 * 2^23 shift trick as the low bits vpermps
@@ -1196,12 +1194,12 @@ inline void ExpSoftmaxMap(float* d, const float* a, int64_t n) {
 // ErfcTail8 below for x > 2. The pieces stay within [0, 1] without a clamp,
 // so erfc is within [0, 2]. Over all 2^32 inputs the error against glibc's
 // double erf/erfc is at most 7.5e-8 for erf and 1.34e-7 for erfc
-// (bench/erf_probe; issue 3 asks 1e-6 absolute). 1 - erf alone would carry
+// (numerics/erf_check; the bound is 1e-6 absolute). 1 - erf alone would carry
 // about 6e-8 absolute in erfc's tail (erfc(3.5) 4% off, 0 from x = 3.956);
 // the tail form keeps erfc relatively accurate there too: at most 2.96e-7
 // relative for every float x in (2, 9.19] (results >= FLT_MIN), subnormal
 // results within 2 steps, 0 from 10.0546 as libm's f32 erfc. Coefficients:
-// bench/erf_fit.py. NaN stays NaN (vminps returns its second operand; its
+// numerics/erf_fit.py. NaN stays NaN (vminps returns its second operand; its
 // piece index is 0).
 #ifndef PTO_TILE_FAST_ERF
 #define PTO_TILE_FAST_ERF PTO_TILE_FAST_EXP
@@ -1218,7 +1216,7 @@ inline ExpF8 PiecePoly6(const float (&c)[7][8], ExpI8 k, ExpF8 u) {
   ExpF8 p = coef(6);
   // Unrolled: at -O2 GCC kept a 6-iteration loop (a counter, a branch and
   // a table walk per coefficient; a mask spilled to the stack beside it),
-  // 10-15% of erfc's time on one thread (block_harness, erfc 1M).
+  // a large part of erfc's time.
 #pragma GCC unroll 6
   for (int j = 5; j >= 0; --j) p = ExpFma(p, u, coef(j));
   return p;
@@ -1260,7 +1258,7 @@ inline ExpF8 Erf8(ExpF8 x) {
 // erfc(x) for x in (2, 10.06], with relative accuracy where 1 - erf has
 // few correct digits: exp(-x^2) erfcx(x), erfcx a degree-6 polynomial in
 // u = x - (m + 0.5) on each piece [m, m + 1], m = 2..9, fitted for relative
-// error (at most 1.4e-7 in f32 Horner form; bench/erfc_tail_fit.py).
+// error (at most 1.4e-7 in f32 Horner form; numerics/erfc_tail_fit.py).
 // m = round(x - 0.5) comes out of the shift trick as in ErfAbs8 and vpermps
 // reads m mod 8 (piece m sits at index m & 7); x is clamped to [2, 10.06]
 // (the f32 erfc is 0 from 10.0546; inf gives 0), the index to 9.99 (the
@@ -1338,11 +1336,11 @@ inline ExpF8 Erfc8(ExpF8 x) {
 // Erfc16's main path (x <= 2) is its own: erfc itself on 16 signed pieces
 // of width 0.37 centred at k * 0.37, k = round(x / 0.37) = -10..5 (x clamped
 // below at -3.85, past which the f32 erfc is 2), a degree-5 polynomial in
-// u = x - k * 0.37 each (bench/erfc16_fit.py): k's low 4 bits index the
+// u = x - k * 0.37 each (numerics/erfc16_fit.py): k's low 4 bits index the
 // tables directly, so there is no |x|, no sign and no 1 - erf, and one
 // coefficient fewer: 17 vector operations per 16 values where 1 - Erf16
 // takes 22. Over all 2^32 inputs its error against glibc's double erfc is
-// at most 1.39e-7 absolute (v3's 1 - erf: 1.34e-7; bench/erf_probe_v4
+// at most 1.39e-7 absolute (v3's 1 - erf: 1.34e-7; numerics/erf_check_v4
 // check), erfc(+-0) = 1, erfc(-inf) = 2; lanes x > 2 take the tail, as
 // Erfc8's do, with its bits.
 template <int kCoefs>
@@ -1520,7 +1518,7 @@ PTO_TILE_BINARY(TDiv, x / y)
 // pow: libmvec's vector powf where available (within 0.62 ulp over 45M
 // sampled pairs at 4 and 8 lanes, against glibc powf's 0.52, with the same
 // results for every pair of specials: NaN, +-inf, +-0, negative bases,
-// integer exponents; bench/mvec_pow.cc), 2-3x faster on one thread. x ** 2
+// integer exponents; numerics/mvec_pow.cc), faster than scalar powf. x ** 2
 // is x * x: exact before its one rounding, as powf's result is.
 #if PTO_TILE_MVEC
 template <int64_t N, typename D = float>
@@ -1634,8 +1632,7 @@ inline float SigmoidOf(float x, float e) {  // e = exp(-|x|)
 #if PTO_TILE_FAST_EXP
 // SigmoidOf a vector at a time, its exp ExpMap's (Exp8, or Exp16 with
 // AVX-512F): the same bits. Both candidates computed and picked by selects;
-// GCC left SigmoidOf's loop scalar (a branch and a vdivss per value: silu
-// 1024x1024 took 4.3 ms against torch's 1.2).
+// GCC left SigmoidOf's loop scalar (a branch and a vdivss per value).
 template <typename V, V (*Exp)(V)>
 inline V SigmoidVec(V x) {
   const V neg_abs = ExpFromBits(ExpBits(x) | static_cast<int32_t>(0x80000000u));
@@ -2025,8 +2022,8 @@ inline S ReduceRowExact(const S* __restrict p) {
 // NaN, and one unordered compare per 16 values is ORed into a mask tested
 // once per row (the blend of Op::Apply's NaN check was the row's slowest
 // loop). Rows of 64 or more run four pairs of accumulators, element k in
-// pair (k / 16) % 4 (one pair's chain of vmaxps latencies bounded the loop
-// on rows in L1: softmax 1024-value rows 7% faster), combined at the end.
+// pair (k / 16) % 4 (one pair's chain of vmaxps latencies would bound the
+// loop on rows in L1), combined at the end.
 // Without NaNs the maximum is one value whatever the order, except its
 // sign when it is zero (-0 == +0: which zero comes first in a lane decides
 // it), so a row holding a NaN or reducing to zero is reduced again by
@@ -2159,8 +2156,6 @@ inline float SumRowLanes(const float* __restrict p, int64_t L) {
 // with lane j + w, w = 8, 4, 2, 1): in registers where the target has AVX
 // (FoldLanes; read element by element, so the loop's lanes can stay in a
 // register: a memcpy of the array kept them in memory), the same bits.
-// One thread, layer norm 256x1024 in tiles of 4x1024 (in L2), 7 interleaved
-// rounds at load 11: 0.100 -> 0.083 ms best (x86-64-v3), 0.086 -> 0.077 (v4).
 inline float SumLanes(const float (&lane)[kReduceLanes]) {
 #if defined(__AVX__)
   const RedF8 lo = {lane[0], lane[1], lane[2], lane[3], lane[4], lane[5], lane[6], lane[7]};
@@ -2305,14 +2300,11 @@ PTO_TILE_REDUCE(TRedMin, MinOp)
 // and s may be the same row tile (m is read first), e and x the same tile
 // (each value is read before it is written). `next` (or null): the row the
 // function reads after this one, prefetched one cache line per 16 values
-// while the exp computes, so its max pass finds it in cache (one thread,
-// softmax 4096x1024 at load 9: 4.5-12.8 -> 3.3-3.6 ms best per round).
-// `out` (or null): the GM row this row's result goes to, prefetched for
-// writing likewise, so the normalisation's stores need no read for
-// ownership each (4.7 -> 3.1 ms best, load 7). With AVX-512F one 16-lane
-// Exp16 per group of 16 and one vector of SumOp's 16 lanes: the same bits
-// (one thread, softmax 1024x256 in L2, with the 16-lane row max: 0.132 ms
-// best at x86-64-v3 -> 0.091 at v4).
+// while the exp computes, so its max pass finds it in cache. `out` (or
+// null): the GM row this row's result goes to, prefetched for writing
+// likewise, so the normalisation's stores need no read for ownership each.
+// With AVX-512F one 16-lane Exp16 per group of 16 and one vector of SumOp's
+// 16 lanes: the same bits.
 //
 // kMaxOfX: m[0] is at least x's row maximum (NaN if x holds one), so every
 // x - m is <= 0 or NaN: every value takes softmax's exp, Exp16Softmax with
@@ -2415,9 +2407,8 @@ inline void TSubExpSumRow(float* e, float* s, const float* x, const float* m,
 // sequence above), the exp and sum in TSubExpSumRow's order, then the
 // multiply. ReduceRow's second look at a zero maximum (its sign) is not
 // needed here: exp(x - (+0)) and exp(x - (-0)) are the same bits for every
-// x (both differences are x, or a zero whose exp is 1). One thread, softmax 1024x256 in tiles of 32x256 (in L2):
-// 14-16% less time per row than the sequence at x86-64-v4, of which the
-// missing clamp is ~6% (docs/bench/rows-2026-12-01-s7.md).
+// x (both differences are x, or a zero whose exp is 1). Faster per row
+// than the sequence, partly for the missing clamp.
 template <int64_t C>
 inline void TSoftmaxRowExact(float* o, const float* x, const float* next) {
   alignas(64) float e[C];
@@ -2445,8 +2436,8 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     }
     // The NaN test: one unordered compare per two groups (a lane is
     // unordered if either holds a NaN), the masks ORed in a mask register
-    // (korw; one compare per group with the masks ORed through general
-    // registers took 3% more time: one thread, 1024x256, 4 runs of 30).
+    // (korw; cheaper than one compare per group with the masks ORed
+    // through general registers).
     uint16_t unordered = 0;
 #pragma GCC unroll 16
     for (int g = 0; g < kGroups; g += 2) {
@@ -2470,8 +2461,8 @@ inline void TSoftmaxRow(float* o, const float* x, const float* next = nullptr) {
     mv = Pick16<1>(mv, __builtin_shufflevector(mv, mv, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13,
                                                12, 15, 14));
     ExpF16 sum = {};
-    // Without a next row, x's own lines (in cache): no test per group (one
-    // thread, 1024x256: 4% less time than a branch per group, 4 runs).
+    // Without a next row, x's own lines (in cache): no test per group
+    // (cheaper than a branch per group).
     const float* ahead = next != nullptr ? next : x;
 #pragma GCC unroll 16
     for (int g = 0; g < kGroups; ++g) {
@@ -2756,7 +2747,7 @@ inline void TClip(double* __restrict d, const double* __restrict a, double lo,
   }
 }
 
-// Tiles with run-time extents (issue 4 phase 2: a tail whose extent depends
+// Tiles with run-time extents (a tail whose extent depends
 // on a loop index, x[i:min(i+64, n)]). The UB tile keeps its static shape
 // E0..E3; TLoadN reads only n0..n3 (<= E) of it from GM and sets the rest
 // to `pad` (0, or the identity of the reduction that reads the tile: -inf
@@ -2795,7 +2786,7 @@ inline void TStoreN(T* __restrict dst, const typename Elem<T>::S* __restrict src
   }
 }
 
-// Rows with a run-time length C (issue 4: a fused row group over a
+// Rows with a run-time length C (a fused row group over a
 // symbolic last dim, whose block function takes C from its args and runs one
 // row at a time in arrays sized at the group's bound). A row is loaded and
 // stored with C values and padded with zeros to whole chunks of kRowChunk;

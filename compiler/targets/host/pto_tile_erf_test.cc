@@ -1,11 +1,11 @@
 // pto_tile.h's f32 erf/erfc on x86-64-v3 (Erf8/Erfc8 through TErf/TErfc),
 // built with that ISA level as kernels for the host-x86_64-v3 target are:
-// within 2e-7 absolute of glibc's double erf/erfc (issue 3 allows 1e-6)
+// within 2e-7 absolute of glibc's double erf/erfc (the bound is 1e-6)
 // over 2^22 inputs spread over every binade of both signs (subnormals
 // included), a dense sweep of [-4.5, 4.5] and the floats around each piece
 // boundary; the bound is 1.4-2.7x the exhaustive maximum (7.5e-8 erf,
 // 1.34e-7 erfc, 1.39e-7 for v4's Erfc16, over all 2^32 inputs:
-// bench/erf_probe and erf_probe_v4 check, too slow for a test),
+// numerics/erf_check and erf_check_v4 check, too slow for a test),
 // so a wrong coefficient or piece fails here. NaN, +-inf and -0.0 as
 // numpy/torch give them; results never depend on the tile shape. erfc's
 // tail (x > 2) keeps relative accuracy: ErfcTailRelativeError.
@@ -92,7 +92,7 @@ std::vector<float> SampleOfEveryBinade() {
 
 #if defined(__AVX512F__)
 // Erf16 takes Erf8's steps per lane, and Erfc16's tail (x > 2) Erfc8's: the
-// same bits (checked over all 2^32 inputs by bench/erf_probe_v4 same16;
+// same bits (checked over all 2^32 inputs by numerics/erf_check_v4 same16;
 // here a sample, a sweep of the tail's pieces and tiles whose last vector
 // is partial). Erfc16's own main path (x <= 2) is checked for accuracy by
 // the tests below, which run it in this build.

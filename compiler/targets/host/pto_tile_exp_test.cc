@@ -1,11 +1,11 @@
 // pto_tile.h's f32 exp on x86-64-v3 (AVX2 + FMA: ExpMap, Exp8, ExpF32),
 // built with that ISA level as kernels for the host-x86_64-v3 target are:
-// faithful (within one ulp of the exact value, so within issue 3's 2e-6)
+// faithful (within one ulp of the exact value, so within the 2e-6 bound)
 // over a dense sweep of [-104, 89] and runs of consecutive floats, with inf,
 // zero, subnormal and NaN results where they belong, the same bits from the
 // 8-lane and the one-float forms, and sigmoid through it. (Exhaustively, over
 // all 2^32 inputs, the error is at most 0.896 ulp, and the 8-lane and
-// one-float forms agree: bench/exp_check.cc, too slow for a test.) Built
+// one-float forms agree: numerics/exp_check.cc, too slow for a test.) Built
 // for x86-64-v4 too (pto_tile_exp_test_v4), where ExpMap runs 16 lanes: the
 // same checks, and the 16-lane form against the 8-lane one.
 #include <cfloat>
@@ -193,7 +193,7 @@ TEST(PtoTileExpTest, SixteenLanesGiveTheEightLaneBits) {
 #endif
 
 // Softmax's exp for x - max(x) (lanes <= 0 or NaN), Exp16Softmax with
-// AVX-512F (within 2 ulp of the exact value; bench/exp_softmax_check, over
+// AVX-512F (within 2 ulp of the exact value; numerics/exp_softmax_check, over
 // every such float: at most 1.74 ulp) and Exp8Softmax with AVX2 (within
 // 1.2 ulp; exp_softmax_check_v3: 1.14, and its short form the full one's
 // bits), on every 4099th bit pattern with the sign bit set (-0 to -NaN)

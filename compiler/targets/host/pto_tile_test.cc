@@ -229,7 +229,7 @@ TEST(PtoTileTest, RowFormsRepeatRowValues) {
 
 // Transcendentals go through libmvec, a partial last chunk too: an
 // element's result is the same whatever the tile's size or its position,
-// and within issue 3's tolerances of the exact value.
+// and within the tolerances of the exact value.
 TEST(PtoTileTest, VectorTranscendentalsDoNotDependOnTileShape) {
   auto Bits = [](float f) { return BitsFromFloat(f); };
   constexpr int64_t N = 37;
@@ -311,7 +311,7 @@ TEST(PtoTileTest, VectorTranscendentalsAreAccurate) {
 }
 
 // Every instruction that maps through libmvec (4, 8 or 16 lanes by the
-// build's ISA: _ZGVeN16v_ in pto_tile_test_v4) within issue 3's 2e-6 of
+// build's ISA: _ZGVeN16v_ in pto_tile_test_v4) within the 2e-6 bound of
 // the double function (relative, or absolute near a zero of the result),
 // on a sweep whose length leaves a partial last vector, with NaN and +-inf
 // as the scalar functions give them.

@@ -8,9 +8,9 @@ Chebyshev nodes, reweighted towards minimax) and rounded to f32. Prints each
 piece's fit error and its error in f32 Horner form (FMA) on a dense grid,
 P(ZMAX) (which must be 1.0 so erfc(+inf) = 0), and the C++ table.
 
-    tools/pypto-python bench/erf_fit.py [DEG]    # DEG 6: pto_tile.h's table
+    tools/pypto-python compiler/targets/host/numerics/erf_fit.py [DEG]    # DEG 6: pto_tile.h's table
 
-The exhaustive check is bench/erf_probe.cc.
+The exhaustive check is erf_check.cc.
 """
 import math, sys, numpy as np
 W, ZMAX = 0.55, 4.12

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Coefficients of pto_tile.h's f32 exp polynomial (ExpSteps).
 
-    tools/pypto-python bench/exp_fit.py
+    tools/pypto-python compiler/targets/host/numerics/exp_fit.py
 
 exp(r) on [-ln2/2, ln2/2] as 1 + r + r^2/2 + r^3 q(r), q of degree 3
 (c3..c6), fitted for the relative error of exp(r) by least squares on
 Chebyshev points, reweighted towards minimax; prints the coefficients rounded
 to f32 (as hex, as pto_tile.h writes them) and the fit's maximum relative
 error before and after rounding (2^-28). The f32 evaluation then adds its
-own rounding: bench/exp_check.cc measures the result over every float.
+own rounding: exp_check.cc measures the result over every float.
 """
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Coefficients of pto_tile.h's ErfcTail8 (kErfcTailPieces), WIP branch erfctail.
+"""Coefficients of pto_tile.h's ErfcTail8 (kErfcTailPieces).
 
 erfcx(x) = erfc(x) exp(x^2) on pieces [m, m + 1], m = 2..9, each a degree-DEG
 polynomial in u = x - (m + 0.5) fitted in double for RELATIVE error (least
@@ -7,7 +7,7 @@ scaled by 2^-64 (ErfcTail8 scales exp by 2^64). Prints each piece's fit
 error and its error in f32 Horner form, then the C++ table (piece m at index
 m & 7).
 
-    tools/pypto-python bench/erfc_tail_fit.py 6
+    tools/pypto-python compiler/targets/host/numerics/erfc_tail_fit.py 6
 """
 import math, sys, numpy as np
 def f32(a): return np.asarray(a, np.float64).astype(np.float32).astype(np.float64)

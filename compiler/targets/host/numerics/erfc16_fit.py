@@ -11,9 +11,9 @@ squares on Chebyshev nodes, reweighted towards minimax) and rounded to f32;
 prints each piece's fit error and its error in f32 Horner form on a dense
 grid, P(XMIN) (which must be 2.0 so erfc(-inf) = 2), and the C++ table.
 
-    tools/pypto-python bench/erfc16_fit.py [DEG] [W] [XMIN]   # 5 0.37 -3.85: pto_tile.h's
+    tools/pypto-python compiler/targets/host/numerics/erfc16_fit.py [DEG] [W] [XMIN]   # 5 0.37 -3.85: pto_tile.h's
 
-The exhaustive check is bench/erf_probe.cc (built for v4: erf_probe_v4 check).
+The exhaustive check is erf_check.cc (built for v4: //compiler/targets/host/numerics:erf_check_v4).
 """
 import math, sys, numpy as np
 deg = int(sys.argv[1]) if len(sys.argv) > 1 else 5

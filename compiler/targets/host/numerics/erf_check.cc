@@ -1,17 +1,15 @@
 // pto_tile.h's f32 erf/erfc (Erf8/Erfc8, x86-64-v3; Erf16/Erfc16, v4) checked over all 2^32
-// inputs against glibc's double erf/erfc, and timed against libmvec's
-// erff/erfcf on one thread (issue 3: 1e-6 absolute; erfc 1M was
-// compute-bound on libmvec's ~1 ns per value).
+// inputs against glibc's double erf/erfc (the bound is 1e-6 absolute), and
+// timed against libmvec's erff/erfcf on one thread.
 //
-//   bazel build //bench:erf_probe   (or: g++ -O2 -std=c++17 -march=x86-64-v3
-//       -ffp-contract=off -pthread -I. -o /tmp/erf_probe bench/erf_probe.cc -lmvec)
-//   bazel-bin/bench/erf_probe check [THREADS]   # all 2^32 inputs (~5 min, 2 threads)
-//   bazel-bin/bench/erf_probe time [ROUNDS]     # ns per value, interleaved rounds
+//   bazel test //compiler/targets/host/numerics:erf_check   # check, all 2^32 inputs (minutes)
+//   bazel-bin/compiler/targets/host/numerics/erf_check check [THREADS]
+//   bazel-bin/compiler/targets/host/numerics/erf_check time [ROUNDS]   # ns per value, interleaved rounds
 //
-// Built with -march=x86-64-v4 (g++ as above, or bazel build
-// //bench:erf_probe_v4) check measures the 16-lane Erf16/Erfc16 (what v4
-// kernels run), time times them too, and
-//   erf_probe_v4 same16 [THREADS]   # Erf16 == Erf8, Erfc16's tail == Erfc8's, all 2^32
+// Built with -march=x86-64-v4 (:erf_check_v4) check measures the 16-lane
+// Erf16/Erfc16 (what v4 kernels run), time times them too, and
+//   erf_check_v4 same16 [THREADS]   # Erf16 == Erf8, Erfc16's tail == Erfc8's, all 2^32
+// (:erf_same16_v4)
 // checks the bits they share with the 8-lane forms.
 //
 // check prints the largest absolute error of each function, where it

@@ -6,12 +6,13 @@
 // ExpF32 gives the same bits (one input in 64). Inputs outside [-104, 89]
 // are clamped to give 0, inf or NaN (pto_tile_exp_test checks those).
 //
-//   bazel build //bench:exp_check && bazel-bin/bench/exp_check [THREADS]
+//   bazel test //compiler/targets/host/numerics:exp_check
+//   bazel-bin/compiler/targets/host/numerics/exp_check [THREADS]
 //
-// Two threads take about 80 s of CPU. pto_tile_exp_test checks a dense
+// A manual test (minutes of CPU). pto_tile_exp_test checks a dense
 // sweep in CI; this is the exhaustive check behind pto_tile.h's comment.
 //
-// Built for x86-64-v4 (//bench:exp_check_v4), ExpMap runs the 16-lane Exp16,
+// Built for x86-64-v4 (:exp_check_v4), ExpMap runs the 16-lane Exp16,
 // and every input is also compared with the 8-lane Exp8 (all 2^32, NaN and
 // clamped inputs included): the same bits.
 #include <cfloat>

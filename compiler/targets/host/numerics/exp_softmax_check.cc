@@ -12,10 +12,11 @@
 // Cody-Waite steps for r, a degree 2 or 3 polynomial); at v3 the full form
 // on every lane, which Exp8Softmax must equal where it takes the short one.
 //
-//   bazel build //bench:exp_softmax_check && bazel-bin/bench/exp_softmax_check [THREADS]
-//   bazel build //bench:exp_softmax_check_v3 && bazel-bin/bench/exp_softmax_check_v3 [THREADS]
+//   bazel test //compiler/targets/host/numerics:exp_softmax_check      # x86-64-v4
+//   bazel test //compiler/targets/host/numerics:exp_softmax_check_v3   # x86-64-v3
+//   bazel-bin/compiler/targets/host/numerics/exp_softmax_check [THREADS]
 //
-// Two threads take about 5 minutes of CPU (7 minutes wall at load 2-4). pto_tile_exp_test_v4 checks
+// A manual test (minutes of CPU). pto_tile_exp_test_v4 checks
 // a sparse sweep and the special values in CI.
 #include <cfloat>
 #include <cmath>

@@ -7,8 +7,8 @@
 // from the scalar one, and how many differ in kind (NaN, inf, zero or the
 // sign of a zero); then ns per value on one thread (8192 values, best of 30).
 //
-//   bazel build //bench:mvec_pow && bazel-bin/bench/mvec_pow
-//   (or: g++ -O2 -std=c++17 -march=x86-64-v3 -o /tmp/mvec_pow bench/mvec_pow.cc -lmvec -lm)
+//   bazel test //compiler/targets/host/numerics:mvec_pow
+//   bazel-bin/compiler/targets/host/numerics/mvec_pow
 #include <algorithm>
 #include <chrono>
 #include <cmath>

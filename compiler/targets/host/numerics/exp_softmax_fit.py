@@ -2,7 +2,7 @@
 """Coefficients of pto_tile.h's softmax exps: x86-64-v4's Exp16Softmax (a table of 32) and x86-64-v3's
 Exp8Softmax (a table of 8, vpermps).
 
-    tools/pypto-python bench/exp_softmax_fit.py
+    tools/pypto-python compiler/targets/host/numerics/exp_softmax_fit.py
 
 exp(x) = 2^(n/T) e^r with n = round(x * T / ln2) and |r| <= ln2/(2T) (a
 little more: n comes from log2(e) rounded to f32), T = 32 or 8. 2^(n/T) is a
@@ -12,7 +12,7 @@ error of exp(r) by least squares on Chebyshev points, reweighted towards
 minimax. Prints, for each degree, the coefficients rounded to f32 (as hex,
 as pto_tile.h writes them), the fit's maximum relative error before and
 after rounding, and that error in units of 2^-24 (half an ulp of 1: the
-error the final rounding adds on its own). bench/exp_softmax_check.cc
+error the final rounding adds on its own). exp_softmax_check.cc
 measures the f32 result over every float <= 0.
 """
 

@@ -517,6 +517,7 @@ def cases():
         matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
         # One row (a decode step's projection): tiles of 1 x 128, B read in place.
         matmul_case(k_matmul(FP32, big_cube), 1, 4096, 4096, "fp32"),
+        matmul_case(k_matmul(FP32, big_cube), 8, 4096, 4096, "fp32"),
         head_scores_case(k_head_scores(big_cube, 1, 64), 1024, 1024, 1, 64),
         concat_case(k_concat(ew), (1024, 1024)),
         # On a CPU with AMX-BF16 "host" is an AMX target (host-x86_64-v4-amx
@@ -529,6 +530,10 @@ def cases():
                     bf16_other_target(lambda: k_matmul(BF16, big_cube))),
         matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16",
                     bf16_other_target(lambda: k_matmul(BF16, big_cube))),
+        # Skinny bf16 (decode-step projections): numpy has no bf16, so the
+        # fp32 rows above are the numpy comparison for the same shapes.
+        matmul_case(k_matmul(BF16, big_cube), 1, 4096, 4096, "bf16"),
+        matmul_case(k_matmul(BF16, big_cube), 8, 4096, 4096, "bf16"),
     ]
 
 

@@ -9,7 +9,10 @@
 //          tiles (TDPBF16PS), A loaded as tiles straight from GM;
 //   pto_amx  the landed kernel (pto_amx.h) as host-x86_64-v3-amx cube
 //          functions call it: per 128 x 128 task, B packed per task (K
-//          blocks of up to 2048), rounding stores.
+//          blocks of up to 2048), rounding stores;
+//   pto_dot  pto_cube.h's CubeMatmulBf16 (VDPBF16PS) as cube functions call
+//          it where the CPU has AVX512-BF16: per 128 x 128 task, B packed
+//          into pairs of K per K block of 256.
 // VDPBF16PS and TDPBF16PS add each pair of products (k odd, then k even)
 // into the f32 accumulator with round-to-nearest-even and flush subnormal
 // inputs and results to zero: not the one-FMA-per-k order of the widen
@@ -234,6 +237,21 @@ void PtoAmx(const Problem& p, float* c) {
   }
 }
 
+// Per 128 x 128 output tile, the call cube_codegen.cc emits where the CPU
+// has AVX512-BF16.
+void PtoDot(const Problem& p, float* c) {
+  const int ml0 = std::min(128, p.m), nl0 = std::min(128, p.n);
+  std::vector<uint16_t> l0b(pto_cube::Bf16L0BElems(p.k, nl0));
+  std::vector<float> l0c(int64_t{ml0} * nl0);
+  for (int i0 = 0; i0 < p.m; i0 += ml0) {
+    for (int j0 = 0; j0 < p.n; j0 += nl0) {
+      pto_cube::CubeMatmulBf16(l0c.data(), p.a.data() + int64_t{i0} * p.k, p.k, false,
+                               p.b.data() + j0, p.n, false, ml0, p.k, nl0, nullptr, l0b.data());
+      pto_cube::CubeStoreL0C(c + int64_t{i0} * p.n + j0, p.n, l0c.data(), ml0, nl0);
+    }
+  }
+}
+
 void Check(const char* name, const Problem& p, const std::vector<float>& c, double seconds) {
   double worst = 0;
   int64_t off_ulp = 0;
@@ -285,6 +303,7 @@ void Run(int m, int k, int n, int reps) {
   Check("widen", p, c, Best(reps, [&] { Widen(p, c.data()); }));
   if (__builtin_cpu_supports("avx512bf16")) {
     Check("dpbf16", p, c, Best(reps, [&] { DpBf16(p, c.data()); }));
+    Check("pto_dot", p, c, Best(reps, [&] { PtoDot(p, c.data()); }));
   } else {
     std::printf("  dpbf16: no AVX512-BF16 on this CPU\n");
   }

@@ -116,6 +116,9 @@ constexpr int64_t kMaxStackL1Bytes = 256 * 1024;
 
 // pto_cube::kSmallM: up to this many rows of A, B is not packed into L0B.
 constexpr int64_t kSmallM = 16;
+// On the AMX targets, bf16 tiles of more rows than this run on AMX tiles
+// (a 16-row tile is one AMX tile high); up to it they stream B.
+constexpr int64_t kAmxStreamM = 4;
 
 // pto_cube::kBf16KBlock and Bf16L0BElems / Bf16L0AElems: the uint16 scratch
 // of the BF16 dot-product path.
@@ -240,10 +243,12 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel, except
   // for a run-time K (a tail of K in a loop body: the FMA kernel walks it)
   // or run-time leading dimensions (a buffer with a dynamic inner dim; its
-  // kernel takes them as constants), and the few rows of the rows path (16-row tiles would multiply padding,
-  // and packing B costs more than the multiply: 1x4096x4096 42-80 vs 28 ms).
+  // kernel takes them as constants), and tiles of at most kAmxStreamM rows
+  // (16-row tiles would multiply padding, and packing B costs more than the
+  // multiply: these stream B like the rows path of other targets).
+  const bool amx_streams = rows_path && m <= kAmxStreamM;
   if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
-      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !runtime_ld && !rows_path) {
+      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !runtime_ld && !amx_streams) {
     absl::StrAppend(&out,
                     EmitAmxCubeBody({m, n, c.k, std::stoll(*lda), std::stoll(*ldb), std::stoll(ldc), c.a_trans, c.b_trans, tc,
                                      fn.runtime_extents ? ms : "",

@@ -44,6 +44,12 @@
 // in order with one fused multiply-add per step (a rounded multiply then
 // add on targets without FMA), so results do not depend on the tile shapes
 // or on the path taken: both give the same bits.
+//
+// Two other forms of TMATMUL (below): for a few rows of A (m <= kSmallM,
+// matrix-vector products) the multiply streams B's rows without the TMOV to
+// L0B, with the panel kernels' bits; and a bf16 task on a CPU with
+// AVX512-BF16 runs CubeMatmulBf16 (VDPBF16PS on pairs of K, chosen at run
+// time; generated code keeps the widening path for CPUs without it).
 #ifndef PTO_CUBE_H_
 #define PTO_CUBE_H_
 

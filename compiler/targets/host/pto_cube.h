@@ -447,7 +447,7 @@ inline void CubeMatmulAcc(float* __restrict l0c, const float* __restrict l0a,
 //         32-bit broadcast; A^T is copied by CubeMovL0APairs into a
 //         row-major [m x even(kc)] tile first. An odd K's last step reads
 //         the lone element of each row (its pair's other half is zero).
-//   L0C   a block of kBf16Rows x 32 (two panels) in 16 zmm accumulators
+//   L0C   a block of kBf16Rows x 64 (four panels) in 16 zmm accumulators
 //         over the K block, added to L0C between K blocks.
 //
 // Numerics: per pair of K, VDPBF16PS adds the product for k + 1 and then
@@ -474,7 +474,7 @@ inline void CubeMatmulAcc(float* __restrict l0c, const float* __restrict l0a,
 #endif
 
 #if PTO_CUBE_BF16_DOT
-constexpr int kBf16Rows = 8;       // rows of C per register block
+constexpr int kBf16Rows = 4;       // rows of C per register block (x 64 columns)
 constexpr int kBf16KBlock = 256;   // K per L0B block (even: pairs start at even k)
 
 // uint16 elements of L0B for K (all of a task's K; a block holds at most
@@ -498,23 +498,20 @@ inline bool CubeHasBf16Dot() {
 typedef float Bf16Acc __attribute__((vector_size(64)));   // 16 f32 lanes
 typedef short Bf16Pairs __attribute__((vector_size(64)));  // 16 pairs of bf16
 
-// acc += the pairwise products of b's pairs and the pair at `a` (broadcast).
-__attribute__((target("avx512f,avx512bf16"))) inline Bf16Acc DotPairs(
-    Bf16Acc acc, Bf16Pairs b, const uint16_t* a) {
-  __asm__("vdpbf16ps %2%{1to16%}, %1, %0"
-          : "+v"(acc)
-          : "v"(b), "m"(*reinterpret_cast<const uint32_t*>(a)));
+// acc += the pairwise products of a's and b's pairs.
+__attribute__((target("avx512f,avx512bf16"))) inline Bf16Acc DotPairs(Bf16Acc acc, Bf16Pairs a,
+                                                                      Bf16Pairs b) {
+  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
   return acc;
 }
 
-// acc += b's pairs times (a[0], 0) broadcast: an odd K's last step.
-__attribute__((target("avx512f,avx512bf16"))) inline Bf16Acc DotLast(
-    Bf16Acc acc, Bf16Pairs b, const uint16_t* a) {
-  const short x = static_cast<short>(a[0]);
-  const Bf16Pairs av = {x, 0, x, 0, x, 0, x, 0, x, 0, x, 0, x, 0, x, 0,
-                        x, 0, x, 0, x, 0, x, 0, x, 0, x, 0, x, 0, x, 0};
-  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(b), "v"(av));
-  return acc;
+// The 32 bits w in every lane (vpbroadcastd): a pair of bf16.
+__attribute__((target("avx512f"))) inline Bf16Pairs BroadcastPair(uint32_t w) {
+  typedef uint32_t U32x16 __attribute__((vector_size(64)));
+  const U32x16 v = {w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w};
+  Bf16Pairs p;
+  __builtin_memcpy(&p, &v, sizeof p);
+  return p;
 }
 
 // TMOV to L0B in pairs: K rows [0, kc) and columns [0, n) of op(B) read
@@ -589,18 +586,19 @@ inline int64_t CubeMovL0APairs(uint16_t* __restrict l0a, const uint16_t* __restr
 }
 
 // One register block: C[rows x width] (+)= A [rows x kc] (bf16, row r at
-// a + r * lda) * kPanels adjacent L0B panels (`panel` elements apart).
-template <bool kAcc, int kPanels>
+// a + r * lda) * kPanels adjacent L0B panels (`panel` elements apart); a
+// pair of each row broadcast once per step and used for every panel.
+template <bool kAcc, int kRowsB, int kPanels>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
     float* __restrict c, int ldc, const uint16_t* __restrict a, int64_t lda,
     const uint16_t* __restrict b, int64_t panel, int kc, int rows, int width) {
   constexpr int kWidth = kCols * kPanels;
-  float edge[kBf16Rows * kWidth];
+  float edge[kRowsB * kWidth];
   float* out = c;
   int ldo = ldc;
-  const bool full = rows == kBf16Rows && width == kWidth;
+  const bool full = rows == kRowsB && width == kWidth;
   if (!full) {
-    for (int r = 0; r < kBf16Rows; ++r) {
+    for (int r = 0; r < kRowsB; ++r) {
       for (int j = 0; j < kWidth; ++j) {
         edge[r * kWidth + j] = kAcc && r < rows && j < width ? c[r * ldc + j] : 0.0f;
       }
@@ -608,11 +606,11 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
     out = edge;
     ldo = kWidth;
   }
-  const uint16_t* ar[kBf16Rows];
-  for (int r = 0; r < kBf16Rows; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
-  Bf16Acc acc[kBf16Rows][kPanels];
+  const uint16_t* ar[kRowsB];
+  for (int r = 0; r < kRowsB; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
+  Bf16Acc acc[kRowsB][kPanels];
 #pragma GCC unroll 8
-  for (int r = 0; r < kBf16Rows; ++r) {
+  for (int r = 0; r < kRowsB; ++r) {
 #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) {
       if (kAcc || !full) {
@@ -630,25 +628,29 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
       __builtin_memcpy(&bv[q], b + q * panel + p * 2 * kCols, 64);
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < kBf16Rows; ++r) {
+    for (int r = 0; r < kRowsB; ++r) {
+      uint32_t w;
+      __builtin_memcpy(&w, ar[r] + 2 * p, 4);
+      const Bf16Pairs av = BroadcastPair(w);
 #pragma GCC unroll 8
-      for (int q = 0; q < kPanels; ++q) acc[r][q] = DotPairs(acc[r][q], bv[q], ar[r] + 2 * p);
+      for (int q = 0; q < kPanels; ++q) acc[r][q] = DotPairs(acc[r][q], av, bv[q]);
     }
   }
-  if (kc % 2 != 0) {
+  if (kc % 2 != 0) {  // the lone last element of each row, paired with zero
     Bf16Pairs bv[kPanels];
 #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) {
       __builtin_memcpy(&bv[q], b + q * panel + pairs * 2 * kCols, 64);
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < kBf16Rows; ++r) {
+    for (int r = 0; r < kRowsB; ++r) {
+      const Bf16Pairs av = BroadcastPair(ar[r][2 * pairs]);
 #pragma GCC unroll 8
-      for (int q = 0; q < kPanels; ++q) acc[r][q] = DotLast(acc[r][q], bv[q], ar[r] + 2 * pairs);
+      for (int q = 0; q < kPanels; ++q) acc[r][q] = DotPairs(acc[r][q], av, bv[q]);
     }
   }
 #pragma GCC unroll 8
-  for (int r = 0; r < kBf16Rows; ++r) {
+  for (int r = 0; r < kRowsB; ++r) {
 #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) __builtin_memcpy(out + r * ldo + 16 * q, &acc[r][q], 64);
   }
@@ -659,31 +661,35 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
   }
 }
 
-// L0C[m x n] (+)= A [m x kc] * L0B (one K block): two panels at a time,
-// row blocks inside (the panels stay in the first-level cache).
+// Columns [j, j + 16 * kPanels) of L0C (width: those left), every row block.
+template <bool kAcc, int kPanels>
+__attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
+    float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
+    const uint16_t* __restrict bj, int64_t panel, int m, int kc, int n, int j) {
+  const int width = n - j < kCols * kPanels ? n - j : kCols * kPanels;
+  for (int i = 0; i < m; i += kBf16Rows) {
+    const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
+    CubeBlockBf16<kAcc, kBf16Rows, kPanels>(l0c + static_cast<int64_t>(i) * n + j, n,
+                                            a + i * lda, lda, bj, panel, kc, rows, width);
+  }
+}
+
+// L0C[m x n] (+)= A [m x kc] * L0B (one K block): four panels at a time
+// (then two, then one), row blocks inside (the panels stay in the
+// first-level cache).
 template <bool kAcc>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeMatmulBf16Block(
     float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
     const uint16_t* __restrict l0b, int m, int kc, int n) {
   const int64_t panel = static_cast<int64_t>((kc + 1) / 2) * 2 * kCols;
   int j = 0;
-  for (; j + kCols < n; j += 2 * kCols) {
-    const int width = n - j < 2 * kCols ? n - j : 2 * kCols;
-    const uint16_t* bj = l0b + j / kCols * panel;
-    for (int i = 0; i < m; i += kBf16Rows) {
-      const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
-      CubeBlockBf16<kAcc, 2>(l0c + static_cast<int64_t>(i) * n + j, n, a + i * lda, lda, bj,
-                             panel, kc, rows, width);
-    }
+  for (; n - j > 3 * kCols; j += 4 * kCols) {
+    CubeColumnsBf16<kAcc, 4>(l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
   }
-  if (j < n) {
-    const uint16_t* bj = l0b + j / kCols * panel;
-    for (int i = 0; i < m; i += kBf16Rows) {
-      const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
-      CubeBlockBf16<kAcc, 1>(l0c + static_cast<int64_t>(i) * n + j, n, a + i * lda, lda, bj,
-                             panel, kc, rows, n - j);
-    }
+  for (; n - j > kCols; j += 2 * kCols) {
+    CubeColumnsBf16<kAcc, 2>(l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
   }
+  if (j < n) CubeColumnsBf16<kAcc, 1>(l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
 }
 
 // The task: L0C[m x n] = op(A) * op(B) over K (A [m x K] or, with
@@ -723,10 +729,10 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
 // much as the multiply. For m <= kSmallM and B not transposed, generated
 // code skips the TMOV and the multiply streams B's rows where they are:
 // f32 B in GM itself, bf16 B in GM too (each vector widened in registers,
-// exactly: bf16 bits are f32's upper half), f16 B from its L1 tile. A
-// block of up to kStreamRows rows of C takes each row of B once from
-// memory (the caller's L0 step of K keeps the rows of B it re-reads for the
-// next block in cache). Each C element takes the same steps as in the panel
+// exactly: bf16 bits are f32's upper half), f16 B from its L1 tile. With
+// AVX-512, K goes in steps of kStreamK rows of B, each read whole, side by
+// side, by blocks of up to kStreamRows rows of C (the next blocks re-read
+// the step's rows from cache). Each C element takes the same steps as in the panel
 // kernels (MulAdd in k order from 0 or from C; short columns zero-padded),
 // so the bits are the same.
 constexpr int kSmallM = 16;
@@ -802,6 +808,11 @@ inline void CubeRowFrom(float* __restrict c, const float* __restrict a, int64_t 
 // Rows of C per AVX-512 streaming block: 4 rows x 64 columns in 16
 // accumulators, B's row read once per block.
 constexpr int kStreamRows = 4;
+// Rows of B a K step of the streaming multiply takes.
+constexpr int kStreamK = 8;
+// A block prefetches its columns of the row kStreamAhead rows ahead (the
+// next K step's).
+constexpr int kStreamAhead = kStreamK;
 
 __attribute__((target("avx512f"))) inline Vec16 LoadB16(const float* p) {
   Vec16 v;
@@ -836,7 +847,15 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
       }
     }
   }
+  // B's rows are far apart (a task's columns of a wide B), so the hardware
+  // prefetchers, confined to a page, do not fetch the next rows' lines.
+  constexpr int kLineElems = 64 / sizeof(TB);
   for (int p = 0; p < k; ++p) {
+#pragma GCC unroll 8
+    for (int e = 0; e < 16 * kV; e += kLineElems) {
+      __builtin_prefetch(reinterpret_cast<const void*>(
+          reinterpret_cast<uintptr_t>(b) + ((p + kStreamAhead) * ldb + e) * sizeof(TB)));
+    }
     Vec16 bv[kV];
 #pragma GCC unroll 8
     for (int v = 0; v < kV; ++v) bv[v] = LoadB16(b + p * ldb + 16 * v);
@@ -871,8 +890,9 @@ __attribute__((target("avx512f"))) inline void CubeStreamRows512(
   for (int r = 0; r < kR; ++r) CubeRowFrom<kAcc>(c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
 }
 
+// All rows of C over k rows of B (kAcc: onto C).
 template <bool kAcc, typename TB>
-__attribute__((target("avx512f"))) inline void CubeMatmulRows512(
+__attribute__((target("avx512f"))) inline void CubeStreamStep512(
     float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
   int i = 0;
@@ -888,6 +908,24 @@ __attribute__((target("avx512f"))) inline void CubeMatmulRows512(
   if (i < m) {
     CubeStreamRows512<kAcc, 1>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
+  }
+}
+
+// K in steps of kStreamK rows of B, each step over all of C: the rows of
+// a step are read side by side, each from start to end, so memory serves
+// kStreamK sequential streams rather than a column chunk of every row at
+// a time. C carries each element's chain of steps between K steps.
+template <bool kAcc, typename TB>
+__attribute__((target("avx512f"))) inline void CubeMatmulRows512(
+    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int m, int k, int n) {
+  for (int p = 0; p < k; p += kStreamK) {
+    const int kc = k - p < kStreamK ? k - p : kStreamK;
+    if (kAcc || p > 0) {
+      CubeStreamStep512<true>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+    } else {
+      CubeStreamStep512<false>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+    }
   }
 }
 #endif  // PTO_CUBE_AVX512

@@ -26,6 +26,16 @@
 namespace with_fma {
 #include "compiler/targets/host/pto_cube.h"  // NOLINT(build/include)
 }  // namespace with_fma
+// The same for a CPU with AVX2 and FMA but not AVX-512: the 8-lane kernels
+// and no BF16 dot-product path.
+#undef PTO_CUBE_H_
+#undef PTO_CUBE_AVX512
+#undef PTO_CUBE_BF16_DOT
+#define PTO_CUBE_AVX512 0
+#define PTO_CUBE_BF16_DOT 0
+namespace avx2_only {
+#include "compiler/targets/host/pto_cube.h"  // NOLINT(build/include)
+}  // namespace avx2_only
 #pragma GCC pop_options
 
 namespace {
@@ -345,10 +355,14 @@ double Bf16Value(uint16_t h) {
 // B the bits of its values as f32.
 CHECK_ROWS_PATH(CheckRowsPathBaseline, pto_cube)
 CHECK_ROWS_PATH(CheckRowsPathFma, with_fma::pto_cube)
+CHECK_ROWS_PATH(CheckRowsPathAvx2, avx2_only::pto_cube)
 
 TEST(PtoCubeTest, SmallMRowsPathMatchesPanelsBitwise) {
   CheckRowsPathBaseline();
-  if (HasFma()) CheckRowsPathFma();
+  if (HasFma()) {
+    CheckRowsPathFma();  // AVX-512 streaming blocks where the CPU has AVX-512F
+    CheckRowsPathAvx2();
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -729,10 +729,11 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
 // much as the multiply. For m <= kSmallM and B not transposed, generated
 // code skips the TMOV and the multiply streams B's rows where they are:
 // f32 B in GM itself, bf16 B in GM too (each vector widened in registers,
-// exactly: bf16 bits are f32's upper half), f16 B from its L1 tile. With
-// AVX-512, K goes in steps of kStreamK rows of B, each read whole, side by
-// side, by blocks of up to kStreamRows rows of C (the next blocks re-read
-// the step's rows from cache). Each C element takes the same steps as in the panel
+// exactly: bf16 bits are f32's upper half), f16 B from its L1 tile. K goes
+// in steps of kStreamK rows of B, each read whole, side by side, by blocks
+// of up to kStreamRows rows of C (the next blocks re-read the step's rows
+// from cache); 16-lane blocks where the CPU has AVX-512F (on FMA targets),
+// 8-lane ones otherwise. Each C element takes the same steps as in the panel
 // kernels (MulAdd in k order from 0 or from C; short columns zero-padded),
 // so the bits are the same.
 constexpr int kSmallM = 16;
@@ -804,12 +805,81 @@ inline void CubeRowFrom(float* __restrict c, const float* __restrict a, int64_t 
   for (int q = 0; q < w; ++q) c[j + q] = pad[q];
 }
 
-#if PTO_CUBE_AVX512
-// Rows of C per AVX-512 streaming block: 4 rows x 64 columns in 16
-// accumulators, B's row read once per block.
+// Rows of C per streaming block (then 2, then 1): 4 rows x 64 columns in
+// 16 AVX-512 accumulators, or x 16 columns in 8 of 8 lanes (x 32 for 2
+// rows, x 64 for 1), a row of B read once per block.
 constexpr int kStreamRows = 4;
 // Rows of B a K step of the streaming multiply takes.
 constexpr int kStreamK = 8;
+
+// C[kR x 8 * kV] (+)= A [kR x k] * B [k x 8 * kV] (row p at b + p * ldb),
+// in 8-lane vectors.
+template <bool kAcc, int kR, int kV, typename TB>
+inline void CubeStreamBlock8(float* __restrict c, int64_t ldc, const float* __restrict a,
+                             int64_t rs, int64_t ps, const TB* __restrict b, int64_t ldb,
+                             int k) {
+  Vec8 acc[kR][kV];
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) acc[r][v] = kAcc ? LoadVec8(c + r * ldc + 8 * v) : Vec8{};
+  }
+  for (int p = 0; p < k; ++p) {
+    Vec8 bv[kV];
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) bv[v] = LoadB8(b + p * ldb + 8 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) {
+      const float x = a[r * rs + p * ps];
+      const Vec8 av = {x, x, x, x, x, x, x, x};
+#pragma GCC unroll 8
+      for (int v = 0; v < kV; ++v) acc[r][v] = MulAdd(acc[r][v], av, bv[v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) StoreVec8(c + r * ldc + 8 * v, acc[r][v]);
+  }
+}
+
+// kR rows of C in 8-lane blocks of 8 * (8 / kR) columns; the rest a row at
+// a time (CubeRowFrom).
+template <bool kAcc, int kR, typename TB>
+inline void CubeStreamRows8(float* __restrict c, int64_t ldc, const float* __restrict a,
+                            int64_t rs, int64_t ps, const TB* __restrict b, int64_t ldb, int k,
+                            int n) {
+  constexpr int kV = 8 / kR;
+  int j = 0;
+  for (; j + 8 * kV <= n; j += 8 * kV) {
+    CubeStreamBlock8<kAcc, kR, kV>(c + j, ldc, a, rs, ps, b + j, ldb, k);
+  }
+  if (j == n) return;
+  for (int r = 0; r < kR; ++r) CubeRowFrom<kAcc>(c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
+}
+
+// All rows of C over k rows of B, in 8-lane blocks.
+template <bool kAcc, typename TB>
+inline void CubeStreamStep8(float* __restrict l0c, const float* __restrict l0a, int64_t rs,
+                            int64_t ps, const TB* __restrict b, int64_t ldb, int m, int k,
+                            int n) {
+  int i = 0;
+  for (; i + kStreamRows <= m; i += kStreamRows) {
+    CubeStreamRows8<kAcc, kStreamRows>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+                                       ps, b, ldb, k, n);
+  }
+  if (m - i >= 2) {
+    CubeStreamRows8<kAcc, 2>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
+                             k, n);
+    i += 2;
+  }
+  if (i < m) {
+    CubeStreamRows8<kAcc, 1>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
+                             k, n);
+  }
+}
+
+#if PTO_CUBE_AVX512
 // A block prefetches its columns of the row kStreamAhead rows ahead (the
 // next K step's).
 constexpr int kStreamAhead = kStreamK;
@@ -940,8 +1010,13 @@ __attribute__((noinline)) inline void CubeMatmulRowsImpl(
     return;
   }
 #endif
-  for (int i = 0; i < m; ++i) {
-    CubeRowFrom<kAcc>(l0c + static_cast<int64_t>(i) * n, l0a + i * rs, ps, b, ldb, k, 0, n);
+  for (int p = 0; p < k; p += kStreamK) {
+    const int kc = k - p < kStreamK ? k - p : kStreamK;
+    if (kAcc || p > 0) {
+      CubeStreamStep8<true>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+    } else {
+      CubeStreamStep8<false>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+    }
   }
 }
 

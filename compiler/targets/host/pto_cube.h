@@ -587,10 +587,11 @@ inline int64_t CubeMovL0APairs(uint16_t* __restrict l0a, const uint16_t* __restr
 
 // One register block: C[rows x width] (+)= A [rows x kc] (bf16, row r at
 // a + r * lda) * kPanels adjacent L0B panels (`panel` elements apart); a
-// pair of each row broadcast once per step and used for every panel.
-template <bool kAcc, int kRowsB, int kPanels>
+// pair of each row broadcast once per step and used for every panel. Here
+// and below, C (+)= means C += where `onto` is set, C = otherwise.
+template <int kRowsB, int kPanels>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
-    float* __restrict c, int ldc, const uint16_t* __restrict a, int64_t lda,
+    bool onto, float* __restrict c, int ldc, const uint16_t* __restrict a, int64_t lda,
     const uint16_t* __restrict b, int64_t panel, int kc, int rows, int width) {
   constexpr int kWidth = kCols * kPanels;
   float edge[kRowsB * kWidth];
@@ -600,7 +601,7 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
   if (!full) {
     for (int r = 0; r < kRowsB; ++r) {
       for (int j = 0; j < kWidth; ++j) {
-        edge[r * kWidth + j] = kAcc && r < rows && j < width ? c[r * ldc + j] : 0.0f;
+        edge[r * kWidth + j] = onto && r < rows && j < width ? c[r * ldc + j] : 0.0f;
       }
     }
     out = edge;
@@ -613,7 +614,7 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
   for (int r = 0; r < kRowsB; ++r) {
 #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) {
-      if (kAcc || !full) {
+      if (onto || !full) {
         __builtin_memcpy(&acc[r][q], out + r * ldo + 16 * q, 64);
       } else {
         acc[r][q] = Bf16Acc{};
@@ -662,14 +663,14 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
 }
 
 // Columns [j, j + 16 * kPanels) of L0C (width: those left), every row block.
-template <bool kAcc, int kPanels>
+template <int kPanels>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
-    float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
+    bool onto, float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
     const uint16_t* __restrict bj, int64_t panel, int m, int kc, int n, int j) {
   const int width = n - j < kCols * kPanels ? n - j : kCols * kPanels;
   for (int i = 0; i < m; i += kBf16Rows) {
     const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
-    CubeBlockBf16<kAcc, kBf16Rows, kPanels>(l0c + static_cast<int64_t>(i) * n + j, n,
+    CubeBlockBf16<kBf16Rows, kPanels>(onto, l0c + static_cast<int64_t>(i) * n + j, n,
                                             a + i * lda, lda, bj, panel, kc, rows, width);
   }
 }
@@ -677,19 +678,18 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
 // L0C[m x n] (+)= A [m x kc] * L0B (one K block): four panels at a time
 // (then two, then one), row blocks inside (the panels stay in the
 // first-level cache).
-template <bool kAcc>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeMatmulBf16Block(
-    float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
+    bool onto, float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
     const uint16_t* __restrict l0b, int m, int kc, int n) {
   const int64_t panel = static_cast<int64_t>((kc + 1) / 2) * 2 * kCols;
   int j = 0;
   for (; n - j > 3 * kCols; j += 4 * kCols) {
-    CubeColumnsBf16<kAcc, 4>(l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+    CubeColumnsBf16<4>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
   }
   for (; n - j > kCols; j += 2 * kCols) {
-    CubeColumnsBf16<kAcc, 2>(l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+    CubeColumnsBf16<2>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
   }
-  if (j < n) CubeColumnsBf16<kAcc, 1>(l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+  if (j < n) CubeColumnsBf16<1>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
 }
 
 // The task: L0C[m x n] = op(A) * op(B) over K (A [m x K] or, with
@@ -714,11 +714,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
       lda0 = CubeMovL0APairs(l0a, a + k0 * lda, lda, m, kc);
       a0 = l0a;
     }
-    if (k0 == 0) {
-      CubeMatmulBf16Block<false>(l0c, a0, lda0, l0b, m, kc, n);
-    } else {
-      CubeMatmulBf16Block<true>(l0c, a0, lda0, l0b, m, kc, n);
-    }
+    CubeMatmulBf16Block(k0 > 0, l0c, a0, lda0, l0b, m, kc, n);
   }
 }
 #endif  // PTO_CUBE_BF16_DOT
@@ -733,7 +729,8 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
 // in steps of kStreamK rows of B, each read whole, side by side, by blocks
 // of up to kStreamRows rows of C (the next blocks re-read the step's rows
 // from cache); 16-lane blocks where the CPU has AVX-512F (on FMA targets),
-// 8-lane ones otherwise. Each C element takes the same steps as in the panel
+// 8-lane ones otherwise. In these functions C (+)= means C += where `onto`
+// is set (TMATMUL_ACC), C = otherwise. Each C element takes the same steps as in the panel
 // kernels (MulAdd in k order from 0 or from C; short columns zero-padded),
 // so the bits are the same.
 constexpr int kSmallM = 16;
@@ -764,12 +761,12 @@ inline float LoadB1(const Bf16Bits* p) {
 
 // C[0, 8 * kV) (+)= a [1 x k] (element p at a[p * ps]) * B [k x 8 * kV]
 // (row p at b + p * ldb).
-template <bool kAcc, int kV, typename TB>
-inline void CubeRowChunk(float* __restrict c, const float* __restrict a, int64_t ps,
+template <int kV, typename TB>
+inline void CubeRowChunk(bool onto, float* __restrict c, const float* __restrict a, int64_t ps,
                          const TB* __restrict b, int64_t ldb, int k) {
   Vec8 acc[kV];
 #pragma GCC unroll 8
-  for (int v = 0; v < kV; ++v) acc[v] = kAcc ? LoadVec8(c + 8 * v) : Vec8{};
+  for (int v = 0; v < kV; ++v) acc[v] = onto ? LoadVec8(c + 8 * v) : Vec8{};
   for (int p = 0; p < k; ++p) {
     const float x = a[p * ps];
     const Vec8 av = {x, x, x, x, x, x, x, x};
@@ -783,16 +780,16 @@ inline void CubeRowChunk(float* __restrict c, const float* __restrict a, int64_t
 
 // One row of C, columns [j0, n): 64 then 8 at a time, the last w < 8
 // zero-padded like a short panel.
-template <bool kAcc, typename TB>
-inline void CubeRowFrom(float* __restrict c, const float* __restrict a, int64_t ps,
+template <typename TB>
+inline void CubeRowFrom(bool onto, float* __restrict c, const float* __restrict a, int64_t ps,
                         const TB* __restrict b, int64_t ldb, int k, int j0, int n) {
   int j = j0;
-  for (; j + 64 <= n; j += 64) CubeRowChunk<kAcc, 8>(c + j, a, ps, b + j, ldb, k);
-  for (; j + 8 <= n; j += 8) CubeRowChunk<kAcc, 1>(c + j, a, ps, b + j, ldb, k);
+  for (; j + 64 <= n; j += 64) CubeRowChunk<8>(onto, c + j, a, ps, b + j, ldb, k);
+  for (; j + 8 <= n; j += 8) CubeRowChunk<1>(onto, c + j, a, ps, b + j, ldb, k);
   if (j == n) return;
   const int w = n - j;
   float pad[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (int q = 0; kAcc && q < w; ++q) pad[q] = c[j + q];
+  for (int q = 0; onto && q < w; ++q) pad[q] = c[j + q];
   Vec8 acc = LoadVec8(pad);
   for (int p = 0; p < k; ++p) {
     const float x = a[p * ps];
@@ -814,15 +811,15 @@ constexpr int kStreamK = 8;
 
 // C[kR x 8 * kV] (+)= A [kR x k] * B [k x 8 * kV] (row p at b + p * ldb),
 // in 8-lane vectors.
-template <bool kAcc, int kR, int kV, typename TB>
-inline void CubeStreamBlock8(float* __restrict c, int64_t ldc, const float* __restrict a,
+template <int kR, int kV, typename TB>
+inline void CubeStreamBlock8(bool onto, float* __restrict c, int64_t ldc, const float* __restrict a,
                              int64_t rs, int64_t ps, const TB* __restrict b, int64_t ldb,
                              int k) {
   Vec8 acc[kR][kV];
 #pragma GCC unroll 8
   for (int r = 0; r < kR; ++r) {
 #pragma GCC unroll 8
-    for (int v = 0; v < kV; ++v) acc[r][v] = kAcc ? LoadVec8(c + r * ldc + 8 * v) : Vec8{};
+    for (int v = 0; v < kV; ++v) acc[r][v] = onto ? LoadVec8(c + r * ldc + 8 * v) : Vec8{};
   }
   for (int p = 0; p < k; ++p) {
     Vec8 bv[kV];
@@ -845,36 +842,36 @@ inline void CubeStreamBlock8(float* __restrict c, int64_t ldc, const float* __re
 
 // kR rows of C in 8-lane blocks of 8 * (8 / kR) columns; the rest a row at
 // a time (CubeRowFrom).
-template <bool kAcc, int kR, typename TB>
-inline void CubeStreamRows8(float* __restrict c, int64_t ldc, const float* __restrict a,
+template <int kR, typename TB>
+inline void CubeStreamRows8(bool onto, float* __restrict c, int64_t ldc, const float* __restrict a,
                             int64_t rs, int64_t ps, const TB* __restrict b, int64_t ldb, int k,
                             int n) {
   constexpr int kV = 8 / kR;
   int j = 0;
   for (; j + 8 * kV <= n; j += 8 * kV) {
-    CubeStreamBlock8<kAcc, kR, kV>(c + j, ldc, a, rs, ps, b + j, ldb, k);
+    CubeStreamBlock8<kR, kV>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
   }
   if (j == n) return;
-  for (int r = 0; r < kR; ++r) CubeRowFrom<kAcc>(c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
+  for (int r = 0; r < kR; ++r) CubeRowFrom(onto, c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
 }
 
-// All rows of C over k rows of B, in 8-lane blocks.
-template <bool kAcc, typename TB>
-inline void CubeStreamStep8(float* __restrict l0c, const float* __restrict l0a, int64_t rs,
+// All rows of C (+)= over k rows of B, in 8-lane blocks.
+template <typename TB>
+inline void CubeStreamStep8(bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs,
                             int64_t ps, const TB* __restrict b, int64_t ldb, int m, int k,
                             int n) {
   int i = 0;
   for (; i + kStreamRows <= m; i += kStreamRows) {
-    CubeStreamRows8<kAcc, kStreamRows>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+    CubeStreamRows8<kStreamRows>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
                                        ps, b, ldb, k, n);
   }
   if (m - i >= 2) {
-    CubeStreamRows8<kAcc, 2>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
+    CubeStreamRows8<2>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
                              k, n);
     i += 2;
   }
   if (i < m) {
-    CubeStreamRows8<kAcc, 1>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
+    CubeStreamRows8<1>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
                              k, n);
   }
 }
@@ -901,16 +898,16 @@ __attribute__((target("avx512f"))) inline Vec16 LoadB16(const Bf16Bits* p) {
 }
 
 // C[kR x 16 * kV] (+)= A [kR x k] * B [k x 16 * kV] (row p at b + p * ldb).
-template <bool kAcc, int kR, int kV, typename TB>
+template <int kR, int kV, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
-    float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
+    bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k) {
   Vec16 acc[kR][kV];
 #pragma GCC unroll 8
   for (int r = 0; r < kR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < kV; ++v) {
-      if (kAcc) {
+      if (onto) {
         __builtin_memcpy(&acc[r][v], c + r * ldc + 16 * v, 64);
       } else {
         acc[r][v] = Vec16{};
@@ -949,34 +946,34 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
 
 // kR rows of C: 64 columns at a time, then 16; the last n % 16 a row at a
 // time (CubeRowFrom).
-template <bool kAcc, int kR, typename TB>
+template <int kR, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamRows512(
-    float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
+    bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k, int n) {
   int j = 0;
-  for (; j + 64 <= n; j += 64) CubeStreamBlock512<kAcc, kR, 4>(c + j, ldc, a, rs, ps, b + j, ldb, k);
-  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kAcc, kR, 1>(c + j, ldc, a, rs, ps, b + j, ldb, k);
+  for (; j + 64 <= n; j += 64) CubeStreamBlock512<kR, 4>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kR, 1>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
   if (j == n) return;
-  for (int r = 0; r < kR; ++r) CubeRowFrom<kAcc>(c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
+  for (int r = 0; r < kR; ++r) CubeRowFrom(onto, c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
 }
 
-// All rows of C over k rows of B (kAcc: onto C).
-template <bool kAcc, typename TB>
+// All rows of C (+)= over k rows of B.
+template <typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamStep512(
-    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
   int i = 0;
   for (; i + kStreamRows <= m; i += kStreamRows) {
-    CubeStreamRows512<kAcc, kStreamRows>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+    CubeStreamRows512<kStreamRows>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
                                          ps, b, ldb, k, n);
   }
   if (m - i >= 2) {
-    CubeStreamRows512<kAcc, 2>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+    CubeStreamRows512<2>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
     i += 2;
   }
   if (i < m) {
-    CubeStreamRows512<kAcc, 1>(l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+    CubeStreamRows512<1>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
   }
 }
@@ -985,38 +982,30 @@ __attribute__((target("avx512f"))) inline void CubeStreamStep512(
 // a step are read side by side, each from start to end, so memory serves
 // kStreamK sequential streams rather than a column chunk of every row at
 // a time. C carries each element's chain of steps between K steps.
-template <bool kAcc, typename TB>
+template <typename TB>
 __attribute__((target("avx512f"))) inline void CubeMatmulRows512(
-    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
   for (int p = 0; p < k; p += kStreamK) {
     const int kc = k - p < kStreamK ? k - p : kStreamK;
-    if (kAcc || p > 0) {
-      CubeStreamStep512<true>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
-    } else {
-      CubeStreamStep512<false>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
-    }
+    CubeStreamStep512(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
   }
 }
 #endif  // PTO_CUBE_AVX512
 
-template <bool kAcc, typename TB>
+template <typename TB>
 __attribute__((noinline)) inline void CubeMatmulRowsImpl(
-    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
 #if PTO_CUBE_AVX512
   if (CubeHasAvx512()) {
-    CubeMatmulRows512<kAcc>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+    CubeMatmulRows512(onto, l0c, l0a, rs, ps, b, ldb, m, k, n);
     return;
   }
 #endif
   for (int p = 0; p < k; p += kStreamK) {
     const int kc = k - p < kStreamK ? k - p : kStreamK;
-    if (kAcc || p > 0) {
-      CubeStreamStep8<true>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
-    } else {
-      CubeStreamStep8<false>(l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
-    }
+    CubeStreamStep8(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
   }
 }
 
@@ -1026,7 +1015,7 @@ template <typename TB>
 inline void CubeMatmulRows(float* __restrict l0c, const float* __restrict l0a,
                            int64_t rs, int64_t ps, const TB* __restrict b,
                            int64_t ldb, int m, int k, int n) {
-  CubeMatmulRowsImpl<false>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+  CubeMatmulRowsImpl(false, l0c, l0a, rs, ps, b, ldb, m, k, n);
 }
 
 // TMATMUL_ACC without L0B: L0C += L0A * B.
@@ -1034,7 +1023,7 @@ template <typename TB>
 inline void CubeMatmulRowsAcc(float* __restrict l0c, const float* __restrict l0a,
                               int64_t rs, int64_t ps, const TB* __restrict b,
                               int64_t ldb, int m, int k, int n) {
-  CubeMatmulRowsImpl<true>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+  CubeMatmulRowsImpl(true, l0c, l0a, rs, ps, b, ldb, m, k, n);
 }
 
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * n + c]).

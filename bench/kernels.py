@@ -489,6 +489,9 @@ def cases():
     # 256 and L0 steps of 64); 64x128x64 in two 64x32 tasks (one per core).
     big_cube = ([128, 128], [64, 256], [128, 128])
     small_cube = ([64, 64], [128, 128], [32, 32])
+    # Skinny products (M <= 16): each task streams whole 8 KiB runs of B's
+    # rows (tiles 128 wide read 512 bytes a row, a page apart: slower).
+    gemv_cube = ([16, 16], [8, 32], [2048, 2048])
     return [
         binary_case("add 1024x1024 fp32", k_add(ew), (1024, 1024), np.float32,
                     lambda a, b, o: np.add(a, b, out=o), lambda a, b, o: torch.add(a, b, out=o),
@@ -515,8 +518,10 @@ def cases():
         matmul_case(k_matmul(FP32, small_cube), 64, 128, 64, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 512, 512, 512, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 1024, 1024, 1024, "fp32"),
-        # One row (a decode step's projection): tiles of 1 x 128, B read in place.
-        matmul_case(k_matmul(FP32, big_cube), 1, 4096, 4096, "fp32"),
+        # One row and eight (a decode step's projections): tiles of m x 2048
+        # (one task per thread), B streamed from GM without packing.
+        matmul_case(k_matmul(FP32, gemv_cube), 1, 4096, 4096, "fp32"),
+        matmul_case(k_matmul(FP32, gemv_cube), 8, 4096, 4096, "fp32"),
         head_scores_case(k_head_scores(big_cube, 1, 64), 1024, 1024, 1, 64),
         concat_case(k_concat(ew), (1024, 1024)),
         # On a CPU with AMX-BF16 "host" is an AMX target (host-x86_64-v4-amx
@@ -529,6 +534,10 @@ def cases():
                     bf16_other_target(lambda: k_matmul(BF16, big_cube))),
         matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16",
                     bf16_other_target(lambda: k_matmul(BF16, big_cube))),
+        # Skinny bf16 (decode-step projections): numpy has no bf16, so the
+        # fp32 rows above are the numpy comparison for the same shapes.
+        matmul_case(k_matmul(BF16, gemv_cube), 1, 4096, 4096, "bf16"),
+        matmul_case(k_matmul(BF16, gemv_cube), 8, 4096, 4096, "bf16"),
     ]
 
 

@@ -115,7 +115,37 @@ absl::StatusOr<std::string> LeadingDim(const std::vector<int64_t>& shape,
 constexpr int64_t kMaxStackL1Bytes = 256 * 1024;
 
 // pto_cube::kSmallM: up to this many rows of A, B is not packed into L0B.
-constexpr int64_t kSmallM = 4;
+constexpr int64_t kSmallM = 16;
+// On the AMX targets, bf16 tiles of more rows than this run on AMX tiles
+// (a 16-row tile is one AMX tile high); up to it they stream B.
+constexpr int64_t kAmxStreamM = 4;
+
+// pto_cube::kBf16KBlock and Bf16L0BElems / Bf16L0AElems: the uint16 scratch
+// of the BF16 dot-product path.
+constexpr int64_t kBf16KBlock = 256;
+constexpr int64_t kCubeCols = 16;
+int64_t EvenKBlock(int64_t k) { return ((k < kBf16KBlock ? k : kBf16KBlock) + 1) / 2 * 2; }
+int64_t Bf16L0BElems(int64_t k, int64_t n) {
+  return EvenKBlock(k) * ((n + kCubeCols - 1) / kCubeCols * kCubeCols);
+}
+int64_t Bf16L0AElems(int64_t m, int64_t k) { return m * EvenKBlock(k); }
+
+// Scratch past this many bytes goes on the heap (as L1 tiles do).
+constexpr int64_t kMaxStackScratchBytes = 128 * 1024;
+
+// A uint16 scratch tile `name` of `elems` elements: its declaration, and
+// (on the heap) the statement that frees it.
+struct Scratch {
+  std::string declare, free;
+};
+Scratch Uint16Scratch(const char* name, int64_t elems) {
+  if (elems * 2 > kMaxStackScratchBytes) {
+    return {absl::StrCat("    uint16_t* const ", name,
+                         " = static_cast<uint16_t*>(__builtin_malloc(", elems * 2, "));\n"),
+            absl::StrCat("    __builtin_free(", name, ");\n")};
+  }
+  return {absl::StrCat("    alignas(64) uint16_t ", name, "[", elems, "];\n"), ""};
+}
 
 bool L1OnHeap(pto::v1::DataType dtype, int64_t elems) {
   return dtype != pto::v1::DT_FP32 && elems * 4 > kMaxStackL1Bytes;
@@ -213,10 +243,12 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel, except
   // for a run-time K (a tail of K in a loop body: the FMA kernel walks it)
   // or run-time leading dimensions (a buffer with a dynamic inner dim; its
-  // kernel takes them as constants), and the few rows of the rows path (16-row tiles would multiply padding,
-  // and packing B costs more than the multiply).
+  // kernel takes them as constants), and tiles of at most kAmxStreamM rows
+  // (16-row tiles would multiply padding, and packing B costs more than the
+  // multiply: these stream B like the rows path of other targets).
+  const bool amx_streams = rows_path && m <= kAmxStreamM;
   if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
-      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !runtime_ld && !rows_path) {
+      b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !runtime_ld && !amx_streams) {
     absl::StrAppend(&out,
                     EmitAmxCubeBody({m, n, c.k, std::stoll(*lda), std::stoll(*ldb), std::stoll(ldc), c.a_trans, c.b_trans, tc,
                                      fn.runtime_extents ? ms : "",
@@ -224,12 +256,32 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                     "}\n\n");
     return out;
   }
+  absl::StrAppend(&out, "  alignas(64) float l0c[", m * n, "];\n", extents);
+  // BF16 (not the rows path): pairs of K on VDPBF16PS where the CPU reports
+  // AVX512-BF16 (pto_cube.h, CubeMatmulBf16), the widening path below
+  // otherwise.
+  if (a.dtype == pto::v1::DT_BF16 && b.dtype == pto::v1::DT_BF16 && !rows_path) {
+    const Scratch l0b16 = Uint16Scratch("l0p", Bf16L0BElems(c.k, n));
+    const Scratch l0a16 =
+        c.a_trans ? Uint16Scratch("l0q", Bf16L0AElems(m, c.k)) : Scratch{"", ""};
+    absl::StrAppend(
+        &out, "#if PTO_CUBE_BF16_DOT\n", "  if (pto_cube::CubeHasBf16Dot()) {\n",
+        l0b16.declare, l0a16.declare,
+        "    pto_cube::CubeMatmulBf16(l0c, reinterpret_cast<const uint16_t*>(a), ", *lda, ", ",
+        c.a_trans ? "true" : "false", ", reinterpret_cast<const uint16_t*>(b), ", *ldb, ", ",
+        c.b_trans ? "true" : "false", ", ", ms, ", ", ks, ", ", ns, ", ",
+        c.a_trans ? "l0q" : "nullptr", ", l0p);\n",
+        "    pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", ms, ", ", ns,
+        ");\n", l0b16.free, l0a16.free, "    return;\n  }\n#endif\n");
+  }
+  // The rows path reads bf16 B from GM, widening in registers (no L1 tile).
+  const bool b_gm_bf16 = rows_path && b.dtype == pto::v1::DT_BF16;
   absl::StrAppend(
-      &out, L1Tile("l1a", a.dtype, m * c.k_l1), L1Tile("l1b", b.dtype, c.k_l1 * n),
+      &out, L1Tile("l1a", a.dtype, m * c.k_l1),
+      b_gm_bf16 ? "" : L1Tile("l1b", b.dtype, c.k_l1 * n),
       rows_path ? ""
                 : absl::StrCat("  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n,
-                               ")];\n"),
-      "  alignas(64) float l0c[", m * n, "];\n", extents);
+                               ")];\n"));
   // f16 rows widen 8 at a time (pto_tile's F16C path where the target has
   // it); other types element by element (Conv::Load).
   auto load = [](pto::v1::DataType dtype, const std::string& type) {
@@ -242,7 +294,8 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
     absl::StrAppend(&out, c.k_dynamic >= 0 ? "  if (tk <= 0) " : "  ", "for (int i = 0; i < ",
                     m * n, "; ++i) l0c[i] = 0.0f;\n");
   }
-  const bool heap = L1OnHeap(a.dtype, m * c.k_l1) || L1OnHeap(b.dtype, c.k_l1 * n);
+  const bool l1b_heap = !b_gm_bf16 && L1OnHeap(b.dtype, c.k_l1 * n);
+  const bool heap = L1OnHeap(a.dtype, m * c.k_l1) || l1b_heap;
   // TLOAD A: [m x kb] at column k (a_trans: [kb x m] at row k); B: [kb x n]
   // at row k (b_trans: [n x kb] at column k).
   const char* a_trans = c.a_trans ? "true" : "false";
@@ -257,7 +310,10 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                          *lda, ", kb, ", ms, ", &lda1);\n")
           : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", *lda, ", ", ms,
                          ", kb, &lda1);\n"),
-      c.b_trans
+      b_gm_bf16
+          ? absl::StrCat("    const uint16_t* b1 = reinterpret_cast<const uint16_t*>(b + k * ",
+                         *ldb, ");\n    ldb1 = ", *ldb, ";\n")
+      : c.b_trans
           ? absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k, ", *ldb, ", ", ns,
                          ", kb, &ldb1);\n")
           : absl::StrCat("    const float* b1 = ", load_b_fn, "(l1b, b + k * ", *ldb, ", ",
@@ -279,7 +335,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", ms,
       ", ", ns, ");\n",
       heap ? absl::StrCat(L1OnHeap(a.dtype, m * c.k_l1) ? "  __builtin_free(l1a);\n" : "",
-                          L1OnHeap(b.dtype, c.k_l1 * n) ? "  __builtin_free(l1b);\n" : "")
+                          l1b_heap ? "  __builtin_free(l1b);\n" : "")
            : "",
       "}\n\n");
   return out;

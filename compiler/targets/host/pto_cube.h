@@ -44,6 +44,12 @@
 // in order with one fused multiply-add per step (a rounded multiply then
 // add on targets without FMA), so results do not depend on the tile shapes
 // or on the path taken: both give the same bits.
+//
+// Two other forms of TMATMUL (below): for a few rows of A (m <= kSmallM,
+// matrix-vector products) the multiply streams B's rows without the TMOV to
+// L0B, with the panel kernels' bits; and a bf16 task on a CPU with
+// AVX512-BF16 runs CubeMatmulBf16 (VDPBF16PS on pairs of K, chosen at run
+// time; generated code keeps the widening path for CPUs without it).
 #ifndef PTO_CUBE_H_
 #define PTO_CUBE_H_
 
@@ -424,76 +430,600 @@ inline void CubeMatmulAcc(float* __restrict l0c, const float* __restrict l0a,
   CubeMatmulImpl<true>(l0c, l0a, rs, ps, l0b, m, k, n);
 }
 
-// Small M. TMOV to L0B packs B into panels, a pass over B that pays when
-// many rows of A reuse each panel; with a few rows it costs as much as the
-// multiply (1 x 4096 x 4096: three quarters of the time), and a register
-// block of kRows rows computes rows that are dropped. For m <= kSmallM
-// and B not transposed, generated code skips the TMOV and the multiply
-// reads B's rows where L1 has them (f32: GM itself), a row of C at a time.
-// Each C element takes the same steps as in the panel kernels (MulAdd in k
-// order from 0 or from C, 8 lanes at a time; short columns zero-padded), so
-// the bits are the same.
-constexpr int kSmallM = 4;
+// BF16 on the CPU's BF16 dot-product instruction (AVX512-BF16 VDPBF16PS).
+//
+// CubeMatmulBf16 is a whole cube task for bf16 A and B: C[m x n] (f32,
+// dense L0C) = op(A) * op(B) over all of K, reading the bf16 operands from
+// GM. VDPBF16PS multiplies pairs of bf16 and adds both products to an f32
+// lane, so both operands are read in pairs of K:
+//
+//   L0B   B in K blocks of kBf16KBlock, packed by CubeMovL0BPairs into
+//         panels of kCols columns: panel j holds pairs q of K (k = 2q and
+//         2q + 1) as [q][kCols][2], element (k, c) of the block at
+//         j * kCols * 2 * pairs + (k / 2) * 2 * kCols + c * 2 + k % 2, zero
+//         past the block's K (an odd K's last pair) and past n: each pair
+//         row of a panel is one 64-byte vector;
+//   L0A   A not transposed is read from GM, a pair of K of a row being one
+//         32-bit broadcast; A^T is copied by CubeMovL0APairs into a
+//         row-major [m x even(kc)] tile first. An odd K's last step reads
+//         the lone element of each row (its pair's other half is zero).
+//   L0C   a block of kBf16Rows x 64 (four panels) in 16 zmm accumulators
+//         over the K block, added to L0C between K blocks.
+//
+// Numerics: per pair of K, VDPBF16PS adds the product for k + 1 and then
+// the one for k to the f32 lane, each product exact (bf16 x bf16 fits f32)
+// and each addition rounded to nearest even, with subnormal inputs and
+// results flushed to zero -- as AMX's TDPBF16PS (pto_amx.h). The order of
+// the steps for an element of C depends only on K (every K block starts at
+// an even k), not on the tile shape. The bits differ from the widening
+// path's (one fused multiply-add per k, subnormals kept) within the dot
+// product's rounding bound, plus a flushed subnormal per step.
+//
+// The path is chosen at run time: CubeHasBf16Dot says whether the CPU (and
+// OS) reports AVX512-F, -BW and -BF16; where it does not, generated code
+// takes the widening path (TLOAD converts bf16 to f32 and the FMA kernel
+// runs). The functions carry their own target attribute, so kernels built
+// for any x86-64 level contain them. PTO_CUBE_BF16_DOT 0/1 may be
+// predefined to leave the path out or in.
+#ifndef PTO_CUBE_BF16_DOT
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PTO_CUBE_BF16_DOT 1
+#else
+#define PTO_CUBE_BF16_DOT 0
+#endif
+#endif
+
+#if PTO_CUBE_BF16_DOT
+constexpr int kBf16Rows = 4;       // rows of C per register block (x 64 columns)
+constexpr int kBf16KBlock = 256;   // K per L0B block (even: pairs start at even k)
+
+// uint16 elements of L0B for K (all of a task's K; a block holds at most
+// kBf16KBlock) and n columns.
+constexpr int64_t Bf16L0BElems(int64_t k, int64_t n) {
+  return ((k < kBf16KBlock ? k : kBf16KBlock) + 1) / 2 * 2 * ((n + kCols - 1) / kCols * kCols);
+}
+
+// uint16 elements of L0A for a transposed A of m rows over K.
+constexpr int64_t Bf16L0AElems(int64_t m, int64_t k) {
+  return m * (((k < kBf16KBlock ? k : kBf16KBlock) + 1) / 2 * 2);
+}
+
+inline bool CubeHasBf16Dot() {
+  static const bool has = __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512bf16");
+  return has;
+}
+
+typedef float Bf16Acc __attribute__((vector_size(64)));   // 16 f32 lanes
+typedef short Bf16Pairs __attribute__((vector_size(64)));  // 16 pairs of bf16
+
+// acc += the pairwise products of a's and b's pairs.
+__attribute__((target("avx512f,avx512bf16"))) inline Bf16Acc DotPairs(Bf16Acc acc, Bf16Pairs a,
+                                                                      Bf16Pairs b) {
+  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+}
+
+// The 32 bits w in every lane (vpbroadcastd): a pair of bf16.
+__attribute__((target("avx512f"))) inline Bf16Pairs BroadcastPair(uint32_t w) {
+  typedef uint32_t U32x16 __attribute__((vector_size(64)));
+  const U32x16 v = {w, w, w, w, w, w, w, w, w, w, w, w, w, w, w, w};
+  Bf16Pairs p;
+  __builtin_memcpy(&p, &v, sizeof p);
+  return p;
+}
+
+// TMOV to L0B in pairs: K rows [0, kc) and columns [0, n) of op(B) read
+// from GM (B [K x n], or with `trans` B^T [n x K]; leading dimension ldb).
+__attribute__((target("avx512f,avx512bw"))) inline void CubeMovL0BPairs(
+    uint16_t* __restrict l0b, const uint16_t* __restrict b, int64_t ldb, bool trans, int kc,
+    int n) {
+  const int pairs = (kc + 1) / 2;
+  const int64_t panel = static_cast<int64_t>(pairs) * 2 * kCols;
+  if (trans) {  // B^T: a pair of K of a column is 32 contiguous bits of its row
+    for (int j = 0; j < n; j += kCols) {
+      uint16_t* __restrict dst = l0b + j / kCols * panel;
+      const int cols = n - j < kCols ? n - j : kCols;
+      for (int c = 0; c < kCols; ++c) {
+        const uint16_t* __restrict src = b + static_cast<int64_t>(j + c) * ldb;
+        for (int q = 0; q < pairs; ++q) {
+          uint16_t* d = dst + q * 2 * kCols + c * 2;
+          d[0] = c < cols ? src[2 * q] : 0;
+          d[1] = c < cols && 2 * q + 1 < kc ? src[2 * q + 1] : 0;
+        }
+      }
+    }
+    return;
+  }
+  // Even indices from x, odd from y: the pairs of 16 columns of two rows.
+  const Bf16Pairs lo = {0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+                        8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  const Bf16Pairs hi = lo + 16;
+  const int whole = n / (2 * kCols) * (2 * kCols);
+  for (int q = 0; q < pairs; ++q) {
+    const uint16_t* __restrict r0 = b + static_cast<int64_t>(2 * q) * ldb;
+    const bool odd = 2 * q + 1 < kc;
+    const uint16_t* __restrict r1 = odd ? r0 + ldb : r0;
+    uint16_t* __restrict dst = l0b + q * 2 * kCols;
+    for (int j = 0; j < whole; j += 2 * kCols) {
+      Bf16Pairs x, y;
+      __builtin_memcpy(&x, r0 + j, 64);
+      if (odd) {
+        __builtin_memcpy(&y, r1 + j, 64);
+      } else {
+        y = Bf16Pairs{};
+      }
+      const Bf16Pairs p0 = __builtin_shuffle(x, y, lo), p1 = __builtin_shuffle(x, y, hi);
+      __builtin_memcpy(dst + j / kCols * panel, &p0, 64);
+      __builtin_memcpy(dst + (j / kCols + 1) * panel, &p1, 64);
+    }
+    for (int j = whole; j < n; j += kCols) {
+      uint16_t* __restrict d = dst + j / kCols * panel;
+      for (int c = 0; c < kCols; ++c) {
+        const bool in = j + c < n;
+        d[2 * c] = in ? r0[j + c] : 0;
+        d[2 * c + 1] = in && odd ? r1[j + c] : 0;
+      }
+    }
+  }
+}
+
+// TMOV to L0A for a transposed A: A^T [K x m] (leading dimension lda), K
+// rows [0, kc), as a row-major [m x even(kc)] tile (zero past kc); returns
+// its leading dimension.
+inline int64_t CubeMovL0APairs(uint16_t* __restrict l0a, const uint16_t* __restrict at,
+                               int64_t lda, int m, int kc) {
+  const int64_t ld = (kc + 1) / 2 * 2;
+  for (int p = 0; p < kc; ++p) {
+    const uint16_t* __restrict src = at + p * lda;
+    for (int r = 0; r < m; ++r) l0a[r * ld + p] = src[r];
+  }
+  if (kc % 2 != 0) {
+    for (int r = 0; r < m; ++r) l0a[r * ld + kc] = 0;
+  }
+  return ld;
+}
+
+// One register block: C[rows x width] (+)= A [rows x kc] (bf16, row r at
+// a + r * lda) * kPanels adjacent L0B panels (`panel` elements apart); a
+// pair of each row broadcast once per step and used for every panel. Here
+// and below, C (+)= means C += where `onto` is set, C = otherwise.
+template <int kRowsB, int kPanels>
+__attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
+    bool onto, float* __restrict c, int ldc, const uint16_t* __restrict a, int64_t lda,
+    const uint16_t* __restrict b, int64_t panel, int kc, int rows, int width) {
+  constexpr int kWidth = kCols * kPanels;
+  float edge[kRowsB * kWidth];
+  float* out = c;
+  int ldo = ldc;
+  const bool full = rows == kRowsB && width == kWidth;
+  if (!full) {
+    for (int r = 0; r < kRowsB; ++r) {
+      for (int j = 0; j < kWidth; ++j) {
+        edge[r * kWidth + j] = onto && r < rows && j < width ? c[r * ldc + j] : 0.0f;
+      }
+    }
+    out = edge;
+    ldo = kWidth;
+  }
+  const uint16_t* ar[kRowsB];
+  for (int r = 0; r < kRowsB; ++r) ar[r] = a + (r < rows ? r : 0) * lda;
+  Bf16Acc acc[kRowsB][kPanels];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRowsB; ++r) {
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      if (onto || !full) {
+        __builtin_memcpy(&acc[r][q], out + r * ldo + 16 * q, 64);
+      } else {
+        acc[r][q] = Bf16Acc{};
+      }
+    }
+  }
+  const int pairs = kc / 2;
+  for (int p = 0; p < pairs; ++p) {
+    Bf16Pairs bv[kPanels];
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      __builtin_memcpy(&bv[q], b + q * panel + p * 2 * kCols, 64);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < kRowsB; ++r) {
+      uint32_t w;
+      __builtin_memcpy(&w, ar[r] + 2 * p, 4);
+      const Bf16Pairs av = BroadcastPair(w);
+#pragma GCC unroll 8
+      for (int q = 0; q < kPanels; ++q) acc[r][q] = DotPairs(acc[r][q], av, bv[q]);
+    }
+  }
+  if (kc % 2 != 0) {  // the lone last element of each row, paired with zero
+    Bf16Pairs bv[kPanels];
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) {
+      __builtin_memcpy(&bv[q], b + q * panel + pairs * 2 * kCols, 64);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < kRowsB; ++r) {
+      const Bf16Pairs av = BroadcastPair(ar[r][2 * pairs]);
+#pragma GCC unroll 8
+      for (int q = 0; q < kPanels; ++q) acc[r][q] = DotPairs(acc[r][q], av, bv[q]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kRowsB; ++r) {
+#pragma GCC unroll 8
+    for (int q = 0; q < kPanels; ++q) __builtin_memcpy(out + r * ldo + 16 * q, &acc[r][q], 64);
+  }
+  if (!full) {
+    for (int r = 0; r < rows; ++r) {
+      for (int j = 0; j < width; ++j) c[r * ldc + j] = edge[r * kWidth + j];
+    }
+  }
+}
+
+// Columns [j, j + 16 * kPanels) of L0C (width: those left), every row block.
+template <int kPanels>
+__attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
+    bool onto, float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
+    const uint16_t* __restrict bj, int64_t panel, int m, int kc, int n, int j) {
+  const int width = n - j < kCols * kPanels ? n - j : kCols * kPanels;
+  for (int i = 0; i < m; i += kBf16Rows) {
+    const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
+    CubeBlockBf16<kBf16Rows, kPanels>(onto, l0c + static_cast<int64_t>(i) * n + j, n,
+                                            a + i * lda, lda, bj, panel, kc, rows, width);
+  }
+}
+
+// L0C[m x n] (+)= A [m x kc] * L0B (one K block): four panels at a time
+// (then two, then one), row blocks inside (the panels stay in the
+// first-level cache).
+__attribute__((target("avx512f,avx512bf16"))) inline void CubeMatmulBf16Block(
+    bool onto, float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
+    const uint16_t* __restrict l0b, int m, int kc, int n) {
+  const int64_t panel = static_cast<int64_t>((kc + 1) / 2) * 2 * kCols;
+  int j = 0;
+  for (; n - j > 3 * kCols; j += 4 * kCols) {
+    CubeColumnsBf16<4>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+  }
+  for (; n - j > kCols; j += 2 * kCols) {
+    CubeColumnsBf16<2>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+  }
+  if (j < n) CubeColumnsBf16<1>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+}
+
+// The task: L0C[m x n] = op(A) * op(B) over K (A [m x K] or, with
+// a_trans, A^T [K x m], leading dimension lda; B [K x n] or B^T [n x K],
+// ldb; bf16 bits). l0b holds Bf16L0BElems(K, n) elements; l0a
+// Bf16L0AElems(m, K) where a_trans (else unused, may be null). Only where
+// CubeHasBf16Dot().
+__attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void CubeMatmulBf16(
+    float* __restrict l0c, const uint16_t* a, int64_t lda, bool a_trans, const uint16_t* b,
+    int64_t ldb, bool b_trans, int m, int64_t k, int n, uint16_t* __restrict l0a,
+    uint16_t* __restrict l0b) {
+  if (k <= 0) {
+    for (int64_t i = 0; i < static_cast<int64_t>(m) * n; ++i) l0c[i] = 0.0f;
+    return;
+  }
+  for (int64_t k0 = 0; k0 < k; k0 += kBf16KBlock) {
+    const int kc = static_cast<int>(k - k0 < kBf16KBlock ? k - k0 : kBf16KBlock);
+    CubeMovL0BPairs(l0b, b_trans ? b + k0 : b + k0 * ldb, ldb, b_trans, kc, n);
+    const uint16_t* a0 = a + k0;
+    int64_t lda0 = lda;
+    if (a_trans) {
+      lda0 = CubeMovL0APairs(l0a, a + k0 * lda, lda, m, kc);
+      a0 = l0a;
+    }
+    CubeMatmulBf16Block(k0 > 0, l0c, a0, lda0, l0b, m, kc, n);
+  }
+}
+#endif  // PTO_CUBE_BF16_DOT
+
+// Small M (matrix-vector and skinny products). TMOV to L0B packs B into
+// panels, a pass over B that pays when many rows of A reuse each panel;
+// with a few rows the product is bound by reading B and the pass costs as
+// much as the multiply. For m <= kSmallM and B not transposed, generated
+// code skips the TMOV and the multiply streams B's rows where they are:
+// f32 B in GM itself, bf16 B in GM too (each vector widened in registers,
+// exactly: bf16 bits are f32's upper half), f16 B from its L1 tile. K goes
+// in steps of kStreamK rows of B, each read whole, side by side, by blocks
+// of up to kStreamRows rows of C (the next blocks re-read the step's rows
+// from cache); 16-lane blocks where the CPU has AVX-512F (on FMA targets),
+// 8-lane ones otherwise. In these functions C (+)= means C += where `onto`
+// is set (TMATMUL_ACC), C = otherwise. Each C element takes the same steps as in the panel
+// kernels (MulAdd in k order from 0 or from C; short columns zero-padded),
+// so the bits are the same.
+constexpr int kSmallM = 16;
+
+// bf16 bits as stored in GM (generated code passes pto_tile::bf16 data as
+// uint16_t).
+typedef uint16_t Bf16Bits;
+
+inline Vec8 LoadB8(const float* p) { return LoadVec8(p); }
+inline Vec8 LoadB8(const Bf16Bits* p) {
+  typedef uint16_t U16x8 __attribute__((vector_size(16)));
+  typedef uint32_t U32x8 __attribute__((vector_size(32)));
+  U16x8 h;
+  __builtin_memcpy(&h, p, sizeof h);
+  const U32x8 w = __builtin_convertvector(h, U32x8) << 16;
+  Vec8 v;
+  __builtin_memcpy(&v, &w, sizeof v);
+  return v;
+}
+
+inline float LoadB1(const float* p) { return *p; }
+inline float LoadB1(const Bf16Bits* p) {
+  const uint32_t w = static_cast<uint32_t>(*p) << 16;
+  float f;
+  __builtin_memcpy(&f, &w, sizeof f);
+  return f;
+}
 
 // C[0, 8 * kV) (+)= a [1 x k] (element p at a[p * ps]) * B [k x 8 * kV]
 // (row p at b + p * ldb).
-template <bool kAcc, int kV>
-inline void CubeRowChunk(float* __restrict c, const float* __restrict a, int64_t ps,
-                         const float* __restrict b, int64_t ldb, int k) {
+template <int kV, typename TB>
+inline void CubeRowChunk(bool onto, float* __restrict c, const float* __restrict a, int64_t ps,
+                         const TB* __restrict b, int64_t ldb, int k) {
   Vec8 acc[kV];
 #pragma GCC unroll 8
-  for (int v = 0; v < kV; ++v) acc[v] = kAcc ? LoadVec8(c + 8 * v) : Vec8{};
+  for (int v = 0; v < kV; ++v) acc[v] = onto ? LoadVec8(c + 8 * v) : Vec8{};
   for (int p = 0; p < k; ++p) {
     const float x = a[p * ps];
     const Vec8 av = {x, x, x, x, x, x, x, x};
-    const float* __restrict bp = b + p * ldb;
+    const TB* __restrict bp = b + p * ldb;
 #pragma GCC unroll 8
-    for (int v = 0; v < kV; ++v) acc[v] = MulAdd(acc[v], av, LoadVec8(bp + 8 * v));
+    for (int v = 0; v < kV; ++v) acc[v] = MulAdd(acc[v], av, LoadB8(bp + 8 * v));
   }
 #pragma GCC unroll 8
   for (int v = 0; v < kV; ++v) StoreVec8(c + 8 * v, acc[v]);
 }
 
-template <bool kAcc>
-__attribute__((noinline)) inline void CubeMatmulRowsImpl(
-    float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
-    const float* __restrict b, int64_t ldb, int m, int k, int n) {
-  for (int i = 0; i < m; ++i) {
-    const float* a = l0a + i * rs;
-    float* c = l0c + static_cast<int64_t>(i) * n;
-    int j = 0;
-    for (; j + 64 <= n; j += 64) CubeRowChunk<kAcc, 8>(c + j, a, ps, b + j, ldb, k);
-    for (; j + 8 <= n; j += 8) CubeRowChunk<kAcc, 1>(c + j, a, ps, b + j, ldb, k);
-    if (j == n) continue;
-    const int w = n - j;  // the last columns, zero-padded like a short panel
-    float pad[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int q = 0; kAcc && q < w; ++q) pad[q] = c[j + q];
-    Vec8 acc = LoadVec8(pad);
-    for (int p = 0; p < k; ++p) {
-      const float x = a[p * ps];
+// One row of C, columns [j0, n): 64 then 8 at a time, the last w < 8
+// zero-padded like a short panel.
+template <typename TB>
+inline void CubeRowFrom(bool onto, float* __restrict c, const float* __restrict a, int64_t ps,
+                        const TB* __restrict b, int64_t ldb, int k, int j0, int n) {
+  int j = j0;
+  for (; j + 64 <= n; j += 64) CubeRowChunk<8>(onto, c + j, a, ps, b + j, ldb, k);
+  for (; j + 8 <= n; j += 8) CubeRowChunk<1>(onto, c + j, a, ps, b + j, ldb, k);
+  if (j == n) return;
+  const int w = n - j;
+  float pad[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int q = 0; onto && q < w; ++q) pad[q] = c[j + q];
+  Vec8 acc = LoadVec8(pad);
+  for (int p = 0; p < k; ++p) {
+    const float x = a[p * ps];
+    const Vec8 av = {x, x, x, x, x, x, x, x};
+    float row[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int q = 0; q < w; ++q) row[q] = LoadB1(b + p * ldb + j + q);
+    acc = MulAdd(acc, av, LoadVec8(row));
+  }
+  StoreVec8(pad, acc);
+  for (int q = 0; q < w; ++q) c[j + q] = pad[q];
+}
+
+// Rows of C per streaming block (then 2, then 1): 4 rows x 64 columns in
+// 16 AVX-512 accumulators, or x 16 columns in 8 of 8 lanes (x 32 for 2
+// rows, x 64 for 1), a row of B read once per block.
+constexpr int kStreamRows = 4;
+// Rows of B a K step of the streaming multiply takes.
+constexpr int kStreamK = 8;
+
+// C[kR x 8 * kV] (+)= A [kR x k] * B [k x 8 * kV] (row p at b + p * ldb),
+// in 8-lane vectors.
+template <int kR, int kV, typename TB>
+inline void CubeStreamBlock8(bool onto, float* __restrict c, int64_t ldc, const float* __restrict a,
+                             int64_t rs, int64_t ps, const TB* __restrict b, int64_t ldb,
+                             int k) {
+  Vec8 acc[kR][kV];
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) acc[r][v] = onto ? LoadVec8(c + r * ldc + 8 * v) : Vec8{};
+  }
+  for (int p = 0; p < k; ++p) {
+    Vec8 bv[kV];
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) bv[v] = LoadB8(b + p * ldb + 8 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) {
+      const float x = a[r * rs + p * ps];
       const Vec8 av = {x, x, x, x, x, x, x, x};
-      Vec8 bv = {};
-      __builtin_memcpy(&bv, b + p * ldb + j, w * sizeof(float));
-      acc = MulAdd(acc, av, bv);
+#pragma GCC unroll 8
+      for (int v = 0; v < kV; ++v) acc[r][v] = MulAdd(acc[r][v], av, bv[v]);
     }
-    StoreVec8(pad, acc);
-    for (int q = 0; q < w; ++q) c[j + q] = pad[q];
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) StoreVec8(c + r * ldc + 8 * v, acc[r][v]);
   }
 }
 
-// TMATMUL without L0B (m <= kSmallM): L0C[m x n] = L0A * B, B [k x n] read
-// from L1 rows (leading dimension ldb).
+// kR rows of C in 8-lane blocks of 8 * (8 / kR) columns; the rest a row at
+// a time (CubeRowFrom).
+template <int kR, typename TB>
+inline void CubeStreamRows8(bool onto, float* __restrict c, int64_t ldc, const float* __restrict a,
+                            int64_t rs, int64_t ps, const TB* __restrict b, int64_t ldb, int k,
+                            int n) {
+  constexpr int kV = 8 / kR;
+  int j = 0;
+  for (; j + 8 * kV <= n; j += 8 * kV) {
+    CubeStreamBlock8<kR, kV>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  }
+  if (j == n) return;
+  for (int r = 0; r < kR; ++r) CubeRowFrom(onto, c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
+}
+
+// All rows of C (+)= over k rows of B, in 8-lane blocks.
+template <typename TB>
+inline void CubeStreamStep8(bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs,
+                            int64_t ps, const TB* __restrict b, int64_t ldb, int m, int k,
+                            int n) {
+  int i = 0;
+  for (; i + kStreamRows <= m; i += kStreamRows) {
+    CubeStreamRows8<kStreamRows>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+                                       ps, b, ldb, k, n);
+  }
+  if (m - i >= 2) {
+    CubeStreamRows8<2>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
+                             k, n);
+    i += 2;
+  }
+  if (i < m) {
+    CubeStreamRows8<1>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b, ldb,
+                             k, n);
+  }
+}
+
+#if PTO_CUBE_AVX512
+// A block prefetches its columns of the row kStreamAhead rows ahead (the
+// next K step's).
+constexpr int kStreamAhead = kStreamK;
+
+__attribute__((target("avx512f"))) inline Vec16 LoadB16(const float* p) {
+  Vec16 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+__attribute__((target("avx512f"))) inline Vec16 LoadB16(const Bf16Bits* p) {
+  typedef uint16_t U16x16 __attribute__((vector_size(32)));
+  typedef uint32_t U32x16 __attribute__((vector_size(64)));
+  U16x16 h;
+  __builtin_memcpy(&h, p, sizeof h);
+  const U32x16 w = __builtin_convertvector(h, U32x16) << 16;
+  Vec16 v;
+  __builtin_memcpy(&v, &w, sizeof v);
+  return v;
+}
+
+// C[kR x 16 * kV] (+)= A [kR x k] * B [k x 16 * kV] (row p at b + p * ldb).
+template <int kR, int kV, typename TB>
+__attribute__((target("avx512f"))) inline void CubeStreamBlock512(
+    bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int k) {
+  Vec16 acc[kR][kV];
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) {
+      if (onto) {
+        __builtin_memcpy(&acc[r][v], c + r * ldc + 16 * v, 64);
+      } else {
+        acc[r][v] = Vec16{};
+      }
+    }
+  }
+  // B's rows are far apart (a task's columns of a wide B), so the hardware
+  // prefetchers, confined to a page, do not fetch the next rows' lines.
+  constexpr int kLineElems = 64 / sizeof(TB);
+  for (int p = 0; p < k; ++p) {
+#pragma GCC unroll 8
+    for (int e = 0; e < 16 * kV; e += kLineElems) {
+      __builtin_prefetch(reinterpret_cast<const void*>(
+          reinterpret_cast<uintptr_t>(b) + ((p + kStreamAhead) * ldb + e) * sizeof(TB)));
+    }
+    Vec16 bv[kV];
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) bv[v] = LoadB16(b + p * ldb + 16 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < kR; ++r) {
+      const float x = a[r * rs + p * ps];
+      const Vec16 av = {x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#pragma GCC unroll 8
+      for (int v = 0; v < kV; ++v) {
+        acc[r][v] = __builtin_ia32_vfmaddps512_mask(av, bv[v], acc[r][v],
+                                                    static_cast<short>(-1), 4);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) __builtin_memcpy(c + r * ldc + 16 * v, &acc[r][v], 64);
+  }
+}
+
+// kR rows of C: 64 columns at a time, then 16; the last n % 16 a row at a
+// time (CubeRowFrom).
+template <int kR, typename TB>
+__attribute__((target("avx512f"))) inline void CubeStreamRows512(
+    bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int k, int n) {
+  int j = 0;
+  for (; j + 64 <= n; j += 64) CubeStreamBlock512<kR, 4>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kR, 1>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  if (j == n) return;
+  for (int r = 0; r < kR; ++r) CubeRowFrom(onto, c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
+}
+
+// All rows of C (+)= over k rows of B.
+template <typename TB>
+__attribute__((target("avx512f"))) inline void CubeStreamStep512(
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int m, int k, int n) {
+  int i = 0;
+  for (; i + kStreamRows <= m; i += kStreamRows) {
+    CubeStreamRows512<kStreamRows>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+                                         ps, b, ldb, k, n);
+  }
+  if (m - i >= 2) {
+    CubeStreamRows512<2>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+                               ldb, k, n);
+    i += 2;
+  }
+  if (i < m) {
+    CubeStreamRows512<1>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+                               ldb, k, n);
+  }
+}
+
+// K in steps of kStreamK rows of B, each step over all of C: the rows of
+// a step are read side by side, each from start to end, so memory serves
+// kStreamK sequential streams rather than a column chunk of every row at
+// a time. C carries each element's chain of steps between K steps.
+template <typename TB>
+__attribute__((target("avx512f"))) inline void CubeMatmulRows512(
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int m, int k, int n) {
+  for (int p = 0; p < k; p += kStreamK) {
+    const int kc = k - p < kStreamK ? k - p : kStreamK;
+    CubeStreamStep512(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+  }
+}
+#endif  // PTO_CUBE_AVX512
+
+template <typename TB>
+__attribute__((noinline)) inline void CubeMatmulRowsImpl(
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int m, int k, int n) {
+#if PTO_CUBE_AVX512
+  if (CubeHasAvx512()) {
+    CubeMatmulRows512(onto, l0c, l0a, rs, ps, b, ldb, m, k, n);
+    return;
+  }
+#endif
+  for (int p = 0; p < k; p += kStreamK) {
+    const int kc = k - p < kStreamK ? k - p : kStreamK;
+    CubeStreamStep8(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+  }
+}
+
+// TMATMUL without L0B (m <= kSmallM): L0C[m x n] = L0A * B, B [k x n]
+// (leading dimension ldb) f32 or bf16 bits.
+template <typename TB>
 inline void CubeMatmulRows(float* __restrict l0c, const float* __restrict l0a,
-                           int64_t rs, int64_t ps, const float* __restrict b,
+                           int64_t rs, int64_t ps, const TB* __restrict b,
                            int64_t ldb, int m, int k, int n) {
-  CubeMatmulRowsImpl<false>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+  CubeMatmulRowsImpl(false, l0c, l0a, rs, ps, b, ldb, m, k, n);
 }
 
 // TMATMUL_ACC without L0B: L0C += L0A * B.
+template <typename TB>
 inline void CubeMatmulRowsAcc(float* __restrict l0c, const float* __restrict l0a,
-                              int64_t rs, int64_t ps, const float* __restrict b,
+                              int64_t rs, int64_t ps, const TB* __restrict b,
                               int64_t ldb, int m, int k, int n) {
-  CubeMatmulRowsImpl<true>(l0c, l0a, rs, ps, b, ldb, m, k, n);
+  CubeMatmulRowsImpl(true, l0c, l0a, rs, ps, b, ldb, m, k, n);
 }
 
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * n + c]).

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "compiler/targets/host/testing/double_reference.h"
@@ -23,6 +26,16 @@
 namespace with_fma {
 #include "compiler/targets/host/pto_cube.h"  // NOLINT(build/include)
 }  // namespace with_fma
+// The same for a CPU with AVX2 and FMA but not AVX-512: the 8-lane kernels
+// and no BF16 dot-product path.
+#undef PTO_CUBE_H_
+#undef PTO_CUBE_AVX512
+#undef PTO_CUBE_BF16_DOT
+#define PTO_CUBE_AVX512 0
+#define PTO_CUBE_BF16_DOT 0
+namespace avx2_only {
+#include "compiler/targets/host/pto_cube.h"  // NOLINT(build/include)
+}  // namespace avx2_only
 #pragma GCC pop_options
 
 namespace {
@@ -268,6 +281,20 @@ TEST(PtoCubeTest, Avx512AndAvx2PathsAgreeBitwise) {
   }
 }
 
+// bf16 bits of v rounded to nearest even (v finite).
+uint16_t Bf16Bits(float v) {
+  uint32_t w;
+  std::memcpy(&w, &v, 4);
+  return static_cast<uint16_t>((w + 0x7FFF + (w >> 16 & 1)) >> 16);
+}
+
+double Bf16Value(uint16_t h) {
+  const uint32_t w = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+
 #define CHECK_ROWS_PATH(name, ns)                                                      \
   void name() {                                                                       \
     std::mt19937 rng(11);                                                             \
@@ -296,19 +323,187 @@ TEST(PtoCubeTest, Avx512AndAvx2PathsAgreeBitwise) {
             ASSERT_EQ(0, std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float))) \
                 << "m=" << m << " n=" << n << " a_trans=" << a_trans << " acc=" << acc; \
           }                                                                           \
+          /* bf16 B (read as bits, widened in registers): the bits of the */          \
+          /* same multiply of its f32 values. */                                      \
+          std::vector<uint16_t> bh(b.size());                                         \
+          std::vector<float> bw(b.size());                                            \
+          for (size_t i = 0; i < b.size(); ++i) {                                     \
+            bh[i] = Bf16Bits(b[i]);                                                   \
+            bw[i] = static_cast<float>(Bf16Value(bh[i]));                             \
+          }                                                                           \
+          for (bool acc : {true, false}) {                                            \
+            std::vector<float> c2 = c0, c3 = c0;                                      \
+            if (acc) {                                                                \
+              ns::CubeMatmulRowsAcc(c2.data(), a.data(), rs, ps, bw.data(), ldb, m, k, n); \
+              ns::CubeMatmulRowsAcc(c3.data(), a.data(), rs, ps, bh.data(), ldb, m, k, n); \
+            } else {                                                                  \
+              ns::CubeMatmulRows(c2.data(), a.data(), rs, ps, bw.data(), ldb, m, k, n); \
+              ns::CubeMatmulRows(c3.data(), a.data(), rs, ps, bh.data(), ldb, m, k, n); \
+            }                                                                         \
+            ASSERT_EQ(0, std::memcmp(c2.data(), c3.data(), c2.size() * sizeof(float))) \
+                << "bf16 B: m=" << m << " n=" << n << " a_trans=" << a_trans          \
+                << " acc=" << acc;                                                    \
+          }                                                                           \
         }                                                                             \
       }                                                                               \
     }                                                                                 \
   }
-// The small-M multiply (B read from L1 rows, no L0B) gives the panel
+// The small-M multiply (B streamed from its rows, no L0B) gives the panel
 // kernel's bits: the same steps per element, short columns zero-padded; A
-// transposed or not, first step and accumulate, n across the edge cases.
+// transposed or not, first step and accumulate, m across the row blocks
+// (4, 2, 1) and n across the column blocks (64, 16, 8) and edges; and bf16
+// B the bits of its values as f32.
 CHECK_ROWS_PATH(CheckRowsPathBaseline, pto_cube)
 CHECK_ROWS_PATH(CheckRowsPathFma, with_fma::pto_cube)
+CHECK_ROWS_PATH(CheckRowsPathAvx2, avx2_only::pto_cube)
 
 TEST(PtoCubeTest, SmallMRowsPathMatchesPanelsBitwise) {
   CheckRowsPathBaseline();
-  if (HasFma()) CheckRowsPathFma();
+  if (HasFma()) {
+    CheckRowsPathFma();  // AVX-512 streaming blocks where the CPU has AVX-512F
+    CheckRowsPathAvx2();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// BF16 pairs (VDPBF16PS)
+
+// The flags /proc/cpuinfo lists for the first CPU (the kernel clears those
+// the OS does not enable); empty when it cannot be read.
+std::vector<std::string> CpuinfoFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::vector<std::string> flags;
+    for (std::string w; words >> w;) flags.push_back(w);
+    return flags;
+  }
+  return {};
+}
+
+// The dispatch decision follows what the CPU reports: the dot-product path
+// exactly where the kernel lists avx512f, avx512bw and avx512_bf16.
+TEST(PtoCubeTest, Bf16DotChosenWhereTheCpuReportsIt) {
+  const std::vector<std::string> flags = CpuinfoFlags();
+  if (flags.empty()) GTEST_SKIP() << "no /proc/cpuinfo flags to compare with";
+  auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+  EXPECT_EQ(pto_cube::CubeHasBf16Dot(), has("avx512f") && has("avx512bw") && has("avx512_bf16"));
+  EXPECT_EQ(with_fma::pto_cube::CubeHasBf16Dot(), pto_cube::CubeHasBf16Dot());
+}
+
+// L0B in pairs: element (k, c) at panel c / 16, pair row k / 2, lane c % 16,
+// half k % 2, zero past K (odd) and n; the same from B^T.
+TEST(PtoCubeTest, MovL0BPairsPacksPairsOfK) {
+  if (!pto_cube::CubeHasBf16Dot()) GTEST_SKIP() << "this CPU lacks avx512bw/avx512_bf16";
+  for (int kc : {1, 2, 5}) {
+    for (int n : {3, 16, 32, 45, 64}) {
+      for (bool trans : {false, true}) {
+        const int ld = trans ? kc + 2 : n + 3;  // stored B [kc x n] or B^T [n x kc]
+        std::vector<uint16_t> b(static_cast<size_t>(trans ? n : kc) * ld);
+        for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint16_t>(i + 1);
+        std::vector<uint16_t> l0b(pto_cube::Bf16L0BElems(kc, n), 0xFFFF);
+        pto_cube::CubeMovL0BPairs(l0b.data(), b.data(), ld, trans, kc, n);
+        const int pairs = (kc + 1) / 2, panels = (n + 15) / 16;
+        ASSERT_EQ(l0b.size(), static_cast<size_t>(panels * pairs * 32));
+        for (int j = 0; j < panels; ++j) {
+          for (int q = 0; q < pairs; ++q) {
+            for (int lane = 0; lane < 16; ++lane) {
+              for (int half = 0; half < 2; ++half) {
+                const int k = 2 * q + half, c = 16 * j + lane;
+                const uint16_t want =
+                    k < kc && c < n ? b[trans ? c * ld + k : k * ld + c] : 0;
+                ASSERT_EQ(l0b[((j * pairs + q) * 16 + lane) * 2 + half], want)
+                    << "kc=" << kc << " n=" << n << " trans=" << trans << " k=" << k
+                    << " c=" << c;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// CubeMatmulBf16 (a whole task over K) against a double reference of the
+// bf16 operands: Gamma(k) of the sum of magnitudes (each product exact, one
+// rounded addition per k), plus a flushed subnormal (< 2^-126) per step.
+// Odd K (the pair-wise product's lone last element), K over several blocks,
+// row and column tails, A and B transposed or not, and C's rows past a
+// block's (leading dimension n) untouched by neighbours.
+template <typename Matmul>
+void CheckBf16Task(const char* what, Matmul matmul) {
+  for (int kind : {0, 1, 2}) {
+    for (bool a_trans : {false, true}) {
+      for (bool b_trans : {false, true}) {
+        for (int m : {1, 7, 8, 13, 33}) {
+          for (int n : {1, 15, 16, 17, 33, 100}) {
+            for (int k : {1, 2, 3, 37, 256, 257, 600}) {
+              if (kind != 0 && (m > 8 || n > 33)) continue;  // the value kinds on small tasks
+              // (kind 2 with a single k: only flushed products, which any
+              // bound covering the flush would accept as zero)
+              if (kind == 2 && k < 3) continue;
+              std::mt19937 rng(m * 7919 + n * 131 + k * 3 + a_trans * 2 + b_trans + kind * 17);
+              std::vector<float> af(static_cast<size_t>(m) * k), bf(static_cast<size_t>(k) * n);
+              FillOperand(af, rng, kind);
+              FillOperand(bf, rng, kind);
+              // Stored A [m x k] or A^T [k x m], B [k x n] or B^T [n x k],
+              // with leading dimensions past the row.
+              const int lda = (a_trans ? m : k) + 3, ldb = (b_trans ? k : n) + 5;
+              std::vector<uint16_t> a(static_cast<size_t>(a_trans ? k : m) * lda, 0x7FC0);
+              std::vector<uint16_t> b(static_cast<size_t>(b_trans ? n : k) * ldb, 0x7FC0);
+              for (int i = 0; i < m; ++i) {
+                for (int p = 0; p < k; ++p) {
+                  a[a_trans ? p * lda + i : i * lda + p] = Bf16Bits(af[i * k + p]);
+                }
+              }
+              for (int p = 0; p < k; ++p) {
+                for (int j = 0; j < n; ++j) {
+                  b[b_trans ? j * ldb + p : p * ldb + j] = Bf16Bits(bf[p * n + j]);
+                }
+              }
+              std::vector<float> c(static_cast<size_t>(m) * n, NAN);
+              matmul(c.data(), a.data(), lda, a_trans, b.data(), ldb, b_trans, m, k, n);
+              pto_tile_testing::ReferenceCheck check(
+                  std::string(what) + " " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                  std::to_string(n) + " a_trans " + std::to_string(a_trans) + " b_trans " +
+                  std::to_string(b_trans) + " kind " + std::to_string(kind));
+              for (int i = 0; i < m; ++i) {
+                for (int j = 0; j < n; ++j) {
+                  double want = 0, magnitude = 0;
+                  for (int p = 0; p < k; ++p) {
+                    const double x = Bf16Value(a[a_trans ? p * lda + i : i * lda + p]);
+                    const double y = Bf16Value(b[b_trans ? j * ldb + p : p * ldb + j]);
+                    want += x * y;
+                    magnitude += std::fabs(x * y);
+                  }
+                  check.Near(c[i * n + j], want,
+                             pto_tile_testing::DotBound(k, magnitude) + k * 0x1p-126,
+                             [&] { return "C[" + std::to_string(i) + ", " + std::to_string(j) + "]"; });
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// CubeMatmulBf16 of one copy of the header, with its scratch tiles.
+#define BF16_TASK(ns)                                                                       \
+  [](float* c, const uint16_t* a, int64_t lda, bool a_trans, const uint16_t* b, int64_t ldb, \
+     bool b_trans, int m, int k, int n) {                                                   \
+    std::vector<uint16_t> l0b(ns::Bf16L0BElems(k, n)), l0a(ns::Bf16L0AElems(m, k));         \
+    ns::CubeMatmulBf16(c, a, lda, a_trans, b, ldb, b_trans, m, k, n,                         \
+                       a_trans ? l0a.data() : nullptr, l0b.data());                         \
+  }
+
+TEST(PtoCubeTest, Bf16DotTaskMatchesTheReference) {
+  if (!pto_cube::CubeHasBf16Dot()) GTEST_SKIP() << "this CPU lacks avx512bw/avx512_bf16";
+  CheckBf16Task("CubeMatmulBf16", BF16_TASK(pto_cube));
+  CheckBf16Task("CubeMatmulBf16 (x86-64-v3 copy)", BF16_TASK(with_fma::pto_cube));
 }
 
 TEST(PtoCubeTest, MovL0PacksPanels) {

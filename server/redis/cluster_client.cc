@@ -88,6 +88,10 @@ absl::Status ClusterClient::Refresh() {
       errors.push_back(std::string(reply.status().message()));
       continue;
     }
+    if (reply->type == Reply::kError) {  // e.g. NOAUTH, or not a cluster
+      errors.push_back(absl::StrCat(node, ": ", reply->str.substr(0, 200)));
+      continue;
+    }
     std::string host;
     int port = 0;
     SplitAddress(node, &host, &port);
@@ -160,10 +164,19 @@ absl::StatusOr<Reply> ClusterClient::Command(
     if (node.empty()) {
       node = PickNode(*slot_map(), slot, read);
       if (node.empty()) {
-        last = absl::UnavailableError(absl::StrCat(
-            "Redis Cluster: slot ", slot, " is not served by any known node"));
-        stale_ = true;
-        continue;
+        // No map yet (or the slot is unassigned): load one now, and report
+        // why none could be loaded if that fails.
+        absl::Status refreshed = Refresh();
+        node = PickNode(*slot_map(), slot, read);
+        if (node.empty()) {
+          last = !refreshed.ok()
+                     ? refreshed
+                     : absl::UnavailableError(absl::StrCat(
+                           "Redis Cluster: slot ", slot,
+                           " is not served by any node"));
+          stale_ = true;
+          continue;
+        }
       }
     }
     absl::StatusOr<std::unique_ptr<Connection>> c = pool_.Borrow(node);

@@ -30,6 +30,21 @@
 //   stale_work_dirs_removed_total                      counter: dead ptods'
 //                                                      work directories
 //                                                      removed at start
+// The Redis Cluster tier (server/redis_tier.h), once EnableRedisTier():
+//   redis_operations_total{op="get",result="hit|miss|corrupt|error"}
+//   redis_operations_total{op="set",result="ok|error|dropped"}
+//                                                      counter; "dropped":
+//                                                      writes not queued
+//                                                      (queue full)
+//   redis_operation_duration_seconds{op="get|set"}     histogram, 0.1 ms ..
+//   redis_corrupt_entries_total                        counter: entries whose
+//                                                      signature did not
+//                                                      verify, deleted
+//   redis_up                                           gauge: 1 when the last
+//                                                      operation reached Redis
+//   redis_leases_total{result="taken|waited|expired|error"}
+//                                                      counter: compile
+//                                                      leases
 // Thread-safe: prometheus-cpp metrics are atomic.
 #ifndef PTO_SERVER_METRICS_H_
 #define PTO_SERVER_METRICS_H_
@@ -92,6 +107,18 @@ class Metrics {
   void RecordCompileTimeout();
   void AddStaleWorkDirsRemoved(uint64_t count);
 
+  // Registers the Redis tier's series (at zero); until then the Redis
+  // methods below do nothing. Call before Serve().
+  void EnableRedisTier();
+  // One Redis operation `op` ("get", "set") with `result` (see above),
+  // taking `seconds` (not observed for "dropped").
+  void RecordRedisOperation(const std::string& op, const std::string& result,
+                            double seconds);
+  void RecordRedisCorruptEntry();
+  void SetRedisUp(bool up);
+  // `result`: "taken", "waited", "expired" or "error".
+  void RecordRedisLease(const std::string& result);
+
   prometheus::Registry& registry() { return *registry_; }
 
  private:
@@ -118,6 +145,8 @@ class Metrics {
   prometheus::Counter* seconds_saved_;
   prometheus::Counter* compile_timeouts_;
   prometheus::Counter* stale_work_dirs_removed_;
+  struct RedisSeries;
+  std::unique_ptr<RedisSeries> redis_;
   struct StageHistograms;
   std::unique_ptr<StageHistograms> stages_;
 };

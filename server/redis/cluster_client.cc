@@ -83,6 +83,8 @@ absl::Status ClusterClient::Refresh() {
     }
     absl::StatusOr<Reply> reply = (*c)->Command({"CLUSTER", "SLOTS"});
     pool_.Return(*std::move(c));
+    // A reply over the size bound: the node is fine, the value is not.
+    if (absl::IsResourceExhausted(reply.status())) return reply.status();
     if (!reply.ok()) {
       ++node_failures_;
       errors.push_back(std::string(reply.status().message()));
@@ -199,6 +201,8 @@ absl::StatusOr<Reply> ClusterClient::Command(
       reply = (*c)->Command(argv);
     }
     pool_.Return(*std::move(c));
+    // A reply over the size bound: the node is fine, the value is not.
+    if (absl::IsResourceExhausted(reply.status())) return reply.status();
     if (!reply.ok()) {
       ++node_failures_;
       last = reply.status();

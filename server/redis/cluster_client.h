@@ -21,7 +21,8 @@
 // Bounds: each connect and each socket read or write has its timeout;
 // retries and redirects stop after `max_attempts` or once
 // `operation_timeout` has passed since the call began, whichever is first.
-// A failure is UNAVAILABLE or DEADLINE_EXCEEDED with the last node's error;
+// A failure is UNAVAILABLE or DEADLINE_EXCEEDED with the last node's error,
+// or RESOURCE_EXHAUSTED (not retried) for a reply over max_reply_bytes;
 // a Redis error reply (e.g. WRONGTYPE) is returned as a Reply of kError.
 //
 // Create() does not need the cluster up: the map is loaded on first use and

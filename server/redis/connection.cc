@@ -157,7 +157,7 @@ absl::StatusOr<std::vector<Reply>> Connection::Pipeline(
     const bool fits = CopyReply(reply, max_reply_bytes_, &bytes, &out);
     freeReplyObject(reply);
     if (!fits) {
-      broken_ = true;
+      // hiredis has read the whole reply: the connection is still in step.
       return absl::ResourceExhaustedError(absl::StrCat(
           "Redis node ", address_, ": reply larger than ", max_reply_bytes_,
           " bytes"));

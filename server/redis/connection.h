@@ -9,10 +9,10 @@
 // user) and, with `readonly`, sends READONLY so a replica serves reads of its
 // slots. A Redis error reply is a Reply of type kError, not a failed status;
 // the status fails only when the node could not be reached or did not
-// answer within the timeout (UNAVAILABLE or DEADLINE_EXCEEDED), or its reply
-// held more than `max_reply_bytes` (RESOURCE_EXHAUSTED; hiredis has read it
-// by then, Redis's proto-max-bulk-len bounds it), and the connection is then
-// broken() and must be dropped. TLS is not available: hiredis 0.14 (Debian 12) has none.
+// answer within the timeout (UNAVAILABLE or DEADLINE_EXCEEDED; the
+// connection is then broken() and must be dropped), or its reply held more
+// than `max_reply_bytes` (RESOURCE_EXHAUSTED; hiredis has read it by then,
+// Redis's proto-max-bulk-len bounds it, and the connection stays usable). TLS is not available: hiredis 0.14 (Debian 12) has none.
 //
 // Not thread-safe: one user at a time (ConnectionPool lends them out).
 #ifndef PTO_SERVER_REDIS_CONNECTION_H_

@@ -74,6 +74,15 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
     metrics->ObserveEviction(idle_seconds);
   };
   metrics->AddStaleWorkDirsRemoved(options.stale_work_dirs_removed);
+  if (!options.redis.cluster.seeds.empty()) {
+    RedisTierOptions redis = options.redis;
+    redis.signing_key = options.service.signing_key;
+    absl::StatusOr<std::unique_ptr<RedisTier>> tier =
+        RedisTier::Create(std::move(redis), metrics);
+    if (!tier.ok()) return tier.status();
+    ptod->redis_ = *std::move(tier);
+    store_options.remote = ptod->redis_.get();
+  }
   absl::StatusOr<KernelStore::Recovered> store =
       KernelStore::OpenOrRecover(cache_dir, store_options);
   if (!store.ok()) return store.status();
@@ -201,6 +210,7 @@ void PtodServer::Shutdown(absl::Duration grace) {
   spdlog::debug("compiles drained");
   store_.reset();  // closes RocksDB
   spdlog::debug("kernel store closed");
+  redis_.reset();
 }
 
 }  // namespace pto::server

@@ -8,52 +8,19 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/redis/key_slot.h"
-#include "tests/cluster/redis_cluster_fixture.h"
-#include "tests/ptod/test_util.h"
+#include "tests/cluster/cluster_suite.h"
 
 namespace pto::server::redis {
 namespace {
 
 using pto::testing::RedisCluster;
 
-// One cluster for the suite (starting one takes seconds); tests that kill
-// nodes restart them, and SetUp restarts any a failed test left dead.
-class ClusterClientTest : public ::testing::Test {
+class ClusterClientTest : public pto::testing::RedisClusterSuite {
  protected:
-  static void SetUpTestSuite() {
-    std::string why;
-    if (!RedisCluster::Available(&why)) return;
-    dir_ = new pto::testing::TempDir();
-    absl::StatusOr<std::unique_ptr<RedisCluster>> cluster =
-        RedisCluster::Start(dir_->path());
-    if (cluster.ok()) {
-      cluster_ = cluster->release();
-    } else {
-      start_error_ = new std::string(cluster.status().ToString());
-    }
-  }
-
-  static void TearDownTestSuite() {
-    delete cluster_;
-    cluster_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
-  }
-
-  void SetUp() override {
-    std::string why;
-    if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
-    ASSERT_NE(cluster_, nullptr) << *start_error_;
-    for (int i = 0; i < cluster_->size(); ++i) {
-      if (!cluster_->running(i)) ASSERT_TRUE(cluster_->Restart(i).ok());
-    }
-    ASSERT_TRUE(cluster_->WaitUntilHealthy(absl::Seconds(30)).ok());
-  }
-
   ClusterOptions Options() const {
     ClusterOptions options;
-    options.seeds = {cluster_->seeds()[0]};
-    options.connection = cluster_->connection_options();
+    options.seeds = {cluster().seeds()[0]};
+    options.connection = cluster().connection_options();
     options.connection.connect_timeout = absl::Milliseconds(500);
     options.connection.command_timeout = absl::Milliseconds(500);
     return options;
@@ -68,7 +35,7 @@ class ClusterClientTest : public ::testing::Test {
 
   // Runs `argv` on node `node`; the reply.
   Reply On(int node, const std::vector<std::string>& argv) {
-    absl::StatusOr<std::unique_ptr<Connection>> c = cluster_->Connect(node);
+    absl::StatusOr<std::unique_ptr<Connection>> c = cluster().Connect(node);
     EXPECT_TRUE(c.ok()) << c.status();
     if (!c.ok()) return Reply::Error("no connection");
     absl::StatusOr<Reply> reply = (*c)->Command(argv);
@@ -90,14 +57,7 @@ class ClusterClientTest : public ::testing::Test {
     return !role.elements.empty() && role.elements[0].str == "master";
   }
 
-  static pto::testing::TempDir* dir_;
-  static RedisCluster* cluster_;
-  static std::string* start_error_;
 };
-
-pto::testing::TempDir* ClusterClientTest::dir_ = nullptr;
-RedisCluster* ClusterClientTest::cluster_ = nullptr;
-std::string* ClusterClientTest::start_error_ = nullptr;
 
 TEST_F(ClusterClientTest, KeysSpreadOverEveryPrimaryAndReadBack) {
   std::unique_ptr<ClusterClient> client = NewClient(Options());
@@ -121,10 +81,10 @@ TEST_F(ClusterClientTest, KeysSpreadOverEveryPrimaryAndReadBack) {
   // Routed by slot: every primary holds some keys, and no command needed a
   // redirect once the map was loaded.
   int primaries = 0;
-  for (int i = 0; i < cluster_->size(); ++i) {
+  for (int i = 0; i < cluster().size(); ++i) {
     if (!IsPrimary(i)) continue;
     ++primaries;
-    EXPECT_GT(On(i, {"DBSIZE"}).integer, 0) << cluster_->address(i);
+    EXPECT_GT(On(i, {"DBSIZE"}).integer, 0) << cluster().address(i);
   }
   EXPECT_EQ(primaries, 3);
   EXPECT_EQ(client->stats().moved, 0u);
@@ -180,7 +140,7 @@ TEST_F(ClusterClientTest, ReadsGoToReplicasWhenConfigured) {
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(writer->Set(absl::StrCat("r-", i), "v", absl::Minutes(5)).ok());
   }
-  for (int i = 0; i < cluster_->size(); ++i) {
+  for (int i = 0; i < cluster().size(); ++i) {
     // Replication is asynchronous: every write reaches the replicas first.
     if (IsPrimary(i)) EXPECT_EQ(On(i, {"WAIT", "1", "5000"}).integer, 1);
     On(i, {"CONFIG", "RESETSTAT"});
@@ -197,7 +157,7 @@ TEST_F(ClusterClientTest, ReadsGoToReplicasWhenConfigured) {
   }
   int64_t on_replicas = 0;
   int64_t on_primaries = 0;
-  for (int i = 0; i < cluster_->size(); ++i) {
+  for (int i = 0; i < cluster().size(); ++i) {
     (IsPrimary(i) ? on_primaries : on_replicas) += CommandCalls(i, "get");
   }
   EXPECT_EQ(on_replicas, 50);
@@ -217,10 +177,10 @@ TEST_F(ClusterClientTest, FollowsAskDuringMigrationAndMovedAfter) {
   ASSERT_TRUE(client->Set(moved_key, "other", absl::Minutes(5)).ok());
   const int slot = KeySlot(key);
   const int source =
-      cluster_->IndexOf(client->slot_map()->ShardFor(slot)->primary);
+      cluster().IndexOf(client->slot_map()->ShardFor(slot)->primary);
   ASSERT_GE(source, 0);
   int target = -1;
-  for (int i = 0; i < cluster_->size(); ++i) {
+  for (int i = 0; i < cluster().size(); ++i) {
     if (i != source && IsPrimary(i)) target = i;
   }
   ASSERT_GE(target, 0);
@@ -234,7 +194,7 @@ TEST_F(ClusterClientTest, FollowsAskDuringMigrationAndMovedAfter) {
   // Only `key` moves now: the source answers ASK for it.
   std::string host;
   int port = 0;
-  ASSERT_TRUE(SplitAddress(cluster_->address(target), &host, &port));
+  ASSERT_TRUE(SplitAddress(cluster().address(target), &host, &port));
   Reply migrated = On(source, {"MIGRATE", host, absl::StrCat(port), "", "0",
                                "5000", "AUTH2", "ptod", "test-redis-password",
                                "KEYS", key});
@@ -247,7 +207,7 @@ TEST_F(ClusterClientTest, FollowsAskDuringMigrationAndMovedAfter) {
   EXPECT_GE(client->stats().ask, 1u);
   // ASK does not change the map.
   EXPECT_EQ(client->slot_map()->ShardFor(slot)->primary,
-            cluster_->address(source));
+            cluster().address(source));
   EXPECT_EQ(**client->Get(moved_key), "other");  // still on the source
 
   // Finish the migration: the rest of the slot moves, then its owner.
@@ -255,7 +215,7 @@ TEST_F(ClusterClientTest, FollowsAskDuringMigrationAndMovedAfter) {
                            "5000", "AUTH2", "ptod", "test-redis-password",
                            "KEYS", moved_key});
   ASSERT_EQ(rest.type, Reply::kStatus) << rest.str;
-  for (int i = 0; i < cluster_->size(); ++i) {
+  for (int i = 0; i < cluster().size(); ++i) {
     if (IsPrimary(i)) On(i, {"CLUSTER", "SETSLOT", s, "NODE", target_id});
   }
   const uint64_t moved_before = client->stats().moved;
@@ -265,7 +225,7 @@ TEST_F(ClusterClientTest, FollowsAskDuringMigrationAndMovedAfter) {
   EXPECT_EQ(**v, "other");
   EXPECT_GT(client->stats().moved, moved_before);
   EXPECT_EQ(client->slot_map()->ShardFor(slot)->primary,
-            cluster_->address(target));
+            cluster().address(target));
 }
 
 TEST_F(ClusterClientTest, FollowsAFailoverWhenAPrimaryDies) {
@@ -279,10 +239,10 @@ TEST_F(ClusterClientTest, FollowsAFailoverWhenAPrimaryDies) {
   const std::string key = "f-0";
   const std::string old_primary =
       client->slot_map()->ShardFor(KeySlot(key))->primary;
-  const int victim = cluster_->IndexOf(old_primary);
+  const int victim = cluster().IndexOf(old_primary);
   ASSERT_GE(victim, 0);
   EXPECT_EQ(On(victim, {"WAIT", "1", "5000"}).integer, 1);
-  cluster_->Kill(victim);
+  cluster().Kill(victim);
 
   // Until a replica is promoted reads of that slot fail (fast, the node is
   // marked down); afterwards they succeed. Never a wrong value.
@@ -307,30 +267,30 @@ TEST_F(ClusterClientTest, FollowsAFailoverWhenAPrimaryDies) {
     EXPECT_EQ(each->value_or(""), absl::StrCat(i));
   }
   // The old primary rejoins as a replica.
-  ASSERT_TRUE(cluster_->Restart(victim).ok());
+  ASSERT_TRUE(cluster().Restart(victim).ok());
 }
 
 TEST_F(ClusterClientTest, ClusterDownFailsFastAndRecovers) {
   std::unique_ptr<ClusterClient> client = NewClient(Options());
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->Set("k", "v", absl::Minutes(5)).ok());
-  cluster_->KillAll();
+  cluster().KillAll();
   absl::StatusOr<std::optional<std::string>> v = client->Get("k");
   EXPECT_TRUE(absl::IsUnavailable(v.status())) << v.status();
   // A refresh tries every node, and each is then in its back-off: the next
   // call fails without connecting anywhere.
   EXPECT_TRUE(absl::IsUnavailable(client->Refresh()));
-  for (const std::string& node : cluster_->seeds()) {
+  for (const std::string& node : cluster().seeds()) {
     EXPECT_TRUE(client->pool().IsDown(node)) << node;
   }
   const uint64_t opened = client->pool().connections_opened();
   EXPECT_FALSE(client->Get("k").ok());
   EXPECT_EQ(client->pool().connections_opened(), opened);
 
-  for (int i = 0; i < cluster_->size(); ++i) {
-    ASSERT_TRUE(cluster_->Restart(i).ok());
+  for (int i = 0; i < cluster().size(); ++i) {
+    ASSERT_TRUE(cluster().Restart(i).ok());
   }
-  ASSERT_TRUE(cluster_->WaitUntilHealthy(absl::Seconds(30)).ok());
+  ASSERT_TRUE(cluster().WaitUntilHealthy(absl::Seconds(30)).ok());
   absl::Status set;
   const absl::Time give_up = absl::Now() + absl::Seconds(30);
   do {

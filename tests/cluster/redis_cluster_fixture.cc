@@ -324,6 +324,23 @@ int RedisCluster::IndexOf(const std::string& address) const {
   return -1;
 }
 
+absl::Status RedisCluster::FlushAll() {
+  for (int i = 0; i < size(); ++i) {
+    if (!running(i)) continue;
+    absl::StatusOr<std::unique_ptr<Connection>> c = Connect(i);
+    if (!c.ok()) return c.status();
+    absl::StatusOr<Reply> role = (*c)->Command({"ROLE"});
+    if (!role.ok()) return role.status();
+    if (role->elements.empty() || role->elements[0].str != "master") continue;
+    absl::StatusOr<Reply> flushed = (*c)->Command({"FLUSHALL"});
+    if (!flushed.ok()) return flushed.status();
+    if (flushed->type == Reply::kError) {
+      return absl::InternalError(absl::StrCat(address(i), ": ", flushed->str));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RedisCluster::WaitUntilHealthy(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   std::string last;

@@ -88,6 +88,9 @@ class RedisCluster {
   // cluster identity, nodes.conf) as it was.
   absl::Status Restart(int node);
 
+  // Deletes every key (FLUSHALL on each running primary).
+  absl::Status FlushAll();
+
   // Waits until every running node reports cluster_state:ok with all slots
   // ok, lists every running node in CLUSTER SLOTS, agrees with the others on
   // it, and every replica is in sync; UNAVAILABLE with the last state seen

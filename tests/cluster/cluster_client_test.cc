@@ -17,7 +17,7 @@ using pto::testing::RedisCluster;
 
 class ClusterClientTest : public pto::testing::RedisClusterSuite {
  protected:
-  ClusterOptions Options() const {
+  ClusterOptions Options() {
     ClusterOptions options;
     options.seeds = {cluster().seeds()[0]};
     options.connection = cluster().connection_options();

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -198,6 +199,17 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   // Queued compiles not yet started when ptod stops are dropped: their
   // callers are gone with the RPC server, and SIGTERM should not wait for a
   // whole queue of compiles.
+  if (draining_) {
+    return absl::UnavailableError("ptod is shutting down; compile not started");
+  }
+  // With a tier shared between ptods: wait while another one compiles it
+  // (then it is a hit), or take the cluster-wide lease until it is stored.
+  if (store_->AwaitCompileLease(storage_key)) {
+    if (CompiledKernelPtr kernel = Lookup(storage_key, key)) return kernel;
+  }
+  absl::Cleanup release_lease = [this, &storage_key] {
+    store_->ReleaseCompileLease(storage_key);
+  };
   if (draining_) {
     return absl::UnavailableError("ptod is shutting down; compile not started");
   }

@@ -184,6 +184,16 @@ class KernelStore {
   // a way the store cannot see (e.g. its signature does not verify).
   void Discard(const std::string& key, const std::string& why);
 
+  // The remote tier's compile lease (RemoteTier::AwaitCompileLease and
+  // ReleaseCompileLease); without a remote tier, false and nothing.
+  bool AwaitCompileLease(const std::string& key) {
+    return options_.remote != nullptr &&
+           options_.remote->AwaitCompileLease(key);
+  }
+  void ReleaseCompileLease(const std::string& key) {
+    if (options_.remote != nullptr) options_.remote->ReleaseCompileLease(key);
+  }
+
   // Counts of Get's answers by the tier that gave them.
   struct TierCounts {
     uint64_t local_hits = 0;

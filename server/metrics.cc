@@ -303,9 +303,11 @@ void Metrics::EnableRedisTier() {
                      .Name("pto_redis_leases_total")
                      .Help("Cluster-wide compile leases: taken, waited for "
                            "(another replica compiled), expired (its holder "
-                           "vanished; compiled here), error.")
+                           "failed or vanished; compiled here), timeout "
+                           "(waited too long; compiled here), error.")
                      .Register(*registry_);
-  for (const char* result : {"taken", "waited", "expired", "error"}) {
+  for (const char* result :
+       {"taken", "waited", "expired", "timeout", "error"}) {
     redis_->leases[result] = &leases.Add({{"result", result}});
   }
 }

@@ -42,7 +42,7 @@
 //                                                      verify, deleted
 //   redis_up                                           gauge: 1 when the last
 //                                                      operation reached Redis
-//   redis_leases_total{result="taken|waited|expired|error"}
+//   redis_leases_total{result="taken|waited|expired|timeout|error"}
 //                                                      counter: compile
 //                                                      leases
 // Thread-safe: prometheus-cpp metrics are atomic.
@@ -116,7 +116,7 @@ class Metrics {
                             double seconds);
   void RecordRedisCorruptEntry();
   void SetRedisUp(bool up);
-  // `result`: "taken", "waited", "expired" or "error".
+  // `result`: "taken", "waited", "expired", "timeout" or "error".
   void RecordRedisLease(const std::string& result);
 
   prometheus::Registry& registry() { return *registry_; }

@@ -124,6 +124,13 @@ ABSL_FLAG(int, redis_max_queued_writes, 256,
           "writes to Redis waiting at most; more are dropped (counted)");
 ABSL_FLAG(int64_t, redis_max_entry_bytes, int64_t{64} << 20,
           "largest kernel entry written to or accepted from Redis");
+ABSL_FLAG(absl::Duration, redis_lease_ttl, absl::Seconds(10),
+          "expiry of a compile lease in Redis (renewed every third of it "
+          "while compiling): how soon other replicas take over from a "
+          "replica that died compiling; 0: no leases");
+ABSL_FLAG(absl::Duration, redis_lease_wait, absl::Seconds(130),
+          "longest a replica waits for another replica's compile of the "
+          "same kernel before compiling it itself");
 
 namespace {
 
@@ -321,6 +328,8 @@ int main(int argc, char** argv) {
     redis.ttl = absl::GetFlag(FLAGS_redis_ttl);
     redis.max_queued_writes = absl::GetFlag(FLAGS_redis_max_queued_writes);
     redis.max_entry_bytes = absl::GetFlag(FLAGS_redis_max_entry_bytes);
+    redis.lease_ttl = absl::GetFlag(FLAGS_redis_lease_ttl);
+    redis.lease_wait = absl::GetFlag(FLAGS_redis_lease_wait);
   }
   for (auto [flag, path, pem] :
        {std::make_tuple("tls_cert_file", absl::GetFlag(FLAGS_tls_cert_file),

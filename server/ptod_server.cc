@@ -185,6 +185,9 @@ PtodServer::~PtodServer() { Shutdown(absl::ZeroDuration()); }
 void PtodServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  // Compiles waiting for another ptod's lease stop waiting (and, draining,
+  // do not start).
+  if (redis_ != nullptr) redis_->StopWaiting();
   // The grace bounds the whole shutdown: when it is over, compiles still
   // running are cancelled (their compiler processes killed), so that a hung
   // compiler cannot keep ptod alive.

@@ -11,10 +11,20 @@
 // written with SET PX `ttl`; Redis's own eviction (maxmemory-policy
 // allkeys-lru on the cluster) bounds their bytes. A read is GET (from a
 // replica when the cluster options say so); an entry that does not verify
-// under the signing key is deleted, counted (pto_redis_corrupt_entries_total)
-// and a miss. Writes and deletes go through a queue of at most
+// under the signing key is deleted at once, counted
+// (pto_redis_corrupt_entries_total) and a miss. Writes and deletes go through a queue of at most
 // `max_queued_writes` to one background thread: PutAsync never waits for
 // Redis, and a full queue drops the write (counted as result="dropped").
+//
+// Compile leases (AwaitCompileLease): "<lease_prefix><storage key>" ->
+// a random token, SET NX PX `lease_ttl`; renewed every lease_ttl / 3 by a
+// background thread while held (compare-and-renew, so a lease that expired
+// and was taken by another ptod is not stolen back), and released by
+// compare-and-delete through the write queue, after the kernel's own write.
+// A ptod that finds the lease held polls (every lease_poll_min, doubling to
+// lease_poll_max) for the kernel or for the lease to go; it compiles itself
+// when the lease goes without a kernel (its holder failed, or died and the
+// lease expired), or after `lease_wait`. Counted in pto_redis_leases_total.
 //
 // Redis down, slow or partitioned: every operation is bounded by the cluster
 // client's timeouts, and a node that failed is skipped without waiting for a
@@ -35,6 +45,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -56,6 +67,12 @@ struct RedisTierOptions {
   // Entries larger than this are neither written nor accepted on read.
   size_t max_entry_bytes = size_t{64} << 20;
   std::string key_prefix = "pto:kernel:";
+  // Compile leases (see above); lease_ttl zero: none.
+  absl::Duration lease_ttl = absl::Seconds(10);
+  absl::Duration lease_wait = absl::Seconds(130);
+  absl::Duration lease_poll_min = absl::Milliseconds(20);
+  absl::Duration lease_poll_max = absl::Milliseconds(500);
+  std::string lease_prefix = "pto:lease:";
 };
 
 class RedisTier final : public RemoteTier {
@@ -74,8 +91,8 @@ class RedisTier final : public RemoteTier {
   static absl::StatusOr<std::unique_ptr<RedisTier>> Create(
       RedisTierOptions options, Metrics* metrics);
 
-  // Stops the writer: the write in progress finishes (within the timeouts),
-  // queued ones are dropped.
+  // StopWaiting(), then stops the writer and the lease renewer: the write
+  // in progress finishes (within the timeouts), queued ones are dropped.
   ~RedisTier() override;
 
   RedisTier(const RedisTier&) = delete;
@@ -84,6 +101,12 @@ class RedisTier final : public RemoteTier {
   absl::StatusOr<CompiledKernel> Get(const std::string& key) override;
   void PutAsync(const std::string& key, const CompiledKernel& kernel) override;
   void Discard(const std::string& key) override;
+  bool AwaitCompileLease(const std::string& key) override;
+  void ReleaseCompileLease(const std::string& key) override;
+
+  // Ends every lease wait now (they return false) and makes later ones
+  // return at once: for shutdown.
+  void StopWaiting();
 
   // Waits until every write queued so far has been attempted.
   void WaitForWrites();
@@ -92,20 +115,31 @@ class RedisTier final : public RemoteTier {
   std::string RedisKey(const std::string& key) const {
     return options_.key_prefix + key;
   }
+  // The Redis key of storage key `key`'s compile lease.
+  std::string LeaseKey(const std::string& key) const {
+    return options_.lease_prefix + key;
+  }
+  // Leases this ptod holds now.
+  size_t leases_held() const;
 
   Stats stats() const;
   redis::ClusterClient& client() { return *client_; }
 
  private:
   struct Write {
+    enum Kind { kSet, kDelete, kReleaseLease };
+    Kind kind = kSet;
     std::string redis_key;
-    std::string value;  // empty: delete
+    std::string value;  // kSet: the entry; kReleaseLease: the token
   };
 
   RedisTier(RedisTierOptions options, std::unique_ptr<redis::ClusterClient>
                                           client, Metrics* metrics);
+  // Whether storage key `key`'s entry is in Redis (asked of its primary).
+  bool EntryExists(const std::string& key);
   void Enqueue(Write write);
   void WriterLoop();
+  void RenewerLoop();
   // Records whether Redis answered; logs the transitions.
   void NoteReachable(bool reachable, const absl::Status& error);
 
@@ -118,6 +152,12 @@ class RedisTier final : public RemoteTier {
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
+  // Leases held: storage key -> token.
+  mutable absl::Mutex lease_mu_;
+  absl::flat_hash_map<std::string, std::string> held_
+      ABSL_GUARDED_BY(lease_mu_);
+  bool stop_waiting_ ABSL_GUARDED_BY(lease_mu_) = false;
+
   std::atomic<bool> reachable_{true};
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};
@@ -126,8 +166,9 @@ class RedisTier final : public RemoteTier {
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> dropped_{0};
 
-  // Last: started after everything it uses.
+  // Last: started after everything they use.
   std::thread writer_;
+  std::thread renewer_;
 };
 
 }  // namespace pto::server

@@ -28,6 +28,20 @@ class RemoteTier {
 
   // Deletes `key`'s entry in the background (the caller found it wrong).
   virtual void Discard(const std::string& key) = 0;
+
+  // One compile per kernel across the ptods sharing the tier: called before
+  // compiling `key`. Takes the compile lease of `key` and returns false
+  // (compile it; ReleaseCompileLease after storing it), or, while another
+  // ptod holds the lease, waits (bounded) until its kernel is in the tier
+  // and returns true (look it up again). Returns false too when the lease
+  // cannot be had (the tier is unreachable, the wait timed out, or its
+  // holder vanished): compiling twice is better than not at all. The
+  // default has no leases.
+  virtual bool AwaitCompileLease(const std::string& key) { return false; }
+
+  // Gives up `key`'s lease if this ptod holds it, after the writes queued
+  // before (so a waiter finds the kernel once the lease is gone).
+  virtual void ReleaseCompileLease(const std::string& key) {}
 };
 
 }  // namespace pto::server

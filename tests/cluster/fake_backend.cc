@@ -32,6 +32,9 @@ absl::StatusOr<pto::server::CompiledKernel> FakeBackend::Compile(
   if (!key.ok()) return key.status();
   ++*compiles_;
   if (delay_ > absl::ZeroDuration()) absl::SleepFor(delay_);
+  if (request.options().contains("fail")) {
+    return absl::InternalError("fake backend: the request asked to fail");
+  }
   pto::server::CompiledKernel kernel;
   kernel.binary.set_magic(0x4F545031);
   kernel.binary.set_key(*key);

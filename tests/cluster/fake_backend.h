@@ -2,7 +2,8 @@
 // each kernel is compiled and which bytes are served, not the code: the
 // request's target names the kernel ("kernel-7"), its key is the SHA-256 of
 // target and options, and its payload is derived from the key, so a wrong
-// kernel served for a key is visible.
+// kernel served for a key is visible. A request with option "fail" fails
+// its compile (after counting it).
 #ifndef PTO_TESTS_CLUSTER_FAKE_BACKEND_H_
 #define PTO_TESTS_CLUSTER_FAKE_BACKEND_H_
 

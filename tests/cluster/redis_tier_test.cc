@@ -1,8 +1,10 @@
 // ptod's Redis Cluster tier with real ptods (in-process, real gRPC on
 // loopback, real RocksDB in temp dirs) and a real 3+3 Redis Cluster.
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -35,9 +37,14 @@ struct Replica {
 
   RedisTier& tier() { return *server->redis_tier(); }
 
-  absl::StatusOr<pto::v1::CompileResponse> Compile(const std::string& kernel) {
+  absl::StatusOr<pto::v1::CompileResponse> Compile(
+      const std::string& kernel,
+      const std::map<std::string, std::string>& options = {}) {
     pto::v1::CompileRequest request;
     request.set_target(kernel);
+    for (const auto& [name, value] : options) {
+      (*request.mutable_options())[name] = value;
+    }
     pto::v1::CompileResponse response;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() +
@@ -60,7 +67,9 @@ class RedisTierTest : public RedisClusterSuite {
  protected:
   // Starts (or restarts, keeping its directory) `replica` against the
   // cluster, signing with `signing_key`.
-  void Start(Replica* replica, const std::string& signing_key = kClusterKey) {
+  void Start(Replica* replica, const std::string& signing_key = kClusterKey,
+             absl::Duration compile_delay = absl::ZeroDuration(),
+             absl::Duration lease_ttl = absl::Seconds(10)) {
     if (replica->dir == nullptr) replica->dir = std::make_unique<TempDir>();
     replica->server.reset();
     PtodOptions options;
@@ -73,8 +82,10 @@ class RedisTierTest : public RedisClusterSuite {
     options.redis.cluster.connection.connect_timeout = absl::Milliseconds(200);
     options.redis.cluster.connection.command_timeout = absl::Milliseconds(500);
     options.redis.ttl = absl::Hours(1);
+    options.redis.lease_ttl = lease_ttl;
     absl::StatusOr<std::unique_ptr<PtodServer>> server = PtodServer::Start(
-        options, std::make_unique<FakeBackend>(&replica->compiles));
+        options,
+        std::make_unique<FakeBackend>(&replica->compiles, compile_delay));
     ASSERT_TRUE(server.ok()) << server.status();
     replica->server = *std::move(server);
     replica->stub = pto::v1::CompileService::NewStub(grpc::CreateChannel(
@@ -248,6 +259,80 @@ TEST_F(RedisTierTest, WithRedisDownPtodServesAndCompilesThenRecovers) {
   ASSERT_TRUE(from_redis.ok()) << from_redis.status();
   EXPECT_EQ(from_redis->cache_status(), pto::v1::CACHE_STATUS_HIT);
   EXPECT_EQ(b.compiles, 0);
+}
+
+// Identical compiles at two replicas at once: one compiles, the other waits
+// for its lease and serves the result.
+TEST_F(RedisTierTest, TheSameKernelAtTwoReplicasAtOnceIsCompiledOnce) {
+  Replica a, b;
+  // The lease (600 ms) is shorter than the compile (2 s): only renewal keeps
+  // it.
+  Start(&a, kClusterKey, absl::Seconds(2), absl::Milliseconds(600));
+  Start(&b, kClusterKey, absl::Seconds(2), absl::Milliseconds(600));
+  absl::StatusOr<pto::v1::CompileResponse> at_a, at_b;
+  std::thread ta([&] { at_a = a.Compile("kernel-5"); });
+  std::thread tb([&] { at_b = b.Compile("kernel-5"); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(at_a.ok()) << at_a.status();
+  ASSERT_TRUE(at_b.ok()) << at_b.status();
+  EXPECT_EQ(a.compiles + b.compiles, 1);
+  EXPECT_EQ(at_a->binary().native_payload(), at_b->binary().native_payload());
+  EXPECT_EQ(at_a->binary().native_payload(), FakePayload(at_a->key()));
+  const std::string metrics = a.Metrics() + b.Metrics();
+  EXPECT_TRUE(Has(metrics, "pto_redis_leases_total{result=\"taken\"} 1"))
+      << metrics;
+  EXPECT_TRUE(Has(metrics, "pto_redis_leases_total{result=\"waited\"} 1"))
+      << metrics;
+  // Released after the kernel was stored.
+  a.tier().WaitForWrites();
+  b.tier().WaitForWrites();
+  EXPECT_EQ(a.tier().leases_held() + b.tier().leases_held(), 0u);
+  absl::StatusOr<std::optional<std::string>> lease =
+      Client()->Get(a.tier().LeaseKey(at_a->key()));
+  ASSERT_TRUE(lease.ok());
+  EXPECT_FALSE(lease->has_value());
+}
+
+// A lease whose holder died (no renewal): it expires and the waiting
+// replica compiles.
+TEST_F(RedisTierTest, ALeaseWhoseHolderVanishedExpiresAndAnotherCompiles) {
+  Replica b;
+  Start(&b);
+  pto::v1::CompileRequest request;
+  request.set_target("kernel-6");
+  std::atomic<int> unused{0};
+  const std::string key = *FakeBackend(&unused).Key(request);
+  // The lease as a holder that then died would have left it.
+  ASSERT_TRUE(*Client()->SetIfAbsent(b.tier().LeaseKey(key), "dead-holder",
+                                     absl::Milliseconds(800)));
+  absl::StatusOr<pto::v1::CompileResponse> r = b.Compile("kernel-6");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(b.compiles, 1);
+  EXPECT_TRUE(Has(b.Metrics(), "pto_redis_leases_total{result=\"expired\"} 1"))
+      << b.Metrics();
+}
+
+TEST_F(RedisTierTest, AFailedCompileReleasesItsLease) {
+  Replica a;
+  Start(&a);
+  absl::StatusOr<pto::v1::CompileResponse> r =
+      a.Compile("kernel-7", {{"fail", "1"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(a.compiles, 1);
+  EXPECT_TRUE(Has(a.Metrics(), "pto_redis_leases_total{result=\"taken\"} 1"));
+  a.tier().WaitForWrites();
+  EXPECT_EQ(a.tier().leases_held(), 0u);
+  pto::v1::CompileRequest request;
+  request.set_target("kernel-7");
+  (*request.mutable_options())["fail"] = "1";
+  std::atomic<int> unused{0};
+  const std::string key = *FakeBackend(&unused).Key(request);
+  absl::StatusOr<std::optional<std::string>> lease =
+      Client()->Get(a.tier().LeaseKey(key));
+  ASSERT_TRUE(lease.ok());
+  EXPECT_FALSE(lease->has_value());
 }
 
 TEST(RedisTierOptionsTest, TheTierNeedsASigningKey) {

@@ -197,14 +197,27 @@ void RedisTier::RenewerLoop() {
 
 void RedisTier::NoteReachable(bool reachable, const absl::Status& error) {
   if (metrics_ != nullptr) metrics_->SetRedisUp(reachable);
-  if (reachable_.exchange(reachable) == reachable) return;
-  if (reachable) {
+  const absl::Time now = absl::Now();
+  // One warning per kLogEvery while failures go on (a shard down fails only
+  // its keys: successes and failures interleave), one notice once a
+  // kLogEvery has passed without any.
+  constexpr absl::Duration kLogEvery = absl::Seconds(10);
+  absl::MutexLock lock(&log_mu_);
+  if (!reachable) {
+    ++failures_unlogged_;
+    last_failure_ = now;
+    if (!down_logged_ || now - last_down_log_ >= kLogEvery) {
+      spdlog::warn(
+          "Redis Cluster: {} ({} failures since the last report); serving "
+          "from local tiers and compiling meanwhile",
+          error.ToString(), failures_unlogged_);
+      down_logged_ = true;
+      last_down_log_ = now;
+      failures_unlogged_ = 0;
+    }
+  } else if (down_logged_ && now - last_failure_ >= kLogEvery) {
     spdlog::info("Redis Cluster reachable again");
-  } else {
-    spdlog::warn(
-        "Redis Cluster unreachable ({}); serving from local tiers and "
-        "compiling until it returns",
-        error.ToString());
+    down_logged_ = false;
   }
 }
 

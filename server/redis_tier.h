@@ -28,8 +28,8 @@
 //
 // Redis down, slow or partitioned: every operation is bounded by the cluster
 // client's timeouts, and a node that failed is skipped without waiting for a
-// back-off (cluster_client.h); errors are counted and logged when Redis goes
-// from up to down and back, never per request. Get then fails (the store
+// back-off (cluster_client.h); errors are counted, and logged at most every
+// 10 s while they go on (and once when they stop), never per request. Get then fails (the store
 // treats it as a miss) and ptod compiles.
 //
 // Thread-safe.
@@ -140,7 +140,8 @@ class RedisTier final : public RemoteTier {
   void Enqueue(Write write);
   void WriterLoop();
   void RenewerLoop();
-  // Records whether Redis answered; logs the transitions.
+  // Records whether Redis answered; logs failures (at most every 10 s) and
+  // recovery.
   void NoteReachable(bool reachable, const absl::Status& error);
 
   const RedisTierOptions options_;
@@ -158,7 +159,13 @@ class RedisTier final : public RemoteTier {
       ABSL_GUARDED_BY(lease_mu_);
   bool stop_waiting_ ABSL_GUARDED_BY(lease_mu_) = false;
 
-  std::atomic<bool> reachable_{true};
+  // What NoteReachable has logged.
+  absl::Mutex log_mu_;
+  bool down_logged_ ABSL_GUARDED_BY(log_mu_) = false;
+  absl::Time last_down_log_ ABSL_GUARDED_BY(log_mu_);
+  absl::Time last_failure_ ABSL_GUARDED_BY(log_mu_);
+  uint64_t failures_unlogged_ ABSL_GUARDED_BY(log_mu_) = 0;
+
   std::atomic<uint64_t> hits_{0};
   std::atomic<uint64_t> misses_{0};
   std::atomic<uint64_t> corrupt_{0};

@@ -375,34 +375,15 @@ KernelStore::~KernelStore() {
 
 absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
   absl::StatusOr<CompiledKernel> local = GetLocal(key);
-  if (local.ok()) {
-    ++local_hits_;
-    return local;
-  }
-  if (options_.remote == nullptr) {
-    ++misses_;
-    return local;
-  }
+  if (local.ok() || options_.remote == nullptr) return local;
   absl::StatusOr<CompiledKernel> remote = options_.remote->Get(key);
-  if (!remote.ok()) {
-    ++misses_;
-    return local;
-  }
-  ++remote_hits_;
+  if (!remote.ok()) return local;
   absl::Status stored = PutLocal(key, *remote);
   if (!stored.ok()) {
     spdlog::warn("kernel store: keeping {} from the remote tier failed: {}",
                  key.substr(0, 12), stored.ToString());
   }
   return remote;
-}
-
-KernelStore::TierCounts KernelStore::tier_counts() const {
-  TierCounts counts;
-  counts.local_hits = local_hits_.load();
-  counts.remote_hits = remote_hits_.load();
-  counts.misses = misses_.load();
-  return counts;
 }
 
 absl::Status KernelStore::Put(const std::string& key,

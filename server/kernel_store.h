@@ -194,13 +194,6 @@ class KernelStore {
     if (options_.remote != nullptr) options_.remote->ReleaseCompileLease(key);
   }
 
-  // Counts of Get's answers by the tier that gave them.
-  struct TierCounts {
-    uint64_t local_hits = 0;
-    uint64_t remote_hits = 0;
-    uint64_t misses = 0;  // in both tiers
-  };
-  TierCounts tier_counts() const;
 
   // Deletes every entry (admin purge). The counters restart at zero.
   absl::Status Purge();
@@ -290,9 +283,6 @@ class KernelStore {
   uint64_t evictions_ ABSL_GUARDED_BY(write_mu_) = 0;
   uint64_t generation_ ABSL_GUARDED_BY(write_mu_) = 0;
   std::atomic<bool> damaged_marked_{false};
-  std::atomic<uint64_t> local_hits_{0};
-  std::atomic<uint64_t> remote_hits_{0};
-  std::atomic<uint64_t> misses_{0};
 
   // Access times: the last one recorded per key (written or pending), and
   // those not yet written.

@@ -82,6 +82,14 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
     if (!tier.ok()) return tier.status();
     ptod->redis_ = *std::move(tier);
     store_options.remote = ptod->redis_.get();
+    spdlog::info(
+        "Redis Cluster tier: {} seed node(s), entries expire after {}, "
+        "compile leases {}",
+        options.redis.cluster.seeds.size(),
+        absl::FormatDuration(options.redis.ttl),
+        options.redis.lease_ttl > absl::ZeroDuration()
+            ? absl::StrCat("of ", absl::FormatDuration(options.redis.lease_ttl))
+            : std::string("off"));
   }
   absl::StatusOr<KernelStore::Recovered> store =
       KernelStore::OpenOrRecover(cache_dir, store_options);

@@ -265,10 +265,10 @@ TEST_F(RedisTierTest, WithRedisDownPtodServesAndCompilesThenRecovers) {
 // for its lease and serves the result.
 TEST_F(RedisTierTest, TheSameKernelAtTwoReplicasAtOnceIsCompiledOnce) {
   Replica a, b;
-  // The lease (600 ms) is shorter than the compile (2 s): only renewal keeps
+  // The lease (1.5 s) is shorter than the compile (3 s): only renewal keeps
   // it.
-  Start(&a, kClusterKey, absl::Seconds(2), absl::Milliseconds(600));
-  Start(&b, kClusterKey, absl::Seconds(2), absl::Milliseconds(600));
+  Start(&a, kClusterKey, absl::Seconds(3), absl::Milliseconds(1500));
+  Start(&b, kClusterKey, absl::Seconds(3), absl::Milliseconds(1500));
   absl::StatusOr<pto::v1::CompileResponse> at_a, at_b;
   std::thread ta([&] { at_a = a.Compile("kernel-5"); });
   std::thread tb([&] { at_b = b.Compile("kernel-5"); });

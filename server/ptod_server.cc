@@ -193,8 +193,9 @@ PtodServer::~PtodServer() { Shutdown(absl::ZeroDuration()); }
 void PtodServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
-  // Compiles waiting for another ptod's lease stop waiting (and, draining,
-  // do not start).
+  // Compiles waiting for another ptod's lease stop waiting: they compile
+  // within the grace (or, once draining, do not start) rather than hold
+  // shutdown up to the lease wait.
   if (redis_ != nullptr) redis_->StopWaiting();
   // The grace bounds the whole shutdown: when it is over, compiles still
   // running are cancelled (their compiler processes killed), so that a hung

@@ -70,6 +70,10 @@ RedisTier::RedisTier(RedisTierOptions options,
 RedisTier::~RedisTier() {
   StopWaiting();
   {
+    absl::MutexLock lock(&lease_mu_);
+    stop_renewing_ = true;
+  }
+  {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     dropped_ += queue_.size();
@@ -172,7 +176,7 @@ void RedisTier::RenewerLoop() {
     std::vector<std::pair<std::string, std::string>> held;
     {
       absl::MutexLock lock(&lease_mu_);
-      if (lease_mu_.AwaitWithTimeout(absl::Condition(&stop_waiting_),
+      if (lease_mu_.AwaitWithTimeout(absl::Condition(&stop_renewing_),
                                      options_.lease_ttl / 3)) {
         return;
       }
@@ -273,7 +277,9 @@ void RedisTier::PutAsync(const std::string& key,
   std::string value = EncodeRedisEntry(options_.signing_key, key, kernel);
   if (value.size() > options_.max_entry_bytes) {
     ++dropped_;
-    if (metrics_ != nullptr) metrics_->RecordRedisOperation("set", "dropped", 0);
+    if (metrics_ != nullptr) {
+      metrics_->RecordRedisOperation("set", "dropped", 0);
+    }
     return;
   }
   Enqueue(Write{Write::kSet, RedisKey(key), std::move(value)});
@@ -287,7 +293,9 @@ void RedisTier::Enqueue(Write write) {
   absl::MutexLock lock(&mu_);
   if (stopping_ || queue_.size() >= options_.max_queued_writes) {
     ++dropped_;
-    if (metrics_ != nullptr) metrics_->RecordRedisOperation("set", "dropped", 0);
+    if (metrics_ != nullptr) {
+      metrics_->RecordRedisOperation("set", "dropped", 0);
+    }
     return;
   }
   queue_.push_back(std::move(write));

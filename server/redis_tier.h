@@ -12,9 +12,10 @@
 // allkeys-lru on the cluster) bounds their bytes. A read is GET (from a
 // replica when the cluster options say so); an entry that does not verify
 // under the signing key is deleted at once, counted
-// (pto_redis_corrupt_entries_total) and a miss. Writes and deletes go through a queue of at most
-// `max_queued_writes` to one background thread: PutAsync never waits for
-// Redis, and a full queue drops the write (counted as result="dropped").
+// (pto_redis_corrupt_entries_total) and a miss. Writes, Discard's deletes and
+// lease releases go through a queue of at most `max_queued_writes` to one
+// background thread: PutAsync never waits for Redis, and a full queue drops
+// the write (counted as result="dropped").
 //
 // Compile leases (AwaitCompileLease): "<lease_prefix><storage key>" ->
 // a random token, SET NX PX `lease_ttl`; renewed every lease_ttl / 3 by a
@@ -27,10 +28,11 @@
 // lease expired), or after `lease_wait`. Counted in pto_redis_leases_total.
 //
 // Redis down, slow or partitioned: every operation is bounded by the cluster
-// client's timeouts, and a node that failed is skipped without waiting for a
+// client's timeouts, and a node that failed is skipped at no cost during its
 // back-off (cluster_client.h); errors are counted, and logged at most every
-// 10 s while they go on (and once when they stop), never per request. Get then fails (the store
-// treats it as a miss) and ptod compiles.
+// 10 s while they go on (and once when they stop), never per request. Get
+// then fails (the store treats it as a miss), no lease is taken, and ptod
+// compiles.
 //
 // Thread-safe.
 #ifndef PTO_SERVER_REDIS_TIER_H_
@@ -158,6 +160,9 @@ class RedisTier final : public RemoteTier {
   absl::flat_hash_map<std::string, std::string> held_
       ABSL_GUARDED_BY(lease_mu_);
   bool stop_waiting_ ABSL_GUARDED_BY(lease_mu_) = false;
+  // Set by the destructor: leases of compiles still running at shutdown
+  // are renewed until then.
+  bool stop_renewing_ ABSL_GUARDED_BY(lease_mu_) = false;
 
   // What NoteReachable has logged.
   absl::Mutex log_mu_;

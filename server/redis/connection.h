@@ -12,7 +12,8 @@
 // answer within the timeout (UNAVAILABLE or DEADLINE_EXCEEDED; the
 // connection is then broken() and must be dropped), or its reply held more
 // than `max_reply_bytes` (RESOURCE_EXHAUSTED; hiredis has read it by then,
-// Redis's proto-max-bulk-len bounds it, and the connection stays usable). TLS is not available: hiredis 0.14 (Debian 12) has none.
+// Redis's proto-max-bulk-len bounds it, and the connection stays usable).
+// TLS is not available: hiredis 0.14 (Debian 12) has none.
 //
 // Not thread-safe: one user at a time (ConnectionPool lends them out).
 #ifndef PTO_SERVER_REDIS_CONNECTION_H_

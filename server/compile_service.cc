@@ -145,7 +145,10 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
 
 CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& storage_key,
                                              const std::string& key) {
-  if (CompiledKernelPtr hot = memory_.Get(storage_key)) return hot;
+  if (CompiledKernelPtr hot = memory_.Get(storage_key)) {
+    metrics_->RecordTierHit("memory");
+    return hot;
+  }
   absl::StatusOr<CompiledKernel> stored = store_->Get(storage_key);
   if (stored.ok()) {
     // The store checked its record seal and digests; these check that the

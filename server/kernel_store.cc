@@ -375,9 +375,11 @@ KernelStore::~KernelStore() {
 
 absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
   absl::StatusOr<CompiledKernel> local = GetLocal(key);
+  if (local.ok() && options_.on_hit) options_.on_hit(false);
   if (local.ok() || options_.remote == nullptr) return local;
   absl::StatusOr<CompiledKernel> remote = options_.remote->Get(key);
   if (!remote.ok()) return local;
+  if (options_.on_hit) options_.on_hit(true);
   absl::Status stored = PutLocal(key, *remote);
   if (!stored.ok()) {
     spdlog::warn("kernel store: keeping {} from the remote tier failed: {}",

@@ -111,6 +111,9 @@ class KernelStore {
     // hands it every kernel after storing it here; Discard deletes there
     // too. Must outlive the store.
     RemoteTier* remote = nullptr;
+    // Called on each Get that finds a kernel: `remote` when the remote tier
+    // had it.
+    std::function<void(bool remote)> on_hit;
   };
 
   struct Stats {

@@ -157,6 +157,14 @@ Metrics::Metrics()
                           .Help("Byte budget of the persistent cache (0: none).")
                           .Register(*registry_)
                           .Add({});
+  auto& tier_hits = prometheus::BuildCounter()
+                        .Name("pto_cache_tier_hits_total")
+                        .Help("Lookups served by each cache tier: memory, "
+                              "rocksdb, redis.")
+                        .Register(*registry_);
+  tier_hits_memory_ = &tier_hits.Add({{"tier", "memory"}});
+  tier_hits_rocksdb_ = &tier_hits.Add({{"tier", "rocksdb"}});
+  tier_hits_redis_ = &tier_hits.Add({{"tier", "redis"}});
   seconds_saved_ = &prometheus::BuildCounter()
                         .Name("pto_compile_seconds_saved_total")
                         .Help("Compile seconds saved by hits and coalescing.")
@@ -261,6 +269,16 @@ void Metrics::RecordCompileTimeout() { compile_timeouts_->Increment(); }
 
 void Metrics::AddStaleWorkDirsRemoved(uint64_t count) {
   if (count > 0) stale_work_dirs_removed_->Increment(static_cast<double>(count));
+}
+
+void Metrics::RecordTierHit(const std::string& tier) {
+  if (tier == "memory") {
+    tier_hits_memory_->Increment();
+  } else if (tier == "rocksdb") {
+    tier_hits_rocksdb_->Increment();
+  } else if (tier == "redis") {
+    tier_hits_redis_->Increment();
+  }
 }
 
 void Metrics::EnableRedisTier() {

@@ -24,6 +24,8 @@
 //   cache_evictions_total                              counter
 //   cache_evicted_idle_seconds                         histogram: how long an
 //                                                      evicted entry was unused
+//   cache_tier_hits_total{tier="memory|rocksdb|redis"} counter: lookups
+//                                                      served by each tier
 //   compile_seconds_saved_total                        counter
 //   compile_timeouts_total                             counter: native compiles
 //                                                      killed at the timeout
@@ -103,6 +105,8 @@ class Metrics {
   // ("moved_aside" or "in_memory"); `persistent`: whether it is on disk now.
   void RecordStoreRecovery(const std::string& action, bool persistent);
   void AddSecondsSaved(double seconds);
+  // A lookup served by `tier`: "memory", "rocksdb" or "redis".
+  void RecordTierHit(const std::string& tier);
   // A compile failed DEADLINE_EXCEEDED (its native compiler was killed).
   void RecordCompileTimeout();
   void AddStaleWorkDirsRemoved(uint64_t count);
@@ -143,6 +147,9 @@ class Metrics {
   prometheus::Histogram* evicted_idle_;
   prometheus::Gauge* cache_max_bytes_;
   prometheus::Counter* seconds_saved_;
+  prometheus::Counter* tier_hits_memory_;
+  prometheus::Counter* tier_hits_rocksdb_;
+  prometheus::Counter* tier_hits_redis_;
   prometheus::Counter* compile_timeouts_;
   prometheus::Counter* stale_work_dirs_removed_;
   struct RedisSeries;

@@ -85,6 +85,20 @@ TEST(MetricsTest, ServeOnPortZeroPicksAPortAndABadAddressFailsClearly) {
       << taken.status();
 }
 
+TEST(MetricsTest, TierHitsAreCountedPerTier) {
+  Metrics metrics;
+  metrics.RecordTierHit("memory");
+  metrics.RecordTierHit("memory");
+  metrics.RecordTierHit("redis");
+  const std::string text = Scrape(metrics);
+  EXPECT_NE(text.find("pto_cache_tier_hits_total{tier=\"memory\"} 2"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_cache_tier_hits_total{tier=\"rocksdb\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_cache_tier_hits_total{tier=\"redis\"} 1"),
+            std::string::npos);
+}
+
 TEST(MetricsTest, RedisSeriesExistOnlyOnceTheTierIsEnabled) {
   Metrics metrics;
   metrics.RecordRedisOperation("get", "hit", 0.001);  // ignored: not enabled

@@ -73,6 +73,9 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   store_options.on_evict = [metrics](double idle_seconds) {
     metrics->ObserveEviction(idle_seconds);
   };
+  store_options.on_hit = [metrics](bool remote) {
+    metrics->RecordTierHit(remote ? "redis" : "rocksdb");
+  };
   metrics->AddStaleWorkDirsRemoved(options.stale_work_dirs_removed);
   if (!options.redis.cluster.seeds.empty()) {
     RedisTierOptions redis = options.redis;

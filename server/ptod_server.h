@@ -54,8 +54,8 @@ struct PtodOptions {
   std::string tls_cert_pem;
   std::string tls_key_pem;
   std::string tls_client_ca_pem;
-  // The persistent cache's byte budget and eviction (clock and on_evict are
-  // set by Start).
+  // The persistent cache's byte budget and eviction (on_evict, on_hit and
+  // remote are set by Start).
   KernelStore::Options store;
   CompileServiceOptions service;
   // The Redis Cluster tier behind the store: on when redis.cluster.seeds is

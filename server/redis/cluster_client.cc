@@ -133,6 +133,11 @@ void ClusterClient::MaybeRefresh() {
   Refresh().IgnoreError();  // commands report their own failures
 }
 
+bool ClusterClient::MapIsOld() const {
+  absl::MutexLock lock(&map_mu_);
+  return absl::Now() - last_refresh_ > options_.refresh_interval;
+}
+
 std::shared_ptr<const SlotMap> ClusterClient::slot_map() const {
   absl::MutexLock lock(&map_mu_);
   return map_;
@@ -161,7 +166,7 @@ absl::StatusOr<Reply> ClusterClient::Command(
   absl::Status last = absl::UnavailableError("Redis Cluster: not tried");
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     if (attempt > 0 && absl::Now() >= deadline) break;
-    if (stale_) MaybeRefresh();
+    if (stale_ || (attempt == 0 && MapIsOld())) MaybeRefresh();
     std::string node = ask_target;
     if (node.empty()) {
       node = PickNode(*slot_map(), slot, read);

@@ -16,7 +16,8 @@
 // (ConnectionPool: a back-off, during which it is skipped at no cost) and the
 // map is refreshed, so a primary's failover is followed once the cluster has
 // promoted a replica. With `read_from_replicas`, reads go to a replica of
-// the slot's shard (READONLY connections), the primary when none is up.
+// the slot's shard (READONLY connections), the primary when none is up. The
+// map is also reloaded every `refresh_interval`.
 //
 // Bounds: each connect and each socket read or write has its timeout;
 // retries and redirects stop after `max_attempts` or once
@@ -63,6 +64,9 @@ struct ClusterOptions {
   absl::Duration down_max = absl::Seconds(5);
   // A stale map is reloaded at most this often.
   absl::Duration min_refresh_interval = absl::Milliseconds(100);
+  // A map older than this is reloaded by the next command, so changes that
+  // send no redirect (replicas added or removed) are seen too.
+  absl::Duration refresh_interval = absl::Seconds(60);
 };
 
 class ClusterClient {
@@ -113,6 +117,8 @@ class ClusterClient {
 
   // Refresh() unless one ran within min_refresh_interval or is running.
   void MaybeRefresh();
+  // Whether the map is older than refresh_interval.
+  bool MapIsOld() const;
 
   // The node to send a command for `slot` to; "" when the slot is
   // unassigned in `map`.

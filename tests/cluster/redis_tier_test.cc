@@ -152,6 +152,7 @@ TEST_F(RedisTierTest, AKernelCompiledOnOneReplicaIsAHitOnAnother) {
   EXPECT_TRUE(Has(b.Metrics(),
                   "pto_redis_operations_total{op=\"get\",result=\"hit\"} 1"))
       << b.Metrics();
+  EXPECT_TRUE(Has(b.Metrics(), "pto_cache_tier_hits_total{tier=\"redis\"} 1"));
   // Written back to B's RocksDB: after a restart it is a hit from there.
   EXPECT_EQ(b.server->store_stats().entries, 1u);
   Start(&b);
@@ -159,6 +160,10 @@ TEST_F(RedisTierTest, AKernelCompiledOnOneReplicaIsAHitOnAnother) {
   ASSERT_TRUE(third.ok()) << third.status();
   EXPECT_EQ(third->cache_status(), pto::v1::CACHE_STATUS_HIT);
   EXPECT_EQ(b.tier().stats().hits, 0u);
+  EXPECT_TRUE(
+      Has(b.Metrics(), "pto_cache_tier_hits_total{tier=\"rocksdb\"} 1"));
+  ASSERT_TRUE(b.Compile("kernel-1").ok());
+  EXPECT_TRUE(Has(b.Metrics(), "pto_cache_tier_hits_total{tier=\"memory\"} 1"));
   EXPECT_EQ(b.compiles, 0);
 }
 

@@ -51,6 +51,10 @@
 // is young). Eviction reads the access records (small) to order them: it runs
 // rarely, in the writer's thread, never on open.
 //
+// A second tier shared with other ptods (Options::remote, remote_tier.h)
+// sits behind the store: Get asks it on a miss and keeps what it returns,
+// Put hands it what was stored, Discard deletes there too.
+//
 // Thread-safe.
 #ifndef PTO_SERVER_KERNEL_STORE_H_
 #define PTO_SERVER_KERNEL_STORE_H_

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -144,7 +145,10 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
 
 CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& storage_key,
                                              const std::string& key) {
-  if (CompiledKernelPtr hot = memory_.Get(storage_key)) return hot;
+  if (CompiledKernelPtr hot = memory_.Get(storage_key)) {
+    metrics_->RecordTierHit("memory");
+    return hot;
+  }
   absl::StatusOr<CompiledKernel> stored = store_->Get(storage_key);
   if (stored.ok()) {
     // The store checked its record seal and digests; these check that the
@@ -198,6 +202,17 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   // Queued compiles not yet started when ptod stops are dropped: their
   // callers are gone with the RPC server, and SIGTERM should not wait for a
   // whole queue of compiles.
+  if (draining_) {
+    return absl::UnavailableError("ptod is shutting down; compile not started");
+  }
+  // With a tier shared between ptods: wait while another one compiles it
+  // (then it is a hit), or take the cluster-wide lease until it is stored.
+  if (store_->AwaitCompileLease(storage_key)) {
+    if (CompiledKernelPtr kernel = Lookup(storage_key, key)) return kernel;
+  }
+  absl::Cleanup release_lease = [this, &storage_key] {
+    store_->ReleaseCompileLease(storage_key);
+  };
   if (draining_) {
     return absl::UnavailableError("ptod is shutting down; compile not started");
   }

@@ -5,8 +5,10 @@
 //        INVALID_ARGUMENT with the verifier's message)
 //   -> memory LRU -> RocksDB (KernelStore)          : HIT
 //   -> singleflight on the key:
-//        first caller: compile on the worker pool,
-//                      store, remember in memory    : MISS
+//        first caller: on the worker pool, with a remote tier the
+//                      cluster-wide lease (KernelStore::AwaitCompileLease:
+//                      another ptod's compile is waited for, a HIT),
+//                      compile, store, remember in memory : MISS
 //        callers while it runs: share its result    : COALESCED
 // Every caller waits with its own gRPC deadline (DEADLINE_EXCEEDED; the
 // compile carries on for the others and still lands in the cache). A full

@@ -374,6 +374,31 @@ KernelStore::~KernelStore() {
 }
 
 absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
+  absl::StatusOr<CompiledKernel> local = GetLocal(key);
+  if (local.ok() && options_.on_hit) options_.on_hit(false);
+  if (local.ok() || options_.remote == nullptr) return local;
+  absl::StatusOr<CompiledKernel> remote = options_.remote->Get(key);
+  if (!remote.ok()) return local;
+  if (options_.on_hit) options_.on_hit(true);
+  absl::Status stored = PutLocal(key, *remote);
+  if (!stored.ok()) {
+    spdlog::warn("kernel store: keeping {} from the remote tier failed: {}",
+                 key.substr(0, 12), stored.ToString());
+  }
+  return remote;
+}
+
+absl::Status KernelStore::Put(const std::string& key,
+                              const CompiledKernel& kernel) {
+  absl::Status stored = PutLocal(key, kernel);
+  // A kernel refused as malformed is not shared either.
+  if (options_.remote != nullptr && !absl::IsInvalidArgument(stored)) {
+    options_.remote->PutAsync(key, kernel);
+  }
+  return stored;
+}
+
+absl::StatusOr<CompiledKernel> KernelStore::GetLocal(const std::string& key) {
   std::string record;
   rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), ManifestKey(key), &record);
@@ -436,8 +461,8 @@ absl::StatusOr<CompiledKernel> KernelStore::Get(const std::string& key) {
   return kernel;
 }
 
-absl::Status KernelStore::Put(const std::string& key,
-                              const CompiledKernel& kernel) {
+absl::Status KernelStore::PutLocal(const std::string& key,
+                                   const CompiledKernel& kernel) {
   const std::string& payload = kernel.binary.native_payload();
   const std::string payload_sha256 = runtime::Sha256(payload);
   if (kernel.binary.payload_sha256() != payload_sha256) {
@@ -753,6 +778,7 @@ void KernelStore::MarkDamaged(const std::string& why) {
 
 void KernelStore::Discard(const std::string& key, const std::string& why) {
   DeleteCorrupt(key, false, why);
+  if (options_.remote != nullptr) options_.remote->Discard(key);
 }
 
 void KernelStore::Touch(const std::string& key) {

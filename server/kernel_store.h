@@ -51,6 +51,10 @@
 // is young). Eviction reads the access records (small) to order them: it runs
 // rarely, in the writer's thread, never on open.
 //
+// A second tier shared with other ptods (Options::remote, remote_tier.h)
+// sits behind the store: Get asks it on a miss and keeps what it returns,
+// Put hands it what was stored, Discard deletes there too.
+//
 // Thread-safe.
 #ifndef PTO_SERVER_KERNEL_STORE_H_
 #define PTO_SERVER_KERNEL_STORE_H_
@@ -71,6 +75,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/compiled_kernel.h"
+#include "server/remote_tier.h"
 
 namespace rocksdb {
 class DB;
@@ -105,6 +110,14 @@ class KernelStore {
     std::function<void(double idle_seconds)> on_evict;
     // The time (tests move it); empty: absl::Now.
     std::function<absl::Time()> clock;
+    // A tier shared with other ptods (remote_tier.h), or null. Get asks it
+    // on a miss (or a failed read) and stores what it returns here; Put
+    // hands it every kernel after storing it here; Discard deletes there
+    // too. Must outlive the store.
+    RemoteTier* remote = nullptr;
+    // Called on each Get that finds a kernel: `remote` when the remote tier
+    // had it.
+    std::function<void(bool remote)> on_hit;
   };
 
   struct Stats {
@@ -161,19 +174,33 @@ class KernelStore {
   KernelStore(const KernelStore&) = delete;
   KernelStore& operator=(const KernelStore&) = delete;
 
-  // The kernel stored for `key`. NOT_FOUND on a miss, including an entry
-  // found corrupt (and deleted) just now; other errors are I/O failures.
+  // The kernel stored for `key`, else the remote tier's (then stored here).
+  // NOT_FOUND on a miss in both, including an entry found corrupt (and
+  // deleted) just now; other errors are I/O failures here when the remote
+  // tier did not have it either.
   absl::StatusOr<CompiledKernel> Get(const std::string& key);
 
   // Stores `kernel` under `key` (replacing an earlier entry for the key),
-  // then evicts if over budget. RESOURCE_EXHAUSTED, writing nothing, when
-  // the disk has less than 64 MiB free (RocksDB is not safe on a full disk).
+  // then evicts if over budget, then hands it to the remote tier (whatever
+  // happened here). RESOURCE_EXHAUSTED, writing nothing here, when the disk
+  // has less than 64 MiB free (RocksDB is not safe on a full disk).
   absl::Status Put(const std::string& key, const CompiledKernel& kernel);
 
-  // Deletes `key`'s entry as corrupt (counted and logged with `why`): for a
-  // caller that finds a stored kernel wrong in a way the store cannot see
-  // (e.g. its signature does not verify).
+  // Deletes `key`'s entry as corrupt (counted and logged with `why`), here
+  // and in the remote tier: for a caller that finds a stored kernel wrong in
+  // a way the store cannot see (e.g. its signature does not verify).
   void Discard(const std::string& key, const std::string& why);
+
+  // The remote tier's compile lease (RemoteTier::AwaitCompileLease and
+  // ReleaseCompileLease); without a remote tier, false and nothing.
+  bool AwaitCompileLease(const std::string& key) {
+    return options_.remote != nullptr &&
+           options_.remote->AwaitCompileLease(key);
+  }
+  void ReleaseCompileLease(const std::string& key) {
+    if (options_.remote != nullptr) options_.remote->ReleaseCompileLease(key);
+  }
+
 
   // Deletes every entry (admin purge). The counters restart at zero.
   absl::Status Purge();
@@ -196,6 +223,10 @@ class KernelStore {
  private:
   KernelStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
               std::string seal_key, Options options);
+
+  // Get and Put of this store alone.
+  absl::StatusOr<CompiledKernel> GetLocal(const std::string& key);
+  absl::Status PutLocal(const std::string& key, const CompiledKernel& kernel);
 
   // Open() on RocksDB environment `env` (null: the default, on disk).
   static absl::StatusOr<std::unique_ptr<KernelStore>> OpenWithEnv(

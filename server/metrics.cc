@@ -32,6 +32,27 @@ struct Metrics::RequestCounters {
       ABSL_GUARDED_BY(mu);
 };
 
+struct Metrics::RedisSeries {
+  // (op, result) and (lease result) -> series, all made in the constructor.
+  std::map<std::pair<std::string, std::string>, prometheus::Counter*> ops;
+  std::map<std::string, prometheus::Histogram*> durations;
+  std::map<std::string, prometheus::Counter*> leases;
+  prometheus::Counter* corrupt = nullptr;
+  prometheus::Gauge* up = nullptr;
+};
+
+namespace {
+
+// 0.1 ms to ~10 s, each bound ~2.5x the last: a Redis operation is far
+// quicker than a compile.
+std::vector<double> RedisBuckets() {
+  std::vector<double> bounds;
+  for (int i = 0; i <= 12; ++i) bounds.push_back(1e-4 * std::pow(10.0, 0.4 * i));
+  return bounds;
+}
+
+}  // namespace
+
 std::vector<double> DurationBuckets() {
   // 1 ms * 10^(0.4 i): each bound ~2.51x the previous, up to 6310 s; then
   // 10^4 s closes the range.
@@ -136,6 +157,14 @@ Metrics::Metrics()
                           .Help("Byte budget of the persistent cache (0: none).")
                           .Register(*registry_)
                           .Add({});
+  auto& tier_hits = prometheus::BuildCounter()
+                        .Name("pto_cache_tier_hits_total")
+                        .Help("Lookups served by each cache tier: memory, "
+                              "rocksdb, redis.")
+                        .Register(*registry_);
+  tier_hits_memory_ = &tier_hits.Add({{"tier", "memory"}});
+  tier_hits_rocksdb_ = &tier_hits.Add({{"tier", "rocksdb"}});
+  tier_hits_redis_ = &tier_hits.Add({{"tier", "redis"}});
   seconds_saved_ = &prometheus::BuildCounter()
                         .Name("pto_compile_seconds_saved_total")
                         .Help("Compile seconds saved by hits and coalescing.")
@@ -240,6 +269,89 @@ void Metrics::RecordCompileTimeout() { compile_timeouts_->Increment(); }
 
 void Metrics::AddStaleWorkDirsRemoved(uint64_t count) {
   if (count > 0) stale_work_dirs_removed_->Increment(static_cast<double>(count));
+}
+
+void Metrics::RecordTierHit(const std::string& tier) {
+  if (tier == "memory") {
+    tier_hits_memory_->Increment();
+  } else if (tier == "rocksdb") {
+    tier_hits_rocksdb_->Increment();
+  } else if (tier == "redis") {
+    tier_hits_redis_->Increment();
+  }
+}
+
+void Metrics::EnableRedisTier() {
+  if (redis_ != nullptr) return;
+  redis_ = std::make_unique<RedisSeries>();
+  auto& redis_ops = prometheus::BuildCounter()
+                        .Name("pto_redis_operations_total")
+                        .Help("Operations on the Redis Cluster tier by "
+                              "result.")
+                        .Register(*registry_);
+  for (const char* result : {"hit", "miss", "corrupt", "error"}) {
+    redis_->ops[{"get", result}] =
+        &redis_ops.Add({{"op", "get"}, {"result", result}});
+  }
+  for (const char* result : {"ok", "error", "dropped"}) {
+    redis_->ops[{"set", result}] =
+        &redis_ops.Add({{"op", "set"}, {"result", result}});
+  }
+  auto& redis_durations =
+      prometheus::BuildHistogram()
+          .Name("pto_redis_operation_duration_seconds")
+          .Help("Wall time of each Redis Cluster tier operation.")
+          .Register(*registry_);
+  for (const char* op : {"get", "set"}) {
+    redis_->durations[op] = &redis_durations.Add({{"op", op}}, RedisBuckets());
+  }
+  redis_->corrupt = &prometheus::BuildCounter()
+                         .Name("pto_redis_corrupt_entries_total")
+                         .Help("Entries read from Redis whose signature did "
+                               "not verify; deleted and recompiled.")
+                         .Register(*registry_)
+                         .Add({});
+  redis_->up = &prometheus::BuildGauge()
+                    .Name("pto_redis_up")
+                    .Help("1 when the last Redis operation reached the "
+                          "cluster, 0 when it failed.")
+                    .Register(*registry_)
+                    .Add({});
+  auto& leases = prometheus::BuildCounter()
+                     .Name("pto_redis_leases_total")
+                     .Help("Cluster-wide compile leases: taken, waited for "
+                           "(another replica compiled), expired (its holder "
+                           "failed or vanished; compiled here), timeout "
+                           "(waited too long; compiled here), error.")
+                     .Register(*registry_);
+  for (const char* result :
+       {"taken", "waited", "expired", "timeout", "error"}) {
+    redis_->leases[result] = &leases.Add({{"result", result}});
+  }
+}
+
+void Metrics::RecordRedisOperation(const std::string& op,
+                                   const std::string& result, double seconds) {
+  if (redis_ == nullptr) return;
+  auto counter = redis_->ops.find({op, result});
+  if (counter != redis_->ops.end()) counter->second->Increment();
+  if (result == "dropped") return;
+  auto duration = redis_->durations.find(op);
+  if (duration != redis_->durations.end()) duration->second->Observe(seconds);
+}
+
+void Metrics::RecordRedisCorruptEntry() {
+  if (redis_ != nullptr) redis_->corrupt->Increment();
+}
+
+void Metrics::SetRedisUp(bool up) {
+  if (redis_ != nullptr) redis_->up->Set(up ? 1 : 0);
+}
+
+void Metrics::RecordRedisLease(const std::string& result) {
+  if (redis_ == nullptr) return;
+  auto counter = redis_->leases.find(result);
+  if (counter != redis_->leases.end()) counter->second->Increment();
 }
 
 }  // namespace pto::server

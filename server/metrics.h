@@ -24,12 +24,29 @@
 //   cache_evictions_total                              counter
 //   cache_evicted_idle_seconds                         histogram: how long an
 //                                                      evicted entry was unused
+//   cache_tier_hits_total{tier="memory|rocksdb|redis"} counter: lookups
+//                                                      served by each tier
 //   compile_seconds_saved_total                        counter
 //   compile_timeouts_total                             counter: native compiles
 //                                                      killed at the timeout
 //   stale_work_dirs_removed_total                      counter: dead ptods'
 //                                                      work directories
 //                                                      removed at start
+// The Redis Cluster tier (server/redis_tier.h), once EnableRedisTier():
+//   redis_operations_total{op="get",result="hit|miss|corrupt|error"}
+//   redis_operations_total{op="set",result="ok|error|dropped"}
+//                                                      counter; "dropped":
+//                                                      writes not queued
+//                                                      (queue full)
+//   redis_operation_duration_seconds{op="get|set"}     histogram, 0.1 ms ..
+//   redis_corrupt_entries_total                        counter: entries whose
+//                                                      signature did not
+//                                                      verify, deleted
+//   redis_up                                           gauge: 1 when the last
+//                                                      operation reached Redis
+//   redis_leases_total{result="taken|waited|expired|timeout|error"}
+//                                                      counter: compile
+//                                                      leases
 // Thread-safe: prometheus-cpp metrics are atomic.
 #ifndef PTO_SERVER_METRICS_H_
 #define PTO_SERVER_METRICS_H_
@@ -88,9 +105,23 @@ class Metrics {
   // ("moved_aside" or "in_memory"); `persistent`: whether it is on disk now.
   void RecordStoreRecovery(const std::string& action, bool persistent);
   void AddSecondsSaved(double seconds);
+  // A lookup served by `tier`: "memory", "rocksdb" or "redis".
+  void RecordTierHit(const std::string& tier);
   // A compile failed DEADLINE_EXCEEDED (its native compiler was killed).
   void RecordCompileTimeout();
   void AddStaleWorkDirsRemoved(uint64_t count);
+
+  // Registers the Redis tier's series (at zero); until then the Redis
+  // methods below do nothing. Call before Serve().
+  void EnableRedisTier();
+  // One Redis operation `op` ("get", "set") with `result` (see above),
+  // taking `seconds` (not observed for "dropped").
+  void RecordRedisOperation(const std::string& op, const std::string& result,
+                            double seconds);
+  void RecordRedisCorruptEntry();
+  void SetRedisUp(bool up);
+  // `result`: "taken", "waited", "expired", "timeout" or "error".
+  void RecordRedisLease(const std::string& result);
 
   prometheus::Registry& registry() { return *registry_; }
 
@@ -116,8 +147,13 @@ class Metrics {
   prometheus::Histogram* evicted_idle_;
   prometheus::Gauge* cache_max_bytes_;
   prometheus::Counter* seconds_saved_;
+  prometheus::Counter* tier_hits_memory_;
+  prometheus::Counter* tier_hits_rocksdb_;
+  prometheus::Counter* tier_hits_redis_;
   prometheus::Counter* compile_timeouts_;
   prometheus::Counter* stale_work_dirs_removed_;
+  struct RedisSeries;
+  std::unique_ptr<RedisSeries> redis_;
   struct StageHistograms;
   std::unique_ptr<StageHistograms> stages_;
 };

@@ -85,5 +85,48 @@ TEST(MetricsTest, ServeOnPortZeroPicksAPortAndABadAddressFailsClearly) {
       << taken.status();
 }
 
+TEST(MetricsTest, TierHitsAreCountedPerTier) {
+  Metrics metrics;
+  metrics.RecordTierHit("memory");
+  metrics.RecordTierHit("memory");
+  metrics.RecordTierHit("redis");
+  const std::string text = Scrape(metrics);
+  EXPECT_NE(text.find("pto_cache_tier_hits_total{tier=\"memory\"} 2"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_cache_tier_hits_total{tier=\"rocksdb\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_cache_tier_hits_total{tier=\"redis\"} 1"),
+            std::string::npos);
+}
+
+TEST(MetricsTest, RedisSeriesExistOnlyOnceTheTierIsEnabled) {
+  Metrics metrics;
+  metrics.RecordRedisOperation("get", "hit", 0.001);  // ignored: not enabled
+  EXPECT_EQ(Scrape(metrics).find("pto_redis_"), std::string::npos);
+  metrics.EnableRedisTier();
+  metrics.RecordRedisOperation("get", "hit", 0.001);
+  metrics.RecordRedisOperation("get", "corrupt", 0.002);
+  metrics.RecordRedisOperation("set", "dropped", 0);
+  metrics.RecordRedisCorruptEntry();
+  metrics.RecordRedisLease("waited");
+  metrics.SetRedisUp(false);
+  const std::string text = Scrape(metrics);
+  EXPECT_NE(text.find("pto_redis_operations_total{op=\"get\",result=\"hit\"} 1"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_redis_operations_total{op=\"get\",result=\"miss\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_redis_operations_total{op=\"set\",result=\"dropped\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_redis_operation_duration_seconds_count{op=\"get\"} 2"),
+            std::string::npos);
+  // A dropped write took no Redis time: not observed.
+  EXPECT_NE(text.find("pto_redis_operation_duration_seconds_count{op=\"set\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_redis_corrupt_entries_total 1"), std::string::npos);
+  EXPECT_NE(text.find("pto_redis_leases_total{result=\"waited\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("pto_redis_up 0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pto::server

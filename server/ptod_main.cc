@@ -27,11 +27,14 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "absl/time/time.h"
 #include "runtime/signature.h"
 #include "server/compiler_limits.h"
 #include "server/ptod_server.h"
 #include "server/pto_compiler_backend.h"
+#include "server/redis/credentials.h"
 #include "server/tenant_tokens.h"
 #include "server/work_root.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -95,6 +98,39 @@ ABSL_FLAG(absl::Duration, compile_cpu_limit, absl::Minutes(10),
 ABSL_FLAG(int64_t, compile_memory_bytes, int64_t{8} << 30,
           "address space one native compiler process may use (ulimit -v); "
           "0: unlimited");
+ABSL_FLAG(std::string, redis_nodes, "",
+          "Redis Cluster seed nodes, host:port,host:port,...: a second cache "
+          "tier shared by ptod replicas (needs --signing_key_file, the same "
+          "on every replica); empty: off");
+ABSL_FLAG(std::string, redis_credentials_file, "",
+          "Redis ACL credentials: one line (the default user's password) or "
+          "two (user, then password); empty: no AUTH");
+ABSL_FLAG(bool, redis_tls, false,
+          "reach Redis over TLS: not available, this ptod's hiredis (0.14, "
+          "Debian 12) has no TLS; ptod refuses to start with it. Keep Redis "
+          "on a private network or put a TLS tunnel (stunnel) beside ptod");
+ABSL_FLAG(bool, redis_read_replicas, false,
+          "read kernels from the Redis replicas (writes go to primaries)");
+ABSL_FLAG(absl::Duration, redis_connect_timeout, absl::Milliseconds(200),
+          "timeout of one connect to a Redis node");
+ABSL_FLAG(absl::Duration, redis_command_timeout, absl::Milliseconds(200),
+          "timeout of each socket read or write of a Redis command");
+ABSL_FLAG(absl::Duration, redis_operation_timeout, absl::Milliseconds(500),
+          "no retry or redirect of a Redis operation starts after this");
+ABSL_FLAG(int, redis_pool_size, 8, "idle connections kept per Redis node");
+ABSL_FLAG(absl::Duration, redis_ttl, absl::Hours(24 * 7),
+          "expiry of a kernel in Redis, from its write");
+ABSL_FLAG(int, redis_max_queued_writes, 256,
+          "writes to Redis waiting at most; more are dropped (counted)");
+ABSL_FLAG(int64_t, redis_max_entry_bytes, int64_t{64} << 20,
+          "largest kernel entry written to or accepted from Redis");
+ABSL_FLAG(absl::Duration, redis_lease_ttl, absl::Seconds(10),
+          "expiry of a compile lease in Redis (renewed every third of it "
+          "while compiling): how soon other replicas take over from a "
+          "replica that died compiling; 0: no leases");
+ABSL_FLAG(absl::Duration, redis_lease_wait, absl::Seconds(130),
+          "longest a replica waits for another replica's compile of the "
+          "same kernel before compiling it itself");
 
 namespace {
 
@@ -243,6 +279,57 @@ int main(int argc, char** argv) {
       return Fail(absl::StrCat("--signing_key_file: ", key.status().message()));
     }
     options.service.signing_key = *std::move(key);
+  }
+  if (absl::GetFlag(FLAGS_redis_tls)) {
+    return Fail(
+        "--redis_tls: this ptod is built with hiredis 0.14 (Debian 12), which "
+        "has no TLS; reach Redis over a private network or a TLS tunnel "
+        "(stunnel) on loopback");
+  }
+  if (!absl::GetFlag(FLAGS_redis_nodes).empty()) {
+    pto::server::RedisTierOptions& redis = options.redis;
+    for (absl::string_view node :
+         absl::StrSplit(absl::GetFlag(FLAGS_redis_nodes), ',',
+                        absl::SkipWhitespace())) {
+      redis.cluster.seeds.push_back(
+          std::string(absl::StripAsciiWhitespace(node)));
+    }
+    if (options.service.signing_key.empty()) {
+      return Fail(
+          "--redis_nodes needs --signing_key_file (the same key on every "
+          "replica): nothing read from Redis is served unless it verifies");
+    }
+    if (!absl::GetFlag(FLAGS_redis_credentials_file).empty()) {
+      absl::StatusOr<pto::server::redis::Credentials> credentials =
+          pto::server::redis::ReadCredentialsFile(
+              absl::GetFlag(FLAGS_redis_credentials_file));
+      if (!credentials.ok()) {
+        return Fail(absl::StrCat("--redis_credentials_file: ",
+                                 credentials.status().message()));
+      }
+      redis.cluster.connection.user = credentials->user;
+      redis.cluster.connection.password = credentials->password;
+    }
+    if (absl::GetFlag(FLAGS_redis_pool_size) < 0 ||
+        absl::GetFlag(FLAGS_redis_max_queued_writes) < 0 ||
+        absl::GetFlag(FLAGS_redis_max_entry_bytes) <= 0) {
+      return Fail(
+          "--redis_pool_size and --redis_max_queued_writes must be >= 0, "
+          "--redis_max_entry_bytes > 0");
+    }
+    redis.cluster.read_from_replicas = absl::GetFlag(FLAGS_redis_read_replicas);
+    redis.cluster.connection.connect_timeout =
+        absl::GetFlag(FLAGS_redis_connect_timeout);
+    redis.cluster.connection.command_timeout =
+        absl::GetFlag(FLAGS_redis_command_timeout);
+    redis.cluster.operation_timeout =
+        absl::GetFlag(FLAGS_redis_operation_timeout);
+    redis.cluster.max_idle_per_node = absl::GetFlag(FLAGS_redis_pool_size);
+    redis.ttl = absl::GetFlag(FLAGS_redis_ttl);
+    redis.max_queued_writes = absl::GetFlag(FLAGS_redis_max_queued_writes);
+    redis.max_entry_bytes = absl::GetFlag(FLAGS_redis_max_entry_bytes);
+    redis.lease_ttl = absl::GetFlag(FLAGS_redis_lease_ttl);
+    redis.lease_wait = absl::GetFlag(FLAGS_redis_lease_wait);
   }
   for (auto [flag, path, pem] :
        {std::make_tuple("tls_cert_file", absl::GetFlag(FLAGS_tls_cert_file),

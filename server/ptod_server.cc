@@ -73,7 +73,27 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   store_options.on_evict = [metrics](double idle_seconds) {
     metrics->ObserveEviction(idle_seconds);
   };
+  store_options.on_hit = [metrics](bool remote) {
+    metrics->RecordTierHit(remote ? "redis" : "rocksdb");
+  };
   metrics->AddStaleWorkDirsRemoved(options.stale_work_dirs_removed);
+  if (!options.redis.cluster.seeds.empty()) {
+    RedisTierOptions redis = options.redis;
+    redis.signing_key = options.service.signing_key;
+    absl::StatusOr<std::unique_ptr<RedisTier>> tier =
+        RedisTier::Create(std::move(redis), metrics);
+    if (!tier.ok()) return tier.status();
+    ptod->redis_ = *std::move(tier);
+    store_options.remote = ptod->redis_.get();
+    spdlog::info(
+        "Redis Cluster tier: {} seed node(s), entries expire after {}, "
+        "compile leases {}",
+        options.redis.cluster.seeds.size(),
+        absl::FormatDuration(options.redis.ttl),
+        options.redis.lease_ttl > absl::ZeroDuration()
+            ? absl::StrCat("of ", absl::FormatDuration(options.redis.lease_ttl))
+            : std::string("off"));
+  }
   absl::StatusOr<KernelStore::Recovered> store =
       KernelStore::OpenOrRecover(cache_dir, store_options);
   if (!store.ok()) return store.status();
@@ -176,6 +196,10 @@ PtodServer::~PtodServer() { Shutdown(absl::ZeroDuration()); }
 void PtodServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  // Compiles waiting for another ptod's lease stop waiting: they compile
+  // within the grace (or, once draining, do not start) rather than hold
+  // shutdown up to the lease wait.
+  if (redis_ != nullptr) redis_->StopWaiting();
   // The grace bounds the whole shutdown: when it is over, compiles still
   // running are cancelled (their compiler processes killed), so that a hung
   // compiler cannot keep ptod alive.
@@ -201,6 +225,7 @@ void PtodServer::Shutdown(absl::Duration grace) {
   spdlog::debug("compiles drained");
   store_.reset();  // closes RocksDB
   spdlog::debug("kernel store closed");
+  redis_.reset();
 }
 
 }  // namespace pto::server

@@ -24,6 +24,7 @@
 #include "server/compiler_backend.h"
 #include "server/kernel_store.h"
 #include "server/metrics.h"
+#include "server/redis_tier.h"
 
 namespace grpc {
 class Server;
@@ -53,10 +54,14 @@ struct PtodOptions {
   std::string tls_cert_pem;
   std::string tls_key_pem;
   std::string tls_client_ca_pem;
-  // The persistent cache's byte budget and eviction (clock and on_evict are
-  // set by Start).
+  // The persistent cache's byte budget and eviction (on_evict, on_hit and
+  // remote are set by Start).
   KernelStore::Options store;
   CompileServiceOptions service;
+  // The Redis Cluster tier behind the store: on when redis.cluster.seeds is
+  // not empty, and then service.signing_key is required (Start sets
+  // redis.signing_key to it).
+  RedisTierOptions redis;
   // Dead ptods' work directories removed before start (WorkRoot), for
   // pto_stale_work_dirs_removed_total.
   uint64_t stale_work_dirs_removed = 0;
@@ -85,7 +90,8 @@ class PtodServer {
   // finish and be stored (queued ones are dropped) until `grace` from the
   // call is over, then cancels those still running
   // (CompilerBackend::CancelCompiles: the real backend kills their compiler
-  // processes) and waits for them to end, and closes the store. Idempotent. Idle client connections that do not answer the GOAWAY can
+  // processes) and waits for them to end, and closes the store and the
+  // Redis tier (writes to Redis still queued are dropped). Idempotent. Idle client connections that do not answer the GOAWAY can
   // hold gRPC's part for a few seconds (bounded by `grace`).
   void Shutdown(absl::Duration grace);
 
@@ -102,14 +108,17 @@ class PtodServer {
     return store_ != nullptr ? store_->GetStats() : KernelStore::Stats{};
   }
   const std::string& cache_dir() const { return cache_dir_; }
+  // The Redis tier; null when off or after Shutdown().
+  RedisTier* redis_tier() { return redis_.get(); }
 
  private:
   PtodServer() = default;
 
-  // Destroyed in reverse: server, service (drains compiles), store, backend,
-  // metrics.
+  // Destroyed in reverse: server, service (drains compiles), store, Redis
+  // tier, backend, metrics.
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<CompilerBackend> backend_;
+  std::unique_ptr<RedisTier> redis_;
   std::unique_ptr<KernelStore> store_;
   std::unique_ptr<CompileServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -1,0 +1,68 @@
+// A GoogleTest base for suites that share one real Redis Cluster (starting
+// one takes seconds): started before the suite's first test, killed after
+// its last. Each test starts with every node running (SetUp restarts any a
+// test killed), the cluster healthy, and no keys. Without redis-server the
+// tests are skipped, naming the package to install.
+//
+//   class MyTest : public pto::testing::RedisClusterSuite {};
+//   TEST_F(MyTest, X) { cluster().seeds(); ... }
+#ifndef PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_
+#define PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/cluster/redis_cluster_fixture.h"
+#include "tests/ptod/test_util.h"
+
+namespace pto::testing {
+
+class RedisClusterSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string why;
+    if (!RedisCluster::Available(&why)) return;
+    dir_ = new TempDir();
+    absl::StatusOr<std::unique_ptr<RedisCluster>> cluster =
+        RedisCluster::Start(dir_->path());
+    if (cluster.ok()) {
+      cluster_ = cluster->release();
+    } else {
+      start_error_ = new std::string(cluster.status().ToString());
+    }
+  }
+
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+    delete start_error_;
+    start_error_ = nullptr;
+  }
+
+  void SetUp() override {
+    std::string why;
+    if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
+    ASSERT_NE(cluster_, nullptr) << *start_error_;
+    for (int i = 0; i < cluster_->size(); ++i) {
+      if (!cluster_->running(i)) ASSERT_TRUE(cluster_->Restart(i).ok());
+    }
+    absl::Status healthy = cluster_->WaitUntilHealthy(absl::Seconds(30));
+    ASSERT_TRUE(healthy.ok()) << healthy;
+    absl::Status flushed = cluster_->FlushAll();
+    ASSERT_TRUE(flushed.ok()) << flushed;
+  }
+
+  RedisCluster& cluster() { return *cluster_; }
+
+ private:
+  static inline TempDir* dir_ = nullptr;
+  static inline RedisCluster* cluster_ = nullptr;
+  static inline std::string* start_error_ = nullptr;
+};
+
+}  // namespace pto::testing
+
+#endif  // PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_

@@ -347,12 +347,14 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   for (int i = 0; i < static_cast<int>(fn_.body.size()); ++i) {
     if (absl::Status s = EmitInstr(i); !s.ok()) return s;
   }
-  // The UB plan: the program's tiles in order, then the scratch tiles.
+  // The UB plan: the program's tiles in order, then the scratch tiles. Rows
+  // are padded to 8 (a row tile's 32 bytes), so that full and row tiles
+  // have the same row count, as TROW* require.
   const int64_t cols_pad = RoundUp(cols_, kUbAlign / 4);
   const int64_t rows_pad = RoundUp(rows_, kUbAlign / 4);
   const int64_t half_cols_pad = RoundUp(cols_, kUbAlign / 2);
   std::string decl = absl::StrCat(
-      "  using Full = Tile<TileType::Vec, float, ", rows_, ", ", cols_pad,
+      "  using Full = Tile<TileType::Vec, float, ", rows_pad, ", ", cols_pad,
       ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
   bool any_row = false, any_col = false;
   for (Kind k : kind_) {
@@ -368,7 +370,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
                     ", BLayout::RowMajor, 1, ", cols_, ">;\n");
   }
   if (need_half_) {
-    absl::StrAppend(&decl, "  using FullHalf = Tile<TileType::Vec, half, ", rows_, ", ",
+    absl::StrAppend(&decl, "  using FullHalf = Tile<TileType::Vec, half, ", rows_pad, ", ",
                     half_cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
   }
   int64_t ub = 0;
@@ -379,13 +381,13 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   };
   for (int t = 0; t < fn_.num_tiles; ++t) {
     switch (kind_[t]) {
-      case Kind::kFull: place("Full", T(t), rows_ * cols_pad * 4); break;
+      case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4); break;
       case Kind::kRow: place("Row", T(t), rows_pad * 4); break;
       case Kind::kCol: place("Col", T(t), cols_pad * 4); break;
     }
   }
-  if (need_tmp_) place("Full", "tmp", rows_ * cols_pad * 4);
-  if (need_half_) place("FullHalf", "htmp", rows_ * half_cols_pad * 2);
+  if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
+  if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return absl::UnimplementedError(absl::StrCat(
         "ascend target: function @f", index_, " needs ", ub, " bytes of UB with its scratch "

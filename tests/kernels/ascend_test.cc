@@ -112,7 +112,14 @@ std::vector<Case> Cases() {
       {"Sqrt", [] { return Unary("sqrt"); }},
       {"Sigmoid", [] { return Unary("sigmoid"); }},
       {"Sin", [] { return Unary("sin"); }},
-      {"Matmul", [] { return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}); }},
+      {"Matmul", [] { return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}); }},
+      {"MatmulF16", [=] {
+         return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,
+                                               f32);
+       }},
+      {"MatmulTransposedB", [] {
+         return compiler::testing::MatmulGraph({64, 128}, {96, 128}, {64, 96}, false, true);
+       }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},
@@ -175,14 +182,19 @@ TEST(AscendRuntimeTest, DeviceObjectIsRefusedWithTheCpuSimAlternative) {
   EXPECT_THAT(std::string(kernel.status().message()), HasSubstr("ascend-a2a3-cpusim"));
 }
 
-// A matmul (not mapped yet) is UNIMPLEMENTED naming TMATMUL.
+// An instruction the target does not map is UNIMPLEMENTED naming it.
 TEST(AscendRuntimeTest, UnmappedInstructionIsNamed) {
-  absl::StatusOr<compiler::CompileResult> r = compiler::Compile(
-      compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}),
-      runtime::kAscendA2A3CpuSimTarget, {});
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(Unary("sin"), runtime::kAscendA2A3CpuSimTarget, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TMATMUL"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TSIN"));
+  r = compiler::Compile(compiler::testing::MatmulGraph({64, 128}, {96, 128}, {64, 96}, false,
+                                                       true),
+                        runtime::kAscendA2A3CpuSimTarget, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TMATMUL with a transposed operand"));
 }
 
 }  // namespace

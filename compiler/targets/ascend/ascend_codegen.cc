@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/targets/ascend/ascend_cube_codegen.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 #include "runtime/kernel_abi.h"
@@ -338,7 +339,7 @@ absl::Status FunctionEmitter::EmitInstr(int i) {
 
 absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
-    return Unsupported(PtoOpcode::kTMatmul, "(a cube function) is not mapped in this target yet");
+    return EmitAscendCubeFunction(p_, index_);
   }
   if (fn_.runtime_extents) {
     return Unsupported(PtoOpcode::kTLoad, "with run-time tile extents (a loop's tail)");

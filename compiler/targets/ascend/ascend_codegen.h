@@ -22,6 +22,8 @@
 //     one, a short composition where it does not (docs/pto-isa.md lists both);
 //   - set_flag/wait_flag between consecutive instructions on different pipes
 //     (MTE2 loads, V vector compute, MTE3 stores).
+// A cube function (matmul) goes through L1, L0A, L0B and L0C with TMATMUL
+// (ascend_cube_codegen.h).
 // Under __CPU_SIM the source also exports the executor's C ABI
 // (runtime/kernel_abi.h: pto_abi_version, pto_num_blocks, pto_block), each
 // block an adapter from (buffers, args) to the AICORE entry, so a CPU

@@ -1,7 +1,7 @@
 // Golden tests of the Ascend target's PTO-ISA source: an elementwise chain
 // with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
-// row-expanding arithmetic) and the softmax loop whose body loads through
-// a dynamic view. Goldens live in compiler/targets/ascend/testdata/.
+// row-expanding arithmetic), a matmul through L1 and L0 tiles and the
+// softmax loop whose body loads through a dynamic view. Goldens live in compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
@@ -61,6 +61,10 @@ TEST(AscendGoldenTest, SoftmaxRows) {
   const uint32_t s = b.Op("sum", {e}, {8, 128}, -1, true);
   b.Output("out", b.Op("div", {e, s}, {8, 128}));
   CheckGolden("softmax_rows.cc.txt", AscendSource(b.graph()));
+}
+
+TEST(AscendGoldenTest, MatmulL0Tiles) {
+  CheckGolden("matmul.cc.txt", AscendSource(testing::MatmulGraph({40, 100}, {100, 72}, {40, 72})));
 }
 
 TEST(AscendGoldenTest, SoftmaxLoopDynamicView) {

@@ -83,9 +83,13 @@ class FunctionEmitter {
   // a full half tile.
   std::string Tmp() { need_tmp_ = true; return "tmp"; }
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
-  void RoundToHalf(const std::string& t) {
-    Line(absl::StrCat("TCVT(", HalfTmp(), ", ", t, ", RoundMode::CAST_RINT);"));
-    Line(absl::StrCat("TCVT(", t, ", ", HalfTmp(), ", RoundMode::CAST_NONE);"));
+  std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
+  // The half scratch tile of tile t's shape.
+  std::string HalfFor(int t) { return kind_[t] == Kind::kRow ? HalfRowTmp() : HalfTmp(); }
+  void RoundToHalf(int t) {
+    const std::string h = HalfFor(t);
+    Line(absl::StrCat("TCVT(", h, ", ", T(t), ", RoundMode::CAST_RINT);"));
+    Line(absl::StrCat("TCVT(", T(t), ", ", h, ", RoundMode::CAST_NONE);"));
   }
 
   const PtoProgram& p_;
@@ -97,7 +101,7 @@ class FunctionEmitter {
   std::string body_;
   bool started_ = false;
   Pipe pipe_ = Pipe::kV;
-  bool need_tmp_ = false, need_half_ = false;
+  bool need_tmp_ = false, need_half_ = false, need_half_row_ = false;
   std::set<int> buffers_;
 };
 
@@ -125,6 +129,13 @@ absl::Status FunctionEmitter::PlanTiles() {
     } else {
       return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-",
                                              rank_, " tile"));
+    }
+  }
+  // One column: a row tile has the full tiles' shape, and is one of them
+  // (RowMajor [rows, 1], which TROW* also write).
+  if (cols_ == 1) {
+    for (Kind& k : kind_) {
+      if (k == Kind::kRow) k = Kind::kFull;
     }
   }
   // A column tile holds only reductions' results and is read by stores.
@@ -171,8 +182,8 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
   if (!store && kind != Kind::kFull) return Unsupported(in.op, "into a row or column tile");
-  if (buf.dtype == pto::v1::DT_FP16 && kind != Kind::kFull) {
-    return Unsupported(in.op, "of an FP16 row or column tile");
+  if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
+    return Unsupported(in.op, "of an FP16 column tile");
   }
   const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index, store ? in.reduce_dim : -1,
                               in.stride_dynamic);
@@ -225,9 +236,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const bool half = buf.dtype == pto::v1::DT_FP16;
   if (store) {
     Sync(Pipe::kV);
-    if (half) Line(absl::StrCat("TCVT(", HalfTmp(), ", ", T(tile), ", RoundMode::CAST_RINT);"));
+    if (half) Line(absl::StrCat("TCVT(", HalfFor(tile), ", ", T(tile), ", RoundMode::CAST_RINT);"));
     Sync(Pipe::kMte3);
-    Line(absl::StrCat("TSTORE(", g, ", ", half ? HalfTmp() : T(tile), ");"));
+    Line(absl::StrCat("TSTORE(", g, ", ", half ? HalfFor(tile) : T(tile), ");"));
   } else {
     Sync(Pipe::kMte2);
     Line(absl::StrCat("TLOAD(", half ? HalfTmp() : T(tile), ", ", g, ");"));
@@ -306,7 +317,7 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       const char* what = in.op == PtoOpcode::kTRedSum   ? "SUM"
                          : in.op == PtoOpcode::kTRedMax ? "MAX"
                                                         : "MIN";
-      if (kind_[in.dst] == Kind::kRow) {
+      if (in.reduce_dim == rank_ - 1) {
         Line(absl::StrCat("TROW", what, "(", d, ", ", src(0), ", ", Tmp(), ");"));
       } else {
         Line(absl::StrCat("TCOL", what, "(", d, ", ", src(0), ");"));
@@ -317,8 +328,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       return Unsupported(in.op, "has no PTO-ISA mapping in this target yet");
   }
   if (in.dtype == pto::v1::DT_FP16) {
-    if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "with an FP16 row result");
-    RoundToHalf(d);
+    if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
+    RoundToHalf(in.dst);
   } else if (in.dtype != pto::v1::DT_FP32) {
     return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
                                            " result"));
@@ -387,7 +398,13 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
       case Kind::kCol: place("Col", T(t), cols_pad * 4); break;
     }
   }
+  const int64_t half_rows_pad = RoundUp(rows_, kUbAlign / 2);
+  if (need_half_row_) {
+    absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
+                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+  }
   if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
+  if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return absl::UnimplementedError(absl::StrCat(

@@ -74,7 +74,6 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
           "cube function @f", index, " lacks a well-formed TLOAD A, TLOAD B or TSTORE"));
     }
   }
-  if (c.a_trans || c.b_trans) return unsupported("with a transposed operand");
   if (c.k_dynamic >= 0 || fn.runtime_extents) return unsupported("with a run-time K or tile");
   if (c.k <= 0) return unsupported("over an empty K");
   for (int d = 0; d + 2 < rank; ++d) {
@@ -98,16 +97,28 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   const int m_dim = rank - 2, n_dim = rank - 1;
   const int64_t m = fn.tile[m_dim], n = fn.tile[n_dim], kl0 = c.k_l0;
   const int64_t mp = RoundUp(m, kFractal), np = RoundUp(n, kFractal), kp = RoundUp(kl0, kFractal);
-  // A [m x K]: rows lda apart, K contiguous; B [K x n]: rows ldb apart.
-  const int64_t a_shape_last =
-      (load_a->view_shape.empty() ? a.shape : load_a->view_shape).back();
-  const int64_t b_shape_last =
-      (load_b->view_shape.empty() ? b.shape : load_b->view_shape).back();
-  const int64_t lda = StrideOf(a, *load_a, m_dim, a_shape_last);
-  const int64_t ldb = StrideOf(b, *load_b, kGmIndexK, b_shape_last);
-  if (StrideOf(a, *load_a, kGmIndexK, 1) != 1 || StrideOf(b, *load_b, n_dim, 1) != 1) {
+  // A [m x K]: rows lda apart, K contiguous (a_trans: stored [K x m], its
+  // K rows lda apart, m contiguous: loaded as a DN view into a ColMajor
+  // tile). B [K x n]: rows ldb apart (b_trans: stored [n x K], likewise).
+  const int64_t a_last = (load_a->view_shape.empty() ? a.shape : load_a->view_shape).back();
+  const int64_t b_last = (load_b->view_shape.empty() ? b.shape : load_b->view_shape).back();
+  const int a_outer = c.a_trans ? kGmIndexK : m_dim, a_inner = c.a_trans ? m_dim : kGmIndexK;
+  const int b_outer = c.b_trans ? n_dim : kGmIndexK, b_inner = c.b_trans ? kGmIndexK : n_dim;
+  const int64_t lda = StrideOf(a, *load_a, a_outer, a_last);
+  const int64_t ldb = StrideOf(b, *load_b, b_outer, b_last);
+  if (StrideOf(a, *load_a, a_inner, 1) != 1 || StrideOf(b, *load_b, b_inner, 1) != 1) {
     return unsupported("with an operand strided along its rows");
   }
+  // Each operand's view: its Mat tile layout, GM layout and strides, and
+  // how far one step of K moves its pointer.
+  const char* a_tile = c.a_trans ? "ColMajor" : "RowMajor";
+  const char* b_tile = c.b_trans ? "ColMajor" : "RowMajor";
+  const std::string a_view = c.a_trans ? absl::StrCat("Stride<1, 1, 1, 1, ", lda, ">, Layout::DN")
+                                       : absl::StrCat("Stride<1, 1, 1, ", lda, ", 1>, Layout::ND");
+  const std::string b_view = c.b_trans ? absl::StrCat("Stride<1, 1, 1, 1, ", ldb, ">, Layout::DN")
+                                       : absl::StrCat("Stride<1, 1, 1, ", ldb, ", 1>, Layout::ND");
+  const std::string a_step = c.a_trans ? absl::StrCat("k * ", lda) : "k";
+  const std::string b_step = c.b_trans ? "k" : absl::StrCat("k * ", ldb);
   const host_plan::Access ca = host_plan::MakeAccess(o, fn.tile, store->index, -1);
   const host_plan::Access aa =
       host_plan::MakeAccess(host_plan::Viewed(a, *load_a), fn.tile, load_a->index, -1);
@@ -145,16 +156,16 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   std::string out = absl::StrCat(
       "// @f", index, ": cube, C[", m, " x ", n, "] over K=", c.k, " in L0 steps of ", kl0, "\n",
       "__global__ AICORE void pto_f", index, "(", absl::StrJoin(params, ", "), ") {\n",
-      "  using L1A = Tile<TileType::Mat, ", t, ", ", mp, ", ", kp,
-      ", BLayout::RowMajor, DYNAMIC, DYNAMIC>;\n",
-      "  using L1B = Tile<TileType::Mat, ", t, ", ", kp, ", ", np,
-      ", BLayout::RowMajor, DYNAMIC, DYNAMIC>;\n",
+      "  using L1A = Tile<TileType::Mat, ", t, ", ", mp, ", ", kp, ", BLayout::", a_tile,
+      ", DYNAMIC, DYNAMIC>;\n",
+      "  using L1B = Tile<TileType::Mat, ", t, ", ", kp, ", ", np, ", BLayout::", b_tile,
+      ", DYNAMIC, DYNAMIC>;\n",
       "  using L0A = TileLeft<", t, ", ", mp, ", ", kp, ", DYNAMIC, DYNAMIC>;\n",
       "  using L0B = TileRight<", t, ", ", kp, ", ", np, ", DYNAMIC, DYNAMIC>;\n",
       "  using L0C = TileAcc<float, ", mp, ", ", np, ", ", m, ", ", n, ">;\n",
       "  using GStep = Shape<1, 1, 1, DYNAMIC, DYNAMIC>;\n",
-      "  using GA = GlobalTensor<", t, ", GStep, Stride<1, 1, 1, ", lda, ", 1>, Layout::ND>;\n",
-      "  using GB = GlobalTensor<", t, ", GStep, Stride<1, 1, 1, ", ldb, ", 1>, Layout::ND>;\n",
+      "  using GA = GlobalTensor<", t, ", GStep, ", a_view, ">;\n",
+      "  using GB = GlobalTensor<", t, ", GStep, ", b_view, ">;\n",
       "  using GC = GlobalTensor<float, Shape<1, 1, 1, ", m, ", ", n, ">, Stride<1, 1, 1, ", ldc,
       ", 1>, Layout::ND>;\n",
       "  __gm__ ", t, "* a = b", load_a->buffer, " + (", aa.offset, ");\n",
@@ -167,8 +178,8 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
       "    L1B l1b(kc, ", n, ");\n", absl::StrFormat("    TASSIGN(l1b, 0x%x);\n", l1a_bytes),
       "    L0A l0a(", m, ", kc);\n    TASSIGN(l0a, 0x0);\n",
       "    L0B l0b(kc, ", n, ");\n    TASSIGN(l0b, 0x0);\n",
-      "    GA ga(a + k, GStep(", m, ", kc));\n",
-      "    GB gb(b + k * ", ldb, ", GStep(kc, ", n, "));\n",
+      "    GA ga(a + ", a_step, ", GStep(", m, ", kc));\n",
+      "    GB gb(b + ", b_step, ", GStep(kc, ", n, "));\n",
       "    TLOAD(l1a, ga);\n    TLOAD(l1b, gb);\n",
       indent(sync("PIPE_MTE2", "PIPE_MTE1"), "    "),
       "    TMOV(l0a, l1a);\n    TMOV(l0b, l1b);\n",

@@ -11,8 +11,11 @@
 // step is loaded from GM directly). Tile rows and columns are padded to
 // the cube's 16-element fractal.
 //
-// UNIMPLEMENTED naming TMATMUL: transposed operands, a run-time K or tile
-// extents, operands other than f32/f16 with an f32 result, a batched tile.
+// A transposed operand (A stored [K x m], B stored [n x K]) is loaded through
+// a DN GlobalTensor into a ColMajor Mat tile.
+//
+// UNIMPLEMENTED naming TMATMUL: a run-time K or tile extents or strides,
+// operands other than f32/f16 with an f32 result, a batched tile.
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_CUBE_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_CUBE_CODEGEN_H_
 

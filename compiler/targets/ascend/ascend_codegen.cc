@@ -307,12 +307,19 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TMAXS(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));
       Line(absl::StrCat("TMINS(", d, ", ", d, ", ", Scalar(in, 1), ");"));
       break;
-    case PtoOpcode::kTSigmoid:  // 1 / (1 + exp(-x))
-      Line(absl::StrCat("TNEG(", d, ", ", src(0), ");"));
+    case PtoOpcode::kTSigmoid: {
+      // exp(min(x, 0)) / (1 + exp(-|x|)): nothing overflows, and a large
+      // negative x gives its tiny value, not 1 / inf.
+      const std::string tmp = Tmp();
+      Line(absl::StrCat("TABS(", tmp, ", ", src(0), ");"));
+      Line(absl::StrCat("TNEG(", tmp, ", ", tmp, ");"));
+      Line(absl::StrCat("TEXP(", tmp, ", ", tmp, ");"));
+      Line(absl::StrCat("TADDS(", tmp, ", ", tmp, ", 1.0f);"));
+      Line(absl::StrCat("TMINS(", d, ", ", src(0), ", 0.0f);"));
       Line(absl::StrCat("TEXP(", d, ", ", d, ");"));
-      Line(absl::StrCat("TADDS(", d, ", ", d, ", 1.0f);"));
-      Line(absl::StrCat("TDIVS(", d, ", 1.0f, ", d, ");"));
+      Line(absl::StrCat("TDIV(", d, ", ", d, ", ", tmp, ");"));
       break;
+    }
     case PtoOpcode::kTRedSum: case PtoOpcode::kTRedMax: case PtoOpcode::kTRedMin: {
       const char* what = in.op == PtoOpcode::kTRedSum   ? "SUM"
                          : in.op == PtoOpcode::kTRedMax ? "MAX"

@@ -101,7 +101,7 @@ class FunctionEmitter {
   std::string body_;
   bool started_ = false;
   Pipe pipe_ = Pipe::kV;
-  bool need_tmp_ = false, need_half_ = false, need_half_row_ = false;
+  bool need_tmp_ = false, need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
   std::set<int> buffers_;
 };
 
@@ -190,12 +190,15 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   std::vector<int64_t> extent = a.extent4;
   std::vector<std::string> stride = a.strides4_text;
   stride[3] = a.bcast3 ? "0" : "1";
+  // A row tile whose rows lie unevenly in GM is stored from a RowMajor
+  // [rows, 1] copy (TMOV), whose store takes the access's strides as they are.
+  bool row_nd = false;
   if (kind == Kind::kRow) {
     // A ColMajor [rows, 1] tile moves as one GM column: its leading dims
     // merge into one (each one's stride the inner block's stride times its
     // extent).
     int64_t merged = 1, inner = 0;
-    for (int d = 2; d >= 0; --d) {
+    for (int d = 2; d >= 0 && !row_nd; --d) {
       if (a.extent4[d] == 1) continue;
       if (absl::StrCat(a.strides4[d]) != a.strides4_text[d]) {
         return Unsupported(in.op, "of a row tile with a run-time stride");
@@ -203,12 +206,17 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
       if (merged == 1) {
         inner = a.strides4[d];
       } else if (a.strides4[d] != inner * merged) {
-        return Unsupported(in.op, "of a row tile whose rows are not evenly spaced in GM");
+        row_nd = true;
       }
       merged *= a.extent4[d];
     }
-    extent = {1, 1, merged, 1};
-    stride = {"1", "1", absl::StrCat(inner), "1"};
+    if (row_nd && buf.dtype != pto::v1::DT_FP32) {
+      return Unsupported(in.op, "of an FP16 row tile whose rows are not evenly spaced in GM");
+    }
+    if (!row_nd) {
+      extent = {1, 1, merged, 1};
+      stride = {"1", "1", absl::StrCat(inner), "1"};
+    }
   }
   // Dims of extent 1 take stride 1 (any value would do).
   for (int d = 0; d < 4; ++d) {
@@ -234,7 +242,13 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                       ">(", absl::StrJoin(stride_args, ", "), "));"));
   }
   const bool half = buf.dtype == pto::v1::DT_FP16;
-  if (store) {
+  if (row_nd) {
+    need_row_nd_ = true;
+    Sync(Pipe::kV);
+    Line(absl::StrCat("TMOV(rnd, ", T(tile), ");"));
+    Sync(Pipe::kMte3);
+    Line(absl::StrCat("TSTORE(", g, ", rnd);"));
+  } else if (store) {
     Sync(Pipe::kV);
     if (half) Line(absl::StrCat("TCVT(", HalfFor(tile), ", ", T(tile), ", RoundMode::CAST_RINT);"));
     Sync(Pipe::kMte3);
@@ -410,7 +424,12 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
                     ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
   }
+  if (need_row_nd_) {
+    absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
+                    kUbAlign / 4, ", BLayout::RowMajor, ", rows_, ", 1>;\n");
+  }
   if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
+  if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
   if (ub > kAiCoreMemoryModel.ub_bytes) {

@@ -188,8 +188,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index, store ? in.reduce_dim : -1,
                               in.stride_dynamic);
   std::vector<int64_t> extent = a.extent4;
-  std::vector<std::string> stride = a.strides4_text;
-  stride[3] = a.bcast3 ? "0" : "1";
+  std::vector<std::string> stride = a.strides4_text;  // innermost: 1, 0 (broadcast) or a permutation's
   // A row tile whose rows lie unevenly in GM is stored from a RowMajor
   // [rows, 1] copy (TMOV), whose store takes the access's strides as they are.
   bool row_nd = false;

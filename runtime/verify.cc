@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/ascend_target.h"
 #include "runtime/host_target.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_abi.h"
@@ -111,7 +112,11 @@ absl::Status VerifyBinary(const pto::v1::KernelBinary& binary) {
                                   binary.format_version(),
                                   PTO_KERNEL_FORMAT_VERSION));
   }
-  if (!CanRunHostTarget(binary.target())) {
+  if (IsAscendDeviceTarget(binary.target())) {
+    return Refuse(absl::StatusCode::kFailedPrecondition,
+                  AscendDeviceRefusal(binary.target()));
+  }
+  if (!IsAscendCpuSimTarget(binary.target()) && !CanRunHostTarget(binary.target())) {
     const std::string needs = HostTargetNeeds(binary.target());
     return Refuse(absl::StatusCode::kFailedPrecondition,
                   absl::StrFormat("target '%s' cannot run on this machine "

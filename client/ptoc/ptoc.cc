@@ -17,6 +17,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -31,11 +32,13 @@ ABSL_FLAG(std::string, graph, "",
           "Tensor graph to compile: a pto.v1.Graph in proto text format "
           "(binary when the name ends in .pb).");
 ABSL_FLAG(std::string, target, "host",
-          "Target: \"host\" (this machine's ISA level) or a concrete name "
-          "such as host-x86_64.");
+          "Target: \"host\" (this machine's ISA level), a concrete name "
+          "such as host-x86_64, or ascend-a2a3 (PTO-ISA code; without CANN "
+          "its CPU simulation build, ascend-a2a3-cpusim).");
 ABSL_FLAG(std::vector<std::string>, print, {},
           "What to print, comma separated: tensor, tile, block, execute, pto, "
-          "cpp (the IR levels, PTO text and generated C++), key, stages.");
+          "cpp (the IR levels, PTO text and generated C++), ascend (the "
+          "PTO-ISA source of an Ascend target), key, stages.");
 ABSL_FLAG(std::vector<std::string>, option, {},
           "Compile options as name=value, comma separated (e.g. "
           "opt_level=3).");
@@ -88,12 +91,12 @@ int Main() {
   std::set<std::string> print;
   for (const std::string& p : absl::GetFlag(FLAGS_print)) {
     if (p.empty()) continue;
-    const bool known = p == "key" || p == "stages" ||
+    const bool known = p == "key" || p == "stages" || p == "ascend" ||
                        std::count(DumpNames().begin(), DumpNames().end(), p);
     if (!known) {
       return Usage(absl::StrCat("--print: unknown item '", p, "' (known: ",
                                 absl::StrJoin(DumpNames(), ", "),
-                                ", key, stages)"));
+                                ", ascend, key, stages)"));
     }
     print.insert(p);
   }
@@ -163,6 +166,17 @@ int Main() {
       std::cout << it->second;
       if (!it->second.empty() && it->second.back() != '\n') std::cout << "\n";
     }
+  }
+  if (print.count("ascend")) {
+    // The target source of an Ascend target is its PTO-ISA C++.
+    if (!absl::StartsWith(result->binary.target(), "ascend")) {
+      return Usage(absl::StrCat("--print=ascend needs an Ascend target (--target=ascend-a2a3); "
+                                "this compile's target is ", result->binary.target()));
+    }
+    auto it = result->dumps.find("cpp");
+    std::cout << "==== ascend ====\n"
+              << (it == result->dumps.end() ? "(the compiler returned no source)\n"
+                                            : it->second);
   }
   if (print.count("stages")) {
     std::cout << "==== stages ====\n";

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/util/strings.h"
+#include "runtime/ascend_target.h"
 #include "runtime/host_target.h"
 
 namespace pto::compiler {
@@ -21,6 +22,8 @@ constexpr Entry kModels[] = {
     {runtime::kHostAmxTarget, kAiCoreMemoryModel},
     {runtime::kHostV4Target, kAiCoreMemoryModel},
     {runtime::kHostV4AmxTarget, kAiCoreMemoryModel},
+    {runtime::kAscendA2A3Target, kAiCoreMemoryModel},
+    {runtime::kAscendA2A3CpuSimTarget, kAiCoreMemoryModel},
 };
 
 }  // namespace

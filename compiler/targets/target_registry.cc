@@ -7,9 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/compile.h"
+#include "compiler/targets/ascend/ascend_backend.h"
 #include "compiler/targets/host/host_backend.h"
 #include "compiler/targets/target.h"
 #include "compiler/util/strings.h"
+#include "runtime/ascend_target.h"
 #include "runtime/host_target.h"
 
 namespace pto::compiler {
@@ -37,6 +39,16 @@ absl::StatusOr<std::string> ResolveHost() {
   return chosen;
 }
 
+// "ascend-a2a3": the device target where CANN is installed
+// (ASCEND_HOME_PATH or ASCEND_TOOLKIT_HOME set), else its CPU simulation.
+bool CannInstalled() {
+  for (const char* var : {"ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> ResolveTarget(const std::string& target) {
@@ -44,19 +56,26 @@ absl::StatusOr<std::string> ResolveTarget(const std::string& target) {
   for (const std::string& known : runtime::KnownHostTargets()) {
     if (target == known) return target;
   }
+  if (target == runtime::kAscendA2A3CpuSimTarget) return target;
+  if (target == runtime::kAscendA2A3Target) {
+    return CannInstalled() ? target : std::string(runtime::kAscendA2A3CpuSimTarget);
+  }
   if (absl::StartsWith(target, "cuda") || absl::StartsWith(target, "ascend")) {
     return absl::UnimplementedError(absl::StrCat(
         "target ", Quote(target), ": no code generator for this target is "
-        "built in this version (only host targets)"));
+        "built in this version (host targets, ascend-a2a3 and ascend-a2a3-cpusim)"));
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown target ", Quote(target), " (known: host, ",
+      "unknown target ", Quote(target), " (known: host, ascend-a2a3, ascend-a2a3-cpusim, ",
       absl::StrJoin(runtime::KnownHostTargets(), ", "), ")"));
 }
 
 absl::StatusOr<std::unique_ptr<Target>> MakeTarget(const std::string& resolved) {
   if (!runtime::HostTargetMarch(resolved).empty()) {
     return std::unique_ptr<Target>(new HostBackend(resolved));
+  }
+  if (runtime::IsAscendCpuSimTarget(resolved) || runtime::IsAscendDeviceTarget(resolved)) {
+    return std::unique_ptr<Target>(new AscendBackend(resolved));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("no target named ", Quote(resolved)));

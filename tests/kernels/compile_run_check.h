@@ -27,7 +27,12 @@
 namespace pto::testing {
 
 // `graph` compiled for `target` and loaded; nullptr (after a test failure
-// naming the graph and the status) when either fails.
+// naming the graph and the status) when either fails. With the environment
+// variable PTO_KERNEL_TEST_TARGET set (e.g. to ascend-a2a3), a kernel for
+// "host" is compiled for that target instead, and one it cannot compile
+// (UNIMPLEMENTED: an instruction it does not map) skips the test naming the
+// instruction (nullptr; CompileRunAndCheck and CompileAndRunSizes then
+// return). The *_ascend targets in tests/kernels/BUILD run tests so.
 std::unique_ptr<runtime::Kernel> CompileAndLoad(const pto::v1::Graph& graph,
                                                 const std::string& target = "host");
 

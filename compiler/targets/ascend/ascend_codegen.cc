@@ -1,0 +1,506 @@
+#include "compiler/targets/ascend/ascend_codegen.h"
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "compiler/targets/ascend/ascend_cube_codegen.h"
+#include "compiler/targets/host/host_function_plan.h"
+#include "compiler/targets/memory_model.h"
+#include "runtime/kernel_abi.h"
+
+namespace pto::compiler {
+namespace {
+
+using host_plan::Access;
+using host_plan::MakeAccess;
+using host_plan::Viewed;
+
+constexpr int64_t kUbAlign = 32;  // bytes: a Tile's rows (or columns) and base
+
+int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Where an instruction runs: the pipes set_flag/wait_flag order.
+enum class Pipe { kMte2, kV, kMte3 };
+
+const char* PipeName(Pipe p) {
+  switch (p) {
+    case Pipe::kMte2: return "PIPE_MTE2";
+    case Pipe::kV: return "PIPE_V";
+    case Pipe::kMte3: return "PIPE_MTE3";
+  }
+  return "PIPE_V";
+}
+
+// The shape of a UB tile in the flattened [rows, cols] view.
+enum class Kind { kFull, kRow, kCol };
+
+bool Reduces(PtoOpcode op) {
+  return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
+         op == PtoOpcode::kTRedMin;
+}
+
+// An exact C++ expression for a float scalar.
+std::string FloatLiteral(double v) {
+  if (std::isnan(v)) return "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
+  return absl::StrFormat("static_cast<float>(%a)", v);
+}
+
+const char* GmElem(pto::v1::DataType dtype) {
+  return dtype == pto::v1::DT_FP16 ? "half" : "float";
+}
+
+// One block function being emitted.
+class FunctionEmitter {
+ public:
+  FunctionEmitter(const PtoProgram& p, int index)
+      : p_(p), fn_(p.functions[index]), index_(index) {}
+
+  absl::StatusOr<std::string> Emit();
+
+ private:
+  absl::Status Unsupported(PtoOpcode op, absl::string_view why) const {
+    return absl::UnimplementedError(absl::StrCat(
+        "ascend target: function @f", index_, ": ", PtoOpcodeName(op), " ", why,
+        " (docs/pto-isa.md lists what the target maps)"));
+  }
+  absl::Status PlanTiles();
+  absl::Status EmitInstr(int i);
+  absl::Status EmitGm(const PtoInstr& in, int i, Kind kind);
+  absl::Status EmitCompute(const PtoInstr& in);
+  void Sync(Pipe next);
+  void Line(const std::string& s) { absl::StrAppend(&body_, "  ", s, "\n"); }
+  std::string T(int t) const { return absl::StrCat("t", t); }
+  std::string Scalar(const PtoInstr& in, size_t j) const;
+  // The scratch tiles (declared after the plan's own): a full f32 tile and
+  // a full half tile.
+  std::string Tmp() { need_tmp_ = true; return "tmp"; }
+  std::string HalfTmp() { need_half_ = true; return "htmp"; }
+  std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
+  // The half scratch tile of tile t's shape.
+  std::string HalfFor(int t) { return kind_[t] == Kind::kRow ? HalfRowTmp() : HalfTmp(); }
+  void RoundToHalf(int t) {
+    const std::string h = HalfFor(t);
+    Line(absl::StrCat("TCVT(", h, ", ", T(t), ", RoundMode::CAST_RINT);"));
+    Line(absl::StrCat("TCVT(", T(t), ", ", h, ", RoundMode::CAST_NONE);"));
+  }
+
+  const PtoProgram& p_;
+  const PtoFunction& fn_;
+  int index_;
+  int rank_ = 0;
+  int64_t rows_ = 1, cols_ = 1;
+  std::vector<Kind> kind_;
+  std::string body_;
+  bool started_ = false;
+  Pipe pipe_ = Pipe::kV;
+  bool need_tmp_ = false, need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
+  std::set<int> buffers_;
+};
+
+absl::Status FunctionEmitter::PlanTiles() {
+  rank_ = static_cast<int>(fn_.tile.size());
+  if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
+  cols_ = fn_.tile.back();
+  for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
+  kind_.assign(fn_.num_tiles, Kind::kFull);
+  for (int t = 0; t < fn_.num_tiles; ++t) {
+    if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
+    if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_FP32) {
+      return absl::UnimplementedError(absl::StrCat(
+          "ascend target: function @f", index_, ": tile %t", t, " holds ",
+          pto::v1::DataType_Name(fn_.ub_types[t]),
+          " values (the target computes in f32 tiles only)"));
+    }
+  }
+  for (const PtoInstr& in : fn_.body) {
+    if (!Reduces(in.op) || in.dst < 0) continue;
+    if (in.reduce_dim == rank_ - 1) {
+      kind_[in.dst] = Kind::kRow;
+    } else if (rank_ == 2 && in.reduce_dim == 0) {
+      kind_[in.dst] = Kind::kCol;
+    } else {
+      return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-",
+                                             rank_, " tile"));
+    }
+  }
+  // One column: a row tile has the full tiles' shape, and is one of them
+  // (RowMajor [rows, 1], which TROW* also write).
+  if (cols_ == 1) {
+    for (Kind& k : kind_) {
+      if (k == Kind::kRow) k = Kind::kFull;
+    }
+  }
+  // A column tile holds only reductions' results and is read by stores.
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTStore) continue;
+    for (int s : in.srcs) {
+      if (s >= 0 && kind_[s] == Kind::kCol) {
+        return Unsupported(in.op, "reading a column reduction's result");
+      }
+    }
+    if (in.dst >= 0 && kind_[in.dst] == Kind::kCol && !Reduces(in.op)) {
+      return Unsupported(in.op, "writing a column reduction's tile");
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string FunctionEmitter::Scalar(const PtoInstr& in, size_t j) const {
+  const int dynamic = j < in.scalar_dynamic.size() ? in.scalar_dynamic[j] : -1;
+  if (dynamic < 0) return FloatLiteral(in.scalars[j]);
+  return absl::StrCat("static_cast<float>(args[", rank_ + dynamic, "])");
+}
+
+void FunctionEmitter::Sync(Pipe next) {
+  if (started_ && next != pipe_) {
+    const std::string pair = absl::StrCat(PipeName(pipe_), ", ", PipeName(next), ", EVENT_ID0");
+    Line(absl::StrCat("set_flag(", pair, ");"));
+    Line(absl::StrCat("wait_flag(", pair, ");"));
+  }
+  started_ = true;
+  pipe_ = next;
+}
+
+// A TLOAD or TSTORE: its GlobalTensor over the access's 5-D view.
+absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
+  if (in.buffer < 0 || in.buffer >= static_cast<int>(p_.buffers.size())) {
+    return absl::InternalError("PTO instruction names a missing buffer");
+  }
+  const PtoBuffer& buf = p_.buffers[in.buffer];
+  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16) {
+    return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(buf.dtype),
+                                           " buffer (the target moves FP32 and FP16)"));
+  }
+  const bool store = in.op == PtoOpcode::kTStore;
+  const int tile = store ? in.srcs[0] : in.dst;
+  if (!store && kind != Kind::kFull) return Unsupported(in.op, "into a row or column tile");
+  if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
+    return Unsupported(in.op, "of an FP16 column tile");
+  }
+  const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index, store ? in.reduce_dim : -1,
+                              in.stride_dynamic);
+  std::vector<int64_t> extent = a.extent4;
+  std::vector<std::string> stride = a.strides4_text;  // innermost: 1, 0 (broadcast) or a permutation's
+  // A row tile whose rows lie unevenly in GM is stored from a RowMajor
+  // [rows, 1] copy (TMOV), whose store takes the access's strides as they are.
+  bool row_nd = false;
+  if (kind == Kind::kRow) {
+    // A ColMajor [rows, 1] tile moves as one GM column: its leading dims
+    // merge into one (each one's stride the inner block's stride times its
+    // extent).
+    int64_t merged = 1, inner = 0;
+    for (int d = 2; d >= 0 && !row_nd; --d) {
+      if (a.extent4[d] == 1) continue;
+      if (absl::StrCat(a.strides4[d]) != a.strides4_text[d]) {
+        return Unsupported(in.op, "of a row tile with a run-time stride");
+      }
+      if (merged == 1) {
+        inner = a.strides4[d];
+      } else if (a.strides4[d] != inner * merged) {
+        row_nd = true;
+      }
+      merged *= a.extent4[d];
+    }
+    if (row_nd && buf.dtype != pto::v1::DT_FP32) {
+      return Unsupported(in.op, "of an FP16 row tile whose rows are not evenly spaced in GM");
+    }
+    if (!row_nd) {
+      extent = {1, 1, merged, 1};
+      stride = {"1", "1", absl::StrCat(inner), "1"};
+    }
+  }
+  // Dims of extent 1 take stride 1 (any value would do).
+  for (int d = 0; d < 4; ++d) {
+    if (extent[d] == 1) stride[d] = "1";
+  }
+  std::vector<std::string> stride_tmpl = {"1"};
+  std::vector<std::string> stride_args;
+  for (int d = 0; d < 4; ++d) {
+    const bool numeric = !stride[d].empty() && absl::ascii_isdigit(stride[d][0]);
+    stride_tmpl.push_back(numeric ? stride[d] : "DYNAMIC");
+    if (!numeric) stride_args.push_back(stride[d]);
+  }
+  buffers_.insert(in.buffer);
+  const std::string g = absl::StrCat("g", i);
+  const std::string elem = GmElem(buf.dtype);
+  Line(absl::StrCat("using G", i, " = GlobalTensor<", elem, ", Shape<1, ", absl::StrJoin(extent, ", "),
+                    ">, Stride<", absl::StrJoin(stride_tmpl, ", "), ">, Layout::ND>;"));
+  const std::string ptr = absl::StrCat("b", in.buffer, " + (", a.offset, ")");
+  if (stride_args.empty()) {
+    Line(absl::StrCat("G", i, " ", g, "(", ptr, ");"));
+  } else {
+    Line(absl::StrCat("G", i, " ", g, "(", ptr, ", {}, Stride<", absl::StrJoin(stride_tmpl, ", "),
+                      ">(", absl::StrJoin(stride_args, ", "), "));"));
+  }
+  const bool half = buf.dtype == pto::v1::DT_FP16;
+  if (row_nd) {
+    need_row_nd_ = true;
+    Sync(Pipe::kV);
+    Line(absl::StrCat("TMOV(rnd, ", T(tile), ");"));
+    Sync(Pipe::kMte3);
+    Line(absl::StrCat("TSTORE(", g, ", rnd);"));
+  } else if (store) {
+    Sync(Pipe::kV);
+    if (half) Line(absl::StrCat("TCVT(", HalfFor(tile), ", ", T(tile), ", RoundMode::CAST_RINT);"));
+    Sync(Pipe::kMte3);
+    Line(absl::StrCat("TSTORE(", g, ", ", half ? HalfFor(tile) : T(tile), ");"));
+  } else {
+    Sync(Pipe::kMte2);
+    Line(absl::StrCat("TLOAD(", half ? HalfTmp() : T(tile), ", ", g, ");"));
+    if (half) {
+      Sync(Pipe::kV);
+      Line(absl::StrCat("TCVT(", T(tile), ", ", HalfTmp(), ", RoundMode::CAST_NONE);"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
+  const std::string d = T(in.dst);
+  auto src = [&](int k) { return T(in.srcs[k]); };
+  auto is_row = [&](int t) { return kind_[t] == Kind::kRow; };
+  Sync(Pipe::kV);
+  switch (in.op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTDiv: case PtoOpcode::kTMax: case PtoOpcode::kTMin: {
+      const std::string name = PtoOpcodeName(in.op);
+      const bool r0 = is_row(in.srcs[0]), r1 = is_row(in.srcs[1]);
+      if (r0 == r1 || is_row(in.dst)) {
+        if (r0 != r1 || is_row(in.dst) != r0) {
+          return Unsupported(in.op, "mixing row and full tiles into a row tile");
+        }
+        Line(absl::StrCat(name, "(", d, ", ", src(0), ", ", src(1), ");"));
+        break;
+      }
+      const std::string rowexp = absl::StrCat("TROWEXPAND", name.substr(1));
+      if (r1) {
+        Line(absl::StrCat(rowexp, "(", d, ", ", src(0), ", ", src(1), ");"));
+      } else if (in.op != PtoOpcode::kTSub && in.op != PtoOpcode::kTDiv) {
+        Line(absl::StrCat(rowexp, "(", d, ", ", src(1), ", ", src(0), ");"));
+      } else {  // row op full: the row expanded into a full tile first
+        const std::string tmp = Tmp();
+        Line(absl::StrCat("TROWEXPAND(", tmp, ", ", src(0), ");"));
+        Line(absl::StrCat(name, "(", d, ", ", tmp, ", ", src(1), ");"));
+      }
+      break;
+    }
+    case PtoOpcode::kTExp: case PtoOpcode::kTExpSoftmax:
+      Line(absl::StrCat("TEXP(", d, ", ", src(0), ");"));
+      break;
+    case PtoOpcode::kTLog: case PtoOpcode::kTSqrt: case PtoOpcode::kTRsqrt:
+    case PtoOpcode::kTNeg: case PtoOpcode::kTAbs: case PtoOpcode::kTRelu:
+      Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ");"));
+      break;
+    case PtoOpcode::kTRecip:  // 1 / x correctly rounded (TRECIP is approximate on V)
+      Line(absl::StrCat("TDIVS(", d, ", 1.0f, ", src(0), ");"));
+      break;
+    case PtoOpcode::kTMov: case PtoOpcode::kTCvt:  // f32 copy; FP16 rounds below
+      Line(absl::StrCat("TMULS(", d, ", ", src(0), ", 1.0f);"));
+      break;
+    case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
+    case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
+      Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));
+      break;
+    case PtoOpcode::kTRSubS:  // s - x == s + (-x), the same rounding
+      Line(absl::StrCat("TNEG(", d, ", ", src(0), ");"));
+      Line(absl::StrCat("TADDS(", d, ", ", d, ", ", Scalar(in, 0), ");"));
+      break;
+    case PtoOpcode::kTRDivS:
+      Line(absl::StrCat("TDIVS(", d, ", ", Scalar(in, 0), ", ", src(0), ");"));
+      break;
+    case PtoOpcode::kTClip:  // min(max(x, lo), hi)
+      Line(absl::StrCat("TMAXS(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));
+      Line(absl::StrCat("TMINS(", d, ", ", d, ", ", Scalar(in, 1), ");"));
+      break;
+    case PtoOpcode::kTSigmoid: {
+      // exp(min(x, 0)) / (1 + exp(-|x|)): nothing overflows, and a large
+      // negative x gives its tiny value, not 1 / inf.
+      const std::string tmp = Tmp();
+      Line(absl::StrCat("TABS(", tmp, ", ", src(0), ");"));
+      Line(absl::StrCat("TNEG(", tmp, ", ", tmp, ");"));
+      Line(absl::StrCat("TEXP(", tmp, ", ", tmp, ");"));
+      Line(absl::StrCat("TADDS(", tmp, ", ", tmp, ", 1.0f);"));
+      Line(absl::StrCat("TMINS(", d, ", ", src(0), ", 0.0f);"));
+      Line(absl::StrCat("TEXP(", d, ", ", d, ");"));
+      Line(absl::StrCat("TDIV(", d, ", ", d, ", ", tmp, ");"));
+      break;
+    }
+    case PtoOpcode::kTRedSum: case PtoOpcode::kTRedMax: case PtoOpcode::kTRedMin: {
+      const char* what = in.op == PtoOpcode::kTRedSum   ? "SUM"
+                         : in.op == PtoOpcode::kTRedMax ? "MAX"
+                                                        : "MIN";
+      if (in.reduce_dim == rank_ - 1) {
+        Line(absl::StrCat("TROW", what, "(", d, ", ", src(0), ", ", Tmp(), ");"));
+      } else {
+        Line(absl::StrCat("TCOL", what, "(", d, ", ", src(0), ");"));
+      }
+      break;
+    }
+    default:
+      return Unsupported(in.op, "has no PTO-ISA mapping in this target yet");
+  }
+  if (in.dtype == pto::v1::DT_FP16) {
+    if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
+    RoundToHalf(in.dst);
+  } else if (in.dtype != pto::v1::DT_FP32) {
+    return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
+                                           " result"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::EmitInstr(int i) {
+  const PtoInstr& in = fn_.body[i];
+  if (in.op == PtoOpcode::kTLoad) return EmitGm(in, i, kind_[in.dst]);
+  if (in.op == PtoOpcode::kTStore) return EmitGm(in, i, kind_[in.srcs[0]]);
+  for (int s : in.srcs) {
+    if (s < 0 || s >= fn_.num_tiles) return absl::InternalError("bad source tile");
+  }
+  if (in.dst < 0 || in.dst >= fn_.num_tiles) return absl::InternalError("bad destination tile");
+  return EmitCompute(in);
+}
+
+absl::StatusOr<std::string> FunctionEmitter::Emit() {
+  if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
+    return EmitAscendCubeFunction(p_, index_);
+  }
+  if (fn_.runtime_extents) {
+    return Unsupported(PtoOpcode::kTLoad, "with run-time tile extents (a loop's tail)");
+  }
+  if (absl::Status s = PlanTiles(); !s.ok()) return s;
+  for (int i = 0; i < static_cast<int>(fn_.body.size()); ++i) {
+    if (absl::Status s = EmitInstr(i); !s.ok()) return s;
+  }
+  // The UB plan: the program's tiles in order, then the scratch tiles. Rows
+  // are padded to 8 (a row tile's 32 bytes), so that full and row tiles
+  // have the same row count, as TROW* require.
+  const int64_t cols_pad = RoundUp(cols_, kUbAlign / 4);
+  const int64_t rows_pad = RoundUp(rows_, kUbAlign / 4);
+  const int64_t half_cols_pad = RoundUp(cols_, kUbAlign / 2);
+  std::string decl = absl::StrCat(
+      "  using Full = Tile<TileType::Vec, float, ", rows_pad, ", ", cols_pad,
+      ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+  bool any_row = false, any_col = false;
+  for (Kind k : kind_) {
+    any_row = any_row || k == Kind::kRow;
+    any_col = any_col || k == Kind::kCol;
+  }
+  if (any_row) {
+    absl::StrAppend(&decl, "  using Row = Tile<TileType::Vec, float, ", rows_pad,
+                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+  }
+  if (any_col) {
+    absl::StrAppend(&decl, "  using Col = Tile<TileType::Vec, float, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", cols_, ">;\n");
+  }
+  if (need_half_) {
+    absl::StrAppend(&decl, "  using FullHalf = Tile<TileType::Vec, half, ", rows_pad, ", ",
+                    half_cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+  }
+  int64_t ub = 0;
+  auto place = [&](const char* type, const std::string& name, int64_t bytes) {
+    absl::StrAppend(&decl, "  ", type, " ", name, ";\n  TASSIGN(", name,
+                    absl::StrFormat(", 0x%x);\n", ub));
+    ub += RoundUp(bytes, kUbAlign);
+  };
+  for (int t = 0; t < fn_.num_tiles; ++t) {
+    switch (kind_[t]) {
+      case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4); break;
+      case Kind::kRow: place("Row", T(t), rows_pad * 4); break;
+      case Kind::kCol: place("Col", T(t), cols_pad * 4); break;
+    }
+  }
+  const int64_t half_rows_pad = RoundUp(rows_, kUbAlign / 2);
+  if (need_half_row_) {
+    absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
+                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+  }
+  if (need_row_nd_) {
+    absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
+                    kUbAlign / 4, ", BLayout::RowMajor, ", rows_, ", 1>;\n");
+  }
+  if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
+  if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
+  if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
+  if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
+  if (ub > kAiCoreMemoryModel.ub_bytes) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ascend target: function @f", index_, " needs ", ub, " bytes of UB with its scratch "
+        "tiles, more than the ", kAiCoreMemoryModel.ub_bytes, " an AI core has"));
+  }
+  std::vector<std::string> params;
+  for (int b : buffers_) {
+    params.push_back(absl::StrCat("__gm__ ", GmElem(p_.buffers[b].dtype), "* b", b));
+  }
+  params.push_back("__gm__ const int64_t* args");
+  return absl::StrCat("// @f", index_, ": vector, tile [", absl::StrJoin(fn_.tile, ", "),
+                      "] as [", rows_, ", ", cols_, "], ", ub, " bytes of UB\n",
+                      "__global__ AICORE void pto_f", index_, "(", absl::StrJoin(params, ", "),
+                      ") {\n", decl, body_, "}\n\n");
+}
+
+// The executor's view of block f: (buffers, args) -> the AICORE entry.
+std::string Adapter(const PtoProgram& p, int f) {
+  std::set<int> used;
+  for (const PtoInstr& in : p.functions[f].body) {
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) used.insert(in.buffer);
+  }
+  std::vector<std::string> args;
+  for (int b : used) {
+    args.push_back(absl::StrCat("static_cast<", GmElem(p.buffers[b].dtype), "*>(buffers[", b,
+                                "])"));
+  }
+  args.push_back("args");
+  return absl::StrCat("static void pto_block_f", f,
+                      "(void* const* buffers, const int64_t* args) {\n  pto_f", f, "(",
+                      absl::StrJoin(args, ", "), ");\n}\n");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> GenerateAscendSource(const PtoProgram& p) {
+  std::string out = absl::StrCat(
+      "// Generated by the PTO compiler (Ascend target, PTO-ISA). Do not edit.\n"
+      "// kernel ", p.kernel_name, ", target ", p.target, "\n"
+      "#include <pto/pto-inst.hpp>\n"
+      "using namespace pto;\n\n");
+  for (int f = 0; f < static_cast<int>(p.functions.size()); ++f) {
+    absl::StatusOr<std::string> fn = FunctionEmitter(p, f).Emit();
+    if (!fn.ok()) return fn.status();
+    absl::StrAppend(&out, *fn);
+  }
+  absl::StrAppend(&out,
+                  "#ifdef __CPU_SIM\n"
+                  "// The executor's C ABI (runtime/kernel_abi.h) over the AICORE entries.\n"
+                  "#define PTO_EXPORT extern \"C\" __attribute__((visibility(\"default\")))\n"
+                  "typedef void (*pto_block_fn)(void* const* buffers, const int64_t* args);\n"
+                  "namespace {\n");
+  for (int f = 0; f < static_cast<int>(p.functions.size()); ++f) {
+    absl::StrAppend(&out, Adapter(p, f));
+  }
+  absl::StrAppend(&out, "const pto_block_fn kBlocks[] = {");
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    absl::StrAppend(&out, f == 0 ? "" : ", ", "pto_block_f", f);
+  }
+  absl::StrAppend(&out, p.functions.empty() ? "nullptr" : "", "};\n}  // namespace\n",
+                  "PTO_EXPORT int pto_abi_version(void) { return ", PTO_KERNEL_FORMAT_VERSION,
+                  "; }\n"
+                  "PTO_EXPORT int pto_num_blocks(void) { return ",
+                  p.functions.size(),
+                  "; }\n"
+                  "PTO_EXPORT pto_block_fn pto_block(int index) {\n"
+                  "  return index >= 0 && index < pto_num_blocks() ? kBlocks[index] : nullptr;\n"
+                  "}\n"
+                  "#endif  // __CPU_SIM\n");
+  return out;
+}
+
+}  // namespace pto::compiler

@@ -1,0 +1,75 @@
+// Golden tests of the Ascend target's PTO-ISA source: an elementwise chain
+// with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
+// row-expanding arithmetic), a matmul through L1 and L0 tiles and the
+// softmax loop whose body loads through a dynamic view. Goldens live in compiler/targets/ascend/testdata/.
+//
+// To regenerate after an intended change:
+//   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
+//     bazel test //compiler:ascend_golden_test
+// and review the diff.
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/pipeline.h"
+#include "compiler/testing/graph_builder.h"
+#include "compiler/util/temp_dir.h"
+#include "gtest/gtest.h"
+#include "runtime/ascend_target.h"
+
+namespace pto::compiler {
+namespace {
+
+void CheckGolden(const std::string& name, const std::string& actual) {
+  const char* update = std::getenv("PTO_UPDATE_GOLDENS");
+  if (update != nullptr && update[0] != '\0') {
+    ASSERT_TRUE(WriteFile(absl::StrCat(update, "/", name), actual).ok());
+    return;
+  }
+  absl::StatusOr<std::string> expected =
+      ReadFile(absl::StrCat("compiler/targets/ascend/testdata/", name));
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(actual, *expected) << "golden " << name << " differs; actual:\n" << actual;
+}
+
+// `graph` lowered for ascend-a2a3-cpusim up to codegen: its PTO-ISA source.
+std::string AscendSource(const pto::v1::Graph& graph) {
+  LoweringState state;
+  state.graph = &graph;
+  state.target = runtime::kAscendA2A3CpuSimTarget;
+  state.settings.keep_dumps = true;
+  std::map<std::string, std::string> dumps;
+  absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
+  EXPECT_TRUE(s.ok()) << s;
+  return dumps["cpp"];
+}
+
+TEST(AscendGoldenTest, ExpAdd) {
+  CheckGolden("exp_add.cc.txt", AscendSource(testing::ExpAddGraph()));
+}
+
+TEST(AscendGoldenTest, ExpAddFp16) {
+  CheckGolden("exp_add_fp16.cc.txt", AscendSource(testing::ExpAddGraph(pto::v1::DT_FP16)));
+}
+
+TEST(AscendGoldenTest, SoftmaxRows) {
+  testing::GraphBuilder b("softmax");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {16, 100});
+  const uint32_t m = b.Op("amax", {x}, {8, 128}, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {8, 128})}, {8, 128});
+  const uint32_t s = b.Op("sum", {e}, {8, 128}, -1, true);
+  b.Output("out", b.Op("div", {e, s}, {8, 128}));
+  CheckGolden("softmax_rows.cc.txt", AscendSource(b.graph()));
+}
+
+TEST(AscendGoldenTest, MatmulL0Tiles) {
+  CheckGolden("matmul.cc.txt", AscendSource(testing::MatmulGraph({40, 100}, {100, 72}, {40, 72})));
+}
+
+TEST(AscendGoldenTest, SoftmaxLoopDynamicView) {
+  CheckGolden("softmax_loop.cc.txt", AscendSource(testing::SoftmaxLoopGraph()));
+}
+
+}  // namespace
+}  // namespace pto::compiler

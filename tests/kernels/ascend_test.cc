@@ -1,0 +1,207 @@
+// The Ascend target's CPU-simulation build over kernels of the corpus: each
+// case is compiled for the host and for ascend-a2a3 (PTO-ISA C++ built
+// against the PTO-ISA library's CPU simulation), both run in the MPMD
+// executor on the same random inputs, and each output is checked against
+// the double-precision reference within that op's error bound (the host's
+// tolerance, client/ptoc/check.h). A case whose kernel uses an instruction
+// the Ascend target does not map yet is reported as skipped, naming the
+// opcode. The CPU simulation's own constraint checks (PTO_CPU_ASSERT: tile
+// sizes, valid regions, layouts) abort the process when they fire, so every
+// case that runs also checks that none of them does.
+//
+// Without the PTO-ISA headers (PTO_ISA_ROOT, or ../shared/third_party/pto-isa
+// beside the repository) every case is skipped, saying what to install.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/ptoc/check.h"
+#include "client/ptoc/graph_io.h"
+#include "compiler/compile.h"
+#include "compiler/targets/ascend/testing/pto_isa_for_tests.h"
+#include "compiler/testing/graph_builder.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/ascend_target.h"
+#include "runtime/kernel.h"
+#include "tests/kernels/compile_run_check.h"
+
+namespace pto {
+namespace {
+
+using Builder = compiler::testing::GraphBuilder;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+constexpr char kExampleData[] = "examples/graphs/add_exp.pbtxt";
+
+struct Case {
+  std::string name;
+  std::function<pto::v1::Graph()> graph;
+};
+
+// An elementwise chain of the ops the target maps one to one or composes,
+// at a shape with tails (or none) in every dim.
+pto::v1::Graph Chain(const std::vector<int64_t>& shape, const std::vector<int64_t>& tile,
+                     pto::v1::DataType dtype) {
+  compiler::testing::UniformGraphBuilder b(absl::StrCat("chain_r", shape.size()), dtype, shape,
+                                           tile);
+  const uint32_t x = b.Input("x"), y = b.Input("y");
+  uint32_t v = b.Op("add", {x, y});
+  v = b.Op("mul", {v, b.Op("sub", {x, y})});
+  v = b.Op("div", {v, b.Op("adds", {b.Op("abs", {y})}, 1.5)});
+  v = b.Op("exp", {b.Op("muls", {v}, 0.25)});
+  v = b.Op("rsubs", {v}, 2.5);
+  v = b.Op("maximum", {v, b.Op("neg", {x})});
+  b.Output("out", b.Op("rdivs", {b.Op("adds", {b.Op("abs", {v})}, 0.5)}, 3.0));
+  return b.Build();
+}
+
+pto::v1::Graph Softmax() {
+  Builder b("softmax");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {33, 100});
+  const uint32_t m = b.Op("amax", {x}, {8, 32}, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, {8, 32})}, {8, 32});
+  const uint32_t s = b.Op("sum", {e}, {8, 32}, -1, true);
+  b.Output("out", b.Op("div", {e, s}, {8, 32}));
+  return b.graph();
+}
+
+pto::v1::Graph RmsNorm(pto::v1::DataType dtype) {
+  Builder b("rms_norm");
+  const uint32_t x = b.Input("x", dtype, {16, 64});
+  const uint32_t gamma = b.Input("gamma", dtype, {64});
+  b.Output("out", compiler::testing::RmsNormOps(b, x, gamma, 64, {4, 64}));
+  return b.graph();
+}
+
+pto::v1::Graph SumOverDim(int64_t dim) {
+  Builder b(absl::StrCat("sum_dim", dim));
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {37, 70});
+  b.Output("out", b.Op("sum", {x}, {16, 32}, dim, true));
+  return b.graph();
+}
+
+pto::v1::Graph Unary(const std::string& op) {
+  compiler::testing::UniformGraphBuilder b(op, pto::v1::DT_FP32, {37, 70}, {16, 32});
+  b.Output("out", b.Op(op, {b.Input("x")}));
+  return b.Build();
+}
+
+pto::v1::Graph Example(const std::string& file) {
+  absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *g : pto::v1::Graph();
+}
+
+std::vector<Case> Cases() {
+  const auto f32 = pto::v1::DT_FP32, f16 = pto::v1::DT_FP16;
+  return {
+      {"ExpAddF32", [=] { return compiler::testing::ExpAddGraph(f32); }},
+      {"ExpAddF16", [=] { return compiler::testing::ExpAddGraph(f16); }},
+      {"ChainRank1", [=] { return Chain({1000}, {128}, f32); }},
+      {"ChainRank2", [=] { return Chain({37, 70}, {16, 32}, f32); }},
+      {"ChainRank3", [=] { return Chain({3, 17, 45}, {2, 8, 16}, f32); }},
+      {"ChainRank4", [=] { return Chain({2, 3, 9, 33}, {1, 2, 4, 16}, f32); }},
+      {"ChainRank2F16", [=] { return Chain({64, 64}, {32, 32}, f16); }},
+      {"Softmax", Softmax},
+      {"RmsNormF32", [=] { return RmsNorm(f32); }},
+      {"SumLastDim", [] { return SumOverDim(-1); }},
+      {"SumDim0", [] { return SumOverDim(0); }},
+      {"Sqrt", [] { return Unary("sqrt"); }},
+      {"Sigmoid", [] { return Unary("sigmoid"); }},
+      {"Sin", [] { return Unary("sin"); }},
+      {"Matmul", [] { return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}); }},
+      {"MatmulF16", [=] {
+         return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,
+                                               f32);
+       }},
+      {"MatmulTransposedA", [] {
+         return compiler::testing::MatmulGraph({100, 40}, {100, 72}, {40, 72}, true, false);
+       }},
+      {"MatmulTransposedB", [] {
+         return compiler::testing::MatmulGraph({64, 128}, {96, 128}, {64, 96}, false, true);
+       }},
+      {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
+      {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
+      {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},
+  };
+}
+
+class AscendKernelTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+      GTEST_SKIP() << why;
+    }
+  }
+};
+
+TEST_P(AscendKernelTest, MatchesReferenceLikeTheHost) {
+  const pto::v1::Graph graph = GetParam().graph();
+  absl::StatusOr<compiler::CompileResult> ascend =
+      compiler::Compile(graph, runtime::kAscendA2A3Target, {});
+  if (!ascend.ok() && absl::IsUnimplemented(ascend.status())) {
+    // Not silently passed: the skip names the instruction.
+    ASSERT_THAT(std::string(ascend.status().message()), ContainsRegex("T[A-Z_]+ "));
+    GTEST_SKIP() << ascend.status().message();
+  }
+  ASSERT_TRUE(ascend.ok()) << ascend.status();
+  EXPECT_EQ(ascend->binary.target(), runtime::kAscendA2A3CpuSimTarget);
+  auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
+  ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+  for (int seed = 1; seed <= 2; ++seed) {
+    ptoc::CheckOptions options;
+    options.seed = static_cast<uint64_t>(seed);
+    testing::RunAndExpectMatch(graph, *host_kernel, options,
+                               absl::StrCat(graph.name(), " host seed ", seed));
+    testing::RunAndExpectMatch(graph, **ascend_kernel, options,
+                               absl::StrCat(graph.name(), " ascend seed ", seed));
+  }
+  // Magnitudes from 1e-6 to 100: exp's overflow, sigmoid's tails.
+  ptoc::CheckOptions edges = testing::EdgeInputs();
+  edges.seed = 1;
+  testing::RunAndExpectMatch(graph, **ascend_kernel, edges,
+                             absl::StrCat(graph.name(), " ascend edge inputs"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, AscendKernelTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.name;
+                         });
+
+// The runtime refuses a device object (no NPU launcher here), naming the
+// CPU-simulation target.
+TEST(AscendRuntimeTest, DeviceObjectIsRefusedWithTheCpuSimAlternative) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(compiler::testing::ExpAddGraph(), runtime::kAscendA2A3Target, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  pto::v1::KernelBinary device = r->binary;
+  device.set_target(runtime::kAscendA2A3Target);
+  auto kernel = runtime::Kernel::Load(device);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(kernel.status().message()), HasSubstr("ascend-a2a3-cpusim"));
+}
+
+// An instruction the target does not map is UNIMPLEMENTED naming it.
+TEST(AscendRuntimeTest, UnmappedInstructionIsNamed) {
+  absl::StatusOr<compiler::CompileResult> r =
+      compiler::Compile(Unary("sin"), runtime::kAscendA2A3CpuSimTarget, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TSIN"));
+  r = compiler::Compile(Unary("tanh"), runtime::kAscendA2A3CpuSimTarget, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TTANH"));
+}
+
+}  // namespace
+}  // namespace pto

@@ -26,6 +26,7 @@ import numbers
 
 from . import primitives, symbolic, tiling
 from .errors import TraceError
+from .runtime_int import RuntimeInt
 from .tensors import Tensor, _is_scalar
 
 
@@ -343,6 +344,8 @@ def _region(key, shape, what, open_ends=None):
             sizes.append(size)
             result_shape.append(size)
         elif isinstance(k, slice):
+            if open_ends is not None and k.stop is None and isinstance(k.start, RuntimeInt):
+                open_ends.append(d)  # an eager run's loop index: as a symbolic start
             start, stop, step = k.indices(n)
             if step != 1:
                 raise ValueError(f"{what}: dim {d}: slices take steps of 1 (got step "

@@ -14,7 +14,9 @@ over real indices (RuntimeInt: runtime_int.py), an `if` takes the branch
 its real condition picks, views and assembles act on real data, and each
 argument the kernel writes receives its final value when the kernel
 returns. Values are stored as float64 arrays holding the dtype's values
-(an INT64 beyond 2**53 loses its low bits).
+(an INT64 beyond 2**53 loses its low bits), each with the evaluator's
+error bound (reference_error.h: how far a correct compiled kernel's value
+may be from it), carried from op to op.
 
 EagerBuilder(track=True) also remembers, per element of every value, the
 op that computed it (data moves pass it through): verify.py names the
@@ -60,6 +62,7 @@ class EagerBuilder(tracer.GraphBuilder):
     def __init__(self, name, track=False):
         super().__init__(name)
         self.data = {}        # value id -> float64 array
+        self.bounds = {}      # value id -> its error bounds (reference_error.h)
         self.track = track
         self.writers = {}     # value id -> int array: index into self.records
         self.records = []     # OpRecord per op computed (track only)
@@ -87,6 +90,7 @@ class EagerBuilder(tracer.GraphBuilder):
     def set_param_data(self, t, array):
         """Gives parameter proxy `t` its data (float64, already the dtype's values)."""
         self.data[t._vid] = np.ascontiguousarray(array, dtype=np.float64)
+        self.bounds[t._vid] = np.zeros(self.data[t._vid].shape)
         if self.track:
             self.writers[t._vid] = np.full(self.data[t._vid].shape, -1, dtype=np.float64)
 
@@ -103,12 +107,13 @@ class EagerBuilder(tracer.GraphBuilder):
         graph = self._one_op_graph(op, ins, out)
         try:
             result = _native().reference_eval(graph.SerializeToString(),
-                                              [self.data[v] for v in ins] + [None])
+                                              [self.data[v] for v in ins] + [None],
+                                              [self.bounds[v] for v in ins] + [None])
         except ValueError as e:
             where = self.where.get(out)
             prefix = f"{where[0]}:{where[1]}: " if where else ""
             raise TraceError(f"{prefix}eager run of pypto.{op.kind}: {e}") from None
-        self.data[out] = result[-1]
+        self.data[out], self.bounds[out] = result[-1]
         if self.track:
             self._track(op, ins, out)
 
@@ -131,7 +136,7 @@ class EagerBuilder(tracer.GraphBuilder):
         if op.kind in _DATA_MOVES:
             graph = self._one_op_graph(op, ins, out, as_double=True)
             self.writers[out] = _native().reference_eval(
-                graph.SerializeToString(), [self.writers[v] for v in ins] + [None])[-1]
+                graph.SerializeToString(), [self.writers[v] for v in ins] + [None])[-1][0]
             return
         self.records.append(OpRecord(op.kind, self.where.get(out)))
         self.writers[out] = np.full(self.data[out].shape, len(self.records) - 1,
@@ -153,10 +158,12 @@ def current():
 # Values in and out ----------------------------------------------------------------
 
 def input_values(array, torch_tensor, dtype):
-    """A kernel argument's values as float64 (bfloat16 through torch)."""
+    """A kernel argument's values as float64 (bfloat16 through torch; an
+    output's uninitialised memory may hold anything)."""
     if torch_tensor is not None and dtype == dtypes.DT_BF16:
         return torch_tensor.detach().float().numpy().astype(np.float64)
-    return np.asarray(array, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.asarray(array, dtype=np.float64)
 
 
 def write_back(values, array, torch_tensor, dtype):

@@ -29,6 +29,7 @@ import contextlib
 from google.protobuf import text_format
 
 from . import config, debug_switch, jit_options
+from .verify_run import VerificationError  # noqa: F401  (verified runs: verify_run.py)
 
 
 @contextlib.contextmanager

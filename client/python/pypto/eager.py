@@ -36,8 +36,15 @@ _DATA_MOVES = ("view", "assemble", "copy", "clone", "reshape", "transpose", "per
 
 
 def _native():
-    from . import backend
-    return backend.native()
+    try:
+        from . import _native  # the Bazel-built extension, loaded on first use
+    except ImportError as e:
+        raise ImportError(
+            "pypto's eager mode computes each op with the native extension "
+            "pypto/_native.so, which is not built or not on the path: run `bazel build "
+            "//client/python:pypto/_native.so` and start Python through "
+            "tools/pypto-python") from e
+    return _native
 
 
 class OpRecord:
@@ -169,7 +176,7 @@ def input_values(array, torch_tensor, dtype):
 def write_back(values, array, torch_tensor, dtype):
     """Writes float64 `values` (the dtype's values) into a kernel argument."""
     if torch_tensor is not None:
-        import torch
+        import torch  # only for torch arguments: pypto runs without torch
         torch_tensor.detach().copy_(torch.from_numpy(values).to(torch_tensor.dtype))
         return
     np.copyto(array, values.astype(array.dtype), casting="unsafe")
@@ -182,7 +189,7 @@ def as_numpy(values, dtype):
 
 
 def as_torch(values, dtype):
-    import torch
+    import torch  # only for Tensor.torch(): pypto runs without torch
     t = torch.from_numpy(as_numpy(values, dtype))
     return t.to(torch.bfloat16) if dtype == dtypes.DT_BF16 else t
 

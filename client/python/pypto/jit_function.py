@@ -70,6 +70,10 @@ class CompileInfo:
         return f"CompileInfo(source={self.source!r}, key={self.key[:16]}..., seconds={self.seconds:.3f})"
 
 
+# last_compile after an eager run (verify_run.py, eager.py): nothing compiled.
+_EAGER_INFO = CompileInfo("eager", "")
+
+
 def _symbol_as_number(name, e):
     """The error for a symbolic scalar that stays symbolic at static sizes (a
     loop index, pypto.symbolic_scalar) where tracing needs its value (an
@@ -522,13 +526,18 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         # An eager run or a verified one (verify_run.py): a with block, the
         # environment, the global or this function's verify options.
-        if (self._verify or debug_switch.ON[0]) and verify_run.call(self, args, kwargs):
-            return
+        if self._verify or debug_switch.ON[0]:
+            path = verify_run.call(self, args, kwargs)
+            if path is not None:
+                if path == "eager":
+                    self.last_compile = _EAGER_INFO
+                return
         # runtime_options is the caller's dict, read at every call (jit_options.py).
         run_mode = self.options.runtime.get("run_mode")
         if run_mode is not None and (run_mode != RunMode.SIM or isinstance(run_mode, bool)):
             if self._check_run_mode() == RunMode.EAGER:
                 verify_run.eager_call(self, args, kwargs)
+                self.last_compile = _EAGER_INFO
                 return
         swimlane = self.options.swimlane_now(config._groups["debug_options"])
         hot = self._hot  # (a swimlane needs the full path's traced run)
@@ -548,6 +557,7 @@ class JitFunction:
         if run_mode is None and config._honoured[0] in (RunMode.NPU, RunMode.EAGER):
             if self._check_run_mode() == RunMode.EAGER:
                 verify_run.eager_call(self, args, kwargs)
+                self.last_compile = _EAGER_INFO
                 return
         if not kwargs and self._fast_ok and len(args) == len(self._params) and not swimlane:
             state = (tiling._state, config._honoured)  # read once: the key's and hot's

@@ -15,7 +15,7 @@ Inside a kernel, arguments are Tensors whose operators record ops:
 
 import numbers
 
-from . import dtypes, tracer
+from . import dtypes, eager, tracer
 from .enums import TileOpFormat
 from .errors import StaticShapeNeeded, TraceError
 from .symbolic import SymbolicCondition, SymbolicScalar, is_symbol_name, is_symbolic
@@ -238,7 +238,6 @@ def _eager_values(t, form):
             f"with pypto.debug.eager() (a with block), runtime_options={{'run_mode': "
             f"pypto.RunMode.EAGER}} or PYPTO_EAGER=1; a compiled kernel's tensors are "
             f"placeholders while it is traced")
-    from . import eager
     values = array_of(t)
     return eager.as_numpy(values, t.dtype) if form == "numpy" else \
         eager.as_torch(values, t.dtype)

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import config, debug_switch, dtypes, eager
 from .jit_options import RunMode
+from .verification import verify_golden_data
 
 # dtype -> (rtol, atol) against goldens when no pass_verify_error_tol is
 # given; integer and BOOL results must be equal.
@@ -66,25 +67,24 @@ def eager_on(jit_fn):
 
 
 def call(jit_fn, args, kwargs):
-    """Runs the call on a debug path when one applies; False when the
-    compiled path should run as usual."""
+    """Runs the call on a debug path when one applies: "eager" or
+    "verified" for the path taken; None when the compiled path should run
+    as usual."""
     if getattr(_inner, "on", False):
-        return False
+        return None
     if eager_on(jit_fn):
         eager_call(jit_fn, args, kwargs)
-        return True
+        return "eager"
     if verify_on(jit_fn):
         verified_call(jit_fn, args, kwargs)
-        return True
-    return False
+        return "verified"
+    return None
 
 
 def eager_call(jit_fn, args, kwargs):
     """An eager run of the call; goldens checked when verification is on."""
-    from .jit_function import CompileInfo
     verify = verify_on(jit_fn)
     run = eager.run(jit_fn, args, kwargs, track=verify)
-    jit_fn.last_compile = CompileInfo("eager", "")
     if verify:
         check_goldens(jit_fn, run)
 
@@ -120,7 +120,6 @@ def check_goldens(jit_fn, run):
     """Compares the eager run's outputs with pypto.set_verify_golden_data's
     goldens, when given: one per tensor parameter (None: not checked) or one
     per parameter the kernel writes."""
-    from .verification import verify_golden_data
     _, goldens = verify_golden_data()
     if goldens is None:
         return

@@ -73,7 +73,7 @@ class EagerBuilder(tracer.GraphBuilder):
         self.track = track
         self.writers = {}     # value id -> int array: index into self.records
         self.records = []     # OpRecord per op computed (track only)
-        self.loops = []       # the open pypto.loop indices (RuntimeInt)
+        self.verify_options = {}  # the kernel's own (pypto.pass_verify_save reads them)
 
     # Recording ------------------------------------------------------------------
 
@@ -211,6 +211,7 @@ def run(jit_fn, args, kwargs, track=False, write=True):
     written argument (unless `write` is False) and returns the Run."""
     arrays, torches, _, specs = jit_fn._bind(args, kwargs)
     builder = EagerBuilder(jit_fn.name, track=track)
+    builder.verify_options = jit_fn.options.groups.get("verify_options", {})
     proxies, tensor_proxies, names, values = [], [], [], iter(zip(arrays, torches))
     for p, spec in zip(jit_fn._params, specs):
         if spec[0] == "scalar":

@@ -19,6 +19,10 @@ Honoured:
   debug_options["runtime_debug_mode"]: 1 writes each SIM run's swimlane
       (Chrome trace-event JSON, one event per executed task) to the run
       folder (run_folder.py).
+  verify_options["enable_pass_verify"]: true verifies each call against an
+      eager run of it, and pass_verify_save_tensor_dir is where
+      pypto.pass_verify_save writes in eager runs (verify_run.py).
+  verify_options["pass_verify_error_tol"]: the tolerance of that check.
 The codegen, host, pass, verify and debug groups are copied at decoration.
 
 Accepted without effect (these configure PyPTO's NPU toolchain: scheduling
@@ -30,7 +34,8 @@ tuning, pass verification), so a result never depends on them:
       runtime_debug_mode, enable_profiling, trace_level
   host_options: every key but compile_timeout
   codegen_options: support_dynamic_aligned, soc_version, enable_pmu_trace
-  pass_options, verify_options: every key
+  pass_options: every key
+  verify_options: pass_verify_save_tensor, enable_pass_verify false
   debug_options: compile_debug_mode, dump_pass_graph, runtime_debug_mode
       other than 1
   the jit keywords new_ir (this front end always translates the kernel's
@@ -88,6 +93,7 @@ _HONOURED = {
     ("debug_options", "runtime_debug_mode"): lambda v: v == 1,
     ("verify_options", "enable_pass_verify"): lambda v: bool(v),
     ("verify_options", "pass_verify_error_tol"): lambda v: True,
+    ("verify_options", "pass_verify_save_tensor_dir"): lambda v: True,
 }
 
 

@@ -108,8 +108,8 @@ def pass_verify_print(*values, cond=1):
 def pass_verify_save(tensor, fname, cond=1, **kwargs):
     """pypto.pass_verify_save(tensor, fname, cond=1, ...): in an eager run,
     saves the tensor's values with numpy.save to `fname` (".npy" added when
-    missing) in verify_options["pass_verify_save_tensor_dir"] (the global
-    option; default: the working directory) when `cond` holds; a later save
+    missing) in verify_options["pass_verify_save_tensor_dir"] (the kernel's,
+    else the global one; default: the working directory) when `cond` holds; a later save
     to the same name replaces it. While a kernel is traced for compiling,
     checks the arguments and writes nothing. Returns None."""
     what = "pypto.pass_verify_save"
@@ -118,9 +118,11 @@ def pass_verify_save(tensor, fname, cond=1, **kwargs):
     if not isinstance(fname, str) or not fname:
         raise TypeError(f"{what}: fname must be a non-empty str, got {fname!r}")
     _check_cond(cond, what)
-    if eager.current() is None or not cond:
+    b = eager.current()
+    if b is None or not cond:
         return
-    folder = config.get_verify_options().get("pass_verify_save_tensor_dir") or "."
+    folder = b.verify_options.get("pass_verify_save_tensor_dir") or \
+        config.get_verify_options().get("pass_verify_save_tensor_dir") or "."
     os.makedirs(folder, exist_ok=True)
     np.save(os.path.join(folder, fname), tensor.numpy())
 

@@ -19,8 +19,8 @@ error bound (reference_error.h: how far a correct compiled kernel's value
 may be from it), carried from op to op.
 
 EagerBuilder(track=True) also remembers, per element of every value, the
-op that computed it (data moves pass it through): verify.py names the
-first op whose result differs, at the user's line.
+op that computed it (data moves pass it through): verify_run.py names
+that op, at the user's line, for an element that differs.
 """
 
 import numpy as np

@@ -58,7 +58,8 @@ class CompileInfo:
     """What the last call of a jit function needed to get its kernel."""
 
     def __init__(self, source, key, seconds=0.0, stages=()):
-        # "memory", "disk", "embedded", "ptod HIT", "ptod MISS", "ptod COALESCED"
+        # "memory", "disk", "embedded", "ptod HIT", "ptod MISS", "ptod COALESCED";
+        # "eager" after an eager run (nothing compiled: verify_run.py)
         self.source = source
         self.key = key
         self.cache_status = ("HIT" if source in ("memory", "disk", "ptod HIT")

@@ -329,7 +329,11 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     }
     t->data = inputs[p].data;
     for (double& x : t->data) x = RoundToDType(x, t->dtype);
-    t->bound.assign(t->data.size(), 0.0);
+    if (inputs[p].bound.size() == t->data.size()) {
+      t->bound = inputs[p].bound;  // carried in (an earlier evaluation's)
+    } else {
+      t->bound.assign(t->data.size(), 0.0);
+    }
     values[param.value_id()] = *std::move(t);
   }
 

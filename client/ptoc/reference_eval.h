@@ -72,7 +72,9 @@ struct ReferenceOptions {
 // Evaluates `graph`. `inputs` has one tensor per parameter, in order; OUT
 // parameters' entries are ignored (may be empty). Returns one tensor per
 // parameter: IN unchanged, OUT and INOUT their final contents, each with
-// its error bound (IN: 0, the kernel reads the same values). Errors name
+// its error bound. An input's bound is its `bound` when that has one entry
+// per element (values an earlier evaluation computed: pypto's eager runs
+// evaluate one op at a time), else 0 (the kernel reads the same values). Errors name
 // the op and what is wrong (unknown kind, missing value, shape mismatch).
 absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs,

@@ -58,6 +58,33 @@ TEST(ReferenceEvalTest, EvaluatesAChainWithInoutParameter) {
   EXPECT_EQ((*out)[2].shape, (std::vector<int64_t>{2, 3}));
 }
 
+// An input's own bound (an earlier evaluation's) is carried into the ops
+// that read it; without one, an input is exact.
+TEST(ReferenceEvalTest, InputBoundsAreCarriedIn) {
+  const pto::v1::Graph g = Parse(kGraph);
+  RefTensor x{pto::v1::DT_FP32, {2, 3}, {1, -2, 0.25, 3, 0, -1}};
+  RefTensor y{pto::v1::DT_FP32, {2, 3}, {0.5, 1, -1, 2, 7, 0.125}};
+  auto exact = EvaluateReference(g, {x, y, RefTensor()});
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  y.bound.assign(6, 0.25);
+  auto carried = EvaluateReference(g, {x, y, RefTensor()});
+  ASSERT_TRUE(carried.ok()) << carried.status();
+  EXPECT_EQ((*carried)[2].data, (*exact)[2].data);  // the values do not move
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ((*exact)[1].bound[i], 0.0) << i;        // 3 - y, exact on exact y
+    EXPECT_GE((*carried)[1].bound[i], 0.25) << i;     // y's own 0.25
+    // out = exp(x + y + 0.5) * x moves by at least |x| (exp(z + 0.25) - exp(z)).
+    const double z = x.data[i] + y.data[i] + 0.5;
+    const double moved = std::fabs(x.data[i]) * (std::exp(z + 0.25) - std::exp(z));
+    EXPECT_GE((*carried)[2].bound[i], 0.99 * moved) << i;
+    EXPECT_LT((*exact)[2].bound[i], 1e-5 * std::fabs((*exact)[2].data[i]) + 1e-30) << i;
+  }
+  y.bound.assign(2, 1.0);  // not one per element: ignored, y is exact
+  auto ignored = EvaluateReference(g, {x, y, RefTensor()});
+  ASSERT_TRUE(ignored.ok()) << ignored.status();
+  EXPECT_EQ((*ignored)[1].bound, (*exact)[1].bound);
+}
+
 TEST(ReferenceEvalTest, EveryOpKind) {
   struct Case {
     const char* kind;

@@ -7,6 +7,7 @@
 //   kernel.run([x16, out], [3, 0])         # x16: int16 view of bf16 data
 //   launcher = kernel.launcher([a, out], [], [1], guards)   # pypto's repeat calls
 //   launcher.call((a, out))                # False: nothing ran (see ArgGuard)
+//   outs = reference_eval(graph_bytes, [a, None])  # reference_binding.h
 //
 // Errors come back as Python exceptions carrying the absl::Status message:
 // INVALID_ARGUMENT and friends -> ValueError, UNIMPLEMENTED ->
@@ -28,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "client/python/native/reference_binding.h"
 #include "compiler/compile.h"
 #include "pto/v1/graph.pb.h"
 #include "pto/v1/kernel.pb.h"
@@ -567,6 +569,7 @@ class PyKernel {
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "PTO compiler and runtime, embedded (see client/python/native/module.cc)";
+  pto::python::BindReferenceEval(m);
   m.def("compile", &Compile, py::arg("graph"), py::arg("target") = "host",
         py::arg("options") = pto::compiler::CompileOptions{},
         py::arg("timeout_s") = 120.0,

@@ -31,7 +31,7 @@ import functools
 import re
 import threading
 
-from . import tiling
+from . import debug_switch, tiling
 from .error import FeError, PassError
 from .jit_options import KNOWN_KEYS, check_group, check_groups, honoured
 from .tiling import _positive_int
@@ -49,6 +49,7 @@ def _set_all(groups):
     h = honoured("pypto options", groups)
     with _lock:
         _groups = groups
+        debug_switch.global_options(groups)
         if h != _honoured:
             _honoured = h
 

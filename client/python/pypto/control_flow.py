@@ -29,6 +29,7 @@ import operator
 
 from . import layout, symbolic, tracer
 from .errors import TraceError
+from .runtime_int import RuntimeInt
 from .symbolic import SymbolicCondition, is_symbolic, smax as max, smin as min  # noqa: A001,F401
 from .tensors import Tensor
 
@@ -160,6 +161,9 @@ def _factors(unroll_list, what):
 
 
 def _loop(b, start, stop, step, name, idx_name, unroll):
+    if getattr(b, "eager", False):  # an eager run (eager.py): the real indices
+        yield from (RuntimeInt(i, (start, stop, step)) for i in range(start, stop, step))
+        return
     index_name = _index_name(b, idx_name)
     index = symbolic.symbol(index_name, int(start))
     b.loop_bounds[index_name] = (start, stop, step)
@@ -614,6 +618,8 @@ def is_loop_end(index, end=None):
 
 def _loop_of(index, what):
     b = _builder(what)
+    if isinstance(index, RuntimeInt) and index.bounds is not None:  # an eager run's index
+        return index.bounds
     name = symbolic.symbol_of(index)
     bounds = b.loop_bounds.get(name) if name else None
     if bounds is None or not any(symbolic.same(index, i) for i in b.indices):

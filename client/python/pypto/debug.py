@@ -14,11 +14,32 @@ from the same compiler.)
 
 lists the options and jit keywords a kernel was given that have no effect
 here (PyPTO's NPU toolchain settings: jit_options.py).
+
+    with pypto.debug.eager():
+        kernel(a, b, out)     # the kernel's Python runs op by op on real values
+
+runs every kernel called in the block eagerly (eager.py): breakpoints,
+print(t) and t.numpy() inside the kernel show real values, and nothing is
+compiled. PYPTO_EAGER=1 in the environment does the same for the whole
+process, runtime_options={"run_mode": pypto.RunMode.EAGER} for one kernel.
 """
+
+import contextlib
 
 from google.protobuf import text_format
 
-from . import config, jit_options
+from . import config, debug_switch, jit_options
+from .verify_run import VerificationError  # noqa: F401  (verified runs: verify_run.py)
+
+
+@contextlib.contextmanager
+def eager():
+    """Kernels called in the block run eagerly (module docstring)."""
+    debug_switch.enter_scope(+1)
+    try:
+        yield
+    finally:
+        debug_switch.enter_scope(-1)
 
 
 def graph_text(kernel, *args, **kwargs):

@@ -42,6 +42,7 @@ import time
 import numpy as np
 
 from . import ast_rewrite, backend, cache, config, dtypes, locations, run_folder, tiling, trace_compare, tracer
+from . import debug_switch, verify_run
 from ._proto import graph_pb2
 from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
@@ -57,7 +58,8 @@ class CompileInfo:
     """What the last call of a jit function needed to get its kernel."""
 
     def __init__(self, source, key, seconds=0.0, stages=()):
-        # "memory", "disk", "embedded", "ptod HIT", "ptod MISS", "ptod COALESCED"
+        # "memory", "disk", "embedded", "ptod HIT", "ptod MISS", "ptod COALESCED";
+        # "eager" after an eager run (nothing compiled: verify_run.py)
         self.source = source
         self.key = key
         self.cache_status = ("HIT" if source in ("memory", "disk", "ptod HIT")
@@ -67,6 +69,10 @@ class CompileInfo:
 
     def __repr__(self):
         return f"CompileInfo(source={self.source!r}, key={self.key[:16]}..., seconds={self.seconds:.3f})"
+
+
+# last_compile after an eager run (verify_run.py, eager.py): nothing compiled.
+_EAGER_INFO = CompileInfo("eager", "")
 
 
 def _symbol_as_number(name, e):
@@ -395,6 +401,9 @@ class JitFunction:
         self._lock = threading.Lock()
         self._traced_fn = None
         self.last_compile = None
+        # Whether this function's own verify_options turn verification on
+        # (verify_run.py); debug_switch.ON the global switches.
+        self._verify = bool(options.groups.get("verify_options", {}).get("enable_pass_verify"))
         functools.update_wrapper(self, fn)
 
     # Arguments ----------------------------------------------------------------
@@ -506,18 +515,31 @@ class JitFunction:
     # Calling ------------------------------------------------------------------
 
     def _check_run_mode(self):
+        """The run mode in force; an UnsupportedTargetError for NPU."""
         run_mode = self.options.effective(config.honoured_now())[0]
         if run_mode == RunMode.NPU:
             raise UnsupportedTargetError(
                 f"{self.name}: runtime_options run_mode=pypto.RunMode.NPU needs an accelerator "
                 f"target, and none is built in this pypto (targets here: host CPU only); use "
                 f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU")
+        return run_mode
 
     def __call__(self, *args, **kwargs):
+        # An eager run or a verified one (verify_run.py): a with block, the
+        # environment, the global or this function's verify options.
+        if self._verify or debug_switch.ON[0]:
+            path = verify_run.call(self, args, kwargs)
+            if path is not None:
+                if path == "eager":
+                    self.last_compile = _EAGER_INFO
+                return
         # runtime_options is the caller's dict, read at every call (jit_options.py).
         run_mode = self.options.runtime.get("run_mode")
         if run_mode is not None and (run_mode != RunMode.SIM or isinstance(run_mode, bool)):
-            self._check_run_mode()
+            if self._check_run_mode() == RunMode.EAGER:
+                verify_run.eager_call(self, args, kwargs)
+                self.last_compile = _EAGER_INFO
+                return
         swimlane = self.options.swimlane_now(config._groups["debug_options"])
         hot = self._hot  # (a swimlane needs the full path's traced run)
         if hot is not None and hot[0] is tiling._state and hot[1] is config._honoured \
@@ -533,8 +555,11 @@ class JitFunction:
             if ran:  # (a memory hit: the launcher counts it, cache.py)
                 self.last_compile = entry.memory_info
                 return
-        if run_mode is None and config._honoured[0] == RunMode.NPU:
-            self._check_run_mode()
+        if run_mode is None and config._honoured[0] in (RunMode.NPU, RunMode.EAGER):
+            if self._check_run_mode() == RunMode.EAGER:
+                verify_run.eager_call(self, args, kwargs)
+                self.last_compile = _EAGER_INFO
+                return
         if not kwargs and self._fast_ok and len(args) == len(self._params) and not swimlane:
             state = (tiling._state, config._honoured)  # read once: the key's and hot's
             fast_key = self._fast_key(args, state)

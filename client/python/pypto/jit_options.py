@@ -9,7 +9,8 @@ and keywords a kernel was given that have no effect.
 Honoured:
   runtime_options["run_mode"]: pypto.RunMode.SIM (the CPU host target, the
       default) or pypto.RunMode.NPU (fails at call time: no accelerator
-      target is built). The kernel holds the caller's runtime_options dict
+      target is built) or pypto.RunMode.EAGER (the kernel's Python runs op
+      by op on real values, nothing compiled: eager.py). The kernel holds the caller's runtime_options dict
       itself and reads run_mode at each call; at decoration a RunMode value
       there is replaced by its int.
   codegen_options["opt_level"]: 0..3, the native compiler's -O level
@@ -18,6 +19,10 @@ Honoured:
   debug_options["runtime_debug_mode"]: 1 writes each SIM run's swimlane
       (Chrome trace-event JSON, one event per executed task) to the run
       folder (run_folder.py).
+  verify_options["enable_pass_verify"]: true verifies each call against an
+      eager run of it, and pass_verify_save_tensor_dir is where
+      pypto.pass_verify_save writes in eager runs (verify_run.py).
+  verify_options["pass_verify_error_tol"]: the tolerance of that check.
 The codegen, host, pass, verify and debug groups are copied at decoration.
 
 Accepted without effect (these configure PyPTO's NPU toolchain: scheduling
@@ -29,7 +34,8 @@ tuning, pass verification), so a result never depends on them:
       runtime_debug_mode, enable_profiling, trace_level
   host_options: every key but compile_timeout
   codegen_options: support_dynamic_aligned, soc_version, enable_pmu_trace
-  pass_options, verify_options: every key
+  pass_options: every key
+  verify_options: pass_verify_save_tensor, enable_pass_verify false
   debug_options: compile_debug_mode, dump_pass_graph, runtime_debug_mode
       other than 1
   the jit keywords new_ir (this front end always translates the kernel's
@@ -45,6 +51,7 @@ class RunMode(enum.IntEnum):
 
     NPU = 0
     SIM = 1
+    EAGER = 2  # this project's: the kernel's Python runs op by op (eager.py)
 
     def __repr__(self):
         return "pypto.RunMode." + self.name
@@ -84,6 +91,9 @@ _HONOURED = {
     ("codegen_options", "opt_level"): lambda v: True,
     ("host_options", "compile_timeout"): lambda v: True,
     ("debug_options", "runtime_debug_mode"): lambda v: v == 1,
+    ("verify_options", "enable_pass_verify"): lambda v: bool(v),
+    ("verify_options", "pass_verify_error_tol"): lambda v: True,
+    ("verify_options", "pass_verify_save_tensor_dir"): lambda v: True,
 }
 
 
@@ -140,10 +150,10 @@ def honoured(where, groups):
     option `groups` after checking the values this version acts on."""
     run_mode = groups.get("runtime_options", {}).get("run_mode")
     if run_mode is not None and (isinstance(run_mode, bool)
-                                 or run_mode not in (RunMode.NPU, RunMode.SIM)):
+                                 or run_mode not in (RunMode.NPU, RunMode.SIM, RunMode.EAGER)):
         raise ValueError(
-            f"{where}: runtime_options['run_mode'] must be pypto.RunMode.NPU or "
-            f"pypto.RunMode.SIM, got {run_mode!r}")
+            f"{where}: runtime_options['run_mode'] must be pypto.RunMode.NPU, "
+            f"pypto.RunMode.SIM or pypto.RunMode.EAGER, got {run_mode!r}")
     compile_options = {}
     opt = groups.get("codegen_options", {}).get("opt_level")
     if opt is not None:

@@ -29,6 +29,7 @@ import numbers
 
 from . import primitives, symbolic, tiling, valid_region
 from .errors import TraceError
+from .runtime_int import RuntimeInt
 from .tensors import Tensor, _is_scalar
 
 
@@ -402,6 +403,8 @@ def _region(key, shape, what, open_ends=None, indexed=None):
             sizes.append(size)
             result_shape.append(size)
         elif isinstance(k, slice):
+            if open_ends is not None and k.stop is None and isinstance(k.start, RuntimeInt):
+                open_ends.append(d)  # an eager run's loop index: as a symbolic start
             start, stop, step = k.indices(n)
             if step != 1:
                 raise ValueError(f"{what}: dim {d}: slices take steps of 1 (got step "

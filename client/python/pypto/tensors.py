@@ -15,7 +15,7 @@ Inside a kernel, arguments are Tensors whose operators record ops:
 
 import numbers
 
-from . import dtypes, tracer
+from . import dtypes, eager, tracer
 from .enums import TileOpFormat
 from .errors import StaticShapeNeeded, TraceError
 from .symbolic import SymbolicCondition, SymbolicScalar, is_symbol_name, is_symbolic
@@ -207,7 +207,23 @@ class Tensor:
         except ValueError:
             return self._format
 
+    # Values: inside a kernel run eagerly (eager.py) ----------------------------
+
+    def numpy(self):
+        """The tensor's values as a numpy array (BF16 as float32). Only inside
+        a kernel run eagerly: with pypto.debug.eager(), runtime_options
+        run_mode pypto.RunMode.EAGER or PYPTO_EAGER=1."""
+        return _eager_values(self, "numpy")
+
+    def torch(self):
+        """The tensor's values as a torch tensor of its dtype (as numpy())."""
+        return _eager_values(self, "torch")
+
     def __repr__(self):
+        if getattr(self._builder, "eager", False) and self._vid is not None:
+            head = f"pypto.Tensor {self._name or '%' + str(self._vid)} " \
+                   f"{list(self._shape)} {self._dtype.name}"
+            return f"{head}\n{self.numpy()}"
         if self._builder is None:
             shape = "inferred" if self._spec_shape is None else list(self._spec_shape)
             return f"pypto.Tensor({shape}, {self._dtype!r}, name={self._name!r})"
@@ -228,6 +244,23 @@ class Tensor:
     def __iter__(self):
         raise TypeError("a pypto Tensor cannot be iterated (loop over an index with "
                         "pypto.loop and take views: x[i:i + 1, :])")
+
+
+def _eager_values(t, form):
+    """t.numpy() or t.torch(): its values in an eager run, else a TypeError
+    naming the mode that has them."""
+    array_of = getattr(t._builder, "array_of", None)
+    if array_of is None:
+        where = "outside a kernel" if t._builder is None else "while a kernel is traced " \
+            "for compiling"
+        raise TypeError(
+            f"Tensor.{form}(): a tensor has values {where} only in eager mode: run the kernel "
+            f"with pypto.debug.eager() (a with block), runtime_options={{'run_mode': "
+            f"pypto.RunMode.EAGER}} or PYPTO_EAGER=1; a compiled kernel's tensors are "
+            f"placeholders while it is traced")
+    values = array_of(t)
+    return eager.as_numpy(values, t.dtype) if form == "numpy" else \
+        eager.as_torch(values, t.dtype)
 
 
 def _check_no_device_memory(data_ptr, device):

@@ -13,10 +13,11 @@ error.
 """
 
 import numbers
+import os
 
 import numpy as np
 
-from . import config
+from . import config, eager
 from .symbolic import SymbolicScalar
 from .tensors import Tensor
 
@@ -76,12 +77,13 @@ def verify(func, inputs, outputs, goldens, *, rtol=None, atol=None, **option_gro
 
 # PyPTO's per-pass verification tools ------------------------------------------
 #
-# PyPTO can check every compiler pass against a CPU interpreter
+# PyPTO checks every compiler pass against a CPU interpreter
 # (verify_options["enable_pass_verify"]); these three feed that verifier.
-# This version has no per-pass verifier: pypto.verify checks a kernel's
-# outputs end to end. So pass_verify_print and pass_verify_save check their
-# arguments and do nothing (no value is printed, no file written), and
-# set_verify_golden_data records its tensors (verify_golden_data()).
+# Here the interpreter is an eager run (eager.py): pass_verify_print and
+# pass_verify_save print and save real values while a kernel runs eagerly
+# (on its own or as the check of a verified compiled run: verify_run.py) and
+# do nothing while a kernel is traced for compiling; set_verify_golden_data's
+# goldens are what verified runs compare the eager outputs with.
 
 _golden_data = {"in_out_tensors": None, "goldens": None}
 
@@ -93,28 +95,45 @@ def _check_cond(cond, what):
 
 
 def pass_verify_print(*values, cond=1):
-    """pypto.pass_verify_print(*values, cond=1): PyPTO prints `values` while
-    its pass verifier runs. No per-pass verifier runs here: checks the
-    arguments, prints nothing and returns None."""
+    """pypto.pass_verify_print(*values, cond=1): in an eager run, prints
+    `values` (a tensor as its values) when `cond` holds; while a kernel is
+    traced for compiling, checks the arguments and prints nothing."""
     _check_cond(cond, "pypto.pass_verify_print")
+    if eager.current() is None or not cond:
+        return
+    print(*(v.numpy() if isinstance(v, Tensor) and v._builder is not None else v
+            for v in values))
 
 
 def pass_verify_save(tensor, fname, cond=1, **kwargs):
-    """pypto.pass_verify_save(tensor, fname, cond=1, ...): PyPTO writes
-    `tensor` to `fname` while its pass verifier runs. No per-pass verifier
-    runs here: checks the arguments, writes nothing and returns None."""
+    """pypto.pass_verify_save(tensor, fname, cond=1, ...): in an eager run,
+    saves the tensor's values with numpy.save to `fname` (".npy" added when
+    missing) in verify_options["pass_verify_save_tensor_dir"] (the kernel's,
+    else the global one; default: the working directory) when `cond` holds; a later save
+    to the same name replaces it. While a kernel is traced for compiling,
+    checks the arguments and writes nothing. Returns None."""
     what = "pypto.pass_verify_save"
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{what}: tensor must be a pypto Tensor, got {type(tensor).__name__}")
     if not isinstance(fname, str) or not fname:
         raise TypeError(f"{what}: fname must be a non-empty str, got {fname!r}")
     _check_cond(cond, what)
+    b = eager.current()
+    if b is None or not cond:
+        return
+    folder = b.verify_options.get("pass_verify_save_tensor_dir") or \
+        config.get_verify_options().get("pass_verify_save_tensor_dir") or "."
+    os.makedirs(folder, exist_ok=True)
+    np.save(os.path.join(folder, fname), tensor.numpy())
 
 
 def set_verify_golden_data(in_out_tensors=None, goldens=None):
     """pypto.set_verify_golden_data(in_out_tensors=None, goldens=None):
-    PyPTO's verifier compares each pass with these. Recorded
-    (verify_golden_data()); pypto.verify takes its goldens as arguments."""
+    the goldens a verified run (verify_options["enable_pass_verify"]) compares
+    each kernel call's eager outputs with: one per tensor parameter (None: not
+    compared) or one per parameter the kernel writes (verify_run.py). The
+    inputs are the call's own arguments; in_out_tensors is recorded
+    (verify_golden_data()). pypto.verify takes its goldens as arguments."""
     what = "pypto.set_verify_golden_data"
     for name, v in (("in_out_tensors", in_out_tensors), ("goldens", goldens)):
         if v is not None and not isinstance(v, (list, tuple)):

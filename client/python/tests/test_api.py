@@ -91,7 +91,8 @@ def test_option_setters_validate_and_merge(clean_options):
         pypto.set_codegen_options(opt_level=9)
     with pytest.raises(ValueError, match=r"compile_timeout'\] must be a positive number"):
         pypto.set_host_options(compile_timeout=-1)
-    with pytest.raises(ValueError, match=r"run_mode'\] must be pypto.RunMode.NPU or pypto.RunMode.SIM"):
+    with pytest.raises(ValueError, match=r"run_mode'\] must be pypto.RunMode.NPU, pypto.RunMode.SIM or "
+                                         r"pypto.RunMode.EAGER"):
         pypto.set_runtime_options(run_mode="npu")
     pypto.set_debug_options(runtime_debug_mode=1)
     pypto.set_verify_options(enable_pass_verify=False)

@@ -114,7 +114,8 @@ def test_option_validation():
         pypto.jit(runtime_options={"run_mode": pypto.RunMode.SIM, "bogus": 1, "colour": 2})
     with pytest.raises(TypeError, match=r"unknown keyword argument\(s\) fast_math"):
         pypto.frontend.jit(fast_math=True)
-    with pytest.raises(ValueError, match="run_mode'\\] must be pypto.RunMode.NPU or pypto.RunMode.SIM, got 'sim'"):
+    with pytest.raises(ValueError, match="run_mode'\\] must be pypto.RunMode.NPU, pypto.RunMode.SIM or "
+                                         "pypto.RunMode.EAGER, got 'sim'"):
         pypto.jit(runtime_options={"run_mode": "sim"})
     with pytest.raises(ValueError, match=r"opt_level'\] must be an int 0..3, got 7"):
         pypto.jit(codegen_options={"opt_level": 7})

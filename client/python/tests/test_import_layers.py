@@ -20,12 +20,16 @@ FLOORS = [
     # PyPTO's pypto.error), the user's frames, the disk cache, the SIM run
     # folder, option keys
     ("_proto", "errors", "error", "frames", "cache", "run_folder", "jit_options"),
+    # the debug switches (eager runs, verification); eager runs' loop indices
+    ("debug_switch", "runtime_int"),
     # dtypes, PyPTO's enums, tile shapes
     ("dtypes", "enums", "tiling"),
     # symbolic scalars; Element; option values in force; comparing two traces
     ("symbolic", "element", "config", "trace_compare"),
     # recording a graph (knows no Tensor class); pypto.symbolic_scalar.SymInt
     ("tracer", "symbolic_scalar"),
+    # eager runs: recording and computing each op at once (knows no Tensor class)
+    ("eager",),
     # Tensor: annotation and traced value (operators bound late); a traced
     # tensor's static shape and valid region
     ("tensors", "valid_region"),
@@ -39,6 +43,8 @@ FLOORS = [
     ("composites", "experimental"),
     # Tensor's operators; the AST rewrite; errors at user lines; backends
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
+    # which path a call takes under the debug switches (eager, verified)
+    ("verify_run",),
     # the jit function
     ("jit_function",),
     # PyPTO's frontend module; graphs for ptoc; pypto.function

@@ -41,8 +41,8 @@ def test_row_pypto_frontend_jit_runtime_options_read_at_call_time(native, clean_
     runtime_options["run_mode"] = 1
     run(k)
     runtime_options["run_mode"] = "sim"
-    with pytest.raises(ValueError, match=r"run_mode'\] must be pypto.RunMode.NPU or "
-                                         r"pypto.RunMode.SIM, got 'sim'"):
+    with pytest.raises(ValueError, match=r"run_mode'\] must be pypto.RunMode.NPU, "
+                                         r"pypto.RunMode.SIM or pypto.RunMode.EAGER, got 'sim'"):
         run(k)
     runtime_options.pop("run_mode")  # unset: the global options, then SIM
     run(k)

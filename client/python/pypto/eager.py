@@ -78,8 +78,9 @@ class EagerBuilder(tracer.GraphBuilder):
     # Recording ------------------------------------------------------------------
 
     def add_op(self, kind, inputs, dtype, shape, attrs=None, what=None, space=None,
-               cube_tile=None, tile=None):
-        t = super().add_op(kind, inputs, dtype, shape, attrs, what, space, cube_tile, tile)
+               cube_tile=None, tile=None, static=None):
+        t = super().add_op(kind, inputs, dtype, shape, attrs, what, space, cube_tile, tile,
+                           static)
         self._compute(self._ops[-1])
         return t
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/host/host_backend.h"
+#include "compiler/targets/native_build.h"
 #include "compiler/targets/host/pto_tile.h"
 #include "compiler/testing/graph_builder.h"
 #include "compiler/testing/kernel_runner.h"

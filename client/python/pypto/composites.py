@@ -148,12 +148,7 @@ def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's nam
         target.append(s)
         grow.append(1 if same else s)
     if valid_shape is not None:
-        valid_shape = list(valid_shape)
-        if len(valid_shape) != len(target):
-            raise ValueError(f"{what}: valid_shape {valid_shape} must have the shape's rank "
-                             f"{len(target)}")
-        valid_shape = [valid_region.bounded(v, s, what, d)
-                       for d, (v, s) in enumerate(zip(valid_shape, target))]
+        valid_shape = valid_region.valid_dims(valid_shape, target, what)
     if all(g == 1 for g in grow):
         out = layout.clone(input)
     else:
@@ -255,6 +250,16 @@ def cumprod(input, dim):  # noqa: A002 - PyPTO's names
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
+def _check_fill_value(what, input, value):  # noqa: A002
+    """A padding value: a number; an int for integer tensors (a float is a
+    ValueError, as PyPTO)."""
+    if isinstance(value, bool) or not _is_scalar(value) or isinstance(value, SymbolicScalar):
+        raise TypeError(f"{what}: value must be a number, got {type(value).__name__}")
+    if input.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,) and not isinstance(value, int):
+        raise ValueError(f"{what}: value {value!r} must be an int for "
+                         f"{input.dtype.name} tensors")
+
+
 def pad(input, pad, mode="constant", value=0):  # noqa: A002 - PyPTO's names
     """input padded with `value` (torch.nn.functional.pad, mode 'constant'):
     `pad` is (left, right) of the last dim, then (top, bottom) of the one
@@ -280,11 +285,7 @@ def pad(input, pad, mode="constant", value=0):  # noqa: A002 - PyPTO's names
                          f"2 * rank ({2 * rank})")
     if any(p < 0 for p in pad):
         raise ValueError(f"{what}: pad {list(pad)} has a negative size (not supported)")
-    if isinstance(value, bool) or not _is_scalar(value) or isinstance(value, SymbolicScalar):
-        raise TypeError(f"{what}: value must be a number, got {type(value).__name__}")
-    if input.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,) and not isinstance(value, int):
-        raise ValueError(f"{what}: value {value!r} must be an int for "
-                         f"{input.dtype.name} tensors")
+    _check_fill_value(what, input, value)
     x = input
     for k in range(len(pad) // 2):
         d = rank - 1 - k
@@ -309,11 +310,7 @@ def fillpad(input, mode="constant", value=0):  # noqa: A002 - PyPTO's names
     check_traced(input, what, "input")
     if mode != "constant":
         raise ValueError(f"{what}: mode {mode!r} is not 'constant' (PyPTO's only mode)")
-    if isinstance(value, bool) or not _is_scalar(value) or isinstance(value, SymbolicScalar):
-        raise TypeError(f"{what}: value must be a number, got {type(value).__name__}")
-    if input.dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,) and not isinstance(value, int):
-        raise ValueError(f"{what}: value {value!r} must be an int for "
-                         f"{input.dtype.name} tensors")
+    _check_fill_value(what, input, value)
     if input._static is None:
         return layout.clone(input)
     out = ops.full(input.shape, value, input.dtype)

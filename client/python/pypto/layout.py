@@ -101,12 +101,7 @@ def view(input, shape, offsets=None, valid_shape=None):  # noqa: A002 - PyPTO's 
         raise ValueError(f"{what}: shape {shape} and offsets {offsets} must have the "
                          f"input's rank {rank}")
     if valid_shape is not None:
-        valid_shape = list(valid_shape)
-        if len(valid_shape) != rank:
-            raise ValueError(f"{what}: valid_shape {valid_shape} must have shape's rank "
-                             f"{rank}")
-        valid = [valid_region.bounded(v, s, what, d)
-                 for d, (v, s) in enumerate(zip(valid_shape, shape))]
+        valid = valid_region.valid_dims(valid_shape, shape, what)
     else:
         valid = [valid_region.clipped(s, n - o, x._builder.loop_bounds)
                  for s, n, o in zip(shape, x._shape, offsets)]
@@ -174,12 +169,7 @@ def reshape(input, shape, *more, valid_shape=None, inplace=False):  # noqa: A002
     if not 1 <= len(shape) <= 4:
         raise ValueError(f"{what}: shape {shape} must have 1 to 4 dims")
     if valid_shape is not None:
-        valid_shape = list(valid_shape)
-        if len(valid_shape) != len(shape):
-            raise ValueError(f"{what}: valid_shape {valid_shape} must have shape's rank "
-                             f"{len(shape)}")
-        valid = [valid_region.bounded(v, s, what, d)
-                 for d, (v, s) in enumerate(zip(valid_shape, shape))]
+        valid = valid_region.valid_dims(valid_shape, shape, what)
         if x._static is None:  # all of it reshaped, then its leading region
             whole = _reshape(x, shape, what)
             return _view(whole, shape, [0] * len(shape), valid, what)

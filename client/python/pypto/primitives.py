@@ -280,12 +280,7 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
     shape = shape_arg(what, shape)
     valid = shape
     if valid_shape is not None:
-        valid_shape = tuple(valid_shape)
-        if len(valid_shape) != len(shape):
-            raise ValueError(f"{what}: valid_shape {list(valid_shape)!r} must have the "
-                             f"shape's rank {len(shape)}")
-        valid = tuple(valid_region.bounded(v, s, what, d)
-                      for d, (v, s) in enumerate(zip(valid_shape, shape)))
+        valid = tuple(valid_region.valid_dims(valid_shape, shape, what))
     if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
         raise TypeError(f"{what}: dtype must be a Tier-1 pypto.DT_* type, got {dtype!r}")
     if not (_is_scalar(fill_value) or isinstance(fill_value, bool)):

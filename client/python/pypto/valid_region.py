@@ -84,6 +84,16 @@ def bounded(valid, size, what, d):
     return smaller(valid, size)
 
 
+def valid_dims(valid_shape, shape, what):
+    """A valid_shape argument checked against static `shape` (same rank,
+    each dim as bounded() makes it)."""
+    valid_shape = list(valid_shape)
+    if len(valid_shape) != len(shape):
+        raise ValueError(f"{what}: valid_shape {valid_shape} must have shape's rank "
+                         f"{len(shape)}")
+    return [bounded(v, s, what, d) for d, (v, s) in enumerate(zip(valid_shape, shape))]
+
+
 def narrow(t, region, what, static=None):
     """t's leading `region` (a view at offset 0; `static`: its static
     shape), or t where that is all of its valid region."""

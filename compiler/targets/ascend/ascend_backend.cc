@@ -9,9 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/ascend/ascend_codegen.h"
-#include "compiler/targets/host/host_backend.h"
-#include "compiler/util/subprocess.h"
-#include "compiler/util/temp_dir.h"
+#include "compiler/targets/native_build.h"
 #include "runtime/ascend_target.h"
 
 namespace pto::compiler {
@@ -22,12 +20,6 @@ namespace fs = std::filesystem;
 bool HasHeaders(const fs::path& include) {
   std::error_code ec;
   return fs::is_regular_file(include / "pto" / "pto-inst.hpp", ec);
-}
-
-std::string Cut(const std::string& text) {
-  if (text.size() <= kMaxCompilerMessageBytes) return text;
-  return absl::StrCat(text.substr(0, kMaxCompilerMessageBytes), "\n... (",
-                      text.size() - kMaxCompilerMessageBytes, " more bytes)");
 }
 
 }  // namespace
@@ -90,45 +82,10 @@ absl::StatusOr<std::string> AscendBackend::BuildPayload(
   }
   absl::StatusOr<std::string> include = PtoIsaInclude();
   if (!include.ok()) return include.status();
-  absl::StatusOr<TempDir> dir = TempDir::Create("pto-ascend", options.work_dir);
-  if (!dir.ok()) return dir.status();
-  const std::string src = dir->path() + "/kernel.cc";
-  const std::string so = dir->path() + "/kernel.so";
-  if (absl::Status s = WriteFile(src, source); !s.ok()) return s;
-  std::vector<std::string> argv = {options.cxx};
-  for (std::string& a : AscendCpuSimArgs(options.opt_level, *include, src, so)) {
-    argv.push_back(std::move(a));
-  }
-  SubprocessResult result;
-  absl::Status started =
-      RunSubprocess(argv, options.timeout, &result, dir->path(), 1 << 20, options.canceller);
-  const std::string& cxx = options.cxx_name.empty() ? options.cxx : options.cxx_name;
-  if (!started.ok()) {
-    return absl::InternalError(
-        absl::StrCat("native compiler failed (", cxx, "): ", started.message()));
-  }
-  if (result.timed_out) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "native compiler failed (", cxx, ", ", DescribeExit(result, options.timeout),
-        "): it ran past the native compile timeout and its process group was killed"));
-  }
-  if (result.cancelled) {
-    return absl::UnavailableError(absl::StrCat(
-        "native compiler failed (", cxx, ", ", DescribeExit(result, options.timeout),
-        "): the compile was cancelled because the server is shutting down"));
-  }
-  if (!result.exited || result.exit_code != 0) {
-    return absl::InternalError(absl::StrCat("native compiler failed (", cxx, ", ",
-                                            DescribeExit(result, options.timeout),
-                                            ", PTO-ISA CPU simulation): ", Cut(result.output)));
-  }
-  absl::StatusOr<std::string> payload = ReadFile(so);
-  if (!payload.ok()) {
-    return absl::InternalError(absl::StrCat(
-        "native compiler failed: it exited 0 but produced no shared object (",
-        payload.status().message(), ")"));
-  }
-  return payload;
+  return BuildSharedObject({source, {}, "pto-ascend", "PTO-ISA CPU simulation"}, options,
+                           [&](const std::string& src, const std::string& so) {
+                             return AscendCpuSimArgs(options.opt_level, *include, src, so);
+                           });
 }
 
 }  // namespace pto::compiler

@@ -1,15 +1,12 @@
 // The host target: PTO -> C++ (host_codegen.h) -> shared object, built by the
-// system C++ compiler in a subprocess (no shell) inside a private temporary
-// directory that is removed afterwards:
+// system C++ compiler (native_build.h):
 //
 //   <cxx> -std=c++17 -O<n> <HostTargetFlags: -march=..., -mamx-tile ...>
 //         -fPIC -shared
 //         -fvisibility=hidden -ffp-contract=off -fno-math-errno
 //         -o kernel.so kernel.cc
 //
-// Errors: the compiler failing is INTERNAL "native compiler failed ..." with
-// its output cut to about 2 KB; running past the timeout is DEADLINE_EXCEEDED
-// (the compiler's process group is killed).
+// Errors are native_build.h's.
 #ifndef PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
 #define PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
 
@@ -43,9 +40,6 @@ std::vector<std::string> HostCompilerArgs(const std::string& target,
                                           int opt_level,
                                           const std::string& source,
                                           const std::string& output);
-
-// Output of the native compiler kept in error messages.
-inline constexpr size_t kMaxCompilerMessageBytes = 2048;
 
 }  // namespace pto::compiler
 

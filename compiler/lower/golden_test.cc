@@ -14,6 +14,7 @@
 #include "compiler/ir/import.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/pipeline.h"
+#include "compiler/testing/golden.h"
 #include "compiler/testing/graph_builder.h"
 #include "compiler/util/temp_dir.h"
 #include "gtest/gtest.h"
@@ -22,16 +23,7 @@ namespace pto::compiler {
 namespace {
 
 void CheckGolden(const std::string& name, const std::string& actual) {
-  const char* update = std::getenv("PTO_UPDATE_GOLDENS");
-  if (update != nullptr && update[0] != '\0') {
-    ASSERT_TRUE(WriteFile(absl::StrCat(update, "/", name), actual).ok());
-    return;
-  }
-  absl::StatusOr<std::string> expected =
-      ReadFile(absl::StrCat("compiler/testdata/", name));
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  EXPECT_EQ(actual, *expected) << "golden " << name << " differs; actual:\n"
-                               << actual;
+  testing::CheckGolden("compiler/testdata", name, actual);
 }
 
 // The printed form of each level of `graph` lowered for host-x86_64 up to

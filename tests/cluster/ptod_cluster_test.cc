@@ -18,6 +18,7 @@
 #include "pto/v1/compile_service.grpc.pb.h"
 #include "server/ptod_server.h"
 #include "server/redis/key_slot.h"
+#include "tests/cluster/cluster_ptod.h"
 #include "tests/cluster/cluster_suite.h"
 #include "tests/cluster/fake_backend.h"
 
@@ -40,15 +41,8 @@ struct Replica {
 class PtodClusterTest : public RedisClusterSuite {
  protected:
   void Start(Replica* replica, absl::Duration compile_delay) {
-    PtodOptions options;
-    options.address = "127.0.0.1:0";
-    options.cache_dir = replica->dir->path() + "/cache";
+    PtodOptions options = ClusterPtodOptions(cluster(), replica->dir->path(), kClusterKey);
     options.service.workers = 4;
-    options.service.signing_key = kClusterKey;
-    options.redis.cluster.seeds = cluster().seeds();
-    options.redis.cluster.connection = cluster().connection_options();
-    options.redis.cluster.connection.connect_timeout = absl::Milliseconds(200);
-    options.redis.cluster.connection.command_timeout = absl::Milliseconds(500);
     options.redis.lease_ttl = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<PtodServer>> server = PtodServer::Start(
         options,

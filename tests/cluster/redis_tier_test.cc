@@ -16,6 +16,7 @@
 #include "server/ptod_server.h"
 #include "server/redis_entry.h"
 #include "server/redis_tier.h"
+#include "tests/cluster/cluster_ptod.h"
 #include "tests/cluster/cluster_suite.h"
 #include "tests/cluster/fake_backend.h"
 
@@ -72,15 +73,8 @@ class RedisTierTest : public RedisClusterSuite {
              absl::Duration lease_ttl = absl::Seconds(10)) {
     if (replica->dir == nullptr) replica->dir = std::make_unique<TempDir>();
     replica->server.reset();
-    PtodOptions options;
-    options.address = "127.0.0.1:0";
-    options.cache_dir = replica->dir->path() + "/cache";
+    PtodOptions options = ClusterPtodOptions(cluster(), replica->dir->path(), signing_key);
     options.service.workers = 2;
-    options.service.signing_key = signing_key;
-    options.redis.cluster.seeds = cluster().seeds();
-    options.redis.cluster.connection = cluster().connection_options();
-    options.redis.cluster.connection.connect_timeout = absl::Milliseconds(200);
-    options.redis.cluster.connection.command_timeout = absl::Milliseconds(500);
     options.redis.ttl = absl::Hours(1);
     options.redis.lease_ttl = lease_ttl;
     absl::StatusOr<std::unique_ptr<PtodServer>> server = PtodServer::Start(

@@ -48,13 +48,15 @@ def _native():
 
 
 class OpRecord:
-    """One op an eager run computed: its kind and the user's frame."""
+    """One op an eager run computed: its kind, the user's frame and the
+    value id of its result."""
 
-    __slots__ = ("kind", "where")
+    __slots__ = ("kind", "where", "vid")
 
-    def __init__(self, kind, where):
+    def __init__(self, kind, where, vid):
         self.kind = kind
         self.where = where
+        self.vid = vid
 
     def describe(self):
         where = frames.describe(self.where) if self.where else "(a line of pypto's own)"
@@ -146,7 +148,7 @@ class EagerBuilder(tracer.GraphBuilder):
             self.writers[out] = _native().reference_eval(
                 graph.SerializeToString(), [self.writers[v] for v in ins] + [None])[-1][0]
             return
-        self.records.append(OpRecord(op.kind, self.where.get(out)))
+        self.records.append(OpRecord(op.kind, self.where.get(out), out))
         self.writers[out] = np.full(self.data[out].shape, len(self.records) - 1,
                                     dtype=np.float64)
 

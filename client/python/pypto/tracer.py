@@ -551,6 +551,32 @@ class GraphBuilder:
             used.add(p.value_id)
             if p.role == graph_pb2.PARAM_ROLE_INOUT:
                 used.add(p.result_value_id)
+        self._add_values(g, used, whole)
+        g.ops.extend(kept)
+        return g
+
+    def probe_graph(self, probes):
+        """A Graph of this (region-free) builder's ops that reads every
+        parameter's incoming data and returns each value of `probes` as an
+        output parameter probe0, probe1, ... (verify_probe.py)."""
+        g = graph_pb2.Graph(schema_version=graph_pb2.SCHEMA_VERSION_1,
+                            name=clip_name(self.name))
+        inputs = [p.initial for p in self._params]
+        kept = self._live(self._ops, set(probes) | set(inputs))
+        for p in self._params:
+            g.params.add(name=clip_name(p.name), role=graph_pb2.PARAM_ROLE_IN,
+                         value_id=p.initial)
+        for k, vid in enumerate(probes):
+            g.params.add(name=f"probe{k}", role=graph_pb2.PARAM_ROLE_OUT, value_id=vid)
+        used = set(inputs) | set(probes)
+        self._serialize(kept, used)
+        self._add_values(g, used, set(inputs))
+        g.ops.extend(kept)
+        return g
+
+    def _add_values(self, g, used, whole):
+        """Adds the values `used` to Graph `g`: a value in `whole` as its
+        valid shape, any other with its static shape and valid shape."""
         for vid in sorted(used):
             name, dtype, shape = self._values[vid]
             v = g.values.add(id=vid, name=clip_name(name), dtype=dtype)
@@ -561,8 +587,6 @@ class GraphBuilder:
                 g.schema_version = graph_pb2.SCHEMA_VERSION_2
                 for d in shape:
                     write_dim(v.valid_shape.dims.add(), d, self.symbols)
-        g.ops.extend(kept)
-        return g
 
     def _live(self, ops, needed):
         """The ops of `ops` whose outputs are in `needed` (updated with what

@@ -9,10 +9,14 @@ compiled and verified against an eager run.
           arguments, then an eager run on copies of the arguments as they
           were; each argument the kernel writes must agree with the eager
           run's value. A difference is a VerificationError naming the
-          argument, the earliest op (in program order) among those that
-          computed a differing element (an element's op is the last one
-          that computed it; data moves such as views, assembles and copies
-          pass it on), with the user's file:line, and the element.
+          argument, the element, and the first op (in program order) whose
+          compiled value differs, with the user's file:line: found by
+          building the eager run's ops again with their results as outputs
+          (verify_probe.py). Where that build agrees op by op (the
+          difference lies in how the kernel was fused or scheduled) or
+          cannot be made, the message names the earliest op among those
+          that last computed a differing element (data moves such as views,
+          assembles and copies pass an element's op on) and says why.
 In both, when pypto.set_verify_golden_data gave goldens and verification is
 on, the eager run's outputs are compared with them the same way, so a
 kernel's wrong line is named.
@@ -33,7 +37,7 @@ import threading
 
 import numpy as np
 
-from . import config, debug_switch, dtypes, eager
+from . import config, debug_switch, dtypes, eager, verify_probe
 from .jit_options import RunMode
 from .verification import verify_golden_data
 
@@ -110,9 +114,11 @@ def verified_call(jit_fn, args, kwargs):
         if vid is None:
             continue
         got = eager.input_values(array, t, spec[0])
+        locate = lambda: verify_probe.first_differing_op(  # noqa: E731 (only on a difference)
+            jit_fn, run, before_args, before_kwargs, tol, differs)
         _compare(run, name, vid, got, spec[0], tol,
                  f"{jit_fn.name}: '{name}' of the compiled kernel differs from the eager "
-                 f"run", "compiled")
+                 f"run", "compiled", locate=locate)
     check_goldens(jit_fn, run)
 
 
@@ -146,7 +152,22 @@ def check_goldens(jit_fn, run):
                  "golden", eager_is_got=False)
 
 
-def _compare(run, name, vid, other, dtype, tol, title, other_label, eager_is_got=True):
+def differs(got, want, bound, tol):
+    """Where compiled values `got` differ from eager values `want` (with
+    their error bounds) beyond the bound or the (rtol, atol) `tol`."""
+    rtol, atol = tol if tol is not None else (0.0, 0.0)
+    return _bad(got, want, bound, np.maximum(bound, atol + rtol * np.abs(want)))
+
+
+def _bad(other, want, bound, allowed):
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(other - want) <= allowed) | (np.isnan(other) & np.isnan(want)) | \
+            (other == want) | np.isinf(bound)
+    return ~ok
+
+
+def _compare(run, name, vid, other, dtype, tol, title, other_label, eager_is_got=True,
+             locate=None):
     want = run.builder.data[vid]
     if other.shape != want.shape:
         raise VerificationError(f"{title}: shape {list(other.shape)} against "
@@ -158,10 +179,7 @@ def _compare(run, name, vid, other, dtype, tol, title, other_label, eager_is_got
     else:
         rtol, atol = tol if tol is not None else TOLERANCES.get(dtype, (0.0, 0.0))
         allowed = bound + atol + rtol * np.abs(other)
-    with np.errstate(invalid="ignore"):
-        ok = (np.abs(other - want) <= allowed) | (np.isnan(other) & np.isnan(want)) | \
-            (other == want) | np.isinf(bound)
-    bad = ~ok
+    bad = _bad(other, want, bound, allowed)
     if not bad.any():
         return
     writers = run.builder.writers[vid]
@@ -172,13 +190,22 @@ def _compare(run, name, vid, other, dtype, tol, title, other_label, eager_is_got
     pick = flat_bad[np.flatnonzero(ops == first)[0]] if computed.size else flat_bad[0]
     index = tuple(int(i) for i in np.unravel_index(pick, want.shape))
     record = run.builder.records[first] if first >= 0 else None
+    element = (f"element {list(index)}: {other_label} {other[index]!r}, eager "
+               f"{want[index]!r} (allowed difference {allowed[index]:.3g})")
+    finding = locate() if locate is not None and record is not None else None
+    if finding is not None and finding.record is not None:
+        raise VerificationError(
+            f"{title} at {flat_bad.size} of {want.size} elements; the first op whose "
+            f"compiled value differs is {finding.record.describe()} (element "
+            f"{list(finding.index)}: compiled {finding.compiled!r}, eager "
+            f"{finding.eager_value!r}, in a build of the kernel's ops with each result as an "
+            f"output); {element}")
     op_text = (f"the earliest op that computed a differing element is {record.describe()}"
                if record else
                "no op computed the element: it is the argument's incoming value")
+    reason = f" ({finding.reason})" if finding is not None else ""
     raise VerificationError(
-        f"{title} at {flat_bad.size} of {want.size} elements; {op_text}; element "
-        f"{list(index)}: {other_label} {other[index]!r}, eager {want[index]!r} (allowed "
-        f"difference {allowed[index]:.3g})")
+        f"{title} at {flat_bad.size} of {want.size} elements; {op_text}{reason}; {element}")
 
 
 def _tolerance(jit_fn):

@@ -96,6 +96,98 @@ def test_a_compiled_result_that_differs_from_eager_names_the_op(native, no_golde
     assert f"pypto.muls at {__file__}:{line}" in str(e.value)
 
 
+def _skew_eager(monkeypatch, kind, amount, when=lambda k: True):
+    """Makes the eager run's `kind` ops compute `amount` more than the
+    compiled kernel's (the k-th such op when `when(k)`), as a compiler bug
+    in that op would."""
+    compute = eager.EagerBuilder._compute
+    seen = []
+
+    def skewed(self, op):
+        compute(self, op)
+        if op.kind == kind:
+            seen.append(op)
+            if when(len(seen) - 1):
+                self.data[op.outputs[0]] = self.data[op.outputs[0]] + amount
+
+    monkeypatch.setattr(eager.EagerBuilder, "_compute", skewed)
+
+
+def test_the_first_differing_op_is_named_not_the_last_writer(native, no_goldens,
+                                                             monkeypatch):
+    """exp differs; the muls and adds after it only carry the difference
+    on: the op-by-op build names exp, where the output's last writer is
+    adds."""
+    @pypto.jit(verify_options={"enable_pass_verify": True})
+    def k(a: pypto.Tensor([], F32), out: pypto.Tensor([], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        t = a.exp()  # the op made to differ
+        u = t * 2.0
+        out[:] = u + 1.0
+
+    _skew_eager(monkeypatch, "exp", 0.25)
+    with pytest.raises(verify_run.VerificationError) as e:
+        k(torch.rand(4, 16), torch.zeros(4, 16))
+    line = _line_of(k.fn, "# the op made to differ")
+    message = str(e.value)
+    assert "'out' of the compiled kernel differs from the eager run at 64 of 64" in message
+    assert f"the first op whose compiled value differs is pypto.exp at {__file__}:{line}" \
+        in message
+    assert "pypto.adds" not in message and "pypto.muls" not in message
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_the_first_differing_op_inside_a_loop(native, no_goldens, monkeypatch, dtype):
+    """In a loop the eager run holds one op per iteration: the second
+    iteration's muls differs, and the op-by-op build names it (the first
+    iteration's agrees), through views and assembles, FP32 and BF16."""
+    @pypto.jit(verify_options={"enable_pass_verify": True})
+    def rows(x: pypto.Tensor([], pypto.DT_FP32 if dtype == torch.float32 else pypto.DT_BF16),
+             out: pypto.Tensor([], pypto.DT_FP32 if dtype == torch.float32 else pypto.DT_BF16)):
+        pypto.set_vec_tile_shapes(1, 16)
+        y = x + 1.0
+        for i in pypto.loop(0, x.shape[0], 1):
+            row = y[i:i + 1, :]
+            z = row * 3.0  # the loop's op
+            out[i:i + 1, :] = z.exp()
+
+    _skew_eager(monkeypatch, "muls", 1.0, when=lambda k: k == 1)
+    x = torch.rand(3, 16).to(dtype)
+    with pytest.raises(verify_run.VerificationError) as e:
+        rows(x, torch.zeros(3, 16, dtype=dtype))
+    line = _line_of(rows.fn, "# the loop's op")
+    message = str(e.value)
+    assert "differs from the eager run at 16 of 48 elements" in message
+    assert f"the first op whose compiled value differs is pypto.muls at {__file__}:{line}" \
+        in message
+    assert "element [1, 0]" in message
+
+
+def test_when_the_op_by_op_build_fails_the_last_writer_is_named(native, no_goldens,
+                                                                monkeypatch):
+    from pypto import verify_probe
+    from pypto.errors import CompileError
+
+    def failing(*args):
+        raise CompileError("no compiler here")
+
+    @pypto.jit(verify_options={"enable_pass_verify": True})
+    def k(a: pypto.Tensor([], F32), out: pypto.Tensor([], F32)):
+        pypto.set_vec_tile_shapes(4, 16)
+        t = a.exp()
+        out[:] = t * 2.0  # the last writer
+
+    _skew_eager(monkeypatch, "exp", 0.25)
+    monkeypatch.setattr(verify_probe, "_run_probes", failing)
+    with pytest.raises(verify_run.VerificationError) as e:
+        k(torch.rand(4, 16), torch.zeros(4, 16))
+    line = _line_of(k.fn, "# the last writer")
+    message = str(e.value)
+    assert f"the earliest op that computed a differing element is pypto.muls at " \
+           f"{__file__}:{line}" in message
+    assert "(a build with each op's result as an output failed: no compiler here)" in message
+
+
 def test_global_verify_options_verify_every_kernel(native, clean_options, no_goldens,
                                                    monkeypatch):
     calls = []

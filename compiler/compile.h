@@ -50,8 +50,9 @@ struct CompileSettings {
 
 // Time spent in one stage, in pipeline order.
 struct StageTime {
-  std::string stage;  // "import", "tensor_to_tile", "tile_to_block",
-                      // "block_to_execute", "codegen", "native_compile"
+  std::string stage;  // "verify", "import", "tensor_to_tile",
+                      // "tile_to_block", "block_to_execute", "codegen",
+                      // "native_compile" (PipelineStages(), pipeline.h)
   absl::Duration duration;
 };
 

@@ -289,7 +289,7 @@ TEST(CompileTest, BinaryIsCompleteAndConsistent) {
 
   std::vector<std::string> stages;
   for (const StageTime& st : r->stages) stages.push_back(st.stage);
-  EXPECT_THAT(stages, ::testing::ElementsAre("import", "tensor_to_tile",
+  EXPECT_THAT(stages, ::testing::ElementsAre("verify", "import", "tensor_to_tile",
                                              "tile_to_block", "block_to_execute",
                                              "codegen", "native_compile"));
   EXPECT_TRUE(r->dumps.empty());

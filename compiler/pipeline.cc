@@ -10,6 +10,7 @@
 #include "compiler/lower/lower_regions.h"
 #include "compiler/lower/partition_blocks.h"
 #include "compiler/targets/memory_model.h"
+#include "compiler/verify/verify.h"
 
 namespace pto::compiler {
 namespace {
@@ -18,8 +19,15 @@ using Dumps = std::map<std::string, std::string>;
 
 // Each pass fills the next level of the state; when dumps is non-null it
 // also prints what it made.
+absl::Status Verify(LoweringState* s, Dumps*) {
+  absl::StatusOr<VerifiedGraph> v = Verified(*s->graph);
+  if (!v.ok()) return v.status();
+  s->verified.emplace(*v);
+  return absl::OkStatus();
+}
+
 absl::Status Import(LoweringState* s, Dumps* dumps) {
-  absl::StatusOr<TensorGraph> g = ImportGraph(*s->graph);
+  absl::StatusOr<TensorGraph> g = ImportGraph(*s->verified);
   if (!g.ok()) return g.status();
   s->tensor = *std::move(g);
   if (dumps) (*dumps)["tensor"] = PrintTensorGraph(s->tensor);
@@ -113,7 +121,8 @@ struct Pass {
 
 // The pipeline, in order.
 constexpr Pass kPasses[] = {
-    {"import", Import},                      // proto -> Tensor Graph (verified)
+    {"verify", Verify},                      // untrusted proto -> VerifiedGraph
+    {"import", Import},                      // VerifiedGraph -> Tensor Graph
     {"tensor_to_tile", TensorToTile},        // ExpandToTiles
     {"tile_to_block", TileToBlock},          // PartitionBlocks
     {"block_to_execute", BlockToExecute},    // BuildExecuteGraph

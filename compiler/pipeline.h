@@ -1,7 +1,8 @@
 // The lowering pipeline: one table of passes (pipeline.cc), run in order,
 // each timed and, on request, dumped.
 //
-//   proto Graph --import--> TensorGraph --tensor_to_tile--> TileGraph
+//   proto Graph --verify--> VerifiedGraph --import--> TensorGraph
+//     --tensor_to_tile--> TileGraph
 //     --tile_to_block--> BlockGraph --block_to_execute--> ExecuteGraph
 //     --codegen--> PTO program + target source --native_compile--> payload
 #ifndef PTO_COMPILER_PIPELINE_H_
@@ -9,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "compiler/ir/block_graph.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
+#include "compiler/ir/verified_graph.h"
 #include "compiler/options.h"
 #include "compiler/pto/pto_program.h"
 #include "compiler/targets/target.h"
@@ -33,6 +36,7 @@ struct LoweringState {
   CompileSettings settings;
   bool fuse = true;
   // Outputs, in pipeline order.
+  std::optional<VerifiedGraph> verified;  // refers to *graph
   TensorGraph tensor;
   TileGraph tile;
   BlockGraph block;

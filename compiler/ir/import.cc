@@ -1,7 +1,6 @@
 #include "compiler/ir/import.h"
 
 #include "absl/container/flat_hash_map.h"
-#include "compiler/verify/verify.h"
 
 namespace pto::compiler {
 namespace {
@@ -178,9 +177,8 @@ class Importer {
 
 }  // namespace
 
-absl::StatusOr<TensorGraph> ImportGraph(const pto::v1::Graph& graph) {
-  if (absl::Status s = VerifyGraph(graph); !s.ok()) return s;
-  return Importer(graph).Run();
+absl::StatusOr<TensorGraph> ImportGraph(const VerifiedGraph& graph) {
+  return Importer(graph.proto()).Run();
 }
 
 }  // namespace pto::compiler

@@ -1,6 +1,7 @@
-// Import: pto.v1.Graph (untrusted) -> TensorGraph.
+// Import: a verified pto.v1.Graph -> TensorGraph.
 //
-//   absl::StatusOr<TensorGraph> g = ImportGraph(proto);   // verifies first
+//   absl::StatusOr<VerifiedGraph> v = Verified(proto);   // verify/verify.h
+//   absl::StatusOr<TensorGraph> g = ImportGraph(*v);
 //
 // Value ids are renumbered canonically (see tensor_graph.h); values declared
 // in the proto but never used by a parameter or op are dropped.
@@ -9,11 +10,11 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/ir/tensor_graph.h"
-#include "pto/v1/graph.pb.h"
+#include "compiler/ir/verified_graph.h"
 
 namespace pto::compiler {
 
-absl::StatusOr<TensorGraph> ImportGraph(const pto::v1::Graph& graph);
+absl::StatusOr<TensorGraph> ImportGraph(const VerifiedGraph& graph);
 
 }  // namespace pto::compiler
 

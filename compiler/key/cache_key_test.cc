@@ -193,10 +193,10 @@ TEST(CacheKeyTest, RejectsInvalidGraphsTargetsAndOptions) {
 }
 
 TEST(CacheKeyTest, CanonicalBytesDropNames) {
-  absl::StatusOr<TensorGraph> a = ImportGraph(Make({}));
+  absl::StatusOr<TensorGraph> a = testing::VerifyAndImport(Make({}));
   Knobs renamed;
   renamed.prefix = "zzz";
-  absl::StatusOr<TensorGraph> b = ImportGraph(Make(renamed));
+  absl::StatusOr<TensorGraph> b = testing::VerifyAndImport(Make(renamed));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(CanonicalGraphBytes(*a), CanonicalGraphBytes(*b));
 }
@@ -236,7 +236,7 @@ TEST(CacheKeyTest, SymbolicDimsDifferFromEveryStaticSize) {
 
 // CacheKey hashes the real compiler fingerprint in the key's fingerprint field.
 TEST(CacheKeyTest, CacheKeyUsesTheCompilerFingerprint) {
-  absl::StatusOr<TensorGraph> g = ImportGraph(Make({}));
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(Make({}));
   ASSERT_TRUE(g.ok()) << g.status();
   const std::string target = runtime::KnownHostTargets()[0];
   const CompileOptions options = CanonicalOptions(ParsedOptions{});
@@ -280,7 +280,7 @@ TEST(CacheKeyTest, KeyChangesWithTheCompilerSettingsName) {
   const std::string target = runtime::KnownHostTargets()[0];
   absl::StatusOr<std::string> other = CacheKey(Make({}), target, {}, settings);
   ASSERT_TRUE(other.ok()) << other.status();
-  absl::StatusOr<TensorGraph> g = ImportGraph(Make({}));
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(Make({}));
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(*other, ComputeCacheKey(*g, target, CanonicalOptions(ParsedOptions{}),
                                     CompilerFingerprint(cxx)));
@@ -296,7 +296,7 @@ TEST(CacheKeyTest, KeyChangesWithTheCompilerSettingsName) {
 
 // Each input of the fingerprint (fingerprint.h) reaches the key through it.
 TEST(CacheKeyTest, ChangesWithEachFingerprintInput) {
-  absl::StatusOr<TensorGraph> g = ImportGraph(Make({}));
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(Make({}));
   ASSERT_TRUE(g.ok()) << g.status();
   const CompileOptions options = CanonicalOptions(ParsedOptions{});
   auto key = [&](const FingerprintInputs& in) {

@@ -179,7 +179,7 @@ TEST(GoldenTest, SoftmaxTileGraph) {
 // combine group over the 3 partial results per row; the broadcasting
 // sub/exp and div groups read the [3,1] results.
 TEST(GoldenTest, SoftmaxPartials) {
-  absl::StatusOr<TensorGraph> g = ImportGraph(SoftmaxGraph());
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(SoftmaxGraph());
   ASSERT_TRUE(g.ok()) << g.status();
   ExpandOptions options;
   options.widen_rows = false;

@@ -25,7 +25,7 @@ const std::vector<int64_t> kTile = {2, 16};
 bool SoftmaxExp(const std::function<void(GraphBuilder&)>& build) {
   GraphBuilder b("g");
   build(b);
-  absl::StatusOr<TensorGraph> g = ImportGraph(b.Build());
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(b.Build());
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return false;
   int exp = -1;
@@ -96,7 +96,7 @@ TEST(SoftmaxExpTest, LoweredAsTexpsoftmax) {
   const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, kTile)}, kTile);
   b.Output("out", b.Op("div", {e, b.Op("sum", {e}, kTile)}, kTile));
   b.Output("e2", b.Op("exp", {e}, kTile));  // a general exp
-  absl::StatusOr<TensorGraph> g = ImportGraph(b.Build());
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(b.Build());
   ASSERT_TRUE(g.ok()) << g.status();
   for (bool widen : {true, false}) {
     ExpandOptions options;

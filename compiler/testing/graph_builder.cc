@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ir/import.h"
 #include "compiler/ops/infer.h"
+#include "compiler/verify/verify.h"
 
 namespace pto::compiler::testing {
 
@@ -453,6 +455,12 @@ pto::v1::Graph SymbolicProductGraph(const std::string& name) {
     }
   }
   return g;
+}
+
+absl::StatusOr<TensorGraph> VerifyAndImport(const pto::v1::Graph& graph) {
+  absl::StatusOr<VerifiedGraph> verified = Verified(graph);
+  if (!verified.ok()) return verified.status();
+  return ImportGraph(*verified);
 }
 
 }  // namespace pto::compiler::testing

@@ -17,7 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "compiler/ir/sym_expr.h"
+#include "compiler/ir/tensor_graph.h"
 #include "compiler/ops/infer.h"
 #include "pto/v1/graph.pb.h"
 
@@ -248,6 +250,10 @@ pto::v1::DimExpr SevenFactorProduct(const std::string& n);
 // with n bound by another parameter: an expression within the DimExpr limits
 // whose multiplied-out form is not (once a crash of the region lowering).
 pto::v1::Graph SymbolicProductGraph(const std::string& name);
+
+// Verified(graph), then ImportGraph: the pipeline's first two stages, for
+// tests that start from a Tensor Graph.
+absl::StatusOr<TensorGraph> VerifyAndImport(const pto::v1::Graph& graph);
 
 }  // namespace pto::compiler::testing
 

@@ -1187,4 +1187,9 @@ absl::Status VerifyGraph(const pto::v1::Graph& graph) {
   return Verifier(graph).Run();
 }
 
+absl::StatusOr<VerifiedGraph> Verified(const pto::v1::Graph& graph) {
+  if (absl::Status s = VerifyGraph(graph); !s.ok()) return s;
+  return VerifiedGraph(graph);
+}
+
 }  // namespace pto::compiler

@@ -51,7 +51,7 @@ Ids ExpRow(GraphBuilder& b, uint32_t in, const Ids& args) {
 TEST(VerifyRegionsTest, AcceptsSoftmaxLoopAndImportsIt) {
   const pto::v1::Graph g = SoftmaxLoopGraph();
   ASSERT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
-  absl::StatusOr<TensorGraph> t = ImportGraph(g);
+  absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(g);
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_EQ(t->ops.size(), 1u);
   EXPECT_TRUE(t->HasRegions());
@@ -61,7 +61,7 @@ TEST(VerifyRegionsTest, AcceptsSoftmaxLoopAndImportsIt) {
 
 // The golden printed form of a loop (indented body, symbolic attributes).
 TEST(VerifyRegionsTest, PrintsRegionsReadably) {
-  absl::StatusOr<TensorGraph> t = ImportGraph(LoopGraph(ExpRow));
+  absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(LoopGraph(ExpRow));
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(PrintTensorGraph(*t),
             "tensor_graph \"loop\"\n"
@@ -83,7 +83,7 @@ TEST(VerifyRegionsTest, PrintsIfWithCondition) {
                   [&](const Ids& a) { return Ids{b.Op("exp", {in}, {1, 4})}; },
                   [&](const Ids& a) { return a; });
   b.InOut("out", out, outs[0]);
-  absl::StatusOr<TensorGraph> t = ImportGraph(b.Build());
+  absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(b.Build());
   ASSERT_TRUE(t.ok()) << t.status();
   const std::string text = PrintTensorGraph(*t);
   EXPECT_THAT(text, HasSubstr("= if %1 cond=(bs>64)\n    then (%2):\n"));
@@ -330,7 +330,7 @@ TEST(VerifyRegionsTest, IfConditionsAndTheirErrors) {
 // do, offsets and bodies do.
 TEST(VerifyRegionsTest, CacheKeyRenamesIndicesAndEncodesRegions) {
   auto key = [](const pto::v1::Graph& g) {
-    absl::StatusOr<TensorGraph> t = ImportGraph(g);
+    absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(g);
     EXPECT_TRUE(t.ok()) << t.status();
     return ComputeCacheKey(*t, "host", {}, "fp");
   };
@@ -348,7 +348,7 @@ TEST(VerifyRegionsTest, CacheKeyRenamesIndicesAndEncodesRegions) {
   GraphBuilder b("k");
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4});
   b.Output("y", b.Op("exp", {x}, {4}));
-  absl::StatusOr<TensorGraph> t = ImportGraph(b.Build());
+  absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(b.Build());
   EXPECT_EQ(CanonicalGraphBytes(*t).find('R'), std::string::npos);
 }
 
@@ -356,7 +356,7 @@ TEST(VerifyRegionsTest, ConstantExpressionsImportAsInts) {
   GraphBuilder b("k");
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {4, 4});
   b.Output("y", b.View(x, {SymExpr(1), SymExpr(0)}, {SymExpr(2), SymExpr(4)}, {2, 4}));
-  absl::StatusOr<TensorGraph> t = ImportGraph(b.Build());
+  absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(b.Build());
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(std::holds_alternative<std::vector<int64_t>>(t->ops[0].attrs.at("offsets")));
 }
@@ -427,7 +427,7 @@ TEST(VerifyRegionsTest, ScalarOperandsImportAndKeyByExpression) {
     return b.Build();
   };
   auto import = [](const pto::v1::Graph& g) {
-    absl::StatusOr<TensorGraph> t = ImportGraph(g);
+    absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(g);
     EXPECT_TRUE(t.ok()) << t.status();
     return *t;
   };

@@ -273,13 +273,13 @@ TEST(VerifyTest, AcceptsSymbolicDims) {
 }
 
 TEST(VerifyTest, ImportKeepsAndPrintsSymbolicDims) {
-  absl::StatusOr<TensorGraph> g = ImportGraph(SymbolicExpAdd());
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(SymbolicExpAdd());
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_TRUE(g->HasSymbolicDims());
   EXPECT_EQ(g->values[0].shape, (std::vector<int64_t>{kSymbolicDim, 5}));
   EXPECT_EQ(g->values[0].sym_shape[0], SymExpr::Symbol("bs"));
   EXPECT_THAT(PrintTensorGraph(*g), HasSubstr("param #0 in    %0 \"a\": f32[bs,5]"));
-  EXPECT_FALSE(ImportGraph(Base())->HasSymbolicDims());
+  EXPECT_FALSE(testing::VerifyAndImport(Base())->HasSymbolicDims());
 }
 
 TEST(VerifyTest, SymbolicDimsCompareByCanonicalForm) {
@@ -392,7 +392,7 @@ PartlyValidGraph ViewPastTheEnd() {
 TEST(VerifyTest, OpsComputeOnTheValidRegion) {
   PartlyValidGraph p = ViewPastTheEnd();
   ASSERT_TRUE(VerifyGraph(p.graph).ok()) << VerifyGraph(p.graph);
-  absl::StatusOr<TensorGraph> g = ImportGraph(p.graph);
+  absl::StatusOr<TensorGraph> g = testing::VerifyAndImport(p.graph);
   ASSERT_TRUE(g.ok()) << g.status();
   const std::string printed = PrintTensorGraph(*g);
   EXPECT_THAT(printed, HasSubstr("f32[4,5] valid [2,5]")) << printed;

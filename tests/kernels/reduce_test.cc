@@ -178,7 +178,7 @@ TEST(ReduceTest, SoftmaxChain) {
 
 absl::StatusOr<compiler::TileGraph> Tiles(const pto::v1::Graph& graph,
                                           bool widen_rows = true) {
-  auto tensors = compiler::ImportGraph(graph);
+  auto tensors = compiler::testing::VerifyAndImport(graph);
   if (!tensors.ok()) return tensors.status();
   compiler::ExpandOptions options;
   options.widen_rows = widen_rows;
@@ -331,7 +331,7 @@ TEST(ReduceTest, FusedChainsAreOneGroupWithoutWorkspaces) {
 TEST(ReduceTest, UnfusedLoweringKeepsReductionsApart) {
   Builder b("softmax");
   b.Output("out", Softmax(b, b.Input("x", pto::v1::DT_FP32, {8, 32}), {4, 32}));
-  auto tensors = compiler::ImportGraph(b.graph());
+  auto tensors = compiler::testing::VerifyAndImport(b.graph());
   ASSERT_TRUE(tensors.ok()) << tensors.status();
   compiler::ExpandOptions options;
   options.fuse = false;

@@ -3,11 +3,12 @@
 #include <utility>
 
 #include "compiler/key/cache_key.h"
-#include "compiler/options.h"
+#include "compiler/key/fingerprint.h"
 #include "compiler/pipeline.h"
-#include "runtime/sha256.h"
+#include "compiler/targets/target.h"
 #include "compiler/util/strings.h"
 #include "runtime/kernel_abi.h"
+#include "runtime/sha256.h"
 
 namespace pto::compiler {
 namespace {
@@ -51,6 +52,14 @@ std::string KeyOf(const LoweringState& state) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ResolveTarget(const std::string& target) {
+  return ResolveTargetName(target);
+}
+
+const std::string& CompilerFingerprint(const std::string& cxx) {
+  return FingerprintFor(cxx);
+}
 
 absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
                                      const std::string& target,

@@ -6,7 +6,9 @@
 //   SendOrRun(result->binary);
 //
 // Compile() is thread-safe and keeps no state between calls; caching is the
-// caller's job (ptod, pypto), keyed by CacheKey().
+// caller's job (ptod, pypto), keyed by CacheKey(). The option types are in
+// options.h; each function here is defined in compile.cc, over the floors
+// below it (docs/contributing.md).
 #ifndef PTO_COMPILER_COMPILE_H_
 #define PTO_COMPILER_COMPILE_H_
 
@@ -16,45 +18,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "compiler/util/subprocess.h"
+#include "compiler/options.h"
+#include "compiler/stage_time.h"
 #include "pto/v1/graph.pb.h"
 #include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler {
-
-// Options that change what is generated; every one is part of the cache key.
-// Unknown names are rejected by Compile() and CacheKey().
-//   "opt_level": "0".."3" (default "2"), the native compiler's -O level.
-using CompileOptions = std::map<std::string, std::string>;
-
-// Knobs that do not change the generated code and so are not in the key.
-struct CompileSettings {
-  // Wall-clock limit for the native compiler subprocess.
-  absl::Duration native_compile_timeout = absl::Seconds(120);
-  // C++ compiler for host targets.
-  std::string cxx = "c++";
-  // How error messages name the compiler (ptod runs a limits wrapper as
-  // `cxx` and names the compiler it wraps); empty: `cxx`.
-  std::string cxx_name;
-  // Where the native compile's private temp directory is made; empty:
-  // $TMPDIR, else /tmp.
-  std::string work_dir;
-  // When set, Cancel() kills running native compiles (they fail UNAVAILABLE)
-  // and makes later ones fail at once.
-  std::shared_ptr<SubprocessCanceller> canceller;
-  // When set, each IR level's printed form and the PTO text are returned in
-  // CompileResult::dumps (for ptoc and golden tests).
-  bool keep_dumps = false;
-};
-
-// Time spent in one stage, in pipeline order.
-struct StageTime {
-  std::string stage;  // "verify", "import", "tensor_to_tile",
-                      // "tile_to_block", "block_to_execute", "codegen",
-                      // "native_compile" (PipelineStages(), pipeline.h)
-  absl::Duration duration;
-};
 
 struct CompileResult {
   std::string key;                // == CacheKey(graph, target, options)

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "compiler/compile.h"
 #include "compiler/ir/block_graph.h"
 #include "compiler/ir/tensor_graph.h"
 #include "compiler/ir/tile_graph.h"
 #include "compiler/ir/verified_graph.h"
 #include "compiler/options.h"
+#include "compiler/stage_time.h"
 #include "compiler/pto/pto_program.h"
 #include "compiler/targets/target.h"
 #include "pto/v1/kernel.pb.h"

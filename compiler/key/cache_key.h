@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/compile.h"
 #include "compiler/ir/tensor_graph.h"
+#include "compiler/options.h"
 
 namespace pto::compiler {
 

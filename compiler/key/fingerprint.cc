@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "compiler/compile.h"
 #include "compiler/options.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
@@ -119,7 +118,7 @@ FingerprintInputs CurrentFingerprintInputs(const std::string& cxx) {
   return in;
 }
 
-const std::string& CompilerFingerprint(const std::string& cxx) {
+const std::string& FingerprintFor(const std::string& cxx) {
   // One per compiler a process names (ptod and pypto name one or two);
   // computed once each, never freed: callers keep the reference.
   static absl::Mutex mu(absl::kConstInit);

@@ -54,6 +54,11 @@ FingerprintInputs CurrentFingerprintInputs(const std::string& cxx = "c++");
 // What FingerprintInputs::compiler holds for `cxx`.
 std::string CompilerIdentity(const std::string& cxx);
 
+// FingerprintOf(CurrentFingerprintInputs(cxx)), computed once per `cxx` a
+// process names (the reference stays valid): CompilerFingerprint in
+// compile.h.
+const std::string& FingerprintFor(const std::string& cxx);
+
 }  // namespace pto::compiler
 
 #endif  // PTO_COMPILER_KEY_FINGERPRINT_H_

@@ -1,11 +1,11 @@
 // A code-generation target: turns a PTO program into native code.
 //
-//   auto target = MakeTarget(*ResolveTarget("host"));
+//   auto target = MakeTarget(*ResolveTargetName("host"));
 //   auto source = (*target)->GenerateSource(program);
 //   auto payload = (*target)->BuildPayload(*source, build_options);
 //
 // Host targets are built here; CUDA and Ascend plug in behind this interface
-// when their toolchains exist (until then ResolveTarget says UNIMPLEMENTED).
+// when their toolchains exist (until then ResolveTargetName says UNIMPLEMENTED).
 #ifndef PTO_COMPILER_TARGETS_TARGET_H_
 #define PTO_COMPILER_TARGETS_TARGET_H_
 
@@ -44,7 +44,11 @@ class Target {
       const std::string& source, const NativeBuildOptions& options) const = 0;
 };
 
-// The Target for a name ResolveTarget returned.
+// The concrete target a name stands for: ResolveTarget in compile.h says
+// what it returns.
+absl::StatusOr<std::string> ResolveTargetName(const std::string& target);
+
+// The Target for a name ResolveTargetName returned.
 absl::StatusOr<std::unique_ptr<Target>> MakeTarget(const std::string& resolved);
 
 }  // namespace pto::compiler

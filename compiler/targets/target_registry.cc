@@ -1,12 +1,11 @@
-// ResolveTarget (compile.h) and MakeTarget (target.h): the one place that
-// knows which target names exist.
+// ResolveTargetName and MakeTarget (target.h): the one place that knows
+// which target names exist.
 #include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/compile.h"
 #include "compiler/targets/ascend/ascend_backend.h"
 #include "compiler/targets/host/host_backend.h"
 #include "compiler/targets/target.h"
@@ -51,7 +50,7 @@ bool CannInstalled() {
 
 }  // namespace
 
-absl::StatusOr<std::string> ResolveTarget(const std::string& target) {
+absl::StatusOr<std::string> ResolveTargetName(const std::string& target) {
   if (target == "host") return ResolveHost();
   for (const std::string& known : runtime::KnownHostTargets()) {
     if (target == known) return target;

@@ -1,8 +1,7 @@
 #include "runtime/dim_expr.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
+#include "runtime/dim_ops.h"
 
 namespace pto::runtime {
 namespace {
@@ -34,46 +33,16 @@ absl::StatusOr<int64_t> Eval(const pto::v1::DimExpr& e, const SymbolValues& valu
       absl::StatusOr<int64_t> r = Eval(e.binary().rhs(), values, depth + 1);
       if (!r.ok()) return r.status();
       const int64_t a = *l, b = *r;
+      const pto::v1::DimOp op = e.binary().op();
       int64_t out = 0;
-      bool overflow = false;
-      switch (e.binary().op()) {
-        case pto::v1::DIM_OP_ADD: overflow = __builtin_add_overflow(a, b, &out); break;
-        case pto::v1::DIM_OP_SUB: overflow = __builtin_sub_overflow(a, b, &out); break;
-        case pto::v1::DIM_OP_MUL: overflow = __builtin_mul_overflow(a, b, &out); break;
-        case pto::v1::DIM_OP_FLOORDIV:
-        case pto::v1::DIM_OP_MOD: {
-          if (b == 0) {
-            return Invalid(absl::StrCat("dim expression divides ", a, " by zero"));
-          }
-          if (a == INT64_MIN && b == -1) {
-            overflow = true;
-            break;
-          }
-          int64_t q = a / b;
-          if (a % b != 0 && ((a < 0) != (b < 0))) --q;
-          out = e.binary().op() == pto::v1::DIM_OP_MOD ? a - q * b : q;
-          break;
-        }
-        case pto::v1::DIM_OP_MIN: out = std::min(a, b); break;
-        case pto::v1::DIM_OP_MAX: out = std::max(a, b); break;
-        // Comparisons and and/or: 1 or 0.
-        case pto::v1::DIM_OP_EQ: out = a == b; break;
-        case pto::v1::DIM_OP_NE: out = a != b; break;
-        case pto::v1::DIM_OP_LT: out = a < b; break;
-        case pto::v1::DIM_OP_LE: out = a <= b; break;
-        case pto::v1::DIM_OP_GT: out = a > b; break;
-        case pto::v1::DIM_OP_GE: out = a >= b; break;
-        case pto::v1::DIM_OP_AND: out = a != 0 && b != 0; break;
-        case pto::v1::DIM_OP_OR: out = a != 0 || b != 0; break;
-        default:
-          return Invalid(absl::StrCat("dim expression has unknown op ",
-                                      static_cast<int>(e.binary().op())));
+      if (ApplyDimOp(op, a, b, &out)) return out;
+      if (op < pto::v1::DIM_OP_ADD || op > pto::v1::DIM_OP_OR) {
+        return Invalid(absl::StrCat("dim expression has unknown op ", static_cast<int>(op)));
       }
-      if (overflow) {
-        return Invalid(absl::StrCat("dim expression overflows int64 (", a, ", ",
-                                    b, ")"));
+      if ((op == pto::v1::DIM_OP_FLOORDIV || op == pto::v1::DIM_OP_MOD) && b == 0) {
+        return Invalid(absl::StrCat("dim expression divides ", a, " by zero"));
       }
-      return out;
+      return Invalid(absl::StrCat("dim expression overflows int64 (", a, ", ", b, ")"));
     }
     case pto::v1::DimExpr::kSelect: {  // only the operand selected is evaluated
       absl::StatusOr<int64_t> c = Eval(e.select().cond(), values, depth + 1);

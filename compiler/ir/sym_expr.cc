@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/util/strings.h"
+#include "runtime/dim_ops.h"
 
 namespace pto::compiler {
 namespace {
@@ -21,17 +22,10 @@ bool MulOk(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
 }
 
-// Python's // and % (round toward negative infinity); b != 0, and not
-// INT64_MIN / -1.
-int64_t FloorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t FloorModInt(int64_t a, int64_t b) { return a - FloorDivInt(a, b) * b; }
-bool DivisionOk(int64_t a, int64_t b) {
-  return b != 0 && !(a == INT64_MIN && b == -1);
-}
+// Python's // and % and the rest of the operators' integer meaning are the
+// runtime's (runtime/dim_ops.h: runtime::FloorDiv, ...), so folding here
+// agrees with launch.
+using runtime::DivisionDefined;
 
 std::string MonomialKey(const std::vector<AtomPtr>& factors) {
   std::string key;
@@ -87,18 +81,22 @@ const char* CompareOpText(Atom::Kind kind) {
   }
 }
 
+// The DimOp of a binary atom kind (not kSymbol or kSelect).
+pto::v1::DimOp AtomOp(Atom::Kind kind) {
+  switch (kind) {
+    case Atom::kFloorDiv: return pto::v1::DIM_OP_FLOORDIV;
+    case Atom::kMod: return pto::v1::DIM_OP_MOD;
+    case Atom::kMin: return pto::v1::DIM_OP_MIN;
+    case Atom::kMax: return pto::v1::DIM_OP_MAX;
+    default: return CompareOp(kind);
+  }
+}
+
 // a op b for a comparison or and/or kind, as 0 or 1.
 int64_t CompareInt(Atom::Kind kind, int64_t a, int64_t b) {
-  switch (kind) {
-    case Atom::kEq: return a == b;
-    case Atom::kNe: return a != b;
-    case Atom::kLt: return a < b;
-    case Atom::kLe: return a <= b;
-    case Atom::kGt: return a > b;
-    case Atom::kGe: return a >= b;
-    case Atom::kAnd: return a != 0 && b != 0;
-    default: return a != 0 || b != 0;
-  }
+  int64_t out = 0;
+  runtime::ApplyDimOp(CompareOp(kind), a, b, &out);  // never fails for these
+  return out;
 }
 
 std::string AtomKey(const Atom& a) {
@@ -233,7 +231,7 @@ SymExpr SymExpr::TermExpr(const Term& t) {
 }
 
 void SymExpr::SplitByDivisor(int64_t c, SymExpr* q, SymExpr* r) const {
-  SymExpr qs(FloorDivInt(constant_, c)), rs(FloorModInt(constant_, c));
+  SymExpr qs(runtime::FloorDiv(constant_, c)), rs(runtime::FloorMod(constant_, c));
   for (const Term& t : terms_) {
     if (t.coeff % c == 0) {
       qs = qs + TermExpr(Term{t.factors, t.coeff / c});
@@ -266,19 +264,19 @@ SymExpr SymExpr::FloorDiv(const SymExpr& a, const SymExpr& b) {
   std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
   if (cb.has_value() && *cb != 0 && !a.overflow_ && !b.overflow_) {
     if (ca.has_value()) {
-      if (!DivisionOk(*ca, *cb)) {
+      if (!DivisionDefined(*ca, *cb)) {
         SymExpr e(0);
         e.overflow_ = true;
         return e;
       }
-      return SymExpr(FloorDivInt(*ca, *cb));
+      return SymExpr(runtime::FloorDiv(*ca, *cb));
     }
     if (*cb == 1) return a;
     if (*cb > 0) {
       // (c*q + r) // c == q + r // c for integer q.
       SymExpr q, r;
       a.SplitByDivisor(*cb, &q, &r);
-      if (r.IsConstant()) return q + SymExpr(FloorDivInt(*r.AsConstant(), *cb));
+      if (r.IsConstant()) return q + SymExpr(runtime::FloorDiv(*r.AsConstant(), *cb));
       return q + MakeAtom(Atom::kFloorDiv, r, b);
     }
   }
@@ -289,19 +287,19 @@ SymExpr SymExpr::Mod(const SymExpr& a, const SymExpr& b) {
   std::optional<int64_t> ca = a.AsConstant(), cb = b.AsConstant();
   if (cb.has_value() && *cb != 0 && !a.overflow_ && !b.overflow_) {
     if (ca.has_value()) {
-      if (!DivisionOk(*ca, *cb)) {
+      if (!DivisionDefined(*ca, *cb)) {
         SymExpr e(0);
         e.overflow_ = true;
         return e;
       }
-      return SymExpr(FloorModInt(*ca, *cb));
+      return SymExpr(runtime::FloorMod(*ca, *cb));
     }
     if (*cb == 1 || *cb == -1) return SymExpr(0);
     if (*cb > 0) {
       // (c*q + r) % c == r % c.
       SymExpr q, r;
       a.SplitByDivisor(*cb, &q, &r);
-      if (r.IsConstant()) return SymExpr(FloorModInt(*r.AsConstant(), *cb));
+      if (r.IsConstant()) return SymExpr(runtime::FloorMod(*r.AsConstant(), *cb));
       return MakeAtom(Atom::kMod, r, b);
     }
   }
@@ -457,20 +455,12 @@ absl::StatusOr<int64_t> SymExpr::Evaluate(const SymBindings& bindings) const {
         if (!l.ok()) return l.status();
         absl::StatusOr<int64_t> r = f->rhs.Evaluate(bindings);
         if (!r.ok()) return r.status();
-        if ((f->kind == Atom::kFloorDiv || f->kind == Atom::kMod) &&
-            !DivisionOk(*l, *r)) {
-          if (*r == 0) {
+        if (!runtime::ApplyDimOp(AtomOp(f->kind), *l, *r, &v)) {
+          if ((f->kind == Atom::kFloorDiv || f->kind == Atom::kMod) && *r == 0) {
             return absl::InvalidArgumentError(
                 absl::StrCat(f->key, ": division by zero"));
           }
           return Overflow(f->key);
-        }
-        switch (f->kind) {
-          case Atom::kFloorDiv: v = FloorDivInt(*l, *r); break;
-          case Atom::kMod: v = FloorModInt(*l, *r); break;
-          case Atom::kMin: v = std::min(*l, *r); break;
-          case Atom::kMax: v = std::max(*l, *r); break;
-          default: v = CompareInt(f->kind, *l, *r); break;
         }
       }
       if (!MulOk(product, v, &product)) return Overflow(ToString());

@@ -1,5 +1,7 @@
 #include "compiler/ir/sym_expr.h"
 
+#include <cstdint>
+
 #include "compiler/ir/cond_expr.h"
 #include "gtest/gtest.h"
 #include "runtime/dim_expr.h"
@@ -288,6 +290,62 @@ TEST(SymExprTest, ProtoBounds) {
 // Untrusted edges: constants at INT64_MAX/INT64_MIN, products that
 // overflow, division by zero at launch, and a product that parses within the
 // bounds but multiplies out beyond them.
+// Every operator means the same folded at compile time, evaluated by
+// SymExpr with a symbol bound, and evaluated by the runtime from the proto
+// (runtime/dim_ops.h is the one definition).
+TEST(SymExprTest, EveryOperatorMeansTheSameInTheCompilerAndTheRuntime) {
+  const int64_t values[] = {INT64_MIN, INT64_MIN + 1, -7, -2, -1, 0, 1, 2, 3, 7,
+                            INT64_MAX - 1, INT64_MAX};
+  for (int op = pto::v1::DIM_OP_ADD; op <= pto::v1::DIM_OP_OR; ++op) {
+    const auto dim_op = static_cast<pto::v1::DimOp>(op);
+    for (int64_t a : values) {
+      for (int64_t b : values) {
+        SCOPED_TRACE(testing::Message() << "op " << op << ": " << a << ", " << b);
+        const SymExpr x = S("x");
+        SymExpr folded, symbolic;
+        switch (dim_op) {
+          case pto::v1::DIM_OP_ADD: folded = SymExpr(a) + SymExpr(b); symbolic = x + SymExpr(b); break;
+          case pto::v1::DIM_OP_SUB: folded = SymExpr(a) - SymExpr(b); symbolic = x - SymExpr(b); break;
+          case pto::v1::DIM_OP_MUL: folded = SymExpr(a) * SymExpr(b); symbolic = x * SymExpr(b); break;
+          case pto::v1::DIM_OP_FLOORDIV:
+            folded = SymExpr::FloorDiv(a, b); symbolic = SymExpr::FloorDiv(x, S("y")); break;
+          case pto::v1::DIM_OP_MOD:
+            folded = SymExpr::Mod(a, b); symbolic = SymExpr::Mod(x, S("y")); break;
+          case pto::v1::DIM_OP_MIN: folded = SymExpr::Min(a, b); symbolic = SymExpr::Min(x, S("y")); break;
+          case pto::v1::DIM_OP_MAX: folded = SymExpr::Max(a, b); symbolic = SymExpr::Max(x, S("y")); break;
+          default:
+            folded = SymExpr::Compare(dim_op, a, b);
+            symbolic = SymExpr::Compare(dim_op, x, S("y"));
+            break;
+        }
+        pto::v1::DimExpr proto;
+        proto.mutable_binary()->set_op(dim_op);
+        proto.mutable_binary()->mutable_lhs()->set_constant(a);
+        proto.mutable_binary()->mutable_rhs()->set_constant(b);
+        absl::StatusOr<int64_t> runtime = runtime::EvaluateDimExpr(proto, {});
+        absl::StatusOr<int64_t> evaluated = symbolic.Evaluate({{"x", a}, {"y", b}});
+        absl::StatusOr<int64_t> constant = folded.Evaluate({});
+        // Where the runtime has no value, neither has the compiler; where the
+        // compiler has one, it is the runtime's. Only at the int64 edges may
+        // the compiler refuse what the runtime computes (x - INT64_MIN is
+        // x + -INT64_MIN in its normal form).
+        if (!runtime.ok()) {
+          EXPECT_FALSE(evaluated.ok()) << *evaluated;
+          EXPECT_FALSE(constant.ok()) << *constant;
+          continue;
+        }
+        if (evaluated.ok()) EXPECT_EQ(*evaluated, *runtime);
+        if (constant.ok()) EXPECT_EQ(*constant, *runtime);
+        const auto small = [](int64_t v) { return v > -(int64_t{1} << 31) && v < (int64_t{1} << 31); };
+        if (small(a) && small(b)) {
+          EXPECT_TRUE(evaluated.ok()) << evaluated.status();
+          EXPECT_TRUE(constant.ok()) << constant.status();
+        }
+      }
+    }
+  }
+}
+
 TEST(SymExprTest, EdgesOfInt64AreErrorsNotCrashes) {
   const int64_t max = INT64_MAX, min = INT64_MIN;
   EXPECT_FALSE((SymExpr(max) + 1).Representable());

@@ -136,21 +136,29 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     }
   }
 
-  // The rest may block: on a request thread.
+  // The rest may block: on a request thread, at most request_threads calls.
+  if (slow_calls_.fetch_add(1) >= options_.request_threads) {
+    --slow_calls_;
+    reactor->Finish(Fail(
+        context,
+        absl::ResourceExhaustedError(absl::StrCat(
+            "ptod has ", options_.request_threads,
+            " Compile calls waiting for a compile or a store read "
+            "(request_threads, --max_rpc_threads)")),
+        "", caller->tenant));
+    return reactor;
+  }
   absl::Status queued = request_pool_.Submit(
-      [this, context, reactor, caller = *std::move(caller),
+      [this, context, reactor, caller = *caller,
        bytes = grpc::ByteBuffer(*request), response, start] {
-        reactor->Finish(CompileSlow(context, caller, bytes, start, response));
+        grpc::Status status = CompileSlow(context, caller, bytes, start, response);
+        --slow_calls_;
+        reactor->Finish(std::move(status));
       });
   if (!queued.ok()) {
-    if (absl::IsResourceExhausted(queued)) {
-      queued = absl::ResourceExhaustedError(absl::StrCat(
-          "ptod has ", options_.request_threads,
-          " Compile calls waiting and as many queued (request_threads)"));
-    } else {
-      queued = absl::UnavailableError("ptod is shutting down");
-    }
-    reactor->Finish(Fail(context, queued, "", caller->tenant));
+    --slow_calls_;
+    reactor->Finish(Fail(context, absl::UnavailableError("ptod is shutting down"),
+                         "", caller->tenant));
   }
   return reactor;
 }

@@ -32,8 +32,8 @@
 // (a request the memo does not know, a kernel only in RocksDB or Redis, a
 // compile to run or wait for) may block, so the handler hands the call to a
 // pool of `request_threads` threads, which run the tiers above and finish
-// the call; when all of them are busy and `request_threads` more wait, the
-// call is RESOURCE_EXHAUSTED. GetKernel, Stats and Admin are synchronous
+// the call; when all of them are busy, the call is RESOURCE_EXHAUSTED (hits
+// are still answered). GetKernel, Stats and Admin are synchronous
 // gRPC methods (gRPC's own thread pool, bounded by PtodOptions).
 //
 // Retries, back-off and fallbacks are the client's.
@@ -85,8 +85,7 @@ struct CompileServiceOptions {
   // Requests larger than this are not remembered in that memo.
   size_t key_memo_max_request_bytes = size_t{256} << 10;
   // Threads for Compile calls that are not memory hits (each waiting caller
-  // holds one); as many more calls may wait for one, beyond that a call is
-  // RESOURCE_EXHAUSTED.
+  // holds one); with all of them busy such a call is RESOURCE_EXHAUSTED.
   int request_threads = 256;
 };
 
@@ -207,6 +206,8 @@ class CompileServiceImpl final : public CompileServiceBase {
   std::atomic<uint64_t> coalesced_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> compiles_{0};
+  // Compile calls handed to the request threads and not finished.
+  std::atomic<int> slow_calls_{0};
   std::atomic<double> seconds_saved_{0};
 
   // Destroyed before the request threads: no compile outlives what it uses.

@@ -31,6 +31,24 @@ absl::Time DeadlineOf(const grpc::ServerContextBase* context) {
 
 std::string KeyPrefix(const std::string& key) { return key.substr(0, 12); }
 
+// The bytes of `buffer` in one piece: its only slice (kept alive in
+// `*single`) or, when it has several, their concatenation in `*joined`.
+absl::string_view WireBytes(const grpc::ByteBuffer& buffer, grpc::Slice* single,
+                            std::string* joined) {
+  if (buffer.TrySingleSlice(single).ok()) {
+    return absl::string_view(reinterpret_cast<const char*>(single->begin()),
+                             single->size());
+  }
+  std::vector<grpc::Slice> slices;
+  if (buffer.Dump(&slices).ok()) {
+    joined->reserve(buffer.Length());
+    for (const grpc::Slice& slice : slices) {
+      joined->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  return *joined;
+}
+
 // Releases the ServedKernel reference a response slice holds.
 void ReleaseServed(void* served) {
   delete static_cast<std::shared_ptr<const ServedKernel>*>(served);
@@ -114,10 +132,10 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
   }
 
   // The hit path: memo, then memory; nothing here blocks.
-  grpc::Slice bytes;
-  if (request->TrySingleSlice(&bytes).ok() && key_memo_.Remembers(bytes.size())) {
-    const absl::string_view wire(reinterpret_cast<const char*>(bytes.begin()),
-                                 bytes.size());
+  if (key_memo_.Remembers(request->Length())) {
+    grpc::Slice single;
+    std::string joined;
+    const absl::string_view wire = WireBytes(*request, &single, &joined);
     if (std::optional<std::string> key =
             key_memo_.KeyOfBytes(caller->tenant, wire)) {
       std::shared_ptr<const ServedKernel> served =
@@ -168,19 +186,11 @@ grpc::Status CompileServiceImpl::CompileSlow(
     const grpc::ByteBuffer& bytes, absl::Time start,
     grpc::ByteBuffer* response) {
   const std::string& tenant = caller.tenant;
-  // The request's wire bytes, for the memo.
-  std::string wire;
-  {
-    std::vector<grpc::Slice> slices;
-    if (bytes.Dump(&slices).ok()) {
-      wire.reserve(bytes.Length());
-      for (const grpc::Slice& slice : slices) {
-        wire.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-      }
-    }
-  }
+  grpc::Slice single;
+  std::string joined;
+  const absl::string_view wire = WireBytes(bytes, &single, &joined);
   auto request = std::make_shared<pto::v1::CompileRequest>();
-  if (!request->ParseFromString(wire)) {
+  if (!request->ParseFromArray(wire.data(), static_cast<int>(wire.size()))) {
     return Fail(context,
                 absl::InvalidArgumentError(absl::StrCat(
                     "the request (", wire.size(),

@@ -63,7 +63,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/cpp/compile_client.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/resource_quota.h"
 #include "pto/v1/compile_service.grpc.pb.h"
 #include "runtime/sha256.h"
 #include "runtime/signature.h"
@@ -97,6 +99,9 @@ ABSL_FLAG(bool, serve_empty, false,
           "print its address");
 ABSL_FLAG(int, empty_response_bytes, 0,
           "internal: response size of --serve_empty");
+ABSL_FLAG(bool, empty_like_ptod, false,
+          "internal: --serve_empty with ptod's other services (health "
+          "checking, reflection, the synchronous methods) and resource quota");
 
 namespace {
 
@@ -407,6 +412,14 @@ class EmptyService final
 int ServeEmpty() {
   EmptyService service(absl::GetFlag(FLAGS_empty_response_bytes));
   grpc::ServerBuilder builder;
+  grpc::ResourceQuota quota("empty");
+  if (absl::GetFlag(FLAGS_empty_like_ptod)) {
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    quota.SetMaxThreads(256);
+    quota.Resize(size_t{4} << 30);
+    builder.SetResourceQuota(quota);
+  }
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                            &port);
@@ -698,24 +711,30 @@ int main(int argc, char** argv) {
 
   // 3. The gRPC floor: the same calls against an empty handler.
   {
-    ChildServer empty(
-        "/proc/self/exe",
-        {"--serve_empty", absl::StrCat("--empty_response_bytes=",
-                                       warm_response.binary().ByteSizeLong())});
-    if (!empty.address().empty()) {
+    for (bool like_ptod : {false, true}) {
+      ChildServer empty(
+          "/proc/self/exe",
+          {"--serve_empty",
+           absl::StrCat("--empty_response_bytes=",
+                        warm_response.binary().ByteSizeLong()),
+           absl::StrCat("--empty_like_ptod=", like_ptod)});
+      if (empty.address().empty()) continue;
       std::shared_ptr<grpc::Channel> empty_channel =
           LoopbackChannel(empty.address());
       std::printf(
           "\n## gRPC alone (an empty Compile handler answering a response "
-          "of the hit's size, separate process)\n\n%s",
+          "of the hit's size, separate process%s)\n\n%s",
+          like_ptod ? "; with ptod's health checking, reflection and resource "
+                      "quota"
+                    : "",
           header.c_str());
-      for (int c : {1, 8, 64}) {
+      for (int c : like_ptod ? std::vector<int>{8} : std::vector<int>{1, 8, 64}) {
         print_row(c, AsyncPhase(empty_channel, warm, c,
                                 pto::v1::CACHE_STATUS_UNSPECIFIED,
                                 empty.pid()));
       }
-      std::printf("\n");
     }
+    std::printf("\n");
   }
 
   // 4. The hit path, step by step.

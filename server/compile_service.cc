@@ -31,24 +31,6 @@ absl::Time DeadlineOf(const grpc::ServerContextBase* context) {
 
 std::string KeyPrefix(const std::string& key) { return key.substr(0, 12); }
 
-// The bytes of `buffer` in one piece: its only slice (kept alive in
-// `*single`) or, when it has several, their concatenation in `*joined`.
-absl::string_view WireBytes(const grpc::ByteBuffer& buffer, grpc::Slice* single,
-                            std::string* joined) {
-  if (buffer.TrySingleSlice(single).ok()) {
-    return absl::string_view(reinterpret_cast<const char*>(single->begin()),
-                             single->size());
-  }
-  std::vector<grpc::Slice> slices;
-  if (buffer.Dump(&slices).ok()) {
-    joined->reserve(buffer.Length());
-    for (const grpc::Slice& slice : slices) {
-      joined->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-    }
-  }
-  return *joined;
-}
-
 // Releases the ServedKernel reference a response slice holds.
 void ReleaseServed(void* served) {
   delete static_cast<std::shared_ptr<const ServedKernel>*>(served);
@@ -90,6 +72,22 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
                       std::string(status.message()));
+}
+
+absl::string_view WireBytes(const grpc::ByteBuffer& buffer, grpc::Slice* single,
+                            std::string* joined) {
+  if (buffer.TrySingleSlice(single).ok()) {
+    return absl::string_view(reinterpret_cast<const char*>(single->begin()),
+                             single->size());
+  }
+  std::vector<grpc::Slice> slices;
+  if (buffer.Dump(&slices).ok()) {
+    joined->reserve(buffer.Length());
+    for (const grpc::Slice& slice : slices) {
+      joined->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  return *joined;
 }
 
 CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,

@@ -47,6 +47,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -215,6 +216,12 @@ class CompileServiceImpl final : public CompileServiceBase {
   // Last: destroyed first; Compile calls that are not memory hits.
   WorkerPool request_pool_;
 };
+
+// The bytes of `buffer` in one piece: its only slice (kept alive in
+// `*single`, not copied) or, when it has several, their concatenation in
+// `*joined`. Valid while those live.
+absl::string_view WireBytes(const grpc::ByteBuffer& buffer, grpc::Slice* single,
+                            std::string* joined);
 
 // absl::Status -> grpc::Status, keeping the code and the message.
 grpc::Status ToGrpcStatus(const absl::Status& status);

@@ -305,6 +305,27 @@ TEST_F(PtodTest, HitsAreServedWhileEveryRequestThreadWaits) {
   EXPECT_EQ(backend_->compiles(), 1 + kWaiting);
 }
 
+TEST(WireBytesTest, OneSliceIsReferencedAndSeveralAreJoined) {
+  const std::string text = "a request's bytes";
+  grpc::Slice whole(text);
+  grpc::ByteBuffer one(&whole, 1);
+  grpc::Slice single;
+  std::string joined;
+  absl::string_view bytes = pto::server::WireBytes(one, &single, &joined);
+  EXPECT_EQ(bytes, text);
+  EXPECT_TRUE(joined.empty());  // referenced, not copied
+  EXPECT_EQ(bytes.data(), reinterpret_cast<const char*>(single.begin()));
+
+  // Slices too large for gRPC to merge into one inline slice.
+  const std::string a(200, 'a'), b(300, 'b'), c(100, 'c');
+  grpc::Slice parts[3] = {grpc::Slice(a), grpc::Slice(b), grpc::Slice(c)};
+  grpc::ByteBuffer three(parts, 3);
+  grpc::Slice unused;
+  std::string copy;
+  EXPECT_EQ(pto::server::WireBytes(three, &unused, &copy), a + b + c);
+  EXPECT_EQ(copy, a + b + c);
+}
+
 TEST_F(PtodTest, HealthIsServing) {
   StartServer();
   auto health = HealthCheck(ptod_->address());

@@ -10,6 +10,8 @@
 #include "absl/synchronization/barrier.h"
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
@@ -324,6 +326,38 @@ TEST(WireBytesTest, OneSliceIsReferencedAndSeveralAreJoined) {
   std::string copy;
   EXPECT_EQ(pto::server::WireBytes(three, &unused, &copy), a + b + c);
   EXPECT_EQ(copy, a + b + c);
+}
+
+TEST_F(PtodTest, BytesThatAreNotARequestAreInvalidArgument) {
+  StartServer();
+  auto channel = grpc::CreateChannel(ptod_->address(),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  // Field 1 (the graph) as a length-delimited field longer than the message.
+  const std::string garbage("\x0a\xff\x01not a graph", 14);
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(In(absl::Seconds(30))));
+  absl::Notification done;
+  grpc::Status status;
+  stub.UnaryCall(&context, "/pto.v1.CompileService/Compile", grpc::StubOptions(),
+                 &request, &response, [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("not a pto.v1.CompileRequest"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(backend_->compiles(), 0);
+  EXPECT_EQ(Stats().errors(), 1u);
+  // The server is fine afterwards.
+  EXPECT_TRUE(
+      client_->Compile(AddGraph(), "host", {}, In(absl::Seconds(120))).ok());
 }
 
 TEST_F(PtodTest, HealthIsServing) {

@@ -1,13 +1,17 @@
 #include "server/compile_service.h"
 
 #include <chrono>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "grpcpp/support/slice.h"
 #include "runtime/signature.h"
 #include "spdlog/spdlog.h"
 
@@ -15,7 +19,7 @@ namespace pto::server {
 namespace {
 
 // The caller's deadline; none means wait as long as the compile takes.
-absl::Time DeadlineOf(const grpc::ServerContext* context) {
+absl::Time DeadlineOf(const grpc::ServerContextBase* context) {
   const auto deadline = context->deadline();
   // gRPC reports "no deadline" as (roughly) the largest time_point.
   if (deadline >= std::chrono::system_clock::time_point::max() -
@@ -26,6 +30,33 @@ absl::Time DeadlineOf(const grpc::ServerContext* context) {
 }
 
 std::string KeyPrefix(const std::string& key) { return key.substr(0, 12); }
+
+// Releases the ServedKernel reference a response slice holds.
+void ReleaseServed(void* served) {
+  delete static_cast<std::shared_ptr<const ServedKernel>*>(served);
+}
+
+// The response to a hit on `served`: its stored hit response, referenced and
+// not copied, then server_seconds (field 6, a double) measured from `start`.
+// Protobuf parses concatenated fields as one message.
+grpc::ByteBuffer HitResponse(std::shared_ptr<const ServedKernel> served,
+                             absl::Time start) {
+  const std::string& stored = served->hit_response;
+  auto* holder = new std::shared_ptr<const ServedKernel>(std::move(served));
+  grpc::Slice slices[2] = {
+      grpc::Slice(const_cast<char*>(stored.data()), stored.size(),
+                  &ReleaseServed, holder),
+      grpc::Slice()};
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  uint64_t bits;
+  static_assert(sizeof(bits) == sizeof(seconds));
+  std::memcpy(&bits, &seconds, sizeof(bits));
+  char field[9];
+  field[0] = (6 << 3) | 1;  // field 6, fixed64
+  for (int i = 0; i < 8; ++i) field[1 + i] = static_cast<char>(bits >> (8 * i));
+  slices[1] = grpc::Slice(field, sizeof(field));
+  return grpc::ByteBuffer(slices, 2);
+}
 
 }  // namespace
 
@@ -43,6 +74,22 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
                       std::string(status.message()));
 }
 
+absl::string_view WireBytes(const grpc::ByteBuffer& buffer, grpc::Slice* single,
+                            std::string* joined) {
+  if (buffer.TrySingleSlice(single).ok()) {
+    return absl::string_view(reinterpret_cast<const char*>(single->begin()),
+                             single->size());
+  }
+  std::vector<grpc::Slice> slices;
+  if (buffer.Dump(&slices).ok()) {
+    joined->reserve(buffer.Length());
+    for (const grpc::Slice& slice : slices) {
+      joined->append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  return *joined;
+}
+
 CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,
                                        KernelStore* store, Metrics* metrics,
                                        const CompileServiceOptions& options)
@@ -51,9 +98,13 @@ CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,
       metrics_(metrics),
       options_(options),
       memory_(options.memory_cache_bytes,
-              [](const CompiledKernel& k) { return KernelMemoryBytes(k); }),
+              [](const ServedKernel& s) {
+                return KernelMemoryBytes(*s.kernel) + s.hit_response.size();
+              }),
       key_memo_(options.key_memo_bytes, options.key_memo_max_request_bytes),
-      pool_(options.workers, options.queue_size) {
+      pool_(options.workers, options.queue_size),
+      request_pool_(options.request_threads,
+                    static_cast<size_t>(std::max(options.request_threads, 1))) {
   generation_ = store->generation();
   UpdateCacheGauges();
 }
@@ -63,26 +114,102 @@ CompileServiceImpl::~CompileServiceImpl() { Drain(); }
 void CompileServiceImpl::Drain() {
   draining_ = true;
   pool_.Shutdown();
+  request_pool_.Shutdown();
 }
 
-grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
-                                         const pto::v1::CompileRequest* request,
-                                         pto::v1::CompileResponse* response) {
+grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   const absl::Time start = absl::Now();
   ++requests_;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<Caller> caller = options_.tokens.Authenticate(*context);
-  if (!caller.ok()) return Fail(context, caller.status(), "", "-");
-  const std::string& tenant = caller->tenant;
+  if (!caller.ok()) {
+    reactor->Finish(Fail(context, caller.status(), "", "-"));
+    return reactor;
+  }
 
-  absl::StatusOr<std::string> key = key_memo_.Key(*backend_, tenant, *request);
+  // The hit path: memo, then memory; nothing here blocks.
+  if (key_memo_.Remembers(request->Length())) {
+    grpc::Slice single;
+    std::string joined;
+    const absl::string_view wire = WireBytes(*request, &single, &joined);
+    if (std::optional<std::string> key =
+            key_memo_.KeyOfBytes(caller->tenant, wire)) {
+      std::shared_ptr<const ServedKernel> served =
+          memory_.Get(StorageKey(caller->tenant, generation_, *key));
+      if (served != nullptr) {
+        metrics_->RecordTierHit("memory");
+        RecordServed(pto::v1::CACHE_STATUS_HIT, caller->tenant,
+                     served->kernel->compile_seconds);
+        *response = HitResponse(std::move(served), start);
+        if (spdlog::should_log(spdlog::level::debug)) {
+          spdlog::debug("request {} HIT from memory", KeyPrefix(*key));
+        }
+        reactor->Finish(grpc::Status::OK);
+        return reactor;
+      }
+    }
+  }
+
+  // The rest may block: on a request thread, at most request_threads calls.
+  if (slow_calls_.fetch_add(1) >= options_.request_threads) {
+    --slow_calls_;
+    reactor->Finish(Fail(
+        context,
+        absl::ResourceExhaustedError(absl::StrCat(
+            "ptod has ", options_.request_threads,
+            " Compile calls waiting for a compile or a store read "
+            "(request_threads, --max_rpc_threads)")),
+        "", caller->tenant));
+    return reactor;
+  }
+  absl::Status queued = request_pool_.Submit(
+      [this, context, reactor, caller = *caller,
+       bytes = grpc::ByteBuffer(*request), response, start] {
+        grpc::Status status = CompileSlow(context, caller, bytes, start, response);
+        --slow_calls_;
+        reactor->Finish(std::move(status));
+      });
+  if (!queued.ok()) {
+    --slow_calls_;
+    reactor->Finish(Fail(context, absl::UnavailableError("ptod is shutting down"),
+                         "", caller->tenant));
+  }
+  return reactor;
+}
+
+grpc::Status CompileServiceImpl::CompileSlow(
+    grpc::CallbackServerContext* context, const Caller& caller,
+    const grpc::ByteBuffer& bytes, absl::Time start,
+    grpc::ByteBuffer* response) {
+  const std::string& tenant = caller.tenant;
+  grpc::Slice single;
+  std::string joined;
+  const absl::string_view wire = WireBytes(bytes, &single, &joined);
+  auto request = std::make_shared<pto::v1::CompileRequest>();
+  if (!request->ParseFromArray(wire.data(), static_cast<int>(wire.size()))) {
+    return Fail(context,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "the request (", wire.size(),
+                    " bytes) is not a pto.v1.CompileRequest")),
+                "", tenant);
+  }
+  absl::StatusOr<std::string> key;
+  if (std::optional<std::string> known = key_memo_.KeyOfBytes(tenant, wire)) {
+    key = *std::move(known);
+  } else {
+    key = backend_->Key(*request);
+    if (key.ok()) key_memo_.Remember(tenant, wire, *key);
+  }
   if (!key.ok()) return Fail(context, key.status(), "", tenant);
   const std::string storage_key = StorageKey(tenant, generation_, *key);
 
   pto::v1::CacheStatus cache_status = pto::v1::CACHE_STATUS_HIT;
   CompiledKernelPtr kernel = Lookup(storage_key, *key);
   if (kernel == nullptr) {
-    // The compile may outlive this RPC: it owns a copy of the request.
-    auto owned = std::make_shared<const pto::v1::CompileRequest>(*request);
+    // The compile may outlive this RPC: it owns the request.
+    std::shared_ptr<const pto::v1::CompileRequest> owned = std::move(request);
     auto compiled = std::make_shared<std::atomic<bool>>(false);
     const std::string k = *key;
     Singleflight::Work work = [this, owned, compiled, k, storage_key] {
@@ -108,12 +235,33 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
       cache_status = pto::v1::CACHE_STATUS_MISS;
     }  // else: a racing request stored it between our lookup and the flight.
   }
+  RecordServed(cache_status, tenant, kernel->compile_seconds);
 
+  pto::v1::CompileResponse message;
+  message.set_key(*key);
+  *message.mutable_binary() = kernel->binary;
+  message.set_cache_status(cache_status);
+  message.set_compile_seconds(kernel->compile_seconds);
+  for (const pto::v1::StageTiming& stage : kernel->stages) {
+    *message.add_stages() = stage;
+  }
+  message.set_server_seconds(absl::ToDoubleSeconds(absl::Now() - start));
+  spdlog::debug("request {} {} in {:.3f}s", KeyPrefix(*key),
+                pto::v1::CacheStatus_Name(cache_status),
+                message.server_seconds());
+  bool own_buffer = false;
+  return grpc::SerializationTraits<pto::v1::CompileResponse>::Serialize(
+      message, response, &own_buffer);
+}
+
+void CompileServiceImpl::RecordServed(pto::v1::CacheStatus cache_status,
+                                      const std::string& tenant,
+                                      double compile_seconds) {
   switch (cache_status) {
     case pto::v1::CACHE_STATUS_MISS:
       ++misses_;
       metrics_->RecordRequest(RequestResult::kMiss, tenant);
-      break;
+      return;  // a miss saved nothing
     case pto::v1::CACHE_STATUS_COALESCED:
       ++coalesced_;
       metrics_->RecordRequest(RequestResult::kCoalesced, tenant);
@@ -123,31 +271,35 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
       metrics_->RecordRequest(RequestResult::kHit, tenant);
       break;
   }
-  if (cache_status != pto::v1::CACHE_STATUS_MISS) {
-    absl::MutexLock lock(&saved_mu_);
-    seconds_saved_ += kernel->compile_seconds;
-    metrics_->AddSecondsSaved(kernel->compile_seconds);
+  double saved = seconds_saved_.load(std::memory_order_relaxed);
+  while (!seconds_saved_.compare_exchange_weak(saved, saved + compile_seconds,
+                                               std::memory_order_relaxed)) {
   }
+  metrics_->AddSecondsSaved(compile_seconds);
+}
 
-  response->set_key(*key);
-  *response->mutable_binary() = kernel->binary;
-  response->set_cache_status(cache_status);
-  response->set_compile_seconds(kernel->compile_seconds);
+void CompileServiceImpl::RememberInMemory(const std::string& storage_key,
+                                          CompiledKernelPtr kernel) {
+  auto served = std::make_shared<ServedKernel>();
+  pto::v1::CompileResponse hit;
+  hit.set_key(kernel->binary.key());
+  *hit.mutable_binary() = kernel->binary;
+  hit.set_cache_status(pto::v1::CACHE_STATUS_HIT);
+  hit.set_compile_seconds(kernel->compile_seconds);
   for (const pto::v1::StageTiming& stage : kernel->stages) {
-    *response->add_stages() = stage;
+    *hit.add_stages() = stage;
   }
-  response->set_server_seconds(absl::ToDoubleSeconds(absl::Now() - start));
-  spdlog::debug("request {} {} in {:.3f}s", KeyPrefix(*key),
-                pto::v1::CacheStatus_Name(cache_status),
-                response->server_seconds());
-  return grpc::Status::OK;
+  served->hit_response = hit.SerializeAsString();
+  served->kernel = std::move(kernel);
+  memory_.Insert(storage_key, std::move(served));
+  metrics_->SetMemoryCacheBytes(memory_.bytes());
 }
 
 CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& storage_key,
                                              const std::string& key) {
-  if (CompiledKernelPtr hot = memory_.Get(storage_key)) {
+  if (std::shared_ptr<const ServedKernel> hot = memory_.Get(storage_key)) {
     metrics_->RecordTierHit("memory");
-    return hot;
+    return hot->kernel;
   }
   absl::StatusOr<CompiledKernel> stored = store_->Get(storage_key);
   if (stored.ok()) {
@@ -182,8 +334,7 @@ CompiledKernelPtr CompileServiceImpl::Lookup(const std::string& storage_key,
     return nullptr;
   }
   auto kernel = std::make_shared<const CompiledKernel>(*std::move(stored));
-  memory_.Insert(storage_key, kernel);
-  metrics_->SetMemoryCacheBytes(memory_.bytes());
+  RememberInMemory(storage_key, kernel);
   return kernel;
 }
 
@@ -251,8 +402,7 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
     // The kernel is good; only persistence failed. Serve it from memory.
     spdlog::error("storing {} failed: {}", KeyPrefix(key), stored.ToString());
   }
-  memory_.Insert(storage_key, kernel);
-  metrics_->SetMemoryCacheBytes(memory_.bytes());
+  RememberInMemory(storage_key, kernel);
   UpdateCacheGauges();
   // The kernel name comes from the client: escaped and cut for the log.
   spdlog::info("compiled {} ({}) in {:.3f}s, {} bytes", KeyPrefix(key),
@@ -262,7 +412,7 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
   return kernel;
 }
 
-grpc::Status CompileServiceImpl::Fail(grpc::ServerContext* context,
+grpc::Status CompileServiceImpl::Fail(grpc::ServerContextBase* context,
                                       const absl::Status& status,
                                       const std::string& key,
                                       const std::string& tenant) {
@@ -386,8 +536,7 @@ pto::v1::StatsResponse CompileServiceImpl::GetStats() const {
   stats.set_max_bytes(store_->max_bytes());
   stats.set_generation(generation_);
   stats.set_payloads(store.payloads);
-  absl::MutexLock lock(&saved_mu_);
-  stats.set_compile_seconds_saved(seconds_saved_);
+  stats.set_compile_seconds_saved(seconds_saved_.load());
   return stats;
 }
 

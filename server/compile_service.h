@@ -23,6 +23,19 @@
 // key, every binary is signed when it is compiled (runtime/signature.h) and
 // served with that signature.
 //
+// Threads. Compile is served on gRPC's callback API: the handler runs on
+// one of gRPC's own event threads and answers a hit there, without a thread
+// switch: authenticate, look the request's bytes up in the key memo (no
+// parse), look the storage key up in the memory tier, and send the hit
+// response serialized when the kernel entered memory (a reference, not a
+// copy of the payload) plus the request's server_seconds. Everything else
+// (a request the memo does not know, a kernel only in RocksDB or Redis, a
+// compile to run or wait for) may block, so the handler hands the call to a
+// pool of `request_threads` threads, which run the tiers above and finish
+// the call; when all of them are busy, the call is RESOURCE_EXHAUSTED (hits
+// are still answered). GetKernel, Stats and Admin are synchronous
+// gRPC methods (gRPC's own thread pool, bounded by PtodOptions).
+//
 // Retries, back-off and fallbacks are the client's.
 #ifndef PTO_SERVER_COMPILE_SERVICE_H_
 #define PTO_SERVER_COMPILE_SERVICE_H_
@@ -34,8 +47,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "pto/v1/compile_service.grpc.pb.h"
 #include "server/compiled_kernel.h"
 #include "server/compiler_backend.h"
@@ -70,6 +85,9 @@ struct CompileServiceOptions {
   size_t key_memo_bytes = size_t{16} << 20;
   // Requests larger than this are not remembered in that memo.
   size_t key_memo_max_request_bytes = size_t{256} << 10;
+  // Threads for Compile calls that are not memory hits (each waiting caller
+  // holds one); with all of them busy such a call is RESOURCE_EXHAUSTED.
+  int request_threads = 256;
 };
 
 // The key an entry is cached under: the compiler's `key` itself for the
@@ -78,7 +96,20 @@ struct CompileServiceOptions {
 std::string StorageKey(const std::string& tenant, uint64_t generation,
                        const std::string& key);
 
-class CompileServiceImpl final : public pto::v1::CompileService::Service {
+// A kernel in the memory tier, with the response a hit on it sends: a
+// serialized CompileResponse with every field but server_seconds (key,
+// binary, CACHE_STATUS_HIT, compile_seconds, stages).
+struct ServedKernel {
+  CompiledKernelPtr kernel;
+  std::string hit_response;
+};
+
+// The raw callback method for Compile, synchronous methods for the rest.
+using CompileServiceBase =
+    pto::v1::CompileService::WithRawCallbackMethod_Compile<
+        pto::v1::CompileService::Service>;
+
+class CompileServiceImpl final : public CompileServiceBase {
  public:
   // `backend`, `store` and `metrics` must outlive this object.
   CompileServiceImpl(CompilerBackend* backend, KernelStore* store,
@@ -86,9 +117,11 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   // Drain().
   ~CompileServiceImpl() override;
 
-  grpc::Status Compile(grpc::ServerContext* context,
-                       const pto::v1::CompileRequest* request,
-                       pto::v1::CompileResponse* response) override;
+  // `request` and `response` are a pto.v1.CompileRequest and
+  // CompileResponse in their wire form.
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::Status GetKernel(grpc::ServerContext* context,
                          const pto::v1::GetKernelRequest* request,
                          pto::v1::GetKernelResponse* response) override;
@@ -114,6 +147,24 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   pto::v1::StatsResponse GetStats() const;
 
  private:
+  // Compile's blocking part, on a request thread: parses the request, keys
+  // it, looks it up in every tier, compiles or waits for a compile, and
+  // writes the response. `memo_key_known`: the key memo already answered
+  // `*key` for these bytes.
+  grpc::Status CompileSlow(grpc::CallbackServerContext* context,
+                           const Caller& caller, const grpc::ByteBuffer& bytes,
+                           absl::Time start, grpc::ByteBuffer* response);
+
+  // Counts a served request of `cache_status` with the compile seconds it
+  // saved.
+  void RecordServed(pto::v1::CacheStatus cache_status, const std::string& tenant,
+                    double compile_seconds);
+
+  // Remembers `kernel` in the memory tier under `storage_key`, with its hit
+  // response.
+  void RememberInMemory(const std::string& storage_key,
+                        CompiledKernelPtr kernel);
+
   // The kernel stored under `storage_key` for compiler key `key`, from
   // memory or RocksDB (refilling memory); null on a miss. A stored kernel
   // whose binary is keyed otherwise, or whose signature does not verify
@@ -133,7 +184,7 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   void Sign(CompiledKernel* kernel) const;
 
   // Counts and logs a failed request and turns it into a gRPC status.
-  grpc::Status Fail(grpc::ServerContext* context, const absl::Status& status,
+  grpc::Status Fail(grpc::ServerContextBase* context, const absl::Status& status,
                     const std::string& key, const std::string& tenant);
 
   void UpdateCacheGauges();
@@ -143,7 +194,7 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   Metrics* const metrics_;
   const CompileServiceOptions options_;
 
-  LruCache<CompiledKernel> memory_;
+  LruCache<ServedKernel> memory_;
   KeyMemo key_memo_;
   Singleflight flights_;
 
@@ -156,12 +207,21 @@ class CompileServiceImpl final : public pto::v1::CompileService::Service {
   std::atomic<uint64_t> coalesced_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> compiles_{0};
-  mutable absl::Mutex saved_mu_;
-  double seconds_saved_ ABSL_GUARDED_BY(saved_mu_) = 0;
+  // Compile calls handed to the request threads and not finished.
+  std::atomic<int> slow_calls_{0};
+  std::atomic<double> seconds_saved_{0};
 
-  // Last: destroyed first, so no compile outlives what it uses.
+  // Destroyed before the request threads: no compile outlives what it uses.
   WorkerPool pool_;
+  // Last: destroyed first; Compile calls that are not memory hits.
+  WorkerPool request_pool_;
 };
+
+// The bytes of `buffer` in one piece: its only slice (kept alive in
+// `*single`, not copied) or, when it has several, their concatenation in
+// `*joined`. Valid while those live.
+absl::string_view WireBytes(const grpc::ByteBuffer& buffer, grpc::Slice* single,
+                            std::string* joined);
 
 // absl::Status -> grpc::Status, keeping the code and the message.
 grpc::Status ToGrpcStatus(const absl::Status& status);

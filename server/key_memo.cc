@@ -15,16 +15,18 @@ namespace {
 // for small requests.
 constexpr size_t kEntryOverhead = 160;
 
-// "<tenant size>:<tenant>" then the request serialized deterministically
-// (map fields in key order). False when the request is too big to remember.
-bool MemoKey(absl::string_view tenant, const pto::v1::CompileRequest& request,
-             size_t max_request_bytes, std::string* out) {
+// "<tenant size>:<tenant>" then the request's bytes.
+std::string MemoKey(absl::string_view tenant, absl::string_view request_bytes) {
+  std::string key = absl::StrCat(tenant.size(), ":", tenant);
+  key.append(request_bytes.data(), request_bytes.size());
+  return key;
+}
+
+// `request` serialized deterministically (map entries in key order).
+bool Deterministic(const pto::v1::CompileRequest& request, std::string* out) {
   const size_t size = request.ByteSizeLong();
-  if (size > max_request_bytes) return false;
-  *out = absl::StrCat(tenant.size(), ":", tenant);
-  const size_t prefix = out->size();
-  out->resize(prefix + size);
-  google::protobuf::io::ArrayOutputStream array(out->data() + prefix,
+  out->resize(size);
+  google::protobuf::io::ArrayOutputStream array(out->data(),
                                                 static_cast<int>(size));
   google::protobuf::io::CodedOutputStream coded(&array);
   coded.SetSerializationDeterministic(true);
@@ -41,20 +43,37 @@ KeyMemo::KeyMemo(size_t capacity_bytes, size_t max_request_bytes)
 absl::StatusOr<std::string> KeyMemo::Key(
     CompilerBackend& backend, absl::string_view tenant,
     const pto::v1::CompileRequest& request) {
-  std::string memo_key;
-  if (cache_.capacity_bytes() == 0 ||
-      !MemoKey(tenant, request, max_request_bytes_, &memo_key)) {
+  std::string bytes;
+  if (!Remembers(request.ByteSizeLong()) || !Deterministic(request, &bytes)) {
     return backend.Key(request);
   }
-  if (std::shared_ptr<const Entry> hit = cache_.Get(memo_key)) return hit->key;
-  absl::StatusOr<std::string> key = backend.Key(request);
-  if (key.ok()) {
-    auto entry = std::make_shared<Entry>();
-    entry->key = *key;
-    entry->bytes = 2 * memo_key.size() + key->size() + kEntryOverhead;
-    cache_.Insert(memo_key, std::move(entry));
+  if (std::optional<std::string> known = KeyOfBytes(tenant, bytes)) {
+    return *std::move(known);
   }
+  absl::StatusOr<std::string> key = backend.Key(request);
+  if (key.ok()) Remember(tenant, bytes, *key);
   return key;
+}
+
+std::optional<std::string> KeyMemo::KeyOfBytes(
+    absl::string_view tenant, absl::string_view request_bytes) {
+  if (!Remembers(request_bytes.size())) return std::nullopt;
+  if (std::shared_ptr<const Entry> hit =
+          cache_.Get(MemoKey(tenant, request_bytes))) {
+    return hit->key;
+  }
+  return std::nullopt;
+}
+
+void KeyMemo::Remember(absl::string_view tenant,
+                       absl::string_view request_bytes,
+                       const std::string& key) {
+  if (!Remembers(request_bytes.size())) return;
+  std::string memo_key = MemoKey(tenant, request_bytes);
+  auto entry = std::make_shared<Entry>();
+  entry->key = key;
+  entry->bytes = 2 * memo_key.size() + key.size() + kEntryOverhead;
+  cache_.Insert(memo_key, std::move(entry));
 }
 
 }  // namespace pto::server

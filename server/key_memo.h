@@ -1,16 +1,24 @@
 // A bounded memo of request bytes -> cache key, so that a repeated request
 // skips the backend's key computation (graph import, verification, canonical
-// encoding, SHA-256: most of ptod's own CPU on a hit).
+// encoding, SHA-256: most of ptod's own CPU on a hit) and, on the service's
+// hit path, parsing the request at all.
+//
+//   if (auto key = memo.KeyOfBytes(tenant, wire_bytes)) ...   // no parse
+//   ... parse, key = backend.Key(request) ...
+//   memo.Remember(tenant, wire_bytes, key);
 //
 // Sound because CompilerBackend::Key is a deterministic function of the
 // request: identical bytes parse to an identical request, hence the same key
-// (or the same error; errors are not remembered). The memo is keyed on the
-// tenant as well, so one tenant's requests never speed up another's.
-// Requests larger than max_request_bytes are not remembered. Thread-safe.
+// (or the same error; errors are not remembered). Two encodings of one
+// request (map entries in another order) are two entries with the same key.
+// The memo is keyed on the tenant as well, so one tenant's requests never
+// speed up another's. Requests larger than max_request_bytes are not
+// remembered. Thread-safe.
 #ifndef PTO_SERVER_KEY_MEMO_H_
 #define PTO_SERVER_KEY_MEMO_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -31,10 +39,26 @@ class KeyMemo {
   KeyMemo& operator=(const KeyMemo&) = delete;
 
   // backend.Key(request), from the memo when `tenant` sent these exact bytes
-  // before and they got a key.
+  // before and they got a key. The bytes are the request serialized
+  // deterministically (map entries in key order).
   absl::StatusOr<std::string> Key(CompilerBackend& backend,
                                   absl::string_view tenant,
                                   const pto::v1::CompileRequest& request);
+
+  // The key remembered for `tenant`'s request whose serialized form is
+  // `request_bytes` (as received); nullopt when there is none.
+  std::optional<std::string> KeyOfBytes(absl::string_view tenant,
+                                        absl::string_view request_bytes);
+
+  // Remembers that `tenant`'s request `request_bytes` has cache key `key`
+  // (a no-op when the memo is off or the request too large).
+  void Remember(absl::string_view tenant, absl::string_view request_bytes,
+                const std::string& key);
+
+  // Whether requests of `request_bytes` bytes are remembered at all.
+  bool Remembers(size_t request_bytes) const {
+    return cache_.capacity_bytes() > 0 && request_bytes <= max_request_bytes_;
+  }
 
   size_t size() const { return cache_.size(); }
   size_t bytes() const { return cache_.bytes(); }

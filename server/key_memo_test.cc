@@ -119,5 +119,34 @@ TEST(KeyMemoTest, StaysWithinItsBound) {
   EXPECT_LT(memo.size(), 200u);
 }
 
+TEST(KeyMemoTest, KeysOfWireBytesAreRememberedPerTenant) {
+  KeyMemo memo(1 << 20, /*max_request_bytes=*/64);
+  const std::string bytes = Request("host").SerializeAsString();
+  EXPECT_FALSE(memo.KeyOfBytes("t", bytes).has_value());
+  memo.Remember("t", bytes, "k1");
+  ASSERT_TRUE(memo.KeyOfBytes("t", bytes).has_value());
+  EXPECT_EQ(*memo.KeyOfBytes("t", bytes), "k1");
+  // Another tenant, other bytes: not found.
+  EXPECT_FALSE(memo.KeyOfBytes("u", bytes).has_value());
+  EXPECT_FALSE(memo.KeyOfBytes("t", bytes + "x").has_value());
+  // Key() of the same request finds what Remember() stored: the bytes of a
+  // request without maps in disorder are its deterministic serialization.
+  CountingBackend backend;
+  pto::v1::CompileRequest plain;
+  plain.set_target("host");
+  memo.Remember("t", plain.SerializeAsString(), "k2");
+  ASSERT_EQ(*memo.Key(backend, "t", plain), "k2");
+  EXPECT_EQ(backend.keys.load(), 0);
+
+  // Too large to remember, and a memo that is off, remember nothing.
+  const std::string big(65, 'x');
+  memo.Remember("t", big, "k3");
+  EXPECT_FALSE(memo.KeyOfBytes("t", big).has_value());
+  KeyMemo off(0, 1 << 16);
+  off.Remember("t", bytes, "k1");
+  EXPECT_FALSE(off.KeyOfBytes("t", bytes).has_value());
+  EXPECT_EQ(off.size(), 0u);
+}
+
 }  // namespace
 }  // namespace pto::server

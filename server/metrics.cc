@@ -25,11 +25,12 @@ struct Metrics::StageHistograms {
 
 struct Metrics::RequestCounters {
   prometheus::Family<prometheus::Counter>* family;
+  // Read-locked on every request, write-locked to add a series.
   absl::Mutex mu;
   // (result, tenant) -> counter; tenants come from the tokens file, so this
   // stays small.
-  std::map<std::pair<int, std::string>, prometheus::Counter*> counters
-      ABSL_GUARDED_BY(mu);
+  std::map<std::pair<int, std::string>, prometheus::Counter*, std::less<>>
+      counters ABSL_GUARDED_BY(mu);
 };
 
 struct Metrics::RedisSeries {
@@ -200,8 +201,14 @@ prometheus::Counter* Metrics::RequestCounter(RequestResult result,
   static const char* const kNames[] = {"hit", "miss", "coalesced", "error",
                                        "unauthenticated"};
   const int index = static_cast<int>(result);
+  const std::pair<int, std::string> series(index, tenant);
+  {
+    absl::ReaderMutexLock lock(&requests_->mu);
+    auto it = requests_->counters.find(series);
+    if (it != requests_->counters.end()) return it->second;
+  }
   absl::MutexLock lock(&requests_->mu);
-  prometheus::Counter*& slot = requests_->counters[{index, tenant}];
+  prometheus::Counter*& slot = requests_->counters[series];
   if (slot == nullptr) {
     slot = &requests_->family->Add(
         {{"result", kNames[index]}, {"tenant", tenant}});

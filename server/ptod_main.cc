@@ -62,7 +62,8 @@ ABSL_FLAG(absl::Duration, cache_min_age, absl::Minutes(10),
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{16} << 20,
           "largest Compile request accepted");
 ABSL_FLAG(int, max_rpc_threads, 256,
-          "threads for RPCs (each waiting caller holds one); beyond it "
+          "threads for RPCs (each waiting caller holds one; memory hits need "
+          "none); beyond it "
           "RESOURCE_EXHAUSTED");
 ABSL_FLAG(int64_t, request_memory_bytes, int64_t{4} << 30,
           "memory budget for requests in flight: gRPC's buffers are bounded "

@@ -109,9 +109,11 @@ absl::StatusOr<std::unique_ptr<PtodServer>> PtodServer::Start(
   }
   ptod->store_ = std::move(store->store);
   metrics->SetCacheMaxBytes(ptod->store_->max_bytes());
+  CompileServiceOptions service_options = options.service;
+  service_options.request_threads = max_threads;
   ptod->service_ = std::make_unique<CompileServiceImpl>(
       ptod->backend_.get(), ptod->store_.get(), ptod->metrics_.get(),
-      options.service);
+      service_options);
 
   // Both are process-wide switches that take effect for servers built after.
   grpc::EnableDefaultHealthCheckService(true);

@@ -42,8 +42,11 @@ struct PtodOptions {
   std::string cache_dir;
   // Largest request accepted, in bytes.
   size_t max_request_bytes = size_t{16} << 20;
-  // Threads gRPC may use for RPCs (each waiting caller holds one); beyond
-  // it new RPCs get RESOURCE_EXHAUSTED rather than an unbounded thread count.
+  // Threads for RPCs: Compile calls that are not memory hits each hold one
+  // of this many request threads while they wait (service.request_threads
+  // is set to it), and gRPC's pool for the other RPCs is bounded by it;
+  // beyond it new calls get RESOURCE_EXHAUSTED rather than an unbounded
+  // thread count. Memory hits need none (compile_service.h, "Threads").
   int max_rpc_threads = 256;
   // Memory budget for requests in flight: the bound of gRPC's resource
   // quota, and Start refuses max_rpc_threads x max_request_bytes above it.

@@ -96,7 +96,7 @@ absl::StatusOr<Caller> TenantTokens::Lookup(absl::string_view token) const {
 }
 
 absl::StatusOr<Caller> TenantTokens::Authenticate(
-    const grpc::ServerContext& context) const {
+    const grpc::ServerContextBase& context) const {
   if (!enabled()) return Caller{"", false};
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");

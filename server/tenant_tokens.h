@@ -26,7 +26,7 @@
 #include "absl/strings/string_view.h"
 
 namespace grpc {
-class ServerContext;
+class ServerContextBase;
 }
 
 namespace pto::server {
@@ -55,7 +55,8 @@ class TenantTokens {
   absl::StatusOr<Caller> Lookup(absl::string_view token) const;
 
   // The caller of an RPC, from its "authorization" metadata.
-  absl::StatusOr<Caller> Authenticate(const grpc::ServerContext& context) const;
+  absl::StatusOr<Caller> Authenticate(
+      const grpc::ServerContextBase& context) const;
 
  private:
   absl::flat_hash_map<std::string, Caller> by_digest_;

@@ -10,6 +10,8 @@
 #include "absl/synchronization/barrier.h"
 #include "absl/time/clock.h"
 #include "client/cpp/compile_client.h"
+#include "absl/synchronization/notification.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
@@ -199,6 +201,163 @@ TEST_F(PtodTest, MalformedGraphIsInvalidArgumentWithTheVerifiersMessage) {
   pto::v1::StatsResponse stats = Stats();
   EXPECT_EQ(stats.errors(), 1u);
   EXPECT_EQ(stats.entries(), 0u);
+}
+
+TEST_F(PtodTest, MemoryHitSendsTheStoredResponseAndIsCounted) {
+  StartServer(4, 64, /*metrics=*/true);
+  const pto::v1::Graph graph = AddGraph();
+  auto miss = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  ASSERT_EQ(miss->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  for (int i = 0; i < 2; ++i) {
+    auto hit = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_EQ(hit->cache_status(), pto::v1::CACHE_STATUS_HIT);
+    EXPECT_EQ(hit->key(), miss->key());
+    EXPECT_EQ(hit->binary().SerializeAsString(),
+              miss->binary().SerializeAsString());
+    EXPECT_EQ(hit->compile_seconds(), miss->compile_seconds());
+    ASSERT_EQ(hit->stages_size(), miss->stages_size());
+    for (int s = 0; s < hit->stages_size(); ++s) {
+      EXPECT_EQ(hit->stages(s).stage(), miss->stages(s).stage());
+      EXPECT_EQ(hit->stages(s).seconds(), miss->stages(s).seconds());
+    }
+    EXPECT_GE(hit->server_seconds(), 0.0);
+    EXPECT_LT(hit->server_seconds(), 60.0);
+  }
+  pto::v1::StatsResponse stats = Stats();
+  EXPECT_EQ(stats.requests(), 3u);
+  EXPECT_EQ(stats.hits(), 2u);
+  EXPECT_DOUBLE_EQ(stats.compile_seconds_saved(), 2 * miss->compile_seconds());
+  auto page = HttpGet(ptod_->metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find("pto_requests_total{result=\"hit\",tenant=\"\"} 2"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_cache_tier_hits_total{tier=\"memory\"} 2"),
+            std::string::npos) << *page;
+
+  // After a restart the first hit comes from RocksDB, the next from memory.
+  StopServer();
+  StartServer(4, 64, /*metrics=*/true);
+  for (int i = 0; i < 2; ++i) {
+    auto hit = client_->Compile(graph, "host", {}, In(absl::Seconds(120)));
+    ASSERT_TRUE(hit.ok()) << hit.status();
+    EXPECT_EQ(hit->cache_status(), pto::v1::CACHE_STATUS_HIT);
+    EXPECT_EQ(hit->binary().SerializeAsString(),
+              miss->binary().SerializeAsString());
+  }
+  EXPECT_EQ(backend_->compiles(), 0);
+  page = HttpGet(ptod_->metrics_port(), "/metrics");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_NE(page->find("pto_cache_tier_hits_total{tier=\"rocksdb\"} 1"),
+            std::string::npos) << *page;
+  EXPECT_NE(page->find("pto_cache_tier_hits_total{tier=\"memory\"} 1"),
+            std::string::npos) << *page;
+}
+
+TEST_F(PtodTest, HitsAreServedWhileEveryRequestThreadWaits) {
+  // max_rpc_threads is at least 4: 4 request threads.
+  auto backend = std::make_unique<CountingBackend>(MakeInnerBackend());
+  backend_ = backend.get();
+  PtodOptions options;
+  options.address = "127.0.0.1:0";
+  options.cache_dir = dir_.path();
+  options.max_rpc_threads = 4;
+  auto ptod = PtodServer::Start(options, std::move(backend));
+  ASSERT_TRUE(ptod.ok()) << ptod.status();
+  ptod_ = std::move(*ptod);
+  pto::client::ClientOptions client_options;
+  client_options.max_attempts = 1;
+  client_ = std::make_unique<CompileClient>(ptod_->address(), client_options);
+
+  const pto::v1::Graph warm = AddGraph();
+  ASSERT_TRUE(client_->Compile(warm, "host", {}, In(absl::Seconds(120))).ok());
+  backend_->Hold();
+  constexpr int kWaiting = 4;  // one on each request thread
+  std::vector<absl::StatusOr<pto::v1::CompileResponse>> waiting(
+      kWaiting, absl::UnknownError("not run"));
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kWaiting; ++i) {
+    callers.emplace_back([&, i] {
+      waiting[i] = client_->Compile(AddGraph({8 * (i + 2)}, {8}), "host", {},
+                                    In(absl::Seconds(240)));
+    });
+  }
+  while (backend_->compiles() < 1 + kWaiting) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  // Every request thread waits for a held compile: a memory hit is still
+  // answered, and one more compile is refused.
+  auto hit = client_->Compile(warm, "host", {}, In(absl::Seconds(30)));
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(hit->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  auto refused = client_->Compile(AddGraph({8 * 100}, {8}), "host", {},
+                                  In(absl::Seconds(30)));
+  EXPECT_TRUE(absl::IsResourceExhausted(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("request_threads"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_TRUE(pto::client::RetryAfter(refused.status()).has_value());
+  backend_->Release();
+  for (auto& t : callers) t.join();
+  for (const auto& r : waiting) {
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  }
+  EXPECT_EQ(backend_->compiles(), 1 + kWaiting);
+}
+
+TEST(WireBytesTest, OneSliceIsReferencedAndSeveralAreJoined) {
+  const std::string text = "a request's bytes";
+  grpc::Slice whole(text);
+  grpc::ByteBuffer one(&whole, 1);
+  grpc::Slice single;
+  std::string joined;
+  absl::string_view bytes = pto::server::WireBytes(one, &single, &joined);
+  EXPECT_EQ(bytes, text);
+  EXPECT_TRUE(joined.empty());  // referenced, not copied
+  EXPECT_EQ(bytes.data(), reinterpret_cast<const char*>(single.begin()));
+
+  // Slices too large for gRPC to merge into one inline slice.
+  const std::string a(200, 'a'), b(300, 'b'), c(100, 'c');
+  grpc::Slice parts[3] = {grpc::Slice(a), grpc::Slice(b), grpc::Slice(c)};
+  grpc::ByteBuffer three(parts, 3);
+  grpc::Slice unused;
+  std::string copy;
+  EXPECT_EQ(pto::server::WireBytes(three, &unused, &copy), a + b + c);
+  EXPECT_EQ(copy, a + b + c);
+}
+
+TEST_F(PtodTest, BytesThatAreNotARequestAreInvalidArgument) {
+  StartServer();
+  auto channel = grpc::CreateChannel(ptod_->address(),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  // Field 1 (the graph) as a length-delimited field longer than the message.
+  const std::string garbage("\x0a\xff\x01not a graph", 14);
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(In(absl::Seconds(30))));
+  absl::Notification done;
+  grpc::Status status;
+  stub.UnaryCall(&context, "/pto.v1.CompileService/Compile", grpc::StubOptions(),
+                 &request, &response, [&](grpc::Status s) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+  done.WaitForNotification();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("not a pto.v1.CompileRequest"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_EQ(backend_->compiles(), 0);
+  EXPECT_EQ(Stats().errors(), 1u);
+  // The server is fine afterwards.
+  EXPECT_TRUE(
+      client_->Compile(AddGraph(), "host", {}, In(absl::Seconds(120))).ok());
 }
 
 TEST_F(PtodTest, HealthIsServing) {

@@ -1,0 +1,200 @@
+"""The Python client's ptod HIT in a fresh process, from the call to a loaded kernel, step by step.
+
+    bazel build //server:ptod //client/python:pypto/_native.so //proto:pto_v1_py
+    tools/pypto-python bench/ptod/python_hit.py --ptod=bazel-bin/server/ptod --runs=7
+
+Starts ptod (a separate process, with a signing key) on a free loopback port, compiles the quick
+start's kernel once through it (the MISS), then starts --runs fresh Python processes that each make
+the first call of that kernel with PYPTO_COMPILE_SERVER set: a HIT. Each child's clock starts at its
+first statement (the interpreter's own start is not counted) and the steps are timed by wrapping the
+client's functions (pypto.backend's _channel, _call_with_retries, _load and grpc.channel_ready_future),
+so the client is measured as it is:
+
+  import pypto        the package, its native extension and protos
+  import grpc         grpcio, which the client imports on its first remote call
+  import _native      pypto's native extension, which the client loads on first use
+  graph build         from the call to pypto.backend.get_kernel: signature, trace, graph checks
+  request build       get_kernel to the RPC: the target resolved, the CompileRequest built
+  channel             the grpc channel made (once per process)
+  connect             waiting for the channel to be ready (TCP connect, HTTP/2 settings)
+  RPC                 the rest of the Compile call: request serialized, ptod's hit (the server
+                      computes the key), response parsed; of which ptod's own time is the
+                      response's server_seconds
+  key check           the served binary's key against the key ptod gave, bookkeeping
+  load                _native.Kernel(binary): payload SHA-256, signature check (with
+                      PTO_KERNEL_VERIFY_KEY_FILE), shared object written and dlopen'ed
+and the same load without a verification key in a second set of children, whose difference is the
+signature check. The kernel's first run after the load is not counted. Medians over the runs.
+The server needs no tokens; the client retries nothing (a HIT answers at once).
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CHILD = r'''
+import time
+t0 = time.perf_counter()
+import json, os, sys
+marks = {}
+import pypto
+marks["import pypto"] = time.perf_counter()
+import grpc
+marks["import grpc"] = time.perf_counter()
+from pypto import _native
+marks["import _native"] = time.perf_counter()
+import numpy as np
+from pypto import backend
+
+spans = {}
+
+def wrap(owner, name, label):
+    inner = getattr(owner, name, None)
+    if inner is None:
+        return
+    def wrapped(*args, **kwargs):
+        start = time.perf_counter()
+        result = None
+        try:
+            result = inner(*args, **kwargs)
+            return result
+        finally:
+            spans.setdefault(label, []).append((start, time.perf_counter()))
+            if hasattr(result, "server_seconds"):
+                spans.setdefault("server", []).append((0.0, result.server_seconds))
+    setattr(owner, name, wrapped)
+
+wrap(backend, "get_kernel", "get_kernel")
+wrap(backend, "_channel", "channel")
+wrap(backend, "_call_with_retries", "call")
+wrap(backend, "_load", "load")
+inner_ready = grpc.channel_ready_future
+
+def ready(channel):
+    future = inner_ready(channel)
+    inner_result = future.result
+    def result(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return inner_result(*args, **kwargs)
+        finally:
+            spans.setdefault("connect", []).append((start, time.perf_counter()))
+    future.result = result
+    return future
+
+grpc.channel_ready_future = ready
+
+@pypto.jit
+def kernel(a: pypto.Tensor([], pypto.DT_FP32),
+           b: pypto.Tensor([], pypto.DT_FP32),
+           out: pypto.Tensor([], pypto.DT_FP32)):
+    pypto.set_vec_tile_shapes(64, 128)
+    out[:] = (a + b).exp() * 2 - a
+
+a = np.random.rand(256, 1000).astype(np.float32)
+b = np.random.rand(256, 1000).astype(np.float32)
+out = np.empty_like(a)
+marks["setup"] = time.perf_counter()
+kernel(a, b, out)
+marks["first call done"] = time.perf_counter()
+np.testing.assert_allclose(out, np.exp(a + b) * 2 - a, rtol=1e-5, atol=1e-5)
+print(json.dumps({"t0": t0, "marks": marks, "spans": spans,
+                  "source": kernel.last_compile.source}))
+'''
+
+
+def start_ptod(path, cache_dir, key_file):
+    proc = subprocess.Popen(
+        [path, "--address=127.0.0.1:0", "--metrics_address=", f"--cache_dir={cache_dir}",
+         f"--signing_key_file={key_file}", "--log_level=warn"],
+        stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        m = re.search(r"listening on (\S+)", line)
+        if m:
+            return proc, m.group(1)
+    proc.kill()
+    raise SystemExit(f"python_hit: {path} did not start")
+
+
+def run_child(env):
+    done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True,
+                          timeout=300)
+    if done.returncode != 0:
+        raise SystemExit(f"python_hit: the child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def steps(result):
+    """Step name -> seconds, from one child's marks and spans."""
+    m, s, t0 = result["marks"], result["spans"], result["t0"]
+    first = lambda label: s[label][0] if label in s else None  # noqa: E731
+    get_kernel, call, load = first("get_kernel"), first("call"), first("load")
+    channel, connect = first("channel"), first("connect")
+    out = {"import pypto": m["import pypto"] - t0, "import grpc": m["import grpc"] - m["import pypto"],
+           "import pypto._native": m["import _native"] - m["import grpc"]}
+    if get_kernel is None or call is None or load is None:
+        raise SystemExit("python_hit: pypto.backend no longer has the functions this bench wraps "
+                         f"(seen: {sorted(s)}); update bench/ptod/python_hit.py")
+    out["graph build"] = get_kernel[0] - m["setup"]
+    out["request build"] = call[0] - get_kernel[0]
+    out["channel"] = channel[1] - channel[0] if channel else 0.0
+    out["connect"] = connect[1] - connect[0] if connect else 0.0
+    out["RPC"] = (call[1] - call[0]) - out["channel"] - out["connect"]
+    out["of which ptod's own time (server_seconds)"] = first("server")[1] if "server" in s else 0.0
+    out["key check"] = load[0] - call[1]
+    out["load (verify + dlopen)"] = load[1] - load[0]
+    out["to loaded kernel"] = get_kernel[1] - t0
+    out["call to loaded kernel (imports excluded)"] = get_kernel[1] - m["setup"]
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ptod", default="bazel-bin/server/ptod")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="python_hit_") as tmp:
+        key_file = os.path.join(tmp, "signing.key")
+        with open(key_file, "w") as f:
+            f.write("python-hit-bench-signing-key-0123456789")
+        os.chmod(key_file, 0o600)
+        proc, address = start_ptod(args.ptod, os.path.join(tmp, "cache"), key_file)
+        try:
+            env = dict(os.environ, PYPTO_COMPILE_SERVER=address, PYPTO_CACHE_DIR=os.path.join(tmp, "pc"))
+            env.pop("PTO_KERNEL_VERIFY_KEY_FILE", None)
+            warm = run_child(env)
+            verify_env = dict(env, PTO_KERNEL_VERIFY_KEY_FILE=key_file)
+            runs = {"with": [], "without": []}
+            for _ in range(max(1, args.runs)):
+                for name, e in (("with", verify_env), ("without", env)):
+                    r = run_child(e)
+                    if r["source"] != "ptod HIT":
+                        raise SystemExit(f"python_hit: expected a ptod HIT, got {r['source']}")
+                    runs[name].append(steps(r))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    print(f"## The Python client's ptod HIT in a fresh process ({args.runs} runs, medians)\n")
+    print(f"The warm-up call was a `{warm['source']}`; every measured call a `ptod HIT` "
+          "(ptod signs, the child verifies with PTO_KERNEL_VERIFY_KEY_FILE).\n")
+    print("| step | with signature check | without |\n|---|---|---|")
+    for step in runs["with"][0]:
+        med = lambda name: statistics.median(r[step] for r in runs[name])  # noqa: E731
+        print(f"| {step} | {med('with') * 1e3:.2f} ms | {med('without') * 1e3:.2f} ms |")
+    total = statistics.median(r["call to loaded kernel (imports excluded)"] for r in runs["with"])
+    print(f"\nTarget: the call to a loaded kernel, imports excluded, < 10 ms: "
+          f"{total * 1e3:.2f} ms, {'met' if total < 0.010 else '**not met**'}.")
+
+
+if __name__ == "__main__":
+    main()

@@ -109,20 +109,22 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext* context,
     }  // else: a racing request stored it between our lookup and the flight.
   }
 
+  RequestResult result = RequestResult::kHit;
   switch (cache_status) {
     case pto::v1::CACHE_STATUS_MISS:
       ++misses_;
-      metrics_->RecordRequest(RequestResult::kMiss, tenant);
+      result = RequestResult::kMiss;
       break;
     case pto::v1::CACHE_STATUS_COALESCED:
       ++coalesced_;
-      metrics_->RecordRequest(RequestResult::kCoalesced, tenant);
+      result = RequestResult::kCoalesced;
       break;
     default:
       ++hits_;
-      metrics_->RecordRequest(RequestResult::kHit, tenant);
       break;
   }
+  metrics_->RecordRequest(result, tenant);
+  metrics_->RecordTargetRequest(request->target(), result);
   if (cache_status != pto::v1::CACHE_STATUS_MISS) {
     absl::MutexLock lock(&saved_mu_);
     seconds_saved_ += kernel->compile_seconds;
@@ -241,6 +243,7 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
         " does not match the request key ", key));
   }
   metrics_->ObserveCompile(seconds);
+  metrics_->ObserveTargetCompile(request.target(), seconds);
   for (const pto::v1::StageTiming& stage : result->stages) {
     metrics_->ObserveStage(stage.stage(), stage.seconds());
   }

@@ -54,6 +54,9 @@ FingerprintInputs CurrentFingerprintInputs(const std::string& cxx = "c++");
 // What FingerprintInputs::compiler holds for `cxx`.
 std::string CompilerIdentity(const std::string& cxx);
 
+// The -O levels the opt_level option accepts (ParseOptions decides).
+std::vector<int> AcceptedOptLevels();
+
 }  // namespace pto::compiler
 
 #endif  // PTO_COMPILER_KEY_FINGERPRINT_H_

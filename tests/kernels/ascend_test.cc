@@ -112,6 +112,13 @@ std::vector<Case> Cases() {
       {"Sqrt", [] { return Unary("sqrt"); }},
       {"Sigmoid", [] { return Unary("sigmoid"); }},
       {"Sin", [] { return Unary("sin"); }},
+      {"Log2", [] { return Unary("log2"); }},
+      {"Log10", [] { return Unary("log10"); }},
+      {"Log1p", [] { return Unary("log1p"); }},
+      {"Floor", [] { return Unary("floor"); }},
+      {"Ceil", [] { return Unary("ceil"); }},
+      {"Round", [] { return Unary("round"); }},
+      {"Trunc", [] { return Unary("trunc"); }},
       {"Matmul", [] { return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}); }},
       {"MatmulF16", [=] {
          return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,

@@ -119,6 +119,7 @@ std::vector<Case> Cases() {
       {"Ceil", [] { return Unary("ceil"); }},
       {"Round", [] { return Unary("round"); }},
       {"Trunc", [] { return Unary("trunc"); }},
+      {"Sign", [] { return Unary("sign"); }},
       {"Matmul", [] { return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}); }},
       {"MatmulF16", [=] {
          return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,

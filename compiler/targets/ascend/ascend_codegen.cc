@@ -351,6 +351,15 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TADD(", d, ", ", src(0), ", ", r, ");"));
       break;
     }
+    case PtoOpcode::kTSign:
+      // x * 2^127 * 2^127 is beyond +-1 for every non-zero x (denormals
+      // included), +-inf for infinities, and +-0 for zeros: clamped to
+      // [-1, 1] it is the sign.
+      Line(absl::StrCat("TMULS(", d, ", ", src(0), ", ", FloatLiteral(0x1p127), ");"));
+      Line(absl::StrCat("TMULS(", d, ", ", d, ", ", FloatLiteral(0x1p127), ");"));
+      Line(absl::StrCat("TMAXS(", d, ", ", d, ", -1.0f);"));
+      Line(absl::StrCat("TMINS(", d, ", ", d, ", 1.0f);"));
+      break;
     case PtoOpcode::kTFill:
       if (in.scalars.empty()) return Unsupported(in.op, "without a value");
       Line(absl::StrCat("TEXPANDS(", d, ", ", Scalar(in, 0), ");"));

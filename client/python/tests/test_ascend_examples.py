@@ -42,3 +42,20 @@ def test_example_kernels_on_the_ascend_cpu_simulation_equal_the_hosts(native, pt
                     + "; ".join(sorted(set(unmapped))))
     if unmapped:
         print(f"{os.path.basename(path)}: host only: " + "; ".join(sorted(set(unmapped))))
+
+
+def test_npu_mode_runs_an_example_on_the_cpu_simulation_when_asked(native, pto_isa,
+                                                                   private_cache):
+    from conftest import REPO
+    path = os.path.join(REPO, "examples", "softmax.py")
+    env = python_env()
+    env["PYPTO_CACHE_DIR"] = str(private_cache)
+    env["PTO_ISA_ROOT"] = pto_isa
+    env["PYPTO_NPU_CPUSIM"] = "1"
+    for name in ("PYPTO_COMPILE_SERVER", "PYPTO_EAGER", "PYPTO_TARGET"):
+        env.pop(name, None)
+    r = subprocess.run([sys.executable, path, "--run_mode", "npu"], env=env, capture_output=True,
+                       text=True, timeout=1800, cwd=os.path.dirname(path))
+    assert r.returncode == 0, f"{path}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    warned = [line for line in r.stderr.splitlines() if "PTO-ISA CPU simulation" in line]
+    assert len(warned) == 1 and "PYPTO_NPU_CPUSIM=1" in warned[0], r.stderr

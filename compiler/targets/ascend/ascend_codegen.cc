@@ -118,10 +118,17 @@ absl::Status FunctionEmitter::PlanTiles() {
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
     if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_FP32) {
-      return absl::UnimplementedError(absl::StrCat(
-          "ascend target: function @f", index_, ": tile %t", t, " holds ",
-          pto::v1::DataType_Name(fn_.ub_types[t]),
-          " values (the target computes in f32 tiles only)"));
+      // Named by the first instruction that writes the tile.
+      PtoOpcode writer = PtoOpcode::kTLoad;
+      for (const PtoInstr& in : fn_.body) {
+        if (in.dst == t) {
+          writer = in.op;
+          break;
+        }
+      }
+      return Unsupported(writer, absl::StrCat("into tile %t", t, " of ",
+                                              pto::v1::DataType_Name(fn_.ub_types[t]),
+                                              " values (the target computes in f32 tiles only)"));
     }
   }
   for (const PtoInstr& in : fn_.body) {

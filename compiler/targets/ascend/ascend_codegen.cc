@@ -83,6 +83,17 @@ class FunctionEmitter {
   // a full half tile.
   std::string Tmp() { need_tmp_ = true; return "tmp"; }
   std::string Tmp2() { need_tmp2_ = true; return "tmp2"; }
+  std::string Tmp3() { need_tmp3_ = true; return "tmp3"; }
+  std::string Tmp4() { need_tmp4_ = true; return "tmp4"; }
+  // dst = sign(src) (dst and src distinct, or the same tile): x * 2^127 *
+  // 2^127 is beyond +-1 for every non-zero x (denormals included), +-inf
+  // for infinities and +-0 for zeros; clamped to [-1, 1] it is the sign.
+  void EmitSign(const std::string& dst, const std::string& src) {
+    Line(absl::StrCat("TMULS(", dst, ", ", src, ", ", FloatLiteral(0x1p127), ");"));
+    Line(absl::StrCat("TMULS(", dst, ", ", dst, ", ", FloatLiteral(0x1p127), ");"));
+    Line(absl::StrCat("TMAXS(", dst, ", ", dst, ", -1.0f);"));
+    Line(absl::StrCat("TMINS(", dst, ", ", dst, ", 1.0f);"));
+  }
   // A full int32 scratch tile (TCVT's rounding modes).
   std::string IntTmp() { need_int_ = true; return "itmp"; }
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
@@ -104,7 +115,7 @@ class FunctionEmitter {
   std::string body_;
   bool started_ = false;
   Pipe pipe_ = Pipe::kV;
-  bool need_tmp2_ = false, need_int_ = false;
+  bool need_tmp2_ = false, need_tmp3_ = false, need_tmp4_ = false, need_int_ = false;
   bool need_tmp_ = false, need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
   std::set<int> buffers_;
 };
@@ -358,14 +369,48 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TADD(", d, ", ", src(0), ", ", r, ");"));
       break;
     }
+    case PtoOpcode::kTTanh: {
+      // a = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|): accurate where
+      // |x| >= 0.25 (1 - e cancels below); b = xc + xc z P(z), xc = x
+      // clamped to +-0.3125, z = xc^2, P tanh's Taylor series to x^11
+      // (truncation < 1e-8 relative there). tanh = b + w (a - b), w =
+      // clamp(16 (|x| - 0.25), 0, 1): b up to 0.25, a from 0.3125, a blend
+      // of the two (both accurate) between.
+      const std::string a = Tmp(), xc = Tmp2(), z = Tmp3(), p = Tmp4();
+      Line(absl::StrCat("TABS(", a, ", ", src(0), ");"));
+      Line(absl::StrCat("TMULS(", a, ", ", a, ", -2.0f);"));
+      Line(absl::StrCat("TEXP(", a, ", ", a, ");"));
+      Line(absl::StrCat("TADDS(", z, ", ", a, ", 1.0f);"));
+      Line(absl::StrCat("TNEG(", a, ", ", a, ");"));
+      Line(absl::StrCat("TADDS(", a, ", ", a, ", 1.0f);"));
+      Line(absl::StrCat("TDIV(", a, ", ", a, ", ", z, ");"));
+      EmitSign(xc, src(0));
+      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", xc, ");"));
+      Line(absl::StrCat("TMAXS(", xc, ", ", src(0), ", -0.3125f);"));
+      Line(absl::StrCat("TMINS(", xc, ", ", xc, ", 0.3125f);"));
+      Line(absl::StrCat("TMUL(", z, ", ", xc, ", ", xc, ");"));
+      const double coeffs[] = {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0,
+                               -1.0 / 3.0};
+      Line(absl::StrCat("TEXPANDS(", p, ", ", FloatLiteral(coeffs[0]), ");"));
+      for (int k = 1; k < 5; ++k) {
+        Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
+        Line(absl::StrCat("TADDS(", p, ", ", p, ", ", FloatLiteral(coeffs[k]), ");"));
+      }
+      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
+      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", xc, ");"));
+      Line(absl::StrCat("TADD(", p, ", ", p, ", ", xc, ");"));   // b
+      Line(absl::StrCat("TSUB(", a, ", ", a, ", ", p, ");"));    // a - b
+      Line(absl::StrCat("TABS(", z, ", ", src(0), ");"));
+      Line(absl::StrCat("TADDS(", z, ", ", z, ", -0.25f);"));
+      Line(absl::StrCat("TMULS(", z, ", ", z, ", 16.0f);"));
+      Line(absl::StrCat("TMAXS(", z, ", ", z, ", 0.0f);"));
+      Line(absl::StrCat("TMINS(", z, ", ", z, ", 1.0f);"));      // w
+      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", z, ");"));
+      Line(absl::StrCat("TADD(", d, ", ", p, ", ", a, ");"));
+      break;
+    }
     case PtoOpcode::kTSign:
-      // x * 2^127 * 2^127 is beyond +-1 for every non-zero x (denormals
-      // included), +-inf for infinities, and +-0 for zeros: clamped to
-      // [-1, 1] it is the sign.
-      Line(absl::StrCat("TMULS(", d, ", ", src(0), ", ", FloatLiteral(0x1p127), ");"));
-      Line(absl::StrCat("TMULS(", d, ", ", d, ", ", FloatLiteral(0x1p127), ");"));
-      Line(absl::StrCat("TMAXS(", d, ", ", d, ", -1.0f);"));
-      Line(absl::StrCat("TMINS(", d, ", ", d, ", 1.0f);"));
+      EmitSign(d, src(0));
       break;
     case PtoOpcode::kTFill:
       if (in.scalars.empty()) return Unsupported(in.op, "without a value");
@@ -505,6 +550,8 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
   if (need_tmp2_) place("Full", "tmp2", rows_pad * cols_pad * 4);
+  if (need_tmp3_) place("Full", "tmp3", rows_pad * cols_pad * 4);
+  if (need_tmp4_) place("Full", "tmp4", rows_pad * cols_pad * 4);
   if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4);
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);

@@ -48,7 +48,7 @@ const std::string& CompilerOf(const CompileSettings& settings) {
 // The cache key of a state the pipeline has imported (state.tensor).
 std::string KeyOf(const LoweringState& state) {
   return ComputeCacheKey(state.tensor, state.target, CanonicalOptions(state.options),
-                         CompilerFingerprint(CompilerOf(state.settings)));
+                         TargetFingerprint(state.target, CompilerOf(state.settings)));
 }
 
 }  // namespace
@@ -59,6 +59,10 @@ absl::StatusOr<std::string> ResolveTarget(const std::string& target) {
 
 const std::string& CompilerFingerprint(const std::string& cxx) {
   return FingerprintFor(cxx);
+}
+
+std::string TargetFingerprint(const std::string& target, const std::string& cxx) {
+  return FingerprintForTarget(target, cxx);
 }
 
 absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
@@ -93,7 +97,7 @@ absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
   b.set_format_version(PTO_KERNEL_FORMAT_VERSION);
   b.set_key(result.key);
   b.set_target(state.target);
-  b.set_compiler_fingerprint(CompilerFingerprint(CompilerOf(settings)));
+  b.set_compiler_fingerprint(TargetFingerprint(state.target, CompilerOf(settings)));
   b.set_kernel_name(SanitizeIdentifier(graph.name()));
   FillParams(state.tensor, &b);
   *b.mutable_execute_graph() = std::move(state.execute);

@@ -64,6 +64,13 @@ absl::StatusOr<std::string> CacheKey(const pto::v1::Graph& graph,
 // build on one machine.
 const std::string& CompilerFingerprint(const std::string& cxx = "c++");
 
+// The fingerprint a binary for the resolved `target` is keyed by and
+// records: CompilerFingerprint(cxx) for host targets; for Ascend targets a
+// hash of it with the Ascend build's own inputs (the CPU simulation's
+// compiler arguments, the PTO-ISA headers' version, for a device target
+// CANN's bisheng version: targets/ascend/ascend_fingerprint.h).
+std::string TargetFingerprint(const std::string& target, const std::string& cxx = "c++");
+
 // Verifies, lowers and code-generates `graph` for `target`.
 absl::StatusOr<CompileResult> Compile(const pto::v1::Graph& graph,
                                       const std::string& target,

@@ -140,8 +140,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
           memory_.Get(StorageKey(caller->tenant, generation_, *key));
       if (served != nullptr) {
         metrics_->RecordTierHit("memory");
-        RecordServed(pto::v1::CACHE_STATUS_HIT, caller->tenant,
-                     served->kernel->compile_seconds);
+        RecordServed(pto::v1::CACHE_STATUS_HIT, caller->tenant, *served->kernel);
         *response = HitResponse(std::move(served), start);
         if (spdlog::should_log(spdlog::level::debug)) {
           spdlog::debug("request {} HIT from memory", KeyPrefix(*key));
@@ -235,7 +234,7 @@ grpc::Status CompileServiceImpl::CompileSlow(
       cache_status = pto::v1::CACHE_STATUS_MISS;
     }  // else: a racing request stored it between our lookup and the flight.
   }
-  RecordServed(cache_status, tenant, kernel->compile_seconds);
+  RecordServed(cache_status, tenant, *kernel);
 
   pto::v1::CompileResponse message;
   message.set_key(*key);
@@ -256,26 +255,29 @@ grpc::Status CompileServiceImpl::CompileSlow(
 
 void CompileServiceImpl::RecordServed(pto::v1::CacheStatus cache_status,
                                       const std::string& tenant,
-                                      double compile_seconds) {
+                                      const CompiledKernel& kernel) {
+  RequestResult result = RequestResult::kHit;
   switch (cache_status) {
     case pto::v1::CACHE_STATUS_MISS:
       ++misses_;
-      metrics_->RecordRequest(RequestResult::kMiss, tenant);
-      return;  // a miss saved nothing
+      result = RequestResult::kMiss;
+      break;
     case pto::v1::CACHE_STATUS_COALESCED:
       ++coalesced_;
-      metrics_->RecordRequest(RequestResult::kCoalesced, tenant);
+      result = RequestResult::kCoalesced;
       break;
     default:
       ++hits_;
-      metrics_->RecordRequest(RequestResult::kHit, tenant);
       break;
   }
+  metrics_->RecordRequest(result, tenant);
+  metrics_->RecordTargetRequest(kernel.binary.target(), result);
+  if (result == RequestResult::kMiss) return;  // a miss saved nothing
   double saved = seconds_saved_.load(std::memory_order_relaxed);
-  while (!seconds_saved_.compare_exchange_weak(saved, saved + compile_seconds,
+  while (!seconds_saved_.compare_exchange_weak(saved, saved + kernel.compile_seconds,
                                                std::memory_order_relaxed)) {
   }
-  metrics_->AddSecondsSaved(compile_seconds);
+  metrics_->AddSecondsSaved(kernel.compile_seconds);
 }
 
 void CompileServiceImpl::RememberInMemory(const std::string& storage_key,
@@ -392,6 +394,7 @@ Singleflight::Result CompileServiceImpl::CompileAndStore(
         " does not match the request key ", key));
   }
   metrics_->ObserveCompile(seconds);
+  metrics_->ObserveTargetCompile(result->binary.target(), seconds);
   for (const pto::v1::StageTiming& stage : result->stages) {
     metrics_->ObserveStage(stage.stage(), stage.seconds());
   }

@@ -155,10 +155,10 @@ class CompileServiceImpl final : public CompileServiceBase {
                            const Caller& caller, const grpc::ByteBuffer& bytes,
                            absl::Time start, grpc::ByteBuffer* response);
 
-  // Counts a served request of `cache_status` with the compile seconds it
-  // saved.
+  // Counts a served request of `cache_status` (per tenant, and per target
+  // `kernel` was compiled for) with the compile seconds it saved.
   void RecordServed(pto::v1::CacheStatus cache_status, const std::string& tenant,
-                    double compile_seconds);
+                    const CompiledKernel& kernel);
 
   // Remembers `kernel` in the memory tier under `storage_key`, with its hit
   // response.

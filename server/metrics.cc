@@ -33,6 +33,12 @@ struct Metrics::RequestCounters {
       counters ABSL_GUARDED_BY(mu);
 };
 
+struct Metrics::TargetSeries {
+  prometheus::Family<prometheus::Counter>* requests;
+  prometheus::Family<prometheus::Histogram>* compiles;
+  absl::Mutex mu;  // serializes lookups (Add returns a known label's series)
+};
+
 struct Metrics::RedisSeries {
   // (op, result) and (lease result) -> series, all made in the constructor.
   std::map<std::pair<std::string, std::string>, prometheus::Counter*> ops;
@@ -66,7 +72,16 @@ std::vector<double> DurationBuckets() {
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
       requests_(std::make_unique<RequestCounters>()),
-      stages_(std::make_unique<StageHistograms>()) {
+      stages_(std::make_unique<StageHistograms>()),
+      targets_(std::make_unique<TargetSeries>()) {
+  targets_->requests = &prometheus::BuildCounter()
+                            .Name("pto_target_requests_total")
+                            .Help("Served compile requests by target and result.")
+                            .Register(*registry_);
+  targets_->compiles = &prometheus::BuildHistogram()
+                            .Name("pto_target_compile_duration_seconds")
+                            .Help("Compile time by target.")
+                            .Register(*registry_);
   requests_->family = &prometheus::BuildCounter()
                            .Name("pto_requests_total")
                            .Help("Compile requests by result and tenant.")
@@ -222,6 +237,27 @@ void Metrics::RecordRequest(RequestResult result, const std::string& tenant) {
 
 void Metrics::ObserveCompile(double seconds) {
   compile_duration_->Observe(seconds);
+}
+
+void Metrics::RecordTargetRequest(const std::string& target, RequestResult result) {
+  const char* name = result == RequestResult::kHit    ? "hit"
+                     : result == RequestResult::kMiss ? "miss"
+                                                      : "coalesced";
+  prometheus::Counter* counter;
+  {
+    absl::MutexLock lock(&targets_->mu);
+    counter = &targets_->requests->Add({{"target", target}, {"result", name}});
+  }
+  counter->Increment();
+}
+
+void Metrics::ObserveTargetCompile(const std::string& target, double seconds) {
+  prometheus::Histogram* histogram;
+  {
+    absl::MutexLock lock(&targets_->mu);
+    histogram = &targets_->compiles->Add({{"target", target}}, DurationBuckets());
+  }
+  histogram->Observe(seconds);
 }
 
 void Metrics::ObserveStage(const std::string& stage, double seconds) {

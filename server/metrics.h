@@ -9,6 +9,12 @@
 //   requests_total{result="hit|miss|coalesced|error|unauthenticated",
 //                  tenant}                             counter ("-": unknown)
 //   compile_duration_seconds                           histogram, 1 ms .. 1e4 s
+//   target_requests_total{target,result="hit|miss|coalesced"}
+//                                                      counter: served requests
+//                                                      by the resolved target
+//                                                      of their kernel
+//   target_compile_duration_seconds{target}            histogram: compiles by
+//                                                      resolved target
 //   compile_stage_duration_seconds{stage=...}          histogram
 //   queue_wait_seconds                                 histogram
 //   compiles_in_flight                                 gauge
@@ -90,6 +96,11 @@ class Metrics {
   // callers not authenticated).
   void RecordRequest(RequestResult result, const std::string& tenant = "");
   void ObserveCompile(double seconds);
+  // A served request (kHit, kMiss or kCoalesced) for `target` as the request
+  // named it ("host-x86_64-v3", "ascend-a2a3", ...): only requests whose key
+  // was computed, so only target names the compiler knows.
+  void RecordTargetRequest(const std::string& target, RequestResult result);
+  void ObserveTargetCompile(const std::string& target, double seconds);
   void ObserveStage(const std::string& stage, double seconds);
   void ObserveQueueWait(double seconds);
   void CompileStarted();
@@ -156,6 +167,8 @@ class Metrics {
   std::unique_ptr<RedisSeries> redis_;
   struct StageHistograms;
   std::unique_ptr<StageHistograms> stages_;
+  struct TargetSeries;
+  std::unique_ptr<TargetSeries> targets_;
 };
 
 }  // namespace pto::server

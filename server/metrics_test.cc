@@ -99,6 +99,27 @@ TEST(MetricsTest, TierHitsAreCountedPerTier) {
             std::string::npos);
 }
 
+TEST(MetricsTest, RequestsAndCompilesAreLabelledByTarget) {
+  Metrics metrics;
+  metrics.RecordTargetRequest("ascend-a2a3", RequestResult::kMiss);
+  metrics.RecordTargetRequest("ascend-a2a3", RequestResult::kHit);
+  metrics.RecordTargetRequest("ascend-a2a3", RequestResult::kHit);
+  metrics.RecordTargetRequest("host-x86_64-v3", RequestResult::kCoalesced);
+  metrics.ObserveTargetCompile("ascend-a2a3", 2.0);
+  const std::string text = Scrape(metrics);
+  EXPECT_NE(text.find("pto_target_requests_total{result=\"hit\",target=\"ascend-a2a3\"} 2"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("pto_target_requests_total{result=\"miss\",target=\"ascend-a2a3\"} 1"),
+            std::string::npos) << text;
+  EXPECT_NE(
+      text.find("pto_target_requests_total{result=\"coalesced\",target=\"host-x86_64-v3\"} 1"),
+      std::string::npos) << text;
+  EXPECT_NE(text.find("pto_target_compile_duration_seconds_count{target=\"ascend-a2a3\"} 1"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("pto_target_compile_duration_seconds_count{target=\"host-x86_64-v3\"}"),
+            std::string::npos) << text;
+}
+
 TEST(MetricsTest, RedisSeriesExistOnlyOnceTheTierIsEnabled) {
   Metrics metrics;
   metrics.RecordRedisOperation("get", "hit", 0.001);  // ignored: not enabled

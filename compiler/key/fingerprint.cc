@@ -11,10 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "compiler/options.h"
+#include "compiler/targets/ascend/ascend_fingerprint.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
 #include "compiler/util/subprocess.h"
 #include "compiler/util/temp_dir.h"
+#include "runtime/ascend_target.h"
 #include "runtime/host_target.h"
 #include "runtime/sha256.h"
 
@@ -31,21 +33,10 @@ std::string ToolchainVersion() {
   return r.output;
 }
 
-// The -O levels the opt_level option accepts (ParseOptions decides).
-std::vector<int> OptLevels() {
-  std::vector<int> levels;
-  for (int level = 0; level <= 9; ++level) {
-    absl::StatusOr<ParsedOptions> parsed =
-        ParseOptions({{"opt_level", absl::StrCat(level)}});
-    if (parsed.ok()) levels.push_back(parsed->opt_level);
-  }
-  return levels;
-}
-
 std::vector<std::string> HostCompilerFlagLines() {
   std::vector<std::string> lines;
   for (const std::string& target : runtime::KnownHostTargets()) {
-    for (int level : OptLevels()) {
+    for (int level : AcceptedOptLevels()) {
       lines.push_back(absl::StrCat(
           target, " -O", level, ": ",
           absl::StrJoin(HostCompilerArgs(target, level, "kernel.cc", "kernel.so"),
@@ -78,6 +69,16 @@ std::string ResolveExecutable(const std::string& cxx) {
 }
 
 }  // namespace
+
+std::vector<int> AcceptedOptLevels() {
+  std::vector<int> levels;
+  for (int level = 0; level <= 9; ++level) {
+    absl::StatusOr<ParsedOptions> parsed =
+        ParseOptions({{"opt_level", absl::StrCat(level)}});
+    if (parsed.ok()) levels.push_back(parsed->opt_level);
+  }
+  return levels;
+}
 
 std::string CompilerIdentity(const std::string& cxx) {
   const std::string path = ResolveExecutable(cxx);
@@ -129,6 +130,14 @@ const std::string& FingerprintFor(const std::string& cxx) {
     fingerprint = new std::string(FingerprintOf(CurrentFingerprintInputs(cxx)));
   }
   return *fingerprint;
+}
+
+std::string FingerprintForTarget(const std::string& target, const std::string& cxx) {
+  const std::string& compiler = FingerprintFor(cxx);
+  if (!runtime::IsAscendCpuSimTarget(target) && !runtime::IsAscendDeviceTarget(target)) {
+    return compiler;
+  }
+  return AscendFingerprintOf(compiler, CurrentAscendFingerprintInputs(target));
 }
 
 }  // namespace pto::compiler

@@ -59,6 +59,14 @@ std::string CompilerIdentity(const std::string& cxx);
 // compile.h.
 const std::string& FingerprintFor(const std::string& cxx);
 
+// FingerprintFor(cxx) for a host target; for an Ascend target a hash of it
+// with the Ascend build's inputs (targets/ascend/ascend_fingerprint.h):
+// TargetFingerprint in compile.h.
+std::string FingerprintForTarget(const std::string& target, const std::string& cxx);
+
+// The -O levels the opt_level option accepts (ParseOptions decides).
+std::vector<int> AcceptedOptLevels();
+
 }  // namespace pto::compiler
 
 #endif  // PTO_COMPILER_KEY_FINGERPRINT_H_

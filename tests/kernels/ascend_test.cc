@@ -112,6 +112,15 @@ std::vector<Case> Cases() {
       {"Sqrt", [] { return Unary("sqrt"); }},
       {"Sigmoid", [] { return Unary("sigmoid"); }},
       {"Sin", [] { return Unary("sin"); }},
+      {"Log2", [] { return Unary("log2"); }},
+      {"Log10", [] { return Unary("log10"); }},
+      {"Log1p", [] { return Unary("log1p"); }},
+      {"Floor", [] { return Unary("floor"); }},
+      {"Ceil", [] { return Unary("ceil"); }},
+      {"Round", [] { return Unary("round"); }},
+      {"Trunc", [] { return Unary("trunc"); }},
+      {"Sign", [] { return Unary("sign"); }},
+      {"Tanh", [] { return Unary("tanh"); }},
       {"Matmul", [] { return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}); }},
       {"MatmulF16", [=] {
          return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,
@@ -197,10 +206,10 @@ TEST(AscendRuntimeTest, UnmappedInstructionIsNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("TSIN"));
-  r = compiler::Compile(Unary("tanh"), runtime::kAscendA2A3CpuSimTarget, {});
+  r = compiler::Compile(Unary("erf"), runtime::kAscendA2A3CpuSimTarget, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TTANH"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TERF"));
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ import warnings
 from . import cache
 from ._proto import compile_service_pb2, kernel_pb2
 from .errors import CompileError
+from .jit_options import target_of
 
 
 def native():
@@ -70,19 +71,24 @@ def _load(binary, what):
 
 
 def get_kernel(graph, options, timeout, kernel_name):
-    """Returns a Compiled for `graph` (a pto.v1.Graph)."""
+    """Returns a Compiled for `graph` (a pto.v1.Graph). options["target"]
+    or else $PYPTO_TARGET names the target (jit_options.target_of); "host"
+    when neither does."""
+    options = dict(options)
+    target = target_of(options)
+    options.pop("target", None)
     server = os.environ.get("PYPTO_COMPILE_SERVER")
     if server:
-        return _remote(server, graph, options, timeout, kernel_name)
-    return _embedded(graph, options, timeout, kernel_name)
+        return _remote(server, graph, options, timeout, kernel_name, target)
+    return _embedded(graph, options, timeout, kernel_name, target)
 
 
-def _embedded(graph, options, timeout, kernel_name):
+def _embedded(graph, options, timeout, kernel_name, target="host"):
     nat = native()
     graph_bytes = graph.SerializeToString()
     what = f"compiling kernel '{kernel_name}'"
     try:
-        key = nat.cache_key(graph_bytes, "host", options)
+        key = nat.cache_key(graph_bytes, target, options)
     except (ValueError, RuntimeError, NotImplementedError) as e:
         raise CompileError(f"{what}: {e}") from e
     data = cache.load(key)
@@ -100,9 +106,9 @@ def _embedded(graph, options, timeout, kernel_name):
             cache.discard(key)
     kwargs = {} if timeout is None else {"timeout_s": timeout}
     try:
-        key, binary, stages = nat.compile(graph_bytes, "host", options, **kwargs)
+        key, binary, stages = nat.compile(graph_bytes, target, options, **kwargs)
     except (ValueError, RuntimeError, NotImplementedError) as e:
-        raise CompileError(f"{what} for the host target: {e}") from e
+        raise CompileError(f"{what} for the {target} target: {e}") from e
     cache.count("compiles")
     kernel = _load(binary, what)
     cache.store(key, binary)
@@ -254,7 +260,7 @@ def _call_with_retries(server, request, timeout, kernel_name):
     raise error
 
 
-def _remote(server, graph, options, timeout, kernel_name):
+def _remote(server, graph, options, timeout, kernel_name, target="host"):
     import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
     if _fallback_enabled():
         with _fallback_lock:
@@ -263,7 +269,7 @@ def _remote(server, graph, options, timeout, kernel_name):
             try:
                 grpc.channel_ready_future(_channel(server)).result(timeout=0)
             except grpc.FutureTimeoutError:
-                return _fall_back(server, graph, options, timeout, kernel_name, None)
+                return _fall_back(server, graph, options, timeout, kernel_name, None, target)
     if timeout is None:  # host_options["compile_timeout"] wins over the environment
         try:
             timeout = float(os.environ.get("PYPTO_COMPILE_TIMEOUT", "300"))
@@ -273,13 +279,15 @@ def _remote(server, graph, options, timeout, kernel_name):
         if timeout <= 0:
             raise ValueError(f"PYPTO_COMPILE_TIMEOUT must be positive, got {timeout}")
     # Resolve "host" here: the binary must run on this machine, not the server's.
-    target = native().resolve_target("host")
+    # (An Ascend target goes as named: ptod resolves ascend-a2a3.)
+    if target == "host":
+        target = native().resolve_target("host")
     request = compile_service_pb2.CompileRequest(graph=graph, target=target, options=options)
     try:
         response = _call_with_retries(server, request, timeout, kernel_name)
     except CompileError as e:
         if getattr(e, "unreachable", False) and _fallback_enabled():
-            return _fall_back(server, graph, options, None, kernel_name, e)
+            return _fall_back(server, graph, options, None, kernel_name, e, target)
         raise
     if not response.key or response.binary.key != response.key:
         raise CompileError(
@@ -295,7 +303,7 @@ def _remote(server, graph, options, timeout, kernel_name):
     return Compiled(kernel, response.key, "ptod " + status, stages, response.compile_seconds)
 
 
-def _fall_back(server, graph, options, timeout, kernel_name, error):
+def _fall_back(server, graph, options, timeout, kernel_name, error, target="host"):
     """Compiles embedded because ptod at `server` cannot be reached."""
     with _fallback_lock:
         _down_until[server] = time.monotonic() + _FALLBACK_PERIOD_S
@@ -305,6 +313,6 @@ def _fall_back(server, graph, options, timeout, kernel_name, error):
         warnings.warn(f"pypto: ptod at {server} cannot be reached ({error}); compiling "
                       "locally (warned once; PYPTO_COMPILE_FALLBACK=0 turns this off)",
                       RuntimeWarning, stacklevel=3)
-    compiled = _embedded(graph, options, timeout, kernel_name)
+    compiled = _embedded(graph, options, timeout, kernel_name, target)
     compiled.source += " (ptod unreachable)"
     return compiled

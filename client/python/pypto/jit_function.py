@@ -46,7 +46,7 @@ from . import debug_switch, verify_run
 from ._proto import graph_pb2
 from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
-from .jit_options import JitOptions, RunMode
+from .jit_options import NPU_CPUSIM_ENV, JitOptions, RunMode, npu_target, target_of
 from . import symbolic
 from .tensors import DYNAMIC, Tensor, _DimMarker
 
@@ -515,13 +515,15 @@ class JitFunction:
     # Calling ------------------------------------------------------------------
 
     def _check_run_mode(self):
-        """The run mode in force; an UnsupportedTargetError for NPU."""
+        """The run mode in force; for NPU an UnsupportedTargetError unless
+        PYPTO_NPU_CPUSIM=1 (jit_options.npu_target)."""
         run_mode = self.options.effective(config.honoured_now())[0]
-        if run_mode == RunMode.NPU:
+        if run_mode == RunMode.NPU and npu_target(self.name) is None:
             raise UnsupportedTargetError(
                 f"{self.name}: runtime_options run_mode=pypto.RunMode.NPU needs an accelerator "
-                f"target, and none is built in this pypto (targets here: host CPU only); use "
-                f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU")
+                f"target, and none is built in this pypto (no NPU launcher here); use "
+                f"pypto.RunMode.SIM or leave run_mode unset to run on the CPU, or set "
+                f"{NPU_CPUSIM_ENV}=1 to run the Ascend kernels on the PTO-ISA CPU simulation")
         return run_mode
 
     def __call__(self, *args, **kwargs):
@@ -535,15 +537,18 @@ class JitFunction:
                 return
         # runtime_options is the caller's dict, read at every call (jit_options.py).
         run_mode = self.options.runtime.get("run_mode")
+        npu = False  # RunMode.NPU on the CPU simulation: the full path only
         if run_mode is not None and (run_mode != RunMode.SIM or isinstance(run_mode, bool)):
-            if self._check_run_mode() == RunMode.EAGER:
+            mode = self._check_run_mode()
+            if mode == RunMode.EAGER:
                 verify_run.eager_call(self, args, kwargs)
                 self.last_compile = _EAGER_INFO
                 return
+            npu = mode == RunMode.NPU
         swimlane = self.options.swimlane_now(config._groups["debug_options"])
         hot = self._hot  # (a swimlane needs the full path's traced run)
         if hot is not None and hot[0] is tiling._state and hot[1] is config._honoured \
-                and not kwargs and not swimlane:
+                and not kwargs and not swimlane and not npu:
             # Nothing global changed since the call that made hot[2]: its
             # launcher checks the arguments against that call's key and runs.
             entry = hot[3]
@@ -556,11 +561,14 @@ class JitFunction:
                 self.last_compile = entry.memory_info
                 return
         if run_mode is None and config._honoured[0] in (RunMode.NPU, RunMode.EAGER):
-            if self._check_run_mode() == RunMode.EAGER:
+            mode = self._check_run_mode()
+            if mode == RunMode.EAGER:
                 verify_run.eager_call(self, args, kwargs)
                 self.last_compile = _EAGER_INFO
                 return
-        if not kwargs and self._fast_ok and len(args) == len(self._params) and not swimlane:
+            npu = mode == RunMode.NPU
+        if not kwargs and self._fast_ok and len(args) == len(self._params) and not swimlane \
+                and not npu:
             state = (tiling._state, config._honoured)  # read once: the key's and hot's
             fast_key = self._fast_key(args, state)
             if fast_key is not None:
@@ -570,7 +578,9 @@ class JitFunction:
         else:
             fast_key = None
         arrays, torches, specs, static_specs = self._bind(args, kwargs)
-        sig = (specs, tiling._save(), config.cache_token())
+        target = "ascend-a2a3-cpusim" if npu else target_of(
+            dict(config._honoured[1], **self.options.compile_options))
+        sig = (specs, tiling._save(), config.cache_token(), target)
         if sig in self._per_size:  # its trace needs static sizes
             specs = static_specs
             sig = (specs,) + sig[1:]
@@ -599,6 +609,7 @@ class JitFunction:
                         except StaticShapeNeeded as e2:
                             raise _symbol_as_number(self.name, e2) from None
                     _, compile_options, timeout = self.options.effective(config.honoured_now())
+                    compile_options["target"] = target
                     frontend_key = _frontend_key(specs)
                     if frontend_key is not None:
                         compile_options = dict(compile_options, frontend_key=frontend_key)

@@ -8,13 +8,22 @@ and keywords a kernel was given that have no effect.
 
 Honoured:
   runtime_options["run_mode"]: pypto.RunMode.SIM (the CPU host target, the
-      default) or pypto.RunMode.NPU (fails at call time: no accelerator
-      target is built) or pypto.RunMode.EAGER (the kernel's Python runs op
+      default) or pypto.RunMode.NPU (this pypto has no NPU launcher: a call
+      fails with UnsupportedTargetError, unless PYPTO_NPU_CPUSIM=1 asks for
+      the Ascend kernels on the PTO-ISA CPU simulation instead, warned once:
+      npu_target below) or pypto.RunMode.EAGER (the kernel's Python runs op
       by op on real values, nothing compiled: eager.py). The kernel holds the caller's runtime_options dict
       itself and reads run_mode at each call; at decoration a RunMode value
       there is replaced by its int.
   codegen_options["opt_level"]: 0..3, the native compiler's -O level
       (part of the cache key).
+  codegen_options["target"]: the target kernels are compiled for: "host"
+      (the default: this machine's CPU), a concrete host target
+      ("host-x86_64-v3", ...), "ascend-a2a3" (PTO-ISA code for Atlas A2/A3
+      NPUs: a device object where CANN is installed, else its CPU
+      simulation) or "ascend-a2a3-cpusim" (that code built against the
+      PTO-ISA CPU simulation, runnable here). Unset, the environment
+      variable PYPTO_TARGET, read when a kernel compiles, names it.
   host_options["compile_timeout"]: seconds allowed for one compile.
   debug_options["runtime_debug_mode"]: 1 writes each SIM run's swimlane
       (Chrome trace-event JSON, one event per executed task) to the run
@@ -44,6 +53,8 @@ tuning, pass verification), so a result never depends on them:
 
 import enum
 import numbers
+import os
+import warnings
 
 
 class RunMode(enum.IntEnum):
@@ -68,8 +79,8 @@ KNOWN_KEYS = {
     },
     "host_options": {"compile_timeout", "only_codegen", "compile_stage", "compile_monitor_enable",
                      "compile_timeout_stage", "compile_monitor_print_interval"},
-    "codegen_options": {"opt_level", "support_dynamic_aligned", "soc_version", "enable_pmu_trace",
-                        "vf_options"},
+    "codegen_options": {"opt_level", "target", "support_dynamic_aligned", "soc_version",
+                        "enable_pmu_trace", "vf_options"},
     "pass_options": {
         "pg_upper_bound", "pg_lower_bound", "pg_skip_partition", "vec_nbuffer_setting",
         "cube_l1_reuse_setting", "cube_nbuffer_setting", "mg_copyin_upper_bound",
@@ -89,6 +100,7 @@ NO_EFFECT_KEYWORDS = ("new_ir", "create_new_logical_tensor")
 _HONOURED = {
     ("runtime_options", "run_mode"): lambda v: True,
     ("codegen_options", "opt_level"): lambda v: True,
+    ("codegen_options", "target"): lambda v: True,
     ("host_options", "compile_timeout"): lambda v: True,
     ("debug_options", "runtime_debug_mode"): lambda v: v == 1,
     ("verify_options", "enable_pass_verify"): lambda v: bool(v),
@@ -155,6 +167,13 @@ def honoured(where, groups):
             f"{where}: runtime_options['run_mode'] must be pypto.RunMode.NPU, "
             f"pypto.RunMode.SIM or pypto.RunMode.EAGER, got {run_mode!r}")
     compile_options = {}
+    target = groups.get("codegen_options", {}).get("target")
+    if target is not None:
+        if not isinstance(target, str) or not target:
+            raise ValueError(
+                f"{where}: codegen_options['target'] must be a target name such as 'host' or "
+                f"'ascend-a2a3', got {target!r}")
+        compile_options["target"] = target
     opt = groups.get("codegen_options", {}).get("opt_level")
     if opt is not None:
         if isinstance(opt, bool) or not isinstance(opt, numbers.Integral) or not 0 <= opt <= 3:
@@ -169,6 +188,34 @@ def honoured(where, groups):
                 f"seconds, got {timeout!r}")
         timeout = float(timeout)
     return (None if run_mode is None else RunMode(run_mode)), compile_options, timeout
+
+
+NPU_CPUSIM_ENV = "PYPTO_NPU_CPUSIM"
+TARGET_ENV = "PYPTO_TARGET"
+_npu_warned = [False]
+
+
+def npu_target(name):
+    """The target a RunMode.NPU call of kernel `name` compiles for:
+    "ascend-a2a3-cpusim" when PYPTO_NPU_CPUSIM=1 (warned once per process),
+    else None: the caller raises the UnsupportedTargetError."""
+    flag = os.environ.get(NPU_CPUSIM_ENV, "")
+    if flag not in ("", "0", "1"):
+        raise ValueError(f"{NPU_CPUSIM_ENV} must be 0 or 1, got {flag!r}")
+    if flag != "1":
+        return None
+    if not _npu_warned[0]:
+        _npu_warned[0] = True
+        warnings.warn(f"pypto: {name}: RunMode.NPU without an NPU: running the Ascend kernels "
+                      f"on the PTO-ISA CPU simulation ({NPU_CPUSIM_ENV}=1)",
+                      RuntimeWarning, stacklevel=4)
+    return "ascend-a2a3-cpusim"
+
+
+def target_of(compile_options):
+    """The target `compile_options` (honoured()'s) name, else $PYPTO_TARGET,
+    else "host"."""
+    return compile_options.get("target") or os.environ.get(TARGET_ENV) or "host"
 
 
 def _run_mode_of(where, runtime_options):

@@ -82,6 +82,20 @@ class FunctionEmitter {
   // The scratch tiles (declared after the plan's own): a full f32 tile and
   // a full half tile.
   std::string Tmp() { need_tmp_ = true; return "tmp"; }
+  std::string Tmp2() { need_tmp2_ = true; return "tmp2"; }
+  std::string Tmp3() { need_tmp3_ = true; return "tmp3"; }
+  std::string Tmp4() { need_tmp4_ = true; return "tmp4"; }
+  // dst = sign(src) (dst and src distinct, or the same tile): x * 2^127 *
+  // 2^127 is beyond +-1 for every non-zero x (denormals included), +-inf
+  // for infinities and +-0 for zeros; clamped to [-1, 1] it is the sign.
+  void EmitSign(const std::string& dst, const std::string& src) {
+    Line(absl::StrCat("TMULS(", dst, ", ", src, ", ", FloatLiteral(0x1p127), ");"));
+    Line(absl::StrCat("TMULS(", dst, ", ", dst, ", ", FloatLiteral(0x1p127), ");"));
+    Line(absl::StrCat("TMAXS(", dst, ", ", dst, ", -1.0f);"));
+    Line(absl::StrCat("TMINS(", dst, ", ", dst, ", 1.0f);"));
+  }
+  // A full int32 scratch tile (TCVT's rounding modes).
+  std::string IntTmp() { need_int_ = true; return "itmp"; }
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
   std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
   // The half scratch tile of tile t's shape.
@@ -101,6 +115,7 @@ class FunctionEmitter {
   std::string body_;
   bool started_ = false;
   Pipe pipe_ = Pipe::kV;
+  bool need_tmp2_ = false, need_tmp3_ = false, need_tmp4_ = false, need_int_ = false;
   bool need_tmp_ = false, need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
   std::set<int> buffers_;
 };
@@ -114,10 +129,17 @@ absl::Status FunctionEmitter::PlanTiles() {
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
     if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_FP32) {
-      return absl::UnimplementedError(absl::StrCat(
-          "ascend target: function @f", index_, ": tile %t", t, " holds ",
-          pto::v1::DataType_Name(fn_.ub_types[t]),
-          " values (the target computes in f32 tiles only)"));
+      // Named by the first instruction that writes the tile.
+      PtoOpcode writer = PtoOpcode::kTLoad;
+      for (const PtoInstr& in : fn_.body) {
+        if (in.dst == t) {
+          writer = in.op;
+          break;
+        }
+      }
+      return Unsupported(writer, absl::StrCat("into tile %t", t, " of ",
+                                              pto::v1::DataType_Name(fn_.ub_types[t]),
+                                              " values (the target computes in f32 tiles only)"));
     }
   }
   for (const PtoInstr& in : fn_.body) {
@@ -299,6 +321,101 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTNeg: case PtoOpcode::kTAbs: case PtoOpcode::kTRelu:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ");"));
       break;
+    case PtoOpcode::kTLog2: case PtoOpcode::kTLog10:  // log(x) * (1 / ln b)
+      Line(absl::StrCat("TLOG(", d, ", ", src(0), ");"));
+      Line(absl::StrCat("TMULS(", d, ", ", d, ", ",
+                        FloatLiteral(in.op == PtoOpcode::kTLog2 ? 1.0 / std::log(2.0)
+                                                                : 1.0 / std::log(10.0)),
+                        ");"));
+      break;
+    case PtoOpcode::kTLog1P: {
+      // u = 1 + x; log(u) + (x - (u - 1)) / u: the correction restores
+      // what rounding 1 + x lost (exactly x where u == 1).
+      const std::string u = Tmp(), c = Tmp2();
+      Line(absl::StrCat("TADDS(", u, ", ", src(0), ", 1.0f);"));
+      Line(absl::StrCat("TADDS(", c, ", ", u, ", -1.0f);"));
+      Line(absl::StrCat("TSUB(", c, ", ", src(0), ", ", c, ");"));
+      Line(absl::StrCat("TDIV(", c, ", ", c, ", ", u, ");"));
+      Line(absl::StrCat("TLOG(", d, ", ", u, ");"));
+      Line(absl::StrCat("TADD(", d, ", ", d, ", ", c, ");"));
+      break;
+    }
+    case PtoOpcode::kTFloor: case PtoOpcode::kTCeil: case PtoOpcode::kTRound:
+    case PtoOpcode::kTTrunc: {
+      // r = TCVT to int32 in the rounding mode (of x clamped to +-2^30, in
+      // range) and back; x + clamp(r - x, -1, 1) * f with f =
+      // clamp(4 (2^23 - |x|), 0, 1): r where |x| < 2^23 (r - x is exact
+      // there), x itself from 2^23 on (already integral; inf too), NaN
+      // stays NaN.
+      const char* mode = in.op == PtoOpcode::kTFloor  ? "CAST_FLOOR"
+                         : in.op == PtoOpcode::kTCeil ? "CAST_CEIL"
+                         : in.op == PtoOpcode::kTRound ? "CAST_RINT"
+                                                      : "CAST_TRUNC";
+      const std::string r = Tmp(), f = Tmp2(), n = IntTmp();
+      Line(absl::StrCat("TMAXS(", r, ", ", src(0), ", -1073741824.0f);"));
+      Line(absl::StrCat("TMINS(", r, ", ", r, ", 1073741824.0f);"));
+      Line(absl::StrCat("TCVT(", n, ", ", r, ", RoundMode::", mode, ");"));
+      Line(absl::StrCat("TCVT(", r, ", ", n, ", RoundMode::CAST_NONE);"));
+      Line(absl::StrCat("TSUB(", r, ", ", r, ", ", src(0), ");"));
+      Line(absl::StrCat("TMAXS(", r, ", ", r, ", -1.0f);"));
+      Line(absl::StrCat("TMINS(", r, ", ", r, ", 1.0f);"));
+      Line(absl::StrCat("TABS(", f, ", ", src(0), ");"));
+      Line(absl::StrCat("TNEG(", f, ", ", f, ");"));
+      Line(absl::StrCat("TADDS(", f, ", ", f, ", 8388608.0f);"));
+      Line(absl::StrCat("TMULS(", f, ", ", f, ", 4.0f);"));
+      Line(absl::StrCat("TMAXS(", f, ", ", f, ", 0.0f);"));
+      Line(absl::StrCat("TMINS(", f, ", ", f, ", 1.0f);"));
+      Line(absl::StrCat("TMUL(", r, ", ", r, ", ", f, ");"));
+      Line(absl::StrCat("TADD(", d, ", ", src(0), ", ", r, ");"));
+      break;
+    }
+    case PtoOpcode::kTTanh: {
+      // a = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|): accurate where
+      // |x| >= 0.25 (1 - e cancels below); b = xc + xc z P(z), xc = x
+      // clamped to +-0.3125, z = xc^2, P tanh's Taylor series to x^11
+      // (truncation < 1e-8 relative there). tanh = b + w (a - b), w =
+      // clamp(16 (|x| - 0.25), 0, 1): b up to 0.25, a from 0.3125, a blend
+      // of the two (both accurate) between.
+      const std::string a = Tmp(), xc = Tmp2(), z = Tmp3(), p = Tmp4();
+      Line(absl::StrCat("TABS(", a, ", ", src(0), ");"));
+      Line(absl::StrCat("TMULS(", a, ", ", a, ", -2.0f);"));
+      Line(absl::StrCat("TEXP(", a, ", ", a, ");"));
+      Line(absl::StrCat("TADDS(", z, ", ", a, ", 1.0f);"));
+      Line(absl::StrCat("TNEG(", a, ", ", a, ");"));
+      Line(absl::StrCat("TADDS(", a, ", ", a, ", 1.0f);"));
+      Line(absl::StrCat("TDIV(", a, ", ", a, ", ", z, ");"));
+      EmitSign(xc, src(0));
+      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", xc, ");"));
+      Line(absl::StrCat("TMAXS(", xc, ", ", src(0), ", -0.3125f);"));
+      Line(absl::StrCat("TMINS(", xc, ", ", xc, ", 0.3125f);"));
+      Line(absl::StrCat("TMUL(", z, ", ", xc, ", ", xc, ");"));
+      const double coeffs[] = {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0,
+                               -1.0 / 3.0};
+      Line(absl::StrCat("TEXPANDS(", p, ", ", FloatLiteral(coeffs[0]), ");"));
+      for (int k = 1; k < 5; ++k) {
+        Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
+        Line(absl::StrCat("TADDS(", p, ", ", p, ", ", FloatLiteral(coeffs[k]), ");"));
+      }
+      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
+      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", xc, ");"));
+      Line(absl::StrCat("TADD(", p, ", ", p, ", ", xc, ");"));   // b
+      Line(absl::StrCat("TSUB(", a, ", ", a, ", ", p, ");"));    // a - b
+      Line(absl::StrCat("TABS(", z, ", ", src(0), ");"));
+      Line(absl::StrCat("TADDS(", z, ", ", z, ", -0.25f);"));
+      Line(absl::StrCat("TMULS(", z, ", ", z, ", 16.0f);"));
+      Line(absl::StrCat("TMAXS(", z, ", ", z, ", 0.0f);"));
+      Line(absl::StrCat("TMINS(", z, ", ", z, ", 1.0f);"));      // w
+      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", z, ");"));
+      Line(absl::StrCat("TADD(", d, ", ", p, ", ", a, ");"));
+      break;
+    }
+    case PtoOpcode::kTSign:
+      EmitSign(d, src(0));
+      break;
+    case PtoOpcode::kTFill:
+      if (in.scalars.empty()) return Unsupported(in.op, "without a value");
+      Line(absl::StrCat("TEXPANDS(", d, ", ", Scalar(in, 0), ");"));
+      break;
     case PtoOpcode::kTRecip:  // 1 / x correctly rounded (TRECIP is approximate on V)
       Line(absl::StrCat("TDIVS(", d, ", 1.0f, ", src(0), ");"));
       break;
@@ -427,7 +544,15 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
                     kUbAlign / 4, ", BLayout::RowMajor, ", rows_, ", 1>;\n");
   }
+  if (need_int_) {
+    absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
+                    cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+  }
   if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
+  if (need_tmp2_) place("Full", "tmp2", rows_pad * cols_pad * 4);
+  if (need_tmp3_) place("Full", "tmp3", rows_pad * cols_pad * 4);
+  if (need_tmp4_) place("Full", "tmp4", rows_pad * cols_pad * 4);
+  if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4);
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);

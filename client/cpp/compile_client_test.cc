@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/str_join.h"
@@ -414,6 +415,54 @@ TEST_F(ReplicaListTest, BusyIsRetriedOnTheSameReplica) {
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(services_[IndexOf((*route)[0])].compile_calls_.load(), 3);
   EXPECT_EQ(services_[IndexOf((*route)[1])].compile_calls_.load(), 0);
+}
+
+TEST(CompileClientFallbackTest, OnFallbackHearsOfEachFallbackAfterRetries) {
+  // Two closed loopback ports: every replica unreachable.
+  std::vector<std::string> addresses;
+  for (int i = 0; i < 2; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    socklen_t len = sizeof(addr);
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    addresses.push_back("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+    close(fd);
+  }
+  std::vector<absl::Status> heard;
+  ClientOptions options;
+  options.initial_backoff = absl::Milliseconds(5);
+  options.connect_timeout = absl::Milliseconds(500);
+  options.fallback_period = absl::Hours(1);
+  options.on_fallback = [&](const absl::Status& why) { heard.push_back(why); };
+  options.local_compile = [](const pto::v1::CompileRequest&)
+      -> absl::StatusOr<pto::v1::CompileResponse> {
+    pto::v1::CompileResponse response;
+    response.set_key("local");
+    return response;
+  };
+  CompileClient client(absl::StrJoin(addresses, ","), options);
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 2; ++i) {
+    auto response = client.Compile(pto::v1::Graph(), "host", {},
+                                   absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->key(), "local");
+  }
+  // The first call tried the replicas; the second fell back at once (within
+  // the fallback period, nothing reconnected), unreported.
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_TRUE(absl::IsUnavailable(heard[0])) << heard[0];
+  ASSERT_TRUE(ReplicaAddress(heard[0]).has_value());
+  EXPECT_NE(std::find(addresses.begin(), addresses.end(),
+                      *ReplicaAddress(heard[0])),
+            addresses.end());
+  // on_fallback replaces the stderr line.
+  EXPECT_EQ(::testing::internal::GetCapturedStderr().find("compiling locally"),
+            std::string::npos);
 }
 
 TEST(CompileClientSpecTest, AnAddressThatDoesNotParseIsInvalidArgument) {

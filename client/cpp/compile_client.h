@@ -33,8 +33,8 @@
 //
 // Errors: a gRPC status becomes the absl::Status with the same code and the
 // server's message, prefixed with the replica's address (also in
-// ReplicaAddress(status)). When the server is
-// overloaded (RESOURCE_EXHAUSTED) its back-off hint is in the message and in
+// ReplicaAddress(status)). When the server is overloaded
+// (RESOURCE_EXHAUSTED) its back-off hint is in the message and in
 // RetryAfter(status).
 //
 // Compile retries UNAVAILABLE and RESOURCE_EXHAUSTED with jittered
@@ -155,11 +155,10 @@ class CompileClient {
   // (RoutingKey) tries them.
   absl::StatusOr<std::vector<std::string>> RouteOf(const std::string& key);
 
- // One replica's channel and stub (defined in the .cc).
+  // One replica's channel and stub (defined in the .cc).
   struct Stub;
 
  private:
-
   // The replicas' stubs in rendezvous order for `key` (resolving dns:///
   // entries again when due).
   absl::StatusOr<std::vector<std::shared_ptr<Stub>>> Route(

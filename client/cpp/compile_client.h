@@ -1,6 +1,9 @@
-// A thin C++ client of ptod's pto.v1.CompileService.
+// The C++ client of ptod's pto.v1.CompileService (pypto's remote compiles
+// go through it as well, via its native module).
 //
 //   pto::client::CompileClient client("127.0.0.1:7070");
+//   // Or several replicas (client/cpp/replicas.h for the forms):
+//   pto::client::CompileClient cluster("dns:///ptod-headless:7070");
 //   absl::StatusOr<pto::v1::CompileResponse> r = client.Compile(
 //       graph, "host", {}, absl::Now() + absl::Seconds(60));
 //   if (!r.ok()) ...   // the server's code and message, e.g. INVALID_ARGUMENT
@@ -16,9 +19,22 @@
 // DATA_LOSS and never returned or loaded. The runtime checks signatures on
 // load whenever a verification key is configured (runtime/signature.h).
 //
+// Replicas: the address may name several ptod replicas ("a:7070,b:7070", or
+// "dns:///name:7070" for every address a DNS name resolves to). Each Compile
+// goes to the replica chosen by rendezvous hashing of the request
+// (client/cpp/rendezvous.h), so identical compiles from many processes
+// converge on one replica; when that replica is unreachable (UNAVAILABLE, or
+// no connection within connect_timeout) the next in the request's rendezvous
+// order is tried at once, without back-off. A back-off is slept only once
+// every replica has been tried. dns:/// names are resolved again at most
+// every ClientOptions::resolve_interval. GetKernel is routed the same way by
+// its key; Stats and Admin go to the first replica reachable in a fixed
+// order (a client per address for per-replica numbers).
+//
 // Errors: a gRPC status becomes the absl::Status with the same code and the
-// server's message, prefixed with the server address. When the server is
-// overloaded (RESOURCE_EXHAUSTED) its back-off hint is in the message and in
+// server's message, prefixed with the replica's address (also in
+// ReplicaAddress(status)). When the server is overloaded
+// (RESOURCE_EXHAUSTED) its back-off hint is in the message and in
 // RetryAfter(status).
 //
 // Compile retries UNAVAILABLE and RESOURCE_EXHAUSTED with jittered
@@ -28,9 +44,10 @@
 // ClientOptions::connect_timeout) and a local fallback is configured
 // (ClientOptions::local_compile, e.g. LocalCompiler() from
 // client/cpp/local_compile.h), the kernel is compiled in-process instead;
-// that is logged once per client, not per call, and for the next
-// ClientOptions::fallback_period calls fall back at once unless the channel
-// has reconnected meanwhile.
+// that is reported once per client, not per call (ClientOptions::
+// on_fallback, by default a line on stderr), and for the next
+// ClientOptions::fallback_period calls fall back at once unless a replica's
+// channel has reconnected meanwhile.
 //
 // Thread-safe: one client may be shared by many threads.
 #ifndef PTO_CLIENT_CPP_COMPILE_CLIENT_H_
@@ -42,6 +59,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -86,11 +104,19 @@ struct ClientOptions {
   std::function<absl::StatusOr<pto::v1::CompileResponse>(
       const pto::v1::CompileRequest&)>
       local_compile;
+  // Called when a Compile falls back to local_compile because the daemon
+  // proved unreachable, with the last error (not for the calls that fall back
+  // at once during fallback_period). Empty: one line on stderr per client.
+  std::function<void(const absl::Status&)> on_fallback;
+  // dns:/// entries of the address are resolved again at most this often.
+  absl::Duration resolve_interval = absl::Seconds(30);
 };
 
 class CompileClient {
  public:
-  // Connects (lazily) to ptod at `address`, "host:port".
+  // Connects (lazily) to ptod at `address`: "host:port", or several
+  // replicas (client/cpp/replicas.h). An address that does not parse makes
+  // every call fail with its INVALID_ARGUMENT.
   explicit CompileClient(const std::string& address,
                          const ClientOptions& options = ClientOptions());
   ~CompileClient();
@@ -115,24 +141,56 @@ class CompileClient {
   absl::StatusOr<pto::v1::AdminResponse> Admin(pto::v1::AdminAction action,
                                                absl::Time deadline);
 
+  // Compiles `request` as Compile above.
+  absl::StatusOr<pto::v1::CompileResponse> Compile(
+      const pto::v1::CompileRequest& request, absl::Time deadline);
+
+  // The address as given.
   const std::string& address() const { return address_; }
 
- private:
+  // The replicas' addresses now (resolved), in the order given.
+  std::vector<std::string> ReplicaAddresses();
+
+  // The replicas' addresses in the order a request with routing key `key`
+  // (RoutingKey) tries them.
+  absl::StatusOr<std::vector<std::string>> RouteOf(const std::string& key);
+
+  // One replica's channel and stub (defined in the .cc).
   struct Stub;
+
+ private:
+  // The replicas' stubs in rendezvous order for `key` (resolving dns:///
+  // entries again when due).
+  absl::StatusOr<std::vector<std::shared_ptr<Stub>>> Route(
+      const std::string& key);
 
   // A context with the deadline and the token.
   void Prepare(grpc::ClientContext* context, absl::Time deadline) const;
 
-  // One Compile RPC.
+  // One Compile RPC to `stub`.
   absl::StatusOr<pto::v1::CompileResponse> CallCompile(
-      const pto::v1::CompileRequest& request, absl::Time deadline);
+      Stub& stub, const pto::v1::CompileRequest& request, absl::Time deadline);
 
-  // Whether the channel connects by `deadline`.
-  bool Connects(absl::Time deadline);
+  // Whether `stub`'s channel connects by `deadline`. With `fail_fast`, a
+  // channel in TRANSIENT_FAILURE (refused, reset) counts as not connecting
+  // at once, so that the next replica is tried.
+  static bool Connects(Stub& stub, absl::Time deadline, bool fail_fast);
+
+  // Runs `rpc` on the replicas of `route` in order, moving on while one is
+  // unreachable (no connection within connect_timeout, or UNAVAILABLE);
+  // returns the first other status, or the last one.
+  absl::Status OnFirstReachable(
+      const std::vector<std::shared_ptr<Stub>>& route, absl::Time deadline,
+      const std::function<absl::Status(Stub&)>& rpc);
 
   const std::string address_;
   const ClientOptions options_;
-  std::unique_ptr<Stub> stub_;
+  // The replicas and their stubs (guarded by mu_); stubs are kept per
+  // address across re-resolutions.
+  std::mutex mu_;
+  absl::Status spec_status_;
+  std::vector<std::shared_ptr<Stub>> replicas_;
+  absl::Time next_resolve_ = absl::InfiniteFuture();
   std::once_flag fallback_logged_;
   // Until when calls fall back without retrying (guarded by down_mu_).
   std::mutex down_mu_;
@@ -148,6 +206,10 @@ absl::Status CheckBinaryKey(const pto::v1::KernelBinary& binary,
 // The server's back-off hint carried by a RESOURCE_EXHAUSTED status from
 // CompileClient, if any.
 std::optional<absl::Duration> RetryAfter(const absl::Status& status);
+
+// The address of the replica a status from CompileClient's RPCs came from,
+// if any.
+std::optional<std::string> ReplicaAddress(const absl::Status& status);
 
 // Compiles through `client`, then verifies and loads the binary with the
 // runtime (pto::runtime::Kernel::Load).

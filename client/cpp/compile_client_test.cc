@@ -9,9 +9,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <memory>
 
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "client/cpp/rendezvous.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -274,6 +277,200 @@ TEST_F(CompileClientTest, PastDeadlineFailsWithDeadlineExceeded) {
   auto response = client_->Compile(pto::v1::Graph(), "host", {},
                                    absl::Now() - absl::Seconds(1));
   EXPECT_TRUE(absl::IsDeadlineExceeded(response.status())) << response.status();
+}
+
+// Three scripted replicas behind one client.
+class ReplicaListTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 3; ++i) {
+      grpc::ServerBuilder builder;
+      int port = 0;
+      builder.AddListeningPort("127.0.0.1:0",
+                               grpc::InsecureServerCredentials(), &port);
+      builder.RegisterService(&services_[i]);
+      servers_[i] = builder.BuildAndStart();
+      ASSERT_NE(servers_[i], nullptr);
+      addresses_.push_back("127.0.0.1:" + std::to_string(port));
+    }
+    options_.initial_backoff = absl::Milliseconds(5);
+    options_.connect_timeout = absl::Seconds(5);
+  }
+  void TearDown() override {
+    for (auto& server : servers_) {
+      if (server) server->Shutdown(std::chrono::system_clock::now());
+    }
+  }
+
+  std::string Spec() const { return absl::StrJoin(addresses_, ","); }
+  int IndexOf(const std::string& address) const {
+    for (int i = 0; i < 3; ++i) {
+      if (addresses_[i] == address) return i;
+    }
+    return -1;
+  }
+  static pto::v1::CompileRequest Request(const std::string& name,
+                                         const std::string& target = "host") {
+    pto::v1::CompileRequest request;
+    request.mutable_graph()->set_name(name);
+    request.set_target(target);
+    return request;
+  }
+
+  ScriptedService services_[3];
+  std::unique_ptr<grpc::Server> servers_[3];
+  std::vector<std::string> addresses_;
+  ClientOptions options_;
+};
+
+TEST_F(ReplicaListTest, EachRequestGoesToItsRendezvousReplica) {
+  CompileClient client(Spec(), options_);
+  EXPECT_EQ(client.ReplicaAddresses(), addresses_);
+  int expected[3] = {0, 0, 0};
+  for (int k = 0; k < 30; ++k) {
+    const pto::v1::CompileRequest request = Request("kernel_" + std::to_string(k));
+    auto route = client.RouteOf(RoutingKey(request));
+    ASSERT_TRUE(route.ok()) << route.status();
+    ASSERT_EQ(route->size(), 3u);
+    ++expected[IndexOf((*route)[0])];
+    auto response = client.Compile(request, absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(response.ok()) << response.status();
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(services_[i].compile_calls_.load(), expected[i]) << i;
+    EXPECT_GT(expected[i], 0) << i;  // 30 keys over 3 replicas
+  }
+}
+
+TEST_F(ReplicaListTest, ClientsListingReplicasInAnyOrderConverge) {
+  std::vector<std::unique_ptr<CompileClient>> clients;
+  std::vector<std::string> reversed(addresses_.rbegin(), addresses_.rend());
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(std::make_unique<CompileClient>(
+        absl::StrJoin(i % 2 ? reversed : addresses_, ","), options_));
+  }
+  for (auto& client : clients) {
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      auto response = client->Compile(Request("shared_kernel"),
+                                      absl::Now() + absl::Seconds(30));
+      ASSERT_TRUE(response.ok()) << response.status();
+    }
+  }
+  int replicas_used = 0;
+  for (auto& service : services_) {
+    if (service.compile_calls_.load() > 0) {
+      ++replicas_used;
+      EXPECT_EQ(service.compile_calls_.load(), 12);
+    }
+  }
+  EXPECT_EQ(replicas_used, 1);
+}
+
+TEST_F(ReplicaListTest, AStoppedReplicasRequestsGoToTheNextWithoutError) {
+  CompileClient client(Spec(), options_);
+  const pto::v1::CompileRequest request = Request("moving_kernel");
+  auto route = client.RouteOf(RoutingKey(request));
+  ASSERT_TRUE(route.ok()) << route.status();
+  const int first = IndexOf((*route)[0]);
+  const int second = IndexOf((*route)[1]);
+  ASSERT_TRUE(client.Compile(request, absl::Now() + absl::Seconds(30)).ok());
+  EXPECT_EQ(services_[first].compile_calls_.load(), 1);
+  servers_[first]->Shutdown(std::chrono::system_clock::now());
+  servers_[first]->Wait();
+  servers_[first].reset();
+  for (int i = 0; i < 3; ++i) {
+    auto response = client.Compile(request, absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(response.ok()) << response.status();
+  }
+  EXPECT_EQ(services_[first].compile_calls_.load(), 1);
+  EXPECT_EQ(services_[second].compile_calls_.load(), 3);
+  // A fresh client (a new rank) goes straight to the second choice too.
+  CompileClient fresh(Spec(), options_);
+  ASSERT_TRUE(fresh.Compile(request, absl::Now() + absl::Seconds(30)).ok());
+  EXPECT_EQ(services_[second].compile_calls_.load(), 4);
+}
+
+TEST_F(ReplicaListTest, UnavailableAnswersFailOverThenBackOff) {
+  CompileClient client(Spec(), options_);
+  auto response =
+      client.Compile(Request("k", "draining"), absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(absl::IsUnavailable(response.status())) << response.status();
+  ASSERT_TRUE(ReplicaAddress(response.status()).has_value());
+  // Four attempts: each replica once in rendezvous order, then the first
+  // again after a back-off.
+  auto route = client.RouteOf(RoutingKey(Request("k", "draining")));
+  ASSERT_TRUE(route.ok());
+  EXPECT_EQ(*ReplicaAddress(response.status()), (*route)[0]);
+  EXPECT_EQ(services_[IndexOf((*route)[0])].unavailable_answers_.load(), 2);
+  EXPECT_EQ(services_[IndexOf((*route)[1])].unavailable_answers_.load(), 1);
+  EXPECT_EQ(services_[IndexOf((*route)[2])].unavailable_answers_.load(), 1);
+}
+
+TEST_F(ReplicaListTest, BusyIsRetriedOnTheSameReplica) {
+  CompileClient client(Spec(), options_);
+  const pto::v1::CompileRequest request = Request("k", "busy-twice");
+  auto route = client.RouteOf(RoutingKey(request));
+  ASSERT_TRUE(route.ok());
+  auto response = client.Compile(request, absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(services_[IndexOf((*route)[0])].compile_calls_.load(), 3);
+  EXPECT_EQ(services_[IndexOf((*route)[1])].compile_calls_.load(), 0);
+}
+
+TEST(CompileClientFallbackTest, OnFallbackHearsOfEachFallbackAfterRetries) {
+  // Two closed loopback ports: every replica unreachable.
+  std::vector<std::string> addresses;
+  for (int i = 0; i < 2; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    socklen_t len = sizeof(addr);
+    ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    addresses.push_back("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+    close(fd);
+  }
+  std::vector<absl::Status> heard;
+  ClientOptions options;
+  options.initial_backoff = absl::Milliseconds(5);
+  options.connect_timeout = absl::Milliseconds(500);
+  options.fallback_period = absl::Hours(1);
+  options.on_fallback = [&](const absl::Status& why) { heard.push_back(why); };
+  options.local_compile = [](const pto::v1::CompileRequest&)
+      -> absl::StatusOr<pto::v1::CompileResponse> {
+    pto::v1::CompileResponse response;
+    response.set_key("local");
+    return response;
+  };
+  CompileClient client(absl::StrJoin(addresses, ","), options);
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 2; ++i) {
+    auto response = client.Compile(pto::v1::Graph(), "host", {},
+                                   absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->key(), "local");
+  }
+  // The first call tried the replicas; the second fell back at once (within
+  // the fallback period, nothing reconnected), unreported.
+  ASSERT_EQ(heard.size(), 1u);
+  EXPECT_TRUE(absl::IsUnavailable(heard[0])) << heard[0];
+  ASSERT_TRUE(ReplicaAddress(heard[0]).has_value());
+  EXPECT_NE(std::find(addresses.begin(), addresses.end(),
+                      *ReplicaAddress(heard[0])),
+            addresses.end());
+  // on_fallback replaces the stderr line.
+  EXPECT_EQ(::testing::internal::GetCapturedStderr().find("compiling locally"),
+            std::string::npos);
+}
+
+TEST(CompileClientSpecTest, AnAddressThatDoesNotParseIsInvalidArgument) {
+  CompileClient client("a:1,,b:2");
+  auto response = client.Compile(pto::v1::Graph(), "host", {},
+                                 absl::Now() + absl::Seconds(5));
+  EXPECT_TRUE(absl::IsInvalidArgument(response.status())) << response.status();
+  EXPECT_NE(response.status().message().find("empty entry"), std::string::npos);
 }
 
 }  // namespace

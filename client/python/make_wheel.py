@@ -26,8 +26,6 @@ Summary: PyPTO's programming model on the PTO tensor kernel compiler (embedded c
 Requires-Python: =={python}.*
 Requires-Dist: numpy
 Requires-Dist: protobuf
-Provides-Extra: remote
-Requires-Dist: grpcio; extra == "remote"
 
 The native extension links the system libraries it was built against (gRPC,
 protobuf, Abseil, OpenSSL of the build machine's distribution); install the

@@ -4,18 +4,20 @@
 //
 // The replicas run in this process (real gRPC on loopback, real RocksDB in
 // temp dirs) with the fake backend, whose kernels carry their key in their
-// payload; the clients are threads, each with its own channel per replica.
+// payload; the clients are processes (cluster_client_process.cc), each with
+// its own channel per replica.
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "grpcpp/grpcpp.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "pto/v1/compile_service.grpc.pb.h"
+#include "pto/v1/compile_service.pb.h"
 #include "server/ptod_server.h"
 #include "server/redis/key_slot.h"
 #include "tests/cluster/cluster_ptod.h"
@@ -58,49 +60,58 @@ class PtodClusterTest : public RedisClusterSuite {
     std::vector<std::string> messages;
   };
 
-  // `clients` threads each request every kernel in `kernels` through every
-  // replica in `replicas` (in an order of their own), `rounds` times.
+  // `clients` client processes (cluster_client_process.cc) each request
+  // every kernel in `kernels` through every replica in `replicas` (in an
+  // order of their own), `rounds` times, all at once.
   Outcome RunClients(const std::vector<Replica*>& replicas,
                      const std::vector<std::string>& kernels, int clients,
                      int rounds) {
-    Outcome outcome;
-    absl::Mutex mu;
-    std::vector<std::thread> threads;
+    std::vector<std::string> addresses;
+    for (Replica* r : replicas) addresses.push_back(r->server->address());
+    std::vector<std::string> outputs(clients);
+    std::vector<std::thread> readers;
     for (int c = 0; c < clients; ++c) {
-      threads.emplace_back([&, c] {
-        std::vector<std::unique_ptr<pto::v1::CompileService::Stub>> stubs;
-        for (Replica* r : replicas) {
-          stubs.push_back(pto::v1::CompileService::NewStub(grpc::CreateChannel(
-              r->server->address(), grpc::InsecureChannelCredentials())));
+      const std::string command = absl::StrCat(
+          "'", ClientProcessPath(), "' ", absl::StrJoin(addresses, ","), " ",
+          absl::StrJoin(kernels, ","), " ", c, " ", rounds);
+      readers.emplace_back([command, &out = outputs[c]] {
+        FILE* pipe = popen(command.c_str(), "r");
+        if (pipe == nullptr) return;
+        char buffer[4096];
+        size_t n;
+        while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+          out.append(buffer, n);
         }
-        for (int round = 0; round < rounds; ++round) {
-          for (size_t i = 0; i < kernels.size(); ++i) {
-            const size_t k = (i + c * 3 + round) % kernels.size();
-            auto& stub = stubs[(k + c + round) % stubs.size()];
-            pto::v1::CompileRequest request;
-            request.set_target(kernels[k]);
-            pto::v1::CompileResponse response;
-            grpc::ClientContext context;
-            context.set_deadline(std::chrono::system_clock::now() +
-                                 std::chrono::seconds(60));
-            grpc::Status status = stub->Compile(&context, request, &response);
-            absl::MutexLock lock(&mu);
-            if (!status.ok()) {
-              ++outcome.errors;
-              outcome.messages.push_back(status.error_message());
-            } else if (response.binary().native_payload() !=
-                           FakePayload(response.key()) ||
-                       response.binary().kernel_name() != kernels[k]) {
-              ++outcome.wrong;
-            } else {
-              ++outcome.ok;
-            }
-          }
-        }
+        pclose(pipe);
       });
     }
-    for (std::thread& t : threads) t.join();
+    for (std::thread& t : readers) t.join();
+    Outcome outcome;
+    for (int c = 0; c < clients; ++c) {
+      int ok = 0, errors = 0, wrong = 0;
+      char message[4096] = {};
+      const int fields = sscanf(outputs[c].c_str(), "ok %d errors %d wrong %d\n%4095[^\n]",
+                                &ok, &errors, &wrong, message);
+      if (fields < 3) {
+        ++outcome.errors;
+        outcome.messages.push_back(absl::StrCat("client process ", c,
+                                                " printed: ", outputs[c]));
+        continue;
+      }
+      outcome.ok += ok;
+      outcome.errors += errors;
+      outcome.wrong += wrong;
+      if (fields == 4) outcome.messages.push_back(message);
+    }
     return outcome;
+  }
+
+  static std::string ClientProcessPath() {
+    const char* srcdir = getenv("TEST_SRCDIR");
+    const char* workspace = getenv("TEST_WORKSPACE");
+    return absl::StrCat(srcdir != nullptr ? srcdir : ".", "/",
+                        workspace != nullptr ? workspace : "pto",
+                        "/tests/cluster/cluster_client_process");
   }
 
   static std::vector<std::string> Kernels(const std::string& prefix, int n) {

@@ -8,6 +8,7 @@
 //   launcher = kernel.launcher([a, out], [], [1], guards)   # pypto's repeat calls
 //   launcher.call((a, out))                # False: nothing ran (see ArgGuard)
 //   outs = reference_eval(graph_bytes, [a, None])  # reference_binding.h
+//   client = CompileClient("ptod:7070")    # ptod's client: client_binding.h
 //
 // Errors come back as Python exceptions carrying the absl::Status message:
 // INVALID_ARGUMENT and friends -> ValueError, UNIMPLEMENTED ->
@@ -29,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "client/python/native/client_binding.h"
 #include "client/python/native/reference_binding.h"
 #include "compiler/compile.h"
 #include "pto/v1/graph.pb.h"
@@ -570,6 +572,7 @@ class PyKernel {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "PTO compiler and runtime, embedded (see client/python/native/module.cc)";
   pto::python::BindReferenceEval(m);
+  pto::python::BindCompileClient(m);
   m.def("compile", &Compile, py::arg("graph"), py::arg("target") = "host",
         py::arg("options") = pto::compiler::CompileOptions{},
         py::arg("timeout_s") = 120.0,

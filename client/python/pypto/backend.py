@@ -2,16 +2,28 @@
 
 Embedded (default): key = _native.cache_key(graph); the disk cache is tried
 first, then _native.compile, whose result is stored on disk.
-Remote (PYPTO_COMPILE_SERVER=host:port): a pto.v1.CompileRequest to ptod over
-grpcio with a deadline of host_options["compile_timeout"] or else
-PYPTO_COMPILE_TIMEOUT seconds (default 300); ptod is
-the shared cache, so the local disk cache is not used. Either way the binary
-runs in this process through _native.Kernel.
+Remote (PYPTO_COMPILE_SERVER): a compile request to ptod through the C++
+client (client/cpp/compile_client.h, as _native.CompileClient), with a
+deadline of host_options["compile_timeout"] or else PYPTO_COMPILE_TIMEOUT
+seconds (default 300); ptod is the shared cache, so the local disk cache is
+not used. Either way the binary runs in this process through _native.Kernel.
+
+PYPTO_COMPILE_SERVER names one ptod ("host:port") or several replicas: a
+comma-separated list ("a:7070,b:7070") or "dns:///name:7070" for every
+address a DNS name resolves to. Each compile goes to the replica rendezvous
+hashing of the request picks (identical compiles from every rank meet on one
+replica) and fails over to the next on UNAVAILABLE (docs/operations.md,
+"Routing for training jobs").
+
+What is policy here, and what the C++ client does: this module turns the
+environment into the client's options and its errors into CompileError; the
+client does the routing, retries, back-off, TLS, tokens and the decision to
+fall back.
 
 TLS (ptod --tls_cert_file/--tls_key_file): PYPTO_COMPILE_TLS=1, or any of
 PYPTO_COMPILE_TLS_CA_FILE (the CA that signed ptod's certificate; default the
 system's roots), PYPTO_COMPILE_TLS_CERT_FILE + PYPTO_COMPILE_TLS_KEY_FILE (a
-client certificate, for ptod --tls_client_ca_file) set, as the C++ client's
+client certificate, for ptod --tls_client_ca_file) set: the client's
 ClientOptions tls / tls_root_ca_pem / tls_cert_pem / tls_key_pem.
 
 Remote calls send PYPTO_COMPILE_TOKEN (if set) as "authorization: Bearer",
@@ -29,9 +41,7 @@ key is configured (PTO_KERNEL_VERIFY_KEY_FILE: docs/operations.md).
 """
 
 import os
-import random
 import threading
-import time
 import warnings
 
 from . import cache
@@ -115,13 +125,9 @@ def _embedded(graph, options, timeout, kernel_name, target="host"):
     return Compiled(kernel, key, "embedded", stages, sum(s for _, s in stages))
 
 
-_channels = {}
-_channels_lock = threading.Lock()
-
-
-_TLS_FILES = (("PYPTO_COMPILE_TLS_CA_FILE", "root_certificates"),
-              ("PYPTO_COMPILE_TLS_KEY_FILE", "private_key"),
-              ("PYPTO_COMPILE_TLS_CERT_FILE", "certificate_chain"))
+_TLS_FILES = (("PYPTO_COMPILE_TLS_CA_FILE", "tls_root_ca_pem"),
+              ("PYPTO_COMPILE_TLS_KEY_FILE", "tls_key_pem"),
+              ("PYPTO_COMPILE_TLS_CERT_FILE", "tls_cert_pem"))
 
 
 def _tls_settings():
@@ -134,44 +140,27 @@ def _tls_settings():
     return (on,) + paths
 
 
-def _credentials(settings):
-    """grpc.ChannelCredentials for `settings` (see _tls_settings): the
+def _tls_options(settings):
+    """The client's TLS arguments for `settings` (see _tls_settings): the
     server is verified against PYPTO_COMPILE_TLS_CA_FILE (default: the
     system's roots); PYPTO_COMPILE_TLS_CERT_FILE and _KEY_FILE give the
     client certificate ptod asks for with --tls_client_ca_file."""
-    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
-    _, ca, key, cert = settings
+    on, ca, key, cert = settings
+    if not on:
+        return {"tls": False}
     if bool(key) != bool(cert):
         missing = "PYPTO_COMPILE_TLS_KEY_FILE" if cert else "PYPTO_COMPILE_TLS_CERT_FILE"
         raise ValueError(f"a client certificate needs both PYPTO_COMPILE_TLS_CERT_FILE and "
                          f"PYPTO_COMPILE_TLS_KEY_FILE; {missing} is not set")
-    pems = {}
+    options = {"tls": True}
     for (name, arg), path in zip(_TLS_FILES, (ca, key, cert)):
         if path:
             try:
                 with open(path, "rb") as f:
-                    pems[arg] = f.read()
+                    options[arg] = f.read()
             except OSError as e:
                 raise ValueError(f"{name}={path}: cannot read it ({e.strerror})") from None
-    return grpc.ssl_channel_credentials(**pems)
-
-
-def _channel(server):
-    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
-    tls = _tls_settings()
-    with _channels_lock:
-        ch = _channels.get((server, tls))
-        if ch is None:
-            options = [
-                ("grpc.max_receive_message_length", 256 << 20),
-                ("grpc.max_send_message_length", 256 << 20),
-            ]
-            if tls[0]:
-                ch = grpc.secure_channel(server, _credentials(tls), options=options)
-            else:
-                ch = grpc.insecure_channel(server, options=options)
-            _channels[(server, tls)] = ch
-        return ch
+    return options
 
 
 _STATUS = {
@@ -181,13 +170,10 @@ _STATUS = {
 }
 
 
-_MAX_ATTEMPTS = 4
-_INITIAL_BACKOFF_S = 0.1
-_MAX_BACKOFF_S = 5.0
-_FALLBACK_PERIOD_S = 30.0
-_down_until = {}      # server -> time.monotonic() until which calls fall back
+_clients = {}         # settings -> _native.CompileClient (its fallback state with it)
+_clients_lock = threading.Lock()
 _warned = set()       # servers whose fallback was already warned about
-_fallback_lock = threading.Lock()
+_warned_lock = threading.Lock()
 
 
 def _env_seconds(name, default):
@@ -204,72 +190,25 @@ def _fallback_enabled():
     return os.environ.get("PYPTO_COMPILE_FALLBACK", "1") != "0"
 
 
-def _retry_after_s(error):
-    """The server's retry-after-ms hint on a grpc.RpcError, in seconds."""
-    try:
-        for key, value in error.trailing_metadata() or ():
-            if key == "retry-after-ms":
-                return max(0.0, int(value) / 1000.0)
-    except (AttributeError, ValueError, TypeError):
-        pass
-    return 0.0
-
-
-def _call_with_retries(server, request, timeout, kernel_name):
-    """One Compile with retries; returns the response or raises CompileError
-    (with .unreachable set when ptod could not be reached)."""
-    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
-    channel = _channel(server)
-    call = channel.unary_unary(
-        "/pto.v1.CompileService/Compile",
-        request_serializer=compile_service_pb2.CompileRequest.SerializeToString,
-        response_deserializer=compile_service_pb2.CompileResponse.FromString)
-    token = os.environ.get("PYPTO_COMPILE_TOKEN")
-    metadata = (("authorization", f"Bearer {token}"),) if token else None
-    connect_timeout = _env_seconds("PYPTO_CONNECT_TIMEOUT", "2")
-    deadline = time.monotonic() + timeout
-    last = None
-    for attempt in range(1, _MAX_ATTEMPTS + 1):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        try:
-            grpc.channel_ready_future(channel).result(timeout=min(connect_timeout, left))
-        except grpc.FutureTimeoutError:
-            last = ("UNAVAILABLE", f"no connection within {min(connect_timeout, left):g} s", 0.0)
-        else:
-            try:
-                return call(request, timeout=max(deadline - time.monotonic(), 0.001),
-                            metadata=metadata)
-            except grpc.RpcError as e:
-                code = e.code().name if e.code() is not None else "UNKNOWN"
-                if code not in ("UNAVAILABLE", "RESOURCE_EXHAUSTED"):
-                    raise CompileError(f"compiling kernel '{kernel_name}' on ptod at {server}: "
-                                       f"{code}: {e.details()}") from None
-                last = (code, e.details(), _retry_after_s(e))
-        if attempt == _MAX_ATTEMPTS:
-            break
-        backoff = min(_MAX_BACKOFF_S, _INITIAL_BACKOFF_S * 2 ** (attempt - 1))
-        wait = max(random.uniform(backoff / 2, backoff), last[2])
-        if time.monotonic() + wait >= deadline:
-            break
-        time.sleep(wait)
-    code, details = (last[0], last[1]) if last else ("DEADLINE_EXCEEDED", "deadline passed")
-    error = CompileError(f"compiling kernel '{kernel_name}' on ptod at {server}: {code}: {details}")
-    error.unreachable = code == "UNAVAILABLE"
-    raise error
+def _client(server):
+    """The native CompileClient for `server` and the environment's settings
+    (one per distinct settings, kept for the process: channels, and the
+    fallback period, live in it)."""
+    tls = _tls_settings()
+    settings = (server, tls, os.environ.get("PYPTO_COMPILE_TOKEN") or "",
+                _env_seconds("PYPTO_CONNECT_TIMEOUT", "2"), _fallback_enabled())
+    with _clients_lock:
+        client = _clients.get(settings)
+        if client is None:
+            client = native().CompileClient(
+                server, token=settings[2], connect_timeout_s=settings[3],
+                fallback=settings[4], **_tls_options(tls))
+            _clients[settings] = client
+        return client
 
 
 def _remote(server, graph, options, timeout, kernel_name, target="host"):
-    import grpc  # only for a ptod (PYPTO_COMPILE_SERVER): grpcio is optional
-    if _fallback_enabled():
-        with _fallback_lock:
-            down = time.monotonic() < _down_until.get(server, 0.0)
-        if down:
-            try:
-                grpc.channel_ready_future(_channel(server)).result(timeout=0)
-            except grpc.FutureTimeoutError:
-                return _fall_back(server, graph, options, timeout, kernel_name, None, target)
+    nat = native()
     if timeout is None:  # host_options["compile_timeout"] wins over the environment
         try:
             timeout = float(os.environ.get("PYPTO_COMPILE_TIMEOUT", "300"))
@@ -278,41 +217,42 @@ def _remote(server, graph, options, timeout, kernel_name, target="host"):
                              f"{os.environ['PYPTO_COMPILE_TIMEOUT']!r}") from None
         if timeout <= 0:
             raise ValueError(f"PYPTO_COMPILE_TIMEOUT must be positive, got {timeout}")
+    client = _client(server)
     # Resolve "host" here: the binary must run on this machine, not the server's.
     # (An Ascend target goes as named: ptod resolves ascend-a2a3.)
     if target == "host":
-        target = native().resolve_target("host")
-    request = compile_service_pb2.CompileRequest(graph=graph, target=target, options=options)
+        target = nat.resolve_target("host")
+
+    def local(reason):
+        return _fall_back(server, graph, options, kernel_name, reason, target)
+
     try:
-        response = _call_with_retries(server, request, timeout, kernel_name)
-    except CompileError as e:
-        if getattr(e, "unreachable", False) and _fallback_enabled():
-            return _fall_back(server, graph, options, None, kernel_name, e, target)
-        raise
-    if not response.key or response.binary.key != response.key:
-        raise CompileError(
-            f"compiling kernel '{kernel_name}' on ptod at {server}: the binary served is keyed "
-            f"{response.binary.key[:80]!r}, not {response.key[:80]!r} (the request's key): "
-            "refused (a wrong kernel; the server's cache may be damaged)")
-    status, counter = _STATUS.get(response.cache_status, ("UNSPECIFIED", None))
+        result = client.compile(graph.SerializeToString(), target, dict(options), timeout, local)
+    except nat.RemoteError as e:
+        code, address, details = e.args
+        where = f"on ptod at {address}" if address else f"with PYPTO_COMPILE_SERVER={server!r}"
+        raise CompileError(f"compiling kernel '{kernel_name}' {where}: {code}: {details}") from None
+    if isinstance(result, Compiled):
+        return result
+    key, cache_status, binary, stages, compile_seconds = result
+    status, counter = _STATUS.get(cache_status, ("UNSPECIFIED", None))
     if counter:
         cache.count(counter)
-    kernel = _load(response.binary.SerializeToString(),
-                   f"kernel '{kernel_name}' from ptod at {server}")
-    stages = [(s.stage, s.seconds) for s in response.stages]
-    return Compiled(kernel, response.key, "ptod " + status, stages, response.compile_seconds)
+    kernel = _load(binary, f"kernel '{kernel_name}' from ptod at {server}")
+    return Compiled(kernel, key, "ptod " + status, stages, compile_seconds)
 
 
-def _fall_back(server, graph, options, timeout, kernel_name, error, target="host"):
-    """Compiles embedded because ptod at `server` cannot be reached."""
-    with _fallback_lock:
-        _down_until[server] = time.monotonic() + _FALLBACK_PERIOD_S
-        first = server not in _warned
-        _warned.add(server)
-    if first:
-        warnings.warn(f"pypto: ptod at {server} cannot be reached ({error}); compiling "
-                      "locally (warned once; PYPTO_COMPILE_FALLBACK=0 turns this off)",
-                      RuntimeWarning, stacklevel=3)
-    compiled = _embedded(graph, options, timeout, kernel_name, target)
+def _fall_back(server, graph, options, kernel_name, reason, target="host"):
+    """Compiles embedded because ptod at `server` cannot be reached (`reason`:
+    the last error, or None within the fallback period)."""
+    if reason is not None:
+        with _warned_lock:
+            first = server not in _warned
+            _warned.add(server)
+        if first:
+            warnings.warn(f"pypto: ptod at {server} cannot be reached ({reason}); compiling "
+                          "locally (warned once; PYPTO_COMPILE_FALLBACK=0 turns this off)",
+                          RuntimeWarning, stacklevel=4)
+    compiled = _embedded(graph, options, None, kernel_name, target)
     compiled.source += " (ptod unreachable)"
     return compiled

@@ -1,30 +1,28 @@
-"""The floors check: no #include or import runs back up a floor.
+"""The C++ floors check: no #include runs back up a floor.
 
 docs/contributing.md ("The floors") holds the facts: a table of C++ floors
-(paths), a table of pypto's module floors, and the exceptions with their
-reasons. check(root) reads them from `root`'s docs/contributing.md, scans
-the sources under `root` and returns one line per violation:
+(paths) and the exceptions with their reasons. check(root) reads them from
+`root`'s docs/contributing.md, scans the sources under `root` and returns
+one line per violation:
 
   - a C++ file on floor F that includes a header of this repository on a
     floor above F, unless (file, header) is an exception;
-  - a pypto module on floor F that imports a pypto module above F;
-  - an import cycle among pypto's modules (imports inside functions count);
-  - a path or module the tables do not place, an exception without a
-    reason or naming a file that does not exist.
+  - a path the table does not place, an exception without a reason or no
+    longer needed.
+
+pypto's modules have their floors in client/python/tests/test_import_layers.py.
 
 Test code (TEST_CODE) may include anything and is not checked.
 
 Usage: floors.py [ROOT]   (prints the violations; exit status 1 if any)
 """
 
-import ast
 import os
 import re
 import sys
 
 DOC = "docs/contributing.md"
 CPP_ROOTS = ("proto", "runtime", "compiler", "server", "client")
-PYPTO = "client/python/pypto"
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 TEST_CODE = re.compile(r"(^|/)(tests|bench|tools|examples|testing|fuzz|numerics)/|_test\.cc$|"
                        r"_fuzz\w*\.cc$")
@@ -53,20 +51,18 @@ def _names(cell):
 
 
 def read_floors(doc_text):
-    """(cpp: path prefix -> floor, python: module -> floor, exceptions:
-    {(file, header): reason}) from the text of docs/contributing.md."""
+    """(cpp: path prefix -> floor, exceptions: {(file, header): reason})
+    from the text of docs/contributing.md."""
     lines = doc_text.splitlines()
     cpp = {p.rstrip("/"): int(row[0])
            for row in _table_after(lines, "C++, from the ground up") for p in _names(row[1])}
-    python = {m: int(row[0])
-              for row in _table_after(lines, "pypto's modules") for m in _names(row[1])}
     exceptions = {}
     for row in _table_after(lines, "Exceptions, each with its reason"):
         files, headers = _names(row[0]), _names(row[1])
         if len(files) != 1 or len(headers) != 1:
             raise ValueError(f"{DOC}: an exception row names one file and one header: {row}")
         exceptions[(files[0], headers[0])] = row[2] if len(row) > 2 else ""
-    return cpp, python, exceptions
+    return cpp, exceptions
 
 
 def cpp_floor(path, cpp):
@@ -121,84 +117,10 @@ def check_cpp(root, cpp, exceptions):
     return problems
 
 
-def _pypto_imports(tree, modules):
-    """(module imported, line) for every import of a pypto module in `tree`."""
-    for node in ast.walk(tree):
-        names = []
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                names = [node.module.split(".")[0]] if node.module else \
-                    [a.name for a in node.names]
-            elif node.module and node.module.split(".")[0] == "pypto":
-                parts = node.module.split(".")
-                names = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name.split(".")[1] for a in node.names
-                     if a.name.startswith("pypto.")]
-        for n in names:
-            if n in modules:
-                yield n, node.lineno
-
-
-def check_python(root, python):
-    problems, graph = [], {}
-    directory = os.path.join(root, PYPTO)
-    modules = sorted(f[:-3] for f in os.listdir(directory) if f.endswith(".py"))
-    for m in modules:
-        path = f"{PYPTO}/{m}.py"
-        if m not in python:
-            problems.append(f"{path}: on no floor of {DOC}'s pypto table")
-            continue
-        with open(os.path.join(root, path)) as f:
-            tree = ast.parse(f.read(), path)
-        graph[m] = set()
-        for n, line in _pypto_imports(tree, set(modules)):
-            if n == m:
-                continue
-            graph[m].add(n)
-            if n in python and python[n] > python[m]:
-                problems.append(f"{path}:{line}: imports {n} (floor {python[n]}) from floor "
-                                f"{python[m]}: a floor may import only its own and those below")
-    for cycle in _cycles(graph):
-        problems.append(f"{PYPTO}: import cycle " + " -> ".join(cycle + [cycle[0]]))
-    return problems
-
-
-def _cycles(graph):
-    """The strongly connected components of more than one module (Tarjan)."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                out.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
-
-
 def check(root):
     with open(os.path.join(root, DOC)) as f:
-        cpp, python, exceptions = read_floors(f.read())
-    return check_cpp(root, cpp, exceptions) + check_python(root, python)
+        cpp, exceptions = read_floors(f.read())
+    return check_cpp(root, cpp, exceptions)
 
 
 def main(argv):

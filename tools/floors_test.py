@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""floors.py on the repository's own sources (through the tables of
+"""floors.py on the repository's C++ sources (through the tables of
 docs/contributing.md), and on small trees that break each rule.
 
     floors_test.py FLOORS_PY   (run in the runfiles tree: the sources the
@@ -29,13 +29,6 @@ C++, from the ground up:
 | 2 | `compiler/` | above it |
 | 3 | `compiler/lower/` | higher still |
 
-pypto's modules (`client/python/pypto/`), from the ground up:
-
-| floor | modules | what |
-|---|---|---|
-| 1 | `base` | primitives |
-| 2 | `policy` | policy |
-
 Exceptions, each with its reason:
 
 | file | includes | why |
@@ -48,8 +41,6 @@ class SmallTrees(unittest.TestCase):
     def tree(self, files, exceptions=""):
         root = tempfile.mkdtemp()
         files = dict(files)
-        files.setdefault("client/python/pypto/base.py", "")
-        files.setdefault("client/python/pypto/policy.py", "from . import base\n")
         files["docs/contributing.md"] = DOC.format(exceptions=exceptions)
         for path, text in files.items():
             os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
@@ -104,35 +95,9 @@ class SmallTrees(unittest.TestCase):
         problems = self.tree({"server/s.cc": ""})
         self.assertEqual(problems, ["server/s.cc: on no floor of docs/contributing.md's table"])
 
-    def test_a_python_import_up_a_floor_is_named(self):
-        problems = self.tree({
-            "client/python/pypto/base.py": "import os\n\ndef f():\n    from . import policy\n",
-        })
-        self.assertIn("client/python/pypto/base.py:4: imports policy (floor 2) from floor 1: a "
-                      "floor may import only its own and those below", problems)
-
-    def test_a_python_import_cycle_on_one_floor_is_reported(self):
-        problems = self.tree({
-            "client/python/pypto/base.py": "from .helper import x\n",
-            "client/python/pypto/helper.py": "from pypto import base\n",
-        }.items())
-        self.assertIn("client/python/pypto/helper.py: on no floor of docs/contributing.md's "
-                      "pypto table", problems)
-        doc_floor = DOC.replace("| 1 | `base` |", "| 1 | `base` `helper` |")
-        root = tempfile.mkdtemp()
-        for path, text in {"client/python/pypto/base.py": "from .helper import x\n",
-                           "client/python/pypto/helper.py": "import pypto.base\n",
-                           "client/python/pypto/policy.py": "",
-                           "docs/contributing.md": doc_floor.format(exceptions="")}.items():
-            os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
-            with open(os.path.join(root, path), "w") as f:
-                f.write(text)
-        self.assertEqual(floors.check(root),
-                         ["client/python/pypto: import cycle base -> helper -> base"])
-
 
 class TheRepository(unittest.TestCase):
-    def test_no_include_or_import_runs_back_up_a_floor(self):
+    def test_no_include_runs_back_up_a_floor(self):
         root = os.getcwd()
         self.assertTrue(os.path.exists(os.path.join(root, "compiler/pipeline.cc")),
                         f"the sources are not in the runfiles tree {root}")

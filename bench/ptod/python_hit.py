@@ -7,20 +7,19 @@ Starts ptod (a separate process, with a signing key) on a free loopback port, co
 start's kernel once through it (the MISS), then starts --runs fresh Python processes that each make
 the first call of that kernel with PYPTO_COMPILE_SERVER set: a HIT. Each child's clock starts at its
 first statement (the interpreter's own start is not counted) and the steps are timed by wrapping the
-client's functions (pypto.backend's _channel, _call_with_retries, _load and grpc.channel_ready_future),
-so the client is measured as it is:
+client's functions (pypto.backend's get_kernel, _client, _load, and the native CompileClient's
+compile), so the client is measured as it is:
 
-  import pypto        the package, its native extension and protos
-  import grpc         grpcio, which the client imports on its first remote call
-  import _native      pypto's native extension, which the client loads on first use
+  import pypto        the package and its protos
+  import _native      pypto's native extension (the compiler, runtime and C++ ptod client)
   graph build         from the call to pypto.backend.get_kernel: signature, trace, graph checks
-  request build       get_kernel to the RPC: the target resolved, the CompileRequest built
-  channel             the grpc channel made (once per process)
-  connect             waiting for the channel to be ready (TCP connect, HTTP/2 settings)
-  RPC                 the rest of the Compile call: request serialized, ptod's hit (the server
-                      computes the key), response parsed; of which ptod's own time is the
-                      response's server_seconds
-  key check           the served binary's key against the key ptod gave, bookkeeping
+  request build       get_kernel to the RPC: the target resolved, the graph serialized
+  client              the native CompileClient made (once per process: its channels)
+  RPC                 CompileClient.compile: the replica chosen, the channel connected (TCP
+                      connect, HTTP/2 settings: the first call of a process), the request sent,
+                      ptod's hit (the server computes the key), the response parsed and the
+                      served binary's key checked against the request's
+  key check           back in Python: the result unpacked, bookkeeping
   load                _native.Kernel(binary): payload SHA-256, signature check (with
                       PTO_KERNEL_VERIFY_KEY_FILE), shared object written and dlopen'ed
 and the same load without a verification key in a second set of children, whose difference is the
@@ -45,8 +44,6 @@ import json, os, sys
 marks = {}
 import pypto
 marks["import pypto"] = time.perf_counter()
-import grpc
-marks["import grpc"] = time.perf_counter()
 from pypto import _native
 marks["import _native"] = time.perf_counter()
 import numpy as np
@@ -66,29 +63,28 @@ def wrap(owner, name, label):
             return result
         finally:
             spans.setdefault(label, []).append((start, time.perf_counter()))
-            if hasattr(result, "server_seconds"):
-                spans.setdefault("server", []).append((0.0, result.server_seconds))
     setattr(owner, name, wrapped)
 
-wrap(backend, "get_kernel", "get_kernel")
-wrap(backend, "_channel", "channel")
-wrap(backend, "_call_with_retries", "call")
-wrap(backend, "_load", "load")
-inner_ready = grpc.channel_ready_future
 
-def ready(channel):
-    future = inner_ready(channel)
-    inner_result = future.result
-    def result(*args, **kwargs):
+class TimedClient:
+    """The native CompileClient with its compile() timed."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def compile(self, *args, **kwargs):
         start = time.perf_counter()
         try:
-            return inner_result(*args, **kwargs)
+            return self._client.compile(*args, **kwargs)
         finally:
-            spans.setdefault("connect", []).append((start, time.perf_counter()))
-    future.result = result
-    return future
+            spans.setdefault("call", []).append((start, time.perf_counter()))
 
-grpc.channel_ready_future = ready
+
+wrap(backend, "get_kernel", "get_kernel")
+wrap(backend, "_client", "client")
+wrap(backend, "_load", "load")
+made_client = backend._client
+backend._client = lambda server: TimedClient(made_client(server))
 
 @pypto.jit
 def kernel(a: pypto.Tensor([], pypto.DT_FP32),
@@ -139,18 +135,16 @@ def steps(result):
     m, s, t0 = result["marks"], result["spans"], result["t0"]
     first = lambda label: s[label][0] if label in s else None  # noqa: E731
     get_kernel, call, load = first("get_kernel"), first("call"), first("load")
-    channel, connect = first("channel"), first("connect")
-    out = {"import pypto": m["import pypto"] - t0, "import grpc": m["import grpc"] - m["import pypto"],
-           "import pypto._native": m["import _native"] - m["import grpc"]}
+    client = first("client")
+    out = {"import pypto": m["import pypto"] - t0,
+           "import pypto._native": m["import _native"] - m["import pypto"]}
     if get_kernel is None or call is None or load is None:
         raise SystemExit("python_hit: pypto.backend no longer has the functions this bench wraps "
                          f"(seen: {sorted(s)}); update bench/ptod/python_hit.py")
     out["graph build"] = get_kernel[0] - m["setup"]
-    out["request build"] = call[0] - get_kernel[0]
-    out["channel"] = channel[1] - channel[0] if channel else 0.0
-    out["connect"] = connect[1] - connect[0] if connect else 0.0
-    out["RPC"] = (call[1] - call[0]) - out["channel"] - out["connect"]
-    out["of which ptod's own time (server_seconds)"] = first("server")[1] if "server" in s else 0.0
+    out["client"] = client[1] - client[0] if client else 0.0
+    out["request build"] = call[0] - get_kernel[0] - out["client"]
+    out["RPC (connect, hit, key check)"] = call[1] - call[0]
     out["key check"] = load[0] - call[1]
     out["load (verify + dlopen)"] = load[1] - load[0]
     out["to loaded kernel"] = get_kernel[1] - t0

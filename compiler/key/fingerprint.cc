@@ -137,7 +137,7 @@ std::string FingerprintForTarget(const std::string& target, const std::string& c
   if (!runtime::IsAscendCpuSimTarget(target) && !runtime::IsAscendDeviceTarget(target)) {
     return compiler;
   }
-  return AscendFingerprintOf(compiler, CurrentAscendFingerprintInputs(target));
+  return AscendFingerprintOf(compiler, CurrentAscendFingerprintInputs(target, AcceptedOptLevels()));
 }
 
 }  // namespace pto::compiler

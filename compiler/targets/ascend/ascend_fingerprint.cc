@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "compiler/key/fingerprint.h"
 #include "compiler/targets/ascend/ascend_backend.h"
 #include "compiler/util/subprocess.h"
 #include "compiler/util/temp_dir.h"
@@ -73,10 +72,11 @@ std::string CannToolchainVersion() {
   return *version;
 }
 
-AscendFingerprintInputs CurrentAscendFingerprintInputs(const std::string& target) {
+AscendFingerprintInputs CurrentAscendFingerprintInputs(const std::string& target,
+                                                       const std::vector<int>& opt_levels) {
   AscendFingerprintInputs in;
   in.target = target;
-  for (int level : AcceptedOptLevels()) {
+  for (int level : opt_levels) {
     in.flags.push_back(absl::StrCat(
         "-O", level, ": ",
         absl::StrJoin(AscendCpuSimArgs(level, "<PTO-ISA>", "kernel.cc", "kernel.so"), " ")));

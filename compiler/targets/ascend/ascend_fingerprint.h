@@ -1,7 +1,8 @@
 // What besides the compiler fingerprint (key/fingerprint.h) shapes an Ascend
 // binary, so that it reaches the cache key (TargetFingerprint in compile.h):
 //
-//   AscendFingerprintInputs in = CurrentAscendFingerprintInputs("ascend-a2a3-cpusim");
+//   AscendFingerprintInputs in =
+//       CurrentAscendFingerprintInputs("ascend-a2a3-cpusim", AcceptedOptLevels());
 //   std::string hex = AscendFingerprintOf(CompilerFingerprint(), in);
 //
 // - the CPU simulation's compiler arguments (AscendCpuSimArgs) at every
@@ -41,8 +42,11 @@ std::string PtoIsaVersion(const std::string& include);
 // "unavailable: <why>".
 std::string CannToolchainVersion();
 
-// The inputs of this process for the resolved Ascend `target`.
-AscendFingerprintInputs CurrentAscendFingerprintInputs(const std::string& target);
+// The inputs of this process for the resolved Ascend `target`, with the
+// CPU simulation's arguments at each of `opt_levels` (the -O levels the
+// opt_level option accepts: AcceptedOptLevels, key/fingerprint.h).
+AscendFingerprintInputs CurrentAscendFingerprintInputs(const std::string& target,
+                                                       const std::vector<int>& opt_levels);
 
 // Lowercase hex SHA-256 over `compiler_fingerprint` and every field of
 // `inputs` (each length-prefixed): any change gives another value.

@@ -53,7 +53,8 @@ TEST(AscendFingerprintTest, ChangesWithEveryInput) {
 }
 
 TEST(AscendFingerprintTest, InputsAreTheBuildsOwnFlagsAndToolchain) {
-  const AscendFingerprintInputs sim = CurrentAscendFingerprintInputs("ascend-a2a3-cpusim");
+  const AscendFingerprintInputs sim =
+      CurrentAscendFingerprintInputs("ascend-a2a3-cpusim", AcceptedOptLevels());
   const std::vector<int> levels = AcceptedOptLevels();
   ASSERT_EQ(sim.flags.size(), levels.size());
   for (size_t i = 0; i < levels.size(); ++i) {
@@ -64,7 +65,8 @@ TEST(AscendFingerprintTest, InputsAreTheBuildsOwnFlagsAndToolchain) {
                                          " ")));
   }
   EXPECT_EQ(sim.toolchain, "");  // the CPU simulation's compiler is the host's
-  const AscendFingerprintInputs device = CurrentAscendFingerprintInputs("ascend-a2a3");
+  const AscendFingerprintInputs device =
+      CurrentAscendFingerprintInputs("ascend-a2a3", AcceptedOptLevels());
   EXPECT_EQ(device.toolchain, CannToolchainVersion());
   EXPECT_FALSE(device.toolchain.empty());
 }
@@ -133,7 +135,8 @@ TEST(AscendFingerprintTest, TheCacheKeyFollowsThePtoIsaVersion) {
   {
     ScopedPtoIsaRoot root(v1);
     EXPECT_EQ(TargetFingerprint(sim),
-              AscendFingerprintOf(CompilerFingerprint(), CurrentAscendFingerprintInputs(sim)));
+              AscendFingerprintOf(CompilerFingerprint(),
+                                  CurrentAscendFingerprintInputs(sim, AcceptedOptLevels())));
     EXPECT_NE(TargetFingerprint(sim), CompilerFingerprint());
   }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -774,6 +775,24 @@ absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t)
 absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel& memory,
                           TileGraph* tile, BlockGraph* block,
                           pto::v1::ExecuteGraph* execute) {
+  // Index ops address whole buffers with compile-time strides and extents
+  // (expand_indexing.h): static graphs only.
+  std::function<const TensorOp*(const std::vector<TensorOp>&)> index_op =
+      [&](const std::vector<TensorOp>& ops) -> const TensorOp* {
+    for (const TensorOp& op : ops) {
+      if (op.info != nullptr && op.info->category == OpCategory::kIndex) return &op;
+      for (const TensorRegion& r : op.regions) {
+        if (const TensorOp* found = index_op(r.ops)) return found;
+      }
+    }
+    return nullptr;
+  };
+  if (const TensorOp* op = index_op(graph.ops)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "op ", Quote(op->info->kind),
+        ": gather/scatter ops need static shapes outside pypto.loop and pypto.cond "
+        "(this kernel has symbolic dims or control flow)"));
+  }
   Flattener flat(graph);
   if (absl::Status s = flat.Run(); !s.ok()) return s;
   ExpandOptions options;

@@ -357,3 +357,24 @@ def test_dynamic_shapes_are_a_clear_error(native):
     with pytest.raises((NotImplementedError, pypto.CompileError),
                        match="static shape"):
         k(torch.zeros(4, 8), torch.zeros(4, 8, dtype=torch.int64), torch.zeros(4, 8))
+
+
+def test_eager_runs_the_index_ops_through_the_reference(native):
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY, s: ANY, g: ANY, y: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        g[:] = pypto.gather(x, 1, i)
+        y[:] = pypto.index_add(pypto.scatter(x, 1, i, 1.5, reduce="multiply"), 0, j, s)
+
+    x = data((5, 7), torch.float32)
+    i = indices(7, (5, 3))
+    j = torch.tensor([4, 1, 4], dtype=torch.int32)
+    s = data((3, 7), torch.float32, seed=8)
+    g, y = torch.zeros(5, 3), torch.zeros(5, 7)
+    with pypto.debug.eager():
+        k(x, i, j, s, g, y)
+    assert_same(g, torch.gather(x, 1, i))
+    want = x.scatter(1, i, 1.5, reduce="multiply").index_add(0, j.long(), s)
+    torch.testing.assert_close(y, want)
+    with pypto.debug.eager(), pytest.raises(Exception, match="out of bounds for dim 1"):
+        k(x, i + 7, j, s, g, y)

@@ -447,7 +447,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
           continue;
         }
         if (layout.IsAlias(v) || layout.GmOnly(v) || d < 0 || IsReduce(g.ops[d]) ||
-            IsMatmul(g.ops[d]) || IsConcat(g.ops[d])) {
+            IsMatmul(g.ops[d]) || IsConcat(g.ops[d]) || IsIndexOp(g.ops[d])) {
           continue;
         }
         int gi = static_cast<int>(groups.size()) - 1;

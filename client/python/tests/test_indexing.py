@@ -378,3 +378,26 @@ def test_eager_runs_the_index_ops_through_the_reference(native):
     torch.testing.assert_close(y, want)
     with pypto.debug.eager(), pytest.raises(Exception, match="out of bounds for dim 1"):
         k(x, i + 7, j, s, g, y)
+
+
+def test_index_results_feed_concat_assemble_and_matmul(native):
+    @pypto.jit
+    def k(x: ANY, i: ANY, w: ANY, c: ANY, out: ANY, m: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.set_cube_tile_shapes([8, 8], [8, 8], [8, 8])
+        g = pypto.gather(x, 1, i)
+        c[:] = pypto.concat([g, pypto.index_select(x, 1, i[0])], 0)
+        out[2:6, :] = g
+        m[:] = pypto.matmul(g, w, pypto.DT_FP32)
+
+    x = data((4, 9), torch.float32)
+    i = indices(9, (4, 6))
+    w = data((6, 5), torch.float32, seed=11)
+    c, out, m = torch.zeros(8, 6), torch.ones(6, 6), torch.zeros(4, 5)
+    k(x, i, w, c, out, m)
+    g = torch.gather(x, 1, i)
+    assert_same(c, torch.cat([g, torch.index_select(x, 1, i[0])], 0))
+    want = torch.ones(6, 6)
+    want[2:6] = g
+    assert_same(out, want)
+    torch.testing.assert_close(m, g @ w, rtol=1e-5, atol=1e-5)

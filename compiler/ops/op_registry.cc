@@ -91,8 +91,10 @@ std::vector<OpInfo> LayoutOps() {
 //   index_copy(x, index, src) / index_add(x, index, src): index rank 1, src
 //     is x with dim's size len(index): out = x, then
 //     out[.., index[i], ..] = src[.., i, ..] (index_add: +=).
-// scatter's, index_copy's and index_add's writes land in the order of
-// index's elements (row-major): with repeated indices the last write wins.
+// scatter's, index_copy's and index_add's writes land tile by tile (the
+// tiles of their space in row-major order, each tile's elements in
+// row-major order; with tiles spanning whole rows, the index's row-major
+// order): with repeated indices the last write wins.
 std::vector<OpInfo> IndexOps() {
   const AttrSpec dim{"dim", AttrType::kInt};
   return {

@@ -9,9 +9,11 @@ or DT_INT64 tensors; an index outside [0, size) of the dim it addresses is
 an IndexError at launch when the index is a kernel argument (checked before
 the kernel runs, as torch raises); an index the kernel computes itself is
 guarded in the kernel instead (a gather reads 0 there, a scatter writes
-nothing), so no index ever reaches memory outside its tensor. Writes land in
-the index's row-major order: with a repeated index the last write wins (as
-torch on CPU), and reduce='add'/'multiply' combine every value in that order.
+nothing), so no index ever reaches memory outside its tensor. Writes land tile
+by tile (the tiles in row-major order, each tile's elements in row-major
+order: the index's row-major order when the vector tile spans whole rows):
+with a repeated index the last write wins (torch leaves that winner
+unspecified), and reduce='add'/'multiply' combine every value in that order.
 Shapes must be static, outside pypto.loop and pypto.cond.
 """
 
@@ -252,7 +254,8 @@ def _index_rows(what, kind, input, dim, index, source):
 def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
     """torch.index_add (out of place): input with input[.., index[i], ..] +=
     alpha * source[.., i, ..] along dim (alpha * source rounded to the dtype
-    first). Repeated indices accumulate, in index order."""
+    first). Repeated indices accumulate (in the order the module docstring
+    gives)."""
     what = "pypto.index_add"
     if isinstance(alpha, bool) or not _is_scalar(alpha):
         raise TypeError(f"{what}: alpha must be a number, got {type(alpha).__name__}")
@@ -288,9 +291,12 @@ def index_put_(input, indices, values, accumulate=False):  # noqa: A002
     dim 0 of len(indices[0]), or broadcasts to it (a number, a row)."""
     what = "pypto.index_put_"
     check_traced(input, what, "input")
-    if not isinstance(indices, (tuple, list)) or len(indices) != 1:
-        raise not_yet(f"{what} with {len(indices) if isinstance(indices, (tuple, list)) else 'non-tuple'} "
-                      f"index tensors", "one index tensor (along dim 0) is supported")
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{what}: indices must be a tuple or list of index tensors, got "
+                        f"{type(indices).__name__}")
+    if len(indices) != 1:
+        raise not_yet(f"{what} with {len(indices)} index tensors",
+                      "one index tensor (along dim 0) is supported")
     index = indices[0]
     _index(what, index, "indices[0]")
     ishape = _static_shape(what, index, "indices[0]")

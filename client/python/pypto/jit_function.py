@@ -703,7 +703,8 @@ class JitFunction:
             _check_aliasing(entry, run_args)
             _launch(entry, run_args)
             make = getattr(entry.compiled.kernel, "launcher", None)
-            if make is not None and not entry.index_checks and all(a.size for a in run_args):  # (not for empty ones)
+            # (not for empty arguments, nor where index arguments are checked)
+            if make is not None and not entry.index_checks and all(a.size for a in run_args):
                 launcher = fast[1] = make(run_args, entry.run_dtypes, entry.written, guards)
             cache.count("memory_hits")
         if launcher is not None:

@@ -14,7 +14,7 @@ by tile (the tiles in row-major order, each tile's elements in row-major
 order: the index's row-major order when the vector tile spans whole rows):
 with a repeated index the last write wins (torch leaves that winner
 unspecified), and reduce='add'/'multiply' combine every value in that order.
-Shapes must be static, outside pypto.loop and pypto.cond.
+Shapes must be static (they may be used in pypto.loop bodies).
 """
 
 import math

@@ -401,3 +401,24 @@ def test_index_results_feed_concat_assemble_and_matmul(native):
     want[2:6] = g
     assert_same(out, want)
     torch.testing.assert_close(m, g @ w, rtol=1e-5, atol=1e-5)
+
+
+def test_index_ops_in_a_loop_over_views_and_a_carried_tensor(native):
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY, s: ANY, out: ANY, acc: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        for b in pypto.loop(0, 3, 1):
+            out[b:b + 1, :] = pypto.gather(x[b:b + 1, :], 1, i[b:b + 1, :])
+            acc.index_add_(0, j[b], s[b])
+
+    x = data((3, 9), torch.float32)
+    i = indices(9, (3, 6))
+    j = indices(5, (3, 4), seed=4)
+    s = data((3, 4, 7), torch.float32, seed=6)
+    out, acc = torch.zeros(3, 6), torch.zeros(5, 7)
+    k(x, i, j, s, out, acc)
+    assert_same(out, torch.gather(x, 1, i))
+    want = torch.zeros(5, 7)
+    for b in range(3):
+        want.index_add_(0, j[b], s[b])
+    torch.testing.assert_close(acc, want)

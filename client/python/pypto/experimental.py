@@ -4,7 +4,9 @@ keys). PyPTO runs these on one architecture only and requires the block's
 dim 0 to fit one vector tile; here they compile wherever the ops they
 record do, with any tile shape."""
 
-from . import dtypes, ops, symbolic
+import math
+
+from . import dtypes, indexing, layout, ops, symbolic
 from .primitives import check_traced
 
 
@@ -73,9 +75,6 @@ def gather_in_ub(param, indices, block_table, block_size, axis=0):
     indices[i] (pypto.index_select on the computed rows). An index argument
     out of its range is an IndexError at launch (indices against the table's
     logical rows); a physical row out of range reads zeros in the kernel."""
-    import math
-
-    from . import indexing, layout
     what = "pypto.experimental.gather_in_ub"
     check_traced(param, what, "param")
     for name, t in (("indices", indices), ("block_table", block_table)):
@@ -108,9 +107,6 @@ def gather_in_l1(src, indices, block_table, block_size, size, is_b_matrix=False,
     is gather_in_ub (through the vector buffer) of the first `size` indices
     (row-major), transposed when `is_trans` (is_b_matrix changes nothing:
     the rows are the same whichever matmul operand they feed)."""
-    import math
-
-    from . import layout
     what = "pypto.experimental.gather_in_l1"
     check_traced(indices, what, "indices")
     n = math.prod(indices._shape)

@@ -19,6 +19,8 @@ Shapes must be static (they may be used in pypto.loop bodies).
 
 import math
 
+import numpy as np
+
 from . import dtypes, element, layout, ops
 from .enums import ScatterMode
 from .errors import not_yet
@@ -74,7 +76,6 @@ def check_indices(checks, run_args, names):
     """IndexError for the first index argument with an element outside its
     range (checks: where[locations.INDEX_CHECKS]; run_args: the kernel's
     arrays, one per tensor parameter)."""
-    import numpy as np
     for pos, size, what, dim in checks:
         a = run_args[pos]
         if a.size == 0:
@@ -310,9 +311,9 @@ def index_put_(input, indices, values, accumulate=False):  # noqa: A002
             raise TypeError(f"{what}: values must be a Tensor or a number, got "
                             f"{type(values).__name__}")
         values = ops.full(want, values, input.dtype)
-    elif list(values._shape) != want:
-        from . import composites
-        values = composites.expand_clone(values, want)
+    elif list(values._shape) != want:  # broadcast to the rows, bit for bit
+        everywhere = ops.full(want, 1, dtypes.DT_BOOL)
+        values = ops.where(everywhere, values, values)
     kind = "index_add" if accumulate else "index_copy"
     input.move(_index_rows(what, kind, input, 0, index, values))
     return input

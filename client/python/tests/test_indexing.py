@@ -422,3 +422,20 @@ def test_index_ops_in_a_loop_over_views_and_a_carried_tensor(native):
     for b in range(3):
         want.index_add_(0, j[b], s[b])
     torch.testing.assert_close(acc, want)
+
+
+def test_index_put_broadcasts_a_row_and_a_number(native):
+    @pypto.jit
+    def k(x: ANY, i: ANY, v: ANY, y: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i,), v)
+        pypto.index_put_(y, [i], -2.5, accumulate=True)
+
+    x, y = data((6, 5), torch.float32), data((6, 5), torch.float32, seed=3)
+    i = torch.tensor([5, 0, 3])
+    v = torch.tensor([1.0, -0.0, float("nan"), 4.0, 5.0])
+    want_x = x.clone().index_put_((i,), v)
+    want_y = y.clone().index_put_((i,), torch.tensor(-2.5), accumulate=True)
+    k(x, i, v, y)
+    assert (x.view(torch.int32) == want_x.view(torch.int32)).all()
+    torch.testing.assert_close(y, want_y)

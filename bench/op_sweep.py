@@ -31,7 +31,8 @@ import torch  # noqa: E402
 import pypto  # noqa: E402
 from pypto import _native  # noqa: E402
 
-F32, F16, BF16, I32 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32
+F32, F16, BF16, I32, I64 = (pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16, pypto.DT_INT32,
+                            pypto.DT_INT64)
 TORCH_TYPES = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, I32: torch.int32,
                pypto.DT_INT64: torch.int64, pypto.DT_BOOL: torch.bool, pypto.DT_INT8: torch.int8}
 N = (1024, 1024)
@@ -42,9 +43,12 @@ class Row:
     """One pattern: pypto's body and torch's, over inputs of `shapes`/`dtypes`."""
 
     def __init__(self, name, dtypes, shapes, tile, body, torch_body, out_shape=None,
-                 out_dtype=None):
+                 out_dtype=None, index=None):
         self.name, self.dtypes, self.shapes, self.tile = name, dtypes, shapes, tile
         self.body, self.torch_body = body, torch_body
+        # {input position: the bound of its values}: an index input, drawn
+        # uniformly from [0, bound) (the others from [-2, 2)).
+        self.index = index or {}
         self.out_shape = shapes[0] if out_shape is None else out_shape
         self.out_dtype = out_dtype or dtypes[0]
 
@@ -171,6 +175,19 @@ def rows():
             lambda a: torch.var(a, -1), out_shape=(1024,)),
         Row("cumsum(a, -1) f32", [F32], [N], (8, 1024), lambda a: pypto.cumsum(a, -1),
             lambda a: torch.cumsum(a, -1)),
+        # The index family (MGATHER / MSCATTER).
+        Row("gather(a, 1, idx) f32", [F32, I64], [N, N], (8, 1024),
+            lambda a, i: pypto.gather(a, 1, i), lambda a, i: torch.gather(a, 1, i),
+            index={1: 1024}),
+        Row("index_select(a, 0, idx[1024]) f16", [F16, I64], [BIG, (1024,)], (8, 1024),
+            lambda a, i: pypto.index_select(a, 0, i), lambda a, i: torch.index_select(a, 0, i),
+            out_shape=N, index={1: 4096}),
+        Row("scatter(a, 1, idx, b, add) f32", [F32, I64, F32], [N, N, N], (8, 1024),
+            lambda a, i, b: pypto.scatter(a, 1, i, b, reduce="add"),
+            lambda a, i, b: torch.scatter_add(a, 1, i, b), index={1: 1024}),
+        Row("index_add(a, 0, idx[1024], b) f32", [F32, I64, F32], [BIG, (1024,), N],
+            (8, 1024), lambda a, i, b: pypto.index_add(a, 0, i, b),
+            lambda a, i, b: torch.index_add(a, 0, i, b), index={1: 4096}),
     ]
 
 
@@ -205,8 +222,9 @@ def medians(fns, reps, block=5):
 
 def run(row, reps):
     gen = torch.Generator().manual_seed(7)
-    inputs = [(torch.rand(s, generator=gen) * 4 - 2).to(TORCH_TYPES[t])
-              for s, t in zip(row.shapes, row.dtypes)]
+    inputs = [torch.randint(0, row.index[k], s, generator=gen).to(TORCH_TYPES[t])
+              if k in row.index else (torch.rand(s, generator=gen) * 4 - 2).to(TORCH_TYPES[t])
+              for k, (s, t) in enumerate(zip(row.shapes, row.dtypes))]
     out = torch.empty(row.out_shape, dtype=TORCH_TYPES[row.out_dtype])
     kernel = row.kernel()
     try:

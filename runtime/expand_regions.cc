@@ -274,6 +274,7 @@ absl::StatusOr<ExpandGroup> TemplateGroup(const pto::v1::ExecuteGraph& graph,
         "template ", t.label(), ": serial dim ", t.serial_dim() - 1, " out of range"));
   }
   g.serial_dim = static_cast<int>(t.serial_dim()) - 1;
+  g.serial_all = t.serial_all();
   for (const pto::v1::TemplateAccess& a : t.accesses()) {
     ExpandAccess access;
     access.buffer = static_cast<int>(a.buffer());

@@ -329,6 +329,9 @@ absl::Status ExpandTasks(const std::vector<std::vector<int64_t>>& buffer_shapes,
         at = (t / step) % me.grid[group.serial_dim];
         if (at > 0) deps.push_back(static_cast<uint32_t>(me.first_task + t - step));
       }
+      if (group.serial_all && t > 0) {
+        deps.push_back(static_cast<uint32_t>(me.first_task + t - 1));
+      }
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       task->mutable_deps()->Add(deps.begin(), deps.end());

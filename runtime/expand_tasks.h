@@ -72,6 +72,9 @@ struct ExpandGroup {
   // >= 0: the tasks along this dim run one after another (each depends on
   // the one before it in that dim; TaskTemplate.serial_dim). -1: none.
   int serial_dim = -1;
+  // Every task depends on the one before it (row-major): tasks that may
+  // write the same elements (a scatter: the compiler's TileGroup::serial_all).
+  bool serial_all = false;
   // How much of K each task of a matmul group reads (ExpandAccess::reads_k).
   int64_t k = 0;
 };

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "client/ptoc/fp16.h"
 #include "client/ptoc/reference_error.h"
+#include "client/ptoc/reference_index.h"
 #include "client/ptoc/reference_layout.h"
 #include "client/ptoc/reference_regions.h"
 
@@ -598,6 +599,11 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
       if (options.intermediates != ReferenceOptions::Intermediates::kDouble) {
         for (double& x : out->data) x = RoundToDType(x, out->dtype);
       }
+      values[op.outputs(0)] = *std::move(out);
+      continue;
+    }
+    if (IsIndexKind(kind)) {
+      if (absl::Status s = EvaluateIndex(op, where, in, &*out); !s.ok()) return s;
       values[op.outputs(0)] = *std::move(out);
       continue;
     }

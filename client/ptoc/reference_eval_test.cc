@@ -163,6 +163,43 @@ TEST(ReferenceEvalTest, Fp16RoundsInputsAndOutputs) {
   EXPECT_EQ((*out)[0].data[0], 0.333251953125);
 }
 
+// gather along dim 1 and index_add along dim 0 (a repeated index
+// accumulates); an index out of range is an error naming it.
+constexpr char kIndexGraph[] = R"pb(
+  schema_version: SCHEMA_VERSION_1
+  values { id: 1 name: "x" dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  values { id: 2 name: "i" dtype: DT_INT64 shape { dims { size: 2 } dims { size: 2 } } }
+  values { id: 3 name: "g" dtype: DT_FP32 shape { dims { size: 2 } dims { size: 2 } } }
+  values { id: 4 name: "r" dtype: DT_INT32 shape { dims { size: 3 } } }
+  values { id: 5 name: "a" dtype: DT_FP32 shape { dims { size: 2 } dims { size: 3 } } }
+  params { name: "x" role: PARAM_ROLE_IN value_id: 1 }
+  params { name: "i" role: PARAM_ROLE_IN value_id: 2 }
+  params { name: "g" role: PARAM_ROLE_OUT value_id: 3 }
+  params { name: "r" role: PARAM_ROLE_IN value_id: 4 }
+  params { name: "a" role: PARAM_ROLE_OUT value_id: 5 }
+  ops { kind: "gather" inputs: 1 inputs: 2 outputs: 3 attrs { key: "dim" value { i: 1 } } }
+  ops {
+    kind: "index_add" inputs: 1 inputs: 4 inputs: 1 outputs: 5
+    attrs { key: "dim" value { i: 1 } }
+  }
+)pb";
+
+TEST(ReferenceEvalTest, IndexOps) {
+  const pto::v1::Graph g = Parse(kIndexGraph);
+  RefTensor x{pto::v1::DT_FP32, {2, 3}, {1, 2, 3, 4, 5, 6}};
+  RefTensor i{pto::v1::DT_INT64, {2, 2}, {2, 0, 1, 1}};
+  RefTensor r{pto::v1::DT_INT32, {3}, {0, 0, 2}};
+  auto out = EvaluateReference(g, {x, i, RefTensor(), r, RefTensor()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[2].data, (std::vector<double>{3, 1, 5, 5}));
+  // a[:, 0] += x[:, 0] + x[:, 1]; a[:, 2] += x[:, 2].
+  EXPECT_EQ((*out)[4].data, (std::vector<double>{4, 2, 6, 13, 5, 12}));
+  i.data[3] = 3;
+  out = EvaluateReference(g, {x, i, RefTensor(), r, RefTensor()});
+  EXPECT_THAT(out.status().message(), HasSubstr("index 3 (element 3 of the index) is out of "
+                                                "bounds for dim 1 with size 3"));
+}
+
 TEST(ReferenceEvalTest, ErrorsNameTheOp) {
   pto::v1::Graph g = Parse(kGraph);
   g.mutable_ops(2)->set_kind("frobnicate");

@@ -75,6 +75,15 @@ const char* CubeTileSpace(int t) {
   return t >= 0 && t < 5 ? kSpaces[t] : "?";
 }
 
+const char* ScatterReduceName(ScatterReduce reduce) {
+  switch (reduce) {
+    case ScatterReduce::kNone: return "none";
+    case ScatterReduce::kAdd: return "add";
+    case ScatterReduce::kMultiply: return "multiply";
+  }
+  return "?";
+}
+
 TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
                     pto::v1::DataType dtype, int reduce_dim) {
   TileInstr t;
@@ -182,6 +191,7 @@ std::string PrintTileGraph(const TileGraph& g) {
                     " tile=", FormatDims(grp.tile),
                     symbolic ? "" : absl::StrCat(" grid=", FormatDims(grid)),
                     grp.serial_dim >= 0 ? absl::StrCat(" serial_dim=", grp.serial_dim) : "",
+                    grp.serial_all ? " serial" : "",
                     grp.branch == 1   ? " when rows fit"
                     : grp.branch == 2 ? " when rows do not fit"
                                       : "",
@@ -215,11 +225,18 @@ std::string PrintTileGraph(const TileGraph& g) {
       std::vector<std::string> operands;
       if (in.op == PtoOpcode::kTStore) {
         operands.push_back(GmOperand(g, in, grp));
+      } else if (in.op == PtoOpcode::kMScatter) {
+        operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm[dim=", in.index_dim,
+                                        " ", ScatterReduceName(in.scatter), "]"));
       } else {
         operands.push_back(absl::StrCat(ub(in.dst), ".", DTypeShortName(in.dtype)));
       }
       if (in.op == PtoOpcode::kTLoad) {
         operands.push_back(GmOperand(g, in, grp));
+      }
+      if (in.op == PtoOpcode::kMGather) {
+        operands.push_back(
+            absl::StrCat("%", g.gm[in.gm].value, ":gm[dim=", in.index_dim, "]"));
       }
       for (int s : in.srcs) operands.push_back(ub(s));
       for (std::string& s : FormatScalars(in.scalars, in.scalar_dynamic)) {

@@ -88,6 +88,13 @@ std::string FormatGmIndex(const std::vector<GmIndex>& index,
 std::vector<std::string> FormatScalars(const std::vector<double>& scalars,
                                        const std::vector<int>& dynamic);
 
+// MSCATTER's combination with the destination element: replace it, add to
+// it, multiply it (torch.scatter's reduce=None, 'add', 'multiply').
+enum class ScatterReduce { kNone, kAdd, kMultiply };
+
+// "none", "add", "multiply".
+const char* ScatterReduceName(ScatterReduce reduce);
+
 struct TileInstr {
   PtoOpcode op = PtoOpcode::kTMov;
   int dst = -1;           // UB tile written (every op but TSTORE)
@@ -117,6 +124,12 @@ struct TileInstr {
   // buffer dim, the dynamic arg holding its GM stride (args[rank + k]), or
   // -1 for a static one. Empty: every stride static.
   std::vector<int> stride_dynamic;
+  // MGATHER/MSCATTER: the space dim whose coordinate the index tile (their
+  // last source) replaces when they address `gm` (the buffer has the
+  // space's rank); -1 for every other instruction.
+  int index_dim = -1;
+  // MSCATTER: how a value meets the element it lands on.
+  ScatterReduce scatter = ScatterReduce::kNone;
 };
 
 // A tile instruction without GM access: `opcode` into tile `dst` from
@@ -167,6 +180,9 @@ struct TileGroup {
   // (an accumulating reduction over a symbolic dim folds each tile into
   // one slot: expand_to_tiles.cc AppendAccumulation). -1: all independent.
   int serial_dim = -1;
+  // Every task runs after the one before it (row-major): an MSCATTER group,
+  // whose tasks may write the same elements (BuildExecuteGraph).
+  bool serial_all = false;
   // Printing only: the space with its symbols (parameter symbols, loop
   // extents) when it has any; `space` is then the probe's.
   SymShape sym_space;

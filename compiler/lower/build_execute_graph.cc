@@ -11,6 +11,16 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
                                                     const TileGroup& group) {
   std::vector<runtime::ExpandAccess> out;
   for (const TileInstr& in : group.body) {
+    if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+      // Addressed by data: the whole buffer, read (MGATHER) or written.
+      runtime::ExpandAccess a;
+      a.buffer = tiles.gm[in.gm].buffer;
+      a.write = in.op == PtoOpcode::kMScatter;
+      a.index.assign(tiles.buffers[a.buffer].shape.size(),
+                     {runtime::kExpandWholeDim, 1, 0});
+      out.push_back(std::move(a));
+      continue;
+    }
     if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
     runtime::ExpandAccess a;
     a.buffer = tiles.gm[in.gm].buffer;
@@ -69,6 +79,7 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
     eg.tile = group.tile;
     eg.function_of_mask = blocks.groups[g].function_of_mask;
     eg.accesses = ExpandAccessesOf(tiles, group);
+    eg.serial_all = group.serial_all;
     groups.push_back(std::move(eg));
   }
   runtime::ExpandLimits limits;

@@ -39,6 +39,8 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.reduce_dim = in.reduce_dim;
       out.dtype = in.dtype;
       out.stride_dynamic = in.stride_dynamic;
+      out.index_dim = in.index_dim;
+      out.scatter = in.scatter;
       f.body.push_back(std::move(out));
     }
     p.functions.push_back(std::move(f));

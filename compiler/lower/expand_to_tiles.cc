@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/lower/expand_indexing.h"
 #include "compiler/lower/expand_matmul.h"
 #include "compiler/lower/layout.h"
 #include "compiler/lower/softmax_exp.h"
@@ -446,7 +447,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
           continue;
         }
         if (layout.IsAlias(v) || layout.GmOnly(v) || d < 0 || IsReduce(g.ops[d]) ||
-            IsMatmul(g.ops[d]) || IsConcat(g.ops[d])) {
+            IsMatmul(g.ops[d]) || IsConcat(g.ops[d]) || IsIndexOp(g.ops[d])) {
           continue;
         }
         int gi = static_cast<int>(groups.size()) - 1;
@@ -482,6 +483,12 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
         groups[gi].push_back(i);
         continue;
       }
+    }
+    if (IsIndexOp(op)) {  // its own group(s): AppendIndexing
+      groups.push_back({i});
+      open = false;
+      rows = false;
+      continue;
     }
     const std::vector<int64_t>& op_space = OpSpace(g, op);
     const std::vector<int64_t> op_tile = ClampedTile(g, op);
@@ -1224,6 +1231,9 @@ absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
     for (int v : g.ops[i].inputs) {
       if (def_group[v] != group_of_op[i]) crosses[layout->Root(v)] = true;
     }
+    if (IsIndexOp(g.ops[i])) {  // it addresses its result in GM
+      for (int v : g.ops[i].outputs) crosses[v] = true;
+    }
     for (int v : layout->GmReads(g, static_cast<int>(i))) crosses[v] = true;
     for (int v : g.ops[i].outputs) crosses[v] = crosses[v] || layout->GmOnly(v);
   }
@@ -1287,6 +1297,14 @@ absl::StatusOr<TileGraph> ExpandTiles(const TensorGraph& g,
         return s;
       }
       ReadAliasInput(g, *layout, ops.front(), gm_of_value, first_new, &out);
+      continue;
+    }
+    if (IsIndexOp(g.ops[ops.front()])) {
+      if (absl::Status s = AppendIndexing(g, *layout, ops.front(), gm_of_value,
+                                          options.memory.ub_bytes, &out);
+          !s.ok()) {
+        return s;
+      }
       continue;
     }
     if (IsConcat(g.ops[ops.front()])) {

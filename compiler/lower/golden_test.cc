@@ -686,5 +686,24 @@ TEST(DedupTest, SameShapedTilesShareOneFunctionInThePto) {
   }
 }
 
+
+// The index ops' instructions: an index_select (its rank-1 index loaded
+// along dim 0) feeding a scatter with reduce "add" (a copy group, then
+// MSCATTER tasks each after the one before), over tiles with tails.
+TEST(GoldenTest, IndexOps) {
+  testing::GraphBuilder b("index_ops");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP16, {6, 5});
+  const uint32_t i = b.Input("i", pto::v1::DT_INT32, {3});
+  const uint32_t j = b.Input("j", pto::v1::DT_INT64, {3, 5});
+  const uint32_t rows = b.Op("index_select", {x, i}, {2, 4}, 0, false);
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+  const uint32_t out = b.Op("scatter", {x, j, rows}, {2, 4}, 1, false);
+  pto::v1::Op* scatter = b.graph().mutable_ops(b.graph().ops_size() - 1);
+  scatter->mutable_attrs()->erase("keepdim");
+  (*scatter->mutable_attrs())["reduce"].set_s("add");
+  b.Output("out", out);
+  CheckGoldens(b.Build(), "index_ops", {"tile", "execute", "pto", "cpp"});
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -749,6 +750,10 @@ absl::Status CubeExtents(const TensorOp& op, const std::map<int, SymShape>& runt
 absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
   int access = 0;
   for (const TileInstr& in : group.body) {
+    if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+      ++access;  // a whole buffer of static shape: no stride args
+      continue;
+    }
     if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
     if (access < t->accesses_size()) {
       pto::v1::TemplateAccess* a = t->mutable_accesses(access);
@@ -774,6 +779,24 @@ absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t)
 absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel& memory,
                           TileGraph* tile, BlockGraph* block,
                           pto::v1::ExecuteGraph* execute) {
+  // Index ops address whole buffers with compile-time strides and extents
+  // (expand_indexing.h): static shapes only (loops and branches are fine).
+  std::function<const TensorOp*(const std::vector<TensorOp>&)> index_op =
+      [&](const std::vector<TensorOp>& ops) -> const TensorOp* {
+    for (const TensorOp& op : ops) {
+      if (op.info != nullptr && op.info->category == OpCategory::kIndex) return &op;
+      for (const TensorRegion& r : op.regions) {
+        if (const TensorOp* found = index_op(r.ops)) return found;
+      }
+    }
+    return nullptr;
+  };
+  if (const TensorOp* op = graph.HasSymbolicDims() ? index_op(graph.ops) : nullptr) {
+    return absl::UnimplementedError(absl::StrCat(
+        "op ", Quote(op->info->kind),
+        ": gather/scatter ops need static shapes (this kernel has symbolic dims or "
+        "valid regions that depend on sizes or loop indices)"));
+  }
   Flattener flat(graph);
   if (absl::Status s = flat.Run(); !s.ok()) return s;
   ExpandOptions options;
@@ -1015,6 +1038,10 @@ absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel
     }
     if (!any) continue;
     for (const TileInstr& in : group.body) {
+      if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+        return Unimplemented(where, "a gather/scatter over a dim whose extent depends on a "
+                                    "loop index");
+      }
       const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();
       // (The accumulating form's tiles along its dim fold in order, tails
       // padded with the identity: any extent works.)

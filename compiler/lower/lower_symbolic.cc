@@ -87,7 +87,8 @@ bool EvaluatesTo(const SymExpr& e, const SymBindings& at, int64_t want) {
 bool SameInstr(const TileInstr& a, const TileInstr& b) {
   if (a.op != b.op || a.dst != b.dst || a.srcs != b.srcs || a.gm != b.gm ||
       a.scalars != b.scalars || a.reduce_dim != b.reduce_dim ||
-      a.dtype != b.dtype || a.index.size() != b.index.size()) {
+      a.dtype != b.dtype || a.index.size() != b.index.size() ||
+      a.index_dim != b.index_dim || a.scatter != b.scatter) {
     return false;
   }
   for (size_t j = 0; j < a.index.size(); ++j) {
@@ -131,6 +132,7 @@ std::string StructureDifference(const TileGraph& a, const TileGraph& b) {
                 x.space.size() == y.space.size() &&
                 x.num_ub_tiles == y.num_ub_tiles && x.ub_types == y.ub_types &&
                 x.ub_rows == y.ub_rows && x.serial_dim == y.serial_dim &&
+                x.serial_all == y.serial_all &&
                 x.branch == y.branch &&
                 x.body.size() == y.body.size();
     for (size_t k = 0; same && k < x.body.size(); ++k) {
@@ -504,6 +506,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     for (const SymExpr& d : spaces[g]) *t->add_space() = SymExprToDim(d);
     for (int64_t x : group.tile) t->add_tile(x);
     t->set_serial_dim(static_cast<uint32_t>(group.serial_dim + 1));
+    t->set_serial_all(group.serial_all);
     if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: lower_regions.cc
     for (int f : functions_of_group[g]) {
       pto::v1::ExtentFunction* ef = t->add_functions();

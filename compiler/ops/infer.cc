@@ -109,6 +109,7 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
     if (!out.ok()) return out.status();
     return SymValueType{out->dtype, ToSymShape(out->shape)};
   }
+  if (info.category == OpCategory::kIndex) return InferIndexResult(info, inputs, attrs);
   if (info.category == OpCategory::kCreate) {
     if (!IsSupportedDType(cast_to)) {
       return absl::InvalidArgumentError(absl::StrCat(

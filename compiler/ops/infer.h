@@ -8,6 +8,7 @@
 #define PTO_COMPILER_OPS_INFER_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,7 @@ struct InferAttrs {
   std::vector<int64_t> offsets;  // view, assemble: "offsets"
   std::vector<int64_t> dims;     // permute: "dims"
   int64_t dim0 = 0, dim1 = 0;    // transpose
+  std::string reduce;            // scatter: "reduce" ("" is "none")
   // view, assemble inside a region: offsets (and a
   // view's shape) as expressions over symbols and loop indices; when set,
   // `offsets` and `shape` above are unused (infer_region.cc).
@@ -83,6 +85,12 @@ absl::StatusOr<SymValueType> InferSymRegionResult(
 absl::StatusOr<SymValueType> InferSymLayoutResult(
     const OpInfo& info, absl::Span<const SymValueType> inputs,
     const InferAttrs& attrs);
+
+// InferSymResult for OpCategory::kIndex (infer_index.cc): gather,
+// index_select, scatter, index_copy, index_add (op_registry.cc).
+absl::StatusOr<SymValueType> InferIndexResult(const OpInfo& info,
+                                              absl::Span<const SymValueType> inputs,
+                                              const InferAttrs& attrs);
 
 // InferResult for OpCategory::kLayout (infer_layout.cc).
 absl::StatusOr<ValueType> InferLayoutResult(const OpInfo& info,

@@ -74,6 +74,39 @@ std::vector<OpInfo> LayoutOps() {
   };
 }
 
+// Ops addressed by an index tensor (INT32 or INT64; input 1), along attr
+// "dim" (negative counts from the end). Each is a group of its own
+// (expand_to_tiles.cc AppendIndexing); an index outside [0, size) of the
+// dim it addresses reads 0 and writes nothing (the front end checks a
+// parameter's indices at launch and raises there).
+//   gather(x, index): out[p] = x[p with p[dim] = index[p]] (torch.gather);
+//     index has x's rank and is no larger than x in the other dims; out has
+//     index's shape and x's dtype.
+//   index_select(x, index): index rank 1; out is x with dim's size
+//     len(index), out[.., i, ..] = x[.., index[i], ..].
+//   scatter(x, index, src): out = x, then for every p of index's shape
+//     out[p with p[dim] = index[p]] = src[p] (attr "reduce": "none"; "add"
+//     adds, "multiply" multiplies; torch.scatter). src has x's dtype and is
+//     no smaller than index; index is no larger than x in the other dims.
+//   index_copy(x, index, src) / index_add(x, index, src): index rank 1, src
+//     is x with dim's size len(index): out = x, then
+//     out[.., index[i], ..] = src[.., i, ..] (index_add: +=).
+// scatter's, index_copy's and index_add's writes land tile by tile (the
+// tiles of their space in row-major order, each tile's elements in
+// row-major order; with tiles spanning whole rows, the index's row-major
+// order): with repeated indices the last write wins.
+std::vector<OpInfo> IndexOps() {
+  const AttrSpec dim{"dim", AttrType::kInt};
+  return {
+      {"gather", C::kIndex, 2, 1, {dim}, true, P::kMGather, T::kAny},
+      {"index_select", C::kIndex, 2, 1, {dim}, true, P::kMGather, T::kAny},
+      {"scatter", C::kIndex, 3, 1, {dim, {"reduce", AttrType::kString, false}}, true,
+       P::kMScatter, T::kAny},
+      {"index_copy", C::kIndex, 3, 1, {dim}, true, P::kMScatter, T::kAny},
+      {"index_add", C::kIndex, 3, 1, {dim}, true, P::kMScatter, T::kNumeric},
+  };
+}
+
 std::vector<OpInfo>* MakeRegistry() {
   auto* ops = new std::vector<OpInfo>{
       // Tensor with tensor, numpy broadcasting.
@@ -211,6 +244,7 @@ std::vector<OpInfo>* MakeRegistry() {
       // Layout ops (compiler/ops/infer_layout.cc, compiler/lower/layout.h).
   };
   for (OpInfo& info : LayoutOps()) ops->push_back(std::move(info));
+  for (OpInfo& info : IndexOps()) ops->push_back(std::move(info));
   // Control flow (graph.proto "Region"): inputs are the
   // carried tensors, outputs their values after; the regions and their
   // types are checked by the verifier, not by InferSymResult. "start",

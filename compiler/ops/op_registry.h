@@ -24,6 +24,7 @@ enum class OpCategory {
   kCreate,             // no inputs; out of attrs "shape" and "dtype"
   kMatmul,             // out = a @ b (cube path; cube_tile required)
   kLayout,             // view, assemble, transpose, ... (layout.h)
+  kIndex,              // gather, scatter, ...: addressed by an index tensor
   kControl,            // loop, if: regions carrying tensors
 };
 

@@ -9,6 +9,8 @@
 // on x86 (the count modulo 32, or 64 for INT64), and
 // TEXPSOFTMAX is exp where the lowering proved every input <= 0 or NaN
 // (softmax's x - max(x): lower/softmax_exp.h).
+// MGATHER and MSCATTER address a GM buffer through an index tile along one
+// dim (PtoInstr::index_dim): gather, index_select, scatter, index_add.
 // docs/pto-isa.md describes every instruction.
 #ifndef PTO_COMPILER_PTO_OPCODE_H_
 #define PTO_COMPILER_PTO_OPCODE_H_
@@ -110,6 +112,8 @@ namespace pto::compiler {
   X(kTNot, "TNOT", TNot, 1, 0)             \
   X(kTShl, "TSHL", TShl, 2, 0)             \
   X(kTShr, "TSHR", TShr, 2, 0)             \
+  X(kMGather, "MGATHER", MGather, 1, 0)   \
+  X(kMScatter, "MSCATTER", MScatter, 2, 0) \
   X(kTMatmul, "TMATMUL", CubeMatmul, 2, 0) \
   X(kTMatmulAcc, "TMATMUL_ACC", CubeMatmulAcc, 2, 0)
 

@@ -70,6 +70,16 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
           "]"));
       operands.push_back(absl::StrCat("%t", in.srcs[0]));
       break;
+    case PtoOpcode::kMGather:  // %t1:ub.f32[4,8], %0[dim=1], %t0 (the index)
+      operands.push_back(absl::StrCat("%t", in.dst, ub_type));
+      operands.push_back(absl::StrCat("%", in.buffer, "[dim=", in.index_dim, "]"));
+      for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
+      break;
+    case PtoOpcode::kMScatter:  // %2[dim=1 add], %t1 (the values), %t0 (the index)
+      operands.push_back(absl::StrCat("%", in.buffer, "[dim=", in.index_dim, " ",
+                                      ScatterReduceName(in.scatter), "]"));
+      for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
+      break;
     default:
       operands.push_back(absl::StrCat("%t", in.dst, ub_type));
       for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));

@@ -70,6 +70,8 @@ struct PtoInstr {
   int reduce_dim = -1;          // TRED*/TARG*, TSTORE of a reduced tile
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
   std::vector<int> stride_dynamic;  // TileInstr::stride_dynamic
+  int index_dim = -1;               // TileInstr::index_dim (MGATHER, MSCATTER)
+  ScatterReduce scatter = ScatterReduce::kNone;  // MSCATTER
 };
 
 struct PtoFunction {

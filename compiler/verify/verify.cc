@@ -658,6 +658,9 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
   if (auto it = op.attrs().find("keepdim"); it != op.attrs().end()) {
     attrs.keepdim = it->second.b();
   }
+  if (auto it = op.attrs().find("reduce"); it != op.attrs().end()) {
+    attrs.reduce = it->second.s();
+  }
   if (info->kind == "view" || info->kind == "assemble") {
     absl::Status s = SymbolicRegionAttrs(where, op, *info, ins, &attrs);
     if (!s.ok()) return s;

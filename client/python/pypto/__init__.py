@@ -58,6 +58,9 @@ from .ops import (  # noqa: E402,F401
 from .composites import (  # noqa: E402,F401
     axpy_, cumprod, cumsum, deinterleave, dequantize, expand_clone, fillpad, interleave, one_hot,
     pad, quantize, var)
+from .indexing import (  # noqa: E402,F401
+    gather, gathermask, index_add, index_add_, index_add__ub, index_add_ub, index_put_,
+    index_select, scatter, scatter_, scatter_update)
 from .layout import (  # noqa: E402,F401
     assemble, clone, concat, permute, reshape, transpose, unsqueeze, view)
 from .interop import from_torch, to_torch  # noqa: E402,F401

@@ -4,7 +4,9 @@ keys). PyPTO runs these on one architecture only and requires the block's
 dim 0 to fit one vector tile; here they compile wherever the ops they
 record do, with any tile shape."""
 
-from . import dtypes, ops, symbolic
+import math
+
+from . import dtypes, indexing, layout, ops, symbolic
 from .primitives import check_traced
 
 
@@ -61,3 +63,58 @@ def online_softmax_update(previous_max, previous_sum, previous_output, current_m
     updated_sum = ops.add(ops.mul(a, previous_sum), ops.mul(b, current_sum))
     updated_output = ops.add(ops.mul(a, previous_output), ops.mul(b, current_output))
     return m, updated_sum, updated_output
+
+
+def gather_in_ub(param, indices, block_table, block_size, axis=0):
+    """Paged-attention gather of KV-cache rows: param is the cache's rows
+    [num_blocks * block_size, H] (rank 2, rows along `axis` 0 or -2);
+    indices (DT_INT32/DT_INT64, any shape, read row-major) are logical token
+    positions; block_table (any shape, read row-major) maps a logical block
+    to a physical one. Row i of the result [len(indices), H] is param's row
+    block_table[p // block_size] * block_size + p % block_size for p =
+    indices[i] (pypto.index_select on the computed rows). An index argument
+    out of its range is an IndexError at launch (indices against the table's
+    logical rows); a physical row out of range reads zeros in the kernel."""
+    what = "pypto.experimental.gather_in_ub"
+    check_traced(param, what, "param")
+    for name, t in (("indices", indices), ("block_table", block_table)):
+        check_traced(t, what, name)
+        if t.dtype not in (dtypes.DT_INT32, dtypes.DT_INT64):
+            raise TypeError(f"{what}: '{name}' has dtype {t.dtype.name}; it must be "
+                            f"DT_INT32 or DT_INT64")
+    if len(param._shape) != 2 or axis not in (0, -2):
+        raise ValueError(f"{what}: param has shape {list(param._shape)} and axis {axis!r}; "
+                         f"it takes the cache's rows [num_blocks * block_size, H] along "
+                         f"axis 0")
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size <= 0:
+        raise ValueError(f"{what}: block_size must be a positive int, got {block_size!r}")
+    if block_table.dtype != indices.dtype:
+        block_table = ops.cast(block_table, indices.dtype)
+    flat = indices if len(indices._shape) == 1 else layout.reshape(
+        indices, [math.prod(indices._shape)])
+    table = block_table if len(block_table._shape) == 1 else layout.reshape(
+        block_table, [math.prod(block_table._shape)])
+    indexing.check_argument(indices, math.prod(table._shape) * block_size, what, 0)
+    logical = ops.floor_divide(flat, block_size)
+    physical = indexing.index_select(table, 0, logical)
+    rows = ops.add(ops.mul(physical, block_size), ops.remainder(flat, block_size))
+    return indexing.index_select(param, 0, rows)
+
+
+def gather_in_l1(src, indices, block_table, block_size, size, is_b_matrix=False,
+                 is_trans=False):
+    """PyPTO gathers these rows straight into the cube's L1 buffer; here it
+    is gather_in_ub (through the vector buffer) of the first `size` indices
+    (row-major), transposed when `is_trans` (is_b_matrix changes nothing:
+    the rows are the same whichever matmul operand they feed)."""
+    what = "pypto.experimental.gather_in_l1"
+    check_traced(indices, what, "indices")
+    n = math.prod(indices._shape)
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= n:
+        raise ValueError(f"{what}: size must be an int in 1..{n} (the number of indices), "
+                         f"got {size!r}")
+    flat = indices if len(indices._shape) == 1 else layout.reshape(indices, [n])
+    if size < n:
+        flat = layout.view(flat, [size], [0])
+    out = gather_in_ub(src, flat, block_table, block_size, 0)
+    return layout.transpose(out, 0, 1) if is_trans else out

@@ -42,7 +42,7 @@ import time
 import numpy as np
 
 from . import ast_rewrite, backend, cache, config, dtypes, locations, run_folder, tiling, trace_compare, tracer
-from . import debug_switch, verify_run
+from . import debug_switch, indexing, verify_run
 from ._proto import graph_pb2
 from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
@@ -86,7 +86,11 @@ def _symbol_as_number(name, e):
 
 def _launch(entry, run_args):
     """Runs entry's kernel; an error at launch that names an op (a view out of
-    its tensor at some loop index) also names the user's line of that op."""
+    its tensor at some loop index) also names the user's line of that op.
+    Index arguments out of their range are an IndexError first
+    (indexing.check_indices)."""
+    if entry.index_checks:
+        indexing.check_indices(entry.index_checks, run_args, entry.names)
     try:
         entry.compiled.kernel.run(run_args, entry.run_dtypes)
     except ValueError as e:
@@ -97,6 +101,8 @@ def _launch(entry, run_args):
 def _launch_traced(entry, run_args, kernel_name):
     """_launch, with the run's tasks traced and written to PyPTO's run
     folder as its swimlane (run_folder.py)."""
+    if entry.index_checks:
+        indexing.check_indices(entry.index_checks, run_args, entry.names)
     try:
         profile = entry.compiled.kernel.run_profiled(run_args, entry.run_dtypes, trace=True)
     except ValueError as e:
@@ -126,6 +132,9 @@ class _Entry:
         self.compiled = compiled
         self.graph = graph
         self.where = where or {}  # op label -> user frame (locations.py)
+        # Launch checks of index arguments (indexing.py); a kernel with any
+        # runs through _launch on every call (no native launcher).
+        self.index_checks = self.where.get(locations.INDEX_CHECKS, ())
         self.specs = specs
         self.roles = [p.role for p in graph.params]
         self.names = [p.name for p in graph.params]
@@ -705,7 +714,8 @@ class JitFunction:
             _check_aliasing(entry, run_args)
             _launch(entry, run_args)
             make = getattr(entry.compiled.kernel, "launcher", None)
-            if make is not None and all(a.size for a in run_args):  # not for empty ones
+            # (not for empty arguments, nor where index arguments are checked)
+            if make is not None and not entry.index_checks and all(a.size for a in run_args):
                 launcher = fast[1] = make(run_args, entry.run_dtypes, entry.written, guards)
             cache.count("memory_hits")
         if launcher is not None:

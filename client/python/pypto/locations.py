@@ -36,6 +36,10 @@ def _set_message(exc, message):
         exc.args = (message,)
 
 
+# where[INDEX_CHECKS]: indexing.py's launch checks of index arguments.
+INDEX_CHECKS = "index checks"
+
+
 def trace(fn, name, params, symbols=None):
     """tracer.trace, returning (graph, where): where["op #k"] is the
     user_frame() of graph.ops[k] (None for ops pypto added itself), and
@@ -58,6 +62,9 @@ def trace(fn, name, params, symbols=None):
         raise
     where = {}
     _label_ops(graph.ops, "", builder.where, where)
+    checks = getattr(builder, "index_checks", None)
+    if checks:  # launch checks of index arguments (indexing.py)
+        where[INDEX_CHECKS] = tuple(checks)
     return graph, where
 
 

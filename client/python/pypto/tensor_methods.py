@@ -14,7 +14,7 @@ class and attached to Tensor once, when the package is imported:
 pypto.eq / pypto.ne (or a.eq(b)).
 """
 
-from . import composites, layout, ops
+from . import composites, indexing, layout, ops
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -139,6 +139,8 @@ class _TensorMethods:
         valid_shape=...) gives it a valid region (PyPTO's keyword)."""
         if self._builder is None:
             raise TraceError("slicing a Tensor is only possible inside a @pypto.jit kernel")
+        if isinstance(key, Tensor) and valid_shape is None:
+            return indexing.getitem_gather(self, key)  # x[t]: rows along dim 0
         return layout.getitem(self, key, valid_shape=valid_shape)
 
     def __setitem__(self, key, value):
@@ -149,6 +151,20 @@ class _TensorMethods:
             layout.setitem(self, key, value)  # an assemble (layout.py)
             return
         self._write(value, f"{self._name or 'tensor'}[:] = ...")
+
+    # Index ops (indexing.py).
+    def gather(self, dim, index): return indexing.gather(self, dim, index)
+    def index_select(self, dim, index): return indexing.index_select(self, dim, index)
+    def scatter(self, dim, index, src, *, reduce=None):
+        return indexing.scatter(self, dim, index, src, reduce=reduce)
+    def scatter_(self, dim, index, src, *, reduce=None):
+        return indexing.scatter_(self, dim, index, src, reduce=reduce)
+    def scatter_update(self, dim, index, src):
+        return indexing.scatter_update(self, dim, index, src)
+    def index_add(self, dim, index, source, *, alpha=1):
+        return indexing.index_add(self, dim, index, source, alpha=alpha)
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return indexing.index_add_(self, dim, index, source, alpha=alpha)
 
     def view(self, shape, offsets=None, *, valid_shape=None):
         return layout.view(self, shape, offsets, valid_shape)

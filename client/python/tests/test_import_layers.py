@@ -39,6 +39,8 @@ FLOORS = [
     ("int_arith", "layout", "matmul", "interop"),
     # the public ops and control flow
     ("ops", "control_flow"),
+    # the ops addressed by an index tensor (gather, scatter, index_*)
+    ("indexing",),
     # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental)
     ("composites", "experimental"),
     # Tensor's operators; the AST rewrite; errors at user lines; backends

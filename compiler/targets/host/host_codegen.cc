@@ -117,6 +117,47 @@ bool WrapsInt32(PtoOpcode op) {
   }
 }
 
+// The call of MGATHER/MSCATTER `in` (pto_tile.h MGather, MScatter): the
+// buffer padded to 4 dims like the tile (`tile4`), the task's offsets, the
+// buffer's row-major strides and its extent along the indexed dim.
+absl::StatusOr<std::string> IndexedCall(const PtoProgram& p, const PtoFunction& fn,
+                                        const PtoInstr& in,
+                                        const std::vector<std::string>& name,
+                                        const std::vector<int64_t>& tile4) {
+  const int rank = static_cast<int>(fn.tile.size());
+  if (in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size()) ||
+      static_cast<int>(p.buffers[in.buffer].shape.size()) != rank || in.index_dim < 0 ||
+      in.index_dim >= rank || rank > 4 ||
+      static_cast<int>(in.srcs.size()) != PtoNumTileSources(in.op)) {
+    return absl::InternalError(absl::StrCat(PtoOpcodeName(in.op),
+                                            ": malformed buffer, dim or sources"));
+  }
+  const PtoBuffer& buf = p.buffers[in.buffer];
+  std::vector<int64_t> shape4(4 - rank, 1);
+  shape4.insert(shape4.end(), buf.shape.begin(), buf.shape.end());
+  std::vector<int64_t> strides4(4, 1);
+  for (int k = 2; k >= 0; --k) strides4[k] = strides4[k + 1] * shape4[k + 1];
+  std::vector<std::string> offsets;
+  for (int k = 0; k < 4; ++k) {
+    const int d = k - (4 - rank);
+    offsets.push_back(d < 0 ? std::string("0") : absl::StrCat("args[", d, "]"));
+  }
+  const std::string type = GmType(buf.dtype);
+  const int k = in.index_dim + 4 - rank;
+  const std::string tail = absl::StrCat(
+      absl::StrJoin(offsets, ", "), ", ", strides4[0], ", ", strides4[1], ", ", strides4[2],
+      ", ", buf.shape[in.index_dim], ");\n");
+  if (in.op == PtoOpcode::kMGather) {
+    return absl::StrCat("pto_tile::MGather<", type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
+                        ">(t", in.dst, ", static_cast<const ", type, "*>(buffers[",
+                        in.buffer, "]), ", name[in.srcs[0]], ", ", tail);
+  }
+  return absl::StrCat("pto_tile::MScatter<", type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
+                      ", ", static_cast<int>(in.scatter), ">(static_cast<", type,
+                      "*>(buffers[", in.buffer, "]), ", name[in.srcs[0]], ", ",
+                      name[in.srcs[1]], ", ", tail);
+}
+
 // The padding of the run-time-extent load `i` (TLoadN): the identity of the
 // reduction that first reads its tile (directly or through one TCVT), so the
 // padding does not change the result; "" (zero) otherwise.
@@ -211,10 +252,16 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   for (const PtoInstr& in : fn.body) {
     for (int k : in.stride_dynamic) runtime_strides = runtime_strides || k >= 0;
   }
+  // MGATHER/MSCATTER address GM through their index tiles: the plain form
+  // (whole tiles, every operand in UB).
+  bool indexed = false;
+  for (const PtoInstr& in : fn.body) {
+    indexed = indexed || in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter;
+  }
   // Run-time strides: no per-row form either (its row offsets are constants).
-  const bool per_row = !runtime_strides && PerRow(p, fn, is_row, rank, rows);
+  const bool per_row = !runtime_strides && !indexed && PerRow(p, fn, is_row, rank, rows);
   DirectPlan plan = PlanDirect(p, fn, is_row, per_row);
-  if (fn.runtime_extents || runtime_strides) {
+  if (fn.runtime_extents || runtime_strides || indexed) {
     const size_t count = fn.body.size();
     plan.load_in_place.assign(count, false);
     plan.load_columns.assign(count, false);
@@ -226,7 +273,7 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
   // Chunked (ChunkElements): GM pointers first, then a loop over chunks c
   // with the tiles inside it, each instruction over `n` elements at c.
   const int64_t chunk =
-      fn.runtime_extents || runtime_strides || per_row ? 0
+      fn.runtime_extents || runtime_strides || per_row || indexed ? 0
                                                        : ChunkElements(p, fn, is_row, elems);
   // Per row (PerRow): GM pointers first, then loops over the tile's rows
   // (i0, i1, i2 over its leading dims) with one-row tiles inside.
@@ -553,6 +600,13 @@ absl::StatusOr<std::string> EmitFunction(const PtoProgram& p, int index) {
         name[sum.dst] = absl::StrCat("t", sum.dst);
       }
       i = (run.sum >= 0 ? run.sum : end - 1);
+      continue;
+    }
+    if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+      absl::StatusOr<std::string> call = IndexedCall(p, fn, in, name, tile4);
+      if (!call.ok()) return call.status();
+      if (in.op == PtoOpcode::kMGather) name[in.dst] = absl::StrCat("t", in.dst);
+      absl::StrAppend(&out, indent, *call);
       continue;
     }
     const char* f = PtoHostFunction(in.op);

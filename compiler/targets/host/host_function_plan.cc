@@ -213,7 +213,10 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
   }
   for (int i = 0; i <= last; ++i) {
     const PtoInstr& producer = fn.body[i];
-    if (producer.op == PtoOpcode::kTLoad || producer.op == PtoOpcode::kTStore) continue;
+    if (producer.op == PtoOpcode::kTLoad || producer.op == PtoOpcode::kTStore ||
+        producer.dst < 0) {
+      continue;  // (MSCATTER writes no tile)
+    }
     const bool typed = producer.op == PtoOpcode::kTCvt || producer.op == PtoOpcode::kTFill ||
                        producer.op == PtoOpcode::kTArange;
     if (producer.reduce_dim >= 0 || typed || !f32_tile(producer.dst)) continue;

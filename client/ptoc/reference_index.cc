@@ -1,0 +1,144 @@
+#include "client/ptoc/reference_index.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "absl/strings/str_format.h"
+#include "client/ptoc/reference_error.h"
+
+namespace pto::ptoc {
+namespace {
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int k = static_cast<int>(shape.size()) - 2; k >= 0; --k) s[k] = s[k + 1] * shape[k + 1];
+  return s;
+}
+
+int64_t Count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The coordinates of row-major element `flat` of `shape`.
+std::vector<int64_t> Coords(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> c(shape.size());
+  for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) {
+    c[k] = flat % shape[k];
+    flat /= shape[k];
+  }
+  return c;
+}
+
+int64_t Flat(const std::vector<int64_t>& c, const std::vector<int64_t>& strides) {
+  int64_t at = 0;
+  for (size_t k = 0; k < c.size(); ++k) at += c[k] * strides[k];
+  return at;
+}
+
+}  // namespace
+
+bool IsIndexKind(const std::string& kind) {
+  return kind == "gather" || kind == "index_select" || kind == "scatter" ||
+         kind == "index_copy" || kind == "index_add";
+}
+
+absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
+                           const std::vector<const RefTensor*>& in, RefTensor* out) {
+  const std::string& kind = op.kind();
+  const bool scatters = kind == "scatter" || kind == "index_copy" || kind == "index_add";
+  if (in.size() != (scatters ? 3u : 2u)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reference: %s: expected %d inputs, got %d", where, scatters ? 3 : 2,
+                        in.size()));
+  }
+  auto dim_attr = op.attrs().find("dim");
+  if (dim_attr == op.attrs().end() ||
+      dim_attr->second.value_case() != pto::v1::Attribute::kI) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reference: %s: attribute 'dim' (i) is missing", where));
+  }
+  const RefTensor& x = *in[0];
+  const RefTensor& index = *in[1];
+  const int rank = static_cast<int>(x.shape.size());
+  int64_t dim = dim_attr->second.i();
+  if (dim < -rank || dim >= rank) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reference: %s: dim %d is out of range for rank %d", where, dim, rank));
+  }
+  if (dim < 0) dim += rank;
+  const int64_t size = x.shape[dim];
+  const bool one_d = kind == "index_select" || kind == "index_copy" || kind == "index_add";
+  auto bound_of = [](const RefTensor& t, int64_t k) {
+    return t.bound.size() == t.data.size() ? t.bound[k] : 0.0;
+  };
+  auto checked = [&](int64_t k) -> absl::StatusOr<int64_t> {
+    const double v = index.data[k];
+    if (!(v >= 0 && v < static_cast<double>(size))) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "reference: %s: index %.17g (element %d of the index) is out of bounds for dim %d "
+          "with size %d",
+          where, v, k, dim, size));
+    }
+    return static_cast<int64_t>(v);
+  };
+  const std::vector<int64_t> xs = Strides(x.shape);
+  if (!scatters) {
+    const int64_t n = Count(out->shape);
+    out->data.assign(n, 0.0);
+    out->bound.assign(n, 0.0);
+    for (int64_t k = 0; k < n; ++k) {
+      std::vector<int64_t> c = Coords(k, out->shape);
+      absl::StatusOr<int64_t> i = checked(one_d ? c[dim] : k);
+      if (!i.ok()) return i.status();
+      c[dim] = *i;
+      const int64_t from = Flat(c, xs);
+      out->data[k] = x.data[from];
+      out->bound[k] = bound_of(x, from);
+    }
+    return absl::OkStatus();
+  }
+  const RefTensor& src = *in[2];
+  std::string reduce = kind == "index_add" ? "add" : "none";
+  if (auto it = op.attrs().find("reduce"); kind == "scatter" && it != op.attrs().end()) {
+    reduce = it->second.s().empty() ? "none" : it->second.s();
+  }
+  out->data = x.data;
+  out->bound.assign(x.data.size(), 0.0);
+  for (size_t k = 0; k < x.data.size(); ++k) out->bound[k] = bound_of(x, k);
+  const std::vector<int64_t>& space = one_d ? src.shape : index.shape;
+  const std::vector<int64_t> ss = Strides(src.shape);
+  const bool wide = out->dtype == pto::v1::DT_INT64;
+  for (int64_t k = 0, n = Count(space); k < n; ++k) {
+    std::vector<int64_t> c = Coords(k, space);
+    const int64_t s = Flat(c, ss);
+    absl::StatusOr<int64_t> i = checked(one_d ? c[dim] : k);
+    if (!i.ok()) return i.status();
+    c[dim] = *i;
+    const int64_t to = Flat(c, xs);
+    const double a = out->data[to], b = src.data[s];
+    const double ea = out->bound[to], eb = bound_of(src, s);
+    if (reduce == "none") {
+      out->data[to] = b;
+      out->bound[to] = eb;
+      continue;
+    }
+    double z;
+    if (wide) {  // int64 wraps, as torch's
+      const uint64_t ua = static_cast<uint64_t>(static_cast<int64_t>(a));
+      const uint64_t ub = static_cast<uint64_t>(static_cast<int64_t>(b));
+      z = static_cast<double>(static_cast<int64_t>(reduce == "add" ? ua + ub : ua * ub));
+    } else {
+      z = RoundToDType(reduce == "add" ? a + b : a * b, out->dtype);
+    }
+    out->data[to] = z;
+    out->bound[to] = reduce == "add"
+                         ? ea + eb + OpError("add", z, out->dtype)
+                         : std::fabs(a) * eb + std::fabs(b) * ea + ea * eb +
+                               OpError("mul", z, out->dtype);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pto::ptoc

@@ -1,0 +1,382 @@
+"""Ops addressed by an index tensor: gather, index_select, scatter,
+index_add, index_put_, scatter_update, gathermask (torch's semantics where
+PyPTO follows torch).
+
+Each records one op of the compiler's index family (op_registry.cc: gather,
+index_select, scatter, index_copy, index_add), lowered to the PTO
+instructions MGATHER and MSCATTER (docs/pto-isa.md). Indices are DT_INT32
+or DT_INT64 tensors; an index outside [0, size) of the dim it addresses is
+an IndexError at launch when the index is a kernel argument (checked before
+the kernel runs, as torch raises); an index the kernel computes itself is
+guarded in the kernel instead (a gather reads 0 there, a scatter writes
+nothing), so no index ever reaches memory outside its tensor. Writes land tile
+by tile (the tiles in row-major order, each tile's elements in row-major
+order: the index's row-major order when the vector tile spans whole rows):
+with a repeated index the last write wins (torch leaves that winner
+unspecified), and reduce='add'/'multiply' combine every value in that order.
+Shapes must be static (they may be used in pypto.loop bodies).
+"""
+
+import math
+
+import numpy as np
+
+from . import dtypes, element, layout, ops
+from .enums import ScatterMode
+from .errors import not_yet
+from .primitives import check_traced
+from .tensors import Tensor, _is_scalar
+
+_INDEX_TYPES = (dtypes.DT_INT32, dtypes.DT_INT64)
+
+
+def _static_shape(what, t, name):
+    shape = tuple(t._shape)
+    if any(not isinstance(d, int) for d in shape) or getattr(t, "_static", None) is not None:
+        raise not_yet(f"{what} of '{name}' with shape {list(shape)}",
+                      "index ops take tensors of static shape with no partial valid region")
+    return shape
+
+
+def _dim(what, dim, rank):
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
+    if not -rank <= dim < rank:
+        raise ValueError(f"{what}: dim {dim} is out of range for a tensor of rank {rank} "
+                         f"(valid: {-rank}..{rank - 1})")
+    return dim % rank
+
+
+def _index(what, index, name="index"):
+    check_traced(index, what, name)
+    if index.dtype not in _INDEX_TYPES:
+        raise TypeError(f"{what}: '{name}' has dtype {index.dtype.name}; an index must be "
+                        f"DT_INT32 or DT_INT64")
+
+
+def check_argument(index, size, what, dim):
+    """Records a launch check of `index` against [0, size) when it is a
+    kernel argument read as passed: (parameter position, size, what, dim)
+    in the builder's index_checks, which reach the kernel's entry as
+    where[locations.INDEX_CHECKS] (jit_function._launch runs them)."""
+    p = index._param
+    b = index._builder
+    if p is None or index._vid != p.initial:
+        return
+    pos = next((k for k, q in enumerate(b._params) if q is p), None)
+    if pos is None:
+        return
+    checks = getattr(b, "index_checks", None)
+    if checks is None:
+        checks = b.index_checks = []
+    checks.append((pos, int(size), what, int(dim)))
+
+
+def check_indices(checks, run_args, names):
+    """IndexError for the first index argument with an element outside its
+    range (checks: where[locations.INDEX_CHECKS]; run_args: the kernel's
+    arrays, one per tensor parameter)."""
+    for pos, size, what, dim in checks:
+        a = run_args[pos]
+        if a.size == 0:
+            continue
+        bad = (a < 0) | (a >= size)
+        if bad.any():
+            at = np.unravel_index(int(np.argmax(bad)), a.shape)
+            raise IndexError(
+                f"{what}: index {int(a[at])} at {list(int(i) for i in at)} of argument "
+                f"'{names[pos]}' is out of bounds for dim {dim} with size {size}")
+
+
+def _record(what, kind, inputs, shape, dim, extra=None):
+    attrs = {"dim": int(dim)}
+    attrs.update(extra or {})
+    return inputs[0]._builder.add_op(kind, list(inputs), inputs[0].dtype, tuple(shape), attrs,
+                                     what)
+
+
+# gather, index_select -------------------------------------------------------------
+
+def gather(input, dim, index):  # noqa: A002 - PyPTO's names
+    """torch.gather: out[p] = input[p with p[dim] = index[p]], out of index's
+    shape and input's dtype. index has input's rank and is no larger than
+    input in the other dims."""
+    what = "pypto.gather"
+    check_traced(input, what, "input")
+    _index(what, index)
+    shape = _static_shape(what, input, "input")
+    ishape = _static_shape(what, index, "index")
+    d = _dim(what, dim, len(shape))
+    if len(ishape) != len(shape):
+        raise ValueError(f"{what}: index has shape {list(ishape)} and input {list(shape)}; "
+                         f"they must have the same number of dims")
+    for k, (i, n) in enumerate(zip(ishape, shape)):
+        if k != d and i > n:
+            raise ValueError(f"{what}: index has shape {list(ishape)} and input "
+                             f"{list(shape)}: index dim {k} is larger than input's "
+                             f"(index.size(d) <= input.size(d) for d != dim {d})")
+    check_argument(index, shape[d], what, d)
+    return _record(what, "gather", [input, index], ishape, d)
+
+
+def index_select(input, dim, index):  # noqa: A002
+    """torch.index_select: input's rows along `dim` at index (rank 1)."""
+    what = "pypto.index_select"
+    check_traced(input, what, "input")
+    _index(what, index)
+    shape = _static_shape(what, input, "input")
+    ishape = _static_shape(what, index, "index")
+    d = _dim(what, dim, len(shape))
+    if len(ishape) != 1:
+        raise ValueError(f"{what}: index has shape {list(ishape)}; it must have one dim")
+    check_argument(index, shape[d], what, d)
+    out = list(shape)
+    out[d] = ishape[0]
+    return _record(what, "index_select", [input, index], out, d)
+
+
+def getitem_gather(x, index):
+    """x[index] with a tensor index (Tensor.__getitem__): rows of x along dim
+    0 at the index's elements, torch's x[index]: the index's shape followed
+    by x's other dims."""
+    what = "Tensor.__getitem__"
+    _index(what, index)
+    ishape = _static_shape(what, index, "index")
+    flat = index if len(ishape) == 1 else layout.reshape(index, [math.prod(ishape)])
+    rows = index_select(x, 0, flat)
+    if len(ishape) == 1:
+        return rows
+    return layout.reshape(rows, list(ishape) + list(x._shape[1:]))
+
+
+# scatter ---------------------------------------------------------------------------
+
+def _reduce_name(what, reduce):
+    if reduce is None or reduce == ScatterMode.NONE:
+        return "none"
+    if reduce in ("add", ScatterMode.ADD):
+        return "add"
+    if reduce in ("multiply", ScatterMode.MULTIPLY):
+        return "multiply"
+    raise ValueError(f"{what}: reduce must be None, 'add', 'multiply' or a "
+                     f"pypto.ScatterMode, got {reduce!r}")
+
+
+def _scalar_source(what, input, src, shape):
+    """src as a tensor of `shape` and input's dtype: a number (or Element)
+    fills one."""
+    src = element.value_of(src)
+    if isinstance(src, Tensor):
+        check_traced(src, what, "src")
+        if src.dtype != input.dtype:
+            raise TypeError(f"{what}: src has dtype {src.dtype.name} and input "
+                            f"{input.dtype.name}; they must be equal (cast one)")
+        return src
+    if isinstance(src, bool) or not _is_scalar(src):
+        raise TypeError(f"{what}: src must be a Tensor, a number or a pypto.Element, got "
+                        f"{type(src).__name__}")
+    return ops.full(list(shape), src, input.dtype)
+
+
+def scatter(input, dim, index, src, *, reduce=None):  # noqa: A002
+    """torch.scatter (out of place): input with out[p with p[dim] = index[p]]
+    = src[p] for every p of index's shape (reduce 'add' / ScatterMode.ADD
+    adds, 'multiply' multiplies). src is a tensor no smaller than index, a
+    number or a pypto.Element."""
+    what = "pypto.scatter"
+    check_traced(input, what, "input")
+    _index(what, index)
+    shape = _static_shape(what, input, "input")
+    ishape = _static_shape(what, index, "index")
+    d = _dim(what, dim, len(shape))
+    r = _reduce_name(what, reduce)
+    if len(ishape) != len(shape):
+        raise ValueError(f"{what}: index has shape {list(ishape)} and input {list(shape)}; "
+                         f"they must have the same number of dims")
+    src = _scalar_source(what, input, src, ishape)
+    sshape = _static_shape(what, src, "src")
+    if len(sshape) != len(shape):
+        raise ValueError(f"{what}: src has shape {list(sshape)} and input {list(shape)}; "
+                         f"they must have the same number of dims")
+    for k in range(len(shape)):
+        if ishape[k] > sshape[k] or (k != d and ishape[k] > shape[k]):
+            raise ValueError(f"{what}: index has shape {list(ishape)}, src {list(sshape)} "
+                             f"and input {list(shape)}: index dim {k} is too large "
+                             f"(index.size(d) <= src.size(d), and <= input.size(d) for "
+                             f"d != dim {d})")
+    if r != "none" and input.dtype not in (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16,
+                                           dtypes.DT_INT32, dtypes.DT_INT64,
+                                           dtypes.DT_DOUBLE):
+        raise TypeError(f"{what}: reduce={r!r} takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, "
+                        f"DT_INT64 or DT_DOUBLE tensors, got {input.dtype.name}")
+    check_argument(index, shape[d], what, d)
+    return _record(what, "scatter", [input, index, src], shape, d, {"reduce": r})
+
+
+def scatter_(input, dim, index, src, *, reduce=None):  # noqa: A002
+    """In place: input takes scatter(input, dim, index, src, reduce=...);
+    returns input."""
+    input.move(scatter(input, dim, index, src, reduce=reduce))
+    return input
+
+
+# index_add, index_put_, scatter_update ----------------------------------------------
+
+def _index_rows(what, kind, input, dim, index, source):
+    """index_copy / index_add: input with its rows along `dim` at index (rank
+    1) combined with source's rows (input's shape, dim of len(index))."""
+    check_traced(input, what, "input")
+    check_traced(source, what, "source")
+    _index(what, index)
+    shape = _static_shape(what, input, "input")
+    ishape = _static_shape(what, index, "index")
+    sshape = _static_shape(what, source, "source")
+    d = _dim(what, dim, len(shape))
+    if len(ishape) != 1:
+        raise ValueError(f"{what}: index has shape {list(ishape)}; it must have one dim")
+    want = list(shape)
+    want[d] = ishape[0]
+    if list(sshape) != want:
+        raise ValueError(f"{what}: source has shape {list(sshape)}; with input "
+                         f"{list(shape)} and {ishape[0]} indices along dim {d} it must be "
+                         f"{want}")
+    if source.dtype != input.dtype:
+        raise TypeError(f"{what}: source has dtype {source.dtype.name} and input "
+                        f"{input.dtype.name}; they must be equal (cast one)")
+    if kind == "index_add" and input.dtype not in (
+            dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16, dtypes.DT_INT32, dtypes.DT_INT64,
+            dtypes.DT_DOUBLE):
+        raise TypeError(f"{what}: takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or "
+                        f"DT_DOUBLE tensors, got {input.dtype.name}")
+    check_argument(index, shape[d], what, d)
+    return _record(what, kind, [input, index, source], shape, d)
+
+
+def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002
+    """torch.index_add (out of place): input with input[.., index[i], ..] +=
+    alpha * source[.., i, ..] along dim (alpha * source rounded to the dtype
+    first). Repeated indices accumulate (in the order the module docstring
+    gives)."""
+    what = "pypto.index_add"
+    if isinstance(alpha, bool) or not _is_scalar(alpha):
+        raise TypeError(f"{what}: alpha must be a number, got {type(alpha).__name__}")
+    if isinstance(source, Tensor) and alpha != 1:
+        if source.dtype in (dtypes.DT_INT32, dtypes.DT_INT64) and not isinstance(alpha, int):
+            raise TypeError(f"{what}: alpha {alpha!r} must be an int for "
+                            f"{source.dtype.name} tensors")
+        source = ops.mul(source, alpha)
+    return _index_rows(what, "index_add", input, dim, index, source)
+
+
+def index_add_(input, dim, index, source, *, alpha=1):  # noqa: A002
+    """In place: input takes index_add(...); returns input."""
+    input.move(index_add(input, dim, index, source, alpha=alpha))
+    return input
+
+
+def index_add_ub(input, dim, index, source, *, alpha=1):  # noqa: A002
+    """PyPTO's vector-buffer variant of index_add: the same op here (every
+    index op runs its tiles in the vector buffer)."""
+    return index_add(input, dim, index, source, alpha=alpha)
+
+
+def index_add__ub(input, dim, index, source, *, alpha=1):  # noqa: A002
+    """PyPTO's vector-buffer variant of index_add_: the same op here."""
+    return index_add_(input, dim, index, source, alpha=alpha)
+
+
+def index_put_(input, indices, values, accumulate=False):  # noqa: A002
+    """torch.index_put_ with one index tensor (indices a tuple or list of
+    one rank-1 tensor): input[indices[0][i], ...] = values[i, ...]
+    (accumulate: +=), in place; returns input. values has input's shape with
+    dim 0 of len(indices[0]), or broadcasts to it (a number, a row)."""
+    what = "pypto.index_put_"
+    check_traced(input, what, "input")
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{what}: indices must be a tuple or list of index tensors, got "
+                        f"{type(indices).__name__}")
+    if len(indices) != 1:
+        raise not_yet(f"{what} with {len(indices)} index tensors",
+                      "one index tensor (along dim 0) is supported")
+    index = indices[0]
+    _index(what, index, "indices[0]")
+    ishape = _static_shape(what, index, "indices[0]")
+    if len(ishape) != 1:
+        raise ValueError(f"{what}: indices[0] has shape {list(ishape)}; it must have one dim")
+    shape = _static_shape(what, input, "input")
+    want = [ishape[0]] + list(shape[1:])
+    values = element.value_of(values)
+    if not isinstance(values, Tensor):
+        if isinstance(values, bool) or not _is_scalar(values):
+            raise TypeError(f"{what}: values must be a Tensor or a number, got "
+                            f"{type(values).__name__}")
+        values = ops.full(want, values, input.dtype)
+    elif list(values._shape) != want:  # broadcast to the rows, bit for bit
+        everywhere = ops.full(want, 1, dtypes.DT_BOOL)
+        values = ops.where(everywhere, values, values)
+    kind = "index_add" if accumulate else "index_copy"
+    input.move(_index_rows(what, kind, input, 0, index, values))
+    return input
+
+
+def scatter_update(input, dim, index, src):  # noqa: A002
+    """Paged KV-cache row update: rows of input, numbered row-major over its
+    dims up to and including `dim` (a cache [blocks, block_size, H] with
+    dim=-2 numbers row block * block_size + pos), are replaced: row
+    index.flatten()[i] takes src's row i (src reshapes to [len(index),
+    rows' size]). Returns the updated tensor (input's shape)."""
+    what = "pypto.scatter_update"
+    check_traced(input, what, "input")
+    check_traced(src, what, "src")
+    _index(what, index)
+    shape = _static_shape(what, input, "input")
+    ishape = _static_shape(what, index, "index")
+    sshape = _static_shape(what, src, "src")
+    d = _dim(what, dim, len(shape))
+    if d == len(shape) - 1:
+        raise ValueError(f"{what}: dim {dim} is input's last dim; the rows it updates are "
+                         f"numbered over the dims before the last (dim=-2 for a cache "
+                         f"[..., rows, H])")
+    rows = math.prod(shape[:d + 1])
+    width = math.prod(shape[d + 1:])
+    n = math.prod(ishape)
+    if math.prod(sshape) != n * width:
+        raise ValueError(f"{what}: src has shape {list(sshape)}: {n} rows of {width} "
+                         f"elements (input {list(shape)} at dim {d}) are "
+                         f"{n * width} elements")
+    flat_in = input if len(shape) == 2 and d == 0 else layout.reshape(input, [rows, width])
+    flat_index = index if len(ishape) == 1 else layout.reshape(index, [n])
+    flat_src = src if list(sshape) == [n, width] else layout.reshape(src, [n, width])
+    out = _index_rows(what, "index_copy", flat_in, 0, flat_index, flat_src)
+    return out if flat_in is input else layout.reshape(out, list(shape))
+
+
+# gathermask ------------------------------------------------------------------------
+
+# PyPTO's pattern modes (PTO-ISA MaskPattern, VREDUCEv2): (period, start).
+_MASK_PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
+
+
+def gathermask(input, pattern_mode):  # noqa: A002
+    """The elements of input's last dim that bit pattern `pattern_mode`
+    keeps (PTO-ISA MaskPattern): 1 even positions (P0101), 2 odd positions
+    (P1010), 3..6 positions 0, 1, 2, 3 of every four (P0001, P0010, P0100,
+    P1000), 7 all (P1111). The result's last dim holds the kept ones, in
+    order."""
+    what = "pypto.gathermask"
+    check_traced(input, what, "input")
+    if isinstance(pattern_mode, bool) or pattern_mode not in _MASK_PATTERNS:
+        raise ValueError(f"{what}: pattern_mode must be 1..7, got {pattern_mode!r}")
+    shape = _static_shape(what, input, "input")
+    if not shape:
+        raise ValueError(f"{what}: input is a rank-0 tensor; it needs a last dim")
+    period, start = _MASK_PATTERNS[pattern_mode]
+    n = shape[-1]
+    if start >= n:
+        raise ValueError(f"{what}: pattern_mode {pattern_mode} keeps no element of a last "
+                         f"dim of {n}")
+    if period == 1:
+        return layout.clone(input)
+    positions = ops.arange(start, n, period, dtype=dtypes.DT_INT32)
+    return index_select(input, -1, positions)
+

@@ -14,7 +14,7 @@ class and attached to Tensor once, when the package is imported:
 pypto.eq / pypto.ne (or a.eq(b)).
 """
 
-from . import composites, layout, ops
+from . import composites, layout, ops, sorting
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -109,6 +109,10 @@ class _TensorMethods:
         return composites.expand_clone(self, shape, valid_shape=valid_shape)
 
     def cumsum(self, dim): return composites.cumsum(self, dim)
+    def topk(self, k, dim=None, largest=True):
+        """pypto.topk(self, k, dim, largest): (values, indices)."""
+        return sorting.topk(self, k, dim, largest)
+
     def cumprod(self, dim): return composites.cumprod(self, dim)
     def var(self, dim=None, *, correction=1, keepdim=False):
         """pypto.var(self, dim, correction=correction, keepdim=keepdim)."""

@@ -1,0 +1,188 @@
+"""pypto.uniform and pypto.normal: counter-based random numbers from
+Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
+SC'11; the Random123 reference constants), composed of integer ops on
+DT_INT64 tensors holding 32-bit words, so they compile wherever those do.
+
+The stream is a pure function of (key, counter, shape, dtype): the same
+arguments give the same bits in every call, with every tile shape and in
+every compile; no state is kept between calls.
+
+- key: an int in [0, 2**64) (words k0 = key & 0xFFFFFFFF, k1 = key >> 32) or
+  a pair of 32-bit words (k0, k1).
+- counter: an int in [0, 2**128) or up to four 32-bit words (low first).
+- Element e of the result (row-major) is word e % 4 of
+  Philox4x32-10(counter + e // 4, key): block j's counter is the 128-bit sum
+  counter + j, split into four 32-bit words, low first. A call consumes
+  ceil(numel / 4) counters; the next call should start at counter +
+  ceil(numel / 4) for fresh numbers.
+- uniform: word w as (w >> (32 - p)) * 2**-p, p the dtype's significand bits
+  (24 for DT_FP32, 11 for DT_FP16, 8 for DT_BF16): exact multiples of 2**-p
+  in [0, 1).
+- normal: Box-Muller on the words of a block in pairs (w0, w1) and (w2, w3):
+  u1 = ((w0 >> 8) + 1) * 2**-24 in (0, 1], u2 = (w1 >> 8) * 2**-24,
+  z0 = sqrt(-2 ln u1) cos(2 pi u2), z1 = sqrt(-2 ln u1) sin(2 pi u2), in
+  FP32 (FP16/BF16 rounded once from it).
+"""
+
+import math
+
+from . import dtypes, layout, ops, tiling
+from .primitives import creation_builder
+from .symbolic import SymbolicScalar
+
+PHILOX_M0 = 0xD2511F53
+PHILOX_M1 = 0xCD9E8D57
+PHILOX_W0 = 0x9E3779B9
+PHILOX_W1 = 0xBB67AE85
+PHILOX_ROUNDS = 10
+
+_MASK = 0xFFFFFFFF
+_ALG_NAMES = ("philox", "philox4x32", "philox4x3210")
+_UNIFORM_BITS = {dtypes.DT_FP32: 24, dtypes.DT_FP16: 11, dtypes.DT_BF16: 8}
+
+
+def _check_alg(what, alg):
+    if alg is None:
+        return
+    name = alg.name if hasattr(alg, "name") else alg
+    if not isinstance(name, str) or \
+            name.lower().replace("-", "").replace("_", "") not in _ALG_NAMES:
+        raise ValueError(f"{what}: alg {alg!r} is not a generator here; the one generator is "
+                         f"Philox4x32-10 (alg='philox4x32-10', 'philox' or None)")
+
+
+def _words(what, name, value, count):
+    """`value` (an int, or a sequence of at most `count` 32-bit words, low
+    first) as `count` words."""
+    if isinstance(value, (list, tuple)):
+        if len(value) > count or any(isinstance(w, bool) or not isinstance(w, int)
+                                     or not 0 <= w <= _MASK for w in value):
+            raise ValueError(f"{what}: {name} {value!r} must be at most {count} ints in "
+                             f"[0, 2**32)")
+        return list(value) + [0] * (count - len(value))
+    if isinstance(value, SymbolicScalar) or isinstance(value, bool) or \
+            not isinstance(value, int):
+        raise TypeError(f"{what}: {name} must be an int known when tracing (or a sequence of "
+                        f"32-bit words), got {type(value).__name__}")
+    if not 0 <= value < 2 ** (32 * count):
+        raise ValueError(f"{what}: {name} {value} is outside [0, 2**{32 * count})")
+    return [(value >> (32 * i)) & _MASK for i in range(count)]
+
+
+def _shape(what, shape):
+    if isinstance(shape, int) and not isinstance(shape, (bool, SymbolicScalar)):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"{what}: shape must be a sequence of ints, got {type(shape).__name__}")
+    for d in shape:
+        if isinstance(d, SymbolicScalar):
+            raise ValueError(f"{what}: shape {list(shape)} has a dynamic dim; random tensors "
+                             f"need static dims (generate the largest size and view it)")
+        if isinstance(d, bool) or not isinstance(d, int) or d <= 0:
+            raise ValueError(f"{what}: shape {list(shape)} must hold positive ints")
+    return [int(d) for d in shape]
+
+
+# Blocks per vector tile of the word arithmetic.
+_BLOCKS_PER_TILE = 2048
+
+
+def _word_tile(nb):
+    return (min(nb, _BLOCKS_PER_TILE),)
+
+
+def _const(v):
+    """A one-element DT_INT64 tensor of `v` (numbers past 2**24 with an
+    integer tensor are tensors in pypto's arithmetic)."""
+    return ops.full([1], v, dtypes.DT_INT64)
+
+
+def _blocks(what, shape, key, counter):
+    """The four Philox output words of each of ceil(numel / 4) blocks, as
+    DT_INT64 tensors of shape [blocks], each word in [0, 2**32)."""
+    creation_builder(what)
+    k = _words(what, "key", key, 2)
+    c = _words(what, "counter", counter, 4)
+    n = math.prod(shape)
+    nb = (n + 3) // 4
+    with tiling.vec_tile_in_force(_word_tile(nb)):
+        j = ops.arange(0, nb, dtype=dtypes.DT_INT64)
+        # counter + j as four words, carrying (j < 2**31: each sum fits INT64).
+        mask, m0, m1 = _const(_MASK), _const(PHILOX_M0), _const(PHILOX_M1)
+        ctr, carry = [], j
+        for w in c:
+            s = ops.add(carry, _const(w)) if w else carry
+            ctr.append(ops.bitwise_and(s, mask))
+            carry = ops.bitwise_right_shift(s, 32)
+        k0, k1 = k
+        for _ in range(PHILOX_ROUNDS):
+            p0 = ops.mul(ctr[0], m0)
+            p1 = ops.mul(ctr[2], m1)
+            hi0 = ops.bitwise_and(ops.bitwise_right_shift(p0, 32), mask)
+            lo0 = ops.bitwise_and(p0, mask)
+            hi1 = ops.bitwise_and(ops.bitwise_right_shift(p1, 32), mask)
+            lo1 = ops.bitwise_and(p1, mask)
+            ctr = [ops.bitwise_xor(ops.bitwise_xor(hi1, ctr[1]), _const(k0)), lo1,
+                   ops.bitwise_xor(ops.bitwise_xor(hi0, ctr[3]), _const(k1)), lo0]
+            k0, k1 = (k0 + PHILOX_W0) & _MASK, (k1 + PHILOX_W1) & _MASK
+    return ctr, n, nb
+
+
+def _interleave(what, words, n, nb, shape):
+    """[w0[0], w1[0], w2[0], w3[0], w0[1], ...] cut to n elements, reshaped."""
+    t = _word_tile(nb)[0]
+    with tiling.vec_tile_in_force((t, 4)):
+        blocks = layout.concat([layout.unsqueeze(w, 1) for w in words], 1)
+    with tiling.vec_tile_in_force((4 * t,)):
+        flat = layout.reshape(blocks, [nb * 4])
+    if nb * 4 != n:
+        flat = layout.view(flat, [n], [0])
+    return layout.reshape(flat, list(shape)) if len(shape) != 1 else flat
+
+
+def _dtype(what, dtype):
+    if dtype not in _UNIFORM_BITS:
+        names = ", ".join(d.name for d in _UNIFORM_BITS)
+        raise TypeError(f"{what}: dtype {getattr(dtype, 'name', dtype)!r} is not supported; "
+                        f"random tensors are {names}")
+    return dtype
+
+
+def uniform(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
+    """U[0, 1) of `shape` from Philox4x32-10 at (key, counter): word w
+    becomes (w >> (32 - p)) * 2**-p, p = 24 (FP32), 11 (FP16), 8 (BF16).
+    Reproducible: a pure function of its arguments (module docstring)."""
+    what = "pypto.uniform"
+    _check_alg(what, alg)
+    dtype = _dtype(what, dtype)
+    shape = _shape(what, shape)
+    words, n, nb = _blocks(what, shape, key, counter)
+    p = _UNIFORM_BITS[dtype]
+    with tiling.vec_tile_in_force(_word_tile(nb)):
+        vals = [ops.mul(ops.cast(ops.bitwise_right_shift(w, 32 - p), dtypes.DT_FP32), 2.0 ** -p)
+                for w in words]
+    out = _interleave(what, vals, n, nb, shape)
+    return ops.cast(out, dtype) if dtype != dtypes.DT_FP32 else out
+
+
+def normal(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
+    """N(0, 1) of `shape` from Philox4x32-10 at (key, counter) through
+    Box-Muller in FP32 (module docstring); FP16/BF16 are the FP32 values
+    rounded once. Reproducible: a pure function of its arguments."""
+    what = "pypto.normal"
+    _check_alg(what, alg)
+    dtype = _dtype(what, dtype)
+    shape = _shape(what, shape)
+    words, n, nb = _blocks(what, shape, key, counter)
+    scale = 2.0 ** -24
+    with tiling.vec_tile_in_force(_word_tile(nb)):
+        def u(w):
+            return ops.mul(ops.cast(ops.bitwise_right_shift(w, 8), dtypes.DT_FP32), scale)
+        z = []
+        for a, b in ((words[0], words[1]), (words[2], words[3])):
+            u1 = ops.add(u(a), scale)
+            r = ops.sqrt(ops.mul(ops.log(u1), -2.0))
+            theta = ops.mul(u(b), 2.0 * math.pi)
+            z += [ops.mul(r, ops.cos(theta)), ops.mul(r, ops.sin(theta))]
+    out = _interleave(what, z, n, nb, shape)
+    return ops.cast(out, dtype) if dtype != dtypes.DT_FP32 else out

@@ -1,0 +1,159 @@
+"""pypto.topk and pypto.argsort composed of comparisons, sums and selects
+(recorded through ops.py and layout.py, so they compile wherever those do).
+
+Along the sorted dim (length n, static), each element's rank is counted:
+
+    rank[i] = #{j : x[j] sorts before x[i]} + #{j < i : x[j] ties x[i]}
+
+over an [..., n, n] comparison, so the order is stable (ties keep their
+input order, as torch.sort(stable=True)); NaN sorts as the largest value
+(first when descending, last when ascending) and NaNs tie, as torch. Output
+position r then selects the element of rank r (values: amax of the one
+selected value over -inf, so -0.0, inf and NaN come back bit for bit;
+indices: DT_INT64 as torch). Work and memory are O(n**2) per row: this is
+for the short rows (n up to a few thousand) that kernels sort, not a
+general sort.
+"""
+
+from . import dtypes, layout, ops, tiling
+from .primitives import FLOAT_TYPES, check_traced
+from .symbolic import SymbolicScalar
+
+_INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
+                  dtypes.DT_UINT8)
+_SORTABLE = FLOAT_TYPES + _INTEGER_TYPES
+# The smallest value of each integer dtype (the amax fill of unselected slots).
+_INT_MIN = {dtypes.DT_INT8: -2 ** 7, dtypes.DT_INT16: -2 ** 15, dtypes.DT_INT32: -2 ** 31,
+            dtypes.DT_INT64: -2 ** 63, dtypes.DT_UINT8: 0}
+# Elements of the [..., n, n] comparison per vector tile.
+_TILE_ELEMENTS = 8192
+
+
+def _static(d):
+    return isinstance(d, int) and not isinstance(d, SymbolicScalar)
+
+
+def _check(what, input, dim):
+    check_traced(input, what, "input")
+    if input.dtype not in _SORTABLE:
+        names = ", ".join(d.name for d in _SORTABLE)
+        raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; it must be "
+                        f"one of {names}")
+    shape = list(input._shape)
+    if not shape:
+        raise ValueError(f"{what}: the input is a rank-0 tensor; it needs a dim to sort along")
+    rank = len(shape)
+    if dim is None:
+        dim = rank - 1
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"{what}: dim must be an int or None, got {type(dim).__name__}")
+    if not -rank <= dim < rank:
+        raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
+    dim %= rank
+    if not _static(shape[dim]):
+        raise ValueError(f"{what}: the sorted dim {dim} of shape {shape} is dynamic; it must "
+                         f"be static (the other dims may be dynamic)")
+    return dim
+
+
+def _last(x, dim):
+    """x with `dim` moved to the end (a transpose), or x."""
+    rank = len(x._shape)
+    return x if dim == rank - 1 else layout.transpose(x, dim, rank - 1)
+
+
+def _tile(shape):
+    """A vector tile for the [..., a, b, n] comparison space: whole rows of
+    n, about _TILE_ELEMENTS per tile."""
+    n, b = shape[-1], shape[-2]
+    tb = max(1, min(b, _TILE_ELEMENTS // max(1, n)))
+    rest = [1] * (len(shape) - 2)
+    if len(shape) >= 3 and tb == b and _static(shape[-3]):
+        rest[-1] = max(1, min(shape[-3], _TILE_ELEMENTS // max(1, n * b)))
+    return tuple(rest) + (tb, n)
+
+
+def _index(n, shape):
+    """arange(n) as DT_INT64 reshaped to `shape` (n along one dim)."""
+    with tiling.vec_tile_in_force(tiling.layout_tile((n,))):
+        return layout.reshape(ops.arange(0, n, dtype=dtypes.DT_INT64), list(shape))
+
+
+def _ranks(x, descending):
+    """DT_INT64 [..., n]: each element's position in the stable sort of the
+    last dim."""
+    shape = list(x._shape)
+    n, lead = shape[-1], shape[:-1]
+    xi = layout.unsqueeze(x, -1)          # [..., n, 1]: element i
+    xj = layout.unsqueeze(x, -2)          # [..., 1, n]: element j
+    space = lead + [n, n]
+    ones = [1] * len(lead)
+    with tiling.vec_tile_in_force(_tile(space)):
+        before = ops.gt(xj, xi) if descending else ops.lt(xj, xi)
+        ties = ops.eq(xj, xi)
+        if x.dtype in FLOAT_TYPES:
+            nan_i, nan_j = ops.isnan(xi), ops.isnan(xj)
+            nan_first = ops.logical_and(nan_j, ops.logical_not(nan_i)) if descending \
+                else ops.logical_and(nan_i, ops.logical_not(nan_j))
+            before = ops.logical_or(before, nan_first)
+            ties = ops.logical_or(ties, ops.logical_and(nan_i, nan_j))
+        earlier = ops.lt(_index(n, ones + [1, n]), _index(n, ones + [n, 1]))
+        counted = ops.logical_or(before, ops.logical_and(ties, earlier))
+        return ops.sum(ops.cast(counted, dtypes.DT_INT64), -1)
+
+
+def _select(x, ranks, k, want_values):
+    """[..., k]: the values (or DT_INT64 indices) of ranks 0 .. k-1."""
+    shape = list(x._shape)
+    n, lead = shape[-1], shape[:-1]
+    ones = [1] * len(lead)
+    with tiling.vec_tile_in_force(_tile(lead + [k, n])):
+        chosen = ops.eq(layout.unsqueeze(ranks, -2), _index(k, ones + [k, 1]))  # [..., k, n]
+        if want_values:
+            fill = float("-inf") if x.dtype in FLOAT_TYPES else _INT_MIN[x.dtype]
+            return ops.amax(ops.where(chosen, layout.unsqueeze(x, -2),
+                                      ops.full([1] * (len(lead) + 2), fill, x.dtype)), -1)
+        index = _index(n, ones + [1, n])
+        return ops.sum(ops.where(chosen, index, ops.full([1] * (len(lead) + 2), 0,
+                                                           dtypes.DT_INT64)), -1)
+
+
+def topk(input, k, dim=None, largest=True, algo=None):  # noqa: A002 - PyPTO's names
+    """(values, indices) of the k largest (largest=False: smallest) elements
+    along `dim` (default the last), in sorted order, as torch.topk; indices
+    are DT_INT64. Ties keep their input order (torch.topk on CPU does the
+    same for the inputs tested; torch documents no order for ties). `k` is
+    a static int in [0, n]; `algo` (a pypto.TopKAlgo) is accepted and gives
+    the same result."""
+    what = "pypto.topk"
+    dim = _check(what, input, dim)
+    n = input._shape[dim]
+    if isinstance(k, bool) or not isinstance(k, int) or isinstance(k, SymbolicScalar):
+        raise TypeError(f"{what}: k must be an int known when tracing, got {type(k).__name__}")
+    if not 1 <= k <= n:
+        raise ValueError(f"{what}: k {k} is out of range [1, {n}] for dim {dim} of shape "
+                         f"{list(input._shape)}")
+    if algo is not None:
+        from .enums import TopKAlgo
+        if not isinstance(algo, TopKAlgo):
+            raise TypeError(f"{what}: algo must be a pypto.TopKAlgo, got {algo!r}")
+    if not isinstance(largest, bool):
+        raise TypeError(f"{what}: largest must be a bool, got {type(largest).__name__}")
+    x = _last(input, dim)
+    ranks = _ranks(x, largest)
+    values = _last(_select(x, ranks, k, True), dim)
+    indices = _last(_select(x, ranks, k, False), dim)
+    return values, indices
+
+
+def argsort(input, dim=None, descending=True):  # noqa: A002 - PyPTO's names
+    """DT_INT64 indices that sort `input` along `dim` (default the last),
+    descending by default (PyPTO's default; torch's is ascending), stable
+    (torch.argsort(stable=True)); NaN sorts as the largest value."""
+    what = "pypto.argsort"
+    dim = _check(what, input, dim)
+    if not isinstance(descending, bool):
+        raise TypeError(f"{what}: descending must be a bool, got {type(descending).__name__}")
+    x = _last(input, dim)
+    ranks = _ranks(x, descending)
+    return _last(_select(x, ranks, x._shape[-1], False), dim)

@@ -1,7 +1,10 @@
 """PyPTO ops composed of the public ops (expand_exp_dif, atomic_add,
-scaled_mm on float operands) and the ones accepted for Ascend programs with
-a clear error where this version has no equivalent (quant_mx, conv).
+scaled_mm on float operands, pack and unpack of integer tensors) and the
+ones accepted for Ascend programs with a clear error where this version has
+no equivalent (quant_mx, conv, FP8 scaled_mm, float pack/unpack).
 """
+
+import math
 
 from . import dtypes, layout, ops, symbolic, tiling
 from .matmul import matmul as _matmul
@@ -168,3 +171,83 @@ def scaled_mm(mat_a, mat_b, out_dtype, scale_a, scale_b, *, a_trans=False, b_tra
     a = _scaled(a, scale_a, ga, scale_a_trans)
     b = _scaled(b, scale_b, gb, scale_b_trans)
     return _matmul(a, b, out_dtype, b_trans=True)
+
+
+# pack, unpack ---------------------------------------------------------------------
+
+# The integer dtypes whose bytes pack/unpack compute (two's complement,
+# little-endian as the host stores them), and their sizes.
+_BYTE_TYPES = {dtypes.DT_BOOL: 1, dtypes.DT_UINT8: 1, dtypes.DT_INT8: 1, dtypes.DT_INT16: 2,
+               dtypes.DT_INT32: 4, dtypes.DT_INT64: 8}
+_NO_BITCAST = ("a float's bytes need a bit reinterpretation (bitcast) instruction, which this "
+               "version's compiler does not have; integer and BOOL tensors are supported")
+
+
+def _static_shape(what, t, name):
+    shape = list(t._shape)
+    if not all(isinstance(d, int) and not isinstance(d, SymbolicScalar) for d in shape):
+        raise ValueError(f"{what}: '{name}' {shape} must have static dims")
+    return shape
+
+
+def pack(input):  # noqa: A002 - PyPTO's names
+    """input flattened and its bytes reinterpreted as DT_UINT8 (little-endian,
+    as torch's x.flatten().view(torch.uint8)): a 1-D tensor of numel *
+    element-size values. Integer and BOOL tensors; float tensors raise
+    NotYetImplementedError (no bitcast instruction here)."""
+    what = "pypto.pack"
+    check_traced(input, what, "input")
+    if input.dtype not in _BYTE_TYPES:
+        raise not_yet(f"{what} of a {input.dtype.name} tensor", _NO_BITCAST)
+    shape = _static_shape(what, input, "input")
+    n, size = math.prod(shape), _BYTE_TYPES[input.dtype]
+    flat = layout.reshape(input, [n]) if len(shape) != 1 else input
+    with tiling.vec_tile_in_force(_byte_tile(n, size)):
+        if size == 1:
+            if input.dtype == dtypes.DT_UINT8:
+                return layout.clone(flat)
+            return ops.cast(ops.bitwise_and(ops.cast(flat, dtypes.DT_INT32), 0xFF),
+                            dtypes.DT_UINT8)
+        wide = dtypes.DT_INT64 if size == 8 else dtypes.DT_INT32
+        x = ops.cast(flat, wide) if flat.dtype != wide else flat
+        columns = [layout.unsqueeze(ops.bitwise_and(ops.bitwise_right_shift(x, 8 * k), 0xFF), 1)
+                   for k in range(size)]
+        return ops.cast(layout.reshape(layout.concat(columns, 1), [n * size]), dtypes.DT_UINT8)
+
+
+def _byte_tile(n, size):
+    """A vector tile for [n] values and their [n, size] bytes."""
+    return (min(n, 1024), size)
+
+
+def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
+    """A DT_UINT8 tensor's bytes reinterpreted as `dst_dtype` (little-endian,
+    as torch's x.view(dtype)): the last dim shrinks by the element size,
+    which must divide it. Integer and BOOL results (BOOL: a byte other than
+    0 is true); float results raise NotYetImplementedError (no bitcast
+    instruction here)."""
+    what = "pypto.unpack"
+    check_traced(input, what, "input")
+    if input.dtype != dtypes.DT_UINT8:
+        raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; it must be "
+                        f"DT_UINT8")
+    if not isinstance(dst_dtype, dtypes.DataType):
+        raise TypeError(f"{what}: dst_dtype must be a pypto.DT_* constant, got {dst_dtype!r}")
+    if dst_dtype not in _BYTE_TYPES:
+        raise not_yet(f"{what} to {dst_dtype.name}", _NO_BITCAST)
+    shape = _static_shape(what, input, "input")
+    size = _BYTE_TYPES[dst_dtype]
+    if not shape or shape[-1] % size:
+        raise ValueError(f"{what}: the last dim of 'input' {shape} must be a multiple of "
+                         f"{size} (the size of {dst_dtype.name})")
+    out_shape = shape[:-1] + [shape[-1] // size]
+    n = math.prod(out_shape)
+    with tiling.vec_tile_in_force(_byte_tile(n, size)):
+        b = ops.cast(layout.reshape(input, [n, size]), dtypes.DT_INT64)
+        value = None
+        for k in range(size):
+            byte = layout.reshape(layout.view(b, [n, 1], [0, k]), [n])
+            part = ops.bitwise_left_shift(byte, 8 * k) if k else byte
+            value = part if value is None else ops.bitwise_or(value, part)
+        out = ops.cast(value, dst_dtype)
+    return layout.reshape(out, out_shape) if len(out_shape) != 1 else out

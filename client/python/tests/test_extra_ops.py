@@ -225,3 +225,75 @@ def test_tensor_id_and_cache_policy(native):
         t.get_cache_policy("PREFETCH")
     with pytest.raises(TypeError, match=r"value must be a bool"):
         t.set_cache_policy(pypto.CachePolicy.NONE_CACHEABLE, 1)
+
+
+# pack, unpack -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int16, torch.int8,
+                                   torch.uint8, torch.bool])
+def test_pack_and_unpack_round_trip_as_torch_views(native, dtype):
+    if dtype == torch.bool:
+        x = torch.rand(3, 5) > 0.5
+    elif dtype == torch.uint8:
+        x = torch.randint(0, 256, (3, 5), dtype=dtype)
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.randint(max(info.min, -1000), min(info.max, 1000), (3, 5), dtype=dtype)
+        x[0, 0], x[0, 1] = info.min, info.max
+    size = x.element_size()
+    pdtype = {torch.int32: pypto.DT_INT32, torch.int64: pypto.DT_INT64,
+              torch.int16: pypto.DT_INT16, torch.int8: pypto.DT_INT8,
+              torch.uint8: pypto.DT_UINT8, torch.bool: pypto.DT_BOOL}[dtype]
+
+    @pypto.jit
+    def k(x: ANY, packed: ANY, back: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        p = pypto.pack(x)
+        packed[:] = p
+        back[:] = pypto.unpack(pypto.reshape(p, [3, 5 * size]), pdtype)
+
+    packed, back = torch.zeros(15 * size, dtype=torch.uint8), torch.zeros(3, 5, dtype=dtype)
+    k(x, packed, back)
+    assert torch.equal(packed, x.flatten().view(torch.uint8))
+    assert torch.equal(back, x)
+
+
+def test_unpack_of_bytes_as_torch(native):
+    raw = torch.randint(0, 256, (2, 16), dtype=torch.uint8)
+
+    @pypto.jit
+    def k(b: ANY, i32: ANY, i16: ANY, i64: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        i32[:] = pypto.unpack(b, pypto.DT_INT32)
+        i16[:] = pypto.unpack(b, pypto.DT_INT16)
+        i64[:] = pypto.unpack(b, pypto.DT_INT64)
+
+    i32, i16 = torch.zeros(2, 4, dtype=torch.int32), torch.zeros(2, 8, dtype=torch.int16)
+    i64 = torch.zeros(2, 2, dtype=torch.int64)
+    k(raw, i32, i16, i64)
+    assert torch.equal(i32, raw.view(torch.int32))
+    assert torch.equal(i16, raw.view(torch.int16))
+    assert torch.equal(i64, raw.view(torch.int64))
+
+
+def test_pack_unpack_errors():
+    def kernel(fn):
+        @pypto.jit
+        def k(x: ANY, out: ANY):
+            pypto.set_vec_tile_shapes(4, 8)
+            out[:] = fn(x)
+        return k
+
+    with pytest.raises(pypto.NotYetImplementedError,
+                       match=r"pypto.pack of a DT_FP32 tensor is not implemented yet \(a "
+                             r"float's bytes need a bit reinterpretation"):
+        kernel(pypto.pack)(torch.zeros(4), torch.zeros(16, dtype=torch.uint8))
+    with pytest.raises(pypto.NotYetImplementedError, match=r"pypto.unpack to DT_FP16"):
+        kernel(lambda b: pypto.unpack(b, pypto.DT_FP16))(torch.zeros(8, dtype=torch.uint8),
+                                                         torch.zeros(4, dtype=torch.float16))
+    with pytest.raises(TypeError, match=r"pypto.unpack: argument 'input' has dtype DT_INT32"):
+        kernel(lambda b: pypto.unpack(b, pypto.DT_INT8))(torch.zeros(8, dtype=torch.int32),
+                                                         torch.zeros(8, dtype=torch.int8))
+    with pytest.raises(ValueError, match=r"the last dim of 'input' \[6\] must be a multiple of 4"):
+        kernel(lambda b: pypto.unpack(b, pypto.DT_INT32))(torch.zeros(6, dtype=torch.uint8),
+                                                          torch.zeros(1, dtype=torch.int32))

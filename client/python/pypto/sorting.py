@@ -16,6 +16,7 @@ general sort.
 """
 
 from . import dtypes, layout, ops, tiling
+from .enums import TopKAlgo
 from .primitives import FLOAT_TYPES, check_traced
 from .symbolic import SymbolicScalar
 
@@ -134,7 +135,6 @@ def topk(input, k, dim=None, largest=True, algo=None):  # noqa: A002 - PyPTO's n
         raise ValueError(f"{what}: k {k} is out of range [1, {n}] for dim {dim} of shape "
                          f"{list(input._shape)}")
     if algo is not None:
-        from .enums import TopKAlgo
         if not isinstance(algo, TopKAlgo):
             raise TypeError(f"{what}: algo must be a pypto.TopKAlgo, got {algo!r}")
     if not isinstance(largest, bool):

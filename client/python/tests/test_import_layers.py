@@ -39,8 +39,9 @@ FLOORS = [
     ("int_arith", "layout", "matmul", "interop"),
     # the public ops and control flow
     ("ops", "control_flow"),
-    # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental)
-    ("composites", "experimental"),
+    # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental;
+    # topk/argsort; uniform/normal; pack, atomic_add, scaled_mm, ...)
+    ("composites", "experimental", "sorting", "rng", "extra_ops"),
     # Tensor's operators; the AST rewrite; errors at user lines; backends
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
     # which path a call takes under the debug switches (eager, verified)

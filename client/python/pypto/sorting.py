@@ -10,9 +10,8 @@ input order, as torch.sort(stable=True)); NaN sorts as the largest value
 (first when descending, last when ascending) and NaNs tie, as torch. Output
 position r then selects the element of rank r (values: amax of the one
 selected value over -inf, so -0.0, inf and NaN come back bit for bit;
-indices: DT_INT64 as torch). Work and memory are O(n**2) per row: this is
-for the short rows (n up to a few thousand) that kernels sort, not a
-general sort.
+indices: DT_INT64 as torch). Work is O(n**2) per row: this is for the
+short rows (n <= 4096, static) that kernels sort, not a general sort.
 """
 
 from . import dtypes, layout, ops, tiling
@@ -27,7 +26,9 @@ _SORTABLE = FLOAT_TYPES + _INTEGER_TYPES
 _INT_MIN = {dtypes.DT_INT8: -2 ** 7, dtypes.DT_INT16: -2 ** 15, dtypes.DT_INT32: -2 ** 31,
             dtypes.DT_INT64: -2 ** 63, dtypes.DT_UINT8: 0}
 # Elements of the [..., n, n] comparison per vector tile.
-_TILE_ELEMENTS = 8192
+_TILE_ELEMENTS = 4096
+# The longest sorted dim: one row of the comparison per tile.
+_MAX_SORTED = _TILE_ELEMENTS
 
 
 def _static(d):
@@ -54,6 +55,9 @@ def _check(what, input, dim):
     if not _static(shape[dim]):
         raise ValueError(f"{what}: the sorted dim {dim} of shape {shape} is dynamic; it must "
                          f"be static (the other dims may be dynamic)")
+    if shape[dim] > _MAX_SORTED:
+        raise ValueError(f"{what}: the sorted dim {dim} of shape {shape} is longer than "
+                         f"{_MAX_SORTED} (this sort's work grows with its square)")
     return dim
 
 
@@ -64,32 +68,35 @@ def _last(x, dim):
 
 
 def _tile(shape):
-    """A vector tile for the [..., a, b, n] comparison space: whole rows of
-    n, about _TILE_ELEMENTS per tile."""
+    """A vector tile for the [..., a, b, n] comparison space: about
+    _TILE_ELEMENTS per tile (whole rows of n where they fit), so that a
+    select over INT64 tiles fits the vector unit's buffer."""
     n, b = shape[-1], shape[-2]
-    tb = max(1, min(b, _TILE_ELEMENTS // max(1, n)))
+    tn = min(n, _TILE_ELEMENTS)
+    tb = max(1, min(b, _TILE_ELEMENTS // tn))
     rest = [1] * (len(shape) - 2)
     if len(shape) >= 3 and tb == b and _static(shape[-3]):
-        rest[-1] = max(1, min(shape[-3], _TILE_ELEMENTS // max(1, n * b)))
-    return tuple(rest) + (tb, n)
+        rest[-1] = max(1, min(shape[-3], _TILE_ELEMENTS // (tn * tb)))
+    return tuple(rest) + (tb, tn)
 
 
 def _index(n, shape):
-    """arange(n) as DT_INT64 reshaped to `shape` (n along one dim)."""
-    with tiling.vec_tile_in_force(tiling.layout_tile((n,))):
-        return layout.reshape(ops.arange(0, n, dtype=dtypes.DT_INT64), list(shape))
+    """arange(n) as DT_INT64 reshaped to `shape` (n along one dim; the
+    reshape tiled as the comparison space in force)."""
+    with tiling.vec_tile_in_force((min(n, _TILE_ELEMENTS),)):
+        index = ops.arange(0, n, dtype=dtypes.DT_INT64)
+    return layout.reshape(index, list(shape))
 
 
 def _ranks(x, descending):
-    """DT_INT64 [..., n]: each element's position in the stable sort of the
-    last dim."""
+    """DT_INT64 [..., 1, n]: each element's position in the stable sort of
+    the last dim."""
     shape = list(x._shape)
     n, lead = shape[-1], shape[:-1]
     xi = layout.unsqueeze(x, -1)          # [..., n, 1]: element i
     xj = layout.unsqueeze(x, -2)          # [..., 1, n]: element j
-    space = lead + [n, n]
     ones = [1] * len(lead)
-    with tiling.vec_tile_in_force(_tile(space)):
+    with tiling.vec_tile_in_force(_tile(lead + [n, n])):
         before = ops.gt(xj, xi) if descending else ops.lt(xj, xi)
         ties = ops.eq(xj, xi)
         if x.dtype in FLOAT_TYPES:
@@ -100,7 +107,12 @@ def _ranks(x, descending):
             ties = ops.logical_or(ties, ops.logical_and(nan_i, nan_j))
         earlier = ops.lt(_index(n, ones + [1, n]), _index(n, ones + [n, 1]))
         counted = ops.logical_or(before, ops.logical_and(ties, earlier))
-        return ops.sum(ops.cast(counted, dtypes.DT_INT64), -1)
+        ranks = ops.sum(ops.cast(counted, dtypes.DT_INT64), -1)        # [..., n]
+    # The sum's tiles hold as many ranks as the comparison tile has rows
+    # (one, for long rows): a copy in whole rows keeps the selection's
+    # dependencies per tile few.
+    with tiling.vec_tile_in_force(_tile(lead + [n])):
+        return layout.unsqueeze(layout.clone(ranks), -2)
 
 
 def _select(x, ranks, k, want_values):
@@ -109,7 +121,7 @@ def _select(x, ranks, k, want_values):
     n, lead = shape[-1], shape[:-1]
     ones = [1] * len(lead)
     with tiling.vec_tile_in_force(_tile(lead + [k, n])):
-        chosen = ops.eq(layout.unsqueeze(ranks, -2), _index(k, ones + [k, 1]))  # [..., k, n]
+        chosen = ops.eq(ranks, _index(k, ones + [k, 1]))  # [..., k, n]
         if want_values:
             fill = float("-inf") if x.dtype in FLOAT_TYPES else _INT_MIN[x.dtype]
             return ops.amax(ops.where(chosen, layout.unsqueeze(x, -2),

@@ -176,3 +176,14 @@ def test_a_dynamic_sorted_dim_is_a_clear_error():
 
     with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 .* is dynamic"):
         k(torch.zeros(3, 8), torch.zeros(3, 8, dtype=torch.int64))
+
+
+def test_a_sorted_dim_past_4096_is_a_clear_error():
+    @pypto.jit
+    def k(x: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        out[:] = pypto.argsort(x)
+
+    with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 of shape \[2, 4097\] "
+                                         r"is longer than 4096"):
+        k(torch.zeros(2, 4097), torch.zeros(2, 4097, dtype=torch.int64))

@@ -1,7 +1,10 @@
 """pypto.uniform and pypto.normal: counter-based random numbers from
 Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 SC'11; the Random123 reference constants), composed of integer ops on
-DT_INT64 tensors holding 32-bit words, so they compile wherever those do.
+DT_INT64 tensors holding 32-bit words, so they compile wherever those do;
+each intermediate stays below 2**49 (the 32x32-bit products go through
+16-bit halves), so eager runs, which hold values as float64, give the same
+bits.
 
 The stream is a pure function of (key, counter, shape, dtype): the same
 arguments give the same bits in every call, with every tile shape and in
@@ -97,6 +100,20 @@ def _const(v):
     return ops.full([1], v, dtypes.DT_INT64)
 
 
+def _mulhilo(a, m, mask):
+    """(high, low) 32-bit words of the 64-bit product a * m (a: words in an
+    INT64 tensor, m: a 32-bit constant), through 16-bit halves of m so that
+    every intermediate stays below 2**49: exact in INT64 and in the float64
+    values of eager runs alike. With t = a * (m >> 16) and u = a * (m &
+    0xFFFF), a * m = t * 2**16 + u."""
+    t = ops.mul(a, m >> 16)
+    u = ops.mul(a, m & 0xFFFF)
+    low = ops.bitwise_and(ops.add(ops.bitwise_left_shift(ops.bitwise_and(t, 0xFFFF), 16), u),
+                          mask)
+    high = ops.bitwise_right_shift(ops.add(t, ops.bitwise_right_shift(u, 16)), 16)
+    return high, low
+
+
 def _blocks(what, shape, key, counter):
     """The four Philox output words of each of ceil(numel / 4) blocks, as
     DT_INT64 tensors of shape [blocks], each word in [0, 2**32)."""
@@ -108,7 +125,7 @@ def _blocks(what, shape, key, counter):
     with tiling.vec_tile_in_force(_word_tile(nb)):
         j = ops.arange(0, nb, dtype=dtypes.DT_INT64)
         # counter + j as four words, carrying (j < 2**31: each sum fits INT64).
-        mask, m0, m1 = _const(_MASK), _const(PHILOX_M0), _const(PHILOX_M1)
+        mask = _const(_MASK)
         ctr, carry = [], j
         for w in c:
             s = ops.add(carry, _const(w)) if w else carry
@@ -116,12 +133,8 @@ def _blocks(what, shape, key, counter):
             carry = ops.bitwise_right_shift(s, 32)
         k0, k1 = k
         for _ in range(PHILOX_ROUNDS):
-            p0 = ops.mul(ctr[0], m0)
-            p1 = ops.mul(ctr[2], m1)
-            hi0 = ops.bitwise_and(ops.bitwise_right_shift(p0, 32), mask)
-            lo0 = ops.bitwise_and(p0, mask)
-            hi1 = ops.bitwise_and(ops.bitwise_right_shift(p1, 32), mask)
-            lo1 = ops.bitwise_and(p1, mask)
+            hi0, lo0 = _mulhilo(ctr[0], PHILOX_M0, mask)
+            hi1, lo1 = _mulhilo(ctr[2], PHILOX_M1, mask)
             ctr = [ops.bitwise_xor(ops.bitwise_xor(hi1, ctr[1]), _const(k0)), lo1,
                    ops.bitwise_xor(ops.bitwise_xor(hi0, ctr[3]), _const(k1)), lo0]
             k0, k1 = (k0 + PHILOX_W0) & _MASK, (k1 + PHILOX_W1) & _MASK

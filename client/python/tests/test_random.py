@@ -198,3 +198,20 @@ def test_a_dynamic_shape_is_a_clear_error():
 def test_outside_a_kernel_is_a_clear_error():
     with pytest.raises(Exception, match=r"pypto.uniform"):
         pypto.uniform([4], 1, 0)
+
+
+def test_eager_runs_give_the_same_bits(native):
+    @pypto.jit
+    def k(u: ANY, z: ANY):
+        pypto.set_vec_tile_shapes(8, 8)
+        u[:] = pypto.uniform([6, 7], KEY, COUNTER)
+        z[:] = pypto.normal([6, 7], KEY, COUNTER)
+
+    compiled = [torch.zeros(6, 7), torch.zeros(6, 7)]
+    eager = [torch.zeros(6, 7), torch.zeros(6, 7)]
+    k(*compiled)
+    with pypto.debug.eager():
+        k(*eager)
+    assert torch.equal(compiled[0], eager[0])
+    assert torch.equal(compiled[0].double(), torch.from_numpy(ref_uniform((6, 7), KEY, COUNTER)))
+    torch.testing.assert_close(eager[1], compiled[1], rtol=2e-6, atol=2e-6)

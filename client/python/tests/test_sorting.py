@@ -187,3 +187,20 @@ def test_a_sorted_dim_past_4096_is_a_clear_error():
     with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 of shape \[2, 4097\] "
                                          r"is longer than 4096"):
         k(torch.zeros(2, 4097), torch.zeros(2, 4097, dtype=torch.int64))
+
+
+def test_eager_runs_sort_the_same(native):
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY, a: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        v[:], i[:] = pypto.topk(x, 3)
+        a[:] = pypto.argsort(x, descending=False)
+
+    x = with_special_values(torch.randn(5, 9))
+    outs = [torch.zeros(5, 3), torch.zeros(5, 3, dtype=torch.int64),
+            torch.zeros(5, 9, dtype=torch.int64)]
+    with pypto.debug.eager():
+        k(x, *outs)
+    want = [*stable_topk(x, 3), torch.argsort(x, stable=True)]
+    for g, w in zip(outs, want):
+        same_values(g, w)

@@ -87,7 +87,7 @@ def _shape(what, shape):
 
 
 # Blocks per vector tile of the word arithmetic.
-_BLOCKS_PER_TILE = 2048
+_BLOCKS_PER_TILE = 512
 
 
 def _word_tile(nb):
@@ -100,45 +100,61 @@ def _const(v):
     return ops.full([1], v, dtypes.DT_INT64)
 
 
-def _mulhilo(a, m, mask):
+def _mulhilo(a, m, c):
     """(high, low) 32-bit words of the 64-bit product a * m (a: words in an
     INT64 tensor, m: a 32-bit constant), through 16-bit halves of m so that
     every intermediate stays below 2**49: exact in INT64 and in the float64
     values of eager runs alike. With t = a * (m >> 16) and u = a * (m &
-    0xFFFF), a * m = t * 2**16 + u."""
-    t = ops.mul(a, m >> 16)
-    u = ops.mul(a, m & 0xFFFF)
-    low = ops.bitwise_and(ops.add(ops.bitwise_left_shift(ops.bitwise_and(t, 0xFFFF), 16), u),
-                          mask)
-    high = ops.bitwise_right_shift(ops.add(t, ops.bitwise_right_shift(u, 16)), 16)
+    0xFFFF), a * m = t * 2**16 + u. `c` maps constants to their tensors."""
+    t = ops.mul(a, c[m >> 16])
+    u = ops.mul(a, c[m & 0xFFFF])
+    low = ops.bitwise_and(ops.add(ops.bitwise_left_shift(ops.bitwise_and(t, c[0xFFFF]), c[16]),
+                                  u), c[_MASK])
+    high = ops.bitwise_right_shift(ops.add(t, ops.bitwise_right_shift(u, c[16])), c[16])
     return high, low
 
 
-def _blocks(what, shape, key, counter):
-    """The four Philox output words of each of ceil(numel / 4) blocks, as
-    DT_INT64 tensors of shape [blocks], each word in [0, 2**32)."""
+def _round_keys(k):
+    """The key words of each of the PHILOX_ROUNDS rounds."""
+    keys = []
+    k0, k1 = k
+    for _ in range(PHILOX_ROUNDS):
+        keys.append((k0, k1))
+        k0, k1 = (k0 + PHILOX_W0) & _MASK, (k1 + PHILOX_W1) & _MASK
+    return keys
+
+
+def _blocks(what, shape, key, counter, extra=()):
+    """(words, numel, blocks, constants): the four Philox output words of
+    each of ceil(numel / 4) blocks, as DT_INT64 tensors of shape [blocks],
+    each word in [0, 2**32); constants maps each number used (and those in
+    `extra`, for the caller) to its one-element tensor."""
     creation_builder(what)
     k = _words(what, "key", key, 2)
     c = _words(what, "counter", counter, 4)
     n = math.prod(shape)
     nb = (n + 3) // 4
+    keys = _round_keys(k)
+    # Every constant first, as a one-element tensor: the arithmetic after
+    # them is then one run of ops (one fused group per tile).
+    numbers = {_MASK, 0xFFFF, 16, 32} | {w for w in c if w} | \
+        {m >> 16 for m in (PHILOX_M0, PHILOX_M1)} | {m & 0xFFFF for m in (PHILOX_M0, PHILOX_M1)} | \
+        {w for pair in keys for w in pair} | set(extra)
+    consts = {v: _const(v) for v in sorted(numbers)}
     with tiling.vec_tile_in_force(_word_tile(nb)):
         j = ops.arange(0, nb, dtype=dtypes.DT_INT64)
         # counter + j as four words, carrying (j < 2**31: each sum fits INT64).
-        mask = _const(_MASK)
         ctr, carry = [], j
         for w in c:
-            s = ops.add(carry, _const(w)) if w else carry
-            ctr.append(ops.bitwise_and(s, mask))
-            carry = ops.bitwise_right_shift(s, 32)
-        k0, k1 = k
-        for _ in range(PHILOX_ROUNDS):
-            hi0, lo0 = _mulhilo(ctr[0], PHILOX_M0, mask)
-            hi1, lo1 = _mulhilo(ctr[2], PHILOX_M1, mask)
-            ctr = [ops.bitwise_xor(ops.bitwise_xor(hi1, ctr[1]), _const(k0)), lo1,
-                   ops.bitwise_xor(ops.bitwise_xor(hi0, ctr[3]), _const(k1)), lo0]
-            k0, k1 = (k0 + PHILOX_W0) & _MASK, (k1 + PHILOX_W1) & _MASK
-    return ctr, n, nb
+            s = ops.add(carry, consts[w]) if w else carry
+            ctr.append(ops.bitwise_and(s, consts[_MASK]))
+            carry = ops.bitwise_right_shift(s, consts[32])
+        for k0, k1 in keys:
+            hi0, lo0 = _mulhilo(ctr[0], PHILOX_M0, consts)
+            hi1, lo1 = _mulhilo(ctr[2], PHILOX_M1, consts)
+            ctr = [ops.bitwise_xor(ops.bitwise_xor(hi1, ctr[1]), consts[k0]), lo1,
+                   ops.bitwise_xor(ops.bitwise_xor(hi0, ctr[3]), consts[k1]), lo0]
+    return ctr, n, nb, consts
 
 
 def _interleave(what, words, n, nb, shape):
@@ -169,10 +185,11 @@ def uniform(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
     _check_alg(what, alg)
     dtype = _dtype(what, dtype)
     shape = _shape(what, shape)
-    words, n, nb = _blocks(what, shape, key, counter)
     p = _UNIFORM_BITS[dtype]
+    words, n, nb, consts = _blocks(what, shape, key, counter, extra=(32 - p,))
     with tiling.vec_tile_in_force(_word_tile(nb)):
-        vals = [ops.mul(ops.cast(ops.bitwise_right_shift(w, 32 - p), dtypes.DT_FP32), 2.0 ** -p)
+        vals = [ops.mul(ops.cast(ops.bitwise_right_shift(w, consts[32 - p]), dtypes.DT_FP32),
+                        2.0 ** -p)
                 for w in words]
     out = _interleave(what, vals, n, nb, shape)
     return ops.cast(out, dtype) if dtype != dtypes.DT_FP32 else out
@@ -186,11 +203,12 @@ def normal(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
     _check_alg(what, alg)
     dtype = _dtype(what, dtype)
     shape = _shape(what, shape)
-    words, n, nb = _blocks(what, shape, key, counter)
+    words, n, nb, consts = _blocks(what, shape, key, counter, extra=(8,))
     scale = 2.0 ** -24
     with tiling.vec_tile_in_force(_word_tile(nb)):
         def u(w):
-            return ops.mul(ops.cast(ops.bitwise_right_shift(w, 8), dtypes.DT_FP32), scale)
+            return ops.mul(ops.cast(ops.bitwise_right_shift(w, consts[8]), dtypes.DT_FP32),
+                           scale)
         z = []
         for a, b in ((words[0], words[1]), (words[2], words[3])):
             u1 = ops.add(u(a), scale)

@@ -80,34 +80,41 @@ def _tile(shape):
     return tuple(rest) + (tb, tn)
 
 
-def _index(n, shape):
-    """arange(n) as DT_INT64 reshaped to `shape` (n along one dim; the
-    reshape tiled as the comparison space in force)."""
+def _index(n, shape, dtype=dtypes.DT_FP32):
+    """arange(n) (exact in FP32: n <= 4096) reshaped to `shape` (n along one
+    dim; the reshape tiled as the comparison space in force)."""
     with tiling.vec_tile_in_force((min(n, _TILE_ELEMENTS),)):
-        index = ops.arange(0, n, dtype=dtypes.DT_INT64)
+        index = ops.arange(0, n, dtype=dtype)
     return layout.reshape(index, list(shape))
 
 
+# Each function below records its small operands (indices, NaN masks,
+# fills) before the ops over the [..., a, n] space, so that those run as
+# one fused group; counts and indices are FP32 (exact below 2**24), whose
+# sums over the last dim fuse into that group.
+
 def _ranks(x, descending):
-    """DT_INT64 [..., 1, n]: each element's position in the stable sort of
-    the last dim."""
+    """FP32 [..., 1, n]: each element's position in the stable sort of the
+    last dim (an integer)."""
     shape = list(x._shape)
     n, lead = shape[-1], shape[:-1]
+    ones = [1] * len(lead)
     xi = layout.unsqueeze(x, -1)          # [..., n, 1]: element i
     xj = layout.unsqueeze(x, -2)          # [..., 1, n]: element j
-    ones = [1] * len(lead)
     with tiling.vec_tile_in_force(_tile(lead + [n, n])):
+        earlier = ops.lt(_index(n, ones + [1, n]), _index(n, ones + [n, 1]))
+        nan = x.dtype in FLOAT_TYPES
+        if nan:
+            nan_i, nan_j = ops.isnan(xi), ops.isnan(xj)
+            first_i, first_j = (ops.logical_not(nan_i), nan_j) if descending \
+                else (nan_i, ops.logical_not(nan_j))
         before = ops.gt(xj, xi) if descending else ops.lt(xj, xi)
         ties = ops.eq(xj, xi)
-        if x.dtype in FLOAT_TYPES:
-            nan_i, nan_j = ops.isnan(xi), ops.isnan(xj)
-            nan_first = ops.logical_and(nan_j, ops.logical_not(nan_i)) if descending \
-                else ops.logical_and(nan_i, ops.logical_not(nan_j))
-            before = ops.logical_or(before, nan_first)
+        if nan:
+            before = ops.logical_or(before, ops.logical_and(first_j, first_i))
             ties = ops.logical_or(ties, ops.logical_and(nan_i, nan_j))
-        earlier = ops.lt(_index(n, ones + [1, n]), _index(n, ones + [n, 1]))
         counted = ops.logical_or(before, ops.logical_and(ties, earlier))
-        ranks = ops.sum(ops.cast(counted, dtypes.DT_INT64), -1)        # [..., n]
+        ranks = ops.sum(ops.cast(counted, dtypes.DT_FP32), -1)          # [..., n]
     # The sum's tiles hold as many ranks as the comparison tile has rows
     # (one, for long rows): a copy in whole rows keeps the selection's
     # dependencies per tile few.
@@ -119,16 +126,18 @@ def _select(x, ranks, k, want_values):
     """[..., k]: the values (or DT_INT64 indices) of ranks 0 .. k-1."""
     shape = list(x._shape)
     n, lead = shape[-1], shape[:-1]
-    ones = [1] * len(lead)
+    ones = [1] * (len(lead) + 2)
     with tiling.vec_tile_in_force(_tile(lead + [k, n])):
-        chosen = ops.eq(ranks, _index(k, ones + [k, 1]))  # [..., k, n]
+        position = _index(k, ones[:-2] + [k, 1])
         if want_values:
             fill = float("-inf") if x.dtype in FLOAT_TYPES else _INT_MIN[x.dtype]
-            return ops.amax(ops.where(chosen, layout.unsqueeze(x, -2),
-                                      ops.full([1] * (len(lead) + 2), fill, x.dtype)), -1)
-        index = _index(n, ones + [1, n])
-        return ops.sum(ops.where(chosen, index, ops.full([1] * (len(lead) + 2), 0,
-                                                           dtypes.DT_INT64)), -1)
+            fill = ops.full(ones, fill, x.dtype)
+            row = layout.unsqueeze(x, -2)
+            chosen = ops.eq(ranks, position)                     # [..., k, n]
+            return ops.amax(ops.where(chosen, row, fill), -1)
+        index, zero = _index(n, ones[:-2] + [1, n]), ops.full(ones, 0, dtypes.DT_FP32)
+        chosen = ops.eq(ranks, position)
+        return ops.cast(ops.sum(ops.where(chosen, index, zero), -1), dtypes.DT_INT64)
 
 
 def topk(input, k, dim=None, largest=True, algo=None):  # noqa: A002 - PyPTO's names

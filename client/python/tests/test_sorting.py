@@ -46,21 +46,22 @@ def with_special_values(x):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_topk_and_argsort_match_torch_fp(native, dtype):
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY, sv: ANY, si: ANY, down: ANY, up: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        v[:], i[:] = x.topk(4)
+        sv[:], si[:] = pypto.topk(x, 3, largest=False)
+        down[:] = pypto.argsort(x)
+        up[:] = pypto.argsort(x, descending=False)
+
     x = with_special_values(torch.randn(5, 11)).to(dtype)
-    fns = [lambda t: pypto.topk(t, 4)[0], lambda t: pypto.topk(t, 4)[1],
-           lambda t: pypto.topk(t, 3, largest=False)[0],
-           lambda t: pypto.topk(t, 3, largest=False)[1],
-           lambda t: t.topk(11)[0], lambda t: t.topk(11)[1],
-           lambda t: pypto.argsort(t), lambda t: pypto.argsort(t, descending=False)]
     i64 = torch.int64
-    outs = [torch.zeros(5, 4, dtype=dtype), torch.zeros(5, 4, dtype=i64),
-            torch.zeros(5, 3, dtype=dtype), torch.zeros(5, 3, dtype=i64),
-            torch.zeros(5, 11, dtype=dtype), torch.zeros(5, 11, dtype=i64),
-            torch.zeros(5, 11, dtype=i64), torch.zeros(5, 11, dtype=i64)]
-    got = run(fns, [x], outs)
-    want = [*stable_topk(x, 4), *stable_topk(x, 3, largest=False), *stable_topk(x, 11),
-            torch.sort(x, descending=True, stable=True)[1],
-            torch.argsort(x, stable=True)]
+    got = [torch.zeros(5, 4, dtype=dtype), torch.zeros(5, 4, dtype=i64),
+           torch.zeros(5, 3, dtype=dtype), torch.zeros(5, 3, dtype=i64),
+           torch.zeros(5, 11, dtype=i64), torch.zeros(5, 11, dtype=i64)]
+    k(x, *got)
+    want = [*stable_topk(x, 4), *stable_topk(x, 3, largest=False),
+            torch.sort(x, descending=True, stable=True)[1], torch.argsort(x, stable=True)]
     for g, w in zip(got, want):
         same_values(g, w)
     # torch.topk's values in the same order (torch 1.13 has no FP16 topk on CPU).
@@ -71,33 +72,38 @@ def test_topk_and_argsort_match_torch_fp(native, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int8, torch.uint8])
 def test_topk_and_argsort_integers(native, dtype):
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY, up: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        v[:], i[:] = pypto.topk(x, 5)
+        up[:] = pypto.argsort(x, descending=False)
+
     lo = 0 if dtype == torch.uint8 else -100
     x = torch.randint(lo, 100, (3, 13), dtype=dtype)
     x[1, 1] = x[1, 9] = x[1, 4]
     if dtype == torch.int64:
         x[2, 0], x[2, 1] = -2 ** 63, 2 ** 63 - 1
-    fns = [lambda t: pypto.topk(t, 5)[0], lambda t: pypto.topk(t, 5)[1],
-           lambda t: pypto.topk(t, 2, largest=False)[0],
-           lambda t: pypto.argsort(t, descending=False)]
-    outs = [torch.zeros(3, 5, dtype=dtype), torch.zeros(3, 5, dtype=torch.int64),
-            torch.zeros(3, 2, dtype=dtype), torch.zeros(3, 13, dtype=torch.int64)]
-    got = run(fns, [x], outs)
-    want = [*stable_topk(x, 5), stable_topk(x, 2, largest=False)[0],
-            torch.argsort(x, stable=True)]
+    got = [torch.zeros(3, 5, dtype=dtype), torch.zeros(3, 5, dtype=torch.int64),
+           torch.zeros(3, 13, dtype=torch.int64)]
+    k(x, *got)
+    want = [*stable_topk(x, 5), torch.argsort(x, stable=True)]
     for g, w in zip(got, want):
         same_values(g, w)
 
 
 def test_topk_and_argsort_along_another_dim_and_rank_3(native):
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY, a: ANY):
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        v[:], i[:] = pypto.topk(x, 2, dim=0)
+        a[:] = pypto.argsort(x, dim=1)
+
     x = torch.randn(6, 3, 5)
     x[2, 1, :] = x[4, 1, :]  # ties along dim 0
-    fns = [lambda t: pypto.topk(t, 2, dim=0)[0], lambda t: pypto.topk(t, 2, dim=0)[1],
-           lambda t: pypto.argsort(t, dim=1), lambda t: pypto.topk(t, 5, largest=False)[1]]
-    outs = [torch.zeros(2, 3, 5), torch.zeros(2, 3, 5, dtype=torch.int64),
-            torch.zeros(6, 3, 5, dtype=torch.int64), torch.zeros(6, 3, 5, dtype=torch.int64)]
-    got = run(fns, [x], outs, tile=(2, 4, 8))
-    want = [*stable_topk(x, 2, dim=0), torch.sort(x, dim=1, descending=True, stable=True)[1],
-            stable_topk(x, 5, largest=False)[1]]
+    got = [torch.zeros(2, 3, 5), torch.zeros(2, 3, 5, dtype=torch.int64),
+           torch.zeros(6, 3, 5, dtype=torch.int64)]
+    k(x, *got)
+    want = [*stable_topk(x, 2, dim=0), torch.sort(x, dim=1, descending=True, stable=True)[1]]
     for g, w in zip(got, want):
         same_values(g, w)
 
@@ -166,6 +172,10 @@ def test_topk_algo_is_accepted(native):
     got = run([lambda t: pypto.topk(t, 2, algo=pypto.TopKAlgo.RADIX_SELECT)[0]], [x],
               [torch.zeros(3, 2)])
     same_values(got[0], torch.topk(x, 2).values)
+    # Tensor.topk's keywords.
+    got = run([lambda t: t.topk(2, dim=-1, largest=False)[1]], [x],
+              [torch.zeros(3, 2, dtype=torch.int64)])
+    same_values(got[0], torch.topk(x, 2, largest=False).indices)
 
 
 def test_a_dynamic_sorted_dim_is_a_clear_error():

@@ -1,12 +1,14 @@
 """pypto.experimental: PyPTO's block online-softmax pair, composed of the
 public ops (the statistics FlashAttention-style kernels keep per block of
-keys). PyPTO runs these on one architecture only and requires the block's
-dim 0 to fit one vector tile; here they compile wherever the ops they
-record do, with any tile shape."""
+keys), transposed_batchmatmul (a transpose around pypto.matmul) and the
+operation options. PyPTO runs these on one architecture only and requires
+the block's dim 0 to fit one vector tile; here they compile wherever the
+ops they record do, with any tile shape."""
 
 import math
 
 from . import dtypes, indexing, layout, ops, symbolic
+from .matmul import matmul as _matmul
 from .primitives import check_traced
 
 
@@ -118,3 +120,44 @@ def gather_in_l1(src, indices, block_table, block_size, size, is_b_matrix=False,
         flat = layout.view(flat, [size], [0])
     out = gather_in_ub(src, flat, block_table, block_size, 0)
     return layout.transpose(out, 0, 1) if is_trans else out
+
+
+def transposed_batchmatmul(a, b, out_dtype=None):
+    """a [M, B, K] read as [B, M, K] (dims 0 and 1 swapped), batch-multiplied
+    by b [B, K, N], the result [B, M, N] written as [M, B, N]: result[m, i, n]
+    = sum_k a[m, i, k] * b[i, k, n]. pypto.matmul's dtypes and out_dtype
+    (FP32/FP16/BF16 operands of one dtype, FP32 accumulation); the cube tile
+    in force tiles it."""
+    what = "pypto.experimental.transposed_batchmatmul"
+    check_traced(a, what, "a")
+    check_traced(b, what, "b")
+    if len(a._shape) != 3 or len(b._shape) != 3:
+        raise ValueError(f"{what}: a {list(a._shape)} and b {list(b._shape)} must both have "
+                         f"3 dims (a [M, B, K], b [B, K, N])")
+    m, batch, k = a._shape
+    if not symbolic.same(b._shape[0], batch) or not symbolic.same(b._shape[1], k):
+        raise ValueError(f"{what}: b {list(b._shape)} must be [B, K, N] = [{batch}, {k}, N] "
+                         f"for a {list(a._shape)} ([M, B, K])")
+    product = _matmul(layout.transpose(a, 0, 1), b, out_dtype)
+    return layout.transpose(product, 0, 1)
+
+
+# Operation-level options (PyPTO's combine_axis: whether broadcasts combine
+# axes on the NPU's vector unit, a layout choice that leaves results alone).
+_OPERATION_OPTIONS = {"combine_axis": False}
+
+
+def set_operation_options(*, combine_axis=None):
+    """Sets operation-level options: combine_axis (a bool). Recorded and
+    returned by get_operation_options(); results do not depend on it (on
+    the NPU it chooses how broadcasts are laid out)."""
+    if combine_axis is not None:
+        if not isinstance(combine_axis, bool):
+            raise TypeError(f"pypto.experimental.set_operation_options: combine_axis must be "
+                            f"a bool, got {type(combine_axis).__name__}")
+        _OPERATION_OPTIONS["combine_axis"] = combine_axis
+
+
+def get_operation_options():
+    """The operation-level options in force, as a new dict ({"combine_axis": ...})."""
+    return dict(_OPERATION_OPTIONS)

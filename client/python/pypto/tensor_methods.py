@@ -14,7 +14,10 @@ class and attached to Tensor once, when the package is imported:
 pypto.eq / pypto.ne (or a.eq(b)).
 """
 
-from . import composites, indexing, layout, ops
+import itertools
+
+from . import composites, indexing, layout, ops, sorting
+from .enums import CachePolicy
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -109,6 +112,10 @@ class _TensorMethods:
         return composites.expand_clone(self, shape, valid_shape=valid_shape)
 
     def cumsum(self, dim): return composites.cumsum(self, dim)
+    def topk(self, k, dim=None, largest=True):
+        """pypto.topk(self, k, dim, largest): (values, indices)."""
+        return sorting.topk(self, k, dim, largest)
+
     def cumprod(self, dim): return composites.cumprod(self, dim)
     def var(self, dim=None, *, correction=1, keepdim=False):
         """pypto.var(self, dim, correction=correction, keepdim=keepdim)."""
@@ -124,6 +131,21 @@ class _TensorMethods:
         """pypto.concat(tensors, dim): Tensor.concat([a, b], 1) or
         a.concat([a, b], 1)."""
         return layout.concat(tensors, dim)
+
+    def get_cache_policy(self, policy):
+        """Whether CachePolicy `policy` is switched on for this tensor
+        (False until set_cache_policy switches it on)."""
+        return _cache_policies(self).get(_cache_policy(policy, "get_cache_policy"), False)
+
+    def set_cache_policy(self, policy, value):
+        """Switches CachePolicy `policy` on or off for this tensor. Recorded
+        and returned by get_cache_policy; results do not depend on it (on
+        the NPU it steers prefetching and caching of the tensor's data)."""
+        policy = _cache_policy(policy, "set_cache_policy")
+        if not isinstance(value, bool):
+            raise TypeError(f"pypto.Tensor.set_cache_policy: value must be a bool, got "
+                            f"{type(value).__name__}")
+        _cache_policies(self)[policy] = value
 
     def __matmul__(self, other): return ops.matmul(self, other)
     def __rmatmul__(self, other): return ops.matmul(other, self)
@@ -219,8 +241,29 @@ _UNARY_METHODS = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt
                   "logical_not", "isnan", "isfinite", "signbit")
 
 
+def _cache_policy(policy, method):
+    if not isinstance(policy, CachePolicy):
+        raise TypeError(f"pypto.Tensor.{method}: policy must be a pypto.CachePolicy, got "
+                        f"{policy!r}")
+    return policy
+
+
+def _cache_policies(t):
+    return t.__dict__.setdefault("_cache_policies", {})
+
+
+_TENSOR_IDS = itertools.count(1)
+
+
+def _tensor_id(self):
+    """A positive int unique to this Tensor object in the process (a view or
+    an op's result is a new Tensor with its own id)."""
+    return self.__dict__.setdefault("_tensor_id", next(_TENSOR_IDS))
+
+
 def bind():
     """Attaches the operators and methods to Tensor."""
+    Tensor.id = property(_tensor_id)
     for name, member in vars(_TensorMethods).items():
         if callable(member) and name not in ("__dict__", "__weakref__", "__init__"):
             setattr(Tensor, name, member)

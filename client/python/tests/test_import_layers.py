@@ -41,8 +41,9 @@ FLOORS = [
     ("ops", "control_flow"),
     # the ops addressed by an index tensor (gather, scatter, index_*)
     ("indexing",),
-    # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental)
-    ("composites", "experimental"),
+    # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental;
+    # topk/argsort; uniform/normal; pack, atomic_add, scaled_mm, ...)
+    ("composites", "experimental", "sorting", "rng", "extra_ops"),
     # Tensor's operators; the AST rewrite; errors at user lines; backends
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
     # the first op a compiled kernel computes differently from its eager run

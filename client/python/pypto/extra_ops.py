@@ -1,0 +1,253 @@
+"""PyPTO ops composed of the public ops (expand_exp_dif, atomic_add,
+scaled_mm on float operands, pack and unpack of integer tensors) and the
+ones accepted for Ascend programs with a clear error where this version has
+no equivalent (quant_mx, conv, FP8 scaled_mm, float pack/unpack).
+"""
+
+import math
+
+from . import dtypes, layout, ops, symbolic, tiling
+from .matmul import matmul as _matmul
+from .errors import not_yet
+from .primitives import FLOAT_TYPES, broadcast_shapes, check_traced
+from .symbolic import SymbolicScalar
+
+_FP8_TYPES = (dtypes.DT_FP8E4M3, dtypes.DT_FP8E5M2)
+
+
+def expand_exp_dif(input, other):  # noqa: A002 - PyPTO's names
+    """e ** (input - other), `other` broadcast to input's shape (PTO-ISA's
+    TROWEXPANDEXPDIF with one value per row, TCOLEXPANDEXPDIF with one per
+    column; any numpy broadcast that keeps input's shape here): the softmax
+    numerator. FP32, FP16 or BF16 tensors of one dtype; the result has
+    input's shape and dtype and is torch.exp(input - other) (FP16/BF16: the
+    difference rounded to the dtype, then exp rounded)."""
+    what = "pypto.expand_exp_dif"
+    check_traced(input, what, "input")
+    check_traced(other, what, "other")
+    for name, t in (("input", input), ("other", other)):
+        if t.dtype not in FLOAT_TYPES:
+            raise TypeError(f"{what}: argument '{name}' has dtype {t.dtype.name}; it must be "
+                            f"DT_FP32, DT_FP16 or DT_BF16")
+    if input.dtype != other.dtype:
+        raise TypeError(f"{what}: 'input' has dtype {input.dtype.name} and 'other' "
+                        f"{other.dtype.name}; they must be equal")
+    shape = broadcast_shapes(what, [("input", list(input._shape)),
+                                    ("other", list(other._shape))])
+    if not symbolic.same_shape(list(shape), list(input._shape)):
+        raise ValueError(f"{what}: 'other' {list(other._shape)} must broadcast to 'input' "
+                         f"{list(input._shape)} (one value per row or per column), not widen "
+                         f"it to {list(shape)}")
+    return ops.exp(ops.sub(input, other))
+
+
+def atomic_add(src, offsets, dst):
+    """dst[offsets : offsets + src.shape] += src, in place (PyPTO's
+    cross-core accumulation into a global tensor). Here each atomic_add is
+    a read of the region, an add and a write of the region, ordered after
+    every earlier write of dst and before every later read in the kernel's
+    program order, so a sequence of them (in a loop, too) accumulates as
+    written. Equal dtypes; integer tensors wrap as torch. Returns None."""
+    what = "pypto.atomic_add"
+    check_traced(src, what, "src")
+    check_traced(dst, what, "dst")
+    if src.dtype != dst.dtype:
+        raise TypeError(f"{what}: 'src' has dtype {src.dtype.name} and 'dst' {dst.dtype.name}; "
+                        f"they must be equal")
+    if not isinstance(offsets, (list, tuple)) or len(offsets) != len(dst._shape):
+        raise ValueError(f"{what}: offsets {offsets!r} must be a sequence of "
+                         f"{len(dst._shape)} ints (one per dim of 'dst' "
+                         f"{list(dst._shape)})")
+    if len(src._shape) != len(dst._shape):
+        raise ValueError(f"{what}: 'src' {list(src._shape)} and 'dst' {list(dst._shape)} must "
+                         f"have the same rank")
+    region = layout.view(dst, list(src._shape), list(offsets))
+    layout.assemble(ops.add(region, src), list(offsets), dst)
+
+
+def quant_mx(input, quant_dtype=dtypes.DT_FP8E4M3, mode=None, axis=-1,  # noqa: A002
+             performance_mode=True):
+    """MX (microscaling) quantisation: blocks of 32 along `axis` share an
+    E8M0 scale, the elements quantised to FP8 (E4M3/E5M2). Accepted and
+    checked; raises NotYetImplementedError: this version has no FP8 or E8M0
+    tensors to hold the result."""
+    what = "pypto.quant_mx"
+    check_traced(input, what, "input")
+    if input.dtype not in FLOAT_TYPES:
+        raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; it must be "
+                        f"DT_FP32, DT_FP16 or DT_BF16")
+    if quant_dtype not in _FP8_TYPES:
+        raise TypeError(f"{what}: quant_dtype {getattr(quant_dtype, 'name', quant_dtype)} must "
+                        f"be DT_FP8E4M3 or DT_FP8E5M2")
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{what}: axis must be an int, got {type(axis).__name__}")
+    rank = len(input._shape)
+    if not -rank <= axis < rank:
+        raise ValueError(f"{what}: axis {axis} is out of range for rank {rank}")
+    raise not_yet(what, f"its result is {quant_dtype.name} values with DT_FP8E8M0 scales, and "
+                        f"this version's compiler and runtime have no FP8 or E8M0 tensors")
+
+
+def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A002
+         groups=1, transposed=False, output_paddings=(), extend_params=None):
+    """Convolution on Ascend's cube unit. Accepted; raises
+    NotYetImplementedError (this version has no convolution)."""
+    what = "pypto.conv"
+    check_traced(input, what, "input")
+    check_traced(weight, what, "weight")
+    raise not_yet(what, "convolution runs on Ascend's cube unit, and this version lowers "
+                        "no convolution; write it as pypto.matmul over im2col views")
+
+
+def _check_scale(what, name, scale, rows, k, trans):
+    """scale [rows, k // g] (trans: [k // g, rows]) of one float dtype: the
+    group size g along K."""
+    check_traced(scale, what, name)
+    if scale.dtype not in FLOAT_TYPES:
+        raise TypeError(f"{what}: '{name}' has dtype {scale.dtype.name}; it must be DT_FP32, "
+                        f"DT_FP16 or DT_BF16 (E8M0 scales are not supported here)")
+    shape = list(scale._shape)
+    if len(shape) != 2:
+        raise ValueError(f"{what}: '{name}' {shape} must have 2 dims")
+    s_rows, s_k = (shape[1], shape[0]) if trans else (shape[0], shape[1])
+    static = all(isinstance(d, int) and not isinstance(d, SymbolicScalar)
+                 for d in (s_rows, s_k, rows, k))
+    if not static or s_rows != rows or s_k <= 0 or k % s_k:
+        raise ValueError(f"{what}: '{name}' {shape} must be [{rows}, K / g]"
+                         f"{' (transposed)' if trans else ''} with K = {k} a multiple of "
+                         f"K / g (static dims)")
+    return k // s_k
+
+
+def _scaled(x, scale, group, trans):
+    """x [rows, k] times scale [rows, k / group] (trans: [k / group, rows]),
+    each scale repeated over `group` consecutive elements along k; rounded
+    to x's dtype."""
+    rows, k = x._shape
+    if trans:
+        scale = layout.transpose(scale, 0, 1)
+    if scale.dtype != x.dtype:
+        scale = ops.cast(scale, x.dtype)
+    space = (rows, k // group, group)
+    with tiling.vec_tile_in_force(tiling.layout_tile(space)):
+        product = ops.mul(layout.reshape(x, list(space)), layout.unsqueeze(scale, -1))
+        return layout.reshape(product, [rows, k])
+
+
+def scaled_mm(mat_a, mat_b, out_dtype, scale_a, scale_b, *, a_trans=False, b_trans=False,
+              scale_a_trans=False, scale_b_trans=False, c_matrix_nz=False,
+              extend_params=None):
+    """(mat_a * scale_a) @ (mat_b * scale_b), each scale shared by a group of
+    g consecutive elements along K (MX: g = 32). mat_a [M, K] (a_trans:
+    [K, M]), mat_b [K, N] (b_trans: [N, K]); scale_a [M, K / g]
+    (scale_a_trans: [K / g, M]), scale_b [N, K / g] (scale_b_trans:
+    [K / g, N]). Operands here are FP32/FP16/BF16 (the scaled products are
+    rounded to the operand dtype, then multiplied as pypto.matmul); FP8
+    operands with E8M0 scales (PyPTO's MX types) raise
+    NotYetImplementedError, as does c_matrix_nz or extend_params."""
+    what = "pypto.scaled_mm"
+    check_traced(mat_a, what, "mat_a")
+    check_traced(mat_b, what, "mat_b")
+    if mat_a.dtype in _FP8_TYPES or mat_b.dtype in _FP8_TYPES:
+        raise not_yet(what, "FP8 operands with E8M0 scales: this version's compiler has no "
+                            "FP8 or E8M0 tensors; pass dequantised FP32/FP16/BF16 operands")
+    if c_matrix_nz or extend_params:
+        raise not_yet(what, "c_matrix_nz and extend_params (Ascend-only result layouts and "
+                            "epilogues)")
+    if mat_a.dtype != mat_b.dtype or mat_a.dtype not in FLOAT_TYPES:
+        raise TypeError(f"{what}: 'mat_a' and 'mat_b' have dtypes {mat_a.dtype.name} and "
+                        f"{mat_b.dtype.name}; they must be one of DT_FP32, DT_FP16, DT_BF16")
+    if len(mat_a._shape) != 2 or len(mat_b._shape) != 2:
+        raise ValueError(f"{what}: 'mat_a' {list(mat_a._shape)} and 'mat_b' "
+                         f"{list(mat_b._shape)} must have 2 dims")
+    a = layout.transpose(mat_a, 0, 1) if a_trans else mat_a        # [M, K]
+    b = mat_b if b_trans else layout.transpose(mat_b, 0, 1)        # [N, K]
+    m, k = a._shape
+    n, kb = b._shape
+    if not symbolic.same(k, kb):
+        raise ValueError(f"{what}: K differs: mat_a gives {k}, mat_b {kb}")
+    ga = _check_scale(what, "scale_a", scale_a, m, k, scale_a_trans)
+    gb = _check_scale(what, "scale_b", scale_b, n, k, scale_b_trans)
+    a = _scaled(a, scale_a, ga, scale_a_trans)
+    b = _scaled(b, scale_b, gb, scale_b_trans)
+    return _matmul(a, b, out_dtype, b_trans=True)
+
+
+# pack, unpack ---------------------------------------------------------------------
+
+# The integer dtypes whose bytes pack/unpack compute (two's complement,
+# little-endian as the host stores them), and their sizes.
+_BYTE_TYPES = {dtypes.DT_BOOL: 1, dtypes.DT_UINT8: 1, dtypes.DT_INT8: 1, dtypes.DT_INT16: 2,
+               dtypes.DT_INT32: 4, dtypes.DT_INT64: 8}
+_NO_BITCAST = ("a float's bytes need a bit reinterpretation (bitcast) instruction, which this "
+               "version's compiler does not have; integer and BOOL tensors are supported")
+
+
+def _static_shape(what, t, name):
+    shape = list(t._shape)
+    if not all(isinstance(d, int) and not isinstance(d, SymbolicScalar) for d in shape):
+        raise ValueError(f"{what}: '{name}' {shape} must have static dims")
+    return shape
+
+
+def pack(input):  # noqa: A002 - PyPTO's names
+    """input flattened and its bytes reinterpreted as DT_UINT8 (little-endian,
+    as torch's x.flatten().view(torch.uint8)): a 1-D tensor of numel *
+    element-size values. Integer and BOOL tensors; float tensors raise
+    NotYetImplementedError (no bitcast instruction here)."""
+    what = "pypto.pack"
+    check_traced(input, what, "input")
+    if input.dtype not in _BYTE_TYPES:
+        raise not_yet(f"{what} of a {input.dtype.name} tensor", _NO_BITCAST)
+    shape = _static_shape(what, input, "input")
+    n, size = math.prod(shape), _BYTE_TYPES[input.dtype]
+    flat = layout.reshape(input, [n]) if len(shape) != 1 else input
+    with tiling.vec_tile_in_force(_byte_tile(n, size)):
+        if size == 1:
+            if input.dtype == dtypes.DT_UINT8:
+                return layout.clone(flat)
+            return ops.cast(ops.bitwise_and(ops.cast(flat, dtypes.DT_INT32), 0xFF),
+                            dtypes.DT_UINT8)
+        wide = dtypes.DT_INT64 if size == 8 else dtypes.DT_INT32
+        x = ops.cast(flat, wide) if flat.dtype != wide else flat
+        columns = [layout.unsqueeze(ops.bitwise_and(ops.bitwise_right_shift(x, 8 * k), 0xFF), 1)
+                   for k in range(size)]
+        return ops.cast(layout.reshape(layout.concat(columns, 1), [n * size]), dtypes.DT_UINT8)
+
+
+def _byte_tile(n, size):
+    """A vector tile for [n] values and their [n, size] bytes."""
+    return (min(n, 1024), size)
+
+
+def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
+    """A DT_UINT8 tensor's bytes reinterpreted as `dst_dtype` (little-endian,
+    as torch's x.view(dtype)): the last dim shrinks by the element size,
+    which must divide it. Integer and BOOL results (BOOL: a byte other than
+    0 is true); float results raise NotYetImplementedError (no bitcast
+    instruction here)."""
+    what = "pypto.unpack"
+    check_traced(input, what, "input")
+    if input.dtype != dtypes.DT_UINT8:
+        raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; it must be "
+                        f"DT_UINT8")
+    if not isinstance(dst_dtype, dtypes.DataType):
+        raise TypeError(f"{what}: dst_dtype must be a pypto.DT_* constant, got {dst_dtype!r}")
+    if dst_dtype not in _BYTE_TYPES:
+        raise not_yet(f"{what} to {dst_dtype.name}", _NO_BITCAST)
+    shape = _static_shape(what, input, "input")
+    size = _BYTE_TYPES[dst_dtype]
+    if not shape or shape[-1] % size:
+        raise ValueError(f"{what}: the last dim of 'input' {shape} must be a multiple of "
+                         f"{size} (the size of {dst_dtype.name})")
+    out_shape = shape[:-1] + [shape[-1] // size]
+    n = math.prod(out_shape)
+    with tiling.vec_tile_in_force(_byte_tile(n, size)):
+        b = ops.cast(layout.reshape(input, [n, size]), dtypes.DT_INT64)
+        value = None
+        for k in range(size):
+            byte = layout.reshape(layout.view(b, [n, 1], [0, k]), [n])
+            part = ops.bitwise_left_shift(byte, 8 * k) if k else byte
+            value = part if value is None else ops.bitwise_or(value, part)
+        out = ops.cast(value, dst_dtype)
+    return layout.reshape(out, out_shape) if len(out_shape) != 1 else out

@@ -35,7 +35,7 @@ struct Lowered {
 };
 
 absl::Status Lower(const pto::v1::Graph& g, Lowered* out) {
-  absl::StatusOr<TensorGraph> t = ImportGraph(g);
+  absl::StatusOr<TensorGraph> t = testing::VerifyAndImport(g);
   if (!t.ok()) return t.status();
   out->tensor = *std::move(t);
   absl::StatusOr<TileGraph> tile = ExpandToTiles(out->tensor, {});

@@ -500,7 +500,7 @@ def _later(name):
 
 
 LATER_OPS = ("from_torch", "options", "set_pass_options", "set_host_options",
-             "set_codegen_options", "set_debug_options", "verify", "topk", "argsort")
+             "set_codegen_options", "set_debug_options", "verify")
 
 
 # Trigonometric and hyperbolic functions, cbrt, atan2, hypot --------------------

@@ -128,6 +128,16 @@ def bytes_of(dtype):
     return _BYTES[dtype]
 
 
+def run_dtypes(param_dtypes):
+    """What a kernel's run takes besides its arrays, for parameters of
+    `param_dtypes` in order: DT_BF16 where the array is an int16 view of
+    bfloat16 data, else 0 (the array's dtype says it); [] when none is
+    BF16."""
+    if DT_BF16 not in param_dtypes:
+        return []
+    return [int(dt) if dt == DT_BF16 else 0 for dt in param_dtypes]
+
+
 def to_numpy(dtype):
     """The numpy dtype for `dtype`, or None (BF16, FP8 have none)."""
     return _NUMPY.get(DataType(dtype))

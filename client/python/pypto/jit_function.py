@@ -139,11 +139,8 @@ class _Entry:
         self.roles = [p.role for p in graph.params]
         self.names = [p.name for p in graph.params]
         self.written = [i for i, r in enumerate(self.roles) if r != graph_pb2.PARAM_ROLE_IN]
-        # Per graph parameter: DT_BF16 where the array is an int16 view of
-        # bfloat16 data, else 0 (the array's dtype); [] when none is.
-        tensor_dtypes = [spec[0] for spec in specs if spec[0] != "scalar"]
-        self.run_dtypes = ([int(dt) if dt == dtypes.DT_BF16 else 0 for dt in tensor_dtypes]
-                           if dtypes.DT_BF16 in tensor_dtypes else [])
+        self.run_dtypes = dtypes.run_dtypes(
+            [spec[0] for spec in specs if spec[0] != "scalar"])
         # What last_compile says on every memory hit (shared: read-only).
         self.memory_info = CompileInfo("memory", compiled.key)
 

@@ -82,11 +82,7 @@ def _run_probes(name, builder, vids, arrays, torches, specs, options, timeout):
     outputs = [_empty(builder._values[vid][1], builder._values[vid][2]) for vid in vids]
     run_args = [np.ascontiguousarray(a) for a in arrays] + [o[0] for o in outputs]
     kinds = [spec[0] for spec in specs] + [builder._values[vid][1] for vid in vids]
-    # Per parameter DT_BF16 where the array is an int16 view of bfloat16
-    # data, else 0; [] when none is (the kernel's run convention).
-    run_dtypes = ([int(k) if k == dtypes.DT_BF16 else 0 for k in kinds]
-                  if dtypes.DT_BF16 in kinds else [])
-    compiled.kernel.run(run_args, run_dtypes)
+    compiled.kernel.run(run_args, dtypes.run_dtypes(kinds))
     return [eager.input_values(array, t, builder._values[vid][1])
             for (array, t), vid in zip(outputs, vids)]
 

@@ -155,8 +155,14 @@ def check_goldens(jit_fn, run):
 def differs(got, want, bound, tol):
     """Where compiled values `got` differ from eager values `want` (with
     their error bounds) beyond the bound or the (rtol, atol) `tol`."""
+    return _bad(got, want, bound, _allowed_against_eager(want, bound, tol))
+
+
+def _allowed_against_eager(want, bound, tol):
+    """The allowed difference from eager values: their bound, or the given
+    (rtol, atol) where larger."""
     rtol, atol = tol if tol is not None else (0.0, 0.0)
-    return _bad(got, want, bound, np.maximum(bound, atol + rtol * np.abs(want)))
+    return np.maximum(bound, atol + rtol * np.abs(want))
 
 
 def _bad(other, want, bound, allowed):
@@ -174,8 +180,7 @@ def _compare(run, name, vid, other, dtype, tol, title, other_label, eager_is_got
                                 f"{list(want.shape)}")
     bound = run.builder.bounds[vid]
     if eager_is_got:  # compiled against eager: the bound, or the given tolerance
-        rtol, atol = tol if tol is not None else (0.0, 0.0)
-        allowed = np.maximum(bound, atol + rtol * np.abs(want))
+        allowed = _allowed_against_eager(want, bound, tol)
     else:
         rtol, atol = tol if tol is not None else TOLERANCES.get(dtype, (0.0, 0.0))
         allowed = bound + atol + rtol * np.abs(other)

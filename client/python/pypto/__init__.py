@@ -47,7 +47,7 @@ from .element import Element  # noqa: E402,F401
 from .jit_function import CompileInfo, JitFunction, jit  # noqa: E402,F401
 from .ops import LATER_OPS as _LATER_OPS, _later  # noqa: E402
 from .ops import (  # noqa: E402,F401,A004
-    abs, add, amax, amin, arange, argmax, argmin, cast, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, floor_divide, ge, gt, le, log,
+    abs, add, amax, amin, arange, argmax, argmin, ceil, clip, full, ones, zeros, cos, div, eq, erf, erfc, exp, exp2, expm1, floor, floor_divide, ge, gt, le, log,
     log1p, log2, log10, lt, matmul, maximum, minimum, mul, ne, neg, pow, prod, reciprocal, relu, remainder, round,
     rms_norm, rsqrt, sigmoid, sign, sin, softmax, sqrt, sub, sum, tanh, trunc, where)
 from .ops import (  # noqa: E402,F401
@@ -55,6 +55,7 @@ from .ops import (  # noqa: E402,F401
     bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, cbrt, ceil_div, cosh, floor_div,
     fmod, gcd, hypot, isfinite, isnan, logical_and, logical_not, logical_or, logical_xor, lrelu,
     prelu, signbit, sinh, tan, tril, triu)
+from .casting import cast  # noqa: E402,F401
 from .composites import (  # noqa: E402,F401
     axpy_, cumprod, cumsum, deinterleave, dequantize, expand_clone, fillpad, interleave, one_hot,
     pad, quantize, var)

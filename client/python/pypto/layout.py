@@ -307,11 +307,37 @@ def concat(tensors, dim=0):
     return _record("concat", tensors, shape, {"dim": d}, what, static=static)
 
 
-def assemble(src, offsets, dst):
-    """Writes src into dst at offsets (dst[offsets : offsets + src.shape] =
-    src); dst keeps the rest of its data."""
+def assemble(input, offsets=None, out=None, parallel=False):  # noqa: A002 - PyPTO's names
+    """Writes input into out at offsets (out[offsets : offsets + input.shape]
+    = input, only input's valid region); out keeps the rest of its data.
+    PyPTO's second form, assemble([(t, offsets), ...], out), writes each t
+    in the list's order. `parallel` (a bool) lets the NPU run the writes of
+    one call at once; here they run in order, so where tiles overlap the
+    later one wins either way."""
     what = "pypto.assemble"
-    _traced(dst, what, "dst")
+    if not isinstance(parallel, bool):
+        raise TypeError(f"{what}: parallel must be a bool, got {type(parallel).__name__}")
+    if isinstance(input, (list, tuple)):
+        if out is not None and offsets is not None:
+            raise TypeError(f"{what}: the list form is assemble([(tensor, offsets), ...], out); "
+                            f"got offsets and out as well")
+        dst = _traced(out if out is not None else offsets, what, "out")
+        if not input:
+            raise ValueError(f"{what}: the list of (tensor, offsets) pairs is empty")
+        for k, item in enumerate(input):
+            if not isinstance(item, (list, tuple)) or len(item) != 2:
+                raise TypeError(f"{what}: item {k} of the list must be a (tensor, offsets) "
+                                f"pair, got {item!r}")
+            _assemble_at(item[0], item[1], dst, f"{what}: item {k}")
+        return
+    if offsets is None or out is None:
+        raise TypeError(f"{what}: takes (input, offsets, out) or ([(tensor, offsets), ...], out)")
+    _assemble_at(input, offsets, _traced(out, what, "out"), what)
+
+
+def _assemble_at(src, offsets, dst, what):
+    if not isinstance(offsets, (list, tuple)):
+        raise TypeError(f"{what}: offsets must be a list of ints, got {type(offsets).__name__}")
     _assemble(src, [_int(o, f"{what}: offsets[{i}]") for i, o in enumerate(offsets)],
               dst, what)
 

@@ -16,8 +16,8 @@ pypto.eq / pypto.ne (or a.eq(b)).
 
 import itertools
 
-from . import composites, indexing, layout, ops, sorting
-from .enums import CachePolicy
+from . import casting, composites, indexing, layout, ops, sorting
+from .enums import CachePolicy, CastMode, SaturationMode
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
 
@@ -58,7 +58,8 @@ class _TensorMethods:
     def gt(self, other): return ops.gt(self, other)
     def ge(self, other): return ops.ge(self, other)
     def clip(self, min=None, max=None): return ops.clip(self, min, max)  # noqa: A002
-    def cast(self, dtype): return ops.cast(self, dtype)
+    def cast(self, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):
+        return casting.cast(self, dtype, mode, satmode)
     def sum(self, dim=None, keepdim=False): return ops.sum(self, dim, keepdim)
     def softmax(self, dim): return ops.softmax(self, dim)
     def amax(self, dim=None, keepdim=False): return ops.amax(self, dim, keepdim)

@@ -297,6 +297,44 @@ def test_tensor_assemble_and_concat_methods(native, dtype):
     assert torch.equal(by_method, torch.cat([a, b, a], -1))
 
 
+def test_assemble_list_form_keywords_and_parallel(native):
+    @pypto.jit
+    def k(a: ANY, b: ANY, out: ANY, out2: ANY):
+        pypto.set_vec_tile_shapes(8, 16)
+        pypto.assemble([(a, [0, 0]), (b, [2, 3]), (a, [3, 4])], out)
+        pypto.assemble(input=b, offsets=[1, 1], out=out2, parallel=True)
+        pypto.assemble([(a, [0, 4])], out=out2)
+
+    a = torch.arange(8, dtype=torch.float32).reshape(2, 4)
+    b = -torch.arange(8, dtype=torch.float32).reshape(2, 4) - 1
+    out, out2 = torch.full((5, 8), 7.0), torch.full((4, 8), 5.0)
+    k(a, b, out, out2)
+    want = torch.full((5, 8), 7.0)
+    want[0:2, 0:4] = a
+    want[2:4, 3:7] = b
+    want[3:5, 4:8] = a  # overlapping b's last row: the later item wins
+    assert torch.equal(out, want)
+    want2 = torch.full((4, 8), 5.0)
+    want2[1:3, 1:5] = b
+    want2[0:2, 4:8] = a
+    assert torch.equal(out2, want2)
+
+
+def test_assemble_forms_are_checked():
+    def trace(body):
+        @pypto.jit
+        def k(a: ANY, out: ANY):
+            body(a, out)
+        k(torch.zeros(2, 4), torch.zeros(4, 4))
+
+    with pytest.raises(TypeError, match=r"item 1 of the list must be a \(tensor, offsets\) pair"):
+        trace(lambda a, out: pypto.assemble([(a, [0, 0]), a], out))
+    with pytest.raises(TypeError, match=r"parallel must be a bool"):
+        trace(lambda a, out: pypto.assemble(a, [0, 0], out, parallel=1))
+    with pytest.raises(ValueError, match=r"item 0: src \[2, 4\] at offsets \[3, 0\] does not fit"):
+        trace(lambda a, out: pypto.assemble([(a, [3, 0])], out))
+
+
 def test_tensor_assemble_checks_the_region():
     @pypto.jit
     def k(a: ANY, out: ANY):

@@ -151,9 +151,11 @@ class _TensorMethods:
     def __matmul__(self, other): return ops.matmul(self, other)
     def __rmatmul__(self, other): return ops.matmul(other, self)
 
-    def matmul(self, other, out_dtype=None, a_trans=False, b_trans=False):
+    def matmul(self, other, out_dtype=None, a_trans=False, b_trans=False, *,
+               c_matrix_nz=False, extend_params=None):
         """pypto.matmul(self, other, ...)."""
-        return ops.matmul(self, other, out_dtype, a_trans, b_trans)
+        return ops.matmul(self, other, out_dtype, a_trans, b_trans, c_matrix_nz=c_matrix_nz,
+                          extend_params=extend_params)
 
     # Views and writes ---------------------------------------------------------
 

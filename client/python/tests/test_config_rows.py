@@ -135,10 +135,18 @@ def test_matmul_extend_params_batched_bias(native):
         pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
         out[:] = pypto.matmul(a, b, pypto.DT_FP32, extend_params={"bias_tensor": bias})
 
+    @pypto.jit
+    def method(a: F32, b: F32, bias: F32, out: F32):
+        pypto.set_cube_tile_shapes([16, 16], [16, 16], [16, 16])
+        out[:] = a.matmul(b, pypto.DT_FP32, extend_params={"bias_tensor": bias,
+                                                           "relu_type": pypto.ReLuType.RELU})
+
     a, b = torch.rand(3, 20, 24) - 0.5, torch.rand(3, 24, 18) - 0.5
     bias, out = torch.rand(1, 18), torch.empty(3, 20, 18)
     k(a, b, bias, out)
     torch.testing.assert_close(out, a @ b + bias, rtol=1e-5, atol=1e-5)
+    method(a, b, bias, out)
+    torch.testing.assert_close(out, torch.relu(a @ b + bias), rtol=1e-5, atol=1e-5)
 
 
 def test_matmul_extend_params_errors_name_the_key():

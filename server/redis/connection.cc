@@ -109,9 +109,9 @@ Connection::~Connection() { redisReaderFree(reader_); }
 absl::Status Connection::Broken(const std::string& what,
                                 const absl::Status& error) {
   broken_ = true;
-  return absl::Status(
-      error.code(),
-      absl::StrCat("Redis node ", address_, ": ", what, ": ", error.message()));
+  error_ = absl::StrCat(what, ": ", error.message());
+  return absl::Status(error.code(),
+                      absl::StrCat("Redis node ", address_, ": ", error_));
 }
 
 absl::StatusOr<Reply> Connection::Command(

@@ -73,8 +73,9 @@ class Connection {
   absl::StatusOr<std::vector<Reply>> Pipeline(
       const std::vector<std::vector<std::string>>& commands);
 
-  // Whether the connection failed and must not be reused.
+  // Whether the connection failed and must not be reused, and why.
   bool broken() const { return broken_; }
+  const std::string& error() const { return error_; }
   const std::string& address() const { return address_; }
 
  private:
@@ -91,6 +92,7 @@ class Connection {
   const absl::Duration command_timeout_;
   const size_t max_reply_bytes_;
   bool broken_ = false;
+  std::string error_;
 };
 
 }  // namespace pto::server::redis

@@ -115,6 +115,16 @@ std::string HandshakeFailure(SSL* ssl, int error, const TlsContext& tls,
          "serve TLS on this port?)";
 }
 
+// The alert the node sent before closing, if one is waiting to be read:
+// a node that refuses the client's certificate says so after a TLS 1.3
+// handshake has completed on the client's side, and closes, so the
+// client's next write fails and only this read tells why.
+std::string AlertReceived(SSL* ssl) {
+  char byte;
+  SSL_read(ssl, &byte, 1);
+  return DrainOpenSslErrors();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Transport>> Transport::Connect(
@@ -204,12 +214,14 @@ absl::Status Transport::Write(absl::string_view data, absl::Duration timeout) {
       if (error == SSL_ERROR_WANT_READ) {
         wait = POLLIN;
       } else if (error != SSL_ERROR_WANT_WRITE) {
-        const std::string reasons = DrainOpenSslErrors();
+        const int write_errno = errno;
+        std::string reasons = DrainOpenSslErrors();
+        if (reasons.empty()) reasons = AlertReceived(ssl_);
         return absl::UnavailableError(absl::StrCat(
             "TLS write failed: ",
-            !reasons.empty() ? reasons
-            : errno != 0     ? std::strerror(errno)
-                             : "connection closed"));
+            !reasons.empty()    ? reasons
+            : write_errno != 0 ? std::strerror(write_errno)
+                               : "connection closed"));
       }
     } else {
       const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);

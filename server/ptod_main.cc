@@ -140,6 +140,10 @@ ABSL_FLAG(absl::Duration, redis_lease_ttl, absl::Seconds(10),
           "expiry of a compile lease in Redis (renewed every third of it "
           "while compiling): how soon other replicas take over from a "
           "replica that died compiling; 0: no leases");
+ABSL_FLAG(absl::Duration, redis_generation_sync, absl::Seconds(1),
+          "how often the cluster's cache generation is read from Redis: "
+          "another replica's Admin invalidate or purge reaches this one "
+          "within it; 0: only at start");
 ABSL_FLAG(absl::Duration, redis_lease_wait, absl::Seconds(130),
           "longest a replica waits for another replica's compile of the "
           "same kernel before compiling it itself");
@@ -382,6 +386,11 @@ int main(int argc, char** argv) {
     redis.max_entry_bytes = absl::GetFlag(FLAGS_redis_max_entry_bytes);
     redis.lease_ttl = absl::GetFlag(FLAGS_redis_lease_ttl);
     redis.lease_wait = absl::GetFlag(FLAGS_redis_lease_wait);
+    if (absl::GetFlag(FLAGS_redis_generation_sync) < absl::ZeroDuration()) {
+      return Fail("--redis_generation_sync must be >= 0");
+    }
+    options.service.generation_sync_interval =
+        absl::GetFlag(FLAGS_redis_generation_sync);
   }
   for (auto [flag, path, pem] :
        {std::make_tuple("tls_cert_file", absl::GetFlag(FLAGS_tls_cert_file),

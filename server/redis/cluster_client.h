@@ -107,6 +107,13 @@ class ClusterClient {
   // DEL: whether the key existed.
   absl::StatusOr<bool> Del(const std::string& key);
 
+  // Every key on the cluster's primaries matching glob `pattern` (SCAN on
+  // each, `count` keys a step), in no order: for administration, not for
+  // serving. UNAVAILABLE when a primary could not be scanned to the end
+  // (the keys of the others are not returned then).
+  absl::StatusOr<std::vector<std::string>> ScanKeys(const std::string& pattern,
+                                                    int count = 1000);
+
   // The current slot map (empty until loaded).
   std::shared_ptr<const SlotMap> slot_map() const;
   Stats stats() const;

@@ -53,7 +53,7 @@ namespace pto::server::redis {
 struct ClusterOptions {
   // Nodes to load the slot map from ("host:port"); any one is enough.
   std::vector<std::string> seeds;
-  // Timeouts and credentials of every connection.
+  // Timeouts, credentials and TLS of every connection.
   ConnectionOptions connection;
   bool read_from_replicas = false;
   size_t max_idle_per_node = 8;

@@ -120,6 +120,7 @@ std::string HandshakeFailure(SSL* ssl, int error, const TlsContext& tls,
 // handshake has completed on the client's side, and closes, so the
 // client's next write fails and only this read tells why.
 std::string AlertReceived(SSL* ssl) {
+  ERR_clear_error();
   char byte;
   SSL_read(ssl, &byte, 1);
   return DrainOpenSslErrors();
@@ -173,6 +174,7 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Connect(
     SSL_set1_host(ssl, name.c_str());
   }
   while (true) {
+    ERR_clear_error();
     errno = 0;
     const int done = SSL_connect(ssl);
     if (done == 1) return transport;
@@ -202,6 +204,8 @@ absl::Status Transport::Write(absl::string_view data, absl::Duration timeout) {
   while (!data.empty()) {
     short wait = POLLOUT;
     if (ssl_ != nullptr) {
+      // SSL_get_error reads this thread's error queue: start it empty.
+      ERR_clear_error();
       errno = 0;
       const int n = SSL_write(ssl_, data.data(),
                               static_cast<int>(std::min<size_t>(
@@ -247,6 +251,8 @@ absl::StatusOr<size_t> Transport::Read(char* buffer, size_t size,
   while (true) {
     short wait = POLLIN;
     if (ssl_ != nullptr) {
+      // SSL_get_error reads this thread's error queue: start it empty.
+      ERR_clear_error();
       errno = 0;
       const int n = SSL_read(
           ssl_, buffer,

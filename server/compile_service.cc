@@ -1,5 +1,6 @@
 #include "server/compile_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -107,14 +108,82 @@ CompileServiceImpl::CompileServiceImpl(CompilerBackend* backend,
                     static_cast<size_t>(std::max(options.request_threads, 1))) {
   generation_ = store->generation();
   UpdateCacheGauges();
+  if (store_->remote() != nullptr) {
+    generation_sync_ = std::thread([this] { GenerationSyncLoop(); });
+  }
 }
 
 CompileServiceImpl::~CompileServiceImpl() { Drain(); }
 
 void CompileServiceImpl::Drain() {
   draining_ = true;
+  if (generation_sync_.joinable()) {
+    stop_sync_.Notify();
+    generation_sync_.join();
+  }
   pool_.Shutdown();
   request_pool_.Shutdown();
+}
+
+void CompileServiceImpl::GenerationSyncLoop() {
+  // At start, then every interval (zero: at start only).
+  do {
+    SyncGeneration();
+  } while (options_.generation_sync_interval > absl::ZeroDuration() &&
+           !stop_sync_.WaitForNotificationWithTimeout(
+               options_.generation_sync_interval));
+}
+
+bool CompileServiceImpl::SyncGeneration() {
+  absl::MutexLock lock(&generation_mu_);
+  absl::StatusOr<uint64_t> shared =
+      store_->remote()->SyncGeneration(generation_);
+  if (!shared.ok()) return false;  // the tier counts and logs its errors
+  if (*shared > generation_) {
+    absl::StatusOr<uint64_t> raised = store_->RaiseGeneration(*shared);
+    if (!raised.ok()) {
+      spdlog::error("cannot adopt the cluster's cache generation {}: {}",
+                    *shared, raised.status().ToString());
+      return true;
+    }
+    spdlog::warn(
+        "cache generation {} from the cluster (a replica invalidated or "
+        "purged the cache): entries of generation {} are no longer served",
+        *raised, generation_.load());
+    UseGeneration(*raised);
+  }
+  return true;
+}
+
+absl::StatusOr<uint64_t> CompileServiceImpl::NewGeneration(bool* notified) {
+  *notified = false;
+  RemoteTier* remote = store_->remote();
+  if (remote == nullptr) return store_->BumpGeneration();
+  // Newer than any generation the cluster knows, even one this replica
+  // has not synced yet.
+  absl::StatusOr<uint64_t> shared = remote->SyncGeneration(generation_);
+  const uint64_t next =
+      std::max<uint64_t>(shared.ok() ? *shared : 0, generation_) + 1;
+  absl::StatusOr<uint64_t> raised = store_->RaiseGeneration(next);
+  if (!raised.ok()) return raised.status();
+  if (shared.ok()) {
+    absl::StatusOr<uint64_t> published = remote->SyncGeneration(*raised);
+    *notified = published.ok() && *published == *raised;
+  }
+  if (!*notified) {
+    spdlog::warn(
+        "cache generation {} could not be published in Redis: other replicas "
+        "learn it when this one reaches Redis again",
+        *raised);
+  }
+  return raised;
+}
+
+void CompileServiceImpl::UseGeneration(uint64_t generation) {
+  generation_ = generation;
+  // Unreachable now under the old keys; free the memory at once.
+  memory_.Clear();
+  metrics_->SetMemoryCacheBytes(memory_.bytes());
 }
 
 grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
@@ -490,23 +559,45 @@ grpc::Status CompileServiceImpl::Admin(grpc::ServerContext* context,
                                      " is not an admin (add \"admin\" to its "
                                      "line in the tokens file)"));
   }
+  const std::string who = caller->tenant.empty() ? "-" : caller->tenant;
+  bool notified = false;
   switch (request->action()) {
     case pto::v1::ADMIN_ACTION_INVALIDATE: {
-      absl::StatusOr<uint64_t> generation = store_->BumpGeneration();
+      absl::MutexLock lock(&generation_mu_);
+      absl::StatusOr<uint64_t> generation = NewGeneration(&notified);
       if (!generation.ok()) return ToGrpcStatus(generation.status());
-      generation_ = *generation;
-      // Unreachable now under the old keys; free the memory at once.
-      memory_.Clear();
-      spdlog::warn("admin {}: cache invalidated, generation {}",
-                   caller->tenant.empty() ? "-" : caller->tenant, *generation);
+      UseGeneration(*generation);
+      spdlog::warn("admin {}: cache invalidated, generation {}", who,
+                   *generation);
       break;
     }
     case pto::v1::ADMIN_ACTION_PURGE: {
+      absl::MutexLock lock(&generation_mu_);
+      if (store_->remote() != nullptr) {
+        // Other replicas drop what they hold of the old generation.
+        absl::StatusOr<uint64_t> generation = NewGeneration(&notified);
+        if (!generation.ok()) return ToGrpcStatus(generation.status());
+        UseGeneration(*generation);
+      }
       absl::Status purged = store_->Purge();
       if (!purged.ok()) return ToGrpcStatus(purged);
       memory_.Clear();
-      spdlog::warn("admin {}: cache purged",
-                   caller->tenant.empty() ? "-" : caller->tenant);
+      if (store_->remote() != nullptr) {
+        absl::StatusOr<uint64_t> deleted = store_->remote()->DeleteAll();
+        if (deleted.ok()) {
+          response->set_shared_entries_deleted(*deleted);
+          spdlog::warn("admin {}: cache purged, {} Redis entries deleted, "
+                       "generation {}",
+                       who, *deleted, generation_.load());
+        } else {
+          spdlog::warn("admin {}: cache purged, generation {}; Redis entries "
+                       "not all deleted (unreachable under the new "
+                       "generation, they age out): {}",
+                       who, generation_.load(), deleted.status().ToString());
+        }
+      } else {
+        spdlog::warn("admin {}: cache purged", who);
+      }
       break;
     }
     default:
@@ -514,6 +605,7 @@ grpc::Status CompileServiceImpl::Admin(grpc::ServerContext* context,
                           absl::StrCat("Admin: unknown action ",
                                        static_cast<int>(request->action())));
   }
+  response->set_cluster_notified(notified);
   metrics_->SetMemoryCacheBytes(memory_.bytes());
   UpdateCacheGauges();
   const KernelStore::Stats stats = store_->GetStats();

@@ -36,6 +36,21 @@
 // are still answered). GetKernel, Stats and Admin are synchronous
 // gRPC methods (gRPC's own thread pool, bounded by PtodOptions).
 //
+// Admin. Invalidate starts a new cache generation (the salt in every
+// storage key) and frees the memory tier; Purge deletes every entry. With a
+// remote tier (ptod replicas sharing Redis) both act on every replica: the
+// generation is the cluster's (RemoteTier::SyncGeneration, a max-merge),
+// and a background thread syncs it at start and every
+// generation_sync_interval, so a replica adopts another's new generation
+// within that interval: its memory tier is cleared and its RocksDB and
+// Redis entries of the old generation are never read again (they age out
+// by eviction and TTL). Purge also deletes every kernel entry in Redis and
+// bumps the cluster's generation, so other replicas drop what they hold as
+// an Invalidate would. When Redis cannot be reached the action is still
+// done here, the response says the cluster was not told, and the next sync
+// that reaches Redis publishes the generation (Redis entries a Purge could
+// not delete are unreachable under the new generation all the same).
+//
 // Retries, back-off and fallbacks are the client's.
 #ifndef PTO_SERVER_COMPILE_SERVICE_H_
 #define PTO_SERVER_COMPILE_SERVICE_H_
@@ -44,11 +59,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "pto/v1/compile_service.grpc.pb.h"
@@ -88,6 +105,10 @@ struct CompileServiceOptions {
   // Threads for Compile calls that are not memory hits (each waiting caller
   // holds one); with all of them busy such a call is RESOURCE_EXHAUSTED.
   int request_threads = 256;
+  // With a remote tier: how often the generation the ptods sharing it agree
+  // on is synced (RemoteTier::SyncGeneration; see "Admin" above); zero:
+  // only at start and by Admin calls.
+  absl::Duration generation_sync_interval = absl::Seconds(1);
 };
 
 // The key an entry is cached under: the compiler's `key` itself for the
@@ -189,6 +210,18 @@ class CompileServiceImpl final : public CompileServiceBase {
 
   void UpdateCacheGauges();
 
+  // Syncs the generation with the remote tier's (raising either); true
+  // when it could be asked. Adopts a newer one: persisted, memory cleared.
+  bool SyncGeneration() ABSL_LOCKS_EXCLUDED(generation_mu_);
+  // A new generation newer than every one the cluster knows, published
+  // there when it can be (`*notified`); with no remote tier, local only.
+  absl::StatusOr<uint64_t> NewGeneration(bool* notified)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(generation_mu_);
+  // Makes `generation` this ptod's (already persisted) and clears memory.
+  void UseGeneration(uint64_t generation)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(generation_mu_);
+  void GenerationSyncLoop();
+
   CompilerBackend* const backend_;
   KernelStore* const store_;
   Metrics* const metrics_;
@@ -199,7 +232,9 @@ class CompileServiceImpl final : public CompileServiceBase {
   Singleflight flights_;
 
   std::atomic<bool> draining_{false};
-  // The cache generation (StorageKey); bumped by Invalidate.
+  // The cache generation (StorageKey); bumped by Invalidate and Purge,
+  // raised by SyncGeneration. Changes hold generation_mu_.
+  absl::Mutex generation_mu_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> hits_{0};
@@ -215,6 +250,9 @@ class CompileServiceImpl final : public CompileServiceBase {
   WorkerPool pool_;
   // Last: destroyed first; Compile calls that are not memory hits.
   WorkerPool request_pool_;
+  // With a remote tier: GenerationSyncLoop, until stop_sync_ (Drain).
+  absl::Notification stop_sync_;
+  std::thread generation_sync_;
 };
 
 // The bytes of `buffer` in one piece: its only slice (kept alive in

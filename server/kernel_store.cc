@@ -854,6 +854,20 @@ absl::StatusOr<uint64_t> KernelStore::BumpGeneration() {
   return generation_;
 }
 
+absl::StatusOr<uint64_t> KernelStore::RaiseGeneration(uint64_t at_least) {
+  absl::MutexLock lock(&write_mu_);
+  if (at_least <= generation_) return generation_;
+  const uint64_t before = generation_;
+  generation_ = at_least;
+  rocksdb::WriteBatch batch;
+  absl::Status s = CommitLocked(&batch, entries_, payloads_, bytes_);
+  if (!s.ok()) {
+    generation_ = before;
+    return s;
+  }
+  return generation_;
+}
+
 KernelStore::Stats KernelStore::GetStats() const {
   absl::MutexLock lock(&write_mu_);
   return Stats{entries_, payloads_, bytes_, corrupt_entries_, evictions_};

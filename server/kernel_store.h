@@ -200,7 +200,8 @@ class KernelStore {
   void ReleaseCompileLease(const std::string& key) {
     if (options_.remote != nullptr) options_.remote->ReleaseCompileLease(key);
   }
-
+  // The remote tier (Options::remote), or null.
+  RemoteTier* remote() const { return options_.remote; }
 
   // Deletes every entry (admin purge). The counters restart at zero.
   absl::Status Purge();
@@ -208,8 +209,11 @@ class KernelStore {
   // The cache generation: a number the service mixes into its keys, kept
   // with the counters. BumpGeneration() makes every existing entry
   // unreachable (they age out by eviction) and returns the new one.
+  // RaiseGeneration(g) makes it g if it was lower (another ptod sharing the
+  // remote tier invalidated) and returns it.
   uint64_t generation() const;
   absl::StatusOr<uint64_t> BumpGeneration();
+  absl::StatusOr<uint64_t> RaiseGeneration(uint64_t at_least);
 
   // Writes the access times recorded in memory (also done every
   // access_granularity, before eviction, and on close).

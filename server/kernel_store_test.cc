@@ -683,6 +683,19 @@ TEST_F(KernelStoreTest, PurgeEmptiesTheStore) {
   EXPECT_EQ(store->GetStats().entries, 1u);
 }
 
+TEST_F(KernelStoreTest, TheGenerationIsBumpedOrRaisedNeverLoweredAndPersists) {
+  {
+    auto store = OpenStore();
+    EXPECT_EQ(store->generation(), 0u);
+    EXPECT_EQ(*store->BumpGeneration(), 1u);
+    EXPECT_EQ(*store->RaiseGeneration(5), 5u);
+    EXPECT_EQ(*store->RaiseGeneration(3), 5u);  // never lowered
+    EXPECT_EQ(store->generation(), 5u);
+  }
+  auto reopened = OpenStore();
+  EXPECT_EQ(reopened->generation(), 5u);
+}
+
 TEST_F(KernelStoreTest, OlderLayoutIsEmptiedOnOpen) {
   {
     // What the first ptod wrote: no layout version in the stats record.

@@ -35,6 +35,7 @@
 #include "server/ptod_server.h"
 #include "server/pto_compiler_backend.h"
 #include "server/redis/credentials.h"
+#include "server/redis/tls_context.h"
 #include "server/tenant_tokens.h"
 #include "server/work_root.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -107,9 +108,19 @@ ABSL_FLAG(std::string, redis_credentials_file, "",
           "Redis ACL credentials: one line (the default user's password) or "
           "two (user, then password); empty: no AUTH");
 ABSL_FLAG(bool, redis_tls, false,
-          "reach Redis over TLS: not available, this ptod's hiredis (0.14, "
-          "Debian 12) has no TLS; ptod refuses to start with it. Keep Redis "
-          "on a private network or put a TLS tunnel (stunnel) beside ptod");
+          "reach Redis over TLS (needs --redis_tls_ca_file); node "
+          "certificates are verified, chain and name");
+ABSL_FLAG(std::string, redis_tls_ca_file, "",
+          "CA certificates (PEM) Redis node certificates must chain to");
+ABSL_FLAG(std::string, redis_tls_cert_file, "",
+          "client certificate chain (PEM) for nodes that require one "
+          "(tls-auth-clients); with --redis_tls_key_file");
+ABSL_FLAG(std::string, redis_tls_key_file, "",
+          "private key (PEM) of --redis_tls_cert_file");
+ABSL_FLAG(std::string, redis_tls_server_name, "",
+          "the name Redis node certificates must carry (also sent as SNI); "
+          "empty: each node's address as the cluster reports it (an IP "
+          "address, checked against the certificates' IP SANs)");
 ABSL_FLAG(bool, redis_read_replicas, false,
           "read kernels from the Redis replicas (writes go to primaries)");
 ABSL_FLAG(absl::Duration, redis_connect_timeout, absl::Milliseconds(200),
@@ -129,6 +140,10 @@ ABSL_FLAG(absl::Duration, redis_lease_ttl, absl::Seconds(10),
           "expiry of a compile lease in Redis (renewed every third of it "
           "while compiling): how soon other replicas take over from a "
           "replica that died compiling; 0: no leases");
+ABSL_FLAG(absl::Duration, redis_generation_sync, absl::Seconds(1),
+          "how often the cluster's cache generation is read from Redis: "
+          "another replica's Admin invalidate or purge reaches this one "
+          "within it; 0: only at start");
 ABSL_FLAG(absl::Duration, redis_lease_wait, absl::Seconds(130),
           "longest a replica waits for another replica's compile of the "
           "same kernel before compiling it itself");
@@ -281,11 +296,51 @@ int main(int argc, char** argv) {
     }
     options.service.signing_key = *std::move(key);
   }
-  if (absl::GetFlag(FLAGS_redis_tls)) {
+  const bool redis_tls_files_given =
+      !absl::GetFlag(FLAGS_redis_tls_ca_file).empty() ||
+      !absl::GetFlag(FLAGS_redis_tls_cert_file).empty() ||
+      !absl::GetFlag(FLAGS_redis_tls_key_file).empty() ||
+      !absl::GetFlag(FLAGS_redis_tls_server_name).empty();
+  if (redis_tls_files_given && !absl::GetFlag(FLAGS_redis_tls)) {
     return Fail(
-        "--redis_tls: this ptod is built with hiredis 0.14 (Debian 12), which "
-        "has no TLS; reach Redis over a private network or a TLS tunnel "
-        "(stunnel) on loopback");
+        "--redis_tls_ca_file, --redis_tls_cert_file, --redis_tls_key_file "
+        "and --redis_tls_server_name need --redis_tls");
+  }
+  if (absl::GetFlag(FLAGS_redis_tls)) {
+    if (absl::GetFlag(FLAGS_redis_nodes).empty()) {
+      return Fail("--redis_tls needs --redis_nodes");
+    }
+    if (absl::GetFlag(FLAGS_redis_tls_ca_file).empty()) {
+      return Fail(
+          "--redis_tls needs --redis_tls_ca_file: the CA (PEM) the Redis "
+          "nodes' certificates chain to");
+    }
+    if (absl::GetFlag(FLAGS_redis_tls_cert_file).empty() !=
+        absl::GetFlag(FLAGS_redis_tls_key_file).empty()) {
+      return Fail(
+          "--redis_tls_cert_file and --redis_tls_key_file go together (a "
+          "client certificate and its key)");
+    }
+    pto::server::redis::TlsOptions tls;
+    tls.ca_file = absl::GetFlag(FLAGS_redis_tls_ca_file);
+    tls.cert_file = absl::GetFlag(FLAGS_redis_tls_cert_file);
+    tls.key_file = absl::GetFlag(FLAGS_redis_tls_key_file);
+    tls.server_name = absl::GetFlag(FLAGS_redis_tls_server_name);
+    for (auto [flag, path] :
+         {std::make_pair("redis_tls_ca_file", tls.ca_file),
+          std::make_pair("redis_tls_cert_file", tls.cert_file),
+          std::make_pair("redis_tls_key_file", tls.key_file)}) {
+      absl::StatusOr<std::string> text = ReadFlagFile(flag, path);
+      if (!text.ok()) return Fail(std::string(text.status().message()));
+    }
+    // Files that are there but not PEM, or a key not the certificate's: the
+    // message names the file.
+    absl::StatusOr<std::shared_ptr<const pto::server::redis::TlsContext>>
+        context = pto::server::redis::TlsContext::Create(tls);
+    if (!context.ok()) {
+      return Fail(absl::StrCat("--redis_tls: ", context.status().message()));
+    }
+    options.redis.cluster.connection.tls = *std::move(context);
   }
   if (!absl::GetFlag(FLAGS_redis_nodes).empty()) {
     pto::server::RedisTierOptions& redis = options.redis;
@@ -331,6 +386,11 @@ int main(int argc, char** argv) {
     redis.max_entry_bytes = absl::GetFlag(FLAGS_redis_max_entry_bytes);
     redis.lease_ttl = absl::GetFlag(FLAGS_redis_lease_ttl);
     redis.lease_wait = absl::GetFlag(FLAGS_redis_lease_wait);
+    if (absl::GetFlag(FLAGS_redis_generation_sync) < absl::ZeroDuration()) {
+      return Fail("--redis_generation_sync must be >= 0");
+    }
+    options.service.generation_sync_interval =
+        absl::GetFlag(FLAGS_redis_generation_sync);
   }
   for (auto [flag, path, pem] :
        {std::make_tuple("tls_cert_file", absl::GetFlag(FLAGS_tls_cert_file),

@@ -36,6 +36,12 @@ constexpr char kRenewScript[] =
 constexpr char kReleaseScript[] =
     "if redis.call('get', KEYS[1]) == ARGV[1] then "
     "return redis.call('del', KEYS[1]) else return 0 end";
+// Max-merge of the generation: raises it to ARGV[1] if lower, returns it.
+constexpr char kGenerationScript[] =
+    "local c = tonumber(redis.call('get', KEYS[1]) or '0') or 0 "
+    "local l = tonumber(ARGV[1]) "
+    "if l > c then redis.call('set', KEYS[1], ARGV[1]) return l end "
+    "return c";
 
 }  // namespace
 
@@ -197,6 +203,47 @@ void RedisTier::RenewerLoop() {
       }
     }
   }
+}
+
+absl::StatusOr<uint64_t> RedisTier::SyncGeneration(uint64_t local) {
+  const std::string& key = options_.generation_key;
+  absl::StatusOr<redis::Reply> reply = client_->Command(
+      key, {"EVAL", kGenerationScript, "1", key, absl::StrCat(local)});
+  if (!reply.ok()) {
+    NoteReachable(false, reply.status());
+    return reply.status();
+  }
+  NoteReachable(true, absl::OkStatus());
+  if (reply->type != redis::Reply::kInteger || reply->integer < 0) {
+    return absl::InternalError(absl::StrCat(
+        "Redis ", key, ": the generation is not a number: ",
+        reply->type == redis::Reply::kError ? reply->str.substr(0, 200)
+                                            : "unexpected reply"));
+  }
+  return static_cast<uint64_t>(reply->integer);
+}
+
+absl::StatusOr<uint64_t> RedisTier::DeleteAll() {
+  absl::StatusOr<std::vector<std::string>> keys =
+      client_->ScanKeys(options_.key_prefix + "*");
+  if (!keys.ok()) {
+    NoteReachable(false, keys.status());
+    return keys.status();
+  }
+  uint64_t deleted = 0;
+  for (const std::string& key : *keys) {
+    absl::StatusOr<bool> existed = client_->Del(key);
+    if (!existed.ok()) {
+      NoteReachable(false, existed.status());
+      return absl::Status(
+          existed.status().code(),
+          absl::StrCat("deleted ", deleted, " of ", keys->size(),
+                       " Redis entries, then: ", existed.status().message()));
+    }
+    deleted += *existed ? 1 : 0;
+  }
+  NoteReachable(true, absl::OkStatus());
+  return deleted;
 }
 
 void RedisTier::NoteReachable(bool reachable, const absl::Status& error) {

@@ -27,6 +27,13 @@
 // when the lease goes without a kernel (its holder failed, or died and the
 // lease expired), or after `lease_wait`. Counted in pto_redis_leases_total.
 //
+// The cluster's cache generation (SyncGeneration): `generation_key` holds
+// the newest generation any ptod has, raised by a max-merge script and never
+// lowered; it has no TTL, and every ptod reads it every few seconds, so LRU
+// eviction finds it recently used (were it lost, the next sync of a ptod
+// that knows the generation writes it back). DeleteAll scans the primaries
+// for "<key_prefix>*" and deletes what it finds.
+//
 // Redis down, slow or partitioned: every operation is bounded by the cluster
 // client's timeouts, and a node that failed is skipped at no cost during its
 // back-off (cluster_client.h); errors are counted, and logged at most every
@@ -75,6 +82,8 @@ struct RedisTierOptions {
   absl::Duration lease_poll_min = absl::Milliseconds(20);
   absl::Duration lease_poll_max = absl::Milliseconds(500);
   std::string lease_prefix = "pto:lease:";
+  // The cluster's cache generation (see above).
+  std::string generation_key = "pto:generation";
 };
 
 class RedisTier final : public RemoteTier {
@@ -105,6 +114,8 @@ class RedisTier final : public RemoteTier {
   void Discard(const std::string& key) override;
   bool AwaitCompileLease(const std::string& key) override;
   void ReleaseCompileLease(const std::string& key) override;
+  absl::StatusOr<uint64_t> SyncGeneration(uint64_t local) override;
+  absl::StatusOr<uint64_t> DeleteAll() override;
 
   // Ends every lease wait now (they return false) and makes later ones
   // return at once: for shutdown.

@@ -5,6 +5,7 @@
 #ifndef PTO_SERVER_REMOTE_TIER_H_
 #define PTO_SERVER_REMOTE_TIER_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -42,6 +43,20 @@ class RemoteTier {
   // Gives up `key`'s lease if this ptod holds it, after the writes queued
   // before (so a waiter finds the kernel once the lease is gone).
   virtual void ReleaseCompileLease(const std::string& key) {}
+
+  // The cache generation the ptods sharing the tier agree on (the salt of
+  // every storage key: compile_service.h), after raising it to `local` if
+  // it was lower: a max-merge, so the newest generation any ptod has wins
+  // and one that missed an update (or a tier that lost the record) catches
+  // up. Errors: the tier could not be asked. The default shares nothing and
+  // returns `local`.
+  virtual absl::StatusOr<uint64_t> SyncGeneration(uint64_t local) {
+    return local;
+  }
+
+  // Deletes every kernel entry of the tier (admin purge); how many there
+  // were. Errors: not every entry could be deleted.
+  virtual absl::StatusOr<uint64_t> DeleteAll() { return uint64_t{0}; }
 };
 
 }  // namespace pto::server

@@ -11,15 +11,16 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   librocksdb-dev libspdlog-dev libfmt-dev prometheus-cpp-dev libssl-dev
   libjemalloc-dev  # ptod's allocator
-  libhiredis-dev  # ptod's Redis Cluster tier (hiredis 0.14: no TLS)
+  libhiredis-dev  # ptod's Redis Cluster tier: RESP encoding and parsing (TLS is ours, OpenSSL)
   libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev
   # Python front end and its tests (Debian's interpreter: /usr/bin/python3).
   python3 python3-dev python3-numpy python3-grpcio python3-protobuf python3-pytest python3-torch
   libopenblas0-pthread
   # Quick start and tests.
   curl procps
-  # The Redis Cluster tests start real redis-server processes.
-  redis-server redis-tools
+  # The Redis Cluster tests start real redis-server processes (and make TLS
+  # certificates with openssl).
+  redis-server redis-tools openssl
 )
 
 missing=()

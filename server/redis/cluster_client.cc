@@ -288,6 +288,48 @@ absl::StatusOr<bool> ClusterClient::Del(const std::string& key) {
   return reply->integer > 0;
 }
 
+absl::StatusOr<std::vector<std::string>> ClusterClient::ScanKeys(
+    const std::string& pattern, int count) {
+  if (slot_map()->assigned_slots() == 0 || stale_) {
+    absl::Status refreshed = Refresh();
+    if (!refreshed.ok()) return refreshed;
+  }
+  std::vector<std::string> primaries;
+  for (const SlotMap::Shard& shard : slot_map()->shards()) {
+    if (std::find(primaries.begin(), primaries.end(), shard.primary) ==
+        primaries.end()) {
+      primaries.push_back(shard.primary);
+    }
+  }
+  std::vector<std::string> keys;
+  for (const std::string& node : primaries) {
+    std::string cursor = "0";
+    do {
+      absl::StatusOr<std::unique_ptr<Connection>> c = pool_.Borrow(node);
+      if (!c.ok()) return c.status();
+      absl::StatusOr<Reply> reply =
+          (*c)->Command({"SCAN", cursor, "MATCH", pattern, "COUNT",
+                         absl::StrCat(std::max(count, 1))});
+      pool_.Return(*std::move(c));
+      if (!reply.ok()) {
+        stale_ = true;
+        return reply.status();
+      }
+      if (reply->type != Reply::kArray || reply->elements.size() != 2 ||
+          reply->elements[1].type != Reply::kArray) {
+        return absl::UnavailableError(absl::StrCat(
+            "Redis node ", node, ": SCAN: ", UnexpectedReply(*reply, "SCAN")
+                                                 .message()));
+      }
+      cursor = reply->elements[0].str;
+      for (Reply& key : reply->elements[1].elements) {
+        keys.push_back(std::move(key.str));
+      }
+    } while (cursor != "0");
+  }
+  return keys;
+}
+
 ClusterClient::Stats ClusterClient::stats() const {
   Stats s;
   s.moved = moved_.load();

@@ -53,7 +53,7 @@ namespace pto::server::redis {
 struct ClusterOptions {
   // Nodes to load the slot map from ("host:port"); any one is enough.
   std::vector<std::string> seeds;
-  // Timeouts and credentials of every connection.
+  // Timeouts, credentials and TLS of every connection.
   ConnectionOptions connection;
   bool read_from_replicas = false;
   size_t max_idle_per_node = 8;
@@ -106,6 +106,13 @@ class ClusterClient {
                                    absl::Duration ttl);
   // DEL: whether the key existed.
   absl::StatusOr<bool> Del(const std::string& key);
+
+  // Every key on the cluster's primaries matching glob `pattern` (SCAN on
+  // each, `count` keys a step), in no order: for administration, not for
+  // serving. UNAVAILABLE when a primary could not be scanned to the end
+  // (the keys of the others are not returned then).
+  absl::StatusOr<std::vector<std::string>> ScanKeys(const std::string& pattern,
+                                                    int count = 1000);
 
   // The current slot map (empty until loaded).
   std::shared_ptr<const SlotMap> slot_map() const;

@@ -1,8 +1,8 @@
 #include "server/redis/connection.h"
 
 #include <hiredis/hiredis.h>
-#include <sys/time.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,9 +10,8 @@
 namespace pto::server::redis {
 namespace {
 
-timeval TimevalOf(absl::Duration d) {
-  if (d < absl::Milliseconds(1)) d = absl::Milliseconds(1);
-  return absl::ToTimeval(d);
+absl::Duration MinOneMillisecond(absl::Duration d) {
+  return std::max(d, absl::Milliseconds(1));
 }
 
 // Copies `r` into a Reply, counting string bytes into `*bytes`; false when
@@ -59,25 +58,19 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     return absl::InvalidArgumentError(
         absl::StrCat("Redis address \"", address, "\" is not host:port"));
   }
-  redisContext* context = redisConnectWithTimeout(
-      host.c_str(), port, TimevalOf(options.connect_timeout));
-  if (context == nullptr) {
+  absl::StatusOr<std::unique_ptr<Transport>> transport = Transport::Connect(
+      host, port, options.tls.get(), MinOneMillisecond(options.connect_timeout));
+  if (!transport.ok()) {
+    return absl::Status(
+        transport.status().code(),
+        absl::StrCat("Redis node ", address, ": ", transport.status().message()));
+  }
+  redisReader* reader = redisReaderCreate();
+  if (reader == nullptr) {
     return absl::ResourceExhaustedError("hiredis: out of memory");
   }
-  if (context->err != 0) {
-    absl::Status status = absl::UnavailableError(absl::StrCat(
-        "Redis node ", address, ": cannot connect: ", context->errstr));
-    redisFree(context);
-    return status;
-  }
-  if (redisSetTimeout(context, TimevalOf(options.command_timeout)) !=
-      REDIS_OK) {
-    redisFree(context);
-    return absl::UnavailableError(
-        absl::StrCat("Redis node ", address, ": cannot set timeouts"));
-  }
   std::unique_ptr<Connection> connection(
-      new Connection(address, context, options.max_reply_bytes));
+      new Connection(address, *std::move(transport), reader, options));
   if (!options.password.empty()) {
     std::vector<std::string> auth = {"AUTH"};
     if (!options.user.empty()) auth.push_back(options.user);
@@ -102,23 +95,23 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
   return connection;
 }
 
-Connection::Connection(std::string address, redisContext* context,
-                       size_t max_reply_bytes)
+Connection::Connection(std::string address,
+                       std::unique_ptr<Transport> transport,
+                       redisReader* reader, const ConnectionOptions& options)
     : address_(std::move(address)),
-      context_(context),
-      max_reply_bytes_(max_reply_bytes) {}
+      transport_(std::move(transport)),
+      reader_(reader),
+      command_timeout_(MinOneMillisecond(options.command_timeout)),
+      max_reply_bytes_(options.max_reply_bytes) {}
 
-Connection::~Connection() { redisFree(context_); }
+Connection::~Connection() { redisReaderFree(reader_); }
 
-absl::Status Connection::Broken(const std::string& what) {
+absl::Status Connection::Broken(const std::string& what,
+                                const absl::Status& error) {
   broken_ = true;
-  const bool timed_out = context_->err == REDIS_ERR_IO &&
-                         (errno == EAGAIN || errno == EWOULDBLOCK);
-  const std::string message = absl::StrCat(
-      "Redis node ", address_, ": ", what, ": ",
-      context_->err != 0 ? context_->errstr : "no reply");
-  return timed_out ? absl::DeadlineExceededError(message)
-                   : absl::UnavailableError(message);
+  error_ = absl::StrCat(what, ": ", error.message());
+  return absl::Status(error.code(),
+                      absl::StrCat("Redis node ", address_, ": ", error_));
 }
 
 absl::StatusOr<Reply> Connection::Command(
@@ -134,6 +127,7 @@ absl::StatusOr<std::vector<Reply>> Connection::Pipeline(
     return absl::UnavailableError(
         absl::StrCat("Redis node ", address_, ": connection broken"));
   }
+  std::string request;
   for (const std::vector<std::string>& argv : commands) {
     std::vector<const char*> args;
     std::vector<size_t> lengths;
@@ -141,16 +135,37 @@ absl::StatusOr<std::vector<Reply>> Connection::Pipeline(
       args.push_back(a.data());
       lengths.push_back(a.size());
     }
-    if (redisAppendCommandArgv(context_, static_cast<int>(args.size()),
-                               args.data(), lengths.data()) != REDIS_OK) {
-      return Broken("cannot queue command");
+    char* command = nullptr;
+    const int length = redisFormatCommandArgv(
+        &command, static_cast<int>(args.size()), args.data(), lengths.data());
+    if (length < 0 || command == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "Redis node ", address_, ": cannot encode a command"));
     }
+    request.append(command, static_cast<size_t>(length));
+    redisFreeCommand(command);
+  }
+  if (absl::Status written = transport_->Write(request, command_timeout_);
+      !written.ok()) {
+    return Broken("sending the command failed", written);
   }
   std::vector<Reply> replies(commands.size());
+  char buffer[16 << 10];
   for (Reply& out : replies) {
     void* raw = nullptr;
-    if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
-      return Broken("command failed");
+    while (true) {
+      if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+        return Broken("malformed reply",
+                      absl::UnavailableError(reader_->errstr));
+      }
+      if (raw != nullptr) break;
+      absl::StatusOr<size_t> n =
+          transport_->Read(buffer, sizeof(buffer), command_timeout_);
+      if (!n.ok()) return Broken("no reply", n.status());
+      if (redisReaderFeed(reader_, buffer, *n) != REDIS_OK) {
+        return Broken("malformed reply",
+                      absl::UnavailableError(reader_->errstr));
+      }
     }
     auto* reply = static_cast<redisReply*>(raw);
     size_t bytes = 0;

@@ -1,4 +1,6 @@
-// One synchronous connection to one Redis node, through hiredis.
+// One synchronous connection to one Redis node: RESP (hiredis's command
+// encoder and reply parser, which need no socket) over a Transport
+// (transport.h: a TCP socket, plain or TLS).
 //
 //   ConnectionOptions options;
 //   options.connect_timeout = absl::Milliseconds(200);
@@ -13,7 +15,9 @@
 // connection is then broken() and must be dropped), or its reply held more
 // than `max_reply_bytes` (RESOURCE_EXHAUSTED; hiredis has read it by then,
 // Redis's proto-max-bulk-len bounds it, and the connection stays usable).
-// TLS is not available: hiredis 0.14 (Debian 12) has none.
+// With `tls`, the connection is TLS and the node's certificate is verified
+// (tls_context.h); a failed handshake is UNAVAILABLE saying why (not
+// trusted, wrong name), and the connect timeout bounds it.
 //
 // Not thread-safe: one user at a time (ConnectionPool lends them out).
 #ifndef PTO_SERVER_REDIS_CONNECTION_H_
@@ -27,12 +31,15 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/redis/reply.h"
+#include "server/redis/tls_context.h"
+#include "server/redis/transport.h"
 
-struct redisContext;
+struct redisReader;
 
 namespace pto::server::redis {
 
 struct ConnectionOptions {
+  // Bound of the TCP connect and the TLS handshake together.
   absl::Duration connect_timeout = absl::Milliseconds(200);
   // Bound of each socket read or write of a command.
   absl::Duration command_timeout = absl::Milliseconds(200);
@@ -44,6 +51,8 @@ struct ConnectionOptions {
   bool readonly = false;
   // Largest reply accepted (a bulk string, or an array's strings together).
   size_t max_reply_bytes = size_t{256} << 20;
+  // TLS settings (shared by every connection); null: plain TCP.
+  std::shared_ptr<const TlsContext> tls;
 };
 
 class Connection {
@@ -64,21 +73,26 @@ class Connection {
   absl::StatusOr<std::vector<Reply>> Pipeline(
       const std::vector<std::vector<std::string>>& commands);
 
-  // Whether the connection failed and must not be reused.
+  // Whether the connection failed and must not be reused, and why.
   bool broken() const { return broken_; }
+  const std::string& error() const { return error_; }
   const std::string& address() const { return address_; }
 
  private:
-  Connection(std::string address, redisContext* context,
-             size_t max_reply_bytes);
+  Connection(std::string address, std::unique_ptr<Transport> transport,
+             redisReader* reader, const ConnectionOptions& options);
 
-  // The error of the context as a status, marking the connection broken.
-  absl::Status Broken(const std::string& what);
+  // `error` (from the transport or the parser) naming the node and `what`
+  // failed; marks the connection broken.
+  absl::Status Broken(const std::string& what, const absl::Status& error);
 
   const std::string address_;
-  redisContext* const context_;
+  const std::unique_ptr<Transport> transport_;
+  redisReader* const reader_;
+  const absl::Duration command_timeout_;
   const size_t max_reply_bytes_;
   bool broken_ = false;
+  std::string error_;
 };
 
 }  // namespace pto::server::redis

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 namespace pto::server::redis {
@@ -20,7 +21,8 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectionPool::Borrow(
     if (now < node.down_until) {
       return absl::UnavailableError(absl::StrCat(
           "Redis node ", address, " is down (retried in ",
-          absl::FormatDuration(node.down_until - now), ")"));
+          absl::FormatDuration(node.down_until - now), ")",
+          node.last_error.empty() ? "" : ": ", node.last_error));
     }
     if (!node.idle.empty()) {
       std::unique_ptr<Connection> c = std::move(node.idle.back());
@@ -35,7 +37,11 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectionPool::Borrow(
   if (!c.ok()) {
     if (absl::IsUnavailable(c.status()) ||
         absl::IsDeadlineExceeded(c.status())) {
-      MarkDown(address);
+      // The error without the "Redis node <address>: " the message repeats.
+      MarkDown(address,
+               std::string(absl::StripPrefix(
+                   c.status().message(),
+                   absl::StrCat("Redis node ", address, ": "))));
     }
     return c.status();
   }
@@ -47,7 +53,7 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectionPool::Borrow(
 void ConnectionPool::Return(std::unique_ptr<Connection> connection) {
   if (connection == nullptr) return;
   if (connection->broken()) {
-    MarkDown(connection->address());
+    MarkDown(connection->address(), connection->error());
     return;
   }
   std::unique_ptr<Connection> closed;  // closed outside the lock
@@ -61,10 +67,12 @@ void ConnectionPool::Return(std::unique_ptr<Connection> connection) {
   }
 }
 
-void ConnectionPool::MarkDown(const std::string& address) {
+void ConnectionPool::MarkDown(const std::string& address,
+                              const std::string& error) {
   std::vector<std::unique_ptr<Connection>> closed;
   absl::MutexLock lock(&mu_);
   Node& node = nodes_[address];
+  node.last_error = error;
   closed.swap(node.idle);
   absl::Duration backoff = options_.down_min;
   for (int i = 0; i < node.failures && backoff < options_.down_max; ++i) {

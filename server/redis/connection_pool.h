@@ -9,8 +9,9 @@
 //
 // A node that fails (cannot be connected to, a command fails or times out)
 // is down for a back-off that starts at `down_min` and doubles per failure
-// up to `down_max`; while it is down Borrow fails at once with UNAVAILABLE,
-// so an unreachable node costs no timeouts. The first connection after the
+// up to `down_max`; while it is down Borrow fails at once with UNAVAILABLE
+// (repeating the error that put it down), so an unreachable node costs no
+// timeouts. The first connection after the
 // back-off is a probe: success clears the node's failures.
 //
 // Thread-safe.
@@ -55,8 +56,9 @@ class ConnectionPool {
   // else closed; a broken one marks its node down.
   void Return(std::unique_ptr<Connection> connection);
 
-  // `address` failed: closes its idle connections and marks it down.
-  void MarkDown(const std::string& address);
+  // `address` failed with `error`: closes its idle connections and marks it
+  // down.
+  void MarkDown(const std::string& address, const std::string& error = "");
 
   // Whether `address` is in its back-off now.
   bool IsDown(const std::string& address) const;
@@ -69,6 +71,7 @@ class ConnectionPool {
     std::vector<std::unique_ptr<Connection>> idle;
     int failures = 0;
     absl::Time down_until = absl::InfinitePast();
+    std::string last_error;  // why it went down
   };
 
   const PoolOptions options_;

@@ -93,6 +93,26 @@ TEST_F(ClusterClientTest, KeysSpreadOverEveryPrimaryAndReadBack) {
   EXPECT_LE(client->pool().connections_opened(), 12u);
 }
 
+TEST_F(ClusterClientTest, ScanKeysFindsTheMatchingKeysOfEveryPrimary) {
+  std::unique_ptr<ClusterClient> client = NewClient(Options());
+  ASSERT_NE(client, nullptr);
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(
+        client->Set(absl::StrCat("scan:", i), "v", absl::Minutes(5)).ok());
+  }
+  ASSERT_TRUE(client->Set("other:1", "v", absl::Minutes(5)).ok());
+  absl::StatusOr<std::vector<std::string>> keys =
+      client->ScanKeys("scan:*", /*count=*/7);
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  const std::set<std::string> found(keys->begin(), keys->end());
+  EXPECT_EQ(found.size(), 60u);
+  EXPECT_EQ(keys->size(), 60u);  // replicas are not scanned twice
+  EXPECT_EQ(found.count("other:1"), 0u);
+  for (int i = 0; i < 60; ++i) {
+    EXPECT_EQ(found.count(absl::StrCat("scan:", i)), 1u) << i;
+  }
+}
+
 TEST_F(ClusterClientTest, ExpiryAndSetIfAbsent) {
   std::unique_ptr<ClusterClient> client = NewClient(Options());
   ASSERT_NE(client, nullptr);

@@ -1,11 +1,15 @@
-// A GoogleTest base for suites that share one real Redis Cluster (starting
+// GoogleTest bases for suites that share one real Redis Cluster (starting
 // one takes seconds): started before the suite's first test, killed after
 // its last. Each test starts with every node running (SetUp restarts any a
-// test killed), the cluster healthy, and no keys. Without redis-server the
-// tests are skipped, naming the package to install.
+// test killed), the cluster healthy, and no keys. Without redis-server (or
+// for TLS, openssl) the tests are skipped, naming the package to install.
 //
 //   class MyTest : public pto::testing::RedisClusterSuite {};
 //   TEST_F(MyTest, X) { cluster().seeds(); ... }
+//
+// RedisClusterSuite: 3 primaries with a replica each, plain TCP.
+// TlsRedisClusterSuite: 3 primaries without replicas, TLS with client
+// certificates (redis_cluster_fixture.h).
 #ifndef PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_
 #define PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_
 
@@ -18,14 +22,16 @@
 
 namespace pto::testing {
 
-class RedisClusterSuite : public ::testing::Test {
+// `Config::Options()`: the cluster's options.
+template <typename Config>
+class RedisClusterSuiteOf : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     std::string why;
-    if (!RedisCluster::Available(&why)) return;
+    if (!RedisCluster::Available(&why, Config::Options().tls)) return;
     dir_ = new TempDir();
     absl::StatusOr<std::unique_ptr<RedisCluster>> cluster =
-        RedisCluster::Start(dir_->path());
+        RedisCluster::Start(dir_->path(), Config::Options());
     if (cluster.ok()) {
       cluster_ = cluster->release();
     } else {
@@ -44,10 +50,14 @@ class RedisClusterSuite : public ::testing::Test {
 
   void SetUp() override {
     std::string why;
-    if (!RedisCluster::Available(&why)) GTEST_SKIP() << why;
+    if (!RedisCluster::Available(&why, Config::Options().tls)) {
+      GTEST_SKIP() << why;
+    }
     ASSERT_NE(cluster_, nullptr) << *start_error_;
     for (int i = 0; i < cluster_->size(); ++i) {
-      if (!cluster_->running(i)) ASSERT_TRUE(cluster_->Restart(i).ok());
+      if (!cluster_->running(i)) {
+        ASSERT_TRUE(cluster_->Restart(i).ok());
+      }
     }
     absl::Status healthy = cluster_->WaitUntilHealthy(absl::Seconds(30));
     ASSERT_TRUE(healthy.ok()) << healthy;
@@ -62,6 +72,22 @@ class RedisClusterSuite : public ::testing::Test {
   static inline RedisCluster* cluster_ = nullptr;
   static inline std::string* start_error_ = nullptr;
 };
+
+struct PlainClusterConfig {
+  static RedisCluster::Options Options() { return RedisCluster::Options(); }
+};
+
+struct TlsClusterConfig {
+  static RedisCluster::Options Options() {
+    RedisCluster::Options options;
+    options.replicas_per_primary = 0;
+    options.tls = true;
+    return options;
+  }
+};
+
+using RedisClusterSuite = RedisClusterSuiteOf<PlainClusterConfig>;
+using TlsRedisClusterSuite = RedisClusterSuiteOf<TlsClusterConfig>;
 
 }  // namespace pto::testing
 

@@ -156,12 +156,12 @@ TEST_F(PtodBinaryClusterTest, RedisFlagsAreCheckedAtStart) {
   std::vector<std::string> no_key = Flags("x");
   no_key.erase(no_key.begin() + 4);  // --signing_key_file
   std::vector<std::string> tls = Flags("x");
-  tls.push_back("--redis_tls");
+  tls.push_back("--redis_tls");  // without --redis_tls_ca_file
   std::vector<std::string> bad_credentials = Flags("x");
   bad_credentials.push_back("--redis_credentials_file=" + files_.path() +
                             "/missing");
   for (const Case& c :
-       {Case{no_key, "needs --signing_key_file"}, Case{tls, "no TLS"},
+       {Case{no_key, "needs --signing_key_file"}, Case{tls, "--redis_tls needs --redis_tls_ca_file"},
         Case{bad_credentials, "missing"}}) {
     PtodProcess ptod(c.flags, Log("refused"));
     EXPECT_TRUE(ptod.WaitUntilListening().empty());

@@ -164,9 +164,94 @@ std::string InfoField(const std::string& info, const std::string& field) {
   return "";
 }
 
+// Writes `contents` to `path`.
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path);
+  out << contents;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+// Runs openssl with `args`, its log in `dir`.
+absl::Status OpenSsl(const std::string& dir,
+                     const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {FindProgram("openssl")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  absl::StatusOr<std::string> done =
+      RunToCompletion(argv, dir + "/openssl.log", {}, absl::Seconds(30));
+  return done.status();
+}
+
+// A new EC P-256 key `name`.key and its certificate `name`.crt for
+// `subject`, signed by the CA in `dir`, with the extensions `extensions`.
+absl::Status SignedCertificate(const std::string& dir, const std::string& name,
+                               const std::string& subject,
+                               const std::string& extensions) {
+  const std::string base = dir + "/" + name;
+  absl::Status written = WriteFile(base + ".ext", extensions);
+  if (!written.ok()) return written;
+  absl::Status request = OpenSsl(
+      dir, {"req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt",
+            "ec_paramgen_curve:prime256v1", "-keyout", base + ".key", "-out",
+            base + ".csr", "-subj", subject});
+  if (!request.ok()) return request;
+  return OpenSsl(dir, {"x509", "-req", "-in", base + ".csr", "-CA",
+                       dir + "/ca.crt", "-CAkey", dir + "/ca.key",
+                       "-CAcreateserial", "-days", "2", "-out", base + ".crt",
+                       "-extfile", base + ".ext"});
+}
+
 }  // namespace
 
-bool RedisCluster::Available(std::string* why) {
+pto::server::redis::TlsOptions TestCertificates::ClientOptions() const {
+  pto::server::redis::TlsOptions options;
+  options.ca_file = ca_file;
+  options.cert_file = client_cert_file;
+  options.key_file = client_key_file;
+  return options;
+}
+
+absl::StatusOr<TestCertificates> MakeTestCertificates(const std::string& dir) {
+  if (FindProgram("openssl").empty()) {
+    return absl::FailedPreconditionError(
+        "openssl is not installed (Debian package openssl)");
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("cannot create ", dir));
+  }
+  absl::Status ca = OpenSsl(
+      dir, {"req", "-x509", "-new", "-nodes", "-newkey", "ec", "-pkeyopt",
+            "ec_paramgen_curve:prime256v1", "-keyout", dir + "/ca.key",
+            "-out", dir + "/ca.crt", "-days", "2", "-subj",
+            "/CN=PTO test CA " + std::to_string(getpid())});
+  if (!ca.ok()) return ca;
+  // The node certificate is also the nodes' client certificate on the
+  // cluster bus and for replication: no extendedKeyUsage restricts it.
+  absl::Status server = SignedCertificate(
+      dir, "server", "/CN=localhost",
+      "basicConstraints=CA:FALSE\n"
+      "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  if (!server.ok()) return server;
+  absl::Status client = SignedCertificate(dir, "client", "/CN=ptod",
+                                          "basicConstraints=CA:FALSE\n");
+  if (!client.ok()) return client;
+  TestCertificates certificates;
+  certificates.ca_file = dir + "/ca.crt";
+  certificates.server_cert_file = dir + "/server.crt";
+  certificates.server_key_file = dir + "/server.key";
+  certificates.client_cert_file = dir + "/client.crt";
+  certificates.client_key_file = dir + "/client.key";
+  return certificates;
+}
+
+bool RedisCluster::Available(std::string* why, bool tls) {
+  if (tls && FindProgram("openssl").empty()) {
+    *why =
+        "openssl is not installed: install the Debian package openssl to run "
+        "the Redis Cluster TLS tests";
+    return false;
+  }
   if (FindProgram("redis-server").empty()) {
     *why =
         "redis-server is not installed: install the Debian package "
@@ -185,11 +270,24 @@ bool RedisCluster::Available(std::string* why) {
 absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(
     const std::string& dir, const Options& options) {
   std::string why;
-  if (!Available(&why)) return absl::FailedPreconditionError(why);
+  if (!Available(&why, options.tls)) {
+    return absl::FailedPreconditionError(why);
+  }
   const int count = options.primaries * (1 + options.replicas_per_primary);
   absl::StatusOr<std::vector<int>> ports = FreePorts(count);
   if (!ports.ok()) return ports.status();
   std::unique_ptr<RedisCluster> cluster(new RedisCluster(options));
+  if (options.tls) {
+    absl::StatusOr<TestCertificates> certificates =
+        MakeTestCertificates(dir + "/tls");
+    if (!certificates.ok()) return certificates.status();
+    cluster->certificates_ = *std::move(certificates);
+    absl::StatusOr<std::shared_ptr<const pto::server::redis::TlsContext>>
+        context = pto::server::redis::TlsContext::Create(
+            cluster->certificates_.ClientOptions());
+    if (!context.ok()) return context.status();
+    cluster->tls_ = *std::move(context);
+  }
   for (int port : *ports) {
     Node node;
     node.port = port;
@@ -201,8 +299,20 @@ absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(
     const std::string timeout_ms =
         absl::StrCat(absl::ToInt64Milliseconds(options.node_timeout));
     std::ofstream conf(node.dir + "/redis.conf");
-    conf << "port " << port << "\n"
-         << "bind 127.0.0.1\n"
+    if (options.tls) {
+      const TestCertificates& tls = cluster->certificates_;
+      conf << "port 0\n"
+           << "tls-port " << port << "\n"
+           << "tls-cert-file " << tls.server_cert_file << "\n"
+           << "tls-key-file " << tls.server_key_file << "\n"
+           << "tls-ca-cert-file " << tls.ca_file << "\n"
+           << "tls-auth-clients yes\n"
+           << "tls-cluster yes\n"
+           << "tls-replication yes\n";
+    } else {
+      conf << "port " << port << "\n";
+    }
+    conf << "bind 127.0.0.1\n"
          << "protected-mode no\n"
          << "daemonize no\n"
          << "dir " << node.dir << "\n"
@@ -244,8 +354,14 @@ absl::StatusOr<std::unique_ptr<RedisCluster>> RedisCluster::Start(
     }
   }
   std::vector<std::string> argv = {FindProgram("redis-cli"), "--user",
-                                   options.user, "--no-auth-warning",
-                                   "--cluster", "create"};
+                                   options.user, "--no-auth-warning"};
+  if (options.tls) {
+    const TestCertificates& tls = cluster->certificates_;
+    argv.insert(argv.end(),
+                {"--tls", "--cacert", tls.ca_file, "--cert",
+                 tls.client_cert_file, "--key", tls.client_key_file});
+  }
+  argv.insert(argv.end(), {"--cluster", "create"});
   for (const Node& node : cluster->nodes_) argv.push_back(node.address);
   argv.insert(argv.end(),
               {"--cluster-replicas",
@@ -309,6 +425,7 @@ ConnectionOptions RedisCluster::connection_options() const {
   options.password = options_.password;
   options.connect_timeout = absl::Seconds(2);
   options.command_timeout = absl::Seconds(5);
+  options.tls = tls_;
   return options;
 }
 

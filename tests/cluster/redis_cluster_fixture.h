@@ -14,7 +14,12 @@
 // directory under `dir` (its log there: "<dir>/<port>/redis.log"), creates
 // the cluster, and waits until every node reports cluster_state:ok with all
 // slots covered and every replica is in sync. Nodes require AUTH as the ACL
-// user in Options (the default user is off). Every process is killed
+// user in Options (the default user is off). With Options::tls the nodes
+// serve TLS only (port 0, tls-port; the cluster bus and replication over TLS
+// too) and require client certificates: Start() first makes a test CA, a
+// node certificate for 127.0.0.1/localhost and a client certificate with
+// openssl under "<dir>/tls" (MakeTestCertificates), and every connection
+// the fixture opens uses them. Every process is killed
 // (SIGKILL) and reaped by the destructor, and by the kernel if the test
 // process dies first (PR_SET_PDEATHSIG), so a failing test leaves none.
 #ifndef PTO_TESTS_CLUSTER_REDIS_CLUSTER_FIXTURE_H_
@@ -30,8 +35,27 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/redis/connection.h"
+#include "server/redis/tls_context.h"
 
 namespace pto::testing {
+
+// PEM files of a test PKI: a CA, a certificate for the nodes (SANs
+// IP:127.0.0.1 and DNS:localhost, also their client certificate on the
+// cluster bus) and one for clients, each signed by the CA.
+struct TestCertificates {
+  std::string ca_file;
+  std::string server_cert_file;
+  std::string server_key_file;
+  std::string client_cert_file;
+  std::string client_key_file;
+
+  // TLS options of a client trusting this CA, with its client certificate.
+  pto::server::redis::TlsOptions ClientOptions() const;
+};
+
+// Makes a fresh CA and its certificates in `dir` (created if absent) with
+// openssl (EC P-256 keys, valid for two days). Each call is a different CA.
+absl::StatusOr<TestCertificates> MakeTestCertificates(const std::string& dir);
 
 class RedisCluster {
  public:
@@ -43,11 +67,13 @@ class RedisCluster {
     std::string password = "test-redis-password";
     // cluster-node-timeout: how soon a dead primary is failed over.
     absl::Duration node_timeout = absl::Milliseconds(1000);
+    // TLS only, with client certificates (see above).
+    bool tls = false;
   };
 
-  // Whether redis-server and redis-cli are installed; if not, `*why` names
-  // the Debian packages to install.
-  static bool Available(std::string* why);
+  // Whether redis-server and redis-cli (and with `tls`, openssl) are
+  // installed; if not, `*why` names the Debian packages to install.
+  static bool Available(std::string* why, bool tls = false);
 
   static absl::StatusOr<std::unique_ptr<RedisCluster>> Start(
       const std::string& dir, const Options& options);
@@ -67,8 +93,12 @@ class RedisCluster {
   int size() const { return static_cast<int>(nodes_.size()); }
   const std::string& address(int node) const { return nodes_[node].address; }
 
-  // Connection options with the cluster's credentials.
+  // Connection options with the cluster's credentials (and with TLS, its
+  // CA and client certificate).
   pto::server::redis::ConnectionOptions connection_options() const;
+
+  // With TLS: the certificates the nodes and clients use.
+  const TestCertificates& certificates() const { return certificates_; }
 
   // A direct connection to node `node` (authenticated).
   absl::StatusOr<std::unique_ptr<pto::server::redis::Connection>> Connect(
@@ -110,6 +140,8 @@ class RedisCluster {
 
   const Options options_;
   std::vector<Node> nodes_;
+  TestCertificates certificates_;
+  std::shared_ptr<const pto::server::redis::TlsContext> tls_;
 };
 
 }  // namespace pto::testing

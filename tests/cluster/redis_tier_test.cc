@@ -1,10 +1,12 @@
 // ptod's Redis Cluster tier with real ptods (in-process, real gRPC on
 // loopback, real RocksDB in temp dirs) and a real 3+3 Redis Cluster.
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -58,6 +60,43 @@ struct Replica {
     return response;
   }
 
+  absl::StatusOr<pto::v1::AdminResponse> Admin(pto::v1::AdminAction action) {
+    pto::v1::AdminRequest request;
+    request.set_action(action);
+    pto::v1::AdminResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(30));
+    grpc::Status status = stub->Admin(&context, request, &response);
+    if (!status.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          status.error_message());
+    }
+    return response;
+  }
+
+  uint64_t Generation() {
+    pto::v1::StatsResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    if (!stub->Stats(&context, pto::v1::StatsRequest(), &response).ok()) {
+      return ~uint64_t{0};
+    }
+    return response.generation();
+  }
+
+  // Whether the replica's generation becomes `generation` within `timeout`.
+  bool ReachesGeneration(uint64_t generation,
+                         absl::Duration timeout = absl::Seconds(10)) {
+    const absl::Time give_up = absl::Now() + timeout;
+    while (Generation() != generation) {
+      if (absl::Now() > give_up) return false;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return true;
+  }
+
   std::string Metrics() {
     return prometheus::TextSerializer().Serialize(
         server->metrics().registry().Collect());
@@ -77,6 +116,8 @@ class RedisTierTest : public RedisClusterSuite {
     options.service.workers = 2;
     options.redis.ttl = absl::Hours(1);
     options.redis.lease_ttl = lease_ttl;
+    options.service.allow_anonymous_admin = true;
+    options.service.generation_sync_interval = absl::Milliseconds(100);
     absl::StatusOr<std::unique_ptr<PtodServer>> server = PtodServer::Start(
         options,
         std::make_unique<FakeBackend>(&replica->compiles, compile_delay));
@@ -106,6 +147,22 @@ class RedisTierTest : public RedisClusterSuite {
     ASSERT_NE(at, std::string::npos);
     bytes[at] = 'N';
     ASSERT_TRUE(client->Set(redis_key, bytes, absl::Hours(1)).ok());
+  }
+
+  // The kernel entries in Redis now.
+  size_t KernelEntries() {
+    absl::StatusOr<std::vector<std::string>> keys =
+        Client()->ScanKeys("pto:kernel:*");
+    EXPECT_TRUE(keys.ok()) << keys.status();
+    return keys.ok() ? keys->size() : 0;
+  }
+
+  // The cluster's generation record; -1 when absent.
+  int64_t SharedGeneration() {
+    absl::StatusOr<std::optional<std::string>> value =
+        Client()->Get("pto:generation");
+    if (!value.ok() || !value->has_value()) return -1;
+    return std::stoll(**value);
   }
 };
 
@@ -349,6 +406,113 @@ TEST(RedisTierOptionsTest, TheTierNeedsASigningKey) {
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Admin invalidate on one replica: every replica starts the new generation
+// within its sync interval, and none serves the old kernels from any tier,
+// Redis included (a fresh replica too).
+TEST_F(RedisTierTest, AnInvalidateOnOneReplicaReachesEveryReplica) {
+  Replica a, b;
+  Start(&a);
+  Start(&b);
+  ASSERT_TRUE(a.Compile("kernel-old-1").ok());
+  ASSERT_TRUE(a.Compile("kernel-old-2").ok());
+  a.tier().WaitForWrites();
+  absl::StatusOr<pto::v1::CompileResponse> shared = b.Compile("kernel-old-1");
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  ASSERT_EQ(shared->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  ASSERT_EQ(b.compiles, 0);
+
+  absl::StatusOr<pto::v1::AdminResponse> invalidated =
+      a.Admin(pto::v1::ADMIN_ACTION_INVALIDATE);
+  ASSERT_TRUE(invalidated.ok()) << invalidated.status();
+  EXPECT_TRUE(invalidated->cluster_notified());
+  const uint64_t generation = invalidated->generation();
+  EXPECT_GE(generation, 1u);
+  EXPECT_EQ(SharedGeneration(), static_cast<int64_t>(generation));
+
+  // B held kernel-old-1 in memory and RocksDB: it compiles it again.
+  ASSERT_TRUE(b.ReachesGeneration(generation));
+  absl::StatusOr<pto::v1::CompileResponse> again = b.Compile("kernel-old-1");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(b.compiles, 1);
+
+  // A fresh replica adopts the generation at start: kernel-old-2's entry is
+  // still in Redis under the old generation, and is not served.
+  Replica c;
+  Start(&c);
+  ASSERT_TRUE(c.ReachesGeneration(generation));
+  absl::StatusOr<pto::v1::CompileResponse> fresh = c.Compile("kernel-old-2");
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(c.compiles, 1);
+
+  // The new generation is shared as before: B's recompile is a hit at C.
+  b.tier().WaitForWrites();
+  absl::StatusOr<pto::v1::CompileResponse> hit = c.Compile("kernel-old-1");
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(hit->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  EXPECT_EQ(c.compiles, 1);
+
+  // A restarted replica keeps the generation.
+  Start(&b);
+  EXPECT_EQ(b.Generation(), generation);
+}
+
+// Admin purge on one replica: its entries and every kernel entry in Redis
+// are deleted, and the other replicas stop serving what they hold.
+TEST_F(RedisTierTest, APurgeDeletesTheRedisEntriesAndReachesEveryReplica) {
+  Replica a, b;
+  Start(&a);
+  Start(&b);
+  ASSERT_TRUE(a.Compile("kernel-p1").ok());
+  ASSERT_TRUE(a.Compile("kernel-p2").ok());
+  a.tier().WaitForWrites();
+  ASSERT_EQ(b.Compile("kernel-p1")->cache_status(), pto::v1::CACHE_STATUS_HIT);
+  ASSERT_EQ(KernelEntries(), 2u);
+
+  absl::StatusOr<pto::v1::AdminResponse> purged =
+      a.Admin(pto::v1::ADMIN_ACTION_PURGE);
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  EXPECT_EQ(purged->entries(), 0u);
+  EXPECT_EQ(purged->shared_entries_deleted(), 2u);
+  EXPECT_TRUE(purged->cluster_notified());
+  EXPECT_EQ(KernelEntries(), 0u);
+
+  ASSERT_TRUE(b.ReachesGeneration(purged->generation()));
+  absl::StatusOr<pto::v1::CompileResponse> again = b.Compile("kernel-p1");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->cache_status(), pto::v1::CACHE_STATUS_MISS);
+  EXPECT_EQ(b.compiles, 1);
+  absl::StatusOr<pto::v1::CompileResponse> recompiled = a.Compile("kernel-p2");
+  ASSERT_TRUE(recompiled.ok()) << recompiled.status();
+  EXPECT_EQ(recompiled->cache_status(), pto::v1::CACHE_STATUS_MISS);
+}
+
+// Invalidate while Redis is down: done on this replica, the response says
+// the cluster was not told, and the replica publishes the generation once
+// Redis is back (a restarted cluster has lost the record: it is written
+// back), so the others adopt it.
+TEST_F(RedisTierTest, AnInvalidateWhileRedisIsDownReachesTheOthersLater) {
+  Replica a, b;
+  Start(&a);
+  Start(&b);
+  cluster().KillAll();
+  absl::StatusOr<pto::v1::AdminResponse> invalidated =
+      a.Admin(pto::v1::ADMIN_ACTION_INVALIDATE);
+  ASSERT_TRUE(invalidated.ok()) << invalidated.status();
+  EXPECT_FALSE(invalidated->cluster_notified());
+  const uint64_t generation = invalidated->generation();
+  EXPECT_EQ(b.Generation(), 0u);
+
+  for (int i = 0; i < cluster().size(); ++i) {
+    ASSERT_TRUE(cluster().Restart(i).ok());
+  }
+  ASSERT_TRUE(cluster().WaitUntilHealthy(absl::Seconds(30)).ok());
+  EXPECT_TRUE(b.ReachesGeneration(generation, absl::Seconds(20)))
+      << "B's generation: " << b.Generation();
+  EXPECT_EQ(SharedGeneration(), static_cast<int64_t>(generation));
 }
 
 }  // namespace

@@ -195,61 +195,88 @@ inline F32x16 HalfToFloat16(I16x16 h) {
 #define PTO_TILE_F16C_ZMM 0
 #endif
 
-// d[i] = HalfToFloat(s[i]) for i < n.
-inline void HalvesToFloats(float* __restrict d, const uint16_t* __restrict s,
-                           int64_t n) {
+// A run of n values through a conversion Op, the widest vectors first:
+// Op::Lanes16 on each group of 16 where Op::kLanes16 (the target has the
+// instructions that form uses), then Op::Lanes8 on each group of 8 where
+// Op::kLanes8, then Op::One on each value left (every value where Op has
+// neither). Each form is given the pointers p advanced to its first value
+// and gives the bits of Op::One, so a value's result does not depend on
+// where it lies in the run.
+template <typename Op, typename... P>
+inline void VectorRun(int64_t n, P... p) {
   int64_t i = 0;
+  if constexpr (Op::kLanes16) {
+    for (const int64_t end = n - n % 16; i < end; i += 16) Op::Lanes16((p + i)...);
+  }
+  if constexpr (Op::kLanes8) {
+    for (const int64_t end = n - n % 8; i < end; i += 8) Op::Lanes8((p + i)...);
+  }
+  for (; i < n; ++i) Op::One((p + i)...);
+}
+
+// The f16 runs' forms (VectorRun): 16 lanes with PTO_TILE_F16C_ZMM, 8 with
+// PTO_TILE_F16C, else one value at a time.
+struct HalfToFloatRun {  // HalvesToFloats
+  static constexpr bool kLanes16 = PTO_TILE_F16C_ZMM, kLanes8 = PTO_TILE_F16C;
 #if PTO_TILE_F16C_ZMM
-  for (const int64_t end = n - n % 16; i < end; i += 16) {
-    *reinterpret_cast<F32x16U*>(d + i) =
-        HalfToFloat16(*reinterpret_cast<const I16x16U*>(s + i));
+  static void Lanes16(float* d, const uint16_t* s) {
+    *reinterpret_cast<F32x16U*>(d) = HalfToFloat16(*reinterpret_cast<const I16x16U*>(s));
   }
 #endif
 #if PTO_TILE_F16C
-  for (const int64_t end = n - n % 8; i < end; i += 8) {
-    *reinterpret_cast<F32x8U*>(d + i) =
-        HalfToFloat8(*reinterpret_cast<const I16x8U*>(s + i));
+  static void Lanes8(float* d, const uint16_t* s) {
+    *reinterpret_cast<F32x8U*>(d) = HalfToFloat8(*reinterpret_cast<const I16x8U*>(s));
   }
 #endif
-  for (; i < n; ++i) d[i] = HalfToFloat(s[i]);
+  static void One(float* d, const uint16_t* s) { *d = HalfToFloat(*s); }
+};
+struct FloatToHalfRun {  // FloatsToHalves
+  static constexpr bool kLanes16 = PTO_TILE_F16C_ZMM, kLanes8 = PTO_TILE_F16C;
+#if PTO_TILE_F16C_ZMM
+  static void Lanes16(uint16_t* d, const float* s) {
+    *reinterpret_cast<I16x16U*>(d) = FloatToHalf16(*reinterpret_cast<const F32x16U*>(s));
+  }
+#endif
+#if PTO_TILE_F16C
+  static void Lanes8(uint16_t* d, const float* s) {
+    *reinterpret_cast<I16x8U*>(d) = FloatToHalf8(*reinterpret_cast<const F32x8U*>(s));
+  }
+#endif
+  static void One(uint16_t* d, const float* s) { *d = FloatToHalf(*s); }
+};
+struct RoundToHalfRun {  // RoundToHalves, in place
+  static constexpr bool kLanes16 = PTO_TILE_F16C_ZMM, kLanes8 = PTO_TILE_F16C;
+#if PTO_TILE_F16C_ZMM
+  static void Lanes16(float* d) {
+    F32x16U* p = reinterpret_cast<F32x16U*>(d);
+    *p = HalfToFloat16(FloatToHalf16(*p));
+  }
+#endif
+#if PTO_TILE_F16C
+  static void Lanes8(float* d) {
+    F32x8U* p = reinterpret_cast<F32x8U*>(d);
+    *p = HalfToFloat8(FloatToHalf8(*p));
+  }
+#endif
+  static void One(float* d) { *d = HalfToFloat(FloatToHalf(*d)); }
+};
+
+// d[i] = HalfToFloat(s[i]) for i < n.
+inline void HalvesToFloats(float* __restrict d, const uint16_t* __restrict s,
+                           int64_t n) {
+  VectorRun<HalfToFloatRun>(n, d, s);
 }
 
 // d[i] = FloatToHalf(s[i]) for i < n.
 inline void FloatsToHalves(uint16_t* __restrict d, const float* __restrict s,
                            int64_t n) {
-  int64_t i = 0;
-#if PTO_TILE_F16C_ZMM
-  for (const int64_t end = n - n % 16; i < end; i += 16) {
-    *reinterpret_cast<I16x16U*>(d + i) =
-        FloatToHalf16(*reinterpret_cast<const F32x16U*>(s + i));
-  }
-#endif
-#if PTO_TILE_F16C
-  for (const int64_t end = n - n % 8; i < end; i += 8) {
-    *reinterpret_cast<I16x8U*>(d + i) =
-        FloatToHalf8(*reinterpret_cast<const F32x8U*>(s + i));
-  }
-#endif
-  for (; i < n; ++i) d[i] = FloatToHalf(s[i]);
+  VectorRun<FloatToHalfRun>(n, d, s);
 }
 
 // d[i] = HalfToFloat(FloatToHalf(d[i])) for i < n: rounds f32 values to f16
 // precision in place.
 inline void RoundToHalves(float* __restrict d, int64_t n) {
-  int64_t i = 0;
-#if PTO_TILE_F16C_ZMM
-  for (const int64_t end = n - n % 16; i < end; i += 16) {
-    F32x16U* p = reinterpret_cast<F32x16U*>(d + i);
-    *p = HalfToFloat16(FloatToHalf16(*p));
-  }
-#endif
-#if PTO_TILE_F16C
-  for (const int64_t end = n - n % 8; i < end; i += 8) {
-    F32x8U* p = reinterpret_cast<F32x8U*>(d + i);
-    *p = HalfToFloat8(FloatToHalf8(*p));
-  }
-#endif
-  for (; i < n; ++i) d[i] = HalfToFloat(FloatToHalf(d[i]));
+  VectorRun<RoundToHalfRun>(n, d);
 }
 
 // BOOL in GM: one byte, 0 or 1 (numpy, torch).

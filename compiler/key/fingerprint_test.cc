@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "compiler/compile.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
@@ -126,6 +127,28 @@ TEST(FingerprintTest, CompilerFingerprintHashesTheActualInputs) {
   EXPECT_FALSE(in.toolchain.empty());
   EXPECT_EQ(in.compiler, CompilerIdentity("c++"));
   EXPECT_THAT(in.compiler, Not(HasSubstr("unresolved")));
+}
+
+// Every header an embedded header includes by a quoted name is embedded
+// too (a topic header missing from the genrule's list would leave generated
+// code unable to compile, and its changes out of the fingerprint), and
+// pto_tile.h includes the tile topic headers.
+TEST(FingerprintTest, EmbeddedHeadersIncludeOnlyEmbeddedHeaders) {
+  const std::vector<EmbeddedFile>& headers = EmbeddedHostHeaders();
+  std::set<std::string> names;
+  for (const EmbeddedFile& h : headers) names.insert(h.name);
+  int topics = 0;
+  for (const EmbeddedFile& h : headers) {
+    for (absl::string_view line : absl::StrSplit(h.contents, '\n')) {
+      if (!absl::ConsumePrefix(&line, "#include \"")) continue;
+      const std::string included(line.substr(0, line.find('"')));
+      EXPECT_THAT(names, Contains(included)) << h.name << " includes " << included;
+      if (std::string(h.name) == "pto_tile.h" && absl::StartsWith(included, "pto_tile_")) {
+        ++topics;
+      }
+    }
+  }
+  EXPECT_GE(topics, 2) << "pto_tile.h includes its topic headers";
 }
 
 TEST(FingerprintTest, FlagLinesCarryEachTargetsIsaFlags) {

@@ -1,8 +1,10 @@
-// Headers that generated host code includes, embedded at build time (see the
-// embedded_headers genrule): "pto_tile.h" (tile instructions), "pto_cube.h"
-// (cube instructions: the matmul path), "pto_amx.h" (its BF16 matmul on AMX
-// tiles, included by pto_cube.h) and "kernel_abi.h" (the runtime's C ABI). The host target writes them next to
-// each generated source; the compiler fingerprint hashes them.
+// Headers that generated host code includes, embedded at build time (see
+// the embedded_headers genrule in compiler/BUILD): "pto_tile.h" (tile
+// instructions) and the topic headers it includes (pto_tile_*.h),
+// "pto_cube.h" (cube instructions: the matmul path), "pto_amx.h" (its BF16
+// matmul on AMX tiles, included by pto_cube.h) and "kernel_abi.h" (the
+// runtime's C ABI). The host target writes them next to each generated
+// source; the compiler fingerprint hashes them.
 #ifndef PTO_COMPILER_TARGETS_HOST_EMBEDDED_HEADERS_H_
 #define PTO_COMPILER_TARGETS_HOST_EMBEDDED_HEADERS_H_
 

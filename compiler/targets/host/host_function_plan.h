@@ -5,7 +5,7 @@
 // TSubExpSumRow and TSoftmaxRow, layer norm's row arithmetic, FP16 casts
 // folded into the row's load and store). Each decision keeps the bits the
 // plain one-instruction-at-a-time form gives. host_codegen.cc emits C++ from
-// these decisions.
+// these decisions, through the emitter of the function's kind (host_emit.h).
 #ifndef PTO_COMPILER_TARGETS_HOST_HOST_FUNCTION_PLAN_H_
 #define PTO_COMPILER_TARGETS_HOST_HOST_FUNCTION_PLAN_H_
 
@@ -79,7 +79,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
                       const std::function<bool(int)>& is_row, bool per_row);
 
 // pto_tile.h's kRowChunk: the chunk of a row with a run-time length
-// (EmitRuntimeRowFunction).
+// (host_emit.h EmitRuntimeRowFunction).
 constexpr int64_t kRowChunkElements = 64;
 
 // One pass per chunk. A function that only loads and stores dense tiles (of

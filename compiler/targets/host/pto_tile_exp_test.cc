@@ -14,7 +14,9 @@
 #include <cstring>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_convert.h"
+#include "compiler/targets/host/pto_tile_elementwise.h"
+#include "compiler/targets/host/pto_tile_exp.h"
 #include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_convert.h"
+#include "compiler/targets/host/pto_tile_index.h"
 #include "gtest/gtest.h"
 
 namespace {

@@ -15,7 +15,9 @@
 #include <numeric>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_convert.h"
+#include "compiler/targets/host/pto_tile_elementwise.h"
+#include "compiler/targets/host/pto_tile_int.h"
 #include "gtest/gtest.h"
 
 namespace {

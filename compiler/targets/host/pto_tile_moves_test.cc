@@ -10,7 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_convert.h"
+#include "compiler/targets/host/pto_tile_moves.h"
 #include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 

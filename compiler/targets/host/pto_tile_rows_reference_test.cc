@@ -26,7 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_elementwise.h"
+#include "compiler/targets/host/pto_tile_reduce.h"
+#include "compiler/targets/host/pto_tile_rows.h"
 #include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 

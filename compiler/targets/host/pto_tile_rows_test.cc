@@ -13,7 +13,11 @@
 #include <random>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_convert.h"
+#include "compiler/targets/host/pto_tile_elementwise.h"
+#include "compiler/targets/host/pto_tile_exp.h"
+#include "compiler/targets/host/pto_tile_reduce.h"
+#include "compiler/targets/host/pto_tile_rows.h"
 #include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 

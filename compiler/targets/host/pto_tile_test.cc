@@ -16,7 +16,18 @@
 // built for the baseline target, so these functions carry the target
 // attribute and only run where the CPU has F16C. In pto_tile_test_v4 (built
 // with -march=x86-64-v4) both copies also take the 16-wide zmm forms first.
+// Every include guard is undone: the copy is the whole header.
 #undef PTO_TILE_H_
+#undef PTO_TILE_CONVERT_H_
+#undef PTO_TILE_MOVES_H_
+#undef PTO_TILE_MVEC_H_
+#undef PTO_TILE_EXP_H_
+#undef PTO_TILE_ERF_H_
+#undef PTO_TILE_ELEMENTWISE_H_
+#undef PTO_TILE_INT_H_
+#undef PTO_TILE_REDUCE_H_
+#undef PTO_TILE_ROWS_H_
+#undef PTO_TILE_INDEX_H_
 #undef PTO_TILE_F16C
 #define PTO_TILE_F16C 1
 #pragma GCC push_options

@@ -33,7 +33,9 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_erf.h"
+#include "compiler/targets/host/pto_tile_exp.h"
+#include "compiler/targets/host/pto_tile_mvec.h"
 
 #if !PTO_TILE_FAST_ERF || !PTO_TILE_MVEC
 #error "build with -march=x86-64-v3 on x86-64 glibc"

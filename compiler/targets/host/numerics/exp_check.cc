@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/targets/host/pto_tile.h"
+#include "compiler/targets/host/pto_tile_exp.h"
 
 #if !PTO_TILE_FAST_EXP
 #error "exp_check is built with -march=x86-64-v3 (AVX2 and FMA)"

@@ -107,6 +107,7 @@ absl::Status NativeCompile(LoweringState* s, Dumps*) {
   build.cxx_name = s->settings.cxx_name;
   build.timeout = s->settings.native_compile_timeout;
   build.work_dir = s->settings.work_dir;
+  build.pch_dir = s->settings.pch_dir;
   build.canceller = s->settings.canceller.get();
   absl::StatusOr<std::string> payload = (*target)->BuildPayload(s->source, build);
   if (!payload.ok()) return payload.status();

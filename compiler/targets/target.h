@@ -25,6 +25,9 @@ struct NativeBuildOptions {
   std::string cxx_name;  // the compiler in messages; empty: cxx
   absl::Duration timeout = absl::Seconds(120);
   std::string work_dir;  // parent of the temp directory; empty: $TMPDIR
+  // Where precompiled preludes are kept (precompiled_prelude.h's PreludeDir:
+  // empty: $PTO_PCH_DIR, else the user's cache directory; "off": none).
+  std::string pch_dir;
   SubprocessCanceller* canceller = nullptr;  // may be null
 };
 

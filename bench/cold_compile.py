@@ -85,9 +85,10 @@ def cold_call(name, pch_dir):
     return out
 
 
-def measure(name, runs=1, pch_dir=None):
+def measure(name, runs=1, pch_dir=None, without=True):
     """{"pch": [calls], "plain": [calls]}: `runs` cold calls of row `name` with the
-    precompiled headers in `pch_dir` (a call that built its .gch is repeated) and without."""
+    precompiled headers in `pch_dir` (a call that built its .gch is repeated) and, when
+    `without`, without them."""
     pch_dir = pch_dir or default_pch_dir()
     result = {"pch": [], "plain": []}
     for _ in range(max(1, runs)):
@@ -95,7 +96,8 @@ def measure(name, runs=1, pch_dir=None):
         if call.get("built_pch"):
             call = cold_call(name, pch_dir)
         result["pch"].append(call)
-        result["plain"].append(cold_call(name, "off"))
+        if without:
+            result["plain"].append(cold_call(name, "off"))
     return result
 
 
@@ -121,7 +123,7 @@ def verdict(name, pch):
     return "**not met**"
 
 
-def cell(name, measured):
+def cell(measured):
     """The main table's cell: the first call with the precompiled headers and its CPU time."""
     pch = summary(measured["pch"])
     if pch is None:

@@ -119,7 +119,8 @@ def verdict(name, pch):
     if pch[0] < target:
         return "met"
     if pch[1] < target:
-        return f"**not met** (its CPU time {pch[1] * 1e3:.0f} ms is: the machine is loaded)"
+        return (f"**not met** in wall time on this machine; its CPU time ({pch[1] * 1e3:.0f} ms) "
+                f"is under the target")
     return "**not met**"
 
 

@@ -107,9 +107,3 @@ def torch_reference(q, block_keys, k_cache, v_cache, k_scale, v_scale, out=None,
         out.copy_(result)
     return result
 
-
-def compulsory_bytes():
-    """What one step must read and write: q, the block keys, the selected blocks' INT8 keys and
-    values with their scales, and out."""
-    return (2 * HEADS * DIM + 2 * NUM_BLOCKS * DIM + 2 * TOP_K * BLOCK * DIM + 2 * 4 * TOP_K * BLOCK
-            + 2 * HEADS * DIM)

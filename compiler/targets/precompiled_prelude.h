@@ -40,7 +40,7 @@ struct PreludeSpec {
   std::string text;                  // the prelude header (LeadingIncludes)
   std::vector<NativeFile> headers;   // the files it includes, written beside it
   std::vector<std::string> flags;    // every flag that shapes the code (-std, -O, -march, -f...)
-  std::string fingerprint;           // the compiler's (FingerprintFor(cxx))
+  std::string fingerprint;           // the compiler's, as cache keys have it (FingerprintFor)
 };
 
 struct Prelude {

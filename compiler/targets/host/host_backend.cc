@@ -63,8 +63,11 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
   };
   const std::string dir = PreludeDir(options.pch_dir);
   if (dir.empty()) return BuildSharedObject(native, options, plain);
+  // Keyed by the compiler the cache key names (ptod runs a limits wrapper,
+  // written anew at each start, around the compiler cxx_name names).
+  const std::string& compiler = options.cxx_name.empty() ? options.cxx : options.cxx_name;
   const PreludeSpec spec{LeadingIncludes(source), native.headers,
-                         HostCodeFlags(name_, options.opt_level), FingerprintFor(options.cxx)};
+                         HostCodeFlags(name_, options.opt_level), FingerprintFor(compiler)};
   const absl::StatusOr<Prelude> prelude = EnsurePrelude(spec, dir, options);
   if (!prelude.ok()) return BuildSharedObject(native, options, plain);
 

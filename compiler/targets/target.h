@@ -28,6 +28,9 @@ struct NativeBuildOptions {
   // Where precompiled preludes are kept (precompiled_prelude.h's PreludeDir:
   // empty: $PTO_PCH_DIR, else the user's cache directory; "off": none).
   std::string pch_dir;
+  // The compiler fingerprint cache keys carry (key/fingerprint.h), which
+  // keys the precompiled preludes; empty: builds use none.
+  std::string compiler_fingerprint;
   SubprocessCanceller* canceller = nullptr;  // may be null
 };
 

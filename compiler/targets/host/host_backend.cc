@@ -2,7 +2,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/key/fingerprint.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_codegen.h"
 #include "compiler/targets/native_build.h"
@@ -62,12 +61,11 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
     return HostCompilerArgs(name_, options.opt_level, src, so);
   };
   const std::string dir = PreludeDir(options.pch_dir);
-  if (dir.empty()) return BuildSharedObject(native, options, plain);
-  // Keyed by the compiler the cache key names (ptod runs a limits wrapper,
-  // written anew at each start, around the compiler cxx_name names).
-  const std::string& compiler = options.cxx_name.empty() ? options.cxx : options.cxx_name;
+  if (dir.empty() || options.compiler_fingerprint.empty()) {
+    return BuildSharedObject(native, options, plain);
+  }
   const PreludeSpec spec{LeadingIncludes(source), native.headers,
-                         HostCodeFlags(name_, options.opt_level), FingerprintFor(compiler)};
+                         HostCodeFlags(name_, options.opt_level), options.compiler_fingerprint};
   const absl::StatusOr<Prelude> prelude = EnsurePrelude(spec, dir, options);
   if (!prelude.ok()) return BuildSharedObject(native, options, plain);
 

@@ -7,7 +7,8 @@
 //         -o kernel.so kernel.cc -lmvec
 //
 // with "-include <dir>/prelude.h -Winvalid-pch" in front when a precompiled
-// header of the source's #include lines is ready (precompiled_prelude.h; the
+// header of the source's #include lines is ready (precompiled_prelude.h, keyed
+// by options.compiler_fingerprint, and none when that is empty; the
 // shared object is the same with or without it). A build that fails with the
 // prelude is built again without it, and a .gch the compiler refused or
 // failed on is discarded. Errors are native_build.h's.

@@ -196,7 +196,7 @@ absl::StatusOr<Prelude> EnsurePrelude(const PreludeSpec& spec, const std::string
   const bool ok = started.ok() && result.exited && result.exit_code == 0 && IsFile(temp);
   if (!ok || rename(temp.c_str(), gch.c_str()) != 0) {
     unlink(temp.c_str());
-    if (!result.cancelled && !result.timed_out) {
+    if (!result.cancelled) {  // a compiler that hangs on the headers is not run on them again
       absl::MutexLock lock(&memo.mu);
       memo.failed.insert(home);
     }

@@ -65,9 +65,9 @@ std::string PreludeKey(const PreludeSpec& spec);
 // (options.timeout, options.canceller) when it is not there. Errors (the
 // caller builds without a prelude): FAILED_PRECONDITION when `dir` is empty,
 // cannot be made, or is not a directory owned by this user and writable by
-// it alone; INTERNAL when the compiler fails on the prelude (a failure is
-// remembered for the process's life, so a broken compiler is not run twice
-// for one key).
+// it alone; INTERNAL when the compiler fails on the prelude or runs past
+// options.timeout (remembered for the process's life, so a broken or hanging
+// compiler is not run twice for one key).
 absl::StatusOr<Prelude> EnsurePrelude(const PreludeSpec& spec, const std::string& dir,
                                       const NativeBuildOptions& options);
 

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "compiler/compile.h"
 #include "compiler/key/fingerprint.h"
 #include "compiler/targets/host/embedded_headers.h"
@@ -225,6 +227,26 @@ TEST(PrecompiledPreludeTest, AFailingCompilerIsRememberedAndTheBuildStillReports
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInternal);
   p = EnsurePrelude(TileSpec(), pch, options);
   EXPECT_THAT(p.status().message(), HasSubstr("earlier in this process"));
+  EXPECT_TRUE(GchFiles(pch).empty());
+}
+
+TEST(PrecompiledPreludeTest, AHangingCompilerIsKilledAndNotRunAgain) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-pch-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string script = dir->path() + "/hanging-c++";
+  ASSERT_TRUE(WriteFile(script, "#!/bin/sh\nsleep 3600\n").ok());
+  chmod(script.c_str(), 0700);
+  NativeBuildOptions options;
+  options.cxx = script;
+  options.timeout = absl::Seconds(1);
+  const std::string pch = dir->path() + "/pch";
+  absl::StatusOr<Prelude> p = EnsurePrelude(TileSpec(), pch, options);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(p.status().message(), HasSubstr("timed out"));
+  const absl::Time start = absl::Now();
+  p = EnsurePrelude(TileSpec(), pch, options);
+  EXPECT_THAT(p.status().message(), HasSubstr("earlier in this process"));
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(500));
   EXPECT_TRUE(GchFiles(pch).empty());
 }
 

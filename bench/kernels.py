@@ -20,11 +20,12 @@ bench/ceilings_lib.py, same thread count) over the row's bytes is one more
 implementation taking turns in the row's blocks, timed as pypto's calls are
 (wall time around each call, warm data), so the row and its ceiling see the
 same machine. Matmul rows have none: an FMA pass starts its threads per
-call, so it cannot be timed as a row is. "pypto of ceiling" is pypto's median rate over the ceiling's median
-rate (and best over best); where pypto is above it a note says why (the
-row's data stays in a cache, where a triad is no bound). Without the library
-there is no ceiling column. bench/ceilings' start-of-run figures (best of
-several passes) are printed in the header as the machine's, not used by rows.
+call, so it cannot be timed as a row is. "pypto of ceiling" is pypto's
+median rate over the ceiling's median rate (and best over best); where pypto
+is above it a note says why (the row's data stays in a cache, where a triad
+is no bound). Without the library there is no ceiling column. bench/ceilings'
+start-of-run figures (best of several passes) are printed in the header as
+the machine's, not used by rows.
 
 The last column is the row's cold compile (bench/cold_compile.py): its first
 call in a fresh process with an empty pypto cache, precompiled headers ready.

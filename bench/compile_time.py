@@ -8,7 +8,9 @@ built against the PTO-ISA library's CPU simulation), in process, no cache.
 Rows: each kernel's median compile time over --reps compiles per target
 (every compile a full one: _native.compile, never a cache), and of that the
 native_compile stage (the C++ compiler) and the codegen stage (PTO -> C++).
-The kernels: an elementwise chain, a row softmax, and an FP32 matmul.
+The kernels: an elementwise chain, a row softmax, and an FP32 matmul. Host
+compiles start from the precompiled headers in the user's directory (built by
+the first compile that needs them); PTO_PCH_DIR=off measures without them.
 """
 
 import argparse

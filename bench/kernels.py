@@ -14,18 +14,22 @@ baseline time / pypto time (above 1: pypto is faster), from the medians and,
 in brackets, from the best times: on a shared machine the best times show
 what a quiet machine would, the medians what this one did.
 
-The ceilings are measured in the same run, twice. Once at the start
-(bench/ceilings, built by Bazel: best of several passes): a triad's bandwidth
-over the same number of bytes a memory-bound kernel must move (inputs read
-once, outputs written once) and the FP32 FMA peak for matmul. And beside
-each row (libceilings.so, the same loops in this process through
-bench/ceilings_lib.py, same thread count): a triad over the row's bytes, or
-FMA chains of the row's flops, is one more implementation taking turns in
-the row's blocks, so the row and its ceiling see the same machine (on a
-shared machine the bandwidth a process gets drifts within a minute). "pypto of
-ceiling" is pypto's median rate over the ceiling's median rate beside it,
-then over the start-of-run figure; the speed targets, checked at the end of
-the table, use the figure beside the row.
+Each row with a bandwidth has one ceiling, measured beside it the same way
+as the row: bench/ceilings' triad in this process (libceilings.so through
+bench/ceilings_lib.py, same thread count) over the row's bytes is one more
+implementation taking turns in the row's blocks, timed as pypto's calls are
+(wall time around each call, warm data), so the row and its ceiling see the
+same machine. Matmul rows have none: an FMA pass starts its threads per
+call, so it cannot be timed as a row is. "pypto of ceiling" is pypto's
+median rate over the ceiling's median rate (and best over best); where pypto
+is above it a note says why (the row's data stays in a cache, where a triad
+is no bound). Without the library there is no ceiling column. bench/ceilings'
+start-of-run figures (best of several passes) are printed in the header as
+the machine's, not used by rows.
+
+The last column is the row's cold compile (bench/cold_compile.py): its first
+call in a fresh process with an empty pypto cache, precompiled headers ready.
+The five seed rows (SEED_ROWS) are in the full table and listed at its end.
 
 A row whose op pypto cannot compile yet prints "n/a (...)" with the reason
 instead of failing.
@@ -55,6 +59,8 @@ import torch  # noqa: E402
 import pypto  # noqa: E402
 
 import ceilings_lib  # noqa: E402  (bench/, beside this script)
+import cold_compile  # noqa: E402
+import sparse_attention  # noqa: E402
 
 torch.set_num_threads(THREADS)
 
@@ -174,24 +180,10 @@ SETTLE_SECONDS = 0.03
 SHORT_CALL_SECONDS = 1e-3
 
 
-class SelfTimed:
-    """A callable that returns its own time in seconds: a ceiling's loop
-    (bench/ceilings_lib.py), timed inside the library from all its threads
-    started to the last chunk done, as bench/ceilings times it. interleaved_times
-    records that instead of the wall time around the call."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __call__(self):
-        return self.fn()
-
-
 def timed_call(f):
     start = time.perf_counter()
-    result = f()
-    took = time.perf_counter() - start
-    return result if isinstance(f, SelfTimed) else took
+    f()
+    return time.perf_counter() - start
 
 
 def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
@@ -207,8 +199,6 @@ def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
     max(reps, short_reps) timed calls instead, in the same blocks (longer
     blocks would time fewer first-calls-after-a-pause, which are slower, and
     so measure something else than the other rows).
-
-    A SelfTimed callable's time is what it returns.
     """
     want = [reps] * len(impls)
     for i, f in enumerate(impls):
@@ -299,6 +289,14 @@ def k_softmax(tile):
         pypto.set_vec_tile_shapes(*tile)
         out[:] = pypto.softmax(x, -1)
     return pypto.jit(softmax)
+
+
+def k_softmax_dynamic(tile, cols):
+    def softmax_dynamic(x: pypto.Tensor([pypto.DYNAMIC, cols], FP32),
+                        out: pypto.Tensor([pypto.DYNAMIC, cols], FP32)):
+        pypto.set_vec_tile_shapes(*tile)
+        out[:] = pypto.softmax(x, -1)
+    return pypto.jit(softmax_dynamic)
 
 
 def k_layer_norm(tile, eps=1e-5):
@@ -405,7 +403,7 @@ def sum_case(kernel, shape):
                 nbytes=4 * (int(np.prod(shape)) + int(np.prod(shape[:-1]))), memory_bound=True)
 
 
-def softmax_case(kernel, shape):
+def softmax_case(kernel, shape, name=None):
     def make():
         x = rand(shape, seed=5)
         out, np_out = np.empty_like(x), np.empty_like(x)
@@ -423,7 +421,7 @@ def softmax_case(kernel, shape):
         e = np.exp(x64 - x64.max(-1, keepdims=True))
         return ((x, out), np_softmax, torch_op_by_op,
                 lambda: close(out, e / e.sum(-1, keepdims=True), 1e-5, 1e-7))
-    name = "softmax " + "x".join(map(str, shape))
+    name = name or "softmax " + "x".join(map(str, shape))
     return Case(name, kernel, make, nbytes=8 * int(np.prod(shape)),
                 torch_fused=lambda x: torch.softmax(x, -1), memory_bound=True,
                 target=("torch", 1.5))
@@ -514,6 +512,8 @@ def cases():
         sum_case(k_sum((8, 1024)), (4096, 1024)),
         softmax_case(k_softmax((4, 8, 1, 256)), (32, 32, 1, 256)),
         softmax_case(k_softmax((4, 1024)), (4096, 1024)),
+        # The same softmax compiled once for every batch size (a DYNAMIC dim).
+        softmax_case(k_softmax_dynamic((4, 1024), 1024), (4096, 1024), SOFTMAX_DYNAMIC),
         layer_norm_case(k_layer_norm((4, 1024)), (4096, 1024)),
         matmul_case(k_matmul(FP32, small_cube), 64, 128, 64, "fp32"),
         matmul_case(k_matmul(FP32, big_cube), 512, 512, 512, "fp32"),
@@ -538,7 +538,36 @@ def cases():
         # fp32 rows above are the numpy comparison for the same shapes.
         matmul_case(k_matmul(BF16, gemv_cube), 1, 4096, 4096, "bf16"),
         matmul_case(k_matmul(BF16, gemv_cube), 8, 4096, 4096, "bf16"),
+        sparse_attention_case(),
     ]
+
+
+# The seed's five rows: always in the full table, and listed at its end.
+SOFTMAX_DYNAMIC = "softmax 4096x1024 fp32, DYNAMIC batch"
+SPARSE_ATTENTION = (f"sparse flash attention, top {sparse_attention.TOP_K} of "
+                    f"{sparse_attention.NUM_BLOCKS} blocks of {sparse_attention.BLOCK}, "
+                    f"{sparse_attention.HEADS} heads x {sparse_attention.DIM}, fp16 q, int8 KV")
+SEED_ROWS = ("add 1024x1024 fp16", "matmul 64x128x64 bf16", SOFTMAX_DYNAMIC, "erfc 1M fp32",
+             SPARSE_ATTENTION)
+
+
+def sparse_attention_case():
+    """bench/sparse_attention.py's decode step against the same step in torch ops."""
+    def make():
+        inputs = sparse_attention.make_inputs()
+        t_out = torch.empty_like(inputs[-1])
+        ref = sparse_attention.torch_reference(*inputs[:-1], dtype=torch.float64)
+
+        def check():
+            wrong = close(inputs[-1].float().numpy(), ref.double().numpy(), 2e-3, 1e-3)
+            theirs = close(sparse_attention.torch_reference(*inputs[:-1]).float().numpy(),
+                           ref.double().numpy(), 2e-3, 1e-3)
+            return wrong or (theirs and f"torch's own result: {theirs}")
+        return (inputs, "n/a (numpy has no topk; torch is the reference)",
+                lambda: sparse_attention.torch_reference(*inputs[:-1], out=t_out), check)
+    # No rate or ceiling: its 0.2 MiB are read in dependent steps (select, gather, then
+    # block after block), so neither a bandwidth nor a triad over them bounds it.
+    return Case(SPARSE_ATTENTION, sparse_attention.kernel(), make)
 
 
 def bf16_other_target(make_kernel):
@@ -695,14 +724,6 @@ def short(exc):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def ceiling_for(nbytes, ceilings):
-    """(GB/s, size KiB) of the triad closest in size to nbytes."""
-    sizes = sorted(ceilings["triad_gbps"])
-    kib = max(1, nbytes // 1024)
-    best = min(sizes, key=lambda s: abs(s - kib))
-    return ceilings["triad_gbps"][best], best
-
-
 def ratio(base, pto):
     """'1.23x (min 1.40x)': baseline/pypto from medians, and from best times."""
     return f"{base[0] / pto[0]:.2f}x (min {base[1] / pto[1]:.2f}x)"
@@ -716,29 +737,73 @@ def fmt_bytes(nbytes):
     return f"{mib:.0f} MiB" if mib == int(mib) else f"{mib:.2f} MiB"
 
 
+# Why a matmul row has no ceiling beside it.
+NO_FMA_CEILING = ("no ceiling: an FMA pass starts its threads each call, so it cannot be timed "
+                  "as the row is (the FP32 FMA peak in the header is the machine's)")
+
+
 def beside_ceiling(case, lib):
-    """The row's ceiling, to time beside it (SelfTimed, one pass per call), and
-    its work per call: FMA chains of the row's flops (at least
-    ceilings_lib.MIN_FMA_ITERS per thread) for a matmul, a triad over the
-    row's bytes otherwise; (None, 0) without the library or either."""
-    if lib is None:
+    """The row's ceiling, to time beside it as the row is timed (the wall time around one
+    pass per call, in the row's blocks), and its work per call: a triad over the row's bytes;
+    (None, 0) without the library, for a matmul (NO_FMA_CEILING) or a row without bytes."""
+    if lib is None or case.flops:
         return None, 0
-    if case.flops:
-        fma = lib.fma(case.flops, THREADS)
-        return SelfTimed(fma), fma
     if case.nbytes:
         triad = lib.triad(case.nbytes, THREADS)
-        return SelfTimed(triad), triad
+        return triad, triad
     return None, 0
 
 
-def run_case(case, reps, warmup, ceilings, short_reps=0, lib=None):
+def cpu_caches():
+    """[(level, bytes, CPUs sharing it)] of CPU 0's data and unified caches (sysfs), innermost first."""
+    out = []
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for entry in entries:
+        try:
+            def read(name):
+                with open(os.path.join(base, entry, name)) as f:
+                    return f.read().strip()
+            if read("type") == "Instruction":
+                continue
+            size = read("size")
+            scale = {"K": 1024, "M": 1024 ** 2}.get(size[-1], 1)
+            shared = sum(len(range(int(a), int(b or a) + 1)) for a, _, b in
+                         (part.partition("-") for part in read("shared_cpu_list").split(",")))
+            out.append((int(read("level")), int(size.rstrip("KM")) * scale, shared))
+        except (OSError, ValueError):
+            continue
+    return sorted(out)
+
+
+def residency(nbytes):
+    """Where `nbytes`, split over THREADS threads, stays between calls: 'L2 (1 MiB a core)',
+    'L3 (32 MiB)' or 'DRAM'."""
+    for level, size, shared in cpu_caches():
+        if (nbytes / THREADS if shared == 1 else nbytes) <= size:
+            return f"L{level} ({fmt_bytes(size)}" + (" a core)" if shared == 1 else ")")
+    return "DRAM"
+
+
+def above_note(case):
+    """Why pypto's rate can exceed the ceiling beside its row."""
+    where = residency(case.nbytes)
+    if where == "DRAM":
+        return ("pypto above it with data larger than the caches: not explained by cache "
+                "residency; compare the best/best figure and the run's load")
+    return (f"pypto above it: the row's {fmt_bytes(case.nbytes)} stay in the {where} between "
+            f"calls, where a triad's rate is no bound (bench/README.md)")
+
+
+def run_case(case, reps, warmup, short_reps=0, lib=None):
     """(the row's markdown cells after the name, its target verdict or None).
 
-    ceilings: bench/ceilings' start-of-run figures (or None); lib: a
-    ceilings_lib.CeilingsLib (or None), whose loop for this row takes turns
-    with the implementations, so that the row's fraction compares rates
-    measured in the same blocks."""
+    lib: a ceilings_lib.CeilingsLib (or None), whose loop for this row takes
+    turns with the implementations and is timed as they are, so that the
+    row's fraction compares rates measured the same way in the same blocks."""
     blank = [""] * 6
     try:
         args, np_fn, torch_fn, check = case.make()
@@ -782,7 +847,7 @@ def run_case(case, reps, warmup, ceilings, short_reps=0, lib=None):
         impls.append(lambda: other_kernel(*args))
     ceiling_at = None
     ceiling_call, ceiling_loop = beside_ceiling(case, lib)
-    if ceiling_call:
+    if ceiling_call is not None:
         ceiling_at = len(impls)
         impls.append(ceiling_call)
     times = interleaved_times(impls, reps, warmup, short_reps=short_reps)
@@ -801,34 +866,29 @@ def run_case(case, reps, warmup, ceilings, short_reps=0, lib=None):
     cells.append(fmt_us(t_torch[0]) + (f" (torch's fused op {fmt_us(t_fused[0])})" if t_fused else ""))
     cells.append(ratio(t_torch, t_pto))
     verdicts = []
-    # Rates (median, best) of pypto and of the ceiling beside it; the
-    # start-of-run figure of that ceiling.
+    # Rates (median, best) of pypto and of the ceiling beside it.
     if case.flops:
-        unit, work, what = "GFLOP/s", case.flops, "FMA peak"
-        start = ceilings and ceilings["fma_gflops"]
+        unit, work, what = "GFLOP/s", case.flops, None
     elif case.nbytes:
         unit, work, what = "GB/s", case.nbytes, f"triad@{fmt_bytes(case.nbytes)}"
-        start = ceilings and ceiling_for(case.nbytes, ceilings)[0]
     else:
         unit = None
-    fraction = None  # (median/median, best/best, of the start-of-run figure), None unmeasured
-    if unit and (ceiling_at is not None or start):
+    fraction = None  # (median/median, best/best), None unmeasured
+    if unit:
         rate = (work / t_pto[0] / 1e9, work / t_pto[1] / 1e9)
         cells.append(f"{rate[0]:.1f} {unit}")
-        of_start = rate[0] / start if start else None
-        start_text = (f"{100 * of_start:.0f}% of the start-of-run figure" if start
-                      else "no start-of-run figure")
-        if ceiling_at is not None:
+        if case.flops:
+            cells.append(NO_FMA_CEILING)
+        elif ceiling_at is not None:
             t_ceil = times[ceiling_at]
-            work_done = ceiling_loop.flops if case.flops else ceiling_loop.bytes
+            work_done = ceiling_loop.bytes
             beside = (work_done / t_ceil[0] / 1e9, work_done / t_ceil[1] / 1e9)
-            fraction = (rate[0] / beside[0], rate[1] / beside[1], of_start)
+            fraction = (rate[0] / beside[0], rate[1] / beside[1])
+            note = f"; {above_note(case)}" if max(fraction) > 1 else ""
             cells.append(f"{100 * fraction[0]:.0f}% of {what} beside it, {beside[0]:.1f} {unit} "
-                         f"({start_text})")
+                         f"(best/best {100 * fraction[1]:.0f}%){note}")
         else:
-            best = rate[1] / start
-            fraction = (of_start, best, of_start)
-            cells.append(f"{100 * of_start:.0f}% of {what} at the start of the run")
+            cells.append("")
     else:
         cells += ["", ""]
     if wrong:
@@ -840,19 +900,15 @@ def run_case(case, reps, warmup, ceilings, short_reps=0, lib=None):
         verdicts.append(f"{'met' if got >= want else 'NOT met'}: {base_name}/pypto {got:.2f}x "
                         f"(target >= {want}x; from best times {got_min:.2f}x, "
                         f"{'met' if got_min >= want else 'not met'})")
-    if case.memory_bound and fraction is not None and case.nbytes and not case.flops:
-        met = "met" if fraction[0] >= 0.5 else "NOT met"
-        if ceiling_at is not None:
+    if case.memory_bound and case.nbytes and not case.flops:
+        if fraction is None:
+            verdicts.append("not measured: no triad beside the row (target >= 50% of it)")
+        else:
+            met = "met" if fraction[0] >= 0.5 else "NOT met"
             verdicts.append(
                 f"{met}: {100 * fraction[0]:.0f}% of the bandwidth beside it (a triad over the "
                 f"same {fmt_bytes(case.nbytes)} in the same blocks, medians; target >= 50%; "
-                f"best/best {100 * fraction[1]:.0f}%"
-                + (f"; {100 * fraction[2]:.0f}% of the start-of-run figure)"
-                   if fraction[2] is not None else ")"))
-        else:
-            verdicts.append(f"{met}: {100 * fraction[0]:.0f}% of bandwidth, of the start-of-run "
-                            f"triad (no ceiling beside it; target >= 50%; from the best time "
-                            f"{100 * fraction[1]:.0f}%)")
+                f"best/best {100 * fraction[1]:.0f}%)")
     return cells, "; ".join(verdicts) or None
 
 
@@ -873,6 +929,9 @@ def main():
                         help="the ceilings' loops in process, timed beside each row "
                              "(bazel build //bench:libceilings.so)")
     parser.add_argument("--no-overhead", action="store_true", help="skip the runtime overhead rows")
+    parser.add_argument("--no-cold-compile", action="store_true",
+                        help="skip the cold compile column (bench/cold_compile.py: each row's first "
+                             "call in a fresh process with an empty pypto cache)")
     opts = parser.parse_args()
     if opts.reps < 1 or opts.warmup < 0:
         parser.error("--reps must be >= 1 and --warmup >= 0")
@@ -910,30 +969,46 @@ def main():
         triads = ", ".join(f"{v:.1f} GB/s @ {fmt_bytes(k * 1024)}"
                            for k, v in sorted(ceilings["triad_gbps"].items()))
         emit(f"- ceilings (bench/ceilings, same run): FP32 FMA {ceilings['fma_gflops']:.1f} GFLOP/s "
-             f"({ceilings['fma_isa']}); triad bandwidth ({ceilings.get('triad_isa', '?')}) {triads}")
+             f"({ceilings['fma_isa']}); triad bandwidth ({ceilings.get('triad_isa', '?')}) {triads}; "
+             f"best of several passes at the start, the machine's figures: the rows compare with "
+             f"the ceiling beside each, not with these")
     else:
         emit(f"- ceilings: n/a ({why})")
+    caches = ", ".join(f"L{level} {fmt_bytes(size)}" + (" a core" if shared == 1 else "")
+                       for level, size, shared in cpu_caches())
+    emit(f"- caches: {caches or 'unknown'}")
     if lib:
         emit(f"- ceilings beside each row ({os.path.relpath(lib.path, REPO)}: bench/ceilings' loops "
-             f"in this process, {THREADS} threads, one pass per call timed by the loop itself, taking "
-             f"turns with the row's implementations in its blocks): a triad ({lib.triad_isa}) over "
-             f"the row's bytes (warm arrays), or FMA chains ({lib.fma_isa}) of the row's flops (at least "
-             f"{ceilings_lib.MIN_FMA_ITERS} iterations a thread) beside a matmul; \"pypto of "
-             f"ceiling\" is pypto's median rate over the ceiling's median rate in the same blocks, "
-             f"then pypto's rate over the start-of-run figure")
+             f"in this process, {THREADS} threads, one pass per call, timed as pypto's calls are "
+             f"(the wall time around each call, medians and best of the same number of calls in "
+             f"the same blocks, warm data)): a triad ({lib.triad_isa}) over the row's bytes; "
+             f"\"pypto of ceiling\" is pypto's median rate over the triad's median rate (and best "
+             f"over best), with a note where pypto is above it; matmuls have none")
     else:
-        emit(f"- ceilings beside each row: n/a ({lib_why}); \"pypto of ceiling\" uses the "
-             f"start-of-run figures")
+        emit(f"- ceilings beside each row: n/a ({lib_why}): no ceiling column")
+    if not opts.no_cold_compile:
+        emit(f"- cold compile: the row's first call in a fresh process with an empty pypto cache "
+             f"and the precompiled headers ready (bench/cold_compile.py), wall time and, in "
+             f"brackets, CPU time (the process's and the compiler's)")
     emit()
     emit("| kernel | pypto | numpy | numpy/pypto | torch (op by op) | torch/pypto | pypto rate | "
-         "pypto of ceiling |")
-    emit("|---|---|---|---|---|---|---|---|")
+         "pypto of ceiling | cold compile |")
+    emit("|---|---|---|---|---|---|---|---|---|")
     # Measured before the rows: the matmul rows start OpenBLAS's threads.
     overhead = [] if opts.no_overhead or opts.only else overhead_rows(opts.reps, opts.warmup)
     verdicts = []
+    measured = {}
     for case in selected:
-        cells, verdict = run_case(case, opts.reps, opts.warmup, ceilings, opts.short_reps, lib)
-        emit(f"| {case.name} | " + " | ".join(cells) + " |")
+        cold = None if opts.no_cold_compile else cold_compile.measure(case.name, without=False)
+        cells, verdict = run_case(case, opts.reps, opts.warmup, opts.short_reps, lib)
+        measured[case.name] = not cells[0].startswith("n/a") and "WRONG" not in cells[0]
+        emit(f"| {case.name} | " + " | ".join(cells + [cold_compile.cell(cold) if cold else ""])
+             + " |")
+        cold_verdict = cold and cold_compile.verdict(case.name, cold_compile.summary(cold["pch"]))
+        if cold_verdict:
+            target = cold_compile.target_of(case.name)
+            verdict = "; ".join(v for v in (verdict, f"cold compile {cold_verdict} (first call "
+                                            f"< {target * 1e3:.0f} ms)") if v)
         if verdict:
             verdicts.append(f"- {case.name}: {verdict}")
     emit()
@@ -942,6 +1017,12 @@ def main():
     emit()
     for line in verdicts or ["- none measurable yet"]:
         emit(line)
+    emit()
+    seeds = [f"{name}: " + ("measured" if measured.get(name) else
+                            "not selected (--only)" if name not in measured else "**NOT measured**")
+             for name in SEED_ROWS]
+    emit(f"Seed rows ({sum(bool(measured.get(n)) for n in SEED_ROWS)} of {len(SEED_ROWS)} "
+         f"measured): " + "; ".join(seeds))
     if overhead:
         emit()
         emit("Runtime overhead (kernel.run without the Python wrapper unless said):")

@@ -31,6 +31,10 @@ struct CompileSettings {
   // Where the native compile's private temp directory is made; empty:
   // $TMPDIR, else /tmp.
   std::string work_dir;
+  // Where host builds keep their precompiled headers (NativeBuildOptions::
+  // pch_dir: empty: $PTO_PCH_DIR, else $XDG_CACHE_HOME/pto/pch, else
+  // ~/.cache/pto/pch; "off": none). They speed builds up and change no output.
+  std::string pch_dir;
   // When set, Cancel() kills running native compiles (they fail UNAVAILABLE)
   // and makes later ones fail at once.
   std::shared_ptr<SubprocessCanceller> canceller;

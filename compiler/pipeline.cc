@@ -4,6 +4,7 @@
 #include "absl/time/clock.h"
 #include "compiler/ir/execute_graph.h"
 #include "compiler/ir/import.h"
+#include "compiler/key/fingerprint.h"
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/emit_pto.h"
 #include "compiler/lower/expand_to_tiles.h"
@@ -107,6 +108,11 @@ absl::Status NativeCompile(LoweringState* s, Dumps*) {
   build.cxx_name = s->settings.cxx_name;
   build.timeout = s->settings.native_compile_timeout;
   build.work_dir = s->settings.work_dir;
+  build.pch_dir = s->settings.pch_dir;
+  // The compiler the cache key names (ptod runs a limits wrapper, written
+  // anew at each start, around the compiler cxx_name names).
+  build.compiler_fingerprint =
+      FingerprintFor(s->settings.cxx_name.empty() ? s->settings.cxx : s->settings.cxx_name);
   build.canceller = s->settings.canceller.get();
   absl::StatusOr<std::string> payload = (*target)->BuildPayload(s->source, build);
   if (!payload.ok()) return payload.status();

@@ -17,7 +17,8 @@ std::string CutMessage(const std::string& text) {
 
 absl::StatusOr<std::string> BuildSharedObject(const NativeSource& source,
                                               const NativeBuildOptions& options,
-                                              const NativeArgs& args) {
+                                              const NativeArgs& args,
+                                              std::string* compiler_output) {
   absl::StatusOr<TempDir> dir = TempDir::Create(source.temp_prefix, options.work_dir);
   if (!dir.ok()) return dir.status();
   for (const NativeFile& header : source.headers) {
@@ -61,6 +62,7 @@ absl::StatusOr<std::string> BuildSharedObject(const NativeSource& source,
         "native compiler failed: it exited 0 but produced no shared object (",
         payload.status().message(), ")"));
   }
+  if (compiler_output != nullptr) *compiler_output = std::move(result.output);
   return payload;
 }
 

@@ -49,10 +49,12 @@ using NativeArgs =
     std::function<std::vector<std::string>(const std::string& src, const std::string& out)>;
 
 // The bytes of the shared object the C++ compiler (options.cxx) builds from
-// `source` with `args`.
+// `source` with `args`; on success `compiler_output` (when not null) gets
+// what the compiler printed (its warnings).
 absl::StatusOr<std::string> BuildSharedObject(const NativeSource& source,
                                               const NativeBuildOptions& options,
-                                              const NativeArgs& args);
+                                              const NativeArgs& args,
+                                              std::string* compiler_output = nullptr);
 
 }  // namespace pto::compiler
 

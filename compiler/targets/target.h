@@ -25,6 +25,12 @@ struct NativeBuildOptions {
   std::string cxx_name;  // the compiler in messages; empty: cxx
   absl::Duration timeout = absl::Seconds(120);
   std::string work_dir;  // parent of the temp directory; empty: $TMPDIR
+  // Where precompiled preludes are kept (precompiled_prelude.h's PreludeDir:
+  // empty: $PTO_PCH_DIR, else the user's cache directory; "off": none).
+  std::string pch_dir;
+  // The compiler fingerprint cache keys carry (key/fingerprint.h), which
+  // keys the precompiled preludes; empty: builds use none.
+  std::string compiler_fingerprint;
   SubprocessCanceller* canceller = nullptr;  // may be null
 };
 

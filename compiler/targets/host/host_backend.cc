@@ -1,9 +1,11 @@
 #include "compiler/targets/host/host_backend.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_codegen.h"
 #include "compiler/targets/native_build.h"
+#include "compiler/targets/precompiled_prelude.h"
 #include "runtime/host_target.h"
 
 namespace pto::compiler {
@@ -26,6 +28,20 @@ std::vector<std::string> HostCompilerArgs(const std::string& target,
   return args;
 }
 
+std::vector<std::string> HostCodeFlags(const std::string& target, int opt_level) {
+  const std::string source = "kernel.cc", output = "kernel.so";
+  std::vector<std::string> flags;
+  const std::vector<std::string> args = HostCompilerArgs(target, opt_level, source, output);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-o") {
+      ++i;  // and its file
+    } else if (args[i] != source && args[i] != "-shared" && !absl::StartsWith(args[i], "-l")) {
+      flags.push_back(args[i]);
+    }
+  }
+  return flags;
+}
+
 absl::StatusOr<std::string> HostBackend::GenerateSource(
     const PtoProgram& program) const {
   return GenerateHostCpp(program);
@@ -41,9 +57,37 @@ absl::StatusOr<std::string> HostBackend::BuildPayload(
   for (const EmbeddedFile& header : EmbeddedHostHeaders()) {
     native.headers.push_back({header.name, header.contents});
   }
-  return BuildSharedObject(native, options, [&](const std::string& src, const std::string& so) {
+  const NativeArgs plain = [&](const std::string& src, const std::string& so) {
     return HostCompilerArgs(name_, options.opt_level, src, so);
-  });
+  };
+  const std::string dir = PreludeDir(options.pch_dir);
+  if (dir.empty() || options.compiler_fingerprint.empty()) {
+    return BuildSharedObject(native, options, plain);
+  }
+  const PreludeSpec spec{LeadingIncludes(source), native.headers,
+                         HostCodeFlags(name_, options.opt_level), options.compiler_fingerprint};
+  const absl::StatusOr<Prelude> prelude = EnsurePrelude(spec, dir, options);
+  if (!prelude.ok()) return BuildSharedObject(native, options, plain);
+
+  std::string output;
+  absl::StatusOr<std::string> so = BuildSharedObject(
+      native, options,
+      [&](const std::string& src, const std::string& out) {
+        std::vector<std::string> args = PreludeArgs(*prelude);
+        for (std::string& arg : plain(src, out)) args.push_back(std::move(arg));
+        return args;
+      },
+      &output);
+  if (so.ok()) {
+    if (PreludeRefused(*prelude, output)) DiscardPrelude(*prelude);  // stale or corrupt
+    return so;
+  }
+  if (so.status().code() != absl::StatusCode::kInternal) return so;  // timed out, cancelled
+  // A damaged .gch can make the compiler fail: without it, the build says
+  // whether the source is at fault.
+  absl::StatusOr<std::string> without = BuildSharedObject(native, options, plain);
+  if (without.ok()) DiscardPrelude(*prelude);
+  return without;
 }
 
 }  // namespace pto::compiler

@@ -4,9 +4,14 @@
 //   <cxx> -std=c++17 -O<n> <HostTargetFlags: -march=..., -mamx-tile ...>
 //         -fPIC -shared
 //         -fvisibility=hidden -ffp-contract=off -fno-math-errno
-//         -o kernel.so kernel.cc
+//         -o kernel.so kernel.cc -lmvec
 //
-// Errors are native_build.h's.
+// with "-include <dir>/prelude.h -Winvalid-pch" in front when a precompiled
+// header of the source's #include lines is ready (precompiled_prelude.h, keyed
+// by options.compiler_fingerprint, and none when that is empty; the
+// shared object is the same with or without it). A build that fails with the
+// prelude is built again without it, and a .gch the compiler refused or
+// failed on is discarded. Errors are native_build.h's.
 #ifndef PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
 #define PTO_COMPILER_TARGETS_HOST_HOST_BACKEND_H_
 
@@ -40,6 +45,10 @@ std::vector<std::string> HostCompilerArgs(const std::string& target,
                                           int opt_level,
                                           const std::string& source,
                                           const std::string& output);
+
+// HostCompilerArgs without the file names, -shared and the libraries: the
+// flags that shape the code, which a precompiled header is built with.
+std::vector<std::string> HostCodeFlags(const std::string& target, int opt_level);
 
 }  // namespace pto::compiler
 

@@ -13,6 +13,7 @@
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/partition_blocks.h"
+#include "compiler/lower/symbolic_rows.h"
 #include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"

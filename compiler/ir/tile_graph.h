@@ -178,7 +178,7 @@ struct TileGroup {
   CubeLoop cube;
   // >= 0: the group's tiles along this dim run one after another, in order
   // (an accumulating reduction over a symbolic dim folds each tile into
-  // one slot: expand_to_tiles.cc AppendAccumulation). -1: all independent.
+  // one slot: expand_reduction.h). -1: all independent.
   int serial_dim = -1;
   // Every task runs after the one before it (row-major): an MSCATTER group,
   // whose tasks may write the same elements (BuildExecuteGraph).
@@ -195,7 +195,7 @@ struct TileGroup {
   std::vector<DynamicArgNote> dynamic_args;
 };
 
-// A row over a symbolic last dim lowered as a row group (expand_to_tiles.h
+// A row over a symbolic last dim lowered as a row group (lower/symbolic_rows.h
 // ExpandOptions::symbolic_rows): the value whose last dim is the row, and
 // the longest row its groups hold.
 struct RowCap {

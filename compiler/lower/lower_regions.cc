@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/lower/lower_symbolic.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
 
@@ -500,26 +499,6 @@ absl::Status BuildProgram(const FlatGraph& flat, const TileGraph& tile,
     open.back()->Add()->set_template_index(static_cast<uint32_t>(g));
   }
   return absl::OkStatus();
-}
-
-}  // namespace pto::compiler
-
-namespace pto::compiler {
-
-absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel& memory,
-                          TileGraph* tile, BlockGraph* block,
-                          pto::v1::ExecuteGraph* execute) {
-  if (absl::Status s = CheckTemplatable(graph); !s.ok()) return s;
-  absl::StatusOr<FlatGraph> flat = FlattenRegions(graph);
-  if (!flat.ok()) return flat.status();
-  if (absl::Status s = LowerSymbolic(flat->graph, TemplateOptions(*flat, fuse, memory), tile,
-                                     block, execute);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = BindDynamicArgs(*flat, tile, block, execute); !s.ok()) return s;
-  if (absl::Status s = AddTailFunctions(*flat, tile, block, execute); !s.ok()) return s;
-  return BuildProgram(*flat, *tile, execute);
 }
 
 }  // namespace pto::compiler

@@ -4,17 +4,11 @@
 // ExecNode: templates, loop nodes, if nodes, region checks) that the
 // runtime expands at launch in program order (runtime/expand_regions.h).
 //
-// The route, in order:
-//   CheckTemplatable   gather/scatter need static shapes
-//   FlattenRegions     loops and ifs inlined once (flatten_regions.h)
-//   TemplateOptions    the tiling options: fusion classes, dims marked
-//                      symbolic, rows over a symbolic last dim
-//   LowerSymbolic      the driver over the static passes: the tiling
-//                      passes and PartitionBlocks at two probe sizes make
-//                      the Tile, Block and Execute levels (lower_symbolic.h)
-//   BindDynamicArgs    markers and run-time quantities -> dynamic args
-//   AddTailFunctions   a generic function per group with run-time extents
-//   BuildProgram       the program tree
+// The route is the list of compiler/pipeline.cc (route "dynamic"):
+// CheckTemplatable, FlattenRegions (flatten_regions.h), then LowerSymbolic
+// (lower_symbolic.h), the driver over the static passes that makes the
+// Tile, Block and Execute levels from two probe lowerings, tiled with
+// TemplateOptions; then BindDynamicArgs, AddTailFunctions and BuildProgram.
 // A graph without loops is a program of templates in order: every graph with
 // symbolic dims takes this route.
 //
@@ -109,11 +103,6 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
 
 // The Execute Graph's program tree.
 absl::Status BuildProgram(const FlatGraph& flat, const TileGraph& tile,
-                          pto::v1::ExecuteGraph* execute);
-
-// Every step above in order.
-absl::Status LowerRegions(const TensorGraph& graph, bool fuse, const MemoryModel& memory,
-                          TileGraph* tile, BlockGraph* block,
                           pto::v1::ExecuteGraph* execute);
 
 }  // namespace pto::compiler

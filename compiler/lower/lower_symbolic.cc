@@ -245,7 +245,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   // Probes: 1 more than a multiple of every tile size, above every static
   // dim, distinct per symbol and between the two lowerings. With
   // symbolic_rows, the caps of rows over symbolic dims count as tile sizes
-  // (a probe's row is then longer than its cap: expand_to_tiles.h); when
+  // (a probe's row is then longer than its cap: symbolic_rows.h); when
   // they would make the multiple too large, those rows take the
   // accumulating form only.
   ExpandOptions row_options = options;

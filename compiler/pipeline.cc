@@ -6,13 +6,16 @@
 #include "absl/time/clock.h"
 #include "compiler/ir/execute_graph.h"
 #include "compiler/ir/import.h"
+#include "compiler/lower/bind_dynamic_args.h"
 #include "compiler/lower/build_execute_graph.h"
+#include "compiler/lower/build_program.h"
 #include "compiler/lower/emit_pto.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/flatten_regions.h"
 #include "compiler/lower/lower_regions.h"
 #include "compiler/lower/lower_symbolic.h"
 #include "compiler/lower/partition_blocks.h"
+#include "compiler/lower/tail_functions.h"
 #include "compiler/verify/verify.h"
 
 namespace pto::compiler {
@@ -173,15 +176,15 @@ const Pass kPasses[] = {
     // (templates) from two probe lowerings (lower/lower_symbolic.h)
     {"tensor_to_tile", Route::kDynamic, "lower_symbolic", LowerAtProbes, LowerSymbolicSteps},
     // markers, run-time strides, K and scalars -> dynamic args
-    // (lower/lower_regions.h)
+    // (lower/bind_dynamic_args.h)
     {"tensor_to_tile", Route::kDynamic, "bind_dynamic_args", BindArgs},
-    // generic functions for run-time extents (lower/lower_regions.h)
+    // generic functions for run-time extents (lower/tail_functions.h)
     {"tensor_to_tile", Route::kDynamic, "add_tail_functions", AddTails},
     // Tile -> Block: blocks, shared block functions (lower/partition_blocks.h)
     {"tile_to_block", Route::kStatic, "partition_blocks", Partition},
     // Block -> Execute: tasks and dependencies (lower/build_execute_graph.h)
     {"block_to_execute", Route::kStatic, "build_execute_graph", BuildExecute},
-    // the program tree of templates, loops, ifs, checks (lower/lower_regions.h)
+    // the program tree of templates, loops, ifs, checks (lower/build_program.h)
     {"block_to_execute", Route::kDynamic, "build_program", Program},
     // Block -> PTO program (lower/emit_pto.h)
     {"codegen", Route::kAll, "emit_pto", Emit},

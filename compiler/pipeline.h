@@ -15,7 +15,7 @@
 // tiling passes and PartitionBlocks at two probe sizes), which makes the
 // Tile, Block and Execute levels in the tensor_to_tile stage; its
 // tile_to_block stage has no pass, and its block_to_execute stage builds
-// the program tree (lower/lower_regions.h).
+// the program tree (lower/build_program.h).
 #ifndef PTO_COMPILER_PIPELINE_H_
 #define PTO_COMPILER_PIPELINE_H_
 

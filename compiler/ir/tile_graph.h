@@ -67,7 +67,7 @@ struct GmIndex {
   int64_t offset = 0;
   // In a loop body: >= 0 adds the function's dynamic arg `dynamic`
   // (args[rank + dynamic], a loop-dependent offset such as a view's x[i])
-  // to the offset (lower_regions.h). -1: none.
+  // to the offset (lower/bind_dynamic_args.h). -1: none.
   int dynamic = -1;
 };
 
@@ -148,8 +148,8 @@ struct CubeLoop {
   bool a_trans = false;  // A is stored [..., K, M]
   bool b_trans = false;  // B is stored [..., N, K]
   // >= 0: K at run time is the function's dynamic arg args[rank +
-  // k_dynamic] (a tail of K in a loop body, lower_regions.h); k is its
-  // bound, which sizes the L1/L0 tiles. -1: K is k.
+  // k_dynamic] (a tail of K in a loop body, lower/bind_dynamic_args.h); k
+  // is its bound, which sizes the L1/L0 tiles. -1: K is k.
   int k_dynamic = -1;
 };
 
@@ -191,7 +191,7 @@ struct TileGroup {
   // (the accumulating form).
   int branch = 0;
   // Printing only (templated kernels): what each dynamic arg of the group's
-  // functions holds (dK = args[rank + K], lower_regions.h).
+  // functions holds (dK = args[rank + K], lower/bind_dynamic_args.h).
   std::vector<DynamicArgNote> dynamic_args;
 };
 

@@ -447,7 +447,7 @@ class Flattener {
     bool dynamic = false, checked = false;
     for (const AttrSpec& spec : op->info->attrs) {
       // A scalar operand over symbols: a marker until it becomes a dynamic
-      // arg of its group (BindDynamicArgs, lower_regions.h).
+      // arg of its group (bind_dynamic_args.h).
       auto it = op->attrs.find(spec.name);
       if (spec.type != AttrType::kFloat || it == op->attrs.end()) continue;
       if (const SymExpr* e = std::get_if<SymExpr>(&it->second)) {

@@ -442,7 +442,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
 
   {
     // Tails along symbolic dims run the caller's generic function (extents
-    // from the task's args, lower_regions.h): drop the probe's tails there.
+    // from the task's args, tail_functions.h): drop the probe's tails there.
     std::vector<int> renumber(block->functions.size(), -1);
     std::vector<BlockFunction> kept;
     for (size_t f = 0; f < block->functions.size(); ++f) {
@@ -508,7 +508,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     for (int64_t x : group.tile) t->add_tile(x);
     t->set_serial_dim(static_cast<uint32_t>(group.serial_dim + 1));
     t->set_serial_all(group.serial_all);
-    if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: lower_regions.cc
+    if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: bind_dynamic_args.cc
     for (int f : functions_of_group[g]) {
       pto::v1::ExtentFunction* ef = t->add_functions();
       for (int64_t e : block->functions[f].extent) ef->add_extent(e);

@@ -4,7 +4,7 @@
 // the templates into tasks for each binding of the symbols at launch. The
 // graph comes flattened (flatten_regions.h); the templating steps after it
 // make GM strides that depend on symbols run-time args and add each group's
-// generic tail function (lower_regions.h).
+// generic tail function (bind_dynamic_args.h, tail_functions.h).
 //
 // How: the static passes (the tiling passes of ExpandToTiles, then
 // PartitionBlocks) run twice, with the
@@ -22,7 +22,7 @@
 // a multiple of every tile (a tail in both probes). The block bodies are
 // exactly the static path's (the fast path stays fast). The probe's tail
 // functions along symbolic dims are dropped: the caller adds one generic
-// function per group, cube groups included (lower_regions.h).
+// function per group, cube groups included (tail_functions.h).
 //
 // A reduction over a symbolic dim takes the accumulating form in both probe
 // lowerings (ExpandOptions::symbolic; expand_reduction.h):
@@ -30,7 +30,7 @@
 // (TaskTemplate.serial_dim).
 // With ExpandOptions::symbolic_rows, a row over a symbolic last dim is also
 // lowered as a fused row group whose tile along it is its cap (both forms
-// in one Tile Graph, lower_regions.h picks at launch); the caps count as
+// in one Tile Graph, build_program.h picks at launch); the caps count as
 // tile sizes for the probes, so a probe's row is longer than its cap.
 //
 // Limits (UNIMPLEMENTED naming the op, buffer or dims and why): a lowering
@@ -55,7 +55,8 @@ namespace pto::compiler {
 // Tile Graph's groups and buffers also keep their symbolic spaces and shapes
 // for the dumps) and `execute` (buffers with shapes, functions, symbols and
 // templates; no tasks). `block->tiles` points at `tile`. `options`: the
-// tiling options (lower_regions.h TemplateOptions: fusion classes, dims marked symbolic).
+// tiling options (lower_regions.h TemplateOptions: fusion classes, dims
+// marked symbolic).
 absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
                            TileGraph* tile, BlockGraph* block,
                            pto::v1::ExecuteGraph* execute);

@@ -5,7 +5,7 @@
 // (expand_reduction.h). ExpandToTiles (expand_to_tiles.h) drives it: the
 // tiling passes over CapSymbolicRows' graph and over the graph as it is,
 // then MergeBranches; the program picks a branch at launch by the row
-// lengths (lower_regions.h BuildProgram).
+// lengths (build_program.h).
 #ifndef PTO_COMPILER_LOWER_SYMBOLIC_ROWS_H_
 #define PTO_COMPILER_LOWER_SYMBOLIC_ROWS_H_
 

@@ -48,7 +48,7 @@ struct ExpandOptions {
   // row code with n from its args), and in the accumulating form for any
   // n. The Tile Graph holds both: TileGroup::branch says which, and
   // TileGraph::row_caps the condition (every such row within its cap)
-  // that picks the row groups at launch (lower_regions.h BuildProgram).
+  // that picks the row groups at launch (build_program.h).
   // Set by TemplateOptions (lower_regions.h) for graphs without loops;
   // symbolic_rows.h.
   bool symbolic_rows = false;

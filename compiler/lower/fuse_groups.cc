@@ -54,6 +54,23 @@ bool RowGroupOk(const TensorGraph& g, const std::vector<int>& ops,
   return true;
 }
 
+// Per op: whether anything reaches an out/inout parameter from it (dead
+// ops are dropped).
+std::vector<bool> LiveOps(const TensorGraph& g) {
+  std::vector<bool> live_value(g.values.size(), false);
+  for (const TensorParam& p : g.params) {
+    if (p.out_value >= 0) live_value[p.out_value] = true;
+  }
+  std::vector<bool> live_op(g.ops.size(), false);
+  for (int i = static_cast<int>(g.ops.size()) - 1; i >= 0; --i) {
+    for (int v : g.ops[i].outputs) live_op[i] = live_op[i] || live_value[v];
+    if (live_op[i]) {
+      for (int v : g.ops[i].inputs) live_value[v] = true;
+    }
+  }
+  return live_op;
+}
+
 // Splits the program into fusion groups (op index lists): runs of
 // consecutive ops with the same space and clamped tile whose UB tiles fit.
 // A concat joins the groups that compute its inputs (each stores its
@@ -88,18 +105,7 @@ absl::StatusOr<std::vector<std::vector<int>>> FormGroups(
         .Bytes(tile);
   };
 
-  // Dead ops (nothing reaches a parameter from them) are dropped.
-  std::vector<bool> live_value(g.values.size(), false);
-  for (const TensorParam& p : g.params) {
-    if (p.out_value >= 0) live_value[p.out_value] = true;
-  }
-  std::vector<bool> live_op(g.ops.size(), false);
-  for (int i = static_cast<int>(g.ops.size()) - 1; i >= 0; --i) {
-    for (int v : g.ops[i].outputs) live_op[i] = live_op[i] || live_value[v];
-    if (live_op[i]) {
-      for (int v : g.ops[i].inputs) live_value[v] = true;
-    }
-  }
+  const std::vector<bool> live_op = LiveOps(g);
 
   std::vector<int> definer(g.values.size(), -1);
   for (int i = 0; i < static_cast<int>(g.ops.size()); ++i) {

@@ -99,7 +99,9 @@ TEST(PipelineTest, ReadmeTablesAreThePassList) {
   for (const std::vector<std::string>& row : tables[1]) rows.push_back(row[0]);
   EXPECT_EQ(rows, tiling);
   for (const PassInfo& p : passes) {
-    if (p.name == "expand_to_tiles") EXPECT_EQ(p.steps, tiling);
+    if (p.name == "expand_to_tiles") {
+      EXPECT_EQ(p.steps, tiling);
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // The dynamic route of the pipeline (compiler/pipeline.cc): a Tensor Graph
-// with loops or symbolic dims compiles once into task templates, and the Execute Graph holds a program tree (kernel.proto
-// ExecNode: templates, loop nodes, if nodes, region checks) that the
-// runtime expands at launch in program order (runtime/expand_regions.h).
+// with loops or symbolic dims compiles once into task templates, and the
+// Execute Graph holds a program tree (kernel.proto ExecNode: templates,
+// loop nodes, if nodes, region checks) that the runtime expands at launch
+// in program order (runtime/expand_regions.h).
 //
 // Its steps are the lines of compiler/pipeline.cc's list on route
 // "dynamic": CheckTemplatable and TemplateOptions (here), FlattenRegions
@@ -9,9 +10,8 @@
 // the static passes that makes the Tile, Block and Execute levels from two
 // probe lowerings, tiled with TemplateOptions), BindDynamicArgs
 // (bind_dynamic_args.h), AddTailFunctions (tail_functions.h) and
-// BuildProgram (build_program.h).
-// A graph without loops is a program of templates in order: every graph with
-// symbolic dims takes this route.
+// BuildProgram (build_program.h). A graph without loops is a program of
+// templates in order: every graph with symbolic dims takes this route.
 //
 // Temporaries of a body that land in a workspace get per-iteration
 // instances at launch (runtime/workspace_instances.h).

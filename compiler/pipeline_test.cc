@@ -3,13 +3,16 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "compiler/lower/expand_to_tiles.h"
+#include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 
 namespace pto::compiler {
@@ -74,6 +77,53 @@ TEST(PipelineTest, EveryStageAfterImportHasAPassOnEachRouteOrSaysWhy) {
     EXPECT_TRUE(on_static) << stage;
     EXPECT_EQ(on_dynamic, stage != "tile_to_block") << stage;
   }
+}
+
+// A state lowered through `last_stage` for host-x86_64.
+struct Lowered {
+  pto::v1::Graph graph;
+  LoweringState state;
+  absl::Status status;
+};
+
+std::unique_ptr<Lowered> LowerThrough(pto::v1::Graph graph, const std::string& last_stage) {
+  auto out = std::make_unique<Lowered>();
+  out->graph = std::move(graph);
+  out->state.graph = &out->graph;
+  out->state.target = "host-x86_64";
+  out->status = RunPipeline(&out->state, nullptr, nullptr, last_stage);
+  return out;
+}
+
+TEST(PipelineTest, AGraphWithoutLoopsOrSymbolsTakesTheStaticRoute) {
+  auto tile = LowerThrough(testing::ExpAddGraph(), "tensor_to_tile");
+  ASSERT_TRUE(tile->status.ok()) << tile->status;
+  EXPECT_FALSE(tile->state.flat.has_value());
+  EXPECT_FALSE(tile->state.tile.groups.empty());
+  EXPECT_TRUE(tile->state.block.functions.empty());  // partition_blocks is next
+
+  auto execute = LowerThrough(testing::ExpAddGraph(), "block_to_execute");
+  ASSERT_TRUE(execute->status.ok()) << execute->status;
+  EXPECT_GT(execute->state.execute.tasks_size(), 0);
+  EXPECT_EQ(execute->state.execute.templates_size(), 0);
+}
+
+TEST(PipelineTest, AGraphWithALoopTakesTheDynamicRoute) {
+  // tensor_to_tile makes the Tile, Block and Execute levels (templates);
+  // block_to_execute adds the program tree.
+  auto tile = LowerThrough(testing::SoftmaxLoopGraph(), "tensor_to_tile");
+  ASSERT_TRUE(tile->status.ok()) << tile->status;
+  ASSERT_TRUE(tile->state.flat.has_value());
+  EXPECT_FALSE(tile->state.flat->loops.empty());
+  EXPECT_FALSE(tile->state.block.functions.empty());
+  EXPECT_GT(tile->state.execute.templates_size(), 0);
+  EXPECT_EQ(tile->state.execute.program_size(), 0);
+
+  auto execute = LowerThrough(testing::SoftmaxLoopGraph(), "block_to_execute");
+  ASSERT_TRUE(execute->status.ok()) << execute->status;
+  EXPECT_EQ(execute->state.execute.tasks_size(), 0);
+  ASSERT_GT(execute->state.execute.program_size(), 0);
+  EXPECT_TRUE(execute->state.execute.program(0).has_loop());
 }
 
 TEST(PipelineTest, ReadmeTablesAreThePassList) {

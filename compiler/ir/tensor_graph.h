@@ -87,7 +87,8 @@ struct TensorGraph {
 
   // The op's float attributes in registry order: the scalar immediates of
   // its tile instruction ("scalar"; clip's "min", "max"). A symbolic one
-  // (an expr) reads 0: LowerRegions replaces those before lowering.
+  // (an expr) reads 0: FlattenRegions (lower/flatten_regions.h)
+  // replaces those before lowering.
   static std::vector<double> Scalars(const TensorOp& op);
 
   // Whether any value has a symbolic dim.

@@ -67,7 +67,7 @@ struct GmIndex {
   int64_t offset = 0;
   // In a loop body: >= 0 adds the function's dynamic arg `dynamic`
   // (args[rank + dynamic], a loop-dependent offset such as a view's x[i])
-  // to the offset (lower_regions.h). -1: none.
+  // to the offset (lower/bind_dynamic_args.h). -1: none.
   int dynamic = -1;
 };
 
@@ -148,8 +148,8 @@ struct CubeLoop {
   bool a_trans = false;  // A is stored [..., K, M]
   bool b_trans = false;  // B is stored [..., N, K]
   // >= 0: K at run time is the function's dynamic arg args[rank +
-  // k_dynamic] (a tail of K in a loop body, lower_regions.h); k is its
-  // bound, which sizes the L1/L0 tiles. -1: K is k.
+  // k_dynamic] (a tail of K in a loop body, lower/bind_dynamic_args.h); k
+  // is its bound, which sizes the L1/L0 tiles. -1: K is k.
   int k_dynamic = -1;
 };
 
@@ -178,7 +178,7 @@ struct TileGroup {
   CubeLoop cube;
   // >= 0: the group's tiles along this dim run one after another, in order
   // (an accumulating reduction over a symbolic dim folds each tile into
-  // one slot: expand_to_tiles.cc AppendAccumulation). -1: all independent.
+  // one slot: expand_reduction.h). -1: all independent.
   int serial_dim = -1;
   // Every task runs after the one before it (row-major): an MSCATTER group,
   // whose tasks may write the same elements (BuildExecuteGraph).
@@ -191,11 +191,11 @@ struct TileGroup {
   // (the accumulating form).
   int branch = 0;
   // Printing only (templated kernels): what each dynamic arg of the group's
-  // functions holds (dK = args[rank + K], lower_regions.h).
+  // functions holds (dK = args[rank + K], lower/bind_dynamic_args.h).
   std::vector<DynamicArgNote> dynamic_args;
 };
 
-// A row over a symbolic last dim lowered as a row group (expand_to_tiles.h
+// A row over a symbolic last dim lowered as a row group (lower/symbolic_rows.h
 // ExpandOptions::symbolic_rows): the value whose last dim is the row, and
 // the longest row its groups hold.
 struct RowCap {

@@ -18,7 +18,7 @@
 //   concat(x0, x1, ...) stores each input into its region of the result:
 //   from the group computing it (a TSTORE at an offset, like assemble), or
 //   from a copy group of its own for parameters, aliases and the like
-//   (expand_to_tiles: FormGroups, AppendConcat). A matmul's result read
+//   (fuse_groups.h, tile_groups.h). A matmul's result read
 //   only by an assemble or a concat is stored there by the cube group.
 // Readers of an alias's root, or of an assemble's or concat's result, load
 // it from GM, so they never share a group with the op that computes it.

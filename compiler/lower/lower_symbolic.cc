@@ -13,6 +13,7 @@
 #include "compiler/lower/build_execute_graph.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/partition_blocks.h"
+#include "compiler/lower/symbolic_rows.h"
 #include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "compiler/verify/limits.h"
@@ -244,7 +245,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
   // Probes: 1 more than a multiple of every tile size, above every static
   // dim, distinct per symbol and between the two lowerings. With
   // symbolic_rows, the caps of rows over symbolic dims count as tile sizes
-  // (a probe's row is then longer than its cap: expand_to_tiles.h); when
+  // (a probe's row is then longer than its cap: symbolic_rows.h); when
   // they would make the multiple too large, those rows take the
   // accumulating form only.
   ExpandOptions row_options = options;
@@ -441,7 +442,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
 
   {
     // Tails along symbolic dims run the caller's generic function (extents
-    // from the task's args, lower_regions.h): drop the probe's tails there.
+    // from the task's args, tail_functions.h): drop the probe's tails there.
     std::vector<int> renumber(block->functions.size(), -1);
     std::vector<BlockFunction> kept;
     for (size_t f = 0; f < block->functions.size(); ++f) {
@@ -507,7 +508,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     for (int64_t x : group.tile) t->add_tile(x);
     t->set_serial_dim(static_cast<uint32_t>(group.serial_dim + 1));
     t->set_serial_all(group.serial_all);
-    if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: lower_regions.cc
+    if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: bind_dynamic_args.cc
     for (int f : functions_of_group[g]) {
       pto::v1::ExtentFunction* ef = t->add_functions();
       for (int64_t e : block->functions[f].extent) ef->add_extent(e);

@@ -137,7 +137,7 @@ int PtoNumScalars(PtoOpcode op);
 
 // Whether the binary instruction has a Rows form (pto_tile.h TAddRows, ...):
 // one operand a row tile (one value per row) read against a full tile. Row
-// fusion (ExpandToTiles) keeps a row value in a row tile only when every
+// fusion (lower/fuse_groups.h) keeps a row value in a row tile only when every
 // full-tile reader has this form, and host codegen emits it.
 bool PtoHasRowsForm(PtoOpcode op);
 

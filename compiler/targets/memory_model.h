@@ -14,7 +14,8 @@
 //   L0C  128 KiB  the [mL0 x nL0] f32 accumulator
 // so a tile shape accepted on the host fits the device it stands in for. A
 // tile whose buffers do not fit is INVALID_ARGUMENT naming the op, the tile
-// shape, the buffer and both sizes (expand_to_tiles.cc, expand_matmul.cc).
+// shape, the buffer and both sizes (lower/fuse_groups.cc,
+// lower/expand_reduction.cc, lower/expand_matmul.cc).
 //
 // Every target has an entry in one table (memory_model.cc). The lowering
 // reads it, so an entry is part of what the compiler does for a target:

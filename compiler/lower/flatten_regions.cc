@@ -514,6 +514,13 @@ class Flattener {
         value = std::move(ints);
         continue;
       }
+      if (name == "shape" && kind == "full") {
+        // full of a parameter's symbolic size: the lowering reads the
+        // result's shape, as a reshape's.
+        bool runtime = false;
+        for (const SymExpr& e : *list) runtime = runtime || RuntimeExtent(e);
+        if (!runtime) continue;
+      }
       if (name != "offsets" || (kind != "view" && kind != "assemble")) {
         return RegionsUnimplemented(where, absl::StrCat(
             "attrs[", Quote(name), "] ", FormatSymShape(*list),

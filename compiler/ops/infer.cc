@@ -115,6 +115,16 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
       return absl::InvalidArgumentError(absl::StrCat(
           "attrs[\"dtype\"]: ", DTypeEnumName(cast_to), " is not supported"));
     }
+    if (!attrs.sym_shape.empty()) {  // full of a symbolic size
+      for (size_t d = 0; d < attrs.sym_shape.size(); ++d) {
+        std::optional<int64_t> c = attrs.sym_shape[d].AsConstant();
+        if (c && *c <= 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "attrs[\"shape\"] dim ", d, " is ", *c, ", not positive"));
+        }
+      }
+      return SymValueType{cast_to, attrs.sym_shape};
+    }
     // An empty shape is a rank-0 value (full(()) is one element).
     for (int64_t d : attrs.shape) {
       if (d <= 0) {

@@ -219,10 +219,11 @@ std::vector<OpInfo>* MakeRegistry() {
       Reduce("prod", P::kTRedProd),
       Reduce("argmax", P::kTRedMax),
       Reduce("argmin", P::kTRedMin),
-      // Creation (no inputs): full(shape, value, dtype) (zeros, ones) and
-      // arange: start + step * i along a rank-1 shape.
+      // Creation (no inputs): full(shape, value, dtype) (zeros, ones; its
+      // shape may be exprs over symbols) and arange: start + step * i along
+      // a rank-1 shape.
       {"full", C::kCreate, 0, 1,
-       {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
+       {{"shape", AttrType::kInts, true, true}, {"dtype", AttrType::kDType},
         {"value", AttrType::kFloat, true, true}},
        true, P::kTFill, T::kAny},
       {"arange", C::kCreate, 0, 1,

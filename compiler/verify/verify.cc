@@ -666,9 +666,10 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
     if (!s.ok()) return s;
   }
   if (auto it = op.attrs().find("shape");
-      info->kind == "reshape" && it != op.attrs().end() &&
+      (info->kind == "reshape" || info->kind == "full") && it != op.attrs().end() &&
       it->second.value_case() == pto::v1::Attribute::kExprs) {
-    // [B, S, H] -> [B*S, H] of a symbolic S (infer_sym_layout.cc).
+    // [B, S, H] -> [B*S, H] of a symbolic S (infer_sym_layout.cc); full
+    // of a symbolic size.
     absl::StatusOr<SymShape> s = AttrExprs(where, op, "shape");
     if (!s.ok()) return s.status();
     attrs.sym_shape = *std::move(s);

@@ -174,6 +174,37 @@ def test_full_with_a_symbolic_valid_shape(native):
     assert compiles() == (1, 1)
 
 
+def test_full_of_a_symbolic_size(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([DYN, 48], F32), y: pypto.Tensor([DYN, 48], F32),
+          z: pypto.Tensor([DYN, 48], pypto.DT_INT32)):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(16, 48)
+        y[:] = x * pypto.full([n, 48], 3.0, F32) + pypto.ones([n, 48], F32)
+        z[:] = pypto.full([n, 48], 7, pypto.DT_INT32) + pypto.zeros([n, 48], pypto.DT_INT32)
+
+    for rows in (13, 40, 1):
+        x = torch.randn(rows, 48)
+        y, z = torch.zeros(rows, 48), torch.zeros(rows, 48, dtype=torch.int32)
+        k(x, y, z)
+        torch.testing.assert_close(y, x * 3.0 + 1.0)
+        assert torch.equal(z, torch.full((rows, 48), 7, dtype=torch.int32))
+    assert compiles() == (1, 1)
+
+
+def test_full_of_a_loop_dependent_size_is_refused_by_name():
+    @pypto.jit
+    def k(x: pypto.Tensor([DYN, 16], F32), out: pypto.Tensor([DYN, 16], F32)):
+        pypto.set_vec_tile_shapes(16, 16)
+        for i in pypto.loop(1, 3):
+            f = pypto.full([i * 2, 16], 1.0, F32)
+            pypto.assemble(f, [0, 0], out)
+
+    with pytest.raises(pypto.CompileError, match=r'"full": its result\'s dim 0 \(i\*2\) depends on a loop '
+                                                r'index and has no constant bound'):
+        k(torch.zeros(8, 16), torch.zeros(8, 16))
+
+
 def test_row_reductions_and_softmax_ignore_the_invalid_tail(native):
     @pypto.jit
     def k(x: pypto.Tensor([8, DYN], F32), s: pypto.Tensor([8, 1], F32),

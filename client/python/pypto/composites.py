@@ -143,8 +143,9 @@ def expand_clone(input, shape, *, valid_shape=None):  # noqa: A002 - PyPTO's nam
         if not same and not (_static(d) and d == 1):
             raise ValueError(f"{what}: the input {old} cannot expand to {shape}: dim {i} "
                              f"has size {d}, not 1")
-        if not same and not (_static(s) and s > 0):
-            raise ValueError(f"{what}: shape[{i}] = {s} must be a positive int")
+        if not same and not (_static(s) and s > 0 or symbolic.is_symbolic(s)):
+            raise ValueError(f"{what}: shape[{i}] = {s} must be a positive int or a "
+                             f"symbolic size")
         target.append(s)
         grow.append(1 if same else s)
     if valid_shape is not None:

@@ -176,6 +176,19 @@ def test_expand_clone_keeps_a_dynamic_dim(native):
         assert torch.equal(a, x.expand(n, 8)) and torch.equal(b, x.expand(n, 8)), n
 
 
+def test_expand_clone_to_a_dynamic_dim(native):
+    @pypto.jit
+    def k(row: pypto.Tensor([1, 8], pypto.DT_FP32), a: pypto.Tensor(["n", 8], pypto.DT_FP32),
+          out: pypto.Tensor(["n", 8], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:] = a + pypto.expand_clone(row, [a.shape[0], 8])
+
+    for n in (3, 10):
+        row, a, out = torch.randn(1, 8), torch.randn(n, 8), torch.zeros(n, 8)
+        k(row, a, out)
+        assert torch.equal(out, a + row), n
+
+
 def test_expand_clone_errors():
     def kernel(shape, valid_shape=None):
         def k(x: ANY, out: ANY):

@@ -1,4 +1,4 @@
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,13 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/ptoc/fp16.h"
-#include "client/ptoc/reference_error.h"
-#include "client/ptoc/reference_index.h"
-#include "client/ptoc/reference_layout.h"
-#include "client/ptoc/reference_regions.h"
+#include "reference/fp16.h"
+#include "reference/reference_error.h"
+#include "reference/reference_index.h"
+#include "reference/reference_layout.h"
+#include "reference/reference_regions.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 using pto::v1::DataType;
@@ -843,4 +843,4 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
   return results;
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

@@ -5,17 +5,17 @@
 // write wins; add/multiply combine in that order, each result rounded to
 // the dtype). An index outside [0, size) is INVALID_ARGUMENT naming the op,
 // the index and the dim, as torch raises.
-#ifndef PTO_CLIENT_PTOC_REFERENCE_INDEX_H_
-#define PTO_CLIENT_PTOC_REFERENCE_INDEX_H_
+#ifndef PTO_REFERENCE_REFERENCE_INDEX_H_
+#define PTO_REFERENCE_REFERENCE_INDEX_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 bool IsIndexKind(const std::string& kind);
 
@@ -24,6 +24,6 @@ bool IsIndexKind(const std::string& kind);
 absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
                            const std::vector<const RefTensor*>& in, RefTensor* out);
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_REFERENCE_INDEX_H_
+#endif  // PTO_REFERENCE_REFERENCE_INDEX_H_

@@ -1,12 +1,12 @@
-#include "client/ptoc/reference_index.h"
+#include "reference/reference_index.h"
 
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "client/ptoc/reference_error.h"
+#include "reference/reference_error.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
@@ -141,4 +141,4 @@ absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
   return absl::OkStatus();
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

@@ -1,4 +1,4 @@
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 
 #include <cmath>
 
@@ -7,7 +7,7 @@
 #include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 using ::testing::HasSubstr;
@@ -292,4 +292,4 @@ TEST(ReferenceEvalTest, MatmulErrorsNameTheShapes) {
 }
 
 }  // namespace
-}  // namespace pto::ptoc
+}  // namespace pto::reference

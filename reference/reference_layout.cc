@@ -1,11 +1,11 @@
-#include "client/ptoc/reference_layout.h"
+#include "reference/reference_layout.h"
 
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/dim_expr.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 int64_t Count(const std::vector<int64_t>& shape) {
@@ -144,4 +144,4 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
   return absl::OkStatus();
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

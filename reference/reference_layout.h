@@ -2,17 +2,17 @@
 // unsqueeze, reshape, concat): element moves written directly from their
 // definitions (numpy/torch indexing), independent of the compiler's
 // index maps.
-#ifndef PTO_CLIENT_PTOC_REFERENCE_LAYOUT_H_
-#define PTO_CLIENT_PTOC_REFERENCE_LAYOUT_H_
+#ifndef PTO_REFERENCE_REFERENCE_LAYOUT_H_
+#define PTO_REFERENCE_REFERENCE_LAYOUT_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 bool IsLayoutKind(const std::string& kind);
 
@@ -23,6 +23,6 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
                             const std::vector<const RefTensor*>& in,
                             RefTensor* out);
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_REFERENCE_LAYOUT_H_
+#endif  // PTO_REFERENCE_REFERENCE_LAYOUT_H_

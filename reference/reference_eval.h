@@ -24,6 +24,7 @@
 // torch's int64 results); matmul (2-D or batched with numpy-broadcast
 // batch dims, attrs a_trans/b_trans, accumulated in double, rounded once to
 // the output's dtype); every dtype of pto.v1 (see RoundToDType); static shapes.
+// Each op family is a file of its own (reference_family.h).
 #ifndef PTO_REFERENCE_REFERENCE_EVAL_H_
 #define PTO_REFERENCE_REFERENCE_EVAL_H_
 

@@ -144,4 +144,18 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
   return absl::OkStatus();
 }
 
+absl::Status EvaluateLayoutWithBounds(const pto::v1::Op& op, const std::string& where,
+                                      const std::vector<const RefTensor*>& in,
+                                      RefTensor* out) {
+  if (absl::Status s = EvaluateLayout(op, where, in, out); !s.ok()) return s;
+  std::vector<RefTensor> in_bounds;
+  for (const RefTensor* t : in) in_bounds.push_back(RefTensor{t->dtype, t->shape, t->bound, {}});
+  std::vector<const RefTensor*> in_bound_ptrs;
+  for (const RefTensor& t : in_bounds) in_bound_ptrs.push_back(&t);
+  RefTensor out_bound{out->dtype, out->shape, {}, {}};
+  if (absl::Status s = EvaluateLayout(op, where, in_bound_ptrs, &out_bound); !s.ok()) return s;
+  out->bound = std::move(out_bound.data);
+  return absl::OkStatus();
+}
+
 }  // namespace pto::reference

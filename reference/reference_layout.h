@@ -23,6 +23,12 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
                             const std::vector<const RefTensor*>& in,
                             RefTensor* out);
 
+// EvaluateLayout on the data and, moved the same way, the bounds: a layout
+// op moves elements only, exact in every dtype.
+absl::Status EvaluateLayoutWithBounds(const pto::v1::Op& op, const std::string& where,
+                                      const std::vector<const RefTensor*>& in,
+                                      RefTensor* out);
+
 }  // namespace pto::reference
 
 #endif  // PTO_REFERENCE_REFERENCE_LAYOUT_H_

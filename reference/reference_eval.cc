@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "compiler/ops/op_registry.h"
 #include "reference/fp16.h"
 #include "reference/reference_create.h"
 #include "reference/reference_elementwise.h"
@@ -43,18 +44,46 @@ double ToInteger(double value, DataType dtype) {
   }
 }
 
-// Fills `out` with `op`'s result: the op's family (reference_family.h)
-// computes it.
+// Fills `out` with `op`'s result: the compiler's op registry says which
+// family (reference_family.h) computes it and how many inputs it takes.
 absl::Status EvaluateOp(const pto::v1::Op& op, const std::string& where,
                         const std::vector<const RefTensor*>& in,
                         const ReferenceOptions& options, RefTensor* out) {
-  const std::string& kind = op.kind();
-  if (kind == "full" || kind == "arange") return EvaluateCreation(op, where, out);
-  if (IsReductionKind(kind)) return EvaluateReduction(op, where, in, options, out);
-  if (kind == "matmul") return EvaluateMatmul(op, where, in, options, out);
-  if (IsIndexKind(kind)) return EvaluateIndex(op, where, in, out);
-  if (IsLayoutKind(kind)) return EvaluateLayoutWithBounds(op, where, in, out);
-  return EvaluateElementwise(op, where, in, options, out);
+  using compiler::OpCategory;
+  const compiler::OpInfo* info = compiler::FindOp(op.kind());
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reference: %s: op kind is not supported by the reference evaluator (not in the "
+        "compiler's op registry)",
+        where));
+  }
+  if (info->num_inputs >= 0 && in.size() != static_cast<size_t>(info->num_inputs)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reference: %s: expected %d input%s, got %d", where, info->num_inputs,
+                        info->num_inputs == 1 ? "" : "s", in.size()));
+  }
+  switch (info->category) {
+    case OpCategory::kElementwiseBinary:
+    case OpCategory::kElementwiseScalar:
+    case OpCategory::kElementwiseUnary:
+    case OpCategory::kSelect:
+    case OpCategory::kCast:
+      return EvaluateElementwise(op, where, in, options, out);
+    case OpCategory::kCreate:
+      return EvaluateCreation(op, where, out);
+    case OpCategory::kReduce:
+      return EvaluateReduction(op, where, in, options, out);
+    case OpCategory::kMatmul:
+      return EvaluateMatmul(op, where, in, options, out);
+    case OpCategory::kIndex:
+      return EvaluateIndex(op, where, in, out);
+    case OpCategory::kLayout:
+      return EvaluateLayoutWithBounds(op, where, in, out);
+    case OpCategory::kControl:
+      break;  // written out by UnrollRegions before any op is evaluated
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "reference: %s: op kind is not supported by the reference evaluator", where));
 }
 
 }  // namespace

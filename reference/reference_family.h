@@ -3,8 +3,10 @@
 // reference_create, reference_index, reference_layout) whose Evaluate*
 // fills an op's output, its dtype and shape already set from the op's
 // declared value, with data and per-element bounds (reference_error.h), or
-// returns INVALID_ARGUMENT naming `where` ("op 3 'add'");
-// reference_eval.cc dispatches each op to its family.
+// returns INVALID_ARGUMENT naming `where` ("op 3 'add'").
+// reference_eval.cc dispatches each op to its family by the compiler's op
+// registry (compiler/ops/op_registry.h: the kind's category), after
+// checking its number of inputs against the registry's.
 #ifndef PTO_REFERENCE_REFERENCE_FAMILY_H_
 #define PTO_REFERENCE_REFERENCE_FAMILY_H_
 

@@ -17,8 +17,6 @@
 
 namespace pto::reference {
 
-bool IsIndexKind(const std::string& kind);
-
 // Fills `out` (dtype and shape set from the op's declared output; data and
 // bound) from `in`.
 absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,

@@ -14,8 +14,6 @@
 
 namespace pto::reference {
 
-bool IsLayoutKind(const std::string& kind);
-
 // Fills `out` (dtype and shape already set from the op's declared output)
 // from `in`. INVALID_ARGUMENT naming `where` for missing attributes or
 // shapes that do not fit.

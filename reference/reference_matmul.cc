@@ -17,10 +17,6 @@ absl::Status EvaluateMatmul(const pto::v1::Op& op, const std::string& where,
   // out[..., m, n] = sum_k a[..., m, k] * b[..., k, n] in double (a or b
   // transposed by a_trans / b_trans); leading batch dims broadcast as
   // numpy's matmul does; the result rounded to the output's dtype.
-  if (in.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: expected 2 inputs, got %d", where, in.size()));
-  }
   auto flag = [&](const char* name) {
     auto it = op.attrs().find(name);
     return it != op.attrs().end() &&

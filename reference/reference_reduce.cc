@@ -10,20 +10,11 @@
 
 namespace pto::reference {
 
-bool IsReductionKind(const std::string& kind) {
-  return kind == "sum" || kind == "prod" || kind == "amax" || kind == "amin" ||
-         kind == "argmax" || kind == "argmin";
-}
-
 absl::Status EvaluateReduction(const pto::v1::Op& op, const std::string& where,
                                const std::vector<const RefTensor*>& in,
                                const ReferenceOptions& options,
                                RefTensor* out) {
   const std::string& kind = op.kind();
-  if (in.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: expected 1 input, got %d", where, in.size()));
-  }
   auto dim_attr = op.attrs().find("dim");
   if (dim_attr == op.attrs().end() ||
       dim_attr->second.value_case() != pto::v1::Attribute::kI) {

@@ -17,9 +17,6 @@
 
 namespace pto::reference {
 
-// Whether `kind` is one of the reductions above.
-bool IsReductionKind(const std::string& kind);
-
 absl::Status EvaluateReduction(const pto::v1::Op& op, const std::string& where,
                                const std::vector<const RefTensor*>& in,
                                const ReferenceOptions& options,

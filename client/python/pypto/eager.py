@@ -25,14 +25,15 @@ that op, at the user's line, for an element that differs.
 
 import numpy as np
 
-from . import dtypes, frames, tracer
+from . import dtypes, frames, op_table, tracer
 from ._proto import graph_pb2
 from .errors import TraceError
 
-# Ops that move data without computing it: the writer of each element
-# passes through them (the same op run on the writers' indices).
-_DATA_MOVES = ("view", "assemble", "copy", "clone", "reshape", "transpose", "permute",
-               "unsqueeze", "concat")
+# Ops that move data without computing it, the registry's layout kinds (view,
+# assemble, reshape, transpose, permute, unsqueeze, concat) and the copies:
+# the writer of each element passes through them (the same op run on the
+# writers' indices).
+_DATA_MOVES = op_table.kinds(category="layout") + ("copy", "clone")
 
 
 def _native():

@@ -103,6 +103,16 @@ class TheRepository(unittest.TestCase):
                         f"the sources are not in the runfiles tree {root}")
         self.assertEqual(floors.check(root), [])
 
+    def test_the_reference_evaluator_sits_above_the_compiler(self):
+        # The compiler never includes the evaluator that its kernels are
+        # checked against; ptoc and the Python module do.
+        with open(os.path.join(os.getcwd(), floors.DOC)) as f:
+            cpp, _ = floors.read_floors(f.read())
+        reference = floors.cpp_floor("reference/reference_eval.h", cpp)
+        self.assertGreater(reference, floors.cpp_floor("compiler/compile.h", cpp))
+        self.assertLess(reference, floors.cpp_floor("client/ptoc/check.h", cpp))
+        self.assertLess(reference, floors.cpp_floor("client/python/native/module.cc", cpp))
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1])

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "client/ptoc/fp16.h"
+#include "reference/fp16.h"
 
 namespace pto::ptoc {
 namespace {
@@ -43,7 +43,7 @@ int64_t ElementBytes(pto::v1::DataType dtype) {
 }
 
 uint16_t Bf16Bits(double value) {
-  const float f = static_cast<float>(RoundToBf16(value));
+  const float f = static_cast<float>(reference::RoundToBf16(value));
   uint32_t w;
   std::memcpy(&w, &f, 4);
   return static_cast<uint16_t>(w >> 16);
@@ -93,7 +93,7 @@ absl::StatusOr<HostTensor> HostTensor::Create(pto::v1::DataType dtype,
 double HostTensor::Get(int64_t i) const {
   switch (dtype_) {
     case pto::v1::DT_FP32: return Read<float>(bytes_, i);
-    case pto::v1::DT_FP16: return HalfToFloat(Read<uint16_t>(bytes_, i));
+    case pto::v1::DT_FP16: return reference::HalfToFloat(Read<uint16_t>(bytes_, i));
     case pto::v1::DT_BF16: {
       const uint32_t w = static_cast<uint32_t>(Read<uint16_t>(bytes_, i)) << 16;
       float f;
@@ -116,7 +116,7 @@ void HostTensor::Set(int64_t i, double value) {
   const bool unset = std::isnan(value);
   switch (dtype_) {
     case pto::v1::DT_FP32: Write<float>(bytes_, i, static_cast<float>(value)); return;
-    case pto::v1::DT_FP16: Write<uint16_t>(bytes_, i, DoubleToHalf(value)); return;
+    case pto::v1::DT_FP16: Write<uint16_t>(bytes_, i, reference::DoubleToHalf(value)); return;
     case pto::v1::DT_BF16: Write<uint16_t>(bytes_, i, Bf16Bits(value)); return;
     case pto::v1::DT_DOUBLE: Write<double>(bytes_, i, value); return;
     case pto::v1::DT_BOOL:
@@ -124,7 +124,7 @@ void HostTensor::Set(int64_t i, double value) {
       return;
     default: break;
   }
-  const double v = unset ? 77 : RoundToDType(value, dtype_);
+  const double v = unset ? 77 : reference::RoundToDType(value, dtype_);
   switch (dtype_) {
     case pto::v1::DT_INT8: Write<int8_t>(bytes_, i, static_cast<int8_t>(v)); return;
     case pto::v1::DT_INT16: Write<int16_t>(bytes_, i, static_cast<int16_t>(v)); return;
@@ -164,7 +164,7 @@ struct Verdict {
 // judge(i, got value, want value, |got - want|, c) -> Verdict.
 template <typename Judge>
 Comparison CompareElements(const std::string& name, const HostTensor& got,
-                           const RefTensor& want, Judge judge) {
+                           const reference::RefTensor& want, Judge judge) {
   Comparison c;
   c.name = name;
   c.count = got.size();
@@ -185,7 +185,8 @@ Comparison CompareElements(const std::string& name, const HostTensor& got,
 
 }  // namespace
 
-Comparison Compare(const std::string& name, const HostTensor& got, const RefTensor& want) {
+Comparison Compare(const std::string& name, const HostTensor& got,
+                   const reference::RefTensor& want) {
   return CompareElements(name, got, want,
                          [&](int64_t i, double, double, double abs_error, Comparison& c) {
     const double bound =
@@ -200,12 +201,13 @@ Comparison Compare(const std::string& name, const HostTensor& got, const RefTens
 }
 
 Comparison Compare(const std::string& name, const HostTensor& got,
-                   const RefTensor& want, const Tolerance& tolerance) {
+                   const reference::RefTensor& want, const Tolerance& tolerance) {
   return CompareElements(name, got, want,
                          [&](int64_t, double g, double w, double abs_error, Comparison&) {
     bool ok;
     if (got.dtype() == pto::v1::DT_FP16) {
-      ok = HalfUlpDistance(DoubleToHalf(g), DoubleToHalf(w)) <= tolerance.fp16_ulps ||
+      ok = reference::HalfUlpDistance(reference::DoubleToHalf(g), reference::DoubleToHalf(w)) <=
+               tolerance.fp16_ulps ||
            abs_error <= tolerance.atol;
     } else if (got.dtype() == pto::v1::DT_BF16) {
       ok = Bf16UlpDistance(Bf16Bits(g), Bf16Bits(w)) <= tolerance.fp16_ulps ||
@@ -261,7 +263,7 @@ absl::StatusOr<CheckRun> RunWithReference(const pto::v1::Graph& graph,
   };
 
   std::vector<HostTensor> buffers;
-  std::vector<RefTensor> inputs;
+  std::vector<reference::RefTensor> inputs;
   for (int p = 0; p < graph.params_size(); ++p) {
     const pto::v1::Parameter& param = graph.params(p);
     auto it = declared.find(param.value_id());
@@ -270,14 +272,14 @@ absl::StatusOr<CheckRun> RunWithReference(const pto::v1::Graph& graph,
           "parameter %d '%s': value %d is not declared", p, param.name(),
           param.value_id()));
     }
-    auto shape = StaticShape(it->second->shape());
+    auto shape = reference::StaticShape(it->second->shape());
     if (!shape.ok()) return shape.status();
     auto buffer = HostTensor::Create(it->second->dtype(), *shape);
     if (!buffer.ok()) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "parameter %d '%s': %s", p, param.name(), buffer.status().message()));
     }
-    RefTensor input{buffer->dtype(), *shape, {}};
+    reference::RefTensor input{buffer->dtype(), *shape, {}};
     if (param.role() == pto::v1::PARAM_ROLE_OUT) {
       for (int64_t i = 0; i < buffer->size(); ++i) buffer->Set(i, NAN);
     } else {
@@ -308,7 +310,7 @@ absl::StatusOr<CheckRun> RunWithReference(const pto::v1::Graph& graph,
     inputs.push_back(std::move(input));
   }
 
-  auto reference = EvaluateReference(graph, inputs, options.reference);
+  auto reference = reference::EvaluateReference(graph, inputs, options.reference);
   if (!reference.ok()) return reference.status();
 
   std::vector<runtime::TensorArg> args;

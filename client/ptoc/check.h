@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
@@ -51,7 +51,7 @@ class HostTensor {
 //
 //   |got - want| <= kBoundSafety * bound
 //
-// with `bound` the reference's per-element error bound (RefTensor::bound;
+// with `bound` the reference's per-element error bound (reference::RefTensor::bound;
 // the model is in reference_error.h): the error each op's inputs carry,
 // propagated through the op, plus the op's own error from the magnitudes it
 // combines (one rounding, u |z|, for +, -, *; 4 ulp for library math
@@ -98,11 +98,12 @@ struct Comparison {
 };
 
 // By want.bound (as above; an element without a bound must be exact).
-Comparison Compare(const std::string& name, const HostTensor& got, const RefTensor& want);
+Comparison Compare(const std::string& name, const HostTensor& got,
+                   const reference::RefTensor& want);
 
 // By an explicit tolerance.
 Comparison Compare(const std::string& name, const HostTensor& got,
-                   const RefTensor& want, const Tolerance& tolerance);
+                   const reference::RefTensor& want, const Tolerance& tolerance);
 
 // How RunAndCheck draws inputs.
 enum class InputDraw {
@@ -125,7 +126,7 @@ struct CheckOptions {
   // Null: the reference's error bound (above).
   const Tolerance* tolerance = nullptr;
   // How the reference rounds intermediates.
-  ReferenceOptions reference;
+  reference::ReferenceOptions reference;
   // Passed to Kernel::Run (e.g. to trace the run); null for none.
   const runtime::RunOptions* run_options = nullptr;
 };
@@ -143,7 +144,7 @@ struct CheckReport {
 // with their bounds.
 struct CheckRun {
   std::vector<HostTensor> buffers;
-  std::vector<RefTensor> reference;
+  std::vector<reference::RefTensor> reference;
 };
 absl::StatusOr<CheckRun> RunWithReference(const pto::v1::Graph& graph,
                                           const runtime::Kernel& kernel,

@@ -64,7 +64,7 @@ TEST(CheckTest, FailsWhenKernelDiffers) {
 
 TEST(CheckTest, UnwrittenOutputsAreMismatches) {
   HostTensor got = *HostTensor::Create(pto::v1::DT_FP16, {2, 2});
-  RefTensor want{pto::v1::DT_FP16, {2, 2}, {1, 2, 3, 4}};
+  reference::RefTensor want{pto::v1::DT_FP16, {2, 2}, {1, 2, 3, 4}};
   for (int i = 0; i < 4; ++i) got.Set(i, want.data[i]);
   got.Set(3, NAN);
   Comparison c = Compare("out", got, want, Tolerance());
@@ -74,7 +74,7 @@ TEST(CheckTest, UnwrittenOutputsAreMismatches) {
 
 TEST(CheckTest, Fp16ToleranceIsOneUlp) {
   HostTensor got = *HostTensor::Create(pto::v1::DT_FP16, {3});
-  RefTensor want{pto::v1::DT_FP16, {3}, {1.0, 1.0, 1.0}};
+  reference::RefTensor want{pto::v1::DT_FP16, {3}, {1.0, 1.0, 1.0}};
   got.Set(0, 1.0);
   got.Set(1, 1.0 + 1.0 / 1024);  // one ulp above
   got.Set(2, 1.0 + 2.0 / 1024);  // two ulps above
@@ -117,11 +117,11 @@ pto::v1::Graph RowSoftmax(int n) {
 // no zeroed or scaled output is within it.
 TEST(CheckTest, SoftmaxBoundIsRelativeToEachOutput) {
   for (int n : {100, 1000, 5000}) {
-    RefTensor x{pto::v1::DT_FP32, {1, n}, {}};
+    reference::RefTensor x{pto::v1::DT_FP32, {1, n}, {}};
     for (int k = 0; k < n; ++k) x.data.push_back(-100.0 + 160.0 * k / n);  // x - max to -160
-    auto out = EvaluateReference(RowSoftmax(n), {x, RefTensor{}});
+    auto out = reference::EvaluateReference(RowSoftmax(n), {x, reference::RefTensor{}});
     ASSERT_TRUE(out.ok()) << out.status();
-    const RefTensor& y = (*out)[1];
+    const reference::RefTensor& y = (*out)[1];
     ASSERT_EQ(y.bound.size(), static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
       if (y.data[k] < 1e-37) continue;  // FP32 subnormals: absolute
@@ -162,11 +162,11 @@ TEST(CheckTest, ADifferenceOfNearlyEqualTermsIsJudgedByItsTerms) {
     // exp(a + b) * 2 ~= a: b = log(a / 2) - a, for the positive a.
     b[i] = a[i] > 0 ? std::log(a[i] / 2) - a[i] : 0.3f;
   }
-  RefTensor ra{pto::v1::DT_FP32, {3}, {a.begin(), a.end()}};
-  RefTensor rb{pto::v1::DT_FP32, {3}, {b.begin(), b.end()}};
-  auto out = EvaluateReference(g, {ra, rb, RefTensor{}});
+  reference::RefTensor ra{pto::v1::DT_FP32, {3}, {a.begin(), a.end()}};
+  reference::RefTensor rb{pto::v1::DT_FP32, {3}, {b.begin(), b.end()}};
+  auto out = reference::EvaluateReference(g, {ra, rb, reference::RefTensor{}});
   ASSERT_TRUE(out.ok()) << out.status();
-  const RefTensor& want = (*out)[2];
+  const reference::RefTensor& want = (*out)[2];
   HostTensor got = *HostTensor::Create(pto::v1::DT_FP32, {3});
   for (int i = 0; i < 3; ++i) {
     float e = std::exp(a[i] + b[i]);

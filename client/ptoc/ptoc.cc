@@ -111,9 +111,9 @@ int Main() {
     options[parts[0]] = parts[1];
   }
 
-  ReferenceOptions reference;
+  reference::ReferenceOptions reference;
   const std::string intermediates = absl::GetFlag(FLAGS_intermediates);
-  using I = ReferenceOptions::Intermediates;
+  using I = reference::ReferenceOptions::Intermediates;
   if (intermediates == "compute") {
     reference.intermediates = I::kCompute;
   } else if (intermediates == "storage") {

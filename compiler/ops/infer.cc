@@ -11,11 +11,18 @@ namespace pto::compiler {
 namespace {
 
 bool IsFloat(pto::v1::DataType t) { return IsFloatComputeDType(t); }
-// OperandTypes::kNumeric: the float types and those with int64 or double
-// UB tiles (INT8/INT16/UINT8 tiles are f32, where a product is not exact).
-bool IsNumeric(pto::v1::DataType t) {
-  return IsFloat(t) || t == pto::v1::DT_INT32 || t == pto::v1::DT_INT64 ||
-         t == pto::v1::DT_DOUBLE;
+
+// What a data operand of `types` may be, for the error that names a wrong one.
+const char* AcceptedText(OperandTypes types) {
+  switch (types) {
+    case OperandTypes::kFloat: return "DT_FP32, DT_FP16 or DT_BF16";
+    case OperandTypes::kNumeric:
+      return "DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or DT_DOUBLE";
+    case OperandTypes::kFloatOrDouble: return "DT_FP32, DT_FP16, DT_BF16 or DT_DOUBLE";
+    case OperandTypes::kInteger: return "DT_INT32 or DT_INT64";
+    case OperandTypes::kAny: break;
+  }
+  return "any dtype";
 }
 
 std::string TypeString(const SymValueType& v) {
@@ -224,29 +231,10 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
         " needs a DT_BOOL condition (e.g. the result of a comparison)"));
   }
   for (size_t k = first_data; k < inputs.size(); ++k) {
-    if (info.operands == OperandTypes::kFloat && !IsFloat(inputs[k].dtype)) {
+    if (!AcceptsOperand(info.operands, inputs[k].dtype)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
-          info.kind, " takes DT_FP32, DT_FP16 or DT_BF16 (cast it first)"));
-    }
-    if (info.operands == OperandTypes::kNumeric && !IsNumeric(inputs[k].dtype)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
-          info.kind, " takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or "
-          "DT_DOUBLE (cast it first)"));
-    }
-    if (info.operands == OperandTypes::kFloatOrDouble && !IsFloat(inputs[k].dtype) &&
-        inputs[k].dtype != pto::v1::DT_DOUBLE) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
-          info.kind, " takes DT_FP32, DT_FP16, DT_BF16 or DT_DOUBLE (cast it "
-          "first)"));
-    }
-    if (info.operands == OperandTypes::kInteger && inputs[k].dtype != pto::v1::DT_INT32 &&
-        inputs[k].dtype != pto::v1::DT_INT64) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ",
-          info.kind, " takes DT_INT32 or DT_INT64 (cast it first)"));
+          "input ", k, " has dtype ", DTypeEnumName(inputs[k].dtype), "; ", info.kind,
+          " takes ", AcceptedText(info.operands), " (cast it first)"));
     }
     if (k > first_data && inputs[k].dtype != inputs[first_data].dtype) {
       return absl::InvalidArgumentError(absl::StrCat(

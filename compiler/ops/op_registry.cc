@@ -1,5 +1,7 @@
 #include "compiler/ops/op_registry.h"
 
+#include "compiler/ir/dtype.h"
+
 namespace pto::compiler {
 namespace {
 
@@ -274,6 +276,49 @@ const char* AttrTypeName(AttrType type) {
     case AttrType::kInts: return "ints";
     case AttrType::kExpr: return "expr";
     case AttrType::kExprs: return "exprs";
+  }
+  return "?";
+}
+
+bool AcceptsOperand(OperandTypes types, pto::v1::DataType dtype) {
+  const bool float_type = IsFloatComputeDType(dtype);
+  const bool int_tile = dtype == pto::v1::DT_INT32 || dtype == pto::v1::DT_INT64;
+  switch (types) {
+    case OperandTypes::kFloat: return float_type;
+    case OperandTypes::kAny: return true;
+    // The float types and those with int64 or double UB tiles (INT8, INT16
+    // and UINT8 tiles are f32, where a product is not exact).
+    case OperandTypes::kNumeric: return float_type || int_tile || dtype == pto::v1::DT_DOUBLE;
+    case OperandTypes::kFloatOrDouble: return float_type || dtype == pto::v1::DT_DOUBLE;
+    case OperandTypes::kInteger: return int_tile;
+  }
+  return false;
+}
+
+const char* OpCategoryName(OpCategory category) {
+  switch (category) {
+    case OpCategory::kElementwiseBinary: return "elementwise_binary";
+    case OpCategory::kElementwiseScalar: return "elementwise_scalar";
+    case OpCategory::kElementwiseUnary: return "elementwise_unary";
+    case OpCategory::kSelect: return "select";
+    case OpCategory::kCast: return "cast";
+    case OpCategory::kReduce: return "reduce";
+    case OpCategory::kCreate: return "create";
+    case OpCategory::kMatmul: return "matmul";
+    case OpCategory::kLayout: return "layout";
+    case OpCategory::kIndex: return "index";
+    case OpCategory::kControl: return "control";
+  }
+  return "?";
+}
+
+const char* OperandTypesName(OperandTypes types) {
+  switch (types) {
+    case OperandTypes::kFloat: return "float";
+    case OperandTypes::kAny: return "any";
+    case OperandTypes::kNumeric: return "numeric";
+    case OperandTypes::kFloatOrDouble: return "float_or_double";
+    case OperandTypes::kInteger: return "integer";
   }
   return "?";
 }

@@ -1,5 +1,9 @@
 // The op registry: every fact the compiler knows about a Tensor-graph op kind,
-// in one table, so a new op is added in one place (op_registry.cc).
+// in one table, so a new op is added in one place (op_registry.cc). The
+// other readers of op facts take them from here: pypto's front end (through
+// its native extension: client/python/native/op_registry_binding.h,
+// pypto/op_table.py) and the reference evaluator (reference/, which
+// dispatches on the category and checks the arity).
 //
 //   const OpInfo* info = FindOp("adds");   // nullptr for unknown kinds
 //   info->num_inputs == 1; info->attrs[0].name == "scalar";
@@ -11,6 +15,7 @@
 
 #include "absl/strings/string_view.h"
 #include "compiler/pto/opcode.h"
+#include "pto/v1/graph.pb.h"
 
 namespace pto::compiler {
 
@@ -41,6 +46,18 @@ enum class OperandTypes {
   // INT32 and INT64 (int64 tiles): bitwise ops and gcd.
   kInteger,
 };
+
+// Whether a data operand of `dtype` is one `types` admits: the verifier's
+// rule (InferSymResult). kAny admits every dtype (a value's own dtype is
+// checked as a value).
+bool AcceptsOperand(OperandTypes types, pto::v1::DataType dtype);
+
+// The names of the categories and operand types outside C++ (pypto's
+// op_table): "elementwise_binary", "elementwise_scalar", "elementwise_unary",
+// "select", "cast", "reduce", "create", "matmul", "layout", "index",
+// "control"; "float", "any", "numeric", "float_or_double", "integer".
+const char* OpCategoryName(OpCategory category);
+const char* OperandTypesName(OperandTypes types);
 
 // The type an attribute must have (the oneof case of pto.v1.Attribute).
 enum class AttrType { kInt, kFloat, kString, kBool, kDType, kInts, kExpr, kExprs };

@@ -111,16 +111,16 @@ void ExpectFp32MatchesReference(const pto::v1::Graph& graph,
   ASSERT_EQ(after.size(), before.size()) << label;
   std::map<uint32_t, const pto::v1::Value*> declared;
   for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
-  std::vector<ptoc::RefTensor> inputs;
+  std::vector<reference::RefTensor> inputs;
   std::vector<std::vector<int64_t>> shapes;
   for (int p = 0; p < graph.params_size(); ++p) {
-    auto shape = ptoc::StaticShape(declared.at(graph.params(p).value_id())->shape());
+    auto shape = reference::StaticShape(declared.at(graph.params(p).value_id())->shape());
     ASSERT_TRUE(shape.ok()) << label << ": " << shape.status();
     shapes.push_back(*shape);
-    inputs.push_back(ptoc::RefTensor{pto::v1::DT_FP32, *shape,
+    inputs.push_back(reference::RefTensor{pto::v1::DT_FP32, *shape,
                                      std::vector<double>(before[p].begin(), before[p].end()), {}});
   }
-  auto reference = ptoc::EvaluateReference(graph, inputs);
+  auto reference = reference::EvaluateReference(graph, inputs);
   ASSERT_TRUE(reference.ok()) << label << ": " << reference.status();
   for (int p = 0; p < graph.params_size(); ++p) {
     if (graph.params(p).role() == pto::v1::PARAM_ROLE_IN) continue;

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/check.h"
-#include "client/ptoc/fp16.h"
+#include "reference/fp16.h"
 #include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"
@@ -69,7 +69,7 @@ pto::v1::Graph Graph(const std::string& kind, DataType dt, const std::vector<int
 }
 
 float FromBits(DataType dt, uint16_t h) {
-  if (dt == DT_FP16) return ptoc::HalfToFloat(h);
+  if (dt == DT_FP16) return reference::HalfToFloat(h);
   const uint32_t w = static_cast<uint32_t>(h) << 16;
   float v;
   std::memcpy(&v, &w, sizeof v);
@@ -78,7 +78,7 @@ float FromBits(DataType dt, uint16_t h) {
 
 // v rounded to nearest even (a NaN to a NaN).
 uint16_t ToBits(DataType dt, float v) {
-  if (dt == DT_FP16) return ptoc::DoubleToHalf(v);
+  if (dt == DT_FP16) return reference::DoubleToHalf(v);
   uint32_t w;
   std::memcpy(&w, &v, sizeof w);
   if (v != v) return static_cast<uint16_t>((w >> 16) | 0x40);

@@ -109,7 +109,7 @@ pto::v1::Graph Chain(int64_t rows, int64_t cols) {
 
 // ---- Wrong outputs.
 
-using Breaker = std::function<void(ptoc::HostTensor&, const ptoc::RefTensor&)>;
+using Breaker = std::function<void(ptoc::HostTensor&, const reference::RefTensor&)>;
 
 // Rows: the last dim, or (a column of one value per row) the whole tensor.
 int64_t RowLength(const ptoc::HostTensor& t) {
@@ -120,7 +120,7 @@ int64_t RowLength(const ptoc::HostTensor& t) {
 const std::vector<std::pair<std::string, Breaker>>& Breakers() {
   static const auto* breakers = new std::vector<std::pair<std::string, Breaker>>{
       {"small values zeroed",
-       [](ptoc::HostTensor& t, const ptoc::RefTensor& want) {
+       [](ptoc::HostTensor& t, const reference::RefTensor& want) {
          // The smallest quarter of the non-zero magnitudes.
          std::vector<double> m;
          for (double w : want.data) if (w != 0) m.push_back(std::fabs(w));
@@ -131,22 +131,22 @@ const std::vector<std::pair<std::string, Breaker>>& Breakers() {
          }
        }},
       {"scaled by 1.25",
-       [](ptoc::HostTensor& t, const ptoc::RefTensor&) {
+       [](ptoc::HostTensor& t, const reference::RefTensor&) {
          for (int64_t i = 0; i < t.size(); ++i) t.Set(i, t.Get(i) * 1.25);
        }},
       {"scaled by 0.5",
-       [](ptoc::HostTensor& t, const ptoc::RefTensor&) {
+       [](ptoc::HostTensor& t, const reference::RefTensor&) {
          for (int64_t i = 0; i < t.size(); ++i) t.Set(i, t.Get(i) * 0.5);
        }},
       {"last group of 16 of each row zeroed",
-       [](ptoc::HostTensor& t, const ptoc::RefTensor&) {
+       [](ptoc::HostTensor& t, const reference::RefTensor&) {
          const int64_t row = RowLength(t), group = std::min<int64_t>(16, row);
          for (int64_t r = 0; r < t.size() / row; ++r) {
            for (int64_t k = row - group; k < row; ++k) t.Set(r * row + k, 0.0);
          }
        }},
       {"each row rotated by one",
-       [](ptoc::HostTensor& t, const ptoc::RefTensor&) {
+       [](ptoc::HostTensor& t, const reference::RefTensor&) {
          const int64_t row = RowLength(t);
          for (int64_t r = 0; r < t.size() / row; ++r) {
            std::vector<double> v(row);
@@ -168,7 +168,7 @@ void ExpectWrongOutputsRejected(const pto::v1::Graph& graph, const ptoc::CheckOp
   ASSERT_TRUE(run.ok()) << run.status();
   const int out = graph.params_size() - 1;  // the one output, last
   ASSERT_EQ(graph.params(out).role(), pto::v1::PARAM_ROLE_OUT);
-  const ptoc::RefTensor& want = run->reference[out];
+  const reference::RefTensor& want = run->reference[out];
   const ptoc::Comparison real = ptoc::Compare("out", run->buffers[out], want);
   EXPECT_TRUE(real.ok()) << real.first_mismatch;
   EXPECT_EQ(real.unchecked, 0);
@@ -230,7 +230,7 @@ TEST(WrongOutputTest, CancellationPassesAndARealErrorFails) {
     options.seed = seed;
     absl::StatusOr<ptoc::CheckRun> run = ptoc::RunWithReference(graph, *kernel, options);
     ASSERT_TRUE(run.ok()) << run.status();
-    const ptoc::RefTensor& want = run->reference[2];
+    const reference::RefTensor& want = run->reference[2];
     ptoc::HostTensor& got = run->buffers[2];
     const ptoc::Comparison c = ptoc::Compare("out", got, want);
     EXPECT_TRUE(c.ok()) << "seed " << seed << ": " << c.first_mismatch;

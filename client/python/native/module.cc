@@ -8,6 +8,7 @@
 //   launcher = kernel.launcher([a, out], [], [1], guards)   # pypto's repeat calls
 //   launcher.call((a, out))                # False: nothing ran (see ArgGuard)
 //   outs = reference_eval(graph_bytes, [a, None])  # reference_binding.h
+//   reg = op_registry()                    # the op registry: op_registry_binding.h
 //   client = CompileClient("ptod:7070")    # ptod's client: client_binding.h
 //
 // Errors come back as Python exceptions carrying the absl::Status message:
@@ -31,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client/python/native/client_binding.h"
+#include "client/python/native/op_registry_binding.h"
 #include "client/python/native/reference_binding.h"
 #include "compiler/compile.h"
 #include "pto/v1/graph.pb.h"
@@ -573,6 +575,7 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "PTO compiler and runtime, embedded (see client/python/native/module.cc)";
   pto::python::BindReferenceEval(m);
   pto::python::BindCompileClient(m);
+  pto::python::BindOpRegistry(m);
   m.def("compile", &Compile, py::arg("graph"), py::arg("target") = "host",
         py::arg("options") = pto::compiler::CompileOptions{},
         py::arg("timeout_s") = 120.0,

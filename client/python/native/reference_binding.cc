@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
 namespace py = pybind11;
@@ -46,9 +46,9 @@ py::list ReferenceEval(const py::bytes& graph_bytes,
   if (!bounds.empty() && bounds.size() != inputs.size()) {
     throw py::value_error("reference_eval: bounds must have one entry per input");
   }
-  std::vector<ptoc::RefTensor> tensors(inputs.size());
+  std::vector<reference::RefTensor> tensors(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ptoc::RefTensor& t = tensors[i];
+    reference::RefTensor& t = tensors[i];
     t.dtype = ParamDtype(graph, static_cast<int>(i));
     if (inputs[i].is_none()) continue;
     Array a = Array::ensure(inputs[i]);
@@ -65,14 +65,14 @@ py::list ReferenceEval(const py::bytes& graph_bytes,
       t.bound.assign(b.data(), b.data() + b.size());
     }
   }
-  absl::StatusOr<std::vector<ptoc::RefTensor>> out;
+  absl::StatusOr<std::vector<reference::RefTensor>> out;
   {
     py::gil_scoped_release release;
-    out = ptoc::EvaluateReference(graph, tensors);
+    out = reference::EvaluateReference(graph, tensors);
   }
   if (!out.ok()) throw py::value_error(std::string(out.status().message()));
   py::list result;
-  for (ptoc::RefTensor& t : *out) {
+  for (reference::RefTensor& t : *out) {
     std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
     Array a(shape);
     Array b(shape);

@@ -7,7 +7,7 @@ The kernel function itself runs (not the rewritten copy a trace uses), so a
 breakpoint on one of its lines stops there, and `print(t)`, `t.numpy()` and
 `t.torch()` show the tensor's values. Each op is recorded as in a trace
 (tracer.py: the same checks and messages) and computed at once by the
-reference evaluator (client/ptoc/reference_eval.h, through _native
+reference evaluator (reference/reference_eval.h, through _native
 reference_eval) on its operands' values: in double, its result rounded to
 its value's dtype as the compiled kernel rounds it. `pypto.loop` iterates
 over real indices (RuntimeInt: runtime_int.py), an `if` takes the branch
@@ -25,14 +25,15 @@ that op, at the user's line, for an element that differs.
 
 import numpy as np
 
-from . import dtypes, frames, tracer
+from . import dtypes, frames, op_table, tracer
 from ._proto import graph_pb2
 from .errors import TraceError
 
-# Ops that move data without computing it: the writer of each element
-# passes through them (the same op run on the writers' indices).
-_DATA_MOVES = ("view", "assemble", "copy", "clone", "reshape", "transpose", "permute",
-               "unsqueeze", "concat")
+# Ops that move data without computing it, the registry's layout kinds (view,
+# assemble, reshape, transpose, permute, unsqueeze, concat) and the copies:
+# the writer of each element passes through them (the same op run on the
+# writers' indices).
+_DATA_MOVES = op_table.kinds(category="layout") + ("copy", "clone")
 
 
 def _native():

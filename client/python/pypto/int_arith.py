@@ -26,16 +26,18 @@ following torch's rules:
 ops.py asks `binary`/`unary`/`clip` first; they return None where nothing is
 rewritten (floats, comparisons), and the op is recorded as written."""
 
-from . import dtypes, primitives
+from . import dtypes, op_table, primitives
 from .symbolic import SymbolicScalar
 from .tensors import Tensor, _is_scalar, _static_number
 
 INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                  dtypes.DT_UINT8)
 _SMALL = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_UINT8)
-_WRAPPING = ("add", "sub", "mul", "maximum", "minimum", "floor_divide", "remainder", "fmod",
-             "gcd", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-             "bitwise_right_shift")
+# The tensor-with-tensor kinds the compiler computes on INT32 tensors (not
+# comparisons): add sub mul maximum minimum floor_divide remainder fmod gcd
+# bitwise_*; their integer results wrap to the width.
+_WRAPPING = tuple(k for k in op_table.kinds(category="elementwise_binary", bool_result=False)
+                  if op_table.accepts(k, dtypes.DT_INT32))
 _MAX_INT_SCALAR = 2 ** 24
 
 

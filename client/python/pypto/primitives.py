@@ -3,8 +3,9 @@
 Policy lives above (ops.py and the modules it uses): integer arithmetic
 by torch's rules (int_arith.py), views (layout.py), the cube path
 (matmul.py), composites (softmax, rms_norm), reductions of every element.
-A primitive takes the dtypes the compiler's op takes and records it as
-called; its errors name the op and the argument.
+A primitive takes the dtypes the compiler's op takes (the registry's facts,
+read through op_table.py) and records it as called; its errors name the op
+and the argument.
 
 Binary ops and comparisons take two tensors of the same dtype whose shapes
 broadcast as in numpy, or a tensor and a Python number on either side
@@ -14,12 +15,13 @@ broadcast as in numpy, or a tensor and a Python number on either side
 import math
 import numbers
 
-from . import dtypes, symbolic, tracer, valid_region
+from . import dtypes, op_table, symbolic, tracer, valid_region
 from .errors import TraceError
 from .symbolic import SymbolicScalar
 from .tensors import Tensor, _is_scalar, _number
 
-# kind for tensor-op-tensor, tensor-op-scalar, scalar-op-tensor
+# The registry kinds (op_table.py) that record `a op b`: tensor-op-tensor,
+# tensor-op-scalar, scalar-op-tensor (`s - x` is rsubs(x, s)).
 _BINARY = {
     "add": ("add", "adds", "adds"),
     "sub": ("sub", "subs", "rsubs"),
@@ -48,11 +50,13 @@ _BINARY = {
     "gt": ("gt", "gts", "lts"),
     "ge": ("ge", "ges", "les"),
 }
-COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+# Tensor-with-tensor ops whose result is DT_BOOL: eq ne lt le gt ge.
+COMPARISONS = op_table.kinds(category="elementwise_binary", bool_result=True)
 # Tensor dtypes that a Python float promotes to FP32 in a comparison (torch).
 _PROMOTED_BY_FLOATS = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                        dtypes.DT_UINT8, dtypes.DT_BOOL)
-FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16)
+# The dtypes float math takes (OperandTypes::kFloat): FP32, FP16, BF16.
+FLOAT_TYPES = op_table.OPERAND_TYPES["float"]
 
 
 def check_traced(x, what, arg):
@@ -91,39 +95,26 @@ def check_float(what, t, arg):
             f"DT_FP16 or DT_BF16 tensors (cast it first)")
 
 
-# Ops that also take INT32, INT64 and DOUBLE tensors (integers wrap like
-# torch's); the compiler's OperandTypes::kNumeric. INT8/INT16/UINT8 operands
-# never get here: int_arith computes them in INT32.
-_NUMERIC_OPS = ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "sign", "clip",
-                "floor_divide", "remainder", "fmod")
-_NUMERIC_TYPES = FLOAT_TYPES + (dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_DOUBLE)
-# Ops that also take DOUBLE tensors (the compiler's kFloatOrDouble), and
-# with a Python number every arithmetic op: the number stays a double.
-_DOUBLE_OPS = ("div", "pow")
-# Ops on INT32 and INT64 tensors only (the compiler's kInteger); INT8, INT16,
-# UINT8 and BOOL operands compute in INT32 (int_arith, ops.py).
-INTEGER_OPS = ("gcd", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-               "bitwise_left_shift", "bitwise_right_shift")
-# Unary ops whose result is DT_BOOL.
-_BOOL_UNARY = ("signbit",)
-_ARITHMETIC = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
+# What a data operand of a kind that does not take its dtype is told, by the
+# kind's OperandTypes. INT8, INT16 and UINT8 operands of the numeric and
+# integer kinds never get here: int_arith computes them in INT32.
+_OPERAND_TYPES_TEXT = {
+    "float": "DT_FP32, DT_FP16 or DT_BF16 tensors (cast it first)",
+    "float_or_double": "DT_FP32, DT_FP16 or DT_BF16 tensors (cast it first)",
+    "numeric": "DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8 or "
+               "DT_DOUBLE tensors (cast it first)",
+    "integer": "integer tensors (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8)",
+}
 
 
-def check_operand(what, name, t, arg):
-    if name in _DOUBLE_OPS and t.dtype == dtypes.DT_DOUBLE:
+def check_operand(what, kind, t, arg):
+    """t as a data operand of registry kind `kind`: a dtype the compiler's
+    kind takes (op_table), else a TypeError naming the argument."""
+    facts = op_table.op(kind)
+    if t.dtype in facts.operand_dtypes:
         return
-    if name in INTEGER_OPS:
-        if t.dtype not in (dtypes.DT_INT32, dtypes.DT_INT64):
-            raise TypeError(f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes "
-                            f"integer tensors (DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8)")
-        return
-    if name not in _NUMERIC_OPS:
-        check_float(what, t, arg)
-    elif t.dtype not in _NUMERIC_TYPES:
-        raise TypeError(
-            f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes DT_FP32, "
-            f"DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8 or "
-            f"DT_DOUBLE tensors (cast it first)")
+    raise TypeError(f"{what}: argument '{arg}' has dtype {t.dtype.name}; {what} takes "
+                    f"{_OPERAND_TYPES_TEXT[facts.operands]}")
 
 
 def binary(name, a, b, exact_number=False):
@@ -144,13 +135,12 @@ def binary(name, a, b, exact_number=False):
             raise TypeError(
                 f"{what}: operand dtypes differ ({a.dtype.name} and {b.dtype.name}); "
                 f"{what} needs equal dtypes (cast one: pypto.cast(x, dtype))")
-        if not compare:
-            check_operand(what, name, a, "input")
+        check_operand(what, kind_tt, a, "input")
         broadcast_shapes(what, [("input", valid_region.static_shape(a)),
                                 ("other", valid_region.static_shape(b))])
         (a, b), static = valid_region.elementwise(what, [a, b])
         shape = broadcast_shapes(what, [("input", a._shape), ("other", b._shape)])
-        dtype = dtypes.DT_BOOL if compare else a.dtype
+        dtype = dtypes.DT_BOOL if op_table.op(kind_tt).bool_result else a.dtype
         return a._builder.add_op(kind_tt, [a, b], dtype, shape, what=what, static=static)
     if isinstance(a, Tensor) and _is_scalar(b):
         t, kind, s, arg = a, kind_ts, b, "input"
@@ -175,9 +165,8 @@ def binary(name, a, b, exact_number=False):
         check_operand(what, name, t, arg)
         n = full([1] * len(t._shape), s, t.dtype)
         return binary(name, t, n) if t is a else binary(name, n, t)
-    if not compare and not (name in _ARITHMETIC and t.dtype == dtypes.DT_DOUBLE):
-        check_float(what, t, arg)
-    dtype = dtypes.DT_BOOL if compare else t.dtype
+    check_operand(what, kind, t, arg)
+    dtype = dtypes.DT_BOOL if op_table.op(kind).bool_result else t.dtype
     if not (exact_number or isinstance(s, SymbolicScalar)):
         s = dtypes.round_number(s, t.dtype)
     return t._builder.add_op(kind, [t], dtype, t._shape, {"scalar": _number(s)}, what,
@@ -188,7 +177,7 @@ def unary(kind, x):
     what = f"pypto.{kind}"
     check_traced(x, what, "input")
     check_operand(what, kind, x, "input")
-    dtype = dtypes.DT_BOOL if kind in _BOOL_UNARY else x.dtype
+    dtype = dtypes.DT_BOOL if op_table.op(kind).bool_result else x.dtype
     return x._builder.add_op(kind, [x], dtype, x._shape, what=what, static=x._static)
 
 
@@ -209,14 +198,10 @@ def cast(input, dtype):
 
 
 def reduce_dtype(kind, dtype):
-    """torch's result dtype (compiler ReduceResultDType): arg* give DT_INT64;
-    sum/prod of an integer or BOOL tensor give DT_INT64; otherwise the
-    input's dtype."""
-    if kind in ("argmax", "argmin"):
-        return dtypes.DT_INT64
-    if kind in ("sum", "prod") and dtype not in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
-        return dtypes.DT_INT64
-    return dtype
+    """torch's result dtype, the compiler's (ReduceResultDType, through
+    op_table): arg* give DT_INT64; sum/prod of an integer or BOOL tensor give
+    DT_INT64; otherwise the input's dtype."""
+    return op_table.op(kind).result_dtypes[dtype]
 
 
 def check_reducible(kind, input):

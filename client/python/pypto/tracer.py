@@ -28,7 +28,7 @@ it: reading it there is an error naming the body.
 import contextlib
 import sys
 
-from . import dtypes, frames, symbolic, tiling, trace_compare
+from . import dtypes, frames, op_table, symbolic, tiling, trace_compare
 from ._proto import graph_pb2
 from .errors import TraceError, not_yet
 
@@ -38,6 +38,30 @@ _current = None  # the GraphBuilder of the trace in progress, if any
 # itself): the tracer makes them with its _proxy classmethod and reads their
 # _builder, _vid, dtype and _shape, and knows nothing else of them.
 _value_type = None
+
+
+def check_against_registry(kind, num_inputs, attrs, what):
+    """An op about to be recorded, against the compiler's registry
+    (op_table.py): a known kind, its arity, no attribute it does not accept
+    and every one it requires. A mismatch is the front end's own error (its
+    policy asked for an op the compiler does not have in that form), raised
+    at the line that records it rather than by the verifier."""
+    try:
+        facts = op_table.op(kind)
+    except KeyError as e:
+        raise TraceError(f"{what}: {e.args[0]}") from None
+    if facts.num_inputs >= 0 and num_inputs != facts.num_inputs:
+        raise TraceError(f"{what}: records '{kind}' with {num_inputs} inputs; the compiler's "
+                         f"'{kind}' takes {facts.num_inputs}")
+    given = set(attrs or ())
+    accepted = {a.name for a in facts.attrs}
+    for name in sorted(given - accepted):
+        raise TraceError(f"{what}: records '{kind}' with attribute '{name}', which the "
+                         f"compiler's '{kind}' does not take (it takes "
+                         f"{', '.join(sorted(accepted)) or 'none'})")
+    for a in facts.attrs:
+        if a.required and a.name not in given:
+            raise TraceError(f"{what}: records '{kind}' without its attribute '{a.name}'")
 
 
 def register_value_type(cls):
@@ -244,6 +268,7 @@ class GraphBuilder:
         ops (matmul) pass `cube_tile` (tiling's (m, k, n, split_k)) instead of
         using the vector tile."""
         what = what or f"pypto.{kind}"
+        check_against_registry(kind, len(inputs), attrs, what)
         space = shape if space is None else space
         rank = len(space)
         if cube_tile is not None or rank == 0:

@@ -24,6 +24,8 @@ FLOORS = [
     ("debug_switch", "runtime_int"),
     # dtypes, PyPTO's enums, tile shapes
     ("dtypes", "enums", "tiling"),
+    # the compiler's op registry, read through the native extension
+    ("op_table",),
     # symbolic scalars; Element; option values in force; comparing two traces
     ("symbolic", "element", "config", "trace_compare"),
     # recording a graph (knows no Tensor class); pypto.symbolic_scalar.SymInt

@@ -8,13 +8,13 @@
 // pypto rounds a Python number and the kernel the int64 it evaluates).
 // Independent of the compiler's lowering: the semantics of graph.proto
 // "Region", directly.
-#ifndef PTO_CLIENT_PTOC_REFERENCE_REGIONS_H_
-#define PTO_CLIENT_PTOC_REFERENCE_REGIONS_H_
+#ifndef PTO_REFERENCE_REFERENCE_REGIONS_H_
+#define PTO_REFERENCE_REFERENCE_REGIONS_H_
 
 #include "absl/status/statusor.h"
 #include "pto/v1/graph.pb.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 bool HasRegions(const pto::v1::Graph& graph);
 
@@ -23,6 +23,6 @@ bool HasRegions(const pto::v1::Graph& graph);
 // would exceed 2^20 ops.
 absl::StatusOr<pto::v1::Graph> UnrollRegions(const pto::v1::Graph& graph);
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_REFERENCE_REGIONS_H_
+#endif  // PTO_REFERENCE_REFERENCE_REGIONS_H_

@@ -1,11 +1,11 @@
 // IEEE binary16 conversions for reference evaluation and test data. FP16
 // tensors travel as uint16_t bit patterns (the kernel ABI's layout).
-#ifndef PTO_CLIENT_PTOC_FP16_H_
-#define PTO_CLIENT_PTOC_FP16_H_
+#ifndef PTO_REFERENCE_FP16_H_
+#define PTO_REFERENCE_FP16_H_
 
 #include <cstdint>
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 // Exact: every half is a float.
 float HalfToFloat(uint16_t bits);
@@ -23,6 +23,6 @@ inline double RoundToHalf(double value) {
 // equal, +0 and -0 are equal). Monotonic across zero.
 int64_t HalfUlpDistance(uint16_t a, uint16_t b);
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_FP16_H_
+#endif  // PTO_REFERENCE_FP16_H_

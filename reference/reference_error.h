@@ -44,15 +44,15 @@
 // undetermined (a division by a value whose bound reaches zero, a comparison
 // of values within their bounds) the bound is infinite: the element is
 // counted as unchecked (check.h).
-#ifndef PTO_CLIENT_PTOC_REFERENCE_ERROR_H_
-#define PTO_CLIENT_PTOC_REFERENCE_ERROR_H_
+#ifndef PTO_REFERENCE_REFERENCE_ERROR_H_
+#define PTO_REFERENCE_REFERENCE_ERROR_H_
 
 #include <functional>
 #include <string>
 
 #include "pto/v1/graph.pb.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 // u of the arithmetic a kernel does on values of `dtype`: 2^-24 for FP32,
 // FP16 and BF16 (they compute in FP32), 2^-53 for DOUBLE, 0 for integers
@@ -89,6 +89,6 @@ double PropagateBinary(const std::string& kind,
                        const std::function<double(double, double)>& f, double x,
                        double ex, double y, double ey, double z, bool integer = false);
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_REFERENCE_ERROR_H_
+#endif  // PTO_REFERENCE_REFERENCE_ERROR_H_

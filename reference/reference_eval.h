@@ -24,8 +24,9 @@
 // torch's int64 results); matmul (2-D or batched with numpy-broadcast
 // batch dims, attrs a_trans/b_trans, accumulated in double, rounded once to
 // the output's dtype); every dtype of pto.v1 (see RoundToDType); static shapes.
-#ifndef PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
-#define PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
+// Each op family is a file of its own (reference_family.h).
+#ifndef PTO_REFERENCE_REFERENCE_EVAL_H_
+#define PTO_REFERENCE_REFERENCE_EVAL_H_
 
 #include <cstdint>
 #include <vector>
@@ -34,7 +35,7 @@
 #include "absl/types/span.h"
 #include "pto/v1/graph.pb.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 // A dense row-major tensor of doubles.
 struct RefTensor {
@@ -80,6 +81,6 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
     const pto::v1::Graph& graph, absl::Span<const RefTensor> inputs,
     const ReferenceOptions& options = {});
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_REFERENCE_EVAL_H_
+#endif  // PTO_REFERENCE_REFERENCE_EVAL_H_

@@ -1,13 +1,15 @@
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "compiler/ops/op_registry.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 using ::testing::HasSubstr;
@@ -228,6 +230,85 @@ TEST(ReferenceEvalTest, ErrorsNameTheOp) {
 }
 
 
+// Every kind of the compiler's op registry that the reference computes
+// elementwise, by reduction or by creation evaluates on a small graph of its
+// own (layout, index and matmul kinds have the tests above and below; loops
+// and ifs are written out first: reference_regions.h), so a kind added to
+// the registry without its meaning here fails.
+TEST(ReferenceEvalTest, EvaluatesEveryElementwiseReductionAndCreationKind) {
+  using compiler::OpCategory;
+  int evaluated = 0;
+  for (const compiler::OpInfo& info : compiler::AllOps()) {
+    const OpCategory c = info.category;
+    if (c == OpCategory::kLayout || c == OpCategory::kIndex || c == OpCategory::kMatmul ||
+        c == OpCategory::kControl) {
+      continue;
+    }
+    const pto::v1::DataType dtype = compiler::AcceptsOperand(info.operands, pto::v1::DT_FP32)
+                                        ? pto::v1::DT_FP32
+                                        : pto::v1::DT_INT32;
+    pto::v1::Graph g;
+    std::vector<RefTensor> inputs;
+    const int num_inputs = c == OpCategory::kCreate ? 0 : info.num_inputs;
+    pto::v1::Op* op = g.add_ops();
+    op->set_kind(info.kind);
+    for (int k = 0; k < num_inputs; ++k) {
+      const bool cond = c == OpCategory::kSelect && k == 0;
+      pto::v1::Value* v = g.add_values();
+      v->set_id(k + 1);
+      v->set_dtype(cond ? pto::v1::DT_BOOL : dtype);
+      v->mutable_shape()->add_dims()->set_size(2);
+      pto::v1::Parameter* p = g.add_params();
+      p->set_name(absl::StrCat("in", k));
+      p->set_role(pto::v1::PARAM_ROLE_IN);
+      p->set_value_id(k + 1);
+      op->add_inputs(k + 1);
+      inputs.push_back({v->dtype(), {2}, {1, cond ? 0.0 : 2.0}});
+    }
+    pto::v1::Value* out = g.add_values();
+    out->set_id(10);
+    out->set_dtype(info.bool_result ? pto::v1::DT_BOOL : dtype);
+    if (c != OpCategory::kReduce) out->mutable_shape()->add_dims()->set_size(2);
+    pto::v1::Parameter* p = g.add_params();
+    p->set_name("out");
+    p->set_role(pto::v1::PARAM_ROLE_OUT);
+    p->set_value_id(10);
+    op->add_outputs(10);
+    inputs.emplace_back();
+    for (const compiler::AttrSpec& a : info.attrs) {
+      pto::v1::Attribute& attr = (*op->mutable_attrs())[a.name];
+      switch (a.type) {
+        case compiler::AttrType::kFloat: attr.set_f(0.5); break;
+        case compiler::AttrType::kInt: attr.set_i(0); break;
+        case compiler::AttrType::kBool: attr.set_b(false); break;
+        case compiler::AttrType::kDType: attr.set_dtype(dtype); break;
+        case compiler::AttrType::kInts: attr.mutable_ints()->add_values(2); break;
+        default: (*op->mutable_attrs()).erase(a.name); break;
+      }
+    }
+    auto result = EvaluateReference(g, inputs);
+    EXPECT_TRUE(result.ok()) << info.kind << ": " << result.status();
+    ++evaluated;
+  }
+  EXPECT_GT(evaluated, 80);
+}
+
+// The number of inputs an op takes is the registry's.
+TEST(ReferenceEvalTest, InputCountsAreTheRegistrys) {
+  RefTensor t{pto::v1::DT_FP32, {2, 3}, std::vector<double>(6, 1.0)};
+  pto::v1::Graph g = Parse(kGraph);
+  g.mutable_ops(2)->add_inputs(1);  // exp(x, a)
+  auto out = EvaluateReference(g, {t, t, {}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("op 2 'exp': expected 1 input, got 2"));
+
+  g = Parse(kGraph);
+  g.mutable_ops(0)->mutable_inputs()->RemoveLast();  // add(x)
+  out = EvaluateReference(g, {t, t, {}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("op 0 'add': expected 2 inputs, got 1"));
+}
+
 using pto::compiler::testing::MatmulGraph;
 
 TEST(ReferenceEvalTest, Matmul2DWithTransposes) {
@@ -292,4 +373,4 @@ TEST(ReferenceEvalTest, MatmulErrorsNameTheShapes) {
 }
 
 }  // namespace
-}  // namespace pto::ptoc
+}  // namespace pto::reference

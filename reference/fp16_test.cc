@@ -1,11 +1,11 @@
-#include "client/ptoc/fp16.h"
+#include "reference/fp16.h"
 
 #include <cmath>
 #include <random>
 
 #include "gtest/gtest.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 TEST(Fp16Test, KnownValues) {
@@ -66,4 +66,4 @@ TEST(Fp16Test, UlpDistance) {
 }
 
 }  // namespace
-}  // namespace pto::ptoc
+}  // namespace pto::reference

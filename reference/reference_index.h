@@ -5,25 +5,23 @@
 // write wins; add/multiply combine in that order, each result rounded to
 // the dtype). An index outside [0, size) is INVALID_ARGUMENT naming the op,
 // the index and the dim, as torch raises.
-#ifndef PTO_CLIENT_PTOC_REFERENCE_INDEX_H_
-#define PTO_CLIENT_PTOC_REFERENCE_INDEX_H_
+#ifndef PTO_REFERENCE_REFERENCE_INDEX_H_
+#define PTO_REFERENCE_REFERENCE_INDEX_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
-namespace pto::ptoc {
-
-bool IsIndexKind(const std::string& kind);
+namespace pto::reference {
 
 // Fills `out` (dtype and shape set from the op's declared output; data and
 // bound) from `in`.
 absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
                            const std::vector<const RefTensor*>& in, RefTensor* out);
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference
 
-#endif  // PTO_CLIENT_PTOC_REFERENCE_INDEX_H_
+#endif  // PTO_REFERENCE_REFERENCE_INDEX_H_

@@ -1,9 +1,9 @@
-#include "client/ptoc/fp16.h"
+#include "reference/fp16.h"
 
 #include <cmath>
 #include <cstdlib>
 
-namespace pto::ptoc {
+namespace pto::reference {
 
 float HalfToFloat(uint16_t bits) {
   const int sign = bits >> 15;
@@ -54,4 +54,4 @@ int64_t HalfUlpDistance(uint16_t a, uint16_t b) {
   return std::llabs(ordered(a) - ordered(b));
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

@@ -1,6 +1,6 @@
-#include "client/ptoc/reference_error.h"
+#include "reference/reference_error.h"
 
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 using pto::v1::DataType;
@@ -202,4 +202,4 @@ double PropagateBinary(const std::string& kind,
   return b;
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

@@ -1,11 +1,11 @@
-#include "client/ptoc/reference_layout.h"
+#include "reference/reference_layout.h"
 
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/dim_expr.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 int64_t Count(const std::vector<int64_t>& shape) {
@@ -40,12 +40,6 @@ int64_t Norm(int64_t dim, size_t rank) {
 
 }  // namespace
 
-bool IsLayoutKind(const std::string& kind) {
-  return kind == "view" || kind == "assemble" || kind == "transpose" ||
-         kind == "permute" || kind == "unsqueeze" || kind == "reshape" ||
-         kind == "concat";
-}
-
 absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
                             const std::vector<const RefTensor*>& in,
                             RefTensor* out) {
@@ -74,8 +68,7 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
     return it == op.attrs().end() ? 0 : it->second.i();
   };
   const std::string& kind = op.kind();
-  const size_t want = kind == "assemble" ? 2 : kind == "concat" ? in.size() : 1;
-  if (in.empty() || in.size() != want) return bad("wrong number of inputs");
+  if (in.empty()) return bad("no inputs");
   const RefTensor& x = *in[0];
   const int64_t n = Count(out->shape);
   out->data.assign(n, 0.0);
@@ -144,4 +137,18 @@ absl::Status EvaluateLayout(const pto::v1::Op& op, const std::string& where,
   return absl::OkStatus();
 }
 
-}  // namespace pto::ptoc
+absl::Status EvaluateLayoutWithBounds(const pto::v1::Op& op, const std::string& where,
+                                      const std::vector<const RefTensor*>& in,
+                                      RefTensor* out) {
+  if (absl::Status s = EvaluateLayout(op, where, in, out); !s.ok()) return s;
+  std::vector<RefTensor> in_bounds;
+  for (const RefTensor* t : in) in_bounds.push_back(RefTensor{t->dtype, t->shape, t->bound, {}});
+  std::vector<const RefTensor*> in_bound_ptrs;
+  for (const RefTensor& t : in_bounds) in_bound_ptrs.push_back(&t);
+  RefTensor out_bound{out->dtype, out->shape, {}, {}};
+  if (absl::Status s = EvaluateLayout(op, where, in_bound_ptrs, &out_bound); !s.ok()) return s;
+  out->bound = std::move(out_bound.data);
+  return absl::OkStatus();
+}
+
+}  // namespace pto::reference

@@ -1,11 +1,11 @@
-#include "client/ptoc/reference_error.h"
+#include "reference/reference_error.h"
 
 #include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 constexpr double kU = 0x1p-24;  // FP32's unit roundoff
@@ -50,4 +50,4 @@ TEST(ReferenceErrorTest, UndeterminedResultsHaveNoBound) {
 }
 
 }  // namespace
-}  // namespace pto::ptoc
+}  // namespace pto::reference

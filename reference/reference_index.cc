@@ -1,12 +1,12 @@
-#include "client/ptoc/reference_index.h"
+#include "reference/reference_index.h"
 
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "client/ptoc/reference_error.h"
+#include "reference/reference_error.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
@@ -39,20 +39,10 @@ int64_t Flat(const std::vector<int64_t>& c, const std::vector<int64_t>& strides)
 
 }  // namespace
 
-bool IsIndexKind(const std::string& kind) {
-  return kind == "gather" || kind == "index_select" || kind == "scatter" ||
-         kind == "index_copy" || kind == "index_add";
-}
-
 absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
                            const std::vector<const RefTensor*>& in, RefTensor* out) {
   const std::string& kind = op.kind();
   const bool scatters = kind == "scatter" || kind == "index_copy" || kind == "index_add";
-  if (in.size() != (scatters ? 3u : 2u)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("reference: %s: expected %d inputs, got %d", where, scatters ? 3 : 2,
-                        in.size()));
-  }
   auto dim_attr = op.attrs().find("dim");
   if (dim_attr == op.attrs().end() ||
       dim_attr->second.value_case() != pto::v1::Attribute::kI) {
@@ -141,4 +131,4 @@ absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
   return absl::OkStatus();
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

@@ -1,13 +1,13 @@
-#include "client/ptoc/reference_regions.h"
+#include "reference/reference_regions.h"
 
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "client/ptoc/reference_eval.h"
+#include "reference/reference_eval.h"
 #include "runtime/dim_expr.h"
 
-namespace pto::ptoc {
+namespace pto::reference {
 namespace {
 
 constexpr int64_t kMaxOps = int64_t{1} << 20;
@@ -190,4 +190,4 @@ absl::StatusOr<pto::v1::Graph> UnrollRegions(const pto::v1::Graph& graph) {
   return Unroller(graph).Run();
 }
 
-}  // namespace pto::ptoc
+}  // namespace pto::reference

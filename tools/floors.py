@@ -22,7 +22,7 @@ import re
 import sys
 
 DOC = "docs/contributing.md"
-CPP_ROOTS = ("proto", "runtime", "compiler", "reference", "server", "client")
+CPP_ROOTS = ("proto", "runtime", "compiler", "server", "client")
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 TEST_CODE = re.compile(r"(^|/)(tests|bench|tools|examples|testing|fuzz|numerics)/|_test\.cc$|"
                        r"_fuzz\w*\.cc$")

@@ -108,7 +108,7 @@ class TheRepository(unittest.TestCase):
         # checked against; ptoc and the Python module do.
         with open(os.path.join(os.getcwd(), floors.DOC)) as f:
             cpp, _ = floors.read_floors(f.read())
-        reference = floors.cpp_floor("reference/reference_eval.h", cpp)
+        reference = floors.cpp_floor("compiler/reference/reference_eval.h", cpp)
         self.assertGreater(reference, floors.cpp_floor("compiler/compile.h", cpp))
         self.assertLess(reference, floors.cpp_floor("client/ptoc/check.h", cpp))
         self.assertLess(reference, floors.cpp_floor("client/python/native/module.cc", cpp))

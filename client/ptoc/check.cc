@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "reference/fp16.h"
+#include "compiler/reference/fp16.h"
 
 namespace pto::ptoc {
 namespace {

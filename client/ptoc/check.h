@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 #include "runtime/executor.h"
 #include "runtime/kernel.h"

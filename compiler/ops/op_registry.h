@@ -2,7 +2,7 @@
 // in one table, so a new op is added in one place (op_registry.cc). The
 // other readers of op facts take them from here: pypto's front end (through
 // its native extension: client/python/native/op_registry_binding.h,
-// pypto/op_table.py) and the reference evaluator (reference/, which
+// pypto/op_table.py) and the reference evaluator (compiler/reference/, which
 // dispatches on the category and checks the arity).
 //
 //   const OpInfo* info = FindOp("adds");   // nullptr for unknown kinds

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/ptoc/check.h"
-#include "reference/fp16.h"
+#include "compiler/reference/fp16.h"
 #include "compiler/testing/graph_builder.h"
 #include "gtest/gtest.h"
 #include "runtime/kernel.h"

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
 namespace py = pybind11;

@@ -1,5 +1,5 @@
 // pypto._native.reference_eval: the double-precision reference evaluator
-// (reference/reference_eval.h) for Python, on whole graphs.
+// (compiler/reference/reference_eval.h) for Python, on whole graphs.
 //
 //   outs = reference_eval(graph_bytes, [a, b, None], [bound_a, None, None])
 //   # per graph parameter (values, error bounds), float64 arrays: IN

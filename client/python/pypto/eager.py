@@ -7,7 +7,7 @@ The kernel function itself runs (not the rewritten copy a trace uses), so a
 breakpoint on one of its lines stops there, and `print(t)`, `t.numpy()` and
 `t.torch()` show the tensor's values. Each op is recorded as in a trace
 (tracer.py: the same checks and messages) and computed at once by the
-reference evaluator (reference/reference_eval.h, through _native
+reference evaluator (compiler/reference/reference_eval.h, through _native
 reference_eval) on its operands' values: in double, its result rounded to
 its value's dtype as the compiled kernel rounds it. `pypto.loop` iterates
 over real indices (RuntimeInt: runtime_int.py), an `if` takes the branch

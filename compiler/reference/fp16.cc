@@ -1,4 +1,4 @@
-#include "reference/fp16.h"
+#include "compiler/reference/fp16.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -25,8 +25,8 @@
 // batch dims, attrs a_trans/b_trans, accumulated in double, rounded once to
 // the output's dtype); every dtype of pto.v1 (see RoundToDType); static shapes.
 // Each op family is a file of its own (reference_family.h).
-#ifndef PTO_REFERENCE_REFERENCE_EVAL_H_
-#define PTO_REFERENCE_REFERENCE_EVAL_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_EVAL_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_EVAL_H_
 
 #include <cstdint>
 #include <vector>
@@ -83,4 +83,4 @@ absl::StatusOr<std::vector<RefTensor>> EvaluateReference(
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_EVAL_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_EVAL_H_

@@ -1,4 +1,4 @@
-#include "reference/reference_error.h"
+#include "compiler/reference/reference_error.h"
 
 #include <cmath>
 #include <limits>

@@ -5,15 +5,15 @@
 // input (INT64 results) are exact in int64 and wrap like torch's; float
 // ones accumulate in double, their bound the terms' bounds plus the
 // kernel's (n - 1) u sum |x| (any summation order) or product error.
-#ifndef PTO_REFERENCE_REFERENCE_REDUCE_H_
-#define PTO_REFERENCE_REFERENCE_REDUCE_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_REDUCE_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_REDUCE_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "pto/v1/graph.pb.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 namespace pto::reference {
 
@@ -24,4 +24,4 @@ absl::Status EvaluateReduction(const pto::v1::Op& op, const std::string& where,
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_REDUCE_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_REDUCE_H_

@@ -3,15 +3,15 @@
 // [..., N, K] with b_trans), leading batch dims broadcast as numpy's matmul
 // does, the result rounded once to the output's dtype; its bound the
 // products' bounds plus the kernel's K u sum_k |a_k b_k|.
-#ifndef PTO_REFERENCE_REFERENCE_MATMUL_H_
-#define PTO_REFERENCE_REFERENCE_MATMUL_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_MATMUL_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_MATMUL_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "pto/v1/graph.pb.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 namespace pto::reference {
 
@@ -22,4 +22,4 @@ absl::Status EvaluateMatmul(const pto::v1::Op& op, const std::string& where,
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_MATMUL_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_MATMUL_H_

@@ -44,8 +44,8 @@
 // undetermined (a division by a value whose bound reaches zero, a comparison
 // of values within their bounds) the bound is infinite: the element is
 // counted as unchecked (check.h).
-#ifndef PTO_REFERENCE_REFERENCE_ERROR_H_
-#define PTO_REFERENCE_REFERENCE_ERROR_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_ERROR_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_ERROR_H_
 
 #include <functional>
 #include <string>
@@ -91,4 +91,4 @@ double PropagateBinary(const std::string& kind,
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_ERROR_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_ERROR_H_

@@ -6,15 +6,15 @@
 // remainder, fmod, gcd, bitwise ops and shifts exactly in int64, wrapped to
 // the width. The result is rounded as ReferenceOptions says, each element's
 // bound propagated from its operands' (reference_error.h).
-#ifndef PTO_REFERENCE_REFERENCE_ELEMENTWISE_H_
-#define PTO_REFERENCE_REFERENCE_ELEMENTWISE_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_ELEMENTWISE_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_ELEMENTWISE_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "pto/v1/graph.pb.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 namespace pto::reference {
 
@@ -25,4 +25,4 @@ absl::Status EvaluateElementwise(const pto::v1::Op& op, const std::string& where
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_ELEMENTWISE_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_ELEMENTWISE_H_

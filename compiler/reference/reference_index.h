@@ -5,14 +5,14 @@
 // write wins; add/multiply combine in that order, each result rounded to
 // the dtype). An index outside [0, size) is INVALID_ARGUMENT naming the op,
 // the index and the dim, as torch raises.
-#ifndef PTO_REFERENCE_REFERENCE_INDEX_H_
-#define PTO_REFERENCE_REFERENCE_INDEX_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_INDEX_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_INDEX_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
 namespace pto::reference {
@@ -24,4 +24,4 @@ absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_INDEX_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_INDEX_H_

@@ -7,8 +7,8 @@
 // reference_eval.cc dispatches each op to its family by the compiler's op
 // registry (compiler/ops/op_registry.h: the kind's category), after
 // checking its number of inputs against the registry's.
-#ifndef PTO_REFERENCE_REFERENCE_FAMILY_H_
-#define PTO_REFERENCE_REFERENCE_FAMILY_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_FAMILY_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_FAMILY_H_
 
 #include <cstdint>
 #include <string>
@@ -27,4 +27,4 @@ bool WideScalars(pto::v1::DataType dtype);
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_FAMILY_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_FAMILY_H_

@@ -1,4 +1,4 @@
-#include "reference/reference_elementwise.h"
+#include "compiler/reference/reference_elementwise.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
-#include "reference/reference_error.h"
-#include "reference/reference_family.h"
+#include "compiler/reference/reference_error.h"
+#include "compiler/reference/reference_family.h"
 
 namespace pto::reference {
 namespace {

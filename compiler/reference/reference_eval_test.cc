@@ -1,4 +1,4 @@
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
-#include "reference/reference_index.h"
+#include "compiler/reference/reference_index.h"
 
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "reference/reference_error.h"
+#include "compiler/reference/reference_error.h"
 
 namespace pto::reference {
 namespace {

@@ -1,6 +1,6 @@
-#include "reference/reference_error.h"
+#include "compiler/reference/reference_error.h"
 
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 #include <algorithm>
 #include <cmath>

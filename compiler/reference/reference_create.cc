@@ -1,7 +1,7 @@
-#include "reference/reference_create.h"
+#include "compiler/reference/reference_create.h"
 
-#include "reference/reference_error.h"
-#include "reference/reference_family.h"
+#include "compiler/reference/reference_error.h"
+#include "compiler/reference/reference_family.h"
 
 namespace pto::reference {
 

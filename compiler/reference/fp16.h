@@ -1,7 +1,7 @@
 // IEEE binary16 conversions for reference evaluation and test data. FP16
 // tensors travel as uint16_t bit patterns (the kernel ABI's layout).
-#ifndef PTO_REFERENCE_FP16_H_
-#define PTO_REFERENCE_FP16_H_
+#ifndef PTO_COMPILER_REFERENCE_FP16_H_
+#define PTO_COMPILER_REFERENCE_FP16_H_
 
 #include <cstdint>
 
@@ -25,4 +25,4 @@ int64_t HalfUlpDistance(uint16_t a, uint16_t b);
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_FP16_H_
+#endif  // PTO_COMPILER_REFERENCE_FP16_H_

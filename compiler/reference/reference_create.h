@@ -3,15 +3,15 @@
 // rounded to the dtype. full's value reaches the kernel as a float (as a
 // double for INT32, INT64 and DOUBLE results), arange's start and step as
 // doubles; the reference takes them the same way.
-#ifndef PTO_REFERENCE_REFERENCE_CREATE_H_
-#define PTO_REFERENCE_REFERENCE_CREATE_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_CREATE_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_CREATE_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "pto/v1/graph.pb.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 namespace pto::reference {
 
@@ -20,4 +20,4 @@ absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_CREATE_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_CREATE_H_

@@ -1,4 +1,4 @@
-#include "reference/reference_layout.h"
+#include "compiler/reference/reference_layout.h"
 
 #include <cstdint>
 

@@ -1,12 +1,12 @@
-#include "reference/reference_matmul.h"
+#include "compiler/reference/reference_matmul.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "reference/reference_error.h"
-#include "reference/reference_family.h"
+#include "compiler/reference/reference_error.h"
+#include "compiler/reference/reference_family.h"
 
 namespace pto::reference {
 

@@ -2,14 +2,14 @@
 // unsqueeze, reshape, concat): element moves written directly from their
 // definitions (numpy/torch indexing), independent of the compiler's
 // index maps.
-#ifndef PTO_REFERENCE_REFERENCE_LAYOUT_H_
-#define PTO_REFERENCE_REFERENCE_LAYOUT_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_LAYOUT_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_LAYOUT_H_
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 #include "pto/v1/graph.pb.h"
 
 namespace pto::reference {
@@ -29,4 +29,4 @@ absl::Status EvaluateLayoutWithBounds(const pto::v1::Op& op, const std::string& 
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_LAYOUT_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_LAYOUT_H_

@@ -1,10 +1,10 @@
-#include "reference/reference_regions.h"
+#include "compiler/reference/reference_regions.h"
 
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 #include "runtime/dim_expr.h"
 
 namespace pto::reference {

@@ -1,4 +1,4 @@
-#include "reference/reference_eval.h"
+#include "compiler/reference/reference_eval.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,15 +7,15 @@
 
 #include "absl/strings/str_format.h"
 #include "compiler/ops/op_registry.h"
-#include "reference/fp16.h"
-#include "reference/reference_create.h"
-#include "reference/reference_elementwise.h"
-#include "reference/reference_family.h"
-#include "reference/reference_index.h"
-#include "reference/reference_layout.h"
-#include "reference/reference_matmul.h"
-#include "reference/reference_reduce.h"
-#include "reference/reference_regions.h"
+#include "compiler/reference/fp16.h"
+#include "compiler/reference/reference_create.h"
+#include "compiler/reference/reference_elementwise.h"
+#include "compiler/reference/reference_family.h"
+#include "compiler/reference/reference_index.h"
+#include "compiler/reference/reference_layout.h"
+#include "compiler/reference/reference_matmul.h"
+#include "compiler/reference/reference_reduce.h"
+#include "compiler/reference/reference_regions.h"
 
 namespace pto::reference {
 namespace {

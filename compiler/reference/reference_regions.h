@@ -8,8 +8,8 @@
 // pypto rounds a Python number and the kernel the int64 it evaluates).
 // Independent of the compiler's lowering: the semantics of graph.proto
 // "Region", directly.
-#ifndef PTO_REFERENCE_REFERENCE_REGIONS_H_
-#define PTO_REFERENCE_REFERENCE_REGIONS_H_
+#ifndef PTO_COMPILER_REFERENCE_REFERENCE_REGIONS_H_
+#define PTO_COMPILER_REFERENCE_REFERENCE_REGIONS_H_
 
 #include "absl/status/statusor.h"
 #include "pto/v1/graph.pb.h"
@@ -25,4 +25,4 @@ absl::StatusOr<pto::v1::Graph> UnrollRegions(const pto::v1::Graph& graph);
 
 }  // namespace pto::reference
 
-#endif  // PTO_REFERENCE_REFERENCE_REGIONS_H_
+#endif  // PTO_COMPILER_REFERENCE_REFERENCE_REGIONS_H_

@@ -1,4 +1,4 @@
-#include "reference/reference_family.h"
+#include "compiler/reference/reference_family.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

@@ -89,6 +89,48 @@ pto::v1::Graph Unary(const std::string& op) {
   return b.Build();
 }
 
+// Comparisons feeding selections: a two-tile comparison (through where), a
+// scalar one, a row tile compared with a full one (softmax's max against
+// x), BOOL outputs and a BOOL input read from GM. Equal values come from
+// rounded copies and the row maximum, equal infinities from scaling past
+// FLT_MAX, differences below 1e-9 from tiny values.
+pto::v1::Graph CompareSelect(const std::string& cmp, pto::v1::DataType dtype) {
+  Builder b(absl::StrCat("cmp_", cmp));
+  const std::vector<int64_t> tile = {8, 32};
+  const uint32_t x = b.Input("x", dtype, {21, 70});
+  const uint32_t y = b.Input("y", dtype, {21, 70});
+  const uint32_t c = b.Input("c", pto::v1::DT_BOOL, {21, 70});
+  const uint32_t yr = b.Op("round", {y}, tile);
+  const uint32_t xr = b.Op("round", {x}, tile);
+  const uint32_t m = b.Op(cmp, {xr, yr}, tile);
+  b.Output("mask", m);
+  const uint32_t w = b.Op("where", {m, x, b.Op("neg", {y}, tile)}, tile);
+  const uint32_t s = b.Op(absl::StrCat(cmp, "s"), {xr}, tile, 1.0);
+  const uint32_t v = b.Op("where", {s, w, b.Op("muls", {x}, tile, 0.5)}, tile);
+  b.Output("out", b.Op("where", {c, v, y}, tile));
+  // Tiny values closer than 1e-9 (FP32: in FP16 they are 0) and equal
+  // infinities (x, y scaled past the largest finite value).
+  if (dtype == pto::v1::DT_FP32) {
+    const uint32_t tx = b.Op("muls", {x}, tile, 1e-12), ty = b.Op("muls", {y}, tile, 1e-12);
+    b.Output("tiny", b.Op(cmp, {tx, ty}, tile));
+    b.Output("tiny_s", b.Op(absl::StrCat(cmp, "s"), {tx}, tile, 1e-12));
+  }
+  const uint32_t ix = b.Op("muls", {b.Op("muls", {x}, tile, 1e30)}, tile, 1e30);
+  const uint32_t iy = b.Op("muls", {b.Op("muls", {y}, tile, 1e30)}, tile, 1e30);
+  b.Output("inf", b.Op(cmp, {ix, iy}, tile));
+  const uint32_t mx = b.Op("amax", {x}, tile, -1, true);
+  b.Output("at_max", b.Op("where", {b.Op(cmp, {x, mx}, tile), x, y}, tile));
+  return b.graph();
+}
+
+// relu by comparison: where(x > 0, x, 0 * x).
+pto::v1::Graph ReluByCompare() {
+  compiler::testing::UniformGraphBuilder b("relu_cmp", pto::v1::DT_FP32, {37, 70}, {16, 32});
+  const uint32_t x = b.Input("x");
+  b.Output("out", b.Op("where", {b.Op("gts", {x}, 0.0), x, b.Op("muls", {x}, 0.0)}));
+  return b.Build();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -132,6 +174,14 @@ std::vector<Case> Cases() {
       {"MatmulTransposedB", [] {
          return compiler::testing::MatmulGraph({64, 128}, {96, 128}, {64, 96}, false, true);
        }},
+      {"CmpEq", [=] { return CompareSelect("eq", f32); }},
+      {"CmpNe", [=] { return CompareSelect("ne", f32); }},
+      {"CmpLt", [=] { return CompareSelect("lt", f32); }},
+      {"CmpLe", [=] { return CompareSelect("le", f32); }},
+      {"CmpGt", [=] { return CompareSelect("gt", f32); }},
+      {"CmpGe", [=] { return CompareSelect("ge", f32); }},
+      {"CmpGeF16", [=] { return CompareSelect("ge", f16); }},
+      {"ReluByCompare", ReluByCompare},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},

@@ -54,7 +54,28 @@ std::string FloatLiteral(double v) {
 }
 
 const char* GmElem(pto::v1::DataType dtype) {
-  return dtype == pto::v1::DT_FP16 ? "half" : "float";
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "half";
+    case pto::v1::DT_BOOL: return "uint8_t";
+    default: return "float";
+  }
+}
+
+bool Compares(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTCmpEq: case PtoOpcode::kTCmpNe: case PtoOpcode::kTCmpLt:
+    case PtoOpcode::kTCmpLe: case PtoOpcode::kTCmpGt: case PtoOpcode::kTCmpGe:
+    case PtoOpcode::kTCmpEqS: case PtoOpcode::kTCmpNeS: case PtoOpcode::kTCmpLtS:
+    case PtoOpcode::kTCmpLeS: case PtoOpcode::kTCmpGtS: case PtoOpcode::kTCmpGeS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A tile's values are stored as f32 (BOOL as 0.0/1.0, exactly).
+bool StoredAsF32(pto::v1::DataType t) {
+  return t == pto::v1::DT_FP32 || t == pto::v1::DT_BOOL;
 }
 
 // One block function being emitted.
@@ -79,12 +100,41 @@ class FunctionEmitter {
   void Line(const std::string& s) { absl::StrAppend(&body_, "  ", s, "\n"); }
   std::string T(int t) const { return absl::StrCat("t", t); }
   std::string Scalar(const PtoInstr& in, size_t j) const;
-  // The scratch tiles (declared after the plan's own): a full f32 tile and
-  // a full half tile.
-  std::string Tmp() { need_tmp_ = true; return "tmp"; }
-  std::string Tmp2() { need_tmp2_ = true; return "tmp2"; }
-  std::string Tmp3() { need_tmp3_ = true; return "tmp3"; }
-  std::string Tmp4() { need_tmp4_ = true; return "tmp4"; }
+  // The full f32 scratch tiles (declared after the plan's own): tmp, tmp2,
+  // tmp3, ...
+  std::string Scratch(int k) {
+    if (static_cast<int>(need_tmp_.size()) < k) need_tmp_.resize(k, false);
+    need_tmp_[k - 1] = true;
+    return k == 1 ? "tmp" : absl::StrCat("tmp", k);
+  }
+  std::string Tmp() { return Scratch(1); }
+  std::string Tmp2() { return Scratch(2); }
+  std::string Tmp3() { return Scratch(3); }
+  std::string Tmp4() { return Scratch(4); }
+  // Comparisons and selection (ascend_codegen.cc, EmitCompare/EmitSelect).
+  // `t` as a full tile: itself, or a row tile expanded into scratch `slot`.
+  std::string FullOperand(int t, int slot) {
+    if (kind_[t] != Kind::kRow) return T(t);
+    Line(absl::StrCat("TROWEXPAND(", Scratch(slot), ", ", T(t), ");"));
+    return Scratch(slot);
+  }
+  // The flat [1, rows8 * cols8] view of a full tile (TRESHAPE: an alias on
+  // the device, a copy in the CPU simulation), declared once.
+  std::string Flat(const std::string& full) {
+    const std::string f = absl::StrCat("f", full);
+    flat_views_.insert(f);
+    Line(absl::StrCat("TRESHAPE(", f, ", ", full, ");"));
+    return f;
+  }
+  std::string Mask() { need_mask_ = true; return "mask"; }
+  absl::Status EmitCompare(const PtoInstr& in);
+  absl::Status EmitCompareFlat(const std::string& fx, const std::string& c, PtoOpcode base,
+                               const std::string& d);
+  absl::Status EmitSelect(const PtoInstr& in);
+  // dst (full) = mask ? 1 : 0 (or 0 : 1 with `invert`).
+  void SelectOneZero(const std::string& dst, bool invert);
+  // A full uint8 scratch tile (BOOL data in GM).
+  std::string ByteTmp() { need_byte_ = true; return "btmp"; }
   // dst = sign(src) (dst and src distinct, or the same tile): x * 2^127 *
   // 2^127 is beyond +-1 for every non-zero x (denormals included), +-inf
   // for infinities and +-0 for zeros; clamped to [-1, 1] it is the sign.
@@ -115,8 +165,11 @@ class FunctionEmitter {
   std::string body_;
   bool started_ = false;
   Pipe pipe_ = Pipe::kV;
-  bool need_tmp2_ = false, need_tmp3_ = false, need_tmp4_ = false, need_int_ = false;
-  bool need_tmp_ = false, need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
+  std::vector<bool> need_tmp_;
+  bool need_int_ = false;
+  bool need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
+  bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false;
+  std::set<std::string> flat_views_;
   std::set<int> buffers_;
 };
 
@@ -128,7 +181,7 @@ absl::Status FunctionEmitter::PlanTiles() {
   kind_.assign(fn_.num_tiles, Kind::kFull);
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
-    if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_FP32) {
+    if (t < static_cast<int>(fn_.ub_types.size()) && !StoredAsF32(fn_.ub_types[t])) {
       // Named by the first instruction that writes the tile.
       PtoOpcode writer = PtoOpcode::kTLoad;
       for (const PtoInstr& in : fn_.body) {
@@ -197,9 +250,13 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     return absl::InternalError("PTO instruction names a missing buffer");
   }
   const PtoBuffer& buf = p_.buffers[in.buffer];
-  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16) {
+  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
+      buf.dtype != pto::v1::DT_BOOL) {
     return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(buf.dtype),
-                                           " buffer (the target moves FP32 and FP16)"));
+                                           " buffer (the target moves FP32, FP16 and BOOL)"));
+  }
+  if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
+    return Unsupported(in.op, "of a BOOL row or column tile");
   }
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
@@ -263,6 +320,21 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                       ">(", absl::StrJoin(stride_args, ", "), "));"));
   }
   const bool half = buf.dtype == pto::v1::DT_FP16;
+  if (buf.dtype == pto::v1::DT_BOOL) {
+    // Bytes 0/1 through a uint8 tile; a stored value is nonzero -> 1.
+    if (store) {
+      Sync(Pipe::kV);
+      Line(absl::StrCat("TCVT(", ByteTmp(), ", ", T(tile), ", RoundMode::CAST_RINT);"));
+      Sync(Pipe::kMte3);
+      Line(absl::StrCat("TSTORE(", g, ", ", ByteTmp(), ");"));
+    } else {
+      Sync(Pipe::kMte2);
+      Line(absl::StrCat("TLOAD(", ByteTmp(), ", ", g, ");"));
+      Sync(Pipe::kV);
+      Line(absl::StrCat("TCVT(", T(tile), ", ", ByteTmp(), ", RoundMode::CAST_NONE);"));
+    }
+    return absl::OkStatus();
+  }
   if (row_nd) {
     need_row_nd_ = true;
     Sync(Pipe::kV);
@@ -282,6 +354,95 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
       Line(absl::StrCat("TCVT(", T(tile), ", ", HalfTmp(), ", RoundMode::CAST_NONE);"));
     }
   }
+  return absl::OkStatus();
+}
+
+void FunctionEmitter::SelectOneZero(const std::string& dst, bool invert) {
+  if (!need_one_zero_) {  // straight-line code: the first use fills them for all
+    need_one_zero_ = true;
+    Line("TEXPANDS(fone, 1.0f);");
+    Line("TEXPANDS(fzero, 0.0f);");
+  }
+  Line(absl::StrCat("TSEL(", dst, ", ", Mask(), ", ", invert ? "fzero, fone" : "fone, fzero", ");"));
+}
+
+// The comparison of a flat view `fx` with the scalar `c` into the full tile
+// d as 1.0/0.0. LT/LE/GT/GE are one TCMPS each; EQ is LE and GE (TCMPS's EQ
+// in the CPU simulation is |x - c| < 1e-9, not equality) and NE its
+// negation, so NaN compares unequal.
+absl::Status FunctionEmitter::EmitCompareFlat(const std::string& fx, const std::string& c,
+                                              PtoOpcode base, const std::string& d) {
+  const char* mode = base == PtoOpcode::kTCmpLt   ? "LT"
+                     : base == PtoOpcode::kTCmpLe ? "LE"
+                     : base == PtoOpcode::kTCmpGt ? "GT"
+                     : base == PtoOpcode::kTCmpGe ? "GE"
+                                                  : nullptr;
+  if (mode != nullptr) {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::", mode, ");"));
+    const std::string fd = Flat(d);
+    SelectOneZero(fd, false);
+    Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
+    return absl::OkStatus();
+  }
+  const bool ne = base == PtoOpcode::kTCmpNe;
+  // g = (x >= c) (NE: its negation); d = (x <= c) ? g : (NE ? 1 : 0).
+  const std::string g = Flat(Scratch(6));
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::GE);"));
+  SelectOneZero(g, ne);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::LE);"));
+  const std::string fd = Flat(d);
+  Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", g, ", ", ne ? "fone" : "fzero", ");"));
+  Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::EmitCompare(const PtoInstr& in) {
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+  const std::string d = T(in.dst);
+  PtoOpcode base = in.op;
+  switch (in.op) {
+    case PtoOpcode::kTCmpEqS: base = PtoOpcode::kTCmpEq; break;
+    case PtoOpcode::kTCmpNeS: base = PtoOpcode::kTCmpNe; break;
+    case PtoOpcode::kTCmpLtS: base = PtoOpcode::kTCmpLt; break;
+    case PtoOpcode::kTCmpLeS: base = PtoOpcode::kTCmpLe; break;
+    case PtoOpcode::kTCmpGtS: base = PtoOpcode::kTCmpGt; break;
+    case PtoOpcode::kTCmpGeS: base = PtoOpcode::kTCmpGe; break;
+    default: break;
+  }
+  const std::string a = FullOperand(in.srcs[0], 1);
+  if (in.srcs.size() == 1) return EmitCompareFlat(Flat(a), Scalar(in, 0), base, d);
+  // Two tiles (the CPU simulation has no TCMP): s = sign(a - b), exactly
+  // -1, 0 or 1, NaN where either is NaN; a - b is NaN for equal infinities
+  // too, where sign(clamp(a) - clamp(b)) (clamped to +-FLT_MAX) is 0. Then
+  // s compares with 0 as a scalar comparison.
+  const std::string b = FullOperand(in.srcs[1], 2);
+  const std::string s = Scratch(3), c = Scratch(4), c2 = Scratch(5);
+  const std::string big = FloatLiteral(3.4028234663852886e38);
+  const std::string nbig = FloatLiteral(-3.4028234663852886e38);
+  Line(absl::StrCat("TSUB(", s, ", ", a, ", ", b, ");"));
+  EmitSign(s, s);
+  Line(absl::StrCat("TMAXS(", c, ", ", a, ", ", nbig, ");"));
+  Line(absl::StrCat("TMINS(", c, ", ", c, ", ", big, ");"));
+  Line(absl::StrCat("TMAXS(", c2, ", ", b, ", ", nbig, ");"));
+  Line(absl::StrCat("TMINS(", c2, ", ", c2, ", ", big, ");"));
+  Line(absl::StrCat("TSUB(", c, ", ", c, ", ", c2, ");"));
+  EmitSign(c, c);
+  const std::string fs = Flat(s), fc = Flat(c);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fs, ", -2.0f, CmpMode::GT);"));  // s is not NaN
+  Line(absl::StrCat("TSEL(", fs, ", ", Mask(), ", ", fs, ", ", fc, ");"));
+  return EmitCompareFlat(fs, "0.0f", base, d);
+}
+
+absl::Status FunctionEmitter::EmitSelect(const PtoInstr& in) {
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+  const std::string c = FullOperand(in.srcs[0], 1);
+  const std::string a = FullOperand(in.srcs[1], 2);
+  const std::string b = FullOperand(in.srcs[2], 3);
+  const std::string d = T(in.dst);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(c), ", 0.0f, CmpMode::GT);"));  // c: 0.0/1.0
+  const std::string fa = Flat(a), fb = Flat(b), fd = Flat(d);
+  Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
+  Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
   return absl::OkStatus();
 }
 
@@ -420,7 +581,19 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TDIVS(", d, ", 1.0f, ", src(0), ");"));
       break;
     case PtoOpcode::kTMov: case PtoOpcode::kTCvt:  // f32 copy; FP16 rounds below
+      if (in.op == PtoOpcode::kTCvt && in.dtype == pto::v1::DT_BOOL) {  // x != 0 (NaN: 1)
+        if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "to BOOL into a row tile");
+        if (absl::Status s = EmitCompareFlat(Flat(FullOperand(in.srcs[0], 1)), "0.0f",
+                                             PtoOpcode::kTCmpNe, d);
+            !s.ok()) {
+          return s;
+        }
+        break;
+      }
       Line(absl::StrCat("TMULS(", d, ", ", src(0), ", 1.0f);"));
+      break;
+    case PtoOpcode::kTSel:
+      if (absl::Status s = EmitSelect(in); !s.ok()) return s;
       break;
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
@@ -462,12 +635,16 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       break;
     }
     default:
+      if (Compares(in.op)) {
+        if (absl::Status s = EmitCompare(in); !s.ok()) return s;
+        break;
+      }
       return Unsupported(in.op, "has no PTO-ISA mapping in this target yet");
   }
   if (in.dtype == pto::v1::DT_FP16) {
     if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);
-  } else if (in.dtype != pto::v1::DT_FP32) {
+  } else if (!StoredAsF32(in.dtype)) {
     return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
                                            " result"));
   }
@@ -548,14 +725,36 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
                     cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
   }
-  if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
-  if (need_tmp2_) place("Full", "tmp2", rows_pad * cols_pad * 4);
-  if (need_tmp3_) place("Full", "tmp3", rows_pad * cols_pad * 4);
-  if (need_tmp4_) place("Full", "tmp4", rows_pad * cols_pad * 4);
+  for (size_t k = 0; k < need_tmp_.size(); ++k) {
+    if (need_tmp_[k]) place("Full", k == 0 ? "tmp" : absl::StrCat("tmp", k + 1), rows_pad * cols_pad * 4);
+  }
   if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4);
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
+  // Comparisons: flat [1, n] views (n = rows8 * cols8) and their bit mask,
+  // one bit per element in row-major order (TCMPS writes it, TSEL reads it).
+  const int64_t flat_n = rows_pad * cols_pad;
+  const int64_t mask_bytes = flat_n / 8;
+  if (need_mask_ || need_one_zero_ || !flat_views_.empty()) {
+    absl::StrAppend(&decl, "  using Flat = Tile<TileType::Vec, float, 1, ", flat_n, ">;\n");
+  }
+  if (need_mask_) {
+    absl::StrAppend(&decl, "  using Mask = Tile<TileType::Vec, uint8_t, 1, ", RoundUp(mask_bytes, kUbAlign),
+                    ", BLayout::RowMajor, 1, ", mask_bytes, ">;\n");
+    place("Mask", "mask", mask_bytes);
+  }
+  if (need_one_zero_) {
+    place("Flat", "fone", flat_n * 4);
+    place("Flat", "fzero", flat_n * 4);
+  }
+  for (const std::string& f : flat_views_) absl::StrAppend(&decl, "  Flat ", f, ";  // a view (TRESHAPE)\n");
+  if (need_byte_) {
+    const int64_t byte_cols = RoundUp(cols_, kUbAlign);
+    absl::StrAppend(&decl, "  using FullByte = Tile<TileType::Vec, uint8_t, ", rows_pad, ", ", byte_cols,
+                    ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+    place("FullByte", "btmp", rows_pad * byte_cols);
+  }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return absl::UnimplementedError(absl::StrCat(
         "ascend target: function @f", index_, " needs ", ub, " bytes of UB with its scratch "

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
+#include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 #include "runtime/kernel_abi.h"
@@ -21,6 +22,7 @@ namespace {
 using host_plan::Access;
 using host_plan::MakeAccess;
 using host_plan::Viewed;
+using ascend::FloatLiteral;
 
 constexpr int64_t kUbAlign = 32;  // bytes: a Tile's rows (or columns) and base
 
@@ -44,13 +46,6 @@ enum class Kind { kFull, kRow, kCol };
 bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
          op == PtoOpcode::kTRedMin;
-}
-
-// An exact C++ expression for a float scalar.
-std::string FloatLiteral(double v) {
-  if (std::isnan(v)) return "__builtin_nanf(\"\")";
-  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
-  return absl::StrFormat("static_cast<float>(%a)", v);
 }
 
 const char* GmElem(pto::v1::DataType dtype) {
@@ -79,7 +74,7 @@ bool StoredAsF32(pto::v1::DataType t) {
 }
 
 // One block function being emitted.
-class FunctionEmitter {
+class FunctionEmitter : public ascend::VectorCode {
  public:
   FunctionEmitter(const PtoProgram& p, int index)
       : p_(p), fn_(p.functions[index]), index_(index) {}
@@ -97,12 +92,12 @@ class FunctionEmitter {
   absl::Status EmitGm(const PtoInstr& in, int i, Kind kind);
   absl::Status EmitCompute(const PtoInstr& in);
   void Sync(Pipe next);
-  void Line(const std::string& s) { absl::StrAppend(&body_, "  ", s, "\n"); }
+  void Line(const std::string& s) override { absl::StrAppend(&body_, "  ", s, "\n"); }
   std::string T(int t) const { return absl::StrCat("t", t); }
   std::string Scalar(const PtoInstr& in, size_t j) const;
   // The full f32 scratch tiles (declared after the plan's own): tmp, tmp2,
   // tmp3, ...
-  std::string Scratch(int k) {
+  std::string Scratch(int k) override {
     if (static_cast<int>(need_tmp_.size()) < k) need_tmp_.resize(k, false);
     need_tmp_[k - 1] = true;
     return k == 1 ? "tmp" : absl::StrCat("tmp", k);
@@ -135,17 +130,16 @@ class FunctionEmitter {
   void SelectOneZero(const std::string& dst, bool invert);
   // A full uint8 scratch tile (BOOL data in GM).
   std::string ByteTmp() { need_byte_ = true; return "btmp"; }
-  // dst = sign(src) (dst and src distinct, or the same tile): x * 2^127 *
-  // 2^127 is beyond +-1 for every non-zero x (denormals included), +-inf
-  // for infinities and +-0 for zeros; clamped to [-1, 1] it is the sign.
-  void EmitSign(const std::string& dst, const std::string& src) {
-    Line(absl::StrCat("TMULS(", dst, ", ", src, ", ", FloatLiteral(0x1p127), ");"));
-    Line(absl::StrCat("TMULS(", dst, ", ", dst, ", ", FloatLiteral(0x1p127), ");"));
-    Line(absl::StrCat("TMAXS(", dst, ", ", dst, ", -1.0f);"));
-    Line(absl::StrCat("TMINS(", dst, ", ", dst, ", 1.0f);"));
-  }
   // A full int32 scratch tile (TCVT's rounding modes).
   std::string IntTmp() { need_int_ = true; return "itmp"; }
+  std::string IntScratch() override { return IntTmp(); }
+  void Select(const std::string& dst, const std::string& x, const char* mode,
+              const std::string& c, const std::string& a, const std::string& b) override {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(x), ", ", c, ", CmpMode::", mode, ");"));
+    const std::string fa = Flat(a), fb = Flat(b), fd = Flat(dst);
+    Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
+    Line(absl::StrCat("TRESHAPE(", dst, ", ", fd, ");"));
+  }
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
   std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
   // The half scratch tile of tile t's shape.
@@ -420,13 +414,13 @@ absl::Status FunctionEmitter::EmitCompare(const PtoInstr& in) {
   const std::string big = FloatLiteral(3.4028234663852886e38);
   const std::string nbig = FloatLiteral(-3.4028234663852886e38);
   Line(absl::StrCat("TSUB(", s, ", ", a, ", ", b, ");"));
-  EmitSign(s, s);
+  ascend::EmitSign(*this, s, s);
   Line(absl::StrCat("TMAXS(", c, ", ", a, ", ", nbig, ");"));
   Line(absl::StrCat("TMINS(", c, ", ", c, ", ", big, ");"));
   Line(absl::StrCat("TMAXS(", c2, ", ", b, ", ", nbig, ");"));
   Line(absl::StrCat("TMINS(", c2, ", ", c2, ", ", big, ");"));
   Line(absl::StrCat("TSUB(", c, ", ", c, ", ", c2, ");"));
-  EmitSign(c, c);
+  ascend::EmitSign(*this, c, c);
   const std::string fs = Flat(s), fc = Flat(c);
   Line(absl::StrCat("TCMPS(", Mask(), ", ", fs, ", -2.0f, CmpMode::GT);"));  // s is not NaN
   Line(absl::StrCat("TSEL(", fs, ", ", Mask(), ", ", fs, ", ", fc, ");"));
@@ -488,90 +482,6 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
                         FloatLiteral(in.op == PtoOpcode::kTLog2 ? 1.0 / std::log(2.0)
                                                                 : 1.0 / std::log(10.0)),
                         ");"));
-      break;
-    case PtoOpcode::kTLog1P: {
-      // u = 1 + x; log(u) + (x - (u - 1)) / u: the correction restores
-      // what rounding 1 + x lost (exactly x where u == 1).
-      const std::string u = Tmp(), c = Tmp2();
-      Line(absl::StrCat("TADDS(", u, ", ", src(0), ", 1.0f);"));
-      Line(absl::StrCat("TADDS(", c, ", ", u, ", -1.0f);"));
-      Line(absl::StrCat("TSUB(", c, ", ", src(0), ", ", c, ");"));
-      Line(absl::StrCat("TDIV(", c, ", ", c, ", ", u, ");"));
-      Line(absl::StrCat("TLOG(", d, ", ", u, ");"));
-      Line(absl::StrCat("TADD(", d, ", ", d, ", ", c, ");"));
-      break;
-    }
-    case PtoOpcode::kTFloor: case PtoOpcode::kTCeil: case PtoOpcode::kTRound:
-    case PtoOpcode::kTTrunc: {
-      // r = TCVT to int32 in the rounding mode (of x clamped to +-2^30, in
-      // range) and back; x + clamp(r - x, -1, 1) * f with f =
-      // clamp(4 (2^23 - |x|), 0, 1): r where |x| < 2^23 (r - x is exact
-      // there), x itself from 2^23 on (already integral; inf too), NaN
-      // stays NaN.
-      const char* mode = in.op == PtoOpcode::kTFloor  ? "CAST_FLOOR"
-                         : in.op == PtoOpcode::kTCeil ? "CAST_CEIL"
-                         : in.op == PtoOpcode::kTRound ? "CAST_RINT"
-                                                      : "CAST_TRUNC";
-      const std::string r = Tmp(), f = Tmp2(), n = IntTmp();
-      Line(absl::StrCat("TMAXS(", r, ", ", src(0), ", -1073741824.0f);"));
-      Line(absl::StrCat("TMINS(", r, ", ", r, ", 1073741824.0f);"));
-      Line(absl::StrCat("TCVT(", n, ", ", r, ", RoundMode::", mode, ");"));
-      Line(absl::StrCat("TCVT(", r, ", ", n, ", RoundMode::CAST_NONE);"));
-      Line(absl::StrCat("TSUB(", r, ", ", r, ", ", src(0), ");"));
-      Line(absl::StrCat("TMAXS(", r, ", ", r, ", -1.0f);"));
-      Line(absl::StrCat("TMINS(", r, ", ", r, ", 1.0f);"));
-      Line(absl::StrCat("TABS(", f, ", ", src(0), ");"));
-      Line(absl::StrCat("TNEG(", f, ", ", f, ");"));
-      Line(absl::StrCat("TADDS(", f, ", ", f, ", 8388608.0f);"));
-      Line(absl::StrCat("TMULS(", f, ", ", f, ", 4.0f);"));
-      Line(absl::StrCat("TMAXS(", f, ", ", f, ", 0.0f);"));
-      Line(absl::StrCat("TMINS(", f, ", ", f, ", 1.0f);"));
-      Line(absl::StrCat("TMUL(", r, ", ", r, ", ", f, ");"));
-      Line(absl::StrCat("TADD(", d, ", ", src(0), ", ", r, ");"));
-      break;
-    }
-    case PtoOpcode::kTTanh: {
-      // a = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|): accurate where
-      // |x| >= 0.25 (1 - e cancels below); b = xc + xc z P(z), xc = x
-      // clamped to +-0.3125, z = xc^2, P tanh's Taylor series to x^11
-      // (truncation < 1e-8 relative there). tanh = b + w (a - b), w =
-      // clamp(16 (|x| - 0.25), 0, 1): b up to 0.25, a from 0.3125, a blend
-      // of the two (both accurate) between.
-      const std::string a = Tmp(), xc = Tmp2(), z = Tmp3(), p = Tmp4();
-      Line(absl::StrCat("TABS(", a, ", ", src(0), ");"));
-      Line(absl::StrCat("TMULS(", a, ", ", a, ", -2.0f);"));
-      Line(absl::StrCat("TEXP(", a, ", ", a, ");"));
-      Line(absl::StrCat("TADDS(", z, ", ", a, ", 1.0f);"));
-      Line(absl::StrCat("TNEG(", a, ", ", a, ");"));
-      Line(absl::StrCat("TADDS(", a, ", ", a, ", 1.0f);"));
-      Line(absl::StrCat("TDIV(", a, ", ", a, ", ", z, ");"));
-      EmitSign(xc, src(0));
-      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", xc, ");"));
-      Line(absl::StrCat("TMAXS(", xc, ", ", src(0), ", -0.3125f);"));
-      Line(absl::StrCat("TMINS(", xc, ", ", xc, ", 0.3125f);"));
-      Line(absl::StrCat("TMUL(", z, ", ", xc, ", ", xc, ");"));
-      const double coeffs[] = {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0,
-                               -1.0 / 3.0};
-      Line(absl::StrCat("TEXPANDS(", p, ", ", FloatLiteral(coeffs[0]), ");"));
-      for (int k = 1; k < 5; ++k) {
-        Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
-        Line(absl::StrCat("TADDS(", p, ", ", p, ", ", FloatLiteral(coeffs[k]), ");"));
-      }
-      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
-      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", xc, ");"));
-      Line(absl::StrCat("TADD(", p, ", ", p, ", ", xc, ");"));   // b
-      Line(absl::StrCat("TSUB(", a, ", ", a, ", ", p, ");"));    // a - b
-      Line(absl::StrCat("TABS(", z, ", ", src(0), ");"));
-      Line(absl::StrCat("TADDS(", z, ", ", z, ", -0.25f);"));
-      Line(absl::StrCat("TMULS(", z, ", ", z, ", 16.0f);"));
-      Line(absl::StrCat("TMAXS(", z, ", ", z, ", 0.0f);"));
-      Line(absl::StrCat("TMINS(", z, ", ", z, ", 1.0f);"));      // w
-      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", z, ");"));
-      Line(absl::StrCat("TADD(", d, ", ", p, ", ", a, ");"));
-      break;
-    }
-    case PtoOpcode::kTSign:
-      EmitSign(d, src(0));
       break;
     case PtoOpcode::kTFill:
       if (in.scalars.empty()) return Unsupported(in.op, "without a value");
@@ -635,6 +545,15 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       break;
     }
     default:
+      if (ascend::IsAscendComposition(in.op)) {
+        for (int t : in.srcs) {
+          if (kind_[t] != Kind::kFull) return Unsupported(in.op, "on a row tile");
+        }
+        if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+        ascend::EmitAscendComposition(*this, in.op, d, src(0), in.srcs.size() > 1 ? src(1) : "",
+                                      in.scalars.empty() ? "" : Scalar(in, 0));
+        break;
+      }
       if (Compares(in.op)) {
         if (absl::Status s = EmitCompare(in); !s.ok()) return s;
         break;

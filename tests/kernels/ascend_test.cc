@@ -152,6 +152,32 @@ pto::v1::Graph Pow() {
   return b.Build();
 }
 
+// Loop tails: for i in 0..n step 4, j in 0..20 step 8, out[i:min(i+4, n),
+// j:min(j+8, 20)] = softmax-like rows of exp(x) * 2 over the tile, with a
+// row sum (the tail functions take their extents from the args: the tiles'
+// valid region). n = 13: a tail in both dims.
+pto::v1::Graph LoopTails() {
+  using compiler::SymExpr;
+  using Ids = std::vector<uint32_t>;
+  const SymExpr i = SymExpr::Symbol("i"), j = SymExpr::Symbol("j"), n(13);
+  Builder b("loop_tails");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {n, SymExpr(20)});
+  const uint32_t out = b.SymValue(pto::v1::DT_FP32, {n, SymExpr(20)}, "out");
+  const uint32_t result = b.Loop("i", 0, n, 4, {out}, [&](const Ids& outer) {
+    return b.Loop("j", 0, 20, 8, {outer[0]}, [&](const Ids& inner) {
+      const compiler::SymShape shape = {SymExpr::Min(SymExpr(4), n - i),
+                                        SymExpr::Min(SymExpr(8), SymExpr(20) - j)};
+      const uint32_t v = b.View(x, {i, j}, shape, {4, 8});
+      const uint32_t e = b.Op("muls", {b.Op("exp", {v}, {4, 8})}, {4, 8}, 2.0);
+      const uint32_t s = b.Op("div", {e, b.Op("sum", {e}, {4, 8})}, {4, 8});
+      const uint32_t w = b.Op("where", {b.Op("gts", {v}, {4, 8}, 0.0), s, e}, {4, 8});
+      return Ids{b.Assemble(w, inner[0], {i, j}, {4, 8})};
+    });
+  })[0];
+  b.InOut("out", out, result);
+  return b.Build();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -211,6 +237,7 @@ std::vector<Case> Cases() {
       {"CmpGe", [=] { return CompareSelect("ge", f32); }},
       {"CmpGeF16", [=] { return CompareSelect("ge", f16); }},
       {"ReluByCompare", ReluByCompare},
+      {"LoopTails", LoopTails},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},

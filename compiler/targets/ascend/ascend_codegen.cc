@@ -122,6 +122,11 @@ class FunctionEmitter : public ascend::VectorCode {
     return f;
   }
   std::string Mask() { need_mask_ = true; return "mask"; }
+  // Run-time extents: the valid rows and columns of the flattened tile.
+  std::string ValidRows() const {
+    return rank_ > 1 ? absl::StrCat("args[", fn_.num_args - rank_, "]") : "1";
+  }
+  std::string ValidCols() const { return absl::StrCat("args[", fn_.num_args - 1, "]"); }
   absl::Status EmitCompare(const PtoInstr& in);
   absl::Status EmitCompareFlat(const std::string& fx, const std::string& c, PtoOpcode base,
                                const std::string& d);
@@ -200,6 +205,26 @@ absl::Status FunctionEmitter::PlanTiles() {
                                              rank_, " tile"));
     }
   }
+  // An accumulator of a reduction over the last dim (a symbolic or
+  // loop-dependent one): a tile read from one slot per row (TLOAD with
+  // dim), and a value computed from such rows only that is stored to one
+  // slot per row, is a row tile too.
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTLoad && in.reduce_dim == rank_ - 1) kind_[in.dst] = Kind::kRow;
+  }
+  std::set<int> stored_rows;
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTStore && in.reduce_dim == rank_ - 1) stored_rows.insert(in.srcs[0]);
+  }
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore || in.dst < 0 ||
+        !stored_rows.count(in.dst) || in.srcs.empty()) {
+      continue;
+    }
+    bool rows_only = true;
+    for (int s : in.srcs) rows_only = rows_only && kind_[s] == Kind::kRow;
+    if (rows_only) kind_[in.dst] = Kind::kRow;
+  }
   // One column: a row tile has the full tiles' shape, and is one of them
   // (RowMajor [rows, 1], which TROW* also write).
   if (cols_ == 1) {
@@ -225,7 +250,11 @@ absl::Status FunctionEmitter::PlanTiles() {
 std::string FunctionEmitter::Scalar(const PtoInstr& in, size_t j) const {
   const int dynamic = j < in.scalar_dynamic.size() ? in.scalar_dynamic[j] : -1;
   if (dynamic < 0) return FloatLiteral(in.scalars[j]);
-  return absl::StrCat("static_cast<float>(args[", rank_ + dynamic, "])");
+  const std::string v = absl::StrCat("static_cast<float>(args[", rank_ + dynamic, "])");
+  // Meeting FP16 values, a run-time scalar is first rounded to FP16 (nearest
+  // even), as the host does and as an immediate already is.
+  if (in.dtype == pto::v1::DT_FP16) return absl::StrCat("static_cast<float>(static_cast<half>(", v, "))");
+  return v;
 }
 
 void FunctionEmitter::Sync(Pipe next) {
@@ -254,11 +283,21 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   }
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
-  if (!store && kind != Kind::kFull) return Unsupported(in.op, "into a row or column tile");
+  if (!store && kind == Kind::kCol) return Unsupported(in.op, "into a column tile");
+  if (!store && kind == Kind::kRow && buf.dtype != pto::v1::DT_FP32) {
+    return Unsupported(in.op, "of FP16 values into a row tile");
+  }
   if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
     return Unsupported(in.op, "of an FP16 column tile");
   }
-  const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index, store ? in.reduce_dim : -1,
+  if (kind == Kind::kFull && in.reduce_dim >= 0 && in.reduce_dim < rank_ &&
+      fn_.tile[in.reduce_dim] != 1) {
+    return Unsupported(in.op, absl::StrCat("of one slot along dim ", in.reduce_dim,
+                                           " of a full tile (an accumulator)"));
+  }
+  // A row tile reads a [rows, 1] region (one slot per row).
+  const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index,
+                              store ? in.reduce_dim : kind == Kind::kRow ? rank_ - 1 : -1,
                               in.stride_dynamic);
   std::vector<int64_t> extent = a.extent4;
   std::vector<std::string> stride = a.strides4_text;  // innermost: 1, 0 (broadcast) or a permutation's
@@ -285,6 +324,10 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     if (row_nd && buf.dtype != pto::v1::DT_FP32) {
       return Unsupported(in.op, "of an FP16 row tile whose rows are not evenly spaced in GM");
     }
+    if (row_nd && fn_.runtime_extents) {
+      return Unsupported(in.op, "of a row tile whose rows are not evenly spaced in GM, with "
+                                "run-time extents");
+    }
     if (!row_nd) {
       extent = {1, 1, merged, 1};
       stride = {"1", "1", absl::StrCat(inner), "1"};
@@ -293,6 +336,25 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   // Dims of extent 1 take stride 1 (any value would do).
   for (int d = 0; d < 4; ++d) {
     if (extent[d] == 1) stride[d] = "1";
+  }
+  // The extents: with run-time tile extents, a dim that is the tile's takes
+  // the task's extent (args after the offsets and dynamic args), as the
+  // host's TLoadN/TStoreN do; a row tile's merged rows the valid rows.
+  std::vector<std::string> shape_tmpl = {"1"};
+  std::vector<std::string> shape_args;
+  for (int k = 0; k < 4; ++k) {
+    const int d = k - (4 - rank_);
+    std::string e = absl::StrCat(extent[k]);
+    if (fn_.runtime_extents && extent[k] != 1) {
+      if (kind == Kind::kRow && !row_nd) {
+        e = ValidRows();
+      } else if (d >= 0) {
+        e = absl::StrCat("args[", fn_.num_args - rank_ + d, "]");
+      }
+    }
+    const bool numeric = absl::ascii_isdigit(e[0]);
+    shape_tmpl.push_back(numeric ? e : "DYNAMIC");
+    if (!numeric) shape_args.push_back(e);
   }
   std::vector<std::string> stride_tmpl = {"1"};
   std::vector<std::string> stride_args;
@@ -304,14 +366,19 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   buffers_.insert(in.buffer);
   const std::string g = absl::StrCat("g", i);
   const std::string elem = GmElem(buf.dtype);
-  Line(absl::StrCat("using G", i, " = GlobalTensor<", elem, ", Shape<1, ", absl::StrJoin(extent, ", "),
-                    ">, Stride<", absl::StrJoin(stride_tmpl, ", "), ">, Layout::ND>;"));
+  const std::string shape = absl::StrCat("Shape<", absl::StrJoin(shape_tmpl, ", "), ">");
+  const std::string strides = absl::StrCat("Stride<", absl::StrJoin(stride_tmpl, ", "), ">");
+  Line(absl::StrCat("using G", i, " = GlobalTensor<", elem, ", ", shape, ", ", strides,
+                    ", Layout::ND>;"));
   const std::string ptr = absl::StrCat("b", in.buffer, " + (", a.offset, ")");
-  if (stride_args.empty()) {
+  if (stride_args.empty() && shape_args.empty()) {
     Line(absl::StrCat("G", i, " ", g, "(", ptr, ");"));
   } else {
-    Line(absl::StrCat("G", i, " ", g, "(", ptr, ", {}, Stride<", absl::StrJoin(stride_tmpl, ", "),
-                      ">(", absl::StrJoin(stride_args, ", "), "));"));
+    Line(absl::StrCat("G", i, " ", g, "(", ptr, ", ",
+                      shape_args.empty() ? "{}" : absl::StrCat(shape, "(", absl::StrJoin(shape_args, ", "), ")"),
+                      ", ",
+                      stride_args.empty() ? "{}" : absl::StrCat(strides, "(", absl::StrJoin(stride_args, ", "), ")"),
+                      ");"));
   }
   const bool half = buf.dtype == pto::v1::DT_FP16;
   if (buf.dtype == pto::v1::DT_BOOL) {
@@ -342,10 +409,10 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     Line(absl::StrCat("TSTORE(", g, ", ", half ? HalfFor(tile) : T(tile), ");"));
   } else {
     Sync(Pipe::kMte2);
-    Line(absl::StrCat("TLOAD(", half ? HalfTmp() : T(tile), ", ", g, ");"));
+    Line(absl::StrCat("TLOAD(", half ? HalfFor(tile) : T(tile), ", ", g, ");"));
     if (half) {
       Sync(Pipe::kV);
-      Line(absl::StrCat("TCVT(", T(tile), ", ", HalfTmp(), ", RoundMode::CAST_NONE);"));
+      Line(absl::StrCat("TCVT(", T(tile), ", ", HalfFor(tile), ", RoundMode::CAST_NONE);"));
     }
   }
   return absl::OkStatus();
@@ -585,10 +652,17 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
     return EmitAscendCubeFunction(p_, index_);
   }
-  if (fn_.runtime_extents) {
-    return Unsupported(PtoOpcode::kTLoad, "with run-time tile extents (a loop's tail)");
-  }
   if (absl::Status s = PlanTiles(); !s.ok()) return s;
+  if (fn_.runtime_extents) {
+    // The tiles' valid region is the task's extents: the flattened rows are
+    // one run only where the middle dims are the whole tile's.
+    for (int d = 1; d + 1 < rank_; ++d) {
+      if (fn_.tile[d] != 1) {
+        return Unsupported(PtoOpcode::kTLoad, absl::StrCat("with run-time tile extents over a rank-",
+                                                            rank_, " tile of more than one row block"));
+      }
+    }
+  }
   for (int i = 0; i < static_cast<int>(fn_.body.size()); ++i) {
     if (absl::Status s = EmitInstr(i); !s.ok()) return s;
   }
@@ -598,9 +672,18 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   const int64_t cols_pad = RoundUp(cols_, kUbAlign / 4);
   const int64_t rows_pad = RoundUp(rows_, kUbAlign / 4);
   const int64_t half_cols_pad = RoundUp(cols_, kUbAlign / 2);
+  // The valid region: the tile, or (run-time extents) the task's extents.
+  const bool dyn = fn_.runtime_extents;
+  const std::string vr = dyn && rank_ > 1 ? "DYNAMIC" : absl::StrCat(rows_);
+  const std::string vc = dyn ? "DYNAMIC" : absl::StrCat(cols_);
+  const std::string full_ctor =
+      !dyn ? "" : rank_ > 1 ? absl::StrCat("(", ValidRows(), ", ", ValidCols(), ")")
+                            : absl::StrCat("(", ValidCols(), ")");
+  const std::string row_ctor = dyn && rank_ > 1 ? absl::StrCat("(", ValidRows(), ")") : "";
+  const std::string col_ctor = dyn ? absl::StrCat("(", ValidCols(), ")") : "";
   std::string decl = absl::StrCat(
       "  using Full = Tile<TileType::Vec, float, ", rows_pad, ", ", cols_pad,
-      ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+      ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   bool any_row = false, any_col = false;
   for (Kind k : kind_) {
     any_row = any_row || k == Kind::kRow;
@@ -608,49 +691,52 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   if (any_row) {
     absl::StrAppend(&decl, "  using Row = Tile<TileType::Vec, float, ", rows_pad,
-                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
   if (any_col) {
     absl::StrAppend(&decl, "  using Col = Tile<TileType::Vec, float, 1, ", cols_pad,
-                    ", BLayout::RowMajor, 1, ", cols_, ">;\n");
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
   }
   if (need_half_) {
     absl::StrAppend(&decl, "  using FullHalf = Tile<TileType::Vec, half, ", rows_pad, ", ",
-                    half_cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+                    half_cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   }
   int64_t ub = 0;
-  auto place = [&](const char* type, const std::string& name, int64_t bytes) {
-    absl::StrAppend(&decl, "  ", type, " ", name, ";\n  TASSIGN(", name,
+  auto place = [&](const char* type, const std::string& name, int64_t bytes,
+                   const std::string& ctor = "") {
+    absl::StrAppend(&decl, "  ", type, " ", name, ctor, ";\n  TASSIGN(", name,
                     absl::StrFormat(", 0x%x);\n", ub));
     ub += RoundUp(bytes, kUbAlign);
   };
   for (int t = 0; t < fn_.num_tiles; ++t) {
     switch (kind_[t]) {
-      case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4); break;
-      case Kind::kRow: place("Row", T(t), rows_pad * 4); break;
-      case Kind::kCol: place("Col", T(t), cols_pad * 4); break;
+      case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4, full_ctor); break;
+      case Kind::kRow: place("Row", T(t), rows_pad * 4, row_ctor); break;
+      case Kind::kCol: place("Col", T(t), cols_pad * 4, col_ctor); break;
     }
   }
   const int64_t half_rows_pad = RoundUp(rows_, kUbAlign / 2);
   if (need_half_row_) {
     absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
-                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
   if (need_row_nd_) {
     absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
-                    kUbAlign / 4, ", BLayout::RowMajor, ", rows_, ", 1>;\n");
+                    kUbAlign / 4, ", BLayout::RowMajor, ", vr, ", 1>;\n");
   }
   if (need_int_) {
     absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
-                    cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+                    cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   }
   for (size_t k = 0; k < need_tmp_.size(); ++k) {
-    if (need_tmp_[k]) place("Full", k == 0 ? "tmp" : absl::StrCat("tmp", k + 1), rows_pad * cols_pad * 4);
+    if (need_tmp_[k]) {
+      place("Full", k == 0 ? "tmp" : absl::StrCat("tmp", k + 1), rows_pad * cols_pad * 4, full_ctor);
+    }
   }
-  if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4);
-  if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
-  if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
-  if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
+  if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4, full_ctor);
+  if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign, row_ctor);
+  if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2, row_ctor);
+  if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2, full_ctor);
   // Comparisons: flat [1, n] views (n = rows8 * cols8) and their bit mask,
   // one bit per element in row-major order (TCMPS writes it, TSEL reads it).
   const int64_t flat_n = rows_pad * cols_pad;
@@ -671,8 +757,8 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (need_byte_) {
     const int64_t byte_cols = RoundUp(cols_, kUbAlign);
     absl::StrAppend(&decl, "  using FullByte = Tile<TileType::Vec, uint8_t, ", rows_pad, ", ", byte_cols,
-                    ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
-    place("FullByte", "btmp", rows_pad * byte_cols);
+                    ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+    place("FullByte", "btmp", rows_pad * byte_cols, full_ctor);
   }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return absl::UnimplementedError(absl::StrCat(

@@ -79,10 +79,10 @@ pto::v1::Graph RmsNorm(pto::v1::DataType dtype) {
   return b.graph();
 }
 
-pto::v1::Graph SumOverDim(int64_t dim) {
-  Builder b(absl::StrCat("sum_dim", dim));
+pto::v1::Graph SumOverDim(int64_t dim, const std::string& op = "sum") {
+  Builder b(absl::StrCat(op, "_dim", dim));
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {37, 70});
-  b.Output("out", b.Op("sum", {x}, {16, 32}, dim, true));
+  b.Output("out", b.Op(op, {x}, {16, 32}, dim, true));
   return b.graph();
 }
 
@@ -178,6 +178,25 @@ pto::v1::Graph LoopTails() {
   return b.Build();
 }
 
+// out = x * arange(start, start + 100 step) over [100] in tiles of 32 (a
+// tail): TCI's indices from each task's offset.
+pto::v1::Graph Arange(double start, double step) {
+  Builder b("arange");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {100});
+  const uint32_t r = b.Value(pto::v1::DT_FP32, {100});
+  pto::v1::Op* op = b.graph().add_ops();
+  op->set_kind("arange");
+  op->add_outputs(r);
+  op->mutable_vec_tile()->add_dims(32);
+  (*op->mutable_attrs())["shape"].mutable_ints()->add_values(100);
+  (*op->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_FP32);
+  (*op->mutable_attrs())["start"].set_f(start);
+  (*op->mutable_attrs())["step"].set_f(step);
+  b.Output("out", b.Op("mul", {x, r}, {32}));
+  b.Output("r", r);
+  return b.graph();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -198,6 +217,9 @@ std::vector<Case> Cases() {
       {"RmsNormF32", [=] { return RmsNorm(f32); }},
       {"SumLastDim", [] { return SumOverDim(-1); }},
       {"SumDim0", [] { return SumOverDim(0); }},
+      // exp(sum(log|x|)): the log sum's rounding, magnified by exp.
+      {"ProdLastDim", [] { return SumOverDim(-1, "prod"); }, 1e-4},
+      {"ProdDim0", [] { return SumOverDim(0, "prod"); }, 1e-4},
       {"Sqrt", [] { return Unary("sqrt"); }},
       {"Sigmoid", [] { return Unary("sigmoid"); }},
       {"Sin", [] { return Unary("sin"); }},
@@ -238,6 +260,8 @@ std::vector<Case> Cases() {
       {"CmpGeF16", [=] { return CompareSelect("ge", f16); }},
       {"ReluByCompare", ReluByCompare},
       {"LoopTails", LoopTails},
+      {"ArangeIntegers", [] { return Arange(-7, 3); }},
+      {"ArangeQuarters", [] { return Arange(2.5, -0.25); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},

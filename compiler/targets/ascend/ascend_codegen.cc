@@ -45,7 +45,7 @@ enum class Kind { kFull, kRow, kCol };
 
 bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
-         op == PtoOpcode::kTRedMin;
+         op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd;
 }
 
 const char* GmElem(pto::v1::DataType dtype) {
@@ -122,6 +122,9 @@ class FunctionEmitter : public ascend::VectorCode {
     return f;
   }
   std::string Mask() { need_mask_ = true; return "mask"; }
+  // A row (column) tile of scratch: a reduction's intermediate.
+  std::string RowScratch() { need_row_tmp_ = true; return "rtmp"; }
+  std::string ColScratch() { need_col_tmp_ = true; return "ctmp"; }
   // Run-time extents: the valid rows and columns of the flattened tile.
   std::string ValidRows() const {
     return rank_ > 1 ? absl::StrCat("args[", fn_.num_args - rank_, "]") : "1";
@@ -167,7 +170,8 @@ class FunctionEmitter : public ascend::VectorCode {
   std::vector<bool> need_tmp_;
   bool need_int_ = false;
   bool need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
-  bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false;
+  bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false, need_index_ = false;
+  bool need_row_tmp_ = false, need_col_tmp_ = false;
   std::set<std::string> flat_views_;
   std::set<int> buffers_;
 };
@@ -572,6 +576,18 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTSel:
       if (absl::Status s = EmitSelect(in); !s.ok()) return s;
       break;
+    case PtoOpcode::kTArange: {
+      // start + step * (a0 + i): TCI's int32 indices from the task's offset,
+      // converted exactly (below 2^24), TMULS, TADDS, moved into the tile.
+      if (rank_ != 1 || in.scalars.size() < 2) return Unsupported(in.op, "other than rank 1");
+      need_index_ = true;
+      Line("TCI<IndexInt, int32_t, 0>(iidx, static_cast<int32_t>(args[0]));");
+      Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+      Line(absl::StrCat("TMULS(fidx, fidx, ", Scalar(in, 1), ");"));
+      Line(absl::StrCat("TADDS(fidx, fidx, ", Scalar(in, 0), ");"));
+      Line(absl::StrCat("TMOV(", d, ", fidx);"));
+      break;
+    }
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));
@@ -609,6 +625,46 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       } else {
         Line(absl::StrCat("TCOL", what, "(", d, ", ", src(0), ");"));
       }
+      break;
+    }
+    case PtoOpcode::kTRedProd: {
+      // exp(sum(log|x|)) times (-1)^(the count of negatives): zeros give 0
+      // (log 0 = -inf), infinities inf, 0 * inf and NaN give NaN. The count's
+      // parity: expanded back to full tiles, 1 - 2 (c - 2 floor(c / 2)),
+      // reduced by TROWMAX/TCOLMAX (equal along the dim).
+      const bool row = in.reduce_dim == rank_ - 1;
+      const std::string x = src(0);
+      if (kind_[in.srcs[0]] != Kind::kFull) return Unsupported(in.op, "of a row tile");
+      const std::string l = Scratch(2), neg = Scratch(3), e = Scratch(4);
+      const std::string c = kind_[in.dst] == Kind::kRow   ? RowScratch()
+                            : kind_[in.dst] == Kind::kCol ? ColScratch()
+                                                          : Scratch(7);
+      auto reduce = [&](const char* what, const std::string& to, const std::string& from) {
+        Line(row ? absl::StrCat("TROW", what, "(", to, ", ", from, ", ", Tmp(), ");")
+                 : absl::StrCat("TCOL", what, "(", to, ", ", from, ");"));
+      };
+      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(x), ", 0.0f, CmpMode::LT);"));
+      const std::string fneg = Flat(neg);
+      SelectOneZero(fneg, false);
+      Line(absl::StrCat("TRESHAPE(", neg, ", ", fneg, ");"));
+      Line(absl::StrCat("TABS(", l, ", ", x, ");"));
+      Line(absl::StrCat("TLOG(", l, ", ", l, ");"));
+      reduce("SUM", d, l);
+      Line(absl::StrCat("TEXP(", d, ", ", d, ");"));
+      reduce("SUM", c, neg);
+      if (kind_[in.dst] == Kind::kFull) {
+        Line(absl::StrCat("TMULS(", e, ", ", c, ", 1.0f);"));
+      } else {
+        Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", e, ", ", c, ");"));
+      }
+      Line(absl::StrCat("TMULS(", neg, ", ", e, ", 0.5f);"));
+      ascend::EmitRoundIntegral(*this, neg, neg, "CAST_FLOOR", Scratch(5), Scratch(6));
+      Line(absl::StrCat("TMULS(", neg, ", ", neg, ", 4.0f);"));
+      Line(absl::StrCat("TMULS(", e, ", ", e, ", -2.0f);"));
+      Line(absl::StrCat("TADD(", e, ", ", e, ", ", neg, ");"));
+      Line(absl::StrCat("TADDS(", e, ", ", e, ", 1.0f);"));
+      reduce("MAX", c, e);
+      Line(absl::StrCat("TMUL(", d, ", ", d, ", ", c, ");"));
       break;
     }
     default:
@@ -759,6 +815,16 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using FullByte = Tile<TileType::Vec, uint8_t, ", rows_pad, ", ", byte_cols,
                     ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
     place("FullByte", "btmp", rows_pad * byte_cols, full_ctor);
+  }
+  if (need_row_tmp_) place("Row", "rtmp", rows_pad * 4, row_ctor);
+  if (need_col_tmp_) place("Col", "ctmp", cols_pad * 4, col_ctor);
+  if (need_index_) {  // TARANGE's indices: one row
+    absl::StrAppend(&decl, "  using IndexInt = Tile<TileType::Vec, int32_t, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+    absl::StrAppend(&decl, "  using Index = Tile<TileType::Vec, float, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+    place("IndexInt", "iidx", cols_pad * 4, col_ctor);
+    place("Index", "fidx", cols_pad * 4, col_ctor);
   }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return absl::UnimplementedError(absl::StrCat(

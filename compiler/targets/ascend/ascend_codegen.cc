@@ -683,6 +683,14 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       }
       return Unsupported(in.op, "has no PTO-ISA mapping in this target yet");
   }
+  if (in.dtype == pto::v1::DT_BOOL &&
+      (in.op == PtoOpcode::kTFill || in.op == PtoOpcode::kTArange)) {
+    // A created BOOL value is its number != 0, as 1.0/0.0.
+    if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "of BOOL values into a row tile");
+    if (absl::Status s = EmitCompareFlat(Flat(d), "0.0f", PtoOpcode::kTCmpNe, d); !s.ok()) {
+      return s;
+    }
+  }
   if (in.dtype == pto::v1::DT_FP16) {
     if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);

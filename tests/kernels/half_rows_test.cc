@@ -160,6 +160,7 @@ TEST(HalfRowsTest, PerRowCastsGiveTheFp32RowsBitsRoundedOnce) {
         const pto::v1::Graph rows = Graph(kind, dt, c.shape, c.tile, false);
         SCOPED_TRACE(::testing::Message() << rows.name() << (dt == DT_FP16 ? " fp16" : " bf16"));
         std::unique_ptr<runtime::Kernel> per_row = CompileAndLoad(rows);
+        if (per_row == nullptr && IsSkipped()) continue;  // a target that does not map this dtype
         ASSERT_NE(per_row, nullptr);
         int64_t count = 1;
         for (int64_t e : c.shape) count *= e;

@@ -594,6 +594,7 @@ TEST(LoopTest, LoopIndexMeetingHalfValuesIsRoundedToTheirType) {
       return b.Build();
     };
     auto kernel = CompileOverBs(make);
+    if (kernel == nullptr && IsSkipped()) continue;  // a target that does not map this dtype
     ASSERT_NE(kernel, nullptr);
     ptoc::Tolerance exact;
     exact.fp16_ulps = 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
+#include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 #include "runtime/kernel_abi.h"
@@ -21,6 +22,7 @@ namespace {
 using host_plan::Access;
 using host_plan::MakeAccess;
 using host_plan::Viewed;
+using ascend::FloatLiteral;
 
 constexpr int64_t kUbAlign = 32;  // bytes: a Tile's rows (or columns) and base
 
@@ -43,22 +45,36 @@ enum class Kind { kFull, kRow, kCol };
 
 bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
-         op == PtoOpcode::kTRedMin;
-}
-
-// An exact C++ expression for a float scalar.
-std::string FloatLiteral(double v) {
-  if (std::isnan(v)) return "__builtin_nanf(\"\")";
-  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
-  return absl::StrFormat("static_cast<float>(%a)", v);
+         op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd;
 }
 
 const char* GmElem(pto::v1::DataType dtype) {
-  return dtype == pto::v1::DT_FP16 ? "half" : "float";
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "half";
+    case pto::v1::DT_BOOL: return "uint8_t";
+    default: return "float";
+  }
+}
+
+bool Compares(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTCmpEq: case PtoOpcode::kTCmpNe: case PtoOpcode::kTCmpLt:
+    case PtoOpcode::kTCmpLe: case PtoOpcode::kTCmpGt: case PtoOpcode::kTCmpGe:
+    case PtoOpcode::kTCmpEqS: case PtoOpcode::kTCmpNeS: case PtoOpcode::kTCmpLtS:
+    case PtoOpcode::kTCmpLeS: case PtoOpcode::kTCmpGtS: case PtoOpcode::kTCmpGeS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A tile's values are stored as f32 (BOOL as 0.0/1.0, exactly).
+bool StoredAsF32(pto::v1::DataType t) {
+  return t == pto::v1::DT_FP32 || t == pto::v1::DT_BOOL;
 }
 
 // One block function being emitted.
-class FunctionEmitter {
+class FunctionEmitter : public ascend::VectorCode {
  public:
   FunctionEmitter(const PtoProgram& p, int index)
       : p_(p), fn_(p.functions[index]), index_(index) {}
@@ -76,26 +92,62 @@ class FunctionEmitter {
   absl::Status EmitGm(const PtoInstr& in, int i, Kind kind);
   absl::Status EmitCompute(const PtoInstr& in);
   void Sync(Pipe next);
-  void Line(const std::string& s) { absl::StrAppend(&body_, "  ", s, "\n"); }
+  void Line(const std::string& s) override { absl::StrAppend(&body_, "  ", s, "\n"); }
   std::string T(int t) const { return absl::StrCat("t", t); }
   std::string Scalar(const PtoInstr& in, size_t j) const;
-  // The scratch tiles (declared after the plan's own): a full f32 tile and
-  // a full half tile.
-  std::string Tmp() { need_tmp_ = true; return "tmp"; }
-  std::string Tmp2() { need_tmp2_ = true; return "tmp2"; }
-  std::string Tmp3() { need_tmp3_ = true; return "tmp3"; }
-  std::string Tmp4() { need_tmp4_ = true; return "tmp4"; }
-  // dst = sign(src) (dst and src distinct, or the same tile): x * 2^127 *
-  // 2^127 is beyond +-1 for every non-zero x (denormals included), +-inf
-  // for infinities and +-0 for zeros; clamped to [-1, 1] it is the sign.
-  void EmitSign(const std::string& dst, const std::string& src) {
-    Line(absl::StrCat("TMULS(", dst, ", ", src, ", ", FloatLiteral(0x1p127), ");"));
-    Line(absl::StrCat("TMULS(", dst, ", ", dst, ", ", FloatLiteral(0x1p127), ");"));
-    Line(absl::StrCat("TMAXS(", dst, ", ", dst, ", -1.0f);"));
-    Line(absl::StrCat("TMINS(", dst, ", ", dst, ", 1.0f);"));
+  // The full f32 scratch tiles (declared after the plan's own): tmp, tmp2,
+  // tmp3, ...
+  std::string Scratch(int k) override {
+    if (static_cast<int>(need_tmp_.size()) < k) need_tmp_.resize(k, false);
+    need_tmp_[k - 1] = true;
+    return k == 1 ? "tmp" : absl::StrCat("tmp", k);
   }
+  std::string Tmp() { return Scratch(1); }
+  std::string Tmp2() { return Scratch(2); }
+  std::string Tmp3() { return Scratch(3); }
+  std::string Tmp4() { return Scratch(4); }
+  // Comparisons and selection (ascend_codegen.cc, EmitCompare/EmitSelect).
+  // `t` as a full tile: itself, or a row tile expanded into scratch `slot`.
+  std::string FullOperand(int t, int slot) {
+    if (kind_[t] != Kind::kRow) return T(t);
+    Line(absl::StrCat("TROWEXPAND(", Scratch(slot), ", ", T(t), ");"));
+    return Scratch(slot);
+  }
+  // The flat [1, rows8 * cols8] view of a full tile (TRESHAPE: an alias on
+  // the device, a copy in the CPU simulation), declared once.
+  std::string Flat(const std::string& full) {
+    const std::string f = absl::StrCat("f", full);
+    flat_views_.insert(f);
+    Line(absl::StrCat("TRESHAPE(", f, ", ", full, ");"));
+    return f;
+  }
+  std::string Mask() { need_mask_ = true; return "mask"; }
+  // A row (column) tile of scratch: a reduction's intermediate.
+  std::string RowScratch() { need_row_tmp_ = true; return "rtmp"; }
+  std::string ColScratch() { need_col_tmp_ = true; return "ctmp"; }
+  // Run-time extents: the valid rows and columns of the flattened tile.
+  std::string ValidRows() const {
+    return rank_ > 1 ? absl::StrCat("args[", fn_.num_args - rank_, "]") : "1";
+  }
+  std::string ValidCols() const { return absl::StrCat("args[", fn_.num_args - 1, "]"); }
+  absl::Status EmitCompare(const PtoInstr& in);
+  absl::Status EmitCompareFlat(const std::string& fx, const std::string& c, PtoOpcode base,
+                               const std::string& d);
+  absl::Status EmitSelect(const PtoInstr& in);
+  // dst (full) = mask ? 1 : 0 (or 0 : 1 with `invert`).
+  void SelectOneZero(const std::string& dst, bool invert);
+  // A full uint8 scratch tile (BOOL data in GM).
+  std::string ByteTmp() { need_byte_ = true; return "btmp"; }
   // A full int32 scratch tile (TCVT's rounding modes).
   std::string IntTmp() { need_int_ = true; return "itmp"; }
+  std::string IntScratch() override { return IntTmp(); }
+  void Select(const std::string& dst, const std::string& x, const char* mode,
+              const std::string& c, const std::string& a, const std::string& b) override {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(x), ", ", c, ", CmpMode::", mode, ");"));
+    const std::string fa = Flat(a), fb = Flat(b), fd = Flat(dst);
+    Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
+    Line(absl::StrCat("TRESHAPE(", dst, ", ", fd, ");"));
+  }
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
   std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
   // The half scratch tile of tile t's shape.
@@ -115,8 +167,12 @@ class FunctionEmitter {
   std::string body_;
   bool started_ = false;
   Pipe pipe_ = Pipe::kV;
-  bool need_tmp2_ = false, need_tmp3_ = false, need_tmp4_ = false, need_int_ = false;
-  bool need_tmp_ = false, need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
+  std::vector<bool> need_tmp_;
+  bool need_int_ = false;
+  bool need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
+  bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false, need_index_ = false;
+  bool need_row_tmp_ = false, need_col_tmp_ = false;
+  std::set<std::string> flat_views_;
   std::set<int> buffers_;
 };
 
@@ -128,7 +184,7 @@ absl::Status FunctionEmitter::PlanTiles() {
   kind_.assign(fn_.num_tiles, Kind::kFull);
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
-    if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_FP32) {
+    if (t < static_cast<int>(fn_.ub_types.size()) && !StoredAsF32(fn_.ub_types[t])) {
       // Named by the first instruction that writes the tile.
       PtoOpcode writer = PtoOpcode::kTLoad;
       for (const PtoInstr& in : fn_.body) {
@@ -152,6 +208,26 @@ absl::Status FunctionEmitter::PlanTiles() {
       return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-",
                                              rank_, " tile"));
     }
+  }
+  // An accumulator of a reduction over the last dim (a symbolic or
+  // loop-dependent one): a tile read from one slot per row (TLOAD with
+  // dim), and a value computed from such rows only that is stored to one
+  // slot per row, is a row tile too.
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTLoad && in.reduce_dim == rank_ - 1) kind_[in.dst] = Kind::kRow;
+  }
+  std::set<int> stored_rows;
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTStore && in.reduce_dim == rank_ - 1) stored_rows.insert(in.srcs[0]);
+  }
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore || in.dst < 0 ||
+        !stored_rows.count(in.dst) || in.srcs.empty()) {
+      continue;
+    }
+    bool rows_only = true;
+    for (int s : in.srcs) rows_only = rows_only && kind_[s] == Kind::kRow;
+    if (rows_only) kind_[in.dst] = Kind::kRow;
   }
   // One column: a row tile has the full tiles' shape, and is one of them
   // (RowMajor [rows, 1], which TROW* also write).
@@ -178,7 +254,11 @@ absl::Status FunctionEmitter::PlanTiles() {
 std::string FunctionEmitter::Scalar(const PtoInstr& in, size_t j) const {
   const int dynamic = j < in.scalar_dynamic.size() ? in.scalar_dynamic[j] : -1;
   if (dynamic < 0) return FloatLiteral(in.scalars[j]);
-  return absl::StrCat("static_cast<float>(args[", rank_ + dynamic, "])");
+  const std::string v = absl::StrCat("static_cast<float>(args[", rank_ + dynamic, "])");
+  // Meeting FP16 values, a run-time scalar is first rounded to FP16 (nearest
+  // even), as the host does and as an immediate already is.
+  if (in.dtype == pto::v1::DT_FP16) return absl::StrCat("static_cast<float>(static_cast<half>(", v, "))");
+  return v;
 }
 
 void FunctionEmitter::Sync(Pipe next) {
@@ -197,17 +277,31 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     return absl::InternalError("PTO instruction names a missing buffer");
   }
   const PtoBuffer& buf = p_.buffers[in.buffer];
-  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16) {
+  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
+      buf.dtype != pto::v1::DT_BOOL) {
     return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(buf.dtype),
-                                           " buffer (the target moves FP32 and FP16)"));
+                                           " buffer (the target moves FP32, FP16 and BOOL)"));
+  }
+  if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
+    return Unsupported(in.op, "of a BOOL row or column tile");
   }
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
-  if (!store && kind != Kind::kFull) return Unsupported(in.op, "into a row or column tile");
+  if (!store && kind == Kind::kCol) return Unsupported(in.op, "into a column tile");
+  if (!store && kind == Kind::kRow && buf.dtype != pto::v1::DT_FP32) {
+    return Unsupported(in.op, "of FP16 values into a row tile");
+  }
   if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
     return Unsupported(in.op, "of an FP16 column tile");
   }
-  const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index, store ? in.reduce_dim : -1,
+  if (kind == Kind::kFull && in.reduce_dim >= 0 && in.reduce_dim < rank_ &&
+      fn_.tile[in.reduce_dim] != 1) {
+    return Unsupported(in.op, absl::StrCat("of one slot along dim ", in.reduce_dim,
+                                           " of a full tile (an accumulator)"));
+  }
+  // A row tile reads a [rows, 1] region (one slot per row).
+  const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index,
+                              store ? in.reduce_dim : kind == Kind::kRow ? rank_ - 1 : -1,
                               in.stride_dynamic);
   std::vector<int64_t> extent = a.extent4;
   std::vector<std::string> stride = a.strides4_text;  // innermost: 1, 0 (broadcast) or a permutation's
@@ -234,6 +328,10 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     if (row_nd && buf.dtype != pto::v1::DT_FP32) {
       return Unsupported(in.op, "of an FP16 row tile whose rows are not evenly spaced in GM");
     }
+    if (row_nd && fn_.runtime_extents) {
+      return Unsupported(in.op, "of a row tile whose rows are not evenly spaced in GM, with "
+                                "run-time extents");
+    }
     if (!row_nd) {
       extent = {1, 1, merged, 1};
       stride = {"1", "1", absl::StrCat(inner), "1"};
@@ -242,6 +340,25 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   // Dims of extent 1 take stride 1 (any value would do).
   for (int d = 0; d < 4; ++d) {
     if (extent[d] == 1) stride[d] = "1";
+  }
+  // The extents: with run-time tile extents, a dim that is the tile's takes
+  // the task's extent (args after the offsets and dynamic args), as the
+  // host's TLoadN/TStoreN do; a row tile's merged rows the valid rows.
+  std::vector<std::string> shape_tmpl = {"1"};
+  std::vector<std::string> shape_args;
+  for (int k = 0; k < 4; ++k) {
+    const int d = k - (4 - rank_);
+    std::string e = absl::StrCat(extent[k]);
+    if (fn_.runtime_extents && extent[k] != 1) {
+      if (kind == Kind::kRow && !row_nd) {
+        e = ValidRows();
+      } else if (d >= 0) {
+        e = absl::StrCat("args[", fn_.num_args - rank_ + d, "]");
+      }
+    }
+    const bool numeric = absl::ascii_isdigit(e[0]);
+    shape_tmpl.push_back(numeric ? e : "DYNAMIC");
+    if (!numeric) shape_args.push_back(e);
   }
   std::vector<std::string> stride_tmpl = {"1"};
   std::vector<std::string> stride_args;
@@ -253,16 +370,36 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   buffers_.insert(in.buffer);
   const std::string g = absl::StrCat("g", i);
   const std::string elem = GmElem(buf.dtype);
-  Line(absl::StrCat("using G", i, " = GlobalTensor<", elem, ", Shape<1, ", absl::StrJoin(extent, ", "),
-                    ">, Stride<", absl::StrJoin(stride_tmpl, ", "), ">, Layout::ND>;"));
+  const std::string shape = absl::StrCat("Shape<", absl::StrJoin(shape_tmpl, ", "), ">");
+  const std::string strides = absl::StrCat("Stride<", absl::StrJoin(stride_tmpl, ", "), ">");
+  Line(absl::StrCat("using G", i, " = GlobalTensor<", elem, ", ", shape, ", ", strides,
+                    ", Layout::ND>;"));
   const std::string ptr = absl::StrCat("b", in.buffer, " + (", a.offset, ")");
-  if (stride_args.empty()) {
+  if (stride_args.empty() && shape_args.empty()) {
     Line(absl::StrCat("G", i, " ", g, "(", ptr, ");"));
   } else {
-    Line(absl::StrCat("G", i, " ", g, "(", ptr, ", {}, Stride<", absl::StrJoin(stride_tmpl, ", "),
-                      ">(", absl::StrJoin(stride_args, ", "), "));"));
+    Line(absl::StrCat("G", i, " ", g, "(", ptr, ", ",
+                      shape_args.empty() ? "{}" : absl::StrCat(shape, "(", absl::StrJoin(shape_args, ", "), ")"),
+                      ", ",
+                      stride_args.empty() ? "{}" : absl::StrCat(strides, "(", absl::StrJoin(stride_args, ", "), ")"),
+                      ");"));
   }
   const bool half = buf.dtype == pto::v1::DT_FP16;
+  if (buf.dtype == pto::v1::DT_BOOL) {
+    // Bytes 0/1 through a uint8 tile; a stored value is nonzero -> 1.
+    if (store) {
+      Sync(Pipe::kV);
+      Line(absl::StrCat("TCVT(", ByteTmp(), ", ", T(tile), ", RoundMode::CAST_RINT);"));
+      Sync(Pipe::kMte3);
+      Line(absl::StrCat("TSTORE(", g, ", ", ByteTmp(), ");"));
+    } else {
+      Sync(Pipe::kMte2);
+      Line(absl::StrCat("TLOAD(", ByteTmp(), ", ", g, ");"));
+      Sync(Pipe::kV);
+      Line(absl::StrCat("TCVT(", T(tile), ", ", ByteTmp(), ", RoundMode::CAST_NONE);"));
+    }
+    return absl::OkStatus();
+  }
   if (row_nd) {
     need_row_nd_ = true;
     Sync(Pipe::kV);
@@ -276,12 +413,101 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     Line(absl::StrCat("TSTORE(", g, ", ", half ? HalfFor(tile) : T(tile), ");"));
   } else {
     Sync(Pipe::kMte2);
-    Line(absl::StrCat("TLOAD(", half ? HalfTmp() : T(tile), ", ", g, ");"));
+    Line(absl::StrCat("TLOAD(", half ? HalfFor(tile) : T(tile), ", ", g, ");"));
     if (half) {
       Sync(Pipe::kV);
-      Line(absl::StrCat("TCVT(", T(tile), ", ", HalfTmp(), ", RoundMode::CAST_NONE);"));
+      Line(absl::StrCat("TCVT(", T(tile), ", ", HalfFor(tile), ", RoundMode::CAST_NONE);"));
     }
   }
+  return absl::OkStatus();
+}
+
+void FunctionEmitter::SelectOneZero(const std::string& dst, bool invert) {
+  if (!need_one_zero_) {  // straight-line code: the first use fills them for all
+    need_one_zero_ = true;
+    Line("TEXPANDS(fone, 1.0f);");
+    Line("TEXPANDS(fzero, 0.0f);");
+  }
+  Line(absl::StrCat("TSEL(", dst, ", ", Mask(), ", ", invert ? "fzero, fone" : "fone, fzero", ");"));
+}
+
+// The comparison of a flat view `fx` with the scalar `c` into the full tile
+// d as 1.0/0.0. LT/LE/GT/GE are one TCMPS each; EQ is LE and GE (TCMPS's EQ
+// in the CPU simulation is |x - c| < 1e-9, not equality) and NE its
+// negation, so NaN compares unequal.
+absl::Status FunctionEmitter::EmitCompareFlat(const std::string& fx, const std::string& c,
+                                              PtoOpcode base, const std::string& d) {
+  const char* mode = base == PtoOpcode::kTCmpLt   ? "LT"
+                     : base == PtoOpcode::kTCmpLe ? "LE"
+                     : base == PtoOpcode::kTCmpGt ? "GT"
+                     : base == PtoOpcode::kTCmpGe ? "GE"
+                                                  : nullptr;
+  if (mode != nullptr) {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::", mode, ");"));
+    const std::string fd = Flat(d);
+    SelectOneZero(fd, false);
+    Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
+    return absl::OkStatus();
+  }
+  const bool ne = base == PtoOpcode::kTCmpNe;
+  // g = (x >= c) (NE: its negation); d = (x <= c) ? g : (NE ? 1 : 0).
+  const std::string g = Flat(Scratch(6));
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::GE);"));
+  SelectOneZero(g, ne);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::LE);"));
+  const std::string fd = Flat(d);
+  Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", g, ", ", ne ? "fone" : "fzero", ");"));
+  Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::EmitCompare(const PtoInstr& in) {
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+  const std::string d = T(in.dst);
+  PtoOpcode base = in.op;
+  switch (in.op) {
+    case PtoOpcode::kTCmpEqS: base = PtoOpcode::kTCmpEq; break;
+    case PtoOpcode::kTCmpNeS: base = PtoOpcode::kTCmpNe; break;
+    case PtoOpcode::kTCmpLtS: base = PtoOpcode::kTCmpLt; break;
+    case PtoOpcode::kTCmpLeS: base = PtoOpcode::kTCmpLe; break;
+    case PtoOpcode::kTCmpGtS: base = PtoOpcode::kTCmpGt; break;
+    case PtoOpcode::kTCmpGeS: base = PtoOpcode::kTCmpGe; break;
+    default: break;
+  }
+  const std::string a = FullOperand(in.srcs[0], 1);
+  if (in.srcs.size() == 1) return EmitCompareFlat(Flat(a), Scalar(in, 0), base, d);
+  // Two tiles (the CPU simulation has no TCMP): s = sign(a - b), exactly
+  // -1, 0 or 1, NaN where either is NaN; a - b is NaN for equal infinities
+  // too, where sign(clamp(a) - clamp(b)) (clamped to +-FLT_MAX) is 0. Then
+  // s compares with 0 as a scalar comparison.
+  const std::string b = FullOperand(in.srcs[1], 2);
+  const std::string s = Scratch(3), c = Scratch(4), c2 = Scratch(5);
+  const std::string big = FloatLiteral(3.4028234663852886e38);
+  const std::string nbig = FloatLiteral(-3.4028234663852886e38);
+  Line(absl::StrCat("TSUB(", s, ", ", a, ", ", b, ");"));
+  ascend::EmitSign(*this, s, s);
+  Line(absl::StrCat("TMAXS(", c, ", ", a, ", ", nbig, ");"));
+  Line(absl::StrCat("TMINS(", c, ", ", c, ", ", big, ");"));
+  Line(absl::StrCat("TMAXS(", c2, ", ", b, ", ", nbig, ");"));
+  Line(absl::StrCat("TMINS(", c2, ", ", c2, ", ", big, ");"));
+  Line(absl::StrCat("TSUB(", c, ", ", c, ", ", c2, ");"));
+  ascend::EmitSign(*this, c, c);
+  const std::string fs = Flat(s), fc = Flat(c);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fs, ", -2.0f, CmpMode::GT);"));  // s is not NaN
+  Line(absl::StrCat("TSEL(", fs, ", ", Mask(), ", ", fs, ", ", fc, ");"));
+  return EmitCompareFlat(fs, "0.0f", base, d);
+}
+
+absl::Status FunctionEmitter::EmitSelect(const PtoInstr& in) {
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+  const std::string c = FullOperand(in.srcs[0], 1);
+  const std::string a = FullOperand(in.srcs[1], 2);
+  const std::string b = FullOperand(in.srcs[2], 3);
+  const std::string d = T(in.dst);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(c), ", 0.0f, CmpMode::GT);"));  // c: 0.0/1.0
+  const std::string fa = Flat(a), fb = Flat(b), fd = Flat(d);
+  Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
+  Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
   return absl::OkStatus();
 }
 
@@ -328,90 +554,6 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
                                                                 : 1.0 / std::log(10.0)),
                         ");"));
       break;
-    case PtoOpcode::kTLog1P: {
-      // u = 1 + x; log(u) + (x - (u - 1)) / u: the correction restores
-      // what rounding 1 + x lost (exactly x where u == 1).
-      const std::string u = Tmp(), c = Tmp2();
-      Line(absl::StrCat("TADDS(", u, ", ", src(0), ", 1.0f);"));
-      Line(absl::StrCat("TADDS(", c, ", ", u, ", -1.0f);"));
-      Line(absl::StrCat("TSUB(", c, ", ", src(0), ", ", c, ");"));
-      Line(absl::StrCat("TDIV(", c, ", ", c, ", ", u, ");"));
-      Line(absl::StrCat("TLOG(", d, ", ", u, ");"));
-      Line(absl::StrCat("TADD(", d, ", ", d, ", ", c, ");"));
-      break;
-    }
-    case PtoOpcode::kTFloor: case PtoOpcode::kTCeil: case PtoOpcode::kTRound:
-    case PtoOpcode::kTTrunc: {
-      // r = TCVT to int32 in the rounding mode (of x clamped to +-2^30, in
-      // range) and back; x + clamp(r - x, -1, 1) * f with f =
-      // clamp(4 (2^23 - |x|), 0, 1): r where |x| < 2^23 (r - x is exact
-      // there), x itself from 2^23 on (already integral; inf too), NaN
-      // stays NaN.
-      const char* mode = in.op == PtoOpcode::kTFloor  ? "CAST_FLOOR"
-                         : in.op == PtoOpcode::kTCeil ? "CAST_CEIL"
-                         : in.op == PtoOpcode::kTRound ? "CAST_RINT"
-                                                      : "CAST_TRUNC";
-      const std::string r = Tmp(), f = Tmp2(), n = IntTmp();
-      Line(absl::StrCat("TMAXS(", r, ", ", src(0), ", -1073741824.0f);"));
-      Line(absl::StrCat("TMINS(", r, ", ", r, ", 1073741824.0f);"));
-      Line(absl::StrCat("TCVT(", n, ", ", r, ", RoundMode::", mode, ");"));
-      Line(absl::StrCat("TCVT(", r, ", ", n, ", RoundMode::CAST_NONE);"));
-      Line(absl::StrCat("TSUB(", r, ", ", r, ", ", src(0), ");"));
-      Line(absl::StrCat("TMAXS(", r, ", ", r, ", -1.0f);"));
-      Line(absl::StrCat("TMINS(", r, ", ", r, ", 1.0f);"));
-      Line(absl::StrCat("TABS(", f, ", ", src(0), ");"));
-      Line(absl::StrCat("TNEG(", f, ", ", f, ");"));
-      Line(absl::StrCat("TADDS(", f, ", ", f, ", 8388608.0f);"));
-      Line(absl::StrCat("TMULS(", f, ", ", f, ", 4.0f);"));
-      Line(absl::StrCat("TMAXS(", f, ", ", f, ", 0.0f);"));
-      Line(absl::StrCat("TMINS(", f, ", ", f, ", 1.0f);"));
-      Line(absl::StrCat("TMUL(", r, ", ", r, ", ", f, ");"));
-      Line(absl::StrCat("TADD(", d, ", ", src(0), ", ", r, ");"));
-      break;
-    }
-    case PtoOpcode::kTTanh: {
-      // a = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|): accurate where
-      // |x| >= 0.25 (1 - e cancels below); b = xc + xc z P(z), xc = x
-      // clamped to +-0.3125, z = xc^2, P tanh's Taylor series to x^11
-      // (truncation < 1e-8 relative there). tanh = b + w (a - b), w =
-      // clamp(16 (|x| - 0.25), 0, 1): b up to 0.25, a from 0.3125, a blend
-      // of the two (both accurate) between.
-      const std::string a = Tmp(), xc = Tmp2(), z = Tmp3(), p = Tmp4();
-      Line(absl::StrCat("TABS(", a, ", ", src(0), ");"));
-      Line(absl::StrCat("TMULS(", a, ", ", a, ", -2.0f);"));
-      Line(absl::StrCat("TEXP(", a, ", ", a, ");"));
-      Line(absl::StrCat("TADDS(", z, ", ", a, ", 1.0f);"));
-      Line(absl::StrCat("TNEG(", a, ", ", a, ");"));
-      Line(absl::StrCat("TADDS(", a, ", ", a, ", 1.0f);"));
-      Line(absl::StrCat("TDIV(", a, ", ", a, ", ", z, ");"));
-      EmitSign(xc, src(0));
-      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", xc, ");"));
-      Line(absl::StrCat("TMAXS(", xc, ", ", src(0), ", -0.3125f);"));
-      Line(absl::StrCat("TMINS(", xc, ", ", xc, ", 0.3125f);"));
-      Line(absl::StrCat("TMUL(", z, ", ", xc, ", ", xc, ");"));
-      const double coeffs[] = {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0,
-                               -1.0 / 3.0};
-      Line(absl::StrCat("TEXPANDS(", p, ", ", FloatLiteral(coeffs[0]), ");"));
-      for (int k = 1; k < 5; ++k) {
-        Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
-        Line(absl::StrCat("TADDS(", p, ", ", p, ", ", FloatLiteral(coeffs[k]), ");"));
-      }
-      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", z, ");"));
-      Line(absl::StrCat("TMUL(", p, ", ", p, ", ", xc, ");"));
-      Line(absl::StrCat("TADD(", p, ", ", p, ", ", xc, ");"));   // b
-      Line(absl::StrCat("TSUB(", a, ", ", a, ", ", p, ");"));    // a - b
-      Line(absl::StrCat("TABS(", z, ", ", src(0), ");"));
-      Line(absl::StrCat("TADDS(", z, ", ", z, ", -0.25f);"));
-      Line(absl::StrCat("TMULS(", z, ", ", z, ", 16.0f);"));
-      Line(absl::StrCat("TMAXS(", z, ", ", z, ", 0.0f);"));
-      Line(absl::StrCat("TMINS(", z, ", ", z, ", 1.0f);"));      // w
-      Line(absl::StrCat("TMUL(", a, ", ", a, ", ", z, ");"));
-      Line(absl::StrCat("TADD(", d, ", ", p, ", ", a, ");"));
-      break;
-    }
-    case PtoOpcode::kTSign:
-      EmitSign(d, src(0));
-      break;
     case PtoOpcode::kTFill:
       if (in.scalars.empty()) return Unsupported(in.op, "without a value");
       Line(absl::StrCat("TEXPANDS(", d, ", ", Scalar(in, 0), ");"));
@@ -420,8 +562,32 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TDIVS(", d, ", 1.0f, ", src(0), ");"));
       break;
     case PtoOpcode::kTMov: case PtoOpcode::kTCvt:  // f32 copy; FP16 rounds below
+      if (in.op == PtoOpcode::kTCvt && in.dtype == pto::v1::DT_BOOL) {  // x != 0 (NaN: 1)
+        if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "to BOOL into a row tile");
+        if (absl::Status s = EmitCompareFlat(Flat(FullOperand(in.srcs[0], 1)), "0.0f",
+                                             PtoOpcode::kTCmpNe, d);
+            !s.ok()) {
+          return s;
+        }
+        break;
+      }
       Line(absl::StrCat("TMULS(", d, ", ", src(0), ", 1.0f);"));
       break;
+    case PtoOpcode::kTSel:
+      if (absl::Status s = EmitSelect(in); !s.ok()) return s;
+      break;
+    case PtoOpcode::kTArange: {
+      // start + step * (a0 + i): TCI's int32 indices from the task's offset,
+      // converted exactly (below 2^24), TMULS, TADDS, moved into the tile.
+      if (rank_ != 1 || in.scalars.size() < 2) return Unsupported(in.op, "other than rank 1");
+      need_index_ = true;
+      Line("TCI<IndexInt, int32_t, 0>(iidx, static_cast<int32_t>(args[0]));");
+      Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+      Line(absl::StrCat("TMULS(fidx, fidx, ", Scalar(in, 1), ");"));
+      Line(absl::StrCat("TADDS(fidx, fidx, ", Scalar(in, 0), ");"));
+      Line(absl::StrCat("TMOV(", d, ", fidx);"));
+      break;
+    }
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));
@@ -461,13 +627,74 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       }
       break;
     }
+    case PtoOpcode::kTRedProd: {
+      // exp(sum(log|x|)) times (-1)^(the count of negatives): zeros give 0
+      // (log 0 = -inf), infinities inf, 0 * inf and NaN give NaN. The count's
+      // parity: expanded back to full tiles, 1 - 2 (c - 2 floor(c / 2)),
+      // reduced by TROWMAX/TCOLMAX (equal along the dim).
+      const bool row = in.reduce_dim == rank_ - 1;
+      const std::string x = src(0);
+      if (kind_[in.srcs[0]] != Kind::kFull) return Unsupported(in.op, "of a row tile");
+      const std::string l = Scratch(2), neg = Scratch(3), e = Scratch(4);
+      const std::string c = kind_[in.dst] == Kind::kRow   ? RowScratch()
+                            : kind_[in.dst] == Kind::kCol ? ColScratch()
+                                                          : Scratch(7);
+      auto reduce = [&](const char* what, const std::string& to, const std::string& from) {
+        Line(row ? absl::StrCat("TROW", what, "(", to, ", ", from, ", ", Tmp(), ");")
+                 : absl::StrCat("TCOL", what, "(", to, ", ", from, ");"));
+      };
+      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(x), ", 0.0f, CmpMode::LT);"));
+      const std::string fneg = Flat(neg);
+      SelectOneZero(fneg, false);
+      Line(absl::StrCat("TRESHAPE(", neg, ", ", fneg, ");"));
+      Line(absl::StrCat("TABS(", l, ", ", x, ");"));
+      Line(absl::StrCat("TLOG(", l, ", ", l, ");"));
+      reduce("SUM", d, l);
+      Line(absl::StrCat("TEXP(", d, ", ", d, ");"));
+      reduce("SUM", c, neg);
+      if (kind_[in.dst] == Kind::kFull) {
+        Line(absl::StrCat("TMULS(", e, ", ", c, ", 1.0f);"));
+      } else {
+        Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", e, ", ", c, ");"));
+      }
+      Line(absl::StrCat("TMULS(", neg, ", ", e, ", 0.5f);"));
+      ascend::EmitRoundIntegral(*this, neg, neg, "CAST_FLOOR", Scratch(5), Scratch(6));
+      Line(absl::StrCat("TMULS(", neg, ", ", neg, ", 4.0f);"));
+      Line(absl::StrCat("TMULS(", e, ", ", e, ", -2.0f);"));
+      Line(absl::StrCat("TADD(", e, ", ", e, ", ", neg, ");"));
+      Line(absl::StrCat("TADDS(", e, ", ", e, ", 1.0f);"));
+      reduce("MAX", c, e);
+      Line(absl::StrCat("TMUL(", d, ", ", d, ", ", c, ");"));
+      break;
+    }
     default:
+      if (ascend::IsAscendComposition(in.op)) {
+        for (int t : in.srcs) {
+          if (kind_[t] != Kind::kFull) return Unsupported(in.op, "on a row tile");
+        }
+        if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+        ascend::EmitAscendComposition(*this, in.op, d, src(0), in.srcs.size() > 1 ? src(1) : "",
+                                      in.scalars.empty() ? "" : Scalar(in, 0));
+        break;
+      }
+      if (Compares(in.op)) {
+        if (absl::Status s = EmitCompare(in); !s.ok()) return s;
+        break;
+      }
       return Unsupported(in.op, "has no PTO-ISA mapping in this target yet");
+  }
+  if (in.dtype == pto::v1::DT_BOOL &&
+      (in.op == PtoOpcode::kTFill || in.op == PtoOpcode::kTArange)) {
+    // A created BOOL value is its number != 0, as 1.0/0.0.
+    if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "of BOOL values into a row tile");
+    if (absl::Status s = EmitCompareFlat(Flat(d), "0.0f", PtoOpcode::kTCmpNe, d); !s.ok()) {
+      return s;
+    }
   }
   if (in.dtype == pto::v1::DT_FP16) {
     if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);
-  } else if (in.dtype != pto::v1::DT_FP32) {
+  } else if (!StoredAsF32(in.dtype)) {
     return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
                                            " result"));
   }
@@ -489,10 +716,17 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
     return EmitAscendCubeFunction(p_, index_);
   }
-  if (fn_.runtime_extents) {
-    return Unsupported(PtoOpcode::kTLoad, "with run-time tile extents (a loop's tail)");
-  }
   if (absl::Status s = PlanTiles(); !s.ok()) return s;
+  if (fn_.runtime_extents) {
+    // The tiles' valid region is the task's extents: the flattened rows are
+    // one run only where the middle dims are the whole tile's.
+    for (int d = 1; d + 1 < rank_; ++d) {
+      if (fn_.tile[d] != 1) {
+        return Unsupported(PtoOpcode::kTLoad, absl::StrCat("with run-time tile extents over a rank-",
+                                                            rank_, " tile of more than one row block"));
+      }
+    }
+  }
   for (int i = 0; i < static_cast<int>(fn_.body.size()); ++i) {
     if (absl::Status s = EmitInstr(i); !s.ok()) return s;
   }
@@ -502,9 +736,18 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   const int64_t cols_pad = RoundUp(cols_, kUbAlign / 4);
   const int64_t rows_pad = RoundUp(rows_, kUbAlign / 4);
   const int64_t half_cols_pad = RoundUp(cols_, kUbAlign / 2);
+  // The valid region: the tile, or (run-time extents) the task's extents.
+  const bool dyn = fn_.runtime_extents;
+  const std::string vr = dyn && rank_ > 1 ? "DYNAMIC" : absl::StrCat(rows_);
+  const std::string vc = dyn ? "DYNAMIC" : absl::StrCat(cols_);
+  const std::string full_ctor =
+      !dyn ? "" : rank_ > 1 ? absl::StrCat("(", ValidRows(), ", ", ValidCols(), ")")
+                            : absl::StrCat("(", ValidCols(), ")");
+  const std::string row_ctor = dyn && rank_ > 1 ? absl::StrCat("(", ValidRows(), ")") : "";
+  const std::string col_ctor = dyn ? absl::StrCat("(", ValidCols(), ")") : "";
   std::string decl = absl::StrCat(
       "  using Full = Tile<TileType::Vec, float, ", rows_pad, ", ", cols_pad,
-      ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+      ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   bool any_row = false, any_col = false;
   for (Kind k : kind_) {
     any_row = any_row || k == Kind::kRow;
@@ -512,50 +755,85 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   if (any_row) {
     absl::StrAppend(&decl, "  using Row = Tile<TileType::Vec, float, ", rows_pad,
-                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
   if (any_col) {
     absl::StrAppend(&decl, "  using Col = Tile<TileType::Vec, float, 1, ", cols_pad,
-                    ", BLayout::RowMajor, 1, ", cols_, ">;\n");
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
   }
   if (need_half_) {
     absl::StrAppend(&decl, "  using FullHalf = Tile<TileType::Vec, half, ", rows_pad, ", ",
-                    half_cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+                    half_cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   }
   int64_t ub = 0;
-  auto place = [&](const char* type, const std::string& name, int64_t bytes) {
-    absl::StrAppend(&decl, "  ", type, " ", name, ";\n  TASSIGN(", name,
+  auto place = [&](const char* type, const std::string& name, int64_t bytes,
+                   const std::string& ctor = "") {
+    absl::StrAppend(&decl, "  ", type, " ", name, ctor, ";\n  TASSIGN(", name,
                     absl::StrFormat(", 0x%x);\n", ub));
     ub += RoundUp(bytes, kUbAlign);
   };
   for (int t = 0; t < fn_.num_tiles; ++t) {
     switch (kind_[t]) {
-      case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4); break;
-      case Kind::kRow: place("Row", T(t), rows_pad * 4); break;
-      case Kind::kCol: place("Col", T(t), cols_pad * 4); break;
+      case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4, full_ctor); break;
+      case Kind::kRow: place("Row", T(t), rows_pad * 4, row_ctor); break;
+      case Kind::kCol: place("Col", T(t), cols_pad * 4, col_ctor); break;
     }
   }
   const int64_t half_rows_pad = RoundUp(rows_, kUbAlign / 2);
   if (need_half_row_) {
     absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
-                    ", 1, BLayout::ColMajor, ", rows_, ", 1>;\n");
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
   if (need_row_nd_) {
     absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
-                    kUbAlign / 4, ", BLayout::RowMajor, ", rows_, ", 1>;\n");
+                    kUbAlign / 4, ", BLayout::RowMajor, ", vr, ", 1>;\n");
   }
   if (need_int_) {
     absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
-                    cols_pad, ", BLayout::RowMajor, ", rows_, ", ", cols_, ">;\n");
+                    cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   }
-  if (need_tmp_) place("Full", "tmp", rows_pad * cols_pad * 4);
-  if (need_tmp2_) place("Full", "tmp2", rows_pad * cols_pad * 4);
-  if (need_tmp3_) place("Full", "tmp3", rows_pad * cols_pad * 4);
-  if (need_tmp4_) place("Full", "tmp4", rows_pad * cols_pad * 4);
-  if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4);
-  if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign);
-  if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2);
-  if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2);
+  for (size_t k = 0; k < need_tmp_.size(); ++k) {
+    if (need_tmp_[k]) {
+      place("Full", k == 0 ? "tmp" : absl::StrCat("tmp", k + 1), rows_pad * cols_pad * 4, full_ctor);
+    }
+  }
+  if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4, full_ctor);
+  if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign, row_ctor);
+  if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2, row_ctor);
+  if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2, full_ctor);
+  // Comparisons: flat [1, n] views (n = rows8 * cols8) and their bit mask,
+  // one bit per element in row-major order (TCMPS writes it, TSEL reads it).
+  const int64_t flat_n = rows_pad * cols_pad;
+  const int64_t mask_bytes = flat_n / 8;
+  if (need_mask_ || need_one_zero_ || !flat_views_.empty()) {
+    absl::StrAppend(&decl, "  using Flat = Tile<TileType::Vec, float, 1, ", flat_n, ">;\n");
+  }
+  if (need_mask_) {
+    absl::StrAppend(&decl, "  using Mask = Tile<TileType::Vec, uint8_t, 1, ", RoundUp(mask_bytes, kUbAlign),
+                    ", BLayout::RowMajor, 1, ", mask_bytes, ">;\n");
+    place("Mask", "mask", mask_bytes);
+  }
+  if (need_one_zero_) {
+    place("Flat", "fone", flat_n * 4);
+    place("Flat", "fzero", flat_n * 4);
+  }
+  for (const std::string& f : flat_views_) absl::StrAppend(&decl, "  Flat ", f, ";  // a view (TRESHAPE)\n");
+  if (need_byte_) {
+    const int64_t byte_cols = RoundUp(cols_, kUbAlign);
+    absl::StrAppend(&decl, "  using FullByte = Tile<TileType::Vec, uint8_t, ", rows_pad, ", ", byte_cols,
+                    ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+    place("FullByte", "btmp", rows_pad * byte_cols, full_ctor);
+  }
+  if (need_row_tmp_) place("Row", "rtmp", rows_pad * 4, row_ctor);
+  if (need_col_tmp_) place("Col", "ctmp", cols_pad * 4, col_ctor);
+  if (need_index_) {  // TARANGE's indices: one row
+    absl::StrAppend(&decl, "  using IndexInt = Tile<TileType::Vec, int32_t, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+    absl::StrAppend(&decl, "  using Index = Tile<TileType::Vec, float, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+    place("IndexInt", "iidx", cols_pad * 4, col_ctor);
+    place("Index", "fidx", cols_pad * 4, col_ctor);
+  }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return absl::UnimplementedError(absl::StrCat(
         "ascend target: function @f", index_, " needs ", ub, " bytes of UB with its scratch "

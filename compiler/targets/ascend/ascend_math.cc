@@ -1,0 +1,355 @@
+#include "compiler/targets/ascend/ascend_math.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace pto::compiler::ascend {
+namespace {
+
+// Statement builders: op(dst, a, b).
+std::string Op(const char* op, const std::string& d, const std::string& a) {
+  return absl::StrCat(op, "(", d, ", ", a, ");");
+}
+std::string Op(const char* op, const std::string& d, const std::string& a, const std::string& b) {
+  return absl::StrCat(op, "(", d, ", ", a, ", ", b, ");");
+}
+std::string F(double v) { return FloatLiteral(v); }
+
+// p = c[0] z^n + c[1] z^(n-1) + ... + c[n] (Horner; p distinct from z).
+void Horner(VectorCode& code, const std::string& p, const std::string& z,
+            const std::vector<double>& c) {
+  code.Line(Op("TEXPANDS", p, F(c[0])));
+  for (size_t k = 1; k < c.size(); ++k) {
+    code.Line(Op("TMUL", p, p, z));
+    code.Line(Op("TADDS", p, p, F(c[k])));
+  }
+}
+
+// log1p: u = 1 + x; log(u) + (x - (u - 1)) / u, the correction restoring
+// what rounding 1 + x lost (exactly x where u == 1). A few ulp. Scratch 1, 2.
+void Log1p(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string u = code.Scratch(1), c = code.Scratch(2);
+  code.Line(Op("TADDS", u, x, "1.0f"));
+  code.Line(Op("TADDS", c, u, "-1.0f"));
+  code.Line(Op("TSUB", c, x, c));
+  code.Line(Op("TDIV", c, c, u));
+  code.Line(Op("TLOG", d, u));
+  code.Line(Op("TADD", d, d, c));
+}
+
+// tanh: a = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|), accurate where
+// |x| >= 0.25 (1 - e cancels below); b = xc + xc z P(z), xc = x clamped to
+// +-0.3125, z = xc^2, P tanh's Taylor series to x^11 (truncation < 1e-8
+// relative there); tanh = b + w (a - b), w = clamp(16 (|x| - 0.25), 0, 1).
+// A few ulp. Scratch 1 to 4.
+void Tanh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), xc = code.Scratch(2), z = code.Scratch(3),
+                    p = code.Scratch(4);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TMULS", a, a, "-2.0f"));
+  code.Line(Op("TEXP", a, a));
+  code.Line(Op("TADDS", z, a, "1.0f"));
+  code.Line(Op("TNEG", a, a));
+  code.Line(Op("TADDS", a, a, "1.0f"));
+  code.Line(Op("TDIV", a, a, z));
+  EmitSign(code, xc, x);
+  code.Line(Op("TMUL", a, a, xc));
+  code.Line(Op("TMAXS", xc, x, "-0.3125f"));
+  code.Line(Op("TMINS", xc, xc, "0.3125f"));
+  code.Line(Op("TMUL", z, xc, xc));
+  Horner(code, p, z,
+         {-1382.0 / 155925.0, 62.0 / 2835.0, -17.0 / 315.0, 2.0 / 15.0, -1.0 / 3.0});
+  code.Line(Op("TMUL", p, p, z));
+  code.Line(Op("TMUL", p, p, xc));
+  code.Line(Op("TADD", p, p, xc));  // b
+  code.Line(Op("TSUB", a, a, p));   // a - b
+  code.Line(Op("TABS", z, x));
+  code.Line(Op("TADDS", z, z, "-0.25f"));
+  code.Line(Op("TMULS", z, z, "16.0f"));
+  code.Line(Op("TMAXS", z, z, "0.0f"));
+  code.Line(Op("TMINS", z, z, "1.0f"));  // w
+  code.Line(Op("TMUL", a, a, z));
+  code.Line(Op("TADD", d, p, a));
+}
+
+// exp2(x) = e * s * e with n = rint(clamp(x, +-200)), e = exp(n ln2_hi / 2)
+// (ln2_hi = 0.693359375: n ln2_hi / 2 is exact) and s = exp(n ln2_lo + (x -
+// n) ln2) (ln2_lo = ln 2 - ln2_hi, the argument small): the argument's
+// rounding does not grow with x as exp(x ln 2)'s does. Within 4 ulp;
+// overflow and underflow where 2^x does; NaN stays NaN. Scratch 1 to 4.
+void Exp2(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string n = code.Scratch(1), f = code.Scratch(2), e = code.Scratch(3),
+                    s = code.Scratch(4);
+  constexpr double kLn2Hi = 0.693359375;
+  code.Line(Op("TMAXS", e, x, "-200.0f"));
+  code.Line(Op("TMINS", e, e, "200.0f"));
+  EmitRoundIntegral(code, n, e, "CAST_RINT", f, s);
+  code.Line(Op("TSUB", f, x, n));
+  code.Line(Op("TMULS", e, n, F(kLn2Hi / 2)));
+  code.Line(Op("TEXP", e, e));
+  code.Line(Op("TMULS", n, n, F(std::log(2.0) - kLn2Hi)));
+  code.Line(Op("TMULS", f, f, F(std::log(2.0))));
+  code.Line(Op("TADD", s, n, f));
+  code.Line(Op("TEXP", s, s));
+  code.Line(Op("TMUL", d, e, s));
+  code.Line(Op("TMUL", d, d, e));
+}
+
+// expm1: |x| < 0.5: xc + xc^2/2! + ... + xc^11/11! (Horner, truncation
+// below 2e-10 relative); elsewhere exp(x) - 1 (the cancellation at most
+// 2.6x). Within 3 ulp; -1 at -inf, NaN stays NaN. Scratch 1 to 4.
+void Expm1(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), xc = code.Scratch(2), p = code.Scratch(3),
+                    ax = code.Scratch(4);
+  code.Line(Op("TEXP", a, x));
+  code.Line(Op("TADDS", a, a, "-1.0f"));
+  code.Line(Op("TMAXS", xc, x, "-0.5f"));
+  code.Line(Op("TMINS", xc, xc, "0.5f"));
+  std::vector<double> c;
+  double fact = 1;
+  for (int k = 1; k <= 11; ++k) fact *= k;
+  for (int k = 11; k >= 1; --k) {  // 1/11!, ..., 1/1!
+    c.push_back(1.0 / fact);
+    fact /= k;
+  }
+  Horner(code, p, xc, c);
+  code.Line(Op("TMUL", p, p, xc));
+  code.Line(Op("TABS", ax, x));
+  code.Select(d, ax, "LT", "0.5f", p, a);
+}
+
+// sin, cos: k = rint(x 2/pi); r = x - k pi/2 in three parts (Cody-Waite:
+// k * part exact for |k| < 2^16), |r| <= pi/4; sin r = r + r z S(z), cos r
+// = 1 - z/2 + z^2 C(z), z = r^2 (Cephes' sinf/cosf minimax polynomials);
+// quadrant q = (k [+ 1 for cos]) mod 4 picks sin r, cos r, -sin r, -cos r.
+// Within 2 ulp plus the reduction's absolute error (about |x| 2^-40) for
+// |x| < 10^5; NaN for infinities and NaN. Scratch 1 to 7.
+void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool cos) {
+  const std::string k = code.Scratch(1), r = code.Scratch(2), z = code.Scratch(3),
+                    q = code.Scratch(4), s = code.Scratch(5), c = code.Scratch(6),
+                    t = code.Scratch(7);
+  constexpr double kP1 = 1.5703125, kP2 = 4.837512969970703125e-4;
+  const double kP3 = M_PI / 2 - kP1 - kP2;
+  code.Line(Op("TMULS", t, x, F(2.0 / M_PI)));
+  EmitRoundIntegral(code, k, t, "CAST_RINT", r, z);
+  code.Line(Op("TMULS", r, k, F(-kP1)));
+  code.Line(Op("TADD", r, x, r));
+  code.Line(Op("TMULS", t, k, F(-kP2)));
+  code.Line(Op("TADD", r, r, t));
+  code.Line(Op("TMULS", t, k, F(-kP3)));
+  code.Line(Op("TADD", r, r, t));
+  // q = k' - 4 floor(k' / 4), k' = k (+ 1).
+  if (cos) code.Line(Op("TADDS", k, k, "1.0f"));
+  code.Line(Op("TMULS", t, k, "0.25f"));
+  EmitRoundIntegral(code, q, t, "CAST_FLOOR", s, c);
+  code.Line(Op("TMULS", q, q, "-4.0f"));
+  code.Line(Op("TADD", q, k, q));
+  code.Line(Op("TMUL", z, r, r));
+  Horner(code, s, z, {-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1});
+  code.Line(Op("TMUL", s, s, z));
+  code.Line(Op("TMUL", s, s, r));
+  code.Line(Op("TADD", s, s, r));  // sin r
+  Horner(code, c, z, {2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2});
+  code.Line(Op("TMUL", c, c, z));
+  code.Line(Op("TMUL", c, c, z));
+  code.Line(Op("TMULS", t, z, "-0.5f"));
+  code.Line(Op("TADD", c, c, t));
+  code.Line(Op("TADDS", c, c, "1.0f"));  // cos r
+  // sg = -sign(q - 1.5): +1 for q in {0, 1}, -1 for {2, 3}; q + sg - 1 is
+  // q mod 2.
+  code.Line(Op("TADDS", t, q, "-1.5f"));
+  EmitSign(code, t, t);
+  code.Line(Op("TNEG", t, t));
+  code.Line(Op("TADD", q, q, t));
+  code.Line(Op("TADDS", q, q, "-1.0f"));
+  code.Select(k, q, "GT", "0.5f", c, s);
+  code.Line(Op("TMUL", d, k, t));
+}
+
+// erfc(|x|) = t exp(P(t) - x^2), t = 1 / (1 + |x| / 2), P Numerical
+// Recipes' erfcc Chebyshev fit (fractional error < 1.2e-7); erfc(x) = 2 -
+// erfc(|x|) for x < 0. erf: for |x| < 0.5 its Taylor series to x^13
+// (relative, truncation below 1e-9), else sign(x) (1 - erfc(|x|)). Within
+// 4 ulp relative plus 2^-23 absolute (the reference's bound for both);
+// +-1, 0 and 2 at the infinities, NaN stays NaN. Scratch 1 to 5.
+void ErfErfc(VectorCode& code, const std::string& d, const std::string& x, bool erfc) {
+  const std::string ax = code.Scratch(1), t = code.Scratch(2), p = code.Scratch(3),
+                    y = code.Scratch(4), w = code.Scratch(5);
+  code.Line(Op("TABS", ax, x));
+  code.Line(Op("TMULS", t, ax, "0.5f"));
+  code.Line(Op("TADDS", t, t, "1.0f"));
+  code.Line(Op("TDIVS", t, "1.0f", t));
+  Horner(code, p, t,
+         {0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806,
+          0.09678418, 0.37409196, 1.00002368, -1.26551223});
+  code.Line(Op("TMUL", y, ax, ax));
+  code.Line(Op("TSUB", p, p, y));
+  code.Line(Op("TEXP", p, p));
+  code.Line(Op("TMUL", p, p, t));  // erfc(|x|)
+  if (erfc) {
+    code.Line(Op("TNEG", y, p));
+    code.Line(Op("TADDS", y, y, "2.0f"));
+    code.Select(d, x, "LT", "0.0f", y, p);
+    return;
+  }
+  code.Line(Op("TNEG", p, p));
+  code.Line(Op("TADDS", p, p, "1.0f"));
+  EmitSign(code, y, x);
+  code.Line(Op("TMUL", p, p, y));  // sign(x) (1 - erfc(|x|))
+  // 2/sqrt(pi) (x - x^3/3 + x^5/10 - ...): the k-th term (-1)^k / (k! (2k + 1)).
+  code.Line(Op("TMAXS", w, x, "-0.5f"));
+  code.Line(Op("TMINS", w, w, "0.5f"));
+  code.Line(Op("TMUL", t, w, w));
+  std::vector<double> c;
+  for (int k = 6; k >= 0; --k) {
+    double fact = 1;
+    for (int j = 2; j <= k; ++j) fact *= j;
+    c.push_back((k % 2 ? -1.0 : 1.0) * 2.0 / std::sqrt(M_PI) / (fact * (2 * k + 1)));
+  }
+  Horner(code, y, t, c);
+  code.Line(Op("TMUL", y, y, w));
+  code.Select(d, ax, "LT", "0.5f", y, p);
+}
+
+// pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a < 0 or -0: 1/a
+// < 0) -1 for an odd integer b, 1 for an even one, NaN otherwise (|b/2 -
+// rint(b/2)| is 0.5 exactly for odd b); 1 where b == 0 or a == 1. Relative
+// error about (|b ln|a|| + 2) ulp: exp magnifies the rounding of b log|a|,
+// so the reference's 4 ulp hold where |b ln|a|| <= 2. pow(-inf,
+// non-integer) and pow(-1, +-inf) are NaN where C gives +inf and 1.
+// Scratch 1 to 7 (a and b may be scratch 8).
+void Pow(VectorCode& code, const std::string& d, const std::string& a, const std::string& b) {
+  const std::string y = code.Scratch(1), h = code.Scratch(2), t = code.Scratch(3),
+                    m = code.Scratch(4), one = code.Scratch(5), r = code.Scratch(6),
+                    f = code.Scratch(7);
+  code.Line(Op("TABS", y, a));
+  code.Line(Op("TLOG", y, y));
+  code.Line(Op("TMUL", y, y, b));
+  code.Line(Op("TEXP", y, y));
+  // t = |b/2 - rint(b/2)|; the odd/even factor 1 - 4t.
+  code.Line(Op("TMULS", h, b, "0.5f"));
+  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", t, h, t));
+  code.Line(Op("TABS", t, t));
+  code.Line(Op("TMULS", m, t, "-4.0f"));
+  code.Line(Op("TADDS", m, m, "1.0f"));
+  // b not an integer: NaN.
+  EmitRoundIntegral(code, h, b, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", h, b, h));
+  code.Line(Op("TABS", h, h));
+  code.Line(Op("TEXPANDS", r, "__builtin_nanf(\"\")"));
+  code.Select(m, h, "GT", "0.0f", r, m);
+  code.Line(Op("TEXPANDS", one, "1.0f"));
+  code.Line(Op("TDIVS", h, "1.0f", a));
+  code.Select(m, h, "LT", "0.0f", m, one);
+  code.Line(Op("TMUL", y, y, m));
+  code.Line(Op("TABS", h, b));
+  code.Select(y, h, "LE", "0.0f", one, y);
+  code.Line(Op("TADDS", h, a, "-1.0f"));
+  code.Line(Op("TABS", h, h));
+  code.Select(d, h, "LE", "0.0f", one, y);
+}
+
+}  // namespace
+
+std::string FloatLiteral(double v) {
+  if (std::isnan(v)) return "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return v > 0 ? "__builtin_inff()" : "(-__builtin_inff())";
+  return absl::StrFormat("static_cast<float>(%a)", v);
+}
+
+// x * 2^127 * 2^127 is beyond +-1 for every non-zero x (denormals
+// included), +-inf for infinities and +-0 for zeros; clamped to [-1, 1] it
+// is the sign.
+void EmitSign(VectorCode& code, const std::string& dst, const std::string& src) {
+  code.Line(Op("TMULS", dst, src, F(0x1p127)));
+  code.Line(Op("TMULS", dst, dst, F(0x1p127)));
+  code.Line(Op("TMAXS", dst, dst, "-1.0f"));
+  code.Line(Op("TMINS", dst, dst, "1.0f"));
+}
+
+// r = TCVT to int32 in the rounding mode (of x clamped to +-2^30, in range)
+// and back; x + clamp(r - x, -1, 1) * f with f = clamp(4 (2^23 - |x|), 0,
+// 1): r where |x| < 2^23 (r - x is exact there), x itself from 2^23 on
+// (already integral; inf too), NaN stays NaN.
+void EmitRoundIntegral(VectorCode& code, const std::string& dst, const std::string& src,
+                       const char* mode, const std::string& r, const std::string& f) {
+  const std::string n = code.IntScratch();
+  code.Line(Op("TMAXS", r, src, "-1073741824.0f"));
+  code.Line(Op("TMINS", r, r, "1073741824.0f"));
+  code.Line(Op("TCVT", n, r, absl::StrCat("RoundMode::", mode)));
+  code.Line(Op("TCVT", r, n, "RoundMode::CAST_NONE"));
+  code.Line(Op("TSUB", r, r, src));
+  code.Line(Op("TMAXS", r, r, "-1.0f"));
+  code.Line(Op("TMINS", r, r, "1.0f"));
+  code.Line(Op("TABS", f, src));
+  code.Line(Op("TNEG", f, f));
+  code.Line(Op("TADDS", f, f, "8388608.0f"));
+  code.Line(Op("TMULS", f, f, "4.0f"));
+  code.Line(Op("TMAXS", f, f, "0.0f"));
+  code.Line(Op("TMINS", f, f, "1.0f"));
+  code.Line(Op("TMUL", r, r, f));
+  code.Line(Op("TADD", dst, src, r));
+}
+
+bool IsAscendComposition(PtoOpcode op) {
+  switch (op) {
+    case PtoOpcode::kTLog1P: case PtoOpcode::kTFloor: case PtoOpcode::kTCeil:
+    case PtoOpcode::kTRound: case PtoOpcode::kTTrunc: case PtoOpcode::kTTanh:
+    case PtoOpcode::kTSign: case PtoOpcode::kTExp2: case PtoOpcode::kTExpM1:
+    case PtoOpcode::kTSin: case PtoOpcode::kTCos: case PtoOpcode::kTErf:
+    case PtoOpcode::kTErfc: case PtoOpcode::kTPow: case PtoOpcode::kTPowS:
+    case PtoOpcode::kTRPowS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
+                           const std::string& x, const std::string& src1,
+                           const std::string& scalar) {
+  switch (op) {
+    case PtoOpcode::kTLog1P: Log1p(code, d, x); return;
+    case PtoOpcode::kTFloor:
+      EmitRoundIntegral(code, d, x, "CAST_FLOOR", code.Scratch(1), code.Scratch(2));
+      return;
+    case PtoOpcode::kTCeil:
+      EmitRoundIntegral(code, d, x, "CAST_CEIL", code.Scratch(1), code.Scratch(2));
+      return;
+    case PtoOpcode::kTRound:
+      EmitRoundIntegral(code, d, x, "CAST_RINT", code.Scratch(1), code.Scratch(2));
+      return;
+    case PtoOpcode::kTTrunc:
+      EmitRoundIntegral(code, d, x, "CAST_TRUNC", code.Scratch(1), code.Scratch(2));
+      return;
+    case PtoOpcode::kTTanh: Tanh(code, d, x); return;
+    case PtoOpcode::kTSign: EmitSign(code, d, x); return;
+    case PtoOpcode::kTExp2: Exp2(code, d, x); return;
+    case PtoOpcode::kTExpM1: Expm1(code, d, x); return;
+    case PtoOpcode::kTSin: SinCos(code, d, x, false); return;
+    case PtoOpcode::kTCos: SinCos(code, d, x, true); return;
+    case PtoOpcode::kTErf: ErfErfc(code, d, x, false); return;
+    case PtoOpcode::kTErfc: ErfErfc(code, d, x, true); return;
+    case PtoOpcode::kTPow: Pow(code, d, x, src1); return;
+    case PtoOpcode::kTPowS: {  // x ** s
+      const std::string s = code.Scratch(8);
+      code.Line(Op("TEXPANDS", s, scalar));
+      Pow(code, d, x, s);
+      return;
+    }
+    case PtoOpcode::kTRPowS: {  // s ** x
+      const std::string s = code.Scratch(8);
+      code.Line(Op("TEXPANDS", s, scalar));
+      Pow(code, d, s, x);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace pto::compiler::ascend

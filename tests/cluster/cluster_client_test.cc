@@ -26,22 +26,7 @@ class ClusterClientTest : public pto::testing::RedisClusterSuite {
     return options;
   }
 
-  std::unique_ptr<ClusterClient> NewClient(const ClusterOptions& options) {
-    absl::StatusOr<std::unique_ptr<ClusterClient>> client =
-        ClusterClient::Create(options);
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
-  }
 
-  // Runs `argv` on node `node`; the reply.
-  Reply On(int node, const std::vector<std::string>& argv) {
-    absl::StatusOr<std::unique_ptr<Connection>> c = cluster().Connect(node);
-    EXPECT_TRUE(c.ok()) << c.status();
-    if (!c.ok()) return Reply::Error("no connection");
-    absl::StatusOr<Reply> reply = (*c)->Command(argv);
-    EXPECT_TRUE(reply.ok()) << reply.status();
-    return reply.ok() ? *reply : Reply::Error("failed");
-  }
 
   // The calls of `command` node `node` has served (INFO commandstats).
   int64_t CommandCalls(int node, const std::string& command) {

@@ -15,8 +15,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "server/redis/cluster_client.h"
 #include "tests/cluster/redis_cluster_fixture.h"
 #include "tests/ptod/test_util.h"
 
@@ -66,6 +69,26 @@ class RedisClusterSuiteOf : public ::testing::Test {
   }
 
   RedisCluster& cluster() { return *cluster_; }
+
+  // A cluster client with `options` (a failed start is a test failure).
+  std::unique_ptr<pto::server::redis::ClusterClient> NewClient(
+      const pto::server::redis::ClusterOptions& options) {
+    absl::StatusOr<std::unique_ptr<pto::server::redis::ClusterClient>> client =
+        pto::server::redis::ClusterClient::Create(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  // Runs `argv` on node `node` itself (no routing); the reply.
+  pto::server::redis::Reply On(int node, const std::vector<std::string>& argv) {
+    using pto::server::redis::Reply;
+    absl::StatusOr<std::unique_ptr<pto::server::redis::Connection>> c = cluster().Connect(node);
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (!c.ok()) return Reply::Error("no connection");
+    absl::StatusOr<Reply> reply = (*c)->Command(argv);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    return reply.ok() ? *reply : Reply::Error("failed");
+  }
 
  private:
   static inline TempDir* dir_ = nullptr;

@@ -61,21 +61,7 @@ class PtodBinaryClusterTest : public RedisClusterSuite {
 
   static absl::StatusOr<pto::v1::CompileResponse> Compile(
       const std::string& address, const pto::v1::Graph& graph) {
-    auto stub = pto::v1::CompileService::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-    pto::v1::CompileRequest request;
-    *request.mutable_graph() = graph;
-    request.set_target("host");
-    pto::v1::CompileResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::seconds(120));
-    grpc::Status status = stub->Compile(&context, request, &response);
-    if (!status.ok()) {
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          status.error_message());
-    }
-    return response;
+    return CompileAt(address, graph);
   }
 
   // The compile lease keys in the cluster now (each once: replicas hold

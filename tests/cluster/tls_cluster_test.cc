@@ -60,21 +60,7 @@ class TlsClusterTest : public TlsRedisClusterSuite {
     return options;
   }
 
-  std::unique_ptr<ClusterClient> NewClient(const ClusterOptions& options) {
-    absl::StatusOr<std::unique_ptr<ClusterClient>> client =
-        ClusterClient::Create(options);
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
-  }
 
-  Reply On(int node, const std::vector<std::string>& argv) {
-    absl::StatusOr<std::unique_ptr<Connection>> c = cluster().Connect(node);
-    EXPECT_TRUE(c.ok()) << c.status();
-    if (!c.ok()) return Reply::Error("no connection");
-    absl::StatusOr<Reply> reply = (*c)->Command(argv);
-    EXPECT_TRUE(reply.ok()) << reply.status();
-    return reply.ok() ? *reply : Reply::Error("failed");
-  }
 
   // ptod's flags on the TLS cluster, trusting `ca_file`.
   std::vector<std::string> Flags(const std::string& name,
@@ -98,21 +84,7 @@ class TlsClusterTest : public TlsRedisClusterSuite {
 
   static absl::StatusOr<pto::v1::CompileResponse> Compile(
       const std::string& address, const pto::v1::Graph& graph) {
-    auto stub = pto::v1::CompileService::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-    pto::v1::CompileRequest request;
-    *request.mutable_graph() = graph;
-    request.set_target("host");
-    pto::v1::CompileResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::seconds(120));
-    grpc::Status status = stub->Compile(&context, request, &response);
-    if (!status.ok()) {
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          status.error_message());
-    }
-    return response;
+    return CompileAt(address, graph);
   }
 
   static std::string Metrics(PtodProcess& ptod) {

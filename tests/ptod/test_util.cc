@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "grpc_health_v1.grpc.pb.h"
+#include "pto/v1/compile_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 namespace pto::testing {
@@ -101,6 +102,26 @@ absl::StatusOr<std::string> HealthCheck(const std::string& address,
   }
   return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
       response.status());
+}
+
+absl::StatusOr<pto::v1::CompileResponse> CompileAt(const std::string& address,
+                                                   const pto::v1::Graph& graph,
+                                                   const std::string& target,
+                                                   absl::Duration deadline) {
+  auto stub = pto::v1::CompileService::NewStub(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  pto::v1::CompileRequest request;
+  *request.mutable_graph() = graph;
+  request.set_target(target);
+  pto::v1::CompileResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+  grpc::Status status = stub->Compile(&context, request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  return response;
 }
 
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "pto/v1/compile_service.pb.h"
 #include "pto/v1/graph.pb.h"
 #include "server/compiler_backend.h"
 
@@ -75,6 +76,13 @@ class CountingBackend final : public pto::server::CompilerBackend {
 // grpc.health.v1 Check against `address`: the status name ("SERVING", ...).
 absl::StatusOr<std::string> HealthCheck(const std::string& address,
                                         const std::string& service = "");
+
+// CompileService.Compile of `graph` for `target` against a ptod at
+// `address`: its response, or the call's status.
+absl::StatusOr<pto::v1::CompileResponse> CompileAt(
+    const std::string& address, const pto::v1::Graph& graph,
+    const std::string& target = "host",
+    absl::Duration deadline = absl::Seconds(120));
 
 // GET http://127.0.0.1:<port><path>: the whole response (status line,
 // headers, body).

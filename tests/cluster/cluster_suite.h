@@ -13,6 +13,9 @@
 #ifndef PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_
 #define PTO_TESTS_CLUSTER_CLUSTER_SUITE_H_
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +72,23 @@ class RedisClusterSuiteOf : public ::testing::Test {
   }
 
   RedisCluster& cluster() { return *cluster_; }
+
+  // The files ptod's --signing_key_file and --redis_credentials_file read
+  // (mode 0600, in `dir`): the cluster's signing key, and the ACL user and
+  // password the cluster was started with.
+  struct PtodSecretFiles {
+    std::string key_file;
+    std::string credentials_file;
+  };
+  PtodSecretFiles WritePtodSecretFiles(const std::string& dir) {
+    PtodSecretFiles files{dir + "/signing.key", dir + "/redis-credentials"};
+    const RedisCluster::Options options = Config::Options();
+    std::ofstream(files.key_file) << "the-cluster-signing-key-0123456789abcdef\n";
+    std::ofstream(files.credentials_file) << options.user << "\n" << options.password << "\n";
+    chmod(files.key_file.c_str(), 0600);
+    chmod(files.credentials_file.c_str(), 0600);
+    return files;
+  }
 
   // A cluster client with `options` (a failed start is a test failure).
   std::unique_ptr<pto::server::redis::ClusterClient> NewClient(

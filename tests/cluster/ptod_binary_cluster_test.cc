@@ -31,12 +31,9 @@ class PtodBinaryClusterTest : public RedisClusterSuite {
   void SetUp() override {
     RedisClusterSuite::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    key_file_ = files_.path() + "/signing.key";
-    std::ofstream(key_file_) << "the-cluster-signing-key-0123456789abcdef\n";
-    credentials_file_ = files_.path() + "/redis-credentials";
-    std::ofstream(credentials_file_) << "ptod\ntest-redis-password\n";
-    chmod(key_file_.c_str(), 0600);
-    chmod(credentials_file_.c_str(), 0600);
+    PtodSecretFiles secrets = WritePtodSecretFiles(files_.path());
+    key_file_ = secrets.key_file;
+    credentials_file_ = secrets.credentials_file;
     // A compiler that takes a few seconds, so that a compile can be caught
     // in progress.
     slow_cxx_ = files_.path() + "/slow-cxx";

@@ -123,9 +123,9 @@ def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # 
             return strict_cast(input, dtype)
         return strict_cast(input, dtype)
     # A float result.
-    exact = dtypes.bytes_of(dtype) > dtypes.bytes_of(src) and src in FLOAT_TYPES or (
-        src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)) or (
-        src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32)
+    exact = ((src in FLOAT_TYPES and dtypes.bytes_of(dtype) > dtypes.bytes_of(src))
+             or src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)
+             or (src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32))
     if mode not in (CastMode.CAST_NONE, CastMode.CAST_RINT) and not exact:
         raise _not_here(what, mode, src, dtype)
     if satmode == SaturationMode.ON and dtype in _MAX_FINITE:

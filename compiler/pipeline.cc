@@ -58,8 +58,6 @@ absl::Status ExpandTiles(LoweringState* s) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTemplates(LoweringState* s) { return CheckTemplatable(s->tensor); }
-
 absl::Status Flatten(LoweringState* s) {
   absl::StatusOr<FlatGraph> flat = FlattenRegions(s->tensor);
   if (!flat.ok()) return flat.status();
@@ -174,8 +172,6 @@ const Pass kPasses[] = {
     {"tensor_to_tile", Route::kAll, "memory_model", ReadMemoryModel},
     // Tensor -> Tile: the tiling passes (lower/expand_to_tiles.h)
     {"tensor_to_tile", Route::kStatic, "expand_to_tiles", ExpandTiles, TilingPassNames},
-    // gather/scatter need static shapes (lower/lower_regions.h)
-    {"tensor_to_tile", Route::kDynamic, "check_templatable", CheckTemplates},
     // loops and ifs inlined once, markers (lower/flatten_regions.h)
     {"tensor_to_tile", Route::kDynamic, "flatten_regions", Flatten},
     // the driver over the static passes: Tile, Block and Execute levels

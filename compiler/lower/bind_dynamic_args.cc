@@ -48,19 +48,17 @@ absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
   return k_expr;
 }
 
-// TemplateAccess.stride_arg of `t`'s accesses (one per TLOAD/TSTORE of
-// `group`, in order: ExpandAccessesOf) from TileInstr::stride_dynamic. A
+// TemplateAccess.stride_arg of `t`'s accesses (one per TLOAD/TSTORE and
+// MGATHER/MSCATTER of `group`, in order: ExpandAccessesOf) from
+// TileInstr::stride_dynamic. A
 // load through a reshape also declares the shape it reads the buffer as
 // (TemplateAccess.view_shape): its strides are that shape's, one per view
 // dim, and the runtime checks them against it.
 absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
   int access = 0;
   for (const TileInstr& in : group.body) {
-    if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
-      ++access;  // a whole buffer of static shape: no stride args
-      continue;
-    }
-    if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
+    const bool indexed = in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter;
+    if (!indexed && in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
     if (access < t->accesses_size()) {
       pto::v1::TemplateAccess* a = t->mutable_accesses(access);
       for (int k : in.stride_dynamic) a->add_stride_arg(static_cast<uint32_t>(k + 1));
@@ -211,6 +209,24 @@ absl::Status BindDynamicArgs(const FlatGraph& flat, TileGraph* tile, BlockGraph*
         if (dims[j] >= 0) use(dims[j], absl::StrCat("stride(%", b, ", ", j, ")"));
       }
       in.stride_dynamic = std::move(dims);
+    }
+    // MGATHER/MSCATTER of a buffer with a symbolic extent along the indexed
+    // dim: that extent (the bound of a valid index) is one more dynamic arg.
+    for (TileInstr& in : group.body) {
+      if ((in.op != PtoOpcode::kMGather && in.op != PtoOpcode::kMScatter) || in.gm < 0) {
+        continue;
+      }
+      const int b = tile->gm[in.gm].buffer;
+      const auto& dims = execute->buffers(b).shape().dims();
+      if (in.index_dim < 0 || in.index_dim >= dims.size()) {
+        return absl::InternalError(absl::StrCat(flat.labels[group.ops.front()],
+                                                ": its index dim is outside buffer ", b));
+      }
+      absl::StatusOr<SymExpr> n = SymExprFromDim(dims[in.index_dim]);
+      if (!n.ok()) return n.status();
+      if (n->IsConstant()) continue;
+      in.extent_dynamic = position(kStrideSlots + intern(*n));
+      use(in.extent_dynamic, absl::StrCat("extent(%", b, ", ", in.index_dim, ")"));
     }
     if (group.is_cube) {
       // A K that depends on a loop index (a tail of K) is one more dynamic

@@ -40,6 +40,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.dtype = in.dtype;
       out.stride_dynamic = in.stride_dynamic;
       out.index_dim = in.index_dim;
+      out.extent_dynamic = in.extent_dynamic;
       out.scatter = in.scatter;
       f.body.push_back(std::move(out));
     }

@@ -16,7 +16,10 @@
 //   with its tasks in order (TileGroup::serial_all): they may write the
 //   same elements.
 // A source seen through an alias (a view, a transpose) is first copied into
-// a workspace of its own, so MGATHER addresses a dense buffer.
+// a workspace of its own, so MGATHER addresses a dense buffer. Over symbolic
+// dims the groups are templates like any other: the buffer's GM strides and
+// its extent along dim become dynamic args (bind_dynamic_args.h) and tails
+// run the generic function (tail_functions.h).
 #ifndef PTO_COMPILER_LOWER_EXPAND_INDEXING_H_
 #define PTO_COMPILER_LOWER_EXPAND_INDEXING_H_
 

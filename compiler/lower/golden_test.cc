@@ -705,5 +705,23 @@ TEST(GoldenTest, IndexOps) {
   CheckGoldens(b.Build(), "index_ops", {"tile", "execute", "pto", "cpp"});
 }
 
+// The index ops over symbolic dims: rows = index_select(x, 1, i) and
+// index_add(x, 1, i, rows) with x [5, n] and i [m]. MGATHER and MSCATTER
+// take x's GM stride of dim 0 (n) and its extent along dim 1 (n, the bound
+// of a valid index) as dynamic args; the generic tail functions call the N
+// forms with the task's extents from the args.
+TEST(GoldenTest, SymbolicIndexOps) {
+  testing::GraphBuilder b("sym_index_ops");
+  const SymExpr m = SymExpr::Symbol("m"), n = SymExpr::Symbol("n");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {SymExpr(5), n});
+  const uint32_t i = b.SymInput("i", pto::v1::DT_INT32, {m});
+  const uint32_t rows = b.Op("index_select", {x, i}, {2, 4}, 1, false);
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+  const uint32_t out = b.Op("index_add", {x, i, rows}, {2, 4}, 1, false);
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+  b.Output("out", out);
+  CheckGoldens(b.Build(), "sym_index_ops", {"tile", "execute", "pto", "cpp"});
+}
+
 }  // namespace
 }  // namespace pto::compiler

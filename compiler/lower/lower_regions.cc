@@ -1,34 +1,8 @@
 #include "compiler/lower/lower_regions.h"
 
-#include <functional>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "compiler/util/strings.h"
-
 namespace pto::compiler {
-
-absl::Status CheckTemplatable(const TensorGraph& graph) {
-  // Index ops address whole buffers with compile-time strides and extents
-  // (expand_indexing.h): static shapes only (loops and branches are fine).
-  std::function<const TensorOp*(const std::vector<TensorOp>&)> index_op =
-      [&](const std::vector<TensorOp>& ops) -> const TensorOp* {
-    for (const TensorOp& op : ops) {
-      if (op.info != nullptr && op.info->category == OpCategory::kIndex) return &op;
-      for (const TensorRegion& r : op.regions) {
-        if (const TensorOp* found = index_op(r.ops)) return found;
-      }
-    }
-    return nullptr;
-  };
-  if (const TensorOp* op = graph.HasSymbolicDims() ? index_op(graph.ops) : nullptr) {
-    return absl::UnimplementedError(absl::StrCat(
-        "op ", Quote(op->info->kind),
-        ": gather/scatter ops need static shapes (this kernel has symbolic dims or "
-        "valid regions that depend on sizes or loop indices)"));
-  }
-  return absl::OkStatus();
-}
 
 ExpandOptions TemplateOptions(const FlatGraph& flat, bool fuse, const MemoryModel& memory) {
   ExpandOptions options;

@@ -5,7 +5,7 @@
 // in program order (runtime/expand_regions.h).
 //
 // Its steps are the lines of compiler/pipeline.cc's list on route
-// "dynamic": CheckTemplatable and TemplateOptions (here), FlattenRegions
+// "dynamic": TemplateOptions (here), FlattenRegions
 // (flatten_regions.h), LowerSymbolic (lower_symbolic.h: the driver over
 // the static passes that makes the Tile, Block and Execute levels from two
 // probe lowerings, tiled with TemplateOptions), BindDynamicArgs
@@ -25,10 +25,6 @@
 #include "compiler/targets/memory_model.h"
 
 namespace pto::compiler {
-
-// UNIMPLEMENTED naming the op when a graph with symbolic dims holds an
-// index op (expand_indexing.h: whole buffers with compile-time strides).
-absl::Status CheckTemplatable(const TensorGraph& graph);
 
 // The options LowerSymbolic tiles `flat` with: `fuse` and the target's
 // `memory`, a fusion class per run of ops between loop boundaries, the

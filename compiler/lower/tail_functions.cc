@@ -66,6 +66,24 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     }
     bool any = false;
     for (const auto& e : extent) any = any || e.has_value();
+    // MGATHER/MSCATTER run their tails on the generic function (only the
+    // task's extents of its tiles), but address whole buffers: an operand
+    // lowered at a bound (a dim that depends on a loop index) is refused.
+    bool indexed = false;
+    for (const TileInstr& in : group.body) {
+      indexed = indexed || in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter;
+    }
+    for (int op : indexed ? group.ops : std::vector<int>{}) {
+      const TensorOp& t = flat.graph.ops[op];
+      std::vector<int> values = t.outputs;
+      values.insert(values.end(), t.inputs.begin(), t.inputs.end());
+      for (int v : values) {
+        if (flat.runtime_shape.count(v) > 0) {
+          return RegionsUnimplemented(where, "a gather/scatter over a dim whose extent "
+                                      "depends on a loop index");
+        }
+      }
+    }
     // A parameter's symbolic dim split into tiles of more than one element
     // has tails of any extent too (lower_symbolic.h dropped the probe's).
     for (int d = 0; d < rank; ++d) {
@@ -75,10 +93,6 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     }
     if (!any) continue;
     for (const TileInstr& in : group.body) {
-      if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
-        return RegionsUnimplemented(where, "a gather/scatter over a dim whose extent depends on a "
-                                    "loop index");
-      }
       const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();
       // (The accumulating form's tiles along its dim fold in order, tails
       // padded with the identity: any extent works.)

@@ -9,8 +9,11 @@
 // function stays static. Tails along M or N of a cube group run the generic
 // cube function (m and n from the args, tiles sized at the bounds). A
 // reduction over a dim whose extent depends on a loop index takes the
-// accumulating form (ExpandOptions::symbolic); any other reduction or
-// gather/scatter over such a dim is UNIMPLEMENTED naming the op.
+// accumulating form (ExpandOptions::symbolic); any other reduction over
+// such a dim, or a gather/scatter with an operand that has one, is
+// UNIMPLEMENTED naming the op. A gather/scatter over a parameter's symbolic
+// dim runs its tails on the generic function (MGATHER/MSCATTER over the
+// task's extents only).
 #ifndef PTO_COMPILER_LOWER_TAIL_FUNCTIONS_H_
 #define PTO_COMPILER_LOWER_TAIL_FUNCTIONS_H_
 

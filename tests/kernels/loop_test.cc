@@ -521,6 +521,38 @@ TEST(LoopTest, ReductionsOverALoopDependentTail) {
   }
 }
 
+// An index op over a view whose extent depends on the loop index (the last
+// of in[bs, 8]'s chunks of 4 rows: min(4, bs - i)) is refused naming the
+// op: MGATHER addresses whole buffers, and the view is lowered at its
+// bound. (Over a parameter's symbolic dims index ops compile once:
+// compiler/testdata/sym_index_ops.*.)
+TEST(LoopTest, AnIndexOpOverALoopDependentTailIsRefusedByName) {
+  GraphBuilder b("tail_index_select");
+  const uint32_t in = b.SymInput("in", DT_FP32, {kBs, SymExpr(8)});
+  const uint32_t idx = b.Input("idx", pto::v1::DT_INT32, {3});
+  const uint32_t out = b.SymValue(DT_FP32, {kBs, SymExpr(3)}, "out");
+  const std::vector<int64_t> tile = {4, 8};
+  const uint32_t result = b.Loop("i", 0, kBs, 4, {out}, [&](const Ids& args) {
+    const SymShape rows = {SymExpr::Min(SymExpr(4), kBs - kI), SymExpr(8)};
+    const uint32_t x = b.View(in, {kI, 0}, rows, tile);
+    const uint32_t y = b.Op("index_select", {x, idx}, tile, 1, false);
+    return Ids{b.Assemble(y, args[0], {kI, 0}, tile)};
+  })[0];
+  b.InOut("out", out, result);
+  pto::v1::Graph graph = b.Build();
+  for (pto::v1::Op& loop : *graph.mutable_ops()) {
+    for (pto::v1::Region& body : *loop.mutable_regions()) {
+      for (pto::v1::Op& op : *body.mutable_ops()) op.mutable_attrs()->erase("keepdim");
+    }
+  }
+  auto compiled = compiler::Compile(graph, "host", {});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(compiled.status().message(), HasSubstr("index_select"));
+  EXPECT_THAT(compiled.status().message(),
+              HasSubstr("a gather/scatter over a dim whose extent depends on a loop index"));
+}
+
 // The loop index (and the batch size) as numbers: for i in
 // 0..bs, out[i] = clip(in[i] * i - (bs - i), -i, 2i + 1) / (i + 1). Each
 // scalar is a dynamic arg evaluated per iteration: one compile, and the

@@ -14,14 +14,16 @@ by tile (the tiles in row-major order, each tile's elements in row-major
 order: the index's row-major order when the vector tile spans whole rows):
 with a repeated index the last write wins (torch leaves that winner
 unspecified), and reduce='add'/'multiply' combine every value in that order.
-Shapes must be static (they may be used in pypto.loop bodies).
+Shapes may have dynamic dims (one compile serves every size; an index
+argument is checked against the size of its launch); a tensor whose valid
+region is smaller than its shape is refused.
 """
 
 import math
 
 import numpy as np
 
-from . import dtypes, element, layout, ops
+from . import dtypes, element, layout, ops, symbolic
 from .enums import ScatterMode
 from .errors import not_yet
 from .primitives import check_traced
@@ -30,11 +32,13 @@ from .tensors import Tensor, _is_scalar
 _INDEX_TYPES = (dtypes.DT_INT32, dtypes.DT_INT64)
 
 
-def _static_shape(what, t, name):
+def _shape(what, t, name):
+    """t's shape (dims may be symbolic: a dynamic dim's size is bound at
+    launch); a tensor whose valid region is smaller than its shape is refused."""
     shape = tuple(t._shape)
-    if any(not isinstance(d, int) for d in shape) or getattr(t, "_static", None) is not None:
-        raise not_yet(f"{what} of '{name}' with shape {list(shape)}",
-                      "index ops take tensors of static shape with no partial valid region")
+    if getattr(t, "_static", None) is not None:
+        raise not_yet(f"{what} of '{name}' with shape {list(t._static)} and valid shape "
+                      f"{list(shape)}", "index ops take tensors with no partial valid region")
     return shape
 
 
@@ -58,7 +62,9 @@ def check_argument(index, size, what, dim):
     """Records a launch check of `index` against [0, size) when it is a
     kernel argument read as passed: (parameter position, size, what, dim)
     in the builder's index_checks, which reach the kernel's entry as
-    where[locations.INDEX_CHECKS] (jit_function._launch runs them)."""
+    where[locations.INDEX_CHECKS] (jit_function._launch runs them). A
+    symbolic size (a dynamic dim, or an expression of them) is evaluated at
+    each launch."""
     p = index._param
     b = index._builder
     if p is None or index._vid != p.initial:
@@ -69,17 +75,41 @@ def check_argument(index, size, what, dim):
     checks = getattr(b, "index_checks", None)
     if checks is None:
         checks = b.index_checks = []
-    checks.append((pos, int(size), what, int(dim)))
+    if not isinstance(size, symbolic.SymbolicScalar):
+        size = int(size)
+    checks.append((pos, size, what, int(dim)))
 
 
-def check_indices(checks, run_args, names):
+def launch_symbols(graph, run_args):
+    """{symbol: size} of a launch: each plain-symbol dim of a parameter
+    (graph: the kernel's pto.v1.Graph) bound to its argument's size there
+    (run_args: one array per parameter), as the runtime binds them."""
+    shapes = {v.id: v.shape for v in graph.values}
+    out = {}
+    for k, p in enumerate(graph.params):
+        shape = shapes.get(p.value_id)
+        if shape is None or k >= len(run_args):
+            continue
+        for i, d in enumerate(shape.dims):
+            if d.WhichOneof("kind") == "symbol" and i < run_args[k].ndim:
+                out[d.symbol] = int(run_args[k].shape[i])
+    return out
+
+
+def check_indices(checks, run_args, names, graph=None):
     """IndexError for the first index argument with an element outside its
     range (checks: where[locations.INDEX_CHECKS]; run_args: the kernel's
-    arrays, one per tensor parameter)."""
+    arrays, one per tensor parameter; graph: the kernel's graph, which binds
+    the symbols of a symbolic size)."""
+    bound = None
     for pos, size, what, dim in checks:
         a = run_args[pos]
         if a.size == 0:
             continue
+        if isinstance(size, symbolic.SymbolicScalar):
+            if bound is None:
+                bound = launch_symbols(graph, run_args)
+            size = symbolic.value_at(size, bound)
         bad = (a < 0) | (a >= size)
         if bad.any():
             at = np.unravel_index(int(np.argmax(bad)), a.shape)
@@ -104,8 +134,8 @@ def gather(input, dim, index):  # noqa: A002 - PyPTO's names
     what = "pypto.gather"
     check_traced(input, what, "input")
     _index(what, index)
-    shape = _static_shape(what, input, "input")
-    ishape = _static_shape(what, index, "index")
+    shape = _shape(what, input, "input")
+    ishape = _shape(what, index, "index")
     d = _dim(what, dim, len(shape))
     if len(ishape) != len(shape):
         raise ValueError(f"{what}: index has shape {list(ishape)} and input {list(shape)}; "
@@ -124,8 +154,8 @@ def index_select(input, dim, index):  # noqa: A002
     what = "pypto.index_select"
     check_traced(input, what, "input")
     _index(what, index)
-    shape = _static_shape(what, input, "input")
-    ishape = _static_shape(what, index, "index")
+    shape = _shape(what, input, "input")
+    ishape = _shape(what, index, "index")
     d = _dim(what, dim, len(shape))
     if len(ishape) != 1:
         raise ValueError(f"{what}: index has shape {list(ishape)}; it must have one dim")
@@ -141,7 +171,7 @@ def getitem_gather(x, index):
     by x's other dims."""
     what = "Tensor.__getitem__"
     _index(what, index)
-    ishape = _static_shape(what, index, "index")
+    ishape = _shape(what, index, "index")
     flat = index if len(ishape) == 1 else layout.reshape(index, [math.prod(ishape)])
     rows = index_select(x, 0, flat)
     if len(ishape) == 1:
@@ -186,15 +216,15 @@ def scatter(input, dim, index, src, *, reduce=None):  # noqa: A002
     what = "pypto.scatter"
     check_traced(input, what, "input")
     _index(what, index)
-    shape = _static_shape(what, input, "input")
-    ishape = _static_shape(what, index, "index")
+    shape = _shape(what, input, "input")
+    ishape = _shape(what, index, "index")
     d = _dim(what, dim, len(shape))
     r = _reduce_name(what, reduce)
     if len(ishape) != len(shape):
         raise ValueError(f"{what}: index has shape {list(ishape)} and input {list(shape)}; "
                          f"they must have the same number of dims")
     src = _scalar_source(what, input, src, ishape)
-    sshape = _static_shape(what, src, "src")
+    sshape = _shape(what, src, "src")
     if len(sshape) != len(shape):
         raise ValueError(f"{what}: src has shape {list(sshape)} and input {list(shape)}; "
                          f"they must have the same number of dims")
@@ -228,9 +258,9 @@ def _index_rows(what, kind, input, dim, index, source):
     check_traced(input, what, "input")
     check_traced(source, what, "source")
     _index(what, index)
-    shape = _static_shape(what, input, "input")
-    ishape = _static_shape(what, index, "index")
-    sshape = _static_shape(what, source, "source")
+    shape = _shape(what, input, "input")
+    ishape = _shape(what, index, "index")
+    sshape = _shape(what, source, "source")
     d = _dim(what, dim, len(shape))
     if len(ishape) != 1:
         raise ValueError(f"{what}: index has shape {list(ishape)}; it must have one dim")
@@ -300,10 +330,10 @@ def index_put_(input, indices, values, accumulate=False):  # noqa: A002
                       "one index tensor (along dim 0) is supported")
     index = indices[0]
     _index(what, index, "indices[0]")
-    ishape = _static_shape(what, index, "indices[0]")
+    ishape = _shape(what, index, "indices[0]")
     if len(ishape) != 1:
         raise ValueError(f"{what}: indices[0] has shape {list(ishape)}; it must have one dim")
-    shape = _static_shape(what, input, "input")
+    shape = _shape(what, input, "input")
     want = [ishape[0]] + list(shape[1:])
     values = element.value_of(values)
     if not isinstance(values, Tensor):
@@ -329,9 +359,9 @@ def scatter_update(input, dim, index, src):  # noqa: A002
     check_traced(input, what, "input")
     check_traced(src, what, "src")
     _index(what, index)
-    shape = _static_shape(what, input, "input")
-    ishape = _static_shape(what, index, "index")
-    sshape = _static_shape(what, src, "src")
+    shape = _shape(what, input, "input")
+    ishape = _shape(what, index, "index")
+    sshape = _shape(what, src, "src")
     d = _dim(what, dim, len(shape))
     if d == len(shape) - 1:
         raise ValueError(f"{what}: dim {dim} is input's last dim; the rows it updates are "
@@ -367,7 +397,7 @@ def gathermask(input, pattern_mode):  # noqa: A002
     check_traced(input, what, "input")
     if isinstance(pattern_mode, bool) or pattern_mode not in _MASK_PATTERNS:
         raise ValueError(f"{what}: pattern_mode must be 1..7, got {pattern_mode!r}")
-    shape = _static_shape(what, input, "input")
+    shape = _shape(what, input, "input")
     if not shape:
         raise ValueError(f"{what}: input is a rank-0 tensor; it needs a last dim")
     period, start = _MASK_PATTERNS[pattern_mode]

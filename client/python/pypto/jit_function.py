@@ -90,7 +90,7 @@ def _launch(entry, run_args):
     Index arguments out of their range are an IndexError first
     (indexing.check_indices)."""
     if entry.index_checks:
-        indexing.check_indices(entry.index_checks, run_args, entry.names)
+        indexing.check_indices(entry.index_checks, run_args, entry.names, entry.graph)
     try:
         entry.compiled.kernel.run(run_args, entry.run_dtypes)
     except ValueError as e:
@@ -102,7 +102,7 @@ def _launch_traced(entry, run_args, kernel_name):
     """_launch, with the run's tasks traced and written to PyPTO's run
     folder as its swimlane (run_folder.py)."""
     if entry.index_checks:
-        indexing.check_indices(entry.index_checks, run_args, entry.names)
+        indexing.check_indices(entry.index_checks, run_args, entry.names, entry.graph)
     try:
         profile = entry.compiled.kernel.run_profiled(run_args, entry.run_dtypes, trace=True)
     except ValueError as e:

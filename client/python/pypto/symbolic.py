@@ -586,6 +586,34 @@ def smax(a, b, *more):
     return r
 
 
+def value_at(x, values):
+    """The int value of int or SymbolicScalar `x` with its symbols bound to
+    `values` ({name: int}); a KeyError names a symbol `values` lacks."""
+    p = _poly(x)
+    if p is None:
+        raise TypeError(f"value_at: {x!r} is not an int or a symbolic scalar")
+    return _poly_value(p, values)
+
+
+def _poly_value(p, values):
+    total = 0
+    for m, c in p:
+        term = c
+        for a in m:
+            term *= _atom_value(a, values)
+        total += term
+    return total
+
+
+def _atom_value(a, values):
+    if isinstance(a, str):
+        return int(values[a])
+    _, op, p, q = a
+    if op == "select":
+        return _poly_value(q[0] if _poly_value(p, values) else q[1], values)
+    return int(_FOLD[op](_poly_value(p, values), _poly_value(q, values)))
+
+
 def constant_upper_bound(x):
     """A constant c with x <= c for every binding, when the form shows one
     (as the compiler's SymExpr::ConstantUpperBound: an int; min(c, e) + k;

@@ -44,7 +44,10 @@ std::string ScalarLiteral(double v, pto::v1::DataType storage) {
 
 // The call of MGATHER/MSCATTER `in` (pto_tile.h MGather, MScatter): the
 // buffer padded to 4 dims like the tile (`tile4`), the task's offsets, the
-// buffer's row-major strides and its extent along the indexed dim.
+// buffer's row-major strides and its extent along the indexed dim (each
+// from its dynamic arg where it depends on symbols: stride_dynamic,
+// extent_dynamic). A function with run-time extents (a tail) calls the N
+// forms with the task's extents.
 absl::StatusOr<std::string> IndexedCall(const PtoProgram& p, const PtoFunction& fn,
                                         const PtoInstr& in,
                                         const std::vector<std::string>& name,
@@ -53,7 +56,8 @@ absl::StatusOr<std::string> IndexedCall(const PtoProgram& p, const PtoFunction& 
   if (in.buffer < 0 || in.buffer >= static_cast<int>(p.buffers.size()) ||
       static_cast<int>(p.buffers[in.buffer].shape.size()) != rank || in.index_dim < 0 ||
       in.index_dim >= rank || rank > 4 ||
-      static_cast<int>(in.srcs.size()) != PtoNumTileSources(in.op)) {
+      static_cast<int>(in.srcs.size()) != PtoNumTileSources(in.op) ||
+      (!in.stride_dynamic.empty() && static_cast<int>(in.stride_dynamic.size()) != rank)) {
     return absl::InternalError(absl::StrCat(PtoOpcodeName(in.op),
                                             ": malformed buffer, dim or sources"));
   }
@@ -62,23 +66,35 @@ absl::StatusOr<std::string> IndexedCall(const PtoProgram& p, const PtoFunction& 
   shape4.insert(shape4.end(), buf.shape.begin(), buf.shape.end());
   std::vector<int64_t> strides4(4, 1);
   for (int k = 2; k >= 0; --k) strides4[k] = strides4[k + 1] * shape4[k + 1];
+  std::vector<std::string> strides;
   std::vector<std::string> offsets;
+  std::vector<std::string> extents;
   for (int k = 0; k < 4; ++k) {
     const int d = k - (4 - rank);
     offsets.push_back(d < 0 ? std::string("0") : absl::StrCat("args[", d, "]"));
+    const int dynamic = d >= 0 && !in.stride_dynamic.empty() ? in.stride_dynamic[d] : -1;
+    strides.push_back(dynamic >= 0 ? absl::StrCat("args[", rank + dynamic, "]")
+                                   : absl::StrCat(strides4[k]));
+    extents.push_back(d < 0 || tile4[k] == 1
+                          ? std::string("1")
+                          : absl::StrCat("args[", fn.num_args - rank + d, "]"));
   }
+  const std::string n = in.extent_dynamic >= 0
+                            ? absl::StrCat("args[", rank + in.extent_dynamic, "]")
+                            : absl::StrCat(buf.shape[in.index_dim]);
   const std::string type = GmType(buf.dtype);
   const int k = in.index_dim + 4 - rank;
   const std::string tail = absl::StrCat(
-      absl::StrJoin(offsets, ", "), ", ", strides4[0], ", ", strides4[1], ", ", strides4[2],
-      ", ", buf.shape[in.index_dim], ");\n");
+      absl::StrJoin(offsets, ", "), ", ", strides[0], ", ", strides[1], ", ", strides[2], ", ",
+      n, fn.runtime_extents ? absl::StrCat(", ", absl::StrJoin(extents, ", ")) : "", ");\n");
+  const char* form = fn.runtime_extents ? "N<" : "<";
   if (in.op == PtoOpcode::kMGather) {
-    return absl::StrCat("pto_tile::MGather<", type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
-                        ">(t", in.dst, ", static_cast<const ", type, "*>(buffers[",
+    return absl::StrCat("pto_tile::MGather", form, type, ", ", absl::StrJoin(tile4, ", "), ", ",
+                        k, ">(t", in.dst, ", static_cast<const ", type, "*>(buffers[",
                         in.buffer, "]), ", name[in.srcs[0]], ", ", tail);
   }
-  return absl::StrCat("pto_tile::MScatter<", type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
-                      ", ", static_cast<int>(in.scatter), ">(static_cast<", type,
+  return absl::StrCat("pto_tile::MScatter", form, type, ", ", absl::StrJoin(tile4, ", "), ", ",
+                      k, ", ", static_cast<int>(in.scatter), ">(static_cast<", type,
                       "*>(buffers[", in.buffer, "]), ", name[in.srcs[0]], ", ",
                       name[in.srcs[1]], ", ", tail);
 }

@@ -1,8 +1,9 @@
 // pto_tile.h's MGather and MScatter against element-by-element loops over
 // the padded 4-dim space: every indexed dim, a row of equal indices (the
 // contiguous copy) beside rows of mixed ones, FP16 and INT32 buffers,
-// reduce none/add/multiply with repeated indices, INT32 wrapping, and
-// indices outside [0, n) reading 0 and writing nothing.
+// reduce none/add/multiply with repeated indices, INT32 wrapping,
+// indices outside [0, n) reading 0 and writing nothing, and the N forms (a
+// tail's extents) touching only the elements inside them.
 #include <cstdint>
 #include <vector>
 
@@ -102,6 +103,37 @@ TEST(PtoTileIndexTest, ScatterAddWrapsInt32AndSkipsOutOfRange) {
   pto_tile::MScatter<int32_t, 1, 1, 1, 3, 3, 1>(gm, src, idx, 0, 0, 0, 0, 2, 2, 2, 2);
   EXPECT_EQ(gm[0], -2147483647 - 1);
   EXPECT_EQ(gm[1], 5);
+}
+
+// The N forms over the extents (1, 1, 2, 3) of a [1, 1, 3, 4] tile: the
+// elements inside are gathered (scattered) as the whole-tile form would;
+// the tile's other elements keep their values and the buffer elements the
+// others would address (the zero-padded index 0) are not written.
+TEST(PtoTileIndexTest, TheNFormsTouchOnlyTheTasksExtents) {
+  // A [3, 4] buffer, indexed along dim 1 (K = 3 of the padded [1, 1, 3, 4]).
+  std::vector<float> gm(12);
+  for (int i = 0; i < 12; ++i) gm[i] = static_cast<float>(i + 1);
+  int64_t idx[12] = {};  // the tail's zero padding: index 0
+  const int64_t valid[6] = {3, 1, 2, 0, 3, 3};
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 3; ++j) idx[r * 4 + j] = valid[r * 3 + j];
+  }
+  std::vector<float> ub(12, -7.0f);
+  pto_tile::MGatherN<float, 1, 1, 3, 4, 3>(ub.data(), gm.data(), idx, 0, 0, 0, 0, 12, 12, 4, 4,
+                                           1, 1, 2, 3);
+  for (int e = 0; e < 12; ++e) {
+    const int r = e / 4, j = e % 4;
+    const float want = r < 2 && j < 3 ? gm[r * 4 + idx[e]] : -7.0f;
+    EXPECT_EQ(ub[e], want) << "element " << e;
+  }
+  std::vector<float> src(12, 100.0f);
+  std::vector<float> want = gm;
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 3; ++j) want[r * 4 + idx[r * 4 + j]] += 100.0f;
+  }
+  pto_tile::MScatterN<float, 1, 1, 3, 4, 3, 1>(gm.data(), src.data(), idx, 0, 0, 0, 0, 12, 12,
+                                               4, 4, 1, 1, 2, 3);
+  EXPECT_EQ(gm, want);  // row 2 and column 3 of the tile add nothing at index 0
 }
 
 }  // namespace

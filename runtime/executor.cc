@@ -840,16 +840,20 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   run.caller_cpu = sched_getcpu();
   // Which worker the claimers wake (Policy::kWakeOffCallerCpu), and where
   // a pinned pool with fewer workers than CPUs moves one that sleeps on the
-  // caller's CPU (Policy::kPinWorkers): the next CPU of the list.
+  // caller's CPU (Policy::kPinWorkers): a CPU no worker of the pool is
+  // pinned to (worker i's is the i-th listed), or where the caller is on
+  // such a CPU, the next one listed.
   const int avoid_cpu =
       (policy & kWakeOffCallerCpu) != 0 ? run.caller_cpu : -1;
   int move_to[kNumCoreKinds] = {-1, -1};
   const auto caller_at = std::find(cpus_.begin(), cpus_.end(), avoid_cpu);
-  if ((policy & kPinWorkers) != 0 && avoid_cpu >= 0 && caller_at != cpus_.end() &&
-      cpus_.size() > 1) {
-    const int next = cpus_[(caller_at - cpus_.begin() + 1) % cpus_.size()];
+  if ((policy & kPinWorkers) != 0 && avoid_cpu >= 0 && caller_at != cpus_.end()) {
+    const size_t n = cpus_.size(), at = caller_at - cpus_.begin();
     for (int k = 0; k < kNumCoreKinds; ++k) {
-      if (static_cast<size_t>(num_workers_[k]) < cpus_.size()) move_to[k] = next;
+      const size_t homes = static_cast<size_t>(num_workers_[k]);
+      if (homes >= n) continue;
+      move_to[k] = cpus_[homes + at % (n - homes)];
+      if (move_to[k] == avoid_cpu) move_to[k] = cpus_[(at + 1) % n];
     }
   }
   for (int k = 0; k < kNumCoreKinds; ++k) {

@@ -244,8 +244,8 @@ class Executor {
     // of them by default) has none on some CPUs, and its only sleeper may
     // be pinned to the caller's CPU (one cube worker on two CPUs, the
     // caller on the first): with kWakeOffCallerCpu the caller moves the
-    // sleeper it wakes there to the next CPU of the list before waking it,
-    // where it stays until a caller moves it again.
+    // sleeper it wakes there to a CPU no worker of the pool is pinned to
+    // before waking it, where it stays until a caller moves it again.
     kPinWorkers = 16,
     // Home segments: a kind's roots are cut into one contiguous segment per
     // root claimer, and each claimer starts in a segment that is the same

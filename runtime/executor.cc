@@ -184,7 +184,7 @@ int64_t TaskPlan::memory_bytes() const {
 
 // ---------------------------------------------------------------- queues
 
-void Executor::ReadyQueue::WakeFor(int64_t pushed, int avoid_cpu) {
+void Executor::ReadyQueue::WakeFor(int64_t pushed, int avoid_cpu, int move_to) {
   // Each spinner takes at most one of the queued items (not only of these:
   // one counted here may have stopped spinning for an earlier item it has
   // not popped yet). Read under mu_: a spinner decrements spinning_ before
@@ -205,25 +205,33 @@ void Executor::ReadyQueue::WakeFor(int64_t pushed, int avoid_cpu) {
     }
     Sleeper* sleeper = *chosen;
     sleepers_.erase(chosen);
+    if (move_to >= 0 && sleeper->cpu == avoid_cpu && sleeper->tid > 0) {
+      // Where it is pinned it could only take turns with the caller: the
+      // kernel wakes it on move_to instead. A failure leaves it where it is.
+      cpu_set_t mask;
+      CPU_ZERO(&mask);
+      CPU_SET(move_to, &mask);
+      sched_setaffinity(sleeper->tid, sizeof(mask), &mask);
+    }
     sleeper->woken = true;
     sleeper->cv.Signal();
   }
 }
 
-void Executor::ReadyQueue::Push(Item item, int avoid_cpu) {
+void Executor::ReadyQueue::Push(Item item, int avoid_cpu, int move_to) {
   absl::MutexLock lock(&mu_);
   items_.push_back(item);
   size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
-  WakeFor(1, avoid_cpu);
+  WakeFor(1, avoid_cpu, move_to);
 }
 
 void Executor::ReadyQueue::PushMany(absl::Span<const Item> items,
-                                    int avoid_cpu) {
+                                    int avoid_cpu, int move_to) {
   if (items.empty()) return;
   absl::MutexLock lock(&mu_);
   items_.insert(items_.end(), items.begin(), items.end());
   size_.store(static_cast<int64_t>(items_.size()), std::memory_order_release);
-  WakeFor(static_cast<int64_t>(items.size()), avoid_cpu);
+  WakeFor(static_cast<int64_t>(items.size()), avoid_cpu, move_to);
 }
 
 void Executor::ReadyQueue::Spin(int64_t spin_ns) {
@@ -246,6 +254,7 @@ bool Executor::ReadyQueue::Pop(Item* item, int64_t spin_ns) {
   while (items_.empty() && !stopped_) {
     Sleeper self;
     self.cpu = sched_getcpu();
+    self.tid = gettid();
     sleepers_.push_back(&self);
     while (!self.woken && !stopped_) self.cv.Wait(&mu_);
     if (!self.woken) {  // stopped: Stop() wakes and unlists every sleeper
@@ -495,18 +504,22 @@ void Executor::WorkerLoop(CoreKind core, int worker_id) {
                         ? worker_id
                         : worker_id - num_workers(CoreKind::kVector);
   bool pinned = false;
+  auto pin_home = [&](bool pin) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    CPU_SET(cpus_[index % cpus_.size()], &mask);
+    pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+                           pin ? &mask : &own_mask);
+    pinned = pin;
+  };
+  // Pinned before the first item too: a caller that moves this thread
+  // while it sleeps (kPinWorkers) is then not undone when it wakes.
+  if (can_pin && (policy() & kPinWorkers) != 0) pin_home(true);
   Item item;
   int64_t spin_ns = spin_ns_;
   while (queues_[static_cast<int>(core)].Pop(&item, spin_ns)) {
     const bool pin = can_pin && (policy() & kPinWorkers) != 0;
-    if (pin != pinned) {
-      cpu_set_t mask;
-      CPU_ZERO(&mask);
-      CPU_SET(cpus_[index % cpus_.size()], &mask);
-      pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
-                             pin ? &mask : &own_mask);
-      pinned = pin;
-    }
+    if (pin != pinned) pin_home(pin);
     // Read before Dispatch: the item's share keeps its run alive until then.
     const int caller_cpu = item.run->caller_cpu;
     Dispatch(item, &core, worker_id);
@@ -825,9 +838,24 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     run.shares.reset(new ShareEvent[total_claimers]);
   }
   run.caller_cpu = sched_getcpu();
-  // Which worker the claimers wake (Policy::kWakeOffCallerCpu).
+  // Which worker the claimers wake (Policy::kWakeOffCallerCpu), and where
+  // a pinned pool with fewer workers than CPUs moves one that sleeps on the
+  // caller's CPU (Policy::kPinWorkers): a CPU no worker of the pool is
+  // pinned to (worker i's is the i-th listed), or where the caller is on
+  // such a CPU, the next one listed.
   const int avoid_cpu =
       (policy & kWakeOffCallerCpu) != 0 ? run.caller_cpu : -1;
+  int move_to[kNumCoreKinds] = {-1, -1};
+  const auto caller_at = std::find(cpus_.begin(), cpus_.end(), avoid_cpu);
+  if ((policy & kPinWorkers) != 0 && avoid_cpu >= 0 && caller_at != cpus_.end()) {
+    const size_t n = cpus_.size(), at = caller_at - cpus_.begin();
+    for (int k = 0; k < kNumCoreKinds; ++k) {
+      const size_t homes = static_cast<size_t>(num_workers_[k]);
+      if (homes >= n) continue;
+      move_to[k] = cpus_[homes + at % (n - homes)];
+      if (move_to[k] == avoid_cpu) move_to[k] = cpus_[(at + 1) % n];
+    }
+  }
   for (int k = 0; k < kNumCoreKinds; ++k) {
     const int queued = claimers[k] - (k == own_kind ? 1 : 0);
     Item items[kMaxClaimers];
@@ -838,7 +866,7 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
     for (int c = 0; c < queued; c += kMaxClaimers) {
       queues_[k].PushMany(
           absl::MakeConstSpan(items, std::min(kMaxClaimers, queued - c)),
-          avoid_cpu);
+          avoid_cpu, move_to[k]);
     }
   }
   const int caller_id =

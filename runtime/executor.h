@@ -49,6 +49,7 @@
 #define PTO_RUNTIME_EXECUTOR_H_
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
@@ -229,7 +230,8 @@ class Executor {
     kCallerRunsVectorRoots = 4,
     // Worker i of a pool runs only on CPU i (mod their number) of
     // Options::worker_cpus, or of the CPUs the process could use when the
-    // executor started; each worker applies it when it next takes an item.
+    // executor started; each worker applies it when it starts and when it
+    // next takes an item after a change.
     // With kWakeOffCallerCpu the caller then wakes a worker that cannot run
     // on its CPU: one that waits for another CPU, where it preempts whatever
     // runs there (a thread that slept has little CPU time to its name),
@@ -238,7 +240,12 @@ class Executor {
     // PTO_WORKER_CPUS=none): unpinned, a guest kernel can leave the woken
     // worker queued behind the caller on the caller's CPU while the other
     // idles, for whole calls; pinned, short calls split over both CPUs far
-    // more often.
+    // more often. A pool with fewer workers than CPUs (the cube pool: half
+    // of them by default) has none on some CPUs, and its only sleeper may
+    // be pinned to the caller's CPU (one cube worker on two CPUs, the
+    // caller on the first): with kWakeOffCallerCpu the caller moves the
+    // sleeper it wakes there to a CPU no worker of the pool is pinned to
+    // before waking it, where it stays until a caller moves it again.
     kPinWorkers = 16,
     // Home segments: a kind's roots are cut into one contiguous segment per
     // root claimer, and each claimer starts in a segment that is the same
@@ -321,8 +328,10 @@ class Executor {
    public:
     // `avoid_cpu` >= 0: wake, of the sleepers, first those that last ran on
     // another CPU (Policy::kWakeOffCallerCpu); -1: the longest asleep.
-    void Push(Item item, int avoid_cpu = -1);
-    void PushMany(absl::Span<const Item> items, int avoid_cpu = -1);
+    // `move_to` >= 0: a sleeper woken although it last ran on avoid_cpu (no
+    // other was asleep) is first confined to CPU move_to.
+    void Push(Item item, int avoid_cpu = -1, int move_to = -1);
+    void PushMany(absl::Span<const Item> items, int avoid_cpu = -1, int move_to = -1);
     // Blocks until an item is available or Stop(); false when stopped.
     // Spins up to `spin_ns` for an item before sleeping.
     bool Pop(Item* item, int64_t spin_ns);
@@ -332,7 +341,7 @@ class Executor {
    private:
     // Wakes sleepers for `pushed` new items, as many as the spinning threads
     // (which find items without a wake-up) do not cover.
-    void WakeFor(int64_t pushed, int avoid_cpu)
+    void WakeFor(int64_t pushed, int avoid_cpu, int move_to)
         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
     // Spins (counted in spinning_) until an item may be available or
     // spin_ns has passed.
@@ -343,6 +352,7 @@ class Executor {
     struct Sleeper {
       absl::CondVar cv;
       int cpu = -1;         // sched_getcpu() when it went to sleep
+      pid_t tid = 0;        // its thread, for sched_setaffinity
       bool woken = false;   // under mu_; set by the waker, which unlists it
     };
 

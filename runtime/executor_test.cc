@@ -735,6 +735,59 @@ TEST(ExecutorTest, WorkerCpusPinTheWorkers) {
   }
 }
 
+// One cube worker pinned to the first of two CPUs and the caller on that
+// CPU: the caller moves the worker it wakes to the second CPU, so the two
+// cube roots run side by side (each waits for the other to start, so the
+// caller cannot take both) on two CPUs. Pinned to the caller's CPU, the
+// worker would only take turns with the caller there.
+std::atomic<int> met_started{0};
+void MeetOnce(void* const*, const int64_t*) {
+  met_started.fetch_add(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (met_started.load() % 2 != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+}
+
+TEST(ExecutorTest, AWorkerPinnedToTheCallersCpuIsMovedOffIt) {
+  const std::vector<int> allowed = *Executor::ParseWorkerCpus("all");
+  if (allowed.size() < 2) GTEST_SKIP() << "needs two CPUs this process may use";
+  Executor::Options options{1, 1, 0};
+  options.worker_cpus = {allowed[0], allowed[1]};
+  Executor ex(options);
+  GraphBuilder b;
+  b.Add({}, /*cube=*/true);
+  b.Add({}, /*cube=*/true);
+  auto plan = b.Plan(MeetOnce);
+  cpu_set_t own, first;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(own), &own), 0);
+  CPU_ZERO(&first);
+  CPU_SET(allowed[0], &first);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(first), &first), 0);
+  const int caller = ex.num_workers(CoreKind::kVector) + ex.num_workers(CoreKind::kCube);
+  int moved = 0;
+  for (int iter = 0; iter < 10; ++iter) {
+    // Lets the worker go to sleep (it is moved only as a sleeper).
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    met_started.store(0);
+    std::vector<ShareEvent> shares;
+    RunOptions run_options;
+    run_options.shares = &shares;
+    void* buffers[] = {nullptr};
+    ASSERT_TRUE(ex.Run(*plan, buffers, run_options).ok());
+    EXPECT_EQ(met_started.load(), 2);
+    for (const ShareEvent& e : shares) {
+      if (e.worker == caller) {
+        EXPECT_EQ(e.cpu_start, allowed[0]);
+      } else if (e.tasks > 0 && e.cpu_start == allowed[1]) {
+        ++moved;
+      }
+    }
+  }
+  pthread_setaffinity_np(pthread_self(), sizeof(own), &own);
+  EXPECT_GT(moved, 0) << "the cube worker ran each root on the caller's CPU";
+}
+
 TEST(ExecutorTest, ParseWorkerCpus) {
   cpu_set_t mask;
   ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);

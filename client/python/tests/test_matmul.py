@@ -257,3 +257,38 @@ def test_dynamic_rows_and_batch_compile_once(native):
         batch(a3, b3, out3)
         check_close(out3, a3, b3)
     assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_skinny_rows_stream_b(native, dtype):
+    """M = 1..16 (at most pto_cube::kSmallM rows: B is streamed from its rows,
+    not packed), with K and N tails of the cube tile (K 77: L1 blocks of 32 and
+    L0 steps of 8 end short; N 150: tiles of 64 then 22, past the 64- and
+    16-column blocks to a zero-padded edge), FP32 and BF16 B, against torch in
+    float64. M is DYNAMIC (one kernel for every row count) and static (the
+    bench's one-row and eight-row decode shapes, N in two tiles)."""
+    D = pypto.DYNAMIC
+    pdt = pypto.DT_FP32 if dtype == torch.float32 else pypto.DT_BF16
+    k, n = 77, 150
+
+    @pypto.jit
+    def rows(a: pypto.Tensor([D, k], pdt), b: pypto.Tensor([k, n], pdt),
+             out: pypto.Tensor([D, n], pypto.DT_FP32)):
+        pypto.set_cube_tile_shapes([16, 16], [8, 32], [64, 64])
+        out[:] = pypto.matmul(a, b, pypto.DT_FP32)
+
+    g = torch.Generator().manual_seed(17)
+    b = (torch.rand((k, n), generator=g) * 8 - 4).to(dtype)
+    for m in range(1, 17):
+        a = (torch.rand((m, k), generator=g) * 8 - 4).to(dtype)
+        out = torch.full((m, n), float("nan"))
+        rows(a, b, out)
+        check_close(out, a, b)
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+    for m in (1, 8):
+        a = (torch.rand((m, 301), generator=g) * 8 - 4).to(dtype)
+        bw = (torch.rand((301, 258), generator=g) * 8 - 4).to(dtype)
+        got = run_mm(lambda x, y: pypto.matmul(x, y, pypto.DT_FP32), a, bw, (m, 258),
+                     cube=([16, 16], [8, 32], [136, 136]))
+        check_close(got, a, bw)

@@ -1,6 +1,6 @@
 // Tensor Graph -> Tile Graph for the ops addressed by an index tensor
 // (OpCategory::kIndex: gather, index_select, scatter, index_copy,
-// index_add; op_registry.cc). Each is a group of its own (FormGroups),
+// index_add; op_registry.cc). Each is a group of its own (fuse_groups.h),
 // whose source (MGATHER) or destination (MSCATTER) is a whole GM buffer:
 //
 //   gather / index_select, over the result's space:

@@ -234,23 +234,25 @@ bool ProbesAreGood(const std::vector<SymExpr>& candidates, const SymBindings& pa
 
 int64_t Lcm(int64_t a, int64_t b) { return a / std::gcd(a, b) * b; }
 
-}  // namespace
-
-absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
-                           TileGraph* tile, BlockGraph* block,
-                           pto::v1::ExecuteGraph* execute) {
-  std::vector<SymExpr> exprs;
-  const std::vector<std::string> symbols = Symbols(graph, &exprs);
-
-  // Probes: 1 more than a multiple of every tile size, above every static
-  // dim, distinct per symbol and between the two lowerings. With
-  // symbolic_rows, the caps of rows over symbolic dims count as tile sizes
-  // (a probe's row is then longer than its cap: symbolic_rows.h); when
-  // they would make the multiple too large, those rows take the
-  // accumulating form only.
-  ExpandOptions row_options = options;
-  int64_t lcm = 1, max_static = 1;
+// What the probes must respect: every tile size (`tiles`) and their least
+// common multiple, the largest static dim, and the options the probes are
+// lowered with (symbolic_rows off when the row caps would make the
+// multiple too large).
+struct ProbeConstraints {
   std::set<int64_t> tiles;
+  int64_t lcm = 1;
+  int64_t max_static = 1;
+  ExpandOptions row_options;
+};
+
+// The probes' constraints from the graph's tile sizes. With symbolic_rows,
+// the caps of rows over symbolic dims count as tile sizes (a probe's row is
+// then longer than its cap: symbolic_rows.h); when they would make the
+// multiple too large, those rows take the accumulating form only.
+absl::StatusOr<ProbeConstraints> ConstraintsOf(const TensorGraph& graph,
+                                               const ExpandOptions& options) {
+  ProbeConstraints c;
+  c.row_options = options;
   for (const TensorOp& op : graph.ops) {
     // A matmul's L0 rows and columns and its K blocks too: a probe then has
     // full cube tiles (no tile is clamped to a symbolic M, N or K).
@@ -261,9 +263,9 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       }
     }
     for (int64_t t : sizes) {
-      lcm = Lcm(lcm, t);
-      tiles.insert(t);
-      if (lcm > (int64_t{1} << 16)) {
+      c.lcm = Lcm(c.lcm, t);
+      c.tiles.insert(t);
+      if (c.lcm > (int64_t{1} << 16)) {
         return Unimplemented(absl::StrCat(
             "the tile sizes of the kernel have a least common multiple above ",
             int64_t{1} << 16, ", which the probe sizes are multiples of (plus a "
@@ -272,7 +274,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     }
   }
   if (options.symbolic_rows) {
-    int64_t with_caps = lcm;
+    int64_t with_caps = c.lcm;
     std::set<int64_t> caps;
     for (const TensorOp& op : graph.ops) {
       if (op.info->category != OpCategory::kReduce || op.vec_tile.empty() ||
@@ -289,30 +291,54 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       caps.insert(cap);
     }
     if (with_caps > (int64_t{1} << 16)) {
-      row_options.symbolic_rows = false;
+      c.row_options.symbolic_rows = false;
     } else {
-      lcm = with_caps;
-      tiles.insert(caps.begin(), caps.end());
+      c.lcm = with_caps;
+      c.tiles.insert(caps.begin(), caps.end());
     }
   }
   for (const TensorValue& v : graph.values) {
-    for (int64_t d : v.shape) max_static = std::max(max_static, d);
+    for (int64_t d : v.shape) c.max_static = std::max(c.max_static, d);
   }
-  // Symbols and dims' expressions: what a symbolic space or buffer dim is
-  // recovered from.
-  std::vector<SymExpr> candidates;
-  for (const std::string& s : symbols) candidates.push_back(SymExpr::Symbol(s));
-  candidates.insert(candidates.end(), exprs.begin(), exprs.end());
-  // The first try is 1 more than a multiple of lcm (plain symbols take it);
-  // an expression of symbols (n-1, n//2) may need another remainder or
-  // larger probes.
+  return c;
+}
+
+// Why no two probes tell the symbolic dims `exprs` apart, after `work`
+// evaluations.
+absl::Status NoProbes(const std::vector<SymExpr>& exprs, int64_t work) {
+  std::vector<std::string> printed;
+  for (const SymExpr& e : exprs) {
+    if (printed.size() == 8) {
+      printed.push_back(absl::StrCat("... (", exprs.size(), " in all)"));
+      break;
+    }
+    printed.push_back(e.ToString());
+  }
+  if (work >= kMaxProbeSearchWork) {
+    return Unimplemented(absl::StrCat(
+        "the symbolic dims ", absl::StrJoin(printed, ", "), " are not told apart by "
+        "two probe sizes within ", kMaxProbeSearchWork, " evaluations (the limit)"));
+  }
+  return Unimplemented(absl::StrCat(
+      "the symbolic dims ", absl::StrJoin(printed, ", "), " cannot be told apart "
+      "by two probe sizes (an expression that stays small or constant for large "
+      "sizes, such as n//4096, is not lowered symbolically)"));
+}
+
+// The two probe bindings of `symbols`: ProbesAreGood for `candidates`. The
+// first try is 1 more than a multiple of lcm (plain symbols take it); an
+// expression of symbols (n-1, n//2) may need another remainder or larger
+// probes.
+absl::Status ChooseProbes(const std::vector<std::string>& symbols,
+                          const std::vector<SymExpr>& exprs,
+                          const std::vector<SymExpr>& candidates,
+                          const ProbeConstraints& c, SymBindings* pa, SymBindings* pb) {
   const int64_t n = static_cast<int64_t>(symbols.size());
-  SymBindings pa, pb;
-  bool good = false;
+  const int64_t lcm = c.lcm;
   int64_t work = 0;
   for (bool tails : {true, false}) {
-    for (int64_t scale = 1; scale <= 64 && !good; scale *= 4) {
-      const int64_t base = (max_static / lcm + 1) * scale;
+    for (int64_t scale = 1; scale <= 64; scale *= 4) {
+      const int64_t base = (c.max_static / lcm + 1) * scale;
       // Remainders 1..256, then the 256 below lcm: an expression a few
       // above a symbol (n+8 of a concat after [., n]) has another ceil(e/t)
       // than the symbol only when n's remainder mod a large t (a row cap,
@@ -321,46 +347,28 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       const int64_t last_r = std::max<int64_t>(1, std::min<int64_t>(lcm, 256));
       for (int64_t r = 1; r <= last_r; ++r) remainders.push_back(r);
       for (int64_t r = std::max(last_r + 1, lcm - 256); r < lcm; ++r) remainders.push_back(r);
-      for (size_t ri = 0; ri < remainders.size() && !good && work < kMaxProbeSearchWork;
-           ++ri) {
+      for (size_t ri = 0; ri < remainders.size() && work < kMaxProbeSearchWork; ++ri) {
         const int64_t r = remainders[ri];
         for (int64_t k = 0; k < n; ++k) {
-          pa[symbols[k]] = lcm * (base + k) + r;
-          pb[symbols[k]] = lcm * (base + k + n * scale) + r;
+          (*pa)[symbols[k]] = lcm * (base + k) + r;
+          (*pb)[symbols[k]] = lcm * (base + k + n * scale) + r;
         }
-        good = ProbesAreGood(candidates, pa, pb, tiles, std::max(max_static, lcm), tails,
-                             &work);
+        if (ProbesAreGood(candidates, *pa, *pb, c.tiles, std::max(c.max_static, lcm), tails,
+                          &work)) {
+          return absl::OkStatus();
+        }
       }
     }
-    if (good) break;
   }
-  if (!good) {
-    std::vector<std::string> printed;
-    for (const SymExpr& e : exprs) {
-      if (printed.size() == 8) {
-        printed.push_back(absl::StrCat("... (", exprs.size(), " in all)"));
-        break;
-      }
-      printed.push_back(e.ToString());
-    }
-    if (work >= kMaxProbeSearchWork) {
-      return Unimplemented(absl::StrCat(
-          "the symbolic dims ", absl::StrJoin(printed, ", "), " are not told apart by "
-          "two probe sizes within ", kMaxProbeSearchWork, " evaluations (the limit)"));
-    }
-    return Unimplemented(absl::StrCat(
-        "the symbolic dims ", absl::StrJoin(printed, ", "), " cannot be told apart "
-        "by two probe sizes (an expression that stays small or constant for large "
-        "sizes, such as n//4096, is not lowered symbolically)"));
-  }
-  absl::StatusOr<TensorGraph> probe_a = AtProbe(graph, pa);
-  if (!probe_a.ok()) return probe_a.status();
-  absl::StatusOr<TensorGraph> probe_b = AtProbe(graph, pb);
-  if (!probe_b.ok()) return probe_b.status();
-  const TensorGraph& ga = *probe_a;
-  const TensorGraph& gb = *probe_b;
-  // Both probes lower reductions over symbolic dims the same way.
-  // (Dims the caller marks, loop-dependent extents, count too.)
+  return NoProbes(exprs, work);
+}
+
+// The options both probes are lowered with: the caller's, with every dim
+// that is symbolic in `graph` marked (ExpandOptions::symbolic), so both
+// lower reductions over symbolic dims the same way. (Dims the caller marks,
+// loop-dependent extents, count too.)
+ExpandOptions ProbeOptions(const TensorGraph& graph, const ExpandOptions& options,
+                           const ExpandOptions& row_options) {
   ExpandOptions probe_options = row_options;
   probe_options.symbolic.assign(graph.values.size(), {});
   for (size_t v = 0; v < graph.values.size(); ++v) {
@@ -371,42 +379,50 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       probe_options.symbolic[v].push_back(marked || !shape[d].IsConstant());
     }
   }
-  absl::StatusOr<TileGraph> ta = ExpandToTiles(ga, probe_options);
-  if (!ta.ok()) return ta.status();
-  absl::StatusOr<TileGraph> tb = ExpandToTiles(gb, probe_options);
-  if (!tb.ok()) return tb.status();
-  if (std::string diff = StructureDifference(*ta, *tb); !diff.empty()) {
-    return Unimplemented(absl::StrCat(diff, ": its groups, tiles or code differ "
-                                      "between two probe sizes of the symbolic dims"));
-  }
+  return probe_options;
+}
 
-  // Symbolic spaces and buffer shapes.
-  std::vector<SymShape> spaces(ta->groups.size()), shapes(ta->buffers.size());
-  for (size_t i = 0; i < ta->groups.size(); ++i) {
-    const TileGroup &x = ta->groups[i], &y = tb->groups[i];
+// Where two probe lowerings differ, the expressions of the symbols that
+// give both values (Recover), per group, buffer and load.
+struct RecoveredDims {
+  std::vector<SymShape> spaces;                   // per group
+  std::vector<SymShape> shapes;                   // per buffer
+  std::vector<std::vector<SymShape>> view_shapes; // per group, per instruction
+};
+
+// Recover the symbolic dims where the two probe lowerings `ta` and `tb`
+// (of the same structure) differ, from `candidates` at probes pa and pb.
+absl::StatusOr<RecoveredDims> RecoverDims(const TileGraph& ta, const TileGraph& tb,
+                                          const std::vector<SymExpr>& candidates,
+                                          const SymBindings& pa, const SymBindings& pb,
+                                          const std::set<int64_t>& tiles) {
+  RecoveredDims r;
+  r.spaces.resize(ta.groups.size());
+  r.shapes.resize(ta.buffers.size());
+  for (size_t i = 0; i < ta.groups.size(); ++i) {
+    const TileGroup &x = ta.groups[i], &y = tb.groups[i];
     for (size_t d = 0; d < x.space.size(); ++d) {
       absl::StatusOr<SymExpr> e =
           Recover(x.space[d], y.space[d], candidates, pa, pb, tiles,
                   absl::StrCat("op #", x.ops.front(), ": space dim ", d));
       if (!e.ok()) return e.status();
-      spaces[i].push_back(*e);
+      r.spaces[i].push_back(*e);
     }
   }
-  for (size_t i = 0; i < ta->buffers.size(); ++i) {
-    for (size_t d = 0; d < ta->buffers[i].shape.size(); ++d) {
+  for (size_t i = 0; i < ta.buffers.size(); ++i) {
+    for (size_t d = 0; d < ta.buffers[i].shape.size(); ++d) {
       absl::StatusOr<SymExpr> e = Recover(
-          ta->buffers[i].shape[d], tb->buffers[i].shape[d], candidates, pa, pb,
+          ta.buffers[i].shape[d], tb.buffers[i].shape[d], candidates, pa, pb,
           tiles, absl::StrCat("buffer #", i, " dim ", d));
       if (!e.ok()) return e.status();
-      shapes[i].push_back(*e);
+      r.shapes[i].push_back(*e);
     }
   }
-
   // Loads through a reshape of a symbolic tensor: the shape they read it as.
-  std::vector<std::vector<SymShape>> view_shapes(ta->groups.size());
-  for (size_t g = 0; g < ta->groups.size(); ++g) {
-    const TileGroup &x = ta->groups[g], &y = tb->groups[g];
-    view_shapes[g].resize(x.body.size());
+  r.view_shapes.resize(ta.groups.size());
+  for (size_t g = 0; g < ta.groups.size(); ++g) {
+    const TileGroup &x = ta.groups[g], &y = tb.groups[g];
+    r.view_shapes[g].resize(x.body.size());
     for (size_t k = 0; k < x.body.size(); ++k) {
       const std::vector<int64_t>&va = x.body[k].view_shape, &vb = y.body[k].view_shape;
       if (va == vb) continue;
@@ -419,67 +435,71 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
             Recover(va[d], vb[d], candidates, pa, pb, tiles,
                     absl::StrCat("op #", x.ops.front(), ": a load through a reshape, dim ", d));
         if (!e.ok()) return e.status();
-        view_shapes[g][k].push_back(*e);
+        r.view_shapes[g][k].push_back(*e);
       }
     }
   }
-  *tile = *std::move(ta);
+  return r;
+}
+
+// Writes the recovered dims into the first probe's Tile Graph `tile`: each
+// load's sym_view_shape, and the symbolic spaces and buffer shapes.
+void AttachSymbolicDims(RecoveredDims* dims, TileGraph* tile) {
   for (size_t g = 0; g < tile->groups.size(); ++g) {
     for (size_t k = 0; k < tile->groups[g].body.size(); ++k) {
-      tile->groups[g].body[k].sym_view_shape = std::move(view_shapes[g][k]);
+      tile->groups[g].body[k].sym_view_shape = std::move(dims->view_shapes[g][k]);
     }
   }
   for (size_t g = 0; g < tile->groups.size(); ++g) {
-    if (!StaticDims(spaces[g])) tile->groups[g].sym_space = spaces[g];
+    if (!StaticDims(dims->spaces[g])) tile->groups[g].sym_space = dims->spaces[g];
   }
   for (size_t i = 0; i < tile->buffers.size(); ++i) {
-    if (!StaticDims(shapes[i])) tile->buffers[i].sym_shape = shapes[i];
+    if (!StaticDims(dims->shapes[i])) tile->buffers[i].sym_shape = dims->shapes[i];
   }
-  absl::StatusOr<BlockGraph> blocks = PartitionBlocks(ga, *tile);
-  if (!blocks.ok()) return blocks.status();
-  *block = *std::move(blocks);
-  block->tiles = tile;
+}
 
-  {
-    // Tails along symbolic dims run the caller's generic function (extents
-    // from the task's args, tail_functions.h): drop the probe's tails there.
-    std::vector<int> renumber(block->functions.size(), -1);
-    std::vector<BlockFunction> kept;
-    for (size_t f = 0; f < block->functions.size(); ++f) {
-      const BlockFunction& fn = block->functions[f];
-      const TileGroup& group = tile->groups[fn.group];
-      bool probe_tail = false;
-      for (size_t d = 0; d < fn.extent.size(); ++d) {
-        probe_tail = probe_tail ||
-                     (!spaces[fn.group][d].IsConstant() && fn.extent[d] != group.tile[d]);
-      }
-      if (probe_tail) continue;
-      renumber[f] = static_cast<int>(kept.size());
-      kept.push_back(fn);
-    }
-    block->functions = std::move(kept);
-    for (BlockGroup& bg : block->groups) {
-      for (int& f : bg.function_of_mask) f = f < 0 ? -1 : renumber[f];
-    }
-  }
-  // Each group's functions: the full tile and its static tails (the
-  // caller adds the generic one).
-  std::vector<std::vector<int>> functions_of_group(tile->groups.size());
+// Tails along symbolic dims run the caller's generic function (extents
+// from the task's args, tail_functions.h): drops the probe's tails there.
+void DropProbeTails(const std::vector<SymShape>& spaces, const TileGraph& tile,
+                    BlockGraph* block) {
+  std::vector<int> renumber(block->functions.size(), -1);
+  std::vector<BlockFunction> kept;
   for (size_t f = 0; f < block->functions.size(); ++f) {
-    functions_of_group[block->functions[f].group].push_back(static_cast<int>(f));
+    const BlockFunction& fn = block->functions[f];
+    const TileGroup& group = tile.groups[fn.group];
+    bool probe_tail = false;
+    for (size_t d = 0; d < fn.extent.size(); ++d) {
+      probe_tail = probe_tail ||
+                   (!spaces[fn.group][d].IsConstant() && fn.extent[d] != group.tile[d]);
+    }
+    if (probe_tail) continue;
+    renumber[f] = static_cast<int>(kept.size());
+    kept.push_back(fn);
   }
+  block->functions = std::move(kept);
+  for (BlockGroup& bg : block->groups) {
+    for (int& f : bg.function_of_mask) f = f < 0 ? -1 : renumber[f];
+  }
+}
 
-  // The Execute Graph: buffers with shapes, functions, symbols, templates.
-  pto::v1::ExecuteGraph out;
-  for (size_t i = 0; i < tile->buffers.size(); ++i) {
-    const GmBuffer& buf = tile->buffers[i];
-    pto::v1::BufferDesc* desc = out.add_buffers();
+// The Execute Graph's buffers: names, element sizes, symbolic shapes, and a
+// static workspace's bytes.
+void AddBuffers(const TileGraph& tile, const std::vector<SymShape>& shapes,
+                pto::v1::ExecuteGraph* out) {
+  for (size_t i = 0; i < tile.buffers.size(); ++i) {
+    const GmBuffer& buf = tile.buffers[i];
+    pto::v1::BufferDesc* desc = out->add_buffers();
     desc->set_name(buf.param >= 0 ? buf.name : absl::StrCat("ws", i));
     desc->set_element_bytes(static_cast<uint32_t>(DTypeBytes(buf.dtype)));
     for (const SymExpr& d : shapes[i]) *desc->mutable_shape()->add_dims() = SymExprToDim(d);
     if (buf.param < 0 && StaticDims(shapes[i])) desc->set_workspace_bytes(buf.Bytes());
   }
-  AddBlockFunctions(*block, &out);
+}
+
+// Each symbol's binding: the first parameter dim that is exactly it.
+absl::Status AddSymbolBindings(const TensorGraph& graph,
+                               const std::vector<std::string>& symbols,
+                               pto::v1::ExecuteGraph* out) {
   for (const std::string& s : symbols) {
     bool bound = false;
     for (size_t p = 0; p < graph.params.size() && !bound; ++p) {
@@ -488,7 +508,7 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       const SymShape& shape = graph.values[v].sym_shape;
       for (size_t d = 0; d < shape.size() && !bound; ++d) {
         if (shape[d].AsSymbol() == s) {
-          pto::v1::SymbolBinding* b = out.add_symbols();
+          pto::v1::SymbolBinding* b = out->add_symbols();
           b->set_name(s);
           b->set_param(static_cast<uint32_t>(p));
           b->set_dim(static_cast<uint32_t>(d));
@@ -500,9 +520,21 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       return absl::InternalError(absl::StrCat("symbol ", s, " has no binding"));
     }
   }
-  for (size_t g = 0; g < tile->groups.size(); ++g) {
-    const TileGroup& group = tile->groups[g];
-    pto::v1::TaskTemplate* t = out.add_templates();
+  return absl::OkStatus();
+}
+
+// One task template per group: its symbolic space, tile, serial dims, its
+// functions (the full tile and its static tails; the caller adds the
+// generic one) and its GM accesses.
+void AddTemplates(const TileGraph& tile, const BlockGraph& block,
+                  const std::vector<SymShape>& spaces, pto::v1::ExecuteGraph* out) {
+  std::vector<std::vector<int>> functions_of_group(tile.groups.size());
+  for (size_t f = 0; f < block.functions.size(); ++f) {
+    functions_of_group[block.functions[f].group].push_back(static_cast<int>(f));
+  }
+  for (size_t g = 0; g < tile.groups.size(); ++g) {
+    const TileGroup& group = tile.groups[g];
+    pto::v1::TaskTemplate* t = out->add_templates();
     t->set_label(absl::StrCat("op #", group.ops.front()));
     for (const SymExpr& d : spaces[g]) *t->add_space() = SymExprToDim(d);
     for (int64_t x : group.tile) t->add_tile(x);
@@ -511,10 +543,10 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
     if (group.is_cube) t->set_cube_k(group.cube.k);  // a run-time K: bind_dynamic_args.cc
     for (int f : functions_of_group[g]) {
       pto::v1::ExtentFunction* ef = t->add_functions();
-      for (int64_t e : block->functions[f].extent) ef->add_extent(e);
+      for (int64_t e : block.functions[f].extent) ef->add_extent(e);
       ef->set_function(static_cast<uint32_t>(f));
     }
-    for (const runtime::ExpandAccess& a : ExpandAccessesOf(*tile, group)) {
+    for (const runtime::ExpandAccess& a : ExpandAccessesOf(tile, group)) {
       pto::v1::TemplateAccess* ta_out = t->add_accesses();
       ta_out->set_buffer(static_cast<uint32_t>(a.buffer));
       ta_out->set_write(a.write);
@@ -527,6 +559,65 @@ absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& option
       }
     }
   }
+}
+
+}  // namespace
+
+absl::Status LowerSymbolic(const TensorGraph& graph, const ExpandOptions& options,
+                           TileGraph* tile, BlockGraph* block,
+                           pto::v1::ExecuteGraph* execute) {
+  std::vector<SymExpr> exprs;
+  const std::vector<std::string> symbols = Symbols(graph, &exprs);
+
+  // Probes: 1 more than a multiple of every tile size, above every static
+  // dim, distinct per symbol and between the two lowerings.
+  absl::StatusOr<ProbeConstraints> constraints = ConstraintsOf(graph, options);
+  if (!constraints.ok()) return constraints.status();
+  // Symbols and dims' expressions: what a symbolic space or buffer dim is
+  // recovered from.
+  std::vector<SymExpr> candidates;
+  for (const std::string& s : symbols) candidates.push_back(SymExpr::Symbol(s));
+  candidates.insert(candidates.end(), exprs.begin(), exprs.end());
+  SymBindings pa, pb;
+  if (absl::Status s = ChooseProbes(symbols, exprs, candidates, *constraints, &pa, &pb);
+      !s.ok()) {
+    return s;
+  }
+
+  // The static passes at both probes, which must agree in structure.
+  absl::StatusOr<TensorGraph> probe_a = AtProbe(graph, pa);
+  if (!probe_a.ok()) return probe_a.status();
+  absl::StatusOr<TensorGraph> probe_b = AtProbe(graph, pb);
+  if (!probe_b.ok()) return probe_b.status();
+  const ExpandOptions probe_options = ProbeOptions(graph, options, constraints->row_options);
+  absl::StatusOr<TileGraph> ta = ExpandToTiles(*probe_a, probe_options);
+  if (!ta.ok()) return ta.status();
+  absl::StatusOr<TileGraph> tb = ExpandToTiles(*probe_b, probe_options);
+  if (!tb.ok()) return tb.status();
+  if (std::string diff = StructureDifference(*ta, *tb); !diff.empty()) {
+    return Unimplemented(absl::StrCat(diff, ": its groups, tiles or code differ "
+                                      "between two probe sizes of the symbolic dims"));
+  }
+
+  // Symbolic spaces, buffer shapes and load shapes, on the first probe's
+  // Tile and Block Graphs.
+  absl::StatusOr<RecoveredDims> dims =
+      RecoverDims(*ta, *tb, candidates, pa, pb, constraints->tiles);
+  if (!dims.ok()) return dims.status();
+  *tile = *std::move(ta);
+  AttachSymbolicDims(&*dims, tile);
+  absl::StatusOr<BlockGraph> blocks = PartitionBlocks(*probe_a, *tile);
+  if (!blocks.ok()) return blocks.status();
+  *block = *std::move(blocks);
+  block->tiles = tile;
+  DropProbeTails(dims->spaces, *tile, block);
+
+  // The Execute Graph: buffers with shapes, functions, symbols, templates.
+  pto::v1::ExecuteGraph out;
+  AddBuffers(*tile, dims->shapes, &out);
+  AddBlockFunctions(*block, &out);
+  if (absl::Status s = AddSymbolBindings(graph, symbols, &out); !s.ok()) return s;
+  AddTemplates(*tile, *block, dims->spaces, &out);
   *execute = std::move(out);
   return absl::OkStatus();
 }

@@ -85,7 +85,7 @@ absl::Status TileGroups(TilingState* s) {
   for (const std::vector<int>& ops : s->groups) {
     if (IsMatmul(g.ops[ops.front()])) {
       const std::vector<int>& in = g.ops[ops.front()].inputs;
-      MatmulStore into;  // an assemble's or concat's region (FormGroups)
+      MatmulStore into;  // an assemble's or concat's region (fuse_groups.h)
       if (ops.size() > 1) {
         const TensorOp& user = g.ops[ops[1]];
         const int v = g.ops[ops.front()].outputs[0];

@@ -10,6 +10,7 @@
 //   outs = reference_eval(graph_bytes, [a, None])  # reference_binding.h
 //   reg = op_registry()                    # the op registry: op_registry_binding.h
 //   client = CompileClient("ptod:7070")    # ptod's client: client_binding.h
+//   apply_dim_op(DIM_OP_MOD, -7, 2)        # dims' arithmetic: dim_binding.h
 //
 // Errors come back as Python exceptions carrying the absl::Status message:
 // INVALID_ARGUMENT and friends -> ValueError, UNIMPLEMENTED ->
@@ -32,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client/python/native/client_binding.h"
+#include "client/python/native/dim_binding.h"
 #include "client/python/native/op_registry_binding.h"
 #include "client/python/native/reference_binding.h"
 #include "compiler/compile.h"
@@ -576,6 +578,7 @@ PYBIND11_MODULE(_native, m) {
   pto::python::BindReferenceEval(m);
   pto::python::BindCompileClient(m);
   pto::python::BindOpRegistry(m);
+  pto::python::BindDimOps(m);
   m.def("compile", &Compile, py::arg("graph"), py::arg("target") = "host",
         py::arg("options") = pto::compiler::CompileOptions{},
         py::arg("timeout_s") = 120.0,

@@ -47,19 +47,8 @@ import warnings
 from . import cache
 from ._proto import compile_service_pb2, kernel_pb2
 from .errors import CompileError
+from .extension import native
 from .jit_options import target_of
-
-
-def native():
-    """The _native extension, or an ImportError that says how to build it."""
-    try:
-        from . import _native  # a Bazel output, loaded on first use (error below)
-    except ImportError as e:
-        raise ImportError(
-            "pypto's native extension pypto/_native.so is not built or not on the path: "
-            "run `bazel build //client/python:pypto/_native.so` and start Python "
-            "through tools/pypto-python") from e
-    return _native
 
 
 class Compiled:

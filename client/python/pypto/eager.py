@@ -28,24 +28,13 @@ import numpy as np
 from . import dtypes, frames, op_table, tracer
 from ._proto import graph_pb2
 from .errors import TraceError
+from .extension import native
 
 # Ops that move data without computing it, the registry's layout kinds (view,
 # assemble, reshape, transpose, permute, unsqueeze, concat) and the copies:
 # the writer of each element passes through them (the same op run on the
 # writers' indices).
 _DATA_MOVES = op_table.kinds(category="layout") + ("copy", "clone")
-
-
-def _native():
-    try:
-        from . import _native  # the Bazel-built extension, loaded on first use
-    except ImportError as e:
-        raise ImportError(
-            "pypto's eager mode computes each op with the native extension "
-            "pypto/_native.so, which is not built or not on the path: run `bazel build "
-            "//client/python:pypto/_native.so` and start Python through "
-            "tools/pypto-python") from e
-    return _native
 
 
 class OpRecord:
@@ -117,9 +106,9 @@ class EagerBuilder(tracer.GraphBuilder):
         out = op.outputs[0]
         graph = self._one_op_graph(op, ins, out)
         try:
-            result = _native().reference_eval(graph.SerializeToString(),
-                                              [self.data[v] for v in ins] + [None],
-                                              [self.bounds[v] for v in ins] + [None])
+            result = native().reference_eval(graph.SerializeToString(),
+                                             [self.data[v] for v in ins] + [None],
+                                             [self.bounds[v] for v in ins] + [None])
         except ValueError as e:
             where = self.where.get(out)
             prefix = f"{where[0]}:{where[1]}: " if where else ""
@@ -146,7 +135,7 @@ class EagerBuilder(tracer.GraphBuilder):
         data move the writers of the elements it moves."""
         if op.kind in _DATA_MOVES:
             graph = self._one_op_graph(op, ins, out, as_double=True)
-            self.writers[out] = _native().reference_eval(
+            self.writers[out] = native().reference_eval(
                 graph.SerializeToString(), [self.writers[v] for v in ins] + [None])[-1][0]
             return
         self.records.append(OpRecord(op.kind, self.where.get(out), out))

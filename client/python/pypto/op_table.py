@@ -13,6 +13,7 @@ added to the registry needs no second table here.
 from collections import namedtuple
 
 from . import dtypes
+from .extension import native
 
 # One attribute a kind accepts: its name, its type ("i", "f", "s", "b",
 # "dtype", "ints", "expr", "exprs"), whether it must be present, and whether
@@ -31,18 +32,6 @@ OpFacts = namedtuple("OpFacts", "kind category num_inputs num_outputs attrs need
                                 "operands operand_dtypes bool_result result_dtypes")
 
 
-def _native_registry():
-    try:
-        from . import _native  # the Bazel-built extension
-    except ImportError as e:
-        raise ImportError(
-            "pypto reads the compiler's op registry from its native extension "
-            "pypto/_native.so, which is not built or not on the path: run `bazel build "
-            "//client/python:pypto/_native.so` and start Python through "
-            "tools/pypto-python") from e
-    return _native.op_registry()
-
-
 def _facts(entry):
     return OpFacts(
         kind=entry["kind"], category=entry["category"], num_inputs=entry["num_inputs"],
@@ -55,7 +44,7 @@ def _facts(entry):
                        for a, b in entry["result_dtypes"].items()})
 
 
-_REGISTRY = _native_registry()
+_REGISTRY = native().op_registry()
 # Every kind's facts, in registry order.
 OPS = {e["kind"]: _facts(e) for e in _REGISTRY["ops"]}
 # The dtypes each OperandTypes admits: "float" (FP32, FP16, BF16), "any",

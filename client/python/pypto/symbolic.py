@@ -25,6 +25,7 @@ import sys
 
 from ._proto import graph_pb2
 from .error import FeError
+from .extension import native
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\Z")
 _FIRST_SENTINEL = 1_000_003
@@ -95,6 +96,16 @@ def signature_shapes(params, shapes, is_dynamic):
 # coefficients, a monomial being a sorted tuple of atoms; an atom is a symbol
 # name or an opaque node (op, poly, poly) for // % min max, comparisons and
 # and/or. The constant term has the empty monomial.
+#
+# Every constant the form computes (coefficients of sums and products,
+# folded // % min max, comparisons and and/or) is computed by the compiler's
+# and the runtime's meaning of the operator (runtime/dim_ops.h, through the
+# native extension: _apply), so a dim folds here to the value the runtime
+# would give, int64 edges included: a result that is no int64 is an
+# OverflowError. What stays Python's is the building of the form (which
+# terms exist, their order, when two forms are one) and a SymbolicScalar's
+# trace value: the int it is during the trace, at placeholder sizes, which
+# the kernel never sees (trace_compare.py catches one that leaks into it).
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -115,6 +126,28 @@ def _sym(name):
     return (((name,), 1),)
 
 
+_DIM_OPS = {"+": graph_pb2.DIM_OP_ADD, "-": graph_pb2.DIM_OP_SUB, "*": graph_pb2.DIM_OP_MUL,
+            "//": graph_pb2.DIM_OP_FLOORDIV, "%": graph_pb2.DIM_OP_MOD,
+            "min": graph_pb2.DIM_OP_MIN, "max": graph_pb2.DIM_OP_MAX,
+            "==": graph_pb2.DIM_OP_EQ, "!=": graph_pb2.DIM_OP_NE, "<": graph_pb2.DIM_OP_LT,
+            "<=": graph_pb2.DIM_OP_LE, ">": graph_pb2.DIM_OP_GT, ">=": graph_pb2.DIM_OP_GE,
+            "and": graph_pb2.DIM_OP_AND, "or": graph_pb2.DIM_OP_OR}
+_apply_dim_op = native().apply_dim_op
+
+
+def _apply(op, a, b):
+    """a op b for constants, as the compiler and the runtime compute it
+    (runtime/dim_ops.h): ZeroDivisionError for // or % by zero,
+    OverflowError where the result (or an operand) is no int64."""
+    v = _apply_dim_op(_DIM_OPS[op], a, b)
+    if v is None:
+        if op in ("//", "%") and b == 0:
+            raise ZeroDivisionError(f"symbolic {op} by zero")
+        raise OverflowError(f"symbolic {a} {op} {b}: the result is no int64 (dims are int64 "
+                            f"in the compiler and the runtime)")
+    return v
+
+
 def _atom_key(a):
     return a if isinstance(a, str) else _atom_text(a)
 
@@ -128,8 +161,9 @@ def _norm(terms):
 
 def _add(p, q, sign=1):
     terms = dict(p)
+    op = "+" if sign == 1 else "-"
     for m, c in q:
-        terms[m] = terms.get(m, 0) + sign * c
+        terms[m] = _apply(op, terms.get(m, 0), c)
     return _norm(terms)
 
 
@@ -138,7 +172,7 @@ def _mul(p, q):
     for m1, c1 in p:
         for m2, c2 in q:
             m = tuple(sorted(m1 + m2, key=_atom_key))
-            terms[m] = terms.get(m, 0) + c1 * c2
+            terms[m] = _apply("+", terms.get(m, 0), _apply("*", c1, c2))
     return _norm(terms)
 
 
@@ -151,6 +185,7 @@ def _const_of(p):
     return None
 
 
+# Trace values (placeholder arithmetic, not folding: see above).
 _FOLD = {"//": operator.floordiv, "%": operator.mod, "min": min, "max": max,
          "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
          ">": operator.gt, ">=": operator.ge,
@@ -162,30 +197,31 @@ def _node(op, p, q):
     """p op q for the non-polynomial ops, simplified where that is exact."""
     a, b = _const_of(p), _const_of(q)
     if a is not None and b is not None:
-        if op in ("//", "%") and b == 0:
-            raise ZeroDivisionError(f"symbolic {op} by zero")
-        return _const(int(_FOLD[op](a, b)))
+        return _const(_apply(op, a, b))
     if op in ("//", "%") and b is not None:
         if b == 0:
             raise ZeroDivisionError(f"symbolic {op} by zero")
         if b == 1:
             return p if op == "//" else _ZERO
         # (b*A + R) // b = A + R // b and (b*A + R) % b = R % b, exactly.
-        whole = {m: c for m, c in p if c % b == 0}
-        rest = _norm({m: c for m, c in p if c % b})
+        whole = {m: c for m, c in p if _apply("%", c, b) == 0}
+        rest = _norm({m: c for m, c in p if m not in whole})
         if whole:
             inner = _ZERO if not rest else _node(op, rest, q)
             if op == "%":
                 return inner
-            return _add(_norm({m: c // b for m, c in whole.items()}), inner)
+            return _add(_norm({m: _apply("//", c, b) for m, c in whole.items()}), inner)
     if op in ("min", "max") or op in _COMPARE:
-        d = _const_of(_add(p, q, -1))
+        try:
+            d = _const_of(_add(p, q, -1))
+        except OverflowError:
+            d = None  # p - q is no int64: not known to be a constant
         if d is not None:  # p - q is a known constant
             if op == "min":
                 return p if d <= 0 else q
             if op == "max":
                 return p if d >= 0 else q
-            return _const(int(_FOLD[op](d, 0)))
+            return _const(_apply(op, d, 0))
         if op in ("min", "max") and _text(p) > _text(q):
             p, q = q, p  # min and max commute: one order
     return (((("node", op, p, q),), 1),)
@@ -633,15 +669,21 @@ def constant_upper_bound(x):
         return None
     _, op, lhs, rhs = atom
     if op in _COMPARE or op in ("and", "or"):
-        return 1 + const
-    if op == "select":
-        lhs, rhs = rhs
-    bounds = [constant_upper_bound(SymbolicScalar._new(0, q)) for q in (lhs, rhs)]
-    if op == "min" and any(b is not None for b in bounds):
-        return min(b for b in bounds if b is not None) + const
-    if op in ("max", "select") and all(b is not None for b in bounds):
-        return max(bounds) + const
-    return None
+        bound = 1
+    else:
+        if op == "select":
+            lhs, rhs = rhs
+        bounds = [constant_upper_bound(SymbolicScalar._new(0, q)) for q in (lhs, rhs)]
+        if op == "min" and any(b is not None for b in bounds):
+            bound = min(b for b in bounds if b is not None)
+        elif op in ("max", "select") and all(b is not None for b in bounds):
+            bound = max(bounds)
+        else:
+            return None
+    try:
+        return _apply("+", bound, const)
+    except OverflowError:
+        return None  # no int64 bound
 
 
 def at_least(e, k, loop_bounds):
@@ -652,6 +694,13 @@ def at_least(e, k, loop_bounds):
     bound (c/m)*p (c < 0) or (c/m)*(p - m + 1) (c > 0) where m divides c, is
     a constant >= 0. False where that is not known (an index inside a
     min/max/floordiv, terms that do not cancel)."""
+    try:
+        return _at_least(e, k, loop_bounds)
+    except OverflowError:
+        return False  # a bound that is no int64: not known
+
+
+def _at_least(e, k, loop_bounds):
     d, q = _poly(e), _poly(k)
     if d is None or q is None:
         return False
@@ -680,12 +729,13 @@ def at_least(e, k, loop_bounds):
     for m, c in d:
         atom = m[0] if len(m) == 1 and not isinstance(m[0], str) else None
         divisor = _const_of(atom[3]) if atom is not None and atom[1] == "//" else None
-        if divisor is not None and divisor > 0 and c % divisor == 0:
+        if divisor is not None and divisor > 0 and _apply("%", c, divisor) == 0:
             p = atom[2] if c < 0 else _add(atom[2], _const(divisor - 1), -1)
             for pm, pc in p:
-                lower[pm] = lower.get(pm, 0) + pc * (c // divisor)
+                lower[pm] = _apply("+", lower.get(pm, 0),
+                                   _apply("*", pc, _apply("//", c, divisor)))
         else:
-            lower[m] = lower.get(m, 0) + c
+            lower[m] = _apply("+", lower.get(m, 0), c)
     low = _const_of(_norm(lower))
     return low is not None and low >= 0
 
@@ -818,6 +868,16 @@ def symbols_in(x):
 def to_dim_expr(x, msg):
     """Writes int or SymbolicScalar x into pto.v1.DimExpr `msg`."""
     _to_proto(_poly(x), msg, [0])
+
+
+def evaluate(x, values):
+    """The value of int or SymbolicScalar x for {symbol name: int}, as the
+    runtime computes it at launch (runtime/dim_expr.h, through the native
+    extension): a ValueError naming an unbound symbol, a division by zero or
+    an int64 overflow."""
+    msg = graph_pb2.DimExpr()
+    to_dim_expr(x, msg)
+    return native().evaluate_dim_expr(msg.SerializeToString(), dict(values))
 
 
 def symbol(name, value):

@@ -18,8 +18,8 @@ PACKAGE = os.path.dirname(pypto.__file__)
 FLOORS = [
     # what everything uses: the generated protobuf modules, errors (ours and
     # PyPTO's pypto.error), the user's frames, the disk cache, the SIM run
-    # folder, option keys
-    ("_proto", "errors", "error", "frames", "cache", "run_folder", "jit_options"),
+    # folder, option keys; the native extension's loader
+    ("_proto", "extension", "errors", "error", "frames", "cache", "run_folder", "jit_options"),
     # the debug switches (eager runs, verification); eager runs' loop indices
     ("debug_switch", "runtime_int"),
     # dtypes, PyPTO's enums, tile shapes

@@ -136,7 +136,8 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
   const bool in_triple = last >= 2 && (triple[last - 1] || triple[last - 2]);
   if (last >= 0 && fn.body[last].reduce_dim < 0 && !is_row(fn.body[last].dst) && !in_triple &&
       fn.body[last].dtype == pto::v1::DT_FP32 && storage(fn.body[last].dst) == pto::v1::DT_FP32 &&
-      fn.body[last].op != PtoOpcode::kTCvt && fn.body[last].op != PtoOpcode::kTFill) {
+      fn.body[last].op != PtoOpcode::kTCvt && fn.body[last].op != PtoOpcode::kTFill &&
+      fn.body[last].op != PtoOpcode::kTReshape) {
     int store = -1, readers = 0;
     for (int j = last + 1; j < n; ++j) {
       const std::vector<int>& srcs = fn.body[j].srcs;
@@ -264,10 +265,14 @@ absl::StatusOr<std::string> EmitRuntimeRowFunction(const PtoProgram& p, int inde
                                                 "by an elementwise instruction"));
       }
     }
-    const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill;
+    const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
+                       in.op == PtoOpcode::kTReshape;
     const bool wrap = in.dtype == pto::v1::DT_INT32 && WrapsInt32(in.op);
-    const std::string round_to =
+    std::string round_to =
         typed || narrow || wrap ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
+    if (in.op == PtoOpcode::kTReshape) {  // and the source's element type
+      absl::StrAppend(&round_to, ", ", GmType(ValueType(fn, i, in.srcs[0], in.dtype)));
+    }
     const int scalar_tile = in.srcs.empty() ? in.dst : in.srcs[0];
     const pto::v1::DataType scalar_values =
         in.srcs.empty() ? in.dtype : ValueType(fn, i, in.srcs[0], in.dtype);

@@ -140,6 +140,21 @@ TEST(GoldenTest, BroadcastWhereCast) {
   CheckGoldens(b.Build(), "bcast_where_cast", {"tensor", "tile", "pto", "cpp"});
 }
 
+// bitcast (TRESHAPE): an f32 tensor's bits as INT32, masked to the sign and
+// exponent and read back as FP32, and an FP16 tensor's as INT16. TRESHAPE
+// names both element types (the source's bits are read).
+TEST(GoldenTest, Bitcast) {
+  testing::GraphBuilder b("bitcast");
+  uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 5});
+  uint32_t h = b.Input("h", pto::v1::DT_FP16, {3, 5});
+  uint32_t mask = b.Input("mask", pto::v1::DT_INT32, {5});
+  uint32_t bits = b.Cast(x, pto::v1::DT_INT32, {2, 4}, "bitcast");
+  uint32_t masked = b.Op("bitwise_and", {bits, mask}, {2, 4});
+  b.Output("out", b.Cast(masked, pto::v1::DT_FP32, {2, 4}, "bitcast"));
+  b.Output("h_bits", b.Cast(h, pto::v1::DT_INT16, {2, 4}, "bitcast"));
+  CheckGoldens(b.Build(), "bitcast", {"tensor", "tile", "pto", "cpp"});
+}
+
 // Math, bitwise and signbit instructions: atan2 with an [R, 1] operand
 // (its Rows form reads one value per row), a bool-valued signbit, and INT32
 // shifts and gcd (D = int32_t: the count modulo 32, the result wrapped).

@@ -220,6 +220,14 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
           " (supported: DT_FP32 DT_FP16 DT_BF16 DT_INT8 DT_INT16 DT_INT32 "
           "DT_INT64 DT_UINT8 DT_BOOL DT_DOUBLE)"));
     }
+    if (info.kind == "bitcast" &&
+        (inputs[0].dtype == pto::v1::DT_BOOL || cast_to == pto::v1::DT_BOOL ||
+         DTypeBytes(inputs[0].dtype) != DTypeBytes(cast_to))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bitcast of ", DTypeEnumName(inputs[0].dtype), " to ", DTypeEnumName(cast_to),
+          ": a bitcast keeps each element's bits, so both types must have the same size "
+          "(FP32/INT32, FP16/BF16/INT16, INT8/UINT8, INT64/DOUBLE; not BOOL)"));
+    }
     return SymValueType{cast_to, inputs[0].shape};
   }
   // Data operands: all but where's condition.

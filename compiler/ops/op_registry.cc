@@ -212,6 +212,10 @@ std::vector<OpInfo>* MakeRegistry() {
       // cast(x, dtype): between every supported dtype (torch's rules).
       {"cast", C::kCast, 1, 1, {{"dtype", AttrType::kDType}}, true, P::kTCvt,
        T::kAny},
+      // bitcast(x, dtype): each element's bits read as `dtype`, of the same
+      // size (torch's x.view(dtype), little-endian; BOOL excluded).
+      {"bitcast", C::kCast, 1, 1, {{"dtype", AttrType::kDType}}, true, P::kTReshape,
+       T::kAny},
       // Reductions over one dim (attr "dim", negative counts from the end;
       // "keepdim" keeps it as size 1). argmax/argmin give INT64 indices
       // (the first occurrence; NaN counts as the largest, as torch).

@@ -5,8 +5,10 @@
 // (dst = scalar - src, scalar / src, scalar ** src), TCMPxx(S) are TCMP with
 // its comparison mode in the name, TCLIP takes two scalars (min, max), and
 // TFMOD is C's fmod (the dividend's sign), TGCD the gcd of integers,
-// TSIGNBIT the sign bit of a float as 0 or 1, TSHL/TSHR shifts as torch's
-// on x86 (the count modulo 32, or 64 for INT64), and
+// TSIGNBIT the sign bit of a float as 0 or 1, TRESHAPE the ISA's bitwise
+// reinterpretation, here between element types of one size (the shape
+// kept), TSHL/TSHR shifts as torch's on x86 (the count modulo 32, or 64 for
+// INT64), and
 // TEXPSOFTMAX is exp where the lowering proved every input <= 0 or NaN
 // (softmax's x - max(x): lower/softmax_exp.h).
 // MGATHER and MSCATTER address a GM buffer through an index tile along one
@@ -41,6 +43,7 @@ namespace pto::compiler {
   X(kTCmpGe, "TCMPGE", TCmpGe, 2, 0)       \
   X(kTSel, "TSEL", TSel, 3, 0)             \
   X(kTCvt, "TCVT", TCvt, 1, 0)             \
+  X(kTReshape, "TRESHAPE", TReshape, 1, 0) \
   X(kTRedSum, "TREDSUM", TRedSum, 1, 0)    \
   X(kTRedMax, "TREDMAX", TRedMax, 1, 0)    \
   X(kTRedMin, "TREDMIN", TRedMin, 1, 0)    \

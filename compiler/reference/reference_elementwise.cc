@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "compiler/reference/fp16.h"
 #include "compiler/reference/reference_error.h"
 #include "compiler/reference/reference_family.h"
 
@@ -15,6 +17,65 @@ namespace pto::reference {
 namespace {
 
 using pto::v1::DataType;
+
+// The bits of `v`, a value of `dtype`, as the kernel stores it (an FP16 NaN
+// as the quiet NaN of its sign, a BF16 NaN quieted); integers in two's
+// complement, to be cut to their width.
+uint64_t BitsOf(double v, DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP32: {
+      const float f = static_cast<float>(v);
+      uint32_t w;
+      std::memcpy(&w, &f, sizeof w);
+      return w;
+    }
+    case pto::v1::DT_FP16:
+      return DoubleToHalf(v);
+    case pto::v1::DT_BF16: {
+      const float f = static_cast<float>(v);
+      uint32_t w;
+      std::memcpy(&w, &f, sizeof w);
+      return std::isnan(f) ? (w >> 16) | 0x40u : w >> 16;
+    }
+    case pto::v1::DT_DOUBLE: {
+      uint64_t w;
+      std::memcpy(&w, &v, sizeof w);
+      return w;
+    }
+    default:
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+}
+
+// The value of `dtype` whose bits are the low bytes of `bits` (bitcast).
+double FromBits(uint64_t bits, DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP32: {
+      const uint32_t w = static_cast<uint32_t>(bits);
+      float f;
+      std::memcpy(&f, &w, sizeof f);
+      return f;
+    }
+    case pto::v1::DT_FP16:
+      return HalfToFloat(static_cast<uint16_t>(bits));
+    case pto::v1::DT_BF16: {
+      const uint32_t w = static_cast<uint32_t>(static_cast<uint16_t>(bits)) << 16;
+      float f;
+      std::memcpy(&f, &w, sizeof f);
+      return f;
+    }
+    case pto::v1::DT_DOUBLE: {
+      double d;
+      std::memcpy(&d, &bits, sizeof d);
+      return d;
+    }
+    case pto::v1::DT_INT8: return static_cast<int8_t>(bits);
+    case pto::v1::DT_UINT8: return static_cast<uint8_t>(bits);
+    case pto::v1::DT_INT16: return static_cast<int16_t>(bits);
+    case pto::v1::DT_INT32: return static_cast<int32_t>(bits);
+    default: return static_cast<double>(static_cast<int64_t>(bits));
+  }
+}
 
 using Unary = std::function<double(double)>;
 using Binary = std::function<double(double, double)>;
@@ -189,8 +250,8 @@ absl::Status EvaluateElementwise(const pto::v1::Op& op, const std::string& where
                                  RefTensor* out) {
   const std::string& kind = op.kind();
   const bool is_where = kind == "where", is_clip = kind == "clip";
-  const bool is_cast = kind == "cast";
-  if (!is_where && !is_clip && !is_cast && !BinaryOps().count(kind) && !IsIntegerOp(kind) &&
+  const bool is_cast = kind == "cast", is_bitcast = kind == "bitcast";
+  if (!is_where && !is_clip && !is_cast && !is_bitcast && !BinaryOps().count(kind) && !IsIntegerOp(kind) &&
       !ScalarOps().count(kind) && !UnaryOps().count(kind)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "reference: %s: op kind is not supported by the reference evaluator",
@@ -301,6 +362,10 @@ absl::Status EvaluateElementwise(const pto::v1::Op& op, const std::string& where
       }
       out->data[k] = RoundToDType(v, out->dtype);
     }
+  } else if (is_bitcast) {
+    for (int64_t k = 0; k < n; ++k) {
+      out->data[k] = FromBits(BitsOf(operand(0, k), in[0]->dtype), out->dtype);
+    }
   } else if (is_clip) {
     absl::StatusOr<double> lo = float_attr("min"), hi = float_attr("max");
     if (!lo.ok()) return lo.status();
@@ -329,7 +394,10 @@ absl::Status EvaluateElementwise(const pto::v1::Op& op, const std::string& where
   for (int64_t k = 0; k < n; ++k) {
     const double z = out->data[k];
     double propagated;
-    if (is_where) {
+    if (is_bitcast) {
+      // Exact bits give exact bits; any error in them, any value.
+      propagated = operand_bound(0, k) > 0 ? HUGE_VAL : 0;
+    } else if (is_where) {
       const double t = operand(1, k), f = operand(2, k);
       const double bt = operand_bound(1, k), bf = operand_bound(2, k);
       propagated = operand_bound(0, k) > 0 ? std::fabs(t - f) + std::max(bt, bf)

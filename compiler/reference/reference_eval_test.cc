@@ -165,6 +165,51 @@ TEST(ReferenceEvalTest, Fp16RoundsInputsAndOutputs) {
   EXPECT_EQ((*out)[0].data[0], 0.333251953125);
 }
 
+// bitcast reads each value's bits as the other type (torch's x.view(dtype)):
+// FP32 -> INT32 and back, FP16 -> INT16 (an FP16 NaN as the quiet NaN of its
+// sign, as the kernel stores it) -> BF16. A result of an inexact value has no
+// bound (any error moves the bits anywhere).
+TEST(ReferenceEvalTest, BitcastReadsTheBits) {
+  pto::v1::Graph g = Parse(R"pb(
+    values { id: 1 dtype: DT_FP32 shape { dims { size: 3 } } }
+    values { id: 2 dtype: DT_INT32 shape { dims { size: 3 } } }
+    values { id: 3 dtype: DT_FP32 shape { dims { size: 3 } } }
+    values { id: 4 dtype: DT_FP16 shape { dims { size: 3 } } }
+    values { id: 5 dtype: DT_INT16 shape { dims { size: 3 } } }
+    values { id: 6 dtype: DT_BF16 shape { dims { size: 3 } } }
+    values { id: 7 dtype: DT_FP32 shape { dims { size: 3 } } }
+    values { id: 8 dtype: DT_INT32 shape { dims { size: 3 } } }
+    params { name: "x" role: PARAM_ROLE_IN value_id: 1 }
+    params { name: "bits" role: PARAM_ROLE_OUT value_id: 2 }
+    params { name: "back" role: PARAM_ROLE_OUT value_id: 3 }
+    params { name: "h" role: PARAM_ROLE_IN value_id: 4 }
+    params { name: "h_bits" role: PARAM_ROLE_OUT value_id: 5 }
+    params { name: "as_bf16" role: PARAM_ROLE_OUT value_id: 6 }
+    params { name: "inexact" role: PARAM_ROLE_OUT value_id: 8 }
+    ops { kind: "bitcast" inputs: 1 outputs: 2 attrs { key: "dtype" value { dtype: DT_INT32 } } }
+    ops { kind: "bitcast" inputs: 2 outputs: 3 attrs { key: "dtype" value { dtype: DT_FP32 } } }
+    ops { kind: "bitcast" inputs: 4 outputs: 5 attrs { key: "dtype" value { dtype: DT_INT16 } } }
+    ops { kind: "bitcast" inputs: 5 outputs: 6 attrs { key: "dtype" value { dtype: DT_BF16 } } }
+    ops { kind: "exp" inputs: 1 outputs: 7 }
+    ops { kind: "bitcast" inputs: 7 outputs: 8 attrs { key: "dtype" value { dtype: DT_INT32 } } }
+  )pb");
+  auto out = EvaluateReference(
+      g, {{pto::v1::DT_FP32, {3}, {1.0, -2.5, 0x1p-149}},
+          {},
+          {},
+          {pto::v1::DT_FP16, {3}, {1.0, -0x1p-24, std::nan("")}},
+          {},
+          {},
+          {}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].data, (std::vector<double>{0x3F800000, -1071644672.0, 1}));
+  EXPECT_EQ((*out)[2].data, (std::vector<double>{1.0, -2.5, 0x1p-149}));
+  EXPECT_EQ((*out)[4].data, (std::vector<double>{0x3C00, -32767, 0x7E00}));
+  EXPECT_EQ((*out)[5].data[0], 0x1p-7);  // bf16 0x3C00: exponent 120, mantissa 0
+  EXPECT_EQ((*out)[1].bound, (std::vector<double>{0, 0, 0}));
+  EXPECT_TRUE(std::isinf((*out)[6].bound[0]));
+}
+
 // gather along dim 1 and index_add along dim 0 (a repeated index
 // accumulates); an index out of range is an error naming it.
 constexpr char kIndexGraph[] = R"pb(

@@ -166,13 +166,13 @@ uint32_t GraphBuilder::ScalarOp(const std::string& kind, const std::vector<uint3
 }
 
 uint32_t GraphBuilder::Cast(uint32_t input, pto::v1::DataType to,
-                            const std::vector<int64_t>& tile) {
+                            const std::vector<int64_t>& tile, const std::string& kind) {
   const pto::v1::Shape shape = Find(input)->shape();
   uint32_t out = Value(to, {}, absl::StrCat("t", op_count_));
   *g_.mutable_values(g_.values_size() - 1)->mutable_shape() = shape;
   pto::v1::Op* op = AddOp();
-  op->set_kind("cast");
-  op->set_name(absl::StrCat("cast", op_count_));
+  op->set_kind(kind);
+  op->set_name(absl::StrCat(kind, op_count_));
   ++op_count_;
   op->add_inputs(input);
   op->add_outputs(out);

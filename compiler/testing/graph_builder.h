@@ -64,9 +64,9 @@ class GraphBuilder {
   uint32_t ScalarOp(const std::string& kind, const std::vector<uint32_t>& inputs,
                     const std::vector<int64_t>& tile,
                     const std::map<std::string, SymExpr>& scalars);
-  // cast(input, to).
+  // cast(input, to), or `kind` (bitcast) with the same attribute.
   uint32_t Cast(uint32_t input, pto::v1::DataType to,
-                const std::vector<int64_t>& tile);
+                const std::vector<int64_t>& tile, const std::string& kind = "cast");
   // A layout op with an explicit result shape (inputs[0]'s dtype), list
   // attributes ("offsets", "shape", "dims") and int ones ("dim", "dim0").
   uint32_t Layout(const std::string& kind, const std::vector<uint32_t>& inputs,

@@ -11,10 +11,16 @@ to even, CAST_ROUND half away from zero, CAST_FLOOR down, CAST_CEIL up. With
 SaturationMode.ON a value past the integer type's range gives its minimum or
 maximum and NaN gives 0; OFF wraps to the width as torch does.
 Integer -> narrower integer: ON clamps to the range; OFF wraps.
-Float -> narrower float: CAST_NONE and CAST_RINT round to nearest even; ON
-clamps finite values to the type's largest finite value (NaN and infinities
-stay); the directed modes there, and any mode but NONE/RINT from an integer
-to a float, would need a bitcast instruction and raise NotYetImplementedError.
+Float -> narrower float, and integer -> float where the float cannot hold
+every integer: CAST_NONE and CAST_RINT round to nearest even, CAST_ROUND to
+nearest with ties away from zero, CAST_FLOOR down, CAST_CEIL up, CAST_TRUNC
+toward zero, CAST_ODD toward zero with the last bit set where inexact (round
+to odd). ON clamps finite values to the type's largest finite value (NaN and
+infinities stay). The directed modes start from the nearest value (the
+strict cast, one of the two values of the type around the input) and step
+one value up or down where it lies on the wrong side of the input, found
+by comparing the two exactly; the step adds or subtracts 1 in the value's
+bits (primitives.bitcast).
 Conversions that are exact (to a wider type, to BOOL) take every mode.
 """
 
@@ -22,8 +28,7 @@ import numpy as np
 
 from . import dtypes, ops
 from .enums import CastMode, SaturationMode
-from .errors import NotYetImplementedError
-from .primitives import FLOAT_TYPES, cast as strict_cast, check_traced
+from .primitives import FLOAT_TYPES, bitcast, cast as strict_cast, check_traced
 
 _MAX_FINITE = {dtypes.DT_FP16: 65504.0, dtypes.DT_BF16: 3.3895313892515355e38,
                dtypes.DT_FP32: 3.4028234663852886e38}
@@ -89,11 +94,80 @@ def _like(t, value):
     return low if value == lo else ops.bitwise_not(low)
 
 
-def _not_here(what, mode, src, dst):
-    return NotYetImplementedError(
-        f"{what}: {mode.name} from {src.name} to {dst.name} rounds a float result in a "
-        f"direction of its own, which needs a bitcast instruction this version does not "
-        f"have; CAST_NONE and CAST_RINT round to nearest even")
+# The integer type of each float type's bits.
+_BITS = {dtypes.DT_FP16: dtypes.DT_INT16, dtypes.DT_BF16: dtypes.DT_INT16,
+         dtypes.DT_FP32: dtypes.DT_INT32, dtypes.DT_DOUBLE: dtypes.DT_INT64}
+
+
+def _map_bits(r, f):
+    """r's float type from f(its bits) (INT16 bits computed in INT32, whose
+    arithmetic the ops take, and wrapped back)."""
+    kind = _BITS[r.dtype]
+    bits = bitcast(r, kind)
+    if kind == dtypes.DT_INT16:
+        return bitcast(strict_cast(f(strict_cast(bits, dtypes.DT_INT32)), kind), r.dtype)
+    return bitcast(f(bits), r.dtype)
+
+
+def _next_up(r):
+    """The value of r's float type just above r (r finite or -inf): its bits
+    plus 1 where the sign is clear, minus 1 where it is set (-0.0 taken as
+    +0.0 first)."""
+    r = ops.add(r, 0.0)  # -0.0 + 0.0 is +0.0
+    return _map_bits(r, lambda b: ops.where(ops.ge(b, 0), ops.add(b, 1), ops.sub(b, 1)))
+
+
+def _next_down(r):
+    return ops.neg(_next_up(ops.neg(r)))
+
+
+def _exact_minus(x, v):
+    """A DOUBLE tensor with the sign of x - v (x of any type, v DOUBLE holding
+    values of a narrower float type), zero exactly where they are equal. An
+    integer x is split as hi * 2**32 + lo, each exact in DOUBLE; hi * 2**32 -
+    v and adding lo are exact for the v that round x (both within a few
+    units of 2**32 or of v's spacing)."""
+    if x.dtype in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+        return ops.sub(strict_cast(x, dtypes.DT_DOUBLE), v)
+    x = strict_cast(x, dtypes.DT_INT64)
+    hi = ops.bitwise_right_shift(x, 32)
+    lo = ops.sub(x, ops.bitwise_left_shift(hi, 32))
+    high = ops.mul(strict_cast(hi, dtypes.DT_DOUBLE), 2.0 ** 32)
+    return ops.add(ops.sub(high, v), strict_cast(lo, dtypes.DT_DOUBLE))
+
+
+def _directed(x, dtype, mode):
+    """x converted to the float `dtype` (which cannot hold every value of
+    x's type) rounded by `mode`: the module docstring's rule."""
+    r = strict_cast(x, dtype)  # nearest even: one of the two values around x
+    if mode in (CastMode.CAST_NONE, CastMode.CAST_RINT):
+        return r
+    wide = dtypes.DT_DOUBLE  # holds every value of dtype, and x's exactly
+    if x.dtype in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+        xw, rw = strict_cast(x, wide), strict_cast(r, wide)
+        above, below = ops.gt(rw, xw), ops.lt(rw, xw)
+    else:
+        d = _exact_minus(x, strict_cast(r, wide))
+        above, below = ops.lt(d, 0.0), ops.gt(d, 0.0)
+    if mode == CastMode.CAST_FLOOR:
+        return ops.where(above, _next_down(r), r)
+    if mode == CastMode.CAST_CEIL:
+        return ops.where(below, _next_up(r), r)
+    if mode == CastMode.CAST_ROUND:
+        # Nearest even differs from nearest-away at ties only: x halfway
+        # between r and its other neighbour n, which is farther from zero.
+        n = ops.where(above, _next_down(r), _next_up(r))
+        half = ops.mul(ops.add(strict_cast(r, wide), strict_cast(n, wide)), 0.5)  # exact
+        tie = ops.eq(_exact_minus(x, half), 0.0)
+        return ops.where(ops.logical_and(tie, ops.gt(ops.abs(n), ops.abs(r))), n, r)
+    zero = 0.0 if x.dtype in FLOAT_TYPES + (dtypes.DT_DOUBLE,) else 0
+    toward_zero = ops.where(ops.logical_and(above, ops.gt(x, zero)), _next_down(r),
+                            ops.where(ops.logical_and(below, ops.lt(x, zero)), _next_up(r), r))
+    if mode == CastMode.CAST_TRUNC:
+        return toward_zero
+    # CAST_ODD: toward zero, then the last bit set where that was inexact.
+    odd = _map_bits(toward_zero, lambda b: ops.bitwise_or(b, 1))
+    return ops.where(ops.logical_or(above, below), odd, toward_zero)
 
 
 def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # noqa: A002
@@ -125,13 +199,14 @@ def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # 
     # A float result.
     exact = ((src in FLOAT_TYPES and dtypes.bytes_of(dtype) > dtypes.bytes_of(src))
              or src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)
-             or (src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32))
-    if mode not in (CastMode.CAST_NONE, CastMode.CAST_RINT) and not exact:
-        raise _not_here(what, mode, src, dtype)
+             or (src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32)
+             or (src in (dtypes.DT_INT16, dtypes.DT_INT32) and dtype == dtypes.DT_DOUBLE))
+    def convert(x):
+        return strict_cast(x, dtype) if exact else _directed(x, dtype, mode)
     if satmode == SaturationMode.ON and dtype in _MAX_FINITE:
         big = _MAX_FINITE[dtype]
-        if src in FLOAT_TYPES:
-            return strict_cast(ops.clip(input, -big, big), dtype)
-        return ops.clip(strict_cast(input, dtype), -big, big)
-    return strict_cast(input, dtype)
+        if src in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
+            return convert(ops.clip(input, -big, big))
+        return ops.clip(convert(input), -big, big)
+    return convert(input)
 

@@ -1,11 +1,12 @@
 """PyPTO ops written as compositions of the public ops: var, axpy_,
 expand_clone, one_hot, cumsum, cumprod, pad, interleave, deinterleave,
 quantize and dequantize. Each records only ops that
-ops.py and layout.py already record (reductions, elementwise arithmetic,
-where, views, concat), so they compile wherever those do.
+ops.py, layout.py and control_flow.py already record (reductions,
+elementwise arithmetic, where, views, concat, assemble, loops), so they
+compile wherever those do.
 """
 
-from . import dtypes, layout, ops, symbolic, valid_region
+from . import control_flow, dtypes, layout, ops, symbolic, valid_region
 from .errors import NotYetImplementedError
 from .primitives import FLOAT_TYPES, check_float, check_traced
 from .symbolic import SymbolicScalar
@@ -195,12 +196,14 @@ def one_hot(input, num_classes):  # noqa: A002 - PyPTO's names
 
 # cumsum, cumprod -----------------------------------------------------------------
 
-def _scan(what, combine, identity, input, dim):
-    """The inclusive scan of `combine` along `dim` (Hillis-Steele: for k =
-    1, 2, 4, ... below n, x = combine(x, x shifted k along dim, the first k
-    filled with `identity`)): ceil(log2(n)) steps. Integer and BOOL tensors
-    scan in DT_INT64 (exact, wrapping), FP16/BF16 in FP32 rounded once, as
-    torch."""
+def _scan(what, combine, input, dim):
+    """The inclusive scan of `combine` along `dim`, in torch's order: a
+    running value, out[i] = combine(out[i - 1], x[i]) one slice after
+    another (a `loop` op over dim's length, so a dynamic dim compiles once
+    for every size). The running value is torch's CPU accumulator: DT_DOUBLE
+    for FP32 (rounded once per element), FP32 for FP16/BF16, DT_INT64
+    (exact, wrapping) for integer and BOOL tensors, whose result stays
+    DT_INT64 as torch's."""
     check_traced(input, what, "input")
     shape = list(input._shape)
     if not shape:
@@ -211,39 +214,39 @@ def _scan(what, combine, identity, input, dim):
     if not -rank <= dim < rank:
         raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
     dim %= rank
-    if not all(_static(d) for d in shape):
-        raise ValueError(f"{what}: the input's dims must be static, got {shape} (the scan "
-                         f"along dim {dim} is unrolled by its length)")
-    if input.dtype == dtypes.DT_DOUBLE:
-        raise TypeError(f"{what}: DT_DOUBLE tensors are not supported (cast to DT_FP32)")
-    if input.dtype in (dtypes.DT_FP16, dtypes.DT_BF16):
-        return ops.cast(_scan(what, combine, identity, ops.cast(input, dtypes.DT_FP32), dim),
-                        input.dtype)
-    x = input if input.dtype in FLOAT_TYPES else ops.cast(input, dtypes.DT_INT64)
-    n, k = shape[dim], 1
-    while k < n:
-        fill = list(shape)
-        fill[dim] = k
-        keep = list(shape)
-        keep[dim] = n - k
-        shifted = layout.concat([ops.full(fill, identity, x.dtype),
-                                 layout.view(x, keep, [0] * rank)], dim)
-        x = combine(x, shifted)
-        k *= 2
-    return x if x is not input else layout.clone(x)
+    # torch's CPU accumulator (acc_type): double for FP32, FP32 for FP16/BF16.
+    wide = {dtypes.DT_FP32: dtypes.DT_DOUBLE, dtypes.DT_FP16: dtypes.DT_FP32,
+            dtypes.DT_BF16: dtypes.DT_FP32}.get(input.dtype)
+    if wide is not None:
+        return ops.cast(_scan(what, combine, ops.cast(input, wide), dim), input.dtype)
+    x = input if input.dtype in (dtypes.DT_DOUBLE, dtypes.DT_INT64) \
+        else ops.cast(input, dtypes.DT_INT64)
+    b = x._builder
+    out = Tensor._proxy(b, None, x.dtype, shape, what)
+    b.write(out, x if x is not input else layout.clone(x), what)
+    step = [1 if k == dim else s for k, s in enumerate(shape)]
+
+    def at(i):
+        return [i if k == dim else 0 for k in range(rank)]
+
+    if _static(shape[dim]) and shape[dim] == 1:
+        return out  # (a loop of no iterations would still be compiled)
+    for i in control_flow.loop(1, shape[dim], name=what.split(".")[-1]):
+        running = combine(layout.view(out, step, at(i - 1)), layout.view(x, step, at(i)))
+        layout.assemble(running, at(i), out)
+    return out
 
 
 def cumsum(input, dim):  # noqa: A002 - PyPTO's names
-    """Cumulative sum along `dim` (torch.cumsum): integer and BOOL tensors
-    give DT_INT64; a float result sums in a different order than torch's
-    running sum (log2(n) pairwise steps), so it may differ in the last
-    bits. Static dims only."""
-    return _scan("pypto.cumsum", ops.add, 0, input, dim)
+    """Cumulative sum along `dim` (torch.cumsum), a running sum in torch's
+    order; `dim` (and the others) may be dynamic. Integer and BOOL tensors
+    give DT_INT64."""
+    return _scan("pypto.cumsum", ops.add, input, dim)
 
 
 def cumprod(input, dim):  # noqa: A002 - PyPTO's names
     """Cumulative product along `dim` (torch.cumprod), as cumsum."""
-    return _scan("pypto.cumprod", ops.mul, 1, input, dim)
+    return _scan("pypto.cumprod", ops.mul, input, dim)
 
 
 # pad -----------------------------------------------------------------------------

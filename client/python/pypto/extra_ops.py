@@ -6,7 +6,7 @@ no equivalent (quant_mx, conv, FP8 scaled_mm, float pack/unpack).
 
 import math
 
-from . import dtypes, layout, ops, symbolic, tiling
+from . import dtypes, layout, ops, primitives, symbolic, tiling
 from .matmul import matmul as _matmul
 from .errors import not_yet
 from .primitives import FLOAT_TYPES, broadcast_shapes, check_traced
@@ -179,8 +179,9 @@ def scaled_mm(mat_a, mat_b, out_dtype, scale_a, scale_b, *, a_trans=False, b_tra
 # little-endian as the host stores them), and their sizes.
 _BYTE_TYPES = {dtypes.DT_BOOL: 1, dtypes.DT_UINT8: 1, dtypes.DT_INT8: 1, dtypes.DT_INT16: 2,
                dtypes.DT_INT32: 4, dtypes.DT_INT64: 8}
-_NO_BITCAST = ("a float's bytes need a bit reinterpretation (bitcast) instruction, which this "
-               "version's compiler does not have; integer and BOOL tensors are supported")
+# Float types travel as the integer type of their size (a bitcast).
+_FLOAT_BITS = {dtypes.DT_FP32: dtypes.DT_INT32, dtypes.DT_FP16: dtypes.DT_INT16,
+               dtypes.DT_BF16: dtypes.DT_INT16, dtypes.DT_DOUBLE: dtypes.DT_INT64}
 
 
 def _static_shape(what, t, name):
@@ -193,12 +194,13 @@ def _static_shape(what, t, name):
 def pack(input):  # noqa: A002 - PyPTO's names
     """input flattened and its bytes reinterpreted as DT_UINT8 (little-endian,
     as torch's x.flatten().view(torch.uint8)): a 1-D tensor of numel *
-    element-size values. Integer and BOOL tensors; float tensors raise
-    NotYetImplementedError (no bitcast instruction here)."""
+    element-size values. Every dtype; a float tensor's bits are those of the
+    integer of its size (primitives.bitcast, which says what becomes of an
+    FP16/BF16 NaN)."""
     what = "pypto.pack"
     check_traced(input, what, "input")
-    if input.dtype not in _BYTE_TYPES:
-        raise not_yet(f"{what} of a {input.dtype.name} tensor", _NO_BITCAST)
+    if input.dtype in _FLOAT_BITS:
+        return pack(primitives.bitcast(input, _FLOAT_BITS[input.dtype]))
     shape = _static_shape(what, input, "input")
     n, size = math.prod(shape), _BYTE_TYPES[input.dtype]
     flat = layout.reshape(input, [n]) if len(shape) != 1 else input
@@ -223,9 +225,8 @@ def _byte_tile(n, size):
 def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
     """A DT_UINT8 tensor's bytes reinterpreted as `dst_dtype` (little-endian,
     as torch's x.view(dtype)): the last dim shrinks by the element size,
-    which must divide it. Integer and BOOL results (BOOL: a byte other than
-    0 is true); float results raise NotYetImplementedError (no bitcast
-    instruction here)."""
+    which must divide it (BOOL: a byte other than 0 is true). A float result
+    is the integer of its size bitcast (primitives.bitcast)."""
     what = "pypto.unpack"
     check_traced(input, what, "input")
     if input.dtype != dtypes.DT_UINT8:
@@ -233,13 +234,16 @@ def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
                         f"DT_UINT8")
     if not isinstance(dst_dtype, dtypes.DataType):
         raise TypeError(f"{what}: dst_dtype must be a pypto.DT_* constant, got {dst_dtype!r}")
-    if dst_dtype not in _BYTE_TYPES:
-        raise not_yet(f"{what} to {dst_dtype.name}", _NO_BITCAST)
+    if dst_dtype not in _BYTE_TYPES and dst_dtype not in _FLOAT_BITS:
+        raise TypeError(f"{what}: dst_dtype must be an integer, BOOL or float type, got "
+                        f"{dst_dtype.name}")
     shape = _static_shape(what, input, "input")
-    size = _BYTE_TYPES[dst_dtype]
+    size = dtypes.bytes_of(dst_dtype)
     if not shape or shape[-1] % size:
         raise ValueError(f"{what}: the last dim of 'input' {shape} must be a multiple of "
                          f"{size} (the size of {dst_dtype.name})")
+    if dst_dtype in _FLOAT_BITS:
+        return primitives.bitcast(unpack(input, _FLOAT_BITS[dst_dtype]), dst_dtype)
     out_shape = shape[:-1] + [shape[-1] // size]
     n = math.prod(out_shape)
     with tiling.vec_tile_in_force(_byte_tile(n, size)):

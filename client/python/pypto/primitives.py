@@ -197,6 +197,25 @@ def cast(input, dtype):
                     static=input._static)
 
 
+def bitcast(input, dtype):
+    """input's bits read as `dtype`, element by element (torch's
+    x.view(dtype) for a dtype of the same size; little-endian): FP32/INT32,
+    FP16/BF16/INT16, INT8/UINT8, INT64/DOUBLE. An FP16 NaN becomes the quiet
+    NaN of its sign and a BF16 NaN is quieted (tiles hold them as FP32)."""
+    what = "pypto.bitcast"
+    check_traced(input, what, "input")
+    if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
+        raise TypeError(f"{what}: dtype must be one of "
+                        f"{', '.join(t.name for t in dtypes.COMPILABLE)}, got {dtype!r}")
+    if dtypes.DT_BOOL in (input.dtype, dtype) or \
+            dtypes.bytes_of(input.dtype) != dtypes.bytes_of(dtype):
+        raise TypeError(f"{what}: {input.dtype.name} to {dtype.name}: both types must have "
+                        f"the same size, and neither may be DT_BOOL")
+    b = input._builder
+    return b.add_op("bitcast", [input], dtype, input._shape, {"dtype": dtype}, what,
+                    static=input._static)
+
+
 def reduce_dtype(kind, dtype):
     """torch's result dtype, the compiler's (ReduceResultDType, through
     op_table): arg* give DT_INT64; sum/prod of an integer or BOOL tensor give

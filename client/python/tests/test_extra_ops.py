@@ -258,6 +258,54 @@ def test_pack_and_unpack_round_trip_as_torch_views(native, dtype):
     assert torch.equal(back, x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_pack_and_unpack_of_floats_as_torch_views(native, dtype):
+    x = torch.randn(3, 8).to(dtype)
+    x[0, :6] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"),
+                             -float("nan")], dtype=dtype)
+    x[1, 0] = torch.finfo(dtype).tiny / 4  # a subnormal
+    x[1, 1], x[1, 2] = torch.finfo(dtype).max, torch.finfo(dtype).min
+    size = x.element_size()
+    pdtype = pypto.dtypes.from_torch(dtype)
+
+    @pypto.jit
+    def k(x: ANY, packed: ANY, back: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        p = pypto.pack(x)
+        packed[:] = p
+        back[:] = pypto.unpack(pypto.reshape(p, [3, 8 * size]), pdtype)
+
+    packed, back = torch.zeros(24 * size, dtype=torch.uint8), torch.zeros(3, 8, dtype=dtype)
+    k(x, packed, back)
+    # torch's NaNs here are the quiet NaNs of their signs, which keep their bits.
+    assert torch.equal(packed, x.flatten().view(torch.uint8))
+    assert torch.equal(back.view(torch.uint8), x.view(torch.uint8))
+
+
+def test_unpack_of_random_bytes_to_floats_as_torch(native):
+    raw = torch.randint(0, 256, (2, 16), dtype=torch.uint8)
+    raw[0, 2:4] = torch.tensor([0x80, 0x7F], dtype=torch.uint8)  # BF16 NaN, FP16 inf/NaN range
+
+    @pypto.jit
+    def k(b: ANY, f32: ANY, f16: ANY, bf16: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        f32[:] = pypto.unpack(b, pypto.DT_FP32)
+        f16[:] = pypto.unpack(b, pypto.DT_FP16)
+        bf16[:] = pypto.unpack(b, pypto.DT_BF16)
+
+    f32, f16 = torch.zeros(2, 4), torch.zeros(2, 8, dtype=torch.float16)
+    bf16 = torch.zeros(2, 8, dtype=torch.bfloat16)
+    k(raw, f32, f16, bf16)
+    # Equal bits, but for NaNs: FP16/BF16 tiles hold FP32, so an FP16 NaN
+    # comes out as the quiet NaN of its sign and a BF16 NaN quieted.
+    for got, dtype in ((f32, torch.float32), (f16, torch.float16), (bf16, torch.bfloat16)):
+        want = raw.view(dtype)
+        assert torch.equal(got.isnan(), want.isnan())
+        ok = ~want.isnan()
+        assert torch.equal(got[ok].view(torch.uint8), want[ok].view(torch.uint8))
+        assert torch.equal(got.signbit(), want.signbit())
+
+
 def test_unpack_of_bytes_as_torch(native):
     raw = torch.randint(0, 256, (2, 16), dtype=torch.uint8)
 
@@ -284,13 +332,10 @@ def test_pack_unpack_errors():
             out[:] = fn(x)
         return k
 
-    with pytest.raises(pypto.NotYetImplementedError,
-                       match=r"pypto.pack of a DT_FP32 tensor is not implemented yet \(a "
-                             r"float's bytes need a bit reinterpretation"):
-        kernel(pypto.pack)(torch.zeros(4), torch.zeros(16, dtype=torch.uint8))
-    with pytest.raises(pypto.NotYetImplementedError, match=r"pypto.unpack to DT_FP16"):
-        kernel(lambda b: pypto.unpack(b, pypto.DT_FP16))(torch.zeros(8, dtype=torch.uint8),
-                                                         torch.zeros(4, dtype=torch.float16))
+    with pytest.raises(ValueError, match=r"the last dim of 'input' \[6\] must be a multiple of "
+                                         r"4 \(the size of DT_FP32\)"):
+        kernel(lambda b: pypto.unpack(b, pypto.DT_FP32))(torch.zeros(6, dtype=torch.uint8),
+                                                         torch.zeros(1))
     with pytest.raises(TypeError, match=r"pypto.unpack: argument 'input' has dtype DT_INT32"):
         kernel(lambda b: pypto.unpack(b, pypto.DT_INT8))(torch.zeros(8, dtype=torch.int32),
                                                          torch.zeros(8, dtype=torch.int8))

@@ -94,6 +94,25 @@ def test_primitive_takes_the_dtypes_the_verifier_takes(native, kind, num_inputs,
             assert result.dtype == out_dtype, (kind, dtype.name)
 
 
+@pytest.mark.parametrize("src", dtypes.COMPILABLE, ids=lambda t: t.name)
+def test_bitcast_takes_the_type_pairs_the_verifier_takes(native, src):
+    for dst in dtypes.COMPILABLE:
+        def front_end(a, b, dst=dst):
+            return primitives.bitcast(a, dst)
+
+        def direct(a, b, dst=dst):
+            return a._builder.add_op("bitcast", [a], dst, SHAPE, {"dtype": dst})
+        try:
+            native.cache_key(_trace(direct, src, dst).SerializeToString())
+            verifier = True
+        except ValueError:
+            verifier = False
+        recorded = _trace(front_end, src, dst) is not None
+        assert recorded == verifier, (src.name, dst.name, recorded)
+        same_size = dtypes.bytes_of(src) == dtypes.bytes_of(dst)
+        assert verifier == (same_size and dtypes.DT_BOOL not in (src, dst)), (src.name, dst.name)
+
+
 def test_reduction_result_dtypes_are_the_verifiers(native):
     for kind in op_table.kinds(category="reduce"):
         for dtype in dtypes.COMPILABLE:

@@ -452,10 +452,14 @@ absl::Status InstructionEmitter::Call(int i) {
        !f_.plan.unrounded[i]) ||
       (in.dtype == pto::v1::DT_INT32 && WrapsInt32(in.op));
   const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
-                     in.op == PtoOpcode::kTArange;
+                     in.op == PtoOpcode::kTArange || in.op == PtoOpcode::kTReshape;
   if (in.op == PtoOpcode::kTArange) args.push_back("args[0]");
-  const std::string round_to =
+  std::string round_to =
       typed || narrow ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
+  // TRESHAPE also names the source's element type (its bits are read).
+  if (in.op == PtoOpcode::kTReshape) {
+    absl::StrAppend(&round_to, ", ", GmType(ValueType(fn_, i, in.srcs[0], in.dtype)));
+  }
   // A full destination with row or column sources: the binary op's Rows
   // form (template <R, C, layout a, layout b[, D]>) repeats their values
   // along each row or down each column.

@@ -198,7 +198,8 @@ class RuntimeRowEmitter {
     if (last < 0 || fn_.body[last].reduce_dim >= 0 || IsRow(fn_.body[last].dst) || in_triple ||
         fn_.body[last].dtype != pto::v1::DT_FP32 ||
         Storage(fn_.body[last].dst) != pto::v1::DT_FP32 ||
-        fn_.body[last].op == PtoOpcode::kTCvt || fn_.body[last].op == PtoOpcode::kTFill) {
+        fn_.body[last].op == PtoOpcode::kTCvt || fn_.body[last].op == PtoOpcode::kTFill ||
+        fn_.body[last].op == PtoOpcode::kTReshape) {
       return;
     }
     int store = -1, readers = 0;
@@ -340,10 +341,14 @@ class RuntimeRowEmitter {
                                                 "by an elementwise instruction"));
       }
     }
-    const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill;
+    const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
+                       in.op == PtoOpcode::kTReshape;
     const bool wrap = in.dtype == pto::v1::DT_INT32 && WrapsInt32(in.op);
-    const std::string round_to =
+    std::string round_to =
         typed || Narrow(in) || wrap ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
+    if (in.op == PtoOpcode::kTReshape) {  // and the source's element type
+      absl::StrAppend(&round_to, ", ", GmType(ValueType(fn_, i, in.srcs[0], in.dtype)));
+    }
     const int scalar_tile = in.srcs.empty() ? in.dst : in.srcs[0];
     const pto::v1::DataType scalar_values =
         in.srcs.empty() ? in.dtype : ValueType(fn_, i, in.srcs[0], in.dtype);

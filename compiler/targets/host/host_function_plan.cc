@@ -218,7 +218,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
       continue;  // (MSCATTER writes no tile)
     }
     const bool typed = producer.op == PtoOpcode::kTCvt || producer.op == PtoOpcode::kTFill ||
-                       producer.op == PtoOpcode::kTArange;
+                       producer.op == PtoOpcode::kTArange || producer.op == PtoOpcode::kTReshape;
     if (producer.reduce_dim >= 0 || typed || !f32_tile(producer.dst)) continue;
     int store = -1, readers = 0;
     for (int k = i + 1; k < n; ++k) {

@@ -1,7 +1,7 @@
 // PTO tile instructions (pto_tile.h): moving tiles. Loads and stores
 // between a GM region and a UB tile (TLoad, TLoadStrided, TStore; TLoadN and
 // TStoreN for run-time extents) and copies within UB (TMov, TSel, TFill,
-// TArange, TCvt).
+// TArange, TCvt, TReshape).
 #ifndef PTO_TILE_MOVES_H_
 #define PTO_TILE_MOVES_H_
 
@@ -225,6 +225,23 @@ inline void TCvt(DS* __restrict d, const SS* __restrict a) {
     for (; i < N; ++i) d[i] = CvtTo<D>::Apply(a[i]);
   } else {
     for (int64_t i = 0; i < N; ++i) d[i] = CvtTo<D>::Apply(a[i]);
+  }
+}
+
+// dst = the bits of each S-typed value of a read as a D (TRESHAPE between
+// element types of one size: torch's x.view(dtype)). Each value goes to its
+// GM form (Elem<S>::Store), whose bytes are reinterpreted and loaded back
+// as D (Elem<D>::Load). UB holds FP16/BF16 as f32, so an FP16 NaN reaches
+// GM as the quiet NaN of its sign and a BF16 NaN quieted, as every store of
+// them does.
+template <int64_t N, typename D, typename S, typename DS, typename SS>
+inline void TReshape(DS* __restrict d, const SS* __restrict a) {
+  static_assert(sizeof(D) == sizeof(S), "TRESHAPE: element types of one size");
+  for (int64_t i = 0; i < N; ++i) {
+    const S from = Elem<S>::Store(a[i]);
+    D to;
+    __builtin_memcpy(&to, &from, sizeof to);
+    d[i] = Elem<D>::Load(to);
   }
 }
 

@@ -143,3 +143,43 @@ TEST(PtoTileMovesTest, FloatToIntCastsMatchTheScalarForm) {
 }
 
 }  // namespace
+
+// TReshape reads each value's GM bits as another type of the same size, and
+// back: the integer of an f32 is its bit pattern (negative where the sign is
+// set), an FP16/BF16 tile's value goes through its own 16 bits, and INT16
+// bits give the FP16 and BF16 values they encode.
+TEST(PtoTileMovesTest, TReshapeReinterpretsTheBitsOfEachValue) {
+  const float f[4] = {1.0f, -2.5f, 0x1p-149f, -0.0f};
+  int64_t bits[4];
+  pto_tile::TReshape<4, int32_t, float>(bits, f);
+  EXPECT_EQ(bits[0], 0x3F800000);
+  EXPECT_EQ(bits[1], static_cast<int32_t>(0xC0200000u));
+  EXPECT_EQ(bits[2], 1);
+  EXPECT_EQ(bits[3], static_cast<int32_t>(0x80000000u));
+  float back[4];
+  pto_tile::TReshape<4, float, int32_t>(back, bits);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(pto_tile::BitsFromFloat(back[i]), pto_tile::BitsFromFloat(f[i])) << i;
+  }
+
+  const float h[3] = {1.0f, -0x1p-24f, 65504.0f};  // FP16 values held as f32
+  float h_bits[3];
+  pto_tile::TReshape<3, int16_t, pto_tile::half>(h_bits, h);
+  EXPECT_EQ(h_bits[0], 0x3C00);
+  EXPECT_EQ(h_bits[1], static_cast<int16_t>(0x8001));
+  EXPECT_EQ(h_bits[2], 0x7BFF);
+  float as_bf16[3];
+  pto_tile::TReshape<3, pto_tile::bf16, int16_t>(as_bf16, h_bits);
+  EXPECT_EQ(as_bf16[0], pto_tile::Bf16ToFloat(0x3C00));
+  EXPECT_EQ(pto_tile::BitsFromFloat(as_bf16[1]), 0x80010000u);
+  const float nan = __builtin_nanf("");
+  float nan_bits;
+  pto_tile::TReshape<1, int16_t, pto_tile::half>(&nan_bits, &nan);
+  EXPECT_EQ(nan_bits, 0x7E00);  // the quiet NaN every FP16 store gives
+
+  const double d[2] = {1.0, -0.0};
+  int64_t d_bits[2];
+  pto_tile::TReshape<2, int64_t, double>(d_bits, d);
+  EXPECT_EQ(d_bits[0], 0x3FF0000000000000LL);
+  EXPECT_EQ(d_bits[1], INT64_MIN);
+}

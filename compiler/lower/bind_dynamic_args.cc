@@ -56,7 +56,7 @@ absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
 absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
   int access = 0;
   for (const TileInstr& in : group.body) {
-    if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+    if (PtoAddressesWholeBuffer(in.op)) {
       ++access;  // a whole buffer of static shape: no stride args
       continue;
     }

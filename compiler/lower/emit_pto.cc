@@ -41,6 +41,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.stride_dynamic = in.stride_dynamic;
       out.index_dim = in.index_dim;
       out.scatter = in.scatter;
+      out.descending = in.descending;
       f.body.push_back(std::move(out));
     }
     p.functions.push_back(std::move(f));

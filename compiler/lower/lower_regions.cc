@@ -9,8 +9,9 @@
 namespace pto::compiler {
 
 absl::Status CheckTemplatable(const TensorGraph& graph) {
-  // Index ops address whole buffers with compile-time strides and extents
-  // (expand_indexing.h): static shapes only (loops and branches are fine).
+  // Index ops (and sort) address whole buffers with compile-time strides
+  // and extents (expand_indexing.h): static shapes only (loops and branches
+  // are fine).
   std::function<const TensorOp*(const std::vector<TensorOp>&)> index_op =
       [&](const std::vector<TensorOp>& ops) -> const TensorOp* {
     for (const TensorOp& op : ops) {
@@ -24,7 +25,7 @@ absl::Status CheckTemplatable(const TensorGraph& graph) {
   if (const TensorOp* op = graph.HasSymbolicDims() ? index_op(graph.ops) : nullptr) {
     return absl::UnimplementedError(absl::StrCat(
         "op ", Quote(op->info->kind),
-        ": gather/scatter ops need static shapes (this kernel has symbolic dims or "
+        ": gather/scatter/sort ops need static shapes (this kernel has symbolic dims or "
         "valid regions that depend on sizes or loop indices)"));
   }
   return absl::OkStatus();

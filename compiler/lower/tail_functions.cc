@@ -75,7 +75,7 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     }
     if (!any) continue;
     for (const TileInstr& in : group.body) {
-      if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+      if (PtoAddressesWholeBuffer(in.op)) {
         return RegionsUnimplemented(where, "a gather/scatter over a dim whose extent depends on a "
                                     "loop index");
       }

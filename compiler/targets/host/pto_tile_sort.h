@@ -8,7 +8,9 @@
 // ties keep their input order in both directions. Short rows take an
 // insertion sort; longer ones an LSD radix sort by bytes (one histogram pass
 // over the keys, then one scatter pass per byte in which the keys differ),
-// O(n) per row and stable by construction.
+// O(n) per row and stable by construction. A tile that needs only the first
+// few ranks of a longer row (topk's small k) takes a selection instead: one
+// pass keeping the smallest keys seen, one compare per key once it is full.
 #ifndef PTO_TILE_SORT_H_
 #define PTO_TILE_SORT_H_
 
@@ -116,6 +118,25 @@ inline const uint32_t* SortByKey(K* key, uint32_t* idx, K* key2, uint32_t* idx2,
   return idx;
 }
 
+// The first `need` positions of a row of n > need keys, when need is at
+// most this: a selection.
+constexpr int64_t kSelectMax = 32;
+
+// Keeps the `need` smallest of keys arriving in input order, sorted in
+// best/best_idx (`*m` of them so far): a key enters only below the largest
+// kept, after every kept key equal to it, so ties keep their input order.
+template <typename K>
+inline void Keep(K k, uint32_t i, int64_t need, K* best, uint32_t* best_idx, int64_t* m) {
+  if (*m == need && !(k < best[need - 1])) return;
+  int64_t j = *m < need ? (*m)++ : need - 1;
+  for (; j > 0 && best[j - 1] > k; --j) {
+    best[j] = best[j - 1];
+    best_idx[j] = best_idx[j - 1];
+  }
+  best[j] = k;
+  best_idx[j] = i;
+}
+
 }  // namespace sort_internal
 
 // MSORT: for every row of the tile (its offsets o0..o3 plus its element
@@ -127,34 +148,48 @@ template <typename T, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K, boo
 inline void MSort(int64_t* __restrict dst, const T* __restrict src, int64_t o0, int64_t o1,
                   int64_t o2, int64_t o3, int64_t s0, int64_t s1, int64_t s2, int64_t n) {
   using Key = typename sort_internal::SortKey<T>::K;
+  const int64_t sk = K == 0 ? s0 : K == 1 ? s1 : K == 2 ? s2 : 1;
+  const int64_t ok = K == 0 ? o0 : K == 1 ? o1 : K == 2 ? o2 : o3;
+  constexpr int64_t kEk = K == 0 ? E0 : K == 1 ? E1 : K == 2 ? E2 : E3;
+  constexpr int64_t kT2 = E3, kT1 = E2 * E3, kT0 = E1 * E2 * E3;
+  constexpr int64_t kTk = K == 0 ? kT0 : K == 1 ? kT1 : K == 2 ? kT2 : 1;
+  // The tile's positions need the row's first `need` ranks.
+  const int64_t need = ok + kEk < n ? ok + kEk : n;
+  const bool select = need <= sort_internal::kSelectMax && need < n;
   constexpr int64_t kStack = 512;
   Key key_stack[2 * kStack];
   uint32_t idx_stack[2 * kStack];
   Key* key = key_stack;
   uint32_t* idx = idx_stack;
   void* heap = nullptr;
-  if (n > kStack) {
+  if (!select && n > kStack) {
     heap = __builtin_malloc(static_cast<unsigned long>(n) * 2 * (sizeof(Key) + 4));
     key = static_cast<Key*>(heap);
     idx = reinterpret_cast<uint32_t*>(key + 2 * n);
   }
-  const int64_t sk = K == 0 ? s0 : K == 1 ? s1 : K == 2 ? s2 : 1;
-  const int64_t ok = K == 0 ? o0 : K == 1 ? o1 : K == 2 ? o2 : o3;
-  constexpr int64_t kEk = K == 0 ? E0 : K == 1 ? E1 : K == 2 ? E2 : E3;
-  constexpr int64_t kT2 = E3, kT1 = E2 * E3, kT0 = E1 * E2 * E3;
-  constexpr int64_t kTk = K == 0 ? kT0 : K == 1 ? kT1 : K == 2 ? kT2 : 1;
   for (int64_t i0 = 0; i0 < (K == 0 ? 1 : E0); ++i0) {
     for (int64_t i1 = 0; i1 < (K == 1 ? 1 : E1); ++i1) {
       for (int64_t i2 = 0; i2 < (K == 2 ? 1 : E2); ++i2) {
         for (int64_t i3 = 0; i3 < (K == 3 ? 1 : E3); ++i3) {
           const T* row = src + IndexedRowBase<K>(o0, o1, o2, o3, i0, i1, i2, s0, s1, s2) +
                          (K == 3 ? 0 : i3);
-          for (int64_t j = 0; j < n; ++j) {
-            const Key k = sort_internal::SortKey<T>::Of(row[j * sk]);
-            key[j] = Desc ? static_cast<Key>(~k) : k;
-            idx[j] = static_cast<uint32_t>(j);
+          const uint32_t* order;
+          if (select) {
+            int64_t m = 0;
+            for (int64_t j = 0; j < n; ++j) {
+              const Key k = sort_internal::SortKey<T>::Of(row[j * sk]);
+              sort_internal::Keep(Desc ? static_cast<Key>(~k) : k, static_cast<uint32_t>(j),
+                                  need, key, idx, &m);
+            }
+            order = idx;
+          } else {
+            for (int64_t j = 0; j < n; ++j) {
+              const Key k = sort_internal::SortKey<T>::Of(row[j * sk]);
+              key[j] = Desc ? static_cast<Key>(~k) : k;
+              idx[j] = static_cast<uint32_t>(j);
+            }
+            order = sort_internal::SortByKey(key, idx, key + n, idx + n, n);
           }
-          const uint32_t* order = sort_internal::SortByKey(key, idx, key + n, idx + n, n);
           int64_t* out = dst + i0 * kT0 + i1 * kT1 + i2 * kT2 + i3;
           for (int64_t j = 0; j < kEk; ++j) {
             const int64_t r = ok + j;

@@ -3,7 +3,8 @@
 // insertion sort and long enough for the radix sort (and its heap scratch),
 // both directions, FP32 with NaN/inf/-0.0 and many ties, FP16, BF16, INT8,
 // INT32 and INT64 at their extremes, DOUBLE, a sorted dim other than the
-// last, and a tile that holds a later chunk of the positions.
+// last, a tile that holds a later chunk of the positions, and the selection
+// of the first few ranks of a longer row.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -103,6 +104,22 @@ TEST(PtoTileSortTest, AllEqualAndAllNanKeepInputOrder) {
 TEST(PtoTileSortTest, ALaterChunkOfPositions) {
   CheckRow<float, 100>(SpecialFloats(1000, 8), true, 300);
   CheckRow<float, 7>(SpecialFloats(20, 9), false, 13);
+}
+
+// The first few ranks of a longer row: the selection (ties, NaN, -0.0;
+// 32-bit and 64-bit keys; a chunk after the first; the largest need).
+TEST(PtoTileSortTest, TheFirstRanksOfALongRowBySelection) {
+  for (bool descending : {false, true}) {
+    CheckRow<float, 1>(SpecialFloats(3000, 13), descending);
+    CheckRow<float, 7>(SpecialFloats(100, 14), descending, 20);
+    CheckRow<float, 32>(SpecialFloats(33, 15), descending);
+    CheckRow<float, 32>(std::vector<float>(500, 1.0f), descending);
+    std::vector<int64_t> wide(700);
+    for (size_t i = 0; i < wide.size(); ++i) {
+      wide[i] = static_cast<int64_t>((i * 37) % 11) * (int64_t{1} << 50) - 3;
+    }
+    CheckRow<int64_t, 16>(wide, descending);
+  }
 }
 
 TEST(PtoTileSortTest, HalfAndBf16) {

@@ -2,7 +2,7 @@
 
 In a kernel of static shapes, each records the compiler's `sort` op (the
 PTO instruction MSORT: docs/pto-isa.md): the DT_INT64 positions of a stable
-sort along the dim, cut to k, O(n) to O(n log n) work per row of any length;
+sort along the dim, cut to k, O(n) work per row of any length (a radix sort);
 topk's values are a gather through them (bit for bit: -0.0, inf and NaN come
 back as they went in). Ties keep their input order (torch.sort(stable=True));
 NaN sorts as the largest value (first when descending, last when ascending)

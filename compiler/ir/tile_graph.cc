@@ -238,6 +238,10 @@ std::string PrintTileGraph(const TileGraph& g) {
         operands.push_back(
             absl::StrCat("%", g.gm[in.gm].value, ":gm[dim=", in.index_dim, "]"));
       }
+      if (in.op == PtoOpcode::kMSort) {
+        operands.push_back(absl::StrCat("%", g.gm[in.gm].value, ":gm[dim=", in.index_dim, " ",
+                                        in.descending ? "desc" : "asc", "]"));
+      }
       for (int s : in.srcs) operands.push_back(ub(s));
       for (std::string& s : FormatScalars(in.scalars, in.scalar_dynamic)) {
         operands.push_back(std::move(s));

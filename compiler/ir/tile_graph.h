@@ -134,6 +134,9 @@ struct TileInstr {
   int extent_dynamic = -1;
   // MSCATTER: how a value meets the element it lands on.
   ScatterReduce scatter = ScatterReduce::kNone;
+  // MSORT: largest first (false: smallest first); index_dim is the dim it
+  // sorts along.
+  bool descending = false;
 };
 
 // A tile instruction without GM access: `opcode` into tile `dst` from

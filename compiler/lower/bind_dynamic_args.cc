@@ -57,7 +57,7 @@ absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
 absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t) {
   int access = 0;
   for (const TileInstr& in : group.body) {
-    const bool indexed = in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter;
+    const bool indexed = PtoAddressesWholeBuffer(in.op);
     if (!indexed && in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
     if (access < t->accesses_size()) {
       pto::v1::TemplateAccess* a = t->mutable_accesses(access);
@@ -213,6 +213,11 @@ absl::Status BindDynamicArgs(const FlatGraph& flat, TileGraph* tile, BlockGraph*
     // MGATHER/MSCATTER of a buffer with a symbolic extent along the indexed
     // dim: that extent (the bound of a valid index) is one more dynamic arg.
     for (TileInstr& in : group.body) {
+      if (in.op == PtoOpcode::kMSort && !in.stride_dynamic.empty()) {
+        return absl::UnimplementedError(absl::StrCat(
+            flat.labels[group.ops.front()], ": op 'sort' needs its input's shape static (the "
+            "sort instruction reads whole rows of a buffer with compile-time strides)"));
+      }
       if ((in.op != PtoOpcode::kMGather && in.op != PtoOpcode::kMScatter) || in.gm < 0) {
         continue;
       }

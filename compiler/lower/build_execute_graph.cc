@@ -11,8 +11,9 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
                                                     const TileGroup& group) {
   std::vector<runtime::ExpandAccess> out;
   for (const TileInstr& in : group.body) {
-    if (in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
-      // Addressed by data: the whole buffer, read (MGATHER) or written.
+    if (PtoAddressesWholeBuffer(in.op)) {
+      // Addressed by data: the whole buffer, read (MGATHER, MSORT) or
+      // written (MSCATTER).
       runtime::ExpandAccess a;
       a.buffer = tiles.gm[in.gm].buffer;
       a.write = in.op == PtoOpcode::kMScatter;

@@ -42,6 +42,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.index_dim = in.index_dim;
       out.extent_dynamic = in.extent_dynamic;
       out.scatter = in.scatter;
+      out.descending = in.descending;
       f.body.push_back(std::move(out));
     }
     p.functions.push_back(std::move(f));

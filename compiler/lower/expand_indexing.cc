@@ -106,6 +106,52 @@ absl::StatusOr<int> DenseGm(const TensorGraph& g, const LayoutPlan& layout, int 
   return gm;
 }
 
+// sort over its result's space: a tile spans the whole of dim (all k
+// positions, so each row is sorted once) where its INT64 positions fit the
+// UB, the other dims shrinking first; a longer k is cut into chunks, each
+// task sorting its rows again.
+std::vector<int64_t> SortTile(const std::vector<int64_t>& vec_tile,
+                              const std::vector<int64_t>& space, int dim, int64_t ub_bytes) {
+  std::vector<int64_t> tile = Clamped(vec_tile, space);
+  tile[dim] = space[dim];
+  const int64_t fit = std::max<int64_t>(1, ub_bytes / 8);
+  for (;;) {
+    if (Elements(tile) <= fit) return tile;
+    int widest = -1;
+    for (int d = 0; d < static_cast<int>(tile.size()); ++d) {
+      if (d != dim && tile[d] > 1 && (widest < 0 || tile[d] > tile[widest])) widest = d;
+    }
+    if (widest < 0) break;
+    tile[widest] = (tile[widest] + 1) / 2;
+  }
+  tile[dim] = std::min(tile[dim], fit);
+  return tile;
+}
+
+absl::Status AppendSort(const TensorGraph& g, const LayoutPlan& layout, int i, int dim,
+                        const std::vector<int>& gm_of_value, int64_t ub_bytes, TileGraph* out) {
+  const TensorOp& op = g.ops[i];
+  const int x = op.inputs[0], result = op.outputs[0];
+  const int rank = static_cast<int>(g.values[x].shape.size());
+  absl::StatusOr<int> src = DenseGm(g, layout, i, x, gm_of_value, ub_bytes, out);
+  if (!src.ok()) return src.status();
+  TileGroup grp;
+  grp.ops = {i};
+  grp.space = g.values[result].shape;
+  grp.tile = SortTile(op.vec_tile, grp.space, dim, ub_bytes);
+  TileInstr sort = MakeInstr(PtoOpcode::kMSort, 0, {}, pto::v1::DT_INT64);
+  sort.gm = *src;
+  sort.index_dim = dim;
+  if (auto it = op.attrs.find("descending"); it != op.attrs.end()) {
+    sort.descending = std::get<bool>(it->second);
+  }
+  grp.body = {std::move(sort), StoreOf(gm_of_value[result], pto::v1::DT_INT64, 0, rank)};
+  grp.num_ub_tiles = 1;
+  grp.ub_types = {pto::v1::DT_INT64};
+  out->groups.push_back(std::move(grp));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsIndexOp(const TensorOp& op) { return op.info->category == OpCategory::kIndex; }
@@ -115,18 +161,20 @@ absl::Status AppendIndexing(const TensorGraph& g, const LayoutPlan& layout, int 
                             TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const std::string& kind = op.info->kind;
-  const int x = op.inputs[0], index = op.inputs[1], result = op.outputs[0];
+  const int x = op.inputs[0], result = op.outputs[0];
   const int rank = static_cast<int>(g.values[x].shape.size());
   absl::StatusOr<int> dim = NormalizeDim(std::get<int64_t>(op.attrs.at("dim")), rank);
   if (!dim.ok()) return dim.status();
-  const bool one_d = g.values[index].shape.size() == 1 && kind != "gather" &&
-                     kind != "scatter";
-  const pto::v1::DataType dtype = g.values[x].dtype;
-  const int64_t pair_bytes = 8 + StorageBytes(dtype);
   if (gm_of_value[result] < 0) {
     return absl::InternalError(absl::StrCat("op #", i, " ", Quote(kind),
                                             ": its result has no GM tensor"));
   }
+  if (kind == "sort") return AppendSort(g, layout, i, *dim, gm_of_value, ub_bytes, out);
+  const int index = op.inputs[1];
+  const bool one_d = g.values[index].shape.size() == 1 && kind != "gather" &&
+                     kind != "scatter";
+  const pto::v1::DataType dtype = g.values[x].dtype;
+  const int64_t pair_bytes = 8 + StorageBytes(dtype);
   if (kind == "gather" || kind == "index_select") {
     absl::StatusOr<int> src = DenseGm(g, layout, i, x, gm_of_value, ub_bytes, out);
     if (!src.ok()) return src.status();

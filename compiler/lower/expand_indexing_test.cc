@@ -197,5 +197,59 @@ TEST(ExpandIndexingTest, ShapeRulesAreCheckedWithClearErrors) {
               HasSubstr("index_add takes"));
 }
 
+// sort: one group of MSORT and TSTORE over the result's space, its tile
+// spanning all k positions (the other dims as the vec_tile allows), its
+// tasks reading x whole; a k too long for the UB is cut into chunks.
+TEST(ExpandIndexingTest, SortIsOneGroupOfSortStore) {
+  GraphBuilder b;
+  const uint32_t x = b.Input("x", pto::v1::DT_FP16, {6, 10});
+  b.Output("o", b.Sort(x, -1, 7, true, {4, 4}));
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 1u);
+  const TileGroup& g = l.tile.groups[0];
+  EXPECT_EQ(g.space, (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(g.tile, (std::vector<int64_t>{4, 7}));
+  ASSERT_EQ(g.body.size(), 2u);
+  EXPECT_EQ(g.body[0].op, PtoOpcode::kMSort);
+  EXPECT_EQ(g.body[0].index_dim, 1);
+  EXPECT_TRUE(g.body[0].descending);
+  EXPECT_EQ(g.body[1].op, PtoOpcode::kTStore);
+  EXPECT_THAT(PrintTileGraph(l.tile), HasSubstr("MSORT  %t0:ub.i64, %0:gm[dim=1 desc]"));
+  absl::StatusOr<PtoProgram> p = EmitPto(l.block, "host");
+  ASSERT_TRUE(p.ok());
+  EXPECT_THAT(PrintPto(*p), HasSubstr("MSORT  %t0:ub.i64[4,7], %0[dim=1 desc]"));
+
+  GraphBuilder c;
+  const uint32_t y = c.Input("y", pto::v1::DT_FP32, {2, 65536});
+  c.Output("o", c.Sort(y, 1, 65536, false, {2, 4096}));
+  ASSERT_TRUE(Lower(c.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 1u);
+  EXPECT_EQ(l.tile.groups[0].tile, (std::vector<int64_t>{1, 24576}));  // 192 KiB of i64
+}
+
+TEST(ExpandIndexingTest, SortRulesAreClearErrors) {
+  using pto::v1::DT_FP32;
+  auto sort = [](const SymValueType& x, int64_t dim, int64_t k) {
+    InferAttrs a;
+    a.dim = dim;
+    a.k = k;
+    return InferSymResult(*FindOp("sort"), {x}, a);
+  };
+  absl::StatusOr<SymValueType> ok = sort(T(DT_FP32, {4, 6}), 0, 3);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->dtype, pto::v1::DT_INT64);
+  EXPECT_EQ(ok->shape, ToSymShape({3, 6}));
+  EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 1, 0).status().message(),
+              HasSubstr("attrs[\"k\"]: 0 is out of range [1, 6] for dim 1"));
+  EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 1, 7).status().message(),
+              HasSubstr("out of range [1, 6]"));
+  EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 2, 1).status().message(), HasSubstr("out of range"));
+  EXPECT_THAT(sort(T(pto::v1::DT_BOOL, {4, 6}), 1, 2).status().message(),
+              HasSubstr("sort takes numbers, not DT_BOOL"));
+  EXPECT_THAT(sort({DT_FP32, {SymExpr(4), SymExpr::Symbol("n")}}, 1, 2).status().message(),
+              HasSubstr("sort needs a static size along dim 1"));
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -738,5 +738,21 @@ TEST(GoldenTest, SymbolicIndexOps) {
   CheckGoldens(b.Build(), "sym_index_ops", {"tile", "execute", "pto", "cpp"});
 }
 
+// The sort instruction: topk's shape of it (the first 3 positions along
+// the last dim, largest first, then a gather of the values through them)
+// and an argsort along dim 0 (all positions, smallest first), each MSORT
+// reading whole rows of x's buffer.
+TEST(GoldenTest, SortOps) {
+  testing::GraphBuilder b("sort_ops");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 10});
+  const uint32_t top = b.Sort(x, -1, 3, true, {4, 8});
+  const uint32_t values = b.Op("gather", {x, top}, {4, 8}, 1, false);
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+  b.Output("values", values);
+  b.Output("indices", top);
+  b.Output("order", b.Sort(x, 0, 6, false, {4, 8}));
+  CheckGoldens(b.Build(), "sort_ops", {"tile", "execute", "pto", "cpp"});
+}
+
 }  // namespace
 }  // namespace pto::compiler

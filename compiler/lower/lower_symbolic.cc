@@ -89,7 +89,8 @@ bool SameInstr(const TileInstr& a, const TileInstr& b) {
   if (a.op != b.op || a.dst != b.dst || a.srcs != b.srcs || a.gm != b.gm ||
       a.scalars != b.scalars || a.reduce_dim != b.reduce_dim ||
       a.dtype != b.dtype || a.index.size() != b.index.size() ||
-      a.index_dim != b.index_dim || a.scatter != b.scatter) {
+      a.index_dim != b.index_dim || a.scatter != b.scatter ||
+      a.descending != b.descending) {
     return false;
   }
   for (size_t j = 0; j < a.index.size(); ++j) {

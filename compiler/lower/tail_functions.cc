@@ -71,7 +71,7 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     // lowered at a bound (a dim that depends on a loop index) is refused.
     bool indexed = false;
     for (const TileInstr& in : group.body) {
-      indexed = indexed || in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter;
+      indexed = indexed || PtoAddressesWholeBuffer(in.op);
     }
     for (int op : indexed ? group.ops : std::vector<int>{}) {
       const TensorOp& t = flat.graph.ops[op];
@@ -93,6 +93,9 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     }
     if (!any) continue;
     for (const TileInstr& in : group.body) {
+      if (in.op == PtoOpcode::kMSort) {  // MSort has no form over a task's extents
+        return RegionsUnimplemented(where, "a sort over a dim whose extent is symbolic");
+      }
       const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();
       // (The accumulating form's tiles along its dim fold in order, tails
       // padded with the identity: any extent works.)

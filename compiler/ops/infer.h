@@ -55,6 +55,7 @@ struct InferAttrs {
   std::vector<int64_t> dims;     // permute: "dims"
   int64_t dim0 = 0, dim1 = 0;    // transpose
   std::string reduce;            // scatter: "reduce" ("" is "none")
+  int64_t k = 0;                 // sort: "k"
   // view, assemble inside a region: offsets (and a
   // view's shape) as expressions over symbols and loop indices; when set,
   // `offsets` and `shape` above are unused (infer_region.cc).
@@ -87,7 +88,7 @@ absl::StatusOr<SymValueType> InferSymLayoutResult(
     const InferAttrs& attrs);
 
 // InferSymResult for OpCategory::kIndex (infer_index.cc): gather,
-// index_select, scatter, index_copy, index_add (op_registry.cc).
+// index_select, scatter, index_copy, index_add, sort (op_registry.cc).
 absl::StatusOr<SymValueType> InferIndexResult(const OpInfo& info,
                                               absl::Span<const SymValueType> inputs,
                                               const InferAttrs& attrs);

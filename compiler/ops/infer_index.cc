@@ -1,5 +1,6 @@
 // Result types of the ops addressed by an index tensor (gather,
-// index_select, scatter, index_copy, index_add; op_registry.cc): torch's
+// index_select, scatter, index_copy, index_add; op_registry.cc) and of sort,
+// which makes one: torch's
 // shape rules, checked where they can be at compile time. Index values are
 // data: they are checked at launch (pypto) and guarded in the kernels.
 #include <string>
@@ -30,13 +31,34 @@ bool NoLarger(const SymExpr& a, const SymExpr& b) {
   return x && y && *x <= *y;
 }
 
+// sort: x with dim's size k (1 <= k <= that size), INT64.
+absl::StatusOr<SymValueType> SortResult(const SymValueType& x, const InferAttrs& attrs) {
+  const int rank = static_cast<int>(x.shape.size());
+  absl::StatusOr<int> d = NormalizeDim(attrs.dim, rank);
+  if (!d.ok()) return d.status();
+  if (x.dtype == pto::v1::DT_BOOL) {
+    return Bad(absl::StrCat("input 0 is ", TypeOf(x), "; sort takes numbers, not DT_BOOL"));
+  }
+  std::optional<int64_t> n = x.shape[*d].AsConstant();
+  if (!n) {
+    return Bad(absl::StrCat("input 0 is ", TypeOf(x), ": sort needs a static size along dim ",
+                            *d));
+  }
+  if (attrs.k < 1 || attrs.k > *n) {
+    return Bad(absl::StrCat("attrs[\"k\"]: ", attrs.k, " is out of range [1, ", *n,
+                            "] for dim ", *d, " of ", TypeOf(x)));
+  }
+  SymValueType out{pto::v1::DT_INT64, x.shape};
+  out.shape[*d] = SymExpr(attrs.k);
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<SymValueType> InferIndexResult(const OpInfo& info,
                                               absl::Span<const SymValueType> inputs,
                                               const InferAttrs& attrs) {
   const SymValueType& x = inputs[0];
-  const SymValueType& index = inputs[1];
   const int rank = static_cast<int>(x.shape.size());
   if (!IsSupportedDType(x.dtype)) {
     return Bad(absl::StrCat("input 0 has dtype ", DTypeEnumName(x.dtype), "; ", info.kind,
@@ -46,6 +68,8 @@ absl::StatusOr<SymValueType> InferIndexResult(const OpInfo& info,
     return Bad(absl::StrCat("input 0 is a rank-0 tensor; ", info.kind,
                             " needs a tensor with a dim to index"));
   }
+  if (info.kind == "sort") return SortResult(x, attrs);
+  const SymValueType& index = inputs[1];
   if (!IsIndexDType(index.dtype)) {
     return Bad(absl::StrCat("input 1 (the index) is ", TypeOf(index), "; ", info.kind,
                             " takes a DT_INT32 or DT_INT64 index"));

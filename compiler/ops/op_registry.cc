@@ -77,7 +77,7 @@ std::vector<OpInfo> LayoutOps() {
 }
 
 // Ops addressed by an index tensor (INT32 or INT64; input 1), along attr
-// "dim" (negative counts from the end). Each is a group of its own
+// "dim" (negative counts from the end), and sort, which makes one. Each is a group of its own
 // (expand_to_tiles.cc AppendIndexing); an index outside [0, size) of the
 // dim it addresses reads 0 and writes nothing (the front end checks a
 // parameter's indices at launch and raises there).
@@ -93,6 +93,11 @@ std::vector<OpInfo> LayoutOps() {
 //   index_copy(x, index, src) / index_add(x, index, src): index rank 1, src
 //     is x with dim's size len(index): out = x, then
 //     out[.., index[i], ..] = src[.., i, ..] (index_add: +=).
+//   sort(x): the positions (INT64) that sort x along dim, stable (ties in
+//     input order), NaN the largest (first with attr "descending", last
+//     without; NaNs and -0.0/0.0 tie), cut to the first "k" (1 <= k <=
+//     x's size along dim): out is x with dim's size k (argsort: k the
+//     size; topk: gather x through it). Its MSORT reads whole rows of x.
 // scatter's, index_copy's and index_add's writes land tile by tile (the
 // tiles of their space in row-major order, each tile's elements in
 // row-major order; with tiles spanning whole rows, the index's row-major
@@ -106,6 +111,9 @@ std::vector<OpInfo> IndexOps() {
        P::kMScatter, T::kAny},
       {"index_copy", C::kIndex, 3, 1, {dim}, true, P::kMScatter, T::kAny},
       {"index_add", C::kIndex, 3, 1, {dim}, true, P::kMScatter, T::kNumeric},
+      {"sort", C::kIndex, 1, 1,
+       {dim, {"k", AttrType::kInt}, {"descending", AttrType::kBool, false}}, true,
+       P::kMSort, T::kAny},
   };
 }
 

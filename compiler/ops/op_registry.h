@@ -29,7 +29,7 @@ enum class OpCategory {
   kCreate,             // no inputs; out of attrs "shape" and "dtype"
   kMatmul,             // out = a @ b (cube path; cube_tile required)
   kLayout,             // view, assemble, transpose, ... (layout.h)
-  kIndex,              // gather, scatter, ...: addressed by an index tensor
+  kIndex,              // gather, scatter, ...: addressed by an index tensor; sort
   kControl,            // loop, if: regions carrying tensors
 };
 

@@ -38,4 +38,8 @@ bool PtoHasRowsForm(PtoOpcode op) {
   }
 }
 
+bool PtoAddressesWholeBuffer(PtoOpcode op) {
+  return op == PtoOpcode::kMGather || op == PtoOpcode::kMScatter || op == PtoOpcode::kMSort;
+}
+
 }  // namespace pto::compiler

@@ -13,6 +13,9 @@
 // (softmax's x - max(x): lower/softmax_exp.h).
 // MGATHER and MSCATTER address a GM buffer through an index tile along one
 // dim (PtoInstr::index_dim): gather, index_select, scatter, index_add.
+// MSORT reads whole rows of a GM buffer along one dim (PtoInstr::index_dim)
+// and writes the positions that sort them (stable; PtoInstr::descending):
+// the compiler's form of PTO-ISA's TSORT32 blocks merged by TMRGSORT.
 // docs/pto-isa.md describes every instruction.
 #ifndef PTO_COMPILER_PTO_OPCODE_H_
 #define PTO_COMPILER_PTO_OPCODE_H_
@@ -117,6 +120,7 @@ namespace pto::compiler {
   X(kTShr, "TSHR", TShr, 2, 0)             \
   X(kMGather, "MGATHER", MGather, 1, 0)   \
   X(kMScatter, "MSCATTER", MScatter, 2, 0) \
+  X(kMSort, "MSORT", MSort, 0, 0)          \
   X(kTMatmul, "TMATMUL", CubeMatmul, 2, 0) \
   X(kTMatmulAcc, "TMATMUL_ACC", CubeMatmulAcc, 2, 0)
 
@@ -143,6 +147,12 @@ int PtoNumScalars(PtoOpcode op);
 // fusion (lower/fuse_groups.h) keeps a row value in a row tile only when every
 // full-tile reader has this form, and host codegen emits it.
 bool PtoHasRowsForm(PtoOpcode op);
+
+// Whether the instruction addresses a whole GM buffer by data rather than
+// through its task's region: MGATHER, MSCATTER (through an index tile) and
+// MSORT (whole rows along its dim). They take the plain host form (whole
+// tiles, every other operand in UB) and static shapes only.
+bool PtoAddressesWholeBuffer(PtoOpcode op);
 
 }  // namespace pto::compiler
 

@@ -75,6 +75,11 @@ std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
       operands.push_back(absl::StrCat("%", in.buffer, "[dim=", in.index_dim, "]"));
       for (int s : in.srcs) operands.push_back(absl::StrCat("%t", s));
       break;
+    case PtoOpcode::kMSort:  // %t0:ub.i64[4,8], %0[dim=1 desc]
+      operands.push_back(absl::StrCat("%t", in.dst, ub_type));
+      operands.push_back(absl::StrCat("%", in.buffer, "[dim=", in.index_dim, " ",
+                                      in.descending ? "desc" : "asc", "]"));
+      break;
     case PtoOpcode::kMScatter:  // %2[dim=1 add], %t1 (the values), %t0 (the index)
       operands.push_back(absl::StrCat("%", in.buffer, "[dim=", in.index_dim, " ",
                                       ScatterReduceName(in.scatter), "]"));

@@ -70,9 +70,10 @@ struct PtoInstr {
   int reduce_dim = -1;          // TRED*/TARG*, TSTORE of a reduced tile
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
   std::vector<int> stride_dynamic;  // TileInstr::stride_dynamic
-  int index_dim = -1;               // TileInstr::index_dim (MGATHER, MSCATTER)
+  int index_dim = -1;               // TileInstr::index_dim (MGATHER, MSCATTER, MSORT)
   int extent_dynamic = -1;          // TileInstr::extent_dynamic (MGATHER, MSCATTER)
   ScatterReduce scatter = ScatterReduce::kNone;  // MSCATTER
+  bool descending = false;                       // MSORT
 };
 
 struct PtoFunction {

@@ -247,6 +247,42 @@ TEST(ReferenceEvalTest, IndexOps) {
                                                 "bounds for dim 1 with size 3"));
 }
 
+// sort along dim 0, descending, cut to 2 (topk's positions), and along
+// dim 1 ascending (argsort's): NaN the largest, -0.0 tying 0.0, ties in
+// input order.
+constexpr char kSortGraph[] = R"pb(
+  schema_version: SCHEMA_VERSION_1
+  values { id: 1 name: "x" dtype: DT_FP32 shape { dims { size: 3 } dims { size: 4 } } }
+  values { id: 2 name: "t" dtype: DT_INT64 shape { dims { size: 2 } dims { size: 4 } } }
+  values { id: 3 name: "s" dtype: DT_INT64 shape { dims { size: 3 } dims { size: 4 } } }
+  params { name: "x" role: PARAM_ROLE_IN value_id: 1 }
+  params { name: "t" role: PARAM_ROLE_OUT value_id: 2 }
+  params { name: "s" role: PARAM_ROLE_OUT value_id: 3 }
+  ops {
+    kind: "sort" inputs: 1 outputs: 2 attrs { key: "dim" value { i: 0 } }
+    attrs { key: "k" value { i: 2 } } attrs { key: "descending" value { b: true } }
+  }
+  ops {
+    kind: "sort" inputs: 1 outputs: 3 attrs { key: "dim" value { i: -1 } }
+    attrs { key: "k" value { i: 4 } }
+  }
+)pb";
+
+TEST(ReferenceEvalTest, SortGivesStablePositions) {
+  const pto::v1::Graph g = Parse(kSortGraph);
+  const double nan = std::nan("");
+  RefTensor x{pto::v1::DT_FP32, {3, 4}, {2, nan, -0.0, 1,  //
+                                         2, 5, 0.0, nan,   //
+                                         3, 5, -1, 1}};
+  auto out = EvaluateReference(g, {x, RefTensor(), RefTensor()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // Columns, largest first: (2, 2, 3) -> 2, 0; (nan, 5, 5) -> 0, 1;
+  // (-0.0, 0.0, -1) -> 0, 1; (1, nan, 1) -> 1, 0.
+  EXPECT_EQ((*out)[1].data, (std::vector<double>{2, 0, 0, 1, 0, 1, 1, 0}));
+  // Rows, smallest first.
+  EXPECT_EQ((*out)[2].data, (std::vector<double>{2, 3, 0, 1, 2, 0, 1, 3, 2, 3, 0, 1}));
+}
+
 TEST(ReferenceEvalTest, ErrorsNameTheOp) {
   pto::v1::Graph g = Parse(kGraph);
   g.mutable_ops(2)->set_kind("frobnicate");

@@ -1,5 +1,6 @@
 #include "compiler/reference/reference_index.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -37,6 +38,49 @@ int64_t Flat(const std::vector<int64_t>& c, const std::vector<int64_t>& strides)
   return at;
 }
 
+// sort: along dim, the positions of the stable sort (NaN the largest,
+// -0.0 tying 0.0 as == does), the first k of them; exact (bound 0).
+absl::Status EvaluateSort(const pto::v1::Op& op, const std::string& where, const RefTensor& x,
+                          int64_t dim, RefTensor* out) {
+  auto k_attr = op.attrs().find("k");
+  if (k_attr == op.attrs().end() || k_attr->second.value_case() != pto::v1::Attribute::kI) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reference: %s: attribute 'k' (i) is missing", where));
+  }
+  bool descending = false;
+  if (auto it = op.attrs().find("descending"); it != op.attrs().end()) {
+    descending = it->second.b();
+  }
+  const int64_t n = x.shape[dim], k = k_attr->second.i();
+  if (k < 1 || k > n) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reference: %s: k %d is out of range [1, %d] for dim %d", where, k, n, dim));
+  }
+  const int64_t count = Count(out->shape);
+  out->data.assign(count, 0.0);
+  out->bound.assign(count, 0.0);
+  const std::vector<int64_t> xs = Strides(x.shape), os = Strides(out->shape);
+  auto before = [descending](double a, double b) {  // a sorts strictly before b
+    const bool an = std::isnan(a), bn = std::isnan(b);
+    if (descending) return an ? !bn : (!bn && a > b);
+    return bn ? !an : (!an && a < b);
+  };
+  std::vector<int64_t> order(n);
+  std::vector<int64_t> rows = x.shape;
+  rows[dim] = 1;
+  for (int64_t r = 0, nr = Count(rows); r < nr; ++r) {
+    std::vector<int64_t> c = Coords(r, rows);
+    const int64_t base = Flat(c, xs);
+    for (int64_t j = 0; j < n; ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return before(x.data[base + a * xs[dim]], x.data[base + b * xs[dim]]);
+    });
+    const int64_t to = Flat(c, os);
+    for (int64_t j = 0; j < k; ++j) out->data[to + j * os[dim]] = static_cast<double>(order[j]);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
@@ -50,7 +94,6 @@ absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
         absl::StrFormat("reference: %s: attribute 'dim' (i) is missing", where));
   }
   const RefTensor& x = *in[0];
-  const RefTensor& index = *in[1];
   const int rank = static_cast<int>(x.shape.size());
   int64_t dim = dim_attr->second.i();
   if (dim < -rank || dim >= rank) {
@@ -58,6 +101,8 @@ absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
         "reference: %s: dim %d is out of range for rank %d", where, dim, rank));
   }
   if (dim < 0) dim += rank;
+  if (kind == "sort") return EvaluateSort(op, where, x, dim, out);
+  const RefTensor& index = *in[1];
   const int64_t size = x.shape[dim];
   const bool one_d = kind == "index_select" || kind == "index_copy" || kind == "index_add";
   auto bound_of = [](const RefTensor& t, int64_t k) {

@@ -1,6 +1,8 @@
 // The reference evaluator's ops addressed by an index tensor (gather,
-// index_select, scatter, index_copy, index_add), written directly from
-// torch's definitions, independent of the compiler's MGATHER/MSCATTER.
+// index_select, scatter, index_copy, index_add) and sort (std::stable_sort
+// of each row: the positions, NaN the largest, ties in input order), written
+// directly from torch's definitions, independent of the compiler's
+// MGATHER/MSCATTER/MSORT.
 // Writes land in the index's row-major order (a repeated index: the last
 // write wins; add/multiply combine in that order, each result rounded to
 // the dtype). An index outside [0, size) is INVALID_ARGUMENT naming the op,

@@ -64,6 +64,10 @@ class GraphBuilder {
   uint32_t ScalarOp(const std::string& kind, const std::vector<uint32_t>& inputs,
                     const std::vector<int64_t>& tile,
                     const std::map<std::string, SymExpr>& scalars);
+  // sort(x) along `dim`, its first `k` positions (INT64), largest first
+  // when `descending`.
+  uint32_t Sort(uint32_t x, int64_t dim, int64_t k, bool descending,
+                const std::vector<int64_t>& tile);
   // cast(input, to), or `kind` (bitcast) with the same attribute.
   uint32_t Cast(uint32_t input, pto::v1::DataType to,
                 const std::vector<int64_t>& tile, const std::string& kind = "cast");

@@ -33,6 +33,20 @@ uint32_t GraphBuilder::Op(const std::string& kind,
   return out;
 }
 
+uint32_t GraphBuilder::Sort(uint32_t x, int64_t dim, int64_t k, bool descending,
+                            const std::vector<int64_t>& tile) {
+  InferAttrs infer;
+  infer.dim = dim;
+  infer.k = k;
+  uint32_t out = 0;
+  pto::v1::Op* op = AddInferred("sort", {x}, infer, "", &out);
+  (*op->mutable_attrs())["dim"].set_i(dim);
+  (*op->mutable_attrs())["k"].set_i(k);
+  (*op->mutable_attrs())["descending"].set_b(descending);
+  SetVecTile(op, tile, RankOf(out));
+  return out;
+}
+
 uint32_t GraphBuilder::Layout(
     const std::string& kind, const std::vector<uint32_t>& inputs,
     const std::vector<int64_t>& tile,

@@ -661,6 +661,9 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
   if (auto it = op.attrs().find("reduce"); it != op.attrs().end()) {
     attrs.reduce = it->second.s();
   }
+  if (auto it = op.attrs().find("k"); it != op.attrs().end()) {
+    attrs.k = it->second.i();
+  }
   if (info->kind == "view" || info->kind == "assemble") {
     absl::Status s = SymbolicRegionAttrs(where, op, *info, ins, &attrs);
     if (!s.ok()) return s;

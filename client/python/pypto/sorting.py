@@ -1,20 +1,26 @@
-"""pypto.topk and pypto.argsort composed of comparisons, sums and selects
-(recorded through ops.py and layout.py, so they compile wherever those do).
+"""pypto.topk and pypto.argsort.
 
-Along the sorted dim (length n, static), each element's rank is counted:
+In a kernel of static shapes, each records the compiler's `sort` op (the
+PTO instruction MSORT: docs/pto-isa.md): the DT_INT64 positions of a stable
+sort along the dim, cut to k, O(n) work per row of any length (a radix sort);
+topk's values are a gather through them (bit for bit: -0.0, inf and NaN come
+back as they went in). Ties keep their input order (torch.sort(stable=True));
+NaN sorts as the largest value (first when descending, last when ascending)
+and NaNs tie, as torch; -0.0 ties 0.0.
+
+The sort instruction, like the other ops addressed by whole buffers, needs
+static shapes; a kernel with dynamic dims (its sorted dim static) takes a
+composition of comparisons, sums and selects instead, the same order:
 
     rank[i] = #{j : x[j] sorts before x[i]} + #{j < i : x[j] ties x[i]}
 
-over an [..., n, n] comparison, so the order is stable (ties keep their
-input order, as torch.sort(stable=True)); NaN sorts as the largest value
-(first when descending, last when ascending) and NaNs tie, as torch. Output
-position r then selects the element of rank r (values: amax of the one
-selected value over -inf, so -0.0, inf and NaN come back bit for bit;
-indices: DT_INT64 as torch). Work is O(n**2) per row: this is for the
-short rows (n <= 4096, static) that kernels sort, not a general sort.
+over an [..., n, n] comparison; output position r then selects the element
+of rank r (values: amax of the one selected value over -inf; indices:
+DT_INT64). Its work is O(n**2) per row, so there the sorted dim is at most
+4096 long.
 """
 
-from . import dtypes, layout, ops, tiling
+from . import dtypes, indexing, layout, ops, tiling
 from .enums import TopKAlgo
 from .primitives import FLOAT_TYPES, check_traced
 from .symbolic import SymbolicScalar
@@ -27,7 +33,7 @@ _INT_MIN = {dtypes.DT_INT8: -2 ** 7, dtypes.DT_INT16: -2 ** 15, dtypes.DT_INT32:
             dtypes.DT_INT64: -2 ** 63, dtypes.DT_UINT8: 0}
 # Elements of the [..., n, n] comparison per vector tile.
 _TILE_ELEMENTS = 4096
-# The longest sorted dim: one row of the comparison per tile.
+# The longest sorted dim of the composed form: one row of the comparison per tile.
 _MAX_SORTED = _TILE_ELEMENTS
 
 
@@ -55,10 +61,32 @@ def _check(what, input, dim):
     if not _static(shape[dim]):
         raise ValueError(f"{what}: the sorted dim {dim} of shape {shape} is dynamic; it must "
                          f"be static (the other dims may be dynamic)")
-    if shape[dim] > _MAX_SORTED:
+    if not _static_kernel(input) and shape[dim] > _MAX_SORTED:
         raise ValueError(f"{what}: the sorted dim {dim} of shape {shape} is longer than "
-                         f"{_MAX_SORTED} (this sort's work grows with its square)")
+                         f"{_MAX_SORTED}; in a kernel with dynamic dims the sort is composed "
+                         f"of comparisons (work grows with its square); with static shapes "
+                         f"any length sorts")
     return dim
+
+
+def _static_kernel(x):
+    """Whether x and the kernel recording it have static shapes only: the
+    sort instruction's condition (as the index ops')."""
+    b = x._builder
+    if b.symbols or getattr(x, "_static", None) is not None:
+        return False
+    if not all(_static(d) for d in x._shape):
+        return False
+    return all(_static(d) for p in b._params for d in b._values[p.initial][2])
+
+
+def _sorted_positions(x, dim, k, descending, what):
+    """DT_INT64 [..., k, ...]: the positions of the first k elements of the
+    stable sort of x along dim (the compiler's sort op, MSORT)."""
+    shape = list(x._shape)
+    shape[dim] = k
+    attrs = {"dim": int(dim), "k": int(k), "descending": bool(descending)}
+    return x._builder.add_op("sort", [x], dtypes.DT_INT64, tuple(shape), attrs, what)
 
 
 def _last(x, dim):
@@ -160,6 +188,9 @@ def topk(input, k, dim=None, largest=True, algo=None):  # noqa: A002 - PyPTO's n
             raise TypeError(f"{what}: algo must be a pypto.TopKAlgo, got {algo!r}")
     if not isinstance(largest, bool):
         raise TypeError(f"{what}: largest must be a bool, got {type(largest).__name__}")
+    if _static_kernel(input):
+        indices = _sorted_positions(input, dim, k, largest, what)
+        return indexing.gather(input, dim, indices), indices
     x = _last(input, dim)
     ranks = _ranks(x, largest)
     values = _last(_select(x, ranks, k, True), dim)
@@ -175,6 +206,8 @@ def argsort(input, dim=None, descending=True):  # noqa: A002 - PyPTO's names
     dim = _check(what, input, dim)
     if not isinstance(descending, bool):
         raise TypeError(f"{what}: descending must be a bool, got {type(descending).__name__}")
+    if _static_kernel(input):
+        return _sorted_positions(input, dim, input._shape[dim], descending, what)
     x = _last(input, dim)
     ranks = _ranks(x, descending)
     return _last(_select(x, ranks, x._shape[-1], False), dim)

@@ -1,6 +1,8 @@
 """pypto.topk, Tensor.topk and pypto.argsort (sorting.py) run through
 compiled kernels and compared with torch: values bit for bit, indices as
-torch's stable sort gives them (ties in input order, NaN largest)."""
+torch's stable sort gives them (ties in input order, NaN largest). Static
+shapes take the sort instruction (MSORT), rows of any length; a kernel with
+dynamic dims the composed form (test_topk_over_a_dynamic_batch_dim)."""
 
 import pytest
 import torch
@@ -192,15 +194,110 @@ def test_a_dynamic_sorted_dim_is_a_clear_error():
         k(torch.zeros(3, 8), torch.zeros(3, 8, dtype=torch.int64))
 
 
-def test_a_sorted_dim_past_4096_is_a_clear_error():
+def test_a_sorted_dim_past_4096_with_dynamic_dims_is_a_clear_error():
     @pypto.jit
-    def k(x: ANY, out: ANY):
+    def k(x: pypto.Tensor(["b", 4097], pypto.DT_FP32), out: ANY):
         pypto.set_vec_tile_shapes(4, 16)
         out[:] = pypto.argsort(x)
 
-    with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 of shape \[2, 4097\] "
-                                         r"is longer than 4096"):
+    with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 of shape .* is "
+                                         r"longer than 4096; in a kernel with dynamic dims"):
         k(torch.zeros(2, 4097), torch.zeros(2, 4097, dtype=torch.int64))
+
+
+def long_rows(rows, n, seed):
+    """Random rows with every special value and many ties: NaN, inf, -inf,
+    -0.0, 0.0 and values on a coarse grid beside distinct ones."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, n, generator=g)
+    grid = torch.rand(rows, n, generator=g) < 0.3
+    x[grid] = torch.round(x[grid] * 4) / 4          # ties
+    pick = torch.randint(0, 40, (rows, n), generator=g)
+    x[pick == 0] = float("nan")
+    x[pick == 1] = float("inf")
+    x[pick == 2] = float("-inf")
+    x[pick == 3] = -0.0
+    x[pick == 4] = 0.0
+    return x
+
+
+def test_sort_instruction_program():
+    """Static shapes record one sort op (MSORT) and a gather, not the
+    composed comparison."""
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        v[:], i[:] = pypto.topk(x, 3)
+
+    graph = k.trace(torch.zeros(5, 9), torch.zeros(5, 3), torch.zeros(5, 3, dtype=torch.int64))
+    kinds = [op.kind for op in graph.ops]
+    assert kinds.count("sort") == 1 and "gather" in kinds and "eq" not in kinds, kinds
+
+
+@pytest.mark.parametrize("descending", [True, False])
+def test_long_rows_match_torch(native, descending):
+    n = 10000
+    x = long_rows(3, n, 21)
+
+    @pypto.jit
+    def k(x: ANY, v1: ANY, i1: ANY, vn: ANY, i_n: ANY, order: ANY):
+        pypto.set_vec_tile_shapes(4, 64)
+        v1[:], i1[:] = pypto.topk(x, 1, largest=descending)
+        vn[:], i_n[:] = pypto.topk(x, n, largest=descending)
+        order[:] = pypto.argsort(x, descending=descending)
+
+    i64 = torch.int64
+    got = [torch.zeros(3, 1), torch.zeros(3, 1, dtype=i64), torch.zeros(3, n),
+           torch.zeros(3, n, dtype=i64), torch.zeros(3, n, dtype=i64)]
+    k(x, *got)
+    want = [*stable_topk(x, 1, largest=descending), *stable_topk(x, n, largest=descending),
+            torch.sort(x, descending=descending, stable=True)[1]]
+    for g, w in zip(got, want):
+        same_values(g, w)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int32])
+def test_long_rows_of_other_dtypes_with_ties(native, dtype):
+    n = 5000
+    if dtype == torch.int32:
+        x = torch.randint(-300, 300, (2, n), dtype=dtype)   # many ties
+        x[0, 7], x[1, 9] = -2 ** 31, 2 ** 31 - 1
+    else:
+        x = long_rows(2, n, 22).to(dtype)                   # rounding makes more ties
+
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY, down: ANY, up: ANY):
+        pypto.set_vec_tile_shapes(2, 128)
+        v[:], i[:] = x.topk(50)
+        down[:] = pypto.argsort(x)
+        up[:] = pypto.argsort(x, descending=False)
+
+    i64 = torch.int64
+    got = [torch.zeros(2, 50, dtype=dtype), torch.zeros(2, 50, dtype=i64),
+           torch.zeros(2, n, dtype=i64), torch.zeros(2, n, dtype=i64)]
+    k(x, *got)
+    want = [*stable_topk(x, 50), torch.sort(x, descending=True, stable=True)[1],
+            torch.argsort(x, stable=True)]
+    for g, w in zip(got, want):
+        same_values(g, w)
+
+
+def test_a_row_of_65536_along_dim_0(native):
+    x = long_rows(2, 65536, 23).T.contiguous()            # sorted along dim 0
+
+    @pypto.jit
+    def k(x: ANY, v: ANY, i: ANY, order: ANY):
+        pypto.set_vec_tile_shapes(64, 2)
+        v[:], i[:] = pypto.topk(x, 100, dim=0, largest=False)
+        order[:] = pypto.argsort(x, dim=0)
+
+    got = [torch.zeros(100, 2), torch.zeros(100, 2, dtype=torch.int64),
+           torch.zeros(65536, 2, dtype=torch.int64)]
+    k(x, *got)
+    want = [*stable_topk(x, 100, dim=0, largest=False),
+            torch.sort(x, dim=0, descending=True, stable=True)[1]]
+    for g, w in zip(got, want):
+        same_values(g, w)
 
 
 def test_eager_runs_sort_the_same(native):

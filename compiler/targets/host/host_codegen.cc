@@ -37,11 +37,11 @@ absl::StatusOr<VectorFunction> PlanVectorFunction(const PtoProgram& p, int index
   for (const PtoInstr& in : fn.body) {
     for (int k : in.stride_dynamic) runtime_strides = runtime_strides || k >= 0;
   }
-  // MGATHER/MSCATTER address GM through their index tiles: the plain form
-  // (whole tiles, every operand in UB).
+  // MGATHER/MSCATTER/MSORT address GM by data: the plain form (whole
+  // tiles, every other operand in UB).
   bool indexed = false;
   for (const PtoInstr& in : fn.body) {
-    indexed = indexed || in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter;
+    indexed = indexed || PtoAddressesWholeBuffer(in.op);
   }
   // Run-time strides: no per-row form either (its row offsets are constants).
   const bool per_row =

@@ -42,8 +42,8 @@ std::string ScalarLiteral(double v, pto::v1::DataType storage) {
   return absl::StrFormat("%a", v);
 }
 
-// The call of MGATHER/MSCATTER `in` (pto_tile.h MGather, MScatter): the
-// buffer padded to 4 dims like the tile (`tile4`), the task's offsets, the
+// The call of MGATHER/MSCATTER/MSORT `in` (pto_tile.h MGather, MScatter,
+// MSort): the buffer padded to 4 dims like the tile (`tile4`), the task's offsets, the
 // buffer's row-major strides and its extent along the indexed dim (each
 // from its dynamic arg where it depends on symbols: stride_dynamic,
 // extent_dynamic). A function with run-time extents (a tail) calls the N
@@ -88,6 +88,11 @@ absl::StatusOr<std::string> IndexedCall(const PtoProgram& p, const PtoFunction& 
       absl::StrJoin(offsets, ", "), ", ", strides[0], ", ", strides[1], ", ", strides[2], ", ",
       n, fn.runtime_extents ? absl::StrCat(", ", absl::StrJoin(extents, ", ")) : "", ");\n");
   const char* form = fn.runtime_extents ? "N<" : "<";
+  if (in.op == PtoOpcode::kMSort) {  // whole tiles of a static buffer (bind_dynamic_args)
+    return absl::StrCat("pto_tile::MSort<", type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
+                        ", ", in.descending ? "true" : "false", ">(t", in.dst,
+                        ", static_cast<const ", type, "*>(buffers[", in.buffer, "]), ", tail);
+  }
   if (in.op == PtoOpcode::kMGather) {
     return absl::StrCat("pto_tile::MGather", form, type, ", ", absl::StrJoin(tile4, ", "), ", ",
                         k, ">(t", in.dst, ", static_cast<const ", type, "*>(buffers[",
@@ -285,7 +290,7 @@ absl::Status InstructionEmitter::EmitBody() {
       i = RowRunLoop(i, run);
     } else {
       const absl::Status status =
-          in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter ? Indexed(i) : Call(i);
+          PtoAddressesWholeBuffer(in.op) ? Indexed(i) : Call(i);
       if (!status.ok()) return status;
     }
   }
@@ -379,7 +384,7 @@ absl::Status InstructionEmitter::Indexed(int i) {
   const PtoInstr& in = fn_.body[i];
   absl::StatusOr<std::string> call = IndexedCall(p_, fn_, in, name_, f_.tile4);
   if (!call.ok()) return call.status();
-  if (in.op == PtoOpcode::kMGather) name_[in.dst] = absl::StrCat("t", in.dst);
+  if (in.op != PtoOpcode::kMScatter) name_[in.dst] = absl::StrCat("t", in.dst);
   absl::StrAppend(out_, indent_, *call);
   return absl::OkStatus();
 }

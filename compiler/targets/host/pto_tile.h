@@ -12,6 +12,7 @@
 //   pto_tile_reduce.h       reductions, argmax/argmin steps
 //   pto_tile_rows.h         fused softmax rows, rows of a run-time length
 //   pto_tile_index.h        MGATHER, MSCATTER
+//   pto_tile_sort.h         MSORT
 //
 // These headers are embedded into the compiler (compiler/BUILD's
 // embedded_headers genrule) and written next to each generated source file,
@@ -40,5 +41,6 @@
 #include "pto_tile_reduce.h"
 #include "pto_tile_rows.h"
 #include "pto_tile_index.h"
+#include "pto_tile_sort.h"
 
 #endif  // PTO_TILE_H_

@@ -212,7 +212,6 @@ def _im2col(x, lo, sizes, strides, dilations, kernel, groups):
     """[N, groups, taps * C_in / groups, P]: for each kernel tap (row-major),
     the input elements it multiplies for each output position."""
     n, c = x._shape[0], x._shape[1]
-    nd = len(sizes)
     # The extent the taps read, rounded up to whole phases.
     spans = [-(-((o - 1) * s + d * (k - 1) + 1) // s) * s
              for o, s, d, k in zip(sizes, strides, dilations, kernel)]

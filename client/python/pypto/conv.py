@@ -306,10 +306,16 @@ def _cast(x, dtype):
 
 def _vec(shape):
     """The vector tile of a conv's own elementwise and layout ops: whole
-    rows of the last two dims (at most 32 x 64), 1 in the others."""
-    tile = [1] * len(shape)
-    for i, cap in ((-1, 64), (-2, 32)):
-        if len(shape) >= -i:
-            d = shape[i]
-            tile[i] = cap if symbolic.is_symbolic(d) else max(1, min(cap, int(d)))
+    inner dims, filled from the last dim out to about _TILE_ELEMENTS
+    elements (1 in a dynamic dim)."""
+    tile, room = [1] * len(shape), _TILE_ELEMENTS
+    for i in reversed(range(len(shape))):
+        if symbolic.is_symbolic(shape[i]) or room <= 1:
+            break
+        tile[i] = max(1, min(room, int(shape[i])))
+        room //= tile[i]
     return tiling.vec_tile_in_force(tile)
+
+
+# About how many elements one tile of a conv's own ops holds.
+_TILE_ELEMENTS = 4096

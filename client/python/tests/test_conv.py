@@ -189,3 +189,19 @@ def test_conv_errors_name_the_argument(args, kw, error, match):
     with pytest.raises(error, match=r"pypto.conv: " + match):
         _traced(*args, **kw)
 
+
+
+def test_conv_of_a_larger_feature_map(native):
+    """A depthwise stride-2 conv of [8, 64, 32, 32]: its own ops' tiles keep
+    the task graph small (tiny tiles of a phase split would not compile)."""
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(8, 64, 32, 32, generator=g), torch.randn(64, 1, 3, 3, generator=g)
+
+    @pypto.jit
+    def kern(x: ANY, w: ANY, out: ANY):
+        out[:] = pypto.conv(x, w, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=64)
+
+    out = torch.zeros(8, 64, 16, 16)
+    kern(x, w, out)
+    want = _ref(F.conv2d, x, w, stride=2, padding=1, groups=64)
+    torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)

@@ -18,10 +18,12 @@ How it computes:
   3. Strides: each strided dim is split into its s phases (a reshape, then a
      view per phase), so every kernel tap (dilation d: offset d * i) reads a
      contiguous view of one phase.
-  4. im2col: the taps' views, reshaped to [N, groups, C_in / groups, P] (P:
-     the output's spatial size), concatenated along K; the weight's taps the
-     same way to [groups, C_out / groups, K]; one batched pypto.matmul with
-     FP32 accumulation gives [N, groups, C_out / groups, P].
+  4. im2col: per group, each tap's view of that group's channels,
+     concatenated along the channel dim and reshaped to [N, groups, K, P]
+     (K = taps * C_in / groups, P: the output's spatial size; one copy);
+     the weight's taps the same way to [groups, C_out / groups, K]; one
+     batched pypto.matmul with FP32 accumulation gives
+     [N, groups, C_out / groups, P].
   5. The bias (extend_params["bias_tensor"], [C_out] or [1, C_out]) is added
      in FP32, then the result is cast to out_dtype.
 The batch dim may be DYNAMIC (one compile for every N); channel, spatial and
@@ -126,7 +128,8 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
             raise ValueError(f"{_WHAT}: the output's spatial dim {i} would have size {n} "
                              f"('input' {list(input._shape)}, kernel {kernel}, strides "
                              f"{strides}, paddings {paddings}, dilations {dilations})")
-    with tiling.cube_tile_in_force([16, 16], [32, 64], [32, 64]):
+    with tiling.cube_tile_in_force(*_cube_tile(c_out // groups, c_in // groups * _prod(kernel),
+                                               _prod(sizes))):
         if transposed:
             x = _transposed_input(input, strides)
             lo = [p - d * (k - 1) for p, d, k in zip(paddings, dilations, kernel)]
@@ -185,6 +188,14 @@ def _bias(extend_params, c_out):
     return bias
 
 
+def _cube_tile(m, k, n):
+    """The cube tile of a conv's matmul, [C_out / groups, K] @ [K, P]: up to
+    [64, 64] @ [64, 128] in L0 (FP32 operands fit), N staged two L0 tiles at
+    a time."""
+    m0, k0, n0 = min(m, 64), min(k, 64), min(n, 128)
+    return [m0, m0], [k0, k0], [n0, 2 * n0 if n > n0 else n0]
+
+
 def _transposed_input(x, strides):
     """x with s - 1 zeros after each element of each strided dim: a
     transposed conv's input to a plain conv with stride 1, whose window
@@ -227,15 +238,28 @@ def _im2col(x, lo, sizes, strides, dilations, kernel, groups):
             phases[residues] = t
         return phases[residues]
 
-    taps = []
+    cg, taps = c // groups, []
     for tap in itertools.product(*(range(k) for k in kernel)):
         at = [d * i for d, i in zip(dilations, tap)]
-        src = phase(tuple(a % s for a, s in zip(at, strides)))
-        v = layout.view(src, [n, c] + sizes, [0, 0] + [a // s for a, s in zip(at, strides)])
-        taps.append(_reshape(v, [n, groups, c // groups, _prod(sizes)]))
-    if len(taps) == 1:
-        return taps[0]
-    return _concat(taps, 2)
+        taps.append((phase(tuple(a % s for a, s in zip(at, strides))),
+                     [a // s for a, s in zip(at, strides)]))
+    shape = [n, groups, len(taps) * cg, _prod(sizes)]
+    if len(taps) * groups <= _MAX_PARTS:
+        # Each group's taps' channel views, concatenated along the channel
+        # dim: the result is in K order already, so one copy.
+        parts = [layout.view(src, [n, cg] + sizes, [0, g * cg] + at)
+                 for g in range(groups) for src, at in taps]
+        return _reshape(parts[0] if len(parts) == 1 else _concat(parts, 1), shape)
+    # Many groups (depthwise): each tap's view regrouped, then concatenated
+    # along K.
+    parts = [_reshape(layout.view(src, [n, c] + sizes, [0, 0] + at), [n, groups, cg, shape[3]])
+             for src, at in taps]
+    return parts[0] if len(parts) == 1 else _concat(parts, 2)
+
+
+# The most views one im2col concatenates along the channel dim (kernel taps
+# times groups); more take a copy per tap, then a concat along K.
+_MAX_PARTS = 64
 
 
 def _window(x, lo, spans):

@@ -1,6 +1,7 @@
 """pypto.conv: 1-D and 2-D convolution, plain or transposed, composed of
-the public ops and lowered as one matmul on the cube path. (A 3-D conv
-would take rank-5 tensors; tensors here have at most 4 dims.)
+the public ops: one matmul on the cube path, or vector multiply-adds for a
+depthwise conv. (A 3-D conv would take rank-5 tensors; tensors here have at
+most 4 dims.)
 
 Layouts (torch's): input [N, C_in, L] or [N, C_in, H, W]; weight
 [C_out, C_in / groups, kL(, kW)], or [C_in, C_out / groups, kL(, kW)] when
@@ -23,7 +24,9 @@ How it computes:
      (K = taps * C_in / groups, P: the output's spatial size; one copy);
      the weight's taps the same way to [groups, C_out / groups, K]; one
      batched pypto.matmul with FP32 accumulation gives
-     [N, groups, C_out / groups, P].
+     [N, groups, C_out / groups, P]. A depthwise conv (groups == C_in ==
+     C_out) is instead the FP32 sum over taps of each tap's view times its
+     per-channel weight.
   5. The bias (extend_params["bias_tensor"], [C_out] or [1, C_out]) is added
      in FP32, then the result is cast to out_dtype.
 The batch dim may be DYNAMIC (one compile for every N); channel, spatial and
@@ -136,11 +139,14 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
             strides = [1] * nd
         else:
             x, lo = input, [-p for p in paddings]
-        cols = _im2col(x, lo, sizes, strides, dilations, kernel, groups)
-        w = _weight_matrix(weight, kernel, groups, transposed)
-        y = _matmul(w, cols, dtypes.DT_FP32)  # [N, G, C_out / G, P]
-        batch = input._shape[0]
-        y = _reshape(y, [batch, c_out] + sizes)
+        taps = _taps(x, lo, sizes, strides, dilations, kernel)
+        if groups == c_in == c_out:
+            y = _depthwise(taps, weight, sizes, transposed)
+        else:
+            cols = _im2col(taps, sizes, groups)
+            w = _weight_matrix(weight, kernel, groups, transposed)
+            y = _matmul(w, cols, dtypes.DT_FP32)  # [N, G, C_out / G, P]
+            y = _reshape(y, [input._shape[0], c_out] + sizes)
         if bias is not None:
             if bias.dtype != dtypes.DT_FP32:
                 bias = _cast(bias, dtypes.DT_FP32)
@@ -219,10 +225,9 @@ def _zero_insert(x, j, s):
     return _reshape(spread, [n, c] + sp)
 
 
-def _im2col(x, lo, sizes, strides, dilations, kernel, groups):
-    """[N, groups, taps * C_in / groups, P]: for each kernel tap (row-major),
-    the input elements it multiplies for each output position."""
-    n, c = x._shape[0], x._shape[1]
+def _taps(x, lo, sizes, strides, dilations, kernel):
+    """[(kernel tap, source, offsets)] per tap (row-major): the tap reads
+    source[:, :, offsets : offsets + sizes] for the outputs."""
     # The extent the taps read, rounded up to whole phases.
     spans = [-(-((o - 1) * s + d * (k - 1) + 1) // s) * s
              for o, s, d, k in zip(sizes, strides, dilations, kernel)]
@@ -238,22 +243,29 @@ def _im2col(x, lo, sizes, strides, dilations, kernel, groups):
             phases[residues] = t
         return phases[residues]
 
-    cg, taps = c // groups, []
+    taps = []
     for tap in itertools.product(*(range(k) for k in kernel)):
         at = [d * i for d, i in zip(dilations, tap)]
-        taps.append((phase(tuple(a % s for a, s in zip(at, strides))),
+        taps.append((tap, phase(tuple(a % s for a, s in zip(at, strides))),
                      [a // s for a, s in zip(at, strides)]))
+    return taps
+
+
+def _im2col(taps, sizes, groups):
+    """[N, groups, taps * C_in / groups, P]: for each kernel tap, the input
+    elements it multiplies for each output position."""
+    n, c = taps[0][1]._shape[0], taps[0][1]._shape[1]
+    cg = c // groups
     shape = [n, groups, len(taps) * cg, _prod(sizes)]
     if len(taps) * groups <= _MAX_PARTS:
         # Each group's taps' channel views, concatenated along the channel
         # dim: the result is in K order already, so one copy.
         parts = [layout.view(src, [n, cg] + sizes, [0, g * cg] + at)
-                 for g in range(groups) for src, at in taps]
+                 for g in range(groups) for _, src, at in taps]
         return _reshape(parts[0] if len(parts) == 1 else _concat(parts, 1), shape)
-    # Many groups (depthwise): each tap's view regrouped, then concatenated
-    # along K.
+    # Many groups: each tap's view regrouped, then concatenated along K.
     parts = [_reshape(layout.view(src, [n, c] + sizes, [0, 0] + at), [n, groups, cg, shape[3]])
-             for src, at in taps]
+             for _, src, at in taps]
     return parts[0] if len(parts) == 1 else _concat(parts, 2)
 
 
@@ -287,15 +299,40 @@ def _phase(x, j, r, s):
     return _reshape(picked, [n, c] + sp)
 
 
+def _depthwise(taps, weight, sizes, transposed):
+    """A conv with one input and one output channel per group, in FP32: the
+    sum over taps of each tap's view times its weight per channel (vector
+    ops; a matmul per channel would be [1, taps] @ [taps, P])."""
+    n, c = taps[0][1]._shape[0], taps[0][1]._shape[1]
+    shape = [n, c] + sizes
+    y = None
+    with _vec(shape):
+        for tap, src, at in taps:
+            v = layout.view(src, shape, [0, 0] + at)
+            w = _reshape(_weight_tap(weight, tap, transposed), [1, c] + [1] * len(sizes))
+            if v.dtype != dtypes.DT_FP32:
+                v, w = cast(v, dtypes.DT_FP32), _cast(w, dtypes.DT_FP32)
+            term = ops.mul(v, w)
+            y = term if y is None else ops.add(y, term)
+    return y
+
+
+def _weight_tap(weight, tap, transposed):
+    """weight[:, :, tap] as [weight's dims 0 and 1, 1, ...]; transposed: the
+    flipped kernel's tap."""
+    kernel = weight._shape[2:]
+    at = [k - 1 - i for k, i in zip(kernel, tap)] if transposed else list(tap)
+    a, b = weight._shape[0], weight._shape[1]
+    return layout.view(weight, [a, b] + [1] * len(kernel), [0, 0] + at)
+
+
 def _weight_matrix(weight, kernel, groups, transposed):
     """[groups, C_out / groups, taps * C_in / groups] in _im2col's K order;
     transposed: the kernel flipped and each group's [C_in, C_out] swapped."""
-    nd = len(kernel)
     rows = []
     for tap in itertools.product(*(range(k) for k in kernel)):
-        at = [k - 1 - i for k, i in zip(kernel, tap)] if transposed else list(tap)
         a, b = weight._shape[0], weight._shape[1]
-        v = layout.view(weight, [a, b] + [1] * nd, [0, 0] + at)
+        v = _weight_tap(weight, tap, transposed)
         if transposed:  # [C_in, C_out / G] -> [G, C_out / G, C_in / G]
             m = layout.transpose(_reshape(v, [groups, a // groups, b]), 1, 2)
         else:           # [C_out, C_in / G] -> [G, C_out / G, C_in / G]

@@ -89,20 +89,24 @@ def test_conv_transposed_as_torch(native, dtype):
     w2 = torch.randn(4, 2, 3, 2, generator=g).to(dtype)
     x1 = torch.randn(2, 3, 7, generator=g).to(dtype)
     w3 = torch.randn(3, 5, 2, generator=g).to(dtype)
+    w4 = torch.randn(4, 1, 3, 3, generator=g).to(dtype)
     bias = torch.randn(3, generator=g)
-    fns = [lambda x, a, b, x1, c, bias: pypto.conv(
+    fns = [lambda x, a, b, x1, c, bias, d: pypto.conv(
                x, a, DTYPES[dtype], [2, 2], [1, 1], [1, 1], transposed=True,
                output_paddings=[1, 0], extend_params={"bias_tensor": bias}),
-           lambda x, a, b, x1, c, bias: pypto.conv(
+           lambda x, a, b, x1, c, bias, d: pypto.conv(
                x, b, DTYPES[dtype], [2, 1], [1, 2], [2, 2], groups=2, transposed=True),
-           lambda x, a, b, x1, c, bias: pypto.conv(
-               x1, c, DTYPES[dtype], [3], [2], [1], transposed=True, output_paddings=[2])]
+           lambda x, a, b, x1, c, bias, d: pypto.conv(
+               x1, c, DTYPES[dtype], [3], [2], [1], transposed=True, output_paddings=[2]),
+           lambda x, a, b, x1, c, bias, d: pypto.conv(     # depthwise
+               x, d, DTYPES[dtype], [2, 2], [1, 1], [1, 1], groups=4, transposed=True)]
     wants = [_ref(F.conv_transpose2d, x, w1, bias, stride=2, padding=1, output_padding=(1, 0)),
              _ref(F.conv_transpose2d, x, w2, stride=(2, 1), padding=(1, 2), groups=2,
                   dilation=2),
-             _ref(F.conv_transpose1d, x1, w3, stride=3, padding=2, output_padding=2)]
+             _ref(F.conv_transpose1d, x1, w3, stride=3, padding=2, output_padding=2),
+             _ref(F.conv_transpose2d, x, w4, stride=2, padding=1, groups=4)]
     outs = [torch.zeros(w.shape, dtype=dtype) for w in wants]
-    many_outputs.run_many(fns, [x, w1, w2, x1, w3, bias], outs, (8, 32))
+    many_outputs.run_many(fns, [x, w1, w2, x1, w3, bias, w4], outs, (8, 32))
     for got, want in zip(outs, wants):
         torch.testing.assert_close(got.double(), want.to(dtype).double(), **TOL[dtype])
 
@@ -191,17 +195,23 @@ def test_conv_errors_name_the_argument(args, kw, error, match):
 
 
 
-def test_conv_of_a_larger_feature_map(native):
-    """A depthwise stride-2 conv of [8, 64, 32, 32]: its own ops' tiles keep
-    the task graph small (tiny tiles of a phase split would not compile)."""
+def test_conv_of_a_larger_feature_map_and_many_groups(native):
+    """Stride-2 convs of [8, 64, 32, 32], depthwise and in 32 groups of 2
+    channels (more tap views than one concat takes): their own ops' tiles
+    keep the task graph small (tiny tiles of a phase split would not
+    compile)."""
     g = torch.Generator().manual_seed(5)
-    x, w = torch.randn(8, 64, 32, 32, generator=g), torch.randn(64, 1, 3, 3, generator=g)
+    x = torch.randn(8, 64, 32, 32, generator=g)
+    w1, w2 = torch.randn(64, 1, 3, 3, generator=g), torch.randn(64, 2, 3, 3, generator=g)
 
     @pypto.jit
-    def kern(x: ANY, w: ANY, out: ANY):
-        out[:] = pypto.conv(x, w, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=64)
+    def kern(x: ANY, w1: ANY, w2: ANY, out1: ANY, out2: ANY):
+        out1[:] = pypto.conv(x, w1, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=64)
+        out2[:] = pypto.conv(x, w2, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=32)
 
-    out = torch.zeros(8, 64, 16, 16)
-    kern(x, w, out)
-    want = _ref(F.conv2d, x, w, stride=2, padding=1, groups=64)
-    torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)
+    out1, out2 = torch.zeros(8, 64, 16, 16), torch.zeros(8, 64, 16, 16)
+    kern(x, w1, w2, out1, out2)
+    torch.testing.assert_close(out1.double(), _ref(F.conv2d, x, w1, stride=2, padding=1,
+                                                   groups=64), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out2.double(), _ref(F.conv2d, x, w2, stride=2, padding=1,
+                                                   groups=32), rtol=1e-5, atol=1e-5)

@@ -215,3 +215,26 @@ def test_conv_of_a_larger_feature_map_and_many_groups(native):
                                                    groups=64), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(out2.double(), _ref(F.conv2d, x, w2, stride=2, padding=1,
                                                    groups=32), rtol=1e-5, atol=1e-5)
+
+
+def test_conv_runs_eagerly(native):
+    """RunMode.EAGER computes each op of the composition at once: the same
+    results, nothing compiled."""
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(2, 4, 9, 8, generator=g)
+    w, wt = torch.randn(6, 2, 3, 3, generator=g), torch.randn(4, 3, 3, 3, generator=g)
+
+    @pypto.jit(runtime_options={"run_mode": pypto.RunMode.EAGER})
+    def kern(x: ANY, w: ANY, wt: ANY, out: ANY, out_t: ANY):
+        out[:] = pypto.conv(x, w, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=2)
+        out_t[:] = pypto.conv(x, wt, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], transposed=True,
+                              output_paddings=[1, 1])
+
+    out, out_t = torch.zeros(2, 6, 5, 4), torch.zeros(2, 3, 18, 16)
+    kern(x, w, wt, out, out_t)
+    assert kern.last_compile.source == "eager"
+    torch.testing.assert_close(out.double(), _ref(F.conv2d, x, w, stride=2, padding=1, groups=2),
+                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out_t.double(), _ref(F.conv_transpose2d, x, wt, stride=2,
+                                                    padding=1, output_padding=1),
+                               rtol=1e-5, atol=1e-5)

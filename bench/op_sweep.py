@@ -207,6 +207,16 @@ def rows():
             lambda a: pypto.uniform(list(N), 1, 0), lambda a: torch.rand(N), compare=False),
         Row("normal [1024,1024] f32 (torch.randn)", [F32], [N], (8, 1024),
             lambda a: pypto.normal(list(N), 1, 0), lambda a: torch.randn(N), compare=False),
+        # Convolution (padding, im2col views, one matmul).
+        Row("conv2d 3x3 p1 [8,64,32,32] x [64,64,3,3] f32", [F32, F32],
+            [(8, 64, 32, 32), (64, 64, 3, 3)], (8, 64),
+            lambda x, w: pypto.conv(x, w, F32, [1, 1], [1, 1], [1, 1]),
+            lambda x, w: torch.nn.functional.conv2d(x, w, padding=1), out_shape=(8, 64, 32, 32)),
+        Row("conv2d depthwise 3x3 s2 p1 [8,64,32,32] f32", [F32, F32],
+            [(8, 64, 32, 32), (64, 1, 3, 3)], (8, 64),
+            lambda x, w: pypto.conv(x, w, F32, [2, 2], [1, 1], [1, 1], groups=64),
+            lambda x, w: torch.nn.functional.conv2d(x, w, stride=2, padding=1, groups=64),
+            out_shape=(8, 64, 16, 16)),
     ]
 
 

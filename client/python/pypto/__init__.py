@@ -68,7 +68,8 @@ from .interop import from_torch, to_torch  # noqa: E402,F401
 from .rng import normal, uniform  # noqa: E402,F401
 from .sorting import argsort, topk  # noqa: E402,F401
 from .extra_ops import (  # noqa: E402,F401
-    atomic_add, conv, expand_exp_dif, pack, quant_mx, scaled_mm, unpack)
+    atomic_add, expand_exp_dif, pack, quant_mx, scaled_mm, unpack)
+from .conv import conv  # noqa: E402,F401
 from .control_flow import cond, is_loop_begin, is_loop_end, loop, loop_unroll  # noqa: E402,F401
 from .control_flow import max, min  # noqa: E402,F401,A004  (of symbolic scalars)
 from . import symbolic_scalar as _symbolic_scalar_module  # noqa: E402

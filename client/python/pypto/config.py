@@ -22,8 +22,8 @@ pypto.options and pypto.set_options also take tile shapes
 (vec_tile_shapes, cube_tile_shapes, conv_tile_shapes) and matrix_size. The
 global config, matrix size, semantic label, conv tile shapes and the
 pass-config API (set_pass_config and friends) are recorded for their getters
-and change no result here (this compiler has no NZ layout, profiler, conv op
-or per-pass switches).
+and change no result here (this compiler has no NZ layout, profiler or
+per-pass switches, and pypto.conv picks its own tiles).
 """
 
 import enum
@@ -361,8 +361,9 @@ class TileL0Info(TileL1Info):
 
 def set_conv_tile_shapes(tile_l1_info, tile_l0_info=None):
     """pypto.set_conv_tile_shapes(tile_l1_info, tile_l0_info=None): conv
-    tiling (a TileL0Info turns L0 tiling on). This version has no conv op,
-    so the shapes are recorded for get_conv_tile_shapes only."""
+    tiling (a TileL0Info turns L0 tiling on). pypto.conv here is a
+    composition that picks its own tiles, so the shapes are recorded for
+    get_conv_tile_shapes only."""
     if not isinstance(tile_l1_info, TileL1Info) or isinstance(tile_l1_info, TileL0Info):
         raise FeError(TypeError(f"pypto.set_conv_tile_shapes: tile_l1_info must be a "
                                 f"pypto.TileL1Info, got {tile_l1_info!r}"))

@@ -1,7 +1,8 @@
 """PyPTO ops composed of the public ops (expand_exp_dif, atomic_add,
 scaled_mm on float operands, pack and unpack of integer tensors) and the
 ones accepted for Ascend programs with a clear error where this version has
-no equivalent (quant_mx, conv, FP8 scaled_mm, float pack/unpack).
+no equivalent (quant_mx, FP8 scaled_mm, float pack/unpack). pypto.conv is
+conv.py's.
 """
 
 import math
@@ -86,17 +87,6 @@ def quant_mx(input, quant_dtype=dtypes.DT_FP8E4M3, mode=None, axis=-1,  # noqa: 
         raise ValueError(f"{what}: axis {axis} is out of range for rank {rank}")
     raise not_yet(what, f"its result is {quant_dtype.name} values with DT_FP8E8M0 scales, and "
                         f"this version's compiler and runtime have no FP8 or E8M0 tensors")
-
-
-def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A002
-         groups=1, transposed=False, output_paddings=(), extend_params=None):
-    """Convolution on Ascend's cube unit. Accepted; raises
-    NotYetImplementedError (this version has no convolution)."""
-    what = "pypto.conv"
-    check_traced(input, what, "input")
-    check_traced(weight, what, "weight")
-    raise not_yet(what, "convolution runs on Ascend's cube unit, and this version lowers "
-                        "no convolution; write it as pypto.matmul over im2col views")
 
 
 def _check_scale(what, name, scale, rows, k, trans):

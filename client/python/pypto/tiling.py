@@ -178,6 +178,19 @@ def vec_tile_in_force(tile):
         _set(saved)
 
 
+@contextlib.contextmanager
+def cube_tile_in_force(m, k, n):
+    """A scope in which set_cube_tile_shapes(m, k, n) is in force (for a
+    matmul pypto derives, such as a conv's); the state before is restored
+    on exit."""
+    saved = _get()
+    set_cube_tile_shapes(m, k, n)
+    try:
+        yield
+    finally:
+        _set(saved)
+
+
 def _save():
     return _get()
 

@@ -1,4 +1,4 @@
-"""pypto.expand_exp_dif, atomic_add, scaled_mm, quant_mx, conv (extra_ops.py),
+"""pypto.expand_exp_dif, atomic_add, scaled_mm, quant_mx (extra_ops.py),
 pypto.experimental.transposed_batchmatmul and the operation options, and
 Tensor.id / get_cache_policy / set_cache_policy: run through compiled
 kernels against torch, or checked for their documented errors."""
@@ -97,7 +97,7 @@ def test_atomic_add_errors():
         kernel([0, 0])(torch.zeros(2, 2, dtype=torch.float16), torch.zeros(4, 4))
 
 
-# scaled_mm, quant_mx, conv -------------------------------------------------------------
+# scaled_mm, quant_mx -------------------------------------------------------------------
 
 def test_scaled_mm_with_group_scales(native):
     m, k, n, g = 8, 64, 16, 32
@@ -134,7 +134,7 @@ def test_scaled_mm_errors():
         kernel((8, 3))(*args, torch.zeros(8, 3), torch.zeros(16, 2), torch.zeros(8, 16))
 
 
-def test_quant_mx_and_conv_are_accepted_with_a_clear_error():
+def test_quant_mx_is_accepted_with_a_clear_error():
     @pypto.jit
     def q(x: ANY, out: ANY):
         pypto.set_vec_tile_shapes(8, 32)
@@ -144,14 +144,6 @@ def test_quant_mx_and_conv_are_accepted_with_a_clear_error():
                        match=r"pypto.quant_mx is not implemented yet \(its result is DT_FP8E4M3 "
                              r"values with DT_FP8E8M0 scales"):
         q(torch.zeros(8, 64), torch.zeros(8, 64))
-
-    @pypto.jit
-    def c(x: ANY, w: ANY, out: ANY):
-        out[:] = pypto.conv(x, w, pypto.DT_FP32, [1, 1], [0, 0], [1, 1])
-
-    with pytest.raises(pypto.NotYetImplementedError,
-                       match=r"pypto.conv is not implemented yet \(convolution runs on Ascend"):
-        c(torch.zeros(1, 3, 8, 8), torch.zeros(4, 3, 3, 3), torch.zeros(1, 4, 6, 6))
 
 
 # pypto.experimental ----------------------------------------------------------------------

@@ -46,6 +46,8 @@ FLOORS = [
     # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental;
     # topk/argsort; uniform/normal; pack, atomic_add, scaled_mm, ...; cast's modes)
     ("composites", "experimental", "sorting", "rng", "extra_ops", "casting"),
+    # convolution, composed of pad, cast and matmul
+    ("conv",),
     # Tensor's operators; the AST rewrite; errors at user lines; backends
     ("tensor_methods", "ast_rewrite", "locations", "backend", "verification"),
     # the first op a compiled kernel computes differently from its eager run

@@ -16,6 +16,10 @@ clamps finite values to the type's largest finite value (NaN and infinities
 stay); the directed modes there, and any mode but NONE/RINT from an integer
 to a float, would need a bitcast instruction and raise NotYetImplementedError.
 Conversions that are exact (to a wider type, to BOOL) take every mode.
+The FP8 types (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0) are floats here: to one,
+CAST_NONE and CAST_RINT round to nearest even and ON clamps to 448, 57344 or
+2**127 (infinities too; without it E4M3 and E8M0 overflow to NaN, E5M2 to
+inf); from one, every mode converts through DT_FP32 (exact).
 """
 
 import numpy as np
@@ -26,7 +30,8 @@ from .errors import NotYetImplementedError
 from .primitives import FLOAT_TYPES, cast as strict_cast, check_traced
 
 _MAX_FINITE = {dtypes.DT_FP16: 65504.0, dtypes.DT_BF16: 3.3895313892515355e38,
-               dtypes.DT_FP32: 3.4028234663852886e38}
+               dtypes.DT_FP32: 3.4028234663852886e38, dtypes.DT_FP8E4M3: 448.0,
+               dtypes.DT_FP8E5M2: 57344.0, dtypes.DT_FP8E8M0: 2.0 ** 127}
 _INTEGERS = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_UINT8)
 
 
@@ -109,6 +114,8 @@ def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # 
     src = input.dtype
     if dtype == dtypes.DT_BOOL or dtype == src:
         return strict_cast(input, dtype)
+    if src in dtypes.FP8_TYPES:  # every FP8 value is an FP32
+        return cast(strict_cast(input, dtypes.DT_FP32), dtype, mode, satmode)
     if src in FLOAT_TYPES and dtype in _INTEGERS:
         if mode == CastMode.CAST_ODD:
             raise ValueError(f"{what}: CAST_ODD rounds to a narrower float; for {src.name} "
@@ -123,9 +130,10 @@ def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # 
             return strict_cast(input, dtype)
         return strict_cast(input, dtype)
     # A float result.
-    exact = ((src in FLOAT_TYPES and dtypes.bytes_of(dtype) > dtypes.bytes_of(src))
-             or src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)
-             or (src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32))
+    exact = dtype not in dtypes.FP8_TYPES and (
+        (src in FLOAT_TYPES and dtypes.bytes_of(dtype) > dtypes.bytes_of(src))
+        or src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)
+        or (src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32))
     if mode not in (CastMode.CAST_NONE, CastMode.CAST_RINT) and not exact:
         raise _not_here(what, mode, src, dtype)
     if satmode == SaturationMode.ON and dtype in _MAX_FINITE:

@@ -136,16 +136,6 @@ def test_scaled_mm_errors():
 
 def test_quant_mx_and_conv_are_accepted_with_a_clear_error():
     @pypto.jit
-    def q(x: ANY, out: ANY):
-        pypto.set_vec_tile_shapes(8, 32)
-        out[:] = pypto.quant_mx(x)
-
-    with pytest.raises(pypto.NotYetImplementedError,
-                       match=r"pypto.quant_mx is not implemented yet \(its result is DT_FP8E4M3 "
-                             r"values with DT_FP8E8M0 scales"):
-        q(torch.zeros(8, 64), torch.zeros(8, 64))
-
-    @pypto.jit
     def c(x: ANY, w: ANY, out: ANY):
         out[:] = pypto.conv(x, w, pypto.DT_FP32, [1, 1], [0, 0], [1, 1])
 

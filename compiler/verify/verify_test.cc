@@ -459,8 +459,10 @@ TEST(VerifyTest, ChecksValidShapes) {
   pto::v1::Graph g = Base();
   g.set_schema_version(pto::v1::SCHEMA_VERSION_2);
   EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
-  g.set_schema_version(static_cast<pto::v1::SchemaVersion>(3));
-  ExpectInvalid(g, {"schema_version 3 is not supported"});
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_3);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  g.set_schema_version(static_cast<pto::v1::SchemaVersion>(4));
+  ExpectInvalid(g, {"schema_version 4 is not supported"});
 }
 
 TEST(VerifyTest, RejectsRegionsOnOtherOps) {

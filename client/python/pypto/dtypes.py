@@ -10,8 +10,8 @@ move, view and cast them (pypto.cast to DT_FP32 to compute). torch 1.13 and
 numpy have no float8, so an FP8 argument is passed as a torch.uint8 tensor
 (or numpy uint8 array) of bit patterns to a parameter annotated with the FP8
 dtype, and an FP8 output comes back as those bits: with a newer torch,
-`t.view(torch.float8_e4m3fn)` reads them as floats; `fp8_to_float` and
-`float_to_fp8` here convert with numpy.
+`t.view(torch.float8_e4m3fn)` reads them as floats; pypto.fp8.to_float and
+pypto.fp8.from_float convert with numpy.
 """
 
 import enum

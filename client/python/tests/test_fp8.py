@@ -222,3 +222,28 @@ def test_fp8_views_and_assembles_move_bits_unchanged(native):
     out = np.zeros((16, 16), np.uint8)
     k(codes, out)
     same(out, codes.T, pypto.DT_FP8E5M2)
+
+
+@pytest.mark.parametrize("dtype", FP8, ids=lambda d: d.name)
+def test_pypto_fp8_converts_as_the_spec(dtype):
+    codes = np.arange(256, dtype=np.uint8)
+    np.testing.assert_array_equal(pypto.fp8.to_float(codes, dtype), decode(codes, dtype))
+    x = _probes(dtype).astype(np.float64)
+    same(pypto.fp8.from_float(x, dtype), encode(x, dtype), dtype)
+    with pytest.raises(TypeError, match="pypto.fp8.to_float: dtype must be DT_FP8E4M3"):
+        pypto.fp8.to_float(codes, pypto.DT_FP16)
+
+
+def test_eager_runs_read_and_write_fp8_bits(native):
+    x = _probes(pypto.DT_FP8E4M3)[:16]
+    k = kernel(pypto.DT_FP32, pypto.DT_FP8E4M3)
+    compiled, eager = np.zeros(x.shape, np.uint8), np.zeros(x.shape, np.uint8)
+    k(x, compiled)
+    with pypto.debug.eager():
+        k(x, eager)
+    same(eager, compiled, pypto.DT_FP8E4M3)
+    codes = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    back = np.zeros((16, 16), np.float32)
+    with pypto.debug.eager():
+        kernel(pypto.DT_FP8E5M2, pypto.DT_FP32)(codes, back)
+    np.testing.assert_array_equal(back, decode(codes, pypto.DT_FP8E5M2).astype(np.float32))

@@ -122,6 +122,11 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
       return absl::InvalidArgumentError(absl::StrCat(
           "attrs[\"dtype\"]: ", DTypeEnumName(cast_to), " is not supported"));
     }
+    if (IsFp8DType(cast_to)) {  // a storage type: its values come from a cast
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs[\"dtype\"]: ", info.kind, " does not create ", DTypeEnumName(cast_to),
+          " tensors (create DT_FP32 and cast)"));
+    }
     if (!attrs.sym_shape.empty()) {  // full of a symbolic size
       for (size_t d = 0; d < attrs.sym_shape.size(); ++d) {
         std::optional<int64_t> c = attrs.sym_shape[d].AsConstant();

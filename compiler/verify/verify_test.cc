@@ -182,6 +182,12 @@ TEST(VerifyTest, Fp8ValuesNeedSchemaVersion3AndACastForArithmetic) {
   g.set_schema_version(pto::v1::SCHEMA_VERSION_3);
   ValueById(g, 2)->set_dtype(pto::v1::DT_FP8E5M2);
   ExpectInvalid(g, {"op #1 \"add\"", "DT_FP8E5M2"});
+
+  GraphBuilder b;  // creation ops make FP32 values to cast, not FP8 ones
+  b.Output("y", b.Create("full", pto::v1::DT_FP8E4M3, {4}, {{"value", 0.3}}));
+  pto::v1::Graph full = b.Build();
+  full.set_schema_version(pto::v1::SCHEMA_VERSION_3);
+  ExpectInvalid(full, {"full does not create DT_FP8E4M3 tensors (create DT_FP32 and cast)"});
 }
 
 TEST(VerifyTest, WhereNeedsBoolCondition) {

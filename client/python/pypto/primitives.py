@@ -274,6 +274,8 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
     if not (_is_scalar(fill_value) or isinstance(fill_value, bool)):
         raise TypeError(f"{what}: fill_value must be a number, got "
                         f"{type(fill_value).__name__}")
+    if dtype in dtypes.FP8_TYPES:  # FP8 values come from a cast (rounded as it rounds)
+        return cast(full(shape, fill_value, dtypes.DT_FP32, valid_shape=valid_shape), dtype)
     if any(symbolic.is_symbolic(v) for v in valid):  # the whole, then its valid region
         whole = b.add_full(shape, dtype, _number(fill_value), what)
         return valid_region.narrow(whole, valid, what, static=shape)

@@ -247,3 +247,19 @@ def test_eager_runs_read_and_write_fp8_bits(native):
     with pypto.debug.eager():
         kernel(pypto.DT_FP8E5M2, pypto.DT_FP32)(codes, back)
     np.testing.assert_array_equal(back, decode(codes, pypto.DT_FP8E5M2).astype(np.float32))
+
+
+def test_full_of_an_fp8_dtype_is_the_cast_value(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([], pypto.DT_FP32), out: pypto.Tensor([], pypto.DT_FP32),
+          bits: pypto.Tensor([], pypto.DT_FP8E4M3)):
+        pypto.set_vec_tile_shapes(16, 16)
+        f = pypto.full([16, 16], 0.3, pypto.DT_FP8E4M3)
+        out[:] = x + pypto.cast(f, pypto.DT_FP32)
+        bits[:] = f
+
+    out, bits = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.uint8)
+    k(np.zeros((16, 16), np.float32), out, bits)
+    want = encode(np.float32(0.3), pypto.DT_FP8E4M3)
+    assert (bits == want).all()
+    assert (out == decode(want, pypto.DT_FP8E4M3)).all()  # 0.3125

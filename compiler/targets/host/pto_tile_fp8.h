@@ -88,8 +88,7 @@ struct Format {
     // (the default rounding mode; no -ffast-math).
     const float q = Pow2(e - M);
     const float r = __builtin_rintf(x / q) * q;
-    const float max = F32(Bits(Decode(kMaxCode)));
-    if (r > max) return sign | kInf;
+    if (r > Decode(kMaxCode)) return sign | kInf;
     if (r < Pow2(kMinExp)) {
       return sign | static_cast<uint8_t>(r / Pow2(kMinExp - M));
     }

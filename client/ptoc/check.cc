@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/reference/fp16.h"
+#include "compiler/reference/fp8.h"
 
 namespace pto::ptoc {
 namespace {
@@ -37,6 +38,7 @@ int64_t ElementBytes(pto::v1::DataType dtype) {
     case pto::v1::DT_FP32: case pto::v1::DT_INT32: return 4;
     case pto::v1::DT_FP16: case pto::v1::DT_BF16: case pto::v1::DT_INT16: return 2;
     case pto::v1::DT_INT8: case pto::v1::DT_UINT8: case pto::v1::DT_BOOL: return 1;
+    case pto::v1::DT_FP8E4M3: case pto::v1::DT_FP8E5M2: case pto::v1::DT_FP8E8M0: return 1;
     case pto::v1::DT_INT64: case pto::v1::DT_DOUBLE: return 8;
     default: return 0;
   }
@@ -106,6 +108,8 @@ double HostTensor::Get(int64_t i) const {
     case pto::v1::DT_INT64: return static_cast<double>(Read<int64_t>(bytes_, i));
     case pto::v1::DT_UINT8: return Read<uint8_t>(bytes_, i);
     case pto::v1::DT_DOUBLE: return Read<double>(bytes_, i);
+    case pto::v1::DT_FP8E4M3: case pto::v1::DT_FP8E5M2: case pto::v1::DT_FP8E8M0:
+      return reference::Fp8ToDouble(bytes_[i], dtype_);
     default: return bytes_[i];  // BOOL (0xAA: never written)
   }
 }
@@ -119,6 +123,9 @@ void HostTensor::Set(int64_t i, double value) {
     case pto::v1::DT_FP16: Write<uint16_t>(bytes_, i, reference::DoubleToHalf(value)); return;
     case pto::v1::DT_BF16: Write<uint16_t>(bytes_, i, Bf16Bits(value)); return;
     case pto::v1::DT_DOUBLE: Write<double>(bytes_, i, value); return;
+    case pto::v1::DT_FP8E4M3: case pto::v1::DT_FP8E5M2: case pto::v1::DT_FP8E8M0:
+      bytes_[i] = reference::DoubleToFp8(value, dtype_);  // NaN: a NaN code
+      return;
     case pto::v1::DT_BOOL:
       bytes_[i] = unset ? 0xAA : value != 0 ? 1 : 0;
       return;

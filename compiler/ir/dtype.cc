@@ -20,6 +20,9 @@ std::string DTypeShortName(pto::v1::DataType dtype) {
     case pto::v1::DT_UINT8: return "u8";
     case pto::v1::DT_BOOL: return "bool";
     case pto::v1::DT_DOUBLE: return "f64";
+    case pto::v1::DT_FP8E4M3: return "f8e4m3";
+    case pto::v1::DT_FP8E5M2: return "f8e5m2";
+    case pto::v1::DT_FP8E8M0: return "f8e8m0";
     default: return absl::StrCat("dtype(", static_cast<int>(dtype), ")");
   }
 }
@@ -41,8 +44,16 @@ int64_t DTypeBytes(pto::v1::DataType dtype) {
     case pto::v1::DT_UINT8: return 1;
     case pto::v1::DT_BOOL: return 1;  // 0 or 1, as numpy and torch store it
     case pto::v1::DT_DOUBLE: return 8;
+    case pto::v1::DT_FP8E4M3:
+    case pto::v1::DT_FP8E5M2:
+    case pto::v1::DT_FP8E8M0: return 1;
     default: return 0;
   }
+}
+
+bool IsFp8DType(pto::v1::DataType dtype) {
+  return dtype == pto::v1::DT_FP8E4M3 || dtype == pto::v1::DT_FP8E5M2 ||
+         dtype == pto::v1::DT_FP8E8M0;
 }
 
 bool IsFloatComputeDType(pto::v1::DataType dtype) {

@@ -122,6 +122,11 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
       return absl::InvalidArgumentError(absl::StrCat(
           "attrs[\"dtype\"]: ", DTypeEnumName(cast_to), " is not supported"));
     }
+    if (IsFp8DType(cast_to)) {  // a storage type: its values come from a cast
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs[\"dtype\"]: ", info.kind, " does not create ", DTypeEnumName(cast_to),
+          " tensors (create DT_FP32 and cast)"));
+    }
     if (!attrs.sym_shape.empty()) {  // full of a symbolic size
       for (size_t d = 0; d < attrs.sym_shape.size(); ++d) {
         std::optional<int64_t> c = attrs.sym_shape[d].AsConstant();
@@ -194,11 +199,12 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
     return SymValueType{attrs.out_dtype, shape};
   }
   if (info.category == OpCategory::kReduce) {
-    if (!IsSupportedDType(inputs[0].dtype)) {
+    if (!IsSupportedDType(inputs[0].dtype) || IsFp8DType(inputs[0].dtype)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input 0 has dtype ", DTypeEnumName(inputs[0].dtype), "; ",
           info.kind, " takes DT_FP32, DT_FP16, DT_BF16, DT_DOUBLE, DT_INT8, "
-          "DT_INT16, DT_INT32, DT_INT64, DT_UINT8 or DT_BOOL"));
+          "DT_INT16, DT_INT32, DT_INT64, DT_UINT8 or DT_BOOL (cast FP8 to DT_FP32 "
+          "first)"));
     }
     const int rank = static_cast<int>(inputs[0].shape.size());
     absl::StatusOr<int> d = NormalizeDim(attrs.dim, rank);
@@ -218,7 +224,8 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
       return absl::InvalidArgumentError(absl::StrCat(
           "attrs[\"dtype\"]: cannot cast to ", DTypeEnumName(cast_to),
           " (supported: DT_FP32 DT_FP16 DT_BF16 DT_INT8 DT_INT16 DT_INT32 "
-          "DT_INT64 DT_UINT8 DT_BOOL DT_DOUBLE)"));
+          "DT_INT64 DT_UINT8 DT_BOOL DT_DOUBLE DT_FP8E4M3 DT_FP8E5M2 "
+          "DT_FP8E8M0)"));
     }
     if (info.kind == "bitcast" &&
         (inputs[0].dtype == pto::v1::DT_BOOL || cast_to == pto::v1::DT_BOOL ||

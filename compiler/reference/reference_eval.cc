@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/ops/op_registry.h"
 #include "compiler/reference/fp16.h"
+#include "compiler/reference/fp8.h"
 #include "compiler/reference/reference_create.h"
 #include "compiler/reference/reference_elementwise.h"
 #include "compiler/reference/reference_family.h"
@@ -119,6 +120,10 @@ double RoundToDType(double value, DataType dtype) {
       return RoundToHalf(value);
     case pto::v1::DT_BOOL:
       return value != 0 ? 1.0 : 0.0;  // NaN is true, as in numpy
+    case pto::v1::DT_FP8E4M3:
+    case pto::v1::DT_FP8E5M2:
+    case pto::v1::DT_FP8E8M0:
+      return RoundToFp8(value, dtype);
     default:
       return value;
   }

@@ -51,7 +51,8 @@ struct RefTensor {
 // Rounds `value` to what a tensor of `dtype` holds: FP32, FP16, BF16 to
 // nearest even; BOOL: 0 or 1 (NaN is 1); integers as the kernels convert
 // (torch on x86): truncate to int64 (NaN, out of range: INT64_MIN), then
-// wrap to the width; DOUBLE as is. This is also `cast`'s conversion.
+// wrap to the width; the FP8 types as fp8.h rounds; DOUBLE as is. This is
+// also `cast`'s conversion.
 double RoundToDType(double value, pto::v1::DataType dtype);
 
 // value rounded to bfloat16 (nearest even), as a double.

@@ -200,12 +200,14 @@ absl::Status Verifier::CheckSymbolsBound() {
 
 absl::Status Verifier::CheckGraphBounds() {
   if (g_.schema_version() != pto::v1::SCHEMA_VERSION_1 &&
-      g_.schema_version() != pto::v1::SCHEMA_VERSION_2) {
+      g_.schema_version() != pto::v1::SCHEMA_VERSION_2 &&
+      g_.schema_version() != pto::v1::SCHEMA_VERSION_3) {
     return Invalid("graph", absl::StrCat("schema_version ",
                                          static_cast<int>(g_.schema_version()),
                                          " is not supported (this compiler "
-                                         "reads SCHEMA_VERSION_1 = 1 and "
-                                         "SCHEMA_VERSION_2 = 2)"));
+                                         "reads SCHEMA_VERSION_1 = 1, "
+                                         "SCHEMA_VERSION_2 = 2 and "
+                                         "SCHEMA_VERSION_3 = 3)"));
   }
   if (g_.name().size() > kMaxNameLength) {
     return Invalid("graph", absl::StrCat("name is ", g_.name().size(),
@@ -274,7 +276,12 @@ absl::Status Verifier::CheckValue(const std::string& where, int v) {
                                     " is not supported (supported: DT_FP32, "
                                     "DT_FP16, DT_BF16, DT_INT8, DT_INT16, "
                                     "DT_INT32, DT_INT64, DT_UINT8, DT_BOOL, "
-                                    "DT_DOUBLE)"));
+                                    "DT_DOUBLE, DT_FP8E4M3, DT_FP8E5M2, "
+                                    "DT_FP8E8M0)"));
+  }
+  if (IsFp8DType(value.dtype()) && g_.schema_version() < pto::v1::SCHEMA_VERSION_3) {
+    return Invalid(at, absl::StrCat("dtype ", DTypeEnumName(value.dtype()),
+                                    " needs schema_version SCHEMA_VERSION_3 = 3"));
   }
   const int rank = value.shape().dims_size();
   if (rank > kMaxRankBound) {

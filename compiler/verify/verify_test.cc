@@ -168,6 +168,28 @@ TEST(VerifyTest, CastTakesItsResultTypeFromTheAttribute) {
   ExpectInvalid(g, {"op #0 \"cast\"", "cannot cast to DT_UNSPECIFIED"});
 }
 
+// FP8 values cast (graphs of SCHEMA_VERSION_3), take no arithmetic, and an
+// older graph with one is refused.
+TEST(VerifyTest, Fp8ValuesNeedSchemaVersion3AndACastForArithmetic) {
+  pto::v1::Graph g = Base();
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_3);
+  g.mutable_ops(0)->set_kind("cast");
+  (*g.mutable_ops(0)->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_FP32);
+  ValueById(g, 1)->set_dtype(pto::v1::DT_FP8E4M3);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_2);
+  ExpectInvalid(g, {"dtype DT_FP8E4M3 needs schema_version SCHEMA_VERSION_3"});
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_3);
+  ValueById(g, 2)->set_dtype(pto::v1::DT_FP8E5M2);
+  ExpectInvalid(g, {"op #1 \"add\"", "DT_FP8E5M2"});
+
+  GraphBuilder b;  // creation ops make FP32 values to cast, not FP8 ones
+  b.Output("y", b.Create("full", pto::v1::DT_FP8E4M3, {4}, {{"value", 0.3}}));
+  pto::v1::Graph full = b.Build();
+  full.set_schema_version(pto::v1::SCHEMA_VERSION_3);
+  ExpectInvalid(full, {"full does not create DT_FP8E4M3 tensors (create DT_FP32 and cast)"});
+}
+
 TEST(VerifyTest, WhereNeedsBoolCondition) {
   pto::v1::Graph g = Base();
   g.mutable_ops(1)->set_kind("where");
@@ -443,8 +465,10 @@ TEST(VerifyTest, ChecksValidShapes) {
   pto::v1::Graph g = Base();
   g.set_schema_version(pto::v1::SCHEMA_VERSION_2);
   EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
-  g.set_schema_version(static_cast<pto::v1::SchemaVersion>(3));
-  ExpectInvalid(g, {"schema_version 3 is not supported"});
+  g.set_schema_version(pto::v1::SCHEMA_VERSION_3);
+  EXPECT_TRUE(VerifyGraph(g).ok()) << VerifyGraph(g);
+  g.set_schema_version(static_cast<pto::v1::SchemaVersion>(4));
+  ExpectInvalid(g, {"schema_version 4 is not supported"});
 }
 
 TEST(VerifyTest, RejectsRegionsOnOtherOps) {

@@ -383,7 +383,8 @@ class PyKernel {
 
   // `dtypes`, when not empty, gives per argument a pto.v1 dtype that
   // overrides the array's (0 = the array's own): bfloat16 data has no numpy
-  // dtype, so pypto passes it as a 2-byte integer view with DT_BF16 here.
+  // dtype, so pypto passes it as a 2-byte integer view with DT_BF16 here;
+  // FP8 data (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0) as uint8 bit patterns.
   void Run(const std::vector<py::array>& arrays,
            const std::vector<int>& dtypes) const {
     RunWith(arrays, dtypes, pto::runtime::RunOptions());
@@ -489,12 +490,17 @@ class PyKernel {
       // arrays are writable before calling run().
       arg.data = const_cast<void*>(a.data());
       if (!dtypes.empty() && dtypes[i] != 0) {
-        if (dtypes[i] != pto::v1::DT_BF16 || a.itemsize() != 2) {
+        const bool fp8 = dtypes[i] == pto::v1::DT_FP8E4M3 ||
+                         dtypes[i] == pto::v1::DT_FP8E5M2 ||
+                         dtypes[i] == pto::v1::DT_FP8E8M0;
+        if (!(dtypes[i] == pto::v1::DT_BF16 && a.itemsize() == 2) &&
+            !(fp8 && a.itemsize() == 1)) {
           throw py::value_error(absl::StrCat(
               "argument ", i, ": dtype override ", dtypes[i],
-              " is supported only as DT_BF16 over a 2-byte array"));
+              " is supported only as DT_BF16 over a 2-byte array or an FP8 dtype "
+              "over a 1-byte array"));
         }
-        arg.dtype = pto::v1::DT_BF16;
+        arg.dtype = static_cast<pto::v1::DataType>(dtypes[i]);
       } else {
         arg.dtype = DtypeOf(a, i);
       }
@@ -624,7 +630,8 @@ PYBIND11_MODULE(_native, m) {
       .def("run", &PyKernel::Run, py::arg("arrays"),
            py::arg("dtypes") = std::vector<int>{},
            "Runs on C-contiguous arrays, one per parameter; dtypes[i] = "
-           "DT_BF16 reads a 2-byte array as bfloat16.")
+           "DT_BF16 reads a 2-byte array as bfloat16, an FP8 dtype a 1-byte "
+           "array as FP8 bit patterns.")
       .def("run_profiled", &PyKernel::RunProfiled, py::arg("arrays"),
            py::arg("dtypes") = std::vector<int>{}, py::arg("trace") = false,
            py::arg("shares") = false,

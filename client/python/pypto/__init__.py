@@ -27,7 +27,7 @@ import pkgutil
 # bazel-bin/client/python/pypto: let it join this package.
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from . import debug, experimental, frontend, tensor_methods  # noqa: E402,F401
+from . import debug, experimental, fp8, frontend, tensor_methods  # noqa: E402,F401
 from .recorded_function import function  # noqa: E402,F401
 from .cache import cache_dir, clear_cache, compile_stats, reset_compile_stats  # noqa: E402
 from .dtypes import (  # noqa: E402,F401

@@ -22,16 +22,22 @@ one value up or down where it lies on the wrong side of the input, found
 by comparing the two exactly; the step adds or subtracts 1 in the value's
 bits (primitives.bitcast).
 Conversions that are exact (to a wider type, to BOOL) take every mode.
+The FP8 types (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0) are floats here: to one,
+CAST_NONE and CAST_RINT round to nearest even and ON clamps to 448, 57344 or
+2**127 (infinities too; without it E4M3 and E8M0 overflow to NaN, E5M2 to
+inf); from one, every mode converts through DT_FP32 (exact).
 """
 
 import numpy as np
 
 from . import dtypes, ops
 from .enums import CastMode, SaturationMode
+from .errors import NotYetImplementedError
 from .primitives import FLOAT_TYPES, bitcast, cast as strict_cast, check_traced
 
 _MAX_FINITE = {dtypes.DT_FP16: 65504.0, dtypes.DT_BF16: 3.3895313892515355e38,
-               dtypes.DT_FP32: 3.4028234663852886e38}
+               dtypes.DT_FP32: 3.4028234663852886e38, dtypes.DT_FP8E4M3: 448.0,
+               dtypes.DT_FP8E5M2: 57344.0, dtypes.DT_FP8E8M0: 2.0 ** 127}
 _INTEGERS = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64, dtypes.DT_UINT8)
 
 
@@ -183,6 +189,8 @@ def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # 
     src = input.dtype
     if dtype == dtypes.DT_BOOL or dtype == src:
         return strict_cast(input, dtype)
+    if src in dtypes.FP8_TYPES:  # every FP8 value is an FP32
+        return cast(strict_cast(input, dtypes.DT_FP32), dtype, mode, satmode)
     if src in FLOAT_TYPES and dtype in _INTEGERS:
         if mode == CastMode.CAST_ODD:
             raise ValueError(f"{what}: CAST_ODD rounds to a narrower float; for {src.name} "
@@ -197,16 +205,27 @@ def cast(input, dtype, mode=CastMode.CAST_NONE, satmode=SaturationMode.OFF):  # 
             return strict_cast(input, dtype)
         return strict_cast(input, dtype)
     # A float result.
-    exact = ((src in FLOAT_TYPES and dtypes.bytes_of(dtype) > dtypes.bytes_of(src))
-             or src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)
+    exact = ((src in FLOAT_TYPES and dtypes.bytes_of(dtype) > dtypes.bytes_of(src)
+              and dtype not in dtypes.FP8_TYPES)
+             or (src in (dtypes.DT_BOOL, dtypes.DT_INT8, dtypes.DT_UINT8)
+                 and dtype not in dtypes.FP8_TYPES)
              or (src == dtypes.DT_INT16 and dtype == dtypes.DT_FP32)
              or (src in (dtypes.DT_INT16, dtypes.DT_INT32) and dtype == dtypes.DT_DOUBLE))
+    if (dtype in dtypes.FP8_TYPES and not exact
+            and mode not in (CastMode.CAST_NONE, CastMode.CAST_RINT)):
+        raise NotYetImplementedError(
+            f"{what}: {mode.name} from {src.name} to {dtype.name} rounds in a direction of its "
+            f"own, and FP8 tensors here are storage only (no arithmetic to step a value by); "
+            f"CAST_NONE and CAST_RINT round to nearest even")
+
     def convert(x):
         return strict_cast(x, dtype) if exact else _directed(x, dtype, mode)
     if satmode == SaturationMode.ON and dtype in _MAX_FINITE:
         big = _MAX_FINITE[dtype]
         if src in FLOAT_TYPES + (dtypes.DT_DOUBLE,):
             return convert(ops.clip(input, -big, big))
+        if dtype in dtypes.FP8_TYPES:  # (no arithmetic on FP8: clamp in FP32 first)
+            return convert(ops.clip(strict_cast(input, dtypes.DT_FP32), -big, big))
         return ops.clip(convert(input), -big, big)
     return convert(input)
 

@@ -4,6 +4,14 @@ Every dtype of the PyPTO API exists so that annotations written for PyPTO
 load; the Tier-1 types compile (BF16 arguments as torch tensors: numpy has no
 bfloat16), and a kernel that uses any
 other fails with an error that says so (the argument or op named).
+
+FP8 (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0) tensors are storage types: kernels
+move, view and cast them (pypto.cast to DT_FP32 to compute). torch 1.13 and
+numpy have no float8, so an FP8 argument is passed as a torch.uint8 tensor
+(or numpy uint8 array) of bit patterns to a parameter annotated with the FP8
+dtype, and an FP8 output comes back as those bits: with a newer torch,
+`t.view(torch.float8_e4m3fn)` reads them as floats; pypto.fp8.to_float and
+pypto.fp8.from_float convert with numpy.
 """
 
 import enum
@@ -26,9 +34,10 @@ class DataType(enum.IntEnum):
     DT_UINT8 = 8
     DT_BOOL = 9
     DT_DOUBLE = 10
+    DT_FP8E4M3 = 11
+    DT_FP8E5M2 = 12
+    DT_FP8E8M0 = 13
     # Tier 2: no wire value yet (negative so they can never be sent).
-    DT_FP8E4M3 = -1
-    DT_FP8E5M2 = -2
     DT_UINT16 = -3
     DT_UINT32 = -4
     DT_UINT64 = -5
@@ -37,7 +46,6 @@ class DataType(enum.IntEnum):
     DT_HF4 = -8
     DT_HF8 = -9
     DT_FP4E2M1 = -10
-    DT_FP8E8M0 = -11
     DT_FP4_E2M1X2 = -12
     DT_FP4_E1M2X2 = -13
     DT_BOTTOM = -14
@@ -73,15 +81,18 @@ DT_FP4_E2M1X2 = DataType.DT_FP4_E2M1X2
 DT_FP4_E1M2X2 = DataType.DT_FP4_E1M2X2
 DT_BOTTOM = DataType.DT_BOTTOM
 
+# The FP8 storage types (wire values 11..13, SCHEMA_VERSION_3 graphs).
+FP8_TYPES = (DT_FP8E4M3, DT_FP8E5M2, DT_FP8E8M0)
 # What the compiler of this version accepts.
 COMPILABLE = (DT_FP32, DT_FP16, DT_BF16, DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8,
-              DT_BOOL, DT_DOUBLE)
+              DT_BOOL, DT_DOUBLE) + FP8_TYPES
 # What kernel arguments may be (numpy arrays or torch tensors viewed as numpy;
-# BF16 only as torch tensors: numpy has no bfloat16).
+# BF16 only as torch tensors: numpy has no bfloat16; FP8 as uint8 bits).
 ARGUMENT_TYPES = COMPILABLE
 ARGUMENT_TYPES_TEXT = ("this version takes arguments of DT_FP32, DT_FP16, DT_BF16 (torch "
-                       "tensors), DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_BOOL and "
-                       "DT_DOUBLE")
+                       "tensors), DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_BOOL, "
+                       "DT_DOUBLE and DT_FP8E4M3/DT_FP8E5M2/DT_FP8E8M0 (uint8 bit patterns to "
+                       "a parameter annotated with the FP8 dtype)")
 
 _NUMPY = {
     DT_FP32: np.dtype(np.float32),
@@ -128,14 +139,17 @@ def bytes_of(dtype):
     return _BYTES[dtype]
 
 
+_OVERRIDDEN = (DT_BF16,) + FP8_TYPES
+
+
 def run_dtypes(param_dtypes):
     """What a kernel's run takes besides its arrays, for parameters of
     `param_dtypes` in order: DT_BF16 where the array is an int16 view of
-    bfloat16 data, else 0 (the array's dtype says it); [] when none is
-    BF16."""
-    if DT_BF16 not in param_dtypes:
+    bfloat16 data, the FP8 dtype where it is a uint8 array of FP8 bits, else
+    0 (the array's dtype says it); [] when none is either."""
+    if not any(dt in _OVERRIDDEN for dt in param_dtypes):
         return []
-    return [int(dt) if dt == DT_BF16 else 0 for dt in param_dtypes]
+    return [int(dt) if dt in _OVERRIDDEN else 0 for dt in param_dtypes]
 
 
 def to_numpy(dtype):

@@ -25,7 +25,7 @@ that op, at the user's line, for an element that differs.
 
 import numpy as np
 
-from . import dtypes, frames, op_table, tracer
+from . import dtypes, fp8, frames, op_table, tracer
 from ._proto import graph_pb2
 from .errors import TraceError
 from .extension import native
@@ -127,6 +127,8 @@ class EagerBuilder(tracer.GraphBuilder):
             v = g.values.add(id=vid, dtype=int(dtypes.DT_DOUBLE) if as_double else dtype)
             for d in shape:
                 v.shape.dims.add().size = int(d)
+            if v.dtype in dtypes.FP8_TYPES:  # the FP8 dtypes are version 3's
+                g.schema_version = graph_pb2.SCHEMA_VERSION_3
         g.ops.append(op)
         return g
 
@@ -162,12 +164,16 @@ def input_values(array, torch_tensor, dtype):
     output's uninitialised memory may hold anything)."""
     if torch_tensor is not None and dtype == dtypes.DT_BF16:
         return torch_tensor.detach().float().numpy().astype(np.float64)
+    if dtype in dtypes.FP8_TYPES:  # uint8 bit patterns
+        return fp8.to_float(array, dtype)
     with np.errstate(invalid="ignore"):
         return np.asarray(array, dtype=np.float64)
 
 
 def write_back(values, array, torch_tensor, dtype):
     """Writes float64 `values` (the dtype's values) into a kernel argument."""
+    if dtype in dtypes.FP8_TYPES:  # uint8 bit patterns
+        values = fp8.from_float(values, dtype)
     if torch_tensor is not None:
         import torch  # only for torch arguments: pypto runs without torch
         torch_tensor.detach().copy_(torch.from_numpy(values).to(torch_tensor.dtype))

@@ -1,8 +1,7 @@
 """PyPTO ops composed of the public ops (expand_exp_dif, atomic_add,
-scaled_mm on float operands, pack and unpack of integer tensors) and the
-ones accepted for Ascend programs with a clear error where this version has
-no equivalent (quant_mx, FP8 scaled_mm, float pack/unpack). pypto.conv is
-conv.py's.
+scaled_mm, quant_mx, pack and unpack) and the ones accepted for Ascend
+programs with a clear error where this version has no equivalent.
+pypto.conv is conv.py's.
 """
 
 import math
@@ -66,12 +65,28 @@ def atomic_add(src, offsets, dst):
     layout.assemble(ops.add(region, src), list(offsets), dst)
 
 
+# The largest power-of-two exponent of each MX element type (OCP MX spec:
+# emax_elem), and its largest finite value.
+_MX_EMAX = {dtypes.DT_FP8E4M3: 8, dtypes.DT_FP8E5M2: 15}
+_MX_MAX = {dtypes.DT_FP8E4M3: 448.0, dtypes.DT_FP8E5M2: 57344.0}
+MX_BLOCK = 32
+
+
 def quant_mx(input, quant_dtype=dtypes.DT_FP8E4M3, mode=None, axis=-1,  # noqa: A002
              performance_mode=True):
-    """MX (microscaling) quantisation: blocks of 32 along `axis` share an
-    E8M0 scale, the elements quantised to FP8 (E4M3/E5M2). Accepted and
-    checked; raises NotYetImplementedError: this version has no FP8 or E8M0
-    tensors to hold the result."""
+    """MX (microscaling) quantisation per the OCP MX spec: (quantised,
+    scale). Each block of 32 consecutive elements along `axis` shares one
+    DT_FP8E8M0 scale X = 2 ** (floor(log2(amax)) - emax), amax the block's
+    largest magnitude and emax the element type's (E4M3: 8, E5M2: 15),
+    clamped to 2 ** -127 .. 2 ** 127 (a block of zeros: 2 ** -127); the
+    elements are input / X in `quant_dtype` (DT_FP8E4M3 or DT_FP8E5M2),
+    rounded to nearest even and clamped to its largest finite value (NaN
+    stays NaN; a block holding NaN has a NaN scale, one holding an infinity
+    the scale of 2 ** 127). quantised has input's shape; scale has it with dim `axis`
+    divided by 32. mode: None or "ROUND_DOWN" (the scale's floor, the only
+    mode); performance_mode is accepted (results do not depend on it).
+    input: FP32, FP16 or BF16, with a static dim `axis` that is a multiple of
+    32 and rank up to 3."""
     what = "pypto.quant_mx"
     check_traced(input, what, "input")
     if input.dtype not in FLOAT_TYPES:
@@ -80,22 +95,48 @@ def quant_mx(input, quant_dtype=dtypes.DT_FP8E4M3, mode=None, axis=-1,  # noqa: 
     if quant_dtype not in _FP8_TYPES:
         raise TypeError(f"{what}: quant_dtype {getattr(quant_dtype, 'name', quant_dtype)} must "
                         f"be DT_FP8E4M3 or DT_FP8E5M2")
+    if mode is not None and getattr(mode, "name", mode) != "ROUND_DOWN":
+        raise ValueError(f"{what}: mode {mode!r} is not supported; the scale is rounded down "
+                         f"(mode=None or 'ROUND_DOWN'), as the OCP MX spec does")
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise TypeError(f"{what}: axis must be an int, got {type(axis).__name__}")
-    rank = len(input._shape)
+    shape = list(input._shape)
+    rank = len(shape)
     if not -rank <= axis < rank:
         raise ValueError(f"{what}: axis {axis} is out of range for rank {rank}")
-    raise not_yet(what, f"its result is {quant_dtype.name} values with DT_FP8E8M0 scales, and "
-                        f"this version's compiler and runtime have no FP8 or E8M0 tensors")
+    axis %= rank
+    k = shape[axis]
+    if isinstance(k, SymbolicScalar) or not isinstance(k, int) or k % MX_BLOCK:
+        raise ValueError(f"{what}: dim {axis} of 'input' {shape} must be a static multiple of "
+                         f"{MX_BLOCK} (the MX block size)")
+    if rank > 3:
+        raise ValueError(f"{what}: 'input' {shape} has rank {rank}; quant_mx takes ranks 1 to 3")
+    from .casting import cast  # casting imports ops, as this module does
+    from .enums import SaturationMode
+    x = ops.cast(input, dtypes.DT_FP32) if input.dtype != dtypes.DT_FP32 else input
+    blocks = shape[:axis] + [k // MX_BLOCK, MX_BLOCK] + shape[axis + 1:]
+    scale_shape = shape[:axis] + [k // MX_BLOCK] + shape[axis + 1:]
+    with tiling.vec_tile_in_force(tiling.layout_tile(tuple(blocks))):
+        xb = layout.reshape(x, blocks)
+        # (an infinity counts as 2 ** 127: its elements saturate)
+        amax = ops.clip(ops.amax(ops.abs(xb), axis + 1, keepdim=True), max=2.0 ** 127)
+        # 2 ** floor(log2(amax)), exactly: amax rounded to the nearest power
+        # of two (an E8M0 cast), halved where that rounded up.
+        p = ops.cast(ops.cast(amax, dtypes.DT_FP8E8M0), dtypes.DT_FP32)
+        p = ops.where(ops.gt(p, amax), ops.mul(p, 0.5), p)
+        scale = ops.clip(ops.mul(p, 2.0 ** -_MX_EMAX[quant_dtype]), 2.0 ** -127, 2.0 ** 127)
+        q = cast(ops.div(xb, scale), quant_dtype, satmode=SaturationMode.ON)
+        return (layout.reshape(q, shape),
+                layout.reshape(ops.cast(scale, dtypes.DT_FP8E8M0), scale_shape))
 
 
 def _check_scale(what, name, scale, rows, k, trans):
     """scale [rows, k // g] (trans: [k // g, rows]) of one float dtype: the
     group size g along K."""
     check_traced(scale, what, name)
-    if scale.dtype not in FLOAT_TYPES:
+    if scale.dtype not in FLOAT_TYPES + (dtypes.DT_FP8E8M0,):
         raise TypeError(f"{what}: '{name}' has dtype {scale.dtype.name}; it must be DT_FP32, "
-                        f"DT_FP16 or DT_BF16 (E8M0 scales are not supported here)")
+                        f"DT_FP16, DT_BF16 or DT_FP8E8M0")
     shape = list(scale._shape)
     if len(shape) != 2:
         raise ValueError(f"{what}: '{name}' {shape} must have 2 dims")
@@ -131,16 +172,23 @@ def scaled_mm(mat_a, mat_b, out_dtype, scale_a, scale_b, *, a_trans=False, b_tra
     g consecutive elements along K (MX: g = 32). mat_a [M, K] (a_trans:
     [K, M]), mat_b [K, N] (b_trans: [N, K]); scale_a [M, K / g]
     (scale_a_trans: [K / g, M]), scale_b [N, K / g] (scale_b_trans:
-    [K / g, N]). Operands here are FP32/FP16/BF16 (the scaled products are
-    rounded to the operand dtype, then multiplied as pypto.matmul); FP8
-    operands with E8M0 scales (PyPTO's MX types) raise
-    NotYetImplementedError, as does c_matrix_nz or extend_params."""
+    [K / g, N]). Operands are FP32/FP16/BF16 (the scaled products are
+    rounded to the operand dtype, then multiplied as pypto.matmul) or FP8
+    (DT_FP8E4M3/DT_FP8E5M2, PyPTO's MX operands: dequantised to FP32 with
+    their scales, then multiplied in FP32); scales are FP32/FP16/BF16 or
+    DT_FP8E8M0. c_matrix_nz or extend_params raise NotYetImplementedError."""
     what = "pypto.scaled_mm"
     check_traced(mat_a, what, "mat_a")
     check_traced(mat_b, what, "mat_b")
     if mat_a.dtype in _FP8_TYPES or mat_b.dtype in _FP8_TYPES:
-        raise not_yet(what, "FP8 operands with E8M0 scales: this version's compiler has no "
-                            "FP8 or E8M0 tensors; pass dequantised FP32/FP16/BF16 operands")
+        if mat_a.dtype not in _FP8_TYPES or mat_b.dtype not in _FP8_TYPES:
+            raise TypeError(f"{what}: 'mat_a' and 'mat_b' have dtypes {mat_a.dtype.name} and "
+                            f"{mat_b.dtype.name}; FP8 operands must both be DT_FP8E4M3 or "
+                            f"DT_FP8E5M2")
+        # Dequantised exactly: every FP8 value and E8M0 scale is an FP32,
+        # and so is their product wherever it is within FP32's range.
+        mat_a = ops.cast(mat_a, dtypes.DT_FP32)
+        mat_b = ops.cast(mat_b, dtypes.DT_FP32)
     if c_matrix_nz or extend_params:
         raise not_yet(what, "c_matrix_nz and extend_params (Ascend-only result layouts and "
                             "epilogues)")

@@ -167,18 +167,21 @@ def _torch_numpy(t):
 def _as_array(name, value, want_dtype=None):
     """(numpy view or array of `value`, torch tensor or None, DataType or
     None: the element type when the array's own dtype does not say it)."""
+    fp8 = want_dtype in dtypes.FP8_TYPES  # uint8 bit patterns (dtypes.py)
     if isinstance(value, np.ndarray):
-        return value, None, None
+        return value, None, (want_dtype if fp8 and value.dtype == np.uint8 else None)
     data = getattr(value, "_pypto_data", None)  # pypto.from_torch(...)
     if data is not None:
         value = data
     if isinstance(value, np.ndarray):
-        return value, None, None
+        return value, None, (want_dtype if fp8 and value.dtype == np.uint8 else None)
     torch = _torch()
     if torch is not None and isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             raise ValueError(f"argument '{name}': torch tensor is on {value.device}; "
                              f"pass a CPU tensor")
+        if fp8 and value.dtype is torch.uint8:
+            return _torch_numpy(value), value, want_dtype
         dt = dtypes.from_torch(value.dtype)
         if want_dtype is not None and dt != want_dtype:
             got = dt.name if dt is not None else str(value.dtype)

@@ -186,7 +186,9 @@ def cast(input, dtype):
     torch: float -> int truncates toward zero and wraps to the width (-1.0 ->
     uint8 255); NaN and floats outside int32 give INT32_MIN before wrapping
     to INT8/INT16/INT32 (outside int64, INT64_MIN for UINT8/INT64); -> BOOL
-    is x != 0; FP16/BF16 round to nearest even."""
+    is x != 0; FP16/BF16 round to nearest even; the FP8 types round to
+    nearest even, past their largest finite value E4M3 and E8M0 give NaN and
+    E5M2 inf (pypto.cast's satmode clamps instead)."""
     what = "pypto.cast"
     check_traced(input, what, "input")
     if not isinstance(dtype, dtypes.DataType) or dtype not in dtypes.COMPILABLE:
@@ -227,9 +229,10 @@ def check_reducible(kind, input):
     """A reduction's input: a traced tensor of a compilable dtype."""
     what = f"pypto.{kind}"
     check_traced(input, what, "input")
-    if input.dtype not in dtypes.COMPILABLE:
+    if input.dtype not in dtypes.COMPILABLE or input.dtype in dtypes.FP8_TYPES:
+        takes = [t.name for t in dtypes.COMPILABLE if t not in dtypes.FP8_TYPES]
         raise TypeError(f"{what}: argument 'input' has dtype {input.dtype.name}; {what} "
-                        f"takes {', '.join(t.name for t in dtypes.COMPILABLE)} tensors")
+                        f"takes {', '.join(takes)} tensors (cast FP8 to DT_FP32 first)")
 
 
 def reduce(kind, input, dim, keepdim):  # noqa: A001
@@ -290,6 +293,8 @@ def full(shape, fill_value, dtype=dtypes.DT_FP32, *, valid_shape=None):
     if not (_is_scalar(fill_value) or isinstance(fill_value, bool)):
         raise TypeError(f"{what}: fill_value must be a number, got "
                         f"{type(fill_value).__name__}")
+    if dtype in dtypes.FP8_TYPES:  # FP8 values come from a cast (rounded as it rounds)
+        return cast(full(shape, fill_value, dtypes.DT_FP32, valid_shape=valid_shape), dtype)
     if any(symbolic.is_symbolic(v) for v in valid):  # the whole, then its valid region
         whole = b.add_full(shape, dtype, _number(fill_value), what)
         return valid_region.narrow(whole, valid, what, static=shape)

@@ -609,9 +609,11 @@ class GraphBuilder:
             for d in (shape if static is None else static):
                 write_dim(v.shape.dims.add(), d, self.symbols)
             if static is not None:  # ops compute on the valid region
-                g.schema_version = graph_pb2.SCHEMA_VERSION_2
+                g.schema_version = max(g.schema_version, graph_pb2.SCHEMA_VERSION_2)
                 for d in shape:
                     write_dim(v.valid_shape.dims.add(), d, self.symbols)
+            if dtype in dtypes.FP8_TYPES:  # the FP8 dtypes are version 3's
+                g.schema_version = graph_pb2.SCHEMA_VERSION_3
 
     def _live(self, ops, needed):
         """The ops of `ops` whose outputs are in `needed` (updated with what

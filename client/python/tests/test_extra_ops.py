@@ -134,18 +134,6 @@ def test_scaled_mm_errors():
         kernel((8, 3))(*args, torch.zeros(8, 3), torch.zeros(16, 2), torch.zeros(8, 16))
 
 
-def test_quant_mx_is_accepted_with_a_clear_error():
-    @pypto.jit
-    def q(x: ANY, out: ANY):
-        pypto.set_vec_tile_shapes(8, 32)
-        out[:] = pypto.quant_mx(x)
-
-    with pytest.raises(pypto.NotYetImplementedError,
-                       match=r"pypto.quant_mx is not implemented yet \(its result is DT_FP8E4M3 "
-                             r"values with DT_FP8E8M0 scales"):
-        q(torch.zeros(8, 64), torch.zeros(8, 64))
-
-
 # pypto.experimental ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

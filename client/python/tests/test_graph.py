@@ -366,7 +366,8 @@ def test_all_api_dtypes_exist():
                  "DT_UINT16", "DT_UINT32", "DT_UINT64"):
         assert getattr(pypto, name).name == name
     # Tier-1 values match the wire enum.
-    for name in ("DT_FP32", "DT_FP16", "DT_BF16", "DT_INT64", "DT_DOUBLE"):
+    for name in ("DT_FP32", "DT_FP16", "DT_BF16", "DT_INT64", "DT_DOUBLE", "DT_FP8E4M3",
+                 "DT_FP8E5M2", "DT_FP8E8M0"):
         assert int(getattr(pypto, name)) == graph_pb2.DataType.Value(name)
     assert pypto.RunMode.NPU == 0 and pypto.RunMode.SIM == 1
     assert pypto.DYN is pypto.DYNAMIC

@@ -149,6 +149,9 @@ const char* GmType(pto::v1::DataType dtype) {
     case pto::v1::DT_INT64: return "int64_t";
     case pto::v1::DT_UINT8: return "uint8_t";
     case pto::v1::DT_DOUBLE: return "double";
+    case pto::v1::DT_FP8E4M3: return "pto_tile::fp8e4m3";
+    case pto::v1::DT_FP8E5M2: return "pto_tile::fp8e5m2";
+    case pto::v1::DT_FP8E8M0: return "pto_tile::fp8e8m0";
     default: return "float";
   }
 }

@@ -2,6 +2,7 @@
 // Generated code includes this header alone; it includes the instructions'
 // topic headers, each of which includes the ones it builds on:
 //
+//   pto_tile_fp8.h          the FP8 storage types and their f32 conversions
 //   pto_tile_convert.h      element types, UB storage, conversions, rounding
 //   pto_tile_moves.h        loads and stores (GM <-> UB), copies, fills, TCVT
 //   pto_tile_mvec.h         glibc's vector math library over runs of values

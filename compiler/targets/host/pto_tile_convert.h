@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <type_traits>
 
+#include "pto_tile_fp8.h"
+
 namespace pto_tile {
 
 struct half {
@@ -362,6 +364,20 @@ struct Elem<bf16> {
   static bf16 Store(float v) { return bf16{FloatToBf16(v)}; }
 };
 
+#define PTO_TILE_FP8(T, DECODE, ENCODE)                                     \
+  template <>                                                              \
+  struct Elem<T> {                                                         \
+    using S = float;                                                       \
+    static float Load(T v) { return DECODE(v.bits); }                     \
+    static T Store(float v) { return T{ENCODE(v)}; }                       \
+  };                                                                       \
+  template <>                                                              \
+  struct CvtTo<T> {                                                        \
+    template <typename V> static float Apply(V v) {                        \
+      return DECODE(ENCODE(static_cast<float>(v)));                        \
+    }                                                                      \
+  };
+
 #define PTO_TILE_SMALL_INT(T)                                              \
   template <>                                                              \
   struct Elem<T> {                                                         \
@@ -438,6 +454,12 @@ PTO_TILE_CVT_INT(uint8_t, ToInt64)
 PTO_TILE_CVT_INT(int32_t, ToInt32Bits)
 PTO_TILE_CVT_INT(int64_t, ToInt64)
 #undef PTO_TILE_CVT_INT
+
+// FP8 (pto_tile_fp8.h): f32 in UB; a conversion rounds to nearest even.
+PTO_TILE_FP8(fp8e4m3, Fp8E4M3ToFloat, FloatToFp8E4M3)
+PTO_TILE_FP8(fp8e5m2, Fp8E5M2ToFloat, FloatToFp8E5M2)
+PTO_TILE_FP8(fp8e8m0, Fp8E8M0ToFloat, FloatToFp8E8M0)
+#undef PTO_TILE_FP8
 
 template <typename T>
 struct IsHalf {

@@ -28,6 +28,8 @@
 #undef PTO_TILE_REDUCE_H_
 #undef PTO_TILE_ROWS_H_
 #undef PTO_TILE_INDEX_H_
+#undef PTO_TILE_FP8_H_
+#undef PTO_TILE_SORT_H_
 #undef PTO_TILE_F16C
 #define PTO_TILE_F16C 1
 #pragma GCC push_options

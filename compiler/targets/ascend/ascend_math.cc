@@ -214,13 +214,31 @@ void ErfErfc(VectorCode& code, const std::string& d, const std::string& x, bool 
   code.Select(d, ax, "LT", "0.5f", y, p);
 }
 
+// m = 1 - 4 |b/2 - rint(b/2)|: -1 for an odd integer b, 1 for an even one;
+// NaN where b is not an integer. pow's sign for a negative base. Scratch
+// h, t, r, f (distinct from m and b).
+void ParityFactor(VectorCode& code, const std::string& m, const std::string& b,
+                  const std::string& h, const std::string& t, const std::string& r,
+                  const std::string& f) {
+  code.Line(Op("TMULS", h, b, "0.5f"));
+  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", t, h, t));
+  code.Line(Op("TABS", t, t));
+  code.Line(Op("TMULS", m, t, "-4.0f"));
+  code.Line(Op("TADDS", m, m, "1.0f"));
+  EmitRoundIntegral(code, h, b, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", h, b, h));
+  code.Line(Op("TABS", h, h));
+  code.Line(Op("TEXPANDS", r, "__builtin_nanf(\"\")"));
+  code.Select(m, h, "GT", "0.0f", r, m);
+}
+
 // pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a < 0 or -0: 1/a
-// < 0) -1 for an odd integer b, 1 for an even one, NaN otherwise (|b/2 -
-// rint(b/2)| is 0.5 exactly for odd b); 1 where b == 0 or a == 1. Relative
-// error about (|b ln|a|| + 2) ulp: exp magnifies the rounding of b log|a|,
-// so the reference's 4 ulp hold where |b ln|a|| <= 2. pow(-inf,
-// non-integer) and pow(-1, +-inf) are NaN where C gives +inf and 1.
-// Scratch 1 to 7 (a and b may be scratch 8).
+// < 0) ParityFactor(b); 1 where b == 0 or a == 1. Relative error about
+// (|b ln|a|| + 2) ulp: exp magnifies the rounding of b log|a|, so the
+// reference's 4 ulp hold where |b ln|a|| <= 2. pow(-inf, non-integer) and
+// pow(-1, +-inf) are NaN where C gives +inf and 1. Scratch 1 to 7 (a and b
+// may be scratch 8).
 void Pow(VectorCode& code, const std::string& d, const std::string& a, const std::string& b) {
   const std::string y = code.Scratch(1), h = code.Scratch(2), t = code.Scratch(3),
                     m = code.Scratch(4), one = code.Scratch(5), r = code.Scratch(6),
@@ -229,19 +247,7 @@ void Pow(VectorCode& code, const std::string& d, const std::string& a, const std
   code.Line(Op("TLOG", y, y));
   code.Line(Op("TMUL", y, y, b));
   code.Line(Op("TEXP", y, y));
-  // t = |b/2 - rint(b/2)|; the odd/even factor 1 - 4t.
-  code.Line(Op("TMULS", h, b, "0.5f"));
-  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
-  code.Line(Op("TSUB", t, h, t));
-  code.Line(Op("TABS", t, t));
-  code.Line(Op("TMULS", m, t, "-4.0f"));
-  code.Line(Op("TADDS", m, m, "1.0f"));
-  // b not an integer: NaN.
-  EmitRoundIntegral(code, h, b, "CAST_RINT", r, f);
-  code.Line(Op("TSUB", h, b, h));
-  code.Line(Op("TABS", h, h));
-  code.Line(Op("TEXPANDS", r, "__builtin_nanf(\"\")"));
-  code.Select(m, h, "GT", "0.0f", r, m);
+  ParityFactor(code, m, b, h, t, r, f);
   code.Line(Op("TEXPANDS", one, "1.0f"));
   code.Line(Op("TDIVS", h, "1.0f", a));
   code.Select(m, h, "LT", "0.0f", m, one);
@@ -251,6 +257,100 @@ void Pow(VectorCode& code, const std::string& d, const std::string& a, const std
   code.Line(Op("TADDS", h, a, "-1.0f"));
   code.Line(Op("TABS", h, h));
   code.Select(d, h, "LE", "0.0f", one, y);
+}
+
+// Whether pow(x, b) for the constant b is PowByProducts's: b a multiple of
+// 1/2 with -2 <= b <= 4.
+bool IsProductExponent(double b) {
+  return b >= -2 && b <= 4 && std::rint(2 * b) == 2 * b;
+}
+
+// pow(x, b) for IsProductExponent(b): u^n sqrt(u)^(2b mod 2), u = x for b
+// >= 0, 1 / x for b < 0, n = floor(|b|), the powers by products (u^4 as
+// (u^2)^2). Each rounding adds half an ulp and u's error is raised to |b|:
+// within 3 ulp (ascend_accuracy_test's sweeps). 1 for b == 0 (NaN x too);
+// for a non-integer b, sqrt of a negative (or -inf) x is NaN as pow's is
+// (pow(-inf, b) is +inf in C). Scratch 1 to 3.
+void PowByProducts(VectorCode& code, const std::string& d, const std::string& x, double b) {
+  if (b == 0) {
+    code.Line(Op("TEXPANDS", d, "1.0f"));
+    return;
+  }
+  const std::string u = code.Scratch(1), p = code.Scratch(2), s = code.Scratch(3);
+  if (b < 0) {
+    code.Line(Op("TDIVS", u, "1.0f", x));
+  } else {
+    code.Line(Op("TMULS", u, x, "1.0f"));
+  }
+  const int n = static_cast<int>(std::floor(std::fabs(b)));
+  const bool half = std::fabs(b) != n;
+  switch (n) {
+    case 0: code.Line(Op("TSQRT", d, u)); return;
+    case 1: code.Line(Op("TMULS", p, u, "1.0f")); break;
+    case 2: code.Line(Op("TMUL", p, u, u)); break;
+    case 3: code.Line(Op("TMUL", p, u, u)); code.Line(Op("TMUL", p, p, u)); break;
+    default: code.Line(Op("TMUL", p, u, u)); code.Line(Op("TMUL", p, p, p)); break;
+  }
+  if (!half) {
+    code.Line(Op("TMULS", d, p, "1.0f"));
+    return;
+  }
+  code.Line(Op("TSQRT", s, u));
+  code.Line(Op("TMUL", d, p, s));
+}
+
+// pow(c, x) for a constant c, finite, not 0 and |c| != 1: exp(y) with y =
+// x ln|c| carried in two floats. ln|c| = lh + ll (lh: 12 significant bits,
+// ll the rest rounded to f32); x (clamped to +-2^31, beyond which |y| >=
+// 128 anyway) split in two 12-bit halves (Veltkamp: x1 = k - (k - x), k =
+// 4097 x; x2 = x - x1), so x1 lh and x2 lh are exact; their sum and the
+// small terms (x ll, the clamped remainder times ln|c|) become yh + yl
+// (Fast2Sum twice), |yl| <= ulp(yh) / 2; pow = exp(yh) (1 + yl) (yl where
+// |yl| < 1: 0 for yh infinite). Error: exp's rounding, 1 + yl's and the
+// product's: within 2 ulp for any x (measured in ascend_accuracy_test),
+// where exp(x ln|c|)'s error grows with |x ln|c||. A negative c multiplies
+// by ParityFactor(x). Infinities and NaN x give pow's values (NaN for
+// pow(-c, +-inf), C: 0 or +inf). Scratch 1 to 8.
+void PowOfConstant(VectorCode& code, const std::string& d, double c, const std::string& x) {
+  const double l = std::log(std::fabs(c));
+  int e = 0;
+  const double mant = std::frexp(l, &e);
+  const double lh = std::ldexp(std::rint(mant * 4096), e - 12);
+  const double ll = l - lh;
+  const std::string xc = code.Scratch(1), t = code.Scratch(2), x1 = code.Scratch(3),
+                    x2 = code.Scratch(4), s1 = code.Scratch(5), lo = code.Scratch(6),
+                    yh = code.Scratch(7), yl = code.Scratch(8);
+  code.Line(Op("TMAXS", xc, x, "-2147483648.0f"));
+  code.Line(Op("TMINS", xc, xc, "2147483648.0f"));
+  code.Line(Op("TSUB", t, x, xc));  // 0; what clamping cut off; inf, NaN
+  code.Line(Op("TMULS", x1, xc, "4097.0f"));
+  code.Line(Op("TSUB", x2, x1, xc));
+  code.Line(Op("TSUB", x1, x1, x2));  // x1 = k - (k - x)
+  code.Line(Op("TSUB", x2, xc, x1));
+  code.Line(Op("TMULS", x1, x1, F(lh)));
+  code.Line(Op("TMULS", x2, x2, F(lh)));
+  code.Line(Op("TADD", s1, x1, x2));
+  code.Line(Op("TSUB", lo, s1, x1));
+  code.Line(Op("TSUB", lo, x2, lo));  // x1 lh + x2 lh == s1 + lo exactly
+  code.Line(Op("TMULS", x1, xc, F(ll)));
+  code.Line(Op("TADD", lo, lo, x1));
+  code.Line(Op("TMULS", x1, t, F(l)));
+  code.Line(Op("TADD", lo, lo, x1));
+  code.Line(Op("TADD", yh, s1, lo));
+  code.Line(Op("TSUB", yl, yh, s1));
+  code.Line(Op("TSUB", yl, lo, yl));
+  code.Line(Op("TABS", x2, yl));
+  code.Line(Op("TEXPANDS", x1, "0.0f"));
+  code.Select(yl, x2, "LT", "1.0f", yl, x1);
+  code.Line(Op("TADDS", yl, yl, "1.0f"));
+  code.Line(Op("TEXP", yh, yh));
+  if (c > 0) {
+    code.Line(Op("TMUL", d, yh, yl));
+    return;
+  }
+  code.Line(Op("TMUL", yh, yh, yl));
+  ParityFactor(code, yl, x, x1, x2, s1, lo);
+  code.Line(Op("TMUL", d, yh, yl));
 }
 
 }  // namespace
@@ -311,7 +411,7 @@ bool IsAscendComposition(PtoOpcode op) {
 
 void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
                            const std::string& x, const std::string& src1,
-                           const std::string& scalar) {
+                           const std::string& scalar, const double* constant) {
   switch (op) {
     case PtoOpcode::kTLog1P: Log1p(code, d, x); return;
     case PtoOpcode::kTFloor:
@@ -336,12 +436,21 @@ void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
     case PtoOpcode::kTErfc: ErfErfc(code, d, x, true); return;
     case PtoOpcode::kTPow: Pow(code, d, x, src1); return;
     case PtoOpcode::kTPowS: {  // x ** s
+      if (constant != nullptr && IsProductExponent(*constant)) {
+        PowByProducts(code, d, x, *constant);
+        return;
+      }
       const std::string s = code.Scratch(8);
       code.Line(Op("TEXPANDS", s, scalar));
       Pow(code, d, x, s);
       return;
     }
     case PtoOpcode::kTRPowS: {  // s ** x
+      if (constant != nullptr && std::isfinite(*constant) && *constant != 0 &&
+          std::fabs(*constant) != 1) {
+        PowOfConstant(code, d, *constant, x);
+        return;
+      }
       const std::string s = code.Scratch(8);
       code.Line(Op("TEXPANDS", s, scalar));
       Pow(code, d, s, x);

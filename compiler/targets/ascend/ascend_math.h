@@ -51,10 +51,12 @@ void EmitRoundIntegral(VectorCode& code, const std::string& dst, const std::stri
 // two: TPOW; TPOWS and TRPOWS take their scalar as `scalar`).
 bool IsAscendComposition(PtoOpcode op);
 
-// Emits `op` (IsAscendComposition) into dst. Scratch: 1 to 8.
+// Emits `op` (IsAscendComposition) into dst. `constant`: the scalar's value
+// when it is an immediate (null for a run-time scalar); TPOWS and TRPOWS
+// then take their more accurate forms where it allows. Scratch: 1 to 17.
 void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& dst,
                            const std::string& src0, const std::string& src1,
-                           const std::string& scalar);
+                           const std::string& scalar, const double* constant);
 
 }  // namespace pto::compiler::ascend
 

@@ -90,6 +90,22 @@ std::vector<Sweep> Sweeps() {
       {"PowSNeg1p5", "pows", -1.5, 1e-24, 1e24, true, false, pow_to(-1.5), 3},
       {"PowSNeg1", "pows", -1, 1e-37, 1e37, true, true, pow_to(-1), 3},
       {"PowS0p5", "pows", 0.5, 1e-38, 1e38, true, false, pow_to(0.5), 3},
+      {"Tan", "tan", NAN, -4.7, 4.7, false, false, Of(std::tan), 3},
+      {"Atan", "atan", NAN, 1e-30, 1e30, true, true, Of(std::atan), 3},
+      {"Asin", "asin", NAN, 1e-30, 1, true, true, Of(std::asin), 4},
+      {"Acos", "acos", NAN, -1, 1, false, false, Of(std::acos), 4},
+      {"Sinh", "sinh", NAN, -89.5, 89.5, false, false, Of(std::sinh), 3},
+      {"SinhSmall", "sinh", NAN, 1e-30, 2, true, true, Of(std::sinh), 3},
+      {"Cosh", "cosh", NAN, -89.5, 89.5, false, false, Of(std::cosh), 3},
+      {"Asinh", "asinh", NAN, 1e-30, 1e30, true, true, Of(std::asinh), 2},
+      {"Acosh", "acosh", NAN, 1, 1e30, true, false, Of(std::acosh), 3},
+      {"AcoshNear1", "acosh", NAN, 1, 1.01, false, false, Of(std::acosh), 3},
+      {"Atanh", "atanh", NAN, 1e-30, 1, true, true, Of(std::atanh), 2},
+      {"Cbrt", "cbrt", NAN, 1e-38, 1e38, true, true, Of(std::cbrt), 1},
+      {"Atan2", "atan2", NAN, 1e-20, 1e20, true, true, nullptr, 3,
+       [](double y, double x) { return std::atan2(y, x); }},
+      {"Hypot", "hypot", NAN, 1e-30, 1e30, true, true, nullptr, 2,
+       [](double x, double y) { return std::hypot(x, y); }},
   };
 }
 

@@ -28,13 +28,17 @@ void Horner(VectorCode& code, const std::string& p, const std::string& z,
   }
 }
 
-// log1p: u = 1 + x; log(u) + (x - (u - 1)) / u, the correction restoring
-// what rounding 1 + x lost (exactly x where u == 1). A few ulp. Scratch 1, 2.
+// log1p: u = 1 + x; log(u) + c / u, c = x - (min(u, 2^24) - 1) capped at
+// 1: what rounding 1 + x lost (exactly x where u == 1; from 2^24 on 1, so
+// c / u is 1/u, log1p(1/x)'s first term, and 0 at +inf). A few ulp; +inf
+// at +inf. Scratch 1, 2.
 void Log1p(VectorCode& code, const std::string& d, const std::string& x) {
   const std::string u = code.Scratch(1), c = code.Scratch(2);
   code.Line(Op("TADDS", u, x, "1.0f"));
-  code.Line(Op("TADDS", c, u, "-1.0f"));
+  code.Line(Op("TMINS", c, u, "16777216.0f"));
+  code.Line(Op("TADDS", c, c, "-1.0f"));
   code.Line(Op("TSUB", c, x, c));
+  code.Line(Op("TMINS", c, c, "1.0f"));
   code.Line(Op("TDIV", c, c, u));
   code.Line(Op("TLOG", d, u));
   code.Line(Op("TADD", d, d, c));
@@ -121,13 +125,16 @@ void Expm1(VectorCode& code, const std::string& d, const std::string& x) {
   code.Select(d, ax, "LT", "0.5f", p, a);
 }
 
-// sin, cos: k = rint(x 2/pi); r = x - k pi/2 in three parts (Cody-Waite:
-// k * part exact for |k| < 2^16), |r| <= pi/4; sin r = r + r z S(z), cos r
-// = 1 - z/2 + z^2 C(z), z = r^2 (Cephes' sinf/cosf minimax polynomials);
-// quadrant q = (k [+ 1 for cos]) mod 4 picks sin r, cos r, -sin r, -cos r.
-// Within 2 ulp plus the reduction's absolute error (about |x| 2^-40) for
-// |x| < 10^5; NaN for infinities and NaN. Scratch 1 to 7.
-void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool cos) {
+// sin, cos, tan: k = rint(x 2/pi); r = x - k pi/2 in three parts
+// (Cody-Waite: k * part exact for |k| < 2^16), |r| <= pi/4; sin r = r + r
+// z S(z), cos r = 1 - z/2 + z^2 C(z), z = r^2 (Cephes' sinf/cosf minimax
+// polynomials); sin, cos: quadrant q = (k [+ 1 for cos]) mod 4 picks sin r,
+// cos r, -sin r, -cos r; tan: sin r / cos r for an even k, -cos r / sin r
+// for an odd one. sin, cos within 2 ulp, tan within 3, plus the
+// reduction's absolute error (about |x| 2^-40) for |x| < 10^5; NaN for
+// infinities and NaN. Scratch 1 to 8.
+enum class Trig { kSin, kCos, kTan };
+void SinCosTan(VectorCode& code, const std::string& d, const std::string& x, Trig fn) {
   const std::string k = code.Scratch(1), r = code.Scratch(2), z = code.Scratch(3),
                     q = code.Scratch(4), s = code.Scratch(5), c = code.Scratch(6),
                     t = code.Scratch(7);
@@ -141,11 +148,12 @@ void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool c
   code.Line(Op("TADD", r, r, t));
   code.Line(Op("TMULS", t, k, F(-kP3)));
   code.Line(Op("TADD", r, r, t));
-  // q = k' - 4 floor(k' / 4), k' = k (+ 1).
-  if (cos) code.Line(Op("TADDS", k, k, "1.0f"));
-  code.Line(Op("TMULS", t, k, "0.25f"));
+  // q = k' - m floor(k' / m): k' = k (+ 1 for cos), m = 4; tan: k, m = 2.
+  const bool tan = fn == Trig::kTan;
+  if (fn == Trig::kCos) code.Line(Op("TADDS", k, k, "1.0f"));
+  code.Line(Op("TMULS", t, k, tan ? "0.5f" : "0.25f"));
   EmitRoundIntegral(code, q, t, "CAST_FLOOR", s, c);
-  code.Line(Op("TMULS", q, q, "-4.0f"));
+  code.Line(Op("TMULS", q, q, tan ? "-2.0f" : "-4.0f"));
   code.Line(Op("TADD", q, k, q));
   code.Line(Op("TMUL", z, r, r));
   Horner(code, s, z, {-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1});
@@ -158,6 +166,14 @@ void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool c
   code.Line(Op("TMULS", t, z, "-0.5f"));
   code.Line(Op("TADD", c, c, t));
   code.Line(Op("TADDS", c, c, "1.0f"));  // cos r
+  if (tan) {
+    const std::string odd = code.Scratch(8);
+    code.Line(Op("TDIV", t, s, c));
+    code.Line(Op("TDIV", odd, c, s));
+    code.Line(Op("TNEG", odd, odd));
+    code.Select(d, q, "GT", "0.5f", odd, t);
+    return;
+  }
   // sg = -sign(q - 1.5): +1 for q in {0, 1}, -1 for {2, 3}; q + sg - 1 is
   // q mod 2.
   code.Line(Op("TADDS", t, q, "-1.5f"));
@@ -167,6 +183,228 @@ void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool c
   code.Line(Op("TADDS", q, q, "-1.0f"));
   code.Select(k, q, "GT", "0.5f", c, s);
   code.Line(Op("TMUL", d, k, t));
+}
+
+// atan: a = |x| reduced to u = a (a <= tan(pi/8)), (a - 1) / (a + 1) plus
+// pi/4 (a <= tan(3pi/8)), -1/a plus pi/2 (beyond); u + u z P(z), z = u^2
+// (Cephes' atanf polynomial), times sign(x). Within 3 ulp; +-pi/2 at the
+// infinities, NaN stays NaN. Scratch 1 to 5 (x may be any of them).
+void Atan(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), r1 = code.Scratch(2), u = code.Scratch(3),
+                    off = code.Scratch(4), w = code.Scratch(5);
+  const std::string lo = F(std::tan(M_PI / 8)), hi = F(std::tan(3 * M_PI / 8));
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TDIVS", r1, "-1.0f", a));
+  code.Line(Op("TADDS", u, a, "-1.0f"));
+  code.Line(Op("TADDS", w, a, "1.0f"));
+  code.Line(Op("TDIV", u, u, w));
+  code.Select(u, a, "GT", lo, u, a);
+  code.Select(u, a, "GT", hi, r1, u);
+  code.Line(Op("TEXPANDS", off, F(M_PI / 4)));
+  code.Line(Op("TEXPANDS", w, "0.0f"));
+  code.Select(off, a, "GT", lo, off, w);
+  code.Line(Op("TEXPANDS", w, F(M_PI / 2)));
+  code.Select(off, a, "GT", hi, w, off);
+  EmitSign(code, a, x);  // a: sign(x) from here
+  code.Line(Op("TMUL", w, u, u));
+  Horner(code, r1, w, {8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1,
+                       -3.33329491539e-1});
+  code.Line(Op("TMUL", r1, r1, w));
+  code.Line(Op("TMUL", r1, r1, u));
+  code.Line(Op("TADD", r1, r1, u));
+  code.Line(Op("TADD", r1, r1, off));
+  code.Line(Op("TMUL", d, r1, a));
+}
+
+// atan2(y, x) = atan(y / x) (y / x taken as y where y is +-0), plus +-pi
+// (in two parts, the sign of y's, -0 included) where x < 0 or x is -0
+// (1/x < 0). Within 3 ulp; atan2 of two
+// infinities is NaN (C: +-pi/4, +-3pi/4). Scratch 1 to 10.
+void Atan2(VectorCode& code, const std::string& d, const std::string& y, const std::string& x) {
+  const std::string q = code.Scratch(6), xs = code.Scratch(7), ys = code.Scratch(8),
+                    p = code.Scratch(9), e = code.Scratch(10);
+  const double pi_hi = static_cast<float>(M_PI);
+  code.Line(Op("TDIV", q, y, x));
+  code.Line(Op("TABS", xs, y));
+  code.Select(q, xs, "LE", "0.0f", y, q);
+  Atan(code, q, q);
+  code.Line(Op("TDIVS", xs, "1.0f", x));
+  code.Line(Op("TDIVS", ys, "1.0f", y));
+  code.Line(Op("TEXPANDS", p, F(pi_hi)));
+  code.Line(Op("TEXPANDS", e, F(-pi_hi)));
+  code.Select(p, ys, "LT", "0.0f", e, p);
+  code.Line(Op("TMULS", e, p, F((M_PI - pi_hi) / pi_hi)));
+  code.Line(Op("TADD", e, q, e));
+  code.Line(Op("TADD", e, e, p));
+  code.Select(d, xs, "LT", "0.0f", e, q);
+}
+
+// asin(x) = atan(x / sqrt((1 - |x|)(1 + |x|))): 1 - |x| exact from 1/2 on;
+// within 4 ulp; +-pi/2 at +-1, NaN beyond. Scratch 1 to 7.
+void Asin(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(6), b = code.Scratch(7);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TADDS", b, a, "1.0f"));
+  code.Line(Op("TNEG", a, a));
+  code.Line(Op("TADDS", a, a, "1.0f"));
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TSQRT", a, a));
+  code.Line(Op("TDIV", a, x, a));
+  Atan(code, d, a);
+}
+
+// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): within 4 ulp; pi at -1, NaN
+// beyond +-1. Scratch 1 to 7.
+void Acos(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(6), b = code.Scratch(7);
+  code.Line(Op("TNEG", a, x));
+  code.Line(Op("TADDS", a, a, "1.0f"));
+  code.Line(Op("TADDS", b, x, "1.0f"));
+  code.Line(Op("TDIV", a, a, b));
+  code.Line(Op("TSQRT", a, a));
+  Atan(code, a, a);
+  code.Line(Op("TMULS", d, a, "2.0f"));
+}
+
+// h = exp(|x| / 2); e^|x| / 2 = (h / 2) h, e^-|x| / 2 = (1/2 / h) / h, so
+// nothing overflows before the result does. Scratch a, b, h (distinct).
+void HalfExps(VectorCode& code, const std::string& a, const std::string& b, const std::string& h,
+              const std::string& x) {
+  code.Line(Op("TABS", h, x));
+  code.Line(Op("TMULS", h, h, "0.5f"));
+  code.Line(Op("TEXP", h, h));
+  code.Line(Op("TMULS", a, h, "0.5f"));
+  code.Line(Op("TMUL", a, a, h));
+  code.Line(Op("TDIVS", b, "0.5f", h));
+  code.Line(Op("TDIV", b, b, h));
+}
+
+// sinh: for |x| < 1 its Taylor series to x^13 (truncation below 1e-12
+// relative), else sign(x) (e^|x| - e^-|x|) / 2 (HalfExps; the difference
+// loses at most a factor 1.16). Within 3 ulp; +-inf at the infinities.
+// Scratch 1 to 5.
+void Sinh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), b = code.Scratch(2), h = code.Scratch(3),
+                    xc = code.Scratch(4), p = code.Scratch(5);
+  HalfExps(code, a, b, h, x);
+  code.Line(Op("TSUB", a, a, b));
+  EmitSign(code, b, x);
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TMAXS", xc, x, "-1.0f"));
+  code.Line(Op("TMINS", xc, xc, "1.0f"));
+  code.Line(Op("TMUL", b, xc, xc));
+  std::vector<double> c;
+  for (int k = 13; k >= 3; k -= 2) {
+    double fact = 1;
+    for (int j = 2; j <= k; ++j) fact *= j;
+    c.push_back(1.0 / fact);
+  }
+  Horner(code, p, b, c);
+  code.Line(Op("TMUL", p, p, b));
+  code.Line(Op("TMUL", p, p, xc));
+  code.Line(Op("TADD", p, p, xc));
+  code.Line(Op("TABS", h, x));
+  code.Select(d, h, "LT", "1.0f", p, a);
+}
+
+// cosh = (e^|x| + e^-|x|) / 2 (HalfExps). Within 3 ulp. Scratch 1 to 3.
+void Cosh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), b = code.Scratch(2), h = code.Scratch(3);
+  HalfExps(code, a, b, h, x);
+  code.Line(Op("TADD", d, a, b));
+}
+
+// asinh = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); from |x| = 2^12
+// on, sign(x) (log|x| + ln 2). Within 2 ulp. Scratch 1 to 5.
+void Asinh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(3), t = code.Scratch(4), s = code.Scratch(5);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TMUL", t, a, a));
+  code.Line(Op("TADDS", s, t, "1.0f"));
+  code.Line(Op("TSQRT", s, s));
+  code.Line(Op("TADDS", s, s, "1.0f"));
+  code.Line(Op("TDIV", t, t, s));
+  code.Line(Op("TADD", t, t, a));
+  Log1p(code, t, t);
+  code.Line(Op("TLOG", s, a));
+  code.Line(Op("TADDS", s, s, F(std::log(2.0))));
+  code.Select(t, a, "GE", "4096.0f", s, t);
+  EmitSign(code, s, x);
+  code.Line(Op("TMUL", d, t, s));
+}
+
+// acosh = log1p(t + sqrt(t (t + 2))), t = x - 1 (exact up to x = 2); from
+// x = 2^12 on, log x + ln 2. Within 3 ulp; NaN below 1. Scratch 1 to 5.
+void Acosh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string t = code.Scratch(3), u = code.Scratch(4), l = code.Scratch(5);
+  code.Line(Op("TADDS", t, x, "-1.0f"));
+  code.Line(Op("TADDS", u, t, "2.0f"));
+  code.Line(Op("TMUL", u, u, t));
+  code.Line(Op("TSQRT", u, u));
+  code.Line(Op("TADD", u, u, t));
+  Log1p(code, u, u);
+  code.Line(Op("TLOG", l, x));
+  code.Line(Op("TADDS", l, l, F(std::log(2.0))));
+  code.Select(d, x, "GE", "4096.0f", l, u);
+}
+
+// atanh = sign(x) log1p(2|x| / (1 - |x|)) / 2: within 2 ulp; +-inf at
+// +-1, NaN beyond. Scratch 1 to 4.
+void Atanh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(3), b = code.Scratch(4);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TNEG", b, a));
+  code.Line(Op("TADDS", b, b, "1.0f"));
+  code.Line(Op("TMULS", a, a, "2.0f"));
+  code.Line(Op("TDIV", a, a, b));
+  Log1p(code, a, a);
+  code.Line(Op("TMULS", a, a, "0.5f"));
+  EmitSign(code, b, x);
+  code.Line(Op("TMUL", d, a, b));
+}
+
+// cbrt: y = sign(x) exp(log|x| / 3) (error about |ln x| / 3 ulp), then one
+// Newton step y + (x / y^2 - y) / 3 (the error squared, plus the step's
+// roundings): within 1 ulp. Zeros, infinities and NaN pass through.
+// Scratch 1 to 3.
+void Cbrt(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), y = code.Scratch(2), t = code.Scratch(3);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TLOG", y, a));
+  code.Line(Op("TMULS", y, y, F(1.0 / 3)));
+  code.Line(Op("TEXP", y, y));
+  EmitSign(code, t, x);
+  code.Line(Op("TMUL", y, y, t));
+  code.Line(Op("TMUL", t, y, y));
+  code.Line(Op("TDIV", t, x, t));
+  code.Line(Op("TSUB", t, t, y));
+  code.Line(Op("TMULS", t, t, F(1.0 / 3)));
+  code.Line(Op("TADD", t, y, t));
+  code.Select(t, a, "GT", "0.0f", t, x);
+  code.Select(d, a, "LT", F(INFINITY), t, x);
+}
+
+// hypot = m sqrt(1 + (n / m)^2), m = max(|x|, |y|), n = min: within 2
+// ulp, nothing overflows before the result does; 0 where m is 0; +inf where either is
+// infinite (NaN or not), else NaN where either is NaN. Scratch 1 to 5.
+void Hypot(VectorCode& code, const std::string& d, const std::string& x, const std::string& y) {
+  const std::string ax = code.Scratch(1), ay = code.Scratch(2), m = code.Scratch(3),
+                    n = code.Scratch(4), z = code.Scratch(5);
+  code.Line(Op("TABS", ax, x));
+  code.Line(Op("TABS", ay, y));
+  code.Line(Op("TMAX", m, ax, ay));
+  code.Line(Op("TMIN", n, ax, ay));
+  code.Line(Op("TDIV", n, n, m));
+  code.Line(Op("TMUL", n, n, n));
+  code.Line(Op("TADDS", n, n, "1.0f"));
+  code.Line(Op("TSQRT", n, n));
+  code.Line(Op("TMUL", n, n, m));
+  code.Select(n, m, "GT", "0.0f", n, m);
+  code.Line(Op("TADD", z, ax, ay));  // 0, or NaN where either is NaN
+  code.Line(Op("TMULS", z, z, "0.0f"));
+  code.Line(Op("TADD", n, n, z));
+  code.Select(n, ax, "GE", F(INFINITY), ax, n);
+  code.Select(d, ay, "GE", F(INFINITY), ay, n);
 }
 
 // erfc(|x|) = t exp(P(t) - x^2), t = 1 / (1 + |x| / 2), P Numerical
@@ -402,7 +640,11 @@ bool IsAscendComposition(PtoOpcode op) {
     case PtoOpcode::kTSign: case PtoOpcode::kTExp2: case PtoOpcode::kTExpM1:
     case PtoOpcode::kTSin: case PtoOpcode::kTCos: case PtoOpcode::kTErf:
     case PtoOpcode::kTErfc: case PtoOpcode::kTPow: case PtoOpcode::kTPowS:
-    case PtoOpcode::kTRPowS:
+    case PtoOpcode::kTRPowS: case PtoOpcode::kTTan: case PtoOpcode::kTAtan:
+    case PtoOpcode::kTAtan2: case PtoOpcode::kTAsin: case PtoOpcode::kTAcos:
+    case PtoOpcode::kTSinh: case PtoOpcode::kTCosh: case PtoOpcode::kTAsinh:
+    case PtoOpcode::kTAcosh: case PtoOpcode::kTAtanh: case PtoOpcode::kTCbrt:
+    case PtoOpcode::kTHypot:
       return true;
     default:
       return false;
@@ -430,8 +672,20 @@ void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
     case PtoOpcode::kTSign: EmitSign(code, d, x); return;
     case PtoOpcode::kTExp2: Exp2(code, d, x); return;
     case PtoOpcode::kTExpM1: Expm1(code, d, x); return;
-    case PtoOpcode::kTSin: SinCos(code, d, x, false); return;
-    case PtoOpcode::kTCos: SinCos(code, d, x, true); return;
+    case PtoOpcode::kTSin: SinCosTan(code, d, x, Trig::kSin); return;
+    case PtoOpcode::kTCos: SinCosTan(code, d, x, Trig::kCos); return;
+    case PtoOpcode::kTTan: SinCosTan(code, d, x, Trig::kTan); return;
+    case PtoOpcode::kTAtan: Atan(code, d, x); return;
+    case PtoOpcode::kTAtan2: Atan2(code, d, x, src1); return;
+    case PtoOpcode::kTAsin: Asin(code, d, x); return;
+    case PtoOpcode::kTAcos: Acos(code, d, x); return;
+    case PtoOpcode::kTSinh: Sinh(code, d, x); return;
+    case PtoOpcode::kTCosh: Cosh(code, d, x); return;
+    case PtoOpcode::kTAsinh: Asinh(code, d, x); return;
+    case PtoOpcode::kTAcosh: Acosh(code, d, x); return;
+    case PtoOpcode::kTAtanh: Atanh(code, d, x); return;
+    case PtoOpcode::kTCbrt: Cbrt(code, d, x); return;
+    case PtoOpcode::kTHypot: Hypot(code, d, x, src1); return;
     case PtoOpcode::kTErf: ErfErfc(code, d, x, false); return;
     case PtoOpcode::kTErfc: ErfErfc(code, d, x, true); return;
     case PtoOpcode::kTPow: Pow(code, d, x, src1); return;

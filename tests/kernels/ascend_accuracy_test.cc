@@ -106,6 +106,29 @@ std::vector<Sweep> Sweeps() {
        [](double y, double x) { return std::atan2(y, x); }},
       {"Hypot", "hypot", NAN, 1e-30, 1e30, true, true, nullptr, 2,
        [](double x, double y) { return std::hypot(x, y); }},
+      // Exact where |x / y| < 2^67: quotients here up to 1e18.
+      {"Fmod", "fmod", NAN, 1e-9, 1e9, true, true, nullptr, 0,
+       [](double x, double y) { return std::fmod(x, y); }},
+      // torch's float formulas (client/ptoc's reference): the same float
+      // operations on an exact fmod.
+      {"Remainder", "remainder", NAN, 1e-9, 1e9, true, true, nullptr, 0,
+       [](double x, double y) {
+         float m = std::fmod(static_cast<float>(x), static_cast<float>(y));
+         if (m != 0 && (y < 0) != (m < 0)) m += static_cast<float>(y);
+         return static_cast<double>(m);
+       }},
+      {"FloorDivide", "floor_divide", NAN, 1e-9, 1e9, true, true, nullptr, 0,
+       [](double xd, double yd) {
+         const float a = static_cast<float>(xd), b = static_cast<float>(yd);
+         if (b == 0) return static_cast<double>(a / b);
+         const float mod = std::fmod(a, b);
+         float div = (a - mod) / b;
+         if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0f;
+         if (div == 0) return std::copysign(0.0, static_cast<double>(a / b));
+         float fl = std::floor(div);
+         if (div - fl > 0.5f) fl += 1.0f;
+         return static_cast<double>(fl);
+       }},
   };
 }
 

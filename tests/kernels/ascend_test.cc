@@ -257,6 +257,9 @@ std::vector<Case> Cases() {
       {"Cbrt", [] { return Unary("cbrt"); }},
       {"Atan2", [] { return Binary("atan2"); }},
       {"Hypot", [] { return Binary("hypot"); }},
+      {"Fmod", [] { return Binary("fmod"); }},
+      {"Remainder", [] { return Binary("remainder"); }},
+      {"FloorDivide", [] { return Binary("floor_divide"); }},
       {"Matmul", [] { return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}); }},
       {"MatmulF16", [=] {
          return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,

@@ -591,6 +591,126 @@ void PowOfConstant(VectorCode& code, const std::string& d, double c, const std::
   code.Line(Op("TMUL", d, yh, yl));
 }
 
+// hi + lo == a exactly, hi with 12 significant bits (Veltkamp: hi = k - (k
+// - a), k = 4097 a; |a| below 2^116). Scratch k.
+void Split(VectorCode& code, const std::string& hi, const std::string& lo, const std::string& a,
+           const std::string& k) {
+  code.Line(Op("TMULS", k, a, "4097.0f"));
+  code.Line(Op("TSUB", hi, k, a));
+  code.Line(Op("TSUB", hi, k, hi));
+  code.Line(Op("TSUB", lo, a, hi));
+}
+
+// fmod(x, y), exact (C's fmod, the sign of x) where |x / y| < 2^67 and |y|
+// is a normal float; beyond, the quotient's own rounding. x and y are
+// scaled by 2^-64 where |y| > 2^60 (2^64 where |y| < 2^-60), then three
+// stages reduce r by Y = y 2^44, y 2^22, y: each takes q = trunc(r / Y)
+// (within one of the true quotient below 2^23), q Y as ph + pl exactly
+// (Dekker's product from Split halves), r - ph (exact, Sterbenz), one step
+// of +-Y where the estimate r - ph - pl has the wrong sign or reaches |Y|,
+// and then subtracts pl: the remainder is a float, so its rounding is
+// exact. A stage keeps r where |r| < |Y| (Y infinite too). A zero takes x's
+// sign; x itself where |x| < |y|; NaN for an infinite x, a zero y or NaN.
+// Scratch 1 to 15.
+void Fmod(VectorCode& code, const std::string& d, const std::string& x, const std::string& y) {
+  std::vector<std::string> sc;
+  for (int k = 1; k <= 15; ++k) sc.push_back(code.Scratch(k));
+  const std::string &s = sc[0], &ys = sc[1], &ay = sc[2], &sx = sc[3], &r = sc[4], &yk = sc[5],
+                    &q = sc[6], &ph = sc[7], &pl = sc[8], &a1 = sc[9], &a2 = sc[10],
+                    &b1 = sc[11], &b2 = sc[12], &t = sc[13], &f = sc[14];
+  code.Line(Op("TABS", ay, y));
+  code.Line(Op("TEXPANDS", s, "1.0f"));
+  code.Line(Op("TEXPANDS", t, F(0x1p-64)));
+  code.Select(s, ay, "GT", F(0x1p60), t, s);
+  code.Line(Op("TEXPANDS", t, F(0x1p64)));
+  code.Select(s, ay, "LT", F(0x1p-60), t, s);
+  code.Line(Op("TMUL", r, x, s));
+  code.Line(Op("TMUL", ys, y, s));
+  EmitSign(code, sx, x);
+  for (double scale : {0x1p44, 0x1p22, 1.0}) {
+    code.Line(Op("TMULS", yk, ys, F(scale)));
+    code.Line(Op("TDIV", q, r, yk));
+    EmitRoundIntegral(code, q, q, "CAST_TRUNC", t, f);
+    code.Line(Op("TMUL", ph, q, yk));
+    Split(code, a1, a2, q, t);
+    Split(code, b1, b2, yk, t);
+    code.Line(Op("TMUL", pl, a1, b1));
+    code.Line(Op("TSUB", pl, pl, ph));
+    code.Line(Op("TMUL", t, a1, b2));
+    code.Line(Op("TADD", pl, pl, t));
+    code.Line(Op("TMUL", t, a2, b1));
+    code.Line(Op("TADD", pl, pl, t));
+    code.Line(Op("TMUL", t, a2, b2));
+    code.Line(Op("TADD", pl, pl, t));  // q Y == ph + pl
+    code.Line(Op("TSUB", ph, r, ph));  // exact
+    code.Line(Op("TSUB", t, ph, pl));  // the estimate
+    code.Line(Op("TABS", b2, yk));
+    code.Line(Op("TMUL", a1, b2, sx));  // |Y| toward x's sign
+    code.Line(Op("TMUL", f, t, sx));
+    code.Line(Op("TADD", a2, ph, a1));
+    code.Select(b1, f, "LT", "0.0f", a2, ph);
+    code.Line(Op("TABS", f, t));
+    code.Line(Op("TSUB", f, f, b2));
+    code.Line(Op("TSUB", a2, ph, a1));
+    code.Select(b1, f, "GE", "0.0f", a2, b1);
+    code.Line(Op("TSUB", t, b1, pl));
+    code.Line(Op("TABS", f, r));
+    code.Line(Op("TSUB", f, f, b2));
+    code.Select(r, f, "LT", "0.0f", r, t);
+  }
+  code.Line(Op("TDIV", r, r, s));
+  code.Line(Op("TMULS", t, x, "0.0f"));
+  code.Line(Op("TABS", f, r));
+  code.Select(r, f, "LE", "0.0f", t, r);
+  code.Line(Op("TABS", f, x));
+  code.Line(Op("TSUB", f, f, ay));
+  code.Select(d, f, "LT", "0.0f", x, r);
+}
+
+// remainder (torch's, the sign of y): m = fmod(x, y), plus y where m is
+// not zero and its sign differs from y's; the same float operations as the
+// host's, so the same results. Scratch 1 to 16.
+void Remainder(VectorCode& code, const std::string& d, const std::string& x,
+               const std::string& y) {
+  const std::string m = code.Scratch(16), a = code.Scratch(1), b = code.Scratch(2);
+  Fmod(code, m, x, y);
+  EmitSign(code, a, m);
+  EmitSign(code, b, y);
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TADD", b, m, y));
+  code.Select(d, a, "LT", "0.0f", b, m);
+}
+
+// floor_divide (torch's div_floor_floating, as the host computes it): m =
+// fmod(x, y); v = (x - m) / y, minus 1 where m is not zero and its sign
+// differs from y's; floor(v), plus 1 where v - floor(v) > 1/2; a zero v
+// gives the zero of x / y's sign, a zero y gives x / y. Scratch 1 to 17.
+void FloorDiv(VectorCode& code, const std::string& d, const std::string& x,
+              const std::string& y) {
+  const std::string m = code.Scratch(16), v = code.Scratch(17), a = code.Scratch(1),
+                    b = code.Scratch(2), z = code.Scratch(3), fl = code.Scratch(4),
+                    u = code.Scratch(5), w = code.Scratch(6);
+  Fmod(code, m, x, y);
+  code.Line(Op("TSUB", v, x, m));
+  code.Line(Op("TDIV", v, v, y));
+  EmitSign(code, a, m);
+  EmitSign(code, b, y);
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TADDS", b, v, "-1.0f"));
+  code.Select(v, a, "LT", "0.0f", b, v);
+  code.Line(Op("TDIV", z, x, y));
+  code.Line(Op("TMULS", z, z, "0.0f"));  // the zero of x / y's sign
+  EmitRoundIntegral(code, fl, v, "CAST_FLOOR", u, w);
+  code.Line(Op("TSUB", u, v, fl));
+  code.Line(Op("TADDS", w, fl, "1.0f"));
+  code.Select(fl, u, "GT", "0.5f", w, fl);
+  code.Line(Op("TABS", a, v));
+  code.Select(fl, a, "LE", "0.0f", z, fl);
+  code.Line(Op("TDIV", u, x, y));
+  code.Line(Op("TABS", a, y));
+  code.Select(d, a, "LE", "0.0f", u, fl);
+}
+
 }  // namespace
 
 std::string FloatLiteral(double v) {
@@ -644,7 +764,8 @@ bool IsAscendComposition(PtoOpcode op) {
     case PtoOpcode::kTAtan2: case PtoOpcode::kTAsin: case PtoOpcode::kTAcos:
     case PtoOpcode::kTSinh: case PtoOpcode::kTCosh: case PtoOpcode::kTAsinh:
     case PtoOpcode::kTAcosh: case PtoOpcode::kTAtanh: case PtoOpcode::kTCbrt:
-    case PtoOpcode::kTHypot:
+    case PtoOpcode::kTHypot: case PtoOpcode::kTFmod: case PtoOpcode::kTRem:
+    case PtoOpcode::kTFloorDiv:
       return true;
     default:
       return false;
@@ -686,6 +807,9 @@ void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
     case PtoOpcode::kTAtanh: Atanh(code, d, x); return;
     case PtoOpcode::kTCbrt: Cbrt(code, d, x); return;
     case PtoOpcode::kTHypot: Hypot(code, d, x, src1); return;
+    case PtoOpcode::kTFmod: Fmod(code, d, x, src1); return;
+    case PtoOpcode::kTRem: Remainder(code, d, x, src1); return;
+    case PtoOpcode::kTFloorDiv: FloorDiv(code, d, x, src1); return;
     case PtoOpcode::kTErf: ErfErfc(code, d, x, false); return;
     case PtoOpcode::kTErfc: ErfErfc(code, d, x, true); return;
     case PtoOpcode::kTPow: Pow(code, d, x, src1); return;

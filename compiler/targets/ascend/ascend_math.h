@@ -48,7 +48,8 @@ void EmitRoundIntegral(VectorCode& code, const std::string& dst, const std::stri
                        const char* mode, const std::string& r, const std::string& f);
 
 // Whether `op` is a composition this file emits (one source: the unary ones;
-// two: TPOW; TPOWS and TRPOWS take their scalar as `scalar`).
+// two: TPOW, TATAN2, THYPOT, TFMOD, TREM, TFLOORDIV; TPOWS and TRPOWS take
+// their scalar as `scalar`).
 bool IsAscendComposition(PtoOpcode op);
 
 // Emits `op` (IsAscendComposition) into dst. `constant`: the scalar's value

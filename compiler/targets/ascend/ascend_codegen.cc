@@ -673,8 +673,11 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
           if (kind_[t] != Kind::kFull) return Unsupported(in.op, "on a row tile");
         }
         if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+        const bool immediate = !in.scalars.empty() &&
+                               (in.scalar_dynamic.empty() || in.scalar_dynamic[0] < 0);
         ascend::EmitAscendComposition(*this, in.op, d, src(0), in.srcs.size() > 1 ? src(1) : "",
-                                      in.scalars.empty() ? "" : Scalar(in, 0));
+                                      in.scalars.empty() ? "" : Scalar(in, 0),
+                                      immediate ? &in.scalars[0] : nullptr);
         break;
       }
       if (Compares(in.op)) {

@@ -28,13 +28,17 @@ void Horner(VectorCode& code, const std::string& p, const std::string& z,
   }
 }
 
-// log1p: u = 1 + x; log(u) + (x - (u - 1)) / u, the correction restoring
-// what rounding 1 + x lost (exactly x where u == 1). A few ulp. Scratch 1, 2.
+// log1p: u = 1 + x; log(u) + c / u, c = x - (min(u, 2^24) - 1) capped at
+// 1: what rounding 1 + x lost (exactly x where u == 1; from 2^24 on 1, so
+// c / u is 1/u, log1p(1/x)'s first term, and 0 at +inf). A few ulp; +inf
+// at +inf. Scratch 1, 2.
 void Log1p(VectorCode& code, const std::string& d, const std::string& x) {
   const std::string u = code.Scratch(1), c = code.Scratch(2);
   code.Line(Op("TADDS", u, x, "1.0f"));
-  code.Line(Op("TADDS", c, u, "-1.0f"));
+  code.Line(Op("TMINS", c, u, "16777216.0f"));
+  code.Line(Op("TADDS", c, c, "-1.0f"));
   code.Line(Op("TSUB", c, x, c));
+  code.Line(Op("TMINS", c, c, "1.0f"));
   code.Line(Op("TDIV", c, c, u));
   code.Line(Op("TLOG", d, u));
   code.Line(Op("TADD", d, d, c));
@@ -121,13 +125,16 @@ void Expm1(VectorCode& code, const std::string& d, const std::string& x) {
   code.Select(d, ax, "LT", "0.5f", p, a);
 }
 
-// sin, cos: k = rint(x 2/pi); r = x - k pi/2 in three parts (Cody-Waite:
-// k * part exact for |k| < 2^16), |r| <= pi/4; sin r = r + r z S(z), cos r
-// = 1 - z/2 + z^2 C(z), z = r^2 (Cephes' sinf/cosf minimax polynomials);
-// quadrant q = (k [+ 1 for cos]) mod 4 picks sin r, cos r, -sin r, -cos r.
-// Within 2 ulp plus the reduction's absolute error (about |x| 2^-40) for
-// |x| < 10^5; NaN for infinities and NaN. Scratch 1 to 7.
-void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool cos) {
+// sin, cos, tan: k = rint(x 2/pi); r = x - k pi/2 in three parts
+// (Cody-Waite: k * part exact for |k| < 2^16), |r| <= pi/4; sin r = r + r
+// z S(z), cos r = 1 - z/2 + z^2 C(z), z = r^2 (Cephes' sinf/cosf minimax
+// polynomials); sin, cos: quadrant q = (k [+ 1 for cos]) mod 4 picks sin r,
+// cos r, -sin r, -cos r; tan: sin r / cos r for an even k, -cos r / sin r
+// for an odd one. sin, cos within 2 ulp, tan within 3, plus the
+// reduction's absolute error (about |x| 2^-40) for |x| < 10^5; NaN for
+// infinities and NaN. Scratch 1 to 8.
+enum class Trig { kSin, kCos, kTan };
+void SinCosTan(VectorCode& code, const std::string& d, const std::string& x, Trig fn) {
   const std::string k = code.Scratch(1), r = code.Scratch(2), z = code.Scratch(3),
                     q = code.Scratch(4), s = code.Scratch(5), c = code.Scratch(6),
                     t = code.Scratch(7);
@@ -141,11 +148,12 @@ void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool c
   code.Line(Op("TADD", r, r, t));
   code.Line(Op("TMULS", t, k, F(-kP3)));
   code.Line(Op("TADD", r, r, t));
-  // q = k' - 4 floor(k' / 4), k' = k (+ 1).
-  if (cos) code.Line(Op("TADDS", k, k, "1.0f"));
-  code.Line(Op("TMULS", t, k, "0.25f"));
+  // q = k' - m floor(k' / m): k' = k (+ 1 for cos), m = 4; tan: k, m = 2.
+  const bool tan = fn == Trig::kTan;
+  if (fn == Trig::kCos) code.Line(Op("TADDS", k, k, "1.0f"));
+  code.Line(Op("TMULS", t, k, tan ? "0.5f" : "0.25f"));
   EmitRoundIntegral(code, q, t, "CAST_FLOOR", s, c);
-  code.Line(Op("TMULS", q, q, "-4.0f"));
+  code.Line(Op("TMULS", q, q, tan ? "-2.0f" : "-4.0f"));
   code.Line(Op("TADD", q, k, q));
   code.Line(Op("TMUL", z, r, r));
   Horner(code, s, z, {-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1});
@@ -158,6 +166,14 @@ void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool c
   code.Line(Op("TMULS", t, z, "-0.5f"));
   code.Line(Op("TADD", c, c, t));
   code.Line(Op("TADDS", c, c, "1.0f"));  // cos r
+  if (tan) {
+    const std::string odd = code.Scratch(8);
+    code.Line(Op("TDIV", t, s, c));
+    code.Line(Op("TDIV", odd, c, s));
+    code.Line(Op("TNEG", odd, odd));
+    code.Select(d, q, "GT", "0.5f", odd, t);
+    return;
+  }
   // sg = -sign(q - 1.5): +1 for q in {0, 1}, -1 for {2, 3}; q + sg - 1 is
   // q mod 2.
   code.Line(Op("TADDS", t, q, "-1.5f"));
@@ -167,6 +183,228 @@ void SinCos(VectorCode& code, const std::string& d, const std::string& x, bool c
   code.Line(Op("TADDS", q, q, "-1.0f"));
   code.Select(k, q, "GT", "0.5f", c, s);
   code.Line(Op("TMUL", d, k, t));
+}
+
+// atan: a = |x| reduced to u = a (a <= tan(pi/8)), (a - 1) / (a + 1) plus
+// pi/4 (a <= tan(3pi/8)), -1/a plus pi/2 (beyond); u + u z P(z), z = u^2
+// (Cephes' atanf polynomial), times sign(x). Within 3 ulp; +-pi/2 at the
+// infinities, NaN stays NaN. Scratch 1 to 5 (x may be any of them).
+void Atan(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), r1 = code.Scratch(2), u = code.Scratch(3),
+                    off = code.Scratch(4), w = code.Scratch(5);
+  const std::string lo = F(std::tan(M_PI / 8)), hi = F(std::tan(3 * M_PI / 8));
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TDIVS", r1, "-1.0f", a));
+  code.Line(Op("TADDS", u, a, "-1.0f"));
+  code.Line(Op("TADDS", w, a, "1.0f"));
+  code.Line(Op("TDIV", u, u, w));
+  code.Select(u, a, "GT", lo, u, a);
+  code.Select(u, a, "GT", hi, r1, u);
+  code.Line(Op("TEXPANDS", off, F(M_PI / 4)));
+  code.Line(Op("TEXPANDS", w, "0.0f"));
+  code.Select(off, a, "GT", lo, off, w);
+  code.Line(Op("TEXPANDS", w, F(M_PI / 2)));
+  code.Select(off, a, "GT", hi, w, off);
+  EmitSign(code, a, x);  // a: sign(x) from here
+  code.Line(Op("TMUL", w, u, u));
+  Horner(code, r1, w, {8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1,
+                       -3.33329491539e-1});
+  code.Line(Op("TMUL", r1, r1, w));
+  code.Line(Op("TMUL", r1, r1, u));
+  code.Line(Op("TADD", r1, r1, u));
+  code.Line(Op("TADD", r1, r1, off));
+  code.Line(Op("TMUL", d, r1, a));
+}
+
+// atan2(y, x) = atan(y / x) (y / x taken as y where y is +-0), plus +-pi
+// (in two parts, the sign of y's, -0 included) where x < 0 or x is -0
+// (1/x < 0). Within 3 ulp; atan2 of two
+// infinities is NaN (C: +-pi/4, +-3pi/4). Scratch 1 to 10.
+void Atan2(VectorCode& code, const std::string& d, const std::string& y, const std::string& x) {
+  const std::string q = code.Scratch(6), xs = code.Scratch(7), ys = code.Scratch(8),
+                    p = code.Scratch(9), e = code.Scratch(10);
+  const double pi_hi = static_cast<float>(M_PI);
+  code.Line(Op("TDIV", q, y, x));
+  code.Line(Op("TABS", xs, y));
+  code.Select(q, xs, "LE", "0.0f", y, q);
+  Atan(code, q, q);
+  code.Line(Op("TDIVS", xs, "1.0f", x));
+  code.Line(Op("TDIVS", ys, "1.0f", y));
+  code.Line(Op("TEXPANDS", p, F(pi_hi)));
+  code.Line(Op("TEXPANDS", e, F(-pi_hi)));
+  code.Select(p, ys, "LT", "0.0f", e, p);
+  code.Line(Op("TMULS", e, p, F((M_PI - pi_hi) / pi_hi)));
+  code.Line(Op("TADD", e, q, e));
+  code.Line(Op("TADD", e, e, p));
+  code.Select(d, xs, "LT", "0.0f", e, q);
+}
+
+// asin(x) = atan(x / sqrt((1 - |x|)(1 + |x|))): 1 - |x| exact from 1/2 on;
+// within 4 ulp; +-pi/2 at +-1, NaN beyond. Scratch 1 to 7.
+void Asin(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(6), b = code.Scratch(7);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TADDS", b, a, "1.0f"));
+  code.Line(Op("TNEG", a, a));
+  code.Line(Op("TADDS", a, a, "1.0f"));
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TSQRT", a, a));
+  code.Line(Op("TDIV", a, x, a));
+  Atan(code, d, a);
+}
+
+// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): within 4 ulp; pi at -1, NaN
+// beyond +-1. Scratch 1 to 7.
+void Acos(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(6), b = code.Scratch(7);
+  code.Line(Op("TNEG", a, x));
+  code.Line(Op("TADDS", a, a, "1.0f"));
+  code.Line(Op("TADDS", b, x, "1.0f"));
+  code.Line(Op("TDIV", a, a, b));
+  code.Line(Op("TSQRT", a, a));
+  Atan(code, a, a);
+  code.Line(Op("TMULS", d, a, "2.0f"));
+}
+
+// h = exp(|x| / 2); e^|x| / 2 = (h / 2) h, e^-|x| / 2 = (1/2 / h) / h, so
+// nothing overflows before the result does. Scratch a, b, h (distinct).
+void HalfExps(VectorCode& code, const std::string& a, const std::string& b, const std::string& h,
+              const std::string& x) {
+  code.Line(Op("TABS", h, x));
+  code.Line(Op("TMULS", h, h, "0.5f"));
+  code.Line(Op("TEXP", h, h));
+  code.Line(Op("TMULS", a, h, "0.5f"));
+  code.Line(Op("TMUL", a, a, h));
+  code.Line(Op("TDIVS", b, "0.5f", h));
+  code.Line(Op("TDIV", b, b, h));
+}
+
+// sinh: for |x| < 1 its Taylor series to x^13 (truncation below 1e-12
+// relative), else sign(x) (e^|x| - e^-|x|) / 2 (HalfExps; the difference
+// loses at most a factor 1.16). Within 3 ulp; +-inf at the infinities.
+// Scratch 1 to 5.
+void Sinh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), b = code.Scratch(2), h = code.Scratch(3),
+                    xc = code.Scratch(4), p = code.Scratch(5);
+  HalfExps(code, a, b, h, x);
+  code.Line(Op("TSUB", a, a, b));
+  EmitSign(code, b, x);
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TMAXS", xc, x, "-1.0f"));
+  code.Line(Op("TMINS", xc, xc, "1.0f"));
+  code.Line(Op("TMUL", b, xc, xc));
+  std::vector<double> c;
+  for (int k = 13; k >= 3; k -= 2) {
+    double fact = 1;
+    for (int j = 2; j <= k; ++j) fact *= j;
+    c.push_back(1.0 / fact);
+  }
+  Horner(code, p, b, c);
+  code.Line(Op("TMUL", p, p, b));
+  code.Line(Op("TMUL", p, p, xc));
+  code.Line(Op("TADD", p, p, xc));
+  code.Line(Op("TABS", h, x));
+  code.Select(d, h, "LT", "1.0f", p, a);
+}
+
+// cosh = (e^|x| + e^-|x|) / 2 (HalfExps). Within 3 ulp. Scratch 1 to 3.
+void Cosh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), b = code.Scratch(2), h = code.Scratch(3);
+  HalfExps(code, a, b, h, x);
+  code.Line(Op("TADD", d, a, b));
+}
+
+// asinh = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); from |x| = 2^12
+// on, sign(x) (log|x| + ln 2). Within 2 ulp. Scratch 1 to 5.
+void Asinh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(3), t = code.Scratch(4), s = code.Scratch(5);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TMUL", t, a, a));
+  code.Line(Op("TADDS", s, t, "1.0f"));
+  code.Line(Op("TSQRT", s, s));
+  code.Line(Op("TADDS", s, s, "1.0f"));
+  code.Line(Op("TDIV", t, t, s));
+  code.Line(Op("TADD", t, t, a));
+  Log1p(code, t, t);
+  code.Line(Op("TLOG", s, a));
+  code.Line(Op("TADDS", s, s, F(std::log(2.0))));
+  code.Select(t, a, "GE", "4096.0f", s, t);
+  EmitSign(code, s, x);
+  code.Line(Op("TMUL", d, t, s));
+}
+
+// acosh = log1p(t + sqrt(t (t + 2))), t = x - 1 (exact up to x = 2); from
+// x = 2^12 on, log x + ln 2. Within 3 ulp; NaN below 1. Scratch 1 to 5.
+void Acosh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string t = code.Scratch(3), u = code.Scratch(4), l = code.Scratch(5);
+  code.Line(Op("TADDS", t, x, "-1.0f"));
+  code.Line(Op("TADDS", u, t, "2.0f"));
+  code.Line(Op("TMUL", u, u, t));
+  code.Line(Op("TSQRT", u, u));
+  code.Line(Op("TADD", u, u, t));
+  Log1p(code, u, u);
+  code.Line(Op("TLOG", l, x));
+  code.Line(Op("TADDS", l, l, F(std::log(2.0))));
+  code.Select(d, x, "GE", "4096.0f", l, u);
+}
+
+// atanh = sign(x) log1p(2|x| / (1 - |x|)) / 2: within 2 ulp; +-inf at
+// +-1, NaN beyond. Scratch 1 to 4.
+void Atanh(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(3), b = code.Scratch(4);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TNEG", b, a));
+  code.Line(Op("TADDS", b, b, "1.0f"));
+  code.Line(Op("TMULS", a, a, "2.0f"));
+  code.Line(Op("TDIV", a, a, b));
+  Log1p(code, a, a);
+  code.Line(Op("TMULS", a, a, "0.5f"));
+  EmitSign(code, b, x);
+  code.Line(Op("TMUL", d, a, b));
+}
+
+// cbrt: y = sign(x) exp(log|x| / 3) (error about |ln x| / 3 ulp), then one
+// Newton step y + (x / y^2 - y) / 3 (the error squared, plus the step's
+// roundings): within 1 ulp. Zeros, infinities and NaN pass through.
+// Scratch 1 to 3.
+void Cbrt(VectorCode& code, const std::string& d, const std::string& x) {
+  const std::string a = code.Scratch(1), y = code.Scratch(2), t = code.Scratch(3);
+  code.Line(Op("TABS", a, x));
+  code.Line(Op("TLOG", y, a));
+  code.Line(Op("TMULS", y, y, F(1.0 / 3)));
+  code.Line(Op("TEXP", y, y));
+  EmitSign(code, t, x);
+  code.Line(Op("TMUL", y, y, t));
+  code.Line(Op("TMUL", t, y, y));
+  code.Line(Op("TDIV", t, x, t));
+  code.Line(Op("TSUB", t, t, y));
+  code.Line(Op("TMULS", t, t, F(1.0 / 3)));
+  code.Line(Op("TADD", t, y, t));
+  code.Select(t, a, "GT", "0.0f", t, x);
+  code.Select(d, a, "LT", F(INFINITY), t, x);
+}
+
+// hypot = m sqrt(1 + (n / m)^2), m = max(|x|, |y|), n = min: within 2
+// ulp, nothing overflows before the result does; 0 where m is 0; +inf where either is
+// infinite (NaN or not), else NaN where either is NaN. Scratch 1 to 5.
+void Hypot(VectorCode& code, const std::string& d, const std::string& x, const std::string& y) {
+  const std::string ax = code.Scratch(1), ay = code.Scratch(2), m = code.Scratch(3),
+                    n = code.Scratch(4), z = code.Scratch(5);
+  code.Line(Op("TABS", ax, x));
+  code.Line(Op("TABS", ay, y));
+  code.Line(Op("TMAX", m, ax, ay));
+  code.Line(Op("TMIN", n, ax, ay));
+  code.Line(Op("TDIV", n, n, m));
+  code.Line(Op("TMUL", n, n, n));
+  code.Line(Op("TADDS", n, n, "1.0f"));
+  code.Line(Op("TSQRT", n, n));
+  code.Line(Op("TMUL", n, n, m));
+  code.Select(n, m, "GT", "0.0f", n, m);
+  code.Line(Op("TADD", z, ax, ay));  // 0, or NaN where either is NaN
+  code.Line(Op("TMULS", z, z, "0.0f"));
+  code.Line(Op("TADD", n, n, z));
+  code.Select(n, ax, "GE", F(INFINITY), ax, n);
+  code.Select(d, ay, "GE", F(INFINITY), ay, n);
 }
 
 // erfc(|x|) = t exp(P(t) - x^2), t = 1 / (1 + |x| / 2), P Numerical
@@ -214,13 +452,31 @@ void ErfErfc(VectorCode& code, const std::string& d, const std::string& x, bool 
   code.Select(d, ax, "LT", "0.5f", y, p);
 }
 
+// m = 1 - 4 |b/2 - rint(b/2)|: -1 for an odd integer b, 1 for an even one;
+// NaN where b is not an integer. pow's sign for a negative base. Scratch
+// h, t, r, f (distinct from m and b).
+void ParityFactor(VectorCode& code, const std::string& m, const std::string& b,
+                  const std::string& h, const std::string& t, const std::string& r,
+                  const std::string& f) {
+  code.Line(Op("TMULS", h, b, "0.5f"));
+  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", t, h, t));
+  code.Line(Op("TABS", t, t));
+  code.Line(Op("TMULS", m, t, "-4.0f"));
+  code.Line(Op("TADDS", m, m, "1.0f"));
+  EmitRoundIntegral(code, h, b, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", h, b, h));
+  code.Line(Op("TABS", h, h));
+  code.Line(Op("TEXPANDS", r, "__builtin_nanf(\"\")"));
+  code.Select(m, h, "GT", "0.0f", r, m);
+}
+
 // pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a < 0 or -0: 1/a
-// < 0) -1 for an odd integer b, 1 for an even one, NaN otherwise (|b/2 -
-// rint(b/2)| is 0.5 exactly for odd b); 1 where b == 0 or a == 1. Relative
-// error about (|b ln|a|| + 2) ulp: exp magnifies the rounding of b log|a|,
-// so the reference's 4 ulp hold where |b ln|a|| <= 2. pow(-inf,
-// non-integer) and pow(-1, +-inf) are NaN where C gives +inf and 1.
-// Scratch 1 to 7 (a and b may be scratch 8).
+// < 0) ParityFactor(b); 1 where b == 0 or a == 1. Relative error about
+// (|b ln|a|| + 2) ulp: exp magnifies the rounding of b log|a|, so the
+// reference's 4 ulp hold where |b ln|a|| <= 2. pow(-inf, non-integer) and
+// pow(-1, +-inf) are NaN where C gives +inf and 1. Scratch 1 to 7 (a and b
+// may be scratch 8).
 void Pow(VectorCode& code, const std::string& d, const std::string& a, const std::string& b) {
   const std::string y = code.Scratch(1), h = code.Scratch(2), t = code.Scratch(3),
                     m = code.Scratch(4), one = code.Scratch(5), r = code.Scratch(6),
@@ -229,19 +485,7 @@ void Pow(VectorCode& code, const std::string& d, const std::string& a, const std
   code.Line(Op("TLOG", y, y));
   code.Line(Op("TMUL", y, y, b));
   code.Line(Op("TEXP", y, y));
-  // t = |b/2 - rint(b/2)|; the odd/even factor 1 - 4t.
-  code.Line(Op("TMULS", h, b, "0.5f"));
-  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
-  code.Line(Op("TSUB", t, h, t));
-  code.Line(Op("TABS", t, t));
-  code.Line(Op("TMULS", m, t, "-4.0f"));
-  code.Line(Op("TADDS", m, m, "1.0f"));
-  // b not an integer: NaN.
-  EmitRoundIntegral(code, h, b, "CAST_RINT", r, f);
-  code.Line(Op("TSUB", h, b, h));
-  code.Line(Op("TABS", h, h));
-  code.Line(Op("TEXPANDS", r, "__builtin_nanf(\"\")"));
-  code.Select(m, h, "GT", "0.0f", r, m);
+  ParityFactor(code, m, b, h, t, r, f);
   code.Line(Op("TEXPANDS", one, "1.0f"));
   code.Line(Op("TDIVS", h, "1.0f", a));
   code.Select(m, h, "LT", "0.0f", m, one);
@@ -251,6 +495,220 @@ void Pow(VectorCode& code, const std::string& d, const std::string& a, const std
   code.Line(Op("TADDS", h, a, "-1.0f"));
   code.Line(Op("TABS", h, h));
   code.Select(d, h, "LE", "0.0f", one, y);
+}
+
+// Whether pow(x, b) for the constant b is PowByProducts's: b a multiple of
+// 1/2 with -2 <= b <= 4.
+bool IsProductExponent(double b) {
+  return b >= -2 && b <= 4 && std::rint(2 * b) == 2 * b;
+}
+
+// pow(x, b) for IsProductExponent(b): u^n sqrt(u)^(2b mod 2), u = x for b
+// >= 0, 1 / x for b < 0, n = floor(|b|), the powers by products (u^4 as
+// (u^2)^2). Each rounding adds half an ulp and u's error is raised to |b|:
+// within 3 ulp (ascend_accuracy_test's sweeps). 1 for b == 0 (NaN x too);
+// for a non-integer b, sqrt of a negative (or -inf) x is NaN as pow's is
+// (pow(-inf, b) is +inf in C). Scratch 1 to 3.
+void PowByProducts(VectorCode& code, const std::string& d, const std::string& x, double b) {
+  if (b == 0) {
+    code.Line(Op("TEXPANDS", d, "1.0f"));
+    return;
+  }
+  const std::string u = code.Scratch(1), p = code.Scratch(2), s = code.Scratch(3);
+  if (b < 0) {
+    code.Line(Op("TDIVS", u, "1.0f", x));
+  } else {
+    code.Line(Op("TMULS", u, x, "1.0f"));
+  }
+  const int n = static_cast<int>(std::floor(std::fabs(b)));
+  const bool half = std::fabs(b) != n;
+  switch (n) {
+    case 0: code.Line(Op("TSQRT", d, u)); return;
+    case 1: code.Line(Op("TMULS", p, u, "1.0f")); break;
+    case 2: code.Line(Op("TMUL", p, u, u)); break;
+    case 3: code.Line(Op("TMUL", p, u, u)); code.Line(Op("TMUL", p, p, u)); break;
+    default: code.Line(Op("TMUL", p, u, u)); code.Line(Op("TMUL", p, p, p)); break;
+  }
+  if (!half) {
+    code.Line(Op("TMULS", d, p, "1.0f"));
+    return;
+  }
+  code.Line(Op("TSQRT", s, u));
+  code.Line(Op("TMUL", d, p, s));
+}
+
+// pow(c, x) for a constant c, finite, not 0 and |c| != 1: exp(y) with y =
+// x ln|c| carried in two floats. ln|c| = lh + ll (lh: 12 significant bits,
+// ll the rest rounded to f32); x (clamped to +-2^31, beyond which |y| >=
+// 128 anyway) split in two 12-bit halves (Veltkamp: x1 = k - (k - x), k =
+// 4097 x; x2 = x - x1), so x1 lh and x2 lh are exact; their sum and the
+// small terms (x ll, the clamped remainder times ln|c|) become yh + yl
+// (Fast2Sum twice), |yl| <= ulp(yh) / 2; pow = exp(yh) (1 + yl) (yl where
+// |yl| < 1: 0 for yh infinite). Error: exp's rounding, 1 + yl's and the
+// product's: within 2 ulp for any x (measured in ascend_accuracy_test),
+// where exp(x ln|c|)'s error grows with |x ln|c||. A negative c multiplies
+// by ParityFactor(x). Infinities and NaN x give pow's values (NaN for
+// pow(-c, +-inf), C: 0 or +inf). Scratch 1 to 8.
+void PowOfConstant(VectorCode& code, const std::string& d, double c, const std::string& x) {
+  const double l = std::log(std::fabs(c));
+  int e = 0;
+  const double mant = std::frexp(l, &e);
+  const double lh = std::ldexp(std::rint(mant * 4096), e - 12);
+  const double ll = l - lh;
+  const std::string xc = code.Scratch(1), t = code.Scratch(2), x1 = code.Scratch(3),
+                    x2 = code.Scratch(4), s1 = code.Scratch(5), lo = code.Scratch(6),
+                    yh = code.Scratch(7), yl = code.Scratch(8);
+  code.Line(Op("TMAXS", xc, x, "-2147483648.0f"));
+  code.Line(Op("TMINS", xc, xc, "2147483648.0f"));
+  code.Line(Op("TSUB", t, x, xc));  // 0; what clamping cut off; inf, NaN
+  code.Line(Op("TMULS", x1, xc, "4097.0f"));
+  code.Line(Op("TSUB", x2, x1, xc));
+  code.Line(Op("TSUB", x1, x1, x2));  // x1 = k - (k - x)
+  code.Line(Op("TSUB", x2, xc, x1));
+  code.Line(Op("TMULS", x1, x1, F(lh)));
+  code.Line(Op("TMULS", x2, x2, F(lh)));
+  code.Line(Op("TADD", s1, x1, x2));
+  code.Line(Op("TSUB", lo, s1, x1));
+  code.Line(Op("TSUB", lo, x2, lo));  // x1 lh + x2 lh == s1 + lo exactly
+  code.Line(Op("TMULS", x1, xc, F(ll)));
+  code.Line(Op("TADD", lo, lo, x1));
+  code.Line(Op("TMULS", x1, t, F(l)));
+  code.Line(Op("TADD", lo, lo, x1));
+  code.Line(Op("TADD", yh, s1, lo));
+  code.Line(Op("TSUB", yl, yh, s1));
+  code.Line(Op("TSUB", yl, lo, yl));
+  code.Line(Op("TABS", x2, yl));
+  code.Line(Op("TEXPANDS", x1, "0.0f"));
+  code.Select(yl, x2, "LT", "1.0f", yl, x1);
+  code.Line(Op("TADDS", yl, yl, "1.0f"));
+  code.Line(Op("TEXP", yh, yh));
+  if (c > 0) {
+    code.Line(Op("TMUL", d, yh, yl));
+    return;
+  }
+  code.Line(Op("TMUL", yh, yh, yl));
+  ParityFactor(code, yl, x, x1, x2, s1, lo);
+  code.Line(Op("TMUL", d, yh, yl));
+}
+
+// hi + lo == a exactly, hi with 12 significant bits (Veltkamp: hi = k - (k
+// - a), k = 4097 a; |a| below 2^116). Scratch k.
+void Split(VectorCode& code, const std::string& hi, const std::string& lo, const std::string& a,
+           const std::string& k) {
+  code.Line(Op("TMULS", k, a, "4097.0f"));
+  code.Line(Op("TSUB", hi, k, a));
+  code.Line(Op("TSUB", hi, k, hi));
+  code.Line(Op("TSUB", lo, a, hi));
+}
+
+// fmod(x, y), exact (C's fmod, the sign of x) where |x / y| < 2^67 and |y|
+// is a normal float; beyond, the quotient's own rounding. x and y are
+// scaled by 2^-64 where |y| > 2^60 (2^64 where |y| < 2^-60), then three
+// stages reduce r by Y = y 2^44, y 2^22, y: each takes q = trunc(r / Y)
+// (within one of the true quotient below 2^23), q Y as ph + pl exactly
+// (Dekker's product from Split halves), r - ph (exact, Sterbenz), one step
+// of +-Y where the estimate r - ph - pl has the wrong sign or reaches |Y|,
+// and then subtracts pl: the remainder is a float, so its rounding is
+// exact. A stage keeps r where |r| < |Y| (Y infinite too). A zero takes x's
+// sign; x itself where |x| < |y|; NaN for an infinite x, a zero y or NaN.
+// Scratch 1 to 15.
+void Fmod(VectorCode& code, const std::string& d, const std::string& x, const std::string& y) {
+  std::vector<std::string> sc;
+  for (int k = 1; k <= 15; ++k) sc.push_back(code.Scratch(k));
+  const std::string &s = sc[0], &ys = sc[1], &ay = sc[2], &sx = sc[3], &r = sc[4], &yk = sc[5],
+                    &q = sc[6], &ph = sc[7], &pl = sc[8], &a1 = sc[9], &a2 = sc[10],
+                    &b1 = sc[11], &b2 = sc[12], &t = sc[13], &f = sc[14];
+  code.Line(Op("TABS", ay, y));
+  code.Line(Op("TEXPANDS", s, "1.0f"));
+  code.Line(Op("TEXPANDS", t, F(0x1p-64)));
+  code.Select(s, ay, "GT", F(0x1p60), t, s);
+  code.Line(Op("TEXPANDS", t, F(0x1p64)));
+  code.Select(s, ay, "LT", F(0x1p-60), t, s);
+  code.Line(Op("TMUL", r, x, s));
+  code.Line(Op("TMUL", ys, y, s));
+  EmitSign(code, sx, x);
+  for (double scale : {0x1p44, 0x1p22, 1.0}) {
+    code.Line(Op("TMULS", yk, ys, F(scale)));
+    code.Line(Op("TDIV", q, r, yk));
+    EmitRoundIntegral(code, q, q, "CAST_TRUNC", t, f);
+    code.Line(Op("TMUL", ph, q, yk));
+    Split(code, a1, a2, q, t);
+    Split(code, b1, b2, yk, t);
+    code.Line(Op("TMUL", pl, a1, b1));
+    code.Line(Op("TSUB", pl, pl, ph));
+    code.Line(Op("TMUL", t, a1, b2));
+    code.Line(Op("TADD", pl, pl, t));
+    code.Line(Op("TMUL", t, a2, b1));
+    code.Line(Op("TADD", pl, pl, t));
+    code.Line(Op("TMUL", t, a2, b2));
+    code.Line(Op("TADD", pl, pl, t));  // q Y == ph + pl
+    code.Line(Op("TSUB", ph, r, ph));  // exact
+    code.Line(Op("TSUB", t, ph, pl));  // the estimate
+    code.Line(Op("TABS", b2, yk));
+    code.Line(Op("TMUL", a1, b2, sx));  // |Y| toward x's sign
+    code.Line(Op("TMUL", f, t, sx));
+    code.Line(Op("TADD", a2, ph, a1));
+    code.Select(b1, f, "LT", "0.0f", a2, ph);
+    code.Line(Op("TABS", f, t));
+    code.Line(Op("TSUB", f, f, b2));
+    code.Line(Op("TSUB", a2, ph, a1));
+    code.Select(b1, f, "GE", "0.0f", a2, b1);
+    code.Line(Op("TSUB", t, b1, pl));
+    code.Line(Op("TABS", f, r));
+    code.Line(Op("TSUB", f, f, b2));
+    code.Select(r, f, "LT", "0.0f", r, t);
+  }
+  code.Line(Op("TDIV", r, r, s));
+  code.Line(Op("TMULS", t, x, "0.0f"));
+  code.Line(Op("TABS", f, r));
+  code.Select(r, f, "LE", "0.0f", t, r);
+  code.Line(Op("TABS", f, x));
+  code.Line(Op("TSUB", f, f, ay));
+  code.Select(d, f, "LT", "0.0f", x, r);
+}
+
+// remainder (torch's, the sign of y): m = fmod(x, y), plus y where m is
+// not zero and its sign differs from y's; the same float operations as the
+// host's, so the same results. Scratch 1 to 16.
+void Remainder(VectorCode& code, const std::string& d, const std::string& x,
+               const std::string& y) {
+  const std::string m = code.Scratch(16), a = code.Scratch(1), b = code.Scratch(2);
+  Fmod(code, m, x, y);
+  EmitSign(code, a, m);
+  EmitSign(code, b, y);
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TADD", b, m, y));
+  code.Select(d, a, "LT", "0.0f", b, m);
+}
+
+// floor_divide (torch's div_floor_floating, as the host computes it): m =
+// fmod(x, y); v = (x - m) / y, minus 1 where m is not zero and its sign
+// differs from y's; floor(v), plus 1 where v - floor(v) > 1/2; a zero v
+// gives the zero of x / y's sign, a zero y gives x / y. Scratch 1 to 17.
+void FloorDiv(VectorCode& code, const std::string& d, const std::string& x,
+              const std::string& y) {
+  const std::string m = code.Scratch(16), v = code.Scratch(17), a = code.Scratch(1),
+                    b = code.Scratch(2), z = code.Scratch(3), fl = code.Scratch(4),
+                    u = code.Scratch(5), w = code.Scratch(6);
+  Fmod(code, m, x, y);
+  code.Line(Op("TSUB", v, x, m));
+  code.Line(Op("TDIV", v, v, y));
+  EmitSign(code, a, m);
+  EmitSign(code, b, y);
+  code.Line(Op("TMUL", a, a, b));
+  code.Line(Op("TADDS", b, v, "-1.0f"));
+  code.Select(v, a, "LT", "0.0f", b, v);
+  code.Line(Op("TDIV", z, x, y));
+  code.Line(Op("TMULS", z, z, "0.0f"));  // the zero of x / y's sign
+  EmitRoundIntegral(code, fl, v, "CAST_FLOOR", u, w);
+  code.Line(Op("TSUB", u, v, fl));
+  code.Line(Op("TADDS", w, fl, "1.0f"));
+  code.Select(fl, u, "GT", "0.5f", w, fl);
+  code.Line(Op("TABS", a, v));
+  code.Select(fl, a, "LE", "0.0f", z, fl);
+  code.Line(Op("TDIV", u, x, y));
+  code.Line(Op("TABS", a, y));
+  code.Select(d, a, "LE", "0.0f", u, fl);
 }
 
 }  // namespace
@@ -302,7 +760,12 @@ bool IsAscendComposition(PtoOpcode op) {
     case PtoOpcode::kTSign: case PtoOpcode::kTExp2: case PtoOpcode::kTExpM1:
     case PtoOpcode::kTSin: case PtoOpcode::kTCos: case PtoOpcode::kTErf:
     case PtoOpcode::kTErfc: case PtoOpcode::kTPow: case PtoOpcode::kTPowS:
-    case PtoOpcode::kTRPowS:
+    case PtoOpcode::kTRPowS: case PtoOpcode::kTTan: case PtoOpcode::kTAtan:
+    case PtoOpcode::kTAtan2: case PtoOpcode::kTAsin: case PtoOpcode::kTAcos:
+    case PtoOpcode::kTSinh: case PtoOpcode::kTCosh: case PtoOpcode::kTAsinh:
+    case PtoOpcode::kTAcosh: case PtoOpcode::kTAtanh: case PtoOpcode::kTCbrt:
+    case PtoOpcode::kTHypot: case PtoOpcode::kTFmod: case PtoOpcode::kTRem:
+    case PtoOpcode::kTFloorDiv:
       return true;
     default:
       return false;
@@ -311,7 +774,7 @@ bool IsAscendComposition(PtoOpcode op) {
 
 void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
                            const std::string& x, const std::string& src1,
-                           const std::string& scalar) {
+                           const std::string& scalar, const double* constant) {
   switch (op) {
     case PtoOpcode::kTLog1P: Log1p(code, d, x); return;
     case PtoOpcode::kTFloor:
@@ -330,18 +793,42 @@ void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
     case PtoOpcode::kTSign: EmitSign(code, d, x); return;
     case PtoOpcode::kTExp2: Exp2(code, d, x); return;
     case PtoOpcode::kTExpM1: Expm1(code, d, x); return;
-    case PtoOpcode::kTSin: SinCos(code, d, x, false); return;
-    case PtoOpcode::kTCos: SinCos(code, d, x, true); return;
+    case PtoOpcode::kTSin: SinCosTan(code, d, x, Trig::kSin); return;
+    case PtoOpcode::kTCos: SinCosTan(code, d, x, Trig::kCos); return;
+    case PtoOpcode::kTTan: SinCosTan(code, d, x, Trig::kTan); return;
+    case PtoOpcode::kTAtan: Atan(code, d, x); return;
+    case PtoOpcode::kTAtan2: Atan2(code, d, x, src1); return;
+    case PtoOpcode::kTAsin: Asin(code, d, x); return;
+    case PtoOpcode::kTAcos: Acos(code, d, x); return;
+    case PtoOpcode::kTSinh: Sinh(code, d, x); return;
+    case PtoOpcode::kTCosh: Cosh(code, d, x); return;
+    case PtoOpcode::kTAsinh: Asinh(code, d, x); return;
+    case PtoOpcode::kTAcosh: Acosh(code, d, x); return;
+    case PtoOpcode::kTAtanh: Atanh(code, d, x); return;
+    case PtoOpcode::kTCbrt: Cbrt(code, d, x); return;
+    case PtoOpcode::kTHypot: Hypot(code, d, x, src1); return;
+    case PtoOpcode::kTFmod: Fmod(code, d, x, src1); return;
+    case PtoOpcode::kTRem: Remainder(code, d, x, src1); return;
+    case PtoOpcode::kTFloorDiv: FloorDiv(code, d, x, src1); return;
     case PtoOpcode::kTErf: ErfErfc(code, d, x, false); return;
     case PtoOpcode::kTErfc: ErfErfc(code, d, x, true); return;
     case PtoOpcode::kTPow: Pow(code, d, x, src1); return;
     case PtoOpcode::kTPowS: {  // x ** s
+      if (constant != nullptr && IsProductExponent(*constant)) {
+        PowByProducts(code, d, x, *constant);
+        return;
+      }
       const std::string s = code.Scratch(8);
       code.Line(Op("TEXPANDS", s, scalar));
       Pow(code, d, x, s);
       return;
     }
     case PtoOpcode::kTRPowS: {  // s ** x
+      if (constant != nullptr && std::isfinite(*constant) && *constant != 0 &&
+          std::fabs(*constant) != 1) {
+        PowOfConstant(code, d, *constant, x);
+        return;
+      }
       const std::string s = code.Scratch(8);
       code.Line(Op("TEXPANDS", s, scalar));
       Pow(code, d, s, x);

@@ -48,13 +48,16 @@ void EmitRoundIntegral(VectorCode& code, const std::string& dst, const std::stri
                        const char* mode, const std::string& r, const std::string& f);
 
 // Whether `op` is a composition this file emits (one source: the unary ones;
-// two: TPOW; TPOWS and TRPOWS take their scalar as `scalar`).
+// two: TPOW, TATAN2, THYPOT, TFMOD, TREM, TFLOORDIV; TPOWS and TRPOWS take
+// their scalar as `scalar`).
 bool IsAscendComposition(PtoOpcode op);
 
-// Emits `op` (IsAscendComposition) into dst. Scratch: 1 to 8.
+// Emits `op` (IsAscendComposition) into dst. `constant`: the scalar's value
+// when it is an immediate (null for a run-time scalar); TPOWS and TRPOWS
+// then take their more accurate forms where it allows. Scratch: 1 to 17.
 void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& dst,
                            const std::string& src0, const std::string& src1,
-                           const std::string& scalar);
+                           const std::string& scalar, const double* constant);
 
 }  // namespace pto::compiler::ascend
 

@@ -7,6 +7,8 @@ pypto.conv is conv.py's.
 import math
 
 from . import dtypes, layout, ops, primitives, symbolic, tiling
+from .casting import cast
+from .enums import SaturationMode
 from .matmul import matmul as _matmul
 from .errors import not_yet
 from .primitives import FLOAT_TYPES, broadcast_shapes, check_traced
@@ -111,8 +113,6 @@ def quant_mx(input, quant_dtype=dtypes.DT_FP8E4M3, mode=None, axis=-1,  # noqa: 
                          f"{MX_BLOCK} (the MX block size)")
     if rank > 3:
         raise ValueError(f"{what}: 'input' {shape} has rank {rank}; quant_mx takes ranks 1 to 3")
-    from .casting import cast  # casting imports ops, as this module does
-    from .enums import SaturationMode
     x = ops.cast(input, dtypes.DT_FP32) if input.dtype != dtypes.DT_FP32 else input
     blocks = shape[:axis] + [k // MX_BLOCK, MX_BLOCK] + shape[axis + 1:]
     scale_shape = shape[:axis] + [k // MX_BLOCK] + shape[axis + 1:]

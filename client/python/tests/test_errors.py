@@ -233,13 +233,14 @@ def test_unsupported_dtype_and_op():
         k(np.zeros(4, np.uint16), f32(4))
 
     @pypto.jit
-    def g(a: ANY, out: ANY):
-        pypto.set_vec_tile_shapes(4)
-        out[:] = pypto.conv(a, a, pypto.DT_FP32, [1], [0], [1])
+    def g(a: ANY, i: ANY, out: ANY):
+        pypto.set_vec_tile_shapes(4, 4)
+        out[:] = pypto.index_put_(a, (i, i), a)
 
-    with pytest.raises(NotImplementedError, match=r"^.*test_errors.py:\d+: pypto.conv is not "
-                                                  r"implemented yet \(convolution runs"):
-        g(f32(4), f32(4))
+    i = np.zeros(4, np.int64)
+    with pytest.raises(NotImplementedError, match=r"^.*test_errors.py:\d+: pypto.index_put_ with 2 "
+                                                  r"index tensors is not implemented yet"):
+        g(f32(4, 4), i, f32(4, 4))
     with pytest.raises(TypeError):  # an unsupported op is also a TypeError (bad input)
-        g(f32(4), f32(4))
+        g(f32(4, 4), i, f32(4, 4))
     assert issubclass(pypto.NotYetImplementedError, NotImplementedError)

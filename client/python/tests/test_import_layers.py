@@ -24,6 +24,8 @@ FLOORS = [
     ("debug_switch", "runtime_int"),
     # dtypes, PyPTO's enums, tile shapes
     ("dtypes", "enums", "tiling"),
+    # FP8 values to and from numpy floats
+    ("fp8",),
     # the compiler's op registry, read through the native extension
     ("op_table",),
     # symbolic scalars; Element; option values in force; comparing two traces
@@ -43,9 +45,11 @@ FLOORS = [
     ("ops", "control_flow"),
     # the ops addressed by an index tensor (gather, scatter, index_*)
     ("indexing",),
+    # cast's rounding and saturation modes
+    ("casting",),
     # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental;
-    # topk/argsort; uniform/normal; pack, atomic_add, scaled_mm, ...; cast's modes)
-    ("composites", "experimental", "sorting", "rng", "extra_ops", "casting"),
+    # topk/argsort; uniform/normal; pack, atomic_add, scaled_mm, quant_mx, ...)
+    ("composites", "experimental", "sorting", "rng", "extra_ops"),
     # convolution, composed of pad, cast and matmul
     ("conv",),
     # Tensor's operators; the AST rewrite; errors at user lines; backends

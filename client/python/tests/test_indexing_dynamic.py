@@ -7,21 +7,10 @@ import pytest
 import torch
 
 import pypto
+from test_indexing import data, indices
 
 D = pypto.DYNAMIC
 F32, F16, I32, I64 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_INT32, pypto.DT_INT64
-
-
-def data(shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if dtype in (torch.int32, torch.int64):
-        return torch.randint(-1000, 1000, shape, generator=g, dtype=dtype)
-    return (torch.randn(shape, generator=g) * 4).to(dtype)
-
-
-def indices(high, shape, dtype=torch.int64, seed=1):
-    g = torch.Generator().manual_seed(seed)
-    return torch.randint(0, high, shape, generator=g, dtype=dtype)
 
 
 def assert_compiled_once():

@@ -41,7 +41,7 @@ from . import dtypes, layout, ops, symbolic, tiling
 from .casting import cast
 from .composites import pad as _pad
 from .matmul import matmul as _matmul
-from .primitives import FLOAT_TYPES, check_traced
+from .primitives import FLOAT_TYPES, check_float, check_traced
 
 _WHAT = "pypto.conv"
 
@@ -57,10 +57,8 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
     {"bias_tensor": b} adds b ([C_out] or [1, C_out]) to every output."""
     check_traced(input, _WHAT, "input")
     check_traced(weight, _WHAT, "weight")
-    for name, t in (("input", input), ("weight", weight)):
-        if t.dtype not in FLOAT_TYPES:
-            raise TypeError(f"{_WHAT}: '{name}' has dtype {t.dtype.name}; it must be DT_FP32, "
-                            f"DT_FP16 or DT_BF16")
+    check_float(_WHAT, input, "input")
+    check_float(_WHAT, weight, "weight")
     if input.dtype != weight.dtype:
         raise TypeError(f"{_WHAT}: 'input' has dtype {input.dtype.name} and 'weight' "
                         f"{weight.dtype.name}; they must be equal")

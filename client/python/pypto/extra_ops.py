@@ -11,7 +11,7 @@ from .casting import cast
 from .enums import SaturationMode
 from .matmul import matmul as _matmul
 from .errors import not_yet
-from .primitives import FLOAT_TYPES, broadcast_shapes, check_traced
+from .primitives import FLOAT_TYPES, broadcast_shapes, check_float, check_traced
 from .symbolic import SymbolicScalar
 
 _FP8_TYPES = (dtypes.DT_FP8E4M3, dtypes.DT_FP8E5M2)
@@ -27,10 +27,8 @@ def expand_exp_dif(input, other):  # noqa: A002 - PyPTO's names
     what = "pypto.expand_exp_dif"
     check_traced(input, what, "input")
     check_traced(other, what, "other")
-    for name, t in (("input", input), ("other", other)):
-        if t.dtype not in FLOAT_TYPES:
-            raise TypeError(f"{what}: argument '{name}' has dtype {t.dtype.name}; it must be "
-                            f"DT_FP32, DT_FP16 or DT_BF16")
+    check_float(what, input, "input")
+    check_float(what, other, "other")
     if input.dtype != other.dtype:
         raise TypeError(f"{what}: 'input' has dtype {input.dtype.name} and 'other' "
                         f"{other.dtype.name}; they must be equal")

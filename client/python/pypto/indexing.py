@@ -5,7 +5,8 @@ PyPTO follows torch).
 Each records one op of the compiler's index family (op_registry.cc: gather,
 index_select, scatter, index_copy, index_add), lowered to the PTO
 instructions MGATHER and MSCATTER (docs/pto-isa.md). Indices are DT_INT32
-or DT_INT64 tensors; an index outside [0, size) of the dim it addresses is
+or DT_INT64 tensors; an index outside [0, size) of the dim it addresses
+(index_put_: [-size, size), a negative index counting from the end) is
 an IndexError at launch when the index is a kernel argument (checked before
 the kernel runs, as torch raises); an index the kernel computes itself is
 guarded in the kernel instead (a gather reads 0 there, a scatter writes
@@ -26,7 +27,7 @@ import numpy as np
 from . import dtypes, element, layout, ops, symbolic
 from .enums import ScatterMode
 from .errors import not_yet
-from .primitives import check_traced
+from .primitives import broadcast_shapes, check_traced
 from .tensors import Tensor, _is_scalar
 
 _INDEX_TYPES = (dtypes.DT_INT32, dtypes.DT_INT64)
@@ -58,10 +59,11 @@ def _index(what, index, name="index"):
                         f"DT_INT32 or DT_INT64")
 
 
-def check_argument(index, size, what, dim):
-    """Records a launch check of `index` against [0, size) when it is a
-    kernel argument read as passed: (parameter position, size, what, dim)
-    in the builder's index_checks, which reach the kernel's entry as
+def check_argument(index, size, what, dim, wraps=False):
+    """Records a launch check of `index` against [0, size) ([-size, size)
+    where a negative index wraps) when it is a kernel argument read as
+    passed: (parameter position, size, what, dim, wraps) in the builder's
+    index_checks, which reach the kernel's entry as
     where[locations.INDEX_CHECKS] (jit_function._launch runs them). A
     symbolic size (a dynamic dim, or an expression of them) is evaluated at
     each launch."""
@@ -77,7 +79,7 @@ def check_argument(index, size, what, dim):
         checks = b.index_checks = []
     if not isinstance(size, symbolic.SymbolicScalar):
         size = int(size)
-    checks.append((pos, size, what, int(dim)))
+    checks.append((pos, size, what, int(dim), bool(wraps)))
 
 
 def launch_symbols(graph, run_args):
@@ -102,7 +104,7 @@ def check_indices(checks, run_args, names, graph=None):
     arrays, one per tensor parameter; graph: the kernel's graph, which binds
     the symbols of a symbolic size)."""
     bound = None
-    for pos, size, what, dim in checks:
+    for pos, size, what, dim, wraps in checks:
         a = run_args[pos]
         if a.size == 0:
             continue
@@ -110,7 +112,7 @@ def check_indices(checks, run_args, names, graph=None):
             if bound is None:
                 bound = launch_symbols(graph, run_args)
             size = symbolic.value_at(size, bound)
-        bad = (a < 0) | (a >= size)
+        bad = (a < (-size if wraps else 0)) | (a >= size)
         if bad.any():
             at = np.unravel_index(int(np.argmax(bad)), a.shape)
             raise IndexError(
@@ -316,37 +318,109 @@ def index_add__ub(input, dim, index, source, *, alpha=1):  # noqa: A002
 
 
 def index_put_(input, indices, values, accumulate=False):  # noqa: A002
-    """torch.index_put_ with one index tensor (indices a tuple or list of
-    one rank-1 tensor): input[indices[0][i], ...] = values[i, ...]
-    (accumulate: +=), in place; returns input. values has input's shape with
-    dim 0 of len(indices[0]), or broadcasts to it (a number, a row)."""
+    """torch.index_put_, in place; returns input. indices is a tuple or list
+    of k <= input.dim() DT_INT32/DT_INT64 tensors that broadcast together to
+    one shape B: for each position b of B, the sub-tensor input[i0[b], ...,
+    i(k-1)[b]] (input.shape[k:]) takes values' (accumulate: adds them).
+    values is a tensor of input's dtype broadcasting to B + input.shape[k:]
+    (a row, a number). A negative index counts from the end of its dim; one
+    outside [-size, size) is an IndexError at launch. Repeated positions
+    combine in B's row-major order (last write wins; accumulate adds every
+    one), as the module docstring's order of writes gives.
+
+    Lowered as one index_copy/index_add along dim 0 of input seen as
+    [prod(input.shape[:k]), prod(input.shape[k:])], its index the linear
+    position sum(i_j * prod(input.shape[j+1:k]))."""
     what = "pypto.index_put_"
     check_traced(input, what, "input")
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{what}: indices must be a tuple or list of index tensors, got "
                         f"{type(indices).__name__}")
-    if len(indices) != 1:
-        raise not_yet(f"{what} with {len(indices)} index tensors",
-                      "one index tensor (along dim 0) is supported")
-    index = indices[0]
-    _index(what, index, "indices[0]")
-    ishape = _shape(what, index, "indices[0]")
-    if len(ishape) != 1:
-        raise ValueError(f"{what}: indices[0] has shape {list(ishape)}; it must have one dim")
     shape = _shape(what, input, "input")
-    want = [ishape[0]] + list(shape[1:])
+    k = len(indices)
+    if k == 0:
+        raise ValueError(f"{what}: indices is empty; it needs at least one index tensor")
+    if k > len(shape):
+        raise IndexError(f"{what}: {k} index tensors for a tensor of rank {len(shape)} "
+                         f"(at most one per dim)")
+    named = []
+    for j, index in enumerate(indices):
+        if not isinstance(index, Tensor):
+            raise TypeError(f"{what}: indices[{j}] must be a Tensor of DT_INT32 or DT_INT64, "
+                            f"got {type(index).__name__}")
+        _index(what, index, f"indices[{j}]")
+        named.append((f"indices[{j}]", _shape(what, index, f"indices[{j}]")))
+    bshape = list(broadcast_shapes(what, named))
+    rest = list(shape[k:])
+    want = bshape + rest
     values = element.value_of(values)
     if not isinstance(values, Tensor):
         if isinstance(values, bool) or not _is_scalar(values):
             raise TypeError(f"{what}: values must be a Tensor or a number, got "
                             f"{type(values).__name__}")
         values = ops.full(want, values, input.dtype)
-    elif list(values._shape) != want:  # broadcast to the rows, bit for bit
-        everywhere = ops.full(want, 1, dtypes.DT_BOOL)
-        values = ops.where(everywhere, values, values)
+    else:
+        check_traced(values, what, "values")
+        vshape = _shape(what, values, "values")
+        if len(vshape) > len(want) or list(
+                broadcast_shapes(what, [("values", vshape), ("B + input.shape[k:]", want)])) \
+                != want:
+            raise ValueError(f"{what}: values has shape {list(vshape)}; it must broadcast to "
+                             f"{want} (the indices' broadcast shape {bshape} followed by "
+                             f"input's dims from {k}: {rest})")
+        if list(vshape) != want:  # broadcast to the rows, bit for bit
+            everywhere = ops.full(want, 1, dtypes.DT_BOOL)
+            values = ops.where(everywhere, values, values)
+    for j, index in enumerate(indices):
+        check_argument(index, shape[j], what, j, wraps=True)
+    position = _linear_position(indices, shape, bshape)
+    rows = math.prod(shape[:k])
+    n = math.prod(bshape)
+    flat_shape = [rows] + ([math.prod(rest)] if rest else [])
+    flat_in = input if list(shape) == flat_shape else layout.reshape(input, flat_shape)
+    flat_values = values if want == [n] + flat_shape[1:] else layout.reshape(
+        values, [n] + flat_shape[1:])
     kind = "index_add" if accumulate else "index_copy"
-    input.move(_index_rows(what, kind, input, 0, index, values))
+    out = _index_rows(what, kind, flat_in, 0, position, flat_values)
+    input.move(out if flat_in is input else layout.reshape(out, list(shape)))
     return input
+
+
+def _is_argument(index):
+    """Whether index is a kernel argument read as passed (check_argument
+    checks it at launch)."""
+    p = index._param
+    return p is not None and index._vid == p.initial and any(
+        q is p for q in index._builder._params)
+
+
+def _linear_position(indices, shape, bshape):
+    """The rank-1 tensor of the positions sum(i_j * prod(shape[j+1:k])) over
+    the indices' broadcast shape (row-major), each i_j wrapped (a negative
+    index + shape[j]); DT_INT32 where every index is and the positions fit,
+    else DT_INT64. A position with an index outside [-size, size) that the
+    kernel computed itself becomes -1 (the scatter's guard writes nothing
+    there; an argument's is an IndexError at launch)."""
+    k = len(indices)
+    rows = math.prod(shape[:k])
+    narrow = all(i.dtype == dtypes.DT_INT32 for i in indices) and not isinstance(
+        rows, symbolic.SymbolicScalar) and rows < 2 ** 31
+    dtype = dtypes.DT_INT32 if narrow else dtypes.DT_INT64
+    position, ok = None, None
+    for j, index in enumerate(indices):
+        i = index if index.dtype == dtype else ops.cast(index, dtype)
+        i = ops.where(ops.lt(i, 0), ops.add(i, shape[j]), i)
+        if not _is_argument(index):
+            inside = ops.logical_and(ops.ge(i, 0), ops.lt(i, shape[j]))
+            ok = inside if ok is None else ops.logical_and(ok, inside)
+        stride = math.prod(shape[j + 1:k])
+        term = i if isinstance(stride, int) and stride == 1 else ops.mul(i, stride)
+        position = term if position is None else ops.add(position, term)
+    if ok is not None:
+        position = ops.where(ok, position, ops.full(list(position._shape), -1, dtype))
+    if len(bshape) != 1:
+        position = layout.reshape(position, [math.prod(bshape)])
+    return position
 
 
 def scatter_update(input, dim, index, src):  # noqa: A002

@@ -233,14 +233,13 @@ def test_unsupported_dtype_and_op():
         k(np.zeros(4, np.uint16), f32(4))
 
     @pypto.jit
-    def g(a: ANY, i: ANY, out: ANY):
+    def g(a: ANY, s: ANY, out: ANY):
         pypto.set_vec_tile_shapes(4, 4)
-        out[:] = pypto.index_put_(a, (i, i), a)
+        out[:] = pypto.scaled_mm(a, a, pypto.DT_FP32, s, s, c_matrix_nz=True)
 
-    i = np.zeros(4, np.int64)
-    with pytest.raises(NotImplementedError, match=r"^.*test_errors.py:\d+: pypto.index_put_ with 2 "
-                                                  r"index tensors is not implemented yet"):
-        g(f32(4, 4), i, f32(4, 4))
+    with pytest.raises(NotImplementedError, match=r"^.*test_errors.py:\d+: pypto.scaled_mm is "
+                                                  r"not implemented yet \(c_matrix_nz"):
+        g(f32(4, 4), f32(4, 1), f32(4, 4))
     with pytest.raises(TypeError):  # an unsupported op is also a TypeError (bad input)
-        g(f32(4, 4), i, f32(4, 4))
+        g(f32(4, 4), f32(4, 1), f32(4, 4))
     assert issubclass(pypto.NotYetImplementedError, NotImplementedError)

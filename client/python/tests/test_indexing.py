@@ -298,6 +298,154 @@ def test_gather_in_ub_and_l1_paged_rows(native):
 
 # errors ----------------------------------------------------------------------------
 
+def put_in_order(x, idx, values, accumulate):
+    """x.index_put_(idx, values, accumulate) one position at a time in the
+    indices' broadcast shape's row-major order (the last write wins)."""
+    x = x.clone()
+    idx = torch.broadcast_tensors(*[i.long() for i in idx])
+    k = len(idx)
+    values = torch.as_tensor(values, dtype=x.dtype).expand(*idx[0].shape, *x.shape[k:])
+    for b in np.ndindex(*idx[0].shape):
+        at = tuple(int(i[b]) for i in idx)
+        if accumulate:
+            x[at] += values[b]
+        else:
+            x[at] = values[b]
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_with_several_index_tensors_matches_torch(native, dtype, accumulate):
+    # x[i[b], j[b], :] for b over the broadcast shape [3, 4] of i [3, 1]
+    # (INT64) and j [4] (INT32), negative indices from the end; values
+    # [3, 4, 5]. Distinct positions: torch's result.
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY, v: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i, j), v, accumulate=accumulate)
+
+    x = data((6, 7, 5), dtype)
+    i = torch.tensor([[0], [-1], [3]])
+    j = torch.tensor([1, -7, 6, 2], dtype=torch.int32)
+    v = data((3, 4, 5), dtype, seed=4)
+    want = x.clone().index_put_((i, j.long()), v, accumulate=accumulate)
+    k(x, i, j, v)
+    assert_same(x, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_repeated_positions_combine_in_order(native, dtype, accumulate):
+    # Every dim indexed (k = rank: single elements), repeated positions: the
+    # last write wins in the indices' row-major order, accumulate adds all
+    # (torch's result where it is defined: accumulate, or one write each).
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY, v: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, [i, j], v, accumulate=accumulate)
+
+    x = data((5, 9), dtype)
+    i = torch.tensor([4, 0, 4, -1, 2, 0, 4], dtype=torch.int32)
+    j = torch.tensor([8, 3, 8, -1, 0, 3, 8], dtype=torch.int32)
+    v = data((7,), dtype, seed=5)
+    want = put_in_order(x, (i, j), v, accumulate)
+    if accumulate:
+        torch.testing.assert_close(want, x.clone().index_put_((i.long(), j.long()), v,
+                                                              accumulate=True))
+    k(x, i, j, v)
+    assert_same(x, want)
+
+
+def test_index_put_broadcasts_values_and_leads_with_two_dim_indices(native):
+    # Index tensors of rank 2 (B = [2, 3]) into the first two of three dims;
+    # values a row of input.shape[2:], and a number accumulated.
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY, v: ANY, y: ANY):
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        pypto.index_put_(x, (i, j), v)
+        pypto.index_put_(y, (i, j), 0.25, accumulate=True)
+
+    x, y = data((4, 3, 6), torch.float32), data((4, 3, 6), torch.float32, seed=2)
+    i = torch.tensor([[3, 0, 1], [2, 2, 0]])
+    j = torch.tensor([[0, 2, 1], [1, 0, 0]])
+    v = torch.tensor([1.0, -0.0, float("nan"), float("inf"), 5.0, -2.0])
+    want_x = x.clone().index_put_((i, j), v)
+    want_y = y.clone().index_put_((i, j), torch.tensor(0.25), accumulate=True)
+    k(x, i, j, v, y)
+    assert (x.view(torch.int32) == want_x.view(torch.int32)).all()
+    torch.testing.assert_close(y, want_y)
+
+
+def test_index_put_negative_index_wraps_and_out_of_range_is_an_index_error(native):
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i,), 1.0)
+        pypto.index_put_(x, (i, j), 2.0)
+
+    x = torch.zeros(4, 6)
+    i, j = torch.tensor([-4, 2]), torch.tensor([-6, 5])
+    want = torch.zeros(4, 6).index_put_((i,), torch.tensor(1.0))
+    want.index_put_((i, j), torch.tensor(2.0))
+    k(x, i, j)
+    assert_same(x, want)
+    for bad_i, bad_j, match in ((4, 0, r"index 4 at \[1\] of argument 'i'.*dim 0 with size 4"),
+                                (-5, 0, r"index -5 at \[1\] of argument 'i'.*dim 0 with size 4"),
+                                (0, 6, r"index 6 at \[1\] of argument 'j'.*dim 1 with size 6"),
+                                (0, -7, r"index -7 at \[1\] of argument 'j'.*dim 1 with "
+                                        r"size 6")):
+        with pytest.raises(IndexError, match=match):
+            k(torch.zeros(4, 6), torch.tensor([0, bad_i]), torch.tensor([0, bad_j]))
+
+
+def test_index_put_computed_indices_out_of_range_write_nothing(native):
+    # Indices the kernel computes are not checked at launch: a position with
+    # any index outside [-size, size) writes nothing (it never lands on
+    # another row through the linear position).
+    @pypto.jit
+    def k(x: ANY, i: ANY, j: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i + 1, j * 2), 9.0)
+
+    x = data((3, 4), torch.float32)
+    i = torch.tensor([0, 2, -5, 1, -1])   # + 1: 1, 3 (out), -4 (out), 2, 0
+    j = torch.tensor([1, 0, 0, -2, 2])    # * 2: 2, 0, 0, -4 (wraps to 0), 4 (out)
+    want = x.clone()
+    want[1, 2] = 9.0
+    want[2, 0] = 9.0
+    k(x, i, j)
+    assert_same(x, want)
+
+
+@pytest.mark.parametrize("indices_of,error,match", [
+    (lambda i: (i, i, i), IndexError, "3 index tensors for a tensor of rank 2"),
+    (lambda i: (), ValueError, "indices is empty"),
+    (lambda i: i, TypeError, "must be a tuple or list"),
+    (lambda i: (i, 1), TypeError, r"indices\[1\] must be a Tensor"),
+    (lambda i: (i, i[:2]), ValueError, "do not broadcast"),
+    (lambda i: (i > 0,), TypeError, "DT_BOOL; an index must be DT_INT32 or DT_INT64"),
+])
+def test_index_put_bad_indices_are_clear_errors(native, indices_of, error, match):
+    @pypto.jit
+    def k(x: ANY, i: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, indices_of(i), 1.0)
+
+    with pytest.raises(error, match=match):
+        k(torch.zeros(4, 6), torch.tensor([0, 1, 2]))
+
+
+def test_index_put_values_of_the_wrong_shape_is_a_clear_error(native):
+    @pypto.jit
+    def k(x: ANY, i: ANY, v: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i, i), v)
+
+    with pytest.raises(ValueError, match=r"pypto.index_put_: .*\[3, 4\]"):
+        k(torch.zeros(4, 6, 5), torch.tensor([0, 1, 2]), torch.zeros(3, 4))
+
+
 def test_out_of_range_index_argument_is_an_index_error_at_launch(native):
     x = data((4, 6), torch.float32)
     k, _ = kernel(lambda a, i: pypto.gather(a, 1, i), (4, 8))

@@ -226,6 +226,32 @@ def test_getitem_index_put_and_gathermask_with_dynamic_dims(native):
     assert_compiled_once()
 
 
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_with_two_index_tensors_and_dynamic_dims(native, accumulate):
+    # x[i[b], j[b], :] over a dynamic batch and a dynamic number of
+    # positions; negative indices wrap with the launch's size; an index
+    # outside [-size, size) of that launch is an IndexError.
+    @pypto.jit
+    def k(x: pypto.Tensor([D, 12, 5], F32), i: pypto.Tensor(["m"], I64),
+          j: pypto.Tensor(["m"], I32), v: pypto.Tensor(["m", 5], F32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i, j), v, accumulate=accumulate)
+
+    for n, m in ((3, 2), (11, 7), (40, 50)):
+        x = data((n, 12, 5), torch.float32, seed=n)
+        g = torch.Generator().manual_seed(m)
+        flat = torch.randperm(n * 12, generator=g)[:m]  # distinct positions
+        i, j = flat // 12 - n * (flat % 2), (flat % 12).int()  # odd ones from the end
+        v = data((m, 5), torch.float32, seed=m + 1)
+        want = x.clone().index_put_((i, j.long()), v, accumulate=accumulate)
+        k(x, i, j, v)
+        assert torch.equal(x, want)
+    with pytest.raises(IndexError, match=r"index 3 at \[0\] of argument 'i'.*size 3"):
+        k(torch.zeros(3, 12, 5), torch.tensor([3]), torch.tensor([0], dtype=torch.int32),
+          torch.zeros(1, 5))
+    assert_compiled_once()
+
+
 def test_gather_in_ub_and_l1_with_a_dynamic_number_of_positions(native):
     block_size, h = 4, 8
 

@@ -287,18 +287,27 @@ class GroupFormer {
       open_ = true;
       space_ = op_space;
       tile_ = op_tile;
+      extent_ = ExtentClass(op);
       rows_ = reduce;
     }
     return absl::OkStatus();
   }
 
-  // Whether op `i` joins the open group: over the group's whole space, or
-  // (row groups) over one value per row of it; with the group's fusion
-  // class, reading from GM nothing the group computes, and the group's
-  // tiles still fitting the UB.
+  // The extent class (ExpandOptions::extent_class) of the value whose shape
+  // is op's space.
+  int ExtentClass(const TensorOp& op) const {
+    const int v = IsReduce(op) || IsAssemble(op) ? op.inputs[0] : op.outputs[0];
+    return v < static_cast<int>(options_.extent_class.size()) ? options_.extent_class[v] : 0;
+  }
+
+  // Whether op `i` joins the open group: over the group's whole space and
+  // extent, or (row groups) over one value per row of it; with the group's
+  // fusion class, reading from GM nothing the group computes, and the
+  // group's tiles still fitting the UB.
   bool JoinsOpenGroup(int i, const std::vector<int64_t>& op_space,
                       const std::vector<int64_t>& op_tile, bool reduce) const {
-    const bool whole = op_space == space_ && op_tile == tile_;
+    const bool whole = op_space == space_ && op_tile == tile_ &&
+                       ExtentClass(g_.ops[i]) == extent_;
     const bool per_row = rows_ && !reduce && op_space == RowShape(space_) &&
                          op_tile == RowShape(tile_);
     if (!options_.fuse || !open_ || !(whole || per_row) ||
@@ -328,6 +337,7 @@ class GroupFormer {
   std::vector<std::vector<bool>>* concat_fused_;
   std::vector<std::vector<int>> groups_;
   std::vector<int64_t> space_, tile_;  // the open group's
+  int extent_ = 0;                     // the open group's extent class
   // Whether the last group is open to later ops (a reduction's or matmul's
   // own group is not; an empty space is a rank-0 group's, not "none").
   bool open_ = false;

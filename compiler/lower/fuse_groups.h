@@ -3,8 +3,9 @@
 // Dead ops (whose results reach no out/inout parameter) are dropped, and an
 // alias (view, transpose, ...: layout.h) is read through its root, in no
 // group. The live ops are walked in program order with one group open: an
-// op joins it when it iterates the same space with the same clamped tile,
-// reads nothing from GM that the group computes, has the group's fusion
+// op joins it when it iterates the same space with the same clamped tile
+// and run-time extent (ExpandOptions::extent_class), reads nothing from GM
+// that the group computes, has the group's fusion
 // class (ExpandOptions::fusion_class) and the group's UB tiles still fit
 // the target's UB (sized by UB allocation, allocate_ub.h); a group holds
 // at most 256 ops. Otherwise the op opens a new group. An op whose tiles

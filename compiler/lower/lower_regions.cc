@@ -1,6 +1,10 @@
 #include "compiler/lower/lower_regions.h"
 
+#include <map>
+#include <string>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace pto::compiler {
 
@@ -18,8 +22,16 @@ ExpandOptions TemplateOptions(const FlatGraph& flat, bool fuse, const MemoryMode
   // tail through the generic function), never partial + combine over
   // slots that a short iteration would leave unwritten.
   options.symbolic.assign(flat.graph.values.size(), {});
+  options.extent_class.assign(flat.graph.values.size(), 0);
+  std::map<std::string, int> classes;
   for (const auto& [v, shape] : flat.runtime_shape) {
-    for (const SymExpr& d : shape) options.symbolic[v].push_back(!d.IsConstant());
+    std::string key;
+    for (const SymExpr& d : shape) {
+      options.symbolic[v].push_back(!d.IsConstant());
+      absl::StrAppend(&key, d.ToString(), ";");
+    }
+    options.extent_class[v] =
+        classes.emplace(key, static_cast<int>(classes.size()) + 1).first->second;
   }
   return options;
 }

@@ -28,6 +28,13 @@ struct ExpandOptions {
   // probe lowering, lower_symbolic.h). A reduction over such a dim takes the
   // accumulating form, whose structure does not depend on the size.
   std::vector<std::vector<bool>> symbolic;
+  // Per value (empty: none): 0 where the value's shape is its extent, k > 0
+  // where its extent is the k-th distinct run-time extent (a dim that
+  // depends on a loop index, FlatGraph::runtime_shape: a view past the end
+  // of a dynamic batch). Ops fuse only over one extent: a group's tiles
+  // cover its extent, so a full-extent op (a full of the view's static
+  // shape) must not run over a clipped one's.
+  std::vector<int> extent_class;
   // Row widening (with fuse): a reduction over a static last dim that its
   // tile splits into several tiles is lowered over whole rows instead, when
   // a whole-row tile stays within MaxWidenedTileElements: the reduction's

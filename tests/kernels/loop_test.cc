@@ -521,11 +521,49 @@ TEST(LoopTest, ReductionsOverALoopDependentTail) {
   }
 }
 
+// A full of a clipped view's static shape beside an op over the view's
+// extent (pypto.fillpad of x * 2: the full, then an assemble of the
+// product into it): the full fills all of its [4, 8], not just the rows the
+// last view has (ops fuse only over one extent), so each chunk's column sum
+// of the padded tensor counts 1 for every missing row.
+pto::v1::Graph PaddedChunk(const SymExpr& bs) {
+  pto::v1::Graph graph =
+      InToOut("padded_chunk", "in", {bs, 8}, [&](GraphBuilder& b, uint32_t in, uint32_t out) {
+        const std::vector<int64_t> tile = {4, 8};
+        return b.Loop("i", 0, bs, 4, {out}, [&](const Ids& args) {
+          const SymShape rows = {SymExpr::Min(SymExpr(4), bs - kI), SymExpr(8)};
+          const uint32_t x = b.View(in, {kI, 0}, rows, tile);
+          const uint32_t doubled = b.Op("muls", {x}, tile, 2.0);
+          const uint32_t ones = b.Create("full", DT_FP32, {4, 8}, {{"value", 1.0}});
+          const uint32_t padded = b.Assemble(doubled, ones, {0, 0}, tile);
+          const uint32_t sums = b.Op("sum", {padded}, tile, 0, true);
+          return Ids{b.Assemble(b.Op("add", {x, sums}, tile), args[0], {kI, 0}, tile)};
+        })[0];
+      });
+  for (pto::v1::Op& loop : *graph.mutable_ops()) {
+    for (pto::v1::Region& body : *loop.mutable_regions()) {
+      for (pto::v1::Op& op : *body.mutable_ops()) {
+        if (op.kind() != "full") continue;
+        op.mutable_vec_tile()->clear_dims();
+        op.mutable_vec_tile()->add_dims(4);
+        op.mutable_vec_tile()->add_dims(8);
+      }
+    }
+  }
+  return graph;
+}
+
+TEST(LoopTest, AFullBesideAClippedViewFillsItsWholeShape) {
+  CompileAndRunSizes(PaddedChunk, {1, 4, 6, 13});
+}
+
 // An index op over a view whose extent depends on the loop index (the last
 // of in[bs, 8]'s chunks of 4 rows: min(4, bs - i)) is refused naming the
 // op: MGATHER addresses whole buffers, and the view is lowered at its
 // bound. (Over a parameter's symbolic dims index ops compile once:
-// compiler/testdata/sym_index_ops.*.)
+// compiler/testdata/sym_index_ops.*; pypto's gather, index_select, scatter
+// and index_add fill such operands out to their static shape first,
+// client/python/pypto/indexing.py.)
 TEST(LoopTest, AnIndexOpOverALoopDependentTailIsRefusedByName) {
   GraphBuilder b("tail_index_select");
   const uint32_t in = b.SymInput("in", DT_FP32, {kBs, SymExpr(8)});

@@ -317,9 +317,7 @@ def fillpad(input, mode="constant", value=0):  # noqa: A002 - PyPTO's names
     _check_fill_value(what, input, value)
     if input._static is None:
         return layout.clone(input)
-    out = ops.full(input.shape, value, input.dtype)
-    layout.assemble(input, [0] * len(input.shape), out)
-    return out
+    return layout.fill_outside_valid(input, value)
 
 
 # interleave, deinterleave ----------------------------------------------------------

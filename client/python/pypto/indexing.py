@@ -16,15 +16,16 @@ order: the index's row-major order when the vector tile spans whole rows):
 with a repeated index the last write wins (torch leaves that winner
 unspecified), and reduce='add'/'multiply' combine every value in that order.
 Shapes may have dynamic dims (one compile serves every size; an index
-argument is checked against the size of its launch); a tensor whose valid
-region is smaller than its shape is refused.
+argument is checked against the size of its launch). gather, index_select,
+scatter and index_add take tensors whose valid region is smaller than their
+shape (valid_region.py; see _clipped below); the other ops refuse them.
 """
 
 import math
 
 import numpy as np
 
-from . import dtypes, element, layout, ops, symbolic
+from . import dtypes, element, layout, ops, symbolic, valid_region
 from .enums import ScatterMode
 from .errors import not_yet
 from .primitives import broadcast_shapes, check_traced
@@ -39,8 +40,39 @@ def _shape(what, t, name):
     shape = tuple(t._shape)
     if getattr(t, "_static", None) is not None:
         raise not_yet(f"{what} of '{name}' with shape {list(t._static)} and valid shape "
-                      f"{list(shape)}", "index ops take tensors with no partial valid region")
+                      f"{list(shape)}", "gather, index_select, scatter and index_add take "
+                      "tensors with a partial valid region; this op does not")
     return shape
+
+
+# Operands with a partial valid region (a view past the end of a dynamic
+# batch, valid_region.py): the op runs over the static shapes, each operand
+# filled outside its valid region (the data at 0, an index at -1, which the
+# scatter's guard skips), and its result is seen through the valid region:
+# a gather's the index's (in the other dims within the input's), a scatter's
+# the input's (in the other dims within the source's). An index past the
+# valid extent of the dim it addresses (inside the static one) reads 0 and
+# writes nothing that is valid.
+
+def _clipped(*tensors):
+    return any(t._static is not None for t in tensors)
+
+
+def _within(what, t, region):
+    """t at its static shape, -1 outside `region` (inside its valid one)."""
+    static = tuple(valid_region.static_shape(t))
+    if symbolic.same_shape(t._shape, region) and t._static is None:
+        return t
+    if not symbolic.same_shape(t._shape, region):
+        t = valid_region.narrow(t, region, what, static=static)
+    return layout.fill_outside_valid(t, -1, what)
+
+
+def _valid_of(what, result, valid):
+    """result (at the static shape) seen through its valid region `valid`."""
+    if symbolic.same_shape(result._shape, valid):
+        return result
+    return valid_region.narrow(result, valid, what, static=tuple(result._shape))
 
 
 def _dim(what, dim, rank):
@@ -136,8 +168,8 @@ def gather(input, dim, index):  # noqa: A002 - PyPTO's names
     what = "pypto.gather"
     check_traced(input, what, "input")
     _index(what, index)
-    shape = _shape(what, input, "input")
-    ishape = _shape(what, index, "index")
+    shape = valid_region.static_shape(input)
+    ishape = valid_region.static_shape(index)
     d = _dim(what, dim, len(shape))
     if len(ishape) != len(shape):
         raise ValueError(f"{what}: index has shape {list(ishape)} and input {list(shape)}; "
@@ -148,7 +180,13 @@ def gather(input, dim, index):  # noqa: A002 - PyPTO's names
                              f"{list(shape)}: index dim {k} is larger than input's "
                              f"(index.size(d) <= input.size(d) for d != dim {d})")
     check_argument(index, shape[d], what, d)
-    return _record(what, "gather", [input, index], ishape, d)
+    if not _clipped(input, index):
+        return _record(what, "gather", [input, index], ishape, d)
+    valid = [v if k == d else valid_region.smaller(v, input._shape[k])
+             for k, v in enumerate(index._shape)]
+    out = _record(what, "gather", [layout.fill_outside_valid(input, 0, what),
+                                   layout.fill_outside_valid(index, 0, what)], ishape, d)
+    return _valid_of(what, out, valid)
 
 
 def index_select(input, dim, index):  # noqa: A002
@@ -156,15 +194,21 @@ def index_select(input, dim, index):  # noqa: A002
     what = "pypto.index_select"
     check_traced(input, what, "input")
     _index(what, index)
-    shape = _shape(what, input, "input")
-    ishape = _shape(what, index, "index")
+    shape = valid_region.static_shape(input)
+    ishape = valid_region.static_shape(index)
     d = _dim(what, dim, len(shape))
     if len(ishape) != 1:
         raise ValueError(f"{what}: index has shape {list(ishape)}; it must have one dim")
     check_argument(index, shape[d], what, d)
     out = list(shape)
     out[d] = ishape[0]
-    return _record(what, "index_select", [input, index], out, d)
+    if not _clipped(input, index):
+        return _record(what, "index_select", [input, index], out, d)
+    valid = list(input._shape)
+    valid[d] = index._shape[0]
+    result = _record(what, "index_select", [layout.fill_outside_valid(input, 0, what),
+                                            layout.fill_outside_valid(index, 0, what)], out, d)
+    return _valid_of(what, result, valid)
 
 
 def getitem_gather(x, index):
@@ -218,15 +262,15 @@ def scatter(input, dim, index, src, *, reduce=None):  # noqa: A002
     what = "pypto.scatter"
     check_traced(input, what, "input")
     _index(what, index)
-    shape = _shape(what, input, "input")
-    ishape = _shape(what, index, "index")
+    shape = valid_region.static_shape(input)
+    ishape = valid_region.static_shape(index)
     d = _dim(what, dim, len(shape))
     r = _reduce_name(what, reduce)
     if len(ishape) != len(shape):
         raise ValueError(f"{what}: index has shape {list(ishape)} and input {list(shape)}; "
                          f"they must have the same number of dims")
     src = _scalar_source(what, input, src, ishape)
-    sshape = _shape(what, src, "src")
+    sshape = valid_region.static_shape(src)
     if len(sshape) != len(shape):
         raise ValueError(f"{what}: src has shape {list(sshape)} and input {list(shape)}; "
                          f"they must have the same number of dims")
@@ -242,7 +286,16 @@ def scatter(input, dim, index, src, *, reduce=None):  # noqa: A002
         raise TypeError(f"{what}: reduce={r!r} takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, "
                         f"DT_INT64 or DT_DOUBLE tensors, got {input.dtype.name}")
     check_argument(index, shape[d], what, d)
-    return _record(what, "scatter", [input, index, src], shape, d, {"reduce": r})
+    if not _clipped(input, index, src):
+        return _record(what, "scatter", [input, index, src], shape, d, {"reduce": r})
+    region = [valid_region.smaller(v, src._shape[k]) for k, v in enumerate(index._shape)]
+    region = [v if k == d else valid_region.smaller(v, input._shape[k])
+              for k, v in enumerate(region)]
+    out = _record(what, "scatter", [layout.fill_outside_valid(input, 0, what),
+                                    _within(what, index, region),
+                                    layout.fill_outside_valid(src, 0, what)],
+                  shape, d, {"reduce": r})
+    return _valid_of(what, out, input._shape)
 
 
 def scatter_(input, dim, index, src, *, reduce=None):  # noqa: A002
@@ -260,9 +313,9 @@ def _index_rows(what, kind, input, dim, index, source):
     check_traced(input, what, "input")
     check_traced(source, what, "source")
     _index(what, index)
-    shape = _shape(what, input, "input")
-    ishape = _shape(what, index, "index")
-    sshape = _shape(what, source, "source")
+    shape = valid_region.static_shape(input)
+    ishape = valid_region.static_shape(index)
+    sshape = valid_region.static_shape(source)
     d = _dim(what, dim, len(shape))
     if len(ishape) != 1:
         raise ValueError(f"{what}: index has shape {list(ishape)}; it must have one dim")
@@ -281,7 +334,15 @@ def _index_rows(what, kind, input, dim, index, source):
         raise TypeError(f"{what}: takes DT_FP32, DT_FP16, DT_BF16, DT_INT32, DT_INT64 or "
                         f"DT_DOUBLE tensors, got {input.dtype.name}")
     check_argument(index, shape[d], what, d)
-    return _record(what, kind, [input, index, source], shape, d)
+    if not _clipped(input, index, source):
+        return _record(what, kind, [input, index, source], shape, d)
+    region = [valid_region.smaller(index._shape[0], source._shape[d])]
+    valid = [v if k == d else valid_region.smaller(v, source._shape[k])
+             for k, v in enumerate(input._shape)]
+    out = _record(what, kind, [layout.fill_outside_valid(input, 0, what),
+                               _within(what, index, region),
+                               layout.fill_outside_valid(source, 0, what)], shape, d)
+    return _valid_of(what, out, valid)
 
 
 def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002

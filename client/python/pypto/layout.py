@@ -374,6 +374,17 @@ def _assemble(src, offsets, dst, what):
     b.write(dst, out, what)
 
 
+def fill_outside_valid(input, value, what="pypto.fillpad"):  # noqa: A002
+    """input at its static shape, valid everywhere: its valid region, and
+    `value` (a number of its dtype) outside it; input itself where all of it
+    is valid. (pypto.fillpad; the index ops' operands over a clipped view.)"""
+    if input._static is None:
+        return input
+    out = primitives.full(tuple(input._static), value, input.dtype)
+    _assemble(input, [0] * len(input._static), out, what)
+    return out
+
+
 def write_valid_region(dst, value, what):
     """dst[:] = value for a value whose valid region is smaller than its
     shape: an assemble of that region at dst's origin."""

@@ -494,16 +494,41 @@ def test_gather_index_larger_than_input_is_an_error(native):
         k(data((4, 6), torch.float32), indices(6, (5, 3)), torch.zeros(5, 3))
 
 
-def test_a_partial_valid_region_is_a_clear_error(native):
+def test_index_ops_over_a_partial_valid_region(native):
+    # A view with valid_shape [3, 8] of shape [4, 8]: each op's result is
+    # valid where torch's on the valid rows is (out[:] writes only that);
+    # index_put_ on such a view is refused by name.
     @pypto.jit
-    def k(x: ANY, i: ANY, out: ANY):
+    def k(x: ANY, i: ANY, j: ANY, g: ANY, sel: ANY, sc: ANY, add: ANY):
         pypto.set_vec_tile_shapes(4, 8)
-        out[:] = pypto.gather(pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 8]), 1, i)
+        v = pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 8])
+        g[:] = pypto.gather(v, 1, i)
+        sel[:] = pypto.index_select(v, 1, j)
+        sc[:] = pypto.scatter(v, 1, i, -1.5)
+        add[:] = pypto.index_add(v, 0, j[:2], v[:2, :] * 2)
+
+    x = data((4, 8), torch.float32)
+    i = indices(8, (4, 8))
+    j = torch.tensor([2, 0, 7])
+    outs = [torch.full((4, 8), 9.0), torch.full((4, 3), 9.0), torch.full((4, 8), 9.0),
+            torch.full((4, 8), 9.0)]
+    k(x, i, j, *outs)
+    v = x[:3]
+    wants = [torch.gather(v, 1, i[:3]), torch.index_select(v, 1, j),
+             v.scatter(1, i[:3], -1.5), v.index_add(0, j[:2], v[:2] * 2)]
+    for got, want in zip(outs, wants):
+        assert_same(got[:3], want)
+        assert (got[3] == 9.0).all()
+
+    @pypto.jit
+    def put(x: ANY, i: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(pypto.view(x, [4, 8], [0, 0], valid_shape=[3, 8]), (i,), 1.0)
 
     with pytest.raises(NotImplementedError,
-                       match=r"pypto.gather of 'input' with shape \[4, 8\] and valid shape "
-                             r"\[3, 8\].*no partial valid region"):
-        k(torch.zeros(4, 8), torch.zeros(4, 8, dtype=torch.int64), torch.zeros(4, 8))
+                       match=r"pypto.index_put_ of 'input' with shape \[4, 8\] and valid "
+                             r"shape \[3, 8\].*this op does not"):
+        put(torch.zeros(4, 8), torch.zeros(2, dtype=torch.int64))
 
 
 def test_eager_runs_the_index_ops_through_the_reference(native):

@@ -252,6 +252,72 @@ def test_index_put_with_two_index_tensors_and_dynamic_dims(native, accumulate):
     assert_compiled_once()
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])
+def test_index_ops_over_clipped_views_of_a_dynamic_batch(native, dtype):
+    # A loop over a dynamic batch in fixed-size views of 4 rows, the last
+    # view clipped to the rows left: gather/index_select/scatter/index_add
+    # along the columns and along the clipped rows (indices within each
+    # view's rows), and index_add_ into a carried tensor from clipped index
+    # and source views. Results on the valid region only; one compile.
+    pdtype = {torch.float32: F32, torch.float16: F16, torch.int32: I32}[dtype]
+
+    @pypto.jit
+    def k(x: pypto.Tensor([D, 8], pdtype), rows: pypto.Tensor([D, 8], I64),
+          perm: pypto.Tensor([D, 8], I64), e: pypto.Tensor([D], I32), cols: pypto.Tensor([3], I32),
+          s: pypto.Tensor([D, 3], pdtype), acc: pypto.Tensor([5, 8], pdtype),
+          g0: pypto.Tensor([D, 8], pdtype), g1: pypto.Tensor([D, 8], pdtype),
+          sel: pypto.Tensor([D, 3], pdtype), sc0: pypto.Tensor([D, 8], pdtype),
+          sc1: pypto.Tensor([D, 8], pdtype), add1: pypto.Tensor([D, 8], pdtype)):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(4, 8)
+        for b in pypto.loop(pypto.ceildiv(n, 4)):
+            t = pypto.view(x, [4, 8], [b * 4, 0])
+            rv = pypto.view(rows, [4, 8], [b * 4, 0])
+            pv = pypto.view(perm, [4, 8], [b * 4, 0])
+            sv = pypto.view(s, [4, 3], [b * 4, 0])
+            g0[b * 4:, :] = pypto.gather(t, 0, rv)
+            g1[b * 4:, :] = pypto.gather(t, 1, pv)
+            sel[b * 4:, :] = pypto.index_select(t, 1, cols)
+            sc0[b * 4:, :] = pypto.scatter(t, 0, rv, t * 2, reduce="add")
+            sc1[b * 4:, :] = pypto.scatter(t, 1, pv, t)
+            add1[b * 4:, :] = pypto.index_add(t, 1, cols, sv)
+            acc.index_add_(0, pypto.view(e, [4], [b * 4]), t)
+
+    cols = torch.tensor([7, 0, 7], dtype=torch.int32)
+    for n in (4, 6, 9, 13, 1):
+        x = data((n, 8), dtype, seed=n)
+        # indices within each view's rows (gather/scatter along dim 0) and
+        # distinct along each row (scatter along dim 1: no repeated writes)
+        rows = torch.cat([torch.randint(0, min(4, n - b), (min(4, n - b), 8),
+                                        generator=torch.Generator().manual_seed(b))
+                          for b in range(0, n, 4)])
+        perm = torch.stack([torch.randperm(8, generator=torch.Generator().manual_seed(r))
+                            for r in range(n)])
+        e = indices(5, (n,), torch.int32, seed=n)
+        s = data((n, 3), dtype, seed=n + 1)
+        acc = data((5, 8), dtype, seed=99)
+        outs = [torch.zeros(n, 8, dtype=dtype) for _ in range(2)]
+        outs += [torch.zeros(n, 3, dtype=dtype)]
+        outs += [torch.zeros(n, 8, dtype=dtype) for _ in range(3)]
+        want_acc = acc.clone().index_add_(0, e.long(), x)
+        k(x, rows, perm, e, cols, s, acc, *outs)
+        views = [(x[b:b + 4], rows[b:b + 4], perm[b:b + 4], s[b:b + 4])
+                 for b in range(0, n, 4)]
+        wants = [torch.cat([t.gather(0, r) for t, r, _, _ in views]),
+                 torch.cat([t.gather(1, p) for t, _, p, _ in views]),
+                 x.index_select(1, cols.long()),
+                 torch.cat([t.scatter(0, r, t * 2, reduce="add") for t, r, _, _ in views]),
+                 torch.cat([t.scatter(1, p, t) for t, _, p, _ in views]),
+                 torch.cat([t.index_add(1, cols.long(), sv) for t, _, _, sv in views])]
+        for name, got, want in zip(["g0", "g1", "sel", "sc0", "sc1", "add1"], outs, wants):
+            if dtype == torch.float16 and name in ("sc0", "add1"):
+                torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3, msg=name)
+            else:
+                assert torch.equal(got, want), (n, name, got, want)
+        torch.testing.assert_close(acc.float(), want_acc.float(), rtol=1e-3, atol=1e-3)
+    assert_compiled_once()
+
+
 def test_gather_in_ub_and_l1_with_a_dynamic_number_of_positions(native):
     block_size, h = 4, 8
 

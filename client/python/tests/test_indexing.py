@@ -377,6 +377,25 @@ def test_index_put_broadcasts_values_and_leads_with_two_dim_indices(native):
     torch.testing.assert_close(y, want_y)
 
 
+def test_index_put_indexes_every_dim_of_rank_1_and_rank_3_inputs(native):
+    # k = rank: single elements; a rank-1 input indexed by a 2-D index
+    # (accumulating repeats), a rank-3 one by three 2-D INT32 indices.
+    @pypto.jit
+    def k(x: ANY, i: ANY, y: ANY, j: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (i,), 3.0, accumulate=True)
+        pypto.index_put_(y, (j, j, j), 5.0)
+
+    x, y = data((10,), torch.float32), data((3, 3, 3), torch.float32, seed=2)
+    i = torch.tensor([[1, -1], [1, 3]])
+    j = torch.tensor([[0, 2], [-1, 1]], dtype=torch.int32)
+    want_x = x.clone().index_put_((i,), torch.tensor(3.0), accumulate=True)
+    want_y = y.clone().index_put_((j.long(),) * 3, torch.tensor(5.0))
+    k(x, i, y, j)
+    assert_same(x, want_x)
+    assert_same(y, want_y)
+
+
 def test_index_put_negative_index_wraps_and_out_of_range_is_an_index_error(native):
     @pypto.jit
     def k(x: ANY, i: ANY, j: ANY):

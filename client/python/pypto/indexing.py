@@ -47,32 +47,45 @@ def _shape(what, t, name):
 
 # Operands with a partial valid region (a view past the end of a dynamic
 # batch, valid_region.py): the op runs over the static shapes, each operand
-# filled outside its valid region (the data at 0, an index at -1, which the
-# scatter's guard skips), and its result is seen through the valid region:
-# a gather's the index's (in the other dims within the input's), a scatter's
-# the input's (in the other dims within the source's). An index past the
-# valid extent of the dim it addresses (inside the static one) reads 0 and
-# writes nothing that is valid.
+# filled outside its valid region with 0, and its result is seen through
+# the valid region: a gather's the index's (in the other dims within the
+# input's), a scatter's the input's (in the other dims within the
+# source's). A scatter whose index is partly valid runs over input with one
+# more slot along dim, where the index's invalid positions point (so they
+# write nothing that is kept, in the kernel and in the reference alike). An
+# index past the valid extent of the dim it addresses (inside the static
+# one) reads 0 and writes nothing that is valid.
 
 def _clipped(*tensors):
     return any(t._static is not None for t in tensors)
 
 
-def _within(what, t, region):
-    """t at its static shape, -1 outside `region` (inside its valid one)."""
-    static = tuple(valid_region.static_shape(t))
-    if symbolic.same_shape(t._shape, region) and t._static is None:
-        return t
-    if not symbolic.same_shape(t._shape, region):
-        t = valid_region.narrow(t, region, what, static=static)
-    return layout.fill_outside_valid(t, -1, what)
-
-
-def _valid_of(what, result, valid):
-    """result (at the static shape) seen through its valid region `valid`."""
+def _valid_of(what, result, valid, static):
+    """result (of `static` shape, or one more slot along a dim) seen through
+    its valid region `valid`."""
     if symbolic.same_shape(result._shape, valid):
         return result
-    return valid_region.narrow(result, valid, what, static=tuple(result._shape))
+    static = None if symbolic.same_shape(valid, static) else tuple(static)
+    return valid_region.narrow(result, valid, what, static=static)
+
+
+def _scatter_clipped(what, kind, input, d, index, region, source, valid, attrs=None):
+    """Scatter `kind` of source at index (valid over `region`) into input
+    along dim d, one of them with a partial valid region: the result, seen
+    through its valid region `valid`."""
+    shape = list(valid_region.static_shape(input))
+    ishape = valid_region.static_shape(index)
+    x_shape = shape
+    if index._static is not None or not symbolic.same_shape(index._shape, region):
+        if not symbolic.same_shape(index._shape, region):
+            index = valid_region.narrow(index, region, what, static=tuple(ishape))
+        x_shape = list(shape)
+        x_shape[d] = shape[d] + 1  # the slot the index's invalid positions address
+        index = layout.fill_outside_valid(index, shape[d], what)
+    x = layout.fill_outside_valid(input, 0, what, x_shape)
+    out = _record(what, kind, [x, index, layout.fill_outside_valid(source, 0, what)],
+                  x_shape, d, attrs)
+    return _valid_of(what, out, valid, shape)
 
 
 def _dim(what, dim, rank):
@@ -186,7 +199,7 @@ def gather(input, dim, index):  # noqa: A002 - PyPTO's names
              for k, v in enumerate(index._shape)]
     out = _record(what, "gather", [layout.fill_outside_valid(input, 0, what),
                                    layout.fill_outside_valid(index, 0, what)], ishape, d)
-    return _valid_of(what, out, valid)
+    return _valid_of(what, out, valid, ishape)
 
 
 def index_select(input, dim, index):  # noqa: A002
@@ -208,7 +221,7 @@ def index_select(input, dim, index):  # noqa: A002
     valid[d] = index._shape[0]
     result = _record(what, "index_select", [layout.fill_outside_valid(input, 0, what),
                                             layout.fill_outside_valid(index, 0, what)], out, d)
-    return _valid_of(what, result, valid)
+    return _valid_of(what, result, valid, out)
 
 
 def getitem_gather(x, index):
@@ -291,11 +304,8 @@ def scatter(input, dim, index, src, *, reduce=None):  # noqa: A002
     region = [valid_region.smaller(v, src._shape[k]) for k, v in enumerate(index._shape)]
     region = [v if k == d else valid_region.smaller(v, input._shape[k])
               for k, v in enumerate(region)]
-    out = _record(what, "scatter", [layout.fill_outside_valid(input, 0, what),
-                                    _within(what, index, region),
-                                    layout.fill_outside_valid(src, 0, what)],
-                  shape, d, {"reduce": r})
-    return _valid_of(what, out, input._shape)
+    return _scatter_clipped(what, "scatter", input, d, index, region, src, input._shape,
+                            {"reduce": r})
 
 
 def scatter_(input, dim, index, src, *, reduce=None):  # noqa: A002
@@ -339,10 +349,7 @@ def _index_rows(what, kind, input, dim, index, source):
     region = [valid_region.smaller(index._shape[0], source._shape[d])]
     valid = [v if k == d else valid_region.smaller(v, source._shape[k])
              for k, v in enumerate(input._shape)]
-    out = _record(what, kind, [layout.fill_outside_valid(input, 0, what),
-                               _within(what, index, region),
-                               layout.fill_outside_valid(source, 0, what)], shape, d)
-    return _valid_of(what, out, valid)
+    return _scatter_clipped(what, kind, input, d, index, region, source, valid)
 
 
 def index_add(input, dim, index, source, *, alpha=1):  # noqa: A002

@@ -374,14 +374,18 @@ def _assemble(src, offsets, dst, what):
     b.write(dst, out, what)
 
 
-def fill_outside_valid(input, value, what="pypto.fillpad"):  # noqa: A002
-    """input at its static shape, valid everywhere: its valid region, and
-    `value` (a number of its dtype) outside it; input itself where all of it
-    is valid. (pypto.fillpad; the index ops' operands over a clipped view.)"""
-    if input._static is None:
+def fill_outside_valid(input, value, what="pypto.fillpad", shape=None):  # noqa: A002
+    """A tensor of `shape` (default: input's static shape), valid
+    everywhere: input's valid region at its origin, and `value` (a number
+    or SymbolicScalar of input's dtype) elsewhere; input itself where that
+    is all of it. (pypto.fillpad; the index ops' operands over a clipped
+    view.)"""
+    if shape is None:
+        shape = valid_region.static_shape(input)
+    if input._static is None and symbolic.same_shape(input._shape, shape):
         return input
-    out = primitives.full(tuple(input._static), value, input.dtype)
-    _assemble(input, [0] * len(input._static), out, what)
+    out = primitives.full(tuple(shape), value, input.dtype)
+    _assemble(input, [0] * len(shape), out, what)
     return out
 
 

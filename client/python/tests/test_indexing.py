@@ -353,8 +353,12 @@ def test_index_put_repeated_positions_combine_in_order(native, dtype, accumulate
     if accumulate:
         torch.testing.assert_close(want, x.clone().index_put_((i.long(), j.long()), v,
                                                               accumulate=True))
+    eager = x.clone()
     k(x, i, j, v)
     assert_same(x, want)
+    with pypto.debug.eager():  # the reference, in the same order
+        k(eager, i, j, v)
+    assert_same(eager, want)
 
 
 def test_index_put_broadcasts_values_and_leads_with_two_dim_indices(native):

@@ -104,6 +104,15 @@ def _index(what, index, name="index"):
                         f"DT_INT32 or DT_INT64")
 
 
+def _argument_position(index):
+    """index's parameter position when it is a kernel argument read as
+    passed, else None."""
+    p = index._param
+    if p is None or index._vid != p.initial:
+        return None
+    return next((k for k, q in enumerate(index._builder._params) if q is p), None)
+
+
 def check_argument(index, size, what, dim, wraps=False):
     """Records a launch check of `index` against [0, size) ([-size, size)
     where a negative index wraps) when it is a kernel argument read as
@@ -112,13 +121,10 @@ def check_argument(index, size, what, dim, wraps=False):
     where[locations.INDEX_CHECKS] (jit_function._launch runs them). A
     symbolic size (a dynamic dim, or an expression of them) is evaluated at
     each launch."""
-    p = index._param
-    b = index._builder
-    if p is None or index._vid != p.initial:
-        return
-    pos = next((k for k, q in enumerate(b._params) if q is p), None)
+    pos = _argument_position(index)
     if pos is None:
         return
+    b = index._builder
     checks = getattr(b, "index_checks", None)
     if checks is None:
         checks = b.index_checks = []
@@ -454,14 +460,6 @@ def index_put_(input, indices, values, accumulate=False):  # noqa: A002
     return input
 
 
-def _is_argument(index):
-    """Whether index is a kernel argument read as passed (check_argument
-    checks it at launch)."""
-    p = index._param
-    return p is not None and index._vid == p.initial and any(
-        q is p for q in index._builder._params)
-
-
 def _linear_position(indices, shape, bshape):
     """The rank-1 tensor of the positions sum(i_j * prod(shape[j+1:k])) over
     the indices' broadcast shape (row-major), each i_j wrapped (a negative
@@ -478,7 +476,7 @@ def _linear_position(indices, shape, bshape):
     for j, index in enumerate(indices):
         i = index if index.dtype == dtype else ops.cast(index, dtype)
         i = ops.where(ops.lt(i, 0), ops.add(i, shape[j]), i)
-        if not _is_argument(index):
+        if _argument_position(index) is None:  # not checked at launch
             inside = ops.logical_and(ops.ge(i, 0), ops.lt(i, shape[j]))
             ok = inside if ok is None else ops.logical_and(ok, inside)
         stride = math.prod(shape[j + 1:k])

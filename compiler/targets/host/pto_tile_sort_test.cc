@@ -184,4 +184,30 @@ TEST(PtoTileSortTest, AlongAnInnerDimWithStrides) {
   }
 }
 
+// MSortN: the tile [1, 1, 4, 8] over a buffer [3, 11] along dim 1 (padded:
+// K = 3), with run-time extents. Rows 1..2 (a tail of 2 of the tile's 4
+// rows) and positions 8..10 (3 of 8: the row ends at 11) are written; the
+// rest of the tile keeps what it held. A chunk that starts past the row's
+// end writes zeros.
+TEST(PtoTileSortTest, RunTimeExtentsWriteOnlyTheTail) {
+  const std::vector<float> gm = SpecialFloats(3 * 11, 16);
+  std::vector<int64_t> got(4 * 8, -1);
+  pto_tile::MSortN<float, 1, 1, 4, 8, 3, false>(got.data(), gm.data(), 0, 0, 1, 8, 33, 33, 11,
+                                                11, 1, 1, 2, 3);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<int64_t> want(11, -1);
+    if (r < 2) {
+      want = StablePositions(
+          std::vector<float>(gm.begin() + (1 + r) * 11, gm.begin() + (2 + r) * 11), false);
+    }
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_EQ(got[r * 8 + j], r < 2 && j < 3 ? want[8 + j] : -1) << r << " " << j;
+    }
+  }
+  std::vector<int64_t> past(8, -1);
+  pto_tile::MSortN<float, 1, 1, 1, 8, 3, true>(past.data(), gm.data(), 0, 0, 0, 16, 33, 33, 11,
+                                               11, 1, 1, 1, 5);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(past[j], j < 5 ? 0 : -1) << j;
+}
+
 }  // namespace

@@ -218,8 +218,10 @@ def rows():
         Row("topk(a, 8) values [4096,64] f32, dynamic rows", [F32], [(4096, 64)], (64, 64),
             lambda a: pypto.topk(a, 8)[0], lambda a: torch.topk(a, 8).values,
             out_shape=(4096, 8), dynamic=(0,)),
-        Row("argsort(a) [16,65536] f32, dynamic rows and length (torch.sort stable)", [F32],
-            [(16, 65536)], (1, 4096), lambda a: pypto.argsort(a),
+        # (Along a dynamic sorted dim the vec tile is the chunk of positions
+        # a task keeps: each row is sorted once per chunk.)
+        Row("argsort(a) [16,65536] f32, dynamic rows and length, tile 16384 (torch.sort stable)",
+            [F32], [(16, 65536)], (1, 16384), lambda a: pypto.argsort(a),
             lambda a: torch.sort(a, descending=True, stable=True)[1],
             out_shape=(16, 65536), out_dtype=pypto.DT_INT64, dynamic=(0, 1)),
         Row("uniform [1024,1024] f32 (torch.rand)", [F32], [N], (8, 1024),

@@ -110,12 +110,13 @@ absl::StatusOr<int> DenseGm(const TensorGraph& g, const LayoutPlan& layout, int 
 // positions, so each row is sorted once) where its INT64 positions fit the
 // UB, the other dims shrinking first; a longer k is cut into chunks, each
 // task sorting its rows again. Along a symbolic dim (`symbolic`) the tile
-// is kSymbolicSortChunk positions, whatever the probe's size.
+// is the vec_tile's, whatever the probe's size: a row longer than it is
+// sorted once per tile.
 std::vector<int64_t> SortTile(const std::vector<int64_t>& vec_tile,
                               const std::vector<int64_t>& space, int dim, bool symbolic,
                               int64_t ub_bytes) {
   std::vector<int64_t> tile = Clamped(vec_tile, space);
-  tile[dim] = symbolic ? std::min(space[dim], kSymbolicSortChunk) : space[dim];
+  if (!symbolic) tile[dim] = space[dim];
   const int64_t fit = std::max<int64_t>(1, ub_bytes / 8);
   for (;;) {
     if (Elements(tile) <= fit) return tile;
@@ -161,16 +162,6 @@ absl::Status AppendSort(const TensorGraph& g, const LayoutPlan& layout, int i, i
 }  // namespace
 
 bool IsIndexOp(const TensorOp& op) { return op.info->category == OpCategory::kIndex; }
-
-bool SortsASymbolicDim(const TensorGraph& g, const TensorOp& op) {
-  if (op.info->kind != "sort" || op.inputs.empty() || op.outputs.empty()) return false;
-  const SymShape& shape = g.values[op.outputs[0]].sym_shape;
-  auto it = op.attrs.find("dim");
-  if (it == op.attrs.end()) return false;
-  absl::StatusOr<int> dim =
-      NormalizeDim(std::get<int64_t>(it->second), static_cast<int>(shape.size()));
-  return dim.ok() && !shape[*dim].IsConstant();
-}
 
 absl::Status AppendIndexing(const TensorGraph& g, const LayoutPlan& layout, int i,
                             const std::vector<int>& gm_of_value, int64_t ub_bytes,

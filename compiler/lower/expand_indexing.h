@@ -39,16 +39,6 @@ namespace pto::compiler {
 
 bool IsIndexOp(const TensorOp& op);
 
-// The tile of a sort along its sorted dim when that dim of its result is
-// symbolic (an argsort of a run-time length): a static chunk of positions
-// (each task sorts its rows and keeps that chunk of them: a row longer than
-// it is sorted once per chunk). The probes count it as a tile size
-// (lower_symbolic.h).
-inline constexpr int64_t kSymbolicSortChunk = 4096;
-
-// Whether `op` is a sort whose result is symbolic along its sorted dim.
-bool SortsASymbolicDim(const TensorGraph& g, const TensorOp& op);
-
 // Appends the groups of index op `i` to `out`; `gm_of_value` maps a value
 // with a GM tensor to it (out->gm); `symbolic`: ExpandOptions::symbolic
 // (a probe lowering's symbolic dims, per value; empty: none).

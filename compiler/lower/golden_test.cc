@@ -757,8 +757,8 @@ TEST(GoldenTest, SortOps) {
 // The sort instruction over symbolic shapes: topk's 3 positions of each
 // row of a dynamic batch (the rows' buffer strides static; tails of the
 // batch on the generic function, MSortN) and an argsort along a symbolic
-// dim (its length a dynamic arg, the tile a chunk of kSymbolicSortChunk
-// positions, the row's stride a dynamic arg).
+// dim (its length and the row's stride a dynamic arg, the tile along it
+// the vec_tile's: each task sorts its rows and keeps 8 of the positions).
 TEST(GoldenTest, SymbolicSortOps) {
   testing::GraphBuilder b("sym_sort_ops");
   const SymExpr m = SymExpr::Symbol("m"), n = SymExpr::Symbol("n");

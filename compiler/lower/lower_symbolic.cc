@@ -11,7 +11,6 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/lower/build_execute_graph.h"
-#include "compiler/lower/expand_indexing.h"
 #include "compiler/lower/expand_to_tiles.h"
 #include "compiler/lower/partition_blocks.h"
 #include "compiler/lower/symbolic_rows.h"
@@ -259,8 +258,6 @@ absl::StatusOr<ProbeConstraints> ConstraintsOf(const TensorGraph& graph,
     // A matmul's L0 rows and columns and its K blocks too: a probe then has
     // full cube tiles (no tile is clamped to a symbolic M, N or K).
     std::vector<int64_t> sizes = op.vec_tile;
-    // A sort's chunk of positions along a symbolic sorted dim too.
-    if (SortsASymbolicDim(graph, op)) sizes.push_back(kSymbolicSortChunk);
     if (op.cube_tile.size() == 6) {
       for (int j : {0, 2, 3, 4}) {
         if (op.cube_tile[j] > 0) sizes.push_back(op.cube_tile[j]);

@@ -10,9 +10,13 @@ torch; -0.0 ties 0.0.
 
 Shapes may have dynamic dims, the sorted dim included: one compile serves
 every size (the instruction takes the rows' strides and length at run time).
-topk's k is an int known when tracing; along a dynamic sorted dim it is
-checked against the row length at launch (a ValueError naming the argument
-and its size).
+A task keeps the positions of one vector tile along the sorted dim (static:
+the whole dim where its INT64 positions fit the UB; dynamic: the vec tile's
+size along it) and sorts its rows for them: a row longer than that is
+sorted once per tile. topk's k is an int known when tracing; along a
+dynamic sorted dim it is checked against the row length at launch (a
+ValueError naming k and the size). A tensor with a valid region sorts its
+valid region; the result keeps the static shape beside it.
 """
 
 from . import dtypes, indexing

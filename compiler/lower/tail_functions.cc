@@ -70,10 +70,14 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     // the task's extents of its tiles), but address whole buffers along
     // their dim: an operand lowered at a bound (a dim that depends on a
     // loop index) along that dim is refused (its buffer's extent there is
-    // the bound); along the other dims it is a tail like any other.
+    // the bound); for MGATHER and MSORT, which read whole rows and write
+    // only the task's tile, along the other dims it is a tail like any
+    // other. MSCATTER writes a whole buffer: any such operand is refused.
     int index_dim = -1;
+    bool scatters = false;
     for (const TileInstr& in : group.body) {
       if (PtoAddressesWholeBuffer(in.op)) index_dim = in.index_dim;
+      scatters = scatters || in.op == PtoOpcode::kMScatter;
     }
     for (int op : index_dim >= 0 ? group.ops : std::vector<int>{}) {
       const TensorOp& t = flat.graph.ops[op];
@@ -82,10 +86,12 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
       for (int v : values) {
         auto it = flat.runtime_shape.find(v);
         if (it != flat.runtime_shape.end() &&
-            (index_dim >= static_cast<int>(it->second.size()) ||
+            (scatters || index_dim >= static_cast<int>(it->second.size()) ||
              !it->second[index_dim].IsConstant())) {
-          return RegionsUnimplemented(where, "a gather/scatter/sort along a dim whose extent "
-                                      "depends on a loop index");
+          return RegionsUnimplemented(
+              where, scatters ? "a scatter with an operand whose extent depends on a loop index"
+                              : "a gather/sort along a dim whose extent depends on a loop "
+                                "index");
         }
       }
     }

@@ -11,6 +11,9 @@
 // O(n) per row and stable by construction. A tile that needs only the first
 // few ranks of a longer row (topk's small k) takes a selection instead: one
 // pass keeping the smallest keys seen, one compare per key once it is full.
+// A tile that needs another part of the ranks of a long row (a chunk of
+// positions: each chunk's task sorts the row again) sorts only the keys
+// whose top bits can hold those ranks, when they are at most half the row.
 #ifndef PTO_TILE_SORT_H_
 #define PTO_TILE_SORT_H_
 
@@ -137,6 +140,47 @@ inline void Keep(K k, uint32_t i, int64_t need, K* best, uint32_t* best_idx, int
   best_idx[j] = i;
 }
 
+// Rows longer than this whose tile needs only some of their ranks (a
+// chunk of positions) sort only the keys that can hold those ranks.
+constexpr int64_t kFilterMin = 4096;
+// The top bits of a key that bucket it for that filter.
+constexpr int kFilterBits = 11;
+
+// The stable order of ranks [first, need) of the n keys key[i] (positions
+// idx[i] = i; key2/idx2 scratch of n each): one pass buckets the keys by
+// their top kFilterBits, a second keeps, in input order, the keys in the
+// buckets that hold those ranks, and only they are sorted. Returns where
+// the sorted positions are, and in *below how many keys rank before them
+// (rank r is then order[r - *below]); when the kept keys would be more than
+// half of the row, it sorts the whole row (*below 0).
+template <typename K>
+inline const uint32_t* SortRanks(K* key, uint32_t* idx, K* key2, uint32_t* idx2, int64_t n,
+                                 int64_t first, int64_t need, int64_t* below) {
+  *below = 0;
+  if (n < kFilterMin || first >= need || (first == 0 && need >= n)) {
+    return SortByKey(key, idx, key2, idx2, n);
+  }
+  constexpr int kShift = static_cast<int>(8 * sizeof(K)) - kFilterBits;
+  uint32_t count[1 << kFilterBits] = {};
+  for (int64_t i = 0; i < n; ++i) ++count[key[i] >> kShift];
+  int64_t lo = 0, before = 0;
+  while (before + count[lo] <= first) before += count[lo++];
+  int64_t hi = lo, through = before + count[lo];
+  while (through < need) through += count[++hi];
+  const int64_t m = through - before;
+  if (2 * m > n) return SortByKey(key, idx, key2, idx2, n);
+  int64_t t = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t b = static_cast<int64_t>(key[i] >> kShift);
+    if (b < lo || b > hi) continue;
+    key2[t] = key[i];
+    idx2[t] = idx[i];
+    ++t;
+  }
+  *below = before;
+  return SortByKey(key2, idx2, key, idx, m);
+}
+
 }  // namespace sort_internal
 
 // MSORT: for every row of the tile (its offsets o0..o3 plus its element
@@ -188,6 +232,7 @@ inline void MSortN(int64_t* __restrict dst, const T* __restrict src, int64_t o0,
           const T* row = src + IndexedRowBase<K>(o0, o1, o2, o3, i0, i1, i2, s0, s1, s2) +
                          (K == 3 ? 0 : i3);
           const uint32_t* order;
+          int64_t below = 0;  // the ranks before order[0]
           if (select) {
             int64_t m = 0;
             for (int64_t j = 0; j < n; ++j) {
@@ -202,12 +247,12 @@ inline void MSortN(int64_t* __restrict dst, const T* __restrict src, int64_t o0,
               key[j] = Desc ? static_cast<Key>(~k) : k;
               idx[j] = static_cast<uint32_t>(j);
             }
-            order = sort_internal::SortByKey(key, idx, key + n, idx + n, n);
+            order = sort_internal::SortRanks(key, idx, key + n, idx + n, n, ok, need, &below);
           }
           int64_t* out = dst + i0 * kT0 + i1 * kT1 + i2 * kT2 + i3;
           for (int64_t j = 0; j < xk; ++j) {
             const int64_t r = ok + j;
-            out[j * kTk] = r < n ? static_cast<int64_t>(order[r]) : 0;
+            out[j * kTk] = r < n ? static_cast<int64_t>(order[r - below]) : 0;
           }
         }
       }

@@ -106,6 +106,28 @@ TEST(PtoTileSortTest, ALaterChunkOfPositions) {
   CheckRow<float, 7>(SpecialFloats(20, 9), false, 13);
 }
 
+// Chunks of the ranks of long rows: the filter by the keys' top bits (a
+// chunk in the middle, at the start, at the end; 64-bit keys; both ways),
+// and rows whose keys share their top bits (the whole row sorted instead).
+TEST(PtoTileSortTest, ChunksOfALongRowSortOnlyTheirKeys) {
+  for (bool descending : {false, true}) {
+    const std::vector<float> row = SpecialFloats(20000, 17);
+    CheckRow<float, 500>(row, descending, 3000);
+    CheckRow<float, 4096>(row, descending, 0);
+    CheckRow<float, 4096>(row, descending, 15904);  // the last 4096
+    std::vector<float> narrow(9000);                 // every key in a few buckets
+    for (size_t i = 0; i < narrow.size(); ++i) narrow[i] = 1.0f + (i * 7919 % 1000) * 1e-4f;
+    CheckRow<float, 1000>(narrow, descending, 4000);
+    CheckRow<float, 1000>(std::vector<float>(9000, 3.0f), descending, 2000);  // all tied
+    std::vector<int64_t> wide(12000);
+    for (size_t i = 0; i < wide.size(); ++i) {
+      wide[i] = static_cast<int64_t>((i * 2654435761u) % 100003) * (int64_t{1} << 40) -
+                (int64_t{1} << 61);
+    }
+    CheckRow<int64_t, 777>(wide, descending, 5000);
+  }
+}
+
 // The first few ranks of a longer row: the selection (ties, NaN, -0.0;
 // 32-bit and 64-bit keys; a chunk after the first; the largest need).
 TEST(PtoTileSortTest, TheFirstRanksOfALongRowBySelection) {

@@ -43,8 +43,11 @@ class Row:
     """One pattern: pypto's body and torch's, over inputs of `shapes`/`dtypes`."""
 
     def __init__(self, name, dtypes, shapes, tile, body, torch_body, out_shape=None,
-                 out_dtype=None, index=None, compare=True):
+                 out_dtype=None, index=None, compare=True, dynamic=()):
         self.name, self.dtypes, self.shapes, self.tile = name, dtypes, shapes, tile
+        # Dims declared pypto.DYNAMIC in every tensor parameter (a kernel
+        # with dynamic dims; the others static); () : shapes from the arguments.
+        self.dynamic = tuple(dynamic)
         self.body, self.torch_body = body, torch_body
         # {input position: the bound of its values}: an index input, drawn
         # uniformly from [0, bound) (the others from [-2, 2)).
@@ -55,11 +58,19 @@ class Row:
 
     def kernel(self):
         # One parameter per input (pypto binds arguments by the signature).
-        params = ", ".join(f"a{i}: T(dtypes[{i}])" for i in range(len(self.dtypes)))
+        params = ", ".join(f"a{i}: T(dtypes[{i}], shapes[{i}])" for i in range(len(self.dtypes)))
         names = ", ".join(f"a{i}" for i in range(len(self.dtypes)))
-        scope = {"T": kernels.T, "dtypes": self.dtypes, "pypto": pypto, "body": self.body,
-                 "tile": self.tile, "out_dtype": self.out_dtype}
-        exec(f"def sweep_kernel({params}, out: T(out_dtype)):\n"  # noqa: S102
+
+        def annotation(dtype, shape):
+            if not self.dynamic:
+                return kernels.T(dtype)
+            return pypto.Tensor([pypto.DYNAMIC if d in self.dynamic else n
+                                 for d, n in enumerate(shape)], dtype)
+
+        scope = {"T": annotation, "dtypes": self.dtypes, "shapes": self.shapes, "pypto": pypto,
+                 "body": self.body, "tile": self.tile, "out_dtype": self.out_dtype,
+                 "out_shape": self.out_shape}
+        exec(f"def sweep_kernel({params}, out: T(out_dtype, out_shape)):\n"  # noqa: S102
              f"    pypto.set_vec_tile_shapes(*tile)\n"
              f"    out[{'...' if self.out_shape == () else ':'}] = body({names})\n", scope)
         return pypto.jit(scope["sweep_kernel"])
@@ -203,6 +214,16 @@ def rows():
             lambda a: pypto.argsort(a),
             lambda a: torch.sort(a, descending=True, stable=True)[1],
             out_shape=(16, 65536), out_dtype=pypto.DT_INT64),
+        # The same in kernels with dynamic dims (one compile for every size).
+        Row("topk(a, 8) values [4096,64] f32, dynamic rows", [F32], [(4096, 64)], (64, 64),
+            lambda a: pypto.topk(a, 8)[0], lambda a: torch.topk(a, 8).values,
+            out_shape=(4096, 8), dynamic=(0,)),
+        # (Along a dynamic sorted dim the vec tile is the chunk of positions
+        # a task keeps: each row is sorted once per chunk.)
+        Row("argsort(a) [16,65536] f32, dynamic rows and length, tile 16384 (torch.sort stable)",
+            [F32], [(16, 65536)], (1, 16384), lambda a: pypto.argsort(a),
+            lambda a: torch.sort(a, descending=True, stable=True)[1],
+            out_shape=(16, 65536), out_dtype=pypto.DT_INT64, dynamic=(0, 1)),
         Row("uniform [1024,1024] f32 (torch.rand)", [F32], [N], (8, 1024),
             lambda a: pypto.uniform(list(N), 1, 0), lambda a: torch.rand(N), compare=False),
         Row("normal [1024,1024] f32 (torch.randn)", [F32], [N], (8, 1024),

@@ -128,9 +128,10 @@ struct TileInstr {
   // last source) replaces when they address `gm` (the buffer has the
   // space's rank); -1 for every other instruction.
   int index_dim = -1;
-  // MGATHER/MSCATTER of a buffer whose extent along index_dim depends on
-  // symbols: the dynamic arg holding that extent (args[rank + k], the bound
-  // of a valid index); -1: the buffer's static extent.
+  // MGATHER/MSCATTER/MSORT of a buffer whose extent along index_dim depends
+  // on symbols: the dynamic arg holding that extent (args[rank + k], the
+  // bound of a valid index; MSORT: its rows' length); -1: the buffer's
+  // static extent.
   int extent_dynamic = -1;
   // MSCATTER: how a value meets the element it lands on.
   ScatterReduce scatter = ScatterReduce::kNone;

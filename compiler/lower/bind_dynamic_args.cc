@@ -49,7 +49,7 @@ absl::StatusOr<std::optional<SymExpr>> CubeK(const TensorOp& op,
 }
 
 // TemplateAccess.stride_arg of `t`'s accesses (one per TLOAD/TSTORE and
-// MGATHER/MSCATTER of `group`, in order: ExpandAccessesOf) from
+// MGATHER/MSCATTER/MSORT of `group`, in order: ExpandAccessesOf) from
 // TileInstr::stride_dynamic. A
 // load through a reshape also declares the shape it reads the buffer as
 // (TemplateAccess.view_shape): its strides are that shape's, one per view
@@ -210,17 +210,11 @@ absl::Status BindDynamicArgs(const FlatGraph& flat, TileGraph* tile, BlockGraph*
       }
       in.stride_dynamic = std::move(dims);
     }
-    // MGATHER/MSCATTER of a buffer with a symbolic extent along the indexed
-    // dim: that extent (the bound of a valid index) is one more dynamic arg.
+    // MGATHER/MSCATTER/MSORT of a buffer with a symbolic extent along the
+    // indexed dim: that extent (the bound of a valid index; MSORT: the
+    // length of the rows it sorts) is one more dynamic arg.
     for (TileInstr& in : group.body) {
-      if (in.op == PtoOpcode::kMSort && !in.stride_dynamic.empty()) {
-        return absl::UnimplementedError(absl::StrCat(
-            flat.labels[group.ops.front()], ": op 'sort' needs its input's shape static (the "
-            "sort instruction reads whole rows of a buffer with compile-time strides)"));
-      }
-      if ((in.op != PtoOpcode::kMGather && in.op != PtoOpcode::kMScatter) || in.gm < 0) {
-        continue;
-      }
+      if (!PtoAddressesWholeBuffer(in.op) || in.gm < 0) continue;
       const int b = tile->gm[in.gm].buffer;
       const auto& dims = execute->buffers(b).shape().dims();
       if (in.index_dim < 0 || in.index_dim >= dims.size()) {

@@ -8,9 +8,9 @@
 // symbols (a parameter with a symbolic inner dim) is one more dynamic arg of
 // the functions accessing that buffer (TileInstr::stride_dynamic), declared
 // per access in the template (TemplateAccess.stride_arg) so that the runtime
-// checks it against the buffer's shape at launch (MGATHER/MSCATTER too, whose
-// buffer's extent along the indexed dim is one more dynamic arg when it
-// depends on symbols: TileInstr::extent_dynamic); a load through a reshape
+// checks it against the buffer's shape at launch (MGATHER/MSCATTER/MSORT
+// too, whose buffer's extent along the indexed dim is one more dynamic arg
+// when it depends on symbols: TileInstr::extent_dynamic); a load through a reshape
 // of a tensor with symbolic dims reads the buffer as the reshape's shape,
 // its strides that shape's (TileInstr::sym_view_shape), so a matmul of
 // x.reshape(B*S, H) over a symbolic S compiles once. A scalar operand over

@@ -109,11 +109,14 @@ absl::StatusOr<int> DenseGm(const TensorGraph& g, const LayoutPlan& layout, int 
 // sort over its result's space: a tile spans the whole of dim (all k
 // positions, so each row is sorted once) where its INT64 positions fit the
 // UB, the other dims shrinking first; a longer k is cut into chunks, each
-// task sorting its rows again.
+// task sorting its rows again. Along a symbolic dim (`symbolic`) the tile
+// is the vec_tile's, whatever the probe's size: a row longer than it is
+// sorted once per tile.
 std::vector<int64_t> SortTile(const std::vector<int64_t>& vec_tile,
-                              const std::vector<int64_t>& space, int dim, int64_t ub_bytes) {
+                              const std::vector<int64_t>& space, int dim, bool symbolic,
+                              int64_t ub_bytes) {
   std::vector<int64_t> tile = Clamped(vec_tile, space);
-  tile[dim] = space[dim];
+  if (!symbolic) tile[dim] = space[dim];
   const int64_t fit = std::max<int64_t>(1, ub_bytes / 8);
   for (;;) {
     if (Elements(tile) <= fit) return tile;
@@ -129,7 +132,8 @@ std::vector<int64_t> SortTile(const std::vector<int64_t>& vec_tile,
 }
 
 absl::Status AppendSort(const TensorGraph& g, const LayoutPlan& layout, int i, int dim,
-                        const std::vector<int>& gm_of_value, int64_t ub_bytes, TileGraph* out) {
+                        const std::vector<int>& gm_of_value, int64_t ub_bytes,
+                        const std::vector<std::vector<bool>>& symbolic, TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const int x = op.inputs[0], result = op.outputs[0];
   const int rank = static_cast<int>(g.values[x].shape.size());
@@ -138,7 +142,10 @@ absl::Status AppendSort(const TensorGraph& g, const LayoutPlan& layout, int i, i
   TileGroup grp;
   grp.ops = {i};
   grp.space = g.values[result].shape;
-  grp.tile = SortTile(op.vec_tile, grp.space, dim, ub_bytes);
+  const bool symbolic_dim = result < static_cast<int>(symbolic.size()) &&
+                            dim < static_cast<int>(symbolic[result].size()) &&
+                            symbolic[result][dim];
+  grp.tile = SortTile(op.vec_tile, grp.space, dim, symbolic_dim, ub_bytes);
   TileInstr sort = MakeInstr(PtoOpcode::kMSort, 0, {}, pto::v1::DT_INT64);
   sort.gm = *src;
   sort.index_dim = dim;
@@ -158,7 +165,7 @@ bool IsIndexOp(const TensorOp& op) { return op.info->category == OpCategory::kIn
 
 absl::Status AppendIndexing(const TensorGraph& g, const LayoutPlan& layout, int i,
                             const std::vector<int>& gm_of_value, int64_t ub_bytes,
-                            TileGraph* out) {
+                            const std::vector<std::vector<bool>>& symbolic, TileGraph* out) {
   const TensorOp& op = g.ops[i];
   const std::string& kind = op.info->kind;
   const int x = op.inputs[0], result = op.outputs[0];
@@ -169,7 +176,9 @@ absl::Status AppendIndexing(const TensorGraph& g, const LayoutPlan& layout, int 
     return absl::InternalError(absl::StrCat("op #", i, " ", Quote(kind),
                                             ": its result has no GM tensor"));
   }
-  if (kind == "sort") return AppendSort(g, layout, i, *dim, gm_of_value, ub_bytes, out);
+  if (kind == "sort") {
+    return AppendSort(g, layout, i, *dim, gm_of_value, ub_bytes, symbolic, out);
+  }
   const int index = op.inputs[1];
   const bool one_d = g.values[index].shape.size() == 1 && kind != "gather" &&
                      kind != "scatter";

@@ -240,15 +240,26 @@ TEST(ExpandIndexingTest, SortRulesAreClearErrors) {
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->dtype, pto::v1::DT_INT64);
   EXPECT_EQ(ok->shape, ToSymShape({3, 6}));
-  EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 1, 0).status().message(),
-              HasSubstr("attrs[\"k\"]: 0 is out of range [1, 6] for dim 1"));
+  absl::StatusOr<SymValueType> all = sort(T(DT_FP32, {4, 6}), 1, 0);  // k 0: all of it
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->shape, ToSymShape({4, 6}));
+  EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 1, -1).status().message(),
+              HasSubstr("attrs[\"k\"]: -1 is out of range [0, 6] for dim 1"));
   EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 1, 7).status().message(),
-              HasSubstr("out of range [1, 6]"));
+              HasSubstr("out of range [0, 6]"));
   EXPECT_THAT(sort(T(DT_FP32, {4, 6}), 2, 1).status().message(), HasSubstr("out of range"));
   EXPECT_THAT(sort(T(pto::v1::DT_BOOL, {4, 6}), 1, 2).status().message(),
               HasSubstr("sort takes numbers, not DT_BOOL"));
-  EXPECT_THAT(sort({DT_FP32, {SymExpr(4), SymExpr::Symbol("n")}}, 1, 2).status().message(),
-              HasSubstr("sort needs a static size along dim 1"));
+  // Along a symbolic dim: k positions (checked at launch), or all of them.
+  const SymExpr n = SymExpr::Symbol("n");
+  absl::StatusOr<SymValueType> top = sort({DT_FP32, {SymExpr(4), n}}, 1, 2);
+  ASSERT_TRUE(top.ok()) << top.status();
+  EXPECT_EQ(top->shape, ToSymShape({4, 2}));
+  absl::StatusOr<SymValueType> order = sort({DT_FP32, {SymExpr(4), n}}, 1, 0);
+  ASSERT_TRUE(order.ok()) << order.status();
+  EXPECT_EQ(order->shape, (SymShape{SymExpr(4), n}));
+  EXPECT_THAT(sort({DT_FP32, {SymExpr(4), n}}, 1, -2).status().message(),
+              HasSubstr("-2 is out of range [0, n]"));
 }
 
 }  // namespace

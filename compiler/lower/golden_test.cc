@@ -754,5 +754,24 @@ TEST(GoldenTest, SortOps) {
   CheckGoldens(b.Build(), "sort_ops", {"tile", "execute", "pto", "cpp"});
 }
 
+// The sort instruction over symbolic shapes: topk's 3 positions of each
+// row of a dynamic batch (the rows' buffer strides static; tails of the
+// batch on the generic function, MSortN) and an argsort along a symbolic
+// dim (its length and the row's stride a dynamic arg, the tile along it
+// the vec_tile's: each task sorts its rows and keeps 8 of the positions).
+TEST(GoldenTest, SymbolicSortOps) {
+  testing::GraphBuilder b("sym_sort_ops");
+  const SymExpr m = SymExpr::Symbol("m"), n = SymExpr::Symbol("n");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {m, SymExpr(10)});
+  const uint32_t top = b.Sort(x, -1, 3, true, {4, 8});
+  const uint32_t values = b.Op("gather", {x, top}, {4, 8}, 1, false);
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+  b.Output("values", values);
+  b.Output("indices", top);
+  const uint32_t y = b.SymInput("y", pto::v1::DT_FP16, {SymExpr(4), n});
+  b.Output("order", b.Sort(y, 1, 0, false, {2, 8}));
+  CheckGoldens(b.Build(), "sym_sort_ops", {"tile", "execute", "pto", "cpp"});
+}
+
 }  // namespace
 }  // namespace pto::compiler

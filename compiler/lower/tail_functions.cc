@@ -66,21 +66,32 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     }
     bool any = false;
     for (const auto& e : extent) any = any || e.has_value();
-    // MGATHER/MSCATTER run their tails on the generic function (only the
-    // task's extents of its tiles), but address whole buffers: an operand
-    // lowered at a bound (a dim that depends on a loop index) is refused.
-    bool indexed = false;
+    // MGATHER/MSCATTER/MSORT run their tails on the generic function (only
+    // the task's extents of its tiles), but address whole buffers along
+    // their dim: an operand lowered at a bound (a dim that depends on a
+    // loop index) along that dim is refused (its buffer's extent there is
+    // the bound); for MGATHER and MSORT, which read whole rows and write
+    // only the task's tile, along the other dims it is a tail like any
+    // other. MSCATTER writes a whole buffer: any such operand is refused.
+    int index_dim = -1;
+    bool scatters = false;
     for (const TileInstr& in : group.body) {
-      indexed = indexed || PtoAddressesWholeBuffer(in.op);
+      if (PtoAddressesWholeBuffer(in.op)) index_dim = in.index_dim;
+      scatters = scatters || in.op == PtoOpcode::kMScatter;
     }
-    for (int op : indexed ? group.ops : std::vector<int>{}) {
+    for (int op : index_dim >= 0 ? group.ops : std::vector<int>{}) {
       const TensorOp& t = flat.graph.ops[op];
       std::vector<int> values = t.outputs;
       values.insert(values.end(), t.inputs.begin(), t.inputs.end());
       for (int v : values) {
-        if (flat.runtime_shape.count(v) > 0) {
-          return RegionsUnimplemented(where, "a gather/scatter over a dim whose extent "
-                                      "depends on a loop index");
+        auto it = flat.runtime_shape.find(v);
+        if (it != flat.runtime_shape.end() &&
+            (scatters || index_dim >= static_cast<int>(it->second.size()) ||
+             !it->second[index_dim].IsConstant())) {
+          return RegionsUnimplemented(
+              where, scatters ? "a scatter with an operand whose extent depends on a loop index"
+                              : "a gather/sort along a dim whose extent depends on a loop "
+                                "index");
         }
       }
     }
@@ -93,9 +104,6 @@ absl::Status AddTailFunctions(const FlatGraph& flat, TileGraph* tile, BlockGraph
     }
     if (!any) continue;
     for (const TileInstr& in : group.body) {
-      if (in.op == PtoOpcode::kMSort) {  // MSort has no form over a task's extents
-        return RegionsUnimplemented(where, "a sort over a dim whose extent is symbolic");
-      }
       const bool rows = !group.ub_rows.empty() && extent[rank - 1].has_value();
       // (The accumulating form's tiles along its dim fold in order, tails
       // padded with the identity: any extent works.)

@@ -10,10 +10,12 @@
 // cube function (m and n from the args, tiles sized at the bounds). A
 // reduction over a dim whose extent depends on a loop index takes the
 // accumulating form (ExpandOptions::symbolic); any other reduction over
-// such a dim, or a gather/scatter with an operand that has one, is
-// UNIMPLEMENTED naming the op. A gather/scatter over a parameter's symbolic
-// dim runs its tails on the generic function (MGATHER/MSCATTER over the
-// task's extents only).
+// such a dim, a scatter with an operand that has one, or a gather/sort
+// with an operand that has one along the dim it indexes or sorts, is
+// UNIMPLEMENTED naming the op (a gather's or sort's other dims take it as
+// a tail like any other). A gather/scatter/sort over a parameter's
+// symbolic dim runs its tails on the generic function (MGATHER/MSCATTER/
+// MSORT over the task's extents only).
 #ifndef PTO_COMPILER_LOWER_TAIL_FUNCTIONS_H_
 #define PTO_COMPILER_LOWER_TAIL_FUNCTIONS_H_
 

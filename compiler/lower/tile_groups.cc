@@ -118,7 +118,8 @@ absl::Status TileGroups(TilingState* s) {
     }
     if (IsIndexOp(g.ops[ops.front()])) {
       if (absl::Status st = AppendIndexing(g, *s->layout, ops.front(), gm_of_value,
-                                          s->options.memory.ub_bytes, &s->out);
+                                          s->options.memory.ub_bytes, s->options.symbolic,
+                                          &s->out);
           !st.ok()) {
         return st;
       }

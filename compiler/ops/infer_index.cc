@@ -31,7 +31,9 @@ bool NoLarger(const SymExpr& a, const SymExpr& b) {
   return x && y && *x <= *y;
 }
 
-// sort: x with dim's size k (1 <= k <= that size), INT64.
+// sort: x with dim's size k (1 <= k <= that size; k 0: all of it), INT64.
+// Along a symbolic dim a k >= 1 cannot be checked here: the front end
+// checks it at launch (past a row's end the positions are 0).
 absl::StatusOr<SymValueType> SortResult(const SymValueType& x, const InferAttrs& attrs) {
   const int rank = static_cast<int>(x.shape.size());
   absl::StatusOr<int> d = NormalizeDim(attrs.dim, rank);
@@ -40,16 +42,13 @@ absl::StatusOr<SymValueType> SortResult(const SymValueType& x, const InferAttrs&
     return Bad(absl::StrCat("input 0 is ", TypeOf(x), "; sort takes numbers, not DT_BOOL"));
   }
   std::optional<int64_t> n = x.shape[*d].AsConstant();
-  if (!n) {
-    return Bad(absl::StrCat("input 0 is ", TypeOf(x), ": sort needs a static size along dim ",
-                            *d));
-  }
-  if (attrs.k < 1 || attrs.k > *n) {
-    return Bad(absl::StrCat("attrs[\"k\"]: ", attrs.k, " is out of range [1, ", *n,
-                            "] for dim ", *d, " of ", TypeOf(x)));
+  if (attrs.k < 0 || (n && attrs.k > *n)) {
+    return Bad(absl::StrCat("attrs[\"k\"]: ", attrs.k, " is out of range [0, ",
+                            n ? absl::StrCat(*n) : x.shape[*d].ToString(), "] for dim ", *d,
+                            " of ", TypeOf(x), " (0: all of it)"));
   }
   SymValueType out{pto::v1::DT_INT64, x.shape};
-  out.shape[*d] = SymExpr(attrs.k);
+  if (attrs.k > 0) out.shape[*d] = SymExpr(attrs.k);
   return out;
 }
 

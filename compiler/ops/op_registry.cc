@@ -96,8 +96,9 @@ std::vector<OpInfo> LayoutOps() {
 //   sort(x): the positions (INT64) that sort x along dim, stable (ties in
 //     input order), NaN the largest (first with attr "descending", last
 //     without; NaNs and -0.0/0.0 tie), cut to the first "k" (1 <= k <=
-//     x's size along dim): out is x with dim's size k (argsort: k the
-//     size; topk: gather x through it). Its MSORT reads whole rows of x.
+//     x's size along dim; 0: all of them): out is x with dim's size k
+//     (argsort: k 0 or the size; topk: gather x through it). Its MSORT
+//     reads whole rows of x; x's size along dim may be symbolic.
 // scatter's, index_copy's and index_add's writes land tile by tile (the
 // tiles of their space in row-major order, each tile's elements in
 // row-major order; with tiles spanning whole rows, the index's row-major

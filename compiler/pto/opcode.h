@@ -151,7 +151,8 @@ bool PtoHasRowsForm(PtoOpcode op);
 // Whether the instruction addresses a whole GM buffer by data rather than
 // through its task's region: MGATHER, MSCATTER (through an index tile) and
 // MSORT (whole rows along its dim). They take the plain host form (whole
-// tiles, every other operand in UB) and static shapes only.
+// tiles, every other operand in UB); the buffer's strides and its extent
+// along the dim may be run-time values.
 bool PtoAddressesWholeBuffer(PtoOpcode op);
 
 }  // namespace pto::compiler

@@ -71,7 +71,7 @@ struct PtoInstr {
   pto::v1::DataType dtype = pto::v1::DT_FP32;  // dst tile's element type
   std::vector<int> stride_dynamic;  // TileInstr::stride_dynamic
   int index_dim = -1;               // TileInstr::index_dim (MGATHER, MSCATTER, MSORT)
-  int extent_dynamic = -1;          // TileInstr::extent_dynamic (MGATHER, MSCATTER)
+  int extent_dynamic = -1;          // TileInstr::extent_dynamic (MGATHER, MSCATTER, MSORT)
   ScatterReduce scatter = ScatterReduce::kNone;  // MSCATTER
   bool descending = false;                       // MSORT
 };

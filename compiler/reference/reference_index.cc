@@ -39,7 +39,7 @@ int64_t Flat(const std::vector<int64_t>& c, const std::vector<int64_t>& strides)
 }
 
 // sort: along dim, the positions of the stable sort (NaN the largest,
-// -0.0 tying 0.0 as == does), the first k of them; exact (bound 0).
+// -0.0 tying 0.0 as == does), the first k of them (k 0: all); exact (bound 0).
 absl::Status EvaluateSort(const pto::v1::Op& op, const std::string& where, const RefTensor& x,
                           int64_t dim, RefTensor* out) {
   auto k_attr = op.attrs().find("k");
@@ -51,10 +51,11 @@ absl::Status EvaluateSort(const pto::v1::Op& op, const std::string& where, const
   if (auto it = op.attrs().find("descending"); it != op.attrs().end()) {
     descending = it->second.b();
   }
-  const int64_t n = x.shape[dim], k = k_attr->second.i();
+  const int64_t n = x.shape[dim], k = k_attr->second.i() == 0 ? n : k_attr->second.i();
   if (k < 1 || k > n) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: k %d is out of range [1, %d] for dim %d", where, k, n, dim));
+        "reference: %s: k %d is out of range [1, %d] for dim %d (0: all of it)", where, k, n,
+        dim));
   }
   const int64_t count = Count(out->shape);
   out->data.assign(count, 0.0);

@@ -22,6 +22,7 @@ shape (valid_region.py; see _clipped below); the other ops refuse them.
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -133,6 +134,29 @@ def check_argument(index, size, what, dim, wraps=False):
     checks.append((pos, size, what, int(dim), bool(wraps)))
 
 
+class SizeCheck(NamedTuple):
+    """A launch check that a dim's size (an expression of the launch's
+    symbols) is at least `least`, the value of `name` (topk's k along a
+    dynamic dim), recorded with the index checks (check_size_at_least)."""
+    size: object
+    least: int
+    name: str
+    what: str
+    dim: int
+
+
+def check_size_at_least(t, size, least, name, what, dim):
+    """Records a launch check that `size` (dim `dim` of t: an int or a
+    symbolic scalar, evaluated at each launch) is at least `least` (the
+    value of argument `name`): a ValueError before the kernel runs
+    otherwise."""
+    b = t._builder
+    checks = getattr(b, "index_checks", None)
+    if checks is None:
+        checks = b.index_checks = []
+    checks.append(SizeCheck(size, int(least), name, what, int(dim)))
+
+
 def launch_symbols(graph, run_args):
     """{symbol: size} of a launch: each plain-symbol dim of a parameter
     (graph: the kernel's pto.v1.Graph) bound to its argument's size there
@@ -151,11 +175,22 @@ def launch_symbols(graph, run_args):
 
 def check_indices(checks, run_args, names, graph=None):
     """IndexError for the first index argument with an element outside its
-    range (checks: where[locations.INDEX_CHECKS]; run_args: the kernel's
-    arrays, one per tensor parameter; graph: the kernel's graph, which binds
-    the symbols of a symbolic size)."""
+    range, ValueError for the first SizeCheck that fails (checks:
+    where[locations.INDEX_CHECKS]; run_args: the kernel's arrays, one per
+    tensor parameter; graph: the kernel's graph, which binds the symbols of
+    a symbolic size)."""
     bound = None
-    for pos, size, what, dim, wraps in checks:
+    for check in checks:
+        if isinstance(check, SizeCheck):
+            if bound is None:
+                bound = launch_symbols(graph, run_args)
+            size = symbolic.value_at(check.size, bound)
+            if size < check.least:
+                raise ValueError(
+                    f"{check.what}: {check.name} {check.least} is out of range [1, {size}] "
+                    f"for dim {check.dim} (its size {check.size} is {size} at this launch)")
+            continue
+        pos, size, what, dim, wraps = check
         a = run_args[pos]
         if a.size == 0:
             continue
@@ -206,6 +241,16 @@ def gather(input, dim, index):  # noqa: A002 - PyPTO's names
     out = _record(what, "gather", [layout.fill_outside_valid(input, 0, what),
                                    layout.fill_outside_valid(index, 0, what)], ishape, d)
     return _valid_of(what, out, valid, ishape)
+
+
+def take_along(input, dim, positions, what):
+    """gather(input, dim, positions) for positions the kernel computed
+    along dim (topk's, from the sort op: in range by construction), input
+    and positions with the same valid region in the other dims, the result
+    with positions' static shape beside it."""
+    return input._builder.add_op("gather", [input, positions], input.dtype,
+                                 tuple(positions._shape), {"dim": int(dim)}, what,
+                                 static=positions._static)
 
 
 def index_select(input, dim, index):  # noqa: A002

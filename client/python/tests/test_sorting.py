@@ -1,8 +1,8 @@
 """pypto.topk, Tensor.topk and pypto.argsort (sorting.py) run through
 compiled kernels and compared with torch: values bit for bit, indices as
-torch's stable sort gives them (ties in input order, NaN largest). Static
-shapes take the sort instruction (MSORT), rows of any length; a kernel with
-dynamic dims the composed form (test_topk_over_a_dynamic_batch_dim)."""
+torch's stable sort gives them (ties in input order, NaN largest), through
+the sort instruction (MSORT), rows of any length; kernels with dynamic dims
+in test_sort_dynamic.py."""
 
 import pytest
 import torch
@@ -182,27 +182,6 @@ def test_topk_algo_is_accepted(native):
     got = run([lambda t: t.topk(2, dim=-1, largest=False)[1]], [x],
               [torch.zeros(3, 2, dtype=torch.int64)])
     same_values(got[0], torch.topk(x, 2, largest=False).indices)
-
-
-def test_a_dynamic_sorted_dim_is_a_clear_error():
-    @pypto.jit
-    def k(x: pypto.Tensor([3, "n"], pypto.DT_FP32), out: ANY):
-        pypto.set_vec_tile_shapes(4, 16)
-        out[:] = pypto.argsort(x)
-
-    with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 .* is dynamic"):
-        k(torch.zeros(3, 8), torch.zeros(3, 8, dtype=torch.int64))
-
-
-def test_a_sorted_dim_past_4096_with_dynamic_dims_is_a_clear_error():
-    @pypto.jit
-    def k(x: pypto.Tensor(["b", 4097], pypto.DT_FP32), out: ANY):
-        pypto.set_vec_tile_shapes(4, 16)
-        out[:] = pypto.argsort(x)
-
-    with pytest.raises(ValueError, match=r"pypto.argsort: the sorted dim 1 of shape .* is "
-                                         r"longer than 4096; in a kernel with dynamic dims"):
-        k(torch.zeros(2, 4097), torch.zeros(2, 4097, dtype=torch.int64))
 
 
 def long_rows(rows, n, seed):

@@ -88,8 +88,8 @@ absl::StatusOr<std::string> IndexedCall(const PtoProgram& p, const PtoFunction& 
       absl::StrJoin(offsets, ", "), ", ", strides[0], ", ", strides[1], ", ", strides[2], ", ",
       n, fn.runtime_extents ? absl::StrCat(", ", absl::StrJoin(extents, ", ")) : "", ");\n");
   const char* form = fn.runtime_extents ? "N<" : "<";
-  if (in.op == PtoOpcode::kMSort) {  // whole tiles of a static buffer (bind_dynamic_args)
-    return absl::StrCat("pto_tile::MSort<", type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
+  if (in.op == PtoOpcode::kMSort) {
+    return absl::StrCat("pto_tile::MSort", form, type, ", ", absl::StrJoin(tile4, ", "), ", ", k,
                         ", ", in.descending ? "true" : "false", ">(t", in.dst,
                         ", static_cast<const ", type, "*>(buffers[", in.buffer, "]), ", tail);
   }

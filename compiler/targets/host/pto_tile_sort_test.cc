@@ -106,6 +106,28 @@ TEST(PtoTileSortTest, ALaterChunkOfPositions) {
   CheckRow<float, 7>(SpecialFloats(20, 9), false, 13);
 }
 
+// Chunks of the ranks of long rows: the filter by the keys' top bits (a
+// chunk in the middle, at the start, at the end; 64-bit keys; both ways),
+// and rows whose keys share their top bits (the whole row sorted instead).
+TEST(PtoTileSortTest, ChunksOfALongRowSortOnlyTheirKeys) {
+  for (bool descending : {false, true}) {
+    const std::vector<float> row = SpecialFloats(20000, 17);
+    CheckRow<float, 500>(row, descending, 3000);
+    CheckRow<float, 4096>(row, descending, 0);
+    CheckRow<float, 4096>(row, descending, 15904);  // the last 4096
+    std::vector<float> narrow(9000);                 // every key in a few buckets
+    for (size_t i = 0; i < narrow.size(); ++i) narrow[i] = 1.0f + (i * 7919 % 1000) * 1e-4f;
+    CheckRow<float, 1000>(narrow, descending, 4000);
+    CheckRow<float, 1000>(std::vector<float>(9000, 3.0f), descending, 2000);  // all tied
+    std::vector<int64_t> wide(12000);
+    for (size_t i = 0; i < wide.size(); ++i) {
+      wide[i] = static_cast<int64_t>((i * 2654435761u) % 100003) * (int64_t{1} << 40) -
+                (int64_t{1} << 61);
+    }
+    CheckRow<int64_t, 777>(wide, descending, 5000);
+  }
+}
+
 // The first few ranks of a longer row: the selection (ties, NaN, -0.0;
 // 32-bit and 64-bit keys; a chunk after the first; the largest need).
 TEST(PtoTileSortTest, TheFirstRanksOfALongRowBySelection) {
@@ -182,6 +204,32 @@ TEST(PtoTileSortTest, AlongAnInnerDimWithStrides) {
       }
     }
   }
+}
+
+// MSortN: the tile [1, 1, 4, 8] over a buffer [3, 11] along dim 1 (padded:
+// K = 3), with run-time extents. Rows 1..2 (a tail of 2 of the tile's 4
+// rows) and positions 8..10 (3 of 8: the row ends at 11) are written; the
+// rest of the tile keeps what it held. A chunk that starts past the row's
+// end writes zeros.
+TEST(PtoTileSortTest, RunTimeExtentsWriteOnlyTheTail) {
+  const std::vector<float> gm = SpecialFloats(3 * 11, 16);
+  std::vector<int64_t> got(4 * 8, -1);
+  pto_tile::MSortN<float, 1, 1, 4, 8, 3, false>(got.data(), gm.data(), 0, 0, 1, 8, 33, 33, 11,
+                                                11, 1, 1, 2, 3);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<int64_t> want(11, -1);
+    if (r < 2) {
+      want = StablePositions(
+          std::vector<float>(gm.begin() + (1 + r) * 11, gm.begin() + (2 + r) * 11), false);
+    }
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_EQ(got[r * 8 + j], r < 2 && j < 3 ? want[8 + j] : -1) << r << " " << j;
+    }
+  }
+  std::vector<int64_t> past(8, -1);
+  pto_tile::MSortN<float, 1, 1, 1, 8, 3, true>(past.data(), gm.data(), 0, 0, 0, 16, 33, 33, 11,
+                                               11, 1, 1, 1, 5);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(past[j], j < 5 ? 0 : -1) << j;
 }
 
 }  // namespace

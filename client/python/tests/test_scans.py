@@ -186,3 +186,46 @@ def test_bad_arguments_name_the_op():
 
     with pytest.raises(TypeError, match="pypto.cumsum: dim must be an int"):
         float_dim.trace(torch.zeros(4, 4), torch.zeros(4, 4))
+
+
+def test_eager_runs_match_torch_bit_for_bit(native):
+    # An eager run computes each op in the reference evaluator: torch's
+    # arithmetic too.
+    @pypto.jit
+    def k(x: ANY, s: ANY, p: ANY, i: ANY):
+        pypto.set_vec_tile_shapes(4, 16)
+        s[:] = pypto.cumsum(x, 1)
+        p[:] = x.cumprod(0)
+        i[:] = pypto.cumsum(x > 1, 1)
+
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        x = (torch.rand(7, 50) + 0.5).to(dtype)
+        s, p = torch.zeros(7, 50, dtype=dtype), torch.zeros(7, 50, dtype=dtype)
+        i = torch.zeros(7, 50, dtype=torch.int64)
+        with pypto.debug.eager():
+            k(x, s, p, i)
+        wide = x.float() if dtype in HALF else x
+        assert torch.equal(s, wide.cumsum(1).to(dtype)), dtype
+        assert torch.equal(p, wide.cumprod(0).to(dtype)), dtype
+        assert torch.equal(i, (x > 1).cumsum(1)), dtype
+
+
+def test_fixed_size_views_over_a_dynamic_batch_with_a_clipped_last_view(native):
+    @pypto.jit
+    def k(x: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+          rows: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32),
+          columns: pypto.Tensor([pypto.DYNAMIC, 64], pypto.DT_FP32)):
+        n = x.shape[0]
+        pypto.set_vec_tile_shapes(16, 32)
+        for i in pypto.loop(pypto.ceildiv(n, 16)):
+            t = pypto.view(x, [16, 64], [i * 16, 0], valid_shape=[pypto.min(16, n - i * 16), 64])
+            pypto.assemble(pypto.cumsum(t, 1), [i * 16, 0], rows)
+            pypto.assemble(t.cumsum(0), [i * 16, 0], columns)
+
+    for n in (40, 7, 16):
+        x = torch.randn(n, 64)
+        rows, columns = torch.zeros(n, 64), torch.zeros(n, 64)
+        k(x, rows, columns)
+        assert torch.equal(rows, x.cumsum(1)), n
+        assert torch.equal(columns, torch.cat([v.cumsum(0) for v in x.split(16)])), n
+    assert pypto.compile_stats()["compiles"] == 1

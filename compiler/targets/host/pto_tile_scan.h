@@ -10,9 +10,12 @@
 // a scan has the bits of torch's CPU loop over the same accumulator. The
 // lanes are the independent lines: along an outer dim a whole row of
 // inner values moves at a time (the loop over it vectorizes); along the
-// contiguous dim double rows go four at a time through transposed 4 x 4
-// blocks (ScanFourRows, with AVX), other types kScanRows rows together as
-// independent chains.
+// contiguous dim (with AVX) double rows go four at a time through
+// transposed 4 x 4 blocks (ScanFourRows: the rows' chains side by side in
+// one register), other rows one at a time (one dependent operation per
+// element: f32 8 x 8 blocks measured no faster). Interleaving rows element
+// by element instead (rows a power-of-two length apart) made every load
+// wait on 4 KiB-aliased stores.
 #ifndef PTO_TILE_SCAN_H_
 #define PTO_TILE_SCAN_H_
 
@@ -23,19 +26,15 @@
 
 namespace pto_tile {
 
-// Rows of a contiguous-dim scan that advance together.
-constexpr int64_t kScanRows = 8;
-
 #if defined(__AVX__)
 // Rows r .. r + 3 of a double contiguous-dim scan (rows kLen apart), in
 // 4 x 4 blocks through registers: four loads along the rows, a transpose
 // (each vector then one column of the four rows), four dependent
 // operations down the columns with the rows as lanes (each lane the row's
-// own order), the transpose back and four stores. Returns the first
-// column it left (kLen rounded down to 4); acc holds the four running values.
+// own order), the transpose back and four stores, over the first kLen / 4
+// * 4 columns; acc holds the four running values.
 template <bool kProduct, int64_t kLen>
-inline int64_t ScanFourRows(double* __restrict d, const double* __restrict a,
-                            double (&acc)[4]) {
+inline void ScanFourRows(double* __restrict d, const double* __restrict a, double (&acc)[4]) {
   typedef double V4 __attribute__((vector_size(32)));
   V4 run = {acc[0], acc[1], acc[2], acc[3]};
   auto op = [](V4 x, V4 y) {
@@ -45,8 +44,7 @@ inline int64_t ScanFourRows(double* __restrict d, const double* __restrict a,
       return x + y;
     }
   };
-  int64_t k = 0;
-  for (; k + 4 <= kLen; k += 4) {
+  for (int64_t k = 0; k < kLen / 4 * 4; k += 4) {
     V4 x[4];
 #pragma GCC unroll 4
     for (int l = 0; l < 4; ++l) __builtin_memcpy(&x[l], a + l * kLen + k, sizeof(V4));
@@ -71,9 +69,27 @@ inline int64_t ScanFourRows(double* __restrict d, const double* __restrict a,
     for (int l = 0; l < 4; ++l) __builtin_memcpy(d + l * kLen + k, &y[l], sizeof(V4));
   }
   for (int l = 0; l < 4; ++l) acc[l] = run[l];
-  return k;
 }
 #endif
+
+// Rows [first, last) of a contiguous-dim scan, in blocks of kRows rows
+// through `block` (ScanFourRows) over the first kLen / kRows
+// * kRows columns, then the rest of each row one element at a time.
+template <typename Op, int64_t kRows, int64_t kLen, typename S, typename Block>
+inline void ScanRowBlocks(S* __restrict d, const S* __restrict a, const S* __restrict carry,
+                          int64_t first, int64_t last, Block block) {
+  for (int64_t r = first; r < last; r += kRows) {
+    S acc[kRows];
+    for (int64_t l = 0; l < kRows; ++l) acc[l] = carry[r + l];
+    block(d + r * kLen, a + r * kLen, acc);
+    for (int64_t l = 0; l < kRows; ++l) {
+      for (int64_t k = kLen / kRows * kRows; k < kLen; ++k) {
+        acc[l] = Op::Apply(acc[l], a[(r + l) * kLen + k]);
+        d[(r + l) * kLen + k] = acc[l];
+      }
+    }
+  }
+}
 
 template <typename Op, int64_t E0, int64_t E1, int64_t E2, int64_t E3, int K, typename S>
 inline void TScan(S* __restrict d, const S* __restrict a, const S* __restrict carry) {
@@ -94,35 +110,23 @@ inline void TScan(S* __restrict d, const S* __restrict a, const S* __restrict ca
       }
     }
   } else {
-    int64_t r = 0;
+    // Double rows in 4 x 4 register blocks (with AVX), then one at a time.
 #if defined(__AVX__)
-    if constexpr (std::is_same_v<S, double> && kLen >= 4) {
-      constexpr bool kProduct = std::is_same_v<Op, ProdOp<double>>;
-      for (; r + 4 <= kOuter; r += 4) {
-        double acc[4] = {carry[r], carry[r + 1], carry[r + 2], carry[r + 3]};
-        const int64_t k0 = ScanFourRows<kProduct, kLen>(d + r * kLen, a + r * kLen, acc);
-        for (int64_t l = 0; l < 4; ++l) {
-          for (int64_t k = k0; k < kLen; ++k) {
-            acc[l] = Op::Apply(acc[l], a[(r + l) * kLen + k]);
-            d[(r + l) * kLen + k] = acc[l];
-          }
-        }
-      }
+    constexpr bool kBlocks = std::is_same_v<S, double> && kLen >= 4;
+#else
+    constexpr bool kBlocks = false;
+#endif
+    constexpr int64_t kBlocked = kBlocks ? kOuter / 4 * 4 : 0;
+#if defined(__AVX__)
+    if constexpr (kBlocked > 0) {
+      constexpr bool kProduct = std::is_same_v<Op, ProdOp<S>>;
+      ScanRowBlocks<Op, 4, kLen>(d, a, carry, 0, kBlocked,
+                                 [](double* dr, const double* ar, double (&acc)[4]) {
+                                   ScanFourRows<kProduct, kLen>(dr, ar, acc);
+                                 });
     }
 #endif
-    for (; r + kScanRows <= kOuter; r += kScanRows) {
-      S acc[kScanRows];
-      for (int64_t l = 0; l < kScanRows; ++l) acc[l] = carry[r + l];
-      const S* __restrict src = a + r * kLen;
-      S* __restrict dr = d + r * kLen;
-      for (int64_t k = 0; k < kLen; ++k) {
-        for (int64_t l = 0; l < kScanRows; ++l) {
-          acc[l] = Op::Apply(acc[l], src[l * kLen + k]);
-          dr[l * kLen + k] = acc[l];
-        }
-      }
-    }
-    for (; r < kOuter; ++r) {
+    for (int64_t r = kBlocked; r < kOuter; ++r) {
       S acc = carry[r];
       for (int64_t k = 0; k < kLen; ++k) {
         acc = Op::Apply(acc, a[r * kLen + k]);

@@ -1,9 +1,9 @@
 // pto_tile.h's scans (TCumSum, TCumProd) and TRedLast against a plain loop
 // in index order over the same accumulator: along an outer dim (the
-// vectorized rows) and along the contiguous dim (rows in groups of
-// kScanRows and the rows after the last group), seeded by a carry, on
-// double, f32 and int64 tiles, with NaN, inf and int64 wrapping; the bits
-// must be equal.
+// vectorized rows) and along the contiguous dim (double rows in 4 x 4
+// blocks with AVX, the _v3 twin, and their leftover columns and rows; the
+// one-row loop), seeded by a carry, on double, f32 and int64 tiles, with
+// NaN, inf and int64 wrapping; the bits must be equal.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -70,8 +70,9 @@ void CheckOuterDim() {
   EXPECT_TRUE(SameBits(got, Expected(a, carry, 3, 5, 7, kMul)));
 }
 
-// A [19, 33] tile scanned along its rows (K = 3): two groups of kScanRows
-// rows and three more one at a time.
+// A [19, 33] tile scanned along its rows (K = 3): four blocks of four rows
+// (eight blocks of columns and one column more) and three rows one at a
+// time.
 template <typename S>
 void CheckContiguousDim() {
   const std::vector<S> a = Values<S>(19 * 33, 3), carry = Values<S>(19, 4);

@@ -13,9 +13,9 @@
 // contiguous dim (with AVX) double rows go four at a time through
 // transposed 4 x 4 blocks (ScanFourRows: the rows' chains side by side in
 // one register), other rows one at a time (one dependent operation per
-// element: f32 8 x 8 blocks measured no faster). Interleaving rows element
-// by element instead (rows a power-of-two length apart) made every load
-// wait on 4 KiB-aliased stores.
+// element, as torch's loop). Rows interleaved element by element instead
+// (rows a power-of-two length apart) would make loads wait on 4 KiB-aliased
+// stores.
 #ifndef PTO_TILE_SCAN_H_
 #define PTO_TILE_SCAN_H_
 

@@ -34,7 +34,9 @@ void ScanLine(bool product, const double* x, const double* xb, int64_t n, int64_
 // The int64 running value wraps like torch's (two's complement).
 struct WrappingInt {
   int64_t v;
-  explicit WrappingInt(double x) : v(static_cast<int64_t>(x)) {}
+  // (Out of int64's range, NaN: INT64_MIN, as RoundToDType converts.)
+  explicit WrappingInt(double x)
+      : v(x >= -0x1p63 && x < 0x1p63 ? static_cast<int64_t>(x) : INT64_MIN) {}
   WrappingInt(int64_t x) : v(x) {}  // NOLINT: products and sums
   WrappingInt operator+(WrappingInt o) const {
     return static_cast<int64_t>(static_cast<uint64_t>(v) + static_cast<uint64_t>(o.v));

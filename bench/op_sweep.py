@@ -187,6 +187,10 @@ def rows():
             lambda a: torch.var(a, -1), out_shape=(1024,)),
         Row("cumsum(a, -1) f32", [F32], [N], (8, 1024), lambda a: pypto.cumsum(a, -1),
             lambda a: torch.cumsum(a, -1)),
+        Row("cumsum(a, 0) f32", [F32], [N], (8, 1024), lambda a: pypto.cumsum(a, 0),
+            lambda a: torch.cumsum(a, 0)),
+        Row("cumsum(a, -1) bf16", [BF16], [N], (8, 1024), lambda a: pypto.cumsum(a, -1),
+            lambda a: torch.cumsum(a, -1)),
         # The index family (MGATHER / MSCATTER).
         Row("gather(a, 1, idx) f32", [F32, I64], [N, N], (8, 1024),
             lambda a, i: pypto.gather(a, 1, i), lambda a, i: torch.gather(a, 1, i),

@@ -115,7 +115,9 @@ struct TileInstr {
   // dim, lower_symbolic.cc); empty when every dim is static.
   SymShape sym_view_shape;
   // TRED*/TARG*: the space dim reduced (the dst tile has extent 1 there);
-  // TSTORE of such a tile: the dim in which the stored tile has extent 1.
+  // TSTORE of such a tile: the dim in which the stored tile has extent 1;
+  // TCUMSUM/TCUMPROD: the dim scanned (the dst keeps the source's shape,
+  // the carry source has extent 1 there).
   int reduce_dim = -1;
   // Element type of the dst tile's values (f16 tiles hold f32 numbers
   // rounded to f16); for TSTORE, the stored value's type.

@@ -80,6 +80,7 @@ absl::StatusOr<pto::v1::ExecuteGraph> BuildExecuteGraph(const BlockGraph& blocks
     eg.tile = group.tile;
     eg.function_of_mask = blocks.groups[g].function_of_mask;
     eg.accesses = ExpandAccessesOf(tiles, group);
+    eg.serial_dim = group.serial_dim;
     eg.serial_all = group.serial_all;
     groups.push_back(std::move(eg));
   }

@@ -414,5 +414,26 @@ TEST(ExpandToTilesTest, CubeTileTooLargeNamesTheBuffer) {
       "needs 16384 bytes of L0C ([mL0 x nL0] f32), which holds 8192 bytes"));
 }
 
+// A scan's group (TileGroup::serial_dim, expand_scan.h): each task depends
+// on the one before it along the scanned dim (it reads the carry that one
+// wrote), and never on the tasks of other columns of tiles.
+TEST(BuildExecuteGraphTest, ScanTilesAlongTheScannedDimRunInOrder) {
+  GraphBuilder b;
+  uint32_t x = b.Input("x", pto::v1::DT_DOUBLE, {6, 8});
+  b.Output("o", b.Op("cumsum", {x}, {2, 4}));  // dim 0: 3 tiles down, 2 across
+  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(0);
+  Lowered l;
+  ASSERT_TRUE(Lower(b.Build(), &l).ok());
+  ASSERT_EQ(l.tile.groups.size(), 2u);  // init, scan
+  EXPECT_EQ(l.tile.groups[1].serial_dim, 0);
+  const std::vector<std::set<uint32_t>> deps = DepsOfGroup(l, 1);
+  ASSERT_EQ(deps.size(), 6u);  // tasks 2..7 (after the init's two), row-major
+  for (int t = 2; t < 6; ++t) {
+    EXPECT_EQ(deps[t].count(static_cast<uint32_t>(t)), 1u) << "task " << t + 2;
+    EXPECT_EQ(deps[t].count(static_cast<uint32_t>(t + 1 - 2 * (t % 2))), 0u)
+        << "task " << t + 2;
+  }
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -7,6 +7,7 @@
 #include "compiler/ir/dtype.h"
 #include "compiler/lower/allocate_ub.h"
 #include "compiler/lower/expand_indexing.h"
+#include "compiler/lower/expand_scan.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -143,8 +144,8 @@ class GroupFormer {
           continue;
         }
       }
-      if (IsIndexOp(op) || NeedsOwnGroup(op)) {
-        // Its own group(s): AppendIndexing, AppendReduction, AppendMatmul.
+      if (IsIndexOp(op) || IsScanOp(op) || NeedsOwnGroup(op)) {
+        // Its own group(s): AppendIndexing, AppendScan, AppendReduction, AppendMatmul.
         AddClosedGroup(i);
         continue;
       }
@@ -201,7 +202,8 @@ class GroupFormer {
   bool JoinDefiningGroup(int i, int v) {
     const int d = facts_.definer[v];
     if (layout_.IsAlias(v) || layout_.GmOnly(v) || d < 0 || IsReduce(g_.ops[d]) ||
-        IsMatmul(g_.ops[d]) || IsConcat(g_.ops[d]) || IsIndexOp(g_.ops[d])) {
+        IsMatmul(g_.ops[d]) || IsConcat(g_.ops[d]) || IsIndexOp(g_.ops[d]) ||
+        IsScanOp(g_.ops[d])) {
       return false;
     }
     int gi = static_cast<int>(groups_.size()) - 1;

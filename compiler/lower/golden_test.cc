@@ -773,5 +773,22 @@ TEST(GoldenTest, SymbolicSortOps) {
   CheckGoldens(b.Build(), "sym_sort_ops", {"tile", "execute", "pto", "cpp"});
 }
 
+// The scan instructions: a cumsum of FP32 values along the last dim (a
+// DOUBLE running value: TCVT in and out) and a cumprod of DOUBLE values
+// along dim 0, each an init group filling the carry slots and a scan group
+// whose tiles along the scanned dim depend each on the one before
+// (serial_dim): TCUMSUM/TCUMPROD seeded by the carry, TREDLAST storing the
+// next one.
+TEST(GoldenTest, ScanOps) {
+  testing::GraphBuilder b("scan_ops");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {6, 10});
+  const uint32_t y = b.Input("y", pto::v1::DT_DOUBLE, {6, 10});
+  b.Output("sums", b.Op("cumsum", {x}, {4, 8}));
+  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(-1);
+  b.Output("products", b.Op("cumprod", {y}, {4, 8}));
+  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(0);
+  CheckGoldens(b.Build(), "scan_ops", {"tile", "execute", "pto", "cpp"});
+}
+
 }  // namespace
 }  // namespace pto::compiler

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/lower/expand_indexing.h"
+#include "compiler/lower/expand_scan.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -96,7 +97,7 @@ absl::Status PlaceInGm(TilingState* s) {
     for (int v : g.ops[i].inputs) {
       if (def_group[v] != group_of_op[i]) crosses[s->layout->Root(v)] = true;
     }
-    if (IsIndexOp(g.ops[i])) {  // it addresses its result in GM
+    if (IsIndexOp(g.ops[i]) || IsScanOp(g.ops[i])) {  // it addresses its result in GM
       for (int v : g.ops[i].outputs) crosses[v] = true;
     }
     for (int v : s->layout->GmReads(g, static_cast<int>(i))) crosses[v] = true;

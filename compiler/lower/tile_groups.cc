@@ -8,6 +8,7 @@
 #include "compiler/lower/expand_indexing.h"
 #include "compiler/lower/expand_matmul.h"
 #include "compiler/lower/expand_reduction.h"
+#include "compiler/lower/expand_scan.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -110,6 +111,16 @@ absl::Status TileGroups(TilingState* s) {
     if (ops.size() == 1 && IsReduce(g.ops[ops.front()])) {
       const size_t first_new = s->out.groups.size();
       if (absl::Status st = AppendReduction(g, ops.front(), gm_of_value, s->options, &s->out);
+          !st.ok()) {
+        return st;
+      }
+      ReadAliasInput(g, *s->layout, ops.front(), gm_of_value, first_new, &s->out);
+      continue;
+    }
+    if (IsScanOp(g.ops[ops.front()])) {
+      const size_t first_new = s->out.groups.size();
+      if (absl::Status st = AppendScan(g, ops.front(), gm_of_value, s->options.memory.ub_bytes,
+                                      &s->out);
           !st.ok()) {
         return st;
       }

@@ -219,6 +219,17 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
     }
     return out;
   }
+  if (info.category == OpCategory::kScan) {
+    if (!AcceptsOperand(info.operands, inputs[0].dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input 0 has dtype ", DTypeEnumName(inputs[0].dtype), "; ", info.kind, " takes ",
+          AcceptedText(info.operands), " (cast it first; torch's cumsum gives DT_INT64 for "
+          "integer and DT_BOOL input)"));
+    }
+    absl::StatusOr<int> d = NormalizeDim(attrs.dim, static_cast<int>(inputs[0].shape.size()));
+    if (!d.ok()) return d.status();
+    return inputs[0];
+  }
   if (info.category == OpCategory::kCast) {
     if (!IsSupportedDType(cast_to)) {
       return absl::InvalidArgumentError(absl::StrCat(

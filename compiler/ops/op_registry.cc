@@ -118,6 +118,22 @@ std::vector<OpInfo> IndexOps() {
   };
 }
 
+// Inclusive scans along attr "dim" (negative counts from the end), in
+// torch's order and with torch's CPU accumulator (at::acc_type): out[i] =
+// out[i - 1] (op) x[i] along dim, the running value DOUBLE for FP32 and
+// DOUBLE, FP32 for FP16 and BF16, INT64 (wrapping) for INT32 and INT64,
+// each output rounded to the dtype (the result keeps x's shape and dtype;
+// torch's integer promotion to INT64 is the front end's cast). Each is a
+// group of its own (expand_scan.h): TCUMSUM/TCUMPROD per tile, the tiles
+// along dim in order, each seeded by the one before.
+std::vector<OpInfo> ScanOps() {
+  const AttrSpec dim{"dim", AttrType::kInt};
+  return {
+      {"cumsum", C::kScan, 1, 1, {dim}, true, P::kTCumSum, T::kNumeric},
+      {"cumprod", C::kScan, 1, 1, {dim}, true, P::kTCumProd, T::kNumeric},
+  };
+}
+
 std::vector<OpInfo>* MakeRegistry() {
   auto* ops = new std::vector<OpInfo>{
       // Tensor with tensor, numpy broadcasting.
@@ -261,6 +277,7 @@ std::vector<OpInfo>* MakeRegistry() {
   };
   for (OpInfo& info : LayoutOps()) ops->push_back(std::move(info));
   for (OpInfo& info : IndexOps()) ops->push_back(std::move(info));
+  for (OpInfo& info : ScanOps()) ops->push_back(std::move(info));
   // Control flow (graph.proto "Region"): inputs are the
   // carried tensors, outputs their values after; the regions and their
   // types are checked by the verifier, not by InferSymResult. "start",
@@ -320,6 +337,7 @@ const char* OpCategoryName(OpCategory category) {
     case OpCategory::kMatmul: return "matmul";
     case OpCategory::kLayout: return "layout";
     case OpCategory::kIndex: return "index";
+    case OpCategory::kScan: return "scan";
     case OpCategory::kControl: return "control";
   }
   return "?";

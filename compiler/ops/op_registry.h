@@ -30,6 +30,7 @@ enum class OpCategory {
   kMatmul,             // out = a @ b (cube path; cube_tile required)
   kLayout,             // view, assemble, transpose, ... (layout.h)
   kIndex,              // gather, scatter, ...: addressed by an index tensor; sort
+  kScan,               // out = inclusive scan of a along attr "dim" (cumsum, cumprod)
   kControl,            // loop, if: regions carrying tensors
 };
 

@@ -42,4 +42,6 @@ bool PtoAddressesWholeBuffer(PtoOpcode op) {
   return op == PtoOpcode::kMGather || op == PtoOpcode::kMScatter || op == PtoOpcode::kMSort;
 }
 
+bool PtoIsScan(PtoOpcode op) { return op == PtoOpcode::kTCumSum || op == PtoOpcode::kTCumProd; }
+
 }  // namespace pto::compiler

@@ -11,6 +11,11 @@
 // INT64), and
 // TEXPSOFTMAX is exp where the lowering proved every input <= 0 or NaN
 // (softmax's x - max(x): lower/softmax_exp.h).
+// TCUMSUM and TCUMPROD are this compiler's own (the ISA has no cumulative
+// instruction): the inclusive scan of a tile along one dim (PtoInstr::
+// reduce_dim), seeded by a carry tile of extent 1 there (the previous
+// tile's last slice), the destination of the source's shape; TREDLAST
+// takes a tile's last slice along the dim (the next tile's carry).
 // MGATHER and MSCATTER address a GM buffer through an index tile along one
 // dim (PtoInstr::index_dim): gather, index_select, scatter, index_add.
 // MSORT reads whole rows of a GM buffer along one dim (PtoInstr::index_dim)
@@ -51,6 +56,9 @@ namespace pto::compiler {
   X(kTRedMax, "TREDMAX", TRedMax, 1, 0)    \
   X(kTRedMin, "TREDMIN", TRedMin, 1, 0)    \
   X(kTRedProd, "TREDPROD", TRedProd, 1, 0) \
+  X(kTRedLast, "TREDLAST", TRedLast, 1, 0) \
+  X(kTCumSum, "TCUMSUM", TCumSum, 2, 0)    \
+  X(kTCumProd, "TCUMPROD", TCumProd, 2, 0) \
   X(kTArgFirst, "TARGFIRST", TArgFirst, 2, 0) \
   X(kTArgSel, "TARGSEL", TArgSel, 3, 0)    \
   X(kTFill, "TFILL", TFill, 0, 1)          \
@@ -154,6 +162,10 @@ bool PtoHasRowsForm(PtoOpcode op);
 // tiles, every other operand in UB); the buffer's strides and its extent
 // along the dim may be run-time values.
 bool PtoAddressesWholeBuffer(PtoOpcode op);
+
+// Whether the instruction is a scan (TCUMSUM, TCUMPROD): its reduce_dim
+// is the dim it scans, and its destination keeps the source's shape.
+bool PtoIsScan(PtoOpcode op);
 
 }  // namespace pto::compiler
 

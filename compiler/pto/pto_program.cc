@@ -33,7 +33,8 @@ std::string BufferIndex(const std::vector<int64_t>& shape, int rank) {
 std::string PrintInstr(const PtoInstr& in, const PtoFunction& fn,
                        const PtoProgram& p) {
   std::vector<int64_t> dst_shape = fn.tile;  // a reduction's: 1 in its dim
-  if (in.reduce_dim >= 0 && in.reduce_dim < static_cast<int>(dst_shape.size())) {
+  if (in.reduce_dim >= 0 && in.reduce_dim < static_cast<int>(dst_shape.size()) &&
+      !PtoIsScan(in.op)) {
     dst_shape[in.reduce_dim] = 1;
   }
   if (in.dst >= 0 && in.dst < static_cast<int>(fn.ub_rows.size()) &&

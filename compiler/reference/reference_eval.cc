@@ -17,6 +17,7 @@
 #include "compiler/reference/reference_matmul.h"
 #include "compiler/reference/reference_reduce.h"
 #include "compiler/reference/reference_regions.h"
+#include "compiler/reference/reference_scan.h"
 
 namespace pto::reference {
 namespace {
@@ -78,6 +79,8 @@ absl::Status EvaluateOp(const pto::v1::Op& op, const std::string& where,
       return EvaluateMatmul(op, where, in, options, out);
     case OpCategory::kIndex:
       return EvaluateIndex(op, where, in, out);
+    case OpCategory::kScan:
+      return EvaluateScan(op, where, in, out);
     case OpCategory::kLayout:
       return EvaluateLayoutWithBounds(op, where, in, out);
     case OpCategory::kControl:

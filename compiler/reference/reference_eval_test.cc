@@ -283,6 +283,42 @@ TEST(ReferenceEvalTest, SortGivesStablePositions) {
   EXPECT_EQ((*out)[2].data, (std::vector<double>{2, 3, 0, 1, 2, 0, 1, 3, 2, 3, 0, 1}));
 }
 
+// cumsum of FP16 along dim 1 (an FP32 running value, each output rounded
+// to FP16), cumprod of INT64 along dim 0 (wrapping like torch's int64).
+constexpr char kScanGraph[] = R"pb(
+  schema_version: SCHEMA_VERSION_1
+  values { id: 1 name: "h" dtype: DT_FP16 shape { dims { size: 1 } dims { size: 3 } } }
+  values { id: 2 name: "i" dtype: DT_INT64 shape { dims { size: 3 } dims { size: 1 } } }
+  values { id: 3 name: "s" dtype: DT_FP16 shape { dims { size: 1 } dims { size: 3 } } }
+  values { id: 4 name: "p" dtype: DT_INT64 shape { dims { size: 3 } dims { size: 1 } } }
+  params { name: "h" role: PARAM_ROLE_IN value_id: 1 }
+  params { name: "i" role: PARAM_ROLE_IN value_id: 2 }
+  params { name: "s" role: PARAM_ROLE_OUT value_id: 3 }
+  params { name: "p" role: PARAM_ROLE_OUT value_id: 4 }
+  ops { kind: "cumsum" inputs: 1 outputs: 3 attrs { key: "dim" value { i: -1 } } }
+  ops { kind: "cumprod" inputs: 2 outputs: 4 attrs { key: "dim" value { i: 0 } } }
+)pb";
+
+TEST(ReferenceEvalTest, ScansRunTorchsLoopInItsAccumulator) {
+  pto::v1::Graph g = Parse(kScanGraph);
+  // 2048 + 1 + 1 in FP32 is 2050, then rounded to FP16 (2050, spacing 2);
+  // one FP16 rounding per step would have stayed at 2048.
+  RefTensor h{pto::v1::DT_FP16, {1, 3}, {2048, 1, 1}};
+  RefTensor i{pto::v1::DT_INT64, {3, 1}, {4611686018427387904.0, 2, 3}};  // 2^62
+  auto out = EvaluateReference(g, {h, i, RefTensor(), RefTensor()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[2].data, (std::vector<double>{2048, 2048, 2050}));
+  // 2^62 * 2 wraps to INT64_MIN; times 3 wraps back to INT64_MIN.
+  EXPECT_EQ((*out)[3].data, (std::vector<double>{4611686018427387904.0, -9223372036854775808.0,
+                                                 -9223372036854775808.0}));
+  EXPECT_EQ((*out)[2].bound, (std::vector<double>{0, 0, 0}));
+
+  g.mutable_ops(0)->mutable_attrs()->at("dim").set_i(2);
+  out = EvaluateReference(g, {h, i, RefTensor(), RefTensor()});
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("op 0 'cumsum': dim 2 is out of range for rank 2"));
+}
+
 TEST(ReferenceEvalTest, ErrorsNameTheOp) {
   pto::v1::Graph g = Parse(kGraph);
   g.mutable_ops(2)->set_kind("frobnicate");

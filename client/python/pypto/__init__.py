@@ -57,8 +57,8 @@ from .ops import (  # noqa: E402,F401
     prelu, signbit, sinh, tan, tril, triu)
 from .casting import cast  # noqa: E402,F401
 from .composites import (  # noqa: E402,F401
-    axpy_, cumprod, cumsum, deinterleave, dequantize, expand_clone, fillpad, interleave, one_hot,
-    pad, quantize, var)
+    axpy_, deinterleave, dequantize, expand_clone, fillpad, interleave, one_hot, pad, quantize,
+    var)
 from .indexing import (  # noqa: E402,F401
     gather, gathermask, index_add, index_add_, index_add__ub, index_add_ub, index_put_,
     index_select, scatter, scatter_, scatter_update)
@@ -67,6 +67,7 @@ from .layout import (  # noqa: E402,F401
 from .interop import from_torch, to_torch  # noqa: E402,F401
 from .rng import normal, uniform  # noqa: E402,F401
 from .sorting import argsort, topk  # noqa: E402,F401
+from .scans import cumprod, cumsum  # noqa: E402,F401
 from .extra_ops import (  # noqa: E402,F401
     atomic_add, expand_exp_dif, pack, quant_mx, scaled_mm, unpack)
 from .conv import conv  # noqa: E402,F401

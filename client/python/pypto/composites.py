@@ -1,16 +1,16 @@
 """PyPTO ops written as compositions of the public ops: var, axpy_,
-expand_clone, one_hot, cumsum, cumprod, pad, interleave, deinterleave,
+expand_clone, one_hot, pad, interleave, deinterleave,
 quantize and dequantize. Each records only ops that
 ops.py, layout.py and control_flow.py already record (reductions,
 elementwise arithmetic, where, views, concat, assemble, loops), so they
 compile wherever those do.
 """
 
-from . import control_flow, dtypes, layout, ops, symbolic, valid_region
+from . import dtypes, layout, ops, symbolic, valid_region
 from .errors import NotYetImplementedError
 from .primitives import FLOAT_TYPES, check_float, check_traced
 from .symbolic import SymbolicScalar
-from .tensors import Tensor, _is_scalar
+from .tensors import _is_scalar
 
 _INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
                   dtypes.DT_UINT8)
@@ -192,61 +192,6 @@ def one_hot(input, num_classes):  # noqa: A002 - PyPTO's names
         classes = layout.reshape(classes, [1] * rank + [num_classes])
         x = layout.unsqueeze(x, -1)
     return ops.cast(ops.eq(x, classes), dtypes.DT_INT64)
-
-
-# cumsum, cumprod -----------------------------------------------------------------
-
-def _scan(what, combine, input, dim):
-    """The inclusive scan of `combine` along `dim`, in torch's order: a
-    running value, out[i] = combine(out[i - 1], x[i]) one slice after
-    another (a `loop` op over dim's length, so a dynamic dim compiles once
-    for every size). The running value is torch's CPU accumulator: DT_DOUBLE
-    for FP32 (rounded once per element), FP32 for FP16/BF16, DT_INT64
-    (exact, wrapping) for integer and BOOL tensors, whose result stays
-    DT_INT64 as torch's."""
-    check_traced(input, what, "input")
-    shape = list(input._shape)
-    if not shape:
-        raise ValueError(f"{what}: the input is a rank-0 tensor")
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
-    rank = len(shape)
-    if not -rank <= dim < rank:
-        raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
-    dim %= rank
-    # torch's CPU accumulator (acc_type): double for FP32, FP32 for FP16/BF16.
-    wide = {dtypes.DT_FP32: dtypes.DT_DOUBLE, dtypes.DT_FP16: dtypes.DT_FP32,
-            dtypes.DT_BF16: dtypes.DT_FP32}.get(input.dtype)
-    if wide is not None:
-        return ops.cast(_scan(what, combine, ops.cast(input, wide), dim), input.dtype)
-    x = input if input.dtype in (dtypes.DT_DOUBLE, dtypes.DT_INT64) \
-        else ops.cast(input, dtypes.DT_INT64)
-    b = x._builder
-    out = Tensor._proxy(b, None, x.dtype, shape, what)
-    b.write(out, x if x is not input else layout.clone(x), what)
-    step = [1 if k == dim else s for k, s in enumerate(shape)]
-
-    def at(i):
-        return [i if k == dim else 0 for k in range(rank)]
-
-    if _static(shape[dim]) and shape[dim] == 1:
-        return out  # (a loop of no iterations would still be compiled)
-    for i in control_flow.loop(1, shape[dim], name=what.split(".")[-1]):
-        running = combine(layout.view(out, step, at(i - 1)), layout.view(x, step, at(i)))
-        layout.assemble(running, at(i), out)
-    return out
-
-
-def cumsum(input, dim):  # noqa: A002 - PyPTO's names
-    """Cumulative sum along `dim` (torch.cumsum), a running sum in torch's
-    order; `dim` (and the others) may be dynamic. Integer and BOOL tensors
-    give DT_INT64."""
-    return _scan("pypto.cumsum", ops.add, input, dim)
-
-
-def cumprod(input, dim):  # noqa: A002 - PyPTO's names
-    """Cumulative product along `dim` (torch.cumprod), as cumsum."""
-    return _scan("pypto.cumprod", ops.mul, input, dim)
 
 
 # pad -----------------------------------------------------------------------------

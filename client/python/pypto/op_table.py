@@ -22,7 +22,7 @@ Attr = namedtuple("Attr", "name type required symbolic")
 
 # One kind's facts. category: "elementwise_binary", "elementwise_scalar",
 # "elementwise_unary", "select", "cast", "reduce", "create", "matmul",
-# "layout", "index" or "control"; num_inputs and num_outputs -1 for "one
+# "layout", "index", "scan" or "control"; num_inputs and num_outputs -1 for "one
 # or more"; operands: the registry's OperandTypes ("float", "any",
 # "numeric", "float_or_double", "integer") and operand_dtypes the dtypes it
 # admits for the data operands (all but where's condition); bool_result:

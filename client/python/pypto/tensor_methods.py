@@ -16,7 +16,7 @@ pypto.eq / pypto.ne (or a.eq(b)).
 
 import itertools
 
-from . import casting, composites, indexing, layout, ops, sorting
+from . import casting, composites, indexing, layout, ops, scans, sorting
 from .enums import CachePolicy, CastMode, SaturationMode
 from .errors import TraceError
 from .tensors import Tensor, _is_scalar
@@ -112,12 +112,12 @@ class _TensorMethods:
         """pypto.expand_clone(self, shape, valid_shape=valid_shape)."""
         return composites.expand_clone(self, shape, valid_shape=valid_shape)
 
-    def cumsum(self, dim): return composites.cumsum(self, dim)
+    def cumsum(self, dim): return scans.cumsum(self, dim)
     def topk(self, k, dim=None, largest=True):
         """pypto.topk(self, k, dim, largest): (values, indices)."""
         return sorting.topk(self, k, dim, largest)
 
-    def cumprod(self, dim): return composites.cumprod(self, dim)
+    def cumprod(self, dim): return scans.cumprod(self, dim)
     def var(self, dim=None, *, correction=1, keepdim=False):
         """pypto.var(self, dim, correction=correction, keepdim=keepdim)."""
         return composites.var(self, dim, correction=correction, keepdim=keepdim)

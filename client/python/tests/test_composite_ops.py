@@ -1,4 +1,4 @@
-"""pypto.var, axpy_, expand_clone, one_hot, cumsum, cumprod, pad,
+"""pypto.var, axpy_, expand_clone, one_hot, pad,
 interleave, deinterleave, quantize and dequantize (ops composed of other ops: composites.py) and
 the Tensor.assemble / Tensor.concat methods, each run through a compiled
 kernel and compared with torch."""
@@ -229,87 +229,6 @@ def test_one_hot_errors():
         kernel(3)(torch.zeros(4), torch.zeros(4, 3, dtype=torch.int64))
     with pytest.raises(ValueError, match="num_classes must be positive"):
         kernel(-1)(torch.zeros(4, dtype=torch.int64), torch.zeros(4, 3, dtype=torch.int64))
-
-
-# cumsum, cumprod -----------------------------------------------------------------
-
-@pytest.mark.parametrize("dim", [0, 1, -1])
-def test_cumsum_cumprod_fp32(native, dim):
-    x = torch.rand(5, 13) + 0.5
-    outs = run([lambda t: pypto.cumsum(t, dim), lambda t: t.cumsum(dim),
-                lambda t: pypto.cumprod(t, dim), lambda t: t.cumprod(dim)],
-               [x], [(5, 13)] * 4, torch.float32, tile=(8, 16))
-    # torch's running value (a double for FP32), in torch's order: equal bits.
-    for got, want in zip(outs, [x.cumsum(dim), x.cumsum(dim), x.cumprod(dim), x.cumprod(dim)]):
-        assert torch.equal(got, want)
-
-
-@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int8, torch.bool])
-def test_cumsum_cumprod_integers_exact_in_int64(native, dtype):
-    if dtype == torch.bool:
-        x = torch.rand(3, 17) > 0.3
-    else:
-        x = torch.randint(-9, 10, (3, 17)).to(dtype)
-    if dtype == torch.int64:
-        x[0, 0] = 2 ** 62  # wraps in the running sum and product, as torch's
-    outs = run([lambda t: pypto.cumsum(t, 1), lambda t: pypto.cumprod(t, 1),
-                lambda t: pypto.cumsum(t, 0)], [x], [(3, 17)] * 3, torch.int64, tile=(4, 32))
-    for got, want in zip(outs, [x.cumsum(1), x.cumprod(1), x.cumsum(0)]):
-        assert got.dtype == want.dtype == torch.int64
-        assert torch.equal(got, want)
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_cumsum_half_types_accumulate_in_fp32(native, dtype):
-    x = torch.rand(2, 40).to(dtype)
-    outs = run([lambda t: pypto.cumsum(t, 1), lambda t: pypto.cumprod(t + 0.5, 1)], [x],
-               [(2, 40)] * 2, dtype, tile=(2, 64))
-    # torch's FP32 running value (its CPU accumulator for both types; torch
-    # 1.13 has no FP16 cumsum on the CPU), rounded per element: equal bits.
-    assert torch.equal(outs[0], x.float().cumsum(1).to(dtype))
-    assert torch.equal(outs[1], (x + 0.5).float().cumprod(1).to(dtype))
-
-
-def test_cumsum_of_length_1_and_non_power_of_two(native):
-    x = torch.randint(-5, 5, (1, 7), dtype=torch.int32)
-    outs = run([lambda t: pypto.cumsum(t, 0), lambda t: pypto.cumsum(t, 1)], [x],
-               [(1, 7)] * 2, torch.int64, tile=(1, 8))
-    assert torch.equal(outs[0], x.cumsum(0)) and torch.equal(outs[1], x.cumsum(1))
-
-
-def test_cumsum_cumprod_of_double(native):
-    x = torch.rand(4, 9, dtype=torch.float64) + 0.5
-    outs = run([lambda t: pypto.cumsum(t, 1), lambda t: pypto.cumprod(t, 0)], [x],
-               [(4, 9)] * 2, torch.float64, tile=(4, 16))
-    assert torch.equal(outs[0], x.cumsum(1)) and torch.equal(outs[1], x.cumprod(0))
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32,
-                                   torch.int64])
-def test_cumsum_cumprod_over_dynamic_dims_compile_once(native, dtype):
-    out_dtype = torch.int64 if dtype == torch.int32 else dtype
-
-    @pypto.jit
-    def k(x: pypto.Tensor(["m", "n"], pypto.dtypes.from_torch(dtype)),
-          along_n: pypto.Tensor(["m", "n"], pypto.dtypes.from_torch(out_dtype)),
-          along_m: pypto.Tensor(["m", "n"], pypto.dtypes.from_torch(out_dtype)),
-          prod_n: pypto.Tensor(["m", "n"], pypto.dtypes.from_torch(out_dtype))):
-        pypto.set_vec_tile_shapes(4, 16)
-        along_n[:] = pypto.cumsum(x, 1)
-        along_m[:] = x.cumsum(0)
-        prod_n[:] = x.cumprod(-1)
-
-    for m, n in ((1, 1), (3, 7), (6, 37)):
-        if dtype.is_floating_point:
-            x = (torch.rand(m, n) + 0.5).to(dtype)
-        else:
-            x = torch.randint(-4, 5, (m, n), dtype=dtype)
-        outs = [torch.zeros(m, n, dtype=out_dtype) for _ in range(3)]
-        k(x, *outs)
-        wide = x.float() if dtype in HALF_TOL else x  # torch's accumulator (above)
-        for got, want in zip(outs, [wide.cumsum(1), wide.cumsum(0), wide.cumprod(-1)]):
-            assert torch.equal(got, want.to(out_dtype)), (m, n)
-    assert pypto.compile_stats()["compiles"] == 1
 
 
 # Tensor.assemble, Tensor.concat --------------------------------------------------

@@ -47,9 +47,9 @@ FLOORS = [
     ("indexing",),
     # cast's rounding and saturation modes
     ("casting",),
-    # ops composed of the public ops (var, cumsum, one_hot, ...; pypto.experimental;
-    # topk/argsort; uniform/normal; pack, atomic_add, scaled_mm, quant_mx, ...)
-    ("composites", "experimental", "sorting", "rng", "extra_ops"),
+    # ops composed of the public ops (var, one_hot, ...; pypto.experimental;
+    # topk/argsort; cumsum/cumprod; uniform/normal; pack, atomic_add, scaled_mm, quant_mx, ...)
+    ("composites", "experimental", "sorting", "scans", "rng", "extra_ops"),
     # convolution, composed of pad, cast and matmul
     ("conv",),
     # Tensor's operators; the AST rewrite; errors at user lines; backends

@@ -177,6 +177,12 @@ class FunctionEmitter : public ascend::VectorCode {
 };
 
 absl::Status FunctionEmitter::PlanTiles() {
+  for (const PtoInstr& in : fn_.body) {
+    if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
+      return Unsupported(in.op, "(cumsum/cumprod's scan, this compiler's own instruction) is "
+                                "not implemented for the target yet; the host target runs it");
+    }
+  }
   rank_ = static_cast<int>(fn_.tile.size());
   if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
   cols_ = fn_.tile.back();

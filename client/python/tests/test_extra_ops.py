@@ -413,7 +413,8 @@ def test_unpack_of_a_dynamic_last_dim_that_does_not_divide_is_an_error_at_launch
     # and L // 4 are not told apart by one compile's probes.
     @pypto.jit
     def two(b: pypto.Tensor([2, "L"], pypto.DT_UINT8),
-            f32: pypto.Tensor([2, "m"], pypto.DT_FP32), i16: pypto.Tensor([2, "h"], pypto.DT_INT16)):
+            f32: pypto.Tensor([2, "m"], pypto.DT_FP32),
+            i16: pypto.Tensor([2, "h"], pypto.DT_INT16)):
         pypto.set_vec_tile_shapes(4, 8)
         f32[:, :b.shape[1] // 4] = pypto.unpack(b, pypto.DT_FP32)
         i16[:, :b.shape[1] // 2] = pypto.unpack(b, pypto.DT_INT16)

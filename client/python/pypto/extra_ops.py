@@ -220,11 +220,14 @@ _FLOAT_BITS = {dtypes.DT_FP32: dtypes.DT_INT32, dtypes.DT_FP16: dtypes.DT_INT16,
                dtypes.DT_BF16: dtypes.DT_INT16, dtypes.DT_DOUBLE: dtypes.DT_INT64}
 
 
-def _static_shape(what, t, name):
-    shape = list(t._shape)
-    if not all(isinstance(d, int) and not isinstance(d, SymbolicScalar) for d in shape):
-        raise ValueError(f"{what}: '{name}' {shape} must have static dims")
-    return shape
+def _whole_shape(what, t, name):
+    """t's shape, which may have dynamic dims; a tensor whose valid region is
+    smaller than its shape is refused (its bytes would not be contiguous)."""
+    if t._static is not None:
+        raise ValueError(f"{what}: '{name}' has a valid region {list(t._shape)} smaller than "
+                         f"its shape {list(t._static)}; pack/unpack take a whole tensor "
+                         f"(pypto.clone it, or view its valid region with that shape)")
+    return list(t._shape)
 
 
 def pack(input):  # noqa: A002 - PyPTO's names
@@ -232,12 +235,12 @@ def pack(input):  # noqa: A002 - PyPTO's names
     as torch's x.flatten().view(torch.uint8)): a 1-D tensor of numel *
     element-size values. Every dtype; a float tensor's bits are those of the
     integer of its size (primitives.bitcast, which says what becomes of an
-    FP16/BF16 NaN)."""
+    FP16/BF16 NaN). Dims may be dynamic: one compile for every size."""
     what = "pypto.pack"
     check_traced(input, what, "input")
     if input.dtype in _FLOAT_BITS:
         return pack(primitives.bitcast(input, _FLOAT_BITS[input.dtype]))
-    shape = _static_shape(what, input, "input")
+    shape = _whole_shape(what, input, "input")
     n, size = math.prod(shape), _BYTE_TYPES[input.dtype]
     flat = layout.reshape(input, [n]) if len(shape) != 1 else input
     with tiling.vec_tile_in_force(_byte_tile(n, size)):
@@ -254,15 +257,21 @@ def pack(input):  # noqa: A002 - PyPTO's names
 
 
 def _byte_tile(n, size):
-    """A vector tile for [n] values and their [n, size] bytes."""
-    return (min(n, 1024), size)
+    """A vector tile for [n] values and their [n, size] bytes (n may be
+    symbolic: one tile shape for every size)."""
+    return (1024 if symbolic.is_symbolic(n) else min(n, 1024), size)
 
 
 def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
     """A DT_UINT8 tensor's bytes reinterpreted as `dst_dtype` (little-endian,
     as torch's x.view(dtype)): the last dim shrinks by the element size,
     which must divide it (BOOL: a byte other than 0 is true). A float result
-    is the integer of its size bitcast (primitives.bitcast)."""
+    is the integer of its size bitcast (primitives.bitcast). Dims may be
+    dynamic, one compile for every size; a dynamic last dim L gives L //
+    size values, and an L that is not a multiple of the size is an error at
+    launch (_byte_rows). One kernel that unpacks the same dynamic L to types
+    of two different sizes is a compile error: L // 2 and L // 4 are not
+    told apart by the probes of its one compile (lower_symbolic.h)."""
     what = "pypto.unpack"
     check_traced(input, what, "input")
     if input.dtype != dtypes.DT_UINT8:
@@ -273,21 +282,41 @@ def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
     if dst_dtype not in _BYTE_TYPES and dst_dtype not in _FLOAT_BITS:
         raise TypeError(f"{what}: dst_dtype must be an integer, BOOL or float type, got "
                         f"{dst_dtype.name}")
-    shape = _static_shape(what, input, "input")
+    shape = _whole_shape(what, input, "input")
     size = dtypes.bytes_of(dst_dtype)
-    if not shape or shape[-1] % size:
+    if not shape or (not symbolic.is_symbolic(shape[-1]) and shape[-1] % size):
         raise ValueError(f"{what}: the last dim of 'input' {shape} must be a multiple of "
                          f"{size} (the size of {dst_dtype.name})")
     if dst_dtype in _FLOAT_BITS:
         return primitives.bitcast(unpack(input, _FLOAT_BITS[dst_dtype]), dst_dtype)
-    out_shape = shape[:-1] + [shape[-1] // size]
+    rows, q = _byte_rows(input, shape, size)
+    out_shape = shape[:-1] + [q]
     n = math.prod(out_shape)
     with tiling.vec_tile_in_force(_byte_tile(n, size)):
-        b = ops.cast(layout.reshape(input, [n, size]), dtypes.DT_INT64)
+        b = ops.cast(layout.reshape(rows, [n, size]), dtypes.DT_INT64)
         value = None
         for k in range(size):
             byte = layout.reshape(layout.view(b, [n, 1], [0, k]), [n])
             part = ops.bitwise_left_shift(byte, 8 * k) if k else byte
             value = part if value is None else ops.bitwise_or(value, part)
         out = ops.cast(value, dst_dtype)
-    return layout.reshape(out, out_shape) if len(out_shape) != 1 else out
+    out = layout.reshape(out, out_shape) if len(out_shape) != 1 else out
+    if not symbolic.same(q, shape[-1] // size):  # ceil(L / size) values, L // size valid
+        out = layout.view(out, shape[:-1] + [shape[-1] // size])
+    return out
+
+
+def _byte_rows(input, shape, size):  # noqa: A002
+    """input [..., L] of bytes as [..., q * size] and q, the number of
+    `size`-byte values per row. A fixed L or one of the form size * m:
+    input itself and L // size. Another dynamic L: a view of
+    size * ceil(L / size) bytes and q = ceil(L / size), the same region
+    where L is a multiple of size (one compile for every L); where it is
+    not, that view leaves its tensor: an error at launch naming the view,
+    the sizes and the unpack's line."""
+    last = shape[-1]
+    q = last // size
+    if not symbolic.is_symbolic(last) or symbolic.same(q * size, last):
+        return input, q
+    q = (last + (size - 1)) // size
+    return layout.view(input, shape[:-1] + [size * q]), q

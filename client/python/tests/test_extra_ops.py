@@ -304,6 +304,125 @@ def test_unpack_of_bytes_as_torch(native):
     assert torch.equal(i64, raw.view(torch.int64))
 
 
+def _bytes_sample(dtype, shape, g):
+    """Values of every kind `dtype` has: its extremes, and for a float type
+    zeros of both signs, infinities, NaNs and a subnormal."""
+    if dtype == torch.bool:
+        return torch.rand(*shape, generator=g) > 0.5
+    if dtype.is_floating_point:
+        x = torch.randn(*shape, generator=g).to(dtype)
+        info = torch.finfo(dtype)
+        special = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"),
+                                -float("nan"), info.tiny / 4, info.max, info.min], dtype=dtype)
+    else:
+        info = torch.iinfo(dtype)
+        x = torch.randint(max(info.min, -1000), min(info.max, 1000), shape, generator=g,
+                          dtype=dtype)
+        special = torch.tensor([info.min, info.max], dtype=dtype)
+    flat = x.view(-1)
+    flat[:min(flat.numel(), special.numel())] = special[:flat.numel()]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int16, torch.int8,
+                                   torch.uint8, torch.bool, torch.float32, torch.float16,
+                                   torch.bfloat16, torch.float64])
+def test_pack_and_unpack_over_a_dynamic_batch_compile_once(native, dtype):
+    # x ["n", 5]: pack gives n * 5 * size bytes (a symbolic length), unpack of
+    # them reshaped to ["n", 5 * size] gives x back; one compile for every n.
+    pdtype = pypto.dtypes.from_torch(dtype)
+    size = torch.empty(0, dtype=dtype).element_size()
+
+    @pypto.jit
+    def k(x: pypto.Tensor(["n", 5], pdtype), packed: pypto.Tensor(["p"], pypto.DT_UINT8),
+          back: pypto.Tensor(["n", 5], pdtype)):
+        pypto.set_vec_tile_shapes(4, 8)
+        n = x.shape[0]
+        p = pypto.pack(x)
+        packed[:n * 5 * size] = p
+        back[:] = pypto.unpack(pypto.reshape(p, [n, 5 * size]), pdtype)
+
+    g = torch.Generator().manual_seed(7)
+    for n in (1, 3, 9, 700):
+        x = _bytes_sample(dtype, (n, 5), g)
+        packed, back = torch.zeros(n * 5 * size, dtype=torch.uint8), torch.zeros(n, 5, dtype=dtype)
+        k(x, packed, back)
+        # torch's NaNs here are the quiet NaNs of their signs, which keep their bits.
+        assert torch.equal(packed, x.flatten().view(torch.uint8)), n
+        assert torch.equal(back.view(torch.uint8), x.view(torch.uint8)), n
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
+def test_pack_of_a_dynamic_1d_tensor_compiles_once(native):
+    @pypto.jit
+    def k(x: pypto.Tensor(["n"], pypto.DT_INT32), packed: pypto.Tensor(["p"], pypto.DT_UINT8)):
+        pypto.set_vec_tile_shapes(16)
+        packed[:x.shape[0] * 4] = pypto.pack(x)
+
+    g = torch.Generator().manual_seed(8)
+    for n in (1, 6, 2500):
+        x = _bytes_sample(torch.int32, (n,), g)
+        packed = torch.zeros(4 * n, dtype=torch.uint8)
+        k(x, packed)
+        assert torch.equal(packed, x.view(torch.uint8)), n
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int16, torch.bfloat16])
+def test_unpack_of_a_dynamic_last_dim_compiles_once(native, dtype):
+    # b [2, "L"] of bytes: L // size values per row, one compile for every L.
+    pdtype = pypto.dtypes.from_torch(dtype)
+    size = torch.empty(0, dtype=dtype).element_size()
+
+    @pypto.jit
+    def k(b: pypto.Tensor([2, "L"], pypto.DT_UINT8), out: pypto.Tensor([2, "m"], pdtype)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:, :b.shape[1] // size] = pypto.unpack(b, pdtype)
+
+    g = torch.Generator().manual_seed(9)
+    for length in (8, 16, 40, 4104):
+        raw = torch.randint(0, 256, (2, length), dtype=torch.uint8, generator=g)
+        if dtype.is_floating_point:  # (NaN bit patterns are covered above)
+            raw = _bytes_sample(dtype, (2, length // size), g).view(torch.uint8)
+        out = torch.zeros(2, length // size, dtype=dtype)
+        k(raw, out)
+        assert torch.equal(out.view(torch.uint8), raw.view(dtype).view(torch.uint8)), length
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+
+def test_unpack_of_a_dynamic_last_dim_that_does_not_divide_is_an_error_at_launch(native):
+    @pypto.jit
+    def k(b: pypto.Tensor([2, "L"], pypto.DT_UINT8), out: pypto.Tensor([2, "m"], pypto.DT_FP32)):
+        pypto.set_vec_tile_shapes(4, 8)
+        out[:, :b.shape[1] // 4] = pypto.unpack(b, pypto.DT_FP32)
+
+    raw = torch.randint(0, 256, (2, 12), dtype=torch.uint8)
+    out = torch.zeros(2, 3)
+    k(raw, out)
+    assert torch.equal(out, raw.view(torch.float32))
+    out = torch.full((2, 2), 5.0)
+    with pytest.raises(ValueError, match=r'"view": the region at offsets \[0,0\] of extent '
+                                         r'\[2,12\] leaves its tensor of shape \[2,10\] in '
+                                         r'dim 1 .* at L=10(?s:.*)pypto.unpack\(b, '
+                                         r'pypto.DT_FP32\)'):
+        k(torch.zeros(2, 10, dtype=torch.uint8), out)
+    assert torch.equal(out, torch.full((2, 2), 5.0))
+    assert pypto.compile_stats()["compiles"] == 1, pypto.compile_stats()
+
+    # The same dynamic L unpacked to types of two sizes in one kernel: L // 2
+    # and L // 4 are not told apart by one compile's probes.
+    @pypto.jit
+    def two(b: pypto.Tensor([2, "L"], pypto.DT_UINT8),
+            f32: pypto.Tensor([2, "m"], pypto.DT_FP32),
+            i16: pypto.Tensor([2, "h"], pypto.DT_INT16)):
+        pypto.set_vec_tile_shapes(4, 8)
+        f32[:, :b.shape[1] // 4] = pypto.unpack(b, pypto.DT_FP32)
+        i16[:, :b.shape[1] // 2] = pypto.unpack(b, pypto.DT_INT16)
+
+    with pytest.raises(pypto.CompileError, match=r"not told apart by two probe sizes"):
+        two(raw, torch.zeros(2, 3), torch.zeros(2, 6, dtype=torch.int16))
+
+
 def test_pack_unpack_errors():
     def kernel(fn):
         @pypto.jit
@@ -319,6 +438,10 @@ def test_pack_unpack_errors():
     with pytest.raises(TypeError, match=r"pypto.unpack: argument 'input' has dtype DT_INT32"):
         kernel(lambda b: pypto.unpack(b, pypto.DT_INT8))(torch.zeros(8, dtype=torch.int32),
                                                          torch.zeros(8, dtype=torch.int8))
+    with pytest.raises(ValueError, match=r"pypto.pack: 'input' has a valid region \[2, 8\] "
+                                         r"smaller than its shape \[4, 8\]"):
+        kernel(lambda x: pypto.pack(pypto.view(x, [4, 8], [0, 0], valid_shape=[2, 8])))(
+            torch.zeros(4, 8, dtype=torch.int32), torch.zeros(128, dtype=torch.uint8))
     with pytest.raises(ValueError, match=r"the last dim of 'input' \[6\] must be a multiple of 4"):
         kernel(lambda b: pypto.unpack(b, pypto.DT_INT32))(torch.zeros(6, dtype=torch.uint8),
                                                           torch.zeros(1, dtype=torch.int32))

@@ -42,4 +42,8 @@ bool PtoAddressesWholeBuffer(PtoOpcode op) {
   return op == PtoOpcode::kMGather || op == PtoOpcode::kMScatter || op == PtoOpcode::kMSort;
 }
 
+bool PtoReadsTileOffset(PtoOpcode op) {
+  return op == PtoOpcode::kTArange || op == PtoOpcode::kTPhilox;
+}
+
 }  // namespace pto::compiler

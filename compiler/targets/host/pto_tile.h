@@ -14,6 +14,7 @@
 //   pto_tile_rows.h         fused softmax rows, rows of a run-time length
 //   pto_tile_index.h        MGATHER, MSCATTER
 //   pto_tile_sort.h         MSORT
+//   pto_tile_random.h       TPHILOX (Philox4x32-10 words)
 //
 // These headers are embedded into the compiler (compiler/BUILD's
 // embedded_headers genrule) and written next to each generated source file,
@@ -43,5 +44,6 @@
 #include "pto_tile_rows.h"
 #include "pto_tile_index.h"
 #include "pto_tile_sort.h"
+#include "pto_tile_random.h"
 
 #endif  // PTO_TILE_H_

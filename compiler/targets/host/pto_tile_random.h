@@ -16,12 +16,13 @@
 // (base + e) % 4 of Philox4x32-10(counter + (base + e) / 4, key), the
 // counter sum in 128 bits. The words are int64 values in [0, 2**32).
 //
-// With AVX2 (x86-64-v3 and v4 kernels) four blocks run at once, one per
-// 64-bit lane: VPMULUDQ (_mm256_mul_epu32) gives the four 32x32 -> 64-bit
+// With AVX2 (x86-64-v3 and v4 kernels) four blocks run in one vector, one
+// per 64-bit lane: VPMULUDQ (_mm256_mul_epu32) gives the four 32x32 -> 64-bit
 // products of a multiply, and a 4 x 4 transpose lays the words out block
-// after block. Elsewhere, and for the blocks a tile cuts at its ends, one
-// block at a time in scalar code. Both give the same words (the generator
-// is integer arithmetic).
+// after block; four such vectors go through the rounds together (16 blocks,
+// then single vectors for the rest). Elsewhere, and for the blocks a tile
+// cuts at its ends, one block at a time in scalar code. Both give the same
+// words (the generator is integer arithmetic).
 #ifndef PTO_TILE_RANDOM_H_
 #define PTO_TILE_RANDOM_H_
 
@@ -75,40 +76,56 @@ inline PhiloxU4 PhiloxMulLow(PhiloxU4 a, PhiloxU4 b) {
                                                               reinterpret_cast<PhiloxI8>(b)));
 }
 
-// Blocks j0 .. j0 + 3, their 16 words written to d[0..16) block after
-// block. Only each lane's low 32 bits are words: the multiplies read only
-// those, so the high bits a XOR leaves are masked once at the end.
-inline void Philox4Blocks(int64_t* __restrict d, const uint32_t c[4], uint64_t j0,
-                          const uint32_t k0[kPhiloxRounds], const uint32_t k1[kPhiloxRounds]) {
-  PhiloxU4 x[4];
-  for (int b = 0; b < 4; ++b) {
-    uint32_t w[4];
-    PhiloxCounter(c, j0 + b, w);
-    for (int k = 0; k < 4; ++k) x[k][b] = w[k];
+// Blocks j0 .. j0 + 4G - 1, their 16G words written to d[0 .. 16G) block
+// after block: G groups of four blocks, one block per 64-bit lane, their
+// rounds interleaved (a round's multiply waits on the last one's). Only
+// each lane's low 32 bits are words: the multiplies read only those, so the
+// high bits a XOR leaves are masked once at the end.
+template <int G>
+inline void PhiloxBlocks(void* __restrict d, const uint32_t c[4], uint64_t j0,
+                         const uint32_t k0[kPhiloxRounds], const uint32_t k1[kPhiloxRounds]) {
+  constexpr uint64_t kLow = 0xFFFFFFFFu;
+  PhiloxU4 x[G][4];
+  for (int g = 0; g < G; ++g) {  // the counters, as PhiloxCounter in each lane
+    const PhiloxU4 j = PhiloxU4{0, 1, 2, 3} + (j0 + 4 * static_cast<uint64_t>(g));
+    PhiloxU4 s = (j & kLow) + static_cast<uint64_t>(c[0]);
+    x[g][0] = s;
+    s = (s >> 32) + (j >> 32) + static_cast<uint64_t>(c[1]);
+    x[g][1] = s;
+    s = (s >> 32) + static_cast<uint64_t>(c[2]);
+    x[g][2] = s;
+    x[g][3] = (s >> 32) + static_cast<uint64_t>(c[3]);
   }
   const PhiloxU4 m0 = {kPhiloxM0, kPhiloxM0, kPhiloxM0, kPhiloxM0};
   const PhiloxU4 m1 = {kPhiloxM1, kPhiloxM1, kPhiloxM1, kPhiloxM1};
   for (int r = 0; r < kPhiloxRounds; ++r) {
-    const PhiloxU4 p0 = PhiloxMulLow(x[0], m0);
-    const PhiloxU4 p1 = PhiloxMulLow(x[2], m1);
-    const PhiloxU4 y0 = (p1 >> 32) ^ x[1] ^ static_cast<uint64_t>(k0[r]);
-    const PhiloxU4 y2 = (p0 >> 32) ^ x[3] ^ static_cast<uint64_t>(k1[r]);
-    x[0] = y0;
-    x[1] = p1;
-    x[2] = y2;
-    x[3] = p0;
+    for (int g = 0; g < G; ++g) {
+      const PhiloxU4 p0 = PhiloxMulLow(x[g][0], m0);
+      const PhiloxU4 p1 = PhiloxMulLow(x[g][2], m1);
+      const PhiloxU4 y0 = (p1 >> 32) ^ x[g][1] ^ static_cast<uint64_t>(k0[r]);
+      const PhiloxU4 y2 = (p0 >> 32) ^ x[g][3] ^ static_cast<uint64_t>(k1[r]);
+      x[g][0] = y0;
+      x[g][1] = p1;
+      x[g][2] = y2;
+      x[g][3] = p0;
+    }
   }
-  for (int k = 0; k < 4; ++k) x[k] &= 0xFFFFFFFFu;
-  // Transpose: lane b of x[k] is word k of block b; d holds block 0's four
-  // words, then block 1's, ...
+  // Transpose: lane b of x[g][k] is word k of block 4g + b; d holds block
+  // 0's four words, then block 1's, ...
   const PhiloxI4 lo = {0, 4, 2, 6}, hi = {1, 5, 3, 7};
-  const PhiloxU4 a0 = __builtin_shuffle(x[0], x[1], lo);  // b0w0 b0w1 b2w0 b2w1
-  const PhiloxU4 a1 = __builtin_shuffle(x[0], x[1], hi);  // b1w0 b1w1 b3w0 b3w1
-  const PhiloxU4 a2 = __builtin_shuffle(x[2], x[3], lo);  // b0w2 b0w3 b2w2 b2w3
-  const PhiloxU4 a3 = __builtin_shuffle(x[2], x[3], hi);  // b1w2 b1w3 b3w2 b3w3
   const PhiloxI4 first = {0, 1, 4, 5}, second = {2, 3, 6, 7};
-  const PhiloxU4 out[4] = {__builtin_shuffle(a0, a2, first), __builtin_shuffle(a1, a3, first),
-                           __builtin_shuffle(a0, a2, second), __builtin_shuffle(a1, a3, second)};
+  PhiloxU4 out[G][4];
+  for (int g = 0; g < G; ++g) {
+    for (int k = 0; k < 4; ++k) x[g][k] &= kLow;
+    const PhiloxU4 a0 = __builtin_shuffle(x[g][0], x[g][1], lo);  // b0w0 b0w1 b2w0 b2w1
+    const PhiloxU4 a1 = __builtin_shuffle(x[g][0], x[g][1], hi);  // b1w0 b1w1 b3w0 b3w1
+    const PhiloxU4 a2 = __builtin_shuffle(x[g][2], x[g][3], lo);  // b0w2 b0w3 b2w2 b2w3
+    const PhiloxU4 a3 = __builtin_shuffle(x[g][2], x[g][3], hi);  // b1w2 b1w3 b3w2 b3w3
+    out[g][0] = __builtin_shuffle(a0, a2, first);
+    out[g][1] = __builtin_shuffle(a1, a3, first);
+    out[g][2] = __builtin_shuffle(a0, a2, second);
+    out[g][3] = __builtin_shuffle(a1, a3, second);
+  }
   __builtin_memcpy(d, out, sizeof out);
 }
 #endif
@@ -146,10 +163,11 @@ inline void TPhilox(DS* __restrict d, double k0, double k1, double c0, double c1
   }
   const int64_t head = (4 - (base & 3)) & 3;
   scalar_until(head < N ? head : N);
+  for (; e + 64 <= N; e += 64) {
+    PhiloxBlocks<4>(d + e, c, static_cast<uint64_t>(base + e) >> 2, rk0, rk1);
+  }
   for (; e + 16 <= N; e += 16) {
-    int64_t words[16];
-    Philox4Blocks(words, c, static_cast<uint64_t>(base + e) >> 2, rk0, rk1);
-    for (int k = 0; k < 16; ++k) d[e + k] = static_cast<DS>(words[k]);
+    PhiloxBlocks<1>(d + e, c, static_cast<uint64_t>(base + e) >> 2, rk0, rk1);
   }
 #endif
   scalar_until(N);

@@ -150,6 +150,11 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
           "attrs[\"shape\"]: ", FormatDims(attrs.shape),
           "; arange makes rank-1 tensors"));
     }
+    if (info.kind == "philox" && (attrs.shape.size() != 1 || cast_to != pto::v1::DT_INT64)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs: shape ", FormatDims(attrs.shape), ", dtype ", DTypeEnumName(cast_to),
+          "; philox makes rank-1 DT_INT64 tensors (its 32-bit words)"));
+    }
     return SymValueType{cast_to, ToSymShape(attrs.shape)};
   }
   if (info.category == OpCategory::kMatmul) {

@@ -261,6 +261,18 @@ std::vector<OpInfo>* MakeRegistry() {
        {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
         {"start", AttrType::kFloat, true, true}, {"step", AttrType::kFloat}},
        true, P::kTArange, T::kAny},
+      // philox: the words of Philox4x32-10 blocks (Random123's constants),
+      // DT_INT64 values in [0, 2**32) along a rank-1 shape; element e is
+      // word e % 4 of the block at counter + e / 4 (a 128-bit sum) under
+      // the key. key0, key1 and counter0..counter3 are 32-bit words, low
+      // first (integers in [0, 2**32), as floats: the instruction's
+      // immediates). pypto.uniform and pypto.normal build on it.
+      {"philox", C::kCreate, 0, 1,
+       {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
+        {"key0", AttrType::kFloat}, {"key1", AttrType::kFloat},
+        {"counter0", AttrType::kFloat}, {"counter1", AttrType::kFloat},
+        {"counter2", AttrType::kFloat}, {"counter3", AttrType::kFloat}},
+       true, P::kTPhilox, T::kAny},
       // matmul(a, b): [..., M, K] @ [..., K, N] -> [..., M, N] (a_trans:
       // a is [..., K, M]; b_trans: b is [..., N, K]); FP32/FP16/BF16 inputs
       // accumulate in FP32; out_dtype FP32 or the inputs' dtype; batch dims

@@ -44,4 +44,8 @@ bool PtoAddressesWholeBuffer(PtoOpcode op) {
 
 bool PtoIsScan(PtoOpcode op) { return op == PtoOpcode::kTCumSum || op == PtoOpcode::kTCumProd; }
 
+bool PtoReadsTileOffset(PtoOpcode op) {
+  return op == PtoOpcode::kTArange || op == PtoOpcode::kTPhilox;
+}
+
 }  // namespace pto::compiler

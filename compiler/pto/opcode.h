@@ -18,6 +18,10 @@
 // takes a tile's last slice along the dim (the next tile's carry).
 // MGATHER and MSCATTER address a GM buffer through an index tile along one
 // dim (PtoInstr::index_dim): gather, index_select, scatter, index_add.
+// TPHILOX writes the words of Philox4x32-10 blocks (pypto.uniform and
+// pypto.normal): element e of a rank-1 tile holds word e % 4 of the block at
+// counter + e / 4, its six immediates the key's two 32-bit words and the
+// counter's four, and it reads the tile's offset as TARANGE does.
 // MSORT reads whole rows of a GM buffer along one dim (PtoInstr::index_dim)
 // and writes the positions that sort them (stable; PtoInstr::descending):
 // the compiler's form of PTO-ISA's TSORT32 blocks merged by TMRGSORT.
@@ -63,6 +67,7 @@ namespace pto::compiler {
   X(kTArgSel, "TARGSEL", TArgSel, 3, 0)    \
   X(kTFill, "TFILL", TFill, 0, 1)          \
   X(kTArange, "TARANGE", TArange, 0, 2)    \
+  X(kTPhilox, "TPHILOX", TPhilox, 0, 6)    \
   X(kTAddS, "TADDS", TAddS, 1, 1)          \
   X(kTSubS, "TSUBS", TSubS, 1, 1)          \
   X(kTMulS, "TMULS", TMulS, 1, 1)          \
@@ -166,6 +171,11 @@ bool PtoAddressesWholeBuffer(PtoOpcode op);
 // Whether the instruction is a scan (TCUMSUM, TCUMPROD): its reduce_dim
 // is the dim it scans, and its destination keeps the source's shape.
 bool PtoIsScan(PtoOpcode op);
+
+// Whether the instruction reads its tile's offset in the (rank-1) tensor it
+// creates: TARANGE and TPHILOX. Host code passes the task's offset; the
+// chunked, per-row and run-time-row forms do not take them.
+bool PtoReadsTileOffset(PtoOpcode op);
 
 }  // namespace pto::compiler
 

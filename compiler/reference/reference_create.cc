@@ -4,6 +4,32 @@
 #include "compiler/reference/reference_family.h"
 
 namespace pto::reference {
+namespace {
+
+// Word `w` of Philox4x32-10 (Random123's constants) of the 128-bit counter
+// (c[0] + j, with carries) under the key (k0, k1), from the generator's
+// definition in 64-bit integers.
+uint32_t PhiloxWord(const uint64_t c[4], uint64_t j, uint64_t k0, uint64_t k1, int w) {
+  constexpr uint64_t kMask = 0xFFFFFFFFu;
+  uint64_t x[4];
+  uint64_t carry = j;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t s = c[i] + (carry & kMask);
+    x[i] = s & kMask;
+    carry = (carry >> 32) + (s >> 32);
+  }
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = x[0] * 0xD2511F53u, p1 = x[2] * 0xCD9E8D57u;
+    const uint64_t y[4] = {(p1 >> 32) ^ x[1] ^ k0, p1 & kMask, (p0 >> 32) ^ x[3] ^ k1,
+                           p0 & kMask};
+    for (int i = 0; i < 4; ++i) x[i] = y[i];
+    k0 = (k0 + 0x9E3779B9u) & kMask;
+    k1 = (k1 + 0xBB67AE85u) & kMask;
+  }
+  return static_cast<uint32_t>(x[w]);
+}
+
+}  // namespace
 
 absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
                               RefTensor* out) {
@@ -14,13 +40,26 @@ absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
   auto attr = [&](const char* name) {
     auto it = op.attrs().find(name);
     if (it == op.attrs().end()) return 0.0;
-    return kind == "arange" || WideScalars(out->dtype)
+    return kind == "arange" || kind == "philox" || WideScalars(out->dtype)
                ? it->second.f()
                : static_cast<double>(static_cast<float>(it->second.f()));
   };
   int64_t n = 1;
   for (int64_t d : out->shape) n *= d;
   out->data.resize(n);
+  if (kind == "philox") {  // element e: word e % 4 of the block at counter + e / 4
+    const uint64_t c[4] = {static_cast<uint64_t>(attr("counter0")),
+                           static_cast<uint64_t>(attr("counter1")),
+                           static_cast<uint64_t>(attr("counter2")),
+                           static_cast<uint64_t>(attr("counter3"))};
+    const uint64_t k0 = static_cast<uint64_t>(attr("key0"));
+    const uint64_t k1 = static_cast<uint64_t>(attr("key1"));
+    for (int64_t e = 0; e < n; ++e) {
+      out->data[e] = PhiloxWord(c, static_cast<uint64_t>(e) / 4, k0, k1, static_cast<int>(e % 4));
+    }
+    out->bound.assign(n, 0.0);
+    return absl::OkStatus();
+  }
   for (int64_t k = 0; k < n; ++k) {
     out->data[k] = kind == "full" ? attr("value")
                                   : attr("start") + attr("step") * static_cast<double>(k);

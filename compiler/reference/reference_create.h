@@ -1,8 +1,10 @@
 // The reference evaluator's creation ops (no inputs): full(shape, value,
 // dtype) and arange (start + step * i along a rank-1 shape), each element
-// rounded to the dtype. full's value reaches the kernel as a float (as a
-// double for INT32, INT64 and DOUBLE results), arange's start and step as
-// doubles; the reference takes them the same way.
+// rounded to the dtype, and philox (Philox4x32-10's 32-bit words, exact,
+// from the generator's definition). full's value reaches the kernel as a
+// float (as a double for INT32, INT64 and DOUBLE results), arange's start
+// and step and philox's words as doubles; the reference takes them the same
+// way.
 #ifndef PTO_COMPILER_REFERENCE_REFERENCE_CREATE_H_
 #define PTO_COMPILER_REFERENCE_REFERENCE_CREATE_H_
 

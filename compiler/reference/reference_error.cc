@@ -51,7 +51,7 @@ bool IsExact(const std::string& kind) {
       "eqs",      "nes",      "lts",         "les",         "gts",        "ges",
       "amax",     "amin",     "argmax",      "argmin",      "full",       "gcd",
       "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-      "bitwise_right_shift", "fmod"};
+      "bitwise_right_shift", "fmod", "philox"};
   return exact->count(kind) > 0;
 }
 
@@ -68,6 +68,7 @@ OwnError Own(const std::string& kind) {
       {"div", {2, 0}},  {"divs", {2, 0}}, {"rdivs", {2, 0}}, {"reciprocal", {2, 0}},
       {"floor_divide", {0, 0}}, {"remainder", {2, 0}},
       {"cast", {0, 0}}, {"bitcast", {0, 0}}, {"arange", {0, 0}},
+      {"philox", {0, 0}},
       // The library's math functions: within 4 ulp (8 u) of the exact result.
       {"exp", {8, 0}},   {"exp2", {8, 0}},  {"expm1", {8, 0}}, {"log", {8, 0}},
       {"log2", {8, 0}},  {"log10", {8, 0}}, {"log1p", {8, 0}}, {"rsqrt", {8, 0}},

@@ -319,6 +319,41 @@ TEST(ReferenceEvalTest, ScansRunTorchsLoopInItsAccumulator) {
               HasSubstr("op 0 'cumsum': dim 2 is out of range for rank 2"));
 }
 
+// philox: Random123's known answers for Philox4x32-10 (block 0 of each
+// counter and key), from the generator's definition (eager runs' words).
+constexpr char kPhiloxGraph[] = R"pb(
+  schema_version: SCHEMA_VERSION_1
+  values { id: 1 name: "a" dtype: DT_INT64 shape { dims { size: 4 } } }
+  values { id: 2 name: "b" dtype: DT_INT64 shape { dims { size: 4 } } }
+  params { name: "a" role: PARAM_ROLE_OUT value_id: 1 }
+  params { name: "b" role: PARAM_ROLE_OUT value_id: 2 }
+  ops { kind: "philox" outputs: 1
+        attrs { key: "shape" value { ints { values: 4 } } }
+        attrs { key: "dtype" value { dtype: DT_INT64 } }
+        attrs { key: "key0" value { f: 4294967295 } }
+        attrs { key: "key1" value { f: 4294967295 } }
+        attrs { key: "counter0" value { f: 4294967295 } }
+        attrs { key: "counter1" value { f: 4294967295 } }
+        attrs { key: "counter2" value { f: 4294967295 } }
+        attrs { key: "counter3" value { f: 4294967295 } } }
+  ops { kind: "philox" outputs: 2
+        attrs { key: "shape" value { ints { values: 4 } } }
+        attrs { key: "dtype" value { dtype: DT_INT64 } }
+        attrs { key: "key0" value { f: 2752067618 } }
+        attrs { key: "key1" value { f: 698298832 } }
+        attrs { key: "counter0" value { f: 608135816 } }
+        attrs { key: "counter1" value { f: 2242054355 } }
+        attrs { key: "counter2" value { f: 320440878 } }
+        attrs { key: "counter3" value { f: 57701188 } } }
+)pb";
+
+TEST(ReferenceEvalTest, PhiloxGivesRandom123KnownAnswers) {
+  auto out = EvaluateReference(Parse(kPhiloxGraph), {RefTensor(), RefTensor()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].data, (std::vector<double>{0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD}));
+  EXPECT_EQ((*out)[1].data, (std::vector<double>{0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1}));
+}
+
 TEST(ReferenceEvalTest, ErrorsNameTheOp) {
   pto::v1::Graph g = Parse(kGraph);
   g.mutable_ops(2)->set_kind("frobnicate");

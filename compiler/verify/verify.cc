@@ -492,6 +492,16 @@ absl::Status Verifier::CheckAttrs(const std::string& where, const Op& op,
                                          AttrTypeName(s.type), ")"));
     }
   }
+  if (info.kind == "philox") {  // its key and counter words
+    for (const AttrSpec& s : info.attrs) {
+      if (s.type != AttrType::kFloat) continue;
+      const double w = op.attrs().at(s.name).f();
+      if (!(w >= 0 && w < 0x1p32) || w != static_cast<double>(static_cast<int64_t>(w))) {
+        return Invalid(where, absl::StrCat("attrs[", Quote(s.name), "]: ", w,
+                                           " is not a 32-bit word (an integer in [0, 2**32))"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

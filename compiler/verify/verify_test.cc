@@ -1,6 +1,7 @@
 #include "compiler/verify/verify.h"
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -188,6 +189,32 @@ TEST(VerifyTest, Fp8ValuesNeedSchemaVersion3AndACastForArithmetic) {
   pto::v1::Graph full = b.Build();
   full.set_schema_version(pto::v1::SCHEMA_VERSION_3);
   ExpectInvalid(full, {"full does not create DT_FP8E4M3 tensors (create DT_FP32 and cast)"});
+}
+
+// philox makes rank-1 DT_INT64 words from a key and a counter of 32-bit
+// words (integers in [0, 2**32)).
+TEST(VerifyTest, PhiloxTakesWordsAndMakesRankOneInt64) {
+  auto graph = [](pto::v1::DataType dtype, const std::vector<int64_t>& shape,
+                  const std::string& bad, double value) {
+    std::map<std::string, double> attrs = {{"key0", 1},     {"key1", 0xFFFFFFFF},
+                                           {"counter0", 3}, {"counter1", 0},
+                                           {"counter2", 0}, {"counter3", 0}};
+    if (!bad.empty()) attrs[bad] = value;
+    GraphBuilder b;
+    b.Output("w", b.Create("philox", dtype, shape, attrs));
+    return b.Build();
+  };
+  EXPECT_TRUE(VerifyGraph(graph(pto::v1::DT_INT64, {64}, "", 0)).ok())
+      << VerifyGraph(graph(pto::v1::DT_INT64, {64}, "", 0));
+  ExpectInvalid(graph(pto::v1::DT_INT32, {64}, "", 0),
+                {"\"philox\"", "philox makes rank-1 DT_INT64 tensors"});
+  ExpectInvalid(graph(pto::v1::DT_INT64, {2, 32}, "", 0), {"philox makes rank-1 DT_INT64"});
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, double>>{{"key1", 0x1p32}, {"counter2", 1.5},
+                                                   {"counter0", -1}}) {
+    ExpectInvalid(graph(pto::v1::DT_INT64, {64}, name, value),
+                  {absl::StrCat("attrs[\"", name, "\"]"), "is not a 32-bit word"});
+  }
 }
 
 TEST(VerifyTest, WhereNeedsBoolCondition) {

@@ -344,5 +344,24 @@ TEST(ElementwiseTest, CreationOps) {
   }
 }
 
+// philox (TPHILOX): Philox4x32-10's words, exact against the reference
+// evaluator's own generator, in tiles of 32 and of 30 (tiles that start
+// inside a block), with a counter that carries across words along the
+// tensor, and fused with a consumer.
+TEST(ElementwiseTest, PhiloxWords) {
+  Builder b("philox");
+  const std::map<std::string, double> words = {
+      {"key0", 0x89ABCDEF}, {"key1", 0x01234567}, {"counter0", 0xFFFFFF00},
+      {"counter1", 0xFFFFFFFF}, {"counter2", 5},  {"counter3", 0xFFFFFFFF}};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT64, {1029});
+  const uint32_t w32 = b.Create("philox", pto::v1::DT_INT64, {1029}, words);
+  const uint32_t w30 = b.Create("philox", pto::v1::DT_INT64, {1029}, words);
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_vec_tile()->set_dims(0, 30);
+  b.Output("words", w32);
+  b.Output("words_in_tiles_of_30", w30);
+  b.Output("mixed", b.Op("bitwise_xor", {x, w32}, {32}));
+  testing::CompileRunAndCheck(b.graph(), kSeeds);
+}
+
 }  // namespace
 }  // namespace pto

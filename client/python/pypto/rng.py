@@ -1,10 +1,9 @@
 """pypto.uniform and pypto.normal: counter-based random numbers from
 Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
-SC'11; the Random123 reference constants), composed of integer ops on
-DT_INT64 tensors holding 32-bit words, so they compile wherever those do;
-each intermediate stays below 2**49 (the 32x32-bit products go through
-16-bit halves), so eager runs, which hold values as float64, give the same
-bits.
+SC'11; the Random123 reference constants). The generator is one op, `philox`
+(the TPHILOX instruction: its 32-bit words as DT_INT64 values, on host
+targets; eager runs compute the same words in the reference evaluator), and
+the numbers are elementwise float ops on its words.
 
 The stream is a pure function of (key, counter, shape, dtype): the same
 arguments give the same bits in every call, with every tile shape and in
@@ -33,15 +32,11 @@ from . import dtypes, layout, ops, tiling
 from .primitives import creation_builder
 from .symbolic import SymbolicScalar
 
-PHILOX_M0 = 0xD2511F53
-PHILOX_M1 = 0xCD9E8D57
-PHILOX_W0 = 0x9E3779B9
-PHILOX_W1 = 0xBB67AE85
-PHILOX_ROUNDS = 10
-
 _MASK = 0xFFFFFFFF
 _ALG_NAMES = ("philox", "philox4x32", "philox4x3210")
 _UNIFORM_BITS = {dtypes.DT_FP32: 24, dtypes.DT_FP16: 11, dtypes.DT_BF16: 8}
+# Words per vector tile.
+_WORDS_PER_TILE = 2048
 
 
 def _check_alg(what, alg):
@@ -86,87 +81,29 @@ def _shape(what, shape):
     return [int(d) for d in shape]
 
 
-# Blocks per vector tile of the word arithmetic.
-_BLOCKS_PER_TILE = 512
+def _key_counter(what, key, counter):
+    """The key's two words and the counter's four, checked (inside a kernel
+    only)."""
+    creation_builder(what)
+    return _words(what, "key", key, 2), _words(what, "counter", counter, 4)
 
 
-def _word_tile(nb):
-    return (min(nb, _BLOCKS_PER_TILE),)
+def _philox(what, k, c, m):
+    """The first `m` words of the stream at key words `k`, counter words
+    `c`: a DT_INT64 tensor [m] of 32-bit words, element e word e % 4 of
+    block e // 4 (one philox op)."""
+    b = creation_builder(what)
+    attrs = {"shape": [m], "dtype": dtypes.DT_INT64,
+             "key0": float(k[0]), "key1": float(k[1]),
+             **{f"counter{i}": float(w) for i, w in enumerate(c)}}
+    with tiling.vec_tile_in_force((min(m, _WORDS_PER_TILE),)):
+        return b.add_op("philox", [], dtypes.DT_INT64, (m,), attrs, what)
 
 
 def _const(v):
-    """A one-element DT_INT64 tensor of `v` (numbers past 2**24 with an
-    integer tensor are tensors in pypto's arithmetic)."""
+    """A one-element DT_INT64 tensor of `v` (a shift count: shifts take
+    tensors)."""
     return ops.full([1], v, dtypes.DT_INT64)
-
-
-def _mulhilo(a, m, c):
-    """(high, low) 32-bit words of the 64-bit product a * m (a: words in an
-    INT64 tensor, m: a 32-bit constant), through 16-bit halves of m so that
-    every intermediate stays below 2**49: exact in INT64 and in the float64
-    values of eager runs alike. With t = a * (m >> 16) and u = a * (m &
-    0xFFFF), a * m = t * 2**16 + u. `c` maps constants to their tensors."""
-    t = ops.mul(a, c[m >> 16])
-    u = ops.mul(a, c[m & 0xFFFF])
-    low = ops.bitwise_and(ops.add(ops.bitwise_left_shift(ops.bitwise_and(t, c[0xFFFF]), c[16]),
-                                  u), c[_MASK])
-    high = ops.bitwise_right_shift(ops.add(t, ops.bitwise_right_shift(u, c[16])), c[16])
-    return high, low
-
-
-def _round_keys(k):
-    """The key words of each of the PHILOX_ROUNDS rounds."""
-    keys = []
-    k0, k1 = k
-    for _ in range(PHILOX_ROUNDS):
-        keys.append((k0, k1))
-        k0, k1 = (k0 + PHILOX_W0) & _MASK, (k1 + PHILOX_W1) & _MASK
-    return keys
-
-
-def _blocks(what, shape, key, counter, extra=()):
-    """(words, numel, blocks, constants): the four Philox output words of
-    each of ceil(numel / 4) blocks, as DT_INT64 tensors of shape [blocks],
-    each word in [0, 2**32); constants maps each number used (and those in
-    `extra`, for the caller) to its one-element tensor."""
-    creation_builder(what)
-    k = _words(what, "key", key, 2)
-    c = _words(what, "counter", counter, 4)
-    n = math.prod(shape)
-    nb = (n + 3) // 4
-    keys = _round_keys(k)
-    # Every constant first, as a one-element tensor: the arithmetic after
-    # them is then one run of ops (one fused group per tile).
-    numbers = {_MASK, 0xFFFF, 16, 32} | {w for w in c if w} | \
-        {m >> 16 for m in (PHILOX_M0, PHILOX_M1)} | {m & 0xFFFF for m in (PHILOX_M0, PHILOX_M1)} | \
-        {w for pair in keys for w in pair} | set(extra)
-    consts = {v: _const(v) for v in sorted(numbers)}
-    with tiling.vec_tile_in_force(_word_tile(nb)):
-        j = ops.arange(0, nb, dtype=dtypes.DT_INT64)
-        # counter + j as four words, carrying (j < 2**31: each sum fits INT64).
-        ctr, carry = [], j
-        for w in c:
-            s = ops.add(carry, consts[w]) if w else carry
-            ctr.append(ops.bitwise_and(s, consts[_MASK]))
-            carry = ops.bitwise_right_shift(s, consts[32])
-        for k0, k1 in keys:
-            hi0, lo0 = _mulhilo(ctr[0], PHILOX_M0, consts)
-            hi1, lo1 = _mulhilo(ctr[2], PHILOX_M1, consts)
-            ctr = [ops.bitwise_xor(ops.bitwise_xor(hi1, ctr[1]), consts[k0]), lo1,
-                   ops.bitwise_xor(ops.bitwise_xor(hi0, ctr[3]), consts[k1]), lo0]
-    return ctr, n, nb, consts
-
-
-def _interleave(what, words, n, nb, shape):
-    """[w0[0], w1[0], w2[0], w3[0], w0[1], ...] cut to n elements, reshaped."""
-    t = _word_tile(nb)[0]
-    with tiling.vec_tile_in_force((t, 4)):
-        blocks = layout.concat([layout.unsqueeze(w, 1) for w in words], 1)
-    with tiling.vec_tile_in_force((4 * t,)):
-        flat = layout.reshape(blocks, [nb * 4])
-    if nb * 4 != n:
-        flat = layout.view(flat, [n], [0])
-    return layout.reshape(flat, list(shape)) if len(shape) != 1 else flat
 
 
 def _dtype(what, dtype):
@@ -186,12 +123,15 @@ def uniform(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
     dtype = _dtype(what, dtype)
     shape = _shape(what, shape)
     p = _UNIFORM_BITS[dtype]
-    words, n, nb, consts = _blocks(what, shape, key, counter, extra=(32 - p,))
-    with tiling.vec_tile_in_force(_word_tile(nb)):
-        vals = [ops.mul(ops.cast(ops.bitwise_right_shift(w, consts[32 - p]), dtypes.DT_FP32),
-                        2.0 ** -p)
-                for w in words]
-    out = _interleave(what, vals, n, nb, shape)
+    n = math.prod(shape)
+    k, c = _key_counter(what, key, counter)
+    shift = _const(32 - p)
+    words = _philox(what, k, c, n)
+    with tiling.vec_tile_in_force((min(n, _WORDS_PER_TILE),)):
+        out = ops.mul(ops.cast(ops.bitwise_right_shift(words, shift), dtypes.DT_FP32),
+                      2.0 ** -p)
+    if len(shape) != 1:
+        out = layout.reshape(out, list(shape))
     return ops.cast(out, dtype) if dtype != dtypes.DT_FP32 else out
 
 
@@ -203,17 +143,28 @@ def normal(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
     _check_alg(what, alg)
     dtype = _dtype(what, dtype)
     shape = _shape(what, shape)
-    words, n, nb, consts = _blocks(what, shape, key, counter, extra=(8,))
+    n = math.prod(shape)
+    pairs = (n + 1) // 2  # (w0, w1), (w2, w3), ...: two results each
+    k, c = _key_counter(what, key, counter)
+    shift = _const(8)
+    words = _philox(what, k, c, 2 * pairs)
     scale = 2.0 ** -24
-    with tiling.vec_tile_in_force(_word_tile(nb)):
-        def u(w):
-            return ops.mul(ops.cast(ops.bitwise_right_shift(w, consts[8]), dtypes.DT_FP32),
-                           scale)
-        z = []
-        for a, b in ((words[0], words[1]), (words[2], words[3])):
-            u1 = ops.add(u(a), scale)
+    rows = min(pairs, _WORDS_PER_TILE // 2)
+    with tiling.vec_tile_in_force((rows, 2)):
+        w = layout.reshape(words, [pairs, 2])
+        with tiling.vec_tile_in_force((rows, 1)):
+            def u(k):
+                return ops.mul(ops.cast(ops.bitwise_right_shift(
+                    layout.view(w, [pairs, 1], [0, k]), shift), dtypes.DT_FP32), scale)
+            u1 = ops.add(u(0), scale)
             r = ops.sqrt(ops.mul(ops.log(u1), -2.0))
-            theta = ops.mul(u(b), 2.0 * math.pi)
-            z += [ops.mul(r, ops.cos(theta)), ops.mul(r, ops.sin(theta))]
-    out = _interleave(what, z, n, nb, shape)
+            theta = ops.mul(u(1), 2.0 * math.pi)
+            z = [ops.mul(r, ops.cos(theta)), ops.mul(r, ops.sin(theta))]
+        out = layout.concat(z, 1)
+    with tiling.vec_tile_in_force((min(2 * pairs, _WORDS_PER_TILE),)):
+        out = layout.reshape(out, [2 * pairs])
+        if 2 * pairs != n:
+            out = layout.view(out, [n], [0])
+    if len(shape) != 1:
+        out = layout.reshape(out, list(shape))
     return ops.cast(out, dtype) if dtype != dtypes.DT_FP32 else out

@@ -80,6 +80,30 @@ def generate(shapes, calls, tile=(8, 16)):
 KEY, COUNTER = 0x0123456789ABCDEF, (3 << 64) + MASK - 2  # the counter carries across words
 
 
+def test_the_philox_op_gives_random123s_known_answers(native):
+    """rng's one generator op (philox: the TPHILOX instruction compiled, the
+    reference evaluator's words in eager runs): each known answer as block
+    0, the next blocks as the numpy generator's, in tiles of 16 and of 6
+    (tiles that start inside a block)."""
+    from pypto import rng
+    kat = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+           ((MASK,) * 4, (MASK, MASK), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+           ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+    for ctr, key, want in kat:
+        counter = sum(w << (32 * i) for i, w in enumerate(ctr))
+        blocks = np.array([[((counter + j) % 2 ** 128 >> (32 * i)) & MASK for i in range(4)]
+                           for j in range(10)], dtype=np.uint64)
+        expected = torch.from_numpy(philox4x32_10(blocks, key).reshape(-1)[:38].astype(np.int64))
+        for tile in ((16,), (6,)):
+            calls = [lambda: rng._philox("test", list(key), list(ctr), 38)]
+            compiled = generate([((38,), torch.int64)], calls, tile=tile)[0]
+            with pypto.debug.eager():
+                eager = generate([((38,), torch.int64)], calls, tile=tile)[0]
+            assert compiled[:4].tolist() == list(want)
+            assert torch.equal(compiled, expected) and torch.equal(eager, expected)
+
+
 def test_uniform_is_philox_bit_for_bit(native):
     f32, f16, bf16 = pypto.DT_FP32, pypto.DT_FP16, pypto.DT_BF16
     got = generate([((5, 7), torch.float32), ((3, 9), torch.float16),

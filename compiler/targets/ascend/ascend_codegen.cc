@@ -19,6 +19,12 @@
 namespace pto::compiler {
 namespace {
 
+// TPHILOX is this compiler's own instruction: PTO-ISA has no Philox, and its
+// words are 32-bit integer products that the target's f32 tiles do not hold.
+constexpr char kPhiloxHostOnly[] =
+    "(philox: pypto.uniform and pypto.normal's Philox4x32-10 words) is a host instruction "
+    "with no PTO-ISA form; random numbers run on host targets only";
+
 using host_plan::Access;
 using host_plan::MakeAccess;
 using host_plan::Viewed;
@@ -185,6 +191,9 @@ absl::Status FunctionEmitter::PlanTiles() {
   }
   rank_ = static_cast<int>(fn_.tile.size());
   if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
+  for (const PtoInstr& in : fn_.body) {  // (named before its INT64 tile is)
+    if (in.op == PtoOpcode::kTPhilox) return Unsupported(in.op, kPhiloxHostOnly);
+  }
   cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
   kind_.assign(fn_.num_tiles, Kind::kFull);
@@ -594,6 +603,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TMOV(", d, ", fidx);"));
       break;
     }
+    case PtoOpcode::kTPhilox:
+      return Unsupported(in.op, kPhiloxHostOnly);
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));

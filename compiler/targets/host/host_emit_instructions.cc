@@ -433,8 +433,9 @@ absl::Status InstructionEmitter::Call(int i) {
   const pto::v1::DataType scalar_values =
       in.srcs.empty() ? in.dtype : ValueType(fn_, i, in.srcs[0], in.dtype);
   for (size_t j = 0; j < in.scalars.size(); ++j) {
-    // (TARANGE's start and step are doubles whatever the tile type.)
-    args.push_back(in.op == PtoOpcode::kTArange
+    // (TARANGE's start and step, TPHILOX's words are doubles whatever the
+    // tile type.)
+    args.push_back(PtoReadsTileOffset(in.op)
                        ? ScalarOperand(in, j, pto::v1::DT_DOUBLE, in.dtype, f_.rank)
                        : ScalarOperand(in, j, scalar_storage, scalar_values, f_.rank));
   }
@@ -460,8 +461,8 @@ absl::Status InstructionEmitter::Call(int i) {
        !f_.plan.unrounded[i]) ||
       (in.dtype == pto::v1::DT_INT32 && WrapsInt32(in.op));
   const bool typed = in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
-                     in.op == PtoOpcode::kTArange || in.op == PtoOpcode::kTReshape;
-  if (in.op == PtoOpcode::kTArange) args.push_back("args[0]");
+                     PtoReadsTileOffset(in.op) || in.op == PtoOpcode::kTReshape;
+  if (PtoReadsTileOffset(in.op)) args.push_back("args[0]");
   std::string round_to =
       typed || narrow ? absl::StrCat(", ", GmType(in.dtype)) : std::string();
   // TRESHAPE also names the source's element type (its bits are read).

@@ -334,7 +334,7 @@ class RuntimeRowEmitter {
   // row's chunks (in the open chunk loop), its result into GM where planned.
   absl::Status EmitElementwise(int i) {
     const PtoInstr& in = fn_.body[i];
-    if (in.op == PtoOpcode::kTArange) return Unsupported(in, "it reads the tile's offset");
+    if (PtoReadsTileOffset(in.op)) return Unsupported(in, "it reads the tile's offset");
     for (int src : in.srcs) {
       if (name_[src] != absl::StrCat("t", src)) {
         return absl::InternalError(absl::StrCat("function ", fn_.name, ": a row read in place "

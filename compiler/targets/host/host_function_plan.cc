@@ -218,7 +218,7 @@ DirectPlan PlanDirect(const PtoProgram& p, const PtoFunction& fn,
       continue;  // (MSCATTER writes no tile)
     }
     const bool typed = producer.op == PtoOpcode::kTCvt || producer.op == PtoOpcode::kTFill ||
-                       producer.op == PtoOpcode::kTArange || producer.op == PtoOpcode::kTReshape;
+                       PtoReadsTileOffset(producer.op) || producer.op == PtoOpcode::kTReshape;
     if (producer.reduce_dim >= 0 || typed || !f32_tile(producer.dst)) continue;
     int store = -1, readers = 0;
     for (int k = i + 1; k < n; ++k) {
@@ -272,7 +272,7 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
     }
     // Every other instruction left is elementwise, casts too (each chunk's
     // tiles are declared in their own storage type: f32, int64 or double).
-    if (in.reduce_dim >= 0 || in.op == PtoOpcode::kTFill || in.op == PtoOpcode::kTArange) {
+    if (in.reduce_dim >= 0 || in.op == PtoOpcode::kTFill || PtoReadsTileOffset(in.op)) {
       return 0;
     }
     ++computes;
@@ -321,7 +321,7 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
       (in.op == PtoOpcode::kTLoad ? loaded : stored).push_back(in.buffer);
       continue;
     }
-    if (in.op == PtoOpcode::kTArange) return false;
+    if (PtoReadsTileOffset(in.op)) return false;
     if (in.op == PtoOpcode::kTCvt && !FloatWidthCast(fn, i, is_row)) return false;
     if (in.reduce_dim >= 0) {
       const bool reduction = in.op == PtoOpcode::kTRedSum || in.op == PtoOpcode::kTRedMax ||

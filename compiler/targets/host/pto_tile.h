@@ -15,6 +15,7 @@
 //   pto_tile_index.h        MGATHER, MSCATTER
 //   pto_tile_sort.h         MSORT
 //   pto_tile_scan.h         TCUMSUM, TCUMPROD, TREDLAST
+//   pto_tile_random.h       TPHILOX (Philox4x32-10 words)
 //
 // These headers are embedded into the compiler (compiler/BUILD's
 // embedded_headers genrule) and written next to each generated source file,
@@ -45,5 +46,6 @@
 #include "pto_tile_index.h"
 #include "pto_tile_sort.h"
 #include "pto_tile_scan.h"
+#include "pto_tile_random.h"
 
 #endif  // PTO_TILE_H_

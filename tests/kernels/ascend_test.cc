@@ -204,6 +204,94 @@ pto::v1::Graph Arange(double start, double step) {
   return b.graph();
 }
 
+// INT32 arithmetic on int32 tiles (a broadcast operand, a chain ending in
+// neg and abs), sign, clip with fractional bounds, scalars, and full.
+pto::v1::Graph IntArithmetic() {
+  Builder b("int_arith");
+  const std::vector<int64_t> tile = {16, 32};
+  const auto i32 = pto::v1::DT_INT32;
+  const uint32_t x = b.Input("x", i32, {37, 70});
+  const uint32_t y = b.Input("y", i32, {70});
+  for (const char* kind : {"add", "sub", "mul", "maximum", "minimum"}) {
+    const uint32_t z = b.Op(kind, {x, y}, tile);
+    b.Output(kind, b.Op("abs", {b.Op("neg", {z}, tile)}, tile));
+  }
+  const uint32_t c = b.Op("clip", {x}, tile, {{"min", -2.5}, {"max", 3.5}});
+  b.Output("sign_clip", b.Op("add", {b.Op("sign", {x}, tile), c}, tile));
+  const uint32_t big = b.Create("full", i32, {70}, {{"value", 16777217.0}});
+  b.Output("big", b.Op("add", {x, big}, tile));
+  return b.graph();
+}
+
+// The bitwise instructions and shifts on INT32 (counts from the inputs,
+// negative ones and ones past 31 taken modulo 32).
+pto::v1::Graph IntBitwise() {
+  Builder b("int_bitwise");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {37, 70});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {70});
+  for (const char* kind : {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                           "bitwise_right_shift"}) {
+    b.Output(kind, b.Op(kind, {x, y}, tile));
+  }
+  b.Output("not", b.Op("bitwise_not", {x}, tile));
+  return b.graph();
+}
+
+// Comparisons of INT32 tiles with each other and with scalars (fractional,
+// integral, past int32), selections of INT32 values.
+pto::v1::Graph IntCompareSelect() {
+  Builder b("int_cmp");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {21, 70});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {1, 70});
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    b.Output(cmp, b.Op(cmp, {x, y}, tile));
+    b.Output(absl::StrCat(cmp, "_frac"), b.Op(absl::StrCat(cmp, "s"), {x}, tile, 1.5));
+    b.Output(absl::StrCat(cmp, "_int"), b.Op(absl::StrCat(cmp, "s"), {x}, tile, -2.0));
+    b.Output(absl::StrCat(cmp, "_huge"), b.Op(absl::StrCat(cmp, "s"), {x}, tile, 1e10));
+  }
+  b.Output("where", b.Op("where", {b.Op("lt", {x, y}, tile), x, y}, tile));
+  return b.graph();
+}
+
+// Casts between INT32 and FP32/FP16/BOOL/INT8/INT16/UINT8 both ways, and
+// INT8/INT16/UINT8 buffers moved through f32 tiles (inputs scaled to wrap).
+pto::v1::Graph IntCasts() {
+  Builder b("int_casts");
+  const std::vector<int64_t> tile = {8, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 40});
+  const uint32_t wide = b.Op("muls", {x}, tile, 100.0);
+  const uint32_t i = b.Cast(wide, pto::v1::DT_INT32, tile);
+  b.Output("i32", i);
+  for (pto::v1::DataType to : {pto::v1::DT_FP32, pto::v1::DT_FP16, pto::v1::DT_BOOL,
+                               pto::v1::DT_INT8, pto::v1::DT_INT16, pto::v1::DT_UINT8}) {
+    const std::string name = pto::v1::DataType_Name(to);
+    const uint32_t c = b.Cast(i, to, tile);
+    b.Output("to_" + name, c);
+    b.Output("back_" + name, b.Cast(c, pto::v1::DT_INT32, tile));
+    if (to != pto::v1::DT_FP32 && to != pto::v1::DT_FP16 && to != pto::v1::DT_BOOL) {
+      b.Output("f_" + name, b.Cast(wide, to, tile));
+      const uint32_t in = b.Input("in_" + name, to, {13, 40});
+      const uint32_t back = b.Cast(c, to, tile);
+      b.Output("copy_" + name, b.Op("where", {b.Op("lt", {in, back}, tile), in, back}, tile));
+    }
+  }
+  return b.graph();
+}
+
+// argmax/argmin over the last dim: a row in one tile (the position
+// straight out), and rows too long for one (partial positions per tile,
+// combined by TARGSEL).
+pto::v1::Graph ArgReduce(const std::string& op, const std::vector<int64_t>& shape,
+                         const std::vector<int64_t>& tile) {
+  Builder b(absl::StrCat(op, "_", tile.back()));
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, shape);
+  b.Output("out", b.Op(op, {x}, tile, -1, false));
+  b.Output("keep", b.Op(op, {b.Op("muls", {x}, tile, -1.0)}, tile, 1, true));
+  return b.graph();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -282,6 +370,14 @@ std::vector<Case> Cases() {
       {"LoopTails", LoopTails},
       {"ArangeIntegers", [] { return Arange(-7, 3); }},
       {"ArangeQuarters", [] { return Arange(2.5, -0.25); }},
+      {"IntArithmetic", IntArithmetic},
+      {"IntBitwise", IntBitwise},
+      {"IntCompareSelect", IntCompareSelect},
+      {"IntCasts", IntCasts},
+      {"ArgmaxRow", [] { return ArgReduce("argmax", {37, 70}, {8, 70}); }},
+      {"ArgminRow", [] { return ArgReduce("argmin", {37, 70}, {16, 32}); }},
+      {"ArgmaxTiles", [] { return ArgReduce("argmax", {3, 5000}, {1, 256}); }},
+      {"ArgminTiles", [] { return ArgReduce("argmin", {3, 5000}, {1, 256}); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},

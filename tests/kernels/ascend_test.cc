@@ -280,15 +280,28 @@ pto::v1::Graph IntCasts() {
   return b.graph();
 }
 
-// argmax/argmin over the last dim: a row in one tile (the position
-// straight out), and rows too long for one (partial positions per tile,
-// combined by TARGSEL).
+// Integer aranges: integral start and step in int32, a fractional step
+// truncated, INT8 values wrapped past 127; each added to an INT32 input.
+pto::v1::Graph IntArange() {
+  Builder b("int_arange");
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {100});
+  const uint32_t whole = b.Create("arange", pto::v1::DT_INT32, {100}, {{"start", -7}, {"step", 3}});
+  const uint32_t frac = b.Create("arange", pto::v1::DT_INT32, {100}, {{"start", -3}, {"step", 2.5}});
+  b.Output("whole", b.Op("add", {x, whole}, {32}));
+  b.Output("frac", b.Op("sub", {x, frac}, {32}));
+  b.Output("narrow", b.Create("arange", pto::v1::DT_INT8, {100}, {{"start", 100}, {"step", 7}}));
+  return b.graph();
+}
+
+// argmax/argmin over the last dim or dim 0: the dim in one tile (the
+// position straight out), and dims too long for one (partial positions per
+// tile, combined by TARGSEL).
 pto::v1::Graph ArgReduce(const std::string& op, const std::vector<int64_t>& shape,
-                         const std::vector<int64_t>& tile) {
-  Builder b(absl::StrCat(op, "_", tile.back()));
+                         const std::vector<int64_t>& tile, int64_t dim = -1) {
+  Builder b(absl::StrCat(op, "_", tile.back(), "_dim", dim));
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, shape);
-  b.Output("out", b.Op(op, {x}, tile, -1, false));
-  b.Output("keep", b.Op(op, {b.Op("muls", {x}, tile, -1.0)}, tile, 1, true));
+  b.Output("out", b.Op(op, {x}, tile, dim, false));
+  b.Output("keep", b.Op(op, {b.Op("muls", {x}, tile, -1.0)}, tile, dim, true));
   return b.graph();
 }
 
@@ -374,10 +387,13 @@ std::vector<Case> Cases() {
       {"IntBitwise", IntBitwise},
       {"IntCompareSelect", IntCompareSelect},
       {"IntCasts", IntCasts},
+      {"IntArange", IntArange},
       {"ArgmaxRow", [] { return ArgReduce("argmax", {37, 70}, {8, 70}); }},
       {"ArgminRow", [] { return ArgReduce("argmin", {37, 70}, {16, 32}); }},
       {"ArgmaxTiles", [] { return ArgReduce("argmax", {3, 5000}, {1, 256}); }},
       {"ArgminTiles", [] { return ArgReduce("argmin", {3, 5000}, {1, 256}); }},
+      {"ArgmaxDim0", [] { return ArgReduce("argmax", {37, 70}, {16, 32}, 0); }},
+      {"ArgminDim0OneTile", [] { return ArgReduce("argmin", {20, 70}, {24, 32}, 0); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},

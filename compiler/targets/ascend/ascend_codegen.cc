@@ -176,15 +176,23 @@ class FunctionEmitter : public ascend::VectorCode {
   // Wraps the int32 tile x in place to INT8/INT16/UINT8 (torch's wrap).
   void WrapNarrow(const std::string& x, pto::v1::DataType to);
   absl::Status EmitArg(const PtoInstr& in);
-  // p (an f32 row tile) = the first column where the full f32 tile x equals
-  // the row tile m (NaN matches NaN), as f32; 0 where none does.
-  void FirstMatch(const std::string& x, const std::string& m, const std::string& p);
+  // p (an f32 row tile; column tile: `row` false) = the first position
+  // along the last dim (dim 0) where the full f32 tile x equals m, a row
+  // (column) tile, NaN matching NaN, as f32; 0 where none does.
+  void FirstMatch(const std::string& x, const std::string& m, const std::string& p, bool row);
   // f32 row scratch tile k (1: rtmp, 2: rtmp2, ...).
   std::string RowTmpK(int k) {
     if (k == 1) return RowScratch();
     if (static_cast<int>(need_rtmp_.size()) < k) need_rtmp_.resize(k, false);
     need_rtmp_[k - 1] = true;
     return absl::StrCat("rtmp", k);
+  }
+  // f32 column scratch tile k (1: ctmp, 2: ctmp2, ...).
+  std::string ColTmpK(int k) {
+    if (k == 1) return ColScratch();
+    if (static_cast<int>(need_ctmp_.size()) < k) need_ctmp_.resize(k, false);
+    need_ctmp_[k - 1] = true;
+    return absl::StrCat("ctmp", k);
   }
   // Full int32 scratch tile k (1: itmp, 2: itmp2, ...).
   std::string IntTmpK(int k) {
@@ -241,11 +249,11 @@ class FunctionEmitter : public ascend::VectorCode {
   std::set<std::string> flat_views_;
   std::set<int> buffers_;
   std::vector<Elem> elem_;
-  std::vector<bool> need_itmp_, need_rtmp_;
+  std::vector<bool> need_itmp_, need_rtmp_, need_ctmp_;
   std::set<std::string> int_flat_views_;
   // GM staging tiles: int64 (full, row), int8, int16 (uint8 is btmp).
   bool need_long_ = false, need_long_row_ = false, need_i8_ = false, need_i16_ = false;
-  bool need_int_row_ = false, need_pos_ = false;
+  bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
 };
 
 absl::Status FunctionEmitter::PlanTiles() {
@@ -312,7 +320,11 @@ absl::Status FunctionEmitter::PlanTiles() {
   }
   // A column tile holds only reductions' results and is read by stores.
   for (const PtoInstr& in : fn_.body) {
-    if (in.op == PtoOpcode::kTStore) continue;
+    // (argmax/argmin's steps read the extremum's column tile.)
+    if (in.op == PtoOpcode::kTStore || in.op == PtoOpcode::kTArgFirst ||
+        in.op == PtoOpcode::kTArgSel) {
+      continue;
+    }
     for (int s : in.srcs) {
       if (s >= 0 && kind_[s] == Kind::kCol) {
         return Unsupported(in.op, "reading a column reduction's result");
@@ -634,7 +646,9 @@ bool FunctionEmitter::IsIntInstr(const PtoInstr& in) const {
   for (int s : in.srcs) {
     if (elem_[s] != Elem::kF32) return true;
   }
-  return (in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill) && IntGm(in.dtype);
+  return (in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
+          in.op == PtoOpcode::kTArange) &&
+         IntGm(in.dtype);
 }
 
 // TLOAD/TSTORE of an integer buffer: INT32 (INT64) straight into an int32
@@ -649,7 +663,9 @@ absl::Status FunctionEmitter::EmitIntMove(const PtoInstr& in, const std::string&
   const Elem e = elem_[tile];
   const bool wide = dtype == pto::v1::DT_INT32 || dtype == pto::v1::DT_INT64;
   if (row_nd) return Unsupported(in.op, "of an integer row tile whose rows are not evenly spaced in GM");
-  if (kind == Kind::kCol) return Unsupported(in.op, "of an integer column tile");
+  if (kind == Kind::kCol && (!store || e != Elem::kI32)) {
+    return Unsupported(in.op, "of an integer column tile other than a stored int32 one");
+  }
   if (wide && e == Elem::kF32) {
     return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(dtype), " buffer from an f32 tile"));
   }
@@ -661,6 +677,9 @@ absl::Status FunctionEmitter::EmitIntMove(const PtoInstr& in, const std::string&
     if (kind == Kind::kRow) {
       need_long_row_ = true;
       stage = "lrow";
+    } else if (kind == Kind::kCol) {
+      need_long_col_ = true;
+      stage = "lcol";
     } else {
       need_long_ = true;
       stage = "ltmp";
@@ -890,6 +909,42 @@ absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
                                                 : FloatLiteral(static_cast<double>(i)), ");"));
     return absl::OkStatus();
   }
+  if (in.op == PtoOpcode::kTArange) {
+    // start + step * (a0 + i) as TARANGE of FP32 computes it, truncated
+    // toward zero to int32 (and wrapped to INT8/INT16/UINT8) as a cast.
+    if (rank_ != 1 || in.scalars.size() < 2) return Unsupported(in.op, "other than rank 1");
+    if (in.dtype == pto::v1::DT_INT64) {
+      return Unsupported(in.op, "of DT_INT64 values (the target computes on INT32 only)");
+    }
+    need_index_ = true;
+    Line("TCI<IndexInt, int32_t, 0>(iidx, static_cast<int32_t>(args[0]));");
+    const bool dynamic = std::any_of(in.scalar_dynamic.begin(), in.scalar_dynamic.end(),
+                                     [](int k) { return k >= 0; });
+    auto int32_value = [](double v) {
+      return v == std::floor(v) && v >= -2147483648.0 && v <= 2147483647.0;
+    };
+    if (elem_[in.dst] == Elem::kI32 && !dynamic && int32_value(in.scalars[0]) &&
+        int32_value(in.scalars[1])) {  // integers: in int32, exact within int32
+      Line(absl::StrCat("TMULS(iidx, iidx, ", static_cast<int64_t>(in.scalars[1]), ");"));
+      Line(absl::StrCat("TADDS(iidx, iidx, ", static_cast<int64_t>(in.scalars[0]), ");"));
+      Line(absl::StrCat("TMOV(", d, ", iidx);"));
+      return absl::OkStatus();
+    }
+    const std::string f = Tmp();
+    Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+    Line(absl::StrCat("TMULS(fidx, fidx, ", Scalar(in, 1), ");"));
+    Line(absl::StrCat("TADDS(fidx, fidx, ", Scalar(in, 0), ");"));
+    Line(absl::StrCat("TMOV(", f, ", fidx);"));
+    if (elem_[in.dst] == Elem::kI32) {
+      Line(absl::StrCat("TCVT(", d, ", ", f, ", RoundMode::CAST_TRUNC);"));
+      return absl::OkStatus();
+    }
+    const std::string i = IntTmpK(3);
+    Line(absl::StrCat("TCVT(", i, ", ", f, ", RoundMode::CAST_TRUNC);"));
+    WrapNarrow(i, in.dtype);
+    Line(absl::StrCat("TCVT(", d, ", ", i, ", RoundMode::CAST_NONE);"));
+    return absl::OkStatus();
+  }
   for (int s : in.srcs) {
     if (elem_[s] != Elem::kI32 && !(in.op == PtoOpcode::kTSel && s == in.srcs[0])) {
       return Unsupported(in.op, absl::StrCat("mixing f32 and int32 tiles (a ",
@@ -974,13 +1029,13 @@ absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
 }
 
 void FunctionEmitter::FirstMatch(const std::string& x, const std::string& m,
-                                 const std::string& p) {
+                                 const std::string& p, bool row) {
   // match = x - m == 0, or where that is NaN (equal infinities, a NaN) x and
   // m both NaN or neither: isnan(v) is !(v <= inf).
   const std::string me = Scratch(8), dd = Scratch(9), nx = Scratch(10), nm = Scratch(11);
   const std::string eq = Scratch(12), pos = Scratch(13);
   const std::string inf = "__builtin_huge_valf()";
-  Line(absl::StrCat("TROWEXPAND(", me, ", ", m, ");"));
+  Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", me, ", ", m, ");"));
   Line(absl::StrCat("TSUB(", dd, ", ", x, ", ", me, ");"));
   for (const auto& [v, n] : {std::pair{x, nx}, std::pair{me, nm}}) {
     Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(v), ", ", inf, ", CmpMode::LE);"));
@@ -995,44 +1050,65 @@ void FunctionEmitter::FirstMatch(const std::string& x, const std::string& m,
   const std::string feq = Flat(eq), fnm = Flat(nm);
   Line(absl::StrCat("TSEL(", feq, ", ", Mask(), ", ", feq, ", ", fnm, ");"));
   Line(absl::StrCat("TRESHAPE(", eq, ", ", feq, ");"));
-  // The column of each element (TCI, expanded down the rows), cols_ where
-  // it does not match; the row's minimum; cols_ (none) becomes 0.
-  need_index_ = true;
-  Line("TCI<IndexInt, int32_t, 0>(iidx, 0);");
-  Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
-  Line(absl::StrCat("TCOLEXPAND(", pos, ", fidx);"));
-  Line(absl::StrCat("TEXPANDS(", me, ", ", FloatLiteral(static_cast<double>(cols_)), ");"));
+  // Each element's position along the dim: its column (TCI, expanded down
+  // the rows), or its row (TCI over the flat view, floor((i + 1/2) /
+  // cols8)); `n` (the dim's extent) where it does not match; the minimum
+  // along the dim; `n` (none) becomes 0.
+  const int64_t n = row ? cols_ : rows_;
+  if (row) {
+    need_index_ = true;
+    Line("TCI<IndexInt, int32_t, 0>(iidx, 0);");
+    Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+    Line(absl::StrCat("TCOLEXPAND(", pos, ", fidx);"));
+  } else {
+    const std::string i = IntTmpK(2), fi = FlatI(i), fpos = Flat(pos);
+    Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", fi, ", 0);"));
+    Line(absl::StrCat("TCVT(", fpos, ", ", fi, ", RoundMode::CAST_NONE);"));
+    Line(absl::StrCat("TADDS(", fpos, ", ", fpos, ", 0.5f);"));
+    Line(absl::StrCat("TMULS(", fpos, ", ", fpos, ", ",
+                      FloatLiteral(1.0 / static_cast<double>(RoundUp(cols_, kUbAlign / 4))), ");"));
+    Line(absl::StrCat("TRESHAPE(", pos, ", ", fpos, ");"));
+    Line(absl::StrCat("TCVT(", i, ", ", pos, ", RoundMode::CAST_FLOOR);"));
+    Line(absl::StrCat("TCVT(", pos, ", ", i, ", RoundMode::CAST_NONE);"));
+  }
+  Line(absl::StrCat("TEXPANDS(", me, ", ", FloatLiteral(static_cast<double>(n)), ");"));
   const std::string fpos = Flat(pos), fme = Flat(me);
   Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(eq), ", 0.5f, CmpMode::GT);"));
   const std::string fdd = Flat(dd);
   Line(absl::StrCat("TSEL(", fdd, ", ", Mask(), ", ", fpos, ", ", fme, ");"));
   Line(absl::StrCat("TRESHAPE(", dd, ", ", fdd, ");"));
-  Line(absl::StrCat("TROWMIN(", p, ", ", dd, ", ", Tmp(), ");"));
-  const std::string r = RowScratch();
-  Line(absl::StrCat("TADDS(", r, ", ", p, ", ", FloatLiteral(1.0 - static_cast<double>(cols_)), ");"));
+  Line(row ? absl::StrCat("TROWMIN(", p, ", ", dd, ", ", Tmp(), ");")
+           : absl::StrCat("TCOLMIN(", p, ", ", dd, ");"));
+  const std::string r = row ? RowScratch() : ColScratch();
+  Line(absl::StrCat("TADDS(", r, ", ", p, ", ", FloatLiteral(1.0 - static_cast<double>(n)), ");"));
   Line(absl::StrCat("TMAXS(", r, ", ", r, ", 0.0f);"));
-  Line(absl::StrCat("TMULS(", r, ", ", r, ", ", FloatLiteral(static_cast<double>(cols_)), ");"));
+  Line(absl::StrCat("TMULS(", r, ", ", r, ", ", FloatLiteral(static_cast<double>(n)), ");"));
   Line(absl::StrCat("TSUB(", p, ", ", p, ", ", r, ");"));
 }
 
-// argmax/argmin over the last dim: TARGFIRST's position is the first
-// column where x equals the row's extremum (FirstMatch), plus the task's
-// offset (int32); TARGSEL's is the index tile's element at that column,
-// picked by a mask of the column (TSEL) and summed along the row in two
-// 16-bit halves (f32 sums of one nonzero value: exact), rejoined as
-// hi * 65536 + lo in int32. The positions are int32 in UB and INT64 in GM.
+// argmax/argmin over the last dim (row tiles) or dim 0 of a rank-2 tile
+// (column tiles): TARGFIRST's position is the first one along the dim
+// where x equals the extremum (FirstMatch), plus the task's offset
+// (int32); TARGSEL's is the index tile's element there, picked by a mask
+// of that position (TSEL) and summed along the dim in two 16-bit halves
+// (f32 sums of one nonzero value: exact), rejoined as hi * 65536 + lo in
+// int32. The positions are int32 in UB and INT64 in GM.
 absl::Status FunctionEmitter::EmitArg(const PtoInstr& in) {
-  if (in.reduce_dim != rank_ - 1 || kind_[in.dst] != Kind::kRow) {
+  const bool row = in.reduce_dim == rank_ - 1 && kind_[in.dst] == Kind::kRow;
+  const bool col = rank_ == 2 && in.reduce_dim == 0 && kind_[in.dst] == Kind::kCol;
+  if (!row && !col) {
     return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-", rank_,
-                                           " tile (argmax/argmin map over the last dim)"));
+                                           " tile (argmax/argmin map over the last dim, or dim 0 "
+                                           "of a rank-2 tile)"));
   }
+  const Kind reduced = row ? Kind::kRow : Kind::kCol;
   const int x = in.srcs[0], m = in.srcs.back();
   if (elem_[x] != Elem::kF32 || elem_[m] != Elem::kF32 || kind_[x] != Kind::kFull ||
-      kind_[m] != Kind::kRow) {
+      kind_[m] != reduced) {
     return Unsupported(in.op, "of integer values (argmax/argmin map over f32 tiles)");
   }
-  const std::string d = T(in.dst), pr = RowTmpK(2);
-  FirstMatch(T(x), T(m), pr);
+  const std::string d = T(in.dst), pr = row ? RowTmpK(2) : ColTmpK(2);
+  FirstMatch(T(x), T(m), pr, row);
   if (in.op == PtoOpcode::kTArgFirst) {
     Line(absl::StrCat("TCVT(", d, ", ", pr, ", RoundMode::CAST_RINT);"));
     Line(absl::StrCat("TADDS(", d, ", ", d, ", static_cast<int32_t>(args[", in.reduce_dim, "]));"));
@@ -1042,10 +1118,10 @@ absl::Status FunctionEmitter::EmitArg(const PtoInstr& in) {
   if (elem_[idx] != Elem::kI32 || kind_[idx] != Kind::kFull) {
     return Unsupported(in.op, "with an index tile other than a full int32 tile");
   }
-  // The column's mask: |column - position| < 1/2 (FirstMatch left the
-  // columns in scratch 13).
+  // The position's mask: |position - first| < 1/2 (FirstMatch left the
+  // positions in scratch 13).
   const std::string pos = Scratch(13), sel = Scratch(8), part = Scratch(9);
-  Line(absl::StrCat("TROWEXPAND(", sel, ", ", pr, ");"));
+  Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", sel, ", ", pr, ");"));
   Line(absl::StrCat("TSUB(", sel, ", ", pos, ", ", sel, ");"));
   Line(absl::StrCat("TABS(", sel, ", ", sel, ");"));
   const std::string h = IntTmpK(2), zero = IntTmpK(3), n16 = IntTmpK(4);
@@ -1053,7 +1129,7 @@ absl::Status FunctionEmitter::EmitArg(const PtoInstr& in) {
   Line(absl::StrCat("TEXPANDS(", n16, ", 16);"));
   const std::string fz = FlatI(zero);
   Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(sel), ", 0.5f, CmpMode::LT);"));
-  const std::string lo = RowTmpK(3), hi = RowTmpK(4);
+  const std::string lo = row ? RowTmpK(3) : ColTmpK(3), hi = row ? RowTmpK(4) : ColTmpK(4);
   for (const std::string& sum : {lo, hi}) {
     if (sum == lo) {
       Line(absl::StrCat("TANDS(", h, ", ", T(idx), ", 65535);"));
@@ -1064,13 +1140,15 @@ absl::Status FunctionEmitter::EmitArg(const PtoInstr& in) {
     Line(absl::StrCat("TSEL(", fh, ", ", Mask(), ", ", fh, ", ", fz, ");"));
     Line(absl::StrCat("TRESHAPE(", h, ", ", fh, ");"));
     Line(absl::StrCat("TCVT(", part, ", ", h, ", RoundMode::CAST_NONE);"));
-    Line(absl::StrCat("TROWSUM(", sum, ", ", part, ", ", Tmp(), ");"));
+    Line(row ? absl::StrCat("TROWSUM(", sum, ", ", part, ", ", Tmp(), ");")
+             : absl::StrCat("TCOLSUM(", sum, ", ", part, ");"));
   }
-  need_int_row_ = true;
+  const std::string ilo = row ? "irow" : "icol";
+  (row ? need_int_row_ : need_int_col_) = true;
   Line(absl::StrCat("TCVT(", d, ", ", hi, ", RoundMode::CAST_RINT);"));
   Line(absl::StrCat("TMULS(", d, ", ", d, ", 65536);"));
-  Line(absl::StrCat("TCVT(irow, ", lo, ", RoundMode::CAST_RINT);"));
-  Line(absl::StrCat("TADD(", d, ", ", d, ", irow);"));
+  Line(absl::StrCat("TCVT(", ilo, ", ", lo, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TADD(", d, ", ", d, ", ", ilo, ");"));
   return absl::OkStatus();
 }
 
@@ -1351,11 +1429,23 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   // positions).
   bool int_full = need_int_ || need_itmp_.size() > 1, int_row = need_int_row_;
   bool long_full = need_long_, long_row = need_long_row_;
+  bool int_col = need_int_col_, long_col = need_long_col_;
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (elem_[t] == Elem::kF32) continue;
-    const bool row = kind_[t] == Kind::kRow;
-    if (elem_[t] == Elem::kI32) (row ? int_row : int_full) = true;
-    if (elem_[t] == Elem::kI64) (row ? long_row : long_full) = true;
+    const bool i32 = elem_[t] == Elem::kI32;
+    switch (kind_[t]) {
+      case Kind::kFull: (i32 ? int_full : long_full) = true; break;
+      case Kind::kRow: (i32 ? int_row : long_row) = true; break;
+      case Kind::kCol: (i32 ? int_col : long_col) = true; break;
+    }
+  }
+  if (int_col) {
+    absl::StrAppend(&decl, "  using ColInt = Tile<TileType::Vec, int32_t, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+  }
+  if (long_col) {
+    absl::StrAppend(&decl, "  using ColLong = Tile<TileType::Vec, int64_t, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
   }
   if (int_full) {
     absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
@@ -1375,11 +1465,15 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (elem_[t] != Elem::kF32) {
-      const bool row = kind_[t] == Kind::kRow;
-      const int64_t size = elem_[t] == Elem::kI32 ? 4 : 8;
-      const char* type = elem_[t] == Elem::kI32 ? (row ? "RowInt" : "FullInt")
-                                                  : (row ? "RowLong" : "FullLong");
-      place(type, T(t), (row ? rows_pad : rows_pad * cols_pad) * size, row ? row_ctor : full_ctor);
+      const bool i32 = elem_[t] == Elem::kI32;
+      const int64_t size = i32 ? 4 : 8;
+      switch (kind_[t]) {
+        case Kind::kFull:
+          place(i32 ? "FullInt" : "FullLong", T(t), rows_pad * cols_pad * size, full_ctor);
+          break;
+        case Kind::kRow: place(i32 ? "RowInt" : "RowLong", T(t), rows_pad * size, row_ctor); break;
+        case Kind::kCol: place(i32 ? "ColInt" : "ColLong", T(t), cols_pad * size, col_ctor); break;
+      }
       continue;
     }
     switch (kind_[t]) {
@@ -1411,6 +1505,8 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (need_int_row_) place("RowInt", "irow", rows_pad * 4, row_ctor);
   if (need_long_) place("FullLong", "ltmp", rows_pad * cols_pad * 8, full_ctor);
   if (need_long_row_) place("RowLong", "lrow", rows_pad * 8, row_ctor);
+  if (need_int_col_) place("ColInt", "icol", cols_pad * 4, col_ctor);
+  if (need_long_col_) place("ColLong", "lcol", cols_pad * 8, col_ctor);
   if (need_i8_ || need_i16_) {
     const int64_t c8 = RoundUp(cols_, kUbAlign), c16 = RoundUp(cols_, kUbAlign / 2);
     if (need_i8_) {
@@ -1461,6 +1557,9 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     if (need_rtmp_[k]) place("Row", absl::StrCat("rtmp", k + 1), rows_pad * 4, row_ctor);
   }
   if (need_col_tmp_) place("Col", "ctmp", cols_pad * 4, col_ctor);
+  for (size_t k = 1; k < need_ctmp_.size(); ++k) {
+    if (need_ctmp_[k]) place("Col", absl::StrCat("ctmp", k + 1), cols_pad * 4, col_ctor);
+  }
   if (need_index_) {  // TARANGE's indices: one row
     absl::StrAppend(&decl, "  using IndexInt = Tile<TileType::Vec, int32_t, 1, ", cols_pad,
                     ", BLayout::RowMajor, 1, ", vc, ">;\n");

@@ -13,6 +13,7 @@
 // beside the repository) every case is skipped, saying what to install.
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -472,6 +473,25 @@ TEST(AscendRuntimeTest, UnmappedInstructionIsNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("TSIGNBIT"));
+}
+
+// Integer instructions the target leaves out are UNIMPLEMENTED naming the
+// instruction and the dtype: INT64 arithmetic (the vector unit has no
+// 64-bit arithmetic), INT32 floor division.
+TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
+  for (const auto& [dtype, op, opcode] :
+       {std::tuple{pto::v1::DT_INT64, "add", "TADD"},
+        std::tuple{pto::v1::DT_INT32, "floor_divide", "TFLOORDIV"}}) {
+    compiler::testing::UniformGraphBuilder b(op, dtype, {37, 70}, {16, 32});
+    const uint32_t x = b.Input("x"), y = b.Input("y");
+    b.Output("out", b.Op(op, {x, y}));
+    absl::StatusOr<compiler::CompileResult> r =
+        compiler::Compile(b.Build(), runtime::kAscendA2A3CpuSimTarget, {});
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(opcode));
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(pto::v1::DataType_Name(dtype)));
+  }
 }
 
 }  // namespace

@@ -394,6 +394,8 @@ std::vector<Case> Cases() {
       {"ArgmaxTiles", [] { return ArgReduce("argmax", {3, 5000}, {1, 256}); }},
       {"ArgminTiles", [] { return ArgReduce("argmin", {3, 5000}, {1, 256}); }},
       {"ArgmaxDim0", [] { return ArgReduce("argmax", {37, 70}, {16, 32}, 0); }},
+      // Rows of the partial positions lie unevenly in the workspace.
+      {"ArgmaxRank4", [] { return ArgReduce("argmax", {2, 3, 9, 33}, {1, 2, 4, 8}, 3); }},
       {"ArgminDim0OneTile", [] { return ArgReduce("argmin", {20, 70}, {24, 32}, 0); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},

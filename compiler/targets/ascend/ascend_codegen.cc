@@ -254,6 +254,7 @@ class FunctionEmitter : public ascend::VectorCode {
   // GM staging tiles: int64 (full, row), int8, int16 (uint8 is btmp).
   bool need_long_ = false, need_long_row_ = false, need_i8_ = false, need_i16_ = false;
   bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
+  bool need_long_nd_ = false;
 };
 
 absl::Status FunctionEmitter::PlanTiles() {
@@ -662,7 +663,20 @@ absl::Status FunctionEmitter::EmitIntMove(const PtoInstr& in, const std::string&
   const bool store = in.op == PtoOpcode::kTStore;
   const Elem e = elem_[tile];
   const bool wide = dtype == pto::v1::DT_INT32 || dtype == pto::v1::DT_INT64;
-  if (row_nd) return Unsupported(in.op, "of an integer row tile whose rows are not evenly spaced in GM");
+  if (row_nd) {
+    // Positions stored to INT64 rows that lie unevenly in GM: widened by
+    // TCVT into a RowMajor [rows, 1] int64 tile, whose store takes the
+    // access's strides as they are (as TMOV into `rnd` does for f32).
+    if (!store || dtype != pto::v1::DT_INT64 || e != Elem::kI32) {
+      return Unsupported(in.op, "of an integer row tile whose rows are not evenly spaced in GM");
+    }
+    need_long_nd_ = true;
+    Sync(Pipe::kV);
+    Line(absl::StrCat("TCVT(lrnd, ", T(tile), ", RoundMode::CAST_NONE);"));
+    Sync(Pipe::kMte3);
+    Line(absl::StrCat("TSTORE(", g, ", lrnd);"));
+    return absl::OkStatus();
+  }
   if (kind == Kind::kCol && (!store || e != Elem::kI32)) {
     return Unsupported(in.op, "of an integer column tile other than a stored int32 one");
   }
@@ -1506,6 +1520,11 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (need_long_) place("FullLong", "ltmp", rows_pad * cols_pad * 8, full_ctor);
   if (need_long_row_) place("RowLong", "lrow", rows_pad * 8, row_ctor);
   if (need_int_col_) place("ColInt", "icol", cols_pad * 4, col_ctor);
+  if (need_long_nd_) {
+    absl::StrAppend(&decl, "  using RowLongNd = Tile<TileType::Vec, int64_t, ", rows_pad, ", ",
+                    kUbAlign / 8, ", BLayout::RowMajor, ", vr, ", 1>;\n");
+    place("RowLongNd", "lrnd", rows_pad * kUbAlign, row_ctor);
+  }
   if (need_long_col_) place("ColLong", "lcol", cols_pad * 8, col_ctor);
   if (need_i8_ || need_i16_) {
     const int64_t c8 = RoundUp(cols_, kUbAlign), c16 = RoundUp(cols_, kUbAlign / 2);

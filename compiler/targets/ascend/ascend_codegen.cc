@@ -765,6 +765,10 @@ absl::Status FunctionEmitter::EmitIntCast(const PtoInstr& in) {
   if (from == Elem::kI64 || to == Elem::kI64) {
     return Unsupported(in.op, "of DT_INT64 values (the target computes on INT32 only)");
   }
+  if (kind_[in.dst] != Kind::kFull || kind_[in.srcs[0]] != Kind::kFull) {
+    return Unsupported(in.op, absl::StrCat("to ", pto::v1::DataType_Name(in.dtype),
+                                           " of a row or column tile"));
+  }
   if (to == Elem::kI32) {  // to INT32
     if (from == Elem::kI32) {
       Line(absl::StrCat("TADDS(", d, ", ", x, ", 0);"));

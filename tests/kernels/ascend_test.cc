@@ -13,6 +13,7 @@
 // beside the repository) every case is skipped, saying what to install.
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -204,6 +205,107 @@ pto::v1::Graph Arange(double start, double step) {
   return b.graph();
 }
 
+// INT32 arithmetic on int32 tiles (a broadcast operand, a chain ending in
+// neg and abs), sign, clip with fractional bounds, scalars, and full.
+pto::v1::Graph IntArithmetic() {
+  Builder b("int_arith");
+  const std::vector<int64_t> tile = {16, 32};
+  const auto i32 = pto::v1::DT_INT32;
+  const uint32_t x = b.Input("x", i32, {37, 70});
+  const uint32_t y = b.Input("y", i32, {70});
+  for (const char* kind : {"add", "sub", "mul", "maximum", "minimum"}) {
+    const uint32_t z = b.Op(kind, {x, y}, tile);
+    b.Output(kind, b.Op("abs", {b.Op("neg", {z}, tile)}, tile));
+  }
+  const uint32_t c = b.Op("clip", {x}, tile, {{"min", -2.5}, {"max", 3.5}});
+  b.Output("sign_clip", b.Op("add", {b.Op("sign", {x}, tile), c}, tile));
+  const uint32_t big = b.Create("full", i32, {70}, {{"value", 16777217.0}});
+  b.Output("big", b.Op("add", {x, big}, tile));
+  return b.graph();
+}
+
+// The bitwise instructions and shifts on INT32 (counts from the inputs,
+// negative ones and ones past 31 taken modulo 32).
+pto::v1::Graph IntBitwise() {
+  Builder b("int_bitwise");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {37, 70});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {70});
+  for (const char* kind : {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                           "bitwise_right_shift"}) {
+    b.Output(kind, b.Op(kind, {x, y}, tile));
+  }
+  b.Output("not", b.Op("bitwise_not", {x}, tile));
+  return b.graph();
+}
+
+// Comparisons of INT32 tiles with each other and with scalars (fractional,
+// integral, past int32), selections of INT32 values.
+pto::v1::Graph IntCompareSelect() {
+  Builder b("int_cmp");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {21, 70});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {1, 70});
+  for (const char* cmp : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    b.Output(cmp, b.Op(cmp, {x, y}, tile));
+    b.Output(absl::StrCat(cmp, "_frac"), b.Op(absl::StrCat(cmp, "s"), {x}, tile, 1.5));
+    b.Output(absl::StrCat(cmp, "_int"), b.Op(absl::StrCat(cmp, "s"), {x}, tile, -2.0));
+    b.Output(absl::StrCat(cmp, "_huge"), b.Op(absl::StrCat(cmp, "s"), {x}, tile, 1e10));
+  }
+  b.Output("where", b.Op("where", {b.Op("lt", {x, y}, tile), x, y}, tile));
+  return b.graph();
+}
+
+// Casts between INT32 and FP32/FP16/BOOL/INT8/INT16/UINT8 both ways, and
+// INT8/INT16/UINT8 buffers moved through f32 tiles (inputs scaled to wrap).
+pto::v1::Graph IntCasts() {
+  Builder b("int_casts");
+  const std::vector<int64_t> tile = {8, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 40});
+  const uint32_t wide = b.Op("muls", {x}, tile, 100.0);
+  const uint32_t i = b.Cast(wide, pto::v1::DT_INT32, tile);
+  b.Output("i32", i);
+  for (pto::v1::DataType to : {pto::v1::DT_FP32, pto::v1::DT_FP16, pto::v1::DT_BOOL,
+                               pto::v1::DT_INT8, pto::v1::DT_INT16, pto::v1::DT_UINT8}) {
+    const std::string name = pto::v1::DataType_Name(to);
+    const uint32_t c = b.Cast(i, to, tile);
+    b.Output("to_" + name, c);
+    b.Output("back_" + name, b.Cast(c, pto::v1::DT_INT32, tile));
+    if (to != pto::v1::DT_FP32 && to != pto::v1::DT_FP16 && to != pto::v1::DT_BOOL) {
+      b.Output("f_" + name, b.Cast(wide, to, tile));
+      const uint32_t in = b.Input("in_" + name, to, {13, 40});
+      const uint32_t back = b.Cast(c, to, tile);
+      b.Output("copy_" + name, b.Op("where", {b.Op("lt", {in, back}, tile), in, back}, tile));
+    }
+  }
+  return b.graph();
+}
+
+// Integer aranges: integral start and step in int32, a fractional step
+// truncated, INT8 values wrapped past 127; each added to an INT32 input.
+pto::v1::Graph IntArange() {
+  Builder b("int_arange");
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {100});
+  const uint32_t whole = b.Create("arange", pto::v1::DT_INT32, {100}, {{"start", -7}, {"step", 3}});
+  const uint32_t frac = b.Create("arange", pto::v1::DT_INT32, {100}, {{"start", -3}, {"step", 2.5}});
+  b.Output("whole", b.Op("add", {x, whole}, {32}));
+  b.Output("frac", b.Op("sub", {x, frac}, {32}));
+  b.Output("narrow", b.Create("arange", pto::v1::DT_INT8, {100}, {{"start", 100}, {"step", 7}}));
+  return b.graph();
+}
+
+// argmax/argmin over the last dim or dim 0: the dim in one tile (the
+// position straight out), and dims too long for one (partial positions per
+// tile, combined by TARGSEL).
+pto::v1::Graph ArgReduce(const std::string& op, const std::vector<int64_t>& shape,
+                         const std::vector<int64_t>& tile, int64_t dim = -1) {
+  Builder b(absl::StrCat(op, "_", tile.back(), "_dim", dim));
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, shape);
+  b.Output("out", b.Op(op, {x}, tile, dim, false));
+  b.Output("keep", b.Op(op, {b.Op("muls", {x}, tile, -1.0)}, tile, dim, true));
+  return b.graph();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -282,6 +384,19 @@ std::vector<Case> Cases() {
       {"LoopTails", LoopTails},
       {"ArangeIntegers", [] { return Arange(-7, 3); }},
       {"ArangeQuarters", [] { return Arange(2.5, -0.25); }},
+      {"IntArithmetic", IntArithmetic},
+      {"IntBitwise", IntBitwise},
+      {"IntCompareSelect", IntCompareSelect},
+      {"IntCasts", IntCasts},
+      {"IntArange", IntArange},
+      {"ArgmaxRow", [] { return ArgReduce("argmax", {37, 70}, {8, 70}); }},
+      {"ArgminRow", [] { return ArgReduce("argmin", {37, 70}, {16, 32}); }},
+      {"ArgmaxTiles", [] { return ArgReduce("argmax", {3, 5000}, {1, 256}); }},
+      {"ArgminTiles", [] { return ArgReduce("argmin", {3, 5000}, {1, 256}); }},
+      {"ArgmaxDim0", [] { return ArgReduce("argmax", {37, 70}, {16, 32}, 0); }},
+      // Rows of the partial positions lie unevenly in the workspace.
+      {"ArgmaxRank4", [] { return ArgReduce("argmax", {2, 3, 9, 33}, {1, 2, 4, 8}, 3); }},
+      {"ArgminDim0OneTile", [] { return ArgReduce("argmin", {20, 70}, {24, 32}, 0); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},
@@ -376,6 +491,25 @@ TEST(AscendRuntimeTest, PhiloxIsNamedAsHostOnly) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("TPHILOX"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("pypto.uniform"));
+}
+
+// Integer instructions the target leaves out are UNIMPLEMENTED naming the
+// instruction and the dtype: INT64 arithmetic (the vector unit has no
+// 64-bit arithmetic), INT32 floor division.
+TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
+  for (const auto& [dtype, op, opcode] :
+       {std::tuple{pto::v1::DT_INT64, "add", "TADD"},
+        std::tuple{pto::v1::DT_INT32, "floor_divide", "TFLOORDIV"}}) {
+    compiler::testing::UniformGraphBuilder b(op, dtype, {37, 70}, {16, 32});
+    const uint32_t x = b.Input("x"), y = b.Input("y");
+    b.Output("out", b.Op(op, {x, y}));
+    absl::StatusOr<compiler::CompileResult> r =
+        compiler::Compile(b.Build(), runtime::kAscendA2A3CpuSimTarget, {});
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(opcode));
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(pto::v1::DataType_Name(dtype)));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "compiler/targets/ascend/ascend_codegen.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <set>
@@ -51,13 +52,19 @@ enum class Kind { kFull, kRow, kCol };
 
 bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
-         op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd;
+         op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd ||
+         op == PtoOpcode::kTArgFirst || op == PtoOpcode::kTArgSel;
 }
 
 const char* GmElem(pto::v1::DataType dtype) {
   switch (dtype) {
     case pto::v1::DT_FP16: return "half";
     case pto::v1::DT_BOOL: return "uint8_t";
+    case pto::v1::DT_UINT8: return "uint8_t";
+    case pto::v1::DT_INT8: return "int8_t";
+    case pto::v1::DT_INT16: return "int16_t";
+    case pto::v1::DT_INT32: return "int32_t";
+    case pto::v1::DT_INT64: return "int64_t";
     default: return "float";
   }
 }
@@ -72,6 +79,23 @@ bool Compares(PtoOpcode op) {
     default:
       return false;
   }
+}
+
+// What a UB tile's elements are: f32 (FP32, FP16, BF16 values, and BOOL,
+// INT8, INT16, UINT8 ones exactly), int32 (INT32 values, and an arg
+// reduction's INT64 positions) or int64 (INT64 values that are only moved).
+enum class Elem { kF32, kI32, kI64 };
+
+// Integers in GM: INT32 and INT64 in int tiles, the narrow ones through a
+// staging tile of their own type into f32 tiles.
+bool IntGm(pto::v1::DataType t) {
+  return t == pto::v1::DT_INT32 || t == pto::v1::DT_INT64 || t == pto::v1::DT_INT8 ||
+         t == pto::v1::DT_INT16 || t == pto::v1::DT_UINT8;
+}
+
+// The narrow integer types, held exactly in f32 tiles.
+bool NarrowInt(pto::v1::DataType t) {
+  return t == pto::v1::DT_INT8 || t == pto::v1::DT_INT16 || t == pto::v1::DT_UINT8;
 }
 
 // A tile's values are stored as f32 (BOOL as 0.0/1.0, exactly).
@@ -140,6 +164,56 @@ class FunctionEmitter : public ascend::VectorCode {
   absl::Status EmitCompareFlat(const std::string& fx, const std::string& c, PtoOpcode base,
                                const std::string& d);
   absl::Status EmitSelect(const PtoInstr& in);
+  // Integers (ascend_codegen.cc, "Integer tiles"): the element kinds of the
+  // program's INT64-storage tiles, TLOAD/TSTORE of integer buffers, the
+  // instructions on int32 tiles and casts to and from them, and argmax/
+  // argmin's TARGFIRST/TARGSEL.
+  absl::Status PlanIntTiles();
+  bool IsIntInstr(const PtoInstr& in) const;
+  absl::Status EmitIntMove(const PtoInstr& in, const std::string& g, int tile, Kind kind,
+                           bool row_nd);
+  absl::Status EmitIntCompute(const PtoInstr& in);
+  absl::Status EmitIntCompare(const PtoInstr& in);
+  absl::Status EmitIntCast(const PtoInstr& in);
+  // d (full f32) = 1.0/0.0 for the flat int32 view `fx` MODE c (c an int32
+  // C++ expression).
+  void IntCompareFlat(const std::string& fx, const char* mode, const std::string& c,
+                      const std::string& d);
+  // Wraps the int32 tile x in place to INT8/INT16/UINT8 (torch's wrap).
+  void WrapNarrow(const std::string& x, pto::v1::DataType to);
+  absl::Status EmitArg(const PtoInstr& in);
+  // p (an f32 row tile; column tile: `row` false) = the first position
+  // along the last dim (dim 0) where the full f32 tile x equals m, a row
+  // (column) tile, NaN matching NaN, as f32; 0 where none does.
+  void FirstMatch(const std::string& x, const std::string& m, const std::string& p, bool row);
+  // f32 row scratch tile k (1: rtmp, 2: rtmp2, ...).
+  std::string RowTmpK(int k) {
+    if (k == 1) return RowScratch();
+    if (static_cast<int>(need_rtmp_.size()) < k) need_rtmp_.resize(k, false);
+    need_rtmp_[k - 1] = true;
+    return absl::StrCat("rtmp", k);
+  }
+  // f32 column scratch tile k (1: ctmp, 2: ctmp2, ...).
+  std::string ColTmpK(int k) {
+    if (k == 1) return ColScratch();
+    if (static_cast<int>(need_ctmp_.size()) < k) need_ctmp_.resize(k, false);
+    need_ctmp_[k - 1] = true;
+    return absl::StrCat("ctmp", k);
+  }
+  // Full int32 scratch tile k (1: itmp, 2: itmp2, ...).
+  std::string IntTmpK(int k) {
+    if (k == 1) return IntTmp();
+    if (static_cast<int>(need_itmp_.size()) < k) need_itmp_.resize(k, false);
+    need_itmp_[k - 1] = true;
+    return absl::StrCat("itmp", k);
+  }
+  // The flat [1, rows8 * cols8] int32 view of a full int32 tile.
+  std::string FlatI(const std::string& full) {
+    const std::string f = absl::StrCat("f", full);
+    int_flat_views_.insert(f);
+    Line(absl::StrCat("TRESHAPE(", f, ", ", full, ");"));
+    return f;
+  }
   // dst (full) = mask ? 1 : 0 (or 0 : 1 with `invert`).
   void SelectOneZero(const std::string& dst, bool invert);
   // A full uint8 scratch tile (BOOL data in GM).
@@ -180,6 +254,13 @@ class FunctionEmitter : public ascend::VectorCode {
   bool need_row_tmp_ = false, need_col_tmp_ = false;
   std::set<std::string> flat_views_;
   std::set<int> buffers_;
+  std::vector<Elem> elem_;
+  std::vector<bool> need_itmp_, need_rtmp_, need_ctmp_;
+  std::set<std::string> int_flat_views_;
+  // GM staging tiles: int64 (full, row), int8, int16 (uint8 is btmp).
+  bool need_long_ = false, need_long_row_ = false, need_i8_ = false, need_i16_ = false;
+  bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
+  bool need_long_nd_ = false;
 };
 
 absl::Status FunctionEmitter::PlanTiles() {
@@ -199,7 +280,8 @@ absl::Status FunctionEmitter::PlanTiles() {
   kind_.assign(fn_.num_tiles, Kind::kFull);
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
-    if (t < static_cast<int>(fn_.ub_types.size()) && !StoredAsF32(fn_.ub_types[t])) {
+    if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_INT64 &&
+        !StoredAsF32(fn_.ub_types[t])) {
       // Named by the first instruction that writes the tile.
       PtoOpcode writer = PtoOpcode::kTLoad;
       for (const PtoInstr& in : fn_.body) {
@@ -244,6 +326,7 @@ absl::Status FunctionEmitter::PlanTiles() {
     for (int s : in.srcs) rows_only = rows_only && kind_[s] == Kind::kRow;
     if (rows_only) kind_[in.dst] = Kind::kRow;
   }
+  if (absl::Status s = PlanIntTiles(); !s.ok()) return s;
   // One column: a row tile has the full tiles' shape, and is one of them
   // (RowMajor [rows, 1], which TROW* also write).
   if (cols_ == 1) {
@@ -253,7 +336,11 @@ absl::Status FunctionEmitter::PlanTiles() {
   }
   // A column tile holds only reductions' results and is read by stores.
   for (const PtoInstr& in : fn_.body) {
-    if (in.op == PtoOpcode::kTStore) continue;
+    // (argmax/argmin's steps read the extremum's column tile.)
+    if (in.op == PtoOpcode::kTStore || in.op == PtoOpcode::kTArgFirst ||
+        in.op == PtoOpcode::kTArgSel) {
+      continue;
+    }
     for (int s : in.srcs) {
       if (s >= 0 && kind_[s] == Kind::kCol) {
         return Unsupported(in.op, "reading a column reduction's result");
@@ -293,9 +380,10 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   }
   const PtoBuffer& buf = p_.buffers[in.buffer];
   if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
-      buf.dtype != pto::v1::DT_BOOL) {
+      buf.dtype != pto::v1::DT_BOOL && !IntGm(buf.dtype)) {
     return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(buf.dtype),
-                                           " buffer (the target moves FP32, FP16 and BOOL)"));
+                                           " buffer (the target moves FP32, FP16, BOOL and "
+                                           "INT8/INT16/INT32/INT64/UINT8)"));
   }
   if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
     return Unsupported(in.op, "of a BOOL row or column tile");
@@ -303,7 +391,8 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
   if (!store && kind == Kind::kCol) return Unsupported(in.op, "into a column tile");
-  if (!store && kind == Kind::kRow && buf.dtype != pto::v1::DT_FP32) {
+  if (!store && kind == Kind::kRow && buf.dtype != pto::v1::DT_FP32 &&
+      buf.dtype != pto::v1::DT_INT32 && buf.dtype != pto::v1::DT_INT64) {
     return Unsupported(in.op, "of FP16 values into a row tile");
   }
   if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
@@ -340,7 +429,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
       }
       merged *= a.extent4[d];
     }
-    if (row_nd && buf.dtype != pto::v1::DT_FP32) {
+    if (row_nd && buf.dtype != pto::v1::DT_FP32 && !IntGm(buf.dtype)) {
       return Unsupported(in.op, "of an FP16 row tile whose rows are not evenly spaced in GM");
     }
     if (row_nd && fn_.runtime_extents) {
@@ -399,6 +488,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                       stride_args.empty() ? "{}" : absl::StrCat(strides, "(", absl::StrJoin(stride_args, ", "), ")"),
                       ");"));
   }
+  if (IntGm(buf.dtype)) return EmitIntMove(in, g, tile, kind, row_nd);
   const bool half = buf.dtype == pto::v1::DT_FP16;
   if (buf.dtype == pto::v1::DT_BOOL) {
     // Bytes 0/1 through a uint8 tile; a stored value is nonzero -> 1.
@@ -526,11 +616,582 @@ absl::Status FunctionEmitter::EmitSelect(const PtoInstr& in) {
   return absl::OkStatus();
 }
 
+// Integer tiles. A tile the program stores as INT64 (UbStorageType) holds
+// INT32 values in an int32 tile; INT64 values are moved between buffers in
+// an int64 tile and not computed on (the vector unit has no 64-bit
+// arithmetic), except an arg reduction's positions, which are computed in
+// int32 tiles and widened to INT64 in GM (TCVT through an int64 tile).
+absl::Status FunctionEmitter::PlanIntTiles() {
+  elem_.assign(fn_.num_tiles, Elem::kF32);
+  bool arg = false;
+  for (const PtoInstr& in : fn_.body) {
+    arg = arg || in.op == PtoOpcode::kTArgFirst || in.op == PtoOpcode::kTArgSel;
+  }
+  for (int t = 0; t < fn_.num_tiles && t < static_cast<int>(fn_.ub_types.size()); ++t) {
+    if (fn_.ub_types[t] != pto::v1::DT_INT64) continue;
+    bool int32 = true, moved_only = true;
+    const PtoInstr* user = nullptr;
+    for (const PtoInstr& in : fn_.body) {
+      const bool reads = std::find(in.srcs.begin(), in.srcs.end(), t) != in.srcs.end();
+      if (in.dst == t) {
+        int32 = int32 && in.dtype == pto::v1::DT_INT32;
+        if (in.op != PtoOpcode::kTLoad) {
+          moved_only = false;
+          if (user == nullptr) user = &in;
+        }
+      }
+      if (reads && in.op != PtoOpcode::kTStore) {
+        moved_only = false;
+        if (user == nullptr) user = &in;
+      }
+    }
+    if (int32 || arg) {
+      elem_[t] = Elem::kI32;
+    } else if (moved_only) {
+      elem_[t] = Elem::kI64;
+    } else {
+      return Unsupported(user->op, absl::StrCat("on tile %t", t, " of DT_INT64 values (the target "
+                                                "moves INT64 tensors but computes on INT32 only)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool FunctionEmitter::IsIntInstr(const PtoInstr& in) const {
+  if (elem_[in.dst] != Elem::kF32) return true;
+  for (int s : in.srcs) {
+    if (elem_[s] != Elem::kF32) return true;
+  }
+  return (in.op == PtoOpcode::kTCvt || in.op == PtoOpcode::kTFill ||
+          in.op == PtoOpcode::kTArange) &&
+         IntGm(in.dtype);
+}
+
+// TLOAD/TSTORE of an integer buffer: INT32 (INT64) straight into an int32
+// (int64) tile; an arg reduction's INT64 positions through the int64
+// staging tile and TCVT; INT8, INT16 and UINT8 through a staging tile of
+// their type and TCVT into an f32 tile (exact both ways: the tile holds
+// integers of the type).
+absl::Status FunctionEmitter::EmitIntMove(const PtoInstr& in, const std::string& g, int tile,
+                                          Kind kind, bool row_nd) {
+  const pto::v1::DataType dtype = p_.buffers[in.buffer].dtype;
+  const bool store = in.op == PtoOpcode::kTStore;
+  const Elem e = elem_[tile];
+  const bool wide = dtype == pto::v1::DT_INT32 || dtype == pto::v1::DT_INT64;
+  if (row_nd) {
+    // Positions stored to INT64 rows that lie unevenly in GM: widened by
+    // TCVT into a RowMajor [rows, 1] int64 tile, whose store takes the
+    // access's strides as they are (as TMOV into `rnd` does for f32).
+    if (!store || dtype != pto::v1::DT_INT64 || e != Elem::kI32) {
+      return Unsupported(in.op, "of an integer row tile whose rows are not evenly spaced in GM");
+    }
+    need_long_nd_ = true;
+    Sync(Pipe::kV);
+    Line(absl::StrCat("TCVT(lrnd, ", T(tile), ", RoundMode::CAST_NONE);"));
+    Sync(Pipe::kMte3);
+    Line(absl::StrCat("TSTORE(", g, ", lrnd);"));
+    return absl::OkStatus();
+  }
+  if (kind == Kind::kCol && (!store || e != Elem::kI32)) {
+    return Unsupported(in.op, "of an integer column tile other than a stored int32 one");
+  }
+  if (wide && e == Elem::kF32) {
+    return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(dtype), " buffer from an f32 tile"));
+  }
+  if (!wide && e != Elem::kF32) {
+    return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(dtype), " buffer from an integer tile"));
+  }
+  std::string stage = T(tile);  // the tile TLOAD writes or TSTORE reads
+  if (dtype == pto::v1::DT_INT64 && e == Elem::kI32) {
+    if (kind == Kind::kRow) {
+      need_long_row_ = true;
+      stage = "lrow";
+    } else if (kind == Kind::kCol) {
+      need_long_col_ = true;
+      stage = "lcol";
+    } else {
+      need_long_ = true;
+      stage = "ltmp";
+    }
+  } else if (dtype == pto::v1::DT_INT32 && e == Elem::kI64) {
+    return Unsupported(in.op, "of an INT32 buffer from an INT64 tile");
+  } else if (!wide) {
+    if (kind != Kind::kFull) {
+      return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(dtype), " row tile"));
+    }
+    if (dtype == pto::v1::DT_UINT8) {
+      stage = ByteTmp();
+    } else if (dtype == pto::v1::DT_INT8) {
+      need_i8_ = true;
+      stage = "i8tmp";
+    } else {
+      need_i16_ = true;
+      stage = "i16tmp";
+    }
+  }
+  if (store) {
+    Sync(Pipe::kV);
+    if (stage != T(tile)) {
+      Line(absl::StrCat("TCVT(", stage, ", ", T(tile), ", RoundMode::",
+                        wide ? "CAST_NONE" : "CAST_RINT", ");"));
+    }
+    Sync(Pipe::kMte3);
+    Line(absl::StrCat("TSTORE(", g, ", ", stage, ");"));
+  } else {
+    Sync(Pipe::kMte2);
+    Line(absl::StrCat("TLOAD(", stage, ", ", g, ");"));
+    if (stage != T(tile)) {
+      Sync(Pipe::kV);
+      Line(absl::StrCat("TCVT(", T(tile), ", ", stage, ", RoundMode::CAST_NONE);"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void FunctionEmitter::IntCompareFlat(const std::string& fx, const char* mode,
+                                     const std::string& c, const std::string& d) {
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", ", c, ", CmpMode::", mode, ");"));
+  const std::string fd = Flat(d);
+  SelectOneZero(fd, false);
+  Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
+}
+
+void FunctionEmitter::WrapNarrow(const std::string& x, pto::v1::DataType to) {
+  if (to == pto::v1::DT_UINT8) {
+    Line(absl::StrCat("TANDS(", x, ", ", x, ", 255);"));
+    return;
+  }
+  // Sign-extend the low 8 (16) bits: shift them to the top and back
+  // (arithmetic), the counts in a tile (the CPU simulation has no TSHLS).
+  const std::string n = IntTmpK(4);
+  Line(absl::StrCat("TEXPANDS(", n, ", ", to == pto::v1::DT_INT8 ? 24 : 16, ");"));
+  Line(absl::StrCat("TSHL(", x, ", ", x, ", ", n, ");"));
+  Line(absl::StrCat("TSHR(", x, ", ", x, ", ", n, ");"));
+}
+
+// Float -> integer truncates toward zero (TCVT CAST_TRUNC; NaN and values
+// outside int32 give INT32_MIN on the CPU simulation, as the host's x86
+// conversion; the device saturates), then wraps to INT8/INT16/UINT8;
+// integer -> float rounds to nearest even, FP16 then again (as the host);
+// integer -> BOOL is x != 0.
+absl::Status FunctionEmitter::EmitIntCast(const PtoInstr& in) {
+  const std::string d = T(in.dst), x = T(in.srcs[0]);
+  const Elem from = elem_[in.srcs[0]], to = elem_[in.dst];
+  if (from == Elem::kI64 || to == Elem::kI64) {
+    return Unsupported(in.op, "of DT_INT64 values (the target computes on INT32 only)");
+  }
+  if (kind_[in.dst] != Kind::kFull || kind_[in.srcs[0]] != Kind::kFull) {
+    return Unsupported(in.op, absl::StrCat("to ", pto::v1::DataType_Name(in.dtype),
+                                           " of a row or column tile"));
+  }
+  if (to == Elem::kI32) {  // to INT32
+    if (from == Elem::kI32) {
+      Line(absl::StrCat("TADDS(", d, ", ", x, ", 0);"));
+    } else {
+      Line(absl::StrCat("TCVT(", d, ", ", x, ", RoundMode::CAST_TRUNC);"));
+    }
+    return absl::OkStatus();
+  }
+  if (in.dtype == pto::v1::DT_BOOL) {  // int32 -> BOOL: x != 0
+    IntCompareFlat(FlatI(x), "NE", "0", d);
+    return absl::OkStatus();
+  }
+  if (NarrowInt(in.dtype)) {  // to INT8/INT16/UINT8 in an f32 tile
+    const std::string i = IntTmpK(3);
+    if (from == Elem::kI32) {
+      Line(absl::StrCat("TADDS(", i, ", ", x, ", 0);"));
+    } else {
+      Line(absl::StrCat("TCVT(", i, ", ", x, ", RoundMode::CAST_TRUNC);"));
+    }
+    WrapNarrow(i, in.dtype);
+    Line(absl::StrCat("TCVT(", d, ", ", i, ", RoundMode::CAST_NONE);"));
+    return absl::OkStatus();
+  }
+  if (in.dtype != pto::v1::DT_FP32 && in.dtype != pto::v1::DT_FP16) {
+    return Unsupported(in.op, absl::StrCat("to ", pto::v1::DataType_Name(in.dtype)));
+  }
+  Line(absl::StrCat("TCVT(", d, ", ", x, ", RoundMode::CAST_RINT);"));
+  if (in.dtype == pto::v1::DT_FP16) RoundToHalf(in.dst);
+  return absl::OkStatus();
+}
+
+// A comparison with an int32 operand, as 1.0/0.0 in an f32 tile. With a
+// scalar s: against an integer threshold (x < s is x < ceil(s), x <= s is
+// x <= floor(s), ...; a threshold past int32 gives all or nothing; a NaN
+// scalar compares false, NE true). Two tiles (the CPU simulation has no
+// TCMP): a == b is (a ^ b) == 0, a < b is (min(a, b) ^ b) != 0, a <= b is
+// (min(a, b) ^ a) == 0; nothing overflows.
+absl::Status FunctionEmitter::EmitIntCompare(const PtoInstr& in) {
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+  for (int s : in.srcs) {
+    if (kind_[s] != Kind::kFull || elem_[s] != Elem::kI32) {
+      return Unsupported(in.op, "mixing int32 tiles with f32 or row tiles");
+    }
+  }
+  const std::string d = T(in.dst), a = T(in.srcs[0]);
+  std::string mode;
+  switch (in.op) {
+    case PtoOpcode::kTCmpEq: case PtoOpcode::kTCmpEqS: mode = "EQ"; break;
+    case PtoOpcode::kTCmpNe: case PtoOpcode::kTCmpNeS: mode = "NE"; break;
+    case PtoOpcode::kTCmpLt: case PtoOpcode::kTCmpLtS: mode = "LT"; break;
+    case PtoOpcode::kTCmpLe: case PtoOpcode::kTCmpLeS: mode = "LE"; break;
+    case PtoOpcode::kTCmpGt: case PtoOpcode::kTCmpGtS: mode = "GT"; break;
+    default: mode = "GE"; break;
+  }
+  if (in.srcs.size() == 2) {
+    const std::string b = T(in.srcs[1]), m = IntTmpK(2), e = IntTmpK(3), t = IntTmpK(4);
+    if (mode == "EQ" || mode == "NE") {
+      Line(absl::StrCat("TXOR(", e, ", ", a, ", ", b, ", ", t, ");"));
+    } else {
+      Line(absl::StrCat("TMIN(", m, ", ", a, ", ", b, ");"));
+      const bool against_b = mode == "LT" || mode == "GE";
+      Line(absl::StrCat("TXOR(", e, ", ", m, ", ", against_b ? b : a, ", ", t, ");"));
+      mode = mode == "LT" || mode == "GT" ? "NE" : "EQ";
+    }
+    IntCompareFlat(FlatI(e), mode.c_str(), "0", d);
+    return absl::OkStatus();
+  }
+  const int dynamic = in.scalar_dynamic.empty() ? -1 : in.scalar_dynamic[0];
+  if (dynamic >= 0) {  // an integer at run time
+    IntCompareFlat(FlatI(a), mode.c_str(),
+                   absl::StrCat("static_cast<int32_t>(args[", rank_ + dynamic, "])"), d);
+    return absl::OkStatus();
+  }
+  const double s = in.scalars[0];
+  const double lo = -2147483648.0, hi = 2147483647.0;
+  auto constant = [&](bool v) { Line(absl::StrCat("TEXPANDS(", d, ", ", v ? "1.0f" : "0.0f", ");")); };
+  if (std::isnan(s)) {
+    constant(mode == "NE");
+    return absl::OkStatus();
+  }
+  if (mode == "EQ" || mode == "NE") {
+    if (s != std::floor(s) || s < lo || s > hi) {
+      constant(mode == "NE");
+    } else {
+      IntCompareFlat(FlatI(a), mode.c_str(), absl::StrCat(static_cast<int64_t>(s)), d);
+    }
+    return absl::OkStatus();
+  }
+  // x >= c (GE, GT) or x <= c (LE, LT) with an integer c.
+  const bool ge = mode == "GE" || mode == "GT";
+  const double c = mode == "LT"   ? std::ceil(s) - 1
+                   : mode == "LE" ? std::floor(s)
+                   : mode == "GT" ? std::floor(s) + 1
+                                  : std::ceil(s);
+  if (ge ? c > hi : c < lo) {
+    constant(false);
+  } else if (ge ? c <= lo : c >= hi) {
+    constant(true);
+  } else {
+    IntCompareFlat(FlatI(a), ge ? "GE" : "LE", absl::StrCat(static_cast<int64_t>(c)), d);
+  }
+  return absl::OkStatus();
+}
+
+// An instruction with an int32 tile (or an integer dtype) as result or
+// operand: integer arithmetic wraps (two's complement), as torch and the
+// host do.
+absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
+  for (int s : in.srcs) {
+    if (elem_[s] == Elem::kI64) {
+      return Unsupported(in.op, "on DT_INT64 values (the target computes on INT32 only)");
+    }
+  }
+  if (elem_[in.dst] == Elem::kI64) {
+    return Unsupported(in.op, "into DT_INT64 values (the target computes on INT32 only)");
+  }
+  if (in.op == PtoOpcode::kTCvt) return EmitIntCast(in);
+  if (Compares(in.op)) return EmitIntCompare(in);
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into an integer row tile");
+  for (int s : in.srcs) {
+    if (kind_[s] != Kind::kFull) return Unsupported(in.op, "on an integer row tile");
+  }
+  const std::string d = T(in.dst);
+  auto src = [&](int k) { return T(in.srcs[k]); };
+  // An immediate as an int32 literal: integral and within int32, else
+  // UNIMPLEMENTED; a run-time one converted.
+  auto int_scalar = [&](size_t j, std::string* out) -> absl::Status {
+    const int dynamic = j < in.scalar_dynamic.size() ? in.scalar_dynamic[j] : -1;
+    if (dynamic >= 0) {
+      *out = absl::StrCat("static_cast<int32_t>(args[", rank_ + dynamic, "])");
+      return absl::OkStatus();
+    }
+    const double v = in.scalars[j];
+    if (v != std::floor(v) || v < -2147483648.0 || v > 2147483647.0) {
+      return Unsupported(in.op, absl::StrCat("of DT_INT32 values with the scalar ", v,
+                                             " (not an int32 value)"));
+    }
+    *out = absl::StrCat(static_cast<int64_t>(v));
+    return absl::OkStatus();
+  };
+  if (in.op == PtoOpcode::kTFill) {
+    // The value converted as the host does: truncated to 32 bits (NaN and
+    // values beyond: INT32_MIN), wrapped to INT8/INT16/UINT8.
+    const double v = in.scalars.empty() ? 0 : in.scalars[0];
+    if (!in.scalar_dynamic.empty() && in.scalar_dynamic[0] >= 0) {
+      return Unsupported(in.op, "of integers with a run-time value");
+    }
+    int64_t i = std::isnan(v) || v >= 0x1p31 || v < -0x1p31 ? INT32_MIN : static_cast<int64_t>(v);
+    if (in.dtype == pto::v1::DT_INT8) i = static_cast<int8_t>(static_cast<uint64_t>(i));
+    if (in.dtype == pto::v1::DT_INT16) i = static_cast<int16_t>(static_cast<uint64_t>(i));
+    if (in.dtype == pto::v1::DT_UINT8) i = static_cast<uint8_t>(static_cast<uint64_t>(i));
+    if (in.dtype == pto::v1::DT_INT64) {
+      return Unsupported(in.op, "of DT_INT64 values (the target computes on INT32 only)");
+    }
+    Line(absl::StrCat("TEXPANDS(", d, ", ", elem_[in.dst] == Elem::kI32 ? absl::StrCat(i)
+                                                : FloatLiteral(static_cast<double>(i)), ");"));
+    return absl::OkStatus();
+  }
+  if (in.op == PtoOpcode::kTArange) {
+    // start + step * (a0 + i) as TARANGE of FP32 computes it, truncated
+    // toward zero to int32 (and wrapped to INT8/INT16/UINT8) as a cast.
+    if (rank_ != 1 || in.scalars.size() < 2) return Unsupported(in.op, "other than rank 1");
+    if (in.dtype == pto::v1::DT_INT64) {
+      return Unsupported(in.op, "of DT_INT64 values (the target computes on INT32 only)");
+    }
+    need_index_ = true;
+    Line("TCI<IndexInt, int32_t, 0>(iidx, static_cast<int32_t>(args[0]));");
+    const bool dynamic = std::any_of(in.scalar_dynamic.begin(), in.scalar_dynamic.end(),
+                                     [](int k) { return k >= 0; });
+    auto int32_value = [](double v) {
+      return v == std::floor(v) && v >= -2147483648.0 && v <= 2147483647.0;
+    };
+    if (elem_[in.dst] == Elem::kI32 && !dynamic && int32_value(in.scalars[0]) &&
+        int32_value(in.scalars[1])) {  // integers: in int32, exact within int32
+      Line(absl::StrCat("TMULS(iidx, iidx, ", static_cast<int64_t>(in.scalars[1]), ");"));
+      Line(absl::StrCat("TADDS(iidx, iidx, ", static_cast<int64_t>(in.scalars[0]), ");"));
+      Line(absl::StrCat("TMOV(", d, ", iidx);"));
+      return absl::OkStatus();
+    }
+    const std::string f = Tmp();
+    Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+    Line(absl::StrCat("TMULS(fidx, fidx, ", Scalar(in, 1), ");"));
+    Line(absl::StrCat("TADDS(fidx, fidx, ", Scalar(in, 0), ");"));
+    Line(absl::StrCat("TMOV(", f, ", fidx);"));
+    if (elem_[in.dst] == Elem::kI32) {
+      Line(absl::StrCat("TCVT(", d, ", ", f, ", RoundMode::CAST_TRUNC);"));
+      return absl::OkStatus();
+    }
+    const std::string i = IntTmpK(3);
+    Line(absl::StrCat("TCVT(", i, ", ", f, ", RoundMode::CAST_TRUNC);"));
+    WrapNarrow(i, in.dtype);
+    Line(absl::StrCat("TCVT(", d, ", ", i, ", RoundMode::CAST_NONE);"));
+    return absl::OkStatus();
+  }
+  for (int s : in.srcs) {
+    if (elem_[s] != Elem::kI32 && !(in.op == PtoOpcode::kTSel && s == in.srcs[0])) {
+      return Unsupported(in.op, absl::StrCat("mixing f32 and int32 tiles (a ",
+                                             pto::v1::DataType_Name(in.dtype), " result)"));
+    }
+  }
+  if (elem_[in.dst] != Elem::kI32) {
+    return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
+                                           " result from int32 tiles"));
+  }
+  std::string s0, s1;
+  switch (in.op) {
+    case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
+    case PtoOpcode::kTMax: case PtoOpcode::kTMin: case PtoOpcode::kTAnd: case PtoOpcode::kTOr:
+      Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", src(1), ");"));
+      break;
+    case PtoOpcode::kTXor:
+      Line(absl::StrCat("TXOR(", d, ", ", src(0), ", ", src(1), ", ", IntTmpK(4), ");"));
+      break;
+    case PtoOpcode::kTNot: case PtoOpcode::kTNeg:
+      Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ");"));
+      break;
+    case PtoOpcode::kTAbs: {  // max(x, -x): |INT32_MIN| wraps to INT32_MIN
+      const std::string n = IntTmpK(2);
+      Line(absl::StrCat("TNEG(", n, ", ", src(0), ");"));
+      Line(absl::StrCat("TMAX(", d, ", ", src(0), ", ", n, ");"));
+      break;
+    }
+    case PtoOpcode::kTShl: case PtoOpcode::kTShr: {
+      // The count modulo 32, as torch on x86; >> is arithmetic.
+      const std::string c = IntTmpK(2);
+      Line(absl::StrCat("TANDS(", c, ", ", src(1), ", 31);"));
+      Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", c, ");"));
+      break;
+    }
+    case PtoOpcode::kTSign:  // clamp to [-1, 1]: exact for integers
+      Line(absl::StrCat("TMINS(", d, ", ", src(0), ", 1);"));
+      Line(absl::StrCat("TMAXS(", d, ", ", d, ", -1);"));
+      break;
+    case PtoOpcode::kTClip: {
+      // The smallest integer >= lo and the largest <= hi, held within int32
+      // (a bound past the range clips nothing), as the host's.
+      if (in.scalars.size() < 2 || (!in.scalar_dynamic.empty() && (in.scalar_dynamic[0] >= 0 ||
+                                    (in.scalar_dynamic.size() > 1 && in.scalar_dynamic[1] >= 0)))) {
+        return Unsupported(in.op, "of DT_INT32 values with run-time bounds");
+      }
+      auto bound = [](double v) {
+        const double c = std::min(std::max(v, -2147483648.0), 2147483647.0);
+        return absl::StrCat(static_cast<int64_t>(c));
+      };
+      Line(absl::StrCat("TMAXS(", d, ", ", src(0), ", ", bound(std::ceil(in.scalars[0])), ");"));
+      Line(absl::StrCat("TMINS(", d, ", ", d, ", ", bound(std::floor(in.scalars[1])), ");"));
+      break;
+    }
+    case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
+    case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
+      if (absl::Status st = int_scalar(0, &s0); !st.ok()) return st;
+      Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", s0, ");"));
+      break;
+    case PtoOpcode::kTRSubS:
+      if (absl::Status st = int_scalar(0, &s0); !st.ok()) return st;
+      Line(absl::StrCat("TNEG(", d, ", ", src(0), ");"));
+      Line(absl::StrCat("TADDS(", d, ", ", d, ", ", s0, ");"));
+      break;
+    case PtoOpcode::kTMov:
+      Line(absl::StrCat("TADDS(", d, ", ", src(0), ", 0);"));
+      break;
+    case PtoOpcode::kTSel: {  // the f32 condition's mask selects int32 values
+      if (elem_[in.srcs[0]] != Elem::kF32 || kind_[in.srcs[0]] != Kind::kFull) {
+        return Unsupported(in.op, "with an int32 or row condition");
+      }
+      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(src(0)), ", 0.0f, CmpMode::GT);"));
+      const std::string fa = FlatI(src(1)), fb = FlatI(src(2)), fd = FlatI(d);
+      Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
+      Line(absl::StrCat("TRESHAPE(", d, ", ", fd, ");"));
+      break;
+    }
+    default:
+      return Unsupported(in.op, "of DT_INT32 values has no PTO-ISA mapping in this target yet");
+  }
+  return absl::OkStatus();
+}
+
+void FunctionEmitter::FirstMatch(const std::string& x, const std::string& m,
+                                 const std::string& p, bool row) {
+  // match = x - m == 0, or where that is NaN (equal infinities, a NaN) x and
+  // m both NaN or neither: isnan(v) is !(v <= inf).
+  const std::string me = Scratch(8), dd = Scratch(9), nx = Scratch(10), nm = Scratch(11);
+  const std::string eq = Scratch(12), pos = Scratch(13);
+  const std::string inf = "__builtin_huge_valf()";
+  Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", me, ", ", m, ");"));
+  Line(absl::StrCat("TSUB(", dd, ", ", x, ", ", me, ");"));
+  for (const auto& [v, n] : {std::pair{x, nx}, std::pair{me, nm}}) {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(v), ", ", inf, ", CmpMode::LE);"));
+    const std::string fn = Flat(n);
+    SelectOneZero(fn, true);
+    Line(absl::StrCat("TRESHAPE(", n, ", ", fn, ");"));
+  }
+  Line(absl::StrCat("TSUB(", nx, ", ", nx, ", ", nm, ");"));
+  (void)EmitCompareFlat(Flat(nx), "0.0f", PtoOpcode::kTCmpEq, nm);  // NaN-ness agrees
+  (void)EmitCompareFlat(Flat(dd), "0.0f", PtoOpcode::kTCmpEq, eq);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(dd), ", ", inf, ", CmpMode::LE);"));
+  const std::string feq = Flat(eq), fnm = Flat(nm);
+  Line(absl::StrCat("TSEL(", feq, ", ", Mask(), ", ", feq, ", ", fnm, ");"));
+  Line(absl::StrCat("TRESHAPE(", eq, ", ", feq, ");"));
+  // Each element's position along the dim: its column (TCI, expanded down
+  // the rows), or its row (TCI over the flat view, floor((i + 1/2) /
+  // cols8)); `n` (the dim's extent) where it does not match; the minimum
+  // along the dim; `n` (none) becomes 0.
+  const int64_t n = row ? cols_ : rows_;
+  if (row) {
+    need_index_ = true;
+    Line("TCI<IndexInt, int32_t, 0>(iidx, 0);");
+    Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+    Line(absl::StrCat("TCOLEXPAND(", pos, ", fidx);"));
+  } else {
+    const std::string i = IntTmpK(2), fi = FlatI(i), fpos = Flat(pos);
+    Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", fi, ", 0);"));
+    Line(absl::StrCat("TCVT(", fpos, ", ", fi, ", RoundMode::CAST_NONE);"));
+    Line(absl::StrCat("TADDS(", fpos, ", ", fpos, ", 0.5f);"));
+    Line(absl::StrCat("TMULS(", fpos, ", ", fpos, ", ",
+                      FloatLiteral(1.0 / static_cast<double>(RoundUp(cols_, kUbAlign / 4))), ");"));
+    Line(absl::StrCat("TRESHAPE(", pos, ", ", fpos, ");"));
+    Line(absl::StrCat("TCVT(", i, ", ", pos, ", RoundMode::CAST_FLOOR);"));
+    Line(absl::StrCat("TCVT(", pos, ", ", i, ", RoundMode::CAST_NONE);"));
+  }
+  Line(absl::StrCat("TEXPANDS(", me, ", ", FloatLiteral(static_cast<double>(n)), ");"));
+  const std::string fpos = Flat(pos), fme = Flat(me);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(eq), ", 0.5f, CmpMode::GT);"));
+  const std::string fdd = Flat(dd);
+  Line(absl::StrCat("TSEL(", fdd, ", ", Mask(), ", ", fpos, ", ", fme, ");"));
+  Line(absl::StrCat("TRESHAPE(", dd, ", ", fdd, ");"));
+  Line(row ? absl::StrCat("TROWMIN(", p, ", ", dd, ", ", Tmp(), ");")
+           : absl::StrCat("TCOLMIN(", p, ", ", dd, ");"));
+  const std::string r = row ? RowScratch() : ColScratch();
+  Line(absl::StrCat("TADDS(", r, ", ", p, ", ", FloatLiteral(1.0 - static_cast<double>(n)), ");"));
+  Line(absl::StrCat("TMAXS(", r, ", ", r, ", 0.0f);"));
+  Line(absl::StrCat("TMULS(", r, ", ", r, ", ", FloatLiteral(static_cast<double>(n)), ");"));
+  Line(absl::StrCat("TSUB(", p, ", ", p, ", ", r, ");"));
+}
+
+// argmax/argmin over the last dim (row tiles) or dim 0 of a rank-2 tile
+// (column tiles): TARGFIRST's position is the first one along the dim
+// where x equals the extremum (FirstMatch), plus the task's offset
+// (int32); TARGSEL's is the index tile's element there, picked by a mask
+// of that position (TSEL) and summed along the dim in two 16-bit halves
+// (f32 sums of one nonzero value: exact), rejoined as hi * 65536 + lo in
+// int32. The positions are int32 in UB and INT64 in GM.
+absl::Status FunctionEmitter::EmitArg(const PtoInstr& in) {
+  const bool row = in.reduce_dim == rank_ - 1 && kind_[in.dst] == Kind::kRow;
+  const bool col = rank_ == 2 && in.reduce_dim == 0 && kind_[in.dst] == Kind::kCol;
+  if (!row && !col) {
+    return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-", rank_,
+                                           " tile (argmax/argmin map over the last dim, or dim 0 "
+                                           "of a rank-2 tile)"));
+  }
+  const Kind reduced = row ? Kind::kRow : Kind::kCol;
+  const int x = in.srcs[0], m = in.srcs.back();
+  if (elem_[x] != Elem::kF32 || elem_[m] != Elem::kF32 || kind_[x] != Kind::kFull ||
+      kind_[m] != reduced) {
+    return Unsupported(in.op, "of integer values (argmax/argmin map over f32 tiles)");
+  }
+  const std::string d = T(in.dst), pr = row ? RowTmpK(2) : ColTmpK(2);
+  FirstMatch(T(x), T(m), pr, row);
+  if (in.op == PtoOpcode::kTArgFirst) {
+    Line(absl::StrCat("TCVT(", d, ", ", pr, ", RoundMode::CAST_RINT);"));
+    Line(absl::StrCat("TADDS(", d, ", ", d, ", static_cast<int32_t>(args[", in.reduce_dim, "]));"));
+    return absl::OkStatus();
+  }
+  const int idx = in.srcs[1];
+  if (elem_[idx] != Elem::kI32 || kind_[idx] != Kind::kFull) {
+    return Unsupported(in.op, "with an index tile other than a full int32 tile");
+  }
+  // The position's mask: |position - first| < 1/2 (FirstMatch left the
+  // positions in scratch 13).
+  const std::string pos = Scratch(13), sel = Scratch(8), part = Scratch(9);
+  Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", sel, ", ", pr, ");"));
+  Line(absl::StrCat("TSUB(", sel, ", ", pos, ", ", sel, ");"));
+  Line(absl::StrCat("TABS(", sel, ", ", sel, ");"));
+  const std::string h = IntTmpK(2), zero = IntTmpK(3), n16 = IntTmpK(4);
+  Line(absl::StrCat("TEXPANDS(", zero, ", 0);"));
+  Line(absl::StrCat("TEXPANDS(", n16, ", 16);"));
+  const std::string fz = FlatI(zero);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(sel), ", 0.5f, CmpMode::LT);"));
+  const std::string lo = row ? RowTmpK(3) : ColTmpK(3), hi = row ? RowTmpK(4) : ColTmpK(4);
+  for (const std::string& sum : {lo, hi}) {
+    if (sum == lo) {
+      Line(absl::StrCat("TANDS(", h, ", ", T(idx), ", 65535);"));
+    } else {
+      Line(absl::StrCat("TSHR(", h, ", ", T(idx), ", ", n16, ");"));  // arithmetic
+    }
+    const std::string fh = FlatI(h);
+    Line(absl::StrCat("TSEL(", fh, ", ", Mask(), ", ", fh, ", ", fz, ");"));
+    Line(absl::StrCat("TRESHAPE(", h, ", ", fh, ");"));
+    Line(absl::StrCat("TCVT(", part, ", ", h, ", RoundMode::CAST_NONE);"));
+    Line(row ? absl::StrCat("TROWSUM(", sum, ", ", part, ", ", Tmp(), ");")
+             : absl::StrCat("TCOLSUM(", sum, ", ", part, ");"));
+  }
+  const std::string ilo = row ? "irow" : "icol";
+  (row ? need_int_row_ : need_int_col_) = true;
+  Line(absl::StrCat("TCVT(", d, ", ", hi, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TMULS(", d, ", ", d, ", 65536);"));
+  Line(absl::StrCat("TCVT(", ilo, ", ", lo, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TADD(", d, ", ", d, ", ", ilo, ");"));
+  return absl::OkStatus();
+}
+
 absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
   const std::string d = T(in.dst);
   auto src = [&](int k) { return T(in.srcs[k]); };
   auto is_row = [&](int t) { return kind_[t] == Kind::kRow; };
   Sync(Pipe::kV);
+  if (in.op == PtoOpcode::kTArgFirst || in.op == PtoOpcode::kTArgSel) return EmitArg(in);
+  if (IsIntInstr(in)) return EmitIntCompute(in);
   switch (in.op) {
     case PtoOpcode::kTAdd: case PtoOpcode::kTSub: case PtoOpcode::kTMul:
     case PtoOpcode::kTDiv: case PtoOpcode::kTMax: case PtoOpcode::kTMin: {
@@ -714,7 +1375,13 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
   if (in.dtype == pto::v1::DT_FP16) {
     if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);
-  } else if (!StoredAsF32(in.dtype)) {
+  } else if (!StoredAsF32(in.dtype) &&
+             !(NarrowInt(in.dtype) &&
+               (in.op == PtoOpcode::kTSel || in.op == PtoOpcode::kTMov ||
+                in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin ||
+                in.op == PtoOpcode::kTRedMax || in.op == PtoOpcode::kTRedMin))) {
+    // (INT8/INT16/UINT8 values in f32 tiles: selections, copies and
+    // extrema are exact.)
     return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
                                            " result"));
   }
@@ -792,7 +1459,58 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
                     absl::StrFormat(", 0x%x);\n", ub));
     ub += RoundUp(bytes, kUbAlign);
   };
+  // Integer tiles: int32 ones of the f32 tiles' shapes, int64 ones for
+  // INT64 values moved between GM buffers (and staging an arg reduction's
+  // positions).
+  bool int_full = need_int_ || need_itmp_.size() > 1, int_row = need_int_row_;
+  bool long_full = need_long_, long_row = need_long_row_;
+  bool int_col = need_int_col_, long_col = need_long_col_;
   for (int t = 0; t < fn_.num_tiles; ++t) {
+    if (elem_[t] == Elem::kF32) continue;
+    const bool i32 = elem_[t] == Elem::kI32;
+    switch (kind_[t]) {
+      case Kind::kFull: (i32 ? int_full : long_full) = true; break;
+      case Kind::kRow: (i32 ? int_row : long_row) = true; break;
+      case Kind::kCol: (i32 ? int_col : long_col) = true; break;
+    }
+  }
+  if (int_col) {
+    absl::StrAppend(&decl, "  using ColInt = Tile<TileType::Vec, int32_t, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+  }
+  if (long_col) {
+    absl::StrAppend(&decl, "  using ColLong = Tile<TileType::Vec, int64_t, 1, ", cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+  }
+  if (int_full) {
+    absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
+                    cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+  }
+  if (int_row) {
+    absl::StrAppend(&decl, "  using RowInt = Tile<TileType::Vec, int32_t, ", rows_pad,
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
+  }
+  if (long_full) {
+    absl::StrAppend(&decl, "  using FullLong = Tile<TileType::Vec, int64_t, ", rows_pad, ", ",
+                    cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+  }
+  if (long_row) {
+    absl::StrAppend(&decl, "  using RowLong = Tile<TileType::Vec, int64_t, ", rows_pad,
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
+  }
+  for (int t = 0; t < fn_.num_tiles; ++t) {
+    if (elem_[t] != Elem::kF32) {
+      const bool i32 = elem_[t] == Elem::kI32;
+      const int64_t size = i32 ? 4 : 8;
+      switch (kind_[t]) {
+        case Kind::kFull:
+          place(i32 ? "FullInt" : "FullLong", T(t), rows_pad * cols_pad * size, full_ctor);
+          break;
+        case Kind::kRow: place(i32 ? "RowInt" : "RowLong", T(t), rows_pad * size, row_ctor); break;
+        case Kind::kCol: place(i32 ? "ColInt" : "ColLong", T(t), cols_pad * size, col_ctor); break;
+      }
+      continue;
+    }
     switch (kind_[t]) {
       case Kind::kFull: place("Full", T(t), rows_pad * cols_pad * 4, full_ctor); break;
       case Kind::kRow: place("Row", T(t), rows_pad * 4, row_ctor); break;
@@ -808,16 +1526,40 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
                     kUbAlign / 4, ", BLayout::RowMajor, ", vr, ", 1>;\n");
   }
-  if (need_int_) {
-    absl::StrAppend(&decl, "  using FullInt = Tile<TileType::Vec, int32_t, ", rows_pad, ", ",
-                    cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
-  }
   for (size_t k = 0; k < need_tmp_.size(); ++k) {
     if (need_tmp_[k]) {
       place("Full", k == 0 ? "tmp" : absl::StrCat("tmp", k + 1), rows_pad * cols_pad * 4, full_ctor);
     }
   }
   if (need_int_) place("FullInt", "itmp", rows_pad * cols_pad * 4, full_ctor);
+  for (size_t k = 1; k < need_itmp_.size(); ++k) {
+    if (need_itmp_[k]) {
+      place("FullInt", absl::StrCat("itmp", k + 1), rows_pad * cols_pad * 4, full_ctor);
+    }
+  }
+  if (need_int_row_) place("RowInt", "irow", rows_pad * 4, row_ctor);
+  if (need_long_) place("FullLong", "ltmp", rows_pad * cols_pad * 8, full_ctor);
+  if (need_long_row_) place("RowLong", "lrow", rows_pad * 8, row_ctor);
+  if (need_int_col_) place("ColInt", "icol", cols_pad * 4, col_ctor);
+  if (need_long_nd_) {
+    absl::StrAppend(&decl, "  using RowLongNd = Tile<TileType::Vec, int64_t, ", rows_pad, ", ",
+                    kUbAlign / 8, ", BLayout::RowMajor, ", vr, ", 1>;\n");
+    place("RowLongNd", "lrnd", rows_pad * kUbAlign, row_ctor);
+  }
+  if (need_long_col_) place("ColLong", "lcol", cols_pad * 8, col_ctor);
+  if (need_i8_ || need_i16_) {
+    const int64_t c8 = RoundUp(cols_, kUbAlign), c16 = RoundUp(cols_, kUbAlign / 2);
+    if (need_i8_) {
+      absl::StrAppend(&decl, "  using FullInt8 = Tile<TileType::Vec, int8_t, ", rows_pad, ", ", c8,
+                      ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+      place("FullInt8", "i8tmp", rows_pad * c8, full_ctor);
+    }
+    if (need_i16_) {
+      absl::StrAppend(&decl, "  using FullInt16 = Tile<TileType::Vec, int16_t, ", rows_pad, ", ",
+                      c16, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+      place("FullInt16", "i16tmp", rows_pad * c16 * 2, full_ctor);
+    }
+  }
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign, row_ctor);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2, row_ctor);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2, full_ctor);
@@ -838,6 +1580,12 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     place("Flat", "fzero", flat_n * 4);
   }
   for (const std::string& f : flat_views_) absl::StrAppend(&decl, "  Flat ", f, ";  // a view (TRESHAPE)\n");
+  if (!int_flat_views_.empty()) {
+    absl::StrAppend(&decl, "  using FlatInt = Tile<TileType::Vec, int32_t, 1, ", flat_n, ">;\n");
+  }
+  for (const std::string& f : int_flat_views_) {
+    absl::StrAppend(&decl, "  FlatInt ", f, ";  // a view (TRESHAPE)\n");
+  }
   if (need_byte_) {
     const int64_t byte_cols = RoundUp(cols_, kUbAlign);
     absl::StrAppend(&decl, "  using FullByte = Tile<TileType::Vec, uint8_t, ", rows_pad, ", ", byte_cols,
@@ -845,7 +1593,13 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     place("FullByte", "btmp", rows_pad * byte_cols, full_ctor);
   }
   if (need_row_tmp_) place("Row", "rtmp", rows_pad * 4, row_ctor);
+  for (size_t k = 1; k < need_rtmp_.size(); ++k) {
+    if (need_rtmp_[k]) place("Row", absl::StrCat("rtmp", k + 1), rows_pad * 4, row_ctor);
+  }
   if (need_col_tmp_) place("Col", "ctmp", cols_pad * 4, col_ctor);
+  for (size_t k = 1; k < need_ctmp_.size(); ++k) {
+    if (need_ctmp_[k]) place("Col", absl::StrCat("ctmp", k + 1), cols_pad * 4, col_ctor);
+  }
   if (need_index_) {  // TARANGE's indices: one row
     absl::StrAppend(&decl, "  using IndexInt = Tile<TileType::Vec, int32_t, 1, ", cols_pad,
                     ", BLayout::RowMajor, 1, ", vc, ">;\n");

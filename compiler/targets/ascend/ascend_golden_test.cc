@@ -1,8 +1,9 @@
 // Golden tests of the Ascend target's PTO-ISA source: an elementwise chain
 // with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
 // row-expanding arithmetic), a matmul through L1 and L0 tiles and the
-// softmax loop whose body loads through a dynamic view; and a scan, which
-// the target refuses. Goldens live in compiler/targets/ascend/testdata/.
+// softmax loop whose body loads through a dynamic view, integer ops on int32
+// tiles, an argmax, and a scan, which the target refuses. Goldens live in
+// compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
@@ -79,6 +80,29 @@ TEST(AscendGoldenTest, ScanIsUnimplementedNamingIt) {
   const absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_NE(s.message().find("TCUMSUM (cumsum/cumprod's scan"), absl::string_view::npos) << s;
+}
+
+// INT32 tiles: a shift (its count modulo 32), xor, a comparison of two
+// int32 tiles selecting int32 values, and a cast to f32.
+TEST(AscendGoldenTest, IntegerOps) {
+  testing::GraphBuilder b("int_ops");
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {16, 40});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {16, 40});
+  const uint32_t shl = b.Op("bitwise_left_shift", {x, y}, {8, 32});
+  const uint32_t v = b.Op("where", {b.Op("lt", {x, y}, {8, 32}), shl,
+                                    b.Op("bitwise_xor", {x, y}, {8, 32})}, {8, 32});
+  b.Output("out", v);
+  b.Output("f", b.Cast(v, pto::v1::DT_FP32, {8, 32}));
+  CheckGolden("int_ops.cc.txt", AscendSource(b.graph()));
+}
+
+// argmax over a last dim too long for one tile: TARGFIRST's partial
+// positions (int32, widened to INT64 in the workspace), TARGSEL's combine.
+TEST(AscendGoldenTest, Argmax) {
+  testing::GraphBuilder b("argmax");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2, 5000});
+  b.Output("out", b.Op("argmax", {x}, {1, 256}, -1, false));
+  CheckGolden("argmax.cc.txt", AscendSource(b.graph()));
 }
 
 }  // namespace

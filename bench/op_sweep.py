@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Common fused-kernel patterns against torch op by op: where are pypto's cliffs?
 
-    tools/pypto-python bench/op_sweep.py [--only=SUBSTR[,SUBSTR...]] [--reps=N] [--output=FILE.md]
+    tools/pypto-python bench/op_sweep.py [--only=SUBSTR[,SUBSTR...]] [--reps=N] [--cpu]
+                                         [--output=FILE.md]
 
 bench/kernels.py times its fixed rows carefully; this sweeps the shapes
 users write around them (broadcast operands, casts, selects, activations,
@@ -12,6 +13,9 @@ UB arrays). Calls run back to back after warm-up (no pauses), pypto and torch
 taking turns in blocks of 5; a time is the median over --reps calls.
 torch/pypto above 1 means pypto is faster. Each row also checks pypto's
 result against torch's (max absolute difference, computed in float64).
+--cpu adds each side's median process CPU time per call (both run their
+threads in this process): on a machine shared with other work, wall times
+include waiting for a CPU, and CPU times compare the work done.
 
 Threads as bench/kernels.py fixes them (PTO_VECTOR_WORKERS, torch threads).
 A measuring tool for compiler work, not a test (docs/performance.md).
@@ -258,23 +262,26 @@ def torch_reference(row, inputs):
 
 
 def medians(fns, reps, block=5):
-    """Median time of each fn, taking turns in blocks back to back: unlike
-    kernels.interleaved_times, no pause before a block (this looks for slow
-    code, not for how a call fares after the machine idled)."""
+    """Median wall time and median process CPU time of each fn, taking turns
+    in blocks back to back: unlike kernels.interleaved_times, no pause before
+    a block (this looks for slow code, not for how a call fares after the
+    machine idled)."""
     for f in fns:
         for _ in range(3):
             f()
     times = [[] for _ in fns]
+    cpu = [[] for _ in fns]
     while len(times[0]) < reps:
-        for f, ts in zip(fns, times):
+        for f, ts, cs in zip(fns, times, cpu):
             for _ in range(block):
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 f()
                 ts.append(time.perf_counter() - start)
-    return [statistics.median(ts) for ts in times]
+                cs.append(time.process_time() - cpu_start)
+    return [statistics.median(ts) for ts in times], [statistics.median(cs) for cs in cpu]
 
 
-def run(row, reps):
+def run(row, reps, cpu=False):
     gen = torch.Generator().manual_seed(7)
     inputs = [torch.randint(0, row.index[k], s, generator=gen).to(TORCH_TYPES[t])
               if k in row.index else (torch.rand(s, generator=gen) * 4 - 2).to(TORCH_TYPES[t])
@@ -284,31 +291,38 @@ def run(row, reps):
     try:
         kernel(*inputs, out)
     except Exception as e:  # noqa: BLE001  (a row pypto cannot run is reported, not fatal)
-        return f"| {row.name} | n/a ({kernels.short(e)}) | | | |"
+        return f"| {row.name} | n/a ({kernels.short(e)}) | | | |" + (" | |" if cpu else "")
     want, torch_fn = torch_reference(row, inputs)
     err = f"{(out.double() - want.double()).abs().max().item():.2e}" if row.compare \
         else "other generator"
-    pto, ref = medians([lambda: kernel(*inputs, out), lambda: torch_fn(*inputs)], reps)
-    return (f"| {row.name} | {kernels.fmt_us(pto)} | {kernels.fmt_us(ref)} | "
+    (pto, ref), (pto_cpu, ref_cpu) = medians(
+        [lambda: kernel(*inputs, out), lambda: torch_fn(*inputs)], reps)
+    line = (f"| {row.name} | {kernels.fmt_us(pto)} | {kernels.fmt_us(ref)} | "
             f"{ref / pto:.2f}x | {err} |")
+    if cpu:
+        line += f" {kernels.fmt_us(pto_cpu)} | {kernels.fmt_us(ref_cpu)} |"
+    return line
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="", help="comma-separated substrings of row names")
     parser.add_argument("--reps", type=int, default=60)
+    parser.add_argument("--cpu", action="store_true",
+                        help="add each side's median process CPU time per call")
     parser.add_argument("--output", help="also write the table to this file")
     opts = parser.parse_args()
     wanted = [w for w in opts.only.split(",") if w]
     lines = [f"threads {kernels.THREADS}, pypto target {_native.resolve_target('host')}, "
              f"tree {kernels.source_tree()}, load average {os.getloadavg()[0]:.2f}", "",
-             "| pattern | pypto | torch (op by op) | torch/pypto | max abs diff |",
-             "|---|---:|---:|---:|---:|"]
+             "| pattern | pypto | torch (op by op) | torch/pypto | max abs diff |"
+             + (" pypto CPU | torch CPU |" if opts.cpu else ""),
+             "|---|---:|---:|---:|---:|" + ("---:|---:|" if opts.cpu else "")]
     print("\n".join(lines), flush=True)
     for row in rows():
         if wanted and not any(w in row.name for w in wanted):
             continue
-        line = run(row, opts.reps)
+        line = run(row, opts.reps, opts.cpu)
         print(line, flush=True)
         lines.append(line)
     if opts.output:

@@ -217,6 +217,26 @@ def test_conv_of_a_larger_feature_map_and_many_groups(native):
                                                    groups=32), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_depthwise_conv_tiles_fit_the_ub_in_half_types(native, dtype):
+    """Depthwise convs of [8, 64, 32, 32] in FP16/BF16 with a bias and a
+    result of the operands' dtype: the conv's own ops at their full tile
+    size (casts beside the multiply-adds) still fit a block's UB."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(8, 64, 32, 32, generator=g).to(dtype)
+    w = torch.randn(64, 1, 3, 3, generator=g).to(dtype)
+    b = torch.randn(64, generator=g)
+    fns = [lambda x, w, b: pypto.conv(x, w, DTYPES[dtype], [1, 1], [1, 1], [1, 1], groups=64,
+                                      extend_params={"bias_tensor": b}),
+           lambda x, w, b: pypto.conv(x, w, DTYPES[dtype], [2, 2], [1, 1], [1, 1], groups=64,
+                                      extend_params={"bias_tensor": b})]
+    wants = [_ref(F.conv2d, x, w, b, stride=s, padding=1, groups=64) for s in (1, 2)]
+    outs = [torch.zeros(want.shape, dtype=dtype) for want in wants]
+    many_outputs.run_many(fns, [x, w, b], outs, (8, 32))
+    for got, want in zip(outs, wants):
+        torch.testing.assert_close(got.double(), want.to(dtype).double(), **TOL[dtype])
+
+
 def test_conv_runs_eagerly(native):
     """RunMode.EAGER computes each op of the composition at once: the same
     results, nothing compiled."""

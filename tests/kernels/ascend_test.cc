@@ -420,6 +420,12 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     b.Output("bits", b.Cast(x, pto::v1::DT_INT32, tile, "bitcast"));
     EXPECT_THAT(refused(b.graph()), HasSubstr("TRESHAPE (bitcast) of DT_FP32 to DT_INT32"));
   }
+  {
+    Builder b("bitcast_widened");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT8, {13, 64});
+    b.Output("bits", b.Cast(x, pto::v1::DT_UINT8, tile, "bitcast"));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("of DT_INT8 to DT_UINT8: the target's f32 tiles"));
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
@@ -190,8 +191,10 @@ class FunctionEmitter : public ascend::VectorCode {
 // and INT64 index tiles are beyond the f32 tiles the target holds.
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
 // float as float and integer as integer (the CPU simulation static_asserts
-// it), so f32 bits read as INT32 (or back) have no instruction; a bitcast
-// to its own type is TRESHAPE (EmitCompute).
+// it), so f32 bits read as INT32 (or back) have no instruction; between two
+// float (or two integer) types, the f32 tiles hold the values widened (FP16
+// as f32), not their bits. A bitcast to its own type is TRESHAPE
+// (EmitCompute).
 absl::Status FunctionEmitter::CheckIndexAndBitcast() const {
   for (size_t i = 0; i < fn_.body.size(); ++i) {
     const PtoInstr& in = fn_.body[i];
@@ -209,12 +212,18 @@ absl::Status FunctionEmitter::CheckIndexAndBitcast() const {
       case PtoOpcode::kTReshape: {
         const pto::v1::DataType from = host_plan::ValueType(
             fn_, static_cast<int>(i), in.srcs.empty() ? -1 : in.srcs[0], in.dtype);
+        auto is_float = [](pto::v1::DataType t) {
+          return IsFloatComputeDType(t) || IsFp8DType(t) || t == pto::v1::DT_DOUBLE;
+        };
         if (from != in.dtype) {
           return Unsupported(
               in.op, absl::StrCat("(bitcast) of ", pto::v1::DataType_Name(from), " to ",
-                                  pto::v1::DataType_Name(in.dtype),
-                                  ": PTO-ISA's TRESHAPE reads float bits only as float and "
-                                  "integer bits only as integer"));
+                                  pto::v1::DataType_Name(in.dtype), ": ",
+                                  is_float(from) != is_float(in.dtype)
+                                      ? "PTO-ISA's TRESHAPE reads float bits only as float "
+                                        "and integer bits only as integer"
+                                      : "the target's f32 tiles hold these values widened, "
+                                        "not their bits"));
         }
         break;
       }

@@ -52,8 +52,12 @@ struct Sweep {
   std::function<double(double)> reference;
   double max_ulp;  // docs/pto-isa.md's stated bound
   // A binary op (reference2 set): y is x's sweep in another order (point
-  // i * 7919 mod n), so every magnitude meets many others.
+  // i * 7919 mod n), so every magnitude meets many others, or y's own range.
   std::function<double(double, double)> reference2 = nullptr;
+  // y's own range (set: uniform over [y_lo, y_hi] in the same other order,
+  // rounded to integers with y_integral); unset: x's points.
+  double y_lo = NAN, y_hi = NAN;
+  bool y_integral = false;
 };
 
 std::vector<float> Points(const Sweep& s) {
@@ -67,6 +71,23 @@ std::vector<float> Points(const Sweep& s) {
     x[i] = static_cast<float>(v);
   }
   return x;
+}
+
+// The second operand: x's points in another order (point i * 7919 mod n),
+// or y's own range in that order.
+std::vector<float> SecondPoints(const Sweep& s, const std::vector<float>& x) {
+  std::vector<float> y(x.size());
+  const double n = static_cast<double>(y.size() - 1);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const size_t j = i * 7919 % y.size();
+    if (std::isnan(s.y_lo)) {
+      y[i] = x[j];
+      continue;
+    }
+    const double v = s.y_lo + static_cast<double>(j) / n * (s.y_hi - s.y_lo);
+    y[i] = static_cast<float>(s.y_integral ? std::rint(v) : v);
+  }
+  return y;
 }
 
 // A libm function in double precision, the overload named by the type.
@@ -102,6 +123,18 @@ std::vector<Sweep> Sweeps() {
       {"AcoshNear1", "acosh", NAN, 1, 1.01, false, false, Of(std::acosh), 3},
       {"Atanh", "atanh", NAN, 1e-30, 1, true, true, Of(std::atanh), 2},
       {"Cbrt", "cbrt", NAN, 1e-38, 1e38, true, true, Of(std::cbrt), 1},
+      // pow of two tiles: exponents that overflow and underflow, bases near
+      // 1 with exponents to 800 (|y ln x| to 84), bases about sqrt(2) and
+      // 1/sqrt(2) (log|x|'s reduction between binades) with exponents to
+      // 250, negative bases with integral exponents.
+      {"Pow", "pow", NAN, 1e-30, 1e30, true, false, nullptr, 3,
+       [](double x, double y) { return std::pow(x, y); }, -4, 4},
+      {"PowNear1", "pow", NAN, 0.9, 1.1, false, false, nullptr, 3,
+       [](double x, double y) { return std::pow(x, y); }, -800, 800},
+      {"PowBinades", "pow", NAN, 0.5, 2, false, false, nullptr, 3,
+       [](double x, double y) { return std::pow(x, y); }, -250, 250},
+      {"PowNegative", "pow", NAN, 1e-3, 1e3, true, true, nullptr, 3,
+       [](double x, double y) { return std::pow(x, y); }, -12, 12, true},
       {"Atan2", "atan2", NAN, 1e-20, 1e20, true, true, nullptr, 3,
        [](double y, double x) { return std::atan2(y, x); }},
       {"Hypot", "hypot", NAN, 1e-30, 1e30, true, true, nullptr, 2,
@@ -155,8 +188,7 @@ TEST_P(AscendAccuracyTest, WithinTheStatedUlps) {
   auto kernel = runtime::Kernel::Load(compiled->binary);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   const std::vector<float> in = Points(s);
-  std::vector<float> in2(in.size()), out(in.size(), -1.0f);
-  for (size_t i = 0; i < in.size(); ++i) in2[i] = in[i * 7919 % in.size()];
+  std::vector<float> in2 = SecondPoints(s, in), out(in.size(), -1.0f);
   std::vector<runtime::TensorArg> args = {{const_cast<float*>(in.data()), pto::v1::DT_FP32,
                                            {kRows, kCols}}};
   if (s.reference2) args.push_back({in2.data(), pto::v1::DT_FP32, {kRows, kCols}});

@@ -160,6 +160,16 @@ pto::v1::Graph Pow() {
   return b.Build();
 }
 
+// bitcast to the element type it has (TRESHAPE), between computations.
+pto::v1::Graph BitcastToItsOwnType() {
+  Builder b("bitcast_same");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {37, 70});
+  const uint32_t e = b.Op("muls", {x}, tile, 2.0);
+  b.Output("out", b.Op("adds", {b.Cast(e, pto::v1::DT_FP32, tile, "bitcast")}, tile, 1.0));
+  return b.graph();
+}
+
 // Loop tails: for i in 0..n step 4, j in 0..20 step 8, out[i:min(i+4, n),
 // j:min(j+8, 20)] = softmax-like rows of exp(x) * 2 over the tile, with a
 // row sum (the tail functions take their extents from the args: the tiles'
@@ -338,6 +348,9 @@ std::vector<Case> Cases() {
       {"Erf", [] { return Unary("erf"); }},
       {"Erfc", [] { return Unary("erfc"); }},
       {"Pow", Pow},
+      // Both operands as the inputs come: the edge inputs' exponents to 100.
+      {"PowTiles", [] { return Binary("pow"); }},
+      {"BitcastToItsOwnType", BitcastToItsOwnType},
       {"Log2", [] { return Unary("log2"); }},
       {"Log10", [] { return Unary("log10"); }},
       {"Log1p", [] { return Unary("log1p"); }},
@@ -509,6 +522,59 @@ TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(opcode));
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(pto::v1::DataType_Name(dtype)));
+  }
+}
+
+// sort, the index ops and a bitcast between element types are UNIMPLEMENTED
+// naming the instruction and why PTO-ISA's counterpart does not fit.
+TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
+  const std::vector<int64_t> tile = {4, 64};
+  auto refused = [](const pto::v1::Graph& g) {
+    absl::StatusOr<compiler::CompileResult> r =
+        compiler::Compile(g, runtime::kAscendA2A3CpuSimTarget, {});
+    EXPECT_FALSE(r.ok()) << g.name();
+    if (r.ok()) return std::string();
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+    return std::string(r.status().message());
+  };
+  {
+    Builder b("sort");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
+    b.Output("order", b.Sort(x, -1, 64, false, tile));
+    const std::string why = refused(b.graph());
+    EXPECT_THAT(why, HasSubstr("MSORT (sort)"));
+    EXPECT_THAT(why, HasSubstr("TSORT32"));
+  }
+  {
+    Builder b("gather");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
+    const uint32_t idx = b.Input("idx", pto::v1::DT_INT64, {13, 8});
+    b.Output("out", b.Op("gather", {x, idx}, {4, 8}, 1, false));
+    b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+    const std::string why = refused(b.graph());
+    EXPECT_THAT(why, HasSubstr("MGATHER (gather"));
+    EXPECT_THAT(why, HasSubstr("INT64 indices"));
+  }
+  {
+    Builder b("index_add");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
+    const uint32_t idx = b.Input("idx", pto::v1::DT_INT64, {5});
+    const uint32_t src = b.Input("src", pto::v1::DT_FP32, {5, 64});
+    b.Output("out", b.Op("index_add", {x, idx, src}, tile, 0, false));
+    b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+    EXPECT_THAT(refused(b.graph()), HasSubstr("MSCATTER"));
+  }
+  {
+    Builder b("bitcast_bits");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
+    b.Output("bits", b.Cast(x, pto::v1::DT_INT32, tile, "bitcast"));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("TRESHAPE (bitcast) of DT_FP32 to DT_INT32"));
+  }
+  {
+    Builder b("bitcast_widened");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT8, {13, 64});
+    b.Output("bits", b.Cast(x, pto::v1::DT_UINT8, tile, "bitcast"));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("of DT_INT8 to DT_UINT8: the target's f32 tiles"));
   }
 }
 

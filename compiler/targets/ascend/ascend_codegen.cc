@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
@@ -118,6 +119,9 @@ class FunctionEmitter : public ascend::VectorCode {
         " (docs/pto-isa.md lists what the target maps)"));
   }
   absl::Status PlanTiles();
+  // UNIMPLEMENTED for the index instructions and the bitcasts the target
+  // cannot express (ascend_codegen.cc says why for each).
+  absl::Status CheckIndexAndBitcast() const;
   absl::Status EmitInstr(int i);
   absl::Status EmitGm(const PtoInstr& in, int i, Kind kind);
   absl::Status EmitCompute(const PtoInstr& in);
@@ -262,6 +266,60 @@ class FunctionEmitter : public ascend::VectorCode {
   bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
   bool need_long_nd_ = false;
 };
+
+// MSORT: PTO-ISA's sorts (TSORT32 over 32-element blocks, TMRGSORT merging
+// sorted lists) order score/index pairs descending, with the order of ties
+// and of NaN target-defined; sort's contract (stable, NaN the largest, -0.0
+// equal to 0.0, ascending or descending, INT64 positions) is not theirs.
+// MGATHER, MSCATTER: PTO-ISA's take per-element indices whose meaning is
+// target-defined (the CPU simulation's: unchecked linear offsets), ours
+// INT64 coordinates along one dim, an index outside the dim reading 0 or
+// writing nothing, scatter's add and multiply reducing duplicates in order;
+// and INT64 index tiles are beyond the f32 tiles the target holds.
+// TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
+// float as float and integer as integer (the CPU simulation static_asserts
+// it), so f32 bits read as INT32 (or back) have no instruction; between two
+// float (or two integer) types, the f32 tiles hold the values widened (FP16
+// as f32), not their bits. A bitcast to its own type is TRESHAPE
+// (EmitCompute).
+absl::Status FunctionEmitter::CheckIndexAndBitcast() const {
+  for (size_t i = 0; i < fn_.body.size(); ++i) {
+    const PtoInstr& in = fn_.body[i];
+    switch (in.op) {
+      case PtoOpcode::kMSort:
+        return Unsupported(in.op, "(sort): PTO-ISA's TSORT32 and TMRGSORT sort descending "
+                                  "with the order of ties and NaN target-defined, not "
+                                  "stable with NaN the largest, and its positions are INT64");
+      case PtoOpcode::kMGather:
+      case PtoOpcode::kMScatter:
+        return Unsupported(in.op, "(gather, index_select, scatter, index_copy, index_add): "
+                                  "PTO-ISA's takes target-defined linear indices, not INT64 "
+                                  "indices along a dim with out-of-range ones ignored, and the "
+                                  "target holds no INT64 index tiles");
+      case PtoOpcode::kTReshape: {
+        const pto::v1::DataType from = host_plan::ValueType(
+            fn_, static_cast<int>(i), in.srcs.empty() ? -1 : in.srcs[0], in.dtype);
+        auto is_float = [](pto::v1::DataType t) {
+          return IsFloatComputeDType(t) || IsFp8DType(t) || t == pto::v1::DT_DOUBLE;
+        };
+        if (from != in.dtype) {
+          return Unsupported(
+              in.op, absl::StrCat("(bitcast) of ", pto::v1::DataType_Name(from), " to ",
+                                  pto::v1::DataType_Name(in.dtype), ": ",
+                                  is_float(from) != is_float(in.dtype)
+                                      ? "PTO-ISA's TRESHAPE reads float bits only as float "
+                                        "and integer bits only as integer"
+                                      : "the target's f32 tiles hold these values widened, "
+                                        "not their bits"));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status FunctionEmitter::PlanTiles() {
   for (const PtoInstr& in : fn_.body) {
@@ -1219,6 +1277,12 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTExp: case PtoOpcode::kTExpSoftmax:
       Line(absl::StrCat("TEXP(", d, ", ", src(0), ");"));
       break;
+    case PtoOpcode::kTReshape:  // a bitcast to its own type (CheckIndexAndBitcast)
+      if (kind_[in.dst] != kind_[in.srcs[0]]) {
+        return Unsupported(in.op, "(bitcast) between a row tile and a full tile");
+      }
+      if (in.dst != in.srcs[0]) Line(absl::StrCat("TRESHAPE(", d, ", ", src(0), ");"));
+      break;
     case PtoOpcode::kTLog: case PtoOpcode::kTSqrt: case PtoOpcode::kTRsqrt:
     case PtoOpcode::kTNeg: case PtoOpcode::kTAbs: case PtoOpcode::kTRelu:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ");"));
@@ -1403,6 +1467,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
     return EmitAscendCubeFunction(p_, index_);
   }
+  if (absl::Status s = CheckIndexAndBitcast(); !s.ok()) return s;
   if (absl::Status s = PlanTiles(); !s.ok()) return s;
   if (fn_.runtime_extents) {
     // The tiles' valid region is the task's extents: the flattened rows are

@@ -18,6 +18,7 @@
 #include "compiler/testing/golden.h"
 #include "compiler/testing/graph_builder.h"
 #include "compiler/util/temp_dir.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/ascend_target.h"
 
@@ -103,6 +104,17 @@ TEST(AscendGoldenTest, Argmax) {
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2, 5000});
   b.Output("out", b.Op("argmax", {x}, {1, 256}, -1, false));
   CheckGolden("argmax.cc.txt", AscendSource(b.graph()));
+}
+
+// Not a golden: a bitcast to the type its values have is one TRESHAPE
+// between the two tiles (ascend_test runs it against the host).
+TEST(AscendSourceTest, BitcastToItsOwnTypeIsTreshape) {
+  testing::GraphBuilder b("bitcast_same");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {16, 64});
+  const uint32_t e = b.Op("muls", {x}, {8, 64}, 2.0);
+  b.Output("out", b.Op("adds", {b.Cast(e, pto::v1::DT_FP32, {8, 64}, "bitcast")}, {8, 64}, 1.0));
+  EXPECT_THAT(AscendSource(b.graph()),
+              ::testing::ContainsRegex("TRESHAPE\\(t[0-9]+, t[0-9]+\\);"));
 }
 
 }  // namespace

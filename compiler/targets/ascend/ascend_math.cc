@@ -452,6 +452,16 @@ void ErfErfc(VectorCode& code, const std::string& d, const std::string& x, bool 
   code.Select(d, ax, "LT", "0.5f", y, p);
 }
 
+// hi + lo == a exactly, hi with 12 significant bits (Veltkamp: hi = k - (k
+// - a), k = 4097 a; |a| below 2^116). Scratch k.
+void Split(VectorCode& code, const std::string& hi, const std::string& lo, const std::string& a,
+           const std::string& k) {
+  code.Line(Op("TMULS", k, a, "4097.0f"));
+  code.Line(Op("TSUB", hi, k, a));
+  code.Line(Op("TSUB", hi, k, hi));
+  code.Line(Op("TSUB", lo, a, hi));
+}
+
 // m = 1 - 4 |b/2 - rint(b/2)|: -1 for an odd integer b, 1 for an even one;
 // NaN where b is not an integer. pow's sign for a negative base. Scratch
 // h, t, r, f (distinct from m and b).
@@ -471,20 +481,167 @@ void ParityFactor(VectorCode& code, const std::string& m, const std::string& b,
   code.Select(m, h, "GT", "0.0f", r, m);
 }
 
+// ph + pl == a b exactly (Dekker's product of Split halves; |a|, |b| below
+// 2^116, no underflow in the partial products). Scratch a1, a2, b1, b2, k.
+void TwoProduct(VectorCode& code, const std::string& ph, const std::string& pl,
+                const std::string& a, const std::string& b, const std::string& a1,
+                const std::string& a2, const std::string& b1, const std::string& b2,
+                const std::string& k) {
+  Split(code, a1, a2, a, k);
+  Split(code, b1, b2, b, k);
+  code.Line(Op("TMUL", ph, a, b));
+  code.Line(Op("TMUL", pl, a1, b1));
+  code.Line(Op("TSUB", pl, pl, ph));
+  code.Line(Op("TMUL", k, a1, b2));
+  code.Line(Op("TADD", pl, pl, k));
+  code.Line(Op("TMUL", k, a2, b1));
+  code.Line(Op("TADD", pl, pl, k));
+  code.Line(Op("TMUL", k, a2, b2));
+  code.Line(Op("TADD", pl, pl, k));
+}
+
+// log x as lh + ll, for x finite and positive (callers clamp): x is scaled
+// by 2^-+64 where it is beyond 2^+-60 (exactly; e0 the exponent that
+// undoes it), then by 2^-k, k = rint(TLOG(x) / ln 2), into m in about
+// [0.7, 1.42]: 2^-k is TEXP(-k ln 2) rounded to two significant bits
+// (Veltkamp: 2^-k exactly, TEXP's error being far below a bit), so the
+// scaling is exact and so is f = m - 1. log m = 2 atanh(s), s = f / (2 +
+// f) carried as sh + sl (2 + f as qh + ql, the division's remainder from
+// Dekker's product): 2 sh + 2 sl + 2 sh^3 P(sh^2), P atanh's series to
+// s^12 (truncation below 2^-36 for |s| <= 0.172), plus sl's share of the
+// cubic term (2 sl sh^2). k' = k + e0 times ln 2 in
+// three parts (16, 16 and 24 significant bits: k' c1 and k' c2 exact).
+// The sum k' c1 + 2 sh is exact as a Fast2Sum pair; the small terms are
+// added to its low part, then lh + ll by Fast2Sum. Error: the cubic
+// term's roundings, about 2^-31 absolute where |log x| >= 0.35 and 2^-30
+// relative below. lh, ll and scratch: 1 to 7, 9 to 13 (not 8).
+void ExtendedLog(VectorCode& code, const std::string& lh, const std::string& ll,
+                 const std::string& x) {
+  const std::string m = code.Scratch(1), sc = code.Scratch(2), t = code.Scratch(3),
+                    e0 = code.Scratch(4), k = code.Scratch(5), p = code.Scratch(6),
+                    u = code.Scratch(7), v = code.Scratch(9), w = code.Scratch(10),
+                    a2 = code.Scratch(11), b1 = code.Scratch(12), b2 = code.Scratch(13);
+  constexpr double kLn2 = 0.69314718055994530942;
+  auto bits = [](double v, int n) {
+    int e = 0;
+    const double mant = std::frexp(v, &e);
+    return std::ldexp(std::rint(std::ldexp(mant, n)), e - n);
+  };
+  const double c1 = bits(kLn2, 16), c2 = bits(kLn2 - c1, 16), c3 = kLn2 - c1 - c2;
+  code.Line(Op("TMULS", m, x, "1.0f"));
+  code.Line(Op("TEXPANDS", sc, "1.0f"));
+  code.Line(Op("TEXPANDS", e0, "0.0f"));
+  code.Line(Op("TEXPANDS", t, F(0x1p64)));
+  code.Select(sc, m, "LT", F(0x1p-60), t, sc);
+  code.Line(Op("TEXPANDS", t, "-64.0f"));
+  code.Select(e0, m, "LT", F(0x1p-60), t, e0);
+  code.Line(Op("TEXPANDS", t, F(0x1p-64)));
+  code.Select(sc, m, "GT", F(0x1p60), t, sc);
+  code.Line(Op("TEXPANDS", t, "64.0f"));
+  code.Select(e0, m, "GT", F(0x1p60), t, e0);
+  code.Line(Op("TMUL", m, m, sc));  // exact
+  code.Line(Op("TLOG", t, m));
+  code.Line(Op("TMULS", t, t, F(1 / kLn2)));
+  EmitRoundIntegral(code, k, t, "CAST_RINT", p, u);
+  code.Line(Op("TMULS", p, k, F(-kLn2)));
+  code.Line(Op("TEXP", p, p));
+  code.Line(Op("TMULS", u, p, "4194305.0f"));  // 2^22 + 1: two bits kept
+  code.Line(Op("TSUB", v, u, p));
+  code.Line(Op("TSUB", p, u, v));  // 2^-k
+  code.Line(Op("TMUL", m, m, p));  // exact
+  code.Line(Op("TADD", k, k, e0));  // k'
+  code.Line(Op("TADDS", m, m, "-1.0f"));  // f, exact
+  // sh = f / qh; sl = ((f - ph) - pl - sh ql) / qh, ph + pl = sh qh.
+  const std::string qh = sc, ql = e0, sh = t, sl = p;
+  code.Line(Op("TADDS", qh, m, "2.0f"));
+  code.Line(Op("TADDS", ql, qh, "-2.0f"));
+  code.Line(Op("TSUB", ql, m, ql));
+  code.Line(Op("TDIV", sh, m, qh));
+  TwoProduct(code, u, v, sh, qh, w, a2, b1, b2, sl);
+  code.Line(Op("TSUB", m, m, u));
+  code.Line(Op("TSUB", m, m, v));
+  code.Line(Op("TMUL", u, sh, ql));
+  code.Line(Op("TSUB", m, m, u));
+  code.Line(Op("TDIV", sl, m, qh));
+  // The cubic term 2 sh^3 P(sh^2) into u.
+  code.Line(Op("TMUL", v, sh, sh));
+  Horner(code, u, v, {1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3});
+  code.Line(Op("TMUL", u, u, v));
+  code.Line(Op("TMUL", u, u, sh));
+  code.Line(Op("TMULS", u, u, "2.0f"));
+  // sl's share of it: the cubic term's derivative, 2 s^2 / (1 - s^2), times
+  // sl (the 1 - s^2 dropped: below 2^-40 of the term).
+  code.Line(Op("TMUL", v, v, sl));
+  code.Line(Op("TMULS", v, v, "2.0f"));
+  code.Line(Op("TADD", u, u, v));
+  // hi = k' c1 + 2 sh (Fast2Sum: k' c1 is 0 or the larger), lo its error.
+  code.Line(Op("TMULS", w, k, F(c1)));
+  code.Line(Op("TMULS", sh, sh, "2.0f"));
+  code.Line(Op("TADD", qh, w, sh));
+  code.Line(Op("TSUB", v, qh, w));
+  code.Line(Op("TSUB", v, sh, v));
+  code.Line(Op("TMULS", sl, sl, "2.0f"));
+  code.Line(Op("TMULS", w, k, F(c3)));
+  code.Line(Op("TADD", sl, sl, w));
+  code.Line(Op("TMULS", w, k, F(c2)));
+  code.Line(Op("TADD", sl, sl, w));
+  code.Line(Op("TADD", sl, sl, u));
+  code.Line(Op("TADD", v, v, sl));  // lo
+  code.Line(Op("TADD", lh, qh, v));
+  code.Line(Op("TSUB", w, lh, qh));
+  code.Line(Op("TSUB", ll, v, w));
+}
+
 // pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a < 0 or -0: 1/a
-// < 0) ParityFactor(b); 1 where b == 0 or a == 1. Relative error about
-// (|b ln|a|| + 2) ulp: exp magnifies the rounding of b log|a|, so the
-// reference's 4 ulp hold where |b ln|a|| <= 2. pow(-inf, non-integer) and
-// pow(-1, +-inf) are NaN where C gives +inf and 1. Scratch 1 to 7 (a and b
-// may be scratch 8).
+// < 0) ParityFactor(b); 1 where b == 0 or a == 1. For finite non-zero a
+// and finite b, b log|a| is carried in two floats as PowOfConstant's
+// x ln|c| is: log|a| as ExtendedLog's lh + ll, b (clamped to +-2^100,
+// beyond which |b log|a|| overflows exp anyway where a != 1) times lh as
+// Dekker's exact product, plus b ll; yh + yl by Fast2Sum; e + e yl, e =
+// TEXP(yh) (e itself where it is infinite). Error: exp's rounding, the last
+// two operations' and |b| times ExtendedLog's: within 3 ulp
+// (ascend_accuracy_test's sweeps). A zero, infinite or NaN a or b takes
+// TEXP(b TLOG(|a|)). pow(-inf, non-integer) and pow(-1, +-inf) are NaN
+// where C gives +inf and 1. Scratch 1 to 7 and 9 to 16 (a and b may be
+// scratch 8).
 void Pow(VectorCode& code, const std::string& d, const std::string& a, const std::string& b) {
-  const std::string y = code.Scratch(1), h = code.Scratch(2), t = code.Scratch(3),
-                    m = code.Scratch(4), one = code.Scratch(5), r = code.Scratch(6),
-                    f = code.Scratch(7);
-  code.Line(Op("TABS", y, a));
-  code.Line(Op("TLOG", y, y));
-  code.Line(Op("TMUL", y, y, b));
-  code.Line(Op("TEXP", y, y));
+  const std::string y = code.Scratch(14), g = code.Scratch(15), lh = code.Scratch(16),
+                    ll = code.Scratch(9);
+  {
+    code.Line(Op("TABS", y, a));
+    code.Line(Op("TMAXS", y, y, F(0x1p-149)));
+    code.Line(Op("TMINS", y, y, F(0x1.fffffep127)));
+    ExtendedLog(code, lh, ll, y);
+    const std::string bc = code.Scratch(1), ph = code.Scratch(2), pl = code.Scratch(3);
+    code.Line(Op("TMAXS", bc, b, F(-0x1p100)));
+    code.Line(Op("TMINS", bc, bc, F(0x1p100)));
+    TwoProduct(code, ph, pl, bc, lh, code.Scratch(4), code.Scratch(5), code.Scratch(6),
+               code.Scratch(7), code.Scratch(10));
+    code.Line(Op("TMUL", y, bc, ll));
+    code.Line(Op("TADD", pl, pl, y));
+    code.Line(Op("TADD", y, ph, pl));  // yh
+    code.Line(Op("TSUB", ph, y, ph));
+    code.Line(Op("TSUB", pl, pl, ph));  // yl
+    code.Line(Op("TABS", ph, pl));
+    code.Line(Op("TEXPANDS", bc, "0.0f"));
+    code.Select(pl, ph, "LT", "1.0f", pl, bc);  // 0 for an infinite yh
+    code.Line(Op("TEXP", y, y));
+    code.Line(Op("TMUL", pl, y, pl));
+    code.Line(Op("TADD", pl, y, pl));
+    code.Select(y, y, "LT", F(INFINITY), pl, y);  // e + e yl; e where it overflowed
+    // g = 0 where a is finite and not 0 and b finite, else NaN: those take
+    // the plain form.
+    code.Line(Op("TABS", g, a));
+    code.Line(Op("TLOG", g, g));
+    code.Line(Op("TMUL", lh, g, b));
+    code.Line(Op("TEXP", lh, lh));
+    code.Line(Op("TMULS", g, g, "0.0f"));
+    code.Line(Op("TMULS", ph, b, "0.0f"));
+    code.Line(Op("TADD", g, g, ph));
+    code.Select(y, g, "LE", "0.0f", y, lh);
+  }
+  const std::string h = code.Scratch(2), t = code.Scratch(3), m = code.Scratch(4),
+                    one = code.Scratch(5), r = code.Scratch(6), f = code.Scratch(7);
   ParityFactor(code, m, b, h, t, r, f);
   code.Line(Op("TEXPANDS", one, "1.0f"));
   code.Line(Op("TDIVS", h, "1.0f", a));
@@ -589,16 +746,6 @@ void PowOfConstant(VectorCode& code, const std::string& d, double c, const std::
   code.Line(Op("TMUL", yh, yh, yl));
   ParityFactor(code, yl, x, x1, x2, s1, lo);
   code.Line(Op("TMUL", d, yh, yl));
-}
-
-// hi + lo == a exactly, hi with 12 significant bits (Veltkamp: hi = k - (k
-// - a), k = 4097 a; |a| below 2^116). Scratch k.
-void Split(VectorCode& code, const std::string& hi, const std::string& lo, const std::string& a,
-           const std::string& k) {
-  code.Line(Op("TMULS", k, a, "4097.0f"));
-  code.Line(Op("TSUB", hi, k, a));
-  code.Line(Op("TSUB", hi, k, hi));
-  code.Line(Op("TSUB", lo, a, hi));
 }
 
 // fmod(x, y), exact (C's fmod, the sign of x) where |x / y| < 2^67 and |y|

@@ -557,23 +557,27 @@ TEST(LoopTest, AFullBesideAClippedViewFillsItsWholeShape) {
   CompileAndRunSizes(PaddedChunk, {1, 4, 6, 13});
 }
 
-// An index op over a view whose extent depends on the loop index (the last
-// of in[bs, 8]'s chunks of 4 rows: min(4, bs - i)) is refused naming the
-// op: MGATHER addresses whole buffers, and the view is lowered at its
-// bound. (Over a parameter's symbolic dims index ops compile once:
-// compiler/testdata/sym_index_ops.*; pypto's gather, index_select, scatter
-// and index_add fill such operands out to their static shape first,
-// client/python/pypto/indexing.py.)
-TEST(LoopTest, AnIndexOpOverALoopDependentTailIsRefusedByName) {
+// index_select over the chunks of in[bs, 8] (4 rows each, the last one
+// min(4, bs - i)), along `dim`. Along dim 1 the clip is in another dim:
+// the gather reads the view's rows at the loop's offset and its tail
+// function moves only the rows the last chunk has. Along dim 0 the indexed
+// extent itself depends on the loop index: refused naming the op (MGATHER
+// addresses whole buffers; pypto's gather, index_select, scatter and
+// index_add fill such operands out to their static shape first,
+// client/python/pypto/indexing.py). Over a parameter's symbolic dims index
+// ops compile once: compiler/testdata/sym_index_ops.*.
+pto::v1::Graph TailIndexSelect(const SymExpr& bs, int64_t dim) {
   GraphBuilder b("tail_index_select");
-  const uint32_t in = b.SymInput("in", DT_FP32, {kBs, SymExpr(8)});
-  const uint32_t idx = b.Input("idx", pto::v1::DT_INT32, {3});
-  const uint32_t out = b.SymValue(DT_FP32, {kBs, SymExpr(3)}, "out");
+  const uint32_t in = b.SymInput("in", DT_FP32, {bs, SymExpr(8)});
+  // Indices 7, 4, 1 (in range of both dims; random index inputs are not).
+  const uint32_t idx = b.Create("arange", pto::v1::DT_INT32, {3}, {{"start", 7}, {"step", -3}});
+  const SymShape out_shape = dim == 1 ? SymShape{bs, SymExpr(3)} : SymShape{bs, SymExpr(8)};
+  const uint32_t out = b.SymValue(DT_FP32, out_shape, "out");
   const std::vector<int64_t> tile = {4, 8};
-  const uint32_t result = b.Loop("i", 0, kBs, 4, {out}, [&](const Ids& args) {
-    const SymShape rows = {SymExpr::Min(SymExpr(4), kBs - kI), SymExpr(8)};
+  const uint32_t result = b.Loop("i", 0, bs, 4, {out}, [&](const Ids& args) {
+    const SymShape rows = {SymExpr::Min(SymExpr(4), bs - kI), SymExpr(8)};
     const uint32_t x = b.View(in, {kI, 0}, rows, tile);
-    const uint32_t y = b.Op("index_select", {x, idx}, tile, 1, false);
+    const uint32_t y = b.Op("index_select", {x, idx}, tile, dim, false);
     return Ids{b.Assemble(y, args[0], {kI, 0}, tile)};
   })[0];
   b.InOut("out", out, result);
@@ -583,12 +587,18 @@ TEST(LoopTest, AnIndexOpOverALoopDependentTailIsRefusedByName) {
       for (pto::v1::Op& op : *body.mutable_ops()) op.mutable_attrs()->erase("keepdim");
     }
   }
-  auto compiled = compiler::Compile(graph, "host", {});
+  return graph;
+}
+
+TEST(LoopTest, AnIndexOpAcrossALoopDependentTailRunsAlongItRefusedByName) {
+  CompileAndRunSizes([](const SymExpr& bs) { return TailIndexSelect(bs, 1); }, {1, 4, 6, 13});
+
+  auto compiled = compiler::Compile(TailIndexSelect(kBs, 0), "host", {});
   ASSERT_FALSE(compiled.ok());
   EXPECT_EQ(compiled.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(compiled.status().message(), HasSubstr("index_select"));
   EXPECT_THAT(compiled.status().message(),
-              HasSubstr("a gather/scatter over a dim whose extent depends on a loop index"));
+              HasSubstr("a gather/sort along a dim whose extent depends on a loop index"));
 }
 
 // The loop index (and the batch size) as numbers: for i in

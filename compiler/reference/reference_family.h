@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "pto/v1/graph.pb.h"
 
 namespace pto::reference {
@@ -24,6 +25,11 @@ std::string ShapeString(const std::vector<int64_t>& shape);
 // Whether scalars reach a kernel's instructions on values of `dtype` as
 // doubles (int64 and double tiles: INT32, INT64, DOUBLE) rather than floats.
 bool WideScalars(pto::v1::DataType dtype);
+
+// The op's `dim` attribute (an int) for an input of `rank` dims, a negative
+// one counted from the end: in [0, rank). INVALID_ARGUMENT naming `where`
+// when it is missing or out of range.
+absl::StatusOr<int64_t> DimAttr(const pto::v1::Op& op, const std::string& where, int rank);
 
 }  // namespace pto::reference
 

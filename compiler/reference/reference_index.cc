@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "compiler/reference/reference_family.h"
 #include "compiler/reference/reference_error.h"
 
 namespace pto::reference {
@@ -88,20 +89,11 @@ absl::Status EvaluateIndex(const pto::v1::Op& op, const std::string& where,
                            const std::vector<const RefTensor*>& in, RefTensor* out) {
   const std::string& kind = op.kind();
   const bool scatters = kind == "scatter" || kind == "index_copy" || kind == "index_add";
-  auto dim_attr = op.attrs().find("dim");
-  if (dim_attr == op.attrs().end() ||
-      dim_attr->second.value_case() != pto::v1::Attribute::kI) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("reference: %s: attribute 'dim' (i) is missing", where));
-  }
   const RefTensor& x = *in[0];
   const int rank = static_cast<int>(x.shape.size());
-  int64_t dim = dim_attr->second.i();
-  if (dim < -rank || dim >= rank) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: dim %d is out of range for rank %d", where, dim, rank));
-  }
-  if (dim < 0) dim += rank;
+  absl::StatusOr<int64_t> dim_or = DimAttr(op, where, rank);
+  if (!dim_or.ok()) return dim_or.status();
+  const int64_t dim = *dim_or;
   if (kind == "sort") return EvaluateSort(op, where, x, dim, out);
   const RefTensor& index = *in[1];
   const int64_t size = x.shape[dim];

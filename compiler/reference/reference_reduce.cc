@@ -15,20 +15,11 @@ absl::Status EvaluateReduction(const pto::v1::Op& op, const std::string& where,
                                const ReferenceOptions& options,
                                RefTensor* out) {
   const std::string& kind = op.kind();
-  auto dim_attr = op.attrs().find("dim");
-  if (dim_attr == op.attrs().end() ||
-      dim_attr->second.value_case() != pto::v1::Attribute::kI) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: attribute 'dim' (i) is missing", where));
-  }
   const std::vector<int64_t>& shape = in[0]->shape;
   const int rank = static_cast<int>(shape.size());
-  int64_t dim = dim_attr->second.i();
-  if (dim < -rank || dim >= rank) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: dim %d out of range for rank %d", where, dim, rank));
-  }
-  if (dim < 0) dim += rank;
+  absl::StatusOr<int64_t> dim_or = DimAttr(op, where, rank);
+  if (!dim_or.ok()) return dim_or.status();
+  const int64_t dim = *dim_or;
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < dim; ++d) outer *= shape[d];
   for (int d = static_cast<int>(dim) + 1; d < rank; ++d) inner *= shape[d];

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "compiler/reference/reference_family.h"
 
 namespace pto::reference {
 namespace {
@@ -51,20 +52,11 @@ struct WrappingInt {
 
 absl::Status EvaluateScan(const pto::v1::Op& op, const std::string& where,
                           const std::vector<const RefTensor*>& in, RefTensor* out) {
-  auto dim_attr = op.attrs().find("dim");
-  if (dim_attr == op.attrs().end() ||
-      dim_attr->second.value_case() != pto::v1::Attribute::kI) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("reference: %s: attribute 'dim' (i) is missing", where));
-  }
   const RefTensor& x = *in[0];
   const int rank = static_cast<int>(x.shape.size());
-  int64_t dim = dim_attr->second.i();
-  if (dim < -rank || dim >= rank) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: dim %d is out of range for rank %d", where, dim, rank));
-  }
-  if (dim < 0) dim += rank;
+  absl::StatusOr<int64_t> dim_or = DimAttr(op, where, rank);
+  if (!dim_or.ok()) return dim_or.status();
+  const int64_t dim = *dim_or;
   const bool product = op.kind() == "cumprod";
   int64_t outer = 1, inner = 1;
   for (int k = 0; k < dim; ++k) outer *= x.shape[k];

@@ -88,6 +88,17 @@ def broadcast_shapes(what, named_shapes):
     return tuple(out)
 
 
+def check_dim(what, dim, rank, allowed="an int"):
+    """dim (an int, negative from the end) as an index in [0, rank):
+    TypeError unless it is a plain int (`allowed` names what the caller
+    takes), ValueError out of range."""
+    if isinstance(dim, (bool, SymbolicScalar)) or not isinstance(dim, int):
+        raise TypeError(f"{what}: dim must be {allowed}, got {type(dim).__name__}")
+    if not -rank <= dim < rank:
+        raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
+    return dim % rank
+
+
 def check_float(what, t, arg):
     if t.dtype not in FLOAT_TYPES:
         raise TypeError(

@@ -11,8 +11,7 @@ the dim run in order, each seeded by the one before).
 """
 
 from . import dtypes, ops
-from .primitives import check_traced
-from .symbolic import SymbolicScalar
+from .primitives import check_dim, check_traced
 
 # Kept as they are: the dtypes the scan ops take whose result is theirs.
 _FLOAT_TYPES = (dtypes.DT_FP32, dtypes.DT_FP16, dtypes.DT_BF16, dtypes.DT_DOUBLE)
@@ -26,11 +25,7 @@ def _scan(kind, input, dim):  # noqa: A002 - PyPTO's names
     shape = list(input._shape)
     if not shape:
         raise ValueError(f"{what}: the input is a rank-0 tensor")
-    if isinstance(dim, bool) or not isinstance(dim, int) or isinstance(dim, SymbolicScalar):
-        raise TypeError(f"{what}: dim must be an int, got {type(dim).__name__}")
-    rank = len(shape)
-    if not -rank <= dim < rank:
-        raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
+    dim = check_dim(what, dim, len(shape))
     x = input
     if x.dtype in _INTEGER_TYPES:
         if x.dtype != dtypes.DT_INT64:
@@ -38,7 +33,7 @@ def _scan(kind, input, dim):  # noqa: A002 - PyPTO's names
     elif x.dtype not in _FLOAT_TYPES:
         raise TypeError(f"{what}: argument 'input' has dtype {x.dtype.name}; it must be a "
                         f"float, integer or BOOL tensor (cast FP8 to DT_FP32 first)")
-    return x._builder.add_op(kind, [x], x.dtype, tuple(shape), {"dim": dim % rank}, what)
+    return x._builder.add_op(kind, [x], x.dtype, tuple(shape), {"dim": dim}, what)
 
 
 def cumsum(input, dim):  # noqa: A002 - PyPTO's names

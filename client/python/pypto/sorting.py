@@ -21,7 +21,7 @@ valid region; the result keeps the static shape beside it.
 
 from . import dtypes, indexing
 from .enums import TopKAlgo
-from .primitives import FLOAT_TYPES, check_traced
+from .primitives import FLOAT_TYPES, check_dim, check_traced
 from .symbolic import SymbolicScalar
 
 _INTEGER_TYPES = (dtypes.DT_INT8, dtypes.DT_INT16, dtypes.DT_INT32, dtypes.DT_INT64,
@@ -45,11 +45,7 @@ def _check(what, input, dim):
     rank = len(shape)
     if dim is None:
         dim = rank - 1
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        raise TypeError(f"{what}: dim must be an int or None, got {type(dim).__name__}")
-    if not -rank <= dim < rank:
-        raise ValueError(f"{what}: dim {dim} is out of range for rank {rank}")
-    return dim % rank
+    return check_dim(what, dim, rank, "an int or None")
 
 
 def _with(shape, dim, k):

@@ -462,6 +462,8 @@ def index_put_(input, indices, values, accumulate=False):  # noqa: A002
     if k > len(shape):
         raise IndexError(f"{what}: {k} index tensors for a tensor of rank {len(shape)} "
                          f"(at most one per dim)")
+    if any(isinstance(i, Tensor) and i.dtype == dtypes.DT_BOOL for i in indices):
+        return _index_put_mask(what, input, shape, indices, values, accumulate)
     named = []
     for j, index in enumerate(indices):
         if not isinstance(index, Tensor):
@@ -502,6 +504,53 @@ def index_put_(input, indices, values, accumulate=False):  # noqa: A002
     kind = "index_add" if accumulate else "index_copy"
     out = _index_rows(what, kind, flat_in, 0, position, flat_values)
     input.move(out if flat_in is input else layout.reshape(out, list(shape)))
+    return input
+
+
+def _index_put_mask(what, input, shape, indices, values, accumulate):
+    """index_put_ with one DT_BOOL mask (torch's x[mask] = v): the mask
+    covers input's first mask.dim() dims (the same sizes) and values, a
+    number or a tensor broadcasting to input's other dims, land where it is
+    True (accumulate: are added there). A values tensor with one value per
+    True element (torch's [count, ...] form) depends on the data: a
+    ValueError."""
+    if len(indices) != 1:
+        raise TypeError(f"{what}: a DT_BOOL mask must be the only index tensor (got "
+                        f"{len(indices)} index tensors; mixing a mask with integer indices "
+                        f"is not supported)")
+    mask = indices[0]
+    check_traced(mask, what, "indices[0]")
+    mshape = list(_shape(what, mask, "indices[0]"))
+    m = len(mshape)
+    if m > len(shape) or mshape != list(shape[:m]):
+        raise IndexError(f"{what}: the mask has shape {mshape}; it must match input's first "
+                         f"{m} dims {list(shape[:m])}")
+    rest = list(shape[m:])
+    values = element.value_of(values)
+    if isinstance(values, Tensor):
+        check_traced(values, what, "values")
+        vshape = list(_shape(what, values, "values"))
+        if values.dtype != input.dtype:
+            raise TypeError(f"{what}: values has dtype {values.dtype.name}; it must be "
+                            f"input's {input.dtype.name}")
+        if len(vshape) > len(rest) + 1 or (len(vshape) == len(rest) + 1 and vshape[0] != 1) \
+                or list(broadcast_shapes(what, [("values", vshape[-len(rest):] if rest else []),
+                                                ("input.shape[mask.dim():]", rest)])) != rest:
+            raise ValueError(f"{what}: values has shape {vshape}; with a mask it must broadcast "
+                             f"to input's dims after the mask's, {rest} (one value per True "
+                             f"element depends on the data)")
+    elif isinstance(values, bool) or not _is_scalar(values):
+        raise TypeError(f"{what}: values must be a Tensor or a number, got "
+                        f"{type(values).__name__}")
+    else:
+        values = ops.full(rest or [1], values, input.dtype)
+    where = mask if not rest else layout.reshape(mask, mshape + [1] * len(rest))
+    if accumulate:
+        zero = ops.full(rest or [1], 0, input.dtype)
+        out = ops.add(input, ops.where(where, values, zero))
+    else:
+        out = ops.where(where, values, input)
+    input.move(out)
     return input
 
 

@@ -447,7 +447,9 @@ def test_index_put_computed_indices_out_of_range_write_nothing(native):
     (lambda i: i, TypeError, "must be a tuple or list"),
     (lambda i: (i, 1), TypeError, r"indices\[1\] must be a Tensor"),
     (lambda i: (i, i[:2]), ValueError, "do not broadcast"),
-    (lambda i: (i > 0,), TypeError, "DT_BOOL; an index must be DT_INT32 or DT_INT64"),
+    (lambda i: (i > 0,), IndexError, r"the mask has shape \[3\]; it must match input's first 1 "
+                                     r"dims \[4\]"),
+    (lambda i: (i > 0, i), TypeError, "a DT_BOOL mask must be the only index tensor"),
 ])
 def test_index_put_bad_indices_are_clear_errors(native, indices_of, error, match):
     @pypto.jit
@@ -457,6 +459,41 @@ def test_index_put_bad_indices_are_clear_errors(native, indices_of, error, match
 
     with pytest.raises(error, match=match):
         k(torch.zeros(4, 6), torch.tensor([0, 1, 2]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_with_a_bool_mask_matches_torch(native, dtype, accumulate):
+    # torch's x[mask] = v: a mask over the first dim (values a row of the
+    # other dims, a [1, ...] row, or a number) and over both dims.
+    @pypto.jit
+    def k(x: ANY, y: ANY, z: ANY, m: ANY, m2: ANY, row: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (m,), row, accumulate=accumulate)
+        pypto.index_put_(y, [m2], 3, accumulate=accumulate)
+        pypto.index_put_(z, (m,), pypto.unsqueeze(row, 0), accumulate=accumulate)
+
+    x, y, z = data((6, 10), dtype), data((6, 10), dtype, seed=2), data((6, 10), dtype, seed=3)
+    m = torch.tensor([True, False, True, True, False, False])
+    m2 = data((6, 10), torch.float32, seed=4) > 0
+    row = data((10,), dtype, seed=5)
+    want_x = x.clone().index_put_((m,), row, accumulate=accumulate)
+    want_y = y.clone().index_put_((m2,), torch.tensor(3, dtype=dtype), accumulate=accumulate)
+    want_z = z.clone().index_put_((m,), row[None], accumulate=accumulate)
+    k(x, y, z, m, m2, row)
+    assert_same(x, want_x)
+    assert_same(y, want_y)
+    assert_same(z, want_z)
+
+
+def test_index_put_with_a_mask_and_one_value_per_true_element_is_a_clear_error(native):
+    @pypto.jit
+    def k(x: ANY, m: ANY, v: ANY):
+        pypto.set_vec_tile_shapes(4, 8)
+        pypto.index_put_(x, (m,), v)
+
+    with pytest.raises(ValueError, match="one value per True element depends on the data"):
+        k(torch.zeros(4, 6), torch.tensor([True, False, True, False]), torch.zeros(2, 6))
 
 
 def test_index_put_values_of_the_wrong_shape_is_a_clear_error(native):

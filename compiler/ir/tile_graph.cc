@@ -95,6 +95,15 @@ TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
   return t;
 }
 
+TileInstr MakeGmAccess(PtoOpcode opcode, int tile, int gm, pto::v1::DataType dtype,
+                       std::vector<GmIndex> index, int reduce_dim) {
+  TileInstr t = opcode == PtoOpcode::kTLoad ? MakeInstr(opcode, tile, {}, dtype, reduce_dim)
+                                            : MakeInstr(opcode, -1, {tile}, dtype, reduce_dim);
+  t.gm = gm;
+  t.index = std::move(index);
+  return t;
+}
+
 std::vector<int64_t> TileGrid(const std::vector<int64_t>& space,
                               const std::vector<int64_t>& tile) {
   return runtime::ExpandGrid(space, tile);  // the runtime expands by the same grid

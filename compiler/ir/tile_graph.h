@@ -147,6 +147,11 @@ struct TileInstr {
 TileInstr MakeInstr(PtoOpcode opcode, int dst, std::vector<int> srcs,
                     pto::v1::DataType dtype, int reduce_dim = -1);
 
+// A TLOAD of GM buffer `gm` into tile `tile`, or a TSTORE of `tile` to it
+// (by `opcode`), at `index`, of `dtype`, reducing `reduce_dim` (-1: none).
+TileInstr MakeGmAccess(PtoOpcode opcode, int tile, int gm, pto::v1::DataType dtype,
+                       std::vector<GmIndex> index, int reduce_dim);
+
 // A cube group's K loop (matmul; see expand_matmul.h): each task computes one
 // output tile [mL0 x nL0], loading K in blocks of k_l1 into L1 and moving
 // k_l0 at a time into L0A/L0B, accumulating in L0C. Its tiles are, by

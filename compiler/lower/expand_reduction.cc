@@ -65,15 +65,6 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
         where, ": tile ", FormatDims(tile), " needs more than ", ub_bytes,
         " bytes of UB; use a smaller vec_tile"));
   }
-  auto access = [&](PtoOpcode opcode, int tile_index, int gm, pto::v1::DataType dtype,
-                    std::vector<GmIndex> index, int reduce_dim) {
-    TileInstr t = opcode == PtoOpcode::kTLoad
-                      ? MakeInstr(opcode, tile_index, {}, dtype, reduce_dim)
-                      : MakeInstr(opcode, -1, {tile_index}, dtype, reduce_dim);
-    t.gm = gm;
-    t.index = std::move(index);
-    return t;
-  };
   auto add_workspace = [&](pto::v1::DataType dtype) {
     GmBuffer ws;
     ws.dtype = dtype;
@@ -110,13 +101,13 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
       init.ub_types.insert(init.ub_types.end(), {acc, acc});
     }
   }
-  init.body.push_back(access(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
+  init.body.push_back(MakeGmAccess(PtoOpcode::kTStore, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
   if (arg) {
     const int zero_tile = static_cast<int>(init.ub_types.size());
     TileInstr zero = MakeInstr(PtoOpcode::kTFill, zero_tile, {}, pto::v1::DT_INT64, -1);
     zero.scalars = {0};
     init.body.push_back(std::move(zero));
-    init.body.push_back(access(PtoOpcode::kTStore, zero_tile, index_gm, pto::v1::DT_INT64,
+    init.body.push_back(MakeGmAccess(PtoOpcode::kTStore, zero_tile, index_gm, pto::v1::DT_INT64,
                                AlignedIndex(rank, rank), -1));
     init.ub_types.push_back(pto::v1::DT_INT64);
   }
@@ -132,7 +123,7 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   fold_group.serial_dim = d;
   std::vector<GmIndex> slot = AlignedIndex(rank, rank);
   slot[d] = {-1, 1};  // every tile along d folds into slot 0
-  fold_group.body.push_back(access(PtoOpcode::kTLoad, 0, in_gm, in_dtype,
+  fold_group.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, 0, in_gm, in_dtype,
                                    AlignedIndex(static_cast<int>(g.values[v_in].shape.size()),
                                                 rank),
                                    -1));
@@ -144,7 +135,7 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
     src = 4;
   }
   fold_group.body.push_back(MakeInstr(op.info->pto, 1, {src}, acc, d));
-  fold_group.body.push_back(access(PtoOpcode::kTLoad, 2, acc_gm, acc, slot, d));
+  fold_group.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, 2, acc_gm, acc, slot, d));
   if (!arg) {
     fold_group.body.push_back(MakeInstr(fold, 3, {2, 1}, acc, -1));
   } else {
@@ -159,7 +150,7 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
     fold_group.ub_types.insert(fold_group.ub_types.end(),
                                {i64, i64, f32, f32, f32, f32, f32, i64});
     fold_group.body.push_back(MakeInstr(PtoOpcode::kTArgFirst, index, {0, 1}, i64, d));
-    fold_group.body.push_back(access(PtoOpcode::kTLoad, slot_index, index_gm, i64, slot, d));
+    fold_group.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, slot_index, index_gm, i64, slot, d));
     fold_group.body.push_back(MakeInstr(kind == "argmax" ? PtoOpcode::kTCmpGt : PtoOpcode::kTCmpLt,
                                     better, {1, 2}, flag, -1));
     fold_group.body.push_back(MakeInstr(PtoOpcode::kTCmpNe, nan, {1, 1}, flag, -1));
@@ -168,9 +159,9 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
     fold_group.body.push_back(MakeInstr(PtoOpcode::kTMax, take, {better, nan_first}, f32, -1));
     fold_group.body.push_back(MakeInstr(PtoOpcode::kTSel, 3, {take, 1, 2}, acc, -1));
     fold_group.body.push_back(MakeInstr(PtoOpcode::kTSel, new_index, {take, index, slot_index}, i64, -1));
-    fold_group.body.push_back(access(PtoOpcode::kTStore, new_index, index_gm, i64, slot, d));
+    fold_group.body.push_back(MakeGmAccess(PtoOpcode::kTStore, new_index, index_gm, i64, slot, d));
   }
-  fold_group.body.push_back(access(PtoOpcode::kTStore, 3, acc_gm, acc, slot, d));
+  fold_group.body.push_back(MakeGmAccess(PtoOpcode::kTStore, 3, acc_gm, acc, slot, d));
   fold_group.num_ub_tiles = static_cast<int>(fold_group.ub_types.size());
   out->groups.push_back(std::move(fold_group));
 
@@ -180,14 +171,14 @@ absl::Status AppendAccumulation(const TensorGraph& g, int i, int d,
   finish.space = slots;
   finish.tile = slot_tile;
   if (arg) {  // the index as it is
-    finish.body.push_back(access(PtoOpcode::kTLoad, 0, index_gm, pto::v1::DT_INT64,
+    finish.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, 0, index_gm, pto::v1::DT_INT64,
                                  AlignedIndex(rank, rank), -1));
-    finish.body.push_back(access(PtoOpcode::kTStore, 0, out_gm, out_dtype, out_index, d));
+    finish.body.push_back(MakeGmAccess(PtoOpcode::kTStore, 0, out_gm, out_dtype, out_index, d));
     finish.ub_types = {pto::v1::DT_INT64};
   } else {
-    finish.body.push_back(access(PtoOpcode::kTLoad, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
+    finish.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, 0, acc_gm, acc, AlignedIndex(rank, rank), -1));
     finish.body.push_back(MakeInstr(op.info->pto, 1, {0}, out_dtype, d));
-    finish.body.push_back(access(PtoOpcode::kTStore, 1, out_gm, out_dtype, out_index, d));
+    finish.body.push_back(MakeGmAccess(PtoOpcode::kTStore, 1, out_gm, out_dtype, out_index, d));
     finish.ub_types = {acc, acc};
   }
   finish.num_ub_tiles = static_cast<int>(finish.ub_types.size());

@@ -72,15 +72,6 @@ absl::Status AppendScan(const TensorGraph& g, int i, const std::vector<int>& gm_
   out->buffers.push_back(std::move(ws));
   out->gm.push_back({-1, static_cast<int>(out->buffers.size()) - 1});
   const int carry_gm = static_cast<int>(out->gm.size()) - 1;
-  auto access = [&](PtoOpcode opcode, int tile_index, int gm, pto::v1::DataType type,
-                    std::vector<GmIndex> index, int reduce_dim) {
-    TileInstr t = opcode == PtoOpcode::kTLoad
-                      ? MakeInstr(opcode, tile_index, {}, type, reduce_dim)
-                      : MakeInstr(opcode, -1, {tile_index}, type, reduce_dim);
-    t.gm = gm;
-    t.index = std::move(index);
-    return t;
-  };
   const bool product = op.info->kind == "cumprod";
 
   TileGroup init;
@@ -90,7 +81,7 @@ absl::Status AppendScan(const TensorGraph& g, int i, const std::vector<int>& gm_
   TileInstr fill = MakeInstr(PtoOpcode::kTFill, 0, {}, acc, -1);
   fill.scalars = {product ? 1.0 : 0.0};
   init.body = {std::move(fill),
-               access(PtoOpcode::kTStore, 0, carry_gm, acc, AlignedIndex(rank, rank), -1)};
+               MakeGmAccess(PtoOpcode::kTStore, 0, carry_gm, acc, AlignedIndex(rank, rank), -1)};
   init.ub_types = {acc};
   init.num_ub_tiles = 1;
   out->groups.push_back(std::move(init));
@@ -103,7 +94,7 @@ absl::Status AppendScan(const TensorGraph& g, int i, const std::vector<int>& gm_
   std::vector<GmIndex> slot = AlignedIndex(rank, rank);
   slot[d] = {-1, 1};  // every tile along d reads and writes slot 0
   scan.ub_types = {storage, acc, acc, acc};
-  scan.body.push_back(access(PtoOpcode::kTLoad, 0, gm_of_value[x], dtype,
+  scan.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, 0, gm_of_value[x], dtype,
                              AlignedIndex(rank, rank), -1));
   int src = 0;
   if (convert) {
@@ -111,17 +102,17 @@ absl::Status AppendScan(const TensorGraph& g, int i, const std::vector<int>& gm_
     scan.body.push_back(MakeInstr(PtoOpcode::kTCvt, 4, {0}, acc));
     src = 4;
   }
-  scan.body.push_back(access(PtoOpcode::kTLoad, 1, carry_gm, acc, slot, d));
+  scan.body.push_back(MakeGmAccess(PtoOpcode::kTLoad, 1, carry_gm, acc, slot, d));
   scan.body.push_back(MakeInstr(op.info->pto, 2, {src, 1}, acc, d));
   scan.body.push_back(MakeInstr(PtoOpcode::kTRedLast, 3, {2}, acc, d));
-  scan.body.push_back(access(PtoOpcode::kTStore, 3, carry_gm, acc, slot, d));
+  scan.body.push_back(MakeGmAccess(PtoOpcode::kTStore, 3, carry_gm, acc, slot, d));
   int result_tile = 2;
   if (convert) {
     result_tile = static_cast<int>(scan.ub_types.size());
     scan.ub_types.push_back(storage);
     scan.body.push_back(MakeInstr(PtoOpcode::kTCvt, result_tile, {2}, dtype));
   }
-  scan.body.push_back(access(PtoOpcode::kTStore, result_tile, gm_of_value[result], dtype,
+  scan.body.push_back(MakeGmAccess(PtoOpcode::kTStore, result_tile, gm_of_value[result], dtype,
                              AlignedIndex(rank, rank), -1));
   scan.num_ub_tiles = static_cast<int>(scan.ub_types.size());
   out->groups.push_back(std::move(scan));

@@ -778,17 +778,7 @@ void Fmod(VectorCode& code, const std::string& d, const std::string& x, const st
     code.Line(Op("TMULS", yk, ys, F(scale)));
     code.Line(Op("TDIV", q, r, yk));
     EmitRoundIntegral(code, q, q, "CAST_TRUNC", t, f);
-    code.Line(Op("TMUL", ph, q, yk));
-    Split(code, a1, a2, q, t);
-    Split(code, b1, b2, yk, t);
-    code.Line(Op("TMUL", pl, a1, b1));
-    code.Line(Op("TSUB", pl, pl, ph));
-    code.Line(Op("TMUL", t, a1, b2));
-    code.Line(Op("TADD", pl, pl, t));
-    code.Line(Op("TMUL", t, a2, b1));
-    code.Line(Op("TADD", pl, pl, t));
-    code.Line(Op("TMUL", t, a2, b2));
-    code.Line(Op("TADD", pl, pl, t));  // q Y == ph + pl
+    TwoProduct(code, ph, pl, q, yk, a1, a2, b1, b2, t);  // q Y == ph + pl
     code.Line(Op("TSUB", ph, r, ph));  // exact
     code.Line(Op("TSUB", t, ph, pl));  // the estimate
     code.Line(Op("TABS", b2, yk));

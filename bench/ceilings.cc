@@ -1,5 +1,6 @@
-// Machine ceilings for bench/kernels.py: streaming memory bandwidth and FP32
-// FMA throughput, measured with a given number of threads.
+// Machine ceilings for bench/kernels.py: streaming memory bandwidth, FP32
+// FMA throughput and BF16 dot-product throughput, measured with a given
+// number of threads.
 //
 //   bazel-bin/bench/ceilings --threads=2 --sizes_kib=12288,49152,393216
 //
@@ -17,6 +18,11 @@
 // the widest vectors the CPU has (AVX-512, else AVX2+FMA, else scalar),
 // with enough chains to cover the FMA latency on two ports. One FMA is two
 // flops.
+//
+// BF16 dot-product throughput (where the CPU has AVX512-BF16): the same,
+// with chains of VDPBF16PS, each lane adding two bf16 products (four flops
+// a lane): the ceiling of a BF16 matmul on that instruction. "none" and 0
+// elsewhere.
 //
 // Each measurement is the best of several repetitions (a ceiling: noise
 // from other processes only makes a run slower). The loops are
@@ -36,6 +42,8 @@
 
 namespace {
 
+using pto::bench::Bf16DotGflops;
+using pto::bench::Bf16DotIsa;
 using pto::bench::FmaGflops;
 using pto::bench::FmaIsa;
 using pto::bench::TriadGBps;
@@ -101,8 +109,18 @@ int main(int argc, char** argv) {
   const double gflops = FmaGflops(threads, 5, isa);
   std::printf("fp32 fma (%s, %d threads): %.1f GFLOP/s\n", isa.c_str(), threads,
               gflops);
+  const std::string dot_isa = Bf16DotIsa();
+  const double dot_gflops = Bf16DotGflops(threads, 5);
+  if (dot_isa == "none") {
+    std::printf("bf16 dot: none on this CPU (no AVX512-BF16)\n");
+  } else {
+    std::printf("bf16 dot (%s, %d threads): %.1f GFLOP/s\n", dot_isa.c_str(), threads,
+                dot_gflops);
+  }
   std::string json = "{\"threads\":" + std::to_string(threads) + ",\"fma_isa\":\"" +
                      isa + "\",\"fma_gflops\":" + std::to_string(gflops) +
+                     ",\"bf16_dot_isa\":\"" + dot_isa +
+                     "\",\"bf16_dot_gflops\":" + std::to_string(dot_gflops) +
                      ",\"triad_isa\":\"" + TriadIsa() + "\",\"triad_gbps\":{";
   for (size_t i = 0; i < sizes_kib.size(); ++i) {
     const double gbps = TriadGBps(sizes_kib[i] * 1024, threads, reps);

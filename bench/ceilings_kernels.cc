@@ -352,6 +352,34 @@ __attribute__((target("avx2,fma"))) double FmaLoopAvx2(int64_t iters) {
   return 2.0 * 8 * kChains * iters + (sum == 12345.0f);
 }
 
+// VDPBF16PS: each lane of an accumulator adds the products of a pair of
+// bf16 (one instruction is 16 lanes x 2 products x 2 flops = 64 flops).
+// More chains than the FMA loop's: the instruction's latency is longer
+// than an FMA's on some CPUs, and 24 accumulators plus the two operands
+// still fit the 32 vector registers.
+constexpr int kBf16Chains = 24;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+__attribute__((target("avx512f,avx512bf16"))) double Bf16DotLoop(int64_t iters) {
+  __m512 acc[kBf16Chains];
+  for (int k = 0; k < kBf16Chains; ++k) acc[k] = _mm512_set1_ps(1.0f + k * 1e-3f);
+  // Pairs (2^-10, 2^-10) by (1, 1): each step adds 2^-9 to every lane, so
+  // the sums stay finite and normal.
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3A80);
+  const __m512bh b = (__m512bh)_mm512_set1_epi16(0x3F80);
+  for (int64_t i = 0; i < iters; ++i) {
+    // Unrolled, so the accumulators stay in registers (GCC would otherwise
+    // interchange the loops and keep them in memory).
+#pragma GCC unroll 24
+    for (int k = 0; k < kBf16Chains; ++k) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
+  }
+  float sum = 0;
+  for (int k = 0; k < kBf16Chains; ++k) sum += _mm512_reduce_add_ps(acc[k]);
+  return 4.0 * 16 * kBf16Chains * iters + (sum == 12345.0f);  // sum: keep alive
+}
+#pragma GCC diagnostic pop
+
 double FmaLoopScalar(int64_t iters) {
   float acc[kChains];
   for (int k = 0; k < kChains; ++k) acc[k] = 1.0f + k * 1e-3f;
@@ -373,10 +401,12 @@ const char* FmaIsa() {
   return "scalar";
 }
 
-// threads x iters iterations in chunks of kFmaChunk, claimed from one
-// counter: a thread the scheduler parks holds the pass up by one chunk (see
-// Triad::Pass).
-double FmaPass(int threads, int64_t iters, const std::string& isa, double* flops) {
+namespace {
+
+// threads x iters iterations of `loop` in chunks of kFmaChunk, claimed from
+// one counter: a thread the scheduler parks holds the pass up by one chunk
+// (see Triad::Pass).
+double ChainsPass(int threads, int64_t iters, double (*loop)(int64_t), double* flops) {
   threads = std::max(1, threads);
   const int64_t total_iters = iters * threads;
   Counter next;
@@ -391,10 +421,7 @@ double FmaPass(int threads, int64_t iters, const std::string& isa, double* flops
           const int64_t first = next.next.fetch_add(kFmaChunk, std::memory_order_relaxed);
           if (first >= total_iters) break;
           const int64_t n = std::min(kFmaChunk, total_iters - first);
-          const double f = isa == "avx512"  ? FmaLoopAvx512(n)
-                           : isa == "avx2" ? FmaLoopAvx2(n)
-                                           : FmaLoopScalar(n);
-          sum += static_cast<int64_t>(f);  // drop the keep-alive bit
+          sum += static_cast<int64_t>(loop(n));  // drop the keep-alive bit
           last_done[t].seconds = NowSeconds();
         }
         done[t] = sum;
@@ -407,11 +434,44 @@ double FmaPass(int threads, int64_t iters, const std::string& isa, double* flops
   return end - started;
 }
 
+}  // namespace
+
+double FmaPass(int threads, int64_t iters, const std::string& isa, double* flops) {
+  double (*loop)(int64_t) = isa == "avx512" ? FmaLoopAvx512
+                            : isa == "avx2" ? FmaLoopAvx2
+                                            : FmaLoopScalar;
+  return ChainsPass(threads, iters, loop, flops);
+}
+
 double FmaGflops(int threads, int reps, const std::string& isa) {
   const int64_t iters = 20'000'000;
   double flops = 0;
   double best = 1e30;
   for (int r = 0; r < reps; ++r) best = std::min(best, FmaPass(threads, iters, isa, &flops));
+  return flops / best / 1e9;
+}
+
+const char* Bf16DotIsa() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16")) {
+    return "avx512bf16";
+  }
+  return "none";
+}
+
+double Bf16DotPass(int threads, int64_t iters, double* flops) {
+  if (std::string(Bf16DotIsa()) == "none") {
+    *flops = 0;
+    return 0;
+  }
+  return ChainsPass(threads, iters, Bf16DotLoop, flops);
+}
+
+double Bf16DotGflops(int threads, int reps) {
+  if (std::string(Bf16DotIsa()) == "none") return 0;
+  const int64_t iters = 10'000'000;
+  double flops = 0;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) best = std::min(best, Bf16DotPass(threads, iters, &flops));
   return flops / best / 1e9;
 }
 

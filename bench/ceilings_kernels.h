@@ -1,14 +1,15 @@
-// The loops behind the machine ceilings: a STREAM-style triad and chains of
-// FP32 FMAs, each run by a given number of threads. A triad pass runs on
-// threads kept between passes (they spin 50 us after each, as pypto's
-// executor workers do) and is timed from its start, wake-ups included, to
-// the last chunk done; an FMA pass starts its threads and is timed from the
-// moment all have started until the last one finishes. One copy, used by the bench/ceilings binary (best of
-// several repetitions, printed) and by libceilings.so (one pass per call,
-// timed by bench/kernels.py beside each row: bench/ceilings_lib.py).
+// The loops behind the machine ceilings: a STREAM-style triad, chains of
+// FP32 FMAs and chains of BF16 dot products (VDPBF16PS), each run by a
+// given number of threads. A triad pass runs on threads kept between passes
+// (they spin 50 us after each, as pypto's executor workers do) and is timed
+// from its start, wake-ups included, to the last chunk done; an FMA or BF16
+// dot pass starts its threads and is timed from the moment all have started
+// until the last one finishes. One copy, used by the bench/ceilings binary
+// (best of several repetitions, printed) and by libceilings.so (one pass per
+// call, timed by bench/kernels.py beside each row: bench/ceilings_lib.py).
 //
-// Built with -O3 so that the triad loop vectorizes; the FMA loops use
-// intrinsics under target attributes, chosen at run time from the CPU's
+// Built with -O3 so that the triad loop vectorizes; the FMA and dot loops
+// use intrinsics under target attributes, chosen at run time from the CPU's
 // features.
 #ifndef PTO_BENCH_CEILINGS_KERNELS_H_
 #define PTO_BENCH_CEILINGS_KERNELS_H_
@@ -76,6 +77,20 @@ double FmaPass(int threads, int64_t iters, const std::string& isa, double* flops
 
 // FP32 GFLOP/s with `threads` threads: the best of `reps` passes.
 double FmaGflops(int threads, int reps, const std::string& isa);
+
+// The BF16 dot-product instruction this CPU has: "avx512bf16" (VDPBF16PS on
+// 512-bit vectors) or "none".
+const char* Bf16DotIsa();
+
+// As FmaPass, for independent chains of VDPBF16PS (one is 64 flops: 16
+// lanes, each adding two bf16 products); 0 seconds and flops where
+// Bf16DotIsa() is "none".
+double Bf16DotPass(int threads, int64_t iters, double* flops);
+
+// BF16 dot-product GFLOP/s with `threads` threads, the best of `reps`
+// passes: the ceiling of a BF16 matmul on VDPBF16PS; 0 where the CPU has
+// none.
+double Bf16DotGflops(int threads, int reps);
 
 }  // namespace pto::bench
 

@@ -22,6 +22,8 @@ assert d["threads"] == 1, d
 assert d["fma_isa"] in ("avx512", "avx2", "scalar"), d
 assert d["triad_isa"] in ("avx512", "avx2", "baseline"), d
 assert d["fma_gflops"] > 0, d
+assert d["bf16_dot_isa"] in ("avx512bf16", "none"), d
+assert (d["bf16_dot_gflops"] > 0) == (d["bf16_dot_isa"] != "none"), d
 assert sorted(d["triad_gbps"]) == ["1024", "64"], d
 assert all(v > 0 for v in d["triad_gbps"].values()), d
 PY

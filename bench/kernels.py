@@ -739,7 +739,7 @@ def fmt_bytes(nbytes):
 
 # Why a matmul row has no ceiling beside it.
 NO_FMA_CEILING = ("no ceiling: an FMA pass starts its threads each call, so it cannot be timed "
-                  "as the row is (the FP32 FMA peak in the header is the machine's)")
+                  "as the row is (the FP32 FMA and BF16 dot peaks in the header are the machine's)")
 
 
 def beside_ceiling(case, lib):
@@ -968,8 +968,11 @@ def main():
     if ceilings:
         triads = ", ".join(f"{v:.1f} GB/s @ {fmt_bytes(k * 1024)}"
                            for k, v in sorted(ceilings["triad_gbps"].items()))
+        dot = ceilings.get("bf16_dot_isa", "none")
+        bf16 = (f"BF16 dot {ceilings['bf16_dot_gflops']:.1f} GFLOP/s (VDPBF16PS, {dot}); "
+                if dot != "none" else "BF16 dot: none (no AVX512-BF16); ")
         emit(f"- ceilings (bench/ceilings, same run): FP32 FMA {ceilings['fma_gflops']:.1f} GFLOP/s "
-             f"({ceilings['fma_isa']}); triad bandwidth ({ceilings.get('triad_isa', '?')}) {triads}; "
+             f"({ceilings['fma_isa']}); {bf16}triad bandwidth ({ceilings.get('triad_isa', '?')}) {triads}; "
              f"best of several passes at the start, the machine's figures: the rows compare with "
              f"the ceiling beside each, not with these")
     else:

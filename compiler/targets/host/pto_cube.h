@@ -1026,14 +1026,27 @@ inline void CubeMatmulRowsAcc(float* __restrict l0c, const float* __restrict l0a
   CubeMatmulRowsImpl(true, l0c, l0a, rs, ps, b, ldb, m, k, n);
 }
 
+// A row of TSTORE: dst[c] = Conv::Store(src[c]) for c < n, through
+// Conv::StoreRun(dst, src, n) where Conv has one (pto_tile::Elem of f16 and
+// bf16: the vectorized rounding; element by element it takes as long as a
+// bf16 task's multiply on a 128-deep K), else element by element.
+template <typename Conv, typename T>
+inline auto CubeStoreRow(T* __restrict dst, const float* __restrict src, int n, int)
+    -> decltype(Conv::StoreRun(dst, src, n), void()) {
+  Conv::StoreRun(dst, src, n);
+}
+
+template <typename Conv, typename T>
+inline void CubeStoreRow(T* __restrict dst, const float* __restrict src, int n, long) {
+  for (int c = 0; c < n; ++c) dst[c] = Conv::Store(src[c]);
+}
+
 // TSTORE L0C -> GM: gm[r * ld + c] = Conv::Store(l0c[r * n + c]).
 template <typename Conv = F32, typename T>
 inline void CubeStoreL0C(T* __restrict gm, int64_t ld,
                          const float* __restrict l0c, int m, int n) {
   for (int r = 0; r < m; ++r) {
-    const float* __restrict src = l0c + static_cast<int64_t>(r) * n;
-    T* __restrict dst = gm + r * ld;
-    for (int c = 0; c < n; ++c) dst[c] = Conv::Store(src[c]);
+    CubeStoreRow<Conv>(gm + r * ld, l0c + static_cast<int64_t>(r) * n, n, 0);
   }
 }
 

@@ -355,6 +355,10 @@ struct Elem<half> {
   using S = float;
   static float Load(half v) { return HalfToFloat(v.bits); }
   static half Store(float v) { return half{FloatToHalf(v)}; }
+  // d[i] = Store(s[i]) for i < n, vectorized (pto_cube.h's TSTORE).
+  static void StoreRun(half* d, const float* s, int64_t n) {
+    FloatsToHalves(reinterpret_cast<uint16_t*>(d), s, n);
+  }
 };
 
 template <>
@@ -362,6 +366,9 @@ struct Elem<bf16> {
   using S = float;
   static float Load(bf16 v) { return Bf16ToFloat(v.bits); }
   static bf16 Store(float v) { return bf16{FloatToBf16(v)}; }
+  static void StoreRun(bf16* d, const float* s, int64_t n) {
+    FloatsToBf16s(reinterpret_cast<uint16_t*>(d), s, n);
+  }
 };
 
 #define PTO_TILE_FP8(T, DECODE, ENCODE)                                     \

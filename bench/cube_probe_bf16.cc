@@ -1,0 +1,133 @@
+// Times the BF16 cube task on VDPBF16PS (pto_cube.h, CubeMatmulBf16) on one
+// thread, as generated code for host-x86_64-v4 runs it: for every output
+// tile of a bf16 M x K x N matmul, the whole task over K (B packed into
+// pairs, the micro-kernel) and the rounding TSTORE to bf16. Then the parts
+// alone: the packing of B (CubeMovL0BPairs) over every tile, and the
+// TSTOREs. Times are the thread's CPU time (a loaded machine's other
+// processes do not count), best of reps; a few elements of C are checked
+// against a double reference. The peak beside them is bench/ceilings' BF16
+// dot-product loop on this thread, timed the same way.
+//
+//   bazel run //bench:cube_probe_bf16 -- [M K N mL0 nL0 [reps]]
+//   (defaults: 1024 1024 1024 128 128 10)
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "bench/ceilings_kernels.h"
+#include "compiler/targets/host/pto_cube.h"
+#include "compiler/targets/host/pto_tile_convert.h"
+
+namespace {
+
+double CpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+using Bf16Elem = pto_tile::Elem<pto_tile::bf16>;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int m = 1024, k = 1024, n = 1024, ml0 = 128, nl0 = 128, reps = 10;
+  if (argc >= 6) {
+    m = atoi(argv[1]);
+    k = atoi(argv[2]);
+    n = atoi(argv[3]);
+    ml0 = atoi(argv[4]);
+    nl0 = atoi(argv[5]);
+  }
+  if (argc >= 7) reps = std::max(1, atoi(argv[6]));
+  if (m < 1 || k < 1 || n < 1 || ml0 < 1 || nl0 < 1) {
+    std::fprintf(stderr, "cube_probe_bf16: M K N mL0 nL0 must be positive\n");
+    return 2;
+  }
+  if (!pto_cube::CubeHasBf16Dot()) {
+    std::printf("cube_probe_bf16: this CPU has no AVX512-BF16\n");
+    return 0;
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<uint16_t> a(int64_t{m} * k), b(int64_t{k} * n);
+  for (uint16_t& x : a) x = pto_tile::FloatToBf16(dist(rng));
+  for (uint16_t& x : b) x = pto_tile::FloatToBf16(dist(rng));
+  std::vector<pto_tile::bf16> c(int64_t{m} * n);
+  std::vector<float> l0c(int64_t{ml0} * nl0);
+  std::vector<uint16_t> l0b(pto_cube::Bf16L0BElems(k, nl0));
+
+  // Which parts a pass runs.
+  enum Part { kTask, kPack, kStore };
+  auto pass = [&](Part part) {
+    for (int i0 = 0; i0 < m; i0 += ml0) {
+      const int mt = std::min(ml0, m - i0);
+      for (int j0 = 0; j0 < n; j0 += nl0) {
+        const int nt = std::min(nl0, n - j0);
+        if (part == kTask) {
+          pto_cube::CubeMatmulBf16(l0c.data(), a.data() + int64_t{i0} * k, k, false,
+                                   b.data() + j0, n, false, mt, k, nt, nullptr, l0b.data());
+        } else if (part == kPack) {
+          for (int k0 = 0; k0 < k; k0 += pto_cube::kBf16KBlock) {
+            const int kc = std::min(pto_cube::kBf16KBlock, k - k0);
+            pto_cube::CubeMovL0BPairs(l0b.data(), b.data() + int64_t{k0} * n + j0, n, false,
+                                      kc, nt);
+          }
+        }
+        if (part != kPack) {
+          pto_cube::CubeStoreL0C<Bf16Elem>(c.data() + int64_t{i0} * n + j0, n, l0c.data(), mt,
+                                           nt);
+        }
+      }
+    }
+  };
+  auto time = [&](Part part) {
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+      const double t0 = CpuSeconds();
+      pass(part);
+      best = std::min(best, CpuSeconds() - t0);
+    }
+    return best;
+  };
+  const double flops = 2.0 * m * k * n;
+  const double task = time(kTask);
+  // Check a few elements of the last pass's C (the dot product's rounding
+  // and bf16's: well within 1e-2 of the terms' magnitude).
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    const int i = (s * 131) % m, j = (s * 977) % n;
+    double ref = 0, mag = 0;
+    for (int p = 0; p < k; ++p) {
+      const double x = pto_tile::Bf16ToFloat(a[int64_t{i} * k + p]) *
+                       pto_tile::Bf16ToFloat(b[int64_t{p} * n + j]);
+      ref += x;
+      mag += std::fabs(x);
+    }
+    const double got = pto_tile::Bf16ToFloat(c[int64_t{i} * n + j].bits);
+    worst = std::max(worst, std::fabs(got - ref) / std::max(mag, 1e-30));
+  }
+  const double pack = time(kPack), store = time(kStore);
+  double peak = 0;
+  for (int r = 0; r < reps; ++r) {
+    double dot_flops = 0;
+    const double t0 = CpuSeconds();
+    pto::bench::Bf16DotPass(1, 1 << 20, &dot_flops);
+    peak = std::max(peak, dot_flops / (CpuSeconds() - t0) / 1e9);
+  }
+  std::printf("bf16 %dx%dx%d, tiles %dx%d, one thread, best of %d (thread CPU time)\n", m, k, n,
+              ml0, nl0, reps);
+  std::printf("  task (pack B, VDPBF16PS, TSTORE) %8.3f ms %6.1f GFLOP/s, %.0f%% of the peak\n",
+              task * 1e3, flops / task / 1e9, 100 * flops / task / 1e9 / peak);
+  std::printf("  VDPBF16PS peak (bench/ceilings' loop, this thread) %6.1f GFLOP/s\n", peak);
+  std::printf("  of it: packing B %.3f ms (%.1f%%), TSTORE %.3f ms (%.1f%%)\n", pack * 1e3,
+              100 * pack / task, store * 1e3, 100 * store / task);
+  std::printf("  worst error / sum |a*b| over 64 elements: %.2e%s\n", worst,
+              worst < 1e-2 ? "" : "  WRONG");
+  return worst < 1e-2 ? 0 : 1;
+}

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/targets/host/pto_tile_convert.h"
 #include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
 
@@ -504,6 +505,56 @@ TEST(PtoCubeTest, Bf16DotTaskMatchesTheReference) {
   if (!pto_cube::CubeHasBf16Dot()) GTEST_SKIP() << "this CPU lacks avx512bw/avx512_bf16";
   CheckBf16Task("CubeMatmulBf16", BF16_TASK(pto_cube));
   CheckBf16Task("CubeMatmulBf16 (x86-64-v3 copy)", BF16_TASK(with_fma::pto_cube));
+}
+
+// A conversion whose row run differs from its element form, to see which
+// TSTORE takes.
+struct PlusOneRun {
+  static float Store(float v) { return v; }
+  static void StoreRun(float* d, const float* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i] + 1.0f;
+  }
+};
+
+TEST(PtoCubeTest, StoreL0CTakesTheRowRunWhereConvHasOne) {
+  const std::vector<float> l0c = {1, 2, 3, 4, 5, 6};
+  std::vector<float> run(8, 0.0f), one(8, 0.0f);
+  pto_cube::CubeStoreL0C<PlusOneRun>(run.data(), 4, l0c.data(), 2, 3);
+  pto_cube::CubeStoreL0C(one.data(), 4, l0c.data(), 2, 3);  // F32: element by element
+  EXPECT_EQ(run, (std::vector<float>{2, 3, 4, 0, 5, 6, 7, 0}));
+  EXPECT_EQ(one, (std::vector<float>{1, 2, 3, 0, 4, 5, 6, 0}));
+}
+
+// f16 and bf16 TSTOREs (the vectorized row runs) give Elem::Store's bits
+// for every element, at widths around the 8- and 16-lane groups, for
+// rounding ties, NaN, infinities, subnormals and overflow.
+TEST(PtoCubeTest, StoreL0CRoundsHalfAndBf16AsElementByElement) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-70000.0f, 70000.0f);
+  const float specials[] = {NAN, -NAN, INFINITY, -INFINITY, 1e-40f, -1e-42f, 0.0f, -0.0f,
+                            1.00390625f /* a bf16 tie */, 1.0009765625f /* an f16 tie */,
+                            65520.0f, 3.4e38f};
+  for (int n : {1, 7, 8, 9, 15, 16, 17, 33, 40}) {
+    const int m = 3, ld = n + 5;
+    std::vector<float> l0c(m * n);
+    for (int i = 0; i < m * n; ++i) {
+      l0c[i] = i % 3 == 0 ? specials[(i / 3) % 12] : dist(rng) * (i % 2 ? 1e-3f : 1.0f);
+    }
+    std::vector<pto_tile::bf16> b(m * ld, pto_tile::bf16{0x1234});
+    std::vector<pto_tile::half> h(m * ld, pto_tile::half{0x1234});
+    pto_cube::CubeStoreL0C<pto_tile::Elem<pto_tile::bf16>>(b.data(), ld, l0c.data(), m, n);
+    pto_cube::CubeStoreL0C<pto_tile::Elem<pto_tile::half>>(h.data(), ld, l0c.data(), m, n);
+    for (int r = 0; r < m; ++r) {
+      for (int c = 0; c < ld; ++c) {
+        const uint16_t want_b =
+            c < n ? pto_tile::Elem<pto_tile::bf16>::Store(l0c[r * n + c]).bits : 0x1234;
+        const uint16_t want_h =
+            c < n ? pto_tile::Elem<pto_tile::half>::Store(l0c[r * n + c]).bits : 0x1234;
+        ASSERT_EQ(b[r * ld + c].bits, want_b) << "bf16 n=" << n << " at " << r << "," << c;
+        ASSERT_EQ(h[r * ld + c].bits, want_h) << "f16 n=" << n << " at " << r << "," << c;
+      }
+    }
+  }
 }
 
 TEST(PtoCubeTest, MovL0PacksPanels) {

@@ -790,6 +790,10 @@ def residency(nbytes):
 
 def above_note(case):
     """Why pypto's rate can exceed the ceiling beside its row."""
+    if not cpu_caches():
+        return (f"pypto above it: this machine does not report its caches (no "
+                f"/sys/devices/system/cpu/cpu0/cache), so the row's {fmt_bytes(case.nbytes)} may stay "
+                f"in one between calls, where a triad's rate is no bound (bench/README.md)")
     where = residency(case.nbytes)
     if where == "DRAM":
         return ("pypto above it with data larger than the caches: not explained by cache "

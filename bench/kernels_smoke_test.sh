@@ -31,7 +31,7 @@ grep -Eq '^- ceilings \(bench/ceilings, same run\): FP32 FMA [0-9.]+ GFLOP/s' <<
 grep -q '^- numpy .*BLAS: OpenBLAS (' <<<"${out}" || fail "numpy does not use OpenBLAS"
 grep -q '^- ceilings beside each row (.*libceilings.so' <<<"${out}" || fail "library not loaded"
 row="$(grep '^| add 1024x1024 fp32 |' <<<"${out}")"
-[[ "${row}" =~ \|\ ([0-9]+)%\ of\ triad@12\ MiB\ beside\ it,\ ([0-9.]+)\ GB/s\ \(best/best\ [0-9]+%\)(\;\ pypto\ above\ it:\ the\ row\'s\ 12\ MiB\ stay\ in\ the\ [^|]+)?\ \|\ [0-9]+\ ms\ \(CPU\ [0-9]+\ ms\)\ \|$ ]] ||
+[[ "${row}" =~ \|\ ([0-9]+)%\ of\ triad@12\ MiB\ beside\ it,\ ([0-9.]+)\ GB/s\ \(best/best\ [0-9]+%\)(\;\ pypto\ above\ it:\ (the\ row\'s\ 12\ MiB\ stay\ in\ the|this\ machine\ does\ not\ report\ its\ caches)\ [^|]+)?\ \|\ [0-9]+\ ms\ \(CPU\ [0-9]+\ ms\)\ \|$ ]] ||
   fail "no ceiling beside the add row, or no cold compile: ${row}"
 if (( BASH_REMATCH[1] > 100 )) && [[ -z "${BASH_REMATCH[3]}" ]]; then
   fail "pypto above the ceiling without a note: ${row}"

@@ -47,7 +47,7 @@ class Row:
     """One pattern: pypto's body and torch's, over inputs of `shapes`/`dtypes`."""
 
     def __init__(self, name, dtypes, shapes, tile, body, torch_body, out_shape=None,
-                 out_dtype=None, index=None, compare=True, dynamic=()):
+                 out_dtype=None, index=None, compare=True, dynamic=(), unique=()):
         self.name, self.dtypes, self.shapes, self.tile = name, dtypes, shapes, tile
         # Dims declared pypto.DYNAMIC in every tensor parameter (a kernel
         # with dynamic dims; the others static); () : shapes from the arguments.
@@ -56,6 +56,9 @@ class Row:
         # {input position: the bound of its values}: an index input, drawn
         # uniformly from [0, bound) (the others from [-2, 2)).
         self.index = index or {}
+        # Index inputs whose values are drawn without repeats (a scatter
+        # whose result would otherwise depend on the order of the writes).
+        self.unique = tuple(unique)
         self.compare = compare  # False: random numbers from another generator
         self.out_shape = shapes[0] if out_shape is None else out_shape
         self.out_dtype = out_dtype or dtypes[0]
@@ -195,6 +198,18 @@ def rows():
             lambda a: torch.cumsum(a, 0)),
         Row("cumsum(a, -1) bf16", [BF16], [N], (8, 1024), lambda a: pypto.cumsum(a, -1),
             lambda a: torch.cumsum(a, -1)),
+        Row("cumprod(a * 0.01 + 1, -1) f32", [F32], [N], (8, 1024),
+            lambda a: pypto.cumprod(a * 0.01 + 1, -1), lambda a: torch.cumprod(a * 0.01 + 1, -1)),
+        Row("gcd(a, b) int32", [I32, I32], [N, N], (8, 1024), lambda a, b: pypto.gcd(a, b),
+            lambda a, b: torch.gcd(a, b), index={0: 100000, 1: 100000}),
+        # Quantization (a scale per row).
+        Row("quantize(a * 50, s, int8, -1) f32 -> int8", [F32, F32], [N, (1024,)], (8, 1024),
+            lambda a, s: pypto.quantize(a * 50, s, pypto.DT_INT8, -1),
+            lambda a, s: torch.clamp(torch.round(a * 50 * s[:, None]), -128, 127).to(torch.int8),
+            out_dtype=pypto.DT_INT8),
+        Row("dequantize(q, s, fp32, -1) int8 -> f32", [pypto.DT_INT8, F32], [N, (1024,)],
+            (8, 1024), lambda q, s: pypto.dequantize(q, s, F32, -1),
+            lambda q, s: q.float() * s[:, None], out_dtype=F32, index={0: 100}),
         # The index family (MGATHER / MSCATTER).
         Row("gather(a, 1, idx) f32", [F32, I64], [N, N], (8, 1024),
             lambda a, i: pypto.gather(a, 1, i), lambda a, i: torch.gather(a, 1, i),
@@ -208,6 +223,9 @@ def rows():
         Row("index_add(a, 0, idx[1024], b) f32", [F32, I64, F32], [BIG, (1024,), N],
             (8, 1024), lambda a, i, b: pypto.index_add(a, 0, i, b),
             lambda a, i, b: torch.index_add(a, 0, i, b), index={1: 4096}),
+        Row("scatter_update(cache, -2, idx[1024], b) f32", [F32, I64, F32], [BIG, (1024,), N],
+            (8, 1024), lambda c, i, b: pypto.scatter_update(c, -2, i, b),
+            lambda c, i, b: c.index_copy(0, i, b), index={1: 4096}, unique=(1,)),
         Row("topk(a, 8) values [4096,64] f32", [F32], [(4096, 64)], (64, 64),
             lambda a: pypto.topk(a, 8)[0], lambda a: torch.topk(a, 8).values,
             out_shape=(4096, 8)),
@@ -283,9 +301,17 @@ def medians(fns, reps, block=5):
 
 def run(row, reps, cpu=False):
     gen = torch.Generator().manual_seed(7)
-    inputs = [torch.randint(0, row.index[k], s, generator=gen).to(TORCH_TYPES[t])
-              if k in row.index else (torch.rand(s, generator=gen) * 4 - 2).to(TORCH_TYPES[t])
-              for k, (s, t) in enumerate(zip(row.shapes, row.dtypes))]
+    def draw(k, s, t):
+        if k in row.unique:
+            n = 1
+            for d in s:
+                n *= d
+            return torch.randperm(row.index[k], generator=gen)[:n].reshape(s).to(TORCH_TYPES[t])
+        if k in row.index:
+            return torch.randint(0, row.index[k], s, generator=gen).to(TORCH_TYPES[t])
+        return (torch.rand(s, generator=gen) * 4 - 2).to(TORCH_TYPES[t])
+
+    inputs = [draw(k, s, t) for k, (s, t) in enumerate(zip(row.shapes, row.dtypes))]
     out = torch.empty(row.out_shape, dtype=TORCH_TYPES[row.out_dtype])
     kernel = row.kernel()
     try:

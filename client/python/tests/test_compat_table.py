@@ -20,6 +20,11 @@ REFERENCE = os.path.join(REPO, "..", "shared", "PYPTO_REFERENCE.md")
 ROWS_WITH_TESTS = ("Element", "Data types and enums", "Control flow", "Configuration",
                    "Symbolic scalars", "Others")
 ROWS_WITH_TESTS_ALSO = ("pypto.Tensor", "pypto.frontend.jit")
+# Groups whose every "yes"/"differs" row names a test (or is "as `row`").
+ROWS_NAMING_A_TEST = ("Tensor", "Operations", "Element")
+# A file whose test_row_ tests are made from a table of rows: a row naming
+# the file alone must be in that table.
+ROW_TABLE_FILE = "test_elementwise_rows"
 STATUSES = ("yes", "differs", "not here")
 _ROW = re.compile(r"^\| `([^`]+)` \| ([a-z ]+) \| (.*) \|$")
 _TEST_REF = re.compile(r"`(?:(test_\w+)::)?(test_\w+)(\*)?(?:\[[^\]]*\])?`")
@@ -48,6 +53,16 @@ def _test_functions():
                 tree = ast.parse(f.read())
             out[name[:-3]] = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     return out
+
+
+def _generated_rows(stem):
+    """The "pypto..." keys of the dict literals in a test file: the rows
+    its generated test_row_ tests run."""
+    with open(os.path.join(HERE, stem + ".py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return {k.value for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            and k.value.startswith("pypto")}
 
 
 def _resolves(test_file, test, glob, functions, last_file):
@@ -94,7 +109,17 @@ def test_rows_that_hold_name_tests_that_exist():
         if needs_row_test and status != "not here" and "test_row_" not in note \
                 and not re.search(r"\bas `[^`]+`$", note.split(":")[0]):
             missing.append(f"{api} ({group}): '{status}' names no test_row_ test")
+        if group in ROWS_NAMING_A_TEST and status != "not here" and not _TEST_REF.search(note) \
+                and not re.fullmatch(r"as `[^`]+`", note.strip()):
+            missing.append(f"{api} ({group}): '{status}' names no test")
     assert not missing, "\n".join(missing)
+
+
+def test_rows_naming_a_generated_row_file_are_in_its_table():
+    generated = _generated_rows(ROW_TABLE_FILE)
+    absent = [api for _, api, _, note in _table()
+              if f"`{ROW_TABLE_FILE}`" in note and api not in generated]
+    assert not absent, f"named {ROW_TABLE_FILE} but not among its rows: {absent}"
 
 
 def test_the_checks_catch_a_missing_test():

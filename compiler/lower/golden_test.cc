@@ -619,6 +619,27 @@ TEST(GoldenTest, LayoutViewAssembleTranspose) {
                {"tensor", "tile", "execute", "pto", "cpp"});
 }
 
+// An elementwise chain over a view of a wider tensor runs row after row,
+// each row read and written in place, when the rows are long enough to pay
+// for a call per instruction per row; over a column view ([64, 1] of a
+// [64, 2] tensor) it runs a whole tile at a time through strided loads.
+TEST(GoldenTest, SlicesRunPerRowOnlyWithLongRows) {
+  auto cpp = [](int64_t cols) {
+    testing::GraphBuilder b("slice_rows");
+    uint32_t x = b.Input("x", pto::v1::DT_FP32, {64, 2 * cols});
+    uint32_t v = b.Layout("view", {x}, {64, cols}, {64, cols},
+                          {{"shape", {64, cols}}, {"offsets", {0, cols}}});
+    b.Output("y", b.Op("adds", {b.Op("exp", {v}, {64, cols})}, {64, cols}, 1.0));
+    return Dumps(b.Build())["cpp"];
+  };
+  const std::string rows = cpp(16);
+  EXPECT_NE(rows.find("for (int64_t i"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("TLoad"), std::string::npos) << rows;
+  const std::string column = cpp(1);
+  EXPECT_EQ(column.find("for (int64_t i"), std::string::npos) << column;
+  EXPECT_NE(column.find("TLoad"), std::string::npos) << column;
+}
+
 // concat([x * 2, y + 1], dim=1): one group computes both inputs and stores
 // each tile into its region of the result (TSTOREs at a1 and a1+4), no copy
 // group; the execute graph has no deps (the regions are disjoint).

@@ -335,7 +335,7 @@ bool PerRow(const PtoProgram& p, const PtoFunction& fn,
   for (int b : stored) {
     if (std::find(loaded.begin(), loaded.end(), b) != loaded.end()) return false;
   }
-  return has_row_tile || rows_apart;
+  return has_row_tile || (rows_apart && fn.tile.back() >= kMinPerRowElements);
 }
 
 bool FusesSubExpSum(const PtoFunction& fn, int i, const std::function<bool(int)>& is_row,

@@ -124,7 +124,11 @@ int64_t ChunkElements(const PtoProgram& p, const PtoFunction& fn,
 // loads and stores are all f32 with contiguous rows and one of them is not
 // dense (its rows lie apart in GM: a concat's part, a slice of a wider
 // tensor, not a broadcast operand): per row that region is read or written
-// in place instead of copied through a UB tile.
+// in place instead of copied through a UB tile, if its rows are at least
+// kMinPerRowElements long: a shorter row (a column view [R, 1] of a wider
+// tensor) would cost each instruction's call per few values, so such a
+// function runs a whole tile at a time through strided loads.
+constexpr int64_t kMinPerRowElements = 16;
 bool PerRow(const PtoProgram& p, const PtoFunction& fn,
             const std::function<bool(int)>& is_row, int rank, int64_t rows);
 

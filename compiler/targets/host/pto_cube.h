@@ -878,11 +878,12 @@ inline void CubeStreamStep8(bool onto, float* __restrict l0c, const float* __res
 }
 
 #if PTO_CUBE_AVX512
-// A block prefetches its columns of the row kStreamAhead rows ahead (the
-// next K step's).
-constexpr int kStreamAhead = kStreamK;
 // Rows of C per AVX-512 streaming block where m allows (then kStreamRows).
 constexpr int kStreamRows512 = 8;
+// Rows of B a K step takes where m >= kStreamRows512: C (8 rows or more of
+// a wide task) no longer fits the first-level cache, and a longer step
+// visits it less often.
+constexpr int kStreamKWide = 16;
 
 __attribute__((target("avx512f"))) inline Vec16 LoadB16(const float* p) {
   Vec16 v;
@@ -900,8 +901,9 @@ __attribute__((target("avx512f"))) inline Vec16 LoadB16(const Bf16Bits* p) {
   return v;
 }
 
-// C[kR x 16 * kV] (+)= A [kR x k] * B [k x 16 * kV] (row p at b + p * ldb).
-template <int kR, int kV, typename TB>
+// C[kR x 16 * kV] (+)= A [kR x k] * B [k x 16 * kV] (row p at b + p * ldb),
+// prefetching its columns of the row kAhead rows ahead (the next K step's).
+template <int kR, int kV, int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
     bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k) {
@@ -924,7 +926,7 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
 #pragma GCC unroll 8
     for (int e = 0; e < 16 * kV; e += kLineElems) {
       __builtin_prefetch(reinterpret_cast<const void*>(
-          reinterpret_cast<uintptr_t>(b) + ((p + kStreamAhead) * ldb + e) * sizeof(TB)));
+          reinterpret_cast<uintptr_t>(b) + ((p + kAhead) * ldb + e) * sizeof(TB)));
     }
     Vec16 bv[kV];
 #pragma GCC unroll 8
@@ -949,57 +951,70 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
 
 // kR rows of C: 64 columns at a time (48 for kStreamRows512 rows: 24
 // accumulators), then 16; the last n % 16 a row at a time (CubeRowFrom).
-template <int kR, typename TB>
+template <int kR, int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamRows512(
     bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k, int n) {
   constexpr int kV = kR > kStreamRows ? 3 : 4;
   int j = 0;
   for (; j + 16 * kV <= n; j += 16 * kV) {
-    CubeStreamBlock512<kR, kV>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+    CubeStreamBlock512<kR, kV, kAhead>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
   }
-  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kR, 1>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kR, 1, kAhead>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
   if (j == n) return;
   for (int r = 0; r < kR; ++r) CubeRowFrom(onto, c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
 }
 
 // All rows of C (+)= over k rows of B: blocks of kStreamRows512 rows (each
 // vector of B, loaded and for bf16 widened, serves 8 rows), then 4, 2, 1.
-template <typename TB>
+template <int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamStep512(
     bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
   int i = 0;
   for (; i + kStreamRows512 <= m; i += kStreamRows512) {
-    CubeStreamRows512<kStreamRows512>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs,
+    CubeStreamRows512<kStreamRows512, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs,
                                       rs, ps, b, ldb, k, n);
   }
   for (; i + kStreamRows <= m; i += kStreamRows) {
-    CubeStreamRows512<kStreamRows>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+    CubeStreamRows512<kStreamRows, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
                                          ps, b, ldb, k, n);
   }
   if (m - i >= 2) {
-    CubeStreamRows512<2>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+    CubeStreamRows512<2, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
     i += 2;
   }
   if (i < m) {
-    CubeStreamRows512<1>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+    CubeStreamRows512<1, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
   }
 }
 
-// K in steps of kStreamK rows of B, each step over all of C: the rows of
-// a step are read side by side, each from start to end, so memory serves
-// kStreamK sequential streams rather than a column chunk of every row at
-// a time. C carries each element's chain of steps between K steps.
+// K in steps of kStep rows of B, each step over all of C: the rows of a
+// step are read side by side, each from start to end, so memory serves
+// kStep sequential streams rather than a column chunk of every row at a
+// time. C carries each element's chain of steps between K steps.
+template <int kStep, typename TB>
+__attribute__((target("avx512f"))) inline void CubeMatmulSteps512(
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int m, int k, int n) {
+  for (int p = 0; p < k; p += kStep) {
+    const int kc = k - p < kStep ? k - p : kStep;
+    CubeStreamStep512<kStep>(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc,
+                             n);
+  }
+}
+
+// Steps of kStreamK rows, kStreamKWide where m >= kStreamRows512.
 template <typename TB>
 __attribute__((target("avx512f"))) inline void CubeMatmulRows512(
     bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
-  for (int p = 0; p < k; p += kStreamK) {
-    const int kc = k - p < kStreamK ? k - p : kStreamK;
-    CubeStreamStep512(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+  if (m >= kStreamRows512) {
+    CubeMatmulSteps512<kStreamKWide>(onto, l0c, l0a, rs, ps, b, ldb, m, k, n);
+  } else {
+    CubeMatmulSteps512<kStreamK>(onto, l0c, l0a, rs, ps, b, ldb, m, k, n);
   }
 }
 #endif  // PTO_CUBE_AVX512

@@ -804,8 +804,8 @@ inline void CubeRowFrom(bool onto, float* __restrict c, const float* __restrict 
 
 // Rows of C per streaming block (then 2, then 1): 4 rows x 64 columns in
 // 16 AVX-512 accumulators (8 rows x 48 columns in 24 first where m has
-// them, kStreamRows512), or x 16 columns in 8 of 8 lanes (x 32 for 2 rows,
-// x 64 for 1), a row of B read once per block.
+// them, kStreamRows512; 1 row x 128 columns), or x 16 columns in 8 of 8
+// lanes (x 32 for 2 rows, x 64 for 1), a row of B read once per block.
 constexpr int kStreamRows = 4;
 // Rows of B a K step of the streaming multiply takes.
 constexpr int kStreamK = 8;
@@ -949,13 +949,15 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
   }
 }
 
-// kR rows of C: 64 columns at a time (48 for kStreamRows512 rows: 24
-// accumulators), then 16; the last n % 16 a row at a time (CubeRowFrom).
+// kR rows of C: 64 columns at a time (128 for one row: 8 accumulators and
+// twice the loads of B's row in flight per step; 48 for kStreamRows512
+// rows: 24 accumulators), then 16; the last n % 16 a row at a time
+// (CubeRowFrom).
 template <int kR, int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamRows512(
     bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k, int n) {
-  constexpr int kV = kR > kStreamRows ? 3 : 4;
+  constexpr int kV = kR > kStreamRows ? 3 : kR == 1 ? 8 : 4;
   int j = 0;
   for (; j + 16 * kV <= n; j += 16 * kV) {
     CubeStreamBlock512<kR, kV, kAhead>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);

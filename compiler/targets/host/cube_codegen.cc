@@ -221,15 +221,17 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const bool runtime_ld = AnyDynamic(a_sd) || AnyDynamic(b_sd) || AnyDynamic(c_sd);
   const std::string ta = CubeGmType(a.dtype), tb = CubeGmType(b.dtype),
                     tc = CubeGmType(store->dtype);
-  const std::string kl1 = absl::StrCat(c.k_l1), kl0 = absl::StrCat(c.k_l0);
+  // A few rows of A: the multiply reads B's L1 rows, no L0B (pto_cube.h,
+  // "Small M"), a whole L1 block per multiply: with no L0B to fill, L0
+  // steps would only cut the multiply's K steps short (it takes its own).
+  const bool rows_path = m <= kSmallM && !c.b_trans;
+  const std::string kl1 = absl::StrCat(c.k_l1),
+                    kl0 = rows_path ? kl1 : absl::StrCat(c.k_l0);
   // K: a constant, or (a tail of K in a loop body) a dynamic arg at most c.k.
   const std::string ks = c.k_dynamic >= 0 ? "tk" : absl::StrCat(c.k);
   if (c.k_dynamic >= 0) {
     absl::StrAppend(&extents, "  const int64_t tk = args[", rank + c.k_dynamic, "];\n");
   }
-  // A few rows of A: the multiply reads B's L1 rows, no L0B (pto_cube.h,
-  // "Small M").
-  const bool rows_path = m <= kSmallM && !c.b_trans;
   std::string out = absl::StrCat(
       "// @f", index, ": cube, C[", m, " x ", n, "] over K=", c.k, " (L1 blocks of ",
       c.k_l1, ", L0 steps of ", c.k_l0, ")\n",

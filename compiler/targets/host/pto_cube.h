@@ -727,9 +727,9 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
 // f32 B in GM itself, bf16 B in GM too (each vector widened in registers,
 // exactly: bf16 bits are f32's upper half), f16 B from its L1 tile. K goes
 // in steps of kStreamK rows of B, each read whole, side by side, by blocks
-// of up to kStreamRows rows of C (the next blocks re-read the step's rows
-// from cache); 16-lane blocks where the CPU has AVX-512F (on FMA targets),
-// 8-lane ones otherwise. In these functions C (+)= means C += where `onto`
+// of up to kStreamRows rows of C (kStreamRows512 with AVX-512; the next
+// blocks re-read the step's rows from cache); 16-lane blocks where the CPU
+// has AVX-512F (on FMA targets), 8-lane ones otherwise. In these functions C (+)= means C += where `onto`
 // is set (TMATMUL_ACC), C = otherwise. Each C element takes the same steps as in the panel
 // kernels (MulAdd in k order from 0 or from C; short columns zero-padded),
 // so the bits are the same.
@@ -803,8 +803,9 @@ inline void CubeRowFrom(bool onto, float* __restrict c, const float* __restrict 
 }
 
 // Rows of C per streaming block (then 2, then 1): 4 rows x 64 columns in
-// 16 AVX-512 accumulators, or x 16 columns in 8 of 8 lanes (x 32 for 2
-// rows, x 64 for 1), a row of B read once per block.
+// 16 AVX-512 accumulators (8 rows x 48 columns in 24 first where m has
+// them, kStreamRows512; 1 row x 128 columns), or x 16 columns in 8 of 8
+// lanes (x 32 for 2 rows, x 64 for 1), a row of B read once per block.
 constexpr int kStreamRows = 4;
 // Rows of B a K step of the streaming multiply takes.
 constexpr int kStreamK = 8;
@@ -877,9 +878,12 @@ inline void CubeStreamStep8(bool onto, float* __restrict l0c, const float* __res
 }
 
 #if PTO_CUBE_AVX512
-// A block prefetches its columns of the row kStreamAhead rows ahead (the
-// next K step's).
-constexpr int kStreamAhead = kStreamK;
+// Rows of C per AVX-512 streaming block where m allows (then kStreamRows).
+constexpr int kStreamRows512 = 8;
+// Rows of B a K step takes where m >= kStreamRows512: C (8 rows or more of
+// a wide task) no longer fits the first-level cache, and a longer step
+// visits it less often.
+constexpr int kStreamKWide = 16;
 
 __attribute__((target("avx512f"))) inline Vec16 LoadB16(const float* p) {
   Vec16 v;
@@ -897,8 +901,9 @@ __attribute__((target("avx512f"))) inline Vec16 LoadB16(const Bf16Bits* p) {
   return v;
 }
 
-// C[kR x 16 * kV] (+)= A [kR x k] * B [k x 16 * kV] (row p at b + p * ldb).
-template <int kR, int kV, typename TB>
+// C[kR x 16 * kV] (+)= A [kR x k] * B [k x 16 * kV] (row p at b + p * ldb),
+// prefetching its columns of the row kAhead rows ahead (the next K step's).
+template <int kR, int kV, int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
     bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k) {
@@ -921,7 +926,7 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
 #pragma GCC unroll 8
     for (int e = 0; e < 16 * kV; e += kLineElems) {
       __builtin_prefetch(reinterpret_cast<const void*>(
-          reinterpret_cast<uintptr_t>(b) + ((p + kStreamAhead) * ldb + e) * sizeof(TB)));
+          reinterpret_cast<uintptr_t>(b) + ((p + kAhead) * ldb + e) * sizeof(TB)));
     }
     Vec16 bv[kV];
 #pragma GCC unroll 8
@@ -944,51 +949,74 @@ __attribute__((target("avx512f"))) inline void CubeStreamBlock512(
   }
 }
 
-// kR rows of C: 64 columns at a time, then 16; the last n % 16 a row at a
-// time (CubeRowFrom).
-template <int kR, typename TB>
+// kR rows of C: 64 columns at a time (128 for one row: 8 accumulators and
+// twice the loads of B's row in flight per step; 48 for kStreamRows512
+// rows: 24 accumulators), then 16; the last n % 16 a row at a time
+// (CubeRowFrom).
+template <int kR, int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamRows512(
     bool onto, float* __restrict c, int64_t ldc, const float* __restrict a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int k, int n) {
+  constexpr int kV = kR > kStreamRows ? 3 : kR == 1 ? 8 : 4;
   int j = 0;
-  for (; j + 64 <= n; j += 64) CubeStreamBlock512<kR, 4>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
-  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kR, 1>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  for (; j + 16 * kV <= n; j += 16 * kV) {
+    CubeStreamBlock512<kR, kV, kAhead>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
+  }
+  for (; j + 16 <= n; j += 16) CubeStreamBlock512<kR, 1, kAhead>(onto, c + j, ldc, a, rs, ps, b + j, ldb, k);
   if (j == n) return;
   for (int r = 0; r < kR; ++r) CubeRowFrom(onto, c + r * ldc, a + r * rs, ps, b, ldb, k, j, n);
 }
 
-// All rows of C (+)= over k rows of B.
-template <typename TB>
+// All rows of C (+)= over k rows of B: blocks of kStreamRows512 rows (each
+// vector of B, loaded and for bf16 widened, serves 8 rows), then 4, 2, 1.
+template <int kAhead, typename TB>
 __attribute__((target("avx512f"))) inline void CubeStreamStep512(
     bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
   int i = 0;
+  for (; i + kStreamRows512 <= m; i += kStreamRows512) {
+    CubeStreamRows512<kStreamRows512, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs,
+                                      rs, ps, b, ldb, k, n);
+  }
   for (; i + kStreamRows <= m; i += kStreamRows) {
-    CubeStreamRows512<kStreamRows>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
+    CubeStreamRows512<kStreamRows, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs,
                                          ps, b, ldb, k, n);
   }
   if (m - i >= 2) {
-    CubeStreamRows512<2>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+    CubeStreamRows512<2, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
     i += 2;
   }
   if (i < m) {
-    CubeStreamRows512<1>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
+    CubeStreamRows512<1, kAhead>(onto, l0c + static_cast<int64_t>(i) * n, n, l0a + i * rs, rs, ps, b,
                                ldb, k, n);
   }
 }
 
-// K in steps of kStreamK rows of B, each step over all of C: the rows of
-// a step are read side by side, each from start to end, so memory serves
-// kStreamK sequential streams rather than a column chunk of every row at
-// a time. C carries each element's chain of steps between K steps.
+// K in steps of kStep rows of B, each step over all of C: the rows of a
+// step are read side by side, each from start to end, so memory serves
+// kStep sequential streams rather than a column chunk of every row at a
+// time. C carries each element's chain of steps between K steps.
+template <int kStep, typename TB>
+__attribute__((target("avx512f"))) inline void CubeMatmulSteps512(
+    bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
+    const TB* __restrict b, int64_t ldb, int m, int k, int n) {
+  for (int p = 0; p < k; p += kStep) {
+    const int kc = k - p < kStep ? k - p : kStep;
+    CubeStreamStep512<kStep>(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc,
+                             n);
+  }
+}
+
+// Steps of kStreamK rows, kStreamKWide where m >= kStreamRows512.
 template <typename TB>
 __attribute__((target("avx512f"))) inline void CubeMatmulRows512(
     bool onto, float* __restrict l0c, const float* __restrict l0a, int64_t rs, int64_t ps,
     const TB* __restrict b, int64_t ldb, int m, int k, int n) {
-  for (int p = 0; p < k; p += kStreamK) {
-    const int kc = k - p < kStreamK ? k - p : kStreamK;
-    CubeStreamStep512(onto || p > 0, l0c, l0a + p * ps, rs, ps, b + p * ldb, ldb, m, kc, n);
+  if (m >= kStreamRows512) {
+    CubeMatmulSteps512<kStreamKWide>(onto, l0c, l0a, rs, ps, b, ldb, m, k, n);
+  } else {
+    CubeMatmulSteps512<kStreamK>(onto, l0c, l0a, rs, ps, b, ldb, m, k, n);
   }
 }
 #endif  // PTO_CUBE_AVX512

@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<GmIndex>> OperandIndex(const TensorGraph& g, int i,
 }
 
 // The TIMG2COL operand of matmul op `i` with attr "img2col" `ints`, its
-// feature map `x` [N, C, H, W] read in place (a view with offsets, or a
+// feature map `x` [N, C, H, W] or [N, C, W] read in place (a view with offsets, or a
 // reshape, of a GM tensor whose dims it keeps in order), and `groups` (a's
 // dim 0): the instruction without its dst, GM tensor and dtype.
 absl::StatusOr<TileInstr> Img2ColLoad(const TensorGraph& g, int i, const MatmulOperand& x,
@@ -75,21 +75,23 @@ absl::StatusOr<TileInstr> Img2ColLoad(const TensorGraph& g, int i, const MatmulO
   const std::vector<int64_t>& shape = g.values[x.value].shape;
   const std::vector<int64_t>& buf =
       x.view_shape.empty() ? g.values[x.root].shape : x.view_shape;
-  bool in_order = shape.size() == 4 && buf.size() == 4 && x.dims.size() == 4;
-  for (size_t j = 0; in_order && j < 4; ++j) in_order = x.dims[j].dim == static_cast<int>(j);
+  const size_t rank = shape.size();
+  bool in_order = (rank == 3 || rank == 4) && buf.size() == rank && x.dims.size() == rank;
+  for (size_t j = 0; in_order && j < rank; ++j) in_order = x.dims[j].dim == static_cast<int>(j);
   if (!in_order) {
     return absl::UnimplementedError(absl::StrCat(
         "op #", i, " \"matmul\": its img2col feature map ", FormatDims(shape),
         " is a view that reorders or drops dims of its tensor; clone it first"));
   }
   TileInstr load = MakeInstr(PtoOpcode::kTImg2Col, 1, {}, g.values[x.value].dtype);
-  load.index.resize(4);
-  for (int j = 0; j < 4; ++j) load.index[j].offset = x.dims[j].offset;
+  load.index.resize(rank);
+  for (size_t j = 0; j < rank; ++j) load.index[j].offset = x.dims[j].offset;
   load.index[0].space_dim = 0;  // the image
   load.index[1].space_dim = 1;  // the group: channels from g * C/G
   load.view_shape = x.view_shape;
   load.img2col = ints;
-  load.img2col.insert(load.img2col.end(), {shape[1] / groups, shape[2], shape[3]});
+  load.img2col.insert(load.img2col.end(),
+                      {shape[1] / groups, rank == 4 ? shape[2] : 1, shape.back()});
   return load;
 }
 

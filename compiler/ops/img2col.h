@@ -2,7 +2,7 @@
 // map (matmul's attr "img2col"; the TIMG2COL instruction): one fact, read
 // by shape inference, the reference evaluator, the lowering and host code.
 //
-// A feature map x [N, C, H, W] and a matmul a [G, M, K] (G groups of C / G
+// A feature map x [N, C, H, W] (or [N, C, W]: H = 1) and a matmul a [G, M, K] (G groups of C / G
 // channels, K = kh * kw * C / G) give B [N, G, K, OH * OW]:
 //
 //   B[n, g, k, p] = x[n, g * C/G + c, oh * sh - ph + i * dh, ow * sw - pw + j * dw]

@@ -33,7 +33,8 @@ std::string TypeString(const SymValueType& v) {
 bool IsOne(const SymExpr& e) { return e.AsConstant() == std::optional<int64_t>(1); }
 
 // The im2col matrix [N, G, K, OH * OW] a matmul with attr "img2col" reads
-// from its feature map b [N, C, H, W], for a [G, M, K] (ops/img2col.h).
+// from its feature map b [N, C, H, W] (or [N, C, W]: H = 1), for a
+// [G, M, K] (ops/img2col.h).
 absl::StatusOr<SymShape> Img2ColShape(const SymShape& a, const SymShape& b,
                                       const InferAttrs& attrs) {
   absl::StatusOr<Img2Col> geo = ParseImg2Col(attrs.img2col);
@@ -48,12 +49,13 @@ absl::StatusOr<SymShape> Img2ColShape(const SymShape& a, const SymShape& b,
       out->push_back(*c);
     }
   }
-  if (a.size() != 3 || b.size() != 4 || as.size() != 3 || bs.size() != 3 ||
-      attrs.a_trans || attrs.b_trans) {
+  if (a.size() != 3 || (b.size() != 3 && b.size() != 4) || as.size() != 3 ||
+      bs.size() != b.size() - 1 || attrs.a_trans || attrs.b_trans) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "matmul with img2col takes a [G, M, K] and a feature map b [N, C, H, W] (static "
-        "but for N), neither transposed: ", operands));
+        "matmul with img2col takes a [G, M, K] and a feature map b [N, C, H, W] or "
+        "[N, C, W] (static but for N), neither transposed: ", operands));
   }
+  if (bs.size() == 2) bs.insert(bs.begin() + 1, 1);  // [C, W]: H = 1
   const int64_t groups = as[0], k = as[2], c = bs[0];
   if (k % geo->Taps() != 0 || groups * (k / geo->Taps()) != c) {
     return absl::InvalidArgumentError(absl::StrCat(

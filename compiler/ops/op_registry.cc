@@ -277,7 +277,7 @@ std::vector<OpInfo>* MakeRegistry() {
       // a is [..., K, M]; b_trans: b is [..., N, K]); FP32/FP16/BF16 inputs
       // accumulate in FP32; out_dtype FP32 or the inputs' dtype; batch dims
       // broadcast. With "img2col" (ops/img2col.h: kh, kw, sh, sw, ph, pw,
-      // dh, dw) b is a feature map [N, C, H, W] read as its im2col matrix
+      // dh, dw) b is a feature map [N, C, H, W] or [N, C, W] read as its im2col matrix
       // [N, G, K, OH * OW] (a conv; the TIMG2COL instruction), a is
       // [G, M, K], neither transposed.
       {"matmul", C::kMatmul, 2, 1,

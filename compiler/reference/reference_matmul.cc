@@ -12,7 +12,8 @@
 namespace pto::reference {
 namespace {
 
-// The im2col matrix [N, G, K, OH * OW] of feature map x [N, C, H, W] for a
+// The im2col matrix [N, G, K, OH * OW] of feature map x [N, C, H, W] (or
+// [N, C, W]: H = 1) for a
 // [G, M, K] (compiler/ops/img2col.h), its bounds taken along: zero padding
 // is exact.
 absl::StatusOr<RefTensor> Img2ColMatrix(const std::string& where,
@@ -24,14 +25,15 @@ absl::StatusOr<RefTensor> Img2ColMatrix(const std::string& where,
     return absl::InvalidArgumentError(
         absl::StrFormat("reference: %s: %s", where, geo.status().message()));
   }
-  const std::vector<int64_t>& xs = x.shape;
+  std::vector<int64_t> xs = x.shape;
+  if (xs.size() == 3) xs.insert(xs.begin() + 2, 1);  // [N, C, W]: H = 1
   if (as.size() != 3 || xs.size() != 4 || as[2] % geo->Taps() != 0 ||
       as[0] * (as[2] / geo->Taps()) != xs[1] || geo->OutH(xs[2]) <= 0 ||
       geo->OutW(xs[3]) <= 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "reference: %s: img2col takes a [G, M, K] and a feature map [N, C, H, W] with K "
+        "reference: %s: img2col takes a [G, M, K] and a feature map [N, C, (H,) W] with K "
         "= kh * kw * C / G and an output of at least 1 x 1, got %s and %s",
-        where, ShapeString(as), ShapeString(xs)));
+        where, ShapeString(as), ShapeString(x.shape)));
   }
   const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], groups = as[0], k = as[2];
   const int64_t cg = c / groups, oh = geo->OutH(h), ow = geo->OutW(w);

@@ -14,7 +14,7 @@ How it computes a plain conv (not transposed, not depthwise): the weight's
 taps as [groups, C_out / groups, K] (K = taps * C_in / groups, tap-major),
 times the input's im2col matrix [N, groups, K, P] (P: the output's spatial
 size), one matmul with attr "img2col" (kernel, strides, paddings,
-dilations; a 1-D conv is the 2-D one over [N, C, 1, L]): each cube task
+dilations; a 1-D conv is the 2-D one over one row): each cube task
 builds its [K block x P block] of the matrix in L1 straight from the input,
 zeros for the padding, so neither a padded copy nor the matrix is written
 to GM. An input with a valid region smaller than its shape takes the
@@ -177,10 +177,9 @@ def _img2col_matmul(x, weight, kernel, strides, paddings, dilations, groups, c_o
     the im2col matrix [N, groups, K, P], is read block by block from x
     itself (the matmul's "img2col" attr, PTO's TIMG2COL: strides, zero
     padding and dilation in the load; no im2col copy and no padded copy in
-    GM). A 1-D conv is the 2-D one over [N, C, 1, L]."""
+    GM). A 1-D conv is the 2-D one over one row."""
     w = _weight_matrix(weight, kernel, groups, False)
-    if len(kernel) == 1:
-        x = _reshape(x, [x._shape[0], x._shape[1], 1, x._shape[2]])
+    if len(kernel) == 1:  # [N, C, L]: one row
         kernel, strides, paddings, dilations = ([1] + kernel, [1] + strides, [0] + paddings,
                                                 [1] + dilations)
     geometry = [kernel[0], kernel[1], strides[0], strides[1], paddings[0], paddings[1],

@@ -212,7 +212,8 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                 : LeadingDim(a_shape, load_a->index, a_sd, rank, m_dim, kGmIndexK, index);
   // TIMG2COL builds B's L1 blocks itself (no leading dimension in GM).
   const bool img2col = load_b->op == PtoOpcode::kTImg2Col;
-  if (img2col && (load_b->img2col.size() != kImg2ColInts || b_shape.size() != 4 ||
+  if (img2col && (load_b->img2col.size() != kImg2ColInts ||
+                  (b_shape.size() != 3 && b_shape.size() != 4) ||
                   c.b_trans || rank != 4)) {
     return absl::InternalError(absl::StrCat("cube function @f", index,
                                             ": a malformed TIMG2COL"));
@@ -314,7 +315,9 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
     const std::vector<int64_t>& g = load_b->img2col;
     const std::vector<std::string> stride = StrideText(b_shape, b_sd, rank);
     const int64_t ow = Img2Col{g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]}.OutW(g[10]);
-    absl::StrAppend(&out, "  const pto_cube::CubeImg2Col geo = {", stride[1], ", ", stride[2],
+    // A feature map [N, C, W] has one row (H = 1): its row stride is never used.
+    absl::StrAppend(&out, "  const pto_cube::CubeImg2Col geo = {", stride[1], ", ",
+                    b_shape.size() == 4 ? stride[2] : "0",
                     ", ", g[8], ", ", g[9], ", ", g[10], ", ", absl::StrJoin(g.begin(),
                     g.begin() + 8, ", "), ", ", ow, "};\n");
   }

@@ -37,36 +37,44 @@ template <typename Conv, typename T>
 inline const float* CubeLoadImg2Col(float* __restrict l1, const T* __restrict x,
                                     const CubeImg2Col& g, int64_t k0, int rows,
                                     int64_t p0, int cols, int64_t* l1_ld) {
+  // Row k0's kernel tap (i, j) and channel, stepped row by row (no
+  // divisions per row or run).
+  int64_t ch = k0 % g.c, tap = k0 / g.c;
+  int64_t i = tap / g.kw, j = tap % g.kw;
+  const int64_t oh0 = p0 / g.ow, ow00 = p0 % g.ow;
   for (int r = 0; r < rows; ++r) {
-    const int64_t k = k0 + r, tap = k / g.c, ch = k % g.c;
-    const int64_t di = tap / g.kw * g.dh - g.ph, dj = tap % g.kw * g.dw - g.pw;
+    const int64_t di = i * g.dh - g.ph, dj = j * g.dw - g.pw;
     const T* __restrict plane = x + ch * g.stride_c;
     float* __restrict dst = l1 + static_cast<int64_t>(r) * cols;
     // Output columns ow in [lo, hi) read input columns ow * sw + dj in [0, w).
     const int64_t lo = dj >= 0 ? 0 : (-dj + g.sw - 1) / g.sw;
     const int64_t hi = g.w - dj <= 0 ? 0 : (g.w - dj + g.sw - 1) / g.sw;
-    int q = 0;
+    // Runs of the block's columns within one output row each.
+    int64_t q = 0, oh = oh0, ow0 = ow00;
     while (q < cols) {
-      const int64_t p = p0 + q, oh = p / g.ow, ow0 = p % g.ow;
-      const int run = static_cast<int>(g.ow - ow0 < cols - q ? g.ow - ow0 : cols - q);
-      const int64_t y = oh * g.sh + di;
-      float* __restrict out = dst + q;
-      if (y < 0 || y >= g.h) {
-        for (int e = 0; e < run; ++e) out[e] = 0.0f;
-      } else {
+      const int64_t run = g.ow - ow0 < cols - q ? g.ow - ow0 : cols - q;
+      const int64_t y = oh * g.sh + di, ow1 = ow0 + run;
+      float* __restrict out = dst + q - ow0;  // out[ow] for ow in [ow0, ow1)
+      const bool inside = y >= 0 && y < g.h;
+      const int64_t a = !inside ? ow1 : lo < ow0 ? ow0 : lo > ow1 ? ow1 : lo;
+      const int64_t b = !inside ? ow1 : hi < a ? a : hi > ow1 ? ow1 : hi;
+      for (int64_t o = ow0; o < a; ++o) out[o] = 0.0f;
+      if (a < b) {
         const T* __restrict row = plane + y * g.stride_h + dj;
-        const int64_t ow1 = ow0 + run;
-        const int64_t a = lo < ow0 ? ow0 : lo > ow1 ? ow1 : lo;
-        const int64_t b = hi < a ? a : hi > ow1 ? ow1 : hi;
-        for (int64_t o = ow0; o < a; ++o) out[o - ow0] = 0.0f;
         if (g.sw == 1) {
-          for (int64_t o = a; o < b; ++o) out[o - ow0] = Conv::Load(row[o]);
+          for (int64_t o = a; o < b; ++o) out[o] = Conv::Load(row[o]);
         } else {
-          for (int64_t o = a; o < b; ++o) out[o - ow0] = Conv::Load(row[o * g.sw]);
+          for (int64_t o = a; o < b; ++o) out[o] = Conv::Load(row[o * g.sw]);
         }
-        for (int64_t o = b; o < ow1; ++o) out[o - ow0] = 0.0f;
       }
+      for (int64_t o = b; o < ow1; ++o) out[o] = 0.0f;
       q += run;
+      ++oh;
+      ow0 = 0;
+    }
+    if (++ch == g.c) {
+      ch = 0;
+      if (++j == g.kw) j = 0, ++i;
     }
   }
   *l1_ld = cols;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/tensor_graph.h"
+#include "compiler/ops/img2col.h"
 #include "compiler/util/checked_math.h"
 #include "compiler/util/strings.h"
 #include "runtime/expand_tasks.h"
@@ -220,7 +221,8 @@ std::string PrintTileGraph(const TileGraph& g) {
     // A cube group's K loops: TLOADs per L1 block, TMOV/TMATMUL per L0 step.
     std::string indent = "    ";
     for (const TileInstr& in : grp.body) {
-      if (grp.is_cube && in.op == PtoOpcode::kTLoad && indent.size() == 4) {
+      if (grp.is_cube && (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTImg2Col) &&
+          indent.size() == 4) {
         absl::StrAppend(&out, indent, "for k in [0, ", k, ") step ",
                         grp.cube.k_l1, ":\n");
         indent = "      ";
@@ -242,6 +244,9 @@ std::string PrintTileGraph(const TileGraph& g) {
       }
       if (in.op == PtoOpcode::kTLoad) {
         operands.push_back(GmOperand(g, in, grp));
+      }
+      if (in.op == PtoOpcode::kTImg2Col) {
+        operands.push_back(absl::StrCat(GmOperand(g, in, grp), " ", Img2ColText(in.img2col)));
       }
       if (in.op == PtoOpcode::kMGather) {
         operands.push_back(

@@ -140,6 +140,13 @@ struct TileInstr {
   // MSORT: largest first (false: smallest first); index_dim is the dim it
   // sorts along.
   bool descending = false;
+  // TIMG2COL (a cube group's B, tile 1): the geometry's 8 ints
+  // (compiler/ops/img2col.h: kh, kw, sh, sw, ph, pw, dh, dw), then the
+  // feature map's channels per group, H and W. `index` addresses the
+  // feature map [N, C, H, W] or [N, C, W] (in `view_shape` where set) as a TLOAD's does,
+  // except that its channel dim's space dim holds the group g, which reads
+  // channels from g * C/G on.
+  std::vector<int64_t> img2col;
 };
 
 // A tile instruction without GM access: `opcode` into tile `dst` from

@@ -58,7 +58,10 @@ absl::Status DeclareStrideArgs(const TileGroup& group, pto::v1::TaskTemplate* t)
   int access = 0;
   for (const TileInstr& in : group.body) {
     const bool indexed = PtoAddressesWholeBuffer(in.op);
-    if (!indexed && in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
+    if (!indexed && in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore &&
+        in.op != PtoOpcode::kTImg2Col) {
+      continue;
+    }
     if (access < t->accesses_size()) {
       pto::v1::TemplateAccess* a = t->mutable_accesses(access);
       for (int k : in.stride_dynamic) a->add_stride_arg(static_cast<uint32_t>(k + 1));

@@ -22,6 +22,18 @@ std::vector<runtime::ExpandAccess> ExpandAccessesOf(const TileGraph& tiles,
       out.push_back(std::move(a));
       continue;
     }
+    if (in.op == PtoOpcode::kTImg2Col) {
+      // Its image (space dim 0) whole: the rows and columns its windows
+      // reach, and (through a reshape) everything.
+      runtime::ExpandAccess a;
+      a.buffer = tiles.gm[in.gm].buffer;
+      a.index.assign(tiles.buffers[a.buffer].shape.size(), {runtime::kExpandWholeDim, 1, 0});
+      if (in.view_shape.empty() && !in.index.empty() && in.index[0].dynamic < 0) {
+        a.index[0] = {in.index[0].space_dim, 1, in.index[0].offset};
+      }
+      out.push_back(std::move(a));
+      continue;
+    }
     if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kTStore) continue;
     runtime::ExpandAccess a;
     a.buffer = tiles.gm[in.gm].buffer;

@@ -43,6 +43,7 @@ absl::StatusOr<PtoProgram> EmitPto(const BlockGraph& blocks,
       out.extent_dynamic = in.extent_dynamic;
       out.scatter = in.scatter;
       out.descending = in.descending;
+      out.img2col = in.img2col;
       f.body.push_back(std::move(out));
     }
     p.functions.push_back(std::move(f));

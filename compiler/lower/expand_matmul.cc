@@ -66,6 +66,35 @@ absl::StatusOr<std::vector<GmIndex>> OperandIndex(const TensorGraph& g, int i,
   return index;
 }
 
+// The TIMG2COL operand of matmul op `i` with attr "img2col" `ints`, its
+// feature map `x` [N, C, H, W] or [N, C, W] read in place (a view with offsets, or a
+// reshape, of a GM tensor whose dims it keeps in order), and `groups` (a's
+// dim 0): the instruction without its dst, GM tensor and dtype.
+absl::StatusOr<TileInstr> Img2ColLoad(const TensorGraph& g, int i, const MatmulOperand& x,
+                                      const std::vector<int64_t>& ints, int64_t groups) {
+  const std::vector<int64_t>& shape = g.values[x.value].shape;
+  const std::vector<int64_t>& buf =
+      x.view_shape.empty() ? g.values[x.root].shape : x.view_shape;
+  const size_t rank = shape.size();
+  bool in_order = (rank == 3 || rank == 4) && buf.size() == rank && x.dims.size() == rank;
+  for (size_t j = 0; in_order && j < rank; ++j) in_order = x.dims[j].dim == static_cast<int>(j);
+  if (!in_order) {
+    return absl::UnimplementedError(absl::StrCat(
+        "op #", i, " \"matmul\": its img2col feature map ", FormatDims(shape),
+        " is a view that reorders or drops dims of its tensor; clone it first"));
+  }
+  TileInstr load = MakeInstr(PtoOpcode::kTImg2Col, 1, {}, g.values[x.value].dtype);
+  load.index.resize(rank);
+  for (size_t j = 0; j < rank; ++j) load.index[j].offset = x.dims[j].offset;
+  load.index[0].space_dim = 0;  // the image
+  load.index[1].space_dim = 1;  // the group: channels from g * C/G
+  load.view_shape = x.view_shape;
+  load.img2col = ints;
+  load.img2col.insert(load.img2col.end(),
+                      {shape[1] / groups, rank == 4 ? shape[2] : 1, shape.back()});
+  return load;
+}
+
 // The cube tile [mL0, mL1, kL0, kL1, nL0, nL1] of matmul op `i`, as the
 // user gave it (the verifier checked its constraints), in the buffers of
 // `memory`: L1 holds A's and B's blocks in the input dtype, the L0 buffers
@@ -157,10 +186,23 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
       a_trans ? OperandIndex(g, i, 0, a, rank, kGmIndexK, m_dim, &a_flip)
               : OperandIndex(g, i, 0, a, rank, m_dim, kGmIndexK, &a_flip);
   if (!a_index.ok()) return a_index.status();
-  absl::StatusOr<std::vector<GmIndex>> b_index =
-      b_trans ? OperandIndex(g, i, 1, b, rank, n_dim, kGmIndexK, &b_flip)
-              : OperandIndex(g, i, 1, b, rank, kGmIndexK, n_dim, &b_flip);
-  if (!b_index.ok()) return b_index.status();
+  // B: a TLOAD of its block, or (attr "img2col") TIMG2COL of the block of
+  // the feature map's im2col matrix.
+  auto img2col = op.attrs.find("img2col");
+  const bool from_image = img2col != op.attrs.end();
+  absl::StatusOr<TileInstr> load_b =
+      from_image ? Img2ColLoad(g, i, b, std::get<std::vector<int64_t>>(img2col->second),
+                               g.values[v_a].shape[0])
+                 : MakeInstr(PtoOpcode::kTLoad, 1, {}, g.values[b.value].dtype);
+  if (!load_b.ok()) return load_b.status();
+  if (!from_image) {
+    absl::StatusOr<std::vector<GmIndex>> b_index =
+        b_trans ? OperandIndex(g, i, 1, b, rank, n_dim, kGmIndexK, &b_flip)
+                : OperandIndex(g, i, 1, b, rank, kGmIndexK, n_dim, &b_flip);
+    if (!b_index.ok()) return b_index.status();
+    load_b->index = std::move(*b_index);
+    load_b->view_shape = b.view_shape;
+  }
   grp.cube.a_trans = a_trans != a_flip;
   grp.cube.b_trans = b_trans != b_flip;
   const std::vector<int64_t>& a_shape = g.values[v_a].shape;
@@ -180,15 +222,12 @@ absl::Status AppendMatmul(const TensorGraph& g, int i, MatmulOperand a,
   load_a.gm = gm_of_value[a.root];
   load_a.index = std::move(*a_index);
   load_a.view_shape = a.view_shape;
-  TileInstr load_b = MakeInstr(PtoOpcode::kTLoad, 1, {}, in_dtype);
-  load_b.gm = gm_of_value[b.root];
-  load_b.index = std::move(*b_index);
-  load_b.view_shape = b.view_shape;
+  load_b->gm = gm_of_value[b.root];
   TileInstr store = MakeInstr(PtoOpcode::kTStore, -1, {4}, g.values[v_out].dtype);
   store.gm = store_gm;
   store.index = into != nullptr ? into->index : AlignedIndex(rank, rank);
   grp.body = {std::move(load_a),
-              std::move(load_b),
+              *std::move(load_b),
               MakeInstr(PtoOpcode::kTMov, 2, {0}, in_dtype),
               MakeInstr(PtoOpcode::kTMov, 3, {1}, in_dtype),
               MakeInstr(PtoOpcode::kTMatmul, 4, {2, 3}, f32),

@@ -9,6 +9,9 @@
 // stores L0C -> GM in the output dtype (TSTORE). Tails in M and N are tail
 // tiles; a tail in K is a shorter last block and step. Batch dims are tiled
 // by 1 and broadcast as numpy does (a size-1 batch dim reads index 0).
+// A matmul with attr "img2col" (a conv: compiler/ops/img2col.h) loads B's
+// blocks with TIMG2COL from its feature map instead: the im2col matrix is
+// built block by block in L1, never in GM.
 #ifndef PTO_COMPILER_LOWER_EXPAND_MATMUL_H_
 #define PTO_COMPILER_LOWER_EXPAND_MATMUL_H_
 

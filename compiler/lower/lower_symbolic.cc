@@ -90,7 +90,7 @@ bool SameInstr(const TileInstr& a, const TileInstr& b) {
       a.scalars != b.scalars || a.reduce_dim != b.reduce_dim ||
       a.dtype != b.dtype || a.index.size() != b.index.size() ||
       a.index_dim != b.index_dim || a.scatter != b.scatter ||
-      a.descending != b.descending) {
+      a.descending != b.descending || a.img2col != b.img2col) {
     return false;
   }
   for (size_t j = 0; j < a.index.size(); ++j) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/ops/img2col.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -30,6 +31,45 @@ std::string TypeString(const SymValueType& v) {
 }
 
 bool IsOne(const SymExpr& e) { return e.AsConstant() == std::optional<int64_t>(1); }
+
+// The im2col matrix [N, G, K, OH * OW] a matmul with attr "img2col" reads
+// from its feature map b [N, C, H, W] (or [N, C, W]: H = 1), for a
+// [G, M, K] (ops/img2col.h).
+absl::StatusOr<SymShape> Img2ColShape(const SymShape& a, const SymShape& b,
+                                      const InferAttrs& attrs) {
+  absl::StatusOr<Img2Col> geo = ParseImg2Col(attrs.img2col);
+  if (!geo.ok()) return geo.status();
+  const std::string operands =
+      absl::StrCat("a ", FormatSymShape(a), ", feature map b ", FormatSymShape(b));
+  std::vector<int64_t> as, bs;
+  for (const auto& [shape, out] : {std::pair{&a, &as}, std::pair{&b, &bs}}) {
+    for (size_t d = out == &bs ? 1 : 0; d < shape->size(); ++d) {
+      std::optional<int64_t> c = (*shape)[d].AsConstant();
+      if (!c) break;
+      out->push_back(*c);
+    }
+  }
+  if (a.size() != 3 || (b.size() != 3 && b.size() != 4) || as.size() != 3 ||
+      bs.size() != b.size() - 1 || attrs.a_trans || attrs.b_trans) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul with img2col takes a [G, M, K] and a feature map b [N, C, H, W] or "
+        "[N, C, W] (static but for N), neither transposed: ", operands));
+  }
+  if (bs.size() == 2) bs.insert(bs.begin() + 1, 1);  // [C, W]: H = 1
+  const int64_t groups = as[0], k = as[2], c = bs[0];
+  if (k % geo->Taps() != 0 || groups * (k / geo->Taps()) != c) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul with img2col: ", operands, ": K ", k, " must be kh * kw (", geo->Taps(),
+        ") times C / G (", c, " / ", groups, ")"));
+  }
+  const int64_t oh = geo->OutH(bs[1]), ow = geo->OutW(bs[2]);
+  if (oh <= 0 || ow <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "matmul with img2col: feature map b ", FormatSymShape(b), " is smaller than the "
+        "kernel's extent (output ", oh, " x ", ow, ")"));
+  }
+  return SymShape{b[0], SymExpr(groups), SymExpr(k), SymExpr(oh * ow)};
+}
 
 }  // namespace
 
@@ -159,7 +199,12 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
   }
   if (info.category == OpCategory::kMatmul) {
     const SymValueType& a = inputs[0];
-    const SymValueType& b = inputs[1];
+    SymValueType b = inputs[1];
+    if (info.kind == "matmul" && !attrs.img2col.empty()) {
+      absl::StatusOr<SymShape> cols = Img2ColShape(a.shape, b.shape, attrs);
+      if (!cols.ok()) return cols.status();
+      b.shape = *std::move(cols);
+    }
     if (!IsFloat(a.dtype) || a.dtype != b.dtype) {
       return absl::InvalidArgumentError(absl::StrCat(
           "inputs have dtypes ", DTypeEnumName(a.dtype), " and ",

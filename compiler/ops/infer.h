@@ -51,6 +51,7 @@ struct InferAttrs {
   std::vector<int64_t> shape;                           // creation: "shape"
   pto::v1::DataType out_dtype = pto::v1::DT_UNSPECIFIED;  // matmul
   bool a_trans = false, b_trans = false;                  // matmul
+  std::vector<int64_t> img2col;  // matmul: "img2col" (ops/img2col.h); empty: none
   std::vector<int64_t> offsets;  // view, assemble: "offsets"
   std::vector<int64_t> dims;     // permute: "dims"
   int64_t dim0 = 0, dim1 = 0;    // transpose

@@ -276,11 +276,15 @@ std::vector<OpInfo>* MakeRegistry() {
       // matmul(a, b): [..., M, K] @ [..., K, N] -> [..., M, N] (a_trans:
       // a is [..., K, M]; b_trans: b is [..., N, K]); FP32/FP16/BF16 inputs
       // accumulate in FP32; out_dtype FP32 or the inputs' dtype; batch dims
-      // broadcast. Verified (cube tile, buffers); not lowered yet.
+      // broadcast. With "img2col" (ops/img2col.h: kh, kw, sh, sw, ph, pw,
+      // dh, dw) b is a feature map [N, C, H, W] or [N, C, W] read as its im2col matrix
+      // [N, G, K, OH * OW] (a conv; the TIMG2COL instruction), a is
+      // [G, M, K], neither transposed.
       {"matmul", C::kMatmul, 2, 1,
        {{"out_dtype", AttrType::kDType},
         {"a_trans", AttrType::kBool, false},
-        {"b_trans", AttrType::kBool, false}},
+        {"b_trans", AttrType::kBool, false},
+        {"img2col", AttrType::kInts, false}},
        false, P::kTMatmul},
       // Identity; the front end records `out[:] = param` as a copy.
       {"copy", C::kElementwiseUnary, 1, 1, {}, true, P::kTMov, T::kAny},

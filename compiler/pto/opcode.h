@@ -25,6 +25,11 @@
 // MSORT reads whole rows of a GM buffer along one dim (PtoInstr::index_dim)
 // and writes the positions that sort them (stable; PtoInstr::descending):
 // the compiler's form of PTO-ISA's TSORT32 blocks merged by TMRGSORT.
+// TIMG2COL is a cube group's load of B (a conv's matmul): the
+// [kb x n] block of the im2col matrix of a feature map in GM, built in L1
+// with zero padding (PtoInstr::img2col, compiler/ops/img2col.h), so no
+// im2col matrix is written to GM: PTO-ISA's TIMG2COL with its
+// TSET_IMG2COL_RPT / TSET_IMG2COL_PADDING settings as operands.
 // docs/pto-isa.md describes every instruction.
 #ifndef PTO_COMPILER_PTO_OPCODE_H_
 #define PTO_COMPILER_PTO_OPCODE_H_
@@ -135,7 +140,8 @@ namespace pto::compiler {
   X(kMScatter, "MSCATTER", MScatter, 2, 0) \
   X(kMSort, "MSORT", MSort, 0, 0)          \
   X(kTMatmul, "TMATMUL", CubeMatmul, 2, 0) \
-  X(kTMatmulAcc, "TMATMUL_ACC", CubeMatmulAcc, 2, 0)
+  X(kTMatmulAcc, "TMATMUL_ACC", CubeMatmulAcc, 2, 0) \
+  X(kTImg2Col, "TIMG2COL", CubeLoadImg2Col, 0, 0)
 
 enum class PtoOpcode {
 #define PTO_OPCODE_ENUM(e, name, fn, srcs, scalars) e,

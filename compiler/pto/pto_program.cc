@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/tensor_graph.h"
+#include "compiler/ops/img2col.h"
 #include "compiler/util/strings.h"
 
 namespace pto::compiler {
@@ -146,6 +147,18 @@ std::string PrintCubeBody(const PtoFunction& fn, const PtoProgram& p) {
                 : std::vector<int64_t>{};
         operands.push_back(
             absl::StrCat("%", in.buffer, "[", FormatGmIndex(in.index, shape), "]"));
+        break;
+      }
+      case PtoOpcode::kTImg2Col: {
+        // B's L1 block: [kL1 x n] of the im2col matrix of the feature map.
+        operands.push_back(tile({c.k_l1, n}));
+        const std::vector<int64_t>& shape =
+            !in.view_shape.empty() ? in.view_shape
+            : in.buffer >= 0 && in.buffer < static_cast<int>(p.buffers.size())
+                ? p.buffers[in.buffer].shape
+                : std::vector<int64_t>{};
+        operands.push_back(absl::StrCat("%", in.buffer, "[", FormatGmIndex(in.index, shape),
+                                        "] ", Img2ColText(in.img2col)));
         break;
       }
       case PtoOpcode::kTMov:

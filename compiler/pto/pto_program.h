@@ -74,6 +74,7 @@ struct PtoInstr {
   int extent_dynamic = -1;          // TileInstr::extent_dynamic (MGATHER, MSCATTER, MSORT)
   ScatterReduce scatter = ScatterReduce::kNone;  // MSCATTER
   bool descending = false;                       // MSORT
+  std::vector<int64_t> img2col;                  // TileInstr::img2col (TIMG2COL)
 };
 
 struct PtoFunction {

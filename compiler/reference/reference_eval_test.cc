@@ -524,5 +524,64 @@ TEST(ReferenceEvalTest, MatmulErrorsNameTheShapes) {
   EXPECT_THAT(out.status().message(), HasSubstr("do not broadcast"));
 }
 
+// A matmul with attr "img2col": a [G, M, K] times the im2col matrix of
+// feature map b [N, C, H, W] (compiler/ops/img2col.h) is the conv of b
+// with a's rows as the kernels (K in tap-major, channel-minor order).
+TEST(ReferenceEvalTest, MatmulOverImg2ColIsTheConv) {
+  struct Case {
+    std::vector<int64_t> x, geometry;  // geometry: kh, kw, sh, sw, ph, pw, dh, dw
+    int64_t groups, m;
+  };
+  const Case cases[] = {
+      {{1, 2, 3, 3}, {2, 2, 1, 1, 1, 1, 1, 1}, 1, 1},
+      {{2, 4, 7, 6}, {3, 2, 2, 1, 2, 1, 2, 3}, 2, 3},
+  };
+  for (const Case& c : cases) {
+    const int64_t n = c.x[0], ch = c.x[1], h = c.x[2], w = c.x[3];
+    const int64_t kh = c.geometry[0], kw = c.geometry[1], sh = c.geometry[2],
+                  sw = c.geometry[3], ph = c.geometry[4], pw = c.geometry[5],
+                  dh = c.geometry[6], dw = c.geometry[7];
+    const int64_t cg = ch / c.groups, k = kh * kw * cg;
+    const int64_t oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
+    const int64_t ow = (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+    pto::v1::Graph g = MatmulGraph({c.groups, c.m, k}, c.x, {n, c.groups, c.m, oh * ow}, false,
+                                   false, pto::v1::DT_FP32, pto::v1::DT_FP32);
+    for (pto::v1::Op& op : *g.mutable_ops()) {
+      if (op.kind() != "matmul") continue;
+      for (int64_t v : c.geometry) (*op.mutable_attrs())["img2col"].mutable_ints()->add_values(v);
+    }
+    RefTensor a{pto::v1::DT_FP32, {c.groups, c.m, k}, {}};
+    RefTensor x{pto::v1::DT_FP32, c.x, {}};
+    for (int64_t i = 0; i < c.groups * c.m * k; ++i) a.data.push_back(i % 7 - 3);
+    for (int64_t i = 0; i < n * ch * h * w; ++i) x.data.push_back(i % 11 - 5);
+    a.bound.assign(a.data.size(), 0.0);
+    x.bound.assign(x.data.size(), 0.0);
+    auto out = EvaluateReference(g, {a, x, {}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<double> want;
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t gr = 0; gr < c.groups; ++gr) {
+        for (int64_t row = 0; row < c.m; ++row) {
+          for (int64_t p = 0; p < oh * ow; ++p) {
+            double sum = 0;
+            for (int64_t i = 0; i < kh; ++i) {
+              for (int64_t j = 0; j < kw; ++j) {
+                for (int64_t cc = 0; cc < cg; ++cc) {
+                  const int64_t y = p / ow * sh - ph + i * dh, z = p % ow * sw - pw + j * dw;
+                  if (y < 0 || y >= h || z < 0 || z >= w) continue;
+                  sum += a.data[(gr * c.m + row) * k + (i * kw + j) * cg + cc] *
+                         x.data[((b * ch + gr * cg + cc) * h + y) * w + z];
+                }
+              }
+            }
+            want.push_back(sum);
+          }
+        }
+      }
+    }
+    EXPECT_EQ((*out)[2].data, want);
+  }
+}
+
 }  // namespace
 }  // namespace pto::reference

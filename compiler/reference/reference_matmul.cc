@@ -5,10 +5,64 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "compiler/ops/img2col.h"
 #include "compiler/reference/reference_error.h"
 #include "compiler/reference/reference_family.h"
 
 namespace pto::reference {
+namespace {
+
+// The im2col matrix [N, G, K, OH * OW] of feature map x [N, C, H, W] (or
+// [N, C, W]: H = 1) for a
+// [G, M, K] (compiler/ops/img2col.h), its bounds taken along: zero padding
+// is exact.
+absl::StatusOr<RefTensor> Img2ColMatrix(const std::string& where,
+                                        const pto::v1::Attribute& attr,
+                                        const std::vector<int64_t>& as, const RefTensor& x) {
+  absl::StatusOr<compiler::Img2Col> geo = compiler::ParseImg2Col(
+      std::vector<int64_t>(attr.ints().values().begin(), attr.ints().values().end()));
+  if (!geo.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reference: %s: %s", where, geo.status().message()));
+  }
+  std::vector<int64_t> xs = x.shape;
+  if (xs.size() == 3) xs.insert(xs.begin() + 2, 1);  // [N, C, W]: H = 1
+  if (as.size() != 3 || xs.size() != 4 || as[2] % geo->Taps() != 0 ||
+      as[0] * (as[2] / geo->Taps()) != xs[1] || geo->OutH(xs[2]) <= 0 ||
+      geo->OutW(xs[3]) <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reference: %s: img2col takes a [G, M, K] and a feature map [N, C, (H,) W] with K "
+        "= kh * kw * C / G and an output of at least 1 x 1, got %s and %s",
+        where, ShapeString(as), ShapeString(x.shape)));
+  }
+  const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], groups = as[0], k = as[2];
+  const int64_t cg = c / groups, oh = geo->OutH(h), ow = geo->OutW(w);
+  RefTensor cols;
+  cols.dtype = x.dtype;
+  cols.shape = {n, groups, k, oh * ow};
+  cols.data.assign(n * groups * k * oh * ow, 0.0);
+  cols.bound.assign(cols.data.size(), 0.0);
+  int64_t e = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const int64_t tap = kk / cg, ch = g * cg + kk % cg;
+        const int64_t i = tap / geo->kw, j = tap % geo->kw;
+        for (int64_t p = 0; p < oh * ow; ++p, ++e) {
+          const int64_t y = p / ow * geo->sh - geo->ph + i * geo->dh;
+          const int64_t z = p % ow * geo->sw - geo->pw + j * geo->dw;
+          if (y < 0 || y >= h || z < 0 || z >= w) continue;
+          const int64_t src = ((b * c + ch) * h + y) * w + z;
+          cols.data[e] = x.data[src];
+          if (!x.bound.empty()) cols.bound[e] = x.bound[src];
+        }
+      }
+    }
+  }
+  return cols;
+}
+
+}  // namespace
 
 absl::Status EvaluateMatmul(const pto::v1::Op& op, const std::string& where,
                             const std::vector<const RefTensor*>& in,
@@ -24,8 +78,16 @@ absl::Status EvaluateMatmul(const pto::v1::Op& op, const std::string& where,
            it->second.b();
   };
   const bool a_trans = flag("a_trans"), b_trans = flag("b_trans");
+  // With "img2col", b is a feature map read as its im2col matrix.
+  RefTensor cols;
+  if (auto it = op.attrs().find("img2col"); it != op.attrs().end()) {
+    absl::StatusOr<RefTensor> m = Img2ColMatrix(where, it->second, in[0]->shape, *in[1]);
+    if (!m.ok()) return m.status();
+    cols = *std::move(m);
+  }
+  const RefTensor* b_in = cols.shape.empty() ? in[1] : &cols;
   const std::vector<int64_t>& as = in[0]->shape;
-  const std::vector<int64_t>& bs = in[1]->shape;
+  const std::vector<int64_t>& bs = b_in->shape;
   if (as.size() < 2 || bs.size() < 2) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "reference: %s: operands must have rank >= 2, got %s and %s",
@@ -84,9 +146,9 @@ absl::Status EvaluateMatmul(const pto::v1::Op& op, const std::string& where,
   };
   for (int64_t t = 0; t < batches; ++t) {
     const double* a = in[0]->data.data() + batch_offset(as, t);
-    const double* b = in[1]->data.data() + batch_offset(bs, t);
+    const double* b = b_in->data.data() + batch_offset(bs, t);
     const double* ab = in[0]->bound.data() + batch_offset(as, t);
-    const double* bb = in[1]->bound.data() + batch_offset(bs, t);
+    const double* bb = b_in->bound.data() + batch_offset(bs, t);
     double* c = out->data.data() + t * m * n;
     double* cb = out->bound.data() + t * m * n;
     for (int64_t i = 0; i < m; ++i) {

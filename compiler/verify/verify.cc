@@ -719,6 +719,11 @@ absl::Status Verifier::CheckOp(const Op& op, const std::string& where,
   if (auto it = op.attrs().find("b_trans"); it != op.attrs().end()) {
     attrs.b_trans = it->second.b();
   }
+  if (auto it = op.attrs().find("img2col");
+      it != op.attrs().end() && it->second.value_case() == pto::v1::Attribute::kInts) {
+    const auto& ints = it->second.ints().values();
+    attrs.img2col.assign(ints.begin(), ints.end());
+  }
   for (const char* name : {"offsets", "dims"}) {
     auto it = op.attrs().find(name);
     if (it == op.attrs().end() ||

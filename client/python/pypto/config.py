@@ -361,8 +361,8 @@ class TileL0Info(TileL1Info):
 
 def set_conv_tile_shapes(tile_l1_info, tile_l0_info=None):
     """pypto.set_conv_tile_shapes(tile_l1_info, tile_l0_info=None): conv
-    tiling (a TileL0Info turns L0 tiling on). pypto.conv here is a
-    composition that picks its own tiles, so the shapes are recorded for
+    tiling (a TileL0Info turns L0 tiling on). pypto.conv here picks its
+    own tiles (its matmul's cube tile), so the shapes are recorded for
     get_conv_tile_shapes only."""
     if not isinstance(tile_l1_info, TileL1Info) or isinstance(tile_l1_info, TileL0Info):
         raise FeError(TypeError(f"pypto.set_conv_tile_shapes: tile_l1_info must be a "

@@ -1,5 +1,6 @@
-"""pypto.conv: 1-D and 2-D convolution, plain or transposed, composed of
-the public ops: one matmul on the cube path, or vector multiply-adds for a
+"""pypto.conv: 1-D and 2-D convolution, plain or transposed: one matmul on
+the cube path whose B operand is read from the input as its im2col matrix
+(PTO's TIMG2COL), or a composition of the public ops for a transposed or
 depthwise conv. (A 3-D conv would take rank-5 tensors; tensors here have at
 most 4 dims.)
 
@@ -9,7 +10,17 @@ transposed; the result [N, C_out, *out]. Each spatial dim's output size is
 torch's: (L + 2p - d(k - 1) - 1) // s + 1, and transposed
 (L - 1)s - 2p + d(k - 1) + output_padding + 1.
 
-How it computes:
+How it computes a plain conv (not transposed, not depthwise): the weight's
+taps as [groups, C_out / groups, K] (K = taps * C_in / groups, tap-major),
+times the input's im2col matrix [N, groups, K, P] (P: the output's spatial
+size), one matmul with attr "img2col" (kernel, strides, paddings,
+dilations; a 1-D conv is the 2-D one over one row): each cube task
+builds its [K block x P block] of the matrix in L1 straight from the input,
+zeros for the padding, so neither a padded copy nor the matrix is written
+to GM. An input with a valid region smaller than its shape takes the
+composition below.
+
+How the composition computes (transposed and depthwise convs):
   1. A transposed conv is the plain conv, stride 1, of the input with s - 1
      zeros inserted between its elements (a concat with zeros, then a
      reshape), with the kernel flipped and each group's channels swapped,
@@ -137,10 +148,15 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
             strides = [1] * nd
         else:
             x, lo = input, [-p for p in paddings]
-        taps = _taps(x, lo, sizes, strides, dilations, kernel)
-        if groups == c_in == c_out:
+        if not transposed and not groups == c_in == c_out and input._static is None:
+            y = _img2col_matmul(input, weight, kernel, strides, paddings, dilations, groups,
+                                c_out, sizes)
+            y = _reshape(y, [input._shape[0], c_out] + sizes)
+        elif groups == c_in == c_out:
+            taps = _taps(x, lo, sizes, strides, dilations, kernel)
             y = _depthwise(taps, weight, sizes, transposed)
         else:
+            taps = _taps(x, lo, sizes, strides, dilations, kernel)
             cols = _im2col(taps, sizes, groups)
             w = _weight_matrix(weight, kernel, groups, transposed)
             y = _matmul(w, cols, dtypes.DT_FP32)  # [N, G, C_out / G, P]
@@ -154,6 +170,25 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
         if out_dtype != dtypes.DT_FP32:
             y = _cast(y, out_dtype)
     return y
+
+
+def _img2col_matmul(x, weight, kernel, strides, paddings, dilations, groups, c_out, sizes):
+    """[N, groups, C_out / groups, P]: the conv as one matmul whose B operand,
+    the im2col matrix [N, groups, K, P], is read block by block from x
+    itself (the matmul's "img2col" attr, PTO's TIMG2COL: strides, zero
+    padding and dilation in the load; no im2col copy and no padded copy in
+    GM). A 1-D conv is the 2-D one over one row."""
+    w = _weight_matrix(weight, kernel, groups, False)
+    if len(kernel) == 1:  # [N, C, L]: one row
+        kernel, strides, paddings, dilations = ([1] + kernel, [1] + strides, [0] + paddings,
+                                                [1] + dilations)
+    geometry = [kernel[0], kernel[1], strides[0], strides[1], paddings[0], paddings[1],
+                dilations[0], dilations[1]]
+    shape = (x._shape[0], groups, c_out // groups, _prod(sizes))
+    return w._builder.add_op(
+        "matmul", [w, x], dtypes.DT_FP32, shape,
+        {"out_dtype": dtypes.DT_FP32, "a_trans": False, "b_trans": False,
+         "img2col": geometry}, _WHAT, cube_tile=tiling.current_cube_tile())
 
 
 def _ints(name, value, n, least):

@@ -258,3 +258,69 @@ def test_conv_runs_eagerly(native):
     torch.testing.assert_close(out_t.double(), _ref(F.conv_transpose2d, x, wt, stride=2,
                                                     padding=1, output_padding=1),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_conv_reads_its_im2col_blocks_from_the_input(native):
+    """A plain conv is one matmul whose B operand is the input itself, read
+    as its im2col matrix (attr "img2col": kernel, strides, paddings,
+    dilations): no pad or im2col copy in the graph. Transposed and
+    depthwise convs keep their compositions."""
+    x, w = torch.zeros(2, 4, 9, 8), torch.zeros(6, 2, 3, 2)
+
+    @pypto.jit
+    def kern(x: ANY, w: ANY, out: ANY):
+        out[:] = pypto.conv(x, w, pypto.DT_FP32, [2, 1], [1, 2], [2, 1], groups=2)
+
+    ops = kern.trace(x, w, torch.zeros(2, 6, 4, 11)).ops
+    matmuls = [op for op in ops if op.kind == "matmul"]
+    assert len(matmuls) == 1
+    assert list(matmuls[0].attrs["img2col"].ints.values) == [3, 2, 2, 1, 1, 2, 2, 1]
+    # One concat: the weight's taps along K (the input is neither padded nor copied).
+    kinds = [op.kind for op in ops]
+    assert "pad" not in kinds and kinds.count("concat") == 1, kinds
+
+
+# (x shape, weight shape, strides, paddings, dilations, groups): larger
+# than one cube tile in K (several L1 blocks, not a whole number of
+# channels each) and in the output's columns (tiles crossing output rows),
+# padding past the kernel's reach, strides and dilations together.
+CASES_IMG2COL = [
+    ((2, 24, 13, 11), (16, 24, 3, 3), [1, 1], [1, 1], [1, 1], 1),
+    ((2, 12, 15, 14), (9, 4, 3, 2), [3, 2], [2, 3], [2, 3], 3),
+    ((1, 5, 12, 29), (7, 5, 1, 4), [1, 3], [0, 4], [1, 2], 1),
+    ((3, 8, 6, 6), (8, 8, 5, 5), [1, 1], [4, 4], [1, 1], 1),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_conv_through_img2col_blocks_as_torch(native, dtype):
+    g = torch.Generator().manual_seed(11)
+    xs = [torch.randn(c[0], generator=g).to(dtype) for c in CASES_IMG2COL]
+    ws = [torch.randn(c[1], generator=g).to(dtype) for c in CASES_IMG2COL]
+    fns, wants = [], []
+    for i, (_, _, s, p, d, groups) in enumerate(CASES_IMG2COL):
+        fns.append(lambda *t, i=i, s=s, p=p, d=d, groups=groups: pypto.conv(
+            t[i], t[len(CASES_IMG2COL) + i], pypto.DT_FP32, s, p, d, groups=groups))
+        wants.append(_ref(F.conv2d, xs[i], ws[i], stride=s, padding=p, dilation=d,
+                          groups=groups))
+    outs = [torch.zeros(w.shape) for w in wants]
+    many_outputs.run_many(fns, xs + ws, outs, (8, 32))
+    for got, want in zip(outs, wants):
+        # FP32 accumulation of exact products: FP32's tolerance.
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_of_a_channel_view_reads_the_view(native):
+    """The input a view of a larger tensor (channels 3.. of 10): the im2col
+    blocks read the viewed channels at the view's offset."""
+    g = torch.Generator().manual_seed(12)
+    x, w = torch.randn(2, 10, 7, 9, generator=g), torch.randn(5, 4, 3, 3, generator=g)
+
+    @pypto.jit
+    def kern(x: ANY, w: ANY, out: ANY):
+        out[:] = pypto.conv(x[:, 3:7], w, pypto.DT_FP32, [1, 2], [1, 1], [1, 1])
+
+    out = torch.zeros(2, 5, 7, 5)
+    kern(x, w, out)
+    torch.testing.assert_close(out.double(), _ref(F.conv2d, x[:, 3:7], w, stride=[1, 2],
+                                                  padding=1), rtol=1e-5, atol=1e-5)

@@ -64,6 +64,14 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   const PtoInstr* load_b = nullptr;
   const PtoInstr* store = nullptr;
   for (const PtoInstr& in : fn.body) {
+    if (in.op == PtoOpcode::kTImg2Col) {
+      // PTO-ISA's TIMG2COL exists, but the CPU simulation this target is
+      // checked on has no implementation of it.
+      return absl::UnimplementedError(absl::StrCat(
+          "ascend target: function @f", index, ": TIMG2COL (a conv's matmul reading its "
+          "feature map) is not mapped: the PTO-ISA CPU simulation does not implement "
+          "TIMG2COL (docs/pto-isa.md lists what the target maps)"));
+    }
     if (in.op == PtoOpcode::kTLoad) (in.dst == 0 ? load_a : load_b) = &in;
     if (in.op == PtoOpcode::kTStore) store = &in;
   }

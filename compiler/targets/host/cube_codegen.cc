@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ops/img2col.h"
 #include "compiler/targets/host/amx_codegen.h"
 #include "runtime/host_target.h"
 
@@ -108,8 +109,9 @@ absl::StatusOr<std::string> LeadingDim(const std::vector<int64_t>& shape,
   return ld;
 }
 
-// L1 tiles hold converted (f16/bf16) operands; f32 operands are read in
-// place (CubeLoadL1 returns a view), so theirs is a null pointer. Large
+// L1 tiles hold converted (f16/bf16) operands and TIMG2COL's blocks; f32
+// operands in GM are read in place (CubeLoadL1 returns a view), so theirs
+// is a null pointer. Large
 // ones go on the heap: a cube task may run on a calling thread that has
 // only Executor::kMinHelperStackBytes (1 MiB) of stack left.
 constexpr int64_t kMaxStackL1Bytes = 256 * 1024;
@@ -147,15 +149,15 @@ Scratch Uint16Scratch(const char* name, int64_t elems) {
   return {absl::StrCat("    alignas(64) uint16_t ", name, "[", elems, "];\n"), ""};
 }
 
-bool L1OnHeap(pto::v1::DataType dtype, int64_t elems) {
-  return dtype != pto::v1::DT_FP32 && elems * 4 > kMaxStackL1Bytes;
+bool L1OnHeap(bool in_place, int64_t elems) {
+  return !in_place && elems * 4 > kMaxStackL1Bytes;
 }
 
-std::string L1Tile(const char* name, pto::v1::DataType dtype, int64_t elems) {
-  if (dtype == pto::v1::DT_FP32) {
+std::string L1Tile(const char* name, bool in_place, int64_t elems) {
+  if (in_place) {
     return absl::StrCat("  float* const ", name, " = nullptr;  // f32: read in place\n");
   }
-  if (L1OnHeap(dtype, elems)) {
+  if (L1OnHeap(in_place, elems)) {
     return absl::StrCat("  float* const ", name, " = static_cast<float*>(__builtin_malloc(",
                         elems * 4, "));\n");
   }
@@ -173,6 +175,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   const PtoInstr* store = nullptr;
   for (const PtoInstr& in : fn.body) {
     if (in.op == PtoOpcode::kTLoad) (in.dst == 0 ? load_a : load_b) = &in;
+    if (in.op == PtoOpcode::kTImg2Col) load_b = &in;
     if (in.op == PtoOpcode::kTStore) store = &in;
   }
   const int num_buffers = static_cast<int>(p.buffers.size());
@@ -207,9 +210,18 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   absl::StatusOr<std::string> lda =
       c.a_trans ? LeadingDim(a_shape, load_a->index, a_sd, rank, kGmIndexK, m_dim, index)
                 : LeadingDim(a_shape, load_a->index, a_sd, rank, m_dim, kGmIndexK, index);
+  // TIMG2COL builds B's L1 blocks itself (no leading dimension in GM).
+  const bool img2col = load_b->op == PtoOpcode::kTImg2Col;
+  if (img2col && (load_b->img2col.size() != kImg2ColInts ||
+                  (b_shape.size() != 3 && b_shape.size() != 4) ||
+                  c.b_trans || rank != 4)) {
+    return absl::InternalError(absl::StrCat("cube function @f", index,
+                                            ": a malformed TIMG2COL"));
+  }
   absl::StatusOr<std::string> ldb =
-      c.b_trans ? LeadingDim(b_shape, load_b->index, b_sd, rank, n_dim, kGmIndexK, index)
-                : LeadingDim(b_shape, load_b->index, b_sd, rank, kGmIndexK, n_dim, index);
+      img2col ? absl::StatusOr<std::string>("0")
+      : c.b_trans ? LeadingDim(b_shape, load_b->index, b_sd, rank, n_dim, kGmIndexK, index)
+                  : LeadingDim(b_shape, load_b->index, b_sd, rank, kGmIndexK, n_dim, index);
   if (!lda.ok()) return lda.status();
   if (!ldb.ok()) return ldb.status();
   // C's rows: the stride of its buffer's next-to-last dim (its last dim's
@@ -232,6 +244,13 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   if (c.k_dynamic >= 0) {
     absl::StrAppend(&extents, "  const int64_t tk = args[", rank + c.k_dynamic, "];\n");
   }
+  std::string b_offset = OffsetExpr(b_shape, load_b->index, rank, b_sd);
+  if (img2col) {  // space dim 1 is the group: channels from g * C/G on
+    std::vector<GmIndex> image = load_b->index;
+    image[1].space_dim = -1;
+    b_offset = absl::StrCat(OffsetExpr(b_shape, image, rank, b_sd), " + args[1] * ",
+                            load_b->img2col[8], " * ", StrideText(b_shape, b_sd, rank)[1]);
+  }
   std::string out = absl::StrCat(
       "// @f", index, ": cube, C[", m, " x ", n, "] over K=", c.k, " (L1 blocks of ",
       c.k_l1, ", L0 steps of ", c.k_l0, ")\n",
@@ -239,7 +258,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "  const ", ta, "* a = static_cast<const ", ta, "*>(buffers[", load_a->buffer,
       "]) + (", OffsetExpr(a_shape, load_a->index, rank, a_sd), ");\n",
       "  const ", tb, "* b = static_cast<const ", tb, "*>(buffers[", load_b->buffer,
-      "]) + (", OffsetExpr(b_shape, load_b->index, rank, b_sd), ");\n",
+      "]) + (", b_offset, ");\n",
       "  ", tc, "* c = static_cast<", tc, "*>(buffers[", store->buffer, "]) + (",
       OffsetExpr(o.shape, store->index, rank, c_sd), ");\n");
   // BF16 on a target with AMX-BF16: tiles instead of the FMA kernel, except
@@ -249,7 +268,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   // (16-row tiles would multiply padding, and packing B costs more than the
   // multiply: these stream B like the rows path of other targets).
   const bool amx_streams = rows_path && m <= kAmxStreamM;
-  if (runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
+  if (!img2col && runtime::HostTargetHasAmx(p.target) && a.dtype == pto::v1::DT_BF16 &&
       b.dtype == pto::v1::DT_BF16 && c.k_dynamic < 0 && !runtime_ld && !amx_streams) {
     absl::StrAppend(&out,
                     EmitAmxCubeBody({m, n, c.k, std::stoll(*lda), std::stoll(*ldb), std::stoll(ldc), c.a_trans, c.b_trans, tc,
@@ -262,7 +281,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   // BF16 (not the rows path): pairs of K on VDPBF16PS where the CPU reports
   // AVX512-BF16 (pto_cube.h, CubeMatmulBf16), the widening path below
   // otherwise.
-  if (a.dtype == pto::v1::DT_BF16 && b.dtype == pto::v1::DT_BF16 && !rows_path) {
+  if (a.dtype == pto::v1::DT_BF16 && b.dtype == pto::v1::DT_BF16 && !rows_path && !img2col) {
     const Scratch l0b16 = Uint16Scratch("l0p", Bf16L0BElems(c.k, n));
     const Scratch l0a16 =
         c.a_trans ? Uint16Scratch("l0q", Bf16L0AElems(m, c.k)) : Scratch{"", ""};
@@ -277,10 +296,12 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
         ");\n", l0b16.free, l0a16.free, "    return;\n  }\n#endif\n");
   }
   // The rows path reads bf16 B from GM, widening in registers (no L1 tile).
-  const bool b_gm_bf16 = rows_path && b.dtype == pto::v1::DT_BF16;
+  const bool b_gm_bf16 = rows_path && b.dtype == pto::v1::DT_BF16 && !img2col;
+  const bool a_in_place = a.dtype == pto::v1::DT_FP32;
+  const bool b_in_place = b.dtype == pto::v1::DT_FP32 && !img2col;
   absl::StrAppend(
-      &out, L1Tile("l1a", a.dtype, m * c.k_l1),
-      b_gm_bf16 ? "" : L1Tile("l1b", b.dtype, c.k_l1 * n),
+      &out, L1Tile("l1a", a_in_place, m * c.k_l1),
+      b_gm_bf16 ? "" : L1Tile("l1b", b_in_place, c.k_l1 * n),
       rows_path ? ""
                 : absl::StrCat("  alignas(64) float l0b[pto_cube::L0BElems(", kl0, ", ", n,
                                ")];\n"));
@@ -292,12 +313,22 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                : absl::StrCat("pto_cube::CubeLoadL1<pto_tile::Elem<", type, ">>");
   };
   const std::string load_a_fn = load(a.dtype, ta), load_b_fn = load(b.dtype, tb);
+  if (img2col) {
+    const std::vector<int64_t>& g = load_b->img2col;
+    const std::vector<std::string> stride = StrideText(b_shape, b_sd, rank);
+    const int64_t ow = Img2Col{g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]}.OutW(g[10]);
+    // A feature map [N, C, W] has one row (H = 1): its row stride is never used.
+    absl::StrAppend(&out, "  const pto_cube::CubeImg2Col geo = {", stride[1], ", ",
+                    b_shape.size() == 4 ? stride[2] : "0",
+                    ", ", g[8], ", ", g[9], ", ", g[10], ", ", absl::StrJoin(g.begin(),
+                    g.begin() + 8, ", "), ", ", ow, "};\n");
+  }
   if (c.k == 0 || c.k_dynamic >= 0) {
     absl::StrAppend(&out, c.k_dynamic >= 0 ? "  if (tk <= 0) " : "  ", "for (int i = 0; i < ",
                     m * n, "; ++i) l0c[i] = 0.0f;\n");
   }
-  const bool l1b_heap = !b_gm_bf16 && L1OnHeap(b.dtype, c.k_l1 * n);
-  const bool heap = L1OnHeap(a.dtype, m * c.k_l1) || l1b_heap;
+  const bool l1b_heap = !b_gm_bf16 && L1OnHeap(b_in_place, c.k_l1 * n);
+  const bool heap = L1OnHeap(a_in_place, m * c.k_l1) || l1b_heap;
   // TLOAD A: [m x kb] at column k (a_trans: [kb x m] at row k); B: [kb x n]
   // at row k (b_trans: [n x kb] at column k).
   const char* a_trans = c.a_trans ? "true" : "false";
@@ -312,7 +343,10 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
                          *lda, ", kb, ", ms, ", &lda1);\n")
           : absl::StrCat("    const float* a1 = ", load_a_fn, "(l1a, a + k, ", *lda, ", ", ms,
                          ", kb, &lda1);\n"),
-      b_gm_bf16
+      img2col
+          ? absl::StrCat("    const float* b1 = pto_cube::CubeLoadImg2Col<pto_tile::Elem<", tb,
+                         ">>(l1b, b, geo, k, kb, args[", n_dim, "], ", ns, ", &ldb1);\n")
+      : b_gm_bf16
           ? absl::StrCat("    const uint16_t* b1 = reinterpret_cast<const uint16_t*>(b + k * ",
                          *ldb, ");\n    ldb1 = ", *ldb, ";\n")
       : c.b_trans
@@ -336,7 +370,7 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
       "      }\n    }\n  }\n",
       "  pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", ms,
       ", ", ns, ");\n",
-      heap ? absl::StrCat(L1OnHeap(a.dtype, m * c.k_l1) ? "  __builtin_free(l1a);\n" : "",
+      heap ? absl::StrCat(L1OnHeap(a_in_place, m * c.k_l1) ? "  __builtin_free(l1a);\n" : "",
                           l1b_heap ? "  __builtin_free(l1b);\n" : "")
            : "",
       "}\n\n");

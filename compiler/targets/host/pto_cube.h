@@ -12,6 +12,8 @@
 //                      packed in column panels (below)
 //   TMATMUL            CubeMatmul: L0C = L0A * L0B (f32 accumulate)
 //   TMATMUL_ACC        CubeMatmulAcc: L0C += L0A * L0B (the next L0 step)
+//   TIMG2COL GM -> L1  CubeLoadImg2Col: B's block of the im2col matrix of a
+//                      feature map (a conv; pto_cube_img2col.h)
 //   TSTORE L0C -> GM   CubeStoreL0C: the dense [m x n] L0C tile into GM,
 //                      rounded to the output type (Conv::Store)
 //
@@ -1082,5 +1084,7 @@ inline void CubeStoreL0C(T* __restrict gm, int64_t ld,
 
 // BF16 matmuls on AMX tiles (host-x86_64-v3-amx; empty on other targets).
 #include "pto_amx.h"
+// TIMG2COL: a conv's B blocks built from its feature map.
+#include "pto_cube_img2col.h"
 
 #endif  // PTO_CUBE_H_

@@ -11,7 +11,10 @@
 //
 // Without the PTO-ISA headers (PTO_ISA_ROOT, or ../shared/third_party/pto-isa
 // beside the repository) every case is skipped, saying what to install.
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -304,6 +307,30 @@ pto::v1::Graph IntArange() {
   return b.graph();
 }
 
+// Floor division, remainder, fmod and gcd of INT32 tiles (zero divisors
+// among the inputs: 0, as the host), and INT32 maxima and minima over the
+// last dim and dim 0, within one tile and across tiles (partials combined).
+pto::v1::Graph IntDivision() {
+  Builder b("int_division");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {37, 70});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {37, 70});
+  for (const char* kind : {"floor_divide", "remainder", "fmod", "gcd"}) {
+    b.Output(kind, b.Op(kind, {x, y}, tile));
+  }
+  return b.graph();
+}
+
+pto::v1::Graph IntReductions(const std::vector<int64_t>& tile) {
+  Builder b(absl::StrCat("int_reductions_", tile.back()));
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {37, 70});
+  for (const char* kind : {"amax", "amin"}) {
+    b.Output(absl::StrCat(kind, "_last"), b.Op(kind, {x}, tile, -1, true));
+    b.Output(absl::StrCat(kind, "_dim0"), b.Op(kind, {x}, tile, 0, false));
+  }
+  return b.graph();
+}
+
 // argmax/argmin over the last dim or dim 0: the dim in one tile (the
 // position straight out), and dims too long for one (partial positions per
 // tile, combined by TARGSEL).
@@ -402,6 +429,9 @@ std::vector<Case> Cases() {
       {"IntCompareSelect", IntCompareSelect},
       {"IntCasts", IntCasts},
       {"IntArange", IntArange},
+      {"IntDivision", IntDivision},
+      {"IntReductionsTiles", [] { return IntReductions({16, 32}); }},
+      {"IntReductionsOneTile", [] { return IntReductions({8, 70}); }},
       {"ArgmaxRow", [] { return ArgReduce("argmax", {37, 70}, {8, 70}); }},
       {"ArgminRow", [] { return ArgReduce("argmin", {37, 70}, {16, 32}); }},
       {"ArgmaxTiles", [] { return ArgReduce("argmax", {3, 5000}, {1, 256}); }},
@@ -508,21 +538,142 @@ TEST(AscendRuntimeTest, PhiloxIsNamedAsHostOnly) {
 
 // Integer instructions the target leaves out are UNIMPLEMENTED naming the
 // instruction and the dtype: INT64 arithmetic (the vector unit has no
-// 64-bit arithmetic), INT32 floor division.
+// 64-bit arithmetic), and so an INT32 sum or product over a dim (INT64
+// values, as torch's).
 TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
-  for (const auto& [dtype, op, opcode] :
-       {std::tuple{pto::v1::DT_INT64, "add", "TADD"},
-        std::tuple{pto::v1::DT_INT32, "floor_divide", "TFLOORDIV"}}) {
-    compiler::testing::UniformGraphBuilder b(op, dtype, {37, 70}, {16, 32});
-    const uint32_t x = b.Input("x"), y = b.Input("y");
-    b.Output("out", b.Op(op, {x, y}));
+  auto refused = [](const pto::v1::Graph& g) {
     absl::StatusOr<compiler::CompileResult> r =
-        compiler::Compile(b.Build(), runtime::kAscendA2A3CpuSimTarget, {});
-    ASSERT_FALSE(r.ok()) << op;
+        compiler::Compile(g, runtime::kAscendA2A3CpuSimTarget, {});
+    EXPECT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-    EXPECT_THAT(std::string(r.status().message()), HasSubstr(opcode));
-    EXPECT_THAT(std::string(r.status().message()), HasSubstr(pto::v1::DataType_Name(dtype)));
+    return std::string(r.status().message());
+  };
+  {
+    compiler::testing::UniformGraphBuilder b("add", pto::v1::DT_INT64, {37, 70}, {16, 32});
+    const uint32_t x = b.Input("x"), y = b.Input("y");
+    b.Output("out", b.Op("add", {x, y}));
+    const std::string why = refused(b.Build());
+    EXPECT_THAT(why, HasSubstr("TADD"));
+    EXPECT_THAT(why, HasSubstr("DT_INT64"));
   }
+  for (const auto& [op, opcode] : {std::pair{"sum", "TREDSUM"}, std::pair{"prod", "TREDPROD"}}) {
+    Builder b(op);
+    const uint32_t x = b.Input("x", pto::v1::DT_INT32, {37, 70});
+    b.Output("out", b.Op(op, {x}, {16, 32}, -1, true));
+    const std::string why = refused(b.graph());
+    EXPECT_THAT(why, HasSubstr(opcode));
+    EXPECT_THAT(why, HasSubstr("DT_INT64"));
+  }
+}
+
+// INT32 values at the edges of the range: every pair of edge values (INT32_MIN
+// and MAX and their neighbours, divisors 0, +-1, +-2, powers of two, values
+// beyond 2^24 that f32 does not hold, consecutive Fibonacci numbers, gcd's
+// longest case) and random ones across the whole range, through floor
+// division, remainder, fmod, gcd, and maxima and minima over both dims: the
+// Ascend kernel's results equal the host's bit for bit.
+TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const int64_t rows = 40, cols = 72;
+  Builder b("int_edges");
+  const std::vector<int64_t> tile = {16, 32};
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {rows, cols});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {rows, cols});
+  for (const char* kind : {"floor_divide", "remainder", "fmod", "gcd"}) {
+    b.Output(kind, b.Op(kind, {x, y}, tile));
+  }
+  for (const char* kind : {"amax", "amin"}) {
+    b.Output(absl::StrCat(kind, "_last"), b.Op(kind, {x}, tile, -1, true));
+    b.Output(absl::StrCat(kind, "_dim0"), b.Op(kind, {y}, tile, 0, true));
+  }
+  const pto::v1::Graph graph = b.graph();
+  absl::StatusOr<compiler::CompileResult> ascend =
+      compiler::Compile(graph, runtime::kAscendA2A3Target, {});
+  ASSERT_TRUE(ascend.ok()) << ascend.status();
+  auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
+  ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+
+  constexpr int32_t kMin = INT32_MIN, kMax = INT32_MAX;
+  std::vector<int32_t> edges = {kMin, kMin + 1, kMin + 2, kMin + 127, kMin + 128,
+                                -(1 << 30) - 1, -(1 << 30), -16777217, -16777216, -65537,
+                                -65536, -1000, -7, -3, -2, -1, 0, 1, 2, 3, 7, 64, 1000,
+                                65535, 65536, 16777217, 1 << 30, 1134903170, 1836311903,
+                                kMax - 128, kMax - 1, kMax};
+  std::vector<int32_t> xs, ys;
+  for (int32_t a : edges) {
+    for (int32_t d : edges) {
+      xs.push_back(a);
+      ys.push_back(d);
+    }
+  }
+  std::mt19937_64 rng(7);
+  while (static_cast<int64_t>(xs.size()) < rows * cols) {
+    const uint64_t r = rng();
+    const int32_t a = static_cast<int32_t>(r);
+    int32_t d = static_cast<int32_t>(r >> 32);
+    switch (xs.size() % 4) {
+      case 0: break;                                      // both across the range
+      case 1: d >>= (r >> 59); break;                     // any magnitude
+      case 2: d = (d < 0 ? -1 : 1) << ((r >> 58) % 31); break;  // +-2^k
+      default: d = static_cast<int32_t>(d % 9); break;    // small, 0 included
+    }
+    xs.push_back(a);
+    ys.push_back(d);
+  }
+  auto run = [&](const runtime::Kernel& kernel) {
+    std::map<uint32_t, const pto::v1::Value*> values;
+    for (const pto::v1::Value& v : graph.values()) values[v.id()] = &v;
+    std::vector<std::vector<int32_t>> buffers;
+    std::vector<runtime::TensorArg> args;
+    for (const pto::v1::Parameter& param : graph.params()) {
+      const pto::v1::Value& v = *values.at(param.value_id());
+      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
+      EXPECT_TRUE(shape.ok() && v.dtype() == pto::v1::DT_INT32) << param.name();
+      int64_t n = 1;
+      for (int64_t e : *shape) n *= e;
+      if (param.value_id() == x) {
+        buffers.push_back(xs);
+      } else if (param.value_id() == y) {
+        buffers.push_back(ys);
+      } else {
+        buffers.push_back(std::vector<int32_t>(n, 0x5a5a5a5a));
+      }
+      args.push_back({nullptr, pto::v1::DT_INT32, *shape});
+    }
+    for (size_t i = 0; i < args.size(); ++i) args[i].data = buffers[i].data();
+    const absl::Status s = kernel.Run(args);
+    EXPECT_TRUE(s.ok()) << s;
+    return buffers;
+  };
+  const auto want = run(*host_kernel);
+  const auto got = run(**ascend_kernel);
+  ASSERT_EQ(want.size(), got.size());
+  for (int p = 2; p < graph.params_size(); ++p) {
+    int mismatches = 0;
+    for (size_t i = 0; i < want[p].size(); ++i) {
+      if (want[p][i] == got[p][i]) continue;
+      if (++mismatches <= 5) {
+        const size_t k = i < xs.size() ? i : 0;
+        ADD_FAILURE() << graph.params(p).name() << "[" << i << "]: got " << got[p][i]
+                      << ", host " << want[p][i] << " (x " << xs[k] << ", y " << ys[k] << ")";
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << graph.params(p).name();
+  }
+  // A few facts the host holds too, so that both cannot drift together.
+  ASSERT_EQ(graph.params(2).name(), "floor_divide");
+  ASSERT_EQ(graph.params(5).name(), "gcd");
+  const size_t min_by_minus_one = 15;  // (kMin, -1)
+  ASSERT_EQ(xs[min_by_minus_one], kMin);
+  ASSERT_EQ(ys[min_by_minus_one], -1);
+  EXPECT_EQ(got[2][min_by_minus_one], kMin);  // floor_divide wraps
+  EXPECT_EQ(got[3][min_by_minus_one], 0);
+  EXPECT_EQ(got[2][16], 0);  // (kMin, 0): a zero divisor gives 0
+  EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
 }
 
 // sort, the index ops and a bitcast between element types are UNIMPLEMENTED

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
+#include "compiler/targets/ascend/ascend_int_math.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
@@ -105,7 +106,7 @@ bool StoredAsF32(pto::v1::DataType t) {
 }
 
 // One block function being emitted.
-class FunctionEmitter : public ascend::VectorCode {
+class FunctionEmitter : public ascend::IntVectorCode {
  public:
   FunctionEmitter(const PtoProgram& p, int index)
       : p_(p), fn_(p.functions[index]), index_(index) {}
@@ -179,6 +180,9 @@ class FunctionEmitter : public ascend::VectorCode {
   absl::Status EmitIntCompute(const PtoInstr& in);
   absl::Status EmitIntCompare(const PtoInstr& in);
   absl::Status EmitIntCast(const PtoInstr& in);
+  // TREDMAX/TREDMIN of a full int32 tile into an int32 row (column) tile,
+  // through exact f32 extrema of its 16-bit halves.
+  absl::Status EmitIntReduce(const PtoInstr& in);
   // d (full f32) = 1.0/0.0 for the flat int32 view `fx` MODE c (c an int32
   // C++ expression).
   void IntCompareFlat(const std::string& fx, const char* mode, const std::string& c,
@@ -225,6 +229,14 @@ class FunctionEmitter : public ascend::VectorCode {
   // A full int32 scratch tile (TCVT's rounding modes).
   std::string IntTmp() { need_int_ = true; return "itmp"; }
   std::string IntScratch() override { return IntTmp(); }
+  std::string IntScratchK(int k) override { return IntTmpK(k); }
+  void IntSelect(const std::string& dst, const std::string& x, const char* mode,
+                 const std::string& c, const std::string& a, const std::string& b) override {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", FlatI(x), ", ", c, ", CmpMode::", mode, ");"));
+    const std::string fa = FlatI(a), fb = FlatI(b), fd = FlatI(dst);
+    Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
+    Line(absl::StrCat("TRESHAPE(", dst, ", ", fd, ");"));
+  }
   void Select(const std::string& dst, const std::string& x, const char* mode,
               const std::string& c, const std::string& a, const std::string& b) override {
     Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(x), ", ", c, ", CmpMode::", mode, ");"));
@@ -685,6 +697,33 @@ absl::Status FunctionEmitter::PlanIntTiles() {
   for (const PtoInstr& in : fn_.body) {
     arg = arg || in.op == PtoOpcode::kTArgFirst || in.op == PtoOpcode::kTArgSel;
   }
+  // A maximum or minimum of INT32 values across tiles keeps its partial
+  // results in an INT64 workspace: int32 values all the same. Such a partial
+  // (TREDMAX/TREDMIN of a tile loaded from an INT32 buffer), and a load of an
+  // INT64 workspace read only by TREDMAX/TREDMIN into INT32, hold int32 values.
+  auto loaded_from = [&](int tile, auto pred) {
+    for (const PtoInstr& in : fn_.body) {
+      if (in.dst == tile) return in.op == PtoOpcode::kTLoad && pred(p_.buffers[in.buffer]);
+    }
+    return false;
+  };
+  auto extremum = [](const PtoInstr& in) {
+    return in.op == PtoOpcode::kTRedMax || in.op == PtoOpcode::kTRedMin;
+  };
+  auto int32_valued = [&](const PtoInstr& in) {
+    if (in.dtype == pto::v1::DT_INT32) return true;
+    if (extremum(in)) {
+      return loaded_from(in.srcs[0], [](const PtoBuffer& b) { return b.dtype == pto::v1::DT_INT32; });
+    }
+    if (in.op != PtoOpcode::kTLoad || p_.buffers[in.buffer].param >= 0) return false;
+    bool read = false;
+    for (const PtoInstr& r : fn_.body) {
+      if (std::find(r.srcs.begin(), r.srcs.end(), in.dst) == r.srcs.end()) continue;
+      if (!extremum(r) || r.dtype != pto::v1::DT_INT32) return false;
+      read = true;
+    }
+    return read;
+  };
   for (int t = 0; t < fn_.num_tiles && t < static_cast<int>(fn_.ub_types.size()); ++t) {
     if (fn_.ub_types[t] != pto::v1::DT_INT64) continue;
     bool int32 = true, moved_only = true;
@@ -692,7 +731,7 @@ absl::Status FunctionEmitter::PlanIntTiles() {
     for (const PtoInstr& in : fn_.body) {
       const bool reads = std::find(in.srcs.begin(), in.srcs.end(), t) != in.srcs.end();
       if (in.dst == t) {
-        int32 = int32 && in.dtype == pto::v1::DT_INT32;
+        int32 = int32 && int32_valued(in);
         if (in.op != PtoOpcode::kTLoad) {
           moved_only = false;
           if (user == nullptr) user = &in;
@@ -960,6 +999,7 @@ absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
   }
   if (in.op == PtoOpcode::kTCvt) return EmitIntCast(in);
   if (Compares(in.op)) return EmitIntCompare(in);
+  if (Reduces(in.op)) return EmitIntReduce(in);
   if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into an integer row tile");
   for (int s : in.srcs) {
     if (kind_[s] != Kind::kFull) return Unsupported(in.op, "on an integer row tile");
@@ -1114,8 +1154,61 @@ absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
       break;
     }
     default:
+      if (ascend::IsAscendIntComposition(in.op)) {
+        ascend::EmitAscendIntComposition(*this, in.op, d, src(0), src(1));
+        break;
+      }
       return Unsupported(in.op, "of DT_INT32 values has no PTO-ISA mapping in this target yet");
   }
+  return absl::OkStatus();
+}
+
+// Extrema of int32 values: the signed top halves x >> 16 reduced in f32
+// (TROWMAX / TCOLMAX, ...), then the low halves x & 65535 of the elements
+// whose top half is the extremum (the others -1 for max, 65536 for min),
+// reduced the same way; hi * 65536 + lo. Exact for every int32. (A sum or
+// product of INT32 values is INT64, torch's, which PlanIntTiles refuses.)
+absl::Status FunctionEmitter::EmitIntReduce(const PtoInstr& in) {
+  const int x = in.srcs[0];
+  if (kind_[x] != Kind::kFull || elem_[x] != Elem::kI32) {
+    return Unsupported(in.op, "of an integer row tile, or of f32 values into an int32 tile");
+  }
+  if (in.op != PtoOpcode::kTRedMax && in.op != PtoOpcode::kTRedMin) {
+    return Unsupported(in.op, "of DT_INT32 values into an int32 tile");
+  }
+  const bool row = in.reduce_dim == rank_ - 1;
+  const std::string d = T(in.dst), src = T(x);
+  if (kind_[in.dst] == Kind::kFull) {  // one column: each row's one value
+    if (!row || cols_ != 1) return Unsupported(in.op, "of DT_INT32 values into a full tile");
+    Line(absl::StrCat("TADDS(", d, ", ", src, ", 0);"));
+    return absl::OkStatus();
+  }
+  auto reduce = [&](const char* what, const std::string& to, const std::string& from) {
+    Line(row ? absl::StrCat("TROW", what, "(", to, ", ", from, ", ", Tmp(), ");")
+             : absl::StrCat("TCOL", what, "(", to, ", ", from, ");"));
+  };
+  const std::string part = IntTmpK(2), count = IntTmpK(3), fpart = Scratch(2);
+  const std::string rf = row ? RowTmpK(2) : ColTmpK(2), rf2 = row ? RowTmpK(3) : ColTmpK(3);
+  const std::string ri = row ? "irow" : "icol";
+  (row ? need_int_row_ : need_int_col_) = true;
+  const bool max = in.op == PtoOpcode::kTRedMax;
+  const char* what = max ? "MAX" : "MIN";
+  const std::string e = Scratch(3), fill = Scratch(4);
+  Line(absl::StrCat("TEXPANDS(", count, ", 16);"));
+  Line(absl::StrCat("TSHR(", part, ", ", src, ", ", count, ");"));
+  Line(absl::StrCat("TCVT(", fpart, ", ", part, ", RoundMode::CAST_RINT);"));
+  reduce(what, rf, fpart);
+  Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", e, ", ", rf, ");"));
+  Line(absl::StrCat("TSUB(", e, ", ", fpart, ", ", e, ");"));  // 0 where the top half is it
+  Line(absl::StrCat("TANDS(", part, ", ", src, ", 65535);"));
+  Line(absl::StrCat("TCVT(", fpart, ", ", part, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TEXPANDS(", fill, ", ", max ? "-1.0f" : "65536.0f", ");"));
+  Select(fpart, e, max ? "GE" : "LE", "0.0f", fpart, fill);
+  reduce(what, rf2, fpart);
+  Line(absl::StrCat("TCVT(", d, ", ", rf, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TMULS(", d, ", ", d, ", 65536);"));
+  Line(absl::StrCat("TCVT(", ri, ", ", rf2, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TADD(", d, ", ", d, ", ", ri, ");"));
   return absl::OkStatus();
 }
 

@@ -2,7 +2,7 @@
 // with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
 // row-expanding arithmetic), a matmul through L1 and L0 tiles and the
 // softmax loop whose body loads through a dynamic view, integer ops on int32
-// tiles, an argmax, and a scan, which the target refuses. Goldens live in
+// tiles, INT32 division and maxima, an argmax, and a scan, which the target refuses. Goldens live in
 // compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
@@ -95,6 +95,17 @@ TEST(AscendGoldenTest, IntegerOps) {
   b.Output("out", v);
   b.Output("f", b.Cast(v, pto::v1::DT_FP32, {8, 32}));
   CheckGolden("int_ops.cc.txt", AscendSource(b.graph()));
+}
+
+// INT32 floor division (a float quotient estimate corrected in int32) and
+// an INT32 maximum over the last dim (its 16-bit halves' maxima in f32).
+TEST(AscendGoldenTest, IntegerDivisionAndSum) {
+  testing::GraphBuilder b("int_division");
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {16, 40});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {16, 40});
+  b.Output("q", b.Op("floor_divide", {x, y}, {8, 40}));
+  b.Output("m", b.Op("amax", {x}, {8, 40}, -1, true));
+  CheckGolden("int_division.cc.txt", AscendSource(b.graph()));
 }
 
 // argmax over a last dim too long for one tile: TARGFIRST's partial

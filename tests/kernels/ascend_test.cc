@@ -666,7 +666,8 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
 // integers across [-100, 100] (INT64 indices: many out of range), floats
 // across [-2, 2], outputs filled with NaN first.
 std::vector<ptoc::HostTensor> RunOnRawInputs(const pto::v1::Graph& graph,
-                                             const runtime::Kernel& kernel, uint64_t seed) {
+                                             const runtime::Kernel& kernel, uint64_t seed,
+                                             const std::map<std::string, int64_t>& sizes = {}) {
   std::mt19937_64 rng(seed);
   std::map<uint32_t, const pto::v1::Value*> declared;
   for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
@@ -675,7 +676,9 @@ std::vector<ptoc::HostTensor> RunOnRawInputs(const pto::v1::Graph& graph,
   for (const pto::v1::Parameter& param : graph.params()) {
     const pto::v1::Value& v = *declared.at(param.value_id());
     std::vector<int64_t> shape;
-    for (const auto& d : v.shape().dims()) shape.push_back(d.size());
+    for (const auto& d : v.shape().dims()) {
+      shape.push_back(d.kind_case() == pto::v1::Dim::kSymbol ? sizes.at(d.symbol()) : d.size());
+    }
     absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), shape);
     EXPECT_TRUE(t.ok()) << t.status();
     if (!t.ok()) return {};
@@ -692,6 +695,33 @@ std::vector<ptoc::HostTensor> RunOnRawInputs(const pto::v1::Graph& graph,
   absl::Status ran = kernel.Run(args);
   EXPECT_TRUE(ran.ok()) << graph.name() << ": " << ran;
   return buffers;
+}
+
+// Every parameter of `got` equal to `want`'s, element by element (NaN
+// matching NaN: an output element neither wrote).
+void ExpectSameBits(const std::string& label, const std::vector<ptoc::HostTensor>& got,
+                    const std::vector<ptoc::HostTensor>& want) {
+  ASSERT_EQ(got.size(), want.size()) << label;
+  for (size_t p = 0; p < got.size(); ++p) {
+    for (int64_t i = 0; i < got[p].size(); ++i) {
+      const double g = got[p].Get(i), w = want[p].Get(i);
+      ASSERT_TRUE(g == w || (std::isnan(g) && std::isnan(w)))
+          << label << ": parameter " << p << " element " << i << ": got " << g << ", host " << w;
+    }
+  }
+}
+
+// index_select and index_add over symbolic dims (x [5, n], i [m]): the
+// buffer's strides and the bound of a valid index from the dynamic args,
+// tails with run-time extents.
+pto::v1::Graph SymbolicIndexOps() {
+  const compiler::SymExpr m = compiler::SymExpr::Symbol("m"), n = compiler::SymExpr::Symbol("n");
+  Builder b("sym_index_ops");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {compiler::SymExpr(5), n});
+  const uint32_t i = b.SymInput("i", pto::v1::DT_INT32, {m});
+  const uint32_t rows = IndexOp(b, "index_select", {x, i}, {2, 4}, 1);
+  b.Output("out", IndexOp(b, "index_add", {x, i, rows}, {2, 4}, 1));
+  return b.Build();
 }
 
 // INT64 indices as they come, many outside their dim (the reference refuses
@@ -737,16 +767,30 @@ TEST(AscendIndexTest, RawInt64IndicesGiveTheHostsResults) {
     for (uint64_t seed : {1, 2}) {
       std::vector<ptoc::HostTensor> want = RunOnRawInputs(graph, *host_kernel, seed);
       std::vector<ptoc::HostTensor> got = RunOnRawInputs(graph, **ascend_kernel, seed);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t p = 0; p < got.size(); ++p) {
-        for (int64_t i = 0; i < got[p].size(); ++i) {
-          const double g = got[p].Get(i), w = want[p].Get(i);
-          ASSERT_TRUE(g == w || (std::isnan(g) && std::isnan(w)))
-              << graph.name() << " seed " << seed << " parameter " << p << " element " << i
-              << ": got " << g << ", host " << w;
-        }
-      }
+      ExpectSameBits(graph.name() + " seed " + std::to_string(seed), got, want);
     }
+  }
+}
+
+// The same over symbolic dims, at sizes with and without tails, indices in
+// and out of range.
+TEST(AscendIndexTest, SymbolicDimsGiveTheHostsResults) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const pto::v1::Graph graph = SymbolicIndexOps();
+  absl::StatusOr<compiler::CompileResult> ascend =
+      compiler::Compile(graph, runtime::kAscendA2A3Target, {});
+  ASSERT_TRUE(ascend.ok()) << ascend.status();
+  auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
+  ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+  for (const auto& [n, m] : {std::pair{13, 7}, std::pair{120, 33}, std::pair{4, 8}}) {
+    const std::map<std::string, int64_t> sizes = {{"n", n}, {"m", m}};
+    ExpectSameBits(absl::StrCat("sym_index_ops n=", n, " m=", m),
+                   RunOnRawInputs(graph, **ascend_kernel, 1, sizes),
+                   RunOnRawInputs(graph, *host_kernel, 1, sizes));
   }
 }
 

@@ -1307,7 +1307,8 @@ absl::StatusOr<FunctionEmitter::Indexed> FunctionEmitter::IndexOffsets(const Pto
   // its stride.
   const int d0 = 4 - rank_;
   const std::string outer = d0 == kdim ? n : absl::StrCat(shape4[d0]);
-  const std::string total = absl::ascii_isdigit(stride[d0][0]) && absl::ascii_isdigit(outer[0])
+  const bool static_total = absl::ascii_isdigit(stride[d0][0]) && absl::ascii_isdigit(outer[0]);
+  const std::string total = static_total
                                 ? absl::StrCat(std::stoll(stride[d0]) * std::stoll(outer))
                                 : absl::StrCat(outer, " * ", stride[d0]);
   buffers_.insert(in.buffer);
@@ -1315,7 +1316,7 @@ absl::StatusOr<FunctionEmitter::Indexed> FunctionEmitter::IndexOffsets(const Pto
   x.g = absl::StrCat("ga", i);
   const std::string elem = GmElem(buf.dtype);
   const std::string ptr = absl::StrCat("b", in.buffer);
-  if (absl::ascii_isdigit(total[0])) {
+  if (static_total) {
     Line(absl::StrCat("using GA", i, " = GlobalTensor<", elem, ", Shape<1, 1, 1, 1, ", total,
                       ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;"));
     Line(absl::StrCat("GA", i, " ", x.g, "(", ptr, ");"));

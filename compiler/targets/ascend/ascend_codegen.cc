@@ -1334,8 +1334,8 @@ absl::StatusOr<FunctionEmitter::Indexed> FunctionEmitter::IndexOffsets(const Pto
   const std::string k = FlatI(IntTmpK(11)), izero = FlatI(IntTmpK(12));
   const std::string f = Flat(Scratch(15));
   const int64_t cols8 = RoundUp(cols_, kUbAlign / 4);
-  // rem = q's floor division by `by` (x >= 0): q = floor((x + 1/2) / by),
-  // x -= q * by.
+  // x's floor division by `by` (x >= 0): quot = floor((x + 1/2) / by), and
+  // x becomes the remainder x - quot * by.
   auto divide = [&](const std::string& x, int64_t by, const std::string& quot) {
     Line(absl::StrCat("TCVT(", f, ", ", x, ", RoundMode::CAST_NONE);"));
     Line(absl::StrCat("TADDS(", f, ", ", f, ", 0.5f);"));

@@ -11,6 +11,7 @@
 //
 // Without the PTO-ISA headers (PTO_ISA_ROOT, or ../shared/third_party/pto-isa
 // beside the repository) every case is skipped, saying what to install.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -343,6 +344,72 @@ pto::v1::Graph ArgReduce(const std::string& op, const std::vector<int64_t>& shap
   return b.graph();
 }
 
+// Op `kind` along `dim` (the builder's reduction form without its
+// "keepdim"); `reduce` sets scatter's attribute.
+uint32_t IndexOp(Builder& b, const std::string& kind, const std::vector<uint32_t>& in,
+                 const std::vector<int64_t>& tile, int64_t dim, const std::string& reduce = "") {
+  const uint32_t out = b.Op(kind, in, tile, dim, false);
+  pto::v1::Op* op = b.graph().mutable_ops(b.graph().ops_size() - 1);
+  op->mutable_attrs()->erase("keepdim");
+  if (!reduce.empty()) (*op->mutable_attrs())["reduce"].set_s(reduce);
+  return out;
+}
+
+// The index ops' corpus cases: the reference takes in-range indices only
+// (an argument's are checked at launch), so each index is abs() of an INT32
+// input (random integers in [-100, 100]) along a dim of 101 or more; INT64
+// indices out of range are checked against the host below
+// (AscendIndexTest).
+uint32_t InRange(Builder& b, const std::string& name, const std::vector<int64_t>& shape,
+                 const std::vector<int64_t>& tile) {
+  return b.Op("abs", {b.Input(name, pto::v1::DT_INT32, shape)}, tile);
+}
+
+// gather and index_select along each dim of a rank-2 input with tails, of
+// FP32, FP16 and INT32 values.
+pto::v1::Graph Gather(pto::v1::DataType dtype, int64_t dim) {
+  Builder b(absl::StrCat("gather_", pto::v1::DataType_Name(dtype), "_dim", dim));
+  const std::vector<int64_t> tile = {8, 16};
+  const uint32_t x = b.Input("x", dtype, {dim == 0 ? 110 : 13, dim == 1 ? 110 : 70});
+  const uint32_t idx = InRange(b, "idx", {13, 40}, tile);
+  b.Output("gather", IndexOp(b, "gather", {x, idx}, tile, dim));
+  const uint32_t sel = InRange(b, "sel", {dim == 0 ? 21 : 50}, {16});
+  b.Output("index_select", IndexOp(b, "index_select", {x, sel}, tile, dim));
+  return b.graph();
+}
+
+// A rank-3 gather along its middle dim (the rows split into two dims).
+pto::v1::Graph GatherRank3() {
+  Builder b("gather_rank3");
+  const std::vector<int64_t> tile = {2, 4, 16};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {3, 105, 20});
+  b.Output("out", IndexOp(b, "gather", {x, InRange(b, "idx", {3, 30, 20}, tile)}, tile, 1));
+  return b.graph();
+}
+
+// scatter (none, add, multiply) along `dim`: repeated indices (30 or 40
+// per row or column into 101 slots) take the last value or combine in
+// row-major order.
+pto::v1::Graph Scatter(pto::v1::DataType dtype, int64_t dim, const std::string& reduce) {
+  Builder b(absl::StrCat("scatter_", pto::v1::DataType_Name(dtype), "_dim", dim, "_",
+                         reduce.empty() ? "none" : reduce));
+  const std::vector<int64_t> tile = {4, 16};
+  const uint32_t x = b.Input("x", dtype, {dim == 0 ? 101 : 9, dim == 1 ? 101 : 40});
+  const uint32_t idx = InRange(b, "idx", {9, 37}, tile);
+  const uint32_t src = b.Input("src", dtype, {9, 40});
+  b.Output("scatter", IndexOp(b, "scatter", {x, idx, src}, tile, dim, reduce));
+  return b.graph();
+}
+
+pto::v1::Graph IndexCopyAdd(const std::string& kind, pto::v1::DataType dtype, int64_t dim) {
+  Builder b(absl::StrCat(kind, "_", pto::v1::DataType_Name(dtype), "_dim", dim));
+  const uint32_t x = b.Input("x", dtype, {dim == 0 ? 101 : 12, dim == 1 ? 101 : 40});
+  const uint32_t idx = InRange(b, "idx", {70}, {16});
+  const uint32_t src = b.Input("src", dtype, {dim == 0 ? 70 : 12, dim == 1 ? 70 : 40});
+  b.Output("out", IndexOp(b, kind, {x, idx, src}, {4, 16}, dim));
+  return b.graph();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -440,6 +507,21 @@ std::vector<Case> Cases() {
       // Rows of the partial positions lie unevenly in the workspace.
       {"ArgmaxRank4", [] { return ArgReduce("argmax", {2, 3, 9, 33}, {1, 2, 4, 8}, 3); }},
       {"ArgminDim0OneTile", [] { return ArgReduce("argmin", {20, 70}, {24, 32}, 0); }},
+      {"GatherDim0", [=] { return Gather(f32, 0); }},
+      {"GatherDim1", [=] { return Gather(f32, 1); }},
+      {"GatherF16", [=] { return Gather(f16, 1); }},
+      {"GatherInt32", [] { return Gather(pto::v1::DT_INT32, 0); }},
+      {"GatherRank3", GatherRank3},
+      {"ScatterDim0", [=] { return Scatter(f32, 0, ""); }},
+      {"ScatterDim1", [=] { return Scatter(f32, 1, ""); }},
+      {"ScatterAddDim0", [=] { return Scatter(f32, 0, "add"); }},
+      {"ScatterAddDim1", [=] { return Scatter(f32, 1, "add"); }},
+      {"ScatterMultiplyF16", [=] { return Scatter(f16, 1, "multiply"); }},
+      {"ScatterAddInt32", [] { return Scatter(pto::v1::DT_INT32, 0, "add"); }},
+      {"ScatterBool", [] { return Scatter(pto::v1::DT_BOOL, 1, ""); }},
+      {"IndexCopyDim0", [=] { return IndexCopyAdd("index_copy", f32, 0); }},
+      {"IndexAddDim0", [=] { return IndexCopyAdd("index_add", f32, 0); }},
+      {"IndexAddDim1", [=] { return IndexCopyAdd("index_add", f32, 1); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},
@@ -676,8 +758,8 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
   EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
 }
 
-// sort, the index ops and a bitcast between element types are UNIMPLEMENTED
-// naming the instruction and why PTO-ISA's counterpart does not fit.
+// sort, the index ops of INT64 values and a bitcast between element types
+// are UNIMPLEMENTED naming the instruction and why.
 TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
   const std::vector<int64_t> tile = {4, 64};
   auto refused = [](const pto::v1::Graph& g) {
@@ -697,23 +779,23 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     EXPECT_THAT(why, HasSubstr("TSORT32"));
   }
   {
-    Builder b("gather");
-    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
+    Builder b("gather_int64");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT64, {13, 64});
     const uint32_t idx = b.Input("idx", pto::v1::DT_INT64, {13, 8});
-    b.Output("out", b.Op("gather", {x, idx}, {4, 8}, 1, false));
-    b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+    b.Output("out", IndexOp(b, "gather", {x, idx}, {4, 8}, 1));
     const std::string why = refused(b.graph());
-    EXPECT_THAT(why, HasSubstr("MGATHER (gather"));
-    EXPECT_THAT(why, HasSubstr("INT64 indices"));
+    EXPECT_THAT(why, HasSubstr("MGATHER"));
+    EXPECT_THAT(why, HasSubstr("DT_INT64 values"));
   }
   {
-    Builder b("index_add");
-    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
+    Builder b("index_add_int64");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT64, {13, 64});
     const uint32_t idx = b.Input("idx", pto::v1::DT_INT64, {5});
-    const uint32_t src = b.Input("src", pto::v1::DT_FP32, {5, 64});
-    b.Output("out", b.Op("index_add", {x, idx, src}, tile, 0, false));
-    b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
-    EXPECT_THAT(refused(b.graph()), HasSubstr("MSCATTER"));
+    const uint32_t src = b.Input("src", pto::v1::DT_INT64, {5, 64});
+    b.Output("out", IndexOp(b, "index_add", {x, idx, src}, tile, 0));
+    const std::string why = refused(b.graph());
+    EXPECT_THAT(why, HasSubstr("MSCATTER"));
+    EXPECT_THAT(why, HasSubstr("DT_INT64 values"));
   }
   {
     Builder b("bitcast_bits");
@@ -726,6 +808,138 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     const uint32_t x = b.Input("x", pto::v1::DT_INT8, {13, 64});
     b.Output("bits", b.Cast(x, pto::v1::DT_UINT8, tile, "bitcast"));
     EXPECT_THAT(refused(b.graph()), HasSubstr("of DT_INT8 to DT_UINT8: the target's f32 tiles"));
+  }
+}
+
+// Every parameter of `graph` after `kernel` ran on inputs drawn from `seed`:
+// integers across [-100, 100] (INT64 indices: many out of range), floats
+// across [-2, 2], outputs filled with NaN first.
+std::vector<ptoc::HostTensor> RunOnRawInputs(const pto::v1::Graph& graph,
+                                             const runtime::Kernel& kernel, uint64_t seed,
+                                             const std::map<std::string, int64_t>& sizes = {}) {
+  std::mt19937_64 rng(seed);
+  std::map<uint32_t, const pto::v1::Value*> declared;
+  for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+  std::vector<ptoc::HostTensor> buffers;
+  std::vector<runtime::TensorArg> args;
+  for (const pto::v1::Parameter& param : graph.params()) {
+    const pto::v1::Value& v = *declared.at(param.value_id());
+    std::vector<int64_t> shape;
+    for (const auto& d : v.shape().dims()) {
+      shape.push_back(d.kind_case() == pto::v1::Dim::kSymbol ? sizes.at(d.symbol()) : d.size());
+    }
+    absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), shape);
+    EXPECT_TRUE(t.ok()) << t.status();
+    if (!t.ok()) return {};
+    for (int64_t i = 0; i < t->size(); ++i) {
+      const bool out = param.role() == pto::v1::PARAM_ROLE_OUT;
+      const bool integer = v.dtype() == pto::v1::DT_INT64 || v.dtype() == pto::v1::DT_INT32;
+      t->Set(i, out       ? NAN
+                : integer ? static_cast<double>(static_cast<int64_t>(rng() % 201) - 100)
+                          : std::uniform_real_distribution<double>(-2, 2)(rng));
+    }
+    buffers.push_back(*std::move(t));
+  }
+  for (ptoc::HostTensor& b : buffers) args.push_back(b.AsArg());
+  absl::Status ran = kernel.Run(args);
+  EXPECT_TRUE(ran.ok()) << graph.name() << ": " << ran;
+  return buffers;
+}
+
+// Every parameter of `got` equal to `want`'s, element by element (NaN
+// matching NaN: an output element neither wrote).
+void ExpectSameBits(const std::string& label, const std::vector<ptoc::HostTensor>& got,
+                    const std::vector<ptoc::HostTensor>& want) {
+  ASSERT_EQ(got.size(), want.size()) << label;
+  for (size_t p = 0; p < got.size(); ++p) {
+    for (int64_t i = 0; i < got[p].size(); ++i) {
+      const double g = got[p].Get(i), w = want[p].Get(i);
+      ASSERT_TRUE(g == w || (std::isnan(g) && std::isnan(w)))
+          << label << ": parameter " << p << " element " << i << ": got " << g << ", host " << w;
+    }
+  }
+}
+
+// index_select and index_add over symbolic dims (x [5, n], i [m]): the
+// buffer's strides and the bound of a valid index from the dynamic args,
+// tails with run-time extents.
+pto::v1::Graph SymbolicIndexOps() {
+  const compiler::SymExpr m = compiler::SymExpr::Symbol("m"), n = compiler::SymExpr::Symbol("n");
+  Builder b("sym_index_ops");
+  const uint32_t x = b.SymInput("x", pto::v1::DT_FP32, {compiler::SymExpr(5), n});
+  const uint32_t i = b.SymInput("i", pto::v1::DT_INT32, {m});
+  const uint32_t rows = IndexOp(b, "index_select", {x, i}, {2, 4}, 1);
+  b.Output("out", IndexOp(b, "index_add", {x, i, rows}, {2, 4}, 1));
+  return b.Build();
+}
+
+// INT64 indices as they come, many outside their dim (the reference refuses
+// those; a kernel guards them: a gather reads 0, a scatter writes nothing),
+// narrowed to int32 on the Ascend target: every parameter after the run
+// equal to the host's, bit for bit (a repeated scatter index included).
+TEST(AscendIndexTest, RawInt64IndicesGiveTheHostsResults) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const std::vector<int64_t> tile = {4, 16};
+  const auto f32 = pto::v1::DT_FP32, i64 = pto::v1::DT_INT64;
+  std::vector<pto::v1::Graph> graphs;
+  {
+    Builder b("raw_gather");
+    const uint32_t x = b.Input("x", f32, {9, 40});
+    b.Output("gather", IndexOp(b, "gather", {x, b.Input("idx", i64, {9, 37})}, tile, 1));
+    b.Output("select", IndexOp(b, "index_select", {x, b.Input("sel", i64, {21})}, tile, 0));
+    graphs.push_back(b.graph());
+  }
+  {
+    Builder b("raw_scatter");
+    const uint32_t x = b.Input("x", f32, {60, 40});
+    const uint32_t src = b.Input("src", f32, {9, 40});
+    b.Output("out", IndexOp(b, "scatter", {x, b.Input("idx", i64, {9, 37}), src}, tile, 0));
+    graphs.push_back(b.graph());
+  }
+  {
+    Builder b("raw_index_add");
+    const uint32_t x = b.Input("x", f32, {12, 60});
+    const uint32_t src = b.Input("src", f32, {12, 30});
+    b.Output("out", IndexOp(b, "index_add", {x, b.Input("idx", i64, {30}), src}, tile, 1));
+    graphs.push_back(b.graph());
+  }
+  for (const pto::v1::Graph& graph : graphs) {
+    absl::StatusOr<compiler::CompileResult> ascend =
+        compiler::Compile(graph, runtime::kAscendA2A3Target, {});
+    ASSERT_TRUE(ascend.ok()) << ascend.status();
+    auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
+    ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+    auto host_kernel = testing::CompileAndLoad(graph, "host");
+    ASSERT_NE(host_kernel, nullptr);
+    for (uint64_t seed : {1, 2}) {
+      std::vector<ptoc::HostTensor> want = RunOnRawInputs(graph, *host_kernel, seed);
+      std::vector<ptoc::HostTensor> got = RunOnRawInputs(graph, **ascend_kernel, seed);
+      ExpectSameBits(graph.name() + " seed " + std::to_string(seed), got, want);
+    }
+  }
+}
+
+// The same over symbolic dims, at sizes with and without tails, indices in
+// and out of range.
+TEST(AscendIndexTest, SymbolicDimsGiveTheHostsResults) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const pto::v1::Graph graph = SymbolicIndexOps();
+  absl::StatusOr<compiler::CompileResult> ascend =
+      compiler::Compile(graph, runtime::kAscendA2A3Target, {});
+  ASSERT_TRUE(ascend.ok()) << ascend.status();
+  auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
+  ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+  for (const auto& [n, m] : {std::pair{13, 7}, std::pair{120, 33}, std::pair{4, 8}}) {
+    const std::map<std::string, int64_t> sizes = {{"n", n}, {"m", m}};
+    ExpectSameBits(absl::StrCat("sym_index_ops n=", n, " m=", m),
+                   RunOnRawInputs(graph, **ascend_kernel, 1, sizes),
+                   RunOnRawInputs(graph, *host_kernel, 1, sizes));
   }
 }
 

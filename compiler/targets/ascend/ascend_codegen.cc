@@ -190,6 +190,22 @@ class FunctionEmitter : public ascend::IntVectorCode {
   // Wraps the int32 tile x in place to INT8/INT16/UINT8 (torch's wrap).
   void WrapNarrow(const std::string& x, pto::v1::DataType to);
   absl::Status EmitArg(const PtoInstr& in);
+  // The index instructions (ascend_codegen.cc, "Index instructions"):
+  // MGATHER and MSCATTER at linear offsets computed in int32 tiles.
+  struct Indexed {
+    std::string g;      // the whole buffer as a GlobalTensor
+    std::string off;    // full int32 tile: each element's linear offset
+    std::string valid;  // flat f32 view: 1.0 where the index is in range
+    std::string e, row, col;  // flat int32 views: position, row, column
+    std::string zero;         // flat int32 view of zeros
+  };
+  absl::StatusOr<Indexed> IndexOffsets(const PtoInstr& in, int idx, int i, bool in_region);
+  // The tile MGATHER writes or MSCATTER reads for a buffer of `dtype`
+  // (elements of the buffer's size): `tile` itself or a staging tile.
+  absl::StatusOr<std::string> IndexStage(const PtoInstr& in, pto::v1::DataType dtype,
+                                         const std::string& tile);
+  absl::Status EmitGather(const PtoInstr& in, int i);
+  absl::Status EmitScatter(const PtoInstr& in, int i);
   // p (an f32 row tile; column tile: `row` false) = the first position
   // along the last dim (dim 0) where the full f32 tile x equals m, a row
   // (column) tile, NaN matching NaN, as f32; 0 where none does.
@@ -277,17 +293,13 @@ class FunctionEmitter : public ascend::IntVectorCode {
   bool need_long_ = false, need_long_row_ = false, need_i8_ = false, need_i16_ = false;
   bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
   bool need_long_nd_ = false;
+  bool need_flat_max_ = false;  // MSCATTER's last selected element
 };
 
 // MSORT: PTO-ISA's sorts (TSORT32 over 32-element blocks, TMRGSORT merging
 // sorted lists) order score/index pairs descending, with the order of ties
 // and of NaN target-defined; sort's contract (stable, NaN the largest, -0.0
 // equal to 0.0, ascending or descending, INT64 positions) is not theirs.
-// MGATHER, MSCATTER: PTO-ISA's take per-element indices whose meaning is
-// target-defined (the CPU simulation's: unchecked linear offsets), ours
-// INT64 coordinates along one dim, an index outside the dim reading 0 or
-// writing nothing, scatter's add and multiply reducing duplicates in order;
-// and INT64 index tiles are beyond the f32 tiles the target holds.
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
 // float as float and integer as integer (the CPU simulation static_asserts
 // it), so f32 bits read as INT32 (or back) have no instruction; between two
@@ -302,12 +314,6 @@ absl::Status FunctionEmitter::CheckIndexAndBitcast() const {
         return Unsupported(in.op, "(sort): PTO-ISA's TSORT32 and TMRGSORT sort descending "
                                   "with the order of ties and NaN target-defined, not "
                                   "stable with NaN the largest, and its positions are INT64");
-      case PtoOpcode::kMGather:
-      case PtoOpcode::kMScatter:
-        return Unsupported(in.op, "(gather, index_select, scatter, index_copy, index_add): "
-                                  "PTO-ISA's takes target-defined linear indices, not INT64 "
-                                  "indices along a dim with out-of-range ones ignored, and the "
-                                  "target holds no INT64 index tiles");
       case PtoOpcode::kTReshape: {
         const pto::v1::DataType from = host_plan::ValueType(
             fn_, static_cast<int>(i), in.srcs.empty() ? -1 : in.srcs[0], in.dtype);
@@ -724,15 +730,23 @@ absl::Status FunctionEmitter::PlanIntTiles() {
     }
     return read;
   };
+  // MGATHER's and MSCATTER's index tiles: INT64 indices loaded from GM are
+  // narrowed to int32 (TCVT), each later checked against its dim's extent.
+  std::set<int> index_tiles;
+  for (const PtoInstr& in : fn_.body) {
+    if (in.op == PtoOpcode::kMGather && !in.srcs.empty()) index_tiles.insert(in.srcs[0]);
+    if (in.op == PtoOpcode::kMScatter && in.srcs.size() == 2) index_tiles.insert(in.srcs[1]);
+  }
   for (int t = 0; t < fn_.num_tiles && t < static_cast<int>(fn_.ub_types.size()); ++t) {
     if (fn_.ub_types[t] != pto::v1::DT_INT64) continue;
-    bool int32 = true, moved_only = true;
+    bool int32 = true, moved_only = true, loaded = true;
     const PtoInstr* user = nullptr;
     for (const PtoInstr& in : fn_.body) {
       const bool reads = std::find(in.srcs.begin(), in.srcs.end(), t) != in.srcs.end();
       if (in.dst == t) {
         int32 = int32 && int32_valued(in);
-        if (in.op != PtoOpcode::kTLoad) {
+        loaded = loaded && (in.op == PtoOpcode::kTLoad || in.dtype == pto::v1::DT_INT32);
+        if (in.op != PtoOpcode::kTLoad && in.op != PtoOpcode::kMGather) {
           moved_only = false;
           if (user == nullptr) user = &in;
         }
@@ -742,7 +756,7 @@ absl::Status FunctionEmitter::PlanIntTiles() {
         if (user == nullptr) user = &in;
       }
     }
-    if (int32 || arg) {
+    if (int32 || arg || (index_tiles.count(t) && loaded)) {
       elem_[t] = Elem::kI32;
     } else if (moved_only) {
       elem_[t] = Elem::kI64;
@@ -1336,6 +1350,305 @@ absl::Status FunctionEmitter::EmitArg(const PtoInstr& in) {
   return absl::OkStatus();
 }
 
+// Index instructions. MGATHER and MSCATTER take the buffer whole and, per
+// element, a linear offset into it (PTO-ISA leaves the meaning of its
+// indices to the target; the CPU simulation's are linear offsets it does
+// not check). Ours are coordinates along dim K, narrowed to int32 tiles, so
+// each element's offset is computed here in int32: the task's offsets times
+// the buffer's strides (a scalar), plus the element's own coordinates in the
+// other dims times theirs (from its flat position: TCI, and its row split by
+// f32 divisions floor((r + 1/2) / E), exact for the few thousand positions
+// of a tile), plus the index times dim K's stride. An index outside [0, n)
+// (n the dim's extent) is replaced by 0 before that, so no offset leaves
+// the buffer, and the element is marked invalid: a gather reads 0 there
+// (TSEL), a scatter writes nothing (EmitScatter).
+absl::StatusOr<FunctionEmitter::Indexed> FunctionEmitter::IndexOffsets(const PtoInstr& in,
+                                                                        int idx, int i,
+                                                                        bool in_region) {
+  if (in.buffer < 0 || in.buffer >= static_cast<int>(p_.buffers.size()) ||
+      static_cast<int>(p_.buffers[in.buffer].shape.size()) != rank_ || in.index_dim < 0 ||
+      in.index_dim >= rank_ || rank_ > 4 ||
+      (!in.stride_dynamic.empty() && static_cast<int>(in.stride_dynamic.size()) != rank_)) {
+    return absl::InternalError(absl::StrCat(PtoOpcodeName(in.op),
+                                            ": malformed buffer, dim or sources"));
+  }
+  if (elem_[idx] != Elem::kI32 || kind_[idx] != Kind::kFull) {
+    return Unsupported(in.op, "with an index tile other than a full integer tile");
+  }
+  const PtoBuffer& buf = p_.buffers[in.buffer];
+  // The buffer and the tile padded to 4 dims; strides row-major, or from
+  // the dynamic args where they depend on symbols.
+  std::vector<int64_t> shape4(4 - rank_, 1), tile4(4 - rank_, 1);
+  shape4.insert(shape4.end(), buf.shape.begin(), buf.shape.end());
+  tile4.insert(tile4.end(), fn_.tile.begin(), fn_.tile.end());
+  std::vector<int64_t> strides4(4, 1);
+  for (int k = 2; k >= 0; --k) strides4[k] = strides4[k + 1] * shape4[k + 1];
+  std::vector<std::string> stride(4), offset(4);
+  for (int k = 0; k < 4; ++k) {
+    const int d = k - (4 - rank_);
+    const int dynamic = d >= 0 && !in.stride_dynamic.empty() ? in.stride_dynamic[d] : -1;
+    stride[k] = dynamic >= 0 ? absl::StrCat("args[", rank_ + dynamic, "]")
+                             : absl::StrCat(strides4[k]);
+    offset[k] = d < 0 ? "0" : absl::StrCat("args[", d, "]");
+  }
+  const int kdim = in.index_dim + 4 - rank_;
+  const std::string n = in.extent_dynamic >= 0
+                            ? absl::StrCat("args[", rank_ + in.extent_dynamic, "]")
+                            : absl::StrCat(buf.shape[in.index_dim]);
+  auto i32 = [](const std::string& v) { return absl::StrCat("static_cast<int32_t>(", v, ")"); };
+  // The whole buffer: its elements up to the outermost dim's extent times
+  // its stride.
+  const int d0 = 4 - rank_;
+  const std::string outer = d0 == kdim ? n : absl::StrCat(shape4[d0]);
+  const bool static_total = absl::ascii_isdigit(stride[d0][0]) && absl::ascii_isdigit(outer[0]);
+  const std::string total = static_total
+                                ? absl::StrCat(std::stoll(stride[d0]) * std::stoll(outer))
+                                : absl::StrCat(outer, " * ", stride[d0]);
+  buffers_.insert(in.buffer);
+  Indexed x;
+  x.g = absl::StrCat("ga", i);
+  const std::string elem = GmElem(buf.dtype);
+  const std::string ptr = absl::StrCat("b", in.buffer);
+  if (static_total) {
+    Line(absl::StrCat("using GA", i, " = GlobalTensor<", elem, ", Shape<1, 1, 1, 1, ", total,
+                      ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;"));
+    Line(absl::StrCat("GA", i, " ", x.g, "(", ptr, ");"));
+  } else {
+    Line(absl::StrCat("using GA", i, " = GlobalTensor<", elem,
+                      ", Shape<1, 1, 1, 1, DYNAMIC>, Stride<1, 1, 1, 1, 1>, Layout::ND>;"));
+    Line(absl::StrCat("GA", i, " ", x.g, "(", ptr, ", Shape<1, 1, 1, 1, DYNAMIC>(", total,
+                      "), {});"));
+  }
+  Sync(Pipe::kV);
+  // Flat int32 views: e (position), row, column, q (quotient), w (work),
+  // off (offset), k (the index, clamped).
+  const std::string e = FlatI(IntTmpK(5)), row = FlatI(IntTmpK(6)), col = FlatI(IntTmpK(7));
+  const std::string q = FlatI(IntTmpK(8)), w = FlatI(IntTmpK(9)), off = FlatI(IntTmpK(10));
+  const std::string k = FlatI(IntTmpK(11)), izero = FlatI(IntTmpK(12));
+  const std::string f = Flat(Scratch(15));
+  const int64_t cols8 = RoundUp(cols_, kUbAlign / 4);
+  // x's floor division by `by` (x >= 0): quot = floor((x + 1/2) / by), and
+  // x becomes the remainder x - quot * by.
+  auto divide = [&](const std::string& x, int64_t by, const std::string& quot) {
+    Line(absl::StrCat("TCVT(", f, ", ", x, ", RoundMode::CAST_NONE);"));
+    Line(absl::StrCat("TADDS(", f, ", ", f, ", 0.5f);"));
+    Line(absl::StrCat("TMULS(", f, ", ", f, ", ", FloatLiteral(1.0 / static_cast<double>(by)), ");"));
+    Line(absl::StrCat("TCVT(", quot, ", ", f, ", RoundMode::CAST_FLOOR);"));
+    Line(absl::StrCat("TMULS(", w, ", ", quot, ", ", by, ");"));
+    Line(absl::StrCat("TSUB(", x, ", ", x, ", ", w, ");"));
+  };
+  Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", e, ", 0);"));
+  Line(absl::StrCat("TADDS(", col, ", ", e, ", 0);"));
+  divide(col, cols8, row);
+  x.e = e;
+  x.zero = izero;
+  x.row = row;
+  x.col = col;
+  // The other dims' coordinates (dims 2, 1, 0 of the rows) times their
+  // strides; the column's where K is another dim.
+  Line(absl::StrCat("TEXPANDS(", izero, ", 0);"));
+  Line(absl::StrCat("TADDS(", off, ", ", izero, ", 0);"));
+  Line(absl::StrCat("TADDS(", k, ", ", row, ", 0);"));  // the row's rest
+  for (int d = 2; d >= 0; --d) {
+    if (tile4[d] == 1) continue;
+    bool outer_dims = false;
+    for (int a = d - 1; a >= 0; --a) outer_dims = outer_dims || tile4[a] != 1;
+    if (outer_dims) {
+      divide(k, tile4[d], q);  // k: the coordinate in dim d; q: the rest
+    } else {
+      Line(absl::StrCat("TADDS(", q, ", ", k, ", 0);"));
+    }
+    if (d != kdim) {
+      Line(absl::StrCat("TMULS(", w, ", ", outer_dims ? k : q, ", ", i32(stride[d]), ");"));
+      Line(absl::StrCat("TADD(", off, ", ", off, ", ", w, ");"));
+    }
+    if (outer_dims) Line(absl::StrCat("TADDS(", k, ", ", q, ", 0);"));
+  }
+  if (kdim != 3) Line(absl::StrCat("TADD(", off, ", ", off, ", ", col, ");"));
+  std::string base;
+  for (int d = 0; d < 4; ++d) {
+    if (d == kdim || offset[d] == "0") continue;
+    absl::StrAppend(&base, base.empty() ? "" : " + ", offset[d],
+                    d == 3 ? "" : absl::StrCat(" * ", stride[d]));
+  }
+  if (!base.empty()) Line(absl::StrCat("TADDS(", off, ", ", off, ", ", i32(base), ");"));
+  // valid = 0 <= index < n (and, for a scatter, the element inside the
+  // task's extents); the index clamped to 0 where it is not.
+  const std::string v = Flat(Scratch(14)), fx = FlatI(T(idx));
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", fx, ", 0, CmpMode::GE);"));
+  SelectOneZero(v, false);
+  auto keep_where = [&](const std::string& t, const char* mode, const std::string& c) {
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", t, ", ", c, ", CmpMode::", mode, ");"));
+    Line(absl::StrCat("TSEL(", v, ", ", Mask(), ", ", v, ", fzero);"));
+  };
+  keep_where(fx, "LT", i32(n));
+  if (in_region) {
+    keep_where(row, "LT", i32(fn_.runtime_extents ? ValidRows() : absl::StrCat(rows_)));
+    keep_where(col, "LT", i32(fn_.runtime_extents ? ValidCols() : absl::StrCat(cols_)));
+  }
+  x.valid = v;
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", v, ", 0.5f, CmpMode::GT);"));
+  Line(absl::StrCat("TSEL(", k, ", ", Mask(), ", ", fx, ", ", izero, ");"));
+  if (stride[kdim] == "1") {
+    Line(absl::StrCat("TADD(", off, ", ", off, ", ", k, ");"));
+  } else {
+    Line(absl::StrCat("TMULS(", w, ", ", k, ", ", i32(stride[kdim]), ");"));
+    Line(absl::StrCat("TADD(", off, ", ", off, ", ", w, ");"));
+  }
+  x.off = IntTmpK(10);
+  Line(absl::StrCat("TRESHAPE(", x.off, ", ", off, ");"));
+  return x;
+}
+
+absl::StatusOr<std::string> FunctionEmitter::IndexStage(const PtoInstr& in,
+                                                        pto::v1::DataType dtype,
+                                                        const std::string& tile) {
+  switch (dtype) {
+    case pto::v1::DT_FP32: case pto::v1::DT_INT32: return tile;
+    case pto::v1::DT_FP16: return HalfTmp();
+    case pto::v1::DT_BOOL: case pto::v1::DT_UINT8: return ByteTmp();
+    case pto::v1::DT_INT8: need_i8_ = true; return std::string("i8tmp");
+    case pto::v1::DT_INT16: need_i16_ = true; return std::string("i16tmp");
+    default:
+      return Unsupported(in.op, absl::StrCat("of ", pto::v1::DataType_Name(dtype),
+                                             " values (the target gathers and scatters FP32, "
+                                             "FP16, BOOL, INT8, INT16, INT32 and UINT8)"));
+  }
+}
+
+// dst = MGATHER at the offsets (through a staging tile of the buffer's
+// type), 0 where the index is out of range.
+absl::Status FunctionEmitter::EmitGather(const PtoInstr& in, int i) {
+  if (in.srcs.size() != 1) return absl::InternalError("MGATHER: malformed sources");
+  const int dst = in.dst;
+  if (dst < 0 || dst >= fn_.num_tiles) return absl::InternalError("bad destination tile");
+  if (kind_[dst] != Kind::kFull) return Unsupported(in.op, "into a row or column tile");
+  const pto::v1::DataType dtype = p_.buffers[in.buffer < 0 ? 0 : in.buffer].dtype;
+  if ((elem_[dst] == Elem::kI32) != (dtype == pto::v1::DT_INT32)) {
+    return Unsupported(in.op, absl::StrCat("of ", pto::v1::DataType_Name(dtype),
+                                           " values into an ",
+                                           elem_[dst] == Elem::kF32 ? "f32" : "integer", " tile"));
+  }
+  absl::StatusOr<std::string> stage = IndexStage(in, dtype, T(dst));
+  if (!stage.ok()) return stage.status();
+  absl::StatusOr<Indexed> x = IndexOffsets(in, in.srcs[0], i, false);
+  if (!x.ok()) return x.status();
+  Sync(Pipe::kMte2);
+  Line(absl::StrCat("MGATHER(", *stage, ", ", x->g, ", ", x->off, ");"));
+  Sync(Pipe::kV);
+  if (*stage != T(dst)) {
+    Line(absl::StrCat("TCVT(", T(dst), ", ", *stage, ", RoundMode::CAST_NONE);"));
+  }
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", x->valid, ", 0.5f, CmpMode::GT);"));
+  if (elem_[dst] == Elem::kI32) {
+    const std::string fd = FlatI(T(dst));
+    Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fd, ", ", x->zero, ");"));
+    Line(absl::StrCat("TRESHAPE(", T(dst), ", ", fd, ");"));
+  } else {
+    const std::string fd = Flat(T(dst));
+    Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fd, ", fzero);"));
+    Line(absl::StrCat("TRESHAPE(", T(dst), ", ", fd, ");"));
+  }
+  return absl::OkStatus();
+}
+
+// MSCATTER writes every element it is given, so an element that must write
+// nothing (its index out of range, or outside the task's extents) is sent
+// where the last element that does write goes, with that element's value
+// (TGATHER within UB): MSCATTER writes in row-major order (the CPU
+// simulation; on the device the order of repeated offsets is
+// implementation-defined), so that position ends with the value it must
+// have. With no element to write, each writes back the value its clamped
+// offset holds (read first). add and multiply read the buffer (MGATHER),
+// combine, and write back one row at a time (dim K another than the last:
+// a row's offsets differ in their column) or one column at a time (K the
+// last dim: a column's offsets differ in their row), so a position that
+// several elements name takes each of them in row-major order, as on the
+// host.
+absl::Status FunctionEmitter::EmitScatter(const PtoInstr& in, int i) {
+  if (in.srcs.size() != 2) return absl::InternalError("MSCATTER: malformed sources");
+  const int val = in.srcs[0];
+  if (kind_[val] != Kind::kFull) return Unsupported(in.op, "of a row or column tile");
+  const pto::v1::DataType dtype = p_.buffers[in.buffer < 0 ? 0 : in.buffer].dtype;
+  const bool combine = in.scatter != ScatterReduce::kNone;
+  if (combine && dtype != pto::v1::DT_FP32 && dtype != pto::v1::DT_FP16 &&
+      dtype != pto::v1::DT_INT32) {
+    return Unsupported(in.op, absl::StrCat("(scatter's ", ScatterReduceName(in.scatter), ") of ",
+                                           pto::v1::DataType_Name(dtype),
+                                           " values (the target combines FP32, FP16 and INT32)"));
+  }
+  const bool int_values = elem_[val] == Elem::kI32;
+  if (elem_[val] == Elem::kI64 || int_values != (dtype == pto::v1::DT_INT32)) {
+    return Unsupported(in.op, absl::StrCat("of ", pto::v1::DataType_Name(dtype),
+                                           " values from an ",
+                                           int_values ? "int32" : "f32 or int64", " tile"));
+  }
+  const std::string old = int_values ? IntTmpK(13) : Scratch(17);
+  absl::StatusOr<std::string> stage = IndexStage(in, dtype, old);
+  if (!stage.ok()) return stage.status();
+  absl::StatusOr<Indexed> x = IndexOffsets(in, in.srcs[1], i, true);
+  if (!x.ok()) return x.status();
+  const bool by_column = in.index_dim == rank_ - 1;
+  std::string sel = x->valid;
+  if (combine) {
+    // One pass per row (column) `rr`: the valid elements of that row.
+    sel = Flat(Scratch(16));
+    const std::string limit = by_column
+                                  ? (fn_.runtime_extents ? ValidCols() : absl::StrCat(cols_))
+                                  : (fn_.runtime_extents ? ValidRows() : absl::StrCat(rows_));
+    Line(absl::StrCat("for (int32_t rr = 0; rr < static_cast<int32_t>(", limit, "); ++rr) {"));
+    Line(absl::StrCat("TCMPS(", Mask(), ", ", by_column ? x->col : x->row, ", rr, CmpMode::EQ);"));
+    Line(absl::StrCat("TSEL(", sel, ", ", Mask(), ", ", x->valid, ", fzero);"));
+  }
+  // The values the offsets hold.
+  Sync(Pipe::kMte2);
+  Line(absl::StrCat("MGATHER(", *stage, ", ", x->g, ", ", x->off, ");"));
+  Sync(Pipe::kV);
+  if (*stage != old) Line(absl::StrCat("TCVT(", old, ", ", *stage, ", RoundMode::CAST_NONE);"));
+  // new = sel ? value (combined with old) : old.
+  std::string value = T(val);
+  if (combine) {
+    value = int_values ? IntTmpK(14) : Scratch(18);
+    Line(absl::StrCat(in.scatter == ScatterReduce::kAdd ? "TADD(" : "TMUL(", value, ", ", old,
+                      ", ", T(val), ");"));
+  }
+  const std::string fold = int_values ? FlatI(old) : Flat(old);
+  const std::string fval = int_values ? FlatI(value) : Flat(value);
+  Line(absl::StrCat("TCMPS(", Mask(), ", ", sel, ", 0.5f, CmpMode::GT);"));
+  Line(absl::StrCat("TSEL(", fold, ", ", Mask(), ", ", fval, ", ", fold, ");"));
+  Line(absl::StrCat("TRESHAPE(", old, ", ", fold, ");"));
+  // The last selected element's position eL (0 where none is): the
+  // maximum of (e + 1) over the selected ones, less 1. Each element
+  // writes its own (selected) or eL's offset and value.
+  need_flat_max_ = true;
+  const std::string score = Flat(Scratch(19)), pick = FlatI(IntTmpK(15));
+  Line(absl::StrCat("TCVT(", score, ", ", x->e, ", RoundMode::CAST_NONE);"));
+  Line(absl::StrCat("TADDS(", score, ", ", score, ", 1.0f);"));
+  Line(absl::StrCat("TSEL(", score, ", ", Mask(), ", ", score, ", fzero);"));
+  Line(absl::StrCat("TROWMAX(fmax, ", score, ", ", Flat(Scratch(20)), ");"));
+  Line(absl::StrCat("TROWEXPAND(", score, ", fmax);"));
+  Line(absl::StrCat("TADDS(", score, ", ", score, ", -1.0f);"));
+  Line(absl::StrCat("TMAXS(", score, ", ", score, ", 0.0f);"));
+  Line(absl::StrCat("TCVT(", pick, ", ", score, ", RoundMode::CAST_RINT);"));
+  Line(absl::StrCat("TSEL(", pick, ", ", Mask(), ", ", x->e, ", ", pick, ");"));
+  Line(absl::StrCat("TRESHAPE(", IntTmpK(15), ", ", pick, ");"));
+  const std::string at = IntTmpK(16), out = int_values ? IntTmpK(17) : Scratch(21);
+  Line(absl::StrCat("TGATHER(", at, ", ", x->off, ", ", IntTmpK(15), ");"));
+  Line(absl::StrCat("TGATHER(", out, ", ", old, ", ", IntTmpK(15), ");"));
+  std::string written = out;
+  if (*stage != old) {
+    written = *stage;
+    Line(absl::StrCat("TCVT(", written, ", ", out, ", RoundMode::CAST_RINT);"));
+  }
+  Sync(Pipe::kMte3);
+  Line(absl::StrCat("MSCATTER(", x->g, ", ", written, ", ", at, ");"));
+  if (combine) {
+    Sync(Pipe::kV);
+    Line("}");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
   const std::string d = T(in.dst);
   auto src = [&](int k) { return T(in.srcs[k]); };
@@ -1549,6 +1862,8 @@ absl::Status FunctionEmitter::EmitInstr(int i) {
   const PtoInstr& in = fn_.body[i];
   if (in.op == PtoOpcode::kTLoad) return EmitGm(in, i, kind_[in.dst]);
   if (in.op == PtoOpcode::kTStore) return EmitGm(in, i, kind_[in.srcs[0]]);
+  if (in.op == PtoOpcode::kMGather) return EmitGather(in, i);
+  if (in.op == PtoOpcode::kMScatter) return EmitScatter(in, i);
   for (int s : in.srcs) {
     if (s < 0 || s >= fn_.num_tiles) return absl::InternalError("bad source tile");
   }
@@ -1754,6 +2069,11 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   for (size_t k = 1; k < need_rtmp_.size(); ++k) {
     if (need_rtmp_[k]) place("Row", absl::StrCat("rtmp", k + 1), rows_pad * 4, row_ctor);
   }
+  if (need_flat_max_) {  // a flat view's row maximum
+    absl::StrAppend(&decl, "  using FlatMax = Tile<TileType::Vec, float, ", kUbAlign / 4,
+                    ", 1, BLayout::ColMajor, 1, 1>;\n");
+    place("FlatMax", "fmax", kUbAlign);
+  }
   if (need_col_tmp_) place("Col", "ctmp", cols_pad * 4, col_ctor);
   for (size_t k = 1; k < need_ctmp_.size(); ++k) {
     if (need_ctmp_[k]) place("Col", absl::StrCat("ctmp", k + 1), cols_pad * 4, col_ctor);
@@ -1786,7 +2106,10 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
 std::string Adapter(const PtoProgram& p, int f) {
   std::set<int> used;
   for (const PtoInstr& in : p.functions[f].body) {
-    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) used.insert(in.buffer);
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore ||
+        in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+      used.insert(in.buffer);
+    }
   }
   std::vector<std::string> args;
   for (int b : used) {

@@ -2,7 +2,7 @@
 // with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
 // row-expanding arithmetic), a matmul through L1 and L0 tiles and the
 // softmax loop whose body loads through a dynamic view, integer ops on int32
-// tiles, INT32 division and maxima, an argmax, and a scan, which the target refuses. Goldens live in
+// tiles, INT32 division and maxima, an argmax, a gather, and a scan, which the target refuses. Goldens live in
 // compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
@@ -115,6 +115,18 @@ TEST(AscendGoldenTest, Argmax) {
   const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2, 5000});
   b.Output("out", b.Op("argmax", {x}, {1, 256}, -1, false));
   CheckGolden("argmax.cc.txt", AscendSource(b.graph()));
+}
+
+// gather along the last dim: each element's linear offset in int32 tiles
+// (the row's offset, the index clamped where it is out of range), MGATHER,
+// and 0 where the index was out of range.
+TEST(AscendGoldenTest, Gather) {
+  testing::GraphBuilder b("gather");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {16, 40});
+  const uint32_t idx = b.Input("idx", pto::v1::DT_INT64, {16, 24});
+  b.Output("out", b.Op("gather", {x, idx}, {8, 24}, 1, false));
+  b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
+  CheckGolden("gather.cc.txt", AscendSource(b.graph()));
 }
 
 // Not a golden: a bitcast to the type its values have is one TRESHAPE

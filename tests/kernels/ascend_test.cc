@@ -316,6 +316,34 @@ pto::v1::Graph ArgReduce(const std::string& op, const std::vector<int64_t>& shap
   return b.graph();
 }
 
+// sort's positions (MSORT through TSORT32 and TMRGSORT, one row at a
+// time): `k` of them per row of `shape` along the last dim, largest first
+// when `descending`. `ties`: the values rounded to multiples of 1/4 first,
+// so many are equal (their positions must keep the input order).
+pto::v1::Graph SortPositions(const std::string& name, pto::v1::DataType dtype,
+                             const std::vector<int64_t>& shape, int64_t k, bool descending,
+                             bool ties = false) {
+  Builder b(name);
+  std::vector<int64_t> tile(shape.size(), 1);
+  tile[0] = 4;
+  tile.back() = 64;
+  uint32_t x = b.Input("x", dtype, shape);
+  if (ties) {
+    x = b.Op("muls", {b.Op("round", {b.Op("muls", {x}, tile, 4.0)}, tile)}, tile, 0.25);
+  }
+  b.Output("order", b.Sort(x, -1, k, descending, tile));
+  return b.graph();
+}
+
+// argsort of a transposed input (copied to a workspace first).
+pto::v1::Graph SortTransposed() {
+  Builder b("sort_transposed");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {40, 9});
+  const uint32_t xt = b.Layout("transpose", {x}, {8, 16}, {}, {{"dim0", 0}, {"dim1", 1}});
+  b.Output("order", b.Sort(xt, -1, 40, true, {8, 16}));
+  return b.graph();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -410,6 +438,21 @@ std::vector<Case> Cases() {
       // Rows of the partial positions lie unevenly in the workspace.
       {"ArgmaxRank4", [] { return ArgReduce("argmax", {2, 3, 9, 33}, {1, 2, 4, 8}, 3); }},
       {"ArgminDim0OneTile", [] { return ArgReduce("argmin", {20, 70}, {24, 32}, 0); }},
+      // Rows of 1000 (padded to 2048: TSORT32, then TMRGSORT four times),
+      // of 20 (one block, no merge), of 8192 (the longest), FP16 values,
+      // ties, a rank-3 tile, a transposed input.
+      {"ArgsortDesc", [=] { return SortPositions("argsort_desc", f32, {13, 1000}, 1000, true); }},
+      {"TopkAsc", [=] { return SortPositions("topk_asc", f32, {13, 1000}, 8, false); }},
+      {"TopkShortRows", [=] { return SortPositions("topk_short", f32, {5, 20}, 5, true); }},
+      {"TopkLongRows", [=] { return SortPositions("topk_long", f32, {2, 8192}, 16, true); }},
+      {"ArgsortAscF16", [=] { return SortPositions("argsort_f16", f16, {7, 64}, 64, false); }},
+      {"TopkF16", [=] { return SortPositions("topk_f16", f16, {7, 300}, 10, true); }},
+      {"ArgsortTies", [=] { return SortPositions("argsort_ties", f32, {9, 300}, 300, true, true); }},
+      {"ArgsortTiesAscF16", [=] {
+         return SortPositions("argsort_ties_f16", f16, {9, 130}, 130, false, true);
+       }},
+      {"ArgsortRank3", [=] { return SortPositions("argsort_r3", f32, {2, 3, 100}, 100, false); }},
+      {"ArgsortTransposed", SortTransposed},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},
@@ -525,8 +568,9 @@ TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
   }
 }
 
-// sort, the index ops and a bitcast between element types are UNIMPLEMENTED
-// naming the instruction and why PTO-ISA's counterpart does not fit.
+// A sort along a dim other than the last, of INT32 values or of rows longer
+// than the UB sorts, the index ops and a bitcast between element types are
+// UNIMPLEMENTED naming the instruction and why.
 TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
   const std::vector<int64_t> tile = {4, 64};
   auto refused = [](const pto::v1::Graph& g) {
@@ -538,12 +582,23 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     return std::string(r.status().message());
   };
   {
-    Builder b("sort");
+    Builder b("sort_dim0");
     const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
-    b.Output("order", b.Sort(x, -1, 64, false, tile));
+    b.Output("order", b.Sort(x, 0, 13, false, tile));
     const std::string why = refused(b.graph());
-    EXPECT_THAT(why, HasSubstr("MSORT (sort)"));
-    EXPECT_THAT(why, HasSubstr("TSORT32"));
+    EXPECT_THAT(why, HasSubstr("MSORT (sort, topk, argsort) along dim 0"));
+  }
+  {
+    Builder b("sort_int32");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT32, {13, 64});
+    b.Output("order", b.Sort(x, -1, 64, false, tile));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("MSORT (sort, topk, argsort) of DT_INT32"));
+  }
+  {
+    Builder b("sort_long");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2, 8193});
+    b.Output("order", b.Sort(x, -1, 4, true, tile));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("of rows of 8193 values"));
   }
   {
     Builder b("gather");

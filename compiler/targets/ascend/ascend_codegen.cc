@@ -14,11 +14,30 @@
 #include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
 #include "compiler/targets/ascend/ascend_math.h"
+#include "compiler/targets/ascend/ascend_sort_codegen.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 #include "runtime/kernel_abi.h"
 
 namespace pto::compiler {
+
+namespace ascend {
+
+const char* GmElem(pto::v1::DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "half";
+    case pto::v1::DT_BOOL: return "uint8_t";
+    case pto::v1::DT_UINT8: return "uint8_t";
+    case pto::v1::DT_INT8: return "int8_t";
+    case pto::v1::DT_INT16: return "int16_t";
+    case pto::v1::DT_INT32: return "int32_t";
+    case pto::v1::DT_INT64: return "int64_t";
+    default: return "float";
+  }
+}
+
+}  // namespace ascend
+
 namespace {
 
 // TPHILOX is this compiler's own instruction: PTO-ISA has no Philox, and its
@@ -31,6 +50,7 @@ using host_plan::Access;
 using host_plan::MakeAccess;
 using host_plan::Viewed;
 using ascend::FloatLiteral;
+using ascend::GmElem;
 
 constexpr int64_t kUbAlign = 32;  // bytes: a Tile's rows (or columns) and base
 
@@ -55,19 +75,6 @@ bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
          op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd ||
          op == PtoOpcode::kTArgFirst || op == PtoOpcode::kTArgSel;
-}
-
-const char* GmElem(pto::v1::DataType dtype) {
-  switch (dtype) {
-    case pto::v1::DT_FP16: return "half";
-    case pto::v1::DT_BOOL: return "uint8_t";
-    case pto::v1::DT_UINT8: return "uint8_t";
-    case pto::v1::DT_INT8: return "int8_t";
-    case pto::v1::DT_INT16: return "int16_t";
-    case pto::v1::DT_INT32: return "int32_t";
-    case pto::v1::DT_INT64: return "int64_t";
-    default: return "float";
-  }
 }
 
 bool Compares(PtoOpcode op) {
@@ -267,10 +274,6 @@ class FunctionEmitter : public ascend::VectorCode {
   bool need_long_nd_ = false;
 };
 
-// MSORT: PTO-ISA's sorts (TSORT32 over 32-element blocks, TMRGSORT merging
-// sorted lists) order score/index pairs descending, with the order of ties
-// and of NaN target-defined; sort's contract (stable, NaN the largest, -0.0
-// equal to 0.0, ascending or descending, INT64 positions) is not theirs.
 // MGATHER, MSCATTER: PTO-ISA's take per-element indices whose meaning is
 // target-defined (the CPU simulation's: unchecked linear offsets), ours
 // INT64 coordinates along one dim, an index outside the dim reading 0 or
@@ -286,10 +289,6 @@ absl::Status FunctionEmitter::CheckIndexAndBitcast() const {
   for (size_t i = 0; i < fn_.body.size(); ++i) {
     const PtoInstr& in = fn_.body[i];
     switch (in.op) {
-      case PtoOpcode::kMSort:
-        return Unsupported(in.op, "(sort): PTO-ISA's TSORT32 and TMRGSORT sort descending "
-                                  "with the order of ties and NaN target-defined, not "
-                                  "stable with NaN the largest, and its positions are INT64");
       case PtoOpcode::kMGather:
       case PtoOpcode::kMScatter:
         return Unsupported(in.op, "(gather, index_select, scatter, index_copy, index_add): "
@@ -1467,6 +1466,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
     return EmitAscendCubeFunction(p_, index_);
   }
+  if (IsAscendSortFunction(p_, index_)) return EmitAscendSortFunction(p_, index_);
   if (absl::Status s = CheckIndexAndBitcast(); !s.ok()) return s;
   if (absl::Status s = PlanTiles(); !s.ok()) return s;
   if (fn_.runtime_extents) {
@@ -1693,7 +1693,9 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
 std::string Adapter(const PtoProgram& p, int f) {
   std::set<int> used;
   for (const PtoInstr& in : p.functions[f].body) {
-    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore) used.insert(in.buffer);
+    if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore || in.op == PtoOpcode::kMSort) {
+      used.insert(in.buffer);
+    }
   }
   std::vector<std::string> args;
   for (int b : used) {

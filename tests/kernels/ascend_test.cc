@@ -335,6 +335,22 @@ pto::v1::Graph SortPositions(const std::string& name, pto::v1::DataType dtype,
   return b.graph();
 }
 
+// Rows holding NaN (sqrt of x < -1/2), +inf (x > 1/2 scaled past FLT_MAX)
+// and finite values: torch's order puts NaN above +inf (FP32 rows sort a
+// second time for it), both ways.
+pto::v1::Graph SortNanInf(pto::v1::DataType dtype, bool descending) {
+  Builder b(absl::StrCat("sort_nan_inf_", descending ? "desc" : "asc"));
+  const std::vector<int64_t> tile = {4, 64};
+  const uint32_t x = b.Input("x", dtype, {9, 200});
+  const uint32_t inf = b.Op("muls", {b.Op("muls", {x}, tile, 1e30)}, tile, 1e30);
+  const uint32_t v = b.Op("where", {b.Op("gts", {x}, tile, 0.5), inf,
+                                    b.Op("where", {b.Op("lts", {x}, tile, -0.5),
+                                                   b.Op("sqrt", {x}, tile), x}, tile)}, tile);
+  b.Output("order", b.Sort(v, -1, 200, descending, tile));
+  b.Output("top", b.Sort(v, -1, 7, descending, tile));
+  return b.graph();
+}
+
 // argsort of a transposed input (copied to a workspace first).
 pto::v1::Graph SortTransposed() {
   Builder b("sort_transposed");
@@ -453,6 +469,9 @@ std::vector<Case> Cases() {
        }},
       {"ArgsortRank3", [=] { return SortPositions("argsort_r3", f32, {2, 3, 100}, 100, false); }},
       {"ArgsortTransposed", SortTransposed},
+      {"SortNanInfDesc", [=] { return SortNanInf(f32, true); }},
+      {"SortNanInfAsc", [=] { return SortNanInf(f32, false); }},
+      {"SortNanInfAscF16", [=] { return SortNanInf(f16, false); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},

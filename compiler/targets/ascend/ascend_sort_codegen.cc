@@ -150,6 +150,13 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   tile_type("SortPosK", "int32_t", kp, k, "Zero");
   tile_type("SortLong", "int64_t", kp, k, nullptr);
   if (*staging != '\0') tile_type("SortStage", staging, np, n, nullptr);
+  // FP32 rows sort twice (NaN above +inf): the first sort's positions kept
+  // after the two lists, the second's class keys gathered from its pairs.
+  const bool twice = src.dtype == pto::v1::DT_FP32;
+  if (twice) {
+    tile_type("SortScore", "float", kp, kp, nullptr);
+    tile_type("SortPosMask", "uint8_t", RoundUp(kp / 8, 32), kp / 8, nullptr);
+  }
   // The merges alternate A and B: TSORT32 writes A, each TMRGSORT the other.
   int merges = 0;
   for (int64_t len = 2 * kBlock; len < 2 * np; len *= 4) ++merges;
@@ -167,7 +174,14 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   place("SortPos", "spos", other);
   place("SortPosK", "sposk", other);
   place("SortLong", "slong", last);
-  const int64_t ub = 2 * list;
+  int64_t ub = 2 * list;
+  if (twice) {
+    place("SortRow", "sone", list);
+    place("SortScore", "sscore", other + 4 * kp);
+    place("SortPos", "sfirstpos", ub);
+    place("SortPosMask", "spmask", ub + 4 * kp);
+    ub += 4 * kp + RoundUp(kp / 8, 32);
+  }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
     return Refused(index, absl::StrCat("needing ", ub, " bytes of UB"));
   }
@@ -219,16 +233,46 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   line(absl::StrCat("TEXPANDS(sbig, ", desc ? "" : "-", "__builtin_huge_valf());"));
   line("TSEL(sraw, smask, sraw, sbig);");
   line("TADDS(sraw, sraw, 0.0f);");
-  line("TFILLPAD(skey, sraw);");
-  line("TCI<SortIdx, uint32_t, 0>(sidx, 0u);");
-  line("TSORT32(spa, skey, sidx);");
-  bool in_a = true;
-  for (int64_t len = 2 * kBlock; len < 2 * np; len *= 4) {
-    line(absl::StrCat("TMRGSORT(", in_a ? "spb, spa" : "spa, spb", ", ", len, ");"));
-    in_a = !in_a;
+  // The keys in sraw sorted into the first k positions in `into` (and,
+  // with `scores`, the first k keys into sscore).
+  auto sort_keys = [&](const char* into, bool scores) {
+    line("TFILLPAD(skey, sraw);");
+    line("TCI<SortIdx, uint32_t, 0>(sidx, 0u);");
+    line("TSORT32(spa, skey, sidx);");
+    bool in_a = true;
+    for (int64_t len = 2 * kBlock; len < 2 * np; len *= 4) {
+      line(absl::StrCat("TMRGSORT(", in_a ? "spb, spa" : "spa, spb", ", ", len, ");"));
+      in_a = !in_a;
+    }
+    line(absl::StrCat("TFILLPAD(sfirst, ", in_a ? "spa" : "spb", ");"));
+    line(absl::StrCat("TGATHER<SortPos, SortFirst, MaskPattern::P1010>(", into, ", sfirst);"));
+    if (scores) line("TGATHER<SortScore, SortFirst, MaskPattern::P0101>(sscore, sfirst);");
+  };
+  if (!twice) {
+    sort_keys("spos", false);
+  } else {
+    // NaN and +inf tie in the first sort (both +inf, or -inf ascending).
+    // The second sorts classes only: descending NaN 2, +inf 1, the rest 0
+    // (ascending 0, 1, 2), each class in input order, so its ranks holding
+    // NaN or +inf (a class key above 0.5, ascending below 1.5) are the
+    // first sort's tied ones in torch's order; the others are the first's.
+    sort_keys("sfirstpos", false);
+    sync("PIPE_V", "PIPE_MTE2");
+    line("TLOAD(sraw, gin);");
+    sync("PIPE_MTE2", "PIPE_V");
+    line("TEXPANDS(sone, 1.0f);");
+    line(absl::StrCat("TEXPANDS(sbig, ", desc ? "2.0f" : "0.0f", ");"));
+    line("TCMPS(smask, sraw, __builtin_huge_valf(), CmpMode::LE);");
+    line("TSEL(sone, smask, sone, sbig);");
+    line(absl::StrCat("TCMPS(smask, sraw, ", ascend::FloatLiteral(3.4028234663852886e38),
+                      ", CmpMode::LE);"));
+    line(absl::StrCat("TEXPANDS(sbig, ", desc ? "0.0f" : "2.0f", ");"));
+    line("TSEL(sraw, smask, sbig, sone);");
+    sort_keys("spos", true);
+    line(absl::StrCat("TCMPS(spmask, sscore, ", desc ? "0.5f, CmpMode::GT" : "1.5f, CmpMode::LT",
+                      ");"));
+    line("TSEL(spos, spmask, spos, sfirstpos);");
   }
-  line(absl::StrCat("TFILLPAD(sfirst, ", in_a ? "spa" : "spb", ");"));
-  line("TGATHER<SortPos, SortFirst, MaskPattern::P1010>(spos, sfirst);");
   line("TFILLPAD(sposk, spos);");
   line("TCVT(slong, sposk, RoundMode::CAST_NONE);");
   sync("PIPE_V", "PIPE_MTE3");

@@ -14,17 +14,21 @@
 //   TSTORE the k positions to the result's row
 //
 // TSORT32 orders equal keys by index and TMRGSORT takes equal keys from the
-// earlier list, so ties keep their input order (a stable sort): the result
-// is the host's, except that an FP32 row holding both NaN and +inf ties
-// them (NaN and +inf both take the key +inf, in input order), where torch
-// puts NaN above +inf. The pairs' index word is uint32 bits on the device
-// and the index's value in the CPU simulation; TGATHER into int32 reads
-// either as the index.
+// earlier list, so ties keep their input order (a stable sort). An FP32
+// row's NaN and +inf both take the key +inf (ascending: -inf) and tie;
+// such a row sorts a second time by class (descending: NaN 2, +inf 1, the
+// rest 0; ascending: 0, 1, 2), each class in input order, and the ranks
+// whose class key says NaN or +inf take the second sort's positions
+// (TGATHER P0101 of its keys, TCMPS, TSEL): torch's order, NaN above +inf.
+// The result is the host's. The pairs' index word is uint32 bits on the
+// device and the index's value in the CPU simulation; TGATHER into int32
+// reads either as the index.
 //
 // UB: two pair lists of 8 NP bytes; the row's keys, indices, mask and the
 // positions live in them when their contents are dead (NP <= 8192: rows of
-// up to 8192 values). set_flag/wait_flag order MTE2 -> V -> MTE3 within a
-// row and MTE3 -> MTE2 before the next row's load.
+// up to 8192 values); an FP32 row's first positions after them.
+// set_flag/wait_flag order MTE2 -> V -> MTE3 within a row, V -> MTE2
+// before an FP32 row's reload and MTE3 -> MTE2 before the next row's load.
 //
 // UNIMPLEMENTED naming MSORT: a sort along a dim other than the last, over
 // a run-time row length or strides, of a row longer than 8192, of INT32,

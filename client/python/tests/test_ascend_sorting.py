@@ -61,3 +61,14 @@ def test_a_sort_the_target_does_not_map_names_msort(native, pto_isa):
     x = torch.randn(8, 16)
     with pytest.raises(Exception, match=r"MSORT \(sort, topk, argsort\) along dim 0"):
         k(x, torch.zeros(x.shape, dtype=torch.int64))
+
+
+def test_a_dynamic_row_length_is_refused_naming_msort(native, pto_isa):
+    @pypto.jit(codegen_options=ASCEND)
+    def k(x: pypto.Tensor([4, "n"], pypto.DT_FP32), out: pypto.Tensor([4, "n"], pypto.DT_INT64)):
+        pypto.set_vec_tile_shapes(4, 64)
+        out[:] = pypto.argsort(x)
+
+    x = torch.randn(4, 40)
+    with pytest.raises(Exception, match=r"MSORT \(sort, topk, argsort\) over a run-time row length"):
+        k(x, torch.zeros(x.shape, dtype=torch.int64))

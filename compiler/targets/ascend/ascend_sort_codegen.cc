@@ -78,7 +78,8 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
                                           [](int s) { return s >= 0; });
   if (sort.extent_dynamic >= 0 || dynamic_stride ||
       static_cast<int>(src.shape.size()) != rank) {
-    return Refused(index, "over a run-time row length or strides (the target sorts static rows)");
+    return Refused(index, "over a run-time row length or strides (its UB tiles and TMRGSORT passes are "
+                          "sized when compiling: the target sorts static rows)");
   }
   const int64_t n = src.shape[dim];
   const int64_t k = fn.tile[dim];

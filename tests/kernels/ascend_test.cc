@@ -410,6 +410,50 @@ pto::v1::Graph IndexCopyAdd(const std::string& kind, pto::v1::DataType dtype, in
   return b.graph();
 }
 
+// sort's positions (MSORT through TSORT32 and TMRGSORT, one row at a
+// time): `k` of them per row of `shape` along the last dim, largest first
+// when `descending`. `ties`: the values rounded to multiples of 1/4 first,
+// so many are equal (their positions must keep the input order).
+pto::v1::Graph SortPositions(const std::string& name, pto::v1::DataType dtype,
+                             const std::vector<int64_t>& shape, int64_t k, bool descending,
+                             bool ties = false) {
+  Builder b(name);
+  std::vector<int64_t> tile(shape.size(), 1);
+  tile[0] = 4;
+  tile.back() = 64;
+  uint32_t x = b.Input("x", dtype, shape);
+  if (ties) {
+    x = b.Op("muls", {b.Op("round", {b.Op("muls", {x}, tile, 4.0)}, tile)}, tile, 0.25);
+  }
+  b.Output("order", b.Sort(x, -1, k, descending, tile));
+  return b.graph();
+}
+
+// Rows holding NaN (sqrt of x < -1/2), +inf (x > 1/2 scaled past FLT_MAX)
+// and finite values: torch's order puts NaN above +inf (FP32 rows sort a
+// second time for it), both ways.
+pto::v1::Graph SortNanInf(pto::v1::DataType dtype, bool descending) {
+  Builder b(absl::StrCat("sort_nan_inf_", descending ? "desc" : "asc"));
+  const std::vector<int64_t> tile = {4, 64};
+  const uint32_t x = b.Input("x", dtype, {9, 200});
+  const uint32_t inf = b.Op("muls", {b.Op("muls", {x}, tile, 1e30)}, tile, 1e30);
+  const uint32_t v = b.Op("where", {b.Op("gts", {x}, tile, 0.5), inf,
+                                    b.Op("where", {b.Op("lts", {x}, tile, -0.5),
+                                                   b.Op("sqrt", {x}, tile), x}, tile)}, tile);
+  b.Output("order", b.Sort(v, -1, 200, descending, tile));
+  b.Output("top", b.Sort(v, -1, 7, descending, tile));
+  return b.graph();
+}
+
+// argsort of a transposed input (copied to a workspace first).
+pto::v1::Graph SortTransposed() {
+  Builder b("sort_transposed");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {40, 9});
+  const uint32_t xt = b.Layout("transpose", {x}, {8, 16}, {}, {{"dim0", 0}, {"dim1", 1}});
+  b.Output("order", b.Sort(xt, -1, 40, true, {8, 16}));
+  return b.graph();
+}
+
 pto::v1::Graph Example(const std::string& file) {
   absl::StatusOr<pto::v1::Graph> g = ptoc::ReadGraphFile(absl::StrCat("examples/graphs/", file));
   EXPECT_TRUE(g.ok()) << g.status();
@@ -522,6 +566,24 @@ std::vector<Case> Cases() {
       {"IndexCopyDim0", [=] { return IndexCopyAdd("index_copy", f32, 0); }},
       {"IndexAddDim0", [=] { return IndexCopyAdd("index_add", f32, 0); }},
       {"IndexAddDim1", [=] { return IndexCopyAdd("index_add", f32, 1); }},
+      // Rows of 1000 (padded to 2048: TSORT32, then TMRGSORT four times),
+      // of 20 (one block, no merge), of 8192 (the longest), FP16 values,
+      // ties, a rank-3 tile, a transposed input.
+      {"ArgsortDesc", [=] { return SortPositions("argsort_desc", f32, {13, 1000}, 1000, true); }},
+      {"TopkAsc", [=] { return SortPositions("topk_asc", f32, {13, 1000}, 8, false); }},
+      {"TopkShortRows", [=] { return SortPositions("topk_short", f32, {5, 20}, 5, true); }},
+      {"TopkLongRows", [=] { return SortPositions("topk_long", f32, {2, 8192}, 16, true); }},
+      {"ArgsortAscF16", [=] { return SortPositions("argsort_f16", f16, {7, 64}, 64, false); }},
+      {"TopkF16", [=] { return SortPositions("topk_f16", f16, {7, 300}, 10, true); }},
+      {"ArgsortTies", [=] { return SortPositions("argsort_ties", f32, {9, 300}, 300, true, true); }},
+      {"ArgsortTiesAscF16", [=] {
+         return SortPositions("argsort_ties_f16", f16, {9, 130}, 130, false, true);
+       }},
+      {"ArgsortRank3", [=] { return SortPositions("argsort_r3", f32, {2, 3, 100}, 100, false); }},
+      {"ArgsortTransposed", SortTransposed},
+      {"SortNanInfDesc", [=] { return SortNanInf(f32, true); }},
+      {"SortNanInfAsc", [=] { return SortNanInf(f32, false); }},
+      {"SortNanInfAscF16", [=] { return SortNanInf(f16, false); }},
       {"ExampleAddExp", [] { return Example("add_exp.pbtxt"); }},
       {"ExampleAxpyInplace", [] { return Example("axpy_inplace.pbtxt"); }},
       {"ExampleScaleShiftFp16", [] { return Example("scale_shift_fp16.pbtxt"); }},
@@ -758,8 +820,9 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
   EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
 }
 
-// sort, the index ops of INT64 values and a bitcast between element types
-// are UNIMPLEMENTED naming the instruction and why.
+// A sort along a dim other than the last, of INT32 values or of rows longer
+// than the UB sorts, the index ops of INT64 values and a bitcast between
+// element types are UNIMPLEMENTED naming the instruction and why.
 TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
   const std::vector<int64_t> tile = {4, 64};
   auto refused = [](const pto::v1::Graph& g) {
@@ -771,12 +834,23 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     return std::string(r.status().message());
   };
   {
-    Builder b("sort");
+    Builder b("sort_dim0");
     const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
-    b.Output("order", b.Sort(x, -1, 64, false, tile));
+    b.Output("order", b.Sort(x, 0, 13, false, tile));
     const std::string why = refused(b.graph());
-    EXPECT_THAT(why, HasSubstr("MSORT (sort)"));
-    EXPECT_THAT(why, HasSubstr("TSORT32"));
+    EXPECT_THAT(why, HasSubstr("MSORT (sort, topk, argsort) along dim 0"));
+  }
+  {
+    Builder b("sort_int32");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT32, {13, 64});
+    b.Output("order", b.Sort(x, -1, 64, false, tile));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("MSORT (sort, topk, argsort) of DT_INT32"));
+  }
+  {
+    Builder b("sort_long");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {2, 8193});
+    b.Output("order", b.Sort(x, -1, 4, true, tile));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("of rows of 8193 values"));
   }
   {
     Builder b("gather_int64");

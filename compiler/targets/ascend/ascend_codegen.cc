@@ -15,11 +15,30 @@
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
 #include "compiler/targets/ascend/ascend_int_math.h"
 #include "compiler/targets/ascend/ascend_math.h"
+#include "compiler/targets/ascend/ascend_sort_codegen.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 #include "runtime/kernel_abi.h"
 
 namespace pto::compiler {
+
+namespace ascend {
+
+const char* GmElem(pto::v1::DataType dtype) {
+  switch (dtype) {
+    case pto::v1::DT_FP16: return "half";
+    case pto::v1::DT_BOOL: return "uint8_t";
+    case pto::v1::DT_UINT8: return "uint8_t";
+    case pto::v1::DT_INT8: return "int8_t";
+    case pto::v1::DT_INT16: return "int16_t";
+    case pto::v1::DT_INT32: return "int32_t";
+    case pto::v1::DT_INT64: return "int64_t";
+    default: return "float";
+  }
+}
+
+}  // namespace ascend
+
 namespace {
 
 // TPHILOX is this compiler's own instruction: PTO-ISA has no Philox, and its
@@ -32,6 +51,7 @@ using host_plan::Access;
 using host_plan::MakeAccess;
 using host_plan::Viewed;
 using ascend::FloatLiteral;
+using ascend::GmElem;
 
 constexpr int64_t kUbAlign = 32;  // bytes: a Tile's rows (or columns) and base
 
@@ -56,19 +76,6 @@ bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
          op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd ||
          op == PtoOpcode::kTArgFirst || op == PtoOpcode::kTArgSel;
-}
-
-const char* GmElem(pto::v1::DataType dtype) {
-  switch (dtype) {
-    case pto::v1::DT_FP16: return "half";
-    case pto::v1::DT_BOOL: return "uint8_t";
-    case pto::v1::DT_UINT8: return "uint8_t";
-    case pto::v1::DT_INT8: return "int8_t";
-    case pto::v1::DT_INT16: return "int16_t";
-    case pto::v1::DT_INT32: return "int32_t";
-    case pto::v1::DT_INT64: return "int64_t";
-    default: return "float";
-  }
 }
 
 bool Compares(PtoOpcode op) {
@@ -122,7 +129,7 @@ class FunctionEmitter : public ascend::IntVectorCode {
   absl::Status PlanTiles();
   // UNIMPLEMENTED for the index instructions and the bitcasts the target
   // cannot express (ascend_codegen.cc says why for each).
-  absl::Status CheckIndexAndBitcast() const;
+  absl::Status CheckBitcast() const;
   absl::Status EmitInstr(int i);
   absl::Status EmitGm(const PtoInstr& in, int i, Kind kind);
   absl::Status EmitCompute(const PtoInstr& in);
@@ -296,24 +303,16 @@ class FunctionEmitter : public ascend::IntVectorCode {
   bool need_flat_max_ = false;  // MSCATTER's last selected element
 };
 
-// MSORT: PTO-ISA's sorts (TSORT32 over 32-element blocks, TMRGSORT merging
-// sorted lists) order score/index pairs descending, with the order of ties
-// and of NaN target-defined; sort's contract (stable, NaN the largest, -0.0
-// equal to 0.0, ascending or descending, INT64 positions) is not theirs.
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
 // float as float and integer as integer (the CPU simulation static_asserts
 // it), so f32 bits read as INT32 (or back) have no instruction; between two
 // float (or two integer) types, the f32 tiles hold the values widened (FP16
 // as f32), not their bits. A bitcast to its own type is TRESHAPE
 // (EmitCompute).
-absl::Status FunctionEmitter::CheckIndexAndBitcast() const {
+absl::Status FunctionEmitter::CheckBitcast() const {
   for (size_t i = 0; i < fn_.body.size(); ++i) {
     const PtoInstr& in = fn_.body[i];
     switch (in.op) {
-      case PtoOpcode::kMSort:
-        return Unsupported(in.op, "(sort): PTO-ISA's TSORT32 and TMRGSORT sort descending "
-                                  "with the order of ties and NaN target-defined, not "
-                                  "stable with NaN the largest, and its positions are INT64");
       case PtoOpcode::kTReshape: {
         const pto::v1::DataType from = host_plan::ValueType(
             fn_, static_cast<int>(i), in.srcs.empty() ? -1 : in.srcs[0], in.dtype);
@@ -1683,7 +1682,7 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTExp: case PtoOpcode::kTExpSoftmax:
       Line(absl::StrCat("TEXP(", d, ", ", src(0), ");"));
       break;
-    case PtoOpcode::kTReshape:  // a bitcast to its own type (CheckIndexAndBitcast)
+    case PtoOpcode::kTReshape:  // a bitcast to its own type (CheckBitcast)
       if (kind_[in.dst] != kind_[in.srcs[0]]) {
         return Unsupported(in.op, "(bitcast) between a row tile and a full tile");
       }
@@ -1875,7 +1874,8 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (fn_.core == pto::v1::CORE_TYPE_CUBE) {
     return EmitAscendCubeFunction(p_, index_);
   }
-  if (absl::Status s = CheckIndexAndBitcast(); !s.ok()) return s;
+  if (IsAscendSortFunction(p_, index_)) return EmitAscendSortFunction(p_, index_);
+  if (absl::Status s = CheckBitcast(); !s.ok()) return s;
   if (absl::Status s = PlanTiles(); !s.ok()) return s;
   if (fn_.runtime_extents) {
     // The tiles' valid region is the task's extents: the flattened rows are
@@ -2107,7 +2107,8 @@ std::string Adapter(const PtoProgram& p, int f) {
   std::set<int> used;
   for (const PtoInstr& in : p.functions[f].body) {
     if (in.op == PtoOpcode::kTLoad || in.op == PtoOpcode::kTStore ||
-        in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter) {
+        in.op == PtoOpcode::kMGather || in.op == PtoOpcode::kMScatter ||
+        in.op == PtoOpcode::kMSort) {
       used.insert(in.buffer);
     }
   }

@@ -26,7 +26,8 @@
 //   - set_flag/wait_flag between consecutive instructions on different pipes
 //     (MTE2 loads, V vector compute, MTE3 stores).
 // A cube function (matmul) goes through L1, L0A, L0B and L0C with TMATMUL
-// (ascend_cube_codegen.h).
+// (ascend_cube_codegen.h); a sort function (MSORT) through TSORT32 and
+// TMRGSORT (ascend_sort_codegen.h).
 // Under __CPU_SIM the source also exports the executor's C ABI
 // (runtime/kernel_abi.h: pto_abi_version, pto_num_blocks, pto_block), each
 // block an adapter from (buffers, args) to the AICORE entry, so a CPU
@@ -45,6 +46,13 @@
 namespace pto::compiler {
 
 absl::StatusOr<std::string> GenerateAscendSource(const PtoProgram& program);
+
+namespace ascend {
+
+// The C++ element type of a GM buffer of `dtype` in the generated source.
+const char* GmElem(pto::v1::DataType dtype);
+
+}  // namespace ascend
 
 }  // namespace pto::compiler
 

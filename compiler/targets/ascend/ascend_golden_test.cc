@@ -2,7 +2,8 @@
 // with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
 // row-expanding arithmetic), a matmul through L1 and L0 tiles and the
 // softmax loop whose body loads through a dynamic view, integer ops on int32
-// tiles, INT32 division and maxima, an argmax, a gather, and a scan, which the target refuses. Goldens live in
+// tiles, INT32 division and maxima, an argmax, a gather, a sort (TSORT32 and
+// TMRGSORT), and a scan, which the target refuses. Goldens live in
 // compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
@@ -127,6 +128,16 @@ TEST(AscendGoldenTest, Gather) {
   b.Output("out", b.Op("gather", {x, idx}, {8, 24}, 1, false));
   b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs()->erase("keepdim");
   CheckGolden("gather.cc.txt", AscendSource(b.graph()));
+}
+
+// argsort of FP16 rows of 100, ascending: the keys (negated, NaN last),
+// padded to 128, TSORT32's blocks of 32 merged once by TMRGSORT, the
+// positions gathered from the pairs and stored as INT64, row by row.
+TEST(AscendGoldenTest, Sort) {
+  testing::GraphBuilder b("sort");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP16, {6, 100});
+  b.Output("order", b.Sort(x, -1, 100, false, {4, 64}));
+  CheckGolden("sort.cc.txt", AscendSource(b.graph()));
 }
 
 // Not a golden: a bitcast to the type its values have is one TRESHAPE

@@ -1,0 +1,56 @@
+// The Ascend target's sort functions: MSORT (the stable sort of whole GM
+// rows into INT64 positions, docs/pto-isa.md) as a composition of PTO-ISA's
+// sort instructions, one row of the task's tile at a time:
+//
+//   TLOAD the row (FP16, INT8, INT16, UINT8 through a staging tile and TCVT)
+//   keys: NaN -> the largest key, -0.0 -> 0.0, negated when ascending
+//         (TCMPS + TSEL, TMULS, TADDS); FP16's infinities first become
+//         +-2^17, so NaN stays above +inf
+//   TFILLPAD the keys to NP = 32 * 4^m values with -inf (sorting last)
+//   TCI the indices 0 .. NP-1 (uint32)
+//   TSORT32 into 32-element blocks of (key, index) pairs, descending
+//   TMRGSORT four sorted lists at a time until one list holds the row
+//   TGATHER (P1010) the first k pairs' indices into int32, TCVT to int64
+//   TSTORE the k positions to the result's row
+//
+// TSORT32 orders equal keys by index and TMRGSORT takes equal keys from the
+// earlier list, so ties keep their input order (a stable sort). An FP32
+// row's NaN and +inf both take the key +inf (ascending: -inf) and tie;
+// such a row sorts a second time by class (descending: NaN 2, +inf 1, the
+// rest 0; ascending: 0, 1, 2), each class in input order, and the ranks
+// whose class key says NaN or +inf take the second sort's positions
+// (TGATHER P0101 of its keys, TCMPS, TSEL): torch's order, NaN above +inf.
+// The result is the host's. The pairs' index word is uint32 bits on the
+// device and the index's value in the CPU simulation; TGATHER into int32
+// reads either as the index.
+//
+// UB: two pair lists of 8 NP bytes; the row's keys, indices, mask and the
+// positions live in them when their contents are dead (NP <= 8192: rows of
+// up to 8192 values); an FP32 row's first positions after them.
+// set_flag/wait_flag order MTE2 -> V -> MTE3 within a row, V -> MTE2
+// before an FP32 row's reload and MTE3 -> MTE2 before the next row's load.
+//
+// UNIMPLEMENTED naming MSORT: a sort along a dim other than the last, over
+// a run-time row length or strides, of a row longer than 8192, of INT32,
+// INT64 or BF16 values, or with its positions cut into chunks (k longer
+// than the tile).
+#ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
+#define PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "compiler/pto/pto_program.h"
+
+namespace pto::compiler {
+
+// Whether vector function `index` is a sort function (its body has MSORT).
+bool IsAscendSortFunction(const PtoProgram& p, int index);
+
+// The `__global__ AICORE void pto_f<index>(...)` entry of sort function
+// `index` (its parameters as ascend_codegen.h describes).
+absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int index);
+
+}  // namespace pto::compiler
+
+#endif  // PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_

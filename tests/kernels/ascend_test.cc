@@ -733,11 +733,8 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
     b.Output(absl::StrCat(kind, "_dim0"), b.Op(kind, {y}, tile, 0, true));
   }
   const pto::v1::Graph graph = b.graph();
-  absl::StatusOr<compiler::CompileResult> ascend =
-      compiler::Compile(graph, runtime::kAscendA2A3Target, {});
-  ASSERT_TRUE(ascend.ok()) << ascend.status();
-  auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
-  ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
   auto host_kernel = testing::CompileAndLoad(graph, "host");
   ASSERT_NE(host_kernel, nullptr);
 
@@ -794,7 +791,7 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
     return buffers;
   };
   const auto want = run(*host_kernel);
-  const auto got = run(**ascend_kernel);
+  const auto got = run(*ascend_kernel);
   ASSERT_EQ(want.size(), got.size());
   for (int p = 2; p < graph.params_size(); ++p) {
     int mismatches = 0;
@@ -980,16 +977,13 @@ TEST(AscendIndexTest, RawInt64IndicesGiveTheHostsResults) {
     graphs.push_back(b.graph());
   }
   for (const pto::v1::Graph& graph : graphs) {
-    absl::StatusOr<compiler::CompileResult> ascend =
-        compiler::Compile(graph, runtime::kAscendA2A3Target, {});
-    ASSERT_TRUE(ascend.ok()) << ascend.status();
-    auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
-    ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+    auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+    ASSERT_NE(ascend_kernel, nullptr);
     auto host_kernel = testing::CompileAndLoad(graph, "host");
     ASSERT_NE(host_kernel, nullptr);
     for (uint64_t seed : {1, 2}) {
       std::vector<ptoc::HostTensor> want = RunOnRawInputs(graph, *host_kernel, seed);
-      std::vector<ptoc::HostTensor> got = RunOnRawInputs(graph, **ascend_kernel, seed);
+      std::vector<ptoc::HostTensor> got = RunOnRawInputs(graph, *ascend_kernel, seed);
       ExpectSameBits(graph.name() + " seed " + std::to_string(seed), got, want);
     }
   }
@@ -1002,17 +996,14 @@ TEST(AscendIndexTest, SymbolicDimsGiveTheHostsResults) {
     GTEST_SKIP() << why;
   }
   const pto::v1::Graph graph = SymbolicIndexOps();
-  absl::StatusOr<compiler::CompileResult> ascend =
-      compiler::Compile(graph, runtime::kAscendA2A3Target, {});
-  ASSERT_TRUE(ascend.ok()) << ascend.status();
-  auto ascend_kernel = runtime::Kernel::Load(ascend->binary);
-  ASSERT_TRUE(ascend_kernel.ok()) << ascend_kernel.status();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
   auto host_kernel = testing::CompileAndLoad(graph, "host");
   ASSERT_NE(host_kernel, nullptr);
   for (const auto& [n, m] : {std::pair{13, 7}, std::pair{120, 33}, std::pair{4, 8}}) {
     const std::map<std::string, int64_t> sizes = {{"n", n}, {"m", m}};
     ExpectSameBits(absl::StrCat("sym_index_ops n=", n, " m=", m),
-                   RunOnRawInputs(graph, **ascend_kernel, 1, sizes),
+                   RunOnRawInputs(graph, *ascend_kernel, 1, sizes),
                    RunOnRawInputs(graph, *host_kernel, 1, sizes));
   }
 }

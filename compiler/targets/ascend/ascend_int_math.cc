@@ -5,13 +5,6 @@
 namespace pto::compiler::ascend {
 namespace {
 
-std::string Op(const char* op, const std::string& d, const std::string& a) {
-  return absl::StrCat(op, "(", d, ", ", a, ");");
-}
-std::string Op(const char* op, const std::string& d, const std::string& a, const std::string& b) {
-  return absl::StrCat(op, "(", d, ", ", a, ", ", b, ");");
-}
-
 // q = trunc(a / b) and r = a - q b (C's / and %), exact for every int32 a
 // and nonzero b; MIN / -1 wraps to MIN with r = 0. Garbage where b is 0
 // (callers select). q or r may be empty (not wanted); a, b stay intact.

@@ -9,13 +9,6 @@
 namespace pto::compiler::ascend {
 namespace {
 
-// Statement builders: op(dst, a, b).
-std::string Op(const char* op, const std::string& d, const std::string& a) {
-  return absl::StrCat(op, "(", d, ", ", a, ");");
-}
-std::string Op(const char* op, const std::string& d, const std::string& a, const std::string& b) {
-  return absl::StrCat(op, "(", d, ", ", a, ", ", b, ");");
-}
 std::string F(double v) { return FloatLiteral(v); }
 
 // p = c[0] z^n + c[1] z^(n-1) + ... + c[n] (Horner; p distinct from z).
@@ -974,6 +967,13 @@ void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
     default:
       return;
   }
+}
+
+std::string Op(const char* op, const std::string& d, const std::string& a) {
+  return absl::StrCat(op, "(", d, ", ", a, ");");
+}
+std::string Op(const char* op, const std::string& d, const std::string& a, const std::string& b) {
+  return absl::StrCat(op, "(", d, ", ", a, ", ", b, ");");
 }
 
 }  // namespace pto::compiler::ascend

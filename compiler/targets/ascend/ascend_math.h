@@ -37,6 +37,10 @@ class VectorCode {
 // An exact C++ expression for the float nearest `v` (hex float literal).
 std::string FloatLiteral(double v);
 
+// One PTO-ISA statement: `op(d, a);` and `op(d, a, b);`.
+std::string Op(const char* op, const std::string& d, const std::string& a);
+std::string Op(const char* op, const std::string& d, const std::string& a, const std::string& b);
+
 // dst = sign(src): -1, +1 or a signed zero, NaN stays NaN. Exact.
 void EmitSign(VectorCode& code, const std::string& dst, const std::string& src);
 

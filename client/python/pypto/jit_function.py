@@ -472,9 +472,9 @@ class JitFunction:
             out[k] = (specs[k][0], shape)
         return tuple(out)
 
-    def _trace(self, specs, second=False):
-        """(Graph, op locations: see locations.py); `second`: at the second
-        placeholder sizes (trace_compare.py)."""
+    def _trace(self, specs, target, second=False):
+        """(Graph, op locations: see locations.py) for target `target`;
+        `second`: at the second placeholder sizes (trace_compare.py)."""
         cache.count("check_traces" if second else "traces")
         sizes = self._sentinels(specs, second)
         params = [tracer.ScalarArg(p.name, spec[2].value) if spec[0] == "scalar"
@@ -484,7 +484,7 @@ class JitFunction:
         if self._traced_fn is None:  # `if pypto.cond(...)` rewritten (ast_rewrite.py)
             self._traced_fn = ast_rewrite.rewrite(self.fn)
         return locations.trace(self._traced_fn, self.name, params,
-                               symbols={v: k for k, v in sizes.items()})
+                               symbols={v: k for k, v in sizes.items()}, target=target)
 
     @staticmethod
     def _sentinels(specs, second=False):
@@ -494,15 +494,15 @@ class JitFunction:
                 names += [d for d in spec[1] if isinstance(d, str) and d not in names]
         return symbolic.sentinels(names, second)
 
-    def _trace_checked(self, specs, static_specs):
-        """_trace(specs), and for a kernel with dynamic dims a second trace
-        at other placeholders: trace_compare.PlaceholderLeak (a
+    def _trace_checked(self, specs, static_specs, target):
+        """_trace(specs, target), and for a kernel with dynamic dims a second
+        trace at other placeholders: trace_compare.PlaceholderLeak (a
         StaticShapeNeeded) when a size's placeholder reached the graph."""
-        graph, where = self._trace(specs)
+        graph, where = self._trace(specs, target)
         if specs != static_specs:
             trace_compare.check(
                 self.name, graph, where, self._sentinels(specs),
-                lambda: self._trace(specs, second=True) + (self._sentinels(specs, True),))
+                lambda: self._trace(specs, target, second=True) + (self._sentinels(specs, True),))
         return graph, where
 
     def with_options(self, scope):
@@ -511,13 +511,15 @@ class JitFunction:
         return _ScopedJit(self, scope)
 
     def trace(self, *args, **kwargs):
-        """The pto.v1.Graph these arguments would compile (nothing is compiled)."""
+        """The pto.v1.Graph these arguments would compile (nothing is
+        compiled), for the target the options in force name."""
         _, _, specs, static_specs = self._bind(args, kwargs)
+        target = target_of(dict(config._honoured[1], **self.options.compile_options))
         try:
-            return self._trace_checked(specs, static_specs)[0]
+            return self._trace_checked(specs, static_specs, target)[0]
         except StaticShapeNeeded:  # as a call would: at these sizes
             try:
-                return self._trace(static_specs)[0]
+                return self._trace(static_specs, target)[0]
             except StaticShapeNeeded as e:
                 raise _symbol_as_number(self.name, e) from None
 
@@ -602,7 +604,7 @@ class JitFunction:
                 entry = self._cache.get(sig)
                 if entry is None:
                     try:
-                        graph, where = self._trace_checked(specs, static_specs)
+                        graph, where = self._trace_checked(specs, static_specs, target)
                     except StaticShapeNeeded as e:
                         if specs == static_specs:
                             raise _symbol_as_number(self.name, e) from None
@@ -614,7 +616,7 @@ class JitFunction:
                         specs = static_specs
                         sig = (specs,) + sig[1:]
                         try:
-                            graph, where = self._trace(specs)
+                            graph, where = self._trace(specs, target)
                         except StaticShapeNeeded as e2:
                             raise _symbol_as_number(self.name, e2) from None
                     _, compile_options, timeout = self.options.effective(config.honoured_now())

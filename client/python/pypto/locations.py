@@ -40,13 +40,14 @@ def _set_message(exc, message):
 INDEX_CHECKS = "index checks"
 
 
-def trace(fn, name, params, symbols=None):
-    """tracer.trace, returning (graph, where): where["op #k"] is the
-    user_frame() of graph.ops[k] (None for ops pypto added itself), and
-    where["op #k body op #j"] that of op j of its body (as the compiler's
-    verifier labels ops). Errors name the line."""
+def trace(fn, name, params, symbols=None, target="host"):
+    """tracer.trace for target `target`, returning (graph, where):
+    where["op #k"] is the user_frame() of graph.ops[k] (None for ops pypto
+    added itself), and where["op #k body op #j"] that of op j of its body
+    (as the compiler's verifier labels ops). Errors name the line."""
     builder = tracer.GraphBuilder(name)
     builder.symbols = symbols or {}
+    builder.compile_target = target
     try:
         graph = tracer.trace(fn, name, params, builder=builder)
     except _TRACE_ERRORS as e:

@@ -144,6 +144,9 @@ class GraphBuilder:
         self._next_id = 1
         # Dynamic dims (symbolic.py): sentinel size -> symbol name.
         self.symbols = {}
+        # The target the trace compiles for (jit_options.target_of): ops
+        # whose form depends on what the target maps read it (conv.py).
+        self.compile_target = "host"
         # value id -> (file, line, function) of the user's statement whose op
         # defines it (locations.py maps compiler errors back to it).
         self.where = {}

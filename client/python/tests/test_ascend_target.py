@@ -1,6 +1,7 @@
 """The Ascend target from Python: codegen_options["target"], PYPTO_TARGET,
-RunMode.NPU on the PTO-ISA CPU simulation (PYPTO_NPU_CPUSIM=1), and a real
-ptod serving ascend-a2a3 kernels (jit_options.py, backend.py)."""
+RunMode.NPU on the PTO-ISA CPU simulation (PYPTO_NPU_CPUSIM=1), a real
+ptod serving ascend-a2a3 kernels (jit_options.py, backend.py), and convs
+traced for the target (conv.py's composition: no TIMG2COL there)."""
 
 import os
 import re
@@ -10,11 +11,15 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
+import torch.nn.functional as F
 
 import pypto
 from pypto import cache, jit_options
 from pypto._proto import kernel_pb2
 
+import many_outputs
+import test_conv
 from conftest import running_ptod
 
 ANY = pypto.Tensor[...]
@@ -159,3 +164,45 @@ def test_ptod_serves_an_ascend_kernel_that_runs_on_the_cpu_simulation(native, pt
                    target="ascend-a2a3-cpusim") == 1
     host_target = native.resolve_target("host")
     assert _metric(text, series, target=host_target, result="miss") == 1, text
+
+
+def test_a_conv_traced_for_the_ascend_target_takes_the_composition(native, monkeypatch):
+    """The Ascend targets do not map TIMG2COL (jit_options.maps_img2col):
+    a plain conv traced for one is pad + im2col views + a plain matmul; for
+    the host, one matmul with attr "img2col"."""
+    x, w = torch.zeros(2, 4, 9, 8), torch.zeros(6, 2, 3, 2)
+
+    @pypto.jit
+    def kern(x: ANY, w: ANY, out: ANY):
+        out[:] = pypto.conv(x, w, pypto.DT_FP32, [2, 1], [1, 2], [2, 1], groups=2)
+
+    def matmuls():
+        ops = kern.trace(x, w, torch.zeros(2, 6, 4, 11)).ops
+        return [op for op in ops if op.kind == "matmul"]
+
+    monkeypatch.delenv("PYPTO_TARGET", raising=False)
+    assert ["img2col" in op.attrs for op in matmuls()] == [True]
+    monkeypatch.setenv("PYPTO_TARGET", "ascend-a2a3")
+    assert ["img2col" in op.attrs for op in matmuls()] == [False]
+
+
+def test_convs_run_on_the_ascend_cpu_simulation_as_torch(native, pto_isa, monkeypatch):
+    """test_conv.py's plain 2-D cases (depthwise included) and its cases
+    larger than one cube tile, FP32, in one kernel compiled for ascend-a2a3
+    and run on the PTO-ISA CPU simulation, against torch."""
+    monkeypatch.setenv("PYPTO_TARGET", "ascend-a2a3")
+    g = torch.Generator().manual_seed(5)
+    cases = [((2, 4, 9, 8), shape, s, p, d, groups)
+             for shape, s, p, d, groups, _ in test_conv.CASES_2D] + test_conv.CASES_IMG2COL
+    xs = [torch.randn(c[0], generator=g) for c in cases]
+    ws = [torch.randn(c[1], generator=g) for c in cases]
+    fns, wants = [], []
+    for i, (_, _, s, p, d, groups) in enumerate(cases):
+        fns.append(lambda *t, i=i, s=s, p=p, d=d, groups=groups: pypto.conv(
+            t[i], t[len(cases) + i], pypto.DT_FP32, s, p, d, groups=groups))
+        wants.append(test_conv._ref(F.conv2d, xs[i], ws[i], stride=s, padding=p,
+                                    dilation=d, groups=groups))
+    outs = [torch.zeros(w.shape) for w in wants]
+    many_outputs.run_many(fns, xs + ws, outs, (8, 32))
+    for got, want in zip(outs, wants):
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)

@@ -66,11 +66,15 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   for (const PtoInstr& in : fn.body) {
     if (in.op == PtoOpcode::kTImg2Col) {
       // PTO-ISA's TIMG2COL exists, but the CPU simulation this target is
-      // checked on has no implementation of it.
+      // checked on has no implementation of it. pypto.conv traced for this
+      // target records its composition instead (jit_options.maps_img2col),
+      // so only a graph traced for another target gets here.
       return absl::UnimplementedError(absl::StrCat(
           "ascend target: function @f", index, ": TIMG2COL (a conv's matmul reading its "
           "feature map) is not mapped: the PTO-ISA CPU simulation does not implement "
-          "TIMG2COL (docs/pto-isa.md lists what the target maps)"));
+          "TIMG2COL; a pypto.conv traced for this target (codegen_options[\"target\"] or "
+          "PYPTO_TARGET) is a plain matmul over im2col views instead (docs/pto-isa.md "
+          "lists what the target maps)"));
     }
     if (in.op == PtoOpcode::kTLoad) (in.dst == 0 ? load_a : load_b) = &in;
     if (in.op == PtoOpcode::kTStore) store = &in;

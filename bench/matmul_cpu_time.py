@@ -5,7 +5,12 @@
 On a machine other processes load, wall times measure the load; the CPU time
 a call takes does not count the time others ran. pypto runs on one cube and
 one vector worker (PTO_CUBE_WORKERS=1, PTO_VECTOR_WORKERS=1), torch and the
-BLAS on one thread. Calls go in blocks of 5, pypto's and torch's in turn,
+BLAS on one thread. A call with one cube worker still splits its tiles over
+two threads, the caller and the worker (the executor's root claimers), so
+pypto is timed twice: on one thread (the bench-only executor policy
+kCallerRunsCubeRoots: the caller runs every tile) and as it runs by default
+(caller and worker; their CPU time added, the worker's wake-up and spins in
+it). Calls go in blocks of 5, the three in turn,
 after warm-up calls; the process's CPU time is read around a block, each read
 after a 3 ms sleep (an idle worker's CPU time is only accounted once it has
 stopped). Per size: medians and best of the per-call times, GFLOP/s, torch's
@@ -33,6 +38,9 @@ import time  # noqa: E402
 import torch  # noqa: E402
 
 import kernels  # noqa: E402  (bench/, beside this script)
+from pypto import _native  # noqa: E402
+
+CALLER_RUNS_CUBE_ROOTS = 64  # runtime/executor.h, Executor::kCallerRunsCubeRoots
 
 BLOCK = 5  # calls per timed block
 
@@ -84,16 +92,34 @@ def main():
                 time.sleep(0.003)
             return (clock() - t0) / BLOCK
 
-        tp, tt = [], []
+        default_policy = _native.executor_policy()
+        one_policy = default_policy | CALLER_RUNS_CUBE_ROOTS
+
+        def pypto_on(policy):
+            _native.set_executor_policy(policy)
+            try:
+                return block(lambda: kern(ta, tb, out))
+            finally:
+                _native.set_executor_policy(default_policy)
+
+        tp, ts, tt = [], [], []
         for _ in range(opts.blocks):
-            tp.append(block(lambda: kern(ta, tb, out)))
+            if not opts.wall:
+                tp.append(pypto_on(one_policy))
+            ts.append(pypto_on(default_policy))
             tt.append(block(lambda: torch.matmul(ta, tb, out=t_out)))
         flops = 2.0 * n ** 3
-        mp, mt = statistics.median(tp), statistics.median(tt)
-        print(f"  {n}^3: pypto {mp * 1e6:.0f} us, {flops / mp / 1e9:.1f} GFLOP/s "
-              f"(best {flops / min(tp) / 1e9:.1f}); torch {mt * 1e6:.0f} us, "
-              f"{flops / mt / 1e9:.1f} GFLOP/s (best {flops / min(tt) / 1e9:.1f}); "
-              f"torch/pypto {mt / mp:.2f}x (best/best {min(tt) / min(tp):.2f}x); "
+        mt = statistics.median(tt)
+        rows = [("pypto, default split", ts)]
+        if not opts.wall:
+            rows.insert(0, ("pypto, one thread", tp))
+        for name, t in rows:
+            m = statistics.median(t)
+            print(f"  {n}^3 {name}: {m * 1e6:.0f} us, {flops / m / 1e9:.1f} GFLOP/s "
+                  f"(best {flops / min(t) / 1e9:.1f}); torch/pypto {mt / m:.2f}x "
+                  f"(best/best {min(tt) / min(t):.2f}x)")
+        print(f"  {n}^3 torch: {mt * 1e6:.0f} us, {flops / mt / 1e9:.1f} GFLOP/s "
+              f"(best {flops / min(tt) / 1e9:.1f}); "
               f"worst error / sum |a*b|: pypto {err(out):.1e}, torch {err(t_out):.1e}")
 
 

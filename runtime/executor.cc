@@ -779,14 +779,16 @@ absl::Status Executor::Run(const TaskPlan& plan, void* const* buffers,
   // Workers always exist (the pools are never empty), so a caller on a small
   // stack can leave all the work to them.
   const bool help = HasStackLeft(kMinHelperStackBytes);
-  // Bench baseline (kCallerRunsVectorRoots): one claimer, the caller's.
-  const bool one_thread = help && (policy & kCallerRunsVectorRoots) != 0;
+  // Bench baselines (kCallerRunsVectorRoots, kCallerRunsCubeRoots): one
+  // claimer of the kind, the caller's own where it has no other.
+  const bool one_thread[kNumCoreKinds] = {
+      help && (policy & kCallerRunsVectorRoots) != 0,
+      help && (policy & kCallerRunsCubeRoots) != 0};
   int claimers[kNumCoreKinds];
   int64_t total_claimers = 0;
   for (int k = 0; k < kNumCoreKinds; ++k) {
     claimers[k] = static_cast<int>(std::min<size_t>(
-        plan.roots_[k].size(),
-        one_thread && k == 0 ? 1 : std::max(2, num_workers_[k])));
+        plan.roots_[k].size(), one_thread[k] ? 1 : std::max(2, num_workers_[k])));
     total_claimers += claimers[k];
   }
   // Roots are claimed in chunks: about 16 per claimer, so that the last

@@ -267,9 +267,16 @@ class Executor {
     // line. In the default: calls split over two CPUs run faster, and
     // streamed rows that miss L2 anyway are no slower.
     kHomeSegments = 32,
+    // One claimer for the cube roots (Options' cube workers notwithstanding,
+    // and the minimum of two): one thread runs them all, the helping
+    // caller's own claimer where the plan has no vector roots (a matmul),
+    // else a cube worker. One thread's time for a cube kernel, to compare
+    // with a one-thread library by CPU time. Bench only.
+    kCallerRunsCubeRoots = 64,
   };
-  static constexpr uint32_t kAllPolicyBits =
-      kWakeOffCallerCpu | kCallerRunsVectorRoots | kPinWorkers | kHomeSegments;
+  static constexpr uint32_t kAllPolicyBits = kWakeOffCallerCpu | kCallerRunsVectorRoots |
+                                             kPinWorkers | kHomeSegments |
+                                             kCallerRunsCubeRoots;
   // What a fresh executor runs with (plus kPinWorkers with worker_cpus).
   static constexpr uint32_t kDefaultPolicy = kWakeOffCallerCpu | kHomeSegments;
   // Returns the previous bits. INVALID_ARGUMENT for unknown bits.

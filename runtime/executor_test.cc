@@ -981,6 +981,36 @@ TEST(ExecutorTest, CubeTasksRunOnCubeWorkersOrCaller) {
   EXPECT_THAT(json, HasSubstr("cube/1"));
 }
 
+// Policy::kCallerRunsCubeRoots: a plan of cube roots only runs on the
+// calling thread, every task once, however many cube workers there are.
+TEST(ExecutorTest, CallerRunsCubeRootsRunsThemAllOnTheCaller) {
+  GraphBuilder b;
+  for (int t = 0; t < 64; ++t) b.Add({}, /*cube=*/true);
+  auto plan = b.Plan();
+  Executor ex(Executor::Options{1, 2});
+  ASSERT_TRUE(
+      ex.SetPolicyForBench(Executor::kDefaultPolicy | Executor::kCallerRunsCubeRoots).ok());
+  for (int iter = 0; iter < 3; ++iter) {
+    Recorder r(64);
+    std::vector<TaskEvent> trace;
+    std::vector<ShareEvent> shares;
+    RunOptions options;
+    options.trace = &trace;
+    options.shares = &shares;
+    ASSERT_TRUE(RunWithRecorder(ex, *plan, &r, options).ok());
+    ASSERT_EQ(trace.size(), 64u);
+    for (int t = 0; t < 64; ++t) EXPECT_EQ(r.runs[t].load(), 1) << "task " << t;
+    for (const TaskEvent& e : trace) {
+      EXPECT_EQ(ex.WorkerName(e.worker), "caller") << "task " << e.task;
+    }
+    // One claimer, none queued for a worker (each claimer that ran, even
+    // one that found no roots left, has a share).
+    ASSERT_EQ(shares.size(), 1u);
+    EXPECT_EQ(ex.WorkerName(shares[0].worker), "caller");
+    EXPECT_EQ(shares[0].roots, 64);
+  }
+}
+
 // Blocks may keep large tiles on the stack.
 void BigStackBlock(void* const* buffers, const int64_t* args) {
   volatile char tiles[600 << 10];

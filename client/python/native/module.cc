@@ -610,8 +610,9 @@ PYBIND11_MODULE(_native, m) {
       "Bench only: sets the executor's scheduling policy bits (runtime "
       "Executor::Policy: 1 wake a worker off the caller's CPU; 4 the caller "
       "runs every vector root: one thread's baseline; 16 pinned workers; 32 "
-      "home segments of the roots; the default 33); returns the previous "
-      "bits.");
+      "home segments of the roots; 64 one thread runs every cube root, the "
+      "caller where there are no vector roots; the default 33); returns the "
+      "previous bits.");
   m.def(
       "executor_policy",
       [] { return pto::runtime::Executor::Default().policy(); },

@@ -270,8 +270,9 @@ class Executor {
     // One claimer for the cube roots (Options' cube workers notwithstanding,
     // and the minimum of two): one thread runs them all, the helping
     // caller's own claimer where the plan has no vector roots (a matmul),
-    // else a cube worker. One thread's time for a cube kernel, to compare
-    // with a one-thread library by CPU time. Bench only.
+    // else whichever thread pops the queued claimer first. One thread's
+    // time for a cube kernel, to compare with a one-thread library by CPU
+    // time. Bench only.
     kCallerRunsCubeRoots = 64,
   };
   static constexpr uint32_t kAllPolicyBits = kWakeOffCallerCpu | kCallerRunsVectorRoots |

@@ -23,7 +23,7 @@ jit_options.maps_img2col; the trace's target is the builder's
 compile_target), takes the composition below.
 
 How a depthwise conv computes (groups == C_in, C_out = m * C_in, not
-transposed; _depthwise_rows): a stencil over the input channels-last,
+transposed, a static batch dim; _depthwise_rows): a stencil over the input channels-last,
 where each tap's weights are one row and no matmul is involved (each
 channel's would be [m, taps] @ [taps, P]):
   1. The window the taps read, channels-last: zeros [N, Hw, Ww, C] with the
@@ -41,9 +41,13 @@ channel's would be [m, taps] @ [taps, P]):
      chunk of the row in registers.
   5. Back to [N, C_out, Ho, Wo] (a transposing copy; with m > 1 the m
      results interleaved along the channels first).
-A 1-D conv is the 2-D one over one row.
+A 1-D conv is the 2-D one over one row. With a DYNAMIC batch dim it takes
+the composition below instead: the stencil's tile sizes (whole rows of
+C channels) would have a least common multiple too large for the one
+compile's probe sizes (lower_symbolic.h).
 
-How the composition computes (transposed convs, and plain convs as above):
+How the composition computes (transposed convs, plain convs as above, and
+depthwise convs with a DYNAMIC batch or an input with a valid region):
   1. A transposed conv is the plain conv, stride 1, of the input with s - 1
      zeros inserted between its elements (a concat with zeros, then a
      reshape), with the kernel flipped and each group's channels swapped,
@@ -58,8 +62,8 @@ How the composition computes (transposed convs, and plain convs as above):
      (K = taps * C_in / groups, P: the output's spatial size; one copy);
      the weight's taps the same way to [groups, C_out / groups, K]; one
      batched pypto.matmul with FP32 accumulation gives
-     [N, groups, C_out / groups, P]. A transposed depthwise conv (groups
-     == C_in == C_out) is instead the FP32 sum over taps of each tap's view
+     [N, groups, C_out / groups, P]. A depthwise conv here (groups == C_in
+     == C_out) is instead the FP32 sum over taps of each tap's view
      times its per-channel weight.
   5. The bias (extend_params["bias_tensor"], [C_out] or [1, C_out]) is added
      in FP32, then the result is cast to out_dtype.
@@ -172,7 +176,8 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
             strides = [1] * nd
         else:
             x, lo = input, [-p for p in paddings]
-        if not transposed and groups == c_in and input._static is None:
+        if not transposed and groups == c_in and input._static is None and \
+                not symbolic.is_symbolic(input._shape[0]):
             return _depthwise_rows(input, weight, c_out // c_in, strides, paddings, dilations,
                                    kernel, sizes, bias, out_dtype)
         if not transposed and not groups == c_in == c_out and input._static is None and \

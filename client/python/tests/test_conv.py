@@ -279,25 +279,34 @@ def test_depthwise_conv_as_torch(native, dtype):
 
 def test_depthwise_conv_of_a_feature_map_wider_than_a_task(native):
     """A depthwise conv whose output rows (channels-last) span several tasks'
-    tiles, in FP16 with an FP32 result, over a DYNAMIC batch."""
+    tiles, in FP16 with an FP32 result; and the same over a DYNAMIC batch
+    (the composition: one compile for every N)."""
     D = pypto.DYNAMIC
 
+    def conv(x, w, b):
+        return pypto.conv(x, w, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=320,
+                          extend_params={"bias_tensor": b})
+
     @pypto.jit
-    def kern(x: pypto.Tensor([D, 320, 30, 30], pypto.DT_FP16),
-             w: pypto.Tensor([320, 1, 3, 3], pypto.DT_FP16),
-             b: pypto.Tensor([320], pypto.DT_FP32),
-             out: pypto.Tensor([D, 320, 15, 15], pypto.DT_FP32)):
-        out[:] = pypto.conv(x, w, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=320,
-                            extend_params={"bias_tensor": b})
+    def kern(x: ANY, w: ANY, b: ANY, out: ANY):
+        out[:] = conv(x, w, b)
+
+    @pypto.jit
+    def kern_dynamic(x: pypto.Tensor([D, 320, 30, 30], pypto.DT_FP16),
+                     w: pypto.Tensor([320, 1, 3, 3], pypto.DT_FP16),
+                     b: pypto.Tensor([320], pypto.DT_FP32),
+                     out: pypto.Tensor([D, 320, 15, 15], pypto.DT_FP32)):
+        out[:] = conv(x, w, b)
 
     g = torch.Generator().manual_seed(14)
     w, b = torch.randn(320, 1, 3, 3, generator=g).half(), torch.randn(320, generator=g)
-    for n in (1, 3):
+    for k, n in ((kern, 2), (kern_dynamic, 1), (kern_dynamic, 3)):
         x = torch.randn(n, 320, 30, 30, generator=g).half()
         out = torch.zeros(n, 320, 15, 15)
-        kern(x, w, b, out)
+        k(x, w, b, out)
         want = _ref(F.conv2d, x, w, b, stride=2, padding=1, groups=320)
         torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)
+    assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
 
 
 def test_conv_runs_eagerly(native):

@@ -209,7 +209,7 @@ def _depthwise_rows(x, weight, m, strides, paddings, dilations, kernel, sizes, b
                     out_dtype):
     """A depthwise conv (groups == C_in, C_out = m * C_in) as a stencil over
     the input's channels-last rows: [N, C_out] + sizes in out_dtype, the
-    bias added. See _DEPTHWISE_ROWS."""
+    bias added (the module docstring's steps)."""
     n, c = x._shape[0], x._shape[1]
     final = [n, c * m] + sizes
     if len(sizes) == 1:  # [N, C, L]: one row of a 2-D conv
@@ -231,7 +231,8 @@ def _depthwise_rows(x, weight, m, strides, paddings, dilations, kernel, sizes, b
         if rows < x._shape[2] or cols < x._shape[3]:
             xt = layout.view(xt, [n, rows, cols, c], [0, 0, 0, 0])
         win = ops.full(padded, 0, x.dtype)
-        layout.assemble(xt, [0, paddings[0], paddings[1], 0], win)
+        if rows > 0 and cols > 0:  # (else the taps read padding only)
+            layout.assemble(xt, [0, paddings[0], paddings[1], 0], win)
     # 2. Column phases (stride sw): rows of [ws / sw] pixels of C channels;
     # row phases (stride sh) are views of those.
     wph, hph = ws // sw, hs // sh
@@ -289,12 +290,12 @@ def _depthwise_rows(x, weight, m, strides, paddings, dilations, kernel, sizes, b
         ys = [_concat([_reshape(y, [n, ho * wo * c, 1]) for y in ys], 2)]
     # Its tile: all channels of whole output rows, so that a task reads
     # whole pixels (C_out values in a row) of the rows it transposes.
-    y = _reshape(ys[0], [n, ho, wo, c * m])
+    if len(final) == 3:
+        with tiling.vec_tile_in_force([1, c * m, wo]):
+            return layout.transpose(_reshape(ys[0], [n, wo, c * m]), 1, 2)
     lines = max(1, min(ho, _TILE_ELEMENTS // (c * m * wo)))
     with tiling.vec_tile_in_force([1, c * m, lines, wo]):
-        if len(final) == 3:
-            return layout.transpose(_reshape(ys[0], [n, wo, c * m]), 1, 2)
-        return layout.permute(y, [0, 3, 1, 2])
+        return layout.permute(_reshape(ys[0], [n, ho, wo, c * m]), [0, 3, 1, 2])
 
 
 def _rows_of(w, dtype, repeats):

@@ -264,6 +264,13 @@ def rows():
             lambda x, w: pypto.conv(x, w, F32, [2, 2], [1, 1], [1, 1], groups=64),
             lambda x, w: torch.nn.functional.conv2d(x, w, stride=2, padding=1, groups=64),
             out_shape=(8, 64, 16, 16)),
+        # MobileNet's depthwise 3x3 (the channels-last stencil).
+        *[Row(f"conv2d depthwise 3x3 s{s} p1 [8,64,56,56] {name}", [dt, dt],
+              [(8, 64, 56, 56), (64, 1, 3, 3)], (8, 64),
+              lambda x, w, s=s, dt=dt: pypto.conv(x, w, dt, [s, s], [1, 1], [1, 1], groups=64),
+              lambda x, w, s=s: torch.nn.functional.conv2d(x, w, stride=s, padding=1, groups=64),
+              out_shape=(8, 64, 56 // s, 56 // s))
+          for s in (1, 2) for dt, name in ((F32, "f32"), (F16, "f16"))],
     ]
 
 

@@ -22,8 +22,32 @@ for a target whose code does not map TIMG2COL (the Ascend targets:
 jit_options.maps_img2col; the trace's target is the builder's
 compile_target), takes the composition below.
 
-How the composition computes (transposed and depthwise convs, and plain
-convs as above):
+How a depthwise conv computes (groups == C_in, C_out = m * C_in, not
+transposed, a static batch dim; _depthwise_rows): a stencil over the input channels-last,
+where each tap's weights are one row and no matmul is involved (each
+channel's would be [m, taps] @ [taps, P]):
+  1. The window the taps read, channels-last: zeros [N, Hw, Ww, C] with the
+     input's transpose assembled into them at the padding's offsets (one
+     copy; Hw, Ww rounded up to whole strides).
+  2. A column stride s splits the window into s column phases, each a copy
+     [N, Hw, Ww / s * C]; a row stride is a view of a phase. Each kernel
+     tap is then a view [N, Ho, Wo * C] of one phase at its offset.
+  3. Each tap's weights (and the bias) as a row [Wo * C]: w[c] repeated
+     along the output row, in FP32.
+  4. Per output row, the FP32 sum over taps of the tap's view times its
+     weight row, plus the bias row, cast to out_dtype: one fused group
+     whose task computes a whole output row (up to _DEPTHWISE_ROWS
+     elements), its loads dense, so the host code runs all the taps on one
+     chunk of the row in registers.
+  5. Back to [N, C_out, Ho, Wo] (a transposing copy; with m > 1 the m
+     results interleaved along the channels first).
+A 1-D conv is the 2-D one over one row. With a DYNAMIC batch dim it takes
+the composition below instead: the stencil's tile sizes (whole rows of
+C channels) would have a least common multiple too large for the one
+compile's probe sizes (lower_symbolic.h).
+
+How the composition computes (transposed convs, plain convs as above, and
+depthwise convs with a DYNAMIC batch or an input with a valid region):
   1. A transposed conv is the plain conv, stride 1, of the input with s - 1
      zeros inserted between its elements (a concat with zeros, then a
      reshape), with the kernel flipped and each group's channels swapped,
@@ -38,9 +62,9 @@ convs as above):
      (K = taps * C_in / groups, P: the output's spatial size; one copy);
      the weight's taps the same way to [groups, C_out / groups, K]; one
      batched pypto.matmul with FP32 accumulation gives
-     [N, groups, C_out / groups, P]. A depthwise conv (groups == C_in ==
-     C_out) is instead the FP32 sum over taps of each tap's view times its
-     per-channel weight.
+     [N, groups, C_out / groups, P]. A depthwise conv here (groups == C_in
+     == C_out) is instead the FP32 sum over taps of each tap's view
+     times its per-channel weight.
   5. The bias (extend_params["bias_tensor"], [C_out] or [1, C_out]) is added
      in FP32, then the result is cast to out_dtype.
 The batch dim may be DYNAMIC (one compile for every N); channel, spatial and
@@ -152,6 +176,10 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
             strides = [1] * nd
         else:
             x, lo = input, [-p for p in paddings]
+        if not transposed and groups == c_in and input._static is None and \
+                not symbolic.is_symbolic(input._shape[0]):
+            return _depthwise_rows(input, weight, c_out // c_in, strides, paddings, dilations,
+                                   kernel, sizes, bias, out_dtype)
         if not transposed and not groups == c_in == c_out and input._static is None and \
                 maps_img2col(input._builder.compile_target):
             y = _img2col_matmul(input, weight, kernel, strides, paddings, dilations, groups,
@@ -175,6 +203,112 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
         if out_dtype != dtypes.DT_FP32:
             y = _cast(y, out_dtype)
     return y
+
+
+def _depthwise_rows(x, weight, m, strides, paddings, dilations, kernel, sizes, bias,
+                    out_dtype):
+    """A depthwise conv (groups == C_in, C_out = m * C_in) as a stencil over
+    the input's channels-last rows: [N, C_out] + sizes in out_dtype, the
+    bias added (the module docstring's steps)."""
+    n, c = x._shape[0], x._shape[1]
+    final = [n, c * m] + sizes
+    if len(sizes) == 1:  # [N, C, L]: one row of a 2-D conv
+        x = _reshape(x, [n, c, 1, x._shape[2]])
+        weight = _reshape(weight, [c * m, 1, 1, kernel[0]])
+        kernel, strides, paddings, dilations, sizes = ([1] + kernel, [1] + strides,
+                                                       [0] + paddings, [1] + dilations,
+                                                       [1] + sizes)
+    (sh, sw), (ho, wo), (kh, kw) = strides, sizes, kernel
+    # The window the taps read, from -padding, rounded up to whole phases.
+    hs, ws = [-(-((o - 1) * s + d * (k - 1) + 1) // s) * s
+              for o, s, d, k in zip(sizes, strides, dilations, kernel)]
+    f32 = dtypes.DT_FP32
+    # 1. The window channels-last, zeros outside the input: [N, hs, ws, C].
+    xt = layout.permute(x, [0, 2, 3, 1])
+    rows, cols = min(x._shape[2], hs - paddings[0]), min(x._shape[3], ws - paddings[1])
+    padded = [n, hs, ws, c]
+    with _vec(padded):
+        if rows < x._shape[2] or cols < x._shape[3]:
+            xt = layout.view(xt, [n, rows, cols, c], [0, 0, 0, 0])
+        win = ops.full(padded, 0, x.dtype)
+        if rows > 0 and cols > 0:  # (else the taps read padding only)
+            layout.assemble(xt, [0, paddings[0], paddings[1], 0], win)
+    # 2. Column phases (stride sw): rows of [ws / sw] pixels of C channels;
+    # row phases (stride sh) are views of those.
+    wph, hph = ws // sw, hs // sh
+    taps = [(dilations[0] * i, dilations[1] * j)
+            for i, j in itertools.product(range(kh), range(kw))]
+    columns = {}
+    for rw in sorted({aw % sw for _, aw in taps}):
+        if sw == 1:
+            columns[rw] = _reshape(win, [n, hs, ws * c])
+        else:
+            flat = _reshape(win, [n, hs * wph, sw * c])
+            picked = layout.view(flat, [n, hs * wph, c], [0, 0, rw * c])
+            with _vec(picked._shape):
+                picked = layout.clone(picked)
+            columns[rw] = _reshape(picked, [n, hs, wph * c])
+
+    def source(rh, rw):
+        t = columns[rw]
+        if sh == 1:
+            return t
+        return layout.view(_reshape(t, [n, hph, sh * wph * c]), [n, hph, wph * c],
+                           [0, 0, rh * wph * c])
+    # 3. Per output channel k of each input channel: each tap's weights
+    # repeated along the output row, [m * taps, 1, wo * C] in FP32, and the
+    # bias likewise.
+    row = wo * c
+    weights = _rows_of(_reshape(weight, [c, m * len(taps)]), f32, wo)
+    if bias is not None:
+        bias = _rows_of(_reshape(bias, [c, m]), f32, wo)
+    # 4. The stencil: per output row (channels-last), the FP32 sum over taps
+    # of the tap's view times its weights' row.
+    ys = []
+    parts = -(-row // _DEPTHWISE_ROWS)
+    while row % parts:  # equal parts: no tail tiles
+        parts += 1
+    tile = [1, 1, row // parts]
+    with tiling.vec_tile_in_force(tile):
+        for k in range(m):
+            y = None
+            for t, (ah, aw) in enumerate(taps):
+                v = layout.view(source(ah % sh, aw % sw), [n, ho, row],
+                                [0, ah // sh, aw // sw * c])
+                if v.dtype != f32:
+                    v = cast(v, f32)
+                term = ops.mul(v, layout.view(weights, [1, 1, row], [k * len(taps) + t, 0, 0]))
+                y = term if y is None else ops.add(y, term)
+            if bias is not None:
+                y = ops.add(y, layout.view(bias, [1, 1, row], [k, 0, 0]))
+            if out_dtype != f32:
+                y = cast(y, out_dtype)
+            ys.append(y)
+    # 5. Back to channels first (output channel c * m + k from ys[k]): a
+    # transpose, which its reader loads strided.
+    if m > 1:
+        ys = [_concat([_reshape(y, [n, ho * wo * c, 1]) for y in ys], 2)]
+    # Its tile: all channels of whole output rows, so that a task reads
+    # whole pixels (C_out values in a row) of the rows it transposes.
+    if len(final) == 3:
+        with tiling.vec_tile_in_force([1, c * m, wo]):
+            return layout.transpose(_reshape(ys[0], [n, wo, c * m]), 1, 2)
+    lines = max(1, min(ho, _TILE_ELEMENTS // (c * m * wo)))
+    with tiling.vec_tile_in_force([1, c * m, lines, wo]):
+        return layout.permute(_reshape(ys[0], [n, ho, wo, c * m]), [0, 3, 1, 2])
+
+
+def _rows_of(w, dtype, repeats):
+    """w [C, R] as [R, 1, repeats * C] of dtype: row r holds w[:, r] repeated
+    `repeats` times."""
+    c, r = w._shape
+    w = _reshape(layout.transpose(w, 0, 1), [r, 1, c])
+    if w.dtype != dtype:
+        w = _cast(w, dtype)
+    shape = [r, repeats, c]
+    with _vec(shape):
+        w = ops.add(ops.full(shape, 0, dtype), w)
+    return _reshape(w, [r, 1, repeats * c])
 
 
 def _img2col_matmul(x, weight, kernel, strides, paddings, dilations, groups, c_out, sizes):
@@ -421,3 +555,7 @@ def _vec(shape):
 # 192 KiB UB of a block. A depthwise conv is bound by its tasks' count, not
 # their work: smaller tiles make it slower.
 _TILE_ELEMENTS = 16384
+
+# The most elements of an output row (channels-last) one task of a
+# depthwise conv computes.
+_DEPTHWISE_ROWS = 2048

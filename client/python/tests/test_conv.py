@@ -237,6 +237,78 @@ def test_depthwise_conv_tiles_fit_the_ub_in_half_types(native, dtype):
         torch.testing.assert_close(got.double(), want.to(dtype).double(), **TOL[dtype])
 
 
+# Depthwise convs (groups == C_in) of x [N, C, H, W]: (x shape, weight
+# shape, strides, paddings, dilations, bias): MobileNet's 3x3 at strides 1
+# and 2, dilation, channel multiplier 2, odd sizes, more padding than the
+# kernel reaches, rectangular kernels and strides.
+CASES_DEPTHWISE = [
+    ((2, 8, 12, 12), (8, 1, 3, 3), [1, 1], [1, 1], [1, 1], True),
+    ((2, 8, 12, 12), (8, 1, 3, 3), [2, 2], [1, 1], [1, 1], False),
+    ((1, 5, 13, 11), (5, 1, 3, 3), [2, 2], [1, 1], [1, 1], True),      # odd sizes
+    ((2, 6, 11, 9), (6, 1, 3, 3), [1, 1], [2, 2], [2, 2], False),      # dilation 2
+    ((2, 3, 9, 10), (6, 1, 3, 3), [1, 2], [1, 0], [1, 1], True),       # multiplier 2
+    ((1, 4, 7, 9), (12, 1, 2, 5), [3, 2], [3, 2], [2, 1], True),       # multiplier 3
+    ((2, 16, 5, 5), (16, 1, 5, 5), [1, 1], [2, 2], [1, 1], False),     # 5x5, tiny maps
+    ((1, 3, 6, 6), (3, 1, 1, 1), [1, 1], [0, 0], [1, 1], True),        # 1x1
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_depthwise_conv_as_torch(native, dtype):
+    """Depthwise convs (the channels-last stencil) with strides, dilations,
+    multipliers, odd sizes and a bias, accumulated in FP32."""
+    g = torch.Generator().manual_seed(13)
+    xs = [torch.randn(c[0], generator=g).to(dtype) for c in CASES_DEPTHWISE]
+    ws = [torch.randn(c[1], generator=g).to(dtype) for c in CASES_DEPTHWISE]
+    bs = [torch.randn(c[1][0], generator=g) for c in CASES_DEPTHWISE]
+    n = len(CASES_DEPTHWISE)
+    fns, wants = [], []
+    for i, (xshape, _, s, p, d, with_bias) in enumerate(CASES_DEPTHWISE):
+        def fn(*t, i=i, s=s, p=p, d=d, groups=xshape[1], with_bias=with_bias):
+            ext = {"bias_tensor": t[2 * n + i]} if with_bias else None
+            return pypto.conv(t[i], t[n + i], DTYPES[dtype], s, p, d, groups=groups,
+                              extend_params=ext)
+        fns.append(fn)
+        wants.append(_ref(F.conv2d, xs[i], ws[i], bs[i] if with_bias else None, stride=s,
+                          padding=p, dilation=d, groups=xshape[1]))
+    outs = [torch.zeros(w.shape, dtype=dtype) for w in wants]
+    many_outputs.run_many(fns, xs + ws + bs, outs, (8, 32))
+    for got, want in zip(outs, wants):
+        torch.testing.assert_close(got.double(), want.to(dtype).double(), **TOL[dtype])
+
+
+def test_depthwise_conv_of_a_feature_map_wider_than_a_task(native):
+    """A depthwise conv whose output rows (channels-last) span several tasks'
+    tiles, in FP16 with an FP32 result; and the same over a DYNAMIC batch
+    (the composition: one compile for every N)."""
+    D = pypto.DYNAMIC
+
+    def conv(x, w, b):
+        return pypto.conv(x, w, pypto.DT_FP32, [2, 2], [1, 1], [1, 1], groups=320,
+                          extend_params={"bias_tensor": b})
+
+    @pypto.jit
+    def kern(x: ANY, w: ANY, b: ANY, out: ANY):
+        out[:] = conv(x, w, b)
+
+    @pypto.jit
+    def kern_dynamic(x: pypto.Tensor([D, 320, 30, 30], pypto.DT_FP16),
+                     w: pypto.Tensor([320, 1, 3, 3], pypto.DT_FP16),
+                     b: pypto.Tensor([320], pypto.DT_FP32),
+                     out: pypto.Tensor([D, 320, 15, 15], pypto.DT_FP32)):
+        out[:] = conv(x, w, b)
+
+    g = torch.Generator().manual_seed(14)
+    w, b = torch.randn(320, 1, 3, 3, generator=g).half(), torch.randn(320, generator=g)
+    for k, n in ((kern, 2), (kern_dynamic, 1), (kern_dynamic, 3)):
+        x = torch.randn(n, 320, 30, 30, generator=g).half()
+        out = torch.zeros(n, 320, 15, 15)
+        k(x, w, b, out)
+        want = _ref(F.conv2d, x, w, b, stride=2, padding=1, groups=320)
+        torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-5)
+    assert pypto.compile_stats()["compiles"] == 2, pypto.compile_stats()
+
+
 def test_conv_runs_eagerly(native):
     """RunMode.EAGER computes each op of the composition at once: the same
     results, nothing compiled."""

@@ -445,6 +445,26 @@ pto::v1::Graph SortNanInf(pto::v1::DataType dtype, bool descending) {
   return b.graph();
 }
 
+// sort's positions along `dim` of `shape`, `k` of them, through TTRANS
+// (the second last dim): columns in groups of 8 and a tail group, ties
+// (values rounded to halves) and, for floats, NaN and +-inf in a column.
+pto::v1::Graph SortColumns(const std::string& name, pto::v1::DataType dtype,
+                           const std::vector<int64_t>& shape, int64_t dim, int64_t k,
+                           bool descending, const std::vector<int64_t>& tile) {
+  Builder b(name);
+  uint32_t x = b.Input("x", dtype, shape);
+  if (dtype != pto::v1::DT_INT32) {
+    x = b.Op("muls", {b.Op("round", {b.Op("muls", {x}, tile, 2.0)}, tile)}, tile, 0.5);
+    const uint32_t inf = b.Op("muls", {b.Op("muls", {x}, tile, 1e30)}, tile, 1e30);
+    x = b.Op("where", {b.Op("gts", {x}, tile, 1.8), inf,
+                       b.Op("where", {b.Op("lts", {x}, tile, -1.8), b.Op("sqrt", {x}, tile), x},
+                            tile)},
+             tile);
+  }
+  b.Output("order", b.Sort(x, dim, k, descending, tile));
+  return b.graph();
+}
+
 // argsort of a transposed input (copied to a workspace first).
 pto::v1::Graph SortTransposed() {
   Builder b("sort_transposed");
@@ -581,6 +601,21 @@ std::vector<Case> Cases() {
        }},
       {"ArgsortRank3", [=] { return SortPositions("argsort_r3", f32, {2, 3, 100}, 100, false); }},
       {"ArgsortTransposed", SortTransposed},
+      {"ArgsortDim0Desc", [=] {
+         return SortColumns("argsort_dim0", f32, {50, 21}, 0, 50, true, {4, 16});
+       }},
+      {"TopkDim0Asc", [=] { return SortColumns("topk_dim0", f32, {300, 12}, 0, 7, false, {4, 64}); }},
+      {"ArgsortDim0F16", [=] { return SortColumns("argsort_dim0_f16", f16, {40, 9}, 0, 40, false, {4, 16}); }},
+      {"ArgsortDim0Int32", [] {
+         return SortColumns("argsort_dim0_i32", pto::v1::DT_INT32, {33, 10}, 0, 33, true, {4, 16});
+       }},
+      {"ArgsortRank3Dim1", [=] {
+         return SortColumns("argsort_r3_dim1", f32, {3, 40, 11}, 1, 40, true, {2, 4, 8});
+       }},
+      {"ArgsortInt32Desc", [] {
+         return SortPositions("argsort_i32", pto::v1::DT_INT32, {7, 300}, 300, true);
+       }},
+      {"TopkInt32Asc", [] { return SortPositions("topk_i32", pto::v1::DT_INT32, {5, 1000}, 9, false); }},
       {"SortNanInfDesc", [=] { return SortNanInf(f32, true); }},
       {"SortNanInfAsc", [=] { return SortNanInf(f32, false); }},
       {"SortNanInfAscF16", [=] { return SortNanInf(f16, false); }},
@@ -817,7 +852,8 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
   EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
 }
 
-// A sort along a dim other than the last, of INT32 values or of rows longer
+// A sort along a dim before the second last, of INT64 values, of columns
+// whose transposed blocks do not fit the UB or of rows longer
 // than the UB sorts, the index ops of INT64 values and a bitcast between
 // element types are UNIMPLEMENTED naming the instruction and why.
 TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
@@ -831,17 +867,24 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     return std::string(r.status().message());
   };
   {
-    Builder b("sort_dim0");
-    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 64});
-    b.Output("order", b.Sort(x, 0, 13, false, tile));
+    Builder b("sort_dim0_rank3");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 3, 64});
+    b.Output("order", b.Sort(x, 0, 13, false, {2, 4, 64}));
     const std::string why = refused(b.graph());
-    EXPECT_THAT(why, HasSubstr("MSORT (sort, topk, argsort) along dim 0"));
+    EXPECT_THAT(why, HasSubstr("MSORT (sort, topk, argsort) along dim 0 of a rank-3"));
   }
   {
-    Builder b("sort_int32");
-    const uint32_t x = b.Input("x", pto::v1::DT_INT32, {13, 64});
+    Builder b("sort_long_columns");
+    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {3000, 16});
+    b.Output("order", b.Sort(x, 0, 3000, false, tile));
+    const std::string why = refused(b.graph());
+    EXPECT_THAT(why, HasSubstr("bytes of UB (columns of 3000, 3000 positions each)"));
+  }
+  {
+    Builder b("sort_int64");
+    const uint32_t x = b.Input("x", pto::v1::DT_INT64, {13, 64});
     b.Output("order", b.Sort(x, -1, 64, false, tile));
-    EXPECT_THAT(refused(b.graph()), HasSubstr("MSORT (sort, topk, argsort) of DT_INT32"));
+    EXPECT_THAT(refused(b.graph()), HasSubstr("MSORT (sort, topk, argsort) of DT_INT64"));
   }
   {
     Builder b("sort_long");
@@ -1005,6 +1048,78 @@ TEST(AscendIndexTest, SymbolicDimsGiveTheHostsResults) {
     ExpectSameBits(absl::StrCat("sym_index_ops n=", n, " m=", m),
                    RunOnRawInputs(graph, *ascend_kernel, 1, sizes),
                    RunOnRawInputs(graph, *host_kernel, 1, sizes));
+  }
+}
+
+// INT32 sort keys (two sorts, by the low and then the high 16 bits): rows
+// across the whole range, rows whose values share their high half or their
+// low half, rows of a few repeated values and of the range's edges, and
+// rows of 5000 (8192 keys, the longest): argsort both ways and a topk give
+// the host's positions bit for bit, ties in input order.
+TEST(AscendSortTest, Int32KeysGiveTheHostsPositions) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const std::vector<int64_t> tile = {4, 64};
+  Builder b("sort_int32_keys");
+  const uint32_t x = b.Input("x", pto::v1::DT_INT32, {12, 300});
+  const uint32_t y = b.Input("y", pto::v1::DT_INT32, {2, 5000});
+  b.Output("desc", b.Sort(x, -1, 300, true, tile));
+  b.Output("asc", b.Sort(x, -1, 300, false, tile));
+  b.Output("top", b.Sort(x, -1, 5, true, tile));
+  b.Output("long", b.Sort(y, -1, 5000, false, tile));
+  const pto::v1::Graph graph = b.graph();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+
+  constexpr int32_t kMin = INT32_MIN, kMax = INT32_MAX;
+  const std::vector<int32_t> edges = {kMin, kMin + 1, -65537, -65536, -65535, -1, 0,
+                                      1, 65535, 65536, 65537, kMax - 1, kMax};
+  auto value = [&](std::mt19937_64& rng, int64_t row) -> int32_t {
+    const uint64_t r = rng();
+    const int32_t low = static_cast<int32_t>(r & 0xffff);
+    switch (row % 5) {
+      case 0: return static_cast<int32_t>(r >> 32);                     // across the range
+      case 1: return static_cast<int32_t>((r >> 40) % 4 - 2) * 65536 + low;  // shared highs
+      case 2: return static_cast<int32_t>(static_cast<uint32_t>(r >> 32) << 16) +
+                     std::vector<int32_t>{0, 1, 65535}[(r >> 20) % 3];  // shared lows
+      case 3: return edges[(r >> 32) % edges.size()];
+      default: return static_cast<int32_t>((r >> 32) % 7) - 3;  // a few repeated values
+    }
+  };
+  auto run = [&](const runtime::Kernel& kernel) {
+    std::mt19937_64 rng(11);
+    std::map<uint32_t, const pto::v1::Value*> declared;
+    for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+    std::vector<ptoc::HostTensor> buffers;
+    for (const pto::v1::Parameter& param : graph.params()) {
+      const pto::v1::Value& v = *declared.at(param.value_id());
+      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
+      EXPECT_TRUE(shape.ok()) << param.name();
+      absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), *shape);
+      EXPECT_TRUE(t.ok()) << t.status();
+      const int64_t cols = shape->back();
+      for (int64_t i = 0; i < t->size(); ++i) {
+        const bool out = param.role() == pto::v1::PARAM_ROLE_OUT;
+        t->Set(i, out ? -7.0 : static_cast<double>(value(rng, i / cols)));
+      }
+      buffers.push_back(*std::move(t));
+    }
+    std::vector<runtime::TensorArg> args;
+    for (ptoc::HostTensor& t : buffers) args.push_back(t.AsArg());
+    const absl::Status ran = kernel.Run(args);
+    EXPECT_TRUE(ran.ok()) << ran;
+    return buffers;
+  };
+  const std::vector<ptoc::HostTensor> want = run(*host_kernel), got = run(*ascend_kernel);
+  ExpectSameBits(graph.name(), got, want);
+  // The host's order holds too: the first row's values fall along "desc".
+  ASSERT_EQ(graph.params(2).name(), "desc");
+  for (int64_t i = 1; i < 300; ++i) {
+    const auto at = [&](int64_t j) { return want[0].Get(static_cast<int64_t>(want[2].Get(j))); };
+    ASSERT_GE(at(i - 1), at(i)) << i;
   }
 }
 

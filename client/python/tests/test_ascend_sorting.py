@@ -1,8 +1,9 @@
 """pypto.argsort compiled for the Ascend target (codegen_options["target"]:
 ascend-a2a3, its PTO-ISA CPU simulation here: MSORT through TSORT32 and
 TMRGSORT) and compared with torch's stable sort: ties, -0.0 and 0.0 in
-input order, NaN above +inf, both ways, FP32 and FP16, rows from one
-TSORT32 block to several merges; a sort the target does not map is a clear
+input order, NaN above +inf, both ways, FP32 and FP16, INT32 (two sorts by
+16-bit halves), rows from one TSORT32 block to several merges, columns
+(dim 0, a rank-3 tensor's middle dim) through TTRANS; a sort the target does not map is a clear
 error naming MSORT."""
 
 import pytest
@@ -52,14 +53,68 @@ def test_argsort_on_the_ascend_cpu_simulation_is_torchs_stable_sort(native, pto_
     assert torch.equal(up, torch.sort(x, dim=-1, descending=False, stable=True).indices)
 
 
+@pytest.mark.parametrize("n", [40, 700])
+def test_argsort_of_int32_values_is_torchs_stable_sort(native, pto_isa, n):
+    """INT32 rows sort by their low and then their high 16 bits: values
+    across the whole range, sharing a half, tied and at the range's edges."""
+    k = argsorts()
+    g = torch.Generator().manual_seed(n)
+    lo, hi = -(2**31), 2**31 - 1
+    x = torch.randint(lo, hi, (5, n), generator=g, dtype=torch.int64)
+    x[1, :] = x[1, :] % 65536 + 65536 * torch.randint(-2, 2, (n,), generator=g)
+    x[2, :] = 65536 * (x[2, :] // 65536) + torch.randint(0, 2, (n,), generator=g)
+    x[3, :] = torch.randint(-3, 4, (n,), generator=g)
+    edges = torch.tensor([lo, lo + 1, -65537, -65536, -1, 0, 1, 65535, 65536, hi - 1, hi])
+    x[4, :] = edges[torch.randint(0, len(edges), (n,), generator=g)]
+    x = x.to(torch.int32)
+    down = torch.zeros(x.shape, dtype=torch.int64)
+    up = torch.zeros(x.shape, dtype=torch.int64)
+    k(x, down, up)
+    assert stored_target(k.last_compile.key) == "ascend-a2a3-cpusim"
+    assert torch.equal(down, torch.sort(x, dim=-1, descending=True, stable=True).indices)
+    assert torch.equal(up, torch.sort(x, dim=-1, descending=False, stable=True).indices)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32],
+                         ids=["fp32", "fp16", "int32"])
+def test_argsort_along_dim_0_and_a_rank_3_middle_dim(native, pto_isa, dtype):
+    """Columns sort through TTRANS: dim 0 of a matrix (a tail group of
+    columns too) and dim 1 of a rank-3 tensor, ties and NaN among them."""
+
+    @pypto.jit(codegen_options=ASCEND)
+    def k(x: ANY, y: ANY, down: ANY, up: ANY, mid: ANY):
+        pypto.set_vec_tile_shapes(4, 64)
+        down[:] = pypto.argsort(x, dim=0)
+        up[:] = pypto.argsort(x, dim=0, descending=False)
+        pypto.set_vec_tile_shapes(2, 4, 8)
+        mid[:] = pypto.argsort(y, dim=1)
+
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(-4, 5, (50, 21), generator=g).float() / 2
+    x[7, :] = float("nan") if dtype != torch.int32 else 3
+    x[:, 3] = torch.randn(50, generator=g)
+    y = torch.randn(3, 40, 11, generator=g)
+    x = x.to(dtype)
+    y = (y * 1000).to(dtype)
+    got = [torch.zeros(x.shape, dtype=torch.int64), torch.zeros(x.shape, dtype=torch.int64),
+           torch.zeros(y.shape, dtype=torch.int64)]
+    k(x, y, *got)
+    assert stored_target(k.last_compile.key) == "ascend-a2a3-cpusim"
+    want = [torch.sort(x, dim=0, descending=True, stable=True).indices,
+            torch.sort(x, dim=0, descending=False, stable=True).indices,
+            torch.sort(y, dim=1, descending=True, stable=True).indices]
+    for g_, w in zip(got, want):
+        assert torch.equal(g_, w)
+
+
 def test_a_sort_the_target_does_not_map_names_msort(native, pto_isa):
     @pypto.jit(codegen_options=ASCEND)
     def k(x: ANY, out: ANY):
-        pypto.set_vec_tile_shapes(4, 64)
+        pypto.set_vec_tile_shapes(2, 4, 8)
         out[:] = pypto.argsort(x, dim=0)
 
-    x = torch.randn(8, 16)
-    with pytest.raises(Exception, match=r"MSORT \(sort, topk, argsort\) along dim 0"):
+    x = torch.randn(6, 3, 5)
+    with pytest.raises(Exception, match=r"MSORT \(sort, topk, argsort\) along dim 0 of a rank-3"):
         k(x, torch.zeros(x.shape, dtype=torch.int64))
 
 

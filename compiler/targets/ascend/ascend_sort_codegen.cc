@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_codegen.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
@@ -19,6 +21,8 @@ namespace {
 
 constexpr int64_t kBlock = 32;         // TSORT32's block of values
 constexpr int64_t kMaxRow = 8192;      // two pair lists of 8 NP bytes in the UB
+constexpr int64_t kGroup = 8;          // columns transposed into rows at a time
+constexpr int64_t kUbAlign = 32;       // bytes: a tile row's alignment
 constexpr double kHalfInfKey = 131072.0;  // 2^17: above FP16's largest finite value
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -39,8 +43,37 @@ const char* StagingElem(pto::v1::DataType dtype) {
     case pto::v1::DT_INT16: return "int16_t";
     case pto::v1::DT_UINT8: return "uint8_t";
     case pto::v1::DT_BOOL: return "uint8_t";
+    case pto::v1::DT_INT32: return "int32_t";
     default: return nullptr;
   }
+}
+
+// INT32 keys as two sorts of f32 keys, least significant half first (an
+// LSD radix sort of two 16-bit digits): the low halves (x & 0xffff, 0 to
+// 65535) give the first sort's order p1 of all NP positions (TGATHER
+// P1010 of its pairs, into sp1); the high halves (x >> 16, -32768 to
+// 32767) of the row taken in that order (TGATHER by sp1) sort with the
+// indices 0 .. NP-1 standing for the ranks in p1, so equal high halves
+// keep p1's order; the first k positions are p1 at the second sort's
+// indices (TGATHER by spos into sfinal). Both keys are exact in f32 and
+// both sorts stable, so the order is the int32 values' with ties in input
+// order. Negated keys sort ascending. `line` appends a statement.
+template <typename PairsFn, typename KeysFn, typename LineFn>
+void EmitIntKeySorts(bool desc, PairsFn& sort_pairs, KeysFn& sort_keys, LineFn& line) {
+  auto keys = [&] {
+    line("TCVT(sraw, sgx, RoundMode::CAST_NONE);");
+    if (!desc) line("TMULS(sraw, sraw, -1.0f);");
+    line("TADDS(sraw, sraw, 0.0f);");
+  };
+  line("TANDS(sgx, sxi, 65535);");
+  keys();
+  line(absl::StrCat("TGATHER<SortAll, SortPairs, MaskPattern::P1010>(sp1, ", sort_pairs(), ");"));
+  line("TGATHER(sgx, sxi, sp1);");
+  line("TEXPANDS(scnt, 16);");
+  line("TSHR(sgx, sgx, scnt);");
+  keys();
+  sort_keys("spos", false);
+  line("TGATHER(sfinal, sp1, spos);");
 }
 
 }  // namespace
@@ -70,9 +103,14 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   }
   const PtoBuffer& src = p.buffers[sort.buffer];
   const int dim = sort.index_dim;
-  if (dim != rank - 1) {
+  const bool across = rank >= 2 && dim == rank - 2;  // columns, through TTRANS
+  if (dim != rank - 1 && !across) {
     return Refused(index, absl::StrCat("along dim ", dim, " of a rank-", rank,
-                                       " tile (the target sorts along the last dim)"));
+                                       " tile (the target sorts along the last two dims)"));
+  }
+  if (across && fn.runtime_extents) {
+    return Refused(index, absl::StrCat("along dim ", dim, " with run-time tile extents (the "
+                                       "target transposes static column blocks)"));
   }
   const bool dynamic_stride = std::any_of(sort.stride_dynamic.begin(), sort.stride_dynamic.end(),
                                           [](int s) { return s >= 0; });
@@ -98,8 +136,12 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   if (staging == nullptr) {
     return Refused(index, absl::StrCat("of ", pto::v1::DataType_Name(src.dtype),
                                        " values (the target's sort keys are f32: FP32, FP16, "
-                                       "INT8, INT16, UINT8 and BOOL values are exact in them)"));
+                                       "INT8, INT16, UINT8 and BOOL values are exact in them, "
+                                       "INT32 values sort as two 16-bit halves)"));
   }
+  // INT32 rows sort twice, by the low 16 bits and then, stably, by the
+  // high 16 (f32 keys exact in both).
+  const bool int_keys = src.dtype == pto::v1::DT_INT32;
   if (fn.runtime_extents) {
     for (int d = 1; d + 1 < rank; ++d) {
       if (fn.tile[d] != 1) {
@@ -111,16 +153,14 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   const host_plan::Access acc =
       host_plan::MakeAccess(out, fn.tile, store.index, store.reduce_dim, store.stride_dynamic);
   if (acc.bcast3) return Refused(index, "storing its positions with a broadcast last dim");
+  if (across && acc.strides4_text[2] != absl::StrCat(acc.strides4[2])) {
+    return Refused(index, "storing its positions along a dim with a run-time stride");
+  }
 
   int64_t np = kBlock;
   while (np < n) np *= 4;
   const int64_t kp = RoundUp(k, 8);  // 32 bytes of int32
   const int64_t list = 8 * np;       // bytes of one list of (key, index) pairs
-  int64_t rows = 1;
-  for (int d = 0; d + 1 < rank; ++d) rows *= fn.tile[d];
-  const std::string row_count =
-      fn.runtime_extents && rank > 1 ? absl::StrCat("args[", fn.num_args - rank, "]")
-                                     : absl::StrCat(rows);
   const bool half = src.dtype == pto::v1::DT_FP16;
   const bool desc = sort.descending;
 
@@ -154,6 +194,7 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   // FP32 rows sort twice (NaN above +inf): the first sort's positions kept
   // after the two lists, the second's class keys gathered from its pairs.
   const bool twice = src.dtype == pto::v1::DT_FP32;
+  if (int_keys) tile_type("SortAll", "int32_t", np, np, nullptr);
   if (twice) {
     tile_type("SortScore", "float", kp, kp, nullptr);
     tile_type("SortPosMask", "uint8_t", RoundUp(kp / 8, 32), kp / 8, nullptr);
@@ -167,7 +208,7 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   place("SortPairs", "spb", list);
   place("SortRow", "sraw", 0);
   place("SortRow", "sbig", 4 * np);
-  if (*staging != '\0') place("SortStage", "sstage", 4 * np);
+  if (*staging != '\0' && !int_keys) place("SortStage", "sstage", 4 * np);
   place("SortKey", "skey", list);
   place("SortIdx", "sidx", list + 4 * np);
   place("SortMask", "smask", list + 4 * np);
@@ -176,6 +217,16 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   place("SortPosK", "sposk", other);
   place("SortLong", "slong", last);
   int64_t ub = 2 * list;
+  if (int_keys) {
+    // The row (kept through both sorts), then the first sort's positions;
+    // in list A the halves (sgx) and the shift count (scnt, over sraw).
+    place("SortStage", "sxi", ub);
+    place("SortAll", "sp1", ub + 4 * np);
+    place("SortPos", "sfinal", ub);
+    place("SortStage", "sgx", 4 * np);
+    place("SortStage", "scnt", 0);
+    ub += 8 * np;
+  }
   if (twice) {
     place("SortRow", "sone", list);
     place("SortScore", "sscore", other + 4 * kp);
@@ -183,8 +234,82 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     place("SortPosMask", "spmask", ub + 4 * kp);
     ub += 4 * kp + RoundUp(kp / 8, 32);
   }
+  // Sorting along the second last dim: the task's columns, in groups of
+  // up to kGroup, are TLOADed as [n, w] blocks (FP16 and the narrow
+  // integers TCVT to f32) and transposed (TTRANS) into the [w, NP] tile
+  // sct; row j of it is gathered into the row tile (TCI from j NP, TGATHER)
+  // and sorted as a row; its positions go into row j of the flat [w, kp]
+  // int32 tile spt (TCOLEXPAND, then TSEL where the flat index lies in
+  // [j kp, (j + 1) kp)), which is transposed back into [k, w], widened to
+  // int64 and stored. Tiles meet only through instructions (the CPU
+  // simulation gives every tile its own storage); the addresses below are
+  // the device's, each region dead wherever a later one overlays it.
+  const bool widen = across && !int_keys && *staging != '\0';
+  const int64_t esz = DTypeBytes(src.dtype);
+  const int64_t cols = fn.tile[rank - 1];
+  const int64_t flat = kGroup * kp;  // spt's elements
+  const int64_t mask_bytes = RoundUp(flat / 8, kUbAlign);
+  int64_t at_t = 0, at_c = 0, at_blk = 0;
+  if (across) {
+    at_t = ub;                       // sct: kGroup rows of NP 4-byte values
+    at_c = at_t + kGroup * np * 4;   // spt, its flat index, one row's copies, the mask
+    const int64_t c_bytes = std::max(kGroup * np * 4, 4 * 4 * flat + mask_bytes);
+    at_blk = at_c + c_bytes;         // the loaded block (and widened), then the positions'
+    const int64_t blk_bytes =
+        std::max((widen ? 2 : 1) * n * kUbAlign, 4 * flat + 8 * flat);
+    ub = at_blk + blk_bytes;
+  }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
-    return Refused(index, absl::StrCat("needing ", ub, " bytes of UB"));
+    return Refused(index, absl::StrCat("needing ", ub, " bytes of UB",
+                                       across ? absl::StrCat(" (columns of ", n, ", ", k,
+                                                             " positions each)")
+                                              : ""));
+  }
+  // The column path's tiles for a group of w columns, suffixed with w.
+  auto column_types = [&](int64_t w) {
+    const std::string elem = *staging != '\0' ? staging : "float";
+    const std::string word = int_keys ? "int32_t" : "float";
+    auto tile2 = [&](const std::string& name, const std::string& el, int64_t r, int64_t c,
+                     int64_t vr, int64_t vc) {
+      absl::StrAppend(&decl, "  using ", name, w, " = Tile<TileType::Vec, ", el, ", ", r, ", ", c,
+                      ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+    };
+    tile2("SortColBlock", elem, n, kUbAlign / esz, n, w);
+    if (widen) tile2("SortColWide", "float", n, kGroup, n, w);
+    tile2("SortColRows", word, kGroup, np, w, n);
+    tile2("SortPosRows", "int32_t", kGroup, kp, w, k);
+    tile2("SortPosBlock", "int32_t", kp, kGroup, k, w);
+    tile2("SortLongBlock", "int64_t", kp, kGroup, k, w);
+    std::vector<std::tuple<std::string, std::string, int64_t>> tiles = {
+        {"SortColBlock", "scb", at_blk},     {"SortColRows", "sct", at_t},
+        {"SortColRows", "scttmp", at_c},     {"SortPosRows", "spt", at_c},
+        {"SortPosBlock", "spb32", at_blk},   {"SortPosBlock", "spbtmp", at_c + 4 * flat},
+        {"SortLongBlock", "slb", at_blk + 4 * flat}};
+    if (widen) tiles.emplace_back("SortColWide", "scw", at_blk + n * kUbAlign);
+    for (const auto& [type, name, at] : tiles) {
+      place(absl::StrCat(type, w), absl::StrCat(name, w), at);
+    }
+    absl::StrAppend(&decl, "  using GColIn", w, " = GlobalTensor<", ascend::GmElem(src.dtype),
+                    ", Shape<1, 1, 1, ", n, ", ", w, ">, Stride<1, 1, 1, ", src.shape[rank - 1],
+                    ", 1>, Layout::ND>;\n");
+    absl::StrAppend(&decl, "  using GColOut", w, " = GlobalTensor<int64_t, Shape<1, 1, 1, ", k,
+                    ", ", w, ">, Stride<1, 1, 1, ", acc.strides4[2], ", 1>, Layout::ND>;\n");
+  };
+  if (across) {
+    tile_type("SortColIdx", "int32_t", np, n, nullptr);
+    tile_type("SortFlat", "int32_t", flat, flat, nullptr);
+    tile_type("SortFlatMask", "uint8_t", mask_bytes, flat / 8, nullptr);
+    absl::StrAppend(&decl, "  using SortCopies = Tile<TileType::Vec, int32_t, ", kGroup, ", ", kp,
+                    ", BLayout::RowMajor, ", kGroup, ", ", kp, ">;\n");
+    place("SortColIdx", "scidx", list);  // over the keys, before they are padded
+    place("SortFlat", "sptf", at_c);
+    place("SortFlat", "sfi", at_c + 4 * flat);
+    place("SortCopies", "spx", at_c + 8 * flat);
+    place("SortFlat", "spxf", at_c + 8 * flat);
+    place("SortFlat", "stf", at_c + 12 * flat);
+    place("SortFlatMask", "sfmask", at_c + 16 * flat);
+    if (cols >= kGroup) column_types(kGroup);
+    if (cols % kGroup != 0) column_types(cols % kGroup);
   }
 
   // GM: the row of the source (dense, its dims' strides from its shape) and
@@ -193,15 +318,18 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   std::vector<int64_t> src_stride(rank, 1);
   for (int d = rank - 2; d >= 0; --d) src_stride[d] = src_stride[d + 1] * src.shape[d + 1];
   std::string body;
-  auto line = [&body](const std::string& s) { absl::StrAppend(&body, "    ", s, "\n"); };
+  std::string* sink = &body;
+  std::string indent = "    ";
+  auto line = [&](const std::string& s) { absl::StrAppend(sink, indent, s, "\n"); };
   auto sync = [&](const char* from, const char* to) {
     const std::string pair = absl::StrCat(from, ", ", to, ", EVENT_ID0");
     line(absl::StrCat("set_flag(", pair, ");"));
     line(absl::StrCat("wait_flag(", pair, ");"));
   };
   std::vector<std::string> src_terms, out_terms = {absl::StrCat("(", acc.offset, ")")};
-  if (rank > 1) line("int64_t rest = r;");
-  for (int d = rank - 2; d >= 0; --d) {
+  const int outer = across ? rank - 2 : rank - 1;  // the dims the rows run over
+  if (outer > 0) line("int64_t rest = r;");
+  for (int d = outer - 1; d >= 0; --d) {
     const std::string i = absl::StrCat("i", d);
     if (d == 0) {
       line(absl::StrCat("const int64_t ", i, " = rest;"));
@@ -213,30 +341,29 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     out_terms.push_back(absl::StrCat(i, " * (", acc.strides4_text[d + 4 - rank], ")"));
   }
   if (src_terms.empty()) src_terms.push_back("0");
-  line(absl::StrCat("GSortIn gin(b", sort.buffer, " + (", absl::StrJoin(src_terms, " + "), "));"));
-  line(absl::StrCat("GSortOut gout(b", store.buffer, " + (", absl::StrJoin(out_terms, " + "),
-                    "));"));
-  if (*staging != '\0') {
-    line("TLOAD(sstage, gin);");
-    sync("PIPE_MTE2", "PIPE_V");
-    line("TCVT(sraw, sstage, RoundMode::CAST_NONE);");
-  } else {
-    line("TLOAD(sraw, gin);");
-    sync("PIPE_MTE2", "PIPE_V");
-  }
-  // Keys: not-NaN mask first (TMINS/TMAXS leave NaN target-defined).
-  line("TCMPS(smask, sraw, __builtin_huge_valf(), CmpMode::LE);");
-  if (half) {
-    line(absl::StrCat("TMINS(sraw, sraw, ", ascend::FloatLiteral(kHalfInfKey), ");"));
-    line(absl::StrCat("TMAXS(sraw, sraw, ", ascend::FloatLiteral(-kHalfInfKey), ");"));
-  }
-  if (!desc) line("TMULS(sraw, sraw, -1.0f);");
-  line(absl::StrCat("TEXPANDS(sbig, ", desc ? "" : "-", "__builtin_huge_valf());"));
-  line("TSEL(sraw, smask, sraw, sbig);");
-  line("TADDS(sraw, sraw, 0.0f);");
-  // The keys in sraw sorted into the first k positions in `into` (and,
-  // with `scores`, the first k keys into sscore).
-  auto sort_keys = [&](const char* into, bool scores) {
+  int64_t group_w = 0;  // the column group being emitted
+  // The row's values into sraw (sxi for INT32 keys): loaded from GM, or
+  // gathered from row j of the transposed column block.
+  auto load_row = [&] {
+    if (across) {
+      line(absl::StrCat("TCI<SortColIdx, int32_t, 0>(scidx, static_cast<int32_t>(j * ", np,
+                        "));"));
+      line(absl::StrCat("TGATHER(", int_keys ? "sxi" : "sraw", ", sct", group_w, ", scidx);"));
+    } else if (int_keys) {
+      line("TLOAD(sxi, gin);");
+      sync("PIPE_MTE2", "PIPE_V");
+    } else if (*staging != '\0') {
+      line("TLOAD(sstage, gin);");
+      sync("PIPE_MTE2", "PIPE_V");
+      line("TCVT(sraw, sstage, RoundMode::CAST_NONE);");
+    } else {
+      line("TLOAD(sraw, gin);");
+      sync("PIPE_MTE2", "PIPE_V");
+    }
+  };
+  // The keys in sraw sorted into (key, index) pairs, the indices from TCI:
+  // the list holding them.
+  auto sort_pairs = [&]() -> std::string {
     line("TFILLPAD(skey, sraw);");
     line("TCI<SortIdx, uint32_t, 0>(sidx, 0u);");
     line("TSORT32(spa, skey, sidx);");
@@ -245,22 +372,54 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
       line(absl::StrCat("TMRGSORT(", in_a ? "spb, spa" : "spa, spb", ", ", len, ");"));
       in_a = !in_a;
     }
-    line(absl::StrCat("TFILLPAD(sfirst, ", in_a ? "spa" : "spb", ");"));
+    return in_a ? "spa" : "spb";
+  };
+  // The keys in sraw sorted into the first k positions in `into` (and,
+  // with `scores`, the first k keys into sscore).
+  auto sort_keys = [&](const char* into, bool scores) {
+    line(absl::StrCat("TFILLPAD(sfirst, ", sort_pairs(), ");"));
     line(absl::StrCat("TGATHER<SortPos, SortFirst, MaskPattern::P1010>(", into, ", sfirst);"));
     if (scores) line("TGATHER<SortScore, SortFirst, MaskPattern::P0101>(sscore, sfirst);");
   };
-  if (!twice) {
-    sort_keys("spos", false);
-  } else {
+  // A row's sort, from its load to its first k positions (int32) in the
+  // tile named by the result.
+  auto sort_row = [&]() -> std::string {
+    load_row();
+    if (!int_keys) {
+      // Keys: not-NaN mask first (TMINS/TMAXS leave NaN target-defined).
+      line("TCMPS(smask, sraw, __builtin_huge_valf(), CmpMode::LE);");
+      if (half) {
+        line(absl::StrCat("TMINS(sraw, sraw, ", ascend::FloatLiteral(kHalfInfKey), ");"));
+        line(absl::StrCat("TMAXS(sraw, sraw, ", ascend::FloatLiteral(-kHalfInfKey), ");"));
+      }
+      if (!desc) line("TMULS(sraw, sraw, -1.0f);");
+      line(absl::StrCat("TEXPANDS(sbig, ", desc ? "" : "-", "__builtin_huge_valf());"));
+      line("TSEL(sraw, smask, sraw, sbig);");
+      line("TADDS(sraw, sraw, 0.0f);");
+    }
+    if (int_keys) {
+      EmitIntKeySorts(desc, sort_pairs, sort_keys, line);
+      return "sfinal";
+    }
+    if (!twice) {
+      sort_keys("spos", false);
+      return "spos";
+    }
     // NaN and +inf tie in the first sort (both +inf, or -inf ascending).
     // The second sorts classes only: descending NaN 2, +inf 1, the rest 0
     // (ascending 0, 1, 2), each class in input order, so its ranks holding
     // NaN or +inf (a class key above 0.5, ascending below 1.5) are the
     // first sort's tied ones in torch's order; the others are the first's.
     sort_keys("sfirstpos", false);
-    sync("PIPE_V", "PIPE_MTE2");
-    line("TLOAD(sraw, gin);");
-    sync("PIPE_MTE2", "PIPE_V");
+    if (across) {  // (the sort wrote over scidx)
+      line(absl::StrCat("TCI<SortColIdx, int32_t, 0>(scidx, static_cast<int32_t>(j * ", np,
+                        "));"));
+      line(absl::StrCat("TGATHER(sraw, sct", group_w, ", scidx);"));
+    } else {
+      sync("PIPE_V", "PIPE_MTE2");
+      line("TLOAD(sraw, gin);");
+      sync("PIPE_MTE2", "PIPE_V");
+    }
     line("TEXPANDS(sone, 1.0f);");
     line(absl::StrCat("TEXPANDS(sbig, ", desc ? "2.0f" : "0.0f", ");"));
     line("TCMPS(smask, sraw, __builtin_huge_valf(), CmpMode::LE);");
@@ -273,12 +432,67 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     line(absl::StrCat("TCMPS(spmask, sscore, ", desc ? "0.5f, CmpMode::GT" : "1.5f, CmpMode::LT",
                       ");"));
     line("TSEL(spos, spmask, spos, sfirstpos);");
+    return "spos";
+  };
+  if (!across) {
+    line(absl::StrCat("GSortIn gin(b", sort.buffer, " + (", absl::StrJoin(src_terms, " + "), "));"));
+    line(absl::StrCat("GSortOut gout(b", store.buffer, " + (", absl::StrJoin(out_terms, " + "),
+                      "));"));
+    const std::string positions = sort_row();
+    line(absl::StrCat("TFILLPAD(sposk, ", positions, ");"));
+    line("TCVT(slong, sposk, RoundMode::CAST_NONE);");
+    sync("PIPE_V", "PIPE_MTE3");
+    line("TSTORE(gout, slong);");
+    sync("PIPE_MTE3", "PIPE_MTE2");
+  } else {
+    // A group of w columns from column `c0` (a C++ expression) of the task.
+    auto group = [&](int64_t w, const std::string& c0) {
+      group_w = w;
+      std::vector<std::string> in = src_terms, out = out_terms;
+      in.push_back(absl::StrCat("(args[", rank - 1, "] + ", c0, ")"));
+      out.push_back(c0);
+      line(absl::StrCat("GColIn", w, " gin(b", sort.buffer, " + (", absl::StrJoin(in, " + "),
+                        "));"));
+      line(absl::StrCat("GColOut", w, " gout(b", store.buffer, " + (", absl::StrJoin(out, " + "),
+                        "));"));
+      line(absl::StrCat("TLOAD(scb", w, ", gin);"));
+      sync("PIPE_MTE2", "PIPE_V");
+      if (widen) {
+        line(absl::StrCat("TCVT(scw", w, ", scb", w, ", RoundMode::CAST_NONE);"));
+        line(absl::StrCat("TTRANS(sct", w, ", scw", w, ", scttmp", w, ");"));
+      } else {
+        line(absl::StrCat("TTRANS(sct", w, ", scb", w, ", scttmp", w, ");"));
+      }
+      line("TCI<SortFlat, int32_t, 0>(sfi, 0);");
+      line(absl::StrCat("for (int64_t j = 0; j < ", w, "; ++j) {"));
+      const std::string saved = indent;
+      indent += "  ";
+      const std::string positions = sort_row();
+      line(absl::StrCat("TCOLEXPAND(spx, ", positions, ");"));
+      line("TRESHAPE(spxf, spx);");
+      line(absl::StrCat("TCMPS(sfmask, sfi, static_cast<int32_t>(j * ", kp, "), CmpMode::GE);"));
+      line("TSEL(stf, sfmask, spxf, sptf);");
+      line(absl::StrCat("TCMPS(sfmask, sfi, static_cast<int32_t>((j + 1) * ", kp,
+                        "), CmpMode::LT);"));
+      line("TSEL(sptf, sfmask, stf, sptf);");
+      indent = saved;
+      line("}");
+      line(absl::StrCat("TRESHAPE(spt", w, ", sptf);"));
+      line(absl::StrCat("TTRANS(spb32", w, ", spt", w, ", spbtmp", w, ");"));
+      line(absl::StrCat("TCVT(slb", w, ", spb32", w, ", RoundMode::CAST_NONE);"));
+      sync("PIPE_V", "PIPE_MTE3");
+      line(absl::StrCat("TSTORE(gout, slb", w, ");"));
+      sync("PIPE_MTE3", "PIPE_MTE2");
+    };
+    if (cols >= kGroup) {
+      line(absl::StrCat("for (int64_t g = 0; g < ", cols / kGroup, "; ++g) {"));
+      indent += "  ";
+      group(kGroup, absl::StrCat("g * ", kGroup));
+      indent.resize(indent.size() - 2);
+      line("}");
+    }
+    if (cols % kGroup != 0) group(cols % kGroup, absl::StrCat(cols / kGroup * kGroup));
   }
-  line("TFILLPAD(sposk, spos);");
-  line("TCVT(slong, sposk, RoundMode::CAST_NONE);");
-  sync("PIPE_V", "PIPE_MTE3");
-  line("TSTORE(gout, slong);");
-  sync("PIPE_MTE3", "PIPE_MTE2");
 
   std::set<int> buffers = {sort.buffer, store.buffer};
   std::vector<std::string> params;
@@ -286,15 +500,24 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     params.push_back(absl::StrCat("__gm__ ", ascend::GmElem(p.buffers[b].dtype), "* b", b));
   }
   params.push_back("__gm__ const int64_t* args");
+  int64_t rows = 1;
+  for (int d = 0; d < outer; ++d) rows *= fn.tile[d];
+  const std::string row_count =
+      fn.runtime_extents && rank > 1 ? absl::StrCat("args[", fn.num_args - rank, "]")
+                                     : absl::StrCat(rows);
+  std::string globals;
+  if (!across) {
+    globals = absl::StrCat("  using GSortIn = GlobalTensor<", ascend::GmElem(src.dtype),
+                           ", Shape<1, 1, 1, 1, ", n, ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n",
+                           "  using GSortOut = GlobalTensor<int64_t, Shape<1, 1, 1, 1, ", k,
+                           ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n");
+  }
   return absl::StrCat(
-      "// @f", index, ": vector, sort of rows of ", n, " (", desc ? "descending" : "ascending",
-      ", ", k, " positions each) over tile [", absl::StrJoin(fn.tile, ", "), "], ", ub,
-      " bytes of UB\n", "__global__ AICORE void pto_f", index, "(", absl::StrJoin(params, ", "),
-      ") {\n", decl, "  using GSortIn = GlobalTensor<", ascend::GmElem(src.dtype),
-      ", Shape<1, 1, 1, 1, ", n, ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n",
-      "  using GSortOut = GlobalTensor<int64_t, Shape<1, 1, 1, 1, ", k,
-      ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n", "  for (int64_t r = 0; r < ", row_count,
-      "; ++r) {\n", body, "  }\n}\n\n");
+      "// @f", index, ": vector, sort of ", across ? "columns" : "rows", " of ", n, " (",
+      desc ? "descending" : "ascending", ", ", k, " positions each) over tile [",
+      absl::StrJoin(fn.tile, ", "), "], ", ub, " bytes of UB\n", "__global__ AICORE void pto_f",
+      index, "(", absl::StrJoin(params, ", "), ") {\n", decl, globals,
+      "  for (int64_t r = 0; r < ", row_count, "; ++r) {\n", body, "  }\n}\n\n");
 }
 
 }  // namespace pto::compiler

@@ -20,20 +20,34 @@
 // rest 0; ascending: 0, 1, 2), each class in input order, and the ranks
 // whose class key says NaN or +inf take the second sort's positions
 // (TGATHER P0101 of its keys, TCMPS, TSEL): torch's order, NaN above +inf.
+// An INT32 row sorts twice with f32 keys exact in both: by its low 16 bits
+// (all NP positions kept), then, stably, by its high 16 bits taken in that
+// order (TGATHER by the first positions), whose ranks index the first
+// positions (TGATHER): the int32 order, ties in input order.
 // The result is the host's. The pairs' index word is uint32 bits on the
 // device and the index's value in the CPU simulation; TGATHER into int32
 // reads either as the index.
 //
 // UB: two pair lists of 8 NP bytes; the row's keys, indices, mask and the
 // positions live in them when their contents are dead (NP <= 8192: rows of
-// up to 8192 values); an FP32 row's first positions after them.
+// up to 8192 values); an FP32 row's first positions after them, an INT32
+// row and its first sort's positions (8 NP bytes) likewise.
 // set_flag/wait_flag order MTE2 -> V -> MTE3 within a row, V -> MTE2
 // before an FP32 row's reload and MTE3 -> MTE2 before the next row's load.
 //
-// UNIMPLEMENTED naming MSORT: a sort along a dim other than the last, over
-// a run-time row length or strides, of a row longer than 8192, of INT32,
-// INT64 or BF16 values, or with its positions cut into chunks (k longer
-// than the tile).
+// Along the second last dim, the task's columns go in groups of 8 through
+// TTRANS: the [n, w] block loaded and transposed into w rows, each row
+// gathered (TGATHER) and sorted as above, its positions selected into a
+// row of a [w, k] tile (TCOLEXPAND, TCMPS of the flat index, TSEL), which
+// is transposed back and stored. The CPU simulation gives every tile its
+// own storage, so tiles meet only through instructions; the UB addresses
+// are the device's.
+//
+// UNIMPLEMENTED naming MSORT: a sort along a dim before the second last,
+// along the second last with run-time tile extents or more UB than there
+// is (the message names the bytes), over a run-time row length or strides, of a row longer than 8192, of INT64
+// or BF16 values, or with its positions cut into chunks (k longer than the
+// tile).
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
 

@@ -15,9 +15,10 @@
 //   killed with SIGKILL, and after a normal exit any stragglers the program
 //   left behind in its group are killed too.
 // - The group dies with the calling process, even on kill -9. The program is
-//   started by a small supervisor process (forked, never exec'd) that leads
-//   the group, asks the kernel for a signal when its parent dies
-//   (PR_SET_PDEATHSIG) and on that signal kills the group, itself included.
+//   started (vfork, execve) by a small supervisor process (forked, never
+//   exec'd) that leads the group, asks the kernel for a signal when its
+//   parent dies (PR_SET_PDEATHSIG) and on that signal kills the group,
+//   itself included.
 //   The kernel sends that signal when the *thread* that forked the
 //   supervisor exits; RunSubprocess blocks that thread until the group is
 //   gone, so a thread that returns from it has nothing left to guard.

@@ -830,13 +830,14 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
 // subnormals, -0.0); FP32 values narrowed to BF16 at each kind of low half
 // (ties to even both ways, just below and above a tie, NaNs whose payload
 // lies only in the low half, values that round to infinity, subnormals);
-// INT32 values cast to BF16 (rounded twice, as the host); a BF16 row sum.
+// INT32 values cast to BF16 (rounded twice, as the host); a BF16 row sum
+// (a row tile's rounding and store: zeros, and NaN from the infinities).
 TEST(AscendBf16Test, CastsAndRoundingMatchTheHostBitForBit) {
   if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
     GTEST_SKIP() << why;
   }
   const int64_t rows = 256, cols = 256;  // one element per BF16 word
-  const std::vector<int64_t> tile = {16, 64};
+  const std::vector<int64_t> tile = {8, 64};
   const auto f32 = pto::v1::DT_FP32, bf16 = pto::v1::DT_BF16, i32 = pto::v1::DT_INT32;
   Builder b("bf16_edges");
   const uint32_t y = b.Input("y", bf16, {rows, cols});
@@ -902,6 +903,10 @@ TEST(AscendBf16Test, CastsAndRoundingMatchTheHostBitForBit) {
       uint32_t w = 0, g = 0;
       std::memcpy(&w, &want[p][i], size);
       std::memcpy(&g, &got[p][i], size);
+      // A row of NaN and infinities sums to a NaN whose payload depends on
+      // the order of the f32 sum, not on BF16's rounding.
+      auto nan16 = [](uint32_t h) { return (h & 0x7F80) == 0x7F80 && (h & 0x7F) != 0; };
+      if (graph.params(p).name() == "row_sum" && nan16(w) && nan16(g)) continue;
       if (++mismatches <= 5) {
         ADD_FAILURE() << graph.params(p).name() << "[" << i / size << "]: got 0x" << std::hex
                       << g << ", host 0x" << w << " (x 0x" << xs[i / size] << ")";

@@ -158,11 +158,17 @@ void EmitBf16Round(Bf16Code& code, const std::string& t) {
         code.Line(absl::StrCat("TCVT(", t, ", ", s, ", RoundMode::CAST_NONE);"));
       },
       [&] {
-        const std::string r = code.IntScratchK(kW + 5);
-        Words(code, t, r);
-        code.Line(absl::StrCat("TMULS(", r, ", ", r, ", 65536);"));
-        FromBits(code, r, t);
+        code.UseBf16RoundFunction();
+        code.SyncTo(Bf16Pipe::kV);
+        code.Line(absl::StrCat("bf16_round(", t, ");"));
       });
+}
+
+void EmitBf16RoundFunction(Bf16Code& code, const std::string& x) {
+  const std::string r = code.IntScratchK(kW + 5);
+  Words(code, x, r);
+  code.Line(absl::StrCat("TMULS(", r, ", ", r, ", 65536);"));
+  FromBits(code, r, x);
 }
 
 }  // namespace pto::compiler::ascend

@@ -52,6 +52,10 @@ class Bf16Code : public IntVectorCode {
   virtual std::string WorkspaceI32() = 0;
   // Appends a preprocessor line (not indented).
   virtual void Directive(const std::string& line) = 0;
+  // Says that the words path calls `bf16_round(tile)` on full tiles, the
+  // lambda EmitBf16RoundFunction's statements make (one copy of the
+  // composition per function keeps the simulation's build short).
+  virtual void UseBf16RoundFunction() = 0;
 };
 
 // The lines after the PTO-ISA include that define PTO_BF16_NATIVE (1 where
@@ -70,8 +74,13 @@ void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
 void EmitBf16Store(Bf16Code& code, const std::string& t, bool row, const std::string& g,
                    const std::string& words);
 
-// The full f32 tile `t` rounded to BF16 in place.
+// The full f32 tile `t` rounded to BF16 in place (words path: a call of
+// bf16_round).
 void EmitBf16Round(Bf16Code& code, const std::string& t);
+
+// The words path's rounding of the full f32 tile `x` in place, from and to
+// PIPE_V: bf16_round's statements.
+void EmitBf16RoundFunction(Bf16Code& code, const std::string& x);
 
 }  // namespace pto::compiler::ascend
 

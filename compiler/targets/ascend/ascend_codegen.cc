@@ -294,6 +294,7 @@ class FunctionEmitter : public ascend::Bf16Code {
   std::string WorkspaceF32() override { need_ws_ = true; return "wsf"; }
   std::string WorkspaceI32() override { need_ws_ = true; return "wsi"; }
   void Directive(const std::string& line) override { absl::StrAppend(&body_, line, "\n"); }
+  void UseBf16RoundFunction() override { need_bf16_round_ = true; }
   // A BF16 result in tile t rounded (a row tile through a full one).
   absl::Status RoundToBf16(const PtoInstr& in);
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
@@ -330,7 +331,8 @@ class FunctionEmitter : public ascend::Bf16Code {
   bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
   bool need_long_nd_ = false;
   bool need_flat_max_ = false;  // MSCATTER's last selected element
-  bool need_bf16_ = false, need_bf16_row_ = false, need_i16_row_ = false, need_ws_ = false;  // BF16's staging tile and workspace
+  bool need_bf16_ = false, need_bf16_row_ = false, need_i16_row_ = false, need_ws_ = false;
+  bool need_bf16_round_ = false;  // BF16's staging tile and workspace
 };
 
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
@@ -1964,6 +1966,21 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   for (int i = 0; i < static_cast<int>(fn_.body.size()); ++i) {
     if (absl::Status s = EmitInstr(i); !s.ok()) return s;
   }
+  // bf16_round (ascend_bf16.h): its statements, made before the UB plan
+  // (they name scratch tiles), from and to PIPE_V.
+  std::string bf16_round;
+  if (need_bf16_round_) {
+    std::string body = std::move(body_);
+    body_.clear();
+    const Pipe pipe = pipe_;
+    pipe_ = Pipe::kV;
+    ascend::EmitBf16RoundFunction(*this, "x");
+    pipe_ = pipe;
+    bf16_round = absl::StrCat("#if !PTO_BF16_NATIVE\n",
+                              "  auto bf16_round = [&](Full& x) __attribute__((noinline)) {\n",
+                              body_, "  };\n#endif\n");
+    body_ = std::move(body);
+  }
   // The UB plan: the program's tiles in order, then the scratch tiles. Rows
   // are padded to 8 (a row tile's 32 bytes), so that full and row tiles
   // have the same row count, as TROW* require.
@@ -2205,7 +2222,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   return absl::StrCat("// @f", index_, ": vector, tile [", absl::StrJoin(fn_.tile, ", "),
                       "] as [", rows_, ", ", cols_, "], ", ub, " bytes of UB\n",
                       "__global__ AICORE void pto_f", index_, "(", absl::StrJoin(params, ", "),
-                      ") {\n", decl, body_, "}\n\n");
+                      ") {\n", decl, bf16_round, body_, "}\n\n");
 }
 
 // The executor's view of block f: (buffers, args) -> the AICORE entry.

@@ -13,6 +13,7 @@
 // beside the repository) every case is skipped, saying what to install.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <random>
@@ -84,9 +85,10 @@ pto::v1::Graph RmsNorm(pto::v1::DataType dtype) {
   return b.graph();
 }
 
-pto::v1::Graph SumOverDim(int64_t dim, const std::string& op = "sum") {
+pto::v1::Graph SumOverDim(int64_t dim, const std::string& op = "sum",
+                          pto::v1::DataType dtype = pto::v1::DT_FP32) {
   Builder b(absl::StrCat(op, "_dim", dim));
-  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {37, 70});
+  const uint32_t x = b.Input("x", dtype, {37, 70});
   b.Output("out", b.Op(op, {x}, {16, 32}, dim, true));
   return b.graph();
 }
@@ -481,7 +483,7 @@ pto::v1::Graph Example(const std::string& file) {
 }
 
 std::vector<Case> Cases() {
-  const auto f32 = pto::v1::DT_FP32, f16 = pto::v1::DT_FP16;
+  const auto f32 = pto::v1::DT_FP32, f16 = pto::v1::DT_FP16, bf16 = pto::v1::DT_BF16;
   return {
       {"ExpAddF32", [=] { return compiler::testing::ExpAddGraph(f32); }},
       {"ExpAddF16", [=] { return compiler::testing::ExpAddGraph(f16); }},
@@ -490,6 +492,12 @@ std::vector<Case> Cases() {
       {"ChainRank3", [=] { return Chain({3, 17, 45}, {2, 8, 16}, f32); }},
       {"ChainRank4", [=] { return Chain({2, 3, 9, 33}, {1, 2, 4, 16}, f32); }},
       {"ChainRank2F16", [=] { return Chain({64, 64}, {32, 32}, f16); }},
+      // BF16: loads, stores and each result's rounding (ascend_bf16.h).
+      {"ExpAddBf16", [=] { return compiler::testing::ExpAddGraph(bf16); }},
+      {"ChainRank2Bf16", [=] { return Chain({37, 70}, {16, 32}, bf16); }},
+      {"RmsNormBf16", [=] { return RmsNorm(bf16); }},
+      {"SumLastDimBf16", [=] { return SumOverDim(-1, "sum", bf16); }},
+      {"MaxLastDimBf16", [=] { return SumOverDim(-1, "amax", bf16); }},
       {"Softmax", Softmax},
       {"RmsNormF32", [=] { return RmsNorm(f32); }},
       {"SumLastDim", [] { return SumOverDim(-1); }},
@@ -850,6 +858,117 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
   EXPECT_EQ(got[3][min_by_minus_one], 0);
   EXPECT_EQ(got[2][16], 0);  // (kMin, 0): a zero divisor gives 0
   EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
+}
+
+// BF16 at the edges, bit for bit against the host: every BF16 word widened
+// to FP32 and through a BF16 add (NaNs with payloads, infinities,
+// subnormals, -0.0); FP32 values narrowed to BF16 at each kind of low half
+// (ties to even both ways, just below and above a tie, NaNs whose payload
+// lies only in the low half, values that round to infinity, subnormals);
+// INT32 values cast to BF16 (rounded twice, as the host); a BF16 row sum
+// (a row tile's rounding and store: zeros, and NaN from the infinities).
+TEST(AscendBf16Test, CastsAndRoundingMatchTheHostBitForBit) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const int64_t rows = 256, cols = 256;  // one element per BF16 word
+  const std::vector<int64_t> tile = {8, 64};
+  const auto f32 = pto::v1::DT_FP32, bf16 = pto::v1::DT_BF16, i32 = pto::v1::DT_INT32;
+  Builder b("bf16_edges");
+  const uint32_t y = b.Input("y", bf16, {rows, cols});
+  const uint32_t x = b.Input("x", f32, {rows, cols});
+  const uint32_t n = b.Input("n", i32, {rows, cols});
+  b.Output("widened", b.Cast(y, f32, tile));
+  b.Output("added", b.Op("add", {y, y}, tile));
+  b.Output("narrowed", b.Cast(x, bf16, tile));
+  b.Output("from_int", b.Cast(n, bf16, tile));
+  b.Output("row_sum", b.Op("sum", {b.Op("muls", {y}, tile, 0.0)}, tile, -1, true));
+  const pto::v1::Graph graph = b.graph();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+
+  const int64_t count = rows * cols;
+  std::vector<uint16_t> ys(count);
+  std::vector<uint32_t> xs(count);
+  std::vector<int32_t> ns(count);
+  std::mt19937_64 rng(11);
+  const uint32_t lows[] = {0x0000, 0x8000, 0x7FFF, 0x8001, 0x0001, 0xFFFF};
+  for (int64_t i = 0; i < count; ++i) {
+    ys[i] = static_cast<uint16_t>(i);
+    const uint32_t r = static_cast<uint32_t>(rng());
+    xs[i] = (static_cast<uint32_t>(i) << 16) | (i % 7 < 6 ? lows[i % 7] : (r & 0xFFFF));
+    ns[i] = i % 2 ? static_cast<int32_t>(r) : static_cast<int32_t>(r % 70000) - 35000;
+  }
+  auto run = [&](const runtime::Kernel& kernel) {
+    std::vector<std::vector<uint8_t>> buffers;
+    std::vector<runtime::TensorArg> args;
+    std::map<uint32_t, const pto::v1::Value*> values;
+    for (const pto::v1::Value& v : graph.values()) values[v.id()] = &v;
+    for (const pto::v1::Parameter& param : graph.params()) {
+      const pto::v1::Value& v = *values.at(param.value_id());
+      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
+      EXPECT_TRUE(shape.ok()) << param.name();
+      int64_t elems = 1;
+      for (int64_t e : *shape) elems *= e;
+      const size_t size = v.dtype() == bf16 ? 2 : 4;
+      std::vector<uint8_t> bytes(elems * size, 0x5a);
+      const void* from = param.value_id() == y   ? static_cast<const void*>(ys.data())
+                         : param.value_id() == x ? static_cast<const void*>(xs.data())
+                         : param.value_id() == n ? static_cast<const void*>(ns.data())
+                                                 : nullptr;
+      if (from != nullptr) std::memcpy(bytes.data(), from, bytes.size());
+      buffers.push_back(std::move(bytes));
+      args.push_back({nullptr, v.dtype(), *shape});
+    }
+    for (size_t i = 0; i < args.size(); ++i) args[i].data = buffers[i].data();
+    const absl::Status s = kernel.Run(args);
+    EXPECT_TRUE(s.ok()) << s;
+    return buffers;
+  };
+  const auto want = run(*host_kernel);
+  const auto got = run(*ascend_kernel);
+  ASSERT_EQ(want.size(), got.size());
+  for (int p = 3; p < graph.params_size(); ++p) {
+    const size_t size = graph.params(p).name() == "widened" ? 4 : 2;
+    int mismatches = 0;
+    for (size_t i = 0; i + size <= want[p].size(); i += size) {
+      if (std::memcmp(&want[p][i], &got[p][i], size) == 0) continue;
+      uint32_t w = 0, g = 0;
+      std::memcpy(&w, &want[p][i], size);
+      std::memcpy(&g, &got[p][i], size);
+      // A row of NaN and infinities sums to a NaN whose payload depends on
+      // the order of the f32 sum, not on BF16's rounding.
+      auto nan16 = [](uint32_t h) { return (h & 0x7F80) == 0x7F80 && (h & 0x7F) != 0; };
+      if (graph.params(p).name() == "row_sum" && nan16(w) && nan16(g)) continue;
+      if (++mismatches <= 5) {
+        ADD_FAILURE() << graph.params(p).name() << "[" << i / size << "]: got 0x" << std::hex
+                      << g << ", host 0x" << w << " (x 0x" << xs[i / size] << ")";
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << graph.params(p).name();
+  }
+  // Facts the host holds too, so that both cannot drift together.
+  ASSERT_EQ(graph.params(5).name(), "narrowed");
+  auto narrowed = [&](int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, &got[5][2 * i], 2);
+    return h;
+  };
+  int ties = 0, nans = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const bool nan = (i & 0x7F80) == 0x7F80 && (i & 0x7F) != 0;
+    if (nan) {  // quiet, sign and payload kept
+      nans += narrowed(i) == (i | 0x40);
+    } else if (i % 7 == 1) {  // low half 0x8000: a tie, to the even word
+      ties += narrowed(i) == ((i + (i & 1)) & 0xFFFF);
+    }
+  }
+  EXPECT_EQ(nans, 2 * 127);
+  int want_ties = 0;
+  for (int64_t i = 0; i < count; ++i) want_ties += i % 7 == 1 && !((i & 0x7F80) == 0x7F80 && (i & 0x7F) != 0);
+  EXPECT_EQ(ties, want_ties);
 }
 
 // A sort along a dim before the second last, of INT64 values, of columns

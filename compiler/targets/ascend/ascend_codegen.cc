@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/targets/ascend/ascend_bf16.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
 #include "compiler/targets/ascend/ascend_int_math.h"
 #include "compiler/targets/ascend/ascend_math.h"
@@ -27,6 +28,7 @@ namespace ascend {
 const char* GmElem(pto::v1::DataType dtype) {
   switch (dtype) {
     case pto::v1::DT_FP16: return "half";
+    case pto::v1::DT_BF16: return "bfloat16_t";
     case pto::v1::DT_BOOL: return "uint8_t";
     case pto::v1::DT_UINT8: return "uint8_t";
     case pto::v1::DT_INT8: return "int8_t";
@@ -113,7 +115,7 @@ bool StoredAsF32(pto::v1::DataType t) {
 }
 
 // One block function being emitted.
-class FunctionEmitter : public ascend::IntVectorCode {
+class FunctionEmitter : public ascend::Bf16Code {
  public:
   FunctionEmitter(const PtoProgram& p, int index)
       : p_(p), fn_(p.functions[index]), index_(index) {}
@@ -267,6 +269,34 @@ class FunctionEmitter : public ascend::IntVectorCode {
     Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
     Line(absl::StrCat("TRESHAPE(", dst, ", ", fd, ");"));
   }
+  // BF16 (ascend_bf16.h).
+  static Pipe FromBf16(ascend::Bf16Pipe p) {
+    return p == ascend::Bf16Pipe::kMte2 ? Pipe::kMte2
+           : p == ascend::Bf16Pipe::kV  ? Pipe::kV
+                                        : Pipe::kMte3;
+  }
+  void SyncTo(ascend::Bf16Pipe next) override { Sync(FromBf16(next)); }
+  ascend::Bf16Pipe PipeNow() const override {
+    return pipe_ == Pipe::kMte2 ? ascend::Bf16Pipe::kMte2
+           : pipe_ == Pipe::kV  ? ascend::Bf16Pipe::kV
+                                : ascend::Bf16Pipe::kMte3;
+  }
+  void SetPipeNow(ascend::Bf16Pipe p) override { pipe_ = FromBf16(p); }
+  std::string Bf16Stage(bool row) override {
+    (row ? need_bf16_row_ : need_bf16_) = true;
+    return row ? "bfrow" : "bftmp";
+  }
+  std::string Int16Stage(bool row) override {
+    (row ? need_i16_row_ : need_i16_) = true;
+    return row ? "i16row" : "i16tmp";
+  }
+  std::string RowScratchF32() override { return RowScratch(); }
+  std::string WorkspaceF32() override { need_ws_ = true; return "wsf"; }
+  std::string WorkspaceI32() override { need_ws_ = true; return "wsi"; }
+  void Directive(const std::string& line) override { absl::StrAppend(&body_, line, "\n"); }
+  void UseBf16RoundFunction() override { need_bf16_round_ = true; }
+  // A BF16 result in tile t rounded (a row tile through a full one).
+  absl::Status RoundToBf16(const PtoInstr& in);
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
   std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
   // The half scratch tile of tile t's shape.
@@ -301,6 +331,8 @@ class FunctionEmitter : public ascend::IntVectorCode {
   bool need_int_row_ = false, need_int_col_ = false, need_long_col_ = false;
   bool need_long_nd_ = false;
   bool need_flat_max_ = false;  // MSCATTER's last selected element
+  bool need_bf16_ = false, need_bf16_row_ = false, need_i16_row_ = false, need_ws_ = false;
+  bool need_bf16_round_ = false;  // BF16's staging tile and workspace
 };
 
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
@@ -435,6 +467,7 @@ std::string FunctionEmitter::Scalar(const PtoInstr& in, size_t j) const {
   // Meeting FP16 values, a run-time scalar is first rounded to FP16 (nearest
   // even), as the host does and as an immediate already is.
   if (in.dtype == pto::v1::DT_FP16) return absl::StrCat("static_cast<float>(static_cast<half>(", v, "))");
+  if (in.dtype == pto::v1::DT_BF16) return absl::StrCat("PtoBf16Round(", v, ")");
   return v;
 }
 
@@ -454,11 +487,15 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     return absl::InternalError("PTO instruction names a missing buffer");
   }
   const PtoBuffer& buf = p_.buffers[in.buffer];
-  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 &&
+  const bool bf16 = buf.dtype == pto::v1::DT_BF16;
+  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 && !bf16 &&
       buf.dtype != pto::v1::DT_BOOL && !IntGm(buf.dtype)) {
     return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(buf.dtype),
-                                           " buffer (the target moves FP32, FP16, BOOL and "
-                                           "INT8/INT16/INT32/INT64/UINT8)"));
+                                           " buffer (the target moves FP32, FP16, BF16, BOOL "
+                                           "and INT8/INT16/INT32/INT64/UINT8)"));
+  }
+  if (bf16 && (kind == Kind::kCol || (kind == Kind::kRow && in.op == PtoOpcode::kTLoad))) {
+    return Unsupported(in.op, "of a BF16 column tile, or of BF16 values into a row tile");
   }
   if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
     return Unsupported(in.op, "of a BOOL row or column tile");
@@ -505,7 +542,8 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
       merged *= a.extent4[d];
     }
     if (row_nd && buf.dtype != pto::v1::DT_FP32 && !IntGm(buf.dtype)) {
-      return Unsupported(in.op, "of an FP16 row tile whose rows are not evenly spaced in GM");
+      return Unsupported(in.op, absl::StrCat("of an ", pto::v1::DataType_Name(buf.dtype),
+                                             " row tile whose rows are not evenly spaced in GM"));
     }
     if (row_nd && fn_.runtime_extents) {
       return Unsupported(in.op, "of a row tile whose rows are not evenly spaced in GM, with "
@@ -551,17 +589,33 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const std::string elem = GmElem(buf.dtype);
   const std::string shape = absl::StrCat("Shape<", absl::StrJoin(shape_tmpl, ", "), ">");
   const std::string strides = absl::StrCat("Stride<", absl::StrJoin(stride_tmpl, ", "), ">");
-  Line(absl::StrCat("using G", i, " = GlobalTensor<", elem, ", ", shape, ", ", strides,
-                    ", Layout::ND>;"));
-  const std::string ptr = absl::StrCat("b", in.buffer, " + (", a.offset, ")");
-  if (stride_args.empty() && shape_args.empty()) {
-    Line(absl::StrCat("G", i, " ", g, "(", ptr, ");"));
-  } else {
-    Line(absl::StrCat("G", i, " ", g, "(", ptr, ", ",
-                      shape_args.empty() ? "{}" : absl::StrCat(shape, "(", absl::StrJoin(shape_args, ", "), ")"),
-                      ", ",
-                      stride_args.empty() ? "{}" : absl::StrCat(strides, "(", absl::StrJoin(stride_args, ", "), ")"),
-                      ");"));
+  auto declare = [&](const std::string& type, const std::string& name, const std::string& el,
+                     const std::string& ptr) {
+    Line(absl::StrCat("using ", type, " = GlobalTensor<", el, ", ", shape, ", ", strides,
+                      ", Layout::ND>;"));
+    if (stride_args.empty() && shape_args.empty()) {
+      Line(absl::StrCat(type, " ", name, "(", ptr, ");"));
+    } else {
+      Line(absl::StrCat(type, " ", name, "(", ptr, ", ",
+                        shape_args.empty() ? "{}" : absl::StrCat(shape, "(", absl::StrJoin(shape_args, ", "), ")"),
+                        ", ",
+                        stride_args.empty() ? "{}" : absl::StrCat(strides, "(", absl::StrJoin(stride_args, ", "), ")"),
+                        ");"));
+    }
+  };
+  declare(absl::StrCat("G", i), g, elem, absl::StrCat("b", in.buffer, " + (", a.offset, ")"));
+  if (bf16) {  // the same elements as 16-bit words (ascend_bf16.h)
+    const std::string words = absl::StrCat("w", i);
+    Directive("#if !PTO_BF16_NATIVE");
+    declare(absl::StrCat("W", i), words, "int16_t",
+            absl::StrCat("reinterpret_cast<__gm__ int16_t*>(b", in.buffer, ") + (", a.offset, ")"));
+    Directive("#endif");
+    if (store) {
+      ascend::EmitBf16Store(*this, T(tile), kind == Kind::kRow, g, words);
+    } else {
+      ascend::EmitBf16Load(*this, T(tile), g, words);
+    }
+    return absl::OkStatus();
   }
   if (IntGm(buf.dtype)) return EmitIntMove(in, g, tile, kind, row_nd);
   const bool half = buf.dtype == pto::v1::DT_FP16;
@@ -917,11 +971,13 @@ absl::Status FunctionEmitter::EmitIntCast(const PtoInstr& in) {
     Line(absl::StrCat("TCVT(", d, ", ", i, ", RoundMode::CAST_NONE);"));
     return absl::OkStatus();
   }
-  if (in.dtype != pto::v1::DT_FP32 && in.dtype != pto::v1::DT_FP16) {
+  if (in.dtype != pto::v1::DT_FP32 && in.dtype != pto::v1::DT_FP16 &&
+      in.dtype != pto::v1::DT_BF16) {
     return Unsupported(in.op, absl::StrCat("to ", pto::v1::DataType_Name(in.dtype)));
   }
   Line(absl::StrCat("TCVT(", d, ", ", x, ", RoundMode::CAST_RINT);"));
   if (in.dtype == pto::v1::DT_FP16) RoundToHalf(in.dst);
+  if (in.dtype == pto::v1::DT_BF16) return RoundToBf16(in);
   return absl::OkStatus();
 }
 
@@ -1844,6 +1900,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
   if (in.dtype == pto::v1::DT_FP16) {
     if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);
+  } else if (in.dtype == pto::v1::DT_BF16) {
+    return RoundToBf16(in);
   } else if (!StoredAsF32(in.dtype) &&
              !(NarrowInt(in.dtype) &&
                (in.op == PtoOpcode::kTSel || in.op == PtoOpcode::kTMov ||
@@ -1853,6 +1911,24 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     // extrema are exact.)
     return Unsupported(in.op, absl::StrCat("with a ", pto::v1::DataType_Name(in.dtype),
                                            " result"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FunctionEmitter::RoundToBf16(const PtoInstr& in) {
+  switch (kind_[in.dst]) {
+    case Kind::kFull:
+      ascend::EmitBf16Round(*this, T(in.dst));
+      break;
+    case Kind::kRow: {  // expanded, rounded, and each row's (equal) maximum
+      const std::string full = Scratch(2);
+      Line(absl::StrCat("TROWEXPAND(", full, ", ", T(in.dst), ");"));
+      ascend::EmitBf16Round(*this, full);
+      Line(absl::StrCat("TROWMAX(", T(in.dst), ", ", full, ", ", Tmp(), ");"));
+      break;
+    }
+    case Kind::kCol:
+      return Unsupported(in.op, "with a BF16 column result");
   }
   return absl::OkStatus();
 }
@@ -1889,6 +1965,21 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   for (int i = 0; i < static_cast<int>(fn_.body.size()); ++i) {
     if (absl::Status s = EmitInstr(i); !s.ok()) return s;
+  }
+  // bf16_round (ascend_bf16.h): its statements, made before the UB plan
+  // (they name scratch tiles), from and to PIPE_V.
+  std::string bf16_round;
+  if (need_bf16_round_) {
+    std::string body = std::move(body_);
+    body_.clear();
+    const Pipe pipe = pipe_;
+    pipe_ = Pipe::kV;
+    ascend::EmitBf16RoundFunction(*this, "x");
+    pipe_ = pipe;
+    bf16_round = absl::StrCat("#if !PTO_BF16_NATIVE\n",
+                              "  auto bf16_round = [&](Full& x) __attribute__((noinline)) {\n",
+                              body_, "  };\n#endif\n");
+    body_ = std::move(body);
   }
   // The UB plan: the program's tiles in order, then the scratch tiles. Rows
   // are padded to 8 (a row tile's 32 bytes), so that full and row tiles
@@ -2036,6 +2127,38 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign, row_ctor);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2, row_ctor);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2, full_ctor);
+  if (need_bf16_) {
+    absl::StrAppend(&decl, "  using FullBf16 = Tile<TileType::Vec, bfloat16_t, ", rows_pad, ", ",
+                    half_cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
+    place("FullBf16", "bftmp", rows_pad * half_cols_pad * 2, full_ctor);
+  }
+  if (need_bf16_row_) {
+    absl::StrAppend(&decl, "  using RowBf16 = Tile<TileType::Vec, bfloat16_t, ", half_rows_pad,
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
+    place("RowBf16", "bfrow", half_rows_pad * 2, row_ctor);
+  }
+  if (need_i16_row_) {
+    absl::StrAppend(&decl, "  using RowInt16 = Tile<TileType::Vec, int16_t, ", half_rows_pad,
+                    ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
+    place("RowInt16", "i16row", half_rows_pad * 2, row_ctor);
+  }
+  if (need_ws_) {
+    // BF16's GM workspace (words path only, ascend_bf16.h): one full tile
+    // as f32 and as int32.
+    const std::string ws_shape = absl::StrCat("Shape<1, 1, 1, ", vr, ", ", vc, ">");
+    const std::string ws_stride = absl::StrCat("Stride<1, 1, 1, ", cols_pad, ", 1>");
+    std::string ws_ctor;
+    if (dyn) {
+      ws_ctor = absl::StrCat(", ", ws_shape, "(",
+                             rank_ > 1 ? absl::StrCat(ValidRows(), ", ") : "", ValidCols(), "), {}");
+    }
+    absl::StrAppend(
+        &decl, "#if !PTO_BF16_NATIVE\n", "  alignas(64) int32_t bf16_ws[", rows_pad * cols_pad,
+        "];\n", "  using WsF = GlobalTensor<float, ", ws_shape, ", ", ws_stride, ", Layout::ND>;\n",
+        "  using WsI = GlobalTensor<int32_t, ", ws_shape, ", ", ws_stride, ", Layout::ND>;\n",
+        "  WsF wsf(reinterpret_cast<float*>(bf16_ws)", ws_ctor, ");\n",
+        "  WsI wsi(bf16_ws", ws_ctor, ");\n", "#endif\n");
+  }
   // Comparisons: flat [1, n] views (n = rows8 * cols8) and their bit mask,
   // one bit per element in row-major order (TCMPS writes it, TSEL reads it).
   const int64_t flat_n = rows_pad * cols_pad;
@@ -2099,7 +2222,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   return absl::StrCat("// @f", index_, ": vector, tile [", absl::StrJoin(fn_.tile, ", "),
                       "] as [", rows_, ", ", cols_, "], ", ub, " bytes of UB\n",
                       "__global__ AICORE void pto_f", index_, "(", absl::StrJoin(params, ", "),
-                      ") {\n", decl, body_, "}\n\n");
+                      ") {\n", decl, bf16_round, body_, "}\n\n");
 }
 
 // The executor's view of block f: (buffers, args) -> the AICORE entry.
@@ -2131,6 +2254,12 @@ absl::StatusOr<std::string> GenerateAscendSource(const PtoProgram& p) {
       "// kernel ", p.kernel_name, ", target ", p.target, "\n"
       "#include <pto/pto-inst.hpp>\n"
       "using namespace pto;\n\n");
+  bool bf16 = false;
+  for (const PtoBuffer& b : p.buffers) bf16 = bf16 || b.dtype == pto::v1::DT_BF16;
+  for (const PtoFunction& f : p.functions) {
+    for (const PtoInstr& in : f.body) bf16 = bf16 || in.dtype == pto::v1::DT_BF16;
+  }
+  if (bf16) absl::StrAppend(&out, ascend::Bf16Preamble());
   for (int f = 0; f < static_cast<int>(p.functions.size()); ++f) {
     absl::StatusOr<std::string> fn = FunctionEmitter(p, f).Emit();
     if (!fn.ok()) return fn.status();

@@ -16,9 +16,9 @@
 //     after another in UB, 32-byte aligned, with the scratch tiles some
 //     instructions need after them (the whole within the 192 KiB UB of
 //     memory_model.h, else UNIMPLEMENTED);
-//   - f32 tiles for FP32, FP16, BOOL, INT8, INT16 and UINT8 values, int32
-//     tiles for INT32 values and argmax/argmin's positions, int64 tiles for
-//     INT64 values that are only moved;
+//   - f32 tiles for FP32, FP16, BF16 (ascend_bf16.h), BOOL, INT8, INT16 and
+//     UINT8 values, int32 tiles for INT32 values and argmax/argmin's
+//     positions, int64 tiles for INT64 values that are only moved;
 //   - a GlobalTensor per TLOAD/TSTORE with the access's 5-D shape and
 //     strides (static, or DYNAMIC where a stride is a dynamic arg);
 //   - the instructions, one PTO-ISA instruction each where the library has

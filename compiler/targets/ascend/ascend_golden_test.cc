@@ -1,5 +1,5 @@
 // Golden tests of the Ascend target's PTO-ISA source: an elementwise chain
-// with tails (exp(a) + b, f32 and f16), softmax rows (row reductions and
+// with tails (exp(a) + b, f32, f16 and bf16), softmax rows (row reductions and
 // row-expanding arithmetic), a matmul through L1 and L0 tiles and the
 // softmax loop whose body loads through a dynamic view, integer ops on int32
 // tiles, INT32 division and maxima, an argmax, a gather, a sort (TSORT32 and
@@ -48,6 +48,11 @@ TEST(AscendGoldenTest, ExpAdd) {
 
 TEST(AscendGoldenTest, ExpAddFp16) {
   CheckGolden("exp_add_fp16.cc.txt", AscendSource(testing::ExpAddGraph(pto::v1::DT_FP16)));
+}
+
+// BF16: both forms of each load, store and rounding under PTO_BF16_NATIVE.
+TEST(AscendGoldenTest, ExpAddBf16) {
+  CheckGolden("exp_add_bf16.cc.txt", AscendSource(testing::ExpAddGraph(pto::v1::DT_BF16)));
 }
 
 TEST(AscendGoldenTest, SoftmaxRows) {

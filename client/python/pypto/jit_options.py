@@ -241,14 +241,6 @@ def target_of(compile_options, env=_READ_NOW):
     return os.fsdecode(env) if env else "host"
 
 
-def maps_img2col(target):
-    """Whether `target`'s code maps TIMG2COL (a matmul with attr "img2col",
-    pypto.conv's one-matmul form): the host targets do; the Ascend targets
-    refuse it (compiler/targets/ascend/ascend_cube_codegen.cc), so a conv
-    traced for one takes conv.py's composition instead."""
-    return not target.startswith("ascend")
-
-
 def _run_mode_of(where, runtime_options):
     """The RunMode in `runtime_options` (the caller's dict), or None; a bad
     value is the ValueError honoured() raises."""

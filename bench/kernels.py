@@ -311,11 +311,11 @@ def k_layer_norm(tile, eps=1e-5):
     return pypto.jit(layer_norm)
 
 
-def k_matmul(dt, cube):
+def k_matmul(dt, cube, target=None):
     def matmul(a: T(dt), b: T(dt), out: T(dt)):
         pypto.set_cube_tile_shapes(*cube)
         out[:] = pypto.matmul(a, b, dt)
-    return pypto.jit(matmul)
+    return pypto.jit(matmul, codegen_options={"target": target} if target else None)
 
 
 # ---------------------------------------------------------------------------
@@ -336,8 +336,8 @@ class Case:
         self.name, self.kernel, self.make = name, kernel, make
         self.nbytes, self.flops = nbytes, flops
         self.torch_fused = torch_fused
-        # (host target, fresh kernel): the same kernel compiled with "host"
-        # resolved to that target (PTO_HOST_TARGET), timed in the same turns.
+        # (host target, kernel): the same kernel compiled for that concrete
+        # host target (its codegen_options), timed in the same turns.
         self.other_target = other_target
         # Speed targets: memory-bound kernels reach 50% of the triad;
         # target = ("torch" or "numpy", ratio baseline/pypto at least).
@@ -529,11 +529,11 @@ def cases():
         # on its ISA level without AMX (host-x86_64-v4 or -v3: bf16 widened
         # to f32, the FMA kernel) in the same turns.
         matmul_case(k_matmul(BF16, small_cube), 64, 128, 64, "bf16",
-                    bf16_other_target(lambda: k_matmul(BF16, small_cube))),
+                    bf16_other_target(lambda target: k_matmul(BF16, small_cube, target))),
         matmul_case(k_matmul(BF16, big_cube), 512, 512, 512, "bf16",
-                    bf16_other_target(lambda: k_matmul(BF16, big_cube))),
+                    bf16_other_target(lambda target: k_matmul(BF16, big_cube, target))),
         matmul_case(k_matmul(BF16, big_cube), 1024, 1024, 1024, "bf16",
-                    bf16_other_target(lambda: k_matmul(BF16, big_cube))),
+                    bf16_other_target(lambda target: k_matmul(BF16, big_cube, target))),
         # Skinny bf16 (decode-step projections): numpy has no bf16, so the
         # fp32 rows above are the numpy comparison for the same shapes.
         matmul_case(k_matmul(BF16, gemv_cube), 1, 4096, 4096, "bf16"),
@@ -571,12 +571,14 @@ def sparse_attention_case():
 
 
 def bf16_other_target(make_kernel):
-    """(host's target without AMX, kernel) where "host" is an AMX target, else None."""
+    """(host's target without AMX, make_kernel(it)) where "host" is an AMX
+    target, else None."""
     from pypto import _native
     host = _native.resolve_target("host")
     if not host.endswith("-amx"):
         return None
-    return (host[:-len("-amx")], make_kernel())
+    other = host[:-len("-amx")]
+    return (other, make_kernel(other))
 
 
 def k_concat(tile):
@@ -825,15 +827,7 @@ def run_case(case, reps, warmup, short_reps=0, lib=None):
     other = None
     if case.other_target:
         other_name, other_kernel = case.other_target
-        saved = os.environ.get("PTO_HOST_TARGET")
-        os.environ["PTO_HOST_TARGET"] = other_name  # read when the kernel compiles
-        try:
-            other_kernel(*args)
-        finally:
-            if saved is None:
-                del os.environ["PTO_HOST_TARGET"]
-            else:
-                os.environ["PTO_HOST_TARGET"] = saved
+        other_kernel(*args)
         other_wrong = check()
         wrong = wrong or (other_wrong and f"on {other_name}: {other_wrong}")
         other = (other_name, other_kernel)

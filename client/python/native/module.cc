@@ -1,6 +1,7 @@
 // pypto._native: the compiler and the runtime, in-process, for Python.
 //
 //   key = cache_key(graph_bytes, "host", {"opt_level": "2"})
+//   target_maps("ascend-a2a3", "TIMG2COL")  # False: the target refuses it
 //   key, binary_bytes, stages = compile(graph_bytes, "host", {}, timeout_s=120)
 //   kernel = Kernel(binary_bytes)          # verify + load the native payload
 //   kernel.run([a, b, out])                # numpy arrays, C-contiguous
@@ -37,6 +38,7 @@
 #include "client/python/native/op_registry_binding.h"
 #include "client/python/native/reference_binding.h"
 #include "compiler/compile.h"
+#include "compiler/targets/target_maps.h"
 #include "pto/v1/graph.pb.h"
 #include "pto/v1/kernel.pb.h"
 #include "runtime/executor.h"
@@ -594,6 +596,16 @@ PYBIND11_MODULE(_native, m) {
         "The compiler's cache key for a graph, without compiling.");
   m.def("resolve_target", &ResolveTarget, py::arg("target"),
         "The concrete target name, e.g. 'host' -> 'host-x86_64-v4-amx'.");
+  m.def(
+      "target_maps",
+      [](const std::string& target, const std::string& instruction) {
+        absl::StatusOr<bool> maps = pto::compiler::TargetMaps(target, instruction);  // target_maps.h
+        if (!maps.ok()) Raise(maps.status());
+        return *maps;
+      },
+      py::arg("target"), py::arg("instruction"),
+      "Whether the target maps the PTO instruction (e.g. 'TIMG2COL') in some "
+      "form: False for one its code generator refuses in every form.");
   m.def("compiler_fingerprint",
         [] { return pto::compiler::CompilerFingerprint(); });
   // Bench only (policy A/B in one process): Executor::SetPolicyForBench on

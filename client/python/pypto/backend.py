@@ -69,10 +69,29 @@ def _load(binary, what):
         raise CompileError(f"{what}: the runtime refused the kernel binary: {e}") from e
 
 
+_resolved = {}  # target name -> the concrete target it stands for (resolved_target)
+
+
+def resolved_target(target):
+    """The concrete target `target` names (the compiler's ResolveTarget:
+    "host" -> "host-x86_64-v4", ...), resolved once per process for each
+    name: what "host" stands for (PTO_HOST_TARGET) and "ascend-a2a3" (CANN's
+    variables) is read at the first compile for the name and kept, because
+    a jit function holds its kernels by the target's name (jit_function.py).
+    A name the compiler refuses is its ValueError or NotImplementedError,
+    and is not kept."""
+    concrete = _resolved.get(target)
+    if concrete is None:
+        concrete = _resolved.setdefault(target, native().resolve_target(target))
+    return concrete
+
+
 def get_kernel(graph, options, timeout, kernel_name):
     """Returns a Compiled for `graph` (a pto.v1.Graph). options["target"]
     or else $PYPTO_TARGET names the target (jit_options.target_of); "host"
-    when neither does."""
+    when neither does. Compiled here, it is compiled for resolved_target's
+    concrete target; ptod gets "host" resolved so, and an Ascend name as
+    given (ptod resolves it)."""
     options = dict(options)
     target = target_of(options)
     options.pop("target", None)
@@ -87,6 +106,7 @@ def _embedded(graph, options, timeout, kernel_name, target="host"):
     graph_bytes = graph.SerializeToString()
     what = f"compiling kernel '{kernel_name}'"
     try:
+        target = resolved_target(target)
         key = nat.cache_key(graph_bytes, target, options)
     except (ValueError, RuntimeError, NotImplementedError) as e:
         raise CompileError(f"{what}: {e}") from e
@@ -210,7 +230,7 @@ def _remote(server, graph, options, timeout, kernel_name, target="host"):
     # Resolve "host" here: the binary must run on this machine, not the server's.
     # (An Ascend target goes as named: ptod resolves ascend-a2a3.)
     if target == "host":
-        target = nat.resolve_target("host")
+        target = resolved_target("host")
 
     def local(reason):
         return _fall_back(server, graph, options, kernel_name, reason, target)

@@ -18,9 +18,9 @@ dilations; a 1-D conv is the 2-D one over one row): each cube task
 builds its [K block x P block] of the matrix in L1 straight from the input,
 zeros for the padding, so neither a padded copy nor the matrix is written
 to GM. An input with a valid region smaller than its shape, or a trace
-for a target whose code does not map TIMG2COL (the Ascend targets:
-jit_options.maps_img2col; the trace's target is the builder's
-compile_target), takes the composition below.
+for a target whose code does not map TIMG2COL (the Ascend targets, as
+their code generator says: op_table.target_maps; the trace's target is
+the builder's compile_target), takes the composition below.
 
 How a depthwise conv computes (groups == C_in, C_out = m * C_in, not
 transposed, a static batch dim; _depthwise_rows): a stencil over the input channels-last,
@@ -75,10 +75,9 @@ tile needs to be set for a conv; set_conv_tile_shapes is recorded only.
 import itertools
 import numbers
 
-from . import dtypes, layout, ops, symbolic, tiling
+from . import dtypes, layout, op_table, ops, symbolic, tiling
 from .casting import cast
 from .composites import pad as _pad
-from .jit_options import maps_img2col
 from .matmul import matmul as _matmul
 from .primitives import FLOAT_TYPES, check_float, check_traced
 
@@ -181,7 +180,7 @@ def conv(input, weight, out_dtype, strides, paddings, dilations, *,  # noqa: A00
             return _depthwise_rows(input, weight, c_out // c_in, strides, paddings, dilations,
                                    kernel, sizes, bias, out_dtype)
         if not transposed and not groups == c_in == c_out and input._static is None and \
-                maps_img2col(input._builder.compile_target):
+                op_table.target_maps(input._builder.compile_target, "TIMG2COL"):
             y = _img2col_matmul(input, weight, kernel, strides, paddings, dilations, groups,
                                 c_out, sizes)
             y = _reshape(y, [input._shape[0], c_out] + sizes)

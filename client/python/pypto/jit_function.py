@@ -28,8 +28,28 @@ on one native call checks the arguments against the guards and runs the
 kernel on their addresses, or declines (the full path then runs or raises)
 where an argument does not pass, an output overlaps another argument or an
 address is misaligned. While no tile shape or honoured option has changed
-since (tiling._state and config._honoured are the same objects), a call
-tries the last hit's launcher before building a key at all.
+since (tiling._state and config._honoured are the same objects) and
+PYPTO_TARGET reads the same, a call tries the last hit's launcher before
+building a key at all.
+
+What decides which kernel a call runs, and where each is read:
+  - the arguments' dtypes and shapes, compile-time values, tile shapes in
+    force, the honoured options in force (the function's own, copied at
+    decoration, over the global ones: target, opt_level): in the in-memory
+    signature and in the fast path's key and hot launcher;
+  - PYPTO_TARGET (the target when no option names one: jit_options.
+    target_env): read once per call, in the signature (as the target) and
+    in the fast path's key and hot launcher;
+  - runtime_options run_mode (the caller's dict, read at each call) and
+    PYPTO_NPU_CPUSIM (read at each RunMode.NPU call): an NPU call takes the
+    full path, its target in the signature; an EAGER one compiles nothing;
+  - what "host" and "ascend-a2a3" stand for (PTO_HOST_TARGET, CANN's
+    variables): read once per process, at the first compile for the name
+    (backend.resolved_target);
+  - PYPTO_EAGER: read once, at import (debug_switch.py); a with block and
+    verify options in force are read at each call (verify_run.py);
+  - PYPTO_COMPILE_SERVER and the disk cache's variables choose where a
+    kernel is compiled or found, not which: the compiler's key is the same.
 """
 
 import functools
@@ -46,7 +66,7 @@ from . import debug_switch, indexing, verify_run
 from ._proto import graph_pb2
 from .errors import CompileError, StaticShapeNeeded, TraceError, UnsupportedTargetError
 from .interop import HostTensor
-from .jit_options import NPU_CPUSIM_ENV, JitOptions, RunMode, npu_target, target_of
+from .jit_options import NPU_CPUSIM_ENV, JitOptions, RunMode, npu_target, target_env, target_of
 from . import symbolic
 from .tensors import DYNAMIC, Tensor, _DimMarker
 
@@ -395,8 +415,9 @@ class JitFunction:
         # may be passed positionally, so binding cannot fail on a hit.
         self._fast = {}
         # The launcher of the last fast-path hit, while the global state it
-        # was keyed under holds: (tiling._state, config._honoured, launcher,
-        # entry), compared by identity (both are replaced when they change).
+        # was keyed under holds: (tiling._state, config._honoured,
+        # PYPTO_TARGET's value, launcher, entry), the first two compared by
+        # identity (both are replaced when they change).
         self._hot = None
         # Symbolic signatures whose trace needs static sizes (a dynamic size
         # used as a number: StaticShapeNeeded): their calls compile per size.
@@ -557,14 +578,15 @@ class JitFunction:
                 return
             npu = mode == RunMode.NPU
         swimlane = self.options.swimlane_now(config._groups["debug_options"])
+        env = target_env()  # this call's PYPTO_TARGET (key, hot and target alike)
         hot = self._hot  # (a swimlane needs the full path's traced run)
         if hot is not None and hot[0] is tiling._state and hot[1] is config._honoured \
-                and not kwargs and not swimlane and not npu:
-            # Nothing global changed since the call that made hot[2]: its
+                and hot[2] == env and not kwargs and not swimlane and not npu:
+            # Nothing global changed since the call that made hot[3]: its
             # launcher checks the arguments against that call's key and runs.
-            entry = hot[3]
+            entry = hot[4]
             try:
-                ran = hot[2].call(args)
+                ran = hot[3].call(args)
             except ValueError as e:
                 locations.annotate(e, entry.graph, entry.where)
                 raise
@@ -580,7 +602,7 @@ class JitFunction:
             npu = mode == RunMode.NPU
         if not kwargs and self._fast_ok and len(args) == len(self._params) and not swimlane \
                 and not npu:
-            state = (tiling._state, config._honoured)  # read once: the key's and hot's
+            state = (tiling._state, config._honoured, env)  # read once: the key's and hot's
             fast_key = self._fast_key(args, state)
             if fast_key is not None:
                 fast = self._fast.get(fast_key)
@@ -590,7 +612,7 @@ class JitFunction:
             fast_key = None
         arrays, torches, specs, static_specs = self._bind(args, kwargs)
         target = "ascend-a2a3-cpusim" if npu else target_of(
-            dict(config._honoured[1], **self.options.compile_options))
+            dict(config._honoured[1], **self.options.compile_options), env)
         sig = (specs, tiling._save(), config.cache_token(), target)
         if sig in self._per_size:  # its trace needs static sizes
             specs = static_specs
@@ -643,12 +665,12 @@ class JitFunction:
 
     def _fast_key(self, args, state):
         """The fast-path key of positional `args` under `state` (tile shapes,
-        config._honoured), or None (full path only). A numpy argument must
+        config._honoured, PYPTO_TARGET's value), or None (full path only). A numpy argument must
         already be C-contiguous, aligned and writeable (flags.carray); a torch
         tensor is checked when converted, on a hit only, so a dtype numpy
         lacks still gets the full path's message. A Python number (a scalar
         parameter) is keyed by type and value."""
-        key = [state[0], config.cache_token(state[1])]
+        key = [state[0], config.cache_token(state[1]), state[2]]
         for a in args:
             t = type(a)
             if t is HostTensor:  # pypto.from_torch(...): its data, and the dims it marks

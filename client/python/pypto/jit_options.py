@@ -23,7 +23,8 @@ Honoured:
       NPUs: a device object where CANN is installed, else its CPU
       simulation) or "ascend-a2a3-cpusim" (that code built against the
       PTO-ISA CPU simulation, runnable here). Unset, the environment
-      variable PYPTO_TARGET, read when a kernel compiles, names it.
+      variable PYPTO_TARGET names it, read at each call (target_env): a
+      call after it changes runs the kernel for the new target.
   host_options["compile_timeout"]: seconds allowed for one compile.
   debug_options["runtime_debug_mode"]: 1 writes each SIM run's swimlane
       (Chrome trace-event JSON, one event per executed task) to the run
@@ -52,6 +53,7 @@ tuning, pass verification), so a result never depends on them:
 """
 
 import enum
+import functools
 import numbers
 import os
 import warnings
@@ -212,18 +214,31 @@ def npu_target(name):
     return "ascend-a2a3-cpusim"
 
 
-def target_of(compile_options):
-    """The target `compile_options` (honoured()'s) name, else $PYPTO_TARGET,
-    else "host"."""
-    return compile_options.get("target") or os.environ.get(TARGET_ENV) or "host"
+# target_env(): PYPTO_TARGET's value now, None when unset (bytes or str:
+# target_of takes either). A jit call reads it once and keys its kernel by
+# it, so it is one lookup in os.environ's own mapping where CPython has one
+# (os.environ._data: encoded names to encoded values, which os.environ's
+# setters write); os.environ.get of an unset variable raises and catches a
+# KeyError inside.
+_environ = getattr(os.environ, "_data", None)
+if isinstance(_environ, dict):
+    target_env = functools.partial(_environ.get, os.environ.encodekey(TARGET_ENV))
+else:
+    target_env = functools.partial(os.environ.get, TARGET_ENV)
+
+_READ_NOW = object()
 
 
-def maps_img2col(target):
-    """Whether `target`'s code maps TIMG2COL (a matmul with attr "img2col",
-    pypto.conv's one-matmul form): the host targets do; the Ascend targets
-    refuse it (compiler/targets/ascend/ascend_cube_codegen.cc), so a conv
-    traced for one takes conv.py's composition instead."""
-    return not target.startswith("ascend")
+def target_of(compile_options, env=_READ_NOW):
+    """The target `compile_options` (honoured()'s) name, else PYPTO_TARGET
+    (`env`: its value as target_env() read it for this call; by default
+    read now), else "host"."""
+    target = compile_options.get("target")
+    if target:
+        return target
+    if env is _READ_NOW:
+        env = target_env()
+    return os.fsdecode(env) if env else "host"
 
 
 def _run_mode_of(where, runtime_options):

@@ -8,6 +8,10 @@ added to the registry needs no second table here.
     op("neg").operand_dtypes         # (DT_FP32, DT_FP16, DT_BF16, DT_INT32, ...)
     OPERAND_TYPES["float"]           # (DT_FP32, DT_FP16, DT_BF16)
     kinds(category="elementwise_binary", bool_result=True)   # eq ne lt le gt ge
+
+and what a target's code generator maps, asked of the target itself:
+
+    target_maps("ascend-a2a3", "TIMG2COL")   # False: conv.py composes instead
 """
 
 from collections import namedtuple
@@ -66,6 +70,22 @@ def kinds(**match):
     order: kinds(operands="integer"), kinds(category="reduce")."""
     return tuple(k for k, f in OPS.items()
                  if all(getattr(f, name) == value for name, value in match.items()))
+
+
+_maps = {}  # (target, instruction) -> bool (target_maps)
+
+
+def target_maps(target, instruction):
+    """Whether the target named `target` ("host", "ascend-a2a3", ...) maps
+    the PTO instruction `instruction` ("TIMG2COL") in some form, as its own
+    code generator says (_native.target_maps: compiler/targets/
+    target_maps.h), asked once per target and instruction. An unknown target
+    or instruction is the compiler's ValueError naming it."""
+    key = (target, instruction)
+    maps = _maps.get(key)
+    if maps is None:
+        maps = _maps.setdefault(key, native().target_maps(target, instruction))
+    return maps
 
 
 def accepts(kind, dtype):

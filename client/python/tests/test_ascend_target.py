@@ -167,7 +167,7 @@ def test_ptod_serves_an_ascend_kernel_that_runs_on_the_cpu_simulation(native, pt
 
 
 def test_a_conv_traced_for_the_ascend_target_takes_the_composition(native, monkeypatch):
-    """The Ascend targets do not map TIMG2COL (jit_options.maps_img2col):
+    """The Ascend targets do not map TIMG2COL (op_table.target_maps):
     a plain conv traced for one is pad + im2col views + a plain matmul; for
     the host, one matmul with attr "img2col"."""
     x, w = torch.zeros(2, 4, 9, 8), torch.zeros(6, 2, 3, 2)

@@ -357,8 +357,8 @@ def test_launcher_checks_arguments_against_its_guards(native):
     a, out = np.ones((16, 24), np.float32), np.zeros((16, 24), np.float32)
     k(a, out)
     k(a, out)  # makes the launcher
-    launcher = k._hot[2]
-    assert isinstance(launcher, native.Launcher) and k._fast[k._fast_key((a, out), k._hot[:2])][1] is launcher
+    launcher = k._hot[3]
+    assert isinstance(launcher, native.Launcher) and k._fast[k._fast_key((a, out), k._hot[:3])][1] is launcher
     assert launcher.call((a, out)) is True
     assert launcher.call((a,)) is False  # count
     assert launcher.call((a, np.zeros((16, 12), np.float32))) is False  # shape
@@ -393,7 +393,7 @@ def test_launcher_guards_torch_tensors_and_wrappers(native):
     t_a, t_out = torch.ones(16, 24), torch.zeros(16, 24)
     k(t_a, t_out)
     k(t_a, t_out)
-    launcher = k._hot[2]
+    launcher = k._hot[3]
     assert launcher.call((t_a, t_out)) is True
     assert torch.equal(t_out, torch.full((16, 24), 3.0))
     assert launcher.call((t_a, t_out.double())) is False  # dtype
@@ -409,7 +409,7 @@ def test_launcher_guards_torch_tensors_and_wrappers(native):
         return pypto.from_torch(t, dynamic_axis=axes)
     k(wrap(t_a), wrap(t_out))
     k(wrap(t_a), wrap(t_out))
-    launcher = k._hot[2]
+    launcher = k._hot[3]
     t_out.zero_()
     assert launcher.call((wrap(t_a), wrap(t_out))) is True
     assert torch.equal(t_out, torch.full((16, 24), 3.0))

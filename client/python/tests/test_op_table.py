@@ -166,3 +166,16 @@ def test_table_holds_every_registry_fact():
     assert op_table.op("sum").result_dtypes[dtypes.DT_INT8] == dtypes.DT_INT64
     with pytest.raises(KeyError, match="not in the compiler's op registry"):
         op_table.op("no_such_op")
+
+
+def test_what_a_target_maps_is_the_targets_own_answer(native):
+    """op_table.target_maps asks the target's code generator (pypto.conv
+    takes its composition where TIMG2COL is not mapped: test_ascend_target)."""
+    assert op_table.target_maps("host", "TIMG2COL") is True
+    for target in ("ascend-a2a3", "ascend-a2a3-cpusim"):
+        assert op_table.target_maps(target, "TIMG2COL") is False
+        assert op_table.target_maps(target, "TMATMUL") is True
+    with pytest.raises(ValueError, match='unknown PTO instruction "TFROB"'):
+        op_table.target_maps("host", "TFROB")
+    with pytest.raises((ValueError, NotImplementedError), match="ascend-a9"):
+        op_table.target_maps("ascend-a9", "TIMG2COL")

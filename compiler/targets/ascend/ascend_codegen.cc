@@ -17,6 +17,7 @@
 #include "compiler/targets/ascend/ascend_int_math.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/ascend/ascend_sort_codegen.h"
+#include "compiler/targets/ascend/ascend_unmapped.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 #include "runtime/kernel_abi.h"
@@ -42,12 +43,6 @@ const char* GmElem(pto::v1::DataType dtype) {
 }  // namespace ascend
 
 namespace {
-
-// TPHILOX is this compiler's own instruction: PTO-ISA has no Philox, and its
-// words are 32-bit integer products that the target's f32 tiles do not hold.
-constexpr char kPhiloxHostOnly[] =
-    "(philox: pypto.uniform and pypto.normal's Philox4x32-10 words) is a host instruction "
-    "with no PTO-ISA form; random numbers run on host targets only";
 
 using host_plan::Access;
 using host_plan::MakeAccess;
@@ -371,17 +366,11 @@ absl::Status FunctionEmitter::CheckBitcast() const {
 }
 
 absl::Status FunctionEmitter::PlanTiles() {
-  for (const PtoInstr& in : fn_.body) {
-    if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
-      return Unsupported(in.op, "(cumsum/cumprod's scan, this compiler's own instruction) is "
-                                "not implemented for the target yet; the host target runs it");
-    }
+  for (const PtoInstr& in : fn_.body) {  // (TPHILOX named before its INT64 tile is)
+    if (const char* why = AscendUnmappedReason(in.op)) return Unsupported(in.op, why);
   }
   rank_ = static_cast<int>(fn_.tile.size());
   if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
-  for (const PtoInstr& in : fn_.body) {  // (named before its INT64 tile is)
-    if (in.op == PtoOpcode::kTPhilox) return Unsupported(in.op, kPhiloxHostOnly);
-  }
   cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
   kind_.assign(fn_.num_tiles, Kind::kFull);
@@ -1789,8 +1778,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TMOV(", d, ", fidx);"));
       break;
     }
-    case PtoOpcode::kTPhilox:
-      return Unsupported(in.op, kPhiloxHostOnly);
+    case PtoOpcode::kTPhilox:  // (PlanTiles refuses it first)
+      return Unsupported(in.op, AscendUnmappedReason(in.op));
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/targets/ascend/ascend_unmapped.h"
 #include "compiler/targets/host/host_function_plan.h"
 #include "compiler/targets/memory_model.h"
 
@@ -64,17 +65,12 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   const PtoInstr* load_b = nullptr;
   const PtoInstr* store = nullptr;
   for (const PtoInstr& in : fn.body) {
-    if (in.op == PtoOpcode::kTImg2Col) {
-      // PTO-ISA's TIMG2COL exists, but the CPU simulation this target is
-      // checked on has no implementation of it. pypto.conv traced for this
-      // target records its composition instead (jit_options.maps_img2col),
-      // so only a graph traced for another target gets here.
+    if (const char* why = AscendUnmappedReason(in.op)) {
+      // (TIMG2COL: pypto.conv traced for this target records its
+      // composition instead, so only a graph traced for another gets here.)
       return absl::UnimplementedError(absl::StrCat(
-          "ascend target: function @f", index, ": TIMG2COL (a conv's matmul reading its "
-          "feature map) is not mapped: the PTO-ISA CPU simulation does not implement "
-          "TIMG2COL; a pypto.conv traced for this target (codegen_options[\"target\"] or "
-          "PYPTO_TARGET) is a plain matmul over im2col views instead (docs/pto-isa.md "
-          "lists what the target maps)"));
+          "ascend target: function @f", index, ": ", PtoOpcodeName(in.op), " ", why,
+          " (docs/pto-isa.md lists what the target maps)"));
     }
     if (in.op == PtoOpcode::kTLoad) (in.dst == 0 ? load_a : load_b) = &in;
     if (in.op == PtoOpcode::kTStore) store = &in;

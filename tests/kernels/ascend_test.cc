@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -858,6 +859,65 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
   EXPECT_EQ(got[3][min_by_minus_one], 0);
   EXPECT_EQ(got[2][16], 0);  // (kMin, 0): a zero divisor gives 0
   EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
+}
+
+// prod's sign and zeros as the host's (torch's): a row with a -0.0 factor
+// and no other negative is -0.0, with +0.0 and one negative -0.0, with
+// infinities +-inf; finite products within the composition's tolerance.
+TEST(AscendProdTest, SignedZerosAndInfinitiesGiveTheHostsSigns) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const int64_t rows = 24, cols = 8;
+  Builder b("prod_signs");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {rows, cols});
+  b.Output("last", b.Op("prod", {x}, {16, 8}, -1, true));
+  b.Output("dim0", b.Op("prod", {x}, {8, 8}, 0, true));
+  const pto::v1::Graph graph = b.graph();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {-0.0f, 0.0f, -1.5f, 2.0f, -inf, inf, 0.5f, -3.0f};
+  std::vector<float> xs(rows * cols);
+  std::mt19937 rng(11);
+  for (float& v : xs) {
+    const uint32_t r = rng();
+    v = r % 3 == 0 ? specials[(r >> 8) % specials.size()]
+                   : static_cast<float>((r >> 8) % 1000 + 1) / 500.0f *
+                         ((r >> 20) % 2 ? -1.0f : 1.0f);
+  }
+  auto run = [&](const runtime::Kernel& kernel) {
+    std::vector<std::vector<float>> out = {xs, std::vector<float>(rows, 7.0f),
+                                           std::vector<float>(cols, 7.0f)};
+    std::vector<runtime::TensorArg> args = {
+        {out[0].data(), pto::v1::DT_FP32, {rows, cols}},
+        {out[1].data(), pto::v1::DT_FP32, {rows, 1}},
+        {out[2].data(), pto::v1::DT_FP32, {1, cols}}};
+    const absl::Status s = kernel.Run(args);
+    EXPECT_TRUE(s.ok()) << s;
+    return out;
+  };
+  const auto want = run(*host_kernel);
+  const auto got = run(*ascend_kernel);
+  int signed_zeros = 0;
+  for (int p = 1; p <= 2; ++p) {
+    for (size_t i = 0; i < want[p].size(); ++i) {
+      const float w = want[p][i], g = got[p][i];
+      const std::string where = absl::StrCat(graph.params(p).name(), "[", i, "]");
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(g)) << where << ": got " << g;
+        continue;
+      }
+      EXPECT_EQ(std::signbit(g), std::signbit(w)) << where << ": got " << g << ", host " << w;
+      EXPECT_EQ(std::isinf(g), std::isinf(w)) << where << ": got " << g << ", host " << w;
+      EXPECT_EQ(g == 0.0f, w == 0.0f) << where << ": got " << g << ", host " << w;
+      if (std::isfinite(w)) EXPECT_NEAR(g, w, 1e-4 * std::fabs(w)) << where;
+      if (w == 0.0f && std::signbit(w)) ++signed_zeros;
+    }
+  }
+  EXPECT_GT(signed_zeros, 0) << "the inputs must give some -0.0 products";
 }
 
 // BF16 at the edges, bit for bit against the host: every BF16 word widened

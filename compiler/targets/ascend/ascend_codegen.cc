@@ -1821,9 +1821,12 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     }
     case PtoOpcode::kTRedProd: {
       // exp(sum(log|x|)) times (-1)^(the count of negatives): zeros give 0
-      // (log 0 = -inf), infinities inf, 0 * inf and NaN give NaN. The count's
-      // parity: expanded back to full tiles, 1 - 2 (c - 2 floor(c / 2)),
-      // reduced by TROWMAX/TCOLMAX (equal along the dim).
+      // (log 0 = -inf), infinities inf, 0 * inf and NaN give NaN. A value
+      // counts as negative where min(x, 1 / x) < 0, its sign bit: -0.0 too
+      // (1 / -0.0 = -inf), so a product with a -0.0 factor has torch's sign.
+      // The count's parity: expanded back to full tiles,
+      // 1 - 2 (c - 2 floor(c / 2)), reduced by TROWMAX/TCOLMAX (equal along
+      // the dim).
       const bool row = in.reduce_dim == rank_ - 1;
       const std::string x = src(0);
       if (kind_[in.srcs[0]] != Kind::kFull) return Unsupported(in.op, "of a row tile");
@@ -1835,7 +1838,9 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
         Line(row ? absl::StrCat("TROW", what, "(", to, ", ", from, ", ", Tmp(), ");")
                  : absl::StrCat("TCOL", what, "(", to, ", ", from, ");"));
       };
-      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(x), ", 0.0f, CmpMode::LT);"));
+      Line(absl::StrCat("TDIVS(", l, ", 1.0f, ", x, ");"));
+      Line(absl::StrCat("TMIN(", l, ", ", l, ", ", x, ");"));
+      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(l), ", 0.0f, CmpMode::LT);"));
       const std::string fneg = Flat(neg);
       SelectOneZero(fneg, false);
       Line(absl::StrCat("TRESHAPE(", neg, ", ", fneg, ");"));

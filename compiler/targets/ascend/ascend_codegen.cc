@@ -41,10 +41,14 @@ const char* GmElem(pto::v1::DataType dtype) {
 
 namespace {
 
-// TPHILOX is this compiler's own instruction: PTO-ISA has no Philox, and its
-// words are 32-bit integer products that the target's f32 tiles do not hold.
+// TPHILOX and TPHILOXNORMAL are this compiler's own instructions: PTO-ISA
+// has no Philox, and its words are 32-bit integer products that the
+// target's f32 tiles do not hold.
 constexpr char kPhiloxHostOnly[] =
-    "(philox: pypto.uniform and pypto.normal's Philox4x32-10 words) is a host instruction "
+    "(philox: pypto.uniform's Philox4x32-10 words) is a host instruction "
+    "with no PTO-ISA form; random numbers run on host targets only";
+constexpr char kPhiloxNormalHostOnly[] =
+    "(philox_normal: pypto.normal's Box-Muller of Philox4x32-10 words) is a host instruction "
     "with no PTO-ISA form; random numbers run on host targets only";
 
 using host_plan::Access;
@@ -349,6 +353,7 @@ absl::Status FunctionEmitter::PlanTiles() {
   if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
   for (const PtoInstr& in : fn_.body) {  // (named before its INT64 tile is)
     if (in.op == PtoOpcode::kTPhilox) return Unsupported(in.op, kPhiloxHostOnly);
+    if (in.op == PtoOpcode::kTPhiloxNormal) return Unsupported(in.op, kPhiloxNormalHostOnly);
   }
   cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
@@ -1735,6 +1740,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     }
     case PtoOpcode::kTPhilox:
       return Unsupported(in.op, kPhiloxHostOnly);
+    case PtoOpcode::kTPhiloxNormal:
+      return Unsupported(in.op, kPhiloxNormalHostOnly);
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ", ", Scalar(in, 0), ");"));

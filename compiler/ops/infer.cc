@@ -195,6 +195,12 @@ absl::StatusOr<SymValueType> InferSymResult(const OpInfo& info,
           "attrs: shape ", FormatDims(attrs.shape), ", dtype ", DTypeEnumName(cast_to),
           "; philox makes rank-1 DT_INT64 tensors (its 32-bit words)"));
     }
+    if (info.kind == "philox_normal" &&
+        (attrs.shape.size() != 1 || cast_to != pto::v1::DT_FP32)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "attrs: shape ", FormatDims(attrs.shape), ", dtype ", DTypeEnumName(cast_to),
+          "; philox_normal makes rank-1 DT_FP32 tensors"));
+    }
     return SymValueType{cast_to, ToSymShape(attrs.shape)};
   }
   if (info.category == OpCategory::kMatmul) {

@@ -273,6 +273,16 @@ std::vector<OpInfo>* MakeRegistry() {
         {"counter0", AttrType::kFloat}, {"counter1", AttrType::kFloat},
         {"counter2", AttrType::kFloat}, {"counter3", AttrType::kFloat}},
        true, P::kTPhilox, T::kAny},
+      // philox_normal: N(0, 1) values of the same blocks, DT_FP32 along a
+      // rank-1 shape: Box-Muller of each block's words in pairs (w0, w1)
+      // and (w2, w3), element e z(e % 4) of the block at counter + e / 4
+      // (docs/pto-isa.md, TPHILOXNORMAL). pypto.normal's generator.
+      {"philox_normal", C::kCreate, 0, 1,
+       {{"shape", AttrType::kInts}, {"dtype", AttrType::kDType},
+        {"key0", AttrType::kFloat}, {"key1", AttrType::kFloat},
+        {"counter0", AttrType::kFloat}, {"counter1", AttrType::kFloat},
+        {"counter2", AttrType::kFloat}, {"counter3", AttrType::kFloat}},
+       true, P::kTPhiloxNormal, T::kAny},
       // matmul(a, b): [..., M, K] @ [..., K, N] -> [..., M, N] (a_trans:
       // a is [..., K, M]; b_trans: b is [..., N, K]); FP32/FP16/BF16 inputs
       // accumulate in FP32; out_dtype FP32 or the inputs' dtype; batch dims

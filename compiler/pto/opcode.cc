@@ -45,7 +45,8 @@ bool PtoAddressesWholeBuffer(PtoOpcode op) {
 bool PtoIsScan(PtoOpcode op) { return op == PtoOpcode::kTCumSum || op == PtoOpcode::kTCumProd; }
 
 bool PtoReadsTileOffset(PtoOpcode op) {
-  return op == PtoOpcode::kTArange || op == PtoOpcode::kTPhilox;
+  return op == PtoOpcode::kTArange || op == PtoOpcode::kTPhilox ||
+         op == PtoOpcode::kTPhiloxNormal;
 }
 
 }  // namespace pto::compiler

@@ -21,7 +21,9 @@
 // TPHILOX writes the words of Philox4x32-10 blocks (pypto.uniform and
 // pypto.normal): element e of a rank-1 tile holds word e % 4 of the block at
 // counter + e / 4, its six immediates the key's two 32-bit words and the
-// counter's four, and it reads the tile's offset as TARANGE does.
+// counter's four, and it reads the tile's offset as TARANGE does;
+// TPHILOXNORMAL (pypto.normal) takes the same immediates and writes the
+// Box-Muller normals of those words, four per block, in f32.
 // MSORT reads whole rows of a GM buffer along one dim (PtoInstr::index_dim)
 // and writes the positions that sort them (stable; PtoInstr::descending):
 // the compiler's form of PTO-ISA's TSORT32 blocks merged by TMRGSORT.
@@ -73,6 +75,7 @@ namespace pto::compiler {
   X(kTFill, "TFILL", TFill, 0, 1)          \
   X(kTArange, "TARANGE", TArange, 0, 2)    \
   X(kTPhilox, "TPHILOX", TPhilox, 0, 6)    \
+  X(kTPhiloxNormal, "TPHILOXNORMAL", TPhiloxNormal, 0, 6) \
   X(kTAddS, "TADDS", TAddS, 1, 1)          \
   X(kTSubS, "TSUBS", TSubS, 1, 1)          \
   X(kTMulS, "TMULS", TMulS, 1, 1)          \
@@ -179,7 +182,7 @@ bool PtoAddressesWholeBuffer(PtoOpcode op);
 bool PtoIsScan(PtoOpcode op);
 
 // Whether the instruction reads its tile's offset in the (rank-1) tensor it
-// creates: TARANGE and TPHILOX. Host code passes the task's offset; the
+// creates: TARANGE, TPHILOX and TPHILOXNORMAL. Host code passes the task's offset; the
 // chunked, per-row and run-time-row forms do not take them.
 bool PtoReadsTileOffset(PtoOpcode op);
 

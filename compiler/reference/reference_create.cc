@@ -1,5 +1,7 @@
 #include "compiler/reference/reference_create.h"
 
+#include <cmath>
+
 #include "compiler/reference/reference_error.h"
 #include "compiler/reference/reference_family.h"
 
@@ -40,7 +42,8 @@ absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
   auto attr = [&](const char* name) {
     auto it = op.attrs().find(name);
     if (it == op.attrs().end()) return 0.0;
-    return kind == "arange" || kind == "philox" || WideScalars(out->dtype)
+    return kind == "arange" || kind == "philox" || kind == "philox_normal" ||
+                   WideScalars(out->dtype)
                ? it->second.f()
                : static_cast<double>(static_cast<float>(it->second.f()));
   };
@@ -58,6 +61,30 @@ absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
       out->data[e] = PhiloxWord(c, static_cast<uint64_t>(e) / 4, k0, k1, static_cast<int>(e % 4));
     }
     out->bound.assign(n, 0.0);
+    return absl::OkStatus();
+  }
+  if (kind == "philox_normal") {  // element e: z(e % 4) of the block at counter + e / 4
+    const uint64_t c[4] = {static_cast<uint64_t>(attr("counter0")),
+                           static_cast<uint64_t>(attr("counter1")),
+                           static_cast<uint64_t>(attr("counter2")),
+                           static_cast<uint64_t>(attr("counter3"))};
+    const uint64_t k0 = static_cast<uint64_t>(attr("key0"));
+    const uint64_t k1 = static_cast<uint64_t>(attr("key1"));
+    out->bound.resize(n);
+    for (int64_t e = 0; e < n; ++e) {
+      // Box-Muller of the pair (w0, w1) or (w2, w3): u1 in (0, 1], the
+      // angle's f32 product as the instruction rounds it, the rest exact.
+      const uint64_t j = static_cast<uint64_t>(e) / 4;
+      const int pair = static_cast<int>(e % 4) / 2;
+      const uint32_t w0 = PhiloxWord(c, j, k0, k1, 2 * pair);
+      const uint32_t w1 = PhiloxWord(c, j, k0, k1, 2 * pair + 1);
+      const double u1 = (static_cast<double>(w0 >> 8) + 1) * 0x1p-24;
+      const float t = static_cast<float>((w1 >> 8) * 0x1p-24) * static_cast<float>(2 * M_PI);
+      const double r = std::sqrt(-2 * std::log(u1));
+      const double z = r * (e % 2 == 0 ? std::cos(t) : std::sin(t));
+      out->data[e] = RoundToDType(z, out->dtype);
+      out->bound[e] = OpError(kind, out->data[e], out->dtype);
+    }
     return absl::OkStatus();
   }
   for (int64_t k = 0; k < n; ++k) {

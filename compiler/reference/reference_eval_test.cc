@@ -354,6 +354,28 @@ TEST(ReferenceEvalTest, PhiloxGivesRandom123KnownAnswers) {
   EXPECT_EQ((*out)[1].data, (std::vector<double>{0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1}));
 }
 
+// philox_normal: Box-Muller of the known answer's words (the second
+// block above), z0, z1 from (w0, w1) and z2, z3 from (w2, w3), each within
+// its bound of the formula in double.
+TEST(ReferenceEvalTest, PhiloxNormalIsBoxMullerOfTheWords) {
+  pto::v1::Graph g = Parse(kPhiloxGraph);
+  g.mutable_ops(1)->set_kind("philox_normal");
+  (*g.mutable_ops(1)->mutable_attrs())["dtype"].set_dtype(pto::v1::DT_FP32);
+  g.mutable_values(1)->set_dtype(pto::v1::DT_FP32);
+  auto out = EvaluateReference(g, {RefTensor(), RefTensor()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const uint32_t w[4] = {0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1};
+  for (int e = 0; e < 4; ++e) {
+    const int p = e / 2;
+    const double r = std::sqrt(-2 * std::log(((w[2 * p] >> 8) + 1) * 0x1p-24));
+    const double t = 2 * M_PI * (w[2 * p + 1] >> 8) * 0x1p-24;
+    const double want = r * (e % 2 == 0 ? std::cos(t) : std::sin(t));
+    EXPECT_GT((*out)[1].bound[e], 0) << e;
+    EXPECT_NEAR((*out)[1].data[e], want, (*out)[1].bound[e]) << e;
+    EXPECT_NEAR((*out)[1].data[e], want, 1e-5) << e;
+  }
+}
+
 TEST(ReferenceEvalTest, ErrorsNameTheOp) {
   pto::v1::Graph g = Parse(kGraph);
   g.mutable_ops(2)->set_kind("frobnicate");

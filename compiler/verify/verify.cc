@@ -492,7 +492,7 @@ absl::Status Verifier::CheckAttrs(const std::string& where, const Op& op,
                                          AttrTypeName(s.type), ")"));
     }
   }
-  if (info.kind == "philox") {  // its key and counter words
+  if (info.kind == "philox" || info.kind == "philox_normal") {  // key and counter words
     for (const AttrSpec& s : info.attrs) {
       if (s.type != AttrType::kFloat) continue;
       const double w = op.attrs().at(s.name).f();

@@ -217,6 +217,24 @@ TEST(VerifyTest, PhiloxTakesWordsAndMakesRankOneInt64) {
   }
 }
 
+// philox_normal takes the same words and makes rank-1 DT_FP32 normals.
+TEST(VerifyTest, PhiloxNormalTakesWordsAndMakesRankOneFp32) {
+  auto graph = [](pto::v1::DataType dtype, const std::vector<int64_t>& shape, double key1) {
+    GraphBuilder b;
+    b.Output("z", b.Create("philox_normal", dtype, shape,
+                           {{"key0", 1}, {"key1", key1}, {"counter0", 3}, {"counter1", 0},
+                            {"counter2", 0}, {"counter3", 0}}));
+    return b.Build();
+  };
+  EXPECT_TRUE(VerifyGraph(graph(pto::v1::DT_FP32, {63}, 7)).ok())
+      << VerifyGraph(graph(pto::v1::DT_FP32, {63}, 7));
+  ExpectInvalid(graph(pto::v1::DT_FP16, {64}, 7),
+                {"\"philox_normal\"", "philox_normal makes rank-1 DT_FP32 tensors"});
+  ExpectInvalid(graph(pto::v1::DT_FP32, {2, 32}, 7), {"philox_normal makes rank-1 DT_FP32"});
+  ExpectInvalid(graph(pto::v1::DT_FP32, {64}, 0x1p32),
+                {"attrs[\"key1\"]", "is not a 32-bit word"});
+}
+
 TEST(VerifyTest, WhereNeedsBoolCondition) {
   pto::v1::Graph g = Base();
   g.mutable_ops(1)->set_kind("where");

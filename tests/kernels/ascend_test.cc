@@ -708,20 +708,29 @@ TEST(AscendRuntimeTest, UnmappedInstructionIsNamed) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("TSIGNBIT"));
 }
 
-// philox (pypto.uniform and pypto.normal's generator) is a host
-// instruction: UNIMPLEMENTED naming it and what uses it.
+// philox and philox_normal (pypto.uniform's and pypto.normal's generators)
+// are host instructions: UNIMPLEMENTED naming each and what uses it.
 TEST(AscendRuntimeTest, PhiloxIsNamedAsHostOnly) {
-  Builder b("philox");
-  const uint32_t w = b.Create("philox", pto::v1::DT_INT64, {64},
-                              {{"key0", 1}, {"key1", 2}, {"counter0", 3}, {"counter1", 0},
-                               {"counter2", 0}, {"counter3", 0}});
-  b.Output("w", w);
-  absl::StatusOr<compiler::CompileResult> r =
-      compiler::Compile(b.graph(), runtime::kAscendA2A3CpuSimTarget, {});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TPHILOX"));
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("pypto.uniform"));
+  const struct {
+    const char* kind;
+    pto::v1::DataType dtype;
+    const char* instruction;
+    const char* user;
+  } cases[] = {{"philox", pto::v1::DT_INT64, "TPHILOX ", "pypto.uniform"},
+               {"philox_normal", pto::v1::DT_FP32, "TPHILOXNORMAL", "pypto.normal"}};
+  for (const auto& c : cases) {
+    Builder b(c.kind);
+    const uint32_t w = b.Create(c.kind, c.dtype, {64},
+                                {{"key0", 1}, {"key1", 2}, {"counter0", 3}, {"counter1", 0},
+                                 {"counter2", 0}, {"counter3", 0}});
+    b.Output("w", w);
+    absl::StatusOr<compiler::CompileResult> r =
+        compiler::Compile(b.graph(), runtime::kAscendA2A3CpuSimTarget, {});
+    ASSERT_FALSE(r.ok()) << c.kind;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.instruction));
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.user));
+  }
 }
 
 // Integer instructions the target leaves out are UNIMPLEMENTED naming the

@@ -1,9 +1,13 @@
 """pypto.uniform and pypto.normal: counter-based random numbers from
 Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
-SC'11; the Random123 reference constants). The generator is one op, `philox`
-(the TPHILOX instruction: its 32-bit words as DT_INT64 values, on host
-targets; eager runs compute the same words in the reference evaluator), and
-the numbers are elementwise float ops on its words.
+SC'11; the Random123 reference constants). uniform's generator is one op,
+`philox` (the TPHILOX instruction: its 32-bit words as DT_INT64 values, on
+host targets; eager runs compute the same words in the reference
+evaluator), and its numbers are elementwise float ops on the words.
+normal's is one op too, `philox_normal` (TPHILOXNORMAL: the Box-Muller
+transform below computed from the counter in registers, the same f32 steps
+and bits as `_normal_composed`, its composition of `philox` and elementwise
+ops).
 
 The stream is a pure function of (key, counter, shape, dtype): the same
 arguments give the same bits in every call, with every tile shape and in
@@ -88,16 +92,17 @@ def _key_counter(what, key, counter):
     return _words(what, "key", key, 2), _words(what, "counter", counter, 4)
 
 
-def _philox(what, k, c, m):
-    """The first `m` words of the stream at key words `k`, counter words
-    `c`: a DT_INT64 tensor [m] of 32-bit words, element e word e % 4 of
-    block e // 4 (one philox op)."""
+def _philox(what, k, c, m, kind="philox", dtype=dtypes.DT_INT64):
+    """The first `m` elements of the stream at key words `k`, counter words
+    `c`: for kind "philox" a DT_INT64 tensor [m] of 32-bit words, element e
+    word e % 4 of block e // 4; for "philox_normal" a DT_FP32 tensor [m] of
+    normals, element e z(e % 4) of block e // 4 (one op)."""
     b = creation_builder(what)
-    attrs = {"shape": [m], "dtype": dtypes.DT_INT64,
+    attrs = {"shape": [m], "dtype": dtype,
              "key0": float(k[0]), "key1": float(k[1]),
              **{f"counter{i}": float(w) for i, w in enumerate(c)}}
     with tiling.vec_tile_in_force((min(m, _WORDS_PER_TILE),)):
-        return b.add_op("philox", [], dtypes.DT_INT64, (m,), attrs, what)
+        return b.add_op(kind, [], dtype, (m,), attrs, what)
 
 
 def _const(v):
@@ -141,6 +146,22 @@ def normal(shape, key, counter, alg=None, dtype=dtypes.DT_FP32):
     rounded once. Reproducible: a pure function of its arguments."""
     what = "pypto.normal"
     _check_alg(what, alg)
+    dtype = _dtype(what, dtype)
+    shape = _shape(what, shape)
+    n = math.prod(shape)
+    k, c = _key_counter(what, key, counter)
+    out = _philox(what, k, c, n, "philox_normal", dtypes.DT_FP32)
+    if len(shape) != 1:
+        out = layout.reshape(out, list(shape))
+    return ops.cast(out, dtype) if dtype != dtypes.DT_FP32 else out
+
+
+def _normal_composed(shape, key, counter, dtype=dtypes.DT_FP32):
+    """normal's values composed of the `philox` words and elementwise ops
+    (shifts, casts, log, sqrt, cos, sin): the same f32 steps as
+    TPHILOXNORMAL, so the same bits on a host target (test_random checks
+    it)."""
+    what = "pypto.normal"
     dtype = _dtype(what, dtype)
     shape = _shape(what, shape)
     n = math.prod(shape)

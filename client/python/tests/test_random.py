@@ -130,6 +130,41 @@ def test_normal_is_box_muller_of_philox(native):
                                atol=8e-3)
 
 
+@pytest.mark.parametrize("shape, tile", [((6, 5), (8, 16)), ((1031,), (1024,)),
+                                         ((3, 700), (3, 64)), ((4096,), (4096,))])
+def test_the_fused_normal_is_the_composed_one_bit_for_bit(native, shape, tile):
+    """normal's one op (philox_normal, TPHILOXNORMAL) against its
+    composition of the philox words and elementwise ops: the same f32 steps
+    through the same log/sqrt/cos/sin, so the same bits, whatever the tile
+    (tiles that start inside a block, a last partial group)."""
+    from pypto import rng
+    n = math.prod(shape)
+    fused, composed = generate(
+        [(shape, torch.float32), (shape, torch.float32)],
+        [lambda: pypto.normal(list(shape), KEY, COUNTER),
+         lambda: rng._normal_composed(list(shape), KEY, COUNTER)], tile=tile)
+    assert torch.equal(fused.view(torch.int32), composed.view(torch.int32))
+    assert torch.isfinite(fused).all() and fused.abs().max() > 1
+    np.testing.assert_allclose(fused.double().numpy(), ref_normal(shape, KEY, COUNTER),
+                               rtol=2e-6, atol=2e-6)
+    assert n == fused.numel()
+
+
+def test_eager_normal_is_within_its_bound_of_the_compiled_one(native):
+    @pypto.jit
+    def k(z: ANY):
+        pypto.set_vec_tile_shapes(8, 8)
+        z[:] = pypto.normal([6, 7], KEY, COUNTER)
+
+    compiled, eager = torch.zeros(6, 7), torch.zeros(6, 7)
+    k(compiled)
+    with pypto.debug.eager():
+        k(eager)
+    np.testing.assert_allclose(eager.double().numpy(), compiled.double().numpy(), rtol=2e-6,
+                               atol=4e-6)
+    assert not torch.equal(eager, torch.zeros(6, 7))
+
+
 def test_same_key_same_bits_across_calls_compiles_and_tiles(native):
     shape = (33, 40)
     calls = [lambda: pypto.uniform(list(shape), 42, 0)]

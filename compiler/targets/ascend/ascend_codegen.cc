@@ -1778,7 +1778,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       Line(absl::StrCat("TMOV(", d, ", fidx);"));
       break;
     }
-    case PtoOpcode::kTPhilox:  // (PlanTiles refuses it first)
+    case PtoOpcode::kTPhilox:  // (PlanTiles refuses them first)
+    case PtoOpcode::kTPhiloxNormal:
       return Unsupported(in.op, AscendUnmappedReason(in.op));
     case PtoOpcode::kTAddS: case PtoOpcode::kTSubS: case PtoOpcode::kTMulS:
     case PtoOpcode::kTDivS: case PtoOpcode::kTMaxS: case PtoOpcode::kTMinS:

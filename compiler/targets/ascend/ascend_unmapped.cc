@@ -16,6 +16,9 @@ const char* AscendUnmappedReason(PtoOpcode op) {
       // do not hold.
       return "(philox: pypto.uniform and pypto.normal's Philox4x32-10 words) is a host "
              "instruction with no PTO-ISA form; random numbers run on host targets only";
+    case PtoOpcode::kTPhiloxNormal:
+      return "(philox_normal: pypto.normal's Box-Muller of Philox4x32-10 words) is a host "
+             "instruction with no PTO-ISA form; random numbers run on host targets only";
     case PtoOpcode::kTCumSum:
     case PtoOpcode::kTCumProd:
     case PtoOpcode::kTRedLast:

@@ -4,7 +4,8 @@
 // from, so pypto asks it instead of knowing it.
 //
 //   TIMG2COL   the CPU simulation the target is checked on has none
-//   TPHILOX    this compiler's own instruction, with no PTO-ISA form
+//   TPHILOX, TPHILOXNORMAL   this compiler's own instructions, with no
+//              PTO-ISA form
 //   TCUMSUM, TCUMPROD, TREDLAST   this compiler's scans, not written yet
 //   TSIGNBIT   not written yet
 //

@@ -28,6 +28,8 @@
 
 #include <stdint.h>
 
+#include "pto_tile_mvec.h"
+
 namespace pto_tile {
 
 constexpr uint32_t kPhiloxM0 = 0xD2511F53u;
@@ -171,6 +173,211 @@ inline void TPhilox(DS* __restrict d, double k0, double k1, double c0, double c1
   }
 #endif
   scalar_until(N);
+}
+
+// TPHILOXNORMAL: normal variates straight from the counter, Box-Muller on
+// the words of each block in pairs (w0, w1) and (w2, w3):
+//
+//   u1 = (w0 >> 8) * 2**-24 + 2**-24, t = ((w1 >> 8) * 2**-24) * f32(2 pi),
+//   r = sqrt(log(u1) * -2), (z0, z1) = (r * cos(t), r * sin(t)),
+//
+// each step one f32 operation (the same log, sin and cos as TLOG, TSIN and
+// TCOS: libmvec's, or the scalar builtins without it), so element e holds
+// the value pypto.normal's composition of TPHILOX, TSHR, TCVT, TMULS,
+// TADDS, TLOG, TSQRT, TCOS, TSIN and TMUL gives it, bit for bit. Element e
+// of the rank-1 tile at `base` is z(e % 4) of block (base + e) / 4 (z0, z1
+// from (w0, w1), then z2, z3 from (w2, w3)).
+//
+// A group of kNormalLanes blocks runs at once, one block per 32-bit lane:
+// with AVX2 or AVX-512F each Philox multiply is two VPMULUDQs (the even and
+// the odd lanes), the words never leave registers, and the four results a
+// lane holds are interleaved into block order by two rounds of shuffles.
+// Elsewhere the words come from PhiloxBlock, a block at a time.
+#if PTO_TILE_MVEC
+typedef MvecF NormalF;
+#else
+typedef float NormalF __attribute__((vector_size(16)));
+#endif
+constexpr int kNormalLanes = static_cast<int>(sizeof(NormalF) / sizeof(float));
+typedef uint32_t NormalU __attribute__((vector_size(sizeof(NormalF))));
+typedef int32_t NormalI __attribute__((vector_size(sizeof(NormalF))));
+typedef uint64_t NormalU2 __attribute__((vector_size(sizeof(NormalF))));
+
+#if PTO_TILE_MVEC
+inline NormalF NormalLog(NormalF v) { return PTO_TILE_MVEC_FN(logf)(v); }
+inline NormalF NormalSin(NormalF v) { return PTO_TILE_MVEC_FN(sinf)(v); }
+inline NormalF NormalCos(NormalF v) { return PTO_TILE_MVEC_FN(cosf)(v); }
+#else
+inline NormalF NormalLog(NormalF v) {
+  for (int l = 0; l < kNormalLanes; ++l) v[l] = __builtin_logf(v[l]);
+  return v;
+}
+inline NormalF NormalSin(NormalF v) {
+  for (int l = 0; l < kNormalLanes; ++l) v[l] = __builtin_sinf(v[l]);
+  return v;
+}
+inline NormalF NormalCos(NormalF v) {
+  for (int l = 0; l < kNormalLanes; ++l) v[l] = __builtin_cosf(v[l]);
+  return v;
+}
+#endif
+
+// sqrt of each lane, correctly rounded (TSQRT's __builtin_sqrtf).
+inline NormalF NormalSqrt(NormalF v) {
+#if defined(__AVX512F__) && PTO_TILE_MVEC
+  typedef float F16 __attribute__((vector_size(64)));
+  return __builtin_ia32_sqrtps512_mask(v, F16{}, static_cast<uint16_t>(0xFFFF), 4);
+#elif defined(__AVX2__) && PTO_TILE_MVEC
+  return __builtin_ia32_sqrtps256(v);
+#else
+  for (int l = 0; l < kNormalLanes; ++l) v[l] = __builtin_sqrtf(v[l]);
+  return v;
+#endif
+}
+
+#if PTO_TILE_MVEC && (defined(__AVX512F__) || defined(__AVX2__))
+#define PTO_TILE_NORMAL_VECTOR_WORDS 1
+// The 64-bit products of the low 32 bits of each 64-bit lane (VPMULUDQ).
+inline NormalU2 NormalMulLow(NormalU2 a, NormalU2 b) {
+#if defined(__AVX512F__)
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  typedef long long L8 __attribute__((vector_size(64)));
+  return reinterpret_cast<NormalU2>(__builtin_ia32_pmuludq512_mask(
+      reinterpret_cast<I16>(a), reinterpret_cast<I16>(b), L8{}, static_cast<uint8_t>(0xFF)));
+#else
+  return reinterpret_cast<NormalU2>(__builtin_ia32_pmuludq256(reinterpret_cast<PhiloxI8>(a),
+                                                              reinterpret_cast<PhiloxI8>(b)));
+#endif
+}
+
+// hi and lo of the 32 x 32 -> 64-bit product x * m in every 32-bit lane.
+inline void NormalMul(NormalU x, NormalU2 m, NormalU* hi, NormalU* lo) {
+  constexpr uint64_t kLow = 0xFFFFFFFFu;
+  const NormalU2 even = NormalMulLow(reinterpret_cast<NormalU2>(x), m);
+  const NormalU2 odd = NormalMulLow(reinterpret_cast<NormalU2>(x) >> 32, m);
+  *lo = reinterpret_cast<NormalU>((even & kLow) | (odd << 32));
+  *hi = reinterpret_cast<NormalU>((even >> 32) | (odd & ~kLow));
+}
+#else
+#define PTO_TILE_NORMAL_VECTOR_WORDS 0
+#endif
+
+// Shuffle masks: the first and second halves of two vectors' lanes zipped,
+// and of their lane pairs zipped.
+#if PTO_TILE_MVEC && defined(__AVX512F__)
+constexpr NormalI kNormalZipLo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+constexpr NormalI kNormalZipHi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+constexpr NormalI kNormalPairLo = {0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
+constexpr NormalI kNormalPairHi = {8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31};
+#elif PTO_TILE_MVEC && defined(__AVX2__)
+constexpr NormalI kNormalZipLo = {0, 8, 1, 9, 2, 10, 3, 11};
+constexpr NormalI kNormalZipHi = {4, 12, 5, 13, 6, 14, 7, 15};
+constexpr NormalI kNormalPairLo = {0, 1, 8, 9, 2, 3, 10, 11};
+constexpr NormalI kNormalPairHi = {4, 5, 12, 13, 6, 7, 14, 15};
+#else
+constexpr NormalI kNormalZipLo = {0, 4, 1, 5};
+constexpr NormalI kNormalZipHi = {2, 6, 3, 7};
+constexpr NormalI kNormalPairLo = {0, 1, 4, 5};
+constexpr NormalI kNormalPairHi = {2, 3, 6, 7};
+#endif
+
+// Blocks j0 .. j0 + kNormalLanes - 1: their 4 * kNormalLanes normals to z,
+// block after block. rk0/rk1: the key's words of each round.
+inline void PhiloxNormalGroup(float* __restrict z, const uint32_t c[4], uint64_t j0,
+                              const uint32_t rk0[kPhiloxRounds],
+                              const uint32_t rk1[kPhiloxRounds]) {
+  constexpr int L = kNormalLanes;
+  NormalU x[4];
+#if PTO_TILE_NORMAL_VECTOR_WORDS
+  uint32_t first[4];
+  PhiloxCounter(c, j0, first);
+  if (first[0] <= 0xFFFFFFFFu - (L - 1)) {  // no carry out of word 0 inside the group
+    NormalU lane;
+    for (int l = 0; l < L; ++l) lane[l] = static_cast<uint32_t>(l);
+    x[0] = lane + first[0];
+    for (int k = 1; k < 4; ++k) x[k] = NormalU{} + first[k];
+  } else {
+    for (int l = 0; l < L; ++l) {
+      uint32_t b[4];
+      PhiloxCounter(c, j0 + static_cast<uint64_t>(l), b);
+      for (int k = 0; k < 4; ++k) x[k][l] = b[k];
+    }
+  }
+  const NormalU2 m0 = NormalU2{} + static_cast<uint64_t>(kPhiloxM0);
+  const NormalU2 m1 = NormalU2{} + static_cast<uint64_t>(kPhiloxM1);
+  for (int r = 0; r < kPhiloxRounds; ++r) {
+    NormalU hi0, lo0, hi1, lo1;
+    NormalMul(x[0], m0, &hi0, &lo0);
+    NormalMul(x[2], m1, &hi1, &lo1);
+    x[0] = hi1 ^ x[1] ^ rk0[r];
+    x[1] = lo1;
+    x[2] = hi0 ^ x[3] ^ rk1[r];
+    x[3] = lo0;
+  }
+#else
+  for (int l = 0; l < L; ++l) {
+    uint32_t b[4];
+    PhiloxCounter(c, j0 + static_cast<uint64_t>(l), b);
+    PhiloxBlock(b, rk0[0], rk1[0]);
+    for (int k = 0; k < 4; ++k) x[k][l] = b[k];
+  }
+#endif
+  const NormalF unit = NormalF{} + 0x1p-24f;
+  const float two_pi = static_cast<float>(6.283185307179586);
+  NormalF zs[4];
+  for (int h = 0; h < 2; ++h) {  // (w0, w1), then (w2, w3)
+    const NormalF u1 =
+        __builtin_convertvector(reinterpret_cast<NormalI>(x[2 * h] >> 8), NormalF) * unit + unit;
+    const NormalF u2 = __builtin_convertvector(reinterpret_cast<NormalI>(x[2 * h + 1] >> 8),
+                                               NormalF) * unit;
+    const NormalF t = u2 * two_pi;
+    const NormalF r = NormalSqrt(NormalLog(u1) * -2.0f);
+    zs[2 * h] = r * NormalCos(t);
+    zs[2 * h + 1] = r * NormalSin(t);
+  }
+  const NormalF a_lo = __builtin_shuffle(zs[0], zs[1], kNormalZipLo);
+  const NormalF a_hi = __builtin_shuffle(zs[0], zs[1], kNormalZipHi);
+  const NormalF b_lo = __builtin_shuffle(zs[2], zs[3], kNormalZipLo);
+  const NormalF b_hi = __builtin_shuffle(zs[2], zs[3], kNormalZipHi);
+  const NormalF out[4] = {__builtin_shuffle(a_lo, b_lo, kNormalPairLo),
+                          __builtin_shuffle(a_lo, b_lo, kNormalPairHi),
+                          __builtin_shuffle(a_hi, b_hi, kNormalPairLo),
+                          __builtin_shuffle(a_hi, b_hi, kNormalPairHi)};
+  __builtin_memcpy(z, out, sizeof out);
+}
+
+// dst[e] = z((base + e) % 4) of block (base + e) / 4 (TPHILOXNORMAL; the
+// immediates and `base` as TPhilox's).
+template <int64_t N, typename D, typename DS>
+inline void TPhiloxNormal(DS* __restrict d, double k0, double k1, double c0, double c1,
+                          double c2, double c3, int64_t base) {
+  static_assert(sizeof(DS) == 4, "TPHILOXNORMAL writes f32 tiles");
+  constexpr int64_t kGroup = 4 * kNormalLanes;
+  const uint32_t key0 = static_cast<uint32_t>(k0), key1 = static_cast<uint32_t>(k1);
+  const uint32_t c[4] = {static_cast<uint32_t>(c0), static_cast<uint32_t>(c1),
+                         static_cast<uint32_t>(c2), static_cast<uint32_t>(c3)};
+  uint32_t rk0[kPhiloxRounds], rk1[kPhiloxRounds];
+  for (int r = 0; r < kPhiloxRounds; ++r) {
+    rk0[r] = key0 + static_cast<uint32_t>(r) * kPhiloxW0;
+    rk1[r] = key1 + static_cast<uint32_t>(r) * kPhiloxW1;
+  }
+  float* f = reinterpret_cast<float*>(d);
+  int64_t e = 0;
+  while (e < N) {
+    const uint64_t g = static_cast<uint64_t>(base + e);
+    const int64_t w = static_cast<int64_t>(g & 3);
+    if (w == 0 && e + kGroup <= N) {
+      PhiloxNormalGroup(f + e, c, g >> 2, rk0, rk1);
+      e += kGroup;
+      continue;
+    }
+    // A group the tile starts inside or ends inside: its needed part.
+    float z[kGroup];
+    PhiloxNormalGroup(z, c, g >> 2, rk0, rk1);
+    const int64_t take = kGroup - w < N - e ? kGroup - w : N - e;
+    __builtin_memcpy(f + e, z + w, take * sizeof(float));
+    e += take;
+  }
 }
 
 }  // namespace pto_tile

@@ -4,10 +4,14 @@
 // counters that carry across words) word for word against the generator
 // written here from its definition in 128-bit counter arithmetic. Built for
 // the baseline (one block at a time), x86-64-v3 (four blocks per AVX2
-// vector; skips on a CPU without AVX2) and x86-64-v4.
+// vector; skips on a CPU without AVX2) and x86-64-v4. TPhiloxNormal's
+// tiles bit for bit against Box-Muller composed of TPhilox's words and the
+// tile instructions pypto.normal's composition runs (TLog, TSqrt, TCos,
+// TSin: libmvec's functions of the build's vector width).
 #include <cstdint>
 #include <vector>
 
+#include "compiler/targets/host/pto_tile.h"
 #include "compiler/targets/host/pto_tile_random.h"
 #include "compiler/targets/host/testing/double_reference.h"
 #include "gtest/gtest.h"
@@ -143,6 +147,78 @@ TEST(TPhiloxTest, WordsAreBelowTwoToThe32) {
     high_bits |= v >> 31;
   }
   EXPECT_EQ(high_bits, 1);  // (and bit 31 is used)
+}
+
+// pypto.normal's composition, element for element: TPhilox's words of the
+// blocks under the tile, Box-Muller through the tile instructions.
+template <int64_t N>
+std::vector<float> ComposedNormal(const uint32_t key[2], const uint32_t c[4], int64_t base) {
+  constexpr int64_t kPairs = N / 2 + 4;
+  const int64_t first = base / 4 * 4;  // the tile's first block, from its first word
+  std::vector<int64_t> w = Tile<2 * kPairs>(key, c, first);
+  std::vector<float> u1(kPairs), t(kPairs), lg(kPairs), r(kPairs), cs(kPairs), sn(kPairs);
+  for (int64_t p = 0; p < kPairs; ++p) {
+    u1[p] = static_cast<float>(w[2 * p] >> 8) * 0x1p-24f + 0x1p-24f;
+    t[p] = static_cast<float>(w[2 * p + 1] >> 8) * 0x1p-24f * static_cast<float>(6.283185307179586);
+  }
+  pto_tile::TLog<kPairs>(lg.data(), u1.data());
+  for (float& v : lg) v *= -2.0f;
+  pto_tile::TSqrt<kPairs>(r.data(), lg.data());
+  pto_tile::TCos<kPairs>(cs.data(), t.data());
+  pto_tile::TSin<kPairs>(sn.data(), t.data());
+  std::vector<float> z(N);
+  for (int64_t e = 0; e < N; ++e) {
+    const int64_t g = base + e - first, p = g / 2;
+    z[e] = r[p] * (g % 2 == 0 ? cs[p] : sn[p]);
+  }
+  return z;
+}
+
+template <int64_t N>
+void CheckNormalTiles(const uint32_t key[2], const uint32_t c[4]) {
+  for (int64_t base : {0, 1, 2, 3, 4, 61, 1 << 20}) {
+    std::vector<float> d(N, -1.0f);
+    pto_tile::TPhiloxNormal<N, float>(d.data(), key[0], key[1], c[0], c[1], c[2], c[3], base);
+    const std::vector<float> want = ComposedNormal<N>(key, c, base);
+    for (int64_t e = 0; e < N; ++e) {
+      if (__builtin_memcmp(&d[e], &want[e], sizeof(float)) != 0) {
+        ADD_FAILURE() << "N " << N << " base " << base << " element " << e << ": " << d[e]
+                      << ", want " << want[e];
+        return;
+      }
+    }
+  }
+}
+
+TEST(TPhiloxNormalTest, MatchesTheComposedBoxMullerBitForBit) {
+  PTO_SKIP_WITHOUT_BUILD_ISA();
+  const uint32_t key[2] = {0x89ABCDEF, 0x01234567};
+  const uint32_t c[4] = {7, 0, 3, 0};
+  CheckNormalTiles<1>(key, c);
+  CheckNormalTiles<3>(key, c);
+  CheckNormalTiles<66>(key, c);
+  CheckNormalTiles<2048>(key, c);
+  // The counter's low word carries inside a group of blocks.
+  const uint32_t carry[4] = {0xFFFFFFF9, 0xFFFFFFFF, 2, 0};
+  CheckNormalTiles<256>(key, carry);
+}
+
+TEST(TPhiloxNormalTest, ValuesLookNormal) {
+  PTO_SKIP_WITHOUT_BUILD_ISA();
+  const uint32_t key[2] = {2024, 0};
+  const uint32_t c[4] = {0, 0, 0, 0};
+  std::vector<float> d(1 << 16);
+  pto_tile::TPhiloxNormal<(1 << 16), float>(d.data(), key[0], key[1], c[0], c[1], c[2], c[3], 0);
+  double sum = 0, sum2 = 0;
+  for (float v : d) {
+    ASSERT_TRUE(v == v && v > -7 && v < 7) << v;
+    sum += v;
+    sum2 += static_cast<double>(v) * v;
+  }
+  const double n = static_cast<double>(d.size());
+  EXPECT_LT(sum / n, 0.02);
+  EXPECT_GT(sum / n, -0.02);
+  EXPECT_NEAR(sum2 / n, 1.0, 0.03);
 }
 
 }  // namespace

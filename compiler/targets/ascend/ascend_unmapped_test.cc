@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 
 TEST(AscendUnmappedTest, NamesTheInstructionsMappedInNoForm) {
   for (PtoOpcode op : {PtoOpcode::kTImg2Col, PtoOpcode::kTPhilox, PtoOpcode::kTPhiloxNormal,
-                       PtoOpcode::kTCumSum, PtoOpcode::kTCumProd, PtoOpcode::kTRedLast, PtoOpcode::kTSignbit}) {
+                       PtoOpcode::kTCumSum, PtoOpcode::kTCumProd, PtoOpcode::kTRedLast,
+                       PtoOpcode::kTSignbit}) {
     EXPECT_NE(AscendUnmappedReason(op), nullptr) << PtoOpcodeName(op);
   }
   EXPECT_THAT(AscendUnmappedReason(PtoOpcode::kTImg2Col),

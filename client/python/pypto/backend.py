@@ -105,6 +105,7 @@ def _embedded(graph, options, timeout, kernel_name, target="host"):
     nat = native()
     graph_bytes = graph.SerializeToString()
     what = f"compiling kernel '{kernel_name}'"
+    named = target  # the user's name for it, in messages
     try:
         target = resolved_target(target)
         key = nat.cache_key(graph_bytes, target, options)
@@ -127,7 +128,7 @@ def _embedded(graph, options, timeout, kernel_name, target="host"):
     try:
         key, binary, stages = nat.compile(graph_bytes, target, options, **kwargs)
     except (ValueError, RuntimeError, NotImplementedError) as e:
-        raise CompileError(f"{what} for the {target} target: {e}") from e
+        raise CompileError(f"{what} for the {named} target: {e}") from e
     cache.count("compiles")
     kernel = _load(binary, what)
     cache.store(key, binary)

@@ -50,13 +50,14 @@ absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
   int64_t n = 1;
   for (int64_t d : out->shape) n *= d;
   out->data.resize(n);
+  // philox and philox_normal: the counter and the key of block 0.
+  const uint64_t c[4] = {static_cast<uint64_t>(attr("counter0")),
+                         static_cast<uint64_t>(attr("counter1")),
+                         static_cast<uint64_t>(attr("counter2")),
+                         static_cast<uint64_t>(attr("counter3"))};
+  const uint64_t k0 = static_cast<uint64_t>(attr("key0"));
+  const uint64_t k1 = static_cast<uint64_t>(attr("key1"));
   if (kind == "philox") {  // element e: word e % 4 of the block at counter + e / 4
-    const uint64_t c[4] = {static_cast<uint64_t>(attr("counter0")),
-                           static_cast<uint64_t>(attr("counter1")),
-                           static_cast<uint64_t>(attr("counter2")),
-                           static_cast<uint64_t>(attr("counter3"))};
-    const uint64_t k0 = static_cast<uint64_t>(attr("key0"));
-    const uint64_t k1 = static_cast<uint64_t>(attr("key1"));
     for (int64_t e = 0; e < n; ++e) {
       out->data[e] = PhiloxWord(c, static_cast<uint64_t>(e) / 4, k0, k1, static_cast<int>(e % 4));
     }
@@ -64,12 +65,6 @@ absl::Status EvaluateCreation(const pto::v1::Op& op, const std::string& where,
     return absl::OkStatus();
   }
   if (kind == "philox_normal") {  // element e: z(e % 4) of the block at counter + e / 4
-    const uint64_t c[4] = {static_cast<uint64_t>(attr("counter0")),
-                           static_cast<uint64_t>(attr("counter1")),
-                           static_cast<uint64_t>(attr("counter2")),
-                           static_cast<uint64_t>(attr("counter3"))};
-    const uint64_t k0 = static_cast<uint64_t>(attr("key0"));
-    const uint64_t k1 = static_cast<uint64_t>(attr("key1"));
     out->bound.resize(n);
     for (int64_t e = 0; e < n; ++e) {
       // Box-Muller of the pair (w0, w1) or (w2, w3): u1 in (0, 1], the

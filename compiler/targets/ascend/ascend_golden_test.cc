@@ -3,8 +3,8 @@
 // row-expanding arithmetic), a matmul through L1 and L0 tiles and the
 // softmax loop whose body loads through a dynamic view, integer ops on int32
 // tiles, INT32 division and maxima, an argmax, a gather, a sort (TSORT32 and
-// TMRGSORT), and a scan, which the target refuses. Goldens live in
-// compiler/targets/ascend/testdata/.
+// TMRGSORT). (The instructions the target refuses in every form:
+// ascend_unmapped_test.) Goldens live in compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
@@ -71,22 +71,6 @@ TEST(AscendGoldenTest, MatmulL0Tiles) {
 
 TEST(AscendGoldenTest, SoftmaxLoopDynamicView) {
   CheckGolden("softmax_loop.cc.txt", AscendSource(testing::SoftmaxLoopGraph()));
-}
-
-// The scan instructions are not mapped: UNIMPLEMENTED naming the
-// instruction and cumsum/cumprod, not a crash or a wrong kernel.
-TEST(AscendGoldenTest, ScanIsUnimplementedNamingIt) {
-  testing::GraphBuilder b("scan");
-  const uint32_t x = b.Input("x", pto::v1::DT_FP16, {16, 100});
-  b.Output("out", b.Op("cumsum", {x}, {8, 128}));
-  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(-1);
-  LoweringState state;
-  state.graph = &b.graph();
-  state.target = runtime::kAscendA2A3CpuSimTarget;
-  std::map<std::string, std::string> dumps;
-  const absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_NE(s.message().find("TCUMSUM (cumsum/cumprod's scan"), absl::string_view::npos) << s;
 }
 
 // INT32 tiles: a shift (its count modulo 32), xor, a comparison of two

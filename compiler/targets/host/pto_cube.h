@@ -588,13 +588,14 @@ inline int64_t CubeMovL0APairs(uint16_t* __restrict l0a, const uint16_t* __restr
 }
 
 // One register block: C[rows x width] (+)= A [rows x kc] (bf16, row r at
-// a + r * lda) * kPanels adjacent L0B panels (`panel` elements apart); a
-// pair of each row broadcast once per step and used for every panel. Here
-// and below, C (+)= means C += where `onto` is set, C = otherwise.
+// a + r * lda) * kPanels adjacent L0B panels (`panel` elements apart), from
+// pair p0 of K on (the pairs before it are in C already); a pair of each row
+// broadcast once per step and used for every panel. Here and below, C (+)=
+// means C += where `onto` is set, C = otherwise.
 template <int kRowsB, int kPanels>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
     bool onto, float* __restrict c, int ldc, const uint16_t* __restrict a, int64_t lda,
-    const uint16_t* __restrict b, int64_t panel, int kc, int rows, int width) {
+    const uint16_t* __restrict b, int64_t panel, int kc, int rows, int width, int p0 = 0) {
   constexpr int kWidth = kCols * kPanels;
   float edge[kRowsB * kWidth];
   float* out = c;
@@ -624,7 +625,7 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
     }
   }
   const int pairs = kc / 2;
-  for (int p = 0; p < pairs; ++p) {
+  for (int p = p0; p < pairs; ++p) {
     Bf16Pairs bv[kPanels];
 #pragma GCC unroll 8
     for (int q = 0; q < kPanels; ++q) {
@@ -664,6 +665,91 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16(
   }
 }
 
+// The full 4 x 64 block (kBf16Rows rows, four panels) of a K block of at
+// least two pairs: its pairs in steps of two in one asm loop, 16 zmm
+// accumulators (zmm0-15), the four panels' pair rows in zmm16-19 and two
+// rows' broadcast pairs in zmm20-21. Written out because GCC's allocation of
+// the 16 accumulators around the dot product's asm copied some of them
+// through another register every step. The last pair of an odd number of
+// pairs and an odd K's lone element go through CubeBlockBf16.
+#define PTO_BF16_PANELS(OFF)                                                 \
+  "vmovdqu64 " #OFF "(%[b]), %%zmm16\n\t"                                    \
+  "vmovdqu64 " #OFF "(%[b],%[p1]), %%zmm17\n\t"                              \
+  "vmovdqu64 " #OFF "(%[b],%[p2]), %%zmm18\n\t"                              \
+  "vmovdqu64 " #OFF "(%[b],%[p3]), %%zmm19\n\t"
+#define PTO_BF16_ROW(ACC0, ACC1, ACC2, ACC3, A)                              \
+  "vdpbf16ps %%zmm16, %%zmm" #A ", %%zmm" #ACC0 "\n\t"                       \
+  "vdpbf16ps %%zmm17, %%zmm" #A ", %%zmm" #ACC1 "\n\t"                       \
+  "vdpbf16ps %%zmm18, %%zmm" #A ", %%zmm" #ACC2 "\n\t"                       \
+  "vdpbf16ps %%zmm19, %%zmm" #A ", %%zmm" #ACC3 "\n\t"
+#define PTO_BF16_ROWS(OFF)                                                   \
+  "vpbroadcastd " #OFF "(%[a]), %%zmm20\n\t"                                 \
+  "vpbroadcastd " #OFF "(%[a],%[l1]), %%zmm21\n\t"                           \
+  PTO_BF16_ROW(0, 1, 2, 3, 20)                                               \
+  "vpbroadcastd " #OFF "(%[a],%[l1],2), %%zmm20\n\t"                         \
+  PTO_BF16_ROW(4, 5, 6, 7, 21)                                               \
+  "vpbroadcastd " #OFF "(%[a],%[l3]), %%zmm21\n\t"                           \
+  PTO_BF16_ROW(8, 9, 10, 11, 20)                                             \
+  PTO_BF16_ROW(12, 13, 14, 15, 21)
+#define PTO_BF16_C_ROW(OP, C, A0, A1, A2, A3)                                \
+  OP(A0, "(" C ")") OP(A1, "64(" C ")") OP(A2, "128(" C ")") OP(A3, "192(" C ")") \
+  "add %[ldc], " C "\n\t"
+#define PTO_BF16_LOAD(R, M) "vmovups " M ", %%zmm" #R "\n\t"
+#define PTO_BF16_STORE(R, M) "vmovups %%zmm" #R ", " M "\n\t"
+#define PTO_BF16_C(OP, C)                                                    \
+  PTO_BF16_C_ROW(OP, C, 0, 1, 2, 3) PTO_BF16_C_ROW(OP, C, 4, 5, 6, 7)        \
+  PTO_BF16_C_ROW(OP, C, 8, 9, 10, 11) PTO_BF16_C_ROW(OP, C, 12, 13, 14, 15)
+#define PTO_BF16_ZERO4(A0, A1, A2, A3)                                       \
+  "vpxord %%zmm" #A0 ", %%zmm" #A0 ", %%zmm" #A0 "\n\t"                      \
+  "vpxord %%zmm" #A1 ", %%zmm" #A1 ", %%zmm" #A1 "\n\t"                      \
+  "vpxord %%zmm" #A2 ", %%zmm" #A2 ", %%zmm" #A2 "\n\t"                      \
+  "vpxord %%zmm" #A3 ", %%zmm" #A3 ", %%zmm" #A3 "\n\t"
+
+__attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16Full(
+    bool onto, float* __restrict c, int ldc, const uint16_t* __restrict a, int64_t lda,
+    const uint16_t* __restrict b, int64_t panel, int kc) {
+  const int pairs = kc / 2;
+  const int64_t p1 = panel * 2, p2 = 2 * p1, p3 = 3 * p1, l1 = lda * 2, l3 = 3 * l1;
+  const int64_t ldc_bytes = int64_t{ldc} * 4;
+  int64_t steps = pairs / 2;
+  const char* bp = reinterpret_cast<const char*>(b);
+  const char* ap = reinterpret_cast<const char*>(a);
+  char* cl = reinterpret_cast<char*>(c);
+  char* cs = cl;
+  // C: loaded (onto) or zeroed; the pairs; C stored.
+  __asm__ volatile(
+      "test %[onto], %[onto]\n\t"
+      "jz 2f\n\t" PTO_BF16_C(PTO_BF16_LOAD, "%[cl]")
+      "jmp 3f\n\t"
+      "2:\n\t" PTO_BF16_ZERO4(0, 1, 2, 3) PTO_BF16_ZERO4(4, 5, 6, 7)
+      PTO_BF16_ZERO4(8, 9, 10, 11) PTO_BF16_ZERO4(12, 13, 14, 15)
+      ".p2align 5\n\t"
+      "3:\n\t" PTO_BF16_PANELS(0) PTO_BF16_ROWS(0) PTO_BF16_PANELS(64) PTO_BF16_ROWS(4)
+      "add $128, %[b]\n\t"
+      "add $8, %[a]\n\t"
+      "dec %[steps]\n\t"
+      "jnz 3b\n\t" PTO_BF16_C(PTO_BF16_STORE, "%[cs]")
+      : [b] "+r"(bp), [a] "+r"(ap), [steps] "+r"(steps), [cl] "+r"(cl),
+        [cs] "+r"(cs)
+      : [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3), [l1] "r"(l1), [l3] "r"(l3),
+        [ldc] "r"(ldc_bytes), [onto] "r"(static_cast<int>(onto))
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+        "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18",
+        "xmm19", "xmm20", "xmm21", "cc", "memory");
+  if (pairs % 2 != 0 || kc % 2 != 0) {
+    CubeBlockBf16<kBf16Rows, 4>(true, c, ldc, a, lda, b, panel, kc, kBf16Rows, 4 * kCols,
+                                pairs / 2 * 2);
+  }
+}
+#undef PTO_BF16_PANELS
+#undef PTO_BF16_ROW
+#undef PTO_BF16_ROWS
+#undef PTO_BF16_C_ROW
+#undef PTO_BF16_LOAD
+#undef PTO_BF16_STORE
+#undef PTO_BF16_C
+#undef PTO_BF16_ZERO4
+
 // Columns [j, j + 16 * kPanels) of L0C (width: those left), every row block.
 template <int kPanels>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
@@ -672,8 +758,12 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
   const int width = n - j < kCols * kPanels ? n - j : kCols * kPanels;
   for (int i = 0; i < m; i += kBf16Rows) {
     const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
-    CubeBlockBf16<kBf16Rows, kPanels>(onto, l0c + static_cast<int64_t>(i) * n + j, n,
-                                            a + i * lda, lda, bj, panel, kc, rows, width);
+    float* const c = l0c + static_cast<int64_t>(i) * n + j;
+    if (kPanels == 4 && rows == kBf16Rows && width == 4 * kCols && kc >= 4) {
+      CubeBlockBf16Full(onto, c, n, a + i * lda, lda, bj, panel, kc);
+    } else {
+      CubeBlockBf16<kBf16Rows, kPanels>(onto, c, n, a + i * lda, lda, bj, panel, kc, rows, width);
+    }
   }
 }
 

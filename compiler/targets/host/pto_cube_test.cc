@@ -430,7 +430,8 @@ TEST(PtoCubeTest, MovL0BPairsPacksPairsOfK) {
 // CubeMatmulBf16 (a whole task over K) against a double reference of the
 // bf16 operands: Gamma(k) of the sum of magnitudes (each product exact, one
 // rounded addition per k), plus a flushed subnormal (< 2^-126) per step.
-// Odd K (the pair-wise product's lone last element), K over several blocks,
+// Odd K (the pair-wise product's lone last element), an odd number of pairs
+// (the last pair past the full blocks' steps of two), K over several blocks,
 // row and column tails, A and B transposed or not, and C's rows past a
 // block's (leading dimension n) untouched by neighbours.
 template <typename Matmul>
@@ -440,7 +441,7 @@ void CheckBf16Task(const char* what, Matmul matmul) {
       for (bool b_trans : {false, true}) {
         for (int m : {1, 7, 8, 13, 33}) {
           for (int n : {1, 15, 16, 17, 33, 100}) {
-            for (int k : {1, 2, 3, 37, 256, 257, 600}) {
+            for (int k : {1, 2, 3, 7, 10, 37, 256, 257, 600}) {
               if (kind != 0 && (m > 8 || n > 33)) continue;  // the value kinds on small tasks
               // (kind 2 with a single k: only flushed products, which any
               // bound covering the flush would accept as zero)

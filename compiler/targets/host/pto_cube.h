@@ -729,6 +729,9 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16Full(
       "add $8, %[a]\n\t"
       "dec %[steps]\n\t"
       "jnz 3b\n\t" PTO_BF16_C(PTO_BF16_STORE, "%[cs]")
+      // GCC does not see the asm's zmm registers, so it would not clear their
+      // upper halves before returning to code built without AVX.
+      "vzeroupper\n\t"
       : [b] "+r"(bp), [a] "+r"(ap), [steps] "+r"(steps), [cl] "+r"(cl),
         [cs] "+r"(cs)
       : [p1] "r"(p1), [p2] "r"(p2), [p3] "r"(p3), [l1] "r"(l1), [l3] "r"(l3),

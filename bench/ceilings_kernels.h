@@ -2,7 +2,9 @@
 // FP32 FMAs and chains of BF16 dot products (VDPBF16PS), each run by a
 // given number of threads. A triad pass runs on threads kept between passes
 // (they spin 50 us after each, as pypto's executor workers do) and is timed
-// from its start, wake-ups included, to the last chunk done; an FMA or BF16
+// from its start, wake-ups included, to the last chunk done, as a pypto call
+// ends with its last task (a thread not awake by then is not waited for,
+// its chunks streamed by the others); an FMA or BF16
 // dot pass starts its threads and is timed from the moment all have started
 // until the last one finishes. One copy, used by the bench/ceilings binary
 // (best of several repetitions, printed) and by libceilings.so (one pass per
@@ -27,9 +29,16 @@ namespace pto::bench {
 // are those the program asks for (read b and c, write a: 12 per element),
 // not the extra read a write-allocate cache does, as STREAM counts them.
 class SpinPool;
+struct TriadPass;
 
 class Triad {
  public:
+  // A pass's unit of work, elements of each array: 16 KiB of each (48 KiB
+  // moved). Small enough that a thread the scheduler parks holds a pass up
+  // by little, large enough that claiming one (an atomic add) costs nothing
+  // next to streaming it; a whole number of cache lines and pages.
+  static constexpr int64_t kChunkElements = 4096;
+
   Triad(int64_t bytes, int threads);
   ~Triad();
   Triad(const Triad&) = delete;
@@ -51,12 +60,15 @@ class Triad {
   int threads() const { return threads_; }
 
  private:
+  void Work(int t);  // thread t's part of a pass (or of the first touch)
+
   int64_t n_;
   int threads_;
-  std::unique_ptr<SpinPool> pool_;  // the passes' threads, kept between passes
   float* a_;
   float* b_;
   float* c_;
+  std::unique_ptr<TriadPass> pass_;  // the current pass's state
+  std::unique_ptr<SpinPool> pool_;   // the passes' threads, kept between passes
 };
 
 // The vectors the triad's loop uses: "avx512", "avx2" or "baseline" (SSE2).

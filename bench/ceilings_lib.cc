@@ -42,6 +42,9 @@ void pto_ceilings_triad_free(void* triad) {
   delete static_cast<pto::bench::Triad*>(triad);
 }
 
+// Elements of each array in a pass's unit of work (Triad::kChunkElements).
+int64_t pto_ceilings_triad_chunk_elements() { return pto::bench::Triad::kChunkElements; }
+
 // "avx512", "avx2" or "baseline": the vectors the triad's loop uses.
 const char* pto_ceilings_triad_isa() { return pto::bench::TriadIsa(); }
 

@@ -39,6 +39,8 @@ class CeilingsLib:
         lib.pto_ceilings_triad_pass.argtypes = [ctypes.c_void_p]
         lib.pto_ceilings_triad_free.restype = None
         lib.pto_ceilings_triad_free.argtypes = [ctypes.c_void_p]
+        lib.pto_ceilings_triad_chunk_elements.restype = ctypes.c_int64
+        lib.pto_ceilings_triad_chunk_elements.argtypes = []
         lib.pto_ceilings_triad_isa.restype = ctypes.c_char_p
         lib.pto_ceilings_triad_isa.argtypes = []
         lib.pto_ceilings_fma_isa.restype = ctypes.c_char_p
@@ -49,6 +51,9 @@ class CeilingsLib:
         self._lib, self.path = lib, path
         self.fma_isa = lib.pto_ceilings_fma_isa().decode()
         self.triad_isa = lib.pto_ceilings_triad_isa().decode()
+        # A triad pass's unit of work, elements of each array: a pass over
+        # one per thread is an empty pass (its fixed cost).
+        self.triad_chunk_elements = lib.pto_ceilings_triad_chunk_elements()
 
     def triad(self, nbytes, threads):
         return Triad(self._lib, nbytes, threads)

@@ -8,8 +8,8 @@
 
 Each call runs the loop on its threads and returns the loop's own wall time
 as bench/ceilings measures it (a triad pass on threads kept between passes,
-wake-ups included; an FMA pass from all threads started; see
-bench/ceilings_kernels.h): bench/kernels.py times these beside
+wake-ups included, until its last chunk is done; an FMA pass from all
+threads started; see bench/ceilings_kernels.h): bench/kernels.py times these beside
 each row, in the same interleaved blocks, so that a row and its ceiling see
 the same machine. Plain Python (ctypes only), so tests can use it without
 numpy.

@@ -3,7 +3,8 @@
 # flags with exit status 2 and a message naming the flag. libceilings.so
 # (through bench/ceilings_lib.py, as bench/kernels.py loads it): loads, a
 # triad pass writes every element on 1..3 threads (shares of no chunk, one
-# chunk, many), passes and FMA calls return positive times, and bad
+# chunk, many), hundreds of empty passes end (workers waking late or still
+# in the last pass), passes and FMA calls return positive times, and bad
 # arguments raise errors naming them. No timing is compared: this machine
 # is shared.
 set -uo pipefail
@@ -36,7 +37,7 @@ for bad in --threads=0 --threads=2x --sizes_kib=12,x --reps=0 --bogus; do
 done
 
 python3 - "${lib}" "$(dirname "$0")" <<'PY' || fail "libceilings.so"
-import math, sys
+import math, sys, time
 sys.path.insert(0, sys.argv[2])
 import ceilings_lib
 
@@ -54,6 +55,22 @@ for nbytes in (12 * 16, 12 * 100000, 3 << 20):
             seconds = triad()
             assert 0 < seconds < math.inf, (nbytes, threads, seconds)
         assert triad.unwritten() == 0, (nbytes, threads, triad.unwritten())
+# An empty pass (one chunk per thread, as bench/kernels.py times a pass's fixed
+# cost), many times back to back and after pauses: a pass ends with its last
+# chunk, so workers that wake late or are still in the last pass when the
+# next starts must neither lose nor repeat a chunk's count (a pass that lost
+# one would never end: the test would time out).
+chunk = lib.triad_chunk_elements
+assert chunk >= 16 and chunk % 16 == 0, chunk
+for threads in (2, 3):
+    triad = lib.triad(12 * chunk * threads, threads)
+    assert triad.elements() == chunk * threads, (threads, triad.elements())
+    for i in range(300):
+        if i % 50 == 0:
+            time.sleep(0.01)  # the workers fall asleep
+        seconds = triad()
+        assert 0 < seconds < math.inf, (threads, i, seconds)
+    assert triad.unwritten() == 0, (threads, triad.unwritten())
 for threads in (1, 3):
     fma = lib.fma(1e6, threads)
     seconds = fma()

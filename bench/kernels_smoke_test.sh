@@ -4,7 +4,8 @@
 # and correct, a row whose op is missing says n/a instead of failing, and
 # numpy's BLAS is OpenBLAS (the FP32 matmul target is against it). The ceiling beside each
 # row (libceilings.so): loaded, printed in the row and used by its verdict,
-# with a sane fraction and the empty calls' shares; a call-bound row (forced
+# with a sane fraction and the empty calls' shares, a read pass beside a row
+# that writes little (the row sum); a call-bound row (forced
 # with --call-bound-share=0) prints its fixed costs instead of a fraction and
 # its bandwidth target is not judged; without the library there is no
 # ceiling and the output says why. The cold compile column: a first call in a fresh process.
@@ -24,7 +25,7 @@ run() {
 
 # A call-bound share no row reaches: the fraction beside the row, whatever
 # the load (the call-bound label is checked below).
-out="$(run --only='add 1024x1024 fp32' --call-bound-share=1e9)" || fail "exit status $?"
+out="$(run --only='add 1024x1024 fp32,sum last dim' --call-bound-share=1e9)" || fail "exit status $?"
 echo "${out}"
 grep -q '^| kernel | pypto | numpy |' <<<"${out}" || fail "no table header"
 grep -Eq '^\| add 1024x1024 fp32 \| [0-9.]+ us \| [0-9.]+ us \| [0-9.]+x \(min [0-9.]+x\) \|' \
@@ -47,6 +48,11 @@ python3 -c "import sys; f, gbps = int(sys.argv[1]), float(sys.argv[2]); sys.exit
   "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" || fail "insane fraction beside the add row: ${row}"
 grep -q 'add 1024x1024 fp32: .*% of the bandwidth beside it (a triad over the same 12 MiB' <<<"${out}" ||
   fail "no target verdict from the ceiling beside the row"
+# A row that writes little has a read pass beside it.
+grep -Eq "^\| sum last dim 4096x1024 \| .*\| [0-9]+% of read@16.02 MiB beside it, [0-9.]+ GB/s \(best/best [0-9]+%; empty calls [0-9]+% of pypto's, [0-9]+% of the read's\)" \
+  <<<"${out}" || fail "no read pass beside the sum row"
+grep -q 'sum last dim 4096x1024: .*% of the bandwidth beside it (a read over the same 16.02 MiB' <<<"${out}" ||
+  fail "no target verdict from the read pass beside the sum row"
 grep -q '^Seed rows (0 of 5 measured): add 1024x1024 fp16: not selected' <<<"${out}" ||
   fail "no seed rows line"
 

@@ -150,7 +150,6 @@ class SpinPool {
 
 namespace {
 
-
 // The FMA loops' unit of work: iterations per claim (65536 FMAs, about 13 us
 // on AVX-512 at 2.5 GHz; the chains' set-up and sum are a few dozen
 // instructions).

@@ -51,11 +51,12 @@ class Triad {
   Triad(const Triad&) = delete;
   Triad& operator=(const Triad&) = delete;
 
-  // One pass over the arrays; returns its wall time in seconds. The arrays
-  // are cut into chunks of 16 KiB each, one contiguous share of chunks per
-  // thread; a thread that has streamed its own share helps with the others'
-  // remaining chunks, so one the scheduler parks holds the pass up by one
-  // chunk, not its whole share.
+  // One pass over the arrays; returns its wall time in seconds, from its
+  // start to its last chunk done. The arrays are cut into chunks
+  // (kChunkBytes moved each), one contiguous share of chunks per thread; a
+  // thread that has streamed its own share helps with the others' remaining
+  // chunks, so one the scheduler parks holds the pass up by one chunk, not
+  // its whole share, and one not yet awake by nothing.
   double Pass();
 
   int64_t bytes() const { return (kind_ == Kind::kTriad ? 12 : 4) * n_; }  // moved by one Pass

@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -265,8 +266,21 @@ __attribute__((target("avx2"))) float ReadAvx2(const float* __restrict b, int64_
 float ReadBaseline(const float* __restrict b, int64_t lo, int64_t hi) { PTO_READ_LOOP }
 #undef PTO_READ_LOOP
 
+// 64-byte aligned, and where numpy would ask for huge pages (an array of
+// 4 MiB or more: its allocator's madvise(MADV_HUGEPAGE), numpy/core/src/
+// multiarray/alloc.c) so does this, so that a pass and a row over numpy
+// arrays of the same size walk the same kind of pages.
 float* AllocFloats(int64_t n) {
-  return static_cast<float*>(std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64));
+  const size_t bytes = ((n * 4 + 63) / 64) * 64;
+  void* p = std::aligned_alloc(64, bytes);
+  constexpr size_t kHugePageFrom = size_t{1} << 22;
+  if (p != nullptr && bytes >= kHugePageFrom) {
+    const uintptr_t page = 4096;
+    const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+    madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);  // a hint
+  }
+  return static_cast<float*>(p);
 }
 
 }  // namespace

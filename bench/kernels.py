@@ -767,10 +767,10 @@ NO_FMA_CEILING = ("no ceiling: an FMA pass starts its threads each call, so it c
 # A row is call-bound when a call's fixed cost is at least this share of its
 # median time, on pypto's side or on the ceiling's. The fixed costs are empty
 # calls timed in the row's blocks as the row is: pypto's, a kernel of one 1x8
-# tile per thread on the runtime's pool (empty_call); the triad's, a pass of
-# one chunk per thread on its pool. There a rate measures a call's start and
-# end (the call, thread wake-ups, the first tasks), not bandwidth, and a
-# fraction of the triad swings with them: the row prints "call-bound" with
+# tile per thread on the runtime's pool (empty_call); the ceiling's, a pass
+# of one chunk per thread on its pool. There a rate measures a call's start
+# and end (the call, thread wake-ups, the first tasks), not bandwidth, and a
+# fraction of the ceiling swings with them: the row prints "call-bound" with
 # the fixed costs instead.
 CALL_BOUND_SHARE = 0.25
 
@@ -790,14 +790,14 @@ def empty_call():
 
 
 def fixed_shares(t_pto, t_ceil, fixed):
-    """(pypto's empty call / pypto's median, the empty pass / the triad's median)."""
+    """(pypto's empty call / pypto's median, the empty pass / the ceiling pass's median)."""
     return fixed[0][0] / t_pto[0], fixed[1][0] / t_ceil[0]
 
 
 def call_bound(t_pto, t_ceil, fixed, what, share=CALL_BOUND_SHARE):
     """The row's "call-bound" cell, or None where both sides are measured
     (an empty call under `share` of pypto's median and an empty pass under
-    it of the triad's). fixed: (pypto's empty call, the triad's empty pass),
+    it of the ceiling pass's). fixed: (pypto's empty call, the empty pass),
     each (median, min) seconds."""
     shares = fixed_shares(t_pto, t_ceil, fixed)
     if max(shares) < share:
@@ -918,8 +918,8 @@ def run_case(case, reps, warmup, short_reps=0, lib=None, bound_share=CALL_BOUND_
     ceiling_at = None
     ceiling_call, ceiling_loop = beside_ceiling(case, lib)
     if ceiling_call is not None:
-        # The triad, then the fixed costs: pypto's empty call and the
-        # triad's empty pass (one chunk per thread).
+        # The pass, then the fixed costs: pypto's empty call and an empty
+        # pass of the same kind (one chunk per thread).
         ceiling_at = len(impls)
         empty_pass = (lib.read if ceiling_loop.kind == "read" else lib.triad)(
             lib.chunk_bytes * THREADS, THREADS)

@@ -1,6 +1,8 @@
 #include "bench/ceilings_kernels.h"
 
 #include <immintrin.h>
+#include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -50,17 +52,33 @@ double TimeParallel(int threads, const std::function<void(int)>& fn,
 }  // namespace
 
 // The triad's threads, kept from pass to pass: thread t (1..n-1) waits for a
-// pass spinning up to kSpinSeconds after its last one, then sleeps, as the
+// round spinning up to kSpinSeconds after its last one, then sleeps, as the
 // pypto executor's workers do (runtime/executor.h, spin_micros: 50 us). So a
 // pass right after another finds its threads running, as a pypto call right
 // after another finds its workers; a fresh thread per pass instead meets
 // idle vCPUs after bench/kernels.py's pauses and runs far below its
 // back-to-back rate.
+//
+// Each round runs one function, fixed for the pool's life, on every thread;
+// the caller does not wait for the workers (the function's own state says
+// when its work is done). So a pass ends when its work does, as a pypto run
+// ends with its last task, not when the last worker has woken (waking a
+// sleeping vCPU costs tens of microseconds on a VM, milliseconds behind
+// other processes on a loaded machine, and a pass of a few megabytes is
+// that short). A worker that wakes late, or is still in a round when the
+// next starts, runs the function once more in the round current then.
 class SpinPool {
  public:
-  explicit SpinPool(int threads) {
+  SpinPool(int threads, std::function<void(int)> fn) : fn_(std::move(fn)) {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) {
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &mask)) cpus_.push_back(cpu);
+      }
+    }
     for (int t = 1; t < threads; ++t) threads_.emplace_back([this, t] { Loop(t); });
   }
+  // Joins the workers (a worker inside fn finishes it first).
   ~SpinPool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -71,24 +89,36 @@ class SpinPool {
     for (std::thread& t : threads_) t.join();
   }
 
-  // Runs fn(t) on every thread (the caller is thread 0); returns when all
-  // have finished.
-  void Run(const std::function<void(int)>& fn) {
-    fn_ = &fn;
-    remaining_.store(static_cast<int>(threads_.size()), std::memory_order_relaxed);
+  // Starts a round: wakes the workers and runs fn(0) on the caller.
+  void Round() {
+    caller_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(mu_);
       generation_.fetch_add(1, std::memory_order_acq_rel);
     }
     cv_.notify_all();
-    fn(0);
-    while (remaining_.load(std::memory_order_acquire) != 0) _mm_pause();
+    fn_(0);
   }
 
  private:
   static constexpr double kSpinSeconds = 50e-6;
 
+  // Pins the calling worker to `cpu`, or to every CPU but it (cpu < 0: -1 - cpu).
+  void Pin(int cpu) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    for (int c : cpus_) {
+      if (cpu >= 0 ? c == cpu : c != -1 - cpu) CPU_SET(c, &mask);
+    }
+    if (CPU_COUNT(&mask) > 0) sched_setaffinity(0, sizeof(mask), &mask);
+  }
+
   void Loop(int t) {
+    // As pypto's executor: worker t on the process's CPU t (mod their number),
+    // moved off the caller's CPU when it finds itself there (it could only
+    // take turns with the caller), and not spinning there.
+    const int home = cpus_.empty() ? -1 : cpus_[t % cpus_.size()];
+    if (home >= 0) Pin(home);
     uint64_t seen = 0;
     for (;;) {
       const double deadline = NowSeconds() + kSpinSeconds;
@@ -101,27 +131,25 @@ class SpinPool {
       }
       seen = generation_.load(std::memory_order_acquire);
       if (stop_.load(std::memory_order_acquire)) return;
-      (*fn_)(t);
-      remaining_.fetch_sub(1, std::memory_order_acq_rel);
+      const int caller = caller_cpu_.load(std::memory_order_relaxed);
+      const bool moved = home >= 0 && caller == home && cpus_.size() > 1;
+      if (moved) Pin(-1 - caller);
+      fn_(t);
+      if (moved) Pin(home);
     }
   }
 
+  const std::function<void(int)> fn_;
+  std::vector<int> cpus_;  // the CPUs the process may use, in order
+  std::atomic<int> caller_cpu_{-1};  // where the last Round's caller ran
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) by each Run
-  std::atomic<int> remaining_{0};        // workers still in this Run
+  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) by each Round
   std::atomic<bool> stop_{false};
-  const std::function<void(int)>* fn_ = nullptr;  // written before the bump
 };
 
 namespace {
-
-// The triad's unit of work: 16 KiB of each array (48 KiB moved). Small
-// enough that a thread the scheduler parks holds a pass up by little, large
-// enough that claiming one (an atomic add) costs nothing next to streaming
-// it; a whole number of cache lines and pages.
-constexpr int64_t kTriadChunk = 4096;
 
 // The FMA loops' unit of work: iterations per claim (65536 FMAs, about 13 us
 // on AVX-512 at 2.5 GHz; the chains' set-up and sum are a few dozen
@@ -142,7 +170,7 @@ struct alignas(64) Counter {
   std::atomic<int64_t> next{0};
 };
 struct alignas(64) Time {
-  double seconds = 0;
+  std::atomic<double> seconds{0};
 };
 
 // Thread t's own chunks: [first, first of t + 1) of `chunks`.
@@ -154,9 +182,11 @@ int64_t FirstChunk(int64_t chunks, int threads, int t) { return chunks * t / thr
 // last and does not disturb its stream.
 struct alignas(64) Chunks {
   std::atomic<uint64_t> range{0};
+  std::atomic<bool> arrived{false};  // the owner has started this pass
 
   void Reset(int64_t front, int64_t back) {
     range.store(static_cast<uint64_t>(back) << 32 | static_cast<uint64_t>(front));
+    arrived.store(false);
   }
 
   static uint64_t Front(uint64_t v) { return v & 0xffffffffu; }
@@ -203,102 +233,199 @@ void TriadBaseline(float* __restrict a, const float* __restrict b,
 }
 #undef PTO_TRIAD_LOOP
 
+// The sum of b[lo, hi) in 128-float steps of eight independent vector
+// accumulators (GCC's vector extensions, lowered to the target's widest
+// vectors): a read stream with no dependency chain to wait on.
+typedef float Floats16 __attribute__((vector_size(64)));
+#define PTO_READ_LOOP                                        \
+  Floats16 acc[8] = {};                                      \
+  int64_t i = lo;                                            \
+  for (; i + 128 <= hi; i += 128) {                          \
+    for (int k = 0; k < 8; ++k) {                            \
+      Floats16 v;                                            \
+      __builtin_memcpy(&v, b + i + 16 * k, sizeof(v));       \
+      acc[k] += v;                                           \
+    }                                                        \
+  }                                                          \
+  float sum = 0;                                             \
+  for (; i < hi; ++i) sum += b[i];                           \
+  for (int k = 1; k < 8; ++k) acc[0] += acc[k];             \
+  for (int k = 0; k < 16; ++k) sum += acc[0][k];             \
+  return sum;
+
+__attribute__((target("avx512f,prefer-vector-width=512"))) float ReadAvx512(
+    const float* __restrict b, int64_t lo, int64_t hi) {
+  PTO_READ_LOOP
+}
+
+__attribute__((target("avx2"))) float ReadAvx2(const float* __restrict b, int64_t lo,
+                                               int64_t hi) {
+  PTO_READ_LOOP
+}
+
+float ReadBaseline(const float* __restrict b, int64_t lo, int64_t hi) { PTO_READ_LOOP }
+#undef PTO_READ_LOOP
+
+// 64-byte aligned, and where numpy would ask for huge pages (an array of
+// 4 MiB or more: its allocator's madvise(MADV_HUGEPAGE), numpy/core/src/
+// multiarray/alloc.c) so does this, so that a pass and a row over numpy
+// arrays of the same size walk the same kind of pages.
 float* AllocFloats(int64_t n) {
-  return static_cast<float*>(std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64));
+  const size_t bytes = ((n * 4 + 63) / 64) * 64;
+  void* p = std::aligned_alloc(64, bytes);
+  constexpr size_t kHugePageFrom = size_t{1} << 22;
+  if (p != nullptr && bytes >= kHugePageFrom) {
+    const uintptr_t page = 4096;
+    const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+    madvise(reinterpret_cast<void*>(start), end - start, MADV_HUGEPAGE);  // a hint
+  }
+  return static_cast<float*>(p);
 }
 
 }  // namespace
 
-Triad::Triad(int64_t bytes, int threads)
-    : n_(std::max<int64_t>(16, bytes / 12)),
+// A pass's state, kept in the Triad (not on the caller's stack): a worker
+// that wakes late may still read it after the pass has ended.
+struct TriadPass {
+  TriadPass(int threads, int64_t chunks)
+      : chunks(chunks), sums(chunks), shares(threads), last_done(threads) {}
+  void (*loop)(float*, const float*, const float*, float, int64_t, int64_t) = nullptr;
+  float (*read)(const float*, int64_t, int64_t) = nullptr;  // kRead
+  const int64_t chunks;
+  std::vector<float> sums;           // kRead: each chunk's sum
+  std::atomic<bool> touching{true};  // the first round touches the pages
+  Counter touched;                   // threads done touching
+  std::vector<Chunks> shares;        // each thread's chunks not yet claimed
+  std::vector<Time> last_done;       // when each thread finished its last chunk
+  Counter streamed;                  // chunks done in this pass
+};
+
+Triad::Triad(int64_t bytes, int threads, Kind kind)
+    : kind_(kind),
+      n_(std::max<int64_t>(16, bytes / (kind == Kind::kTriad ? 12 : 4))),
       threads_(std::max(1, threads)),
-      pool_(std::make_unique<SpinPool>(threads_)),
-      a_(AllocFloats(n_)),
+      a_(kind == Kind::kTriad ? AllocFloats(n_) : nullptr),
       b_(AllocFloats(n_)),
-      c_(AllocFloats(n_)) {
-  // First touch by the thread that will stream the pages (its own chunks).
-  const int64_t chunks = (n_ + kTriadChunk - 1) / kTriadChunk;
-  pool_->Run([&](int t) {
-    const int64_t lo = FirstChunk(chunks, threads_, t) * kTriadChunk;
-    const int64_t hi = std::min(n_, FirstChunk(chunks, threads_, t + 1) * kTriadChunk);
-    for (int64_t i = lo; i < hi; ++i) {
-      a_[i] = 0.0f;
-      b_[i] = 1.0f;
-      c_[i] = 2.0f;
-    }
-  });
+      c_(kind == Kind::kTriad ? AllocFloats(n_) : nullptr),
+      pass_(std::make_unique<TriadPass>(threads_, (n_ + chunk_elements() - 1) / chunk_elements())) {
+  const std::string isa = TriadIsa();
+  pass_->loop = isa == "avx512" ? TriadAvx512 : isa == "avx2" ? TriadAvx2 : TriadBaseline;
+  pass_->read = isa == "avx512" ? ReadAvx512 : isa == "avx2" ? ReadAvx2 : ReadBaseline;
+  pool_ = std::make_unique<SpinPool>(threads_, [this](int t) { Work(t); });
+  // First touch by the thread that will stream the pages (its own chunks):
+  // the one round that waits for every thread.
+  pool_->Round();
+  while (pass_->touched.next.load(std::memory_order_acquire) != threads_) _mm_pause();
+  pass_->touching.store(false, std::memory_order_release);
 }
 
 Triad::~Triad() {
+  pool_.reset();  // no thread reads the arrays after this
   // Keep the stores observable.
-  volatile float sink = a_[n_ / 2];
+  volatile float sink = kind_ == Kind::kTriad ? a_[n_ / 2] : pass_->sums[0];
   (void)sink;
   std::free(a_);
   std::free(b_);
   std::free(c_);
 }
 
-// Each thread streams its own chunks front to back (the ones it touched
-// first, and on a quiet machine the ones in its caches), then helps with the
-// other shares' remaining chunks from their backs.
-// So a thread the scheduler parks on a shared machine holds the pass up by
-// one chunk, not by its whole share: the pass measures the bandwidth the
-// threads that ran got, as a runtime that hands out tiles dynamically gets
-// it, not the slowest thread's luck.
 const char* TriadIsa() {
   if (__builtin_cpu_supports("avx512f")) return "avx512";
   if (__builtin_cpu_supports("avx2")) return "avx2";
   return "baseline";
 }
 
-double Triad::Pass() {
-  const float s = 3.0f;  // Unwritten's too
-  const std::string isa = TriadIsa();
-  auto* loop = isa == "avx512" ? TriadAvx512 : isa == "avx2" ? TriadAvx2 : TriadBaseline;
-  const int64_t chunks = (n_ + kTriadChunk - 1) / kTriadChunk;
-  std::vector<Chunks> shares(threads_);
-  for (int t = 0; t < threads_; ++t) {
-    shares[t].Reset(FirstChunk(chunks, threads_, t), FirstChunk(chunks, threads_, t + 1));
+// Thread t's part of a round. Each thread streams its own chunks front to
+// back (the ones it touched first, and on a quiet machine the ones in its
+// caches), then helps with the other shares' remaining chunks from their
+// backs: at once where the owner has not started this pass, after
+// kPatienceSeconds without progress where it has. So a thread the scheduler
+// parks on a shared machine holds the pass up by one chunk, not by its
+// whole share, and one that wakes late by nothing: the pass measures the
+// bandwidth the threads that ran got, as a runtime that hands out tiles
+// dynamically gets it, not the slowest thread's luck.
+void Triad::Work(int t) {
+  TriadPass& p = *pass_;
+  const int64_t chunks = p.chunks;
+  if (p.touching.load(std::memory_order_acquire)) {
+    const int64_t lo = FirstChunk(chunks, threads_, t) * chunk_elements();
+    const int64_t hi = std::min(n_, FirstChunk(chunks, threads_, t + 1) * chunk_elements());
+    for (int64_t i = lo; i < hi; ++i) b_[i] = 1.0f;
+    if (kind_ == Kind::kTriad) {
+      for (int64_t i = lo; i < hi; ++i) {
+        a_[i] = 0.0f;
+        c_[i] = 2.0f;
+      }
+    }
+    p.touched.next.fetch_add(1, std::memory_order_release);
+    return;
   }
-  std::vector<Time> last_done(threads_);  // when each thread finished its last chunk
+  const float s = 3.0f;  // Unwritten's too
+  auto run = [&](int64_t chunk) {
+    const int64_t lo = chunk * chunk_elements();
+    const int64_t hi = std::min(n_, lo + chunk_elements());
+    if (kind_ == Kind::kTriad) {
+      p.loop(a_, b_, c_, s, lo, hi);
+    } else {
+      p.sums[chunk] = p.read(b_, lo, hi);
+    }
+    p.last_done[t].seconds.store(NowSeconds(), std::memory_order_relaxed);
+    p.streamed.next.fetch_add(1, std::memory_order_release);
+  };
+  p.shares[t].arrived.store(true, std::memory_order_relaxed);
+  int64_t chunk;
+  while (p.shares[t].Claim(/*from_back=*/false, &chunk)) run(chunk);
+  for (int k = 1; k < threads_; ++k) {
+    Chunks& share = p.shares[(t + k) % threads_];
+    uint64_t seen = share.range.load(std::memory_order_relaxed);
+    double since = NowSeconds();
+    for (;;) {
+      const uint64_t v = share.range.load(std::memory_order_relaxed);
+      if (Chunks::Front(v) >= Chunks::Back(v)) break;
+      const double now = NowSeconds();
+      if (Chunks::Front(v) != Chunks::Front(seen)) {  // the owner moved on
+        seen = v;
+        since = now;
+      } else if (!share.arrived.load(std::memory_order_relaxed) ||
+                 now - since >= kPatienceSeconds) {
+        if (!share.Claim(/*from_back=*/true, &chunk)) break;
+        run(chunk);
+        continue;
+      }
+      _mm_pause();
+    }
+  }
+}
+
+double Triad::Pass() {
+  TriadPass& p = *pass_;
   const double started = NowSeconds();  // a pypto call's time includes its wake-ups too
-  pool_->Run(
-      [&](int t) {
-        auto run = [&](int64_t chunk) {
-          const int64_t lo = chunk * kTriadChunk;
-          loop(a_, b_, c_, s, lo, std::min(n_, lo + kTriadChunk));
-          last_done[t].seconds = NowSeconds();
-        };
-        int64_t chunk;
-        while (shares[t].Claim(/*from_back=*/false, &chunk)) run(chunk);
-        // Help the shares whose owners make no progress (parked).
-        for (int k = 1; k < threads_; ++k) {
-          Chunks& share = shares[(t + k) % threads_];
-          uint64_t seen = share.range.load(std::memory_order_relaxed);
-          double since = NowSeconds();
-          for (;;) {
-            const uint64_t v = share.range.load(std::memory_order_relaxed);
-            if (Chunks::Front(v) >= Chunks::Back(v)) break;
-            const double now = NowSeconds();
-            if (Chunks::Front(v) != Chunks::Front(seen)) {  // the owner moved on
-              seen = v;
-              since = now;
-            } else if (now - since >= kPatienceSeconds) {
-              if (!share.Claim(/*from_back=*/true, &chunk)) break;
-              run(chunk);
-              continue;
-            }
-            _mm_pause();
-          }
-        }
-      });
+  // A thread still in the last pass may claim from the shares as soon as
+  // they are reset: the count and the times are reset first.
+  p.streamed.next.store(0, std::memory_order_relaxed);
+  for (Time& done : p.last_done) done.seconds.store(0, std::memory_order_relaxed);
+  for (int t = 0; t < threads_; ++t) {
+    p.shares[t].Reset(FirstChunk(p.chunks, threads_, t), FirstChunk(p.chunks, threads_, t + 1));
+  }
+  pool_->Round();
+  while (p.streamed.next.load(std::memory_order_acquire) != p.chunks) _mm_pause();
   double end = started;
-  for (const Time& done : last_done) end = std::max(end, done.seconds);
+  for (const Time& done : p.last_done) {
+    end = std::max(end, done.seconds.load(std::memory_order_relaxed));
+  }
   return end - started;
 }
 
 int64_t Triad::Unwritten() const {
   int64_t count = 0;
+  if (kind_ == Kind::kRead) {
+    for (int64_t chunk = 0; chunk < pass_->chunks; ++chunk) {
+      const int64_t lo = chunk * chunk_elements(), hi = std::min(n_, lo + chunk_elements());
+      if (pass_->sums[chunk] != static_cast<float>(hi - lo)) count += hi - lo;  // b is all 1
+    }
+    return count;
+  }
   for (int64_t i = 0; i < n_; ++i) count += a_[i] != b_[i] + 3.0f * c_[i];
   return count;
 }
@@ -429,7 +556,7 @@ double ChainsPass(int threads, int64_t iters, double (*loop)(int64_t), double* f
       &started);
   double total = 0, end = started;
   for (double f : done) total += f;
-  for (const Time& d : last_done) end = std::max(end, d.seconds);
+  for (const Time& d : last_done) end = std::max(end, d.seconds.load());
   *flops = total;
   return end - started;
 }

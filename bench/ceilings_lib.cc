@@ -18,7 +18,15 @@ void* pto_ceilings_triad_new(int64_t bytes, int threads) {
   return new pto::bench::Triad(bytes, threads);
 }
 
-// Bytes one pass moves (12 per element: b and c read, a written).
+// The triad's reads alone (Triad::Kind::kRead): sums of one array of about
+// `bytes`; null as pto_ceilings_triad_new.
+void* pto_ceilings_read_new(int64_t bytes, int threads) {
+  if (bytes < 4 || threads < 1) return nullptr;
+  return new pto::bench::Triad(bytes, threads, pto::bench::Triad::Kind::kRead);
+}
+
+// Bytes one pass moves (12 per element: b and c read, a written; a read
+// pass 4: b read).
 int64_t pto_ceilings_triad_bytes(const void* triad) {
   return static_cast<const pto::bench::Triad*>(triad)->bytes();
 }
@@ -41,6 +49,9 @@ double pto_ceilings_triad_pass(void* triad) {
 void pto_ceilings_triad_free(void* triad) {
   delete static_cast<pto::bench::Triad*>(triad);
 }
+
+// Bytes a pass's unit of work moves, triad or read (Triad::kChunkBytes).
+int64_t pto_ceilings_chunk_bytes() { return pto::bench::Triad::kChunkBytes; }
 
 // "avx512", "avx2" or "baseline": the vectors the triad's loop uses.
 const char* pto_ceilings_triad_isa() { return pto::bench::TriadIsa(); }

@@ -3,13 +3,14 @@
     lib = CeilingsLib("bazel-bin/bench/libceilings.so")   # bazel build //bench:libceilings.so
     triad = lib.triad(nbytes, threads)   # arrays allocated and warmed now
     seconds = triad()                    # one pass; bytes moved: triad.bytes
+    read = lib.read(nbytes, threads)     # the triad's reads alone (sums of one array)
     fma = lib.fma(flops, threads)        # about `flops` of FMA chains per call
     seconds = fma()                      # flops done: fma.flops
 
 Each call runs the loop on its threads and returns the loop's own wall time
 as bench/ceilings measures it (a triad pass on threads kept between passes,
-wake-ups included; an FMA pass from all threads started; see
-bench/ceilings_kernels.h): bench/kernels.py times these beside
+wake-ups included, until its last chunk is done; an FMA pass from all
+threads started; see bench/ceilings_kernels.h): bench/kernels.py times these beside
 each row, in the same interleaved blocks, so that a row and its ceiling see
 the same machine. Plain Python (ctypes only), so tests can use it without
 numpy.
@@ -28,8 +29,9 @@ class CeilingsLib:
 
     def __init__(self, path):
         lib = ctypes.CDLL(path)
-        lib.pto_ceilings_triad_new.restype = ctypes.c_void_p
-        lib.pto_ceilings_triad_new.argtypes = [ctypes.c_int64, ctypes.c_int]
+        for name in ("pto_ceilings_triad_new", "pto_ceilings_read_new"):
+            getattr(lib, name).restype = ctypes.c_void_p
+            getattr(lib, name).argtypes = [ctypes.c_int64, ctypes.c_int]
         lib.pto_ceilings_triad_bytes.restype = ctypes.c_int64
         lib.pto_ceilings_triad_bytes.argtypes = [ctypes.c_void_p]
         for name in ("pto_ceilings_triad_elements", "pto_ceilings_triad_unwritten"):
@@ -39,6 +41,8 @@ class CeilingsLib:
         lib.pto_ceilings_triad_pass.argtypes = [ctypes.c_void_p]
         lib.pto_ceilings_triad_free.restype = None
         lib.pto_ceilings_triad_free.argtypes = [ctypes.c_void_p]
+        lib.pto_ceilings_chunk_bytes.restype = ctypes.c_int64
+        lib.pto_ceilings_chunk_bytes.argtypes = []
         lib.pto_ceilings_triad_isa.restype = ctypes.c_char_p
         lib.pto_ceilings_triad_isa.argtypes = []
         lib.pto_ceilings_fma_isa.restype = ctypes.c_char_p
@@ -49,9 +53,15 @@ class CeilingsLib:
         self._lib, self.path = lib, path
         self.fma_isa = lib.pto_ceilings_fma_isa().decode()
         self.triad_isa = lib.pto_ceilings_triad_isa().decode()
+        # Bytes a pass's unit of work moves (triad or read): a pass over one
+        # per thread is an empty pass (its fixed cost).
+        self.chunk_bytes = lib.pto_ceilings_chunk_bytes()
 
     def triad(self, nbytes, threads):
         return Triad(self._lib, nbytes, threads)
+
+    def read(self, nbytes, threads):
+        return Triad(self._lib, nbytes, threads, read_only=True)
 
     def fma(self, flops, threads):
         return Fma(self._lib, flops, threads, self.fma_isa)
@@ -63,17 +73,21 @@ def _check_threads(what, threads):
 
 
 class Triad:
-    """A triad over three arrays totalling about nbytes; call it for one pass (seconds)."""
+    """A triad over three arrays totalling about nbytes, or (read_only) its reads
+    alone over one array of about nbytes; call it for one pass (seconds)."""
 
-    def __init__(self, lib, nbytes, threads):
-        if not isinstance(nbytes, int) or nbytes < 12:
-            raise ValueError(f"triad: nbytes must be an int >= 12 (one element of each "
-                             f"of the three float arrays), got {nbytes!r}")
-        _check_threads("triad", threads)
+    def __init__(self, lib, nbytes, threads, read_only=False):
+        self.kind = "read" if read_only else "triad"
+        least = 4 if read_only else 12
+        if not isinstance(nbytes, int) or nbytes < least:
+            raise ValueError(f"{self.kind}: nbytes must be an int >= {least} (one element of "
+                             f"each float array), got {nbytes!r}")
+        _check_threads(self.kind, threads)
         self._lib, self.threads = lib, threads
-        self._handle = lib.pto_ceilings_triad_new(nbytes, threads)
+        new = lib.pto_ceilings_read_new if read_only else lib.pto_ceilings_triad_new
+        self._handle = new(nbytes, threads)
         if not self._handle:
-            raise MemoryError(f"triad: could not set up {nbytes} bytes on {threads} threads")
+            raise MemoryError(f"{self.kind}: could not set up {nbytes} bytes on {threads} threads")
         self.bytes = lib.pto_ceilings_triad_bytes(self._handle)
 
     def __call__(self):

@@ -18,14 +18,20 @@ Each row with a bandwidth has one ceiling, measured beside it the same way
 as the row: bench/ceilings' triad in this process (libceilings.so through
 bench/ceilings_lib.py, same thread count) over the row's bytes is one more
 implementation taking turns in the row's blocks, timed as pypto's calls are
-(wall time around each call, warm data), so the row and its ceiling see the
-same machine. Matmul rows have none: an FMA pass starts its threads per
-call, so it cannot be timed as a row is. "pypto of ceiling" is pypto's
-median rate over the ceiling's median rate (and best over best); where pypto
-is above it a note says why (the row's data stays in a cache, where a triad
-is no bound). Without the library there is no ceiling column. bench/ceilings'
-start-of-run figures (best of several passes) are printed in the header as
-the machine's, not used by rows.
+(wall time around each call, the same number of calls, warm data, its
+threads kept awake and placed as pypto's workers are), so the row and its
+ceiling see the same machine. A row that writes little (a row sum, a skinny
+matmul) has the triad's reads alone instead, a read pass
+(READ_CEILING_WRITES). Other matmul rows have none: an FMA pass starts its
+threads per call, so it cannot be timed as a row is. "pypto of ceiling" is
+pypto's median rate over the ceiling's median rate (and best over best);
+where pypto is above it a note says why (the row's data stays in a cache,
+where a triad is no bound). A row whose call is mostly fixed cost has no
+fraction but "call-bound" with the fixed costs: an empty pypto call and an
+empty pass timed in the same blocks, against --call-bound-share
+(CALL_BOUND_SHARE) of each side's median. Without the library there is no
+ceiling column. bench/ceilings' start-of-run figures (best of several
+passes) are printed in the header as the machine's, not used by rows.
 
 The last column is the row's cold compile (bench/cold_compile.py): its first
 call in a fresh process with an empty pypto cache, precompiled headers ready.
@@ -186,7 +192,7 @@ def timed_call(f):
     return time.perf_counter() - start
 
 
-def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
+def interleaved_times(impls, reps, warmup, block=5, short_reps=0, tied=()):
     """Seconds per call of each callable: a list of (median, min) per callable.
 
     The callables take turns in blocks of `block` timed calls, each block
@@ -199,6 +205,11 @@ def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
     max(reps, short_reps) timed calls instead, in the same blocks (longer
     blocks would time fewer first-calls-after-a-pause, which are slower, and
     so measure something else than the other rows).
+
+    The callables at the indices in `tied` get as many timed calls as the
+    first one (the row's pypto call) whatever their own warm-up took: a
+    ceiling or a fixed cost timed beside a row is the same statistic over
+    the same number of calls as the row.
     """
     want = [reps] * len(impls)
     for i, f in enumerate(impls):
@@ -207,6 +218,8 @@ def interleaved_times(impls, reps, warmup, block=5, short_reps=0):
             took = timed_call(f)
         if short_reps > reps and took is not None and took < SHORT_CALL_SECONDS:
             want[i] = short_reps
+    for i in tied:
+        want[i] = want[0]
     times = [[] for _ in impls]
     while any(len(t) < w for t, w in zip(times, want)):
         for i, f in enumerate(impls):
@@ -328,13 +341,15 @@ class Case:
     make() returns (pypto_args, numpy_fn, torch_fn, check) where the fns run
     the baseline once and check() compares pypto's output with a reference
     (None: fine, else a message). bytes/flops are the compulsory traffic or
-    arithmetic used for the ceiling fraction.
+    arithmetic used for the ceiling fraction; writes, where given, the bytes
+    of it written (a row that writes little has a read pass as its ceiling:
+    beside_ceiling).
     """
 
     def __init__(self, name, kernel, make, nbytes=0, flops=0, torch_fused=None,
-                 memory_bound=False, target=None, other_target=None):
+                 memory_bound=False, target=None, other_target=None, writes=None):
         self.name, self.kernel, self.make = name, kernel, make
-        self.nbytes, self.flops = nbytes, flops
+        self.nbytes, self.flops, self.writes = nbytes, flops, writes
         self.torch_fused = torch_fused
         # (host target, kernel): the same kernel compiled for that concrete
         # host target (its codegen_options), timed in the same turns.
@@ -400,7 +415,8 @@ def sum_case(kernel, shape):
                 lambda: torch.sum(tx, -1, keepdim=True, out=t_out),
                 lambda: close(out / scale, ref / scale, 0, 1e-5))
     return Case("sum last dim " + "x".join(map(str, shape)), kernel, make,
-                nbytes=4 * (int(np.prod(shape)) + int(np.prod(shape[:-1]))), memory_bound=True)
+                nbytes=4 * (int(np.prod(shape)) + int(np.prod(shape[:-1]))), memory_bound=True,
+                writes=4 * int(np.prod(shape[:-1])))
 
 
 def softmax_case(kernel, shape, name=None):
@@ -475,8 +491,12 @@ def matmul_case(kernel, m, k, n, dt, other_target=None):
             check = lambda: close(out.double().numpy() / scale, ref / scale, 0, 1e-2)  # noqa: E731
         return args, np_fn, lambda: torch.matmul(ta, tb, out=t_out), check
     target = ("numpy", 0.5) if (m, k, n, dt) == (1024, 1024, 1024, "fp32") else None
+    # A skinny product (a few rows) streams B once at a few flops a byte: its
+    # bytes, mostly read, are its bound, and it has a read pass beside it.
+    size = 4 if dt == "fp32" else 2
+    nbytes, writes = (size * (m * k + k * n + m * n), size * m * n) if m <= 16 else (0, None)
     return Case(f"matmul {m}x{k}x{n} {dt}", kernel, make, flops=2 * m * k * n, target=target,
-                other_target=other_target)
+                other_target=other_target, nbytes=nbytes, writes=writes)
 
 
 def cases():
@@ -744,16 +764,67 @@ NO_FMA_CEILING = ("no ceiling: an FMA pass starts its threads each call, so it c
                   "as the row is (the FP32 FMA and BF16 dot peaks in the header are the machine's)")
 
 
+# A row is call-bound when a call's fixed cost is at least this share of its
+# median time, on pypto's side or on the ceiling's. The fixed costs are empty
+# calls timed in the row's blocks as the row is: pypto's, a kernel of one 1x8
+# tile per thread on the runtime's pool (empty_call); the ceiling's, a pass
+# of one chunk per thread on its pool. There a rate measures a call's start
+# and end (the call, thread wake-ups, the first tasks), not bandwidth, and a
+# fraction of the ceiling swings with them: the row prints "call-bound" with
+# the fixed costs instead.
+CALL_BOUND_SHARE = 0.25
+
+_EMPTY_CALL = []
+
+
+def empty_call():
+    """A pypto call that does next to nothing on the runtime's pool: an add of
+    one 1x8 tile per thread (THREADS tasks), compiled once."""
+    if not _EMPTY_CALL:
+        x, y = rand((THREADS, 8), seed=17), rand((THREADS, 8), seed=18)
+        out = np.empty_like(x)
+        kernel = k_add((1, 8))
+        kernel(x, y, out)
+        _EMPTY_CALL.append(lambda: kernel(x, y, out))
+    return _EMPTY_CALL[0]
+
+
+def fixed_shares(t_pto, t_ceil, fixed):
+    """(pypto's empty call / pypto's median, the empty pass / the ceiling pass's median)."""
+    return fixed[0][0] / t_pto[0], fixed[1][0] / t_ceil[0]
+
+
+def call_bound(t_pto, t_ceil, fixed, what, share=CALL_BOUND_SHARE):
+    """The row's "call-bound" cell, or None where both sides are measured
+    (an empty call under `share` of pypto's median and an empty pass under
+    it of the ceiling pass's). fixed: (pypto's empty call, the empty pass),
+    each (median, min) seconds."""
+    shares = fixed_shares(t_pto, t_ceil, fixed)
+    if max(shares) < share:
+        return None
+    return (f"call-bound: an empty call is {fmt_us(fixed[0][0])} of pypto's {fmt_us(t_pto[0])} "
+            f"({100 * shares[0]:.0f}%), an empty pass {fmt_us(fixed[1][0])} of the {what}'s "
+            f"{fmt_us(t_ceil[0])} ({100 * shares[1]:.0f}%); at {100 * share:.0f}% or "
+            f"more a call's fixed cost, not bandwidth, sets the rates: no fraction (bench/README.md)")
+
+
+# A row that writes at most this share of its bytes (a row sum, a matrix-vector
+# product) has the triad's reads alone as its ceiling: a triad writes a third
+# of its bytes, and a write costs more than a read (the cache line is read
+# first), so a triad would understate what a read-mostly kernel can reach.
+READ_CEILING_WRITES = 1 / 8
+
+
 def beside_ceiling(case, lib):
     """The row's ceiling, to time beside it as the row is timed (the wall time around one
-    pass per call, in the row's blocks), and its work per call: a triad over the row's bytes;
-    (None, 0) without the library, for a matmul (NO_FMA_CEILING) or a row without bytes."""
-    if lib is None or case.flops:
+    pass per call, in the row's blocks), and its work per call: a triad over the row's bytes,
+    or a read pass over them for a row that writes little (READ_CEILING_WRITES); (None, 0)
+    without the library or for a row without bytes (a matmul's flops: NO_FMA_CEILING)."""
+    if lib is None or not case.nbytes:
         return None, 0
-    if case.nbytes:
-        triad = lib.triad(case.nbytes, THREADS)
-        return triad, triad
-    return None, 0
+    reads_mostly = case.writes is not None and case.writes <= READ_CEILING_WRITES * case.nbytes
+    loop = (lib.read if reads_mostly else lib.triad)(case.nbytes, THREADS)
+    return loop, loop
 
 
 def cpu_caches():
@@ -790,26 +861,27 @@ def residency(nbytes):
     return "DRAM"
 
 
-def above_note(case):
-    """Why pypto's rate can exceed the ceiling beside its row."""
+def above_note(case, kind="triad"):
+    """Why pypto's rate can exceed the ceiling (a `kind` pass) beside its row."""
     if not cpu_caches():
         return (f"pypto above it: this machine does not report its caches (no "
                 f"/sys/devices/system/cpu/cpu0/cache), so the row's {fmt_bytes(case.nbytes)} may stay "
-                f"in one between calls, where a triad's rate is no bound (bench/README.md)")
+                f"in one between calls, where a {kind} pass's rate is no bound (bench/README.md)")
     where = residency(case.nbytes)
     if where == "DRAM":
         return ("pypto above it with data larger than the caches: not explained by cache "
                 "residency; compare the best/best figure and the run's load")
     return (f"pypto above it: the row's {fmt_bytes(case.nbytes)} stay in the {where} between "
-            f"calls, where a triad's rate is no bound (bench/README.md)")
+            f"calls, where a {kind} pass's rate is no bound (bench/README.md)")
 
 
-def run_case(case, reps, warmup, short_reps=0, lib=None):
+def run_case(case, reps, warmup, short_reps=0, lib=None, bound_share=CALL_BOUND_SHARE):
     """(the row's markdown cells after the name, its target verdict or None).
 
     lib: a ceilings_lib.CeilingsLib (or None), whose loop for this row takes
     turns with the implementations and is timed as they are, so that the
-    row's fraction compares rates measured the same way in the same blocks."""
+    row's fraction compares rates measured the same way in the same blocks.
+    bound_share: the call-bound threshold (call_bound)."""
     blank = [""] * 6
     try:
         args, np_fn, torch_fn, check = case.make()
@@ -846,9 +918,14 @@ def run_case(case, reps, warmup, short_reps=0, lib=None):
     ceiling_at = None
     ceiling_call, ceiling_loop = beside_ceiling(case, lib)
     if ceiling_call is not None:
+        # The pass, then the fixed costs: pypto's empty call and an empty
+        # pass of the same kind (one chunk per thread).
         ceiling_at = len(impls)
-        impls.append(ceiling_call)
-    times = interleaved_times(impls, reps, warmup, short_reps=short_reps)
+        empty_pass = (lib.read if ceiling_loop.kind == "read" else lib.triad)(
+            lib.chunk_bytes * THREADS, THREADS)
+        impls += [ceiling_call, empty_call(), empty_pass]
+    tied = range(ceiling_at, len(impls)) if ceiling_at is not None else ()
+    times = interleaved_times(impls, reps, warmup, short_reps=short_reps, tied=tied)
     t_pto = times[0]
     t_np = times[1] if callable(np_fn) else None
     t_torch = times[2 if callable(np_fn) else 1]
@@ -865,26 +942,35 @@ def run_case(case, reps, warmup, short_reps=0, lib=None):
     cells.append(ratio(t_torch, t_pto))
     verdicts = []
     # Rates (median, best) of pypto and of the ceiling beside it.
-    if case.flops:
-        unit, work, what = "GFLOP/s", case.flops, None
-    elif case.nbytes:
-        unit, work, what = "GB/s", case.nbytes, f"triad@{fmt_bytes(case.nbytes)}"
-    else:
-        unit = None
     fraction = None  # (median/median, best/best), None unmeasured
-    if unit:
-        rate = (work / t_pto[0] / 1e9, work / t_pto[1] / 1e9)
-        cells.append(f"{rate[0]:.1f} {unit}")
+    bound = None  # the "call-bound" cell, where the row is
+    kind = ceiling_loop.kind if ceiling_at is not None else "triad"
+    what = f"{kind}@{fmt_bytes(case.nbytes)}"
+    if case.flops or case.nbytes:
+        unit = "GB/s"
+        rate = (case.nbytes / t_pto[0] / 1e9, case.nbytes / t_pto[1] / 1e9)
+        rates = [f"{rate[0]:.1f} GB/s"] if case.nbytes else []
         if case.flops:
+            rates.insert(0, f"{case.flops / t_pto[0] / 1e9:.1f} GFLOP/s")
+        cells.append(", ".join(rates))
+        if ceiling_at is None and case.flops:
             cells.append(NO_FMA_CEILING)
         elif ceiling_at is not None:
             t_ceil = times[ceiling_at]
+            fixed = times[ceiling_at + 1:ceiling_at + 3]
+            bound = call_bound(t_pto, t_ceil, fixed, what, bound_share)
             work_done = ceiling_loop.bytes
             beside = (work_done / t_ceil[0] / 1e9, work_done / t_ceil[1] / 1e9)
-            fraction = (rate[0] / beside[0], rate[1] / beside[1])
-            note = f"; {above_note(case)}" if max(fraction) > 1 else ""
-            cells.append(f"{100 * fraction[0]:.0f}% of {what} beside it, {beside[0]:.1f} {unit} "
-                         f"(best/best {100 * fraction[1]:.0f}%){note}")
+            if bound:
+                cells.append(bound)
+            else:
+                fraction = (rate[0] / beside[0], rate[1] / beside[1])
+                note = f"; {above_note(case, kind)}" if max(fraction) > 1 else ""
+                shares = fixed_shares(t_pto, t_ceil, fixed)
+                cells.append(f"{100 * fraction[0]:.0f}% of {what} beside it, {beside[0]:.1f} "
+                             f"{unit} (best/best {100 * fraction[1]:.0f}%; empty calls "
+                             f"{100 * shares[0]:.0f}% of pypto's, {100 * shares[1]:.0f}% of the "
+                             f"{kind}'s){note}")
         else:
             cells.append("")
     else:
@@ -899,12 +985,15 @@ def run_case(case, reps, warmup, short_reps=0, lib=None):
                         f"(target >= {want}x; from best times {got_min:.2f}x, "
                         f"{'met' if got_min >= want else 'not met'})")
     if case.memory_bound and case.nbytes and not case.flops:
-        if fraction is None:
+        if bound:
+            verdicts.append(f"not judged against the bandwidth beside it (target >= 50%): "
+                            f"{bound.partition(';')[0]}")
+        elif fraction is None:
             verdicts.append("not measured: no triad beside the row (target >= 50% of it)")
         else:
             met = "met" if fraction[0] >= 0.5 else "NOT met"
             verdicts.append(
-                f"{met}: {100 * fraction[0]:.0f}% of the bandwidth beside it (a triad over the "
+                f"{met}: {100 * fraction[0]:.0f}% of the bandwidth beside it (a {kind} over the "
                 f"same {fmt_bytes(case.nbytes)} in the same blocks, medians; target >= 50%; "
                 f"best/best {100 * fraction[1]:.0f}%)")
     return cells, "; ".join(verdicts) or None
@@ -926,6 +1015,10 @@ def main():
                         default=os.path.join(REPO, "bazel-bin/bench/libceilings.so"),
                         help="the ceilings' loops in process, timed beside each row "
                              "(bazel build //bench:libceilings.so)")
+    parser.add_argument("--call-bound-share", type=float, default=CALL_BOUND_SHARE,
+                        help="a row is call-bound (no fraction of the ceiling) when an empty call "
+                             "is at least this share of pypto's median or an empty triad pass of "
+                             "the triad's")
     parser.add_argument("--no-overhead", action="store_true", help="skip the runtime overhead rows")
     parser.add_argument("--no-cold-compile", action="store_true",
                         help="skip the cold compile column (bench/cold_compile.py: each row's first "
@@ -933,6 +1026,8 @@ def main():
     opts = parser.parse_args()
     if opts.reps < 1 or opts.warmup < 0:
         parser.error("--reps must be >= 1 and --warmup >= 0")
+    if not opts.call_bound_share >= 0:
+        parser.error(f"--call-bound-share must be >= 0, got {opts.call_bound_share}")
 
     lines = []
 
@@ -982,9 +1077,14 @@ def main():
         emit(f"- ceilings beside each row ({os.path.relpath(lib.path, REPO)}: bench/ceilings' loops "
              f"in this process, {THREADS} threads, one pass per call, timed as pypto's calls are "
              f"(the wall time around each call, medians and best of the same number of calls in "
-             f"the same blocks, warm data)): a triad ({lib.triad_isa}) over the row's bytes; "
-             f"\"pypto of ceiling\" is pypto's median rate over the triad's median rate (and best "
-             f"over best), with a note where pypto is above it; matmuls have none")
+             f"the same blocks, warm data)): a triad ({lib.triad_isa}) over the row's bytes, or "
+             f"its reads alone (\"read\") where the row writes at most "
+             f"{100 * READ_CEILING_WRITES:.1f}% of them; \"pypto of ceiling\" is pypto's median "
+             f"rate over the pass's median rate (and best over best), with a note where pypto is "
+             f"above it; \"call-bound\" instead where an empty call (pypto: one 1x8 tile per "
+             f"thread; the pass: one chunk per thread), timed in the same blocks, is "
+             f"{100 * opts.call_bound_share:.0f}% or more of either side's median; matmuls other "
+             f"than skinny ones (a read pass) have none")
     else:
         emit(f"- ceilings beside each row: n/a ({lib_why}): no ceiling column")
     if not opts.no_cold_compile:
@@ -1001,7 +1101,8 @@ def main():
     measured = {}
     for case in selected:
         cold = None if opts.no_cold_compile else cold_compile.measure(case.name, without=False)
-        cells, verdict = run_case(case, opts.reps, opts.warmup, opts.short_reps, lib)
+        cells, verdict = run_case(case, opts.reps, opts.warmup, opts.short_reps, lib,
+                                  opts.call_bound_share)
         measured[case.name] = not cells[0].startswith("n/a") and "WRONG" not in cells[0]
         emit(f"| {case.name} | " + " | ".join(cells + [cold_compile.cell(cold) if cold else ""])
              + " |")

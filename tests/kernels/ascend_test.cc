@@ -499,6 +499,9 @@ std::vector<Case> Cases() {
       {"RmsNormBf16", [=] { return RmsNorm(bf16); }},
       {"SumLastDimBf16", [=] { return SumOverDim(-1, "sum", bf16); }},
       {"MaxLastDimBf16", [=] { return SumOverDim(-1, "amax", bf16); }},
+      // Column results: rounded and stored through TCOLEXPAND / TCOLMAX.
+      {"SumDim0Bf16", [=] { return SumOverDim(0, "sum", bf16); }},
+      {"MinDim0Bf16", [=] { return SumOverDim(0, "amin", bf16); }},
       {"Softmax", Softmax},
       {"RmsNormF32", [=] { return RmsNorm(f32); }},
       {"SumLastDim", [] { return SumOverDim(-1); }},

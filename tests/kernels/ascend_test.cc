@@ -499,6 +499,9 @@ std::vector<Case> Cases() {
       {"RmsNormBf16", [=] { return RmsNorm(bf16); }},
       {"SumLastDimBf16", [=] { return SumOverDim(-1, "sum", bf16); }},
       {"MaxLastDimBf16", [=] { return SumOverDim(-1, "amax", bf16); }},
+      // Column results: rounded and stored through TCOLEXPAND / TCOLMAX.
+      {"SumDim0Bf16", [=] { return SumOverDim(0, "sum", bf16); }},
+      {"MinDim0Bf16", [=] { return SumOverDim(0, "amin", bf16); }},
       {"Softmax", Softmax},
       {"RmsNormF32", [=] { return RmsNorm(f32); }},
       {"SumLastDim", [] { return SumOverDim(-1); }},
@@ -552,6 +555,21 @@ std::vector<Case> Cases() {
        }},
       {"MatmulTransposedB", [] {
          return compiler::testing::MatmulGraph({64, 128}, {96, 128}, {64, 96}, false, true);
+       }},
+      // BF16 operands (ascend_bf16_matmul.h): K over L1 blocks of 64 in L0
+      // steps of 16 with a tail, B transposed, a batch of transposed A
+      // against one B.
+      {"MatmulBf16", [=] {
+         return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}, false, false, bf16,
+                                               f32);
+       }},
+      {"MatmulBf16TransposedB", [=] {
+         return compiler::testing::MatmulGraph({64, 128}, {96, 128}, {64, 96}, false, true, bf16,
+                                               f32);
+       }},
+      {"MatmulBf16BatchedTransposedA", [=] {
+         return compiler::testing::MatmulGraph({3, 100, 40}, {100, 72}, {3, 40, 72}, true, false,
+                                               bf16, f32);
        }},
       {"CmpEq", [=] { return CompareSelect("eq", f32); }},
       {"CmpNe", [=] { return CompareSelect("ne", f32); }},

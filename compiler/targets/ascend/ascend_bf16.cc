@@ -95,7 +95,7 @@ void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
   Branches(
       code,
       [&] {
-        const std::string s = code.Bf16Stage(false);
+        const std::string s = code.Bf16Stage(Bf16Tile::kFull);
         code.SyncTo(Bf16Pipe::kMte2);
         code.Line(absl::StrCat("TLOAD(", s, ", ", g, ");"));
         code.SyncTo(Bf16Pipe::kV);
@@ -103,7 +103,7 @@ void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
       },
       [&] {
         // word v (signed) -> f32 v (exact) -> int32 v * 65536: the f32 bits.
-        const std::string s = code.Int16Stage(false), w = code.IntScratchK(kW);
+        const std::string s = code.Int16Stage(Bf16Tile::kFull), w = code.IntScratchK(kW);
         code.SyncTo(Bf16Pipe::kMte2);
         code.Line(absl::StrCat("TLOAD(", s, ", ", words, ");"));
         code.SyncTo(Bf16Pipe::kV);
@@ -114,12 +114,13 @@ void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
       });
 }
 
-void EmitBf16Store(Bf16Code& code, const std::string& t, bool row, const std::string& g,
+void EmitBf16Store(Bf16Code& code, const std::string& t, Bf16Tile shape, const std::string& g,
                    const std::string& words) {
+  const bool row = shape == Bf16Tile::kRow, col = shape == Bf16Tile::kCol;
   Branches(
       code,
       [&] {
-        const std::string s = code.Bf16Stage(row);
+        const std::string s = code.Bf16Stage(shape);
         code.SyncTo(Bf16Pipe::kV);
         code.Line(absl::StrCat("TCVT(", s, ", ", t, ", RoundMode::CAST_RINT);"));
         code.SyncTo(Bf16Pipe::kMte3);
@@ -127,20 +128,23 @@ void EmitBf16Store(Bf16Code& code, const std::string& t, bool row, const std::st
       },
       [&] {
         // The words as f32 values (exact), then TCVT into the int16 tile.
-        const std::string s = code.Int16Stage(row), r = code.IntScratchK(kW + 5);
+        const std::string s = code.Int16Stage(shape), r = code.IntScratchK(kW + 5);
         const std::string f = code.Scratch(2);
         std::string x = t;
-        if (row) {
+        if (row || col) {
           code.SyncTo(Bf16Pipe::kV);
-          code.Line(absl::StrCat("TROWEXPAND(", f, ", ", t, ");"));
+          code.Line(absl::StrCat(row ? "TROWEXPAND(" : "TCOLEXPAND(", f, ", ", t, ");"));
           x = f;
         }
         Words(code, x, r);
         code.Line(absl::StrCat("TCVT(", f, ", ", r, ", RoundMode::CAST_RINT);"));
         std::string v = f;
         if (row) {
-          v = code.RowScratchF32();
+          v = code.ScratchF32(shape);
           code.Line(absl::StrCat("TROWMAX(", v, ", ", f, ", ", code.Scratch(1), ");"));
+        } else if (col) {
+          v = code.ScratchF32(shape);
+          code.Line(absl::StrCat("TCOLMAX(", v, ", ", f, ");"));
         }
         code.Line(absl::StrCat("TCVT(", s, ", ", v, ", RoundMode::CAST_RINT);"));
         code.SyncTo(Bf16Pipe::kMte3);
@@ -152,7 +156,7 @@ void EmitBf16Round(Bf16Code& code, const std::string& t) {
   Branches(
       code,
       [&] {
-        const std::string s = code.Bf16Stage(false);
+        const std::string s = code.Bf16Stage(Bf16Tile::kFull);
         code.SyncTo(Bf16Pipe::kV);
         code.Line(absl::StrCat("TCVT(", s, ", ", t, ", RoundMode::CAST_RINT);"));
         code.Line(absl::StrCat("TCVT(", t, ", ", s, ", RoundMode::CAST_NONE);"));

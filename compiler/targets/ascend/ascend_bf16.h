@@ -31,6 +31,10 @@ namespace pto::compiler::ascend {
 // The pipes the BF16 moves cross.
 enum class Bf16Pipe { kMte2, kV, kMte3 };
 
+// A tile's shape: full, a row tile ([rows, 1], ColMajor) or a column tile
+// ([1, cols]).
+enum class Bf16Tile { kFull, kRow, kCol };
+
 // What the BF16 code emits through: the block function being generated.
 class Bf16Code : public IntVectorCode {
  public:
@@ -40,12 +44,12 @@ class Bf16Code : public IntVectorCode {
   // starts from the same pipe).
   virtual Bf16Pipe PipeNow() const = 0;
   virtual void SetPipeNow(Bf16Pipe p) = 0;
-  // A bfloat16_t staging tile (native) and an int16_t one (words): full,
-  // or of the row tiles' shape ([rows, 1], ColMajor) with `row`.
-  virtual std::string Bf16Stage(bool row) = 0;
-  virtual std::string Int16Stage(bool row) = 0;
-  // An f32 scratch tile of the row tiles' shape.
-  virtual std::string RowScratchF32() = 0;
+  // A bfloat16_t staging tile (native) and an int16_t one (words) of the
+  // shape.
+  virtual std::string Bf16Stage(Bf16Tile shape) = 0;
+  virtual std::string Int16Stage(Bf16Tile shape) = 0;
+  // An f32 scratch tile of the row or column tiles' shape.
+  virtual std::string ScratchF32(Bf16Tile shape) = 0;
   // GlobalTensors over the workspace of one full tile: f32 and int32 views
   // of the same bytes (words path only).
   virtual std::string WorkspaceF32() = 0;
@@ -68,10 +72,10 @@ std::string Bf16Preamble();
 void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
                   const std::string& words);
 
-// GM = the f32 tile `t` (full, or a row tile with `row`: its words
-// computed in a full tile, TROWEXPAND, and taken back by TROWMAX, exact on
-// their equal integer values) rounded to BF16.
-void EmitBf16Store(Bf16Code& code, const std::string& t, bool row, const std::string& g,
+// GM = the f32 tile `t` of the shape rounded to BF16 (a row or column
+// tile's words computed in a full tile, TROWEXPAND or TCOLEXPAND, and taken
+// back by TROWMAX or TCOLMAX, exact on their equal integer values).
+void EmitBf16Store(Bf16Code& code, const std::string& t, Bf16Tile shape, const std::string& g,
                    const std::string& words);
 
 // The full f32 tile `t` rounded to BF16 in place (words path: a call of

@@ -277,15 +277,23 @@ class FunctionEmitter : public ascend::Bf16Code {
                                 : ascend::Bf16Pipe::kMte3;
   }
   void SetPipeNow(ascend::Bf16Pipe p) override { pipe_ = FromBf16(p); }
-  std::string Bf16Stage(bool row) override {
-    (row ? need_bf16_row_ : need_bf16_) = true;
-    return row ? "bfrow" : "bftmp";
+  std::string Bf16Stage(ascend::Bf16Tile shape) override {
+    switch (shape) {
+      case ascend::Bf16Tile::kRow: need_bf16_row_ = true; return "bfrow";
+      case ascend::Bf16Tile::kCol: need_bf16_col_ = true; return "bfcol";
+      default: need_bf16_ = true; return "bftmp";
+    }
   }
-  std::string Int16Stage(bool row) override {
-    (row ? need_i16_row_ : need_i16_) = true;
-    return row ? "i16row" : "i16tmp";
+  std::string Int16Stage(ascend::Bf16Tile shape) override {
+    switch (shape) {
+      case ascend::Bf16Tile::kRow: need_i16_row_ = true; return "i16row";
+      case ascend::Bf16Tile::kCol: need_i16_col_ = true; return "i16col";
+      default: need_i16_ = true; return "i16tmp";
+    }
   }
-  std::string RowScratchF32() override { return RowScratch(); }
+  std::string ScratchF32(ascend::Bf16Tile shape) override {
+    return shape == ascend::Bf16Tile::kCol ? ColScratch() : RowScratch();
+  }
   std::string WorkspaceF32() override { need_ws_ = true; return "wsf"; }
   std::string WorkspaceI32() override { need_ws_ = true; return "wsi"; }
   void Directive(const std::string& line) override { absl::StrAppend(&body_, line, "\n"); }
@@ -327,6 +335,7 @@ class FunctionEmitter : public ascend::Bf16Code {
   bool need_long_nd_ = false;
   bool need_flat_max_ = false;  // MSCATTER's last selected element
   bool need_bf16_ = false, need_bf16_row_ = false, need_i16_row_ = false, need_ws_ = false;
+  bool need_bf16_col_ = false, need_i16_col_ = false;
   bool need_bf16_round_ = false;  // BF16's staging tile and workspace
 };
 
@@ -483,8 +492,8 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                                            " buffer (the target moves FP32, FP16, BF16, BOOL "
                                            "and INT8/INT16/INT32/INT64/UINT8)"));
   }
-  if (bf16 && (kind == Kind::kCol || (kind == Kind::kRow && in.op == PtoOpcode::kTLoad))) {
-    return Unsupported(in.op, "of a BF16 column tile, or of BF16 values into a row tile");
+  if (bf16 && kind == Kind::kRow && in.op == PtoOpcode::kTLoad) {
+    return Unsupported(in.op, "of BF16 values into a row tile");
   }
   if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
     return Unsupported(in.op, "of a BOOL row or column tile");
@@ -600,7 +609,11 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
             absl::StrCat("reinterpret_cast<__gm__ int16_t*>(b", in.buffer, ") + (", a.offset, ")"));
     Directive("#endif");
     if (store) {
-      ascend::EmitBf16Store(*this, T(tile), kind == Kind::kRow, g, words);
+      ascend::EmitBf16Store(*this, T(tile),
+                            kind == Kind::kRow   ? ascend::Bf16Tile::kRow
+                            : kind == Kind::kCol ? ascend::Bf16Tile::kCol
+                                                 : ascend::Bf16Tile::kFull,
+                            g, words);
     } else {
       ascend::EmitBf16Load(*this, T(tile), g, words);
     }
@@ -1922,8 +1935,13 @@ absl::Status FunctionEmitter::RoundToBf16(const PtoInstr& in) {
       Line(absl::StrCat("TROWMAX(", T(in.dst), ", ", full, ", ", Tmp(), ");"));
       break;
     }
-    case Kind::kCol:
-      return Unsupported(in.op, "with a BF16 column result");
+    case Kind::kCol: {  // likewise down the columns
+      const std::string full = Scratch(2);
+      Line(absl::StrCat("TCOLEXPAND(", full, ", ", T(in.dst), ");"));
+      ascend::EmitBf16Round(*this, full);
+      Line(absl::StrCat("TCOLMAX(", T(in.dst), ", ", full, ");"));
+      break;
+    }
   }
   return absl::OkStatus();
 }
@@ -2136,6 +2154,16 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowInt16 = Tile<TileType::Vec, int16_t, ", half_rows_pad,
                     ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
     place("RowInt16", "i16row", half_rows_pad * 2, row_ctor);
+  }
+  if (need_bf16_col_) {
+    absl::StrAppend(&decl, "  using ColBf16 = Tile<TileType::Vec, bfloat16_t, 1, ", half_cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+    place("ColBf16", "bfcol", half_cols_pad * 2, col_ctor);
+  }
+  if (need_i16_col_) {
+    absl::StrAppend(&decl, "  using ColInt16 = Tile<TileType::Vec, int16_t, 1, ", half_cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+    place("ColInt16", "i16col", half_cols_pad * 2, col_ctor);
   }
   if (need_ws_) {
     // BF16's GM workspace (words path only, ascend_bf16.h): one full tile

@@ -14,8 +14,14 @@
 // A transposed operand (A stored [K x m], B stored [n x K]) is loaded through
 // a DN GlobalTensor into a ColMajor Mat tile.
 //
+// BF16 operands: a device build has bfloat16_t L1/L0A/L0B tiles and the
+// ISA's bf16 x bf16 -> f32 TMATMUL; the CPU simulation, whose TMATMUL takes
+// f16 and f32 operands only, widens each step's blocks to f32 first
+// (ascend_bf16_matmul.h). Both forms are in the source, chosen by
+// `#if !defined(__CPU_SIM)`.
+//
 // UNIMPLEMENTED naming TMATMUL: a run-time K or tile extents or strides,
-// operands other than f32/f16 with an f32 result, a batched tile.
+// operands other than f32/f16/bf16 with an f32 result, a batched tile.
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_CUBE_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_CUBE_CODEGEN_H_
 

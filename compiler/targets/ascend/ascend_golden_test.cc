@@ -1,10 +1,11 @@
 // Golden tests of the Ascend target's PTO-ISA source: an elementwise chain
 // with tails (exp(a) + b, f32, f16 and bf16), softmax rows (row reductions and
-// row-expanding arithmetic), a matmul through L1 and L0 tiles and the
-// softmax loop whose body loads through a dynamic view, integer ops on int32
-// tiles, INT32 division and maxima, an argmax, a gather, a sort (TSORT32 and
-// TMRGSORT). (The instructions the target refuses in every form:
-// ascend_unmapped_test.) Goldens live in compiler/targets/ascend/testdata/.
+// row-expanding arithmetic), matmuls through L1 and L0 tiles (f32, and BF16
+// operands) and the softmax loop whose body loads through a dynamic view,
+// integer ops on int32 tiles, INT32 division and maxima, an argmax, a
+// gather, a sort (TSORT32 and TMRGSORT). (The instructions the target
+// refuses in every form: ascend_unmapped_test.) Goldens live in
+// compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
@@ -67,6 +68,15 @@ TEST(AscendGoldenTest, SoftmaxRows) {
 
 TEST(AscendGoldenTest, MatmulL0Tiles) {
   CheckGolden("matmul.cc.txt", AscendSource(testing::MatmulGraph({40, 100}, {100, 72}, {40, 72})));
+}
+
+// BF16 operands, A transposed: the device's bfloat16_t tiles and the
+// simulation's blocks widened to f32 through the workspace, under
+// `#if !defined(__CPU_SIM)`.
+TEST(AscendGoldenTest, MatmulBf16) {
+  CheckGolden("matmul_bf16.cc.txt",
+              AscendSource(testing::MatmulGraph({100, 40}, {100, 72}, {40, 72}, true, false,
+                                                pto::v1::DT_BF16, pto::v1::DT_FP32)));
 }
 
 TEST(AscendGoldenTest, SoftmaxLoopDynamicView) {

@@ -9,7 +9,7 @@
 //
 // To regenerate after an intended change:
 //   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
-//     bazel test //compiler:ascend_golden_test
+//     bazel test //compiler:ascend_golden_test --test_env=PTO_UPDATE_GOLDENS
 // and review the diff.
 #include <cstdlib>
 #include <map>

@@ -1,6 +1,7 @@
 // The host kernel's lean link (host_backend.h): the generated kernels of the
 // golden corpus link with the C libraries alone, and a kernel that calls into
 // libstdc++ is built again with the full link.
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -97,6 +98,46 @@ TEST(HostLinkTest, KernelCallingLibstdcxxLinksInFull) {
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_TRUE(absl::StrContains(runs[0], " -nodefaultlibs ")) << runs[0];
   EXPECT_FALSE(absl::StrContains(runs[1], "-nodefaultlibs")) << runs[1];
+
+  // With a precompiled header: the lean link's undefined symbol is not the
+  // .gch's fault, so no build without it comes between the two links.
+  NativeBuildOptions with_pch = Options(cxx);
+  with_pch.pch_dir = cxx.dir() + "/pch";
+  with_pch.compiler_fingerprint = "host-link-test";
+  so = backend.BuildPayload(source, with_pch);
+  ASSERT_TRUE(so.ok()) << so.status();
+  const std::vector<std::string> pch_runs = cxx.Runs();
+  ASSERT_EQ(pch_runs.size(), 3u);
+  EXPECT_TRUE(absl::StrContains(pch_runs[0], "c++-header")) << pch_runs[0];
+  EXPECT_TRUE(absl::StrContains(pch_runs[1], " -nodefaultlibs ")) << pch_runs[1];
+  EXPECT_TRUE(absl::StrContains(pch_runs[1], "prelude.h")) << pch_runs[1];
+  EXPECT_FALSE(absl::StrContains(pch_runs[2], "-nodefaultlibs")) << pch_runs[2];
+  EXPECT_TRUE(absl::StrContains(pch_runs[2], "prelude.h")) << pch_runs[2];
+}
+
+// libgcc's CPU model, which pto_cube.h's run-time checks read, is filled in
+// when a lean kernel is loaded.
+TEST(HostLinkTest, LeanKernelSeesTheCpuModel) {
+  LoggingCompiler cxx;
+  const HostBackend backend(runtime::NativeHostTarget());
+  const std::string source =
+      "extern \"C\" __attribute__((visibility(\"default\"))) int pto_cpu() {\n"
+      "  return 1 + (__builtin_cpu_supports(\"avx2\") ? 2 : 0) +\n"
+      "         (__builtin_cpu_supports(\"avx512f\") ? 4 : 0);\n"
+      "}\n";
+  absl::StatusOr<std::string> so = backend.BuildPayload(source, Options(cxx));
+  ASSERT_TRUE(so.ok()) << so.status();
+  EXPECT_EQ(cxx.Runs().size(), 1u);
+  const std::string path = cxx.dir() + "/cpu.so";
+  ASSERT_TRUE(WriteFile(path, *so).ok());
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto* cpu = reinterpret_cast<int (*)()>(dlsym(lib, "pto_cpu"));
+  ASSERT_NE(cpu, nullptr) << dlerror();
+  __builtin_cpu_init();
+  EXPECT_EQ(cpu(), 1 + (__builtin_cpu_supports("avx2") ? 2 : 0) +
+                       (__builtin_cpu_supports("avx512f") ? 4 : 0));
+  dlclose(lib);
 }
 
 TEST(HostLinkTest, BadSourceReportsTheFullLinksError) {

@@ -14,7 +14,6 @@
 #include "compiler/targets/ascend/ascend_fingerprint.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
-#include "compiler/util/subprocess.h"
 #include "compiler/util/temp_dir.h"
 #include "runtime/ascend_target.h"
 #include "runtime/host_target.h"
@@ -23,24 +22,16 @@
 namespace pto::compiler {
 namespace {
 
-std::string ToolchainVersion() {
-  SubprocessResult r;
-  absl::Status s = RunSubprocess({"c++", "--version"}, absl::Seconds(30), &r);
-  if (!s.ok()) return absl::StrCat("unavailable: ", s.message());
-  if (!r.exited || r.exit_code != 0) {
-    return absl::StrCat("failed: ", DescribeExit(r, absl::Seconds(30)));
-  }
-  return r.output;
-}
-
 std::vector<std::string> HostCompilerFlagLines() {
   std::vector<std::string> lines;
   for (const std::string& target : runtime::KnownHostTargets()) {
     for (int level : AcceptedOptLevels()) {
-      lines.push_back(absl::StrCat(
-          target, " -O", level, ": ",
-          absl::StrJoin(HostCompilerArgs(target, level, "kernel.cc", "kernel.so"),
-                        " ")));
+      for (HostLink link : {HostLink::kLean, HostLink::kFull}) {
+        lines.push_back(absl::StrCat(
+            target, " -O", level, link == HostLink::kFull ? " full link" : "", ": ",
+            absl::StrJoin(HostCompilerArgs(target, level, "kernel.cc", "kernel.so", link),
+                          " ")));
+      }
     }
   }
   return lines;
@@ -114,8 +105,8 @@ FingerprintInputs CurrentFingerprintInputs(const std::string& cxx) {
     in.headers.emplace_back(f.name, std::string(f.contents));
   }
   in.flags = HostCompilerFlagLines();
-  in.toolchain = ToolchainVersion();
   in.compiler = CompilerIdentity(cxx);
+  in.toolchain = cxx == kToolchainDriver ? in.compiler : CompilerIdentity(kToolchainDriver);
   return in;
 }
 

@@ -21,18 +21,23 @@ namespace pto::compiler {
 // Bump when lowering or code generation changes what a graph compiles to.
 inline constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=45";
 
+// The driver that names the system's toolchain (FingerprintInputs::toolchain).
+inline constexpr char kToolchainDriver[] = "c++";
+
 struct FingerprintInputs {
   // kCompilerBuildId.
   std::string build_id;
   // The headers generated code includes, (file name, contents), in
   // EmbeddedHostHeaders() order.
   std::vector<std::pair<std::string, std::string>> headers;
-  // The host C++ compiler's arguments (HostCompilerArgs), one line per known
-  // host target and accepted -O level: "<target> -O<n>: <args joined by
-  // spaces>", with the file arguments named kernel.cc and kernel.so.
+  // The host C++ compiler's arguments (HostCompilerArgs), two lines per known
+  // host target and accepted -O level, one per link: "<target> -O<n>: <args
+  // joined by spaces>" (the lean link) and "<target> -O<n> full link: ...",
+  // with the file arguments named kernel.cc and kernel.so.
   std::vector<std::string> flags;
-  // `c++ --version`'s output (or why it could not be run): the system's
-  // toolchain, whose headers and libraries every host kernel builds against.
+  // The system's toolchain, whose headers and libraries every host kernel
+  // builds against: CompilerIdentity(kToolchainDriver), its driver's path and
+  // bytes (which carry its version), read, never run.
   std::string toolchain;
   // The C++ compiler host targets run: "<path>: <hex SHA-256 of the
   // executable>" for the file `cxx` names (on PATH, links followed), read,
@@ -48,7 +53,8 @@ struct FingerprintInputs {
 std::string FingerprintOf(const FingerprintInputs& inputs);
 
 // The inputs of this build on this machine with `cxx` as the host C++
-// compiler (runs `c++ --version`, reads `cxx`'s executable).
+// compiler (reads the executables of `cxx` and of kToolchainDriver, once when
+// they are the same name; runs nothing).
 FingerprintInputs CurrentFingerprintInputs(const std::string& cxx = "c++");
 
 // What FingerprintInputs::compiler holds for `cxx`.

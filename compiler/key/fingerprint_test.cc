@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <functional>
 #include <set>
 
@@ -13,7 +14,6 @@
 #include "compiler/compile.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
-#include "compiler/util/subprocess.h"
 #include "compiler/util/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -81,17 +81,10 @@ TEST(FingerprintTest, ChangesWithEveryInput) {
   }
 }
 
-std::string CxxVersion() {
-  SubprocessResult r;
-  absl::Status s = RunSubprocess({"c++", "--version"}, absl::Seconds(30), &r);
-  EXPECT_TRUE(s.ok() && r.exited && r.exit_code == 0) << s;
-  return r.output;
-}
-
 // The real fingerprint is FingerprintOf the real inputs, and each of those
 // inputs is what the host target actually uses: the embedded headers, the
-// compiler arguments of every known host target at every -O level, the
-// toolchain's version. Leaving any of them out of CompilerFingerprint()
+// compiler arguments of every known host target at every -O level with
+// either link, the toolchain. Leaving any of them out of CompilerFingerprint()
 // fails here.
 TEST(FingerprintTest, CompilerFingerprintHashesTheActualInputs) {
   const FingerprintInputs in = CurrentFingerprintInputs();
@@ -112,21 +105,60 @@ TEST(FingerprintTest, CompilerFingerprintHashesTheActualInputs) {
   EXPECT_THAT(names, Contains("kernel_abi.h"));
 
   const std::vector<std::string>& targets = runtime::KnownHostTargets();
-  EXPECT_EQ(in.flags.size(), targets.size() * 4);  // -O0 .. -O3
+  EXPECT_EQ(in.flags.size(), targets.size() * 4 * 2);  // -O0 .. -O3, two links
   for (const std::string& target : targets) {
     for (int level = 0; level <= 3; ++level) {
-      const std::vector<std::string> args =
-          HostCompilerArgs(target, level, "kernel.cc", "kernel.so");
-      ASSERT_FALSE(args.empty()) << target;
+      const std::vector<std::string> lean =
+          HostCompilerArgs(target, level, "kernel.cc", "kernel.so", HostLink::kLean);
+      const std::vector<std::string> full =
+          HostCompilerArgs(target, level, "kernel.cc", "kernel.so", HostLink::kFull);
+      ASSERT_FALSE(lean.empty()) << target;
+      EXPECT_NE(lean, full);
       EXPECT_THAT(in.flags, Contains(absl::StrCat(target, " -O", level, ": ",
-                                                  absl::StrJoin(args, " "))));
+                                                  absl::StrJoin(lean, " "))));
+      EXPECT_THAT(in.flags, Contains(absl::StrCat(target, " -O", level, " full link: ",
+                                                  absl::StrJoin(full, " "))));
     }
   }
 
-  EXPECT_EQ(in.toolchain, CxxVersion());
-  EXPECT_FALSE(in.toolchain.empty());
+  EXPECT_EQ(in.toolchain, CompilerIdentity("c++"));
+  EXPECT_THAT(in.toolchain, Not(HasSubstr("unresolved")));
   EXPECT_EQ(in.compiler, CompilerIdentity("c++"));
   EXPECT_THAT(in.compiler, Not(HasSubstr("unresolved")));
+}
+
+// The toolchain is the `c++` on PATH, identified by its bytes and never run:
+// another driver there, or the same path with other bytes (a new release),
+// gives another fingerprint.
+TEST(FingerprintTest, ToolchainIsTheDriverOnPathReadNotRun) {
+  absl::StatusOr<TempDir> dir = TempDir::Create("pto-fingerprint-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string mark = dir->path() + "/ran";
+  const std::string driver = dir->path() + "/c++";
+  auto install = [&](const std::string& version) {
+    ASSERT_TRUE(WriteFile(driver, absl::StrCat("#!/bin/sh\ntouch '", mark, "'\necho '",
+                                               version, "'\n"))
+                    .ok());
+    chmod(driver.c_str(), 0700);
+  };
+  const char* old_path = getenv("PATH");
+  const std::string saved = old_path != nullptr ? old_path : "";
+  const FingerprintInputs system = CurrentFingerprintInputs("g++");
+
+  install("c++ 99.1");
+  setenv("PATH", absl::StrCat(dir->path(), ":", saved).c_str(), 1);
+  const FingerprintInputs first = CurrentFingerprintInputs("g++");
+  install("c++ 99.2");
+  const FingerprintInputs second = CurrentFingerprintInputs("g++");
+  setenv("PATH", saved.c_str(), 1);
+
+  EXPECT_TRUE(absl::StartsWith(first.toolchain, driver + ": ")) << first.toolchain;
+  EXPECT_NE(first.toolchain, system.toolchain);
+  EXPECT_NE(second.toolchain, first.toolchain);
+  EXPECT_EQ(first.compiler, system.compiler);  // g++ is not on the stand-in's path
+  EXPECT_NE(FingerprintOf(first), FingerprintOf(system));
+  EXPECT_NE(FingerprintOf(second), FingerprintOf(first));
+  EXPECT_FALSE(std::filesystem::exists(mark)) << "the stand-in driver was run";
 }
 
 // Every header an embedded header includes by a quoted name is embedded
@@ -164,13 +196,14 @@ TEST(FingerprintTest, FlagLinesCarryEachTargetsIsaFlags) {
 }
 
 // BuildPayload runs exactly HostCompilerArgs (so a flag added to the command
-// line reaches the fingerprint): a stand-in compiler records its arguments.
+// line reaches the fingerprint): a stand-in compiler that fails records its
+// arguments, the lean link's and then the full link's.
 TEST(FingerprintTest, BuildPayloadRunsHostCompilerArgs) {
   absl::StatusOr<TempDir> dir = TempDir::Create("pto-fingerprint-test");
   ASSERT_TRUE(dir.ok()) << dir.status();
   const std::string record = dir->path() + "/argv";
   const std::string script = dir->path() + "/record-cxx";
-  ASSERT_TRUE(WriteFile(script, absl::StrCat("#!/bin/sh\nprintf '%s\\n' \"$@\" > '",
+  ASSERT_TRUE(WriteFile(script, absl::StrCat("#!/bin/sh\nprintf '%s\\n' \"$@\" -- >> '",
                                              record, "'\nexit 1\n"))
                   .ok());
   chmod(script.c_str(), 0700);
@@ -180,20 +213,34 @@ TEST(FingerprintTest, BuildPayloadRunsHostCompilerArgs) {
     options.cxx = script;
     options.opt_level = 3;
     options.work_dir = dir->path();
+    options.pch_dir = "off";
+    ASSERT_TRUE(WriteFile(record, "").ok());
     EXPECT_FALSE(backend.BuildPayload("int x;\n", options).ok());
     absl::StatusOr<std::string> recorded = ReadFile(record);
     ASSERT_TRUE(recorded.ok()) << recorded.status();
-    std::vector<std::string> argv = absl::StrSplit(*recorded, '\n');
-    ASSERT_FALSE(argv.empty());
-    argv.pop_back();  // after the last newline
-    // The private directory's paths, as the command line named them.
+    std::vector<std::vector<std::string>> runs(1);
+    for (absl::string_view line : absl::StrSplit(*recorded, '\n', absl::SkipEmpty())) {
+      if (line == "--") {
+        runs.emplace_back();
+      } else {
+        runs.back().emplace_back(line);
+      }
+    }
+    runs.pop_back();  // after the last "--"
+    ASSERT_EQ(runs.size(), 2u) << *recorded;
+    // The private directory's paths, as the command lines named them.
     std::string source, output;
-    for (size_t i = 0; i < argv.size(); ++i) {
-      if (argv[i] == "-o" && i + 1 < argv.size()) output = argv[i + 1];
-      if (absl::EndsWith(argv[i], "/kernel.cc")) source = argv[i];
+    for (size_t i = 0; i < runs[0].size(); ++i) {
+      if (runs[0][i] == "-o" && i + 1 < runs[0].size()) output = runs[0][i + 1];
+      if (absl::EndsWith(runs[0][i], "/kernel.cc")) source = runs[0][i];
     }
     ASSERT_FALSE(source.empty()) << *recorded;
-    EXPECT_EQ(argv, HostCompilerArgs(target, 3, source, output)) << target;
+    EXPECT_EQ(runs[0], HostCompilerArgs(target, 3, source, output, HostLink::kLean)) << target;
+    for (size_t i = 0; i < runs[1].size(); ++i) {
+      if (runs[1][i] == "-o" && i + 1 < runs[1].size()) output = runs[1][i + 1];
+      if (absl::EndsWith(runs[1][i], "/kernel.cc")) source = runs[1][i];
+    }
+    EXPECT_EQ(runs[1], HostCompilerArgs(target, 3, source, output, HostLink::kFull)) << target;
   }
 }
 

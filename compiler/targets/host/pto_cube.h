@@ -398,10 +398,10 @@ __attribute__((target("avx512f"), noinline)) inline void CubeMatmul512(
   }
 }
 
-inline bool CubeHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
+// __builtin_cpu_supports reads libgcc's CPU model, filled in when the kernel
+// is loaded: a load and a test, and no guarded static (whose guard would need
+// libstdc++, which kernels do not link).
+inline bool CubeHasAvx512() { return __builtin_cpu_supports("avx512f"); }
 #endif  // PTO_CUBE_AVX512
 
 template <bool kAcc>
@@ -490,11 +490,10 @@ constexpr int64_t Bf16L0AElems(int64_t m, int64_t k) {
   return m * (((k < kBf16KBlock ? k : kBf16KBlock) + 1) / 2 * 2);
 }
 
+// As CubeHasAvx512.
 inline bool CubeHasBf16Dot() {
-  static const bool has = __builtin_cpu_supports("avx512f") &&
-                          __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512bf16");
-  return has;
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512bf16");
 }
 
 typedef float Bf16Acc __attribute__((vector_size(64)));   // 16 f32 lanes

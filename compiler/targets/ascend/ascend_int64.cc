@@ -244,8 +244,8 @@ absl::Status EmitInt64Reduction(Int64Code& code, const Int64Reduction& r) {
   if (r.op == PtoOpcode::kTRedSum) {
     if (r.n_max > kMaxSummed) {
       return absl::UnimplementedError(absl::StrCat(
-          "TREDSUM into DT_INT64 over ", r.n_max, " values along the dim: its f32 byte sums "
-          "are exact for up to ", kMaxSummed, " (255 n <= 2^24)"));
+          "into DT_INT64 over ", r.n_max, " values along the dim: its f32 byte sums are "
+          "exact for up to ", kMaxSummed, " (255 n <= 2^24)"));
     }
     EmitSum(code, r);
     return absl::OkStatus();

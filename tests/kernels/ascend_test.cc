@@ -753,8 +753,7 @@ TEST(AscendRuntimeTest, PhiloxIsNamedAsHostOnly) {
 
 // Integer instructions the target leaves out are UNIMPLEMENTED naming the
 // instruction and the dtype: INT64 arithmetic (the vector unit has no
-// 64-bit arithmetic), and so an INT32 sum or product over a dim (INT64
-// values, as torch's).
+// 64-bit arithmetic) other than sums and products (ascend_int64.h).
 TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
   auto refused = [](const pto::v1::Graph& g) {
     absl::StatusOr<compiler::CompileResult> r =
@@ -769,14 +768,6 @@ TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
     b.Output("out", b.Op("add", {x, y}));
     const std::string why = refused(b.Build());
     EXPECT_THAT(why, HasSubstr("TADD"));
-    EXPECT_THAT(why, HasSubstr("DT_INT64"));
-  }
-  for (const auto& [op, opcode] : {std::pair{"sum", "TREDSUM"}, std::pair{"prod", "TREDPROD"}}) {
-    Builder b(op);
-    const uint32_t x = b.Input("x", pto::v1::DT_INT32, {37, 70});
-    b.Output("out", b.Op(op, {x}, {16, 32}, -1, true));
-    const std::string why = refused(b.graph());
-    EXPECT_THAT(why, HasSubstr(opcode));
     EXPECT_THAT(why, HasSubstr("DT_INT64"));
   }
 }
@@ -1326,6 +1317,122 @@ TEST(AscendSortTest, Int32KeysGiveTheHostsPositions) {
   for (int64_t i = 1; i < 300; ++i) {
     const auto at = [&](int64_t j) { return want[0].Get(static_cast<int64_t>(want[2].Get(j))); };
     ASSERT_GE(at(i - 1), at(i)) << i;
+  }
+}
+
+// Sums and products into INT64 (torch's result type for integers), over the
+// last dim and dim 0, of dims in one tile and split over several (partial
+// INT64 results, then a combine step of them): INT32 values across the
+// whole range (sums past 2^31, negative sums), rows of INT32_MAX and of
+// INT32_MIN, products wrapping modulo 2^64 (odd factors, so that they do
+// not vanish, and rows of edge values), and INT64 values across their range
+// (sums and products wrapping): the Ascend kernel's results equal the
+// host's bit for bit.
+TEST(AscendInt64Test, SumsAndProductsMatchTheHostBitForBit) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const auto i32 = pto::v1::DT_INT32, i64 = pto::v1::DT_INT64;
+  // Three kernels (each CPU-simulation build stays short): sums of x (5
+  // column tiles with a tail, 2 row tiles), products of y (2 row tiles with
+  // a tail), both of z.
+  std::vector<pto::v1::Graph> graphs;
+  {
+    Builder b("int32_sums");
+    const uint32_t x = b.Input("x", i32, {32, 300});
+    b.Output("sum_last", b.Op("sum", {x}, {16, 64}, -1, true));
+    b.Output("sum_dim0", b.Op("sum", {x}, {16, 64}, 0, false));
+    graphs.push_back(b.graph());
+  }
+  {
+    Builder b("int32_prods");
+    const uint32_t y = b.Input("y", i32, {24, 40});
+    b.Output("prod_last", b.Op("prod", {y}, {16, 16}, -1, false));
+    b.Output("prod_dim0", b.Op("prod", {y}, {16, 16}, 0, true));
+    graphs.push_back(b.graph());
+  }
+  {
+    Builder b("int64_values");
+    const uint32_t z = b.Input("z", i64, {16, 48});
+    b.Output("sum64_last", b.Op("sum", {z}, {8, 16}, -1, true));
+    b.Output("prod64_dim0", b.Op("prod", {z}, {8, 16}, 0, false));
+    graphs.push_back(b.graph());
+  }
+
+  constexpr int32_t kMin = INT32_MIN, kMax = INT32_MAX;
+  const std::vector<int32_t> edges = {kMin, kMin + 1, -16777217, -65537, -65536, -255, -1, 0,
+                                      1, 255, 256, 65535, 65536, 16777217, kMax - 1, kMax};
+  // Row r of x: 0 across the range, 1 all INT32_MAX, 2 all INT32_MIN, 3
+  // edge values, 4 small negatives (a negative sum); y: odd values across
+  // the range, odd small ones, edge values (and so zeros), all -1.
+  auto sum_value = [&](std::mt19937_64& rng, int64_t row) -> int32_t {
+    const uint64_t r = rng();
+    switch (row % 5) {
+      case 0: return static_cast<int32_t>(r >> 32);
+      case 1: return kMax;
+      case 2: return kMin;
+      case 3: return edges[(r >> 32) % edges.size()];
+      default: return -static_cast<int32_t>((r >> 32) % 1000);
+    }
+  };
+  auto prod_value = [&](std::mt19937_64& rng, int64_t row) -> int32_t {
+    const uint64_t r = rng();
+    switch (row % 4) {
+      case 0: return static_cast<int32_t>(r >> 32) | 1;
+      case 1: return static_cast<int32_t>((r >> 32) % 31) - 15 | 1;
+      case 2: return edges[(r >> 32) % edges.size()];
+      default: return -1;
+    }
+  };
+  auto run = [&](const pto::v1::Graph& graph, const runtime::Kernel& kernel) {
+    std::mt19937_64 rng(5);
+    std::map<uint32_t, const pto::v1::Value*> declared;
+    for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+    std::vector<ptoc::HostTensor> buffers;
+    for (const pto::v1::Parameter& param : graph.params()) {
+      const pto::v1::Value& v = *declared.at(param.value_id());
+      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
+      EXPECT_TRUE(shape.ok()) << param.name();
+      absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), *shape);
+      EXPECT_TRUE(t.ok()) << t.status();
+      const int64_t cols = shape->back();
+      for (int64_t i = 0; i < t->size(); ++i) {
+        const int64_t row = i / cols;
+        if (param.role() == pto::v1::PARAM_ROLE_OUT) {
+          static_cast<int64_t*>(t->data())[i] = 0x5a5a5a5a5a5a5a5a;
+        } else if (param.name() == "x") {
+          static_cast<int32_t*>(t->data())[i] = sum_value(rng, row);
+        } else if (param.name() == "y") {
+          static_cast<int32_t*>(t->data())[i] = prod_value(rng, row);
+        } else {  // z: INT64 across the range, odd, and small values
+          const uint64_t r = rng();
+          static_cast<int64_t*>(t->data())[i] =
+              row % 2 == 0 ? static_cast<int64_t>(r | 1) : static_cast<int64_t>(r % 7) - 3;
+        }
+      }
+      buffers.push_back(*std::move(t));
+    }
+    std::vector<runtime::TensorArg> args;
+    for (ptoc::HostTensor& t : buffers) args.push_back(t.AsArg());
+    const absl::Status ran = kernel.Run(args);
+    EXPECT_TRUE(ran.ok()) << ran;
+    return buffers;
+  };
+  for (const pto::v1::Graph& graph : graphs) {
+    auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+    ASSERT_NE(ascend_kernel, nullptr);
+    auto host_kernel = testing::CompileAndLoad(graph, "host");
+    ASSERT_NE(host_kernel, nullptr);
+    std::vector<ptoc::HostTensor> want = run(graph, *host_kernel);
+    std::vector<ptoc::HostTensor> got = run(graph, *ascend_kernel);
+    ExpectSameBits(graph.name(), got, want);
+    if (graph.name() != "int32_sums") continue;
+    // A few sums the host holds too, so that both cannot drift together.
+    ASSERT_EQ(graph.params(1).name(), "sum_last");
+    const int64_t* sums = static_cast<const int64_t*>(got[1].data());
+    EXPECT_EQ(sums[1], int64_t{300} * kMax);  // past 2^31
+    EXPECT_EQ(sums[2], int64_t{300} * kMin);
+    EXPECT_LT(sums[4], 0);
   }
 }
 

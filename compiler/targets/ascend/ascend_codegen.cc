@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -14,6 +15,7 @@
 #include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_bf16.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
+#include "compiler/targets/ascend/ascend_int64.h"
 #include "compiler/targets/ascend/ascend_int_math.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/ascend/ascend_sort_codegen.h"
@@ -89,8 +91,10 @@ bool Compares(PtoOpcode op) {
 
 // What a UB tile's elements are: f32 (FP32, FP16, BF16 values, and BOOL,
 // INT8, INT16, UINT8 ones exactly), int32 (INT32 values, and an arg
-// reduction's INT64 positions) or int64 (INT64 values that are only moved).
-enum class Elem { kF32, kI32, kI64 };
+// reduction's INT64 positions), int64 (INT64 values that are only moved) or
+// words (INT64 sums and products: each value's two 32-bit words, low first,
+// in an int32 tile of twice the columns; ascend_int64.h).
+enum class Elem { kF32, kI32, kI64, kWords };
 
 // Integers in GM: INT32 and INT64 in int tiles, the narrow ones through a
 // staging tile of their own type into f32 tiles.
@@ -110,7 +114,7 @@ bool StoredAsF32(pto::v1::DataType t) {
 }
 
 // One block function being emitted.
-class FunctionEmitter : public ascend::Bf16Code {
+class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
  public:
   FunctionEmitter(const PtoProgram& p, int index)
       : p_(p), fn_(p.functions[index]), index_(index) {}
@@ -264,6 +268,44 @@ class FunctionEmitter : public ascend::Bf16Code {
     Line(absl::StrCat("TSEL(", fd, ", ", Mask(), ", ", fa, ", ", fb, ");"));
     Line(absl::StrCat("TRESHAPE(", dst, ", ", fd, ");"));
   }
+  // INT64 sums and products (ascend_int64.h): words tiles, by the result's
+  // shape.
+  static Kind KindOf(ascend::Int64Shape s) {
+    return s == ascend::Int64Shape::kRow   ? Kind::kRow
+           : s == ascend::Int64Shape::kCol ? Kind::kCol
+                                           : Kind::kFull;
+  }
+  static const char* WordsSuffix(Kind k) {
+    return k == Kind::kRow ? "Row" : k == Kind::kCol ? "Col" : "Full";
+  }
+  std::string ReducedF32(ascend::Int64Shape s) override {
+    return s == ascend::Int64Shape::kRow   ? RowTmpK(2)
+           : s == ascend::Int64Shape::kCol ? ColTmpK(2)
+                                           : Scratch(3);
+  }
+  std::string WordsInt(ascend::Int64Shape s, int k) override {
+    words_scratch_.insert({static_cast<int>(KindOf(s)), k});
+    return absl::StrCat("w", absl::AsciiStrToLower(WordsSuffix(KindOf(s))), k);
+  }
+  std::string WordsF32(ascend::Int64Shape s) override {
+    words_scratch_.insert({static_cast<int>(KindOf(s)), 0});
+    return absl::StrCat("w", absl::AsciiStrToLower(WordsSuffix(KindOf(s))), "f");
+  }
+  void FullIndex(const std::string& dst) override {
+    const std::string f = FlatI(dst);
+    Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", f, ", 0);"));
+    Line(absl::StrCat("TRESHAPE(", dst, ", ", f, ");"));
+  }
+  void WordsIndex(ascend::Int64Shape s, const std::string& dst) override {
+    const char* suffix = WordsSuffix(KindOf(s));
+    words_flat_.insert(static_cast<int>(KindOf(s)));
+    const std::string f = absl::StrCat("fw", absl::AsciiStrToLower(suffix));
+    Line(absl::StrCat("TRESHAPE(", f, ", ", dst, ");"));
+    Line(absl::StrCat("TCI<FlatWords", suffix, ", int32_t, 0>(", f, ", 0);"));
+    Line(absl::StrCat("TRESHAPE(", dst, ", ", f, ");"));
+  }
+  // TREDSUM/TREDPROD of INT32 values or INT64 words into an INT64 words tile.
+  absl::Status EmitInt64Reduce(const PtoInstr& in);
   // BF16 (ascend_bf16.h).
   static Pipe FromBf16(ascend::Bf16Pipe p) {
     return p == ascend::Bf16Pipe::kMte2 ? Pipe::kMte2
@@ -337,6 +379,9 @@ class FunctionEmitter : public ascend::Bf16Code {
   bool need_bf16_ = false, need_bf16_row_ = false, need_i16_row_ = false, need_ws_ = false;
   bool need_bf16_col_ = false, need_i16_col_ = false;
   bool need_bf16_round_ = false;  // BF16's staging tile and workspace
+  // Words scratch tiles (kind, number; 0: the f32 one) and flat views (kind).
+  std::set<std::pair<int, int>> words_scratch_;
+  std::set<int> words_flat_;
 };
 
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
@@ -519,10 +564,28 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                               in.stride_dynamic);
   std::vector<int64_t> extent = a.extent4;
   std::vector<std::string> stride = a.strides4_text;  // innermost: 1, 0 (broadcast) or a permutation's
+  // INT64 values as their 32-bit words (ascend_int64.h): the INT64
+  // elements, contiguous along the innermost dim, as twice as many int32
+  // ones, every other stride doubled; rows are not merged (the words tile
+  // is RowMajor).
+  const bool words = elem_[tile] == Elem::kWords;
+  if (words) {
+    if (extent[3] != 1 && stride[3] != "1") {
+      return Unsupported(in.op, "of INT64 sums or products strided along the last dim in GM");
+    }
+    extent[3] *= 2;
+    stride[3] = "1";
+    for (int d = 0; d < 3; ++d) {
+      if (stride[d].empty()) continue;
+      stride[d] = absl::ascii_isdigit(stride[d][0])
+                      ? absl::StrCat(2 * std::stoll(stride[d]))
+                      : absl::StrCat("(", stride[d], ") * 2");
+    }
+  }
   // A row tile whose rows lie unevenly in GM is stored from a RowMajor
   // [rows, 1] copy (TMOV), whose store takes the access's strides as they are.
   bool row_nd = false;
-  if (kind == Kind::kRow) {
+  if (kind == Kind::kRow && !words) {
     // A ColMajor [rows, 1] tile moves as one GM column: its leading dims
     // merge into one (each one's stride the inner block's stride times its
     // extent).
@@ -564,7 +627,12 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   for (int k = 0; k < 4; ++k) {
     const int d = k - (4 - rank_);
     std::string e = absl::StrCat(extent[k]);
-    if (fn_.runtime_extents && extent[k] != 1) {
+    if (fn_.runtime_extents && extent[k] != 1 && words) {
+      // (a row tile's words: two per row)
+      if (d >= 0 && (k < 3 || kind != Kind::kRow)) {
+        e = absl::StrCat("args[", fn_.num_args - rank_ + d, "]", k == 3 ? " * 2" : "");
+      }
+    } else if (fn_.runtime_extents && extent[k] != 1) {
       if (kind == Kind::kRow && !row_nd) {
         e = ValidRows();
       } else if (d >= 0) {
@@ -601,6 +669,20 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                         ");"));
     }
   };
+  if (words) {
+    declare(absl::StrCat("G", i), g, "int32_t",
+            absl::StrCat("reinterpret_cast<__gm__ int32_t*>(b", in.buffer, ") + 2 * (", a.offset,
+                         ")"));
+    if (store) {
+      Sync(Pipe::kV);
+      Sync(Pipe::kMte3);
+      Line(absl::StrCat("TSTORE(", g, ", ", T(tile), ");"));
+    } else {
+      Sync(Pipe::kMte2);
+      Line(absl::StrCat("TLOAD(", T(tile), ", ", g, ");"));
+    }
+    return absl::OkStatus();
+  }
   declare(absl::StrCat("G", i), g, elem, absl::StrCat("b", in.buffer, " + (", a.offset, ")"));
   if (bf16) {  // the same elements as 16-bit words (ascend_bf16.h)
     const std::string words = absl::StrCat("w", i);
@@ -792,12 +874,29 @@ absl::Status FunctionEmitter::PlanIntTiles() {
     if (in.op == PtoOpcode::kMGather && !in.srcs.empty()) index_tiles.insert(in.srcs[0]);
     if (in.op == PtoOpcode::kMScatter && in.srcs.size() == 2) index_tiles.insert(in.srcs[1]);
   }
+  // INT64 sums and products (ascend_int64.h): a TREDSUM/TREDPROD result
+  // that is only stored or reduced again, and a load of INT64 values that
+  // only such reductions read, are words tiles.
+  auto int64_reduction = [](const PtoInstr& in) {
+    return (in.op == PtoOpcode::kTRedSum || in.op == PtoOpcode::kTRedProd) &&
+           in.dtype == pto::v1::DT_INT64;
+  };
   for (int t = 0; t < fn_.num_tiles && t < static_cast<int>(fn_.ub_types.size()); ++t) {
     if (fn_.ub_types[t] != pto::v1::DT_INT64) continue;
-    bool int32 = true, moved_only = true, loaded = true;
+    bool int32 = true, moved_only = true, loaded = true, words = true, reduced = false;
     const PtoInstr* user = nullptr;
     for (const PtoInstr& in : fn_.body) {
       const bool reads = std::find(in.srcs.begin(), in.srcs.end(), t) != in.srcs.end();
+      if (in.dst == t) {
+        reduced = reduced || int64_reduction(in);
+        words = words && (int64_reduction(in) ||
+                          (in.op == PtoOpcode::kTLoad &&
+                           p_.buffers[in.buffer].dtype == pto::v1::DT_INT64));
+      }
+      if (reads) {
+        reduced = reduced || int64_reduction(in);
+        words = words && (int64_reduction(in) || in.op == PtoOpcode::kTStore);
+      }
       if (in.dst == t) {
         int32 = int32 && int32_valued(in);
         loaded = loaded && (in.op == PtoOpcode::kTLoad || in.dtype == pto::v1::DT_INT32);
@@ -811,7 +910,11 @@ absl::Status FunctionEmitter::PlanIntTiles() {
         if (user == nullptr) user = &in;
       }
     }
-    if (int32 || arg || (index_tiles.count(t) && loaded)) {
+    if (int32) {
+      elem_[t] = Elem::kI32;
+    } else if (words && reduced) {
+      elem_[t] = Elem::kWords;
+    } else if (arg || (index_tiles.count(t) && loaded)) {
       elem_[t] = Elem::kI32;
     } else if (moved_only) {
       elem_[t] = Elem::kI64;
@@ -1240,6 +1343,7 @@ absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
 // reduced the same way; hi * 65536 + lo. Exact for every int32. (A sum or
 // product of INT32 values is INT64, torch's, which PlanIntTiles refuses.)
 absl::Status FunctionEmitter::EmitIntReduce(const PtoInstr& in) {
+  if (elem_[in.dst] == Elem::kWords) return EmitInt64Reduce(in);
   const int x = in.srcs[0];
   if (kind_[x] != Kind::kFull || elem_[x] != Elem::kI32) {
     return Unsupported(in.op, "of an integer row tile, or of f32 values into an int32 tile");
@@ -1280,6 +1384,35 @@ absl::Status FunctionEmitter::EmitIntReduce(const PtoInstr& in) {
   Line(absl::StrCat("TMULS(", d, ", ", d, ", 65536);"));
   Line(absl::StrCat("TCVT(", ri, ", ", rf2, ", RoundMode::CAST_RINT);"));
   Line(absl::StrCat("TADD(", d, ", ", d, ", ", ri, ");"));
+  return absl::OkStatus();
+}
+
+// A sum or product into INT64 (ascend_int64.h) of a full tile of INT32
+// values or of INT64 words (partial results), into a words tile.
+absl::Status FunctionEmitter::EmitInt64Reduce(const PtoInstr& in) {
+  const int x = in.srcs[0];
+  if (kind_[x] != Kind::kFull || (elem_[x] != Elem::kI32 && elem_[x] != Elem::kWords)) {
+    return Unsupported(in.op, "into DT_INT64 of other than a full tile of INT32 values or of "
+                              "INT64 partial results");
+  }
+  ascend::Int64Reduction r;
+  r.op = in.op;
+  r.along_row = in.reduce_dim == rank_ - 1;
+  r.result = kind_[in.dst] == Kind::kRow   ? ascend::Int64Shape::kRow
+             : kind_[in.dst] == Kind::kCol ? ascend::Int64Shape::kCol
+                                           : ascend::Int64Shape::kFull;
+  r.src = T(x);
+  r.words = elem_[x] == Elem::kWords;
+  r.dst = T(in.dst);
+  r.n_max = r.along_row ? cols_ : rows_;
+  r.n = !fn_.runtime_extents ? absl::StrCat(r.n_max)
+                             : absl::StrCat("static_cast<int32_t>(",
+                                            r.along_row ? ValidCols() : ValidRows(), ")");
+  r.cols_pad = RoundUp(cols_, kUbAlign / 4);
+  r.flat = RoundUp(rows_, kUbAlign / 4) * r.cols_pad;
+  if (absl::Status s = ascend::EmitInt64Reduction(*this, r); !s.ok()) {
+    return Unsupported(in.op, s.message());
+  }
   return absl::OkStatus();
 }
 
@@ -2043,7 +2176,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   bool long_full = need_long_, long_row = need_long_row_;
   bool int_col = need_int_col_, long_col = need_long_col_;
   for (int t = 0; t < fn_.num_tiles; ++t) {
-    if (elem_[t] == Elem::kF32) continue;
+    if (elem_[t] == Elem::kF32 || elem_[t] == Elem::kWords) continue;
     const bool i32 = elem_[t] == Elem::kI32;
     switch (kind_[t]) {
       case Kind::kFull: (i32 ? int_full : long_full) = true; break;
@@ -2075,7 +2208,52 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowLong = Tile<TileType::Vec, int64_t, ", rows_pad,
                     ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
+  // Words tiles (ascend_int64.h): INT64 values as int32 pairs, by shape.
+  std::set<int> words_kinds = words_flat_;
+  for (const auto& [k, n] : words_scratch_) words_kinds.insert(k);
   for (int t = 0; t < fn_.num_tiles; ++t) {
+    if (elem_[t] == Elem::kWords) words_kinds.insert(static_cast<int>(kind_[t]));
+  }
+  const std::string vc2 = dyn ? "DYNAMIC" : absl::StrCat(2 * cols_);
+  auto words_type = [&](Kind k) {
+    return absl::StrCat(k == Kind::kRow ? "Row" : k == Kind::kCol ? "Col" : "Full", "Words");
+  };
+  auto words_ctor = [&](Kind k) -> std::string {
+    if (!dyn) return "";
+    if (k == Kind::kRow) return row_ctor;
+    const std::string c2 = absl::StrCat(ValidCols(), " * 2");
+    return k == Kind::kFull && rank_ > 1 ? absl::StrCat("(", ValidRows(), ", ", c2, ")")
+                                         : absl::StrCat("(", c2, ")");
+  };
+  auto words_bytes = [&](Kind k) -> int64_t {
+    return k == Kind::kRow ? rows_pad * ascend::kRowWordsCols * 4
+           : k == Kind::kCol ? 2 * cols_pad * 4
+                             : rows_pad * 2 * cols_pad * 4;
+  };
+  for (int ki : words_kinds) {
+    const Kind k = static_cast<Kind>(ki);
+    for (const char* el : {"int32_t", "float"}) {
+      const std::string name = absl::StrCat(words_type(k), el[0] == 'f' ? "F" : "");
+      std::string shape;
+      switch (k) {
+        case Kind::kRow:
+          shape = absl::StrCat(rows_pad, ", ", ascend::kRowWordsCols, ", BLayout::RowMajor, ", vr, ", 2");
+          break;
+        case Kind::kCol:
+          shape = absl::StrCat("1, ", 2 * cols_pad, ", BLayout::RowMajor, 1, ", vc2);
+          break;
+        case Kind::kFull:
+          shape = absl::StrCat(rows_pad, ", ", 2 * cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc2);
+          break;
+      }
+      absl::StrAppend(&decl, "  using ", name, " = Tile<TileType::Vec, ", el, ", ", shape, ">;\n");
+    }
+  }
+  for (int t = 0; t < fn_.num_tiles; ++t) {
+    if (elem_[t] == Elem::kWords) {
+      place(words_type(kind_[t]).c_str(), T(t), words_bytes(kind_[t]), words_ctor(kind_[t]));
+      continue;
+    }
     if (elem_[t] != Elem::kF32) {
       const bool i32 = elem_[t] == Elem::kI32;
       const int64_t size = i32 ? 4 : 8;
@@ -2113,6 +2291,19 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     if (need_itmp_[k]) {
       place("FullInt", absl::StrCat("itmp", k + 1), rows_pad * cols_pad * 4, full_ctor);
     }
+  }
+  for (const auto& [ki, n] : words_scratch_) {
+    const Kind k = static_cast<Kind>(ki);
+    const std::string lower = absl::AsciiStrToLower(WordsSuffix(k));
+    place(absl::StrCat(words_type(k), n == 0 ? "F" : "").c_str(),
+          n == 0 ? absl::StrCat("w", lower, "f") : absl::StrCat("w", lower, n), words_bytes(k),
+          words_ctor(k));
+  }
+  for (int ki : words_flat_) {
+    const Kind k = static_cast<Kind>(ki);
+    absl::StrAppend(&decl, "  using FlatWords", WordsSuffix(k), " = Tile<TileType::Vec, int32_t, 1, ",
+                    words_bytes(k) / 4, ">;\n  FlatWords", WordsSuffix(k), " fw",
+                    absl::AsciiStrToLower(WordsSuffix(k)), ";  // a view (TRESHAPE)\n");
   }
   if (need_int_row_) place("RowInt", "irow", rows_pad * 4, row_ctor);
   if (need_long_) place("FullLong", "ltmp", rows_pad * cols_pad * 8, full_ctor);

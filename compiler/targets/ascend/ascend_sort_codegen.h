@@ -51,12 +51,18 @@
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "compiler/pto/pto_program.h"
 
 namespace pto::compiler {
+
+// The longest run-time row a last-dim sort with tiles of k positions sorts
+// (NP = 32 * 4^m values whose tiles fit the UB beside the positions'),
+// for values of `dtype`; 0 when none fits.
+int64_t AscendSortCapacity(pto::v1::DataType dtype, int64_t k);
 
 // Whether vector function `index` is a sort function (its body has MSORT).
 bool IsAscendSortFunction(const PtoProgram& p, int index);

@@ -5,12 +5,14 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/ir/sym_expr.h"
 #include "compiler/targets/ascend/ascend_codegen.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
@@ -98,6 +100,35 @@ int64_t AscendSortCapacity(pto::v1::DataType dtype, int64_t k) {
     if (RankedRowBytes(dtype, np, k) <= kAiCoreMemoryModel.ub_bytes) best = np;
   }
   return best;
+}
+
+std::vector<pto::v1::RegionCheck> AscendSortLaunchChecks(const PtoProgram& p) {
+  std::vector<pto::v1::RegionCheck> checks;
+  std::set<std::pair<std::string, int64_t>> seen;  // (row length, capacity)
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    const PtoFunction& fn = p.functions[f];
+    for (const PtoInstr& in : fn.body) {
+      if (in.op != PtoOpcode::kMSort || in.extent_dynamic < 0 || in.buffer < 0 ||
+          in.buffer >= static_cast<int>(p.buffers.size()) || in.index_dim < 0 ||
+          in.index_dim >= static_cast<int>(fn.tile.size())) {
+        continue;
+      }
+      const SymShape& shape = p.buffers[in.buffer].sym_shape;
+      if (in.index_dim >= static_cast<int>(shape.size())) continue;
+      const SymExpr& n = shape[in.index_dim];
+      const int64_t cap = AscendSortCapacity(p.buffers[in.buffer].dtype, fn.tile[in.index_dim]);
+      if (cap < 1 || !seen.emplace(n.ToString(), cap).second) continue;
+      pto::v1::RegionCheck c;
+      c.set_label(absl::StrCat("ascend target: MSORT (sort, topk, argsort) of @f", f,
+                               " sorts rows of up to ", cap, " values in the UB; its row length ",
+                               n.ToString(), " must be at most that"));
+      *c.add_offsets() = SymExpr(0).ToProto();
+      *c.add_extent() = SymExprToDim(n);
+      *c.add_bound() = SymExprToDim(SymExpr(cap));
+      checks.push_back(std::move(c));
+    }
+  }
+  return checks;
 }
 
 bool IsAscendSortFunction(const PtoProgram& p, int index) {

@@ -53,9 +53,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/pto/pto_program.h"
+#include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler {
 
@@ -63,6 +65,11 @@ namespace pto::compiler {
 // (NP = 32 * 4^m values whose tiles fit the UB beside the positions'),
 // for values of `dtype`; 0 when none fits.
 int64_t AscendSortCapacity(pto::v1::DataType dtype, int64_t k);
+
+// Per run-time row length of the program's sorts (and capacity), the check
+// the runtime makes at launch: the row inside [0, capacity), so that a
+// longer row is an error naming its length and the bound.
+std::vector<pto::v1::RegionCheck> AscendSortLaunchChecks(const PtoProgram& p);
 
 // Whether vector function `index` is a sort function (its body has MSORT).
 bool IsAscendSortFunction(const PtoProgram& p, int index);

@@ -340,7 +340,7 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     place("SortLong", "slong", ub, pos_ctor);
     ub += 8 * kp;
   }
-  // Sorting along the second last dim: the task's columns, in groups of
+  // Sorting along a dim before the last: the task's columns, in groups of
   // up to kGroup, are TLOADed as [n, w] blocks (FP16 and the narrow
   // integers TCVT to f32) and transposed (TTRANS) into the [w, NP] tile
   // sct; row j of it is gathered into the row tile (TCI from j NP, TGATHER)

@@ -1,6 +1,8 @@
 #include "compiler/pipeline.h"
 
 #include <iterator>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -107,6 +109,19 @@ absl::Status GenerateSource(LoweringState* s) {
   absl::StatusOr<std::string> source = (*target)->GenerateSource(s->pto);
   if (!source.ok()) return source.status();
   s->source = *std::move(source);
+  // The target's launch checks go first in a templated kernel's program.
+  std::vector<pto::v1::RegionCheck> checks = (*target)->LaunchChecks(s->pto);
+  if (!checks.empty() && s->execute.templates_size() > 0) {
+    google::protobuf::RepeatedPtrField<pto::v1::ExecNode> program;
+    for (pto::v1::RegionCheck& c : checks) *program.Add()->mutable_check() = std::move(c);
+    if (s->execute.program().empty()) {  // the templates in order
+      for (int t = 0; t < s->execute.templates_size(); ++t) {
+        program.Add()->set_template_index(static_cast<uint32_t>(t));
+      }
+    }
+    for (pto::v1::ExecNode& n : *s->execute.mutable_program()) *program.Add() = std::move(n);
+    *s->execute.mutable_program() = std::move(program);
+  }
   return absl::OkStatus();
 }
 

@@ -11,11 +11,13 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "compiler/pto/pto_program.h"
 #include "compiler/util/subprocess.h"
+#include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler {
 
@@ -44,6 +46,14 @@ class Target {
   // PTO -> target source text (no user strings reach it).
   virtual absl::StatusOr<std::string> GenerateSource(
       const PtoProgram& program) const = 0;
+
+  // Checks the runtime makes at each launch of a templated kernel, before
+  // any task: the symbolic sizes the target's code needs bounded (a row
+  // its UB tiles hold). None by default.
+  virtual std::vector<pto::v1::RegionCheck> LaunchChecks(const PtoProgram& program) const {
+    (void)program;
+    return {};
+  }
 
   // Source -> native payload bytes (a shared object for host targets).
   virtual absl::StatusOr<std::string> BuildPayload(

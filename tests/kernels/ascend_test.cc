@@ -20,6 +20,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -639,6 +640,17 @@ std::vector<Case> Cases() {
       {"ArgsortRank3Dim1", [=] {
          return SortColumns("argsort_r3_dim1", f32, {3, 40, 11}, 1, 40, true, {2, 4, 8});
        }},
+      // Dims before the second last: column blocks whose rows step by the
+      // dim's stride (a tail group of columns, the other dims in rows).
+      {"ArgsortRank3Dim0", [=] {
+         return SortColumns("argsort_r3_dim0", f32, {13, 3, 20}, 0, 13, false, {2, 4, 16});
+       }},
+      {"TopkRank3Dim0F16", [=] {
+         return SortColumns("topk_r3_dim0_f16", f16, {30, 2, 9}, 0, 4, true, {2, 2, 16});
+       }},
+      {"ArgsortRank4Dim1", [=] {
+         return SortColumns("argsort_r4_dim1", f32, {2, 17, 3, 10}, 1, 17, true, {1, 4, 2, 8});
+       }},
       {"ArgsortInt32Desc", [] {
          return SortPositions("argsort_i32", pto::v1::DT_INT32, {7, 300}, 300, true);
        }},
@@ -1049,7 +1061,7 @@ TEST(AscendBf16Test, CastsAndRoundingMatchTheHostBitForBit) {
   EXPECT_EQ(ties, want_ties);
 }
 
-// A sort along a dim before the second last, of INT64 values, of columns
+// A sort along a dim of run-time length before the last, of INT64 values, of columns
 // whose transposed blocks do not fit the UB or of rows longer
 // than the UB sorts, the index ops of INT64 values and a bitcast between
 // element types are UNIMPLEMENTED naming the instruction and why.
@@ -1064,11 +1076,13 @@ TEST(AscendRuntimeTest, IndexOpsAndBitcastsSayWhyTheyAreNotMapped) {
     return std::string(r.status().message());
   };
   {
-    Builder b("sort_dim0_rank3");
-    const uint32_t x = b.Input("x", pto::v1::DT_FP32, {13, 3, 64});
-    b.Output("order", b.Sort(x, 0, 13, false, {2, 4, 64}));
-    const std::string why = refused(b.graph());
-    EXPECT_THAT(why, HasSubstr("MSORT (sort, topk, argsort) along dim 0 of a rank-3"));
+    Builder b("sort_dim0_symbolic");
+    const uint32_t x = b.SymInput("x", pto::v1::DT_FP32,
+                                  {compiler::SymExpr::Symbol("n"), compiler::SymExpr(16)});
+    b.Output("order", b.Sort(x, 0, 0, false, tile));
+    const std::string why = refused(b.Build());
+    EXPECT_THAT(why, HasSubstr("MSORT (sort, topk, argsort) along dim 0 over a run-time column "
+                               "length"));
   }
   {
     Builder b("sort_long_columns");
@@ -1433,6 +1447,70 @@ TEST(AscendInt64Test, SumsAndProductsMatchTheHostBitForBit) {
     EXPECT_EQ(sums[1], int64_t{300} * kMax);  // past 2^31
     EXPECT_EQ(sums[2], int64_t{300} * kMin);
     EXPECT_LT(sums[4], 0);
+// Sorts over a run-time row length (x [5, n]): argsort both ways (tiles
+// of 1024 positions, a tail in each dim) and topk of 1 and of 7 (positions
+// past a shorter row's end are 0). Float rows hold ties (halves), NaN (sqrt
+// of x < -1.5) and +inf (x > 1.8 scaled past FLT_MAX).
+pto::v1::Graph SymbolicSorts(pto::v1::DataType dtype) {
+  const std::vector<int64_t> tile = {2, 1024}, ew = {2, 256};  // the sorts', the values'
+  Builder b(absl::StrCat("sym_sorts_", pto::v1::DataType_Name(dtype)));
+  uint32_t x = b.SymInput("x", dtype, {compiler::SymExpr(5), compiler::SymExpr::Symbol("n")});
+  if (dtype != pto::v1::DT_INT32) {
+    x = b.Op("muls", {b.Op("round", {b.Op("muls", {x}, ew, 2.0)}, ew)}, ew, 0.5);
+    const uint32_t inf = b.Op("muls", {b.Op("muls", {x}, ew, 1e30)}, ew, 1e30);
+    x = b.Op("where", {b.Op("gts", {x}, ew, 1.8), inf,
+                       b.Op("where", {b.Op("lts", {x}, ew, -1.8), b.Op("sqrt", {x}, ew), x}, ew)},
+             ew);
+  }
+  b.Output("desc", b.Sort(x, -1, 0, true, tile));
+  b.Output("asc", b.Sort(x, -1, 0, false, tile));
+  b.Output("top1", b.Sort(x, -1, 1, true, tile));
+  b.Output("top7", b.Sort(x, -1, 7, false, tile));
+  return b.Build();
+}
+
+// Run-time row lengths give the host's positions bit for bit, up to the
+// sort's capacity (rows padded to it: 8192 FP32 and FP16 values, 2048 INT32
+// ones beside their first order); a longer row is a launch error naming
+// its length and the bound.
+TEST(AscendSortTest, RunTimeRowLengthsGiveTheHostsPositions) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const struct {
+    pto::v1::DataType dtype;
+    int64_t capacity;
+  } cases[] = {{pto::v1::DT_FP32, 8192}, {pto::v1::DT_FP16, 8192}, {pto::v1::DT_INT32, 2048}};
+  for (const auto& c : cases) {
+    const pto::v1::Graph graph = SymbolicSorts(c.dtype);
+    auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+    ASSERT_NE(ascend_kernel, nullptr) << graph.name();
+    auto host_kernel = testing::CompileAndLoad(graph, "host");
+    ASSERT_NE(host_kernel, nullptr);
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{100}, c.capacity}) {
+      const std::map<std::string, int64_t> sizes = {{"n", n}};
+      ExpectSameBits(absl::StrCat(graph.name(), " n=", n),
+                     RunOnRawInputs(graph, *ascend_kernel, 1, sizes),
+                     RunOnRawInputs(graph, *host_kernel, 1, sizes));
+    }
+    const int64_t n = c.capacity + 1;
+    std::vector<ptoc::HostTensor> buffers;
+    std::vector<runtime::TensorArg> args;
+    for (const auto& [dtype, shape] :
+         std::vector<std::pair<pto::v1::DataType, std::vector<int64_t>>>{
+             {c.dtype, {5, n}}, {pto::v1::DT_INT64, {5, n}}, {pto::v1::DT_INT64, {5, n}},
+             {pto::v1::DT_INT64, {5, 1}}, {pto::v1::DT_INT64, {5, 7}}}) {
+      absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(dtype, shape);
+      ASSERT_TRUE(t.ok()) << t.status();
+      buffers.push_back(*std::move(t));
+    }
+    for (ptoc::HostTensor& t : buffers) args.push_back(t.AsArg());
+    const absl::Status ran = (*ascend_kernel).Run(args);
+    EXPECT_EQ(ran.code(), absl::StatusCode::kInvalidArgument) << ran;
+    EXPECT_THAT(std::string(ran.message()),
+                HasSubstr(absl::StrCat("sorts rows of up to ", c.capacity, " values")));
+    EXPECT_THAT(std::string(ran.message()), HasSubstr(absl::StrCat("at n=", n)));
+    EXPECT_TRUE(host_kernel->Run(args).ok()) << graph.name();
   }
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/targets/ascend/ascend_codegen.h"
+#include "compiler/targets/ascend/ascend_sort_codegen.h"
 #include "compiler/targets/native_build.h"
 #include "runtime/ascend_target.h"
 
@@ -70,6 +71,10 @@ std::vector<std::string> AscendCpuSimArgs(int opt_level, const std::string& incl
 
 absl::StatusOr<std::string> AscendBackend::GenerateSource(const PtoProgram& program) const {
   return GenerateAscendSource(program);
+}
+
+std::vector<pto::v1::RegionCheck> AscendBackend::LaunchChecks(const PtoProgram& program) const {
+  return AscendSortLaunchChecks(program);
 }
 
 absl::StatusOr<std::string> AscendBackend::BuildPayload(

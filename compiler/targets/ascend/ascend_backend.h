@@ -31,6 +31,9 @@ class AscendBackend : public Target {
 
   const std::string& name() const override { return name_; }
   absl::StatusOr<std::string> GenerateSource(const PtoProgram& program) const override;
+  // A sort's run-time row length against the rows its UB tiles hold
+  // (ascend_sort_codegen.h).
+  std::vector<pto::v1::RegionCheck> LaunchChecks(const PtoProgram& program) const override;
   absl::StatusOr<std::string> BuildPayload(const std::string& source,
                                            const NativeBuildOptions& options) const override;
 

@@ -5,12 +5,14 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ir/dtype.h"
+#include "compiler/ir/sym_expr.h"
 #include "compiler/targets/ascend/ascend_codegen.h"
 #include "compiler/targets/ascend/ascend_math.h"
 #include "compiler/targets/host/host_function_plan.h"
@@ -76,7 +78,58 @@ void EmitIntKeySorts(bool desc, PairsFn& sort_pairs, KeysFn& sort_keys, LineFn& 
   line("TGATHER(sfinal, sp1, spos);");
 }
 
+// UB bytes of a ranked row sort (a last-dim sort over a run-time row
+// length) of NP keys and tiles of k positions, as EmitAscendSortFunction
+// places it: the two pair lists (all NP index words gathered into the
+// dead one), an INT32 row and its first positions, an FP32 row's first
+// positions and their mask, then the ranks, zeros, their mask, the
+// positions (int32, their class keys for FP32) and their int64 copy.
+int64_t RankedRowBytes(pto::v1::DataType dtype, int64_t np, int64_t k) {
+  const int64_t kp = RoundUp(k, 8), mask = RoundUp(kp / 8, kUbAlign);
+  int64_t ub = 16 * np;
+  if (dtype == pto::v1::DT_INT32) ub += 8 * np;
+  if (dtype == pto::v1::DT_FP32) ub += 4 * kp + mask + 4 * kp;
+  return ub + 4 * kp + 4 * kp + mask + 4 * kp + 8 * kp;
+}
+
 }  // namespace
+
+int64_t AscendSortCapacity(pto::v1::DataType dtype, int64_t k) {
+  int64_t best = 0;
+  for (int64_t np = kBlock; np <= kMaxRow; np *= 4) {
+    if (RankedRowBytes(dtype, np, k) <= kAiCoreMemoryModel.ub_bytes) best = np;
+  }
+  return best;
+}
+
+std::vector<pto::v1::RegionCheck> AscendSortLaunchChecks(const PtoProgram& p) {
+  std::vector<pto::v1::RegionCheck> checks;
+  std::set<std::pair<std::string, int64_t>> seen;  // (row length, capacity)
+  for (size_t f = 0; f < p.functions.size(); ++f) {
+    const PtoFunction& fn = p.functions[f];
+    for (const PtoInstr& in : fn.body) {
+      if (in.op != PtoOpcode::kMSort || in.extent_dynamic < 0 || in.buffer < 0 ||
+          in.buffer >= static_cast<int>(p.buffers.size()) || in.index_dim < 0 ||
+          in.index_dim >= static_cast<int>(fn.tile.size())) {
+        continue;
+      }
+      const SymShape& shape = p.buffers[in.buffer].sym_shape;
+      if (in.index_dim >= static_cast<int>(shape.size())) continue;
+      const SymExpr& n = shape[in.index_dim];
+      const int64_t cap = AscendSortCapacity(p.buffers[in.buffer].dtype, fn.tile[in.index_dim]);
+      if (cap < 1 || !seen.emplace(n.ToString(), cap).second) continue;
+      pto::v1::RegionCheck c;
+      c.set_label(absl::StrCat("ascend target: MSORT (sort, topk, argsort) of @f", f,
+                               " sorts rows of up to ", cap, " values in the UB; its row length ",
+                               n.ToString(), " must be at most that"));
+      *c.add_offsets() = SymExpr(0).ToProto();
+      *c.add_extent() = SymExprToDim(n);
+      *c.add_bound() = SymExprToDim(SymExpr(cap));
+      checks.push_back(std::move(c));
+    }
+  }
+  return checks;
+}
 
 bool IsAscendSortFunction(const PtoProgram& p, int index) {
   for (const PtoInstr& in : p.functions[index].body) {
@@ -103,31 +156,40 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   }
   const PtoBuffer& src = p.buffers[sort.buffer];
   const int dim = sort.index_dim;
-  const bool across = rank >= 2 && dim == rank - 2;  // columns, through TTRANS
-  if (dim != rank - 1 && !across) {
-    return Refused(index, absl::StrCat("along dim ", dim, " of a rank-", rank,
-                                       " tile (the target sorts along the last two dims)"));
-  }
+  // Columns (any dim before the last) go through TTRANS: [n, w] blocks
+  // whose rows step by the dim's GM stride.
+  const bool across = rank >= 2 && dim >= 0 && dim < rank - 1;
+  if (dim < 0 || dim >= rank) return absl::InternalError("MSORT names a dim outside its tile");
   if (across && fn.runtime_extents) {
     return Refused(index, absl::StrCat("along dim ", dim, " with run-time tile extents (the "
                                        "target transposes static column blocks)"));
   }
   const bool dynamic_stride = std::any_of(sort.stride_dynamic.begin(), sort.stride_dynamic.end(),
                                           [](int s) { return s >= 0; });
-  if (sort.extent_dynamic >= 0 || dynamic_stride ||
-      static_cast<int>(src.shape.size()) != rank) {
-    return Refused(index, "over a run-time row length or strides (its UB tiles and TMRGSORT passes are "
-                          "sized when compiling: the target sorts static rows)");
+  // A run-time row length (a symbolic sorted dim): the row is sorted in a
+  // tile of a static capacity, padded as a shorter static row is.
+  const bool dyn_len = sort.extent_dynamic >= 0;
+  if (static_cast<int>(src.shape.size()) != rank ||
+      (!sort.stride_dynamic.empty() && static_cast<int>(sort.stride_dynamic.size()) != rank)) {
+    return absl::InternalError("MSORT's buffer does not have its tile's rank");
   }
-  const int64_t n = src.shape[dim];
+  if (across && (dyn_len || dynamic_stride)) {
+    return Refused(index, absl::StrCat("along dim ", dim, " over a run-time column length or "
+                                       "strides (the target transposes static column blocks)"));
+  }
   const int64_t k = fn.tile[dim];
   const PtoBuffer out = host_plan::Viewed(p.buffers[store.buffer], store);
-  if (out.dtype != pto::v1::DT_INT64 || static_cast<int>(out.shape.size()) != rank ||
-      out.shape[dim] != k || k > n || k < 1) {
+  // Ranked: the task writes the ranks from its offset along dim (a row's
+  // positions cut into tiles, or a run-time row length), 0 past the row.
+  const bool ranked = dyn_len || (static_cast<int>(out.shape.size()) == rank && out.shape[dim] != k);
+  if (out.dtype != pto::v1::DT_INT64 || static_cast<int>(out.shape.size()) != rank || k < 1 ||
+      (!dyn_len && k > src.shape[dim]) || (across && ranked)) {
     return Refused(index, absl::StrCat("with its ", out.shape.empty() ? 0 : out.shape.back(),
                                        " positions per row cut into tiles of ", k,
-                                       " (the target writes a row's positions in one task)"));
+                                       " (the target writes a column's positions in one task)"));
   }
+  // The row's length: static, or the capacity its tiles are sized for.
+  int64_t n = dyn_len ? 0 : src.shape[dim];
   if (n > kMaxRow) {
     return Refused(index, absl::StrCat("of rows of ", n, " values (the target sorts rows of up to ",
                                        kMaxRow, " in the UB)"));
@@ -142,6 +204,13 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   // INT32 rows sort twice, by the low 16 bits and then, stably, by the
   // high 16 (f32 keys exact in both).
   const bool int_keys = src.dtype == pto::v1::DT_INT32;
+  const int64_t kp = RoundUp(k, 8);  // 32 bytes of int32
+  const bool twice = src.dtype == pto::v1::DT_FP32;
+  if (dyn_len) n = AscendSortCapacity(src.dtype, k);
+  if (n < 1) {
+    return Refused(index, absl::StrCat("over a run-time row length with tiles of ", k,
+                                       " positions (no padded row fits the UB beside them)"));
+  }
   if (fn.runtime_extents) {
     for (int d = 1; d + 1 < rank; ++d) {
       if (fn.tile[d] != 1) {
@@ -153,13 +222,13 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   const host_plan::Access acc =
       host_plan::MakeAccess(out, fn.tile, store.index, store.reduce_dim, store.stride_dynamic);
   if (acc.bcast3) return Refused(index, "storing its positions with a broadcast last dim");
-  if (across && acc.strides4_text[2] != absl::StrCat(acc.strides4[2])) {
+  const int dim4 = dim + 4 - rank;  // the sorted dim among the access's four
+  if (across && acc.strides4_text[dim4] != absl::StrCat(acc.strides4[dim4])) {
     return Refused(index, "storing its positions along a dim with a run-time stride");
   }
 
   int64_t np = kBlock;
   while (np < n) np *= 4;
-  const int64_t kp = RoundUp(k, 8);  // 32 bytes of int32
   const int64_t list = 8 * np;       // bytes of one list of (key, index) pairs
   const bool half = src.dtype == pto::v1::DT_FP16;
   const bool desc = sort.descending;
@@ -168,37 +237,50 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   // loaded row (0) and the staging or constant tile (4 NP); B the padded keys
   // (list) and the indices (list + 4 NP), which the mask precedes.
   std::string decl;
+  // (A valid length of kRunTime: the row's or the task's, given when the
+  // tile is declared.)
+  constexpr int64_t kRunTime = -1;
   auto tile_type = [&](const std::string& name, const std::string& elem, int64_t cols,
                        int64_t valid, const char* pad) {
     absl::StrAppend(&decl, "  using ", name, " = Tile<TileType::Vec, ", elem, ", 1, ", cols,
-                    ", BLayout::RowMajor, 1, ", valid,
+                    ", BLayout::RowMajor, 1, ",
+                    valid == kRunTime ? std::string("DYNAMIC") : absl::StrCat(valid),
                     pad == nullptr ? ""
                                    : absl::StrCat(", SLayout::NoneBox, TileConfig::fractalABSize, "
                                                   "PadValue::", pad),
                     ">;\n");
   };
-  auto place = [&](const std::string& type, const std::string& name, int64_t at) {
-    absl::StrAppend(&decl, "  ", type, " ", name, ";\n  TASSIGN(", name,
+  auto place = [&](const std::string& type, const std::string& name, int64_t at,
+                   const std::string& ctor = "") {
+    absl::StrAppend(&decl, "  ", type, " ", name, ctor, ";\n  TASSIGN(", name,
                     absl::StrFormat(", 0x%x);\n", at));
   };
-  tile_type("SortRow", "float", np, n, nullptr);
+  // The row's length and the task's first rank and count of positions.
+  const std::string n_expr =
+      dyn_len ? absl::StrCat("args[", rank + sort.extent_dynamic, "]") : absl::StrCat(n);
+  const bool xk_dyn = ranked && fn.runtime_extents && k != 1;
+  const std::string xk_expr =
+      xk_dyn ? absl::StrCat("args[", fn.num_args - rank + dim, "]") : absl::StrCat(k);
+  const std::string row_ctor = dyn_len ? absl::StrCat("(", n_expr, ")") : "";
+  const std::string pos_ctor = xk_dyn ? absl::StrCat("(", xk_expr, ")") : "";
+  tile_type("SortRow", "float", np, dyn_len ? kRunTime : n, nullptr);
   tile_type("SortKey", "float", np, np, "Min");
   tile_type("SortIdx", "uint32_t", np, np, nullptr);
   tile_type("SortMask", "uint8_t", RoundUp(np / 8, 32), np / 8, nullptr);
   tile_type("SortPairs", "float", 2 * np, 2 * np, nullptr);
   tile_type("SortFirst", "float", 2 * np, 2 * kp, "Min");
   tile_type("SortPos", "int32_t", kp, kp, nullptr);
-  tile_type("SortPosK", "int32_t", kp, k, "Zero");
-  tile_type("SortLong", "int64_t", kp, k, nullptr);
-  if (*staging != '\0') tile_type("SortStage", staging, np, n, nullptr);
+  tile_type("SortPosK", "int32_t", kp, xk_dyn ? kRunTime : k, "Zero");
+  tile_type("SortLong", "int64_t", kp, xk_dyn ? kRunTime : k, nullptr);
+  if (*staging != '\0') tile_type("SortStage", staging, np, dyn_len ? kRunTime : n, nullptr);
   // FP32 rows sort twice (NaN above +inf): the first sort's positions kept
   // after the two lists, the second's class keys gathered from its pairs.
-  const bool twice = src.dtype == pto::v1::DT_FP32;
-  if (int_keys) tile_type("SortAll", "int32_t", np, np, nullptr);
+  if (int_keys || ranked) tile_type("SortAll", "int32_t", np, np, nullptr);
   if (twice) {
     tile_type("SortScore", "float", kp, kp, nullptr);
     tile_type("SortPosMask", "uint8_t", RoundUp(kp / 8, 32), kp / 8, nullptr);
   }
+  if (twice && ranked) tile_type("SortAllKeys", "float", np, np, nullptr);
   // The merges alternate A and B: TSORT32 writes A, each TMRGSORT the other.
   int merges = 0;
   for (int64_t len = 2 * kBlock; len < 2 * np; len *= 4) ++merges;
@@ -206,35 +288,59 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   const int64_t other = list - last;
   place("SortPairs", "spa", 0);
   place("SortPairs", "spb", list);
-  place("SortRow", "sraw", 0);
-  place("SortRow", "sbig", 4 * np);
-  if (*staging != '\0' && !int_keys) place("SortStage", "sstage", 4 * np);
+  place("SortRow", "sraw", 0, row_ctor);
+  place("SortRow", "sbig", 4 * np, row_ctor);
+  if (*staging != '\0' && !int_keys) place("SortStage", "sstage", 4 * np, row_ctor);
   place("SortKey", "skey", list);
   place("SortIdx", "sidx", list + 4 * np);
   place("SortMask", "smask", list + 4 * np);
   place("SortFirst", "sfirst", last);
-  place("SortPos", "spos", other);
-  place("SortPosK", "sposk", other);
-  place("SortLong", "slong", last);
+  if (!ranked) {
+    place("SortPos", "spos", other);
+    place("SortPosK", "sposk", other);
+    place("SortLong", "slong", last);
+  }
   int64_t ub = 2 * list;
   if (int_keys) {
     // The row (kept through both sorts), then the first sort's positions;
     // in list A the halves (sgx) and the shift count (scnt, over sraw).
-    place("SortStage", "sxi", ub);
+    place("SortStage", "sxi", ub, row_ctor);
     place("SortAll", "sp1", ub + 4 * np);
     place("SortPos", "sfinal", ub);
-    place("SortStage", "sgx", 4 * np);
-    place("SortStage", "scnt", 0);
+    place("SortStage", "sgx", 4 * np, row_ctor);
+    place("SortStage", "scnt", 0, row_ctor);
     ub += 8 * np;
   }
   if (twice) {
-    place("SortRow", "sone", list);
-    place("SortScore", "sscore", other + 4 * kp);
+    place("SortRow", "sone", list, row_ctor);
+    if (!ranked) place("SortScore", "sscore", other + 4 * kp);
     place("SortPos", "sfirstpos", ub);
     place("SortPosMask", "spmask", ub + 4 * kp);
     ub += 4 * kp + RoundUp(kp / 8, 32);
   }
-  // Sorting along the second last dim: the task's columns, in groups of
+  if (ranked) {
+    // All NP index words (and FP32 keys) in the list the merges left dead;
+    // the task's ranks, zeros and the mask of ranks inside the row; the
+    // positions (and class keys) at those ranks; their int64 copy.
+    const int64_t mask = RoundUp(kp / 8, kUbAlign);
+    tile_type("SortRankMask", "uint8_t", mask, kp / 8, nullptr);
+    place("SortAll", "sall", other);
+    if (twice) place("SortAllKeys", "sallkeys", other);
+    place("SortPos", "srank", ub);
+    place("SortPos", "szero", ub + 4 * kp);
+    place("SortRankMask", "srmask", ub + 8 * kp);
+    ub += 8 * kp + mask;
+    place("SortPos", "spos", ub);
+    place("SortPosK", "sposk", ub, pos_ctor);
+    ub += 4 * kp;
+    if (twice) {
+      place("SortScore", "sscore", ub);
+      ub += 4 * kp;
+    }
+    place("SortLong", "slong", ub, pos_ctor);
+    ub += 8 * kp;
+  }
+  // Sorting along a dim before the last: the task's columns, in groups of
   // up to kGroup, are TLOADed as [n, w] blocks (FP16 and the narrow
   // integers TCVT to f32) and transposed (TTRANS) into the [w, NP] tile
   // sct; row j of it is gathered into the row tile (TCI from j NP, TGATHER)
@@ -265,6 +371,14 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
                                                              " positions each)")
                                               : ""));
   }
+  std::vector<int64_t> src_stride(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) src_stride[d] = src_stride[d + 1] * src.shape[d + 1];
+  std::vector<std::string> src_stride_text(rank);
+  for (int d = 0; d < rank; ++d) {
+    const int arg = sort.stride_dynamic.empty() ? -1 : sort.stride_dynamic[d];
+    src_stride_text[d] =
+        arg >= 0 ? absl::StrCat("args[", rank + arg, "]") : absl::StrCat(src_stride[d]);
+  }
   // The column path's tiles for a group of w columns, suffixed with w.
   auto column_types = [&](int64_t w) {
     const std::string elem = *staging != '\0' ? staging : "float";
@@ -290,10 +404,10 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
       place(absl::StrCat(type, w), absl::StrCat(name, w), at);
     }
     absl::StrAppend(&decl, "  using GColIn", w, " = GlobalTensor<", ascend::GmElem(src.dtype),
-                    ", Shape<1, 1, 1, ", n, ", ", w, ">, Stride<1, 1, 1, ", src.shape[rank - 1],
+                    ", Shape<1, 1, 1, ", n, ", ", w, ">, Stride<1, 1, 1, ", src_stride[dim],
                     ", 1>, Layout::ND>;\n");
     absl::StrAppend(&decl, "  using GColOut", w, " = GlobalTensor<int64_t, Shape<1, 1, 1, ", k,
-                    ", ", w, ">, Stride<1, 1, 1, ", acc.strides4[2], ", 1>, Layout::ND>;\n");
+                    ", ", w, ">, Stride<1, 1, 1, ", acc.strides4[dim4], ", 1>, Layout::ND>;\n");
   };
   if (across) {
     tile_type("SortColIdx", "int32_t", np, n, nullptr);
@@ -312,11 +426,9 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     if (cols % kGroup != 0) column_types(cols % kGroup);
   }
 
-  // GM: the row of the source (dense, its dims' strides from its shape) and
-  // of the result (the store's access), at the task's offsets plus the
-  // row's coordinates in the tile.
-  std::vector<int64_t> src_stride(rank, 1);
-  for (int d = rank - 2; d >= 0; --d) src_stride[d] = src_stride[d + 1] * src.shape[d + 1];
+  // GM: the row of the source (dense, its dims' strides from its shape, or
+  // run-time ones from the args) and of the result (the store's access),
+  // at the task's offsets plus the row's coordinates in the tile.
   std::string body;
   std::string* sink = &body;
   std::string indent = "    ";
@@ -327,17 +439,23 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     line(absl::StrCat("wait_flag(", pair, ");"));
   };
   std::vector<std::string> src_terms, out_terms = {absl::StrCat("(", acc.offset, ")")};
-  const int outer = across ? rank - 2 : rank - 1;  // the dims the rows run over
-  if (outer > 0) line("int64_t rest = r;");
-  for (int d = outer - 1; d >= 0; --d) {
+  // The dims the rows (or column blocks) run over: all but the sorted one
+  // and, for columns, the last.
+  std::vector<int> outer;
+  for (int d = 0; d + 1 < rank; ++d) {
+    if (d != dim) outer.push_back(d);
+  }
+  if (!outer.empty()) line("int64_t rest = r;");
+  for (int o = static_cast<int>(outer.size()) - 1; o >= 0; --o) {
+    const int d = outer[o];
     const std::string i = absl::StrCat("i", d);
-    if (d == 0) {
+    if (o == 0) {
       line(absl::StrCat("const int64_t ", i, " = rest;"));
     } else {
       line(absl::StrCat("const int64_t ", i, " = rest % ", fn.tile[d], ";"));
       line(absl::StrCat("rest /= ", fn.tile[d], ";"));
     }
-    src_terms.push_back(absl::StrCat("(args[", d, "] + ", i, ") * ", src_stride[d]));
+    src_terms.push_back(absl::StrCat("(args[", d, "] + ", i, ") * ", src_stride_text[d]));
     out_terms.push_back(absl::StrCat(i, " * (", acc.strides4_text[d + 4 - rank], ")"));
   }
   if (src_terms.empty()) src_terms.push_back("0");
@@ -375,8 +493,21 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     return in_a ? "spa" : "spb";
   };
   // The keys in sraw sorted into the first k positions in `into` (and,
-  // with `scores`, the first k keys into sscore).
+  // with `scores`, the first k keys into sscore); ranked, the positions (and
+  // keys) at the task's ranks: all NP gathered from the pairs (TGATHER
+  // P1010, P0101), then those at the ranks (TGATHER by srank).
   auto sort_keys = [&](const char* into, bool scores) {
+    if (ranked) {
+      const std::string pairs = sort_pairs();
+      line(absl::StrCat("TGATHER<SortAll, SortPairs, MaskPattern::P1010>(sall, ", pairs, ");"));
+      line(absl::StrCat("TGATHER(", into, ", sall, srank);"));
+      if (scores) {
+        line(absl::StrCat("TGATHER<SortAllKeys, SortPairs, MaskPattern::P0101>(sallkeys, ", pairs,
+                          ");"));
+        line("TGATHER(sscore, sallkeys, srank);");
+      }
+      return;
+    }
     line(absl::StrCat("TFILLPAD(sfirst, ", sort_pairs(), ");"));
     line(absl::StrCat("TGATHER<SortPos, SortFirst, MaskPattern::P1010>(", into, ", sfirst);"));
     if (scores) line("TGATHER<SortScore, SortFirst, MaskPattern::P0101>(sscore, sfirst);");
@@ -435,10 +566,18 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
     return "spos";
   };
   if (!across) {
-    line(absl::StrCat("GSortIn gin(b", sort.buffer, " + (", absl::StrJoin(src_terms, " + "), "));"));
+    const std::string in_shape = dyn_len ? absl::StrCat(", GSortIn::Shape(", n_expr, "), {}") : "";
+    const std::string out_shape =
+        xk_dyn ? absl::StrCat(", GSortOut::Shape(", xk_expr, "), {}") : "";
+    line(absl::StrCat("GSortIn gin(b", sort.buffer, " + (", absl::StrJoin(src_terms, " + "), ")",
+                      in_shape, ");"));
     line(absl::StrCat("GSortOut gout(b", store.buffer, " + (", absl::StrJoin(out_terms, " + "),
-                      "));"));
+                      ")", out_shape, ");"));
     const std::string positions = sort_row();
+    if (ranked) {  // ranks past the row's end: position 0
+      line(absl::StrCat("TCMPS(srmask, srank, static_cast<int32_t>(", n_expr, "), CmpMode::LT);"));
+      line(absl::StrCat("TSEL(", positions, ", srmask, ", positions, ", szero);"));
+    }
     line(absl::StrCat("TFILLPAD(sposk, ", positions, ");"));
     line("TCVT(slong, sposk, RoundMode::CAST_NONE);");
     sync("PIPE_V", "PIPE_MTE3");
@@ -501,19 +640,26 @@ absl::StatusOr<std::string> EmitAscendSortFunction(const PtoProgram& p, int inde
   }
   params.push_back("__gm__ const int64_t* args");
   int64_t rows = 1;
-  for (int d = 0; d < outer; ++d) rows *= fn.tile[d];
+  for (int d : outer) rows *= fn.tile[d];
   const std::string row_count =
       fn.runtime_extents && rank > 1 ? absl::StrCat("args[", fn.num_args - rank, "]")
                                      : absl::StrCat(rows);
   std::string globals;
   if (!across) {
     globals = absl::StrCat("  using GSortIn = GlobalTensor<", ascend::GmElem(src.dtype),
-                           ", Shape<1, 1, 1, 1, ", n, ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n",
-                           "  using GSortOut = GlobalTensor<int64_t, Shape<1, 1, 1, 1, ", k,
+                           ", Shape<1, 1, 1, 1, ", dyn_len ? "DYNAMIC" : absl::StrCat(n),
+                           ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n",
+                           "  using GSortOut = GlobalTensor<int64_t, Shape<1, 1, 1, 1, ",
+                           xk_dyn ? "DYNAMIC" : absl::StrCat(k),
                            ">, Stride<1, 1, 1, 1, 1>, Layout::ND>;\n");
   }
+  if (ranked) {  // the task's ranks along dim, and zeros for those past the row
+    globals += absl::StrCat("  TCI<SortPos, int32_t, 0>(srank, static_cast<int32_t>(args[", dim,
+                            "]));\n  TEXPANDS(szero, 0);\n");
+  }
   return absl::StrCat(
-      "// @f", index, ": vector, sort of ", across ? "columns" : "rows", " of ", n, " (",
+      "// @f", index, ": vector, sort of ", across ? "columns" : "rows", " of ",
+      dyn_len ? absl::StrCat("up to ", n) : absl::StrCat(n), " (",
       desc ? "descending" : "ascending", ", ", k, " positions each) over tile [",
       absl::StrJoin(fn.tile, ", "), "], ", ub, " bytes of UB\n", "__global__ AICORE void pto_f",
       index, "(", absl::StrJoin(params, ", "), ") {\n", decl, globals,

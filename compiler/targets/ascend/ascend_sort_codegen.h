@@ -35,28 +35,51 @@
 // set_flag/wait_flag order MTE2 -> V -> MTE3 within a row, V -> MTE2
 // before an FP32 row's reload and MTE3 -> MTE2 before the next row's load.
 //
-// Along the second last dim, the task's columns go in groups of 8 through
-// TTRANS: the [n, w] block loaded and transposed into w rows, each row
-// gathered (TGATHER) and sorted as above, its positions selected into a
-// row of a [w, k] tile (TCOLEXPAND, TCMPS of the flat index, TSEL), which
-// is transposed back and stored. The CPU simulation gives every tile its
-// own storage, so tiles meet only through instructions; the UB addresses
-// are the device's.
+// Along a dim before the last, the task's columns go in groups of 8
+// through TTRANS: the [n, w] block loaded (its rows stepping by the sorted
+// dim's GM stride) and transposed into w rows, each row gathered (TGATHER)
+// and sorted as above, its positions selected into a row of a [w, k] tile
+// (TCOLEXPAND, TCMPS of the flat index, TSEL), which is transposed back and
+// stored; the other dims but the last run over the task's rows. The CPU
+// simulation gives every tile its own storage, so tiles meet only through
+// instructions; the UB addresses are the device's.
 //
-// UNIMPLEMENTED naming MSORT: a sort along a dim before the second last,
-// along the second last with run-time tile extents or more UB than there
-// is (the message names the bytes), over a run-time row length or strides, of a row longer than 8192, of INT64
-// or BF16 values, or with its positions cut into chunks (k longer than the
-// tile).
+// Over a run-time row length (a symbolic sorted last dim) the row's tiles
+// are sized for a capacity (AscendSortCapacity: the largest NP whose tiles
+// fit the UB) and take the row's length as their valid one, so TFILLPAD
+// pads as for a shorter static row. Such a task, and one whose row's
+// positions are cut into tiles, writes the positions ranked from its offset
+// along the dim: all NP index words gathered from the pairs, those at the
+// ranks gathered by index (TCI), ranks past the row's end 0. The kernel
+// checks the length against the capacity at launch (AscendSortLaunchChecks).
+//
+// UNIMPLEMENTED naming MSORT: a sort along a dim before the last with
+// run-time tile extents, a run-time length or strides, or more UB than
+// there is (the message names the bytes); of a static row longer than
+// 8192; of INT64 or BF16 values; or with a column's positions cut into
+// chunks.
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_SORT_CODEGEN_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "compiler/pto/pto_program.h"
+#include "pto/v1/kernel.pb.h"
 
 namespace pto::compiler {
+
+// The longest run-time row a last-dim sort with tiles of k positions sorts
+// (NP = 32 * 4^m values whose tiles fit the UB beside the positions'),
+// for values of `dtype`; 0 when none fits.
+int64_t AscendSortCapacity(pto::v1::DataType dtype, int64_t k);
+
+// Per run-time row length of the program's sorts (and capacity), the check
+// the runtime makes at launch: the row inside [0, capacity), so that a
+// longer row is an error naming its length and the bound.
+std::vector<pto::v1::RegionCheck> AscendSortLaunchChecks(const PtoProgram& p);
 
 // Whether vector function `index` is a sort function (its body has MSORT).
 bool IsAscendSortFunction(const PtoProgram& p, int index);

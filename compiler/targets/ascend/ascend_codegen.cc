@@ -370,8 +370,8 @@ absl::Status FunctionEmitter::PlanTiles() {
     if (const char* why = AscendUnmappedReason(in.op)) return Unsupported(in.op, why);
   }
   rank_ = static_cast<int>(fn_.tile.size());
-  if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
-  cols_ = fn_.tile.back();
+  // A rank-0 tile (one value: an op on a full reduction's result) is a 1x1 one.
+  if (rank_ > 0) cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
   kind_.assign(fn_.num_tiles, Kind::kFull);
   for (int t = 0; t < fn_.num_tiles; ++t) {

@@ -3,8 +3,8 @@ test_indexing.py, test_matmul.py, test_dynamic.py) run as they are with the
 Ascend target (PYPTO_TARGET=ascend-a2a3) on its PTO-ISA CPU simulation: the
 same forms, inputs and torch references, one representative case of each
 family the target maps. And maximum/minimum against NaN in either operand,
-full and row tiles (PTO-ISA's TMAX/TMIN give one operand where the other is
-NaN; the target selects the NaN in)."""
+full and row tiles, and amax/amin over rows and columns with a NaN inside
+(PTO-ISA's TMAX/TMIN and TROWMAX/TCOLMAX drop NaN; the target selects it in)."""
 
 import numpy as np
 import pytest
@@ -47,7 +47,8 @@ def test_op_tests_pass_on_the_ascend_cpu_simulation(native, ascend, case):
 
 
 @pypto.jit
-def extrema(a: ANY, b: ANY, mx: ANY, mn: ANY, rmx: ANY, rmn: ANY, hmx: ANY):
+def extrema(a: ANY, b: ANY, x: ANY, mx: ANY, mn: ANY, rmx: ANY, rmn: ANY, hmx: ANY,
+            amax: ANY, amin: ANY):
     pypto.set_vec_tile_shapes(8, 16)
     mx[:] = pypto.maximum(a, b)
     mn[:] = pypto.minimum(a, b)
@@ -55,19 +56,25 @@ def extrema(a: ANY, b: ANY, mx: ANY, mn: ANY, rmx: ANY, rmn: ANY, hmx: ANY):
     rmx[:] = pypto.maximum(r, a)
     rmn[:] = pypto.minimum(a, r)
     hmx[:] = pypto.maximum(a.cast(pypto.DT_BF16), b.cast(pypto.DT_BF16)).cast(pypto.DT_FP32)
+    amax[:] = x.amax(-1, keepdim=True)
+    amin[:] = x.amin(0, keepdim=True)
 
 
-def test_maximum_and_minimum_keep_nan_from_either_operand(native, ascend):
+def test_maximum_minimum_amax_amin_keep_nan(native, ascend):
     special = [float("nan"), float("inf"), float("-inf"), -0.0, 0.0, 1.0, -1.0, 2.5]
     a = torch.tensor(special * 2).repeat(8, 1)  # every pair of special values
     b = torch.tensor(special)[:, None].expand(8, 16).contiguous()
     b[1:, 3] = float("nan")
     b[5, 3] = 4.0  # a row without NaN
-    outs = [torch.zeros(8, 16) for _ in range(5)]
-    extrema(a, b, *outs)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(3))
+    x[3, 5] = x[6, 2] = float("nan")  # neither first along its row or column
+    outs = [torch.zeros(8, 16) for _ in range(5)] + [torch.zeros(8, 1), torch.zeros(1, 16)]
+    extrema(a, b, x, *outs)
     r = b.sum(-1, keepdim=True)
     wants = [torch.maximum(a, b), torch.minimum(a, b), torch.maximum(r, a),
-             torch.minimum(a, r), torch.maximum(a.bfloat16(), b.bfloat16()).float()]
-    for name, got, want in zip(["max", "min", "row max", "row min", "bf16 max"], outs, wants):
+             torch.minimum(a, r), torch.maximum(a.bfloat16(), b.bfloat16()).float(),
+             x.amax(-1, keepdim=True), x.amin(0, keepdim=True)]
+    names = ["max", "min", "row max", "row min", "bf16 max", "amax", "amin"]
+    for name, got, want in zip(names, outs, wants):
         same = (got == want) | (got.isnan() & want.isnan())
         assert bool(same.all()), f"{name}: {(~same).nonzero()[:4].tolist()}"

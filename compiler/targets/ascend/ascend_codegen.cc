@@ -1824,11 +1824,30 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       const char* what = in.op == PtoOpcode::kTRedSum   ? "SUM"
                          : in.op == PtoOpcode::kTRedMax ? "MAX"
                                                         : "MIN";
-      if (in.reduce_dim == rank_ - 1) {
-        Line(absl::StrCat("TROW", what, "(", d, ", ", src(0), ", ", Tmp(), ");"));
-      } else {
-        Line(absl::StrCat("TCOL", what, "(", d, ", ", src(0), ");"));
-      }
+      const bool row = in.reduce_dim == rank_ - 1;
+      auto reduce = [&](const char* how, const std::string& to, const std::string& from) {
+        Line(row ? absl::StrCat("TROW", how, "(", to, ", ", from, ", ", Tmp(), ");")
+                 : absl::StrCat("TCOL", how, "(", to, ", ", from, ");"));
+      };
+      reduce(what, d, src(0));
+      if (in.op == PtoOpcode::kTRedSum || kind_[in.dst] == Kind::kFull) break;
+      // TROWMAX/TCOLMAX/... (the CPU simulation's std::max/std::min in order)
+      // keep a NaN only where it comes first: z = NaN where x is NaN, else 0
+      // (NaN is where !(x <= inf)), summed along the dim, expanded with the
+      // extremum, selected in where NaN and reduced again (equal values).
+      const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
+      const std::string z = Scratch(2), e = Scratch(3), c = row ? RowScratch() : ColScratch();
+      const std::string expand = row ? "TROWEXPAND(" : "TCOLEXPAND(";
+      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(src(0)), ", ", inf, ", CmpMode::LE);"));
+      const std::string fz = Flat(z);
+      SelectOneZero(fz, true);
+      Line(absl::StrCat("TSEL(", fz, ", ", Mask(), ", ", fz, ", ", Flat(src(0)), ");"));
+      Line(absl::StrCat("TRESHAPE(", z, ", ", fz, ");"));
+      reduce("SUM", c, z);
+      Line(absl::StrCat(expand, z, ", ", c, ");"));
+      Line(absl::StrCat(expand, e, ", ", d, ");"));
+      Select(e, z, "LE", inf, e, z);
+      reduce(what, d, e);
       break;
     }
     case PtoOpcode::kTRedProd: {

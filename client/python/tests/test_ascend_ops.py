@@ -3,8 +3,9 @@ test_indexing.py, test_matmul.py, test_dynamic.py) run as they are with the
 Ascend target (PYPTO_TARGET=ascend-a2a3) on its PTO-ISA CPU simulation: the
 same forms, inputs and torch references, one representative case of each
 family the target maps. And maximum/minimum against NaN in either operand,
-full and row tiles, and amax/amin over rows and columns with a NaN inside
-(PTO-ISA's TMAX/TMIN and TROWMAX/TCOLMAX drop NaN; the target selects it in)."""
+full and row tiles (and -0.0 against +0.0), and amax/amin over rows and
+columns with a NaN inside (PTO-ISA's TMAX/TMIN and TROWMAX/TCOLMAX drop NaN;
+the target selects it in)."""
 
 import numpy as np
 import pytest
@@ -70,11 +71,13 @@ def test_maximum_minimum_amax_amin_keep_nan(native, ascend):
     x[3, 5] = x[6, 2] = float("nan")  # neither first along its row or column
     outs = [torch.zeros(8, 16) for _ in range(5)] + [torch.zeros(8, 1), torch.zeros(1, 16)]
     extrema(a, b, x, *outs)
-    r = b.sum(-1, keepdim=True)
-    wants = [torch.maximum(a, b), torch.minimum(a, b), torch.maximum(r, a),
-             torch.minimum(a, r), torch.maximum(a.bfloat16(), b.bfloat16()).float(),
-             x.amax(-1, keepdim=True), x.amin(0, keepdim=True)]
+    an, bn, rn = a.numpy(), b.numpy(), b.sum(-1, keepdim=True).numpy()
+    wants = [np.maximum(an, bn), np.minimum(an, bn), np.maximum(rn, an), np.minimum(an, rn),
+             np.maximum(an, bn), x.amax(-1, keepdim=True), x.amin(0, keepdim=True)]
     names = ["max", "min", "row max", "row min", "bf16 max", "amax", "amin"]
     for name, got, want in zip(names, outs, wants):
+        want = torch.as_tensor(want)
         same = (got == want) | (got.isnan() & want.isnan())
         assert bool(same.all()), f"{name}: {(~same).nonzero()[:4].tolist()}"
+        zero = want == 0  # -0.0 against +0.0: numpy's (and the host's) zero
+        assert torch.equal(torch.signbit(got[zero]), torch.signbit(want[zero])), name

@@ -1706,32 +1706,36 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTDiv: case PtoOpcode::kTMax: case PtoOpcode::kTMin: {
       const std::string name = PtoOpcodeName(in.op);
       const bool r0 = is_row(in.srcs[0]), r1 = is_row(in.srcs[1]);
-      // PTO-ISA's TMAX/TMIN (the CPU simulation's std::max/std::min, and
-      // their row-expanding forms) give one operand where the other is NaN:
-      // into a full tile, the result goes to scratch and each operand's NaN
-      // is selected in after (NaN is where !(x <= inf)).
-      const bool nan_select = (in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin) &&
-                              !is_row(in.dst);
-      const std::string out = nan_select ? Tmp() : d;
+      // PTO-ISA's TMAX/TMIN (the CPU simulation's std::max/std::min) give
+      // their first operand where the other is NaN or both are equal (-0.0
+      // and +0.0): into a full tile, of the operands as full tiles, the
+      // second first (the host's zero), into scratch; then each operand's
+      // NaN is selected in (NaN is where !(x <= inf)).
+      if ((in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin) && !is_row(in.dst)) {
+        const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
+        const std::string a = FullOperand(in.srcs[0], 2), b = FullOperand(in.srcs[1], 3);
+        const std::string out = Tmp();
+        Line(absl::StrCat(name, "(", out, ", ", b, ", ", a, ");"));
+        Select(out, a, "LE", inf, out, a);
+        Select(d, b, "LE", inf, out, b);
+        break;
+      }
       if (r0 == r1 || is_row(in.dst)) {
         if (r0 != r1 || is_row(in.dst) != r0) {
           return Unsupported(in.op, "mixing row and full tiles into a row tile");
         }
-        Line(absl::StrCat(name, "(", out, ", ", src(0), ", ", src(1), ");"));
-      } else if (const std::string rowexp = absl::StrCat("TROWEXPAND", name.substr(1)); r1) {
-        Line(absl::StrCat(rowexp, "(", out, ", ", src(0), ", ", src(1), ");"));
+        Line(absl::StrCat(name, "(", d, ", ", src(0), ", ", src(1), ");"));
+        break;
+      }
+      const std::string rowexp = absl::StrCat("TROWEXPAND", name.substr(1));
+      if (r1) {
+        Line(absl::StrCat(rowexp, "(", d, ", ", src(0), ", ", src(1), ");"));
       } else if (in.op != PtoOpcode::kTSub && in.op != PtoOpcode::kTDiv) {
-        Line(absl::StrCat(rowexp, "(", out, ", ", src(1), ", ", src(0), ");"));
+        Line(absl::StrCat(rowexp, "(", d, ", ", src(1), ", ", src(0), ");"));
       } else {  // row op full: the row expanded into a full tile first
         const std::string tmp = Tmp();
         Line(absl::StrCat("TROWEXPAND(", tmp, ", ", src(0), ");"));
         Line(absl::StrCat(name, "(", d, ", ", tmp, ", ", src(1), ");"));
-      }
-      if (nan_select) {
-        const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
-        const std::string a = FullOperand(in.srcs[0], 2), b = FullOperand(in.srcs[1], 3);
-        Select(out, a, "LE", inf, out, a);
-        Select(d, b, "LE", inf, out, b);
       }
       break;
     }

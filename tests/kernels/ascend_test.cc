@@ -27,6 +27,7 @@
 #include "client/ptoc/check.h"
 #include "client/ptoc/graph_io.h"
 #include "compiler/compile.h"
+#include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/testing/pto_isa_for_tests.h"
 #include "compiler/testing/graph_builder.h"
 #include "gmock/gmock.h"
@@ -784,6 +785,36 @@ TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
   }
 }
 
+// Every parameter of `graph` after `kernel` ran, as its bytes: a parameter
+// `inputs` names (by value id) starts as the bytes there, every other one as
+// 0x5a bytes. (RunOnRawInputs below draws the inputs instead.)
+std::vector<std::vector<uint8_t>> RunOnBytes(const pto::v1::Graph& graph,
+                                             const runtime::Kernel& kernel,
+                                             const std::map<uint32_t, const void*>& inputs) {
+  std::map<uint32_t, const pto::v1::Value*> declared;
+  for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+  std::vector<std::vector<uint8_t>> buffers;
+  std::vector<runtime::TensorArg> args;
+  for (const pto::v1::Parameter& param : graph.params()) {
+    const pto::v1::Value& v = *declared.at(param.value_id());
+    absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
+    EXPECT_TRUE(shape.ok()) << param.name();
+    if (!shape.ok()) return {};
+    int64_t elems = 1;
+    for (int64_t e : *shape) elems *= e;
+    std::vector<uint8_t> bytes(elems * compiler::DTypeBytes(v.dtype()), 0x5a);
+    if (auto it = inputs.find(param.value_id()); it != inputs.end()) {
+      std::memcpy(bytes.data(), it->second, bytes.size());
+    }
+    buffers.push_back(std::move(bytes));
+    args.push_back({nullptr, v.dtype(), *shape});
+  }
+  for (size_t i = 0; i < args.size(); ++i) args[i].data = buffers[i].data();
+  const absl::Status s = kernel.Run(args);
+  EXPECT_TRUE(s.ok()) << graph.name() << ": " << s;
+  return buffers;
+}
+
 // INT32 values at the edges of the range: every pair of edge values (INT32_MIN
 // and MAX and their neighbours, divisors 0, +-1, +-2, powers of two, values
 // beyond 2^24 that f32 does not hold, consecutive Fibonacci numbers, gcd's
@@ -839,42 +870,23 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
     xs.push_back(a);
     ys.push_back(d);
   }
-  auto run = [&](const runtime::Kernel& kernel) {
-    std::map<uint32_t, const pto::v1::Value*> values;
-    for (const pto::v1::Value& v : graph.values()) values[v.id()] = &v;
-    std::vector<std::vector<int32_t>> buffers;
-    std::vector<runtime::TensorArg> args;
-    for (const pto::v1::Parameter& param : graph.params()) {
-      const pto::v1::Value& v = *values.at(param.value_id());
-      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
-      EXPECT_TRUE(shape.ok() && v.dtype() == pto::v1::DT_INT32) << param.name();
-      int64_t n = 1;
-      for (int64_t e : *shape) n *= e;
-      if (param.value_id() == x) {
-        buffers.push_back(xs);
-      } else if (param.value_id() == y) {
-        buffers.push_back(ys);
-      } else {
-        buffers.push_back(std::vector<int32_t>(n, 0x5a5a5a5a));
-      }
-      args.push_back({nullptr, pto::v1::DT_INT32, *shape});
-    }
-    for (size_t i = 0; i < args.size(); ++i) args[i].data = buffers[i].data();
-    const absl::Status s = kernel.Run(args);
-    EXPECT_TRUE(s.ok()) << s;
-    return buffers;
+  const std::map<uint32_t, const void*> inputs = {{x, xs.data()}, {y, ys.data()}};
+  const auto want = RunOnBytes(graph, *host_kernel, inputs);
+  const auto got = RunOnBytes(graph, *ascend_kernel, inputs);
+  auto at = [](const std::vector<uint8_t>& buffer, size_t i) {
+    int32_t v;
+    std::memcpy(&v, &buffer[4 * i], 4);
+    return v;
   };
-  const auto want = run(*host_kernel);
-  const auto got = run(*ascend_kernel);
   ASSERT_EQ(want.size(), got.size());
   for (int p = 2; p < graph.params_size(); ++p) {
     int mismatches = 0;
-    for (size_t i = 0; i < want[p].size(); ++i) {
-      if (want[p][i] == got[p][i]) continue;
+    for (size_t i = 0; i < want[p].size() / 4; ++i) {
+      if (at(want[p], i) == at(got[p], i)) continue;
       if (++mismatches <= 5) {
         const size_t k = i < xs.size() ? i : 0;
-        ADD_FAILURE() << graph.params(p).name() << "[" << i << "]: got " << got[p][i]
-                      << ", host " << want[p][i] << " (x " << xs[k] << ", y " << ys[k] << ")";
+        ADD_FAILURE() << graph.params(p).name() << "[" << i << "]: got " << at(got[p], i)
+                      << ", host " << at(want[p], i) << " (x " << xs[k] << ", y " << ys[k] << ")";
       }
     }
     EXPECT_EQ(mismatches, 0) << graph.params(p).name();
@@ -885,10 +897,10 @@ TEST(AscendIntegerTest, EdgeValuesMatchTheHostBitForBit) {
   const size_t min_by_minus_one = 15;  // (kMin, -1)
   ASSERT_EQ(xs[min_by_minus_one], kMin);
   ASSERT_EQ(ys[min_by_minus_one], -1);
-  EXPECT_EQ(got[2][min_by_minus_one], kMin);  // floor_divide wraps
-  EXPECT_EQ(got[3][min_by_minus_one], 0);
-  EXPECT_EQ(got[2][16], 0);  // (kMin, 0): a zero divisor gives 0
-  EXPECT_EQ(got[5][16], kMin);  // gcd(kMin, 0) = 2^31, wrapped
+  EXPECT_EQ(at(got[2], min_by_minus_one), kMin);  // floor_divide wraps
+  EXPECT_EQ(at(got[3], min_by_minus_one), 0);
+  EXPECT_EQ(at(got[2], 16), 0);  // (kMin, 0): a zero divisor gives 0
+  EXPECT_EQ(at(got[5], 16), kMin);  // gcd(kMin, 0) = 2^31, wrapped
 }
 
 // prod's sign and zeros as the host's (torch's): a row with a -0.0 factor
@@ -991,34 +1003,9 @@ TEST(AscendBf16Test, CastsAndRoundingMatchTheHostBitForBit) {
     xs[i] = (static_cast<uint32_t>(i) << 16) | (i % 7 < 6 ? lows[i % 7] : (r & 0xFFFF));
     ns[i] = i % 2 ? static_cast<int32_t>(r) : static_cast<int32_t>(r % 70000) - 35000;
   }
-  auto run = [&](const runtime::Kernel& kernel) {
-    std::vector<std::vector<uint8_t>> buffers;
-    std::vector<runtime::TensorArg> args;
-    std::map<uint32_t, const pto::v1::Value*> values;
-    for (const pto::v1::Value& v : graph.values()) values[v.id()] = &v;
-    for (const pto::v1::Parameter& param : graph.params()) {
-      const pto::v1::Value& v = *values.at(param.value_id());
-      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
-      EXPECT_TRUE(shape.ok()) << param.name();
-      int64_t elems = 1;
-      for (int64_t e : *shape) elems *= e;
-      const size_t size = v.dtype() == bf16 ? 2 : 4;
-      std::vector<uint8_t> bytes(elems * size, 0x5a);
-      const void* from = param.value_id() == y   ? static_cast<const void*>(ys.data())
-                         : param.value_id() == x ? static_cast<const void*>(xs.data())
-                         : param.value_id() == n ? static_cast<const void*>(ns.data())
-                                                 : nullptr;
-      if (from != nullptr) std::memcpy(bytes.data(), from, bytes.size());
-      buffers.push_back(std::move(bytes));
-      args.push_back({nullptr, v.dtype(), *shape});
-    }
-    for (size_t i = 0; i < args.size(); ++i) args[i].data = buffers[i].data();
-    const absl::Status s = kernel.Run(args);
-    EXPECT_TRUE(s.ok()) << s;
-    return buffers;
-  };
-  const auto want = run(*host_kernel);
-  const auto got = run(*ascend_kernel);
+  const std::map<uint32_t, const void*> inputs = {{y, ys.data()}, {x, xs.data()}, {n, ns.data()}};
+  const auto want = RunOnBytes(graph, *host_kernel, inputs);
+  const auto got = RunOnBytes(graph, *ascend_kernel, inputs);
   ASSERT_EQ(want.size(), got.size());
   for (int p = 3; p < graph.params_size(); ++p) {
     const size_t size = graph.params(p).name() == "widened" ? 4 : 2;

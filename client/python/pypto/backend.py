@@ -3,10 +3,11 @@
 Embedded (default): key = _native.cache_key(graph); the disk cache is tried
 first, then _native.compile, whose result is stored on disk.
 Remote (PYPTO_COMPILE_SERVER): a compile request to ptod through the C++
-client (client/cpp/compile_client.h, as _native.CompileClient), with a
-deadline of host_options["compile_timeout"] or else PYPTO_COMPILE_TIMEOUT
-seconds (default 300); ptod is the shared cache, so the local disk cache is
-not used. Either way the binary runs in this process through _native.Kernel.
+client (client/cpp/compile_client.h, as _native.CompileClient); ptod is the
+shared cache, so the local disk cache is not used. Either way one compile may
+take host_options["compile_timeout"] or else PYPTO_COMPILE_TIMEOUT seconds
+(default 300: compile_timeout), and the binary runs in this process through
+_native.Kernel.
 
 PYPTO_COMPILE_SERVER names one ptod ("host:port") or several replicas: a
 comma-separated list ("a:7070,b:7070") or "dns:///name:7070" for every
@@ -124,9 +125,9 @@ def _embedded(graph, options, timeout, kernel_name, target="host"):
             return Compiled(kernel, key, "disk")
         except Exception:  # any defect in a cache file means: recompile
             cache.discard(key)
-    kwargs = {} if timeout is None else {"timeout_s": timeout}
+    timeout = compile_timeout(timeout)
     try:
-        key, binary, stages = nat.compile(graph_bytes, target, options, **kwargs)
+        key, binary, stages = nat.compile(graph_bytes, target, options, timeout_s=timeout)
     except (ValueError, RuntimeError, NotImplementedError) as e:
         raise CompileError(f"{what} for the {named} target: {e}") from e
     cache.count("compiles")
@@ -196,6 +197,13 @@ def _env_seconds(name, default):
     return value
 
 
+def compile_timeout(timeout):
+    """Seconds one compile may take, embedded or on ptod: `timeout`
+    (host_options["compile_timeout"]) when given, else PYPTO_COMPILE_TIMEOUT,
+    else 300."""
+    return timeout if timeout is not None else _env_seconds("PYPTO_COMPILE_TIMEOUT", "300")
+
+
 def _fallback_enabled():
     return os.environ.get("PYPTO_COMPILE_FALLBACK", "1") != "0"
 
@@ -219,14 +227,7 @@ def _client(server):
 
 def _remote(server, graph, options, timeout, kernel_name, target="host"):
     nat = native()
-    if timeout is None:  # host_options["compile_timeout"] wins over the environment
-        try:
-            timeout = float(os.environ.get("PYPTO_COMPILE_TIMEOUT", "300"))
-        except ValueError:
-            raise ValueError("PYPTO_COMPILE_TIMEOUT must be a number of seconds, got "
-                             f"{os.environ['PYPTO_COMPILE_TIMEOUT']!r}") from None
-        if timeout <= 0:
-            raise ValueError(f"PYPTO_COMPILE_TIMEOUT must be positive, got {timeout}")
+    timeout = compile_timeout(timeout)
     client = _client(server)
     # Resolve "host" here: the binary must run on this machine, not the server's.
     # (An Ascend target goes as named: ptod resolves ascend-a2a3.)

@@ -206,3 +206,27 @@ def test_convs_run_on_the_ascend_cpu_simulation_as_torch(native, pto_isa, monkey
     many_outputs.run_many(fns, xs + ws, outs, (8, 32))
     for got, want in zip(outs, wants):
         torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
+@pypto.jit(codegen_options={"target": "ascend-a2a3"}, host_options={"compile_timeout": 600})
+def rank0(x: ANY, v: ANY, vs: ANY, twice: ANY, s: ANY, centered: ANY):
+    pypto.set_vec_tile_shapes(16)
+    total = v.sum(0)  # a rank-1 tensor without keepdim: rank 0
+    vs[...] = total
+    twice[()] = total * 2 - 1  # ops on a rank-0 tile, a 1x1 one on the target
+    pypto.set_vec_tile_shapes(4, 8)
+    s[...] = x.sum()  # every element
+    centered[:] = x - x.amax()  # a rank-0 tensor broadcasts
+
+
+def test_rank0_results_on_the_ascend_cpu_simulation_as_torch(native, pto_isa):
+    x = torch.randn(9, 20, generator=torch.Generator().manual_seed(5))
+    v = torch.randn(50, generator=torch.Generator().manual_seed(6))
+    outs = dict(vs=torch.full((), 7.0), twice=torch.full((), 7.0), s=torch.full((), 7.0),
+                centered=torch.zeros(9, 20))
+    rank0(x, v, **outs)
+    assert stored_target(rank0.last_compile.key) == "ascend-a2a3-cpusim"
+    torch.testing.assert_close(outs["vs"], v.sum(), rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(outs["twice"], v.sum() * 2 - 1, rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(outs["s"], x.sum(), rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(outs["centered"], x - x.amax(), rtol=0, atol=0)

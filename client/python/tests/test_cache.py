@@ -164,3 +164,20 @@ def test_clear_cache_and_cli(native, private_cache):
     where = subprocess.run([sys.executable, "-m", "pypto", "cache-dir"], env=env,
                            capture_output=True, text=True, timeout=120)
     assert where.stdout.strip() == str(private_cache)
+
+
+def test_an_embedded_compile_takes_at_most_the_compile_timeout(native, monkeypatch):
+    """host_options["compile_timeout"], else PYPTO_COMPILE_TIMEOUT, bounds an
+    embedded compile (backend.compile_timeout), as it does a remote one."""
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    monkeypatch.setenv("PYPTO_COMPILE_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="PYPTO_COMPILE_TIMEOUT must be a number of seconds, "
+                                         "got 'soon'"):
+        make()(a, np.zeros_like(a))
+    monkeypatch.setenv("PYPTO_COMPILE_TIMEOUT", "0.001")
+    with pytest.raises(pypto.CompileError, match="DEADLINE_EXCEEDED"):
+        make()(a, np.zeros_like(a))
+    out = np.zeros_like(a)
+    with pypto.options(host_options={"compile_timeout": 600}):
+        make()(a, out)
+    np.testing.assert_array_equal(out, a * 3)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -424,8 +425,8 @@ absl::Status FunctionEmitter::PlanTiles() {
     if (const char* why = AscendUnmappedReason(in.op)) return Unsupported(in.op, why);
   }
   rank_ = static_cast<int>(fn_.tile.size());
-  if (rank_ == 0) return absl::UnimplementedError("ascend target: a rank-0 tile");
-  cols_ = fn_.tile.back();
+  // A rank-0 tile (one value: an op on a full reduction's result) is a 1x1 one.
+  if (rank_ > 0) cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
   kind_.assign(fn_.num_tiles, Kind::kFull);
   for (int t = 0; t < fn_.num_tiles; ++t) {
@@ -1851,6 +1852,20 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTDiv: case PtoOpcode::kTMax: case PtoOpcode::kTMin: {
       const std::string name = PtoOpcodeName(in.op);
       const bool r0 = is_row(in.srcs[0]), r1 = is_row(in.srcs[1]);
+      // PTO-ISA's TMAX/TMIN (the CPU simulation's std::max/std::min) give
+      // their first operand where the other is NaN or both are equal (-0.0
+      // and +0.0): into a full tile, of the operands as full tiles, the
+      // second first (the host's zero), into scratch; then each operand's
+      // NaN is selected in (NaN is where !(x <= inf)).
+      if ((in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin) && !is_row(in.dst)) {
+        const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
+        const std::string a = FullOperand(in.srcs[0], 2), b = FullOperand(in.srcs[1], 3);
+        const std::string out = Tmp();
+        Line(absl::StrCat(name, "(", out, ", ", b, ", ", a, ");"));
+        Select(out, a, "LE", inf, out, a);
+        Select(d, b, "LE", inf, out, b);
+        break;
+      }
       if (r0 == r1 || is_row(in.dst)) {
         if (r0 != r1 || is_row(in.dst) != r0) {
           return Unsupported(in.op, "mixing row and full tiles into a row tile");
@@ -1959,11 +1974,30 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       const char* what = in.op == PtoOpcode::kTRedSum   ? "SUM"
                          : in.op == PtoOpcode::kTRedMax ? "MAX"
                                                         : "MIN";
-      if (in.reduce_dim == rank_ - 1) {
-        Line(absl::StrCat("TROW", what, "(", d, ", ", src(0), ", ", Tmp(), ");"));
-      } else {
-        Line(absl::StrCat("TCOL", what, "(", d, ", ", src(0), ");"));
-      }
+      const bool row = in.reduce_dim == rank_ - 1;
+      auto reduce = [&](const char* how, const std::string& to, const std::string& from) {
+        Line(row ? absl::StrCat("TROW", how, "(", to, ", ", from, ", ", Tmp(), ");")
+                 : absl::StrCat("TCOL", how, "(", to, ", ", from, ");"));
+      };
+      reduce(what, d, src(0));
+      if (in.op == PtoOpcode::kTRedSum || kind_[in.dst] == Kind::kFull) break;
+      // TROWMAX/TCOLMAX/... (the CPU simulation's std::max/std::min in order)
+      // keep a NaN only where it comes first: z = NaN where x is NaN, else 0
+      // (NaN is where !(x <= inf)), summed along the dim, expanded with the
+      // extremum, selected in where NaN and reduced again (equal values).
+      const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
+      const std::string z = Scratch(2), e = Scratch(3), c = row ? RowScratch() : ColScratch();
+      const std::string expand = row ? "TROWEXPAND(" : "TCOLEXPAND(";
+      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(src(0)), ", ", inf, ", CmpMode::LE);"));
+      const std::string fz = Flat(z);
+      SelectOneZero(fz, true);
+      Line(absl::StrCat("TSEL(", fz, ", ", Mask(), ", ", fz, ", ", Flat(src(0)), ");"));
+      Line(absl::StrCat("TRESHAPE(", z, ", ", fz, ");"));
+      reduce("SUM", c, z);
+      Line(absl::StrCat(expand, z, ", ", c, ");"));
+      Line(absl::StrCat(expand, e, ", ", d, ");"));
+      Select(e, z, "LE", inf, e, z);
+      reduce(what, d, e);
       break;
     }
     case PtoOpcode::kTRedProd: {

@@ -1760,14 +1760,14 @@ absl::Status FunctionEmitter::EmitSignbit(const PtoInstr& in) {
 }
 
 ascend::ScanIndex FunctionEmitter::ScanIndexTiles() {
-  ascend::ScanIndex index{Scratch(2), IntTmpK(2)};
+  ascend::ScanIndex index{Scratch(2), IntTmpK(2), ""};
   need_index_ = true;
   Line("TCI<IndexInt, int32_t, 0>(iidx, 0);");
   Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
   Line(absl::StrCat("TCOLEXPAND(", index.col, ", fidx);"));
-  const std::string flat = FlatI(index.before);
-  Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", flat, ", -1);"));
-  Line(absl::StrCat("TRESHAPE(", index.before, ", ", flat, ");"));
+  index.before_flat = FlatI(index.before);
+  Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", index.before_flat, ", -1);"));
+  Line(absl::StrCat("TRESHAPE(", index.before, ", ", index.before_flat, ");"));
   return index;
 }
 
@@ -1784,13 +1784,15 @@ absl::Status FunctionEmitter::EmitScan(const PtoInstr& in) {
     return Unsupported(in.op, "of other than a full tile with a row tile's carry");
   }
   const ascend::ScanIndex index = ScanIndexTiles();
+  const ascend::FlatView flat = [this](const std::string& full) { return Flat(full); };
   if (last) {
-    ascend::EmitLastColumn(*this, T(in.dst), T(in.srcs[0]), index,
+    ascend::EmitLastColumn(*this, flat, [this](const std::string& full) { return FlatI(full); },
+                           T(in.dst), T(in.srcs[0]), index,
                            fn_.runtime_extents ? absl::StrCat("static_cast<int32_t>(", ValidCols(), ")")
                                                : absl::StrCat(cols_));
   } else {
-    ascend::EmitScanLastDim(*this, in.op == PtoOpcode::kTCumProd, T(in.dst), T(in.srcs[0]),
-                            T(in.srcs[1]), index, cols_);
+    ascend::EmitScanLastDim(*this, flat, in.op == PtoOpcode::kTCumProd, T(in.dst),
+                            T(in.srcs[0]), T(in.srcs[1]), index, cols_);
   }
   return absl::OkStatus();
 }

@@ -730,13 +730,23 @@ TEST(AscendRuntimeTest, DeviceObjectIsRefusedWithTheCpuSimAlternative) {
   EXPECT_THAT(std::string(kernel.status().message()), HasSubstr("ascend-a2a3-cpusim"));
 }
 
-// An instruction the target does not map is UNIMPLEMENTED naming it.
-TEST(AscendRuntimeTest, UnmappedInstructionIsNamed) {
-  absl::StatusOr<compiler::CompileResult> r =
-      compiler::Compile(Unary("signbit"), runtime::kAscendA2A3CpuSimTarget, {});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("TSIGNBIT"));
+// A scan of INT32 values (torch's INT64 accumulator) is UNIMPLEMENTED naming
+// the instruction and DT_INT64, as is a scan along a dim before the last.
+TEST(AscendRuntimeTest, ScansTheTargetLeavesOutNameWhy) {
+  for (const auto& [dtype, dim, why] :
+       {std::tuple{pto::v1::DT_INT32, -1, "DT_INT64"},
+        std::tuple{pto::v1::DT_FP32, 0, "the target scans along the last dim"}}) {
+    Builder b("cumsum");
+    const uint32_t x = b.Input("x", dtype, {37, 70});
+    b.Output("out", b.Op("cumsum", {x}, {16, 32}));
+    (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(dim);
+    absl::StatusOr<compiler::CompileResult> r =
+        compiler::Compile(b.graph(), runtime::kAscendA2A3CpuSimTarget, {});
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("TCUMSUM"));
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(why));
+  }
 }
 
 // philox and philox_normal (pypto.uniform's and pypto.normal's generators)
@@ -1046,6 +1056,185 @@ TEST(AscendBf16Test, CastsAndRoundingMatchTheHostBitForBit) {
   int want_ties = 0;
   for (int64_t i = 0; i < count; ++i) want_ties += i % 7 == 1 && !((i & 0x7F80) == 0x7F80 && (i & 0x7F) != 0);
   EXPECT_EQ(ties, want_ties);
+}
+
+// signbit of FP32, FP16 and BF16 values bit for bit against the host: every
+// FP16 and BF16 word (-0.0, infinities, NaNs of both signs, subnormals),
+// FP32 values with every high half (and zero low halves: -0.0, -inf, -NaN
+// among them), and of a computed tile (neg of FP32: the sign flipped, NaN's
+// too).
+TEST(AscendSignbitTest, EveryWordGivesTheHostsSignBit) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const int64_t rows = 256, cols = 256;
+  const std::vector<int64_t> tile = {8, 64};
+  const auto f32 = pto::v1::DT_FP32, f16 = pto::v1::DT_FP16, bf16 = pto::v1::DT_BF16;
+  Builder b("signbit_words");
+  const uint32_t x = b.Input("x", f32, {rows, cols});
+  const uint32_t h = b.Input("h", f16, {rows, cols});
+  const uint32_t y = b.Input("y", bf16, {rows, cols});
+  b.Output("of_f32", b.Op("signbit", {x}, tile));
+  b.Output("of_f16", b.Op("signbit", {h}, tile));
+  b.Output("of_bf16", b.Op("signbit", {y}, tile));
+  b.Output("of_neg", b.Op("signbit", {b.Op("neg", {x}, tile)}, tile));
+  const pto::v1::Graph graph = b.graph();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+
+  const int64_t count = rows * cols;
+  std::vector<uint32_t> xs(count);
+  std::vector<uint16_t> words(count);
+  std::mt19937 rng(5);
+  for (int64_t i = 0; i < count; ++i) {
+    words[i] = static_cast<uint16_t>(i);
+    xs[i] = (static_cast<uint32_t>(i) << 16) | (i % 3 == 0 ? 0u : rng() & 0xFFFF);
+  }
+  auto run = [&](const runtime::Kernel& kernel) {
+    std::vector<std::vector<uint8_t>> buffers;
+    std::vector<runtime::TensorArg> args;
+    for (const pto::v1::Parameter& param : graph.params()) {
+      const bool is_x = param.value_id() == x;
+      const bool is_word = param.value_id() == h || param.value_id() == y;
+      std::vector<uint8_t> bytes(count * (is_x ? 4 : is_word ? 2 : 1), 0x5a);
+      if (is_x) std::memcpy(bytes.data(), xs.data(), bytes.size());
+      if (is_word) std::memcpy(bytes.data(), words.data(), bytes.size());
+      const pto::v1::DataType dtype = is_x ? f32 : param.value_id() == h ? f16
+                                      : param.value_id() == y ? bf16 : pto::v1::DT_BOOL;
+      buffers.push_back(std::move(bytes));
+      args.push_back({nullptr, dtype, {rows, cols}});
+    }
+    for (size_t i = 0; i < args.size(); ++i) args[i].data = buffers[i].data();
+    const absl::Status s = kernel.Run(args);
+    EXPECT_TRUE(s.ok()) << s;
+    return buffers;
+  };
+  const auto want = run(*host_kernel);
+  const auto got = run(*ascend_kernel);
+  ASSERT_EQ(want.size(), got.size());
+  for (int p = 3; p < graph.params_size(); ++p) {
+    int mismatches = 0, set = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      set += want[p][i] == 1;
+      if (want[p][i] == got[p][i]) continue;
+      if (++mismatches <= 5) {
+        ADD_FAILURE() << graph.params(p).name() << "[" << i << "]: got " << int{got[p][i]}
+                      << ", host " << int{want[p][i]};
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << graph.params(p).name();
+    EXPECT_EQ(set, count / 2) << graph.params(p).name() << ": half the words have the sign set";
+  }
+}
+
+// cumsum and cumprod along the last dim against the host: rows spanning
+// several tiles (each seeded by the one before) with tails in both dims,
+// negative values, zeros and -0.0 (products through them), an infinity and a
+// NaN. FP16 and BF16 scan in f32 on both targets, one element at a time, so
+// their results are the host's bit for bit; FP32 scans in f32 here and in
+// double on the host, within the bound docs/pto-isa.md states: (n + 1) 2^-24 of
+// the partial sums' magnitudes (cumsum: the sum of |x| so far; cumprod: the
+// product's).
+TEST(AscendScanTest, LongRowsGiveTheHostsScans) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const int64_t rows = 5, cols = 300;
+  const std::vector<int64_t> tile = {4, 64};
+  for (pto::v1::DataType dtype : {pto::v1::DT_FP16, pto::v1::DT_BF16, pto::v1::DT_FP32}) {
+    const std::string name = pto::v1::DataType_Name(dtype);
+    Builder b(absl::StrCat("scans_", name));
+    const uint32_t x = b.Input("x", dtype, {rows, cols});
+    for (const char* kind : {"cumsum", "cumprod"}) {
+      b.Output(kind, b.Op(kind, {x}, tile));
+      pto::v1::Graph& g = b.graph();
+      (*g.mutable_ops(g.ops_size() - 1)->mutable_attrs())["dim"].set_i(-1);
+    }
+    const pto::v1::Graph graph = b.graph();
+    auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+    ASSERT_NE(ascend_kernel, nullptr) << name;
+    auto host_kernel = testing::CompileAndLoad(graph, "host");
+    ASSERT_NE(host_kernel, nullptr) << name;
+    // Values of magnitude 0.5 to 1.5 (products stay finite), every 23rd a
+    // zero (-0.0 in odd rows), row 3 an infinity and a NaN late in the row.
+    std::vector<float> xs(rows * cols);
+    std::mt19937 rng(7);
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      const uint32_t r = rng();
+      const float v = 0.5f + static_cast<float>(r % 1024) / 1024.0f;
+      xs[i] = i % 23 == 5 ? ((i / cols) % 2 ? -0.0f : 0.0f) : (r >> 20) % 2 ? -v : v;
+    }
+    xs[3 * cols + 200] = std::numeric_limits<float>::infinity();
+    xs[3 * cols + 250] = std::numeric_limits<float>::quiet_NaN();
+    const size_t size = dtype == pto::v1::DT_FP32 ? 4 : 2;
+    std::vector<uint8_t> in(rows * cols * size);
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      if (dtype == pto::v1::DT_FP32) {
+        std::memcpy(&in[4 * i], &xs[i], 4);
+      } else if (dtype == pto::v1::DT_FP16) {
+        const _Float16 h = static_cast<_Float16>(xs[i]);
+        std::memcpy(&in[2 * i], &h, 2);
+      } else {
+        uint32_t w;
+        std::memcpy(&w, &xs[i], 4);
+        const uint16_t hi = static_cast<uint16_t>(w >> 16);  // truncated: still a BF16 value
+        std::memcpy(&in[2 * i], &hi, 2);
+      }
+    }
+    auto run = [&](const runtime::Kernel& kernel) {
+      std::vector<std::vector<uint8_t>> buffers = {in, std::vector<uint8_t>(in.size(), 0x5a),
+                                                   std::vector<uint8_t>(in.size(), 0x5a)};
+      std::vector<runtime::TensorArg> args;
+      for (auto& buffer : buffers) args.push_back({buffer.data(), dtype, {rows, cols}});
+      const absl::Status s = kernel.Run(args);
+      EXPECT_TRUE(s.ok()) << s;
+      return buffers;
+    };
+    const auto want = run(*host_kernel);
+    const auto got = run(*ascend_kernel);
+    auto value = [&](const std::vector<uint8_t>& v, int64_t i) {
+      if (dtype == pto::v1::DT_FP32) {
+        float f;
+        std::memcpy(&f, &v[4 * i], 4);
+        return static_cast<double>(f);
+      }
+      uint16_t h;
+      std::memcpy(&h, &v[2 * i], 2);
+      if (dtype == pto::v1::DT_BF16) {
+        const uint32_t w = static_cast<uint32_t>(h) << 16;
+        float f;
+        std::memcpy(&f, &w, 4);
+        return static_cast<double>(f);
+      }
+      _Float16 f;
+      std::memcpy(&f, &h, 2);
+      return static_cast<double>(f);
+    };
+    for (int p = 1; p <= 2; ++p) {
+      int bad = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        double magnitude = p == 1 ? 0.0 : 1.0;
+        for (int64_t c = 0; c < cols; ++c) {
+          const int64_t i = r * cols + c;
+          const double w = value(want[p], i), g = value(got[p], i), a = value(in, i);
+          magnitude = p == 1 ? magnitude + std::fabs(a) : magnitude * std::fabs(a);
+          const bool same = std::memcmp(&want[p][size * i], &got[p][size * i], size) == 0;
+          bool ok = same || (std::isnan(w) && std::isnan(g));
+          if (!ok && dtype == pto::v1::DT_FP32 && std::isfinite(w)) {
+            ok = std::fabs(g - w) <= static_cast<double>(c + 2) * 0x1p-24 * magnitude &&
+                 std::signbit(g) == std::signbit(w);
+          }
+          if (!ok && ++bad <= 5) {
+            ADD_FAILURE() << name << " " << graph.params(p).name() << "[" << r << ", " << c
+                          << "]: got " << g << ", host " << w;
+          }
+        }
+      }
+      EXPECT_EQ(bad, 0) << name << " " << graph.params(p).name();
+    }
+  }
 }
 
 // A sort along a dim of run-time length before the last, of INT64 values, of columns

@@ -26,16 +26,14 @@ CHUNKS = {
     "float_division": ["pypto.Tensor.fmod", "pypto.Tensor.where", "pypto.clip", "pypto.log10",
                        "pypto.prelu", "pypto.remainder", "pypto.round", "pypto.tril"],
     "bool": ["pypto.Tensor.logical_not", "pypto.isfinite", "pypto.isnan", "pypto.logical_and",
-             "pypto.logical_not"],
+             "pypto.logical_not", "pypto.signbit"],
     "int": ["pypto.bitwise_and", "pypto.bitwise_left_shift", "pypto.bitwise_not",
             "pypto.bitwise_right_shift", "pypto.bitwise_xor", "pypto.ceil_div",
             "pypto.floor_div", "pypto.gcd"],
 }
 
 # Rows the Ascend target does not map: the instruction its refusal names.
-REFUSED = {
-    "pypto.signbit": "TSIGNBIT",  # no float bits to read: TRESHAPE keeps float and int apart
-}
+REFUSED = {}
 
 # The Ascend compositions' stated bounds where they exceed the rows test's
 # (2 ulp, 4 for the library functions).

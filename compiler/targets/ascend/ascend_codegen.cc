@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "compiler/targets/ascend/ascend_int64.h"
 #include "compiler/targets/ascend/ascend_int_math.h"
 #include "compiler/targets/ascend/ascend_math.h"
+#include "compiler/targets/ascend/ascend_scan.h"
 #include "compiler/targets/ascend/ascend_sort_codegen.h"
 #include "compiler/targets/ascend/ascend_unmapped.h"
 #include "compiler/targets/host/host_function_plan.h"
@@ -75,7 +77,7 @@ enum class Kind { kFull, kRow, kCol };
 bool Reduces(PtoOpcode op) {
   return op == PtoOpcode::kTRedSum || op == PtoOpcode::kTRedMax ||
          op == PtoOpcode::kTRedMin || op == PtoOpcode::kTRedProd ||
-         op == PtoOpcode::kTArgFirst || op == PtoOpcode::kTArgSel;
+         op == PtoOpcode::kTArgFirst || op == PtoOpcode::kTArgSel || op == PtoOpcode::kTRedLast;
 }
 
 bool Compares(PtoOpcode op) {
@@ -109,9 +111,10 @@ bool NarrowInt(pto::v1::DataType t) {
   return t == pto::v1::DT_INT8 || t == pto::v1::DT_INT16 || t == pto::v1::DT_UINT8;
 }
 
-// A tile's values are stored as f32 (BOOL as 0.0/1.0, exactly).
+// A tile's values are stored as f32 (BOOL as 0.0/1.0, exactly; DOUBLE: the
+// scans' accumulator, rounded to f32, in workspaces only: PlanTiles).
 bool StoredAsF32(pto::v1::DataType t) {
-  return t == pto::v1::DT_FP32 || t == pto::v1::DT_BOOL;
+  return t == pto::v1::DT_FP32 || t == pto::v1::DT_BOOL || t == pto::v1::DT_DOUBLE;
 }
 
 // One block function being emitted.
@@ -199,6 +202,18 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   // Wraps the int32 tile x in place to INT8/INT16/UINT8 (torch's wrap).
   void WrapNarrow(const std::string& x, pto::v1::DataType to);
   absl::Status EmitArg(const PtoInstr& in);
+  // TSIGNBIT: 1.0/0.0 where the f32 bits, read as int32, are negative.
+  absl::Status EmitSignbit(const PtoInstr& in);
+  // TCUMSUM, TCUMPROD and TREDLAST along the last dim (ascend_scan.h).
+  absl::Status EmitScan(const PtoInstr& in);
+  ascend::ScanIndex ScanIndexTiles();
+  // A full int32 tile at the UB address of the full f32 tile `full` (its
+  // bits on the device); declared after the UB plan.
+  std::string BitsView(const std::string& full) {
+    const std::string v = absl::StrCat(full, "_bits");
+    bits_views_.emplace(v, full);
+    return v;
+  }
   // The index instructions (ascend_codegen.cc, "Index instructions"):
   // MGATHER and MSCATTER at linear offsets computed in int32 tiles.
   struct Indexed {
@@ -383,6 +398,8 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   // Words scratch tiles (kind, number; 0: the f32 one) and flat views (kind).
   std::set<std::pair<int, int>> words_scratch_;
   std::set<int> words_flat_;
+  bool need_sim_ws_ = false;      // the workspace in every CPU-simulation build
+  std::map<std::string, std::string> bits_views_;  // view -> the f32 tile it aliases
 };
 
 // TRESHAPE (bitcast) between two element types: PTO-ISA's TRESHAPE keeps
@@ -428,11 +445,36 @@ absl::Status FunctionEmitter::PlanTiles() {
   // A rank-0 tile (one value: an op on a full reduction's result) is a 1x1 one.
   if (rank_ > 0) cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
+  // An integer scan's running value is INT64 (torch's), in every function
+  // of the program (the one filling its carry comes first).
+  for (const PtoFunction& f : p_.functions) {
+    for (const PtoInstr& in : f.body) {
+      if (PtoIsScan(in.op) && in.dtype == pto::v1::DT_INT64) {
+        return Unsupported(in.op, "of DT_INT64 running values (an integer scan's, as torch's: "
+                                  "the vector unit has no 64-bit arithmetic)");
+      }
+    }
+  }
+  for (const PtoInstr& in : fn_.body) {  // (before their carries' loads are refused)
+    if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
+      if (in.reduce_dim != rank_ - 1) {
+        return Unsupported(in.op, absl::StrCat("along dim ", in.reduce_dim, " of a rank-", rank_,
+                                               " tile (the target scans along the last dim)"));
+      }
+    }
+  }
+  // DOUBLE tiles hold f32 only as a scan's running value: in a scan
+  // function, or one filling the scan's workspace (TFILL, TSTORE).
+  bool scan_values = true;
+  for (const PtoInstr& in : fn_.body) {
+    scan_values = scan_values && (in.op == PtoOpcode::kTFill || in.op == PtoOpcode::kTStore);
+  }
+  for (const PtoInstr& in : fn_.body) scan_values = scan_values || PtoIsScan(in.op);
   kind_.assign(fn_.num_tiles, Kind::kFull);
   for (int t = 0; t < fn_.num_tiles; ++t) {
     if (t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t]) kind_[t] = Kind::kRow;
     if (t < static_cast<int>(fn_.ub_types.size()) && fn_.ub_types[t] != pto::v1::DT_INT64 &&
-        !StoredAsF32(fn_.ub_types[t])) {
+        (!StoredAsF32(fn_.ub_types[t]) || (fn_.ub_types[t] == pto::v1::DT_DOUBLE && !scan_values))) {
       // Named by the first instruction that writes the tile.
       PtoOpcode writer = PtoOpcode::kTLoad;
       for (const PtoInstr& in : fn_.body) {
@@ -532,7 +574,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   }
   const PtoBuffer& buf = p_.buffers[in.buffer];
   const bool bf16 = buf.dtype == pto::v1::DT_BF16;
-  if (buf.dtype != pto::v1::DT_FP32 && buf.dtype != pto::v1::DT_FP16 && !bf16 &&
+  // (A DOUBLE workspace holds f32 values in its first half: StoredAsF32.)
+  const bool f32 = buf.dtype == pto::v1::DT_FP32 || (buf.dtype == pto::v1::DT_DOUBLE && buf.param < 0);
+  if (!f32 && buf.dtype != pto::v1::DT_FP16 && !bf16 &&
       buf.dtype != pto::v1::DT_BOOL && !IntGm(buf.dtype)) {
     return Unsupported(in.op, absl::StrCat("of a ", pto::v1::DataType_Name(buf.dtype),
                                            " buffer (the target moves FP32, FP16, BF16, BOOL "
@@ -547,7 +591,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
   if (!store && kind == Kind::kCol) return Unsupported(in.op, "into a column tile");
-  if (!store && kind == Kind::kRow && buf.dtype != pto::v1::DT_FP32 &&
+  if (!store && kind == Kind::kRow && !f32 &&
       buf.dtype != pto::v1::DT_INT32 && buf.dtype != pto::v1::DT_INT64) {
     return Unsupported(in.op, "of FP16 values into a row tile");
   }
@@ -603,7 +647,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
       }
       merged *= a.extent4[d];
     }
-    if (row_nd && buf.dtype != pto::v1::DT_FP32 && !IntGm(buf.dtype)) {
+    if (row_nd && !f32 && !IntGm(buf.dtype)) {
       return Unsupported(in.op, absl::StrCat("of an ", pto::v1::DataType_Name(buf.dtype),
                                              " row tile whose rows are not evenly spaced in GM"));
     }
@@ -1840,6 +1884,66 @@ absl::Status FunctionEmitter::EmitScatter(const PtoInstr& in, int i) {
   return absl::OkStatus();
 }
 
+// PTO-ISA keeps float and integer tiles apart (TRESHAPE), so the bits are
+// an int32 Tile at the f32 tile's UB address (TASSIGN) on the device; the
+// CPU simulation gives each tile its own storage and ignores TASSIGN, so
+// there the bits pass through a GM workspace (TSTORE f32, TLOAD int32).
+// Exact: -0.0, -inf and a NaN with its sign set give 1 (FP16 and BF16
+// values keep their sign in the f32 tiles that hold them).
+absl::Status FunctionEmitter::EmitSignbit(const PtoInstr& in) {
+  if (kind_[in.dst] != Kind::kFull) return Unsupported(in.op, "into a row tile");
+  const std::string x = FullOperand(in.srcs[0], 1);
+  const std::string bits = BitsView(x);
+  need_sim_ws_ = true;
+  Directive("#if defined(__CPU_SIM)");
+  Sync(Pipe::kMte3);
+  Line(absl::StrCat("TSTORE(", WorkspaceF32(), ", ", x, ");"));
+  Sync(Pipe::kMte2);
+  Line(absl::StrCat("TLOAD(", bits, ", ", WorkspaceI32(), ");"));
+  Sync(Pipe::kV);
+  Directive("#endif");
+  IntCompareFlat(FlatI(bits), "LT", "0", T(in.dst));
+  return absl::OkStatus();
+}
+
+ascend::ScanIndex FunctionEmitter::ScanIndexTiles() {
+  ascend::ScanIndex index{Scratch(2), IntTmpK(2), ""};
+  need_index_ = true;
+  Line("TCI<IndexInt, int32_t, 0>(iidx, 0);");
+  Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+  Line(absl::StrCat("TCOLEXPAND(", index.col, ", fidx);"));
+  index.before_flat = FlatI(index.before);
+  Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", index.before_flat, ", -1);"));
+  Line(absl::StrCat("TRESHAPE(", index.before, ", ", index.before_flat, ");"));
+  return index;
+}
+
+absl::Status FunctionEmitter::EmitScan(const PtoInstr& in) {
+  const bool last = in.op == PtoOpcode::kTRedLast;
+  if (cols_ == 1) {  // one column: the row tiles are full ones (PlanTiles)
+    Line(last ? absl::StrCat("TMULS(", T(in.dst), ", ", T(in.srcs[0]), ", 1.0f);")
+              : absl::StrCat(in.op == PtoOpcode::kTCumProd ? "TMUL(" : "TADD(", T(in.dst), ", ",
+                             T(in.srcs[0]), ", ", T(in.srcs[1]), ");"));
+    return absl::OkStatus();
+  }
+  if (kind_[in.srcs[0]] != Kind::kFull || kind_[in.dst] != (last ? Kind::kRow : Kind::kFull) ||
+      (!last && kind_[in.srcs[1]] != Kind::kRow)) {
+    return Unsupported(in.op, "of other than a full tile with a row tile's carry");
+  }
+  const ascend::ScanIndex index = ScanIndexTiles();
+  const ascend::FlatView flat = [this](const std::string& full) { return Flat(full); };
+  if (last) {
+    ascend::EmitLastColumn(*this, flat, [this](const std::string& full) { return FlatI(full); },
+                           T(in.dst), T(in.srcs[0]), index,
+                           fn_.runtime_extents ? absl::StrCat("static_cast<int32_t>(", ValidCols(), ")")
+                                               : absl::StrCat(cols_));
+  } else {
+    ascend::EmitScanLastDim(*this, flat, in.op == PtoOpcode::kTCumProd, T(in.dst),
+                            T(in.srcs[0]), T(in.srcs[1]), index, cols_);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
   const std::string d = T(in.dst);
   auto src = [&](int k) { return T(in.srcs[k]); };
@@ -1926,6 +2030,12 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       break;
     case PtoOpcode::kTSel:
       if (absl::Status s = EmitSelect(in); !s.ok()) return s;
+      break;
+    case PtoOpcode::kTSignbit:
+      if (absl::Status s = EmitSignbit(in); !s.ok()) return s;
+      break;
+    case PtoOpcode::kTCumSum: case PtoOpcode::kTCumProd: case PtoOpcode::kTRedLast:
+      if (absl::Status s = EmitScan(in); !s.ok()) return s;
       break;
     case PtoOpcode::kTArange: {
       // start + step * (a0 + i): TCI's int32 indices from the task's offset,
@@ -2197,16 +2307,19 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
                     half_cols_pad, ", BLayout::RowMajor, ", vr, ", ", vc, ">;\n");
   }
   int64_t ub = 0;
+  std::map<std::string, int64_t> address;
   auto place = [&](const char* type, const std::string& name, int64_t bytes,
                    const std::string& ctor = "") {
     absl::StrAppend(&decl, "  ", type, " ", name, ctor, ";\n  TASSIGN(", name,
                     absl::StrFormat(", 0x%x);\n", ub));
+    address[name] = ub;
     ub += RoundUp(bytes, kUbAlign);
   };
   // Integer tiles: int32 ones of the f32 tiles' shapes, int64 ones for
   // INT64 values moved between GM buffers (and staging an arg reduction's
   // positions).
-  bool int_full = need_int_ || need_itmp_.size() > 1, int_row = need_int_row_;
+  bool int_full = need_int_ || need_itmp_.size() > 1 || !bits_views_.empty();
+  bool int_row = need_int_row_;
   bool long_full = need_long_, long_row = need_long_row_;
   bool int_col = need_int_col_, long_col = need_long_col_;
   for (int t = 0; t < fn_.num_tiles; ++t) {
@@ -2389,10 +2502,13 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using ColInt16 = Tile<TileType::Vec, int16_t, 1, ", half_cols_pad,
                     ", BLayout::RowMajor, 1, ", vc, ">;\n");
     place("ColInt16", "i16col", half_cols_pad * 2, col_ctor);
+  for (const auto& [view, full] : bits_views_) {  // (EmitSignbit) no UB of their own
+    absl::StrAppend(&decl, "  FullInt ", view, full_ctor, ";\n  TASSIGN(", view,
+                    absl::StrFormat(", 0x%x);  // %s's bytes\n", address.at(full), full));
   }
   if (need_ws_) {
-    // BF16's GM workspace (words path only, ascend_bf16.h): one full tile
-    // as f32 and as int32.
+    // A GM workspace of one full tile as f32 and as int32: BF16's words path
+    // (ascend_bf16.h) and TSIGNBIT in the CPU simulation.
     const std::string ws_shape = absl::StrCat("Shape<1, 1, 1, ", vr, ", ", vc, ">");
     const std::string ws_stride = absl::StrCat("Stride<1, 1, 1, ", cols_pad, ", 1>");
     std::string ws_ctor;
@@ -2401,7 +2517,8 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
                              rank_ > 1 ? absl::StrCat(ValidRows(), ", ") : "", ValidCols(), "), {}");
     }
     absl::StrAppend(
-        &decl, "#if !PTO_BF16_NATIVE\n", "  alignas(64) int32_t bf16_ws[", rows_pad * cols_pad,
+        &decl, need_sim_ws_ ? "#if defined(__CPU_SIM)\n" : "#if !PTO_BF16_NATIVE\n",
+        "  alignas(64) int32_t bf16_ws[", rows_pad * cols_pad,
         "];\n", "  using WsF = GlobalTensor<float, ", ws_shape, ", ", ws_stride, ", Layout::ND>;\n",
         "  using WsI = GlobalTensor<int32_t, ", ws_shape, ", ", ws_stride, ", Layout::ND>;\n",
         "  WsF wsf(reinterpret_cast<float*>(bf16_ws)", ws_ctor, ");\n",

@@ -19,13 +19,6 @@ const char* AscendUnmappedReason(PtoOpcode op) {
     case PtoOpcode::kTPhiloxNormal:
       return "(philox_normal: pypto.normal's Box-Muller of Philox4x32-10 words) is a host "
              "instruction with no PTO-ISA form; random numbers run on host targets only";
-    case PtoOpcode::kTCumSum:
-    case PtoOpcode::kTCumProd:
-    case PtoOpcode::kTRedLast:
-      return "(cumsum/cumprod's scan, this compiler's own instruction) is not implemented "
-             "for the target yet; the host target runs it";
-    case PtoOpcode::kTSignbit:
-      return "has no PTO-ISA mapping in this target yet";
     default:
       return nullptr;
   }

@@ -6,8 +6,6 @@
 //   TIMG2COL   the CPU simulation the target is checked on has none
 //   TPHILOX, TPHILOXNORMAL   this compiler's own instructions, with no
 //              PTO-ISA form
-//   TCUMSUM, TCUMPROD, TREDLAST   this compiler's scans, not written yet
-//   TSIGNBIT   not written yet
 //
 // A mapped instruction may still be refused in some forms (a dtype, a row
 // tile, ...), each such refusal naming why.

@@ -19,15 +19,14 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(AscendUnmappedTest, NamesTheInstructionsMappedInNoForm) {
-  for (PtoOpcode op : {PtoOpcode::kTImg2Col, PtoOpcode::kTPhilox, PtoOpcode::kTPhiloxNormal,
-                       PtoOpcode::kTCumSum, PtoOpcode::kTCumProd, PtoOpcode::kTRedLast,
-                       PtoOpcode::kTSignbit}) {
+  for (PtoOpcode op : {PtoOpcode::kTImg2Col, PtoOpcode::kTPhilox, PtoOpcode::kTPhiloxNormal}) {
     EXPECT_NE(AscendUnmappedReason(op), nullptr) << PtoOpcodeName(op);
   }
   EXPECT_THAT(AscendUnmappedReason(PtoOpcode::kTImg2Col),
               HasSubstr("the PTO-ISA CPU simulation does not implement TIMG2COL"));
   for (PtoOpcode op : {PtoOpcode::kTLoad, PtoOpcode::kTAdd, PtoOpcode::kTMatmul,
-                       PtoOpcode::kMSort, PtoOpcode::kTStore}) {
+                       PtoOpcode::kMSort, PtoOpcode::kTSignbit, PtoOpcode::kTCumSum,
+                       PtoOpcode::kTCumProd, PtoOpcode::kTRedLast, PtoOpcode::kTStore}) {
     EXPECT_EQ(AscendUnmappedReason(op), nullptr) << PtoOpcodeName(op);
   }
 }
@@ -37,6 +36,8 @@ TEST(AscendUnmappedTest, TargetMapsAnswersFromTheTarget) {
     EXPECT_EQ(TargetMaps(ascend, "TIMG2COL").value_or(true), false) << ascend;
     EXPECT_EQ(TargetMaps(ascend, "TPHILOX").value_or(true), false) << ascend;
     EXPECT_EQ(TargetMaps(ascend, "TMATMUL").value_or(false), true) << ascend;
+    EXPECT_EQ(TargetMaps(ascend, "TCUMSUM").value_or(false), true) << ascend;
+    EXPECT_EQ(TargetMaps(ascend, "TSIGNBIT").value_or(false), true) << ascend;
   }
   EXPECT_EQ(TargetMaps("host", "TIMG2COL").value_or(false), true);
   EXPECT_EQ(TargetMaps("host-x86_64", "TCUMSUM").value_or(false), true);
@@ -46,12 +47,13 @@ TEST(AscendUnmappedTest, TargetMapsAnswersFromTheTarget) {
   EXPECT_FALSE(TargetMaps("ascend-a9", "TADD").ok());
 }
 
-// The vector code generator's refusal of a scan is the predicate's reason.
+// The vector code generator's refusal of philox_normal is the predicate's
+// reason.
 TEST(AscendUnmappedTest, TheCodeGeneratorRefusesWithTheReason) {
-  testing::GraphBuilder b("scan");
-  const uint32_t x = b.Input("x", pto::v1::DT_FP16, {16, 100});
-  b.Output("out", b.Op("cumsum", {x}, {8, 128}));
-  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(-1);
+  testing::GraphBuilder b("philox_normal");
+  b.Output("w", b.Create("philox_normal", pto::v1::DT_FP32, {64},
+                         {{"key0", 1}, {"key1", 2}, {"counter0", 3}, {"counter1", 0},
+                          {"counter2", 0}, {"counter3", 0}}));
   LoweringState state;
   state.graph = &b.graph();
   state.target = runtime::kAscendA2A3CpuSimTarget;
@@ -59,7 +61,8 @@ TEST(AscendUnmappedTest, TheCodeGeneratorRefusesWithTheReason) {
   const absl::Status s = RunPipeline(&state, nullptr, &dumps, "codegen");
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr(std::string("TCUMSUM ") + AscendUnmappedReason(PtoOpcode::kTCumSum)));
+              HasSubstr(std::string("TPHILOXNORMAL ") +
+                        AscendUnmappedReason(PtoOpcode::kTPhiloxNormal)));
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// The Ascend target's scans: TCUMSUM and TCUMPROD along the last dim of a
+// tile (seeded by a row tile, the carry from the tile before), and
+// TREDLAST, the last valid column into a row tile (the next tile's carry),
+// as compositions of PTO-ISA vector instructions:
+//
+//   column 0:  TROWEXPANDADD (TROWEXPANDMUL) of the tile and the carry
+//   column j:  a loop over j = 1 .. cols - 1 in the generated code:
+//              TGATHER of the scan at each element's flat position - 1
+//              (the column before), TADD (TMUL) with the tile, and TSEL
+//              into the scan where the column index >= j (TCMPS GE)
+//   TREDLAST:  TGATHER at each row's last valid position, TROWMAX (the
+//              row's values are equal)
+//
+// TGATHER works on the flat [1, rows8 * cols8] views (the A2/A3 TGATHER
+// needs every column of its tiles valid), its indices flat positions.
+//
+// One operation per element in index order in f32, so a scan of f32
+// values has the bits of the same scan run in f32 one element at a time
+// (the host's FP16 and BF16 scans); the host scans FP32 values in double
+// (torch's accumulator), so an FP32 result may differ from the host's by
+// the f32 rounding of each partial sum (docs/pto-isa.md states the bound).
+// Columns beyond the valid region are scanned too and never stored.
+#ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_SCAN_H_
+#define PTO_COMPILER_TARGETS_ASCEND_ASCEND_SCAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "compiler/targets/ascend/ascend_int_math.h"
+
+namespace pto::compiler::ascend {
+
+// The index tiles a scan reads: `col`, a full f32 tile of each element's
+// column index; `before`, a full int32 tile of each element's flat position
+// in the [rows8, cols8] tile minus one, and `before_flat` its flat view.
+struct ScanIndex {
+  std::string col;
+  std::string before;
+  std::string before_flat;
+};
+
+// The flat view of a full tile (f32 or int32) after a TRESHAPE into it.
+using FlatView = std::function<std::string(const std::string& full)>;
+
+// d (full) = the inclusive scan (sum, or product with `product`) along the
+// last dim of the full tile `a` over `cols` columns, seeded by the row tile
+// `carry`. d is not a or carry. Scratch: f32 tile 3.
+void EmitScanLastDim(IntVectorCode& code, const FlatView& flat, bool product,
+                     const std::string& d, const std::string& a, const std::string& carry,
+                     const ScanIndex& index, int64_t cols);
+
+// row (a row tile) = column `valid_cols` - 1 of the full tile d;
+// `valid_cols` an int32 C++ expression. Scratch: f32 tiles 1 and 3, int32
+// tile 3.
+void EmitLastColumn(IntVectorCode& code, const FlatView& flat, const FlatView& flat_int,
+                    const std::string& row, const std::string& d, const ScanIndex& index,
+                    const std::string& valid_cols);
+
+}  // namespace pto::compiler::ascend
+
+#endif  // PTO_COMPILER_TARGETS_ASCEND_ASCEND_SCAN_H_

@@ -3,8 +3,7 @@ the same forms, inputs and torch references) compiled for the Ascend target
 and run on its PTO-ISA CPU simulation: a representative set of the float,
 BOOL and INT32 rows, a few rows to a kernel so that one compile stays short;
 each result within the ulps the Ascend composition states (docs/pto-isa.md,
-"The Ascend target"), BOOL and INT32 results exactly. The rows the target
-refuses are listed in REFUSED with the instruction the refusal must name."""
+"The Ascend target"), BOOL and INT32 results exactly."""
 
 import pytest
 import torch
@@ -31,9 +30,6 @@ CHUNKS = {
             "pypto.bitwise_right_shift", "pypto.bitwise_xor", "pypto.ceil_div",
             "pypto.floor_div", "pypto.gcd"],
 }
-
-# Rows the Ascend target does not map: the instruction its refusal names.
-REFUSED = {}
 
 # The Ascend compositions' stated bounds where they exceed the rows test's
 # (2 ulp, 4 for the library functions).
@@ -69,15 +65,12 @@ def _chunk_results(chunk):
     return _RESULTS[chunk]
 
 
-def test_the_chunks_and_refusals_name_rows_of_one_group_each():
+def test_the_chunks_name_rows_of_one_group_each():
     seen = set()
     for chunk, names in CHUNKS.items():
         assert len({_group_of(n)[2] for n in names}) == 1, chunk
         assert not seen & set(names), chunk
         seen |= set(names)
-    assert not seen & set(REFUSED)
-    for row in REFUSED:
-        _group_of(row)
 
 
 @pytest.mark.parametrize("chunk", sorted(CHUNKS))
@@ -95,12 +88,3 @@ def test_rows_on_the_ascend_cpu_simulation_match_torch(native, pto_isa, chunk):
             bad.append((row, got[got != want][:4].tolist(), want[got != want][:4].tolist()))
     assert not bad
 
-
-@pytest.mark.parametrize("row", sorted(REFUSED))
-def test_a_refused_row_names_its_instruction(native, pto_isa, row):
-    table, inputs, dtype = _group_of(row)
-    with pypto.options(codegen_options=ASCEND):
-        with pytest.raises(pypto.CompileError,
-                           match=rf"ascend target: .*{REFUSED[row]} has no PTO-ISA mapping"):
-            many_outputs.run_many([table[row][0]], list(inputs),
-                                  [torch.zeros(8, 16, dtype=dtype)], (8, 16))

@@ -2502,6 +2502,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using ColInt16 = Tile<TileType::Vec, int16_t, 1, ", half_cols_pad,
                     ", BLayout::RowMajor, 1, ", vc, ">;\n");
     place("ColInt16", "i16col", half_cols_pad * 2, col_ctor);
+  }
   for (const auto& [view, full] : bits_views_) {  // (EmitSignbit) no UB of their own
     absl::StrAppend(&decl, "  FullInt ", view, full_ctor, ";\n  TASSIGN(", view,
                     absl::StrFormat(", 0x%x);  // %s's bytes\n", address.at(full), full));

@@ -1623,6 +1623,9 @@ TEST(AscendInt64Test, SumsAndProductsMatchTheHostBitForBit) {
     EXPECT_EQ(sums[1], int64_t{300} * kMax);  // past 2^31
     EXPECT_EQ(sums[2], int64_t{300} * kMin);
     EXPECT_LT(sums[4], 0);
+  }
+}
+
 // Sorts over a run-time row length (x [5, n]): argsort both ways (tiles
 // of 1024 positions, a tail in each dim) and topk of 1 and of 7 (positions
 // past a shorter row's end are 0). Float rows hold ties (halves), NaN (sqrt

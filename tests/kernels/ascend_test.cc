@@ -825,6 +825,33 @@ std::vector<std::vector<uint8_t>> RunOnBytes(const pto::v1::Graph& graph,
   return buffers;
 }
 
+// Every parameter of `graph` after `kernel` ran: each made at its static
+// shape and filled by `fill` (the parameter, its tensor, the tensor's last
+// extent) before the run.
+std::vector<ptoc::HostTensor> RunOnFilled(
+    const pto::v1::Graph& graph, const runtime::Kernel& kernel,
+    const std::function<void(const pto::v1::Parameter&, ptoc::HostTensor&, int64_t)>& fill) {
+  std::map<uint32_t, const pto::v1::Value*> declared;
+  for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
+  std::vector<ptoc::HostTensor> buffers;
+  for (const pto::v1::Parameter& param : graph.params()) {
+    const pto::v1::Value& v = *declared.at(param.value_id());
+    absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
+    EXPECT_TRUE(shape.ok()) << param.name();
+    if (!shape.ok() || shape->empty()) return {};
+    absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), *shape);
+    EXPECT_TRUE(t.ok()) << t.status();
+    if (!t.ok()) return {};
+    fill(param, *t, shape->back());
+    buffers.push_back(*std::move(t));
+  }
+  std::vector<runtime::TensorArg> args;
+  for (ptoc::HostTensor& t : buffers) args.push_back(t.AsArg());
+  const absl::Status ran = kernel.Run(args);
+  EXPECT_TRUE(ran.ok()) << graph.name() << ": " << ran;
+  return buffers;
+}
+
 // INT32 values at the edges of the range: every pair of edge values (INT32_MIN
 // and MAX and their neighbours, divisors 0, +-1, +-2, powers of two, values
 // beyond 2^24 that f32 does not hold, consecutive Fibonacci numbers, gcd's
@@ -1478,27 +1505,13 @@ TEST(AscendSortTest, Int32KeysGiveTheHostsPositions) {
   };
   auto run = [&](const runtime::Kernel& kernel) {
     std::mt19937_64 rng(11);
-    std::map<uint32_t, const pto::v1::Value*> declared;
-    for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
-    std::vector<ptoc::HostTensor> buffers;
-    for (const pto::v1::Parameter& param : graph.params()) {
-      const pto::v1::Value& v = *declared.at(param.value_id());
-      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
-      EXPECT_TRUE(shape.ok()) << param.name();
-      absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), *shape);
-      EXPECT_TRUE(t.ok()) << t.status();
-      const int64_t cols = shape->back();
-      for (int64_t i = 0; i < t->size(); ++i) {
-        const bool out = param.role() == pto::v1::PARAM_ROLE_OUT;
-        t->Set(i, out ? -7.0 : static_cast<double>(value(rng, i / cols)));
-      }
-      buffers.push_back(*std::move(t));
-    }
-    std::vector<runtime::TensorArg> args;
-    for (ptoc::HostTensor& t : buffers) args.push_back(t.AsArg());
-    const absl::Status ran = kernel.Run(args);
-    EXPECT_TRUE(ran.ok()) << ran;
-    return buffers;
+    return RunOnFilled(graph, kernel,
+                       [&](const pto::v1::Parameter& param, ptoc::HostTensor& t, int64_t cols) {
+                         const bool out = param.role() == pto::v1::PARAM_ROLE_OUT;
+                         for (int64_t i = 0; i < t.size(); ++i) {
+                           t.Set(i, out ? -7.0 : static_cast<double>(value(rng, i / cols)));
+                         }
+                       });
   };
   const std::vector<ptoc::HostTensor> want = run(*host_kernel), got = run(*ascend_kernel);
   ExpectSameBits(graph.name(), got, want);
@@ -1576,37 +1589,23 @@ TEST(AscendInt64Test, SumsAndProductsMatchTheHostBitForBit) {
   };
   auto run = [&](const pto::v1::Graph& graph, const runtime::Kernel& kernel) {
     std::mt19937_64 rng(5);
-    std::map<uint32_t, const pto::v1::Value*> declared;
-    for (const pto::v1::Value& v : graph.values()) declared[v.id()] = &v;
-    std::vector<ptoc::HostTensor> buffers;
-    for (const pto::v1::Parameter& param : graph.params()) {
-      const pto::v1::Value& v = *declared.at(param.value_id());
-      absl::StatusOr<std::vector<int64_t>> shape = reference::StaticShape(v.shape());
-      EXPECT_TRUE(shape.ok()) << param.name();
-      absl::StatusOr<ptoc::HostTensor> t = ptoc::HostTensor::Create(v.dtype(), *shape);
-      EXPECT_TRUE(t.ok()) << t.status();
-      const int64_t cols = shape->back();
-      for (int64_t i = 0; i < t->size(); ++i) {
+    return RunOnFilled(graph, kernel, [&](const pto::v1::Parameter& param, ptoc::HostTensor& t,
+                                          int64_t cols) {
+      for (int64_t i = 0; i < t.size(); ++i) {
         const int64_t row = i / cols;
         if (param.role() == pto::v1::PARAM_ROLE_OUT) {
-          static_cast<int64_t*>(t->data())[i] = 0x5a5a5a5a5a5a5a5a;
+          static_cast<int64_t*>(t.data())[i] = 0x5a5a5a5a5a5a5a5a;
         } else if (param.name() == "x") {
-          static_cast<int32_t*>(t->data())[i] = sum_value(rng, row);
+          static_cast<int32_t*>(t.data())[i] = sum_value(rng, row);
         } else if (param.name() == "y") {
-          static_cast<int32_t*>(t->data())[i] = prod_value(rng, row);
+          static_cast<int32_t*>(t.data())[i] = prod_value(rng, row);
         } else {  // z: INT64 across the range, odd, and small values
           const uint64_t r = rng();
-          static_cast<int64_t*>(t->data())[i] =
+          static_cast<int64_t*>(t.data())[i] =
               row % 2 == 0 ? static_cast<int64_t>(r | 1) : static_cast<int64_t>(r % 7) - 3;
         }
       }
-      buffers.push_back(*std::move(t));
-    }
-    std::vector<runtime::TensorArg> args;
-    for (ptoc::HostTensor& t : buffers) args.push_back(t.AsArg());
-    const absl::Status ran = kernel.Run(args);
-    EXPECT_TRUE(ran.ok()) << ran;
-    return buffers;
+    });
   };
   for (const pto::v1::Graph& graph : graphs) {
     auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);

@@ -120,10 +120,15 @@ bool StoredAsF32(pto::v1::DataType t) {
 // One block function being emitted.
 class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
  public:
-  FunctionEmitter(const PtoProgram& p, int index)
-      : p_(p), fn_(p.functions[index]), index_(index) {}
+  // `exact_extrema`: maxima and minima keep a NaN from any position and the
+  // host's zero (two full scratch tiles; see EmitCompute).
+  FunctionEmitter(const PtoProgram& p, int index, bool exact_extrema)
+      : p_(p), fn_(p.functions[index]), index_(index), exact_extrema_(exact_extrema) {}
 
   absl::StatusOr<std::string> Emit();
+  // Whether Emit's function took the exact extrema's scratch and did not fit
+  // the UB with it.
+  bool ExtremaOverflowedUb() const { return used_extrema_scratch_ && over_ub_; }
 
  private:
   absl::Status Unsupported(PtoOpcode op, absl::string_view why) const {
@@ -383,6 +388,8 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false, need_index_ = false;
   bool need_row_tmp_ = false, need_col_tmp_ = false;
   std::set<std::string> flat_views_;
+  const bool exact_extrema_;
+  bool used_extrema_scratch_ = false, over_ub_ = false;
   std::set<int> buffers_;
   std::vector<Elem> elem_;
   std::vector<bool> need_itmp_, need_rtmp_, need_ctmp_;
@@ -1961,7 +1968,9 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       // and +0.0): into a full tile, of the operands as full tiles, the
       // second first (the host's zero), into scratch; then each operand's
       // NaN is selected in (NaN is where !(x <= inf)).
-      if ((in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin) && !is_row(in.dst)) {
+      if ((in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin) && !is_row(in.dst) &&
+          exact_extrema_) {
+        used_extrema_scratch_ = true;
         const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
         const std::string a = FullOperand(in.srcs[0], 2), b = FullOperand(in.srcs[1], 3);
         const std::string out = Tmp();
@@ -2090,7 +2099,8 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
                  : absl::StrCat("TCOL", how, "(", to, ", ", from, ");"));
       };
       reduce(what, d, src(0));
-      if (in.op == PtoOpcode::kTRedSum || kind_[in.dst] == Kind::kFull) break;
+      if (in.op == PtoOpcode::kTRedSum || kind_[in.dst] == Kind::kFull || !exact_extrema_) break;
+      used_extrema_scratch_ = true;
       // TROWMAX/TCOLMAX/... (the CPU simulation's std::max/std::min in order)
       // keep a NaN only where it comes first: z = NaN where x is NaN, else 0
       // (NaN is where !(x <= inf)), summed along the dim, expanded with the
@@ -2576,6 +2586,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     place("Index", "fidx", cols_pad * 4, col_ctor);
   }
   if (ub > kAiCoreMemoryModel.ub_bytes) {
+    over_ub_ = true;
     return absl::UnimplementedError(absl::StrCat(
         "ascend target: function @f", index_, " needs ", ub, " bytes of UB with its scratch "
         "tiles, more than the ", kAiCoreMemoryModel.ub_bytes, " an AI core has"));
@@ -2627,7 +2638,11 @@ absl::StatusOr<std::string> GenerateAscendSource(const PtoProgram& p) {
   }
   if (bf16) absl::StrAppend(&out, ascend::Bf16Preamble());
   for (int f = 0; f < static_cast<int>(p.functions.size()); ++f) {
-    absl::StatusOr<std::string> fn = FunctionEmitter(p, f).Emit();
+    FunctionEmitter exact(p, f, /*exact_extrema=*/true);
+    absl::StatusOr<std::string> fn = exact.Emit();
+    // A function whose UB cannot hold the exact extrema's scratch besides its
+    // tiles takes PTO-ISA's TMAX/TMIN/TROWMAX/... as they are (docs/pto-isa.md).
+    if (exact.ExtremaOverflowedUb()) fn = FunctionEmitter(p, f, false).Emit();
     if (!fn.ok()) return fn.status();
     absl::StrAppend(&out, *fn);
   }

@@ -3,8 +3,7 @@
 // dims), fused, unfused and in f16. Goldens live in compiler/testdata/.
 //
 // To regenerate after an intended change:
-//   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test \
-//     --test_env=PTO_UPDATE_GOLDENS
+//   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test --test_env=PTO_UPDATE_GOLDENS
 // (with --spawn_strategy=local, as .bazelrc sets) and review the diff.
 #include <cstdlib>
 #include <map>

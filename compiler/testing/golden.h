@@ -2,8 +2,7 @@
 // it. To regenerate after an intended change, point PTO_UPDATE_GOLDENS at the
 // folder and run the test (it writes instead of comparing):
 //
-//   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test \
-//       --test_env=PTO_UPDATE_GOLDENS
+//   PTO_UPDATE_GOLDENS=$PWD/compiler/testdata bazel test //compiler:golden_test --test_env=PTO_UPDATE_GOLDENS
 #ifndef PTO_COMPILER_TESTING_GOLDEN_H_
 #define PTO_COMPILER_TESTING_GOLDEN_H_
 

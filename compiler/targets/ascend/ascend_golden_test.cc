@@ -8,8 +8,7 @@
 // compiler/targets/ascend/testdata/.
 //
 // To regenerate after an intended change:
-//   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata \
-//     bazel test //compiler:ascend_golden_test --test_env=PTO_UPDATE_GOLDENS
+//   PTO_UPDATE_GOLDENS=$PWD/compiler/targets/ascend/testdata bazel test //compiler:ascend_golden_test --test_env=PTO_UPDATE_GOLDENS
 // and review the diff.
 #include <cstdlib>
 #include <map>

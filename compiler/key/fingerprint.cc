@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -14,7 +15,6 @@
 #include "compiler/targets/ascend/ascend_fingerprint.h"
 #include "compiler/targets/host/embedded_headers.h"
 #include "compiler/targets/host/host_backend.h"
-#include "compiler/util/temp_dir.h"
 #include "runtime/ascend_target.h"
 #include "runtime/host_target.h"
 #include "runtime/sha256.h"
@@ -59,6 +59,21 @@ std::string ResolveExecutable(const std::string& cxx) {
   return "";
 }
 
+// The hex SHA-256 of the file at `path`, read in 1 MiB chunks (a compiler
+// executable need not be held in memory whole).
+absl::StatusOr<std::string> Sha256HexOfFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  runtime::Sha256Hasher h;
+  std::string chunk(1 << 20, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    h.Update(absl::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
+  }
+  if (in.bad()) return absl::DataLossError(absl::StrCat("read error in ", path));
+  return runtime::ToHex(h.Finish());
+}
+
 }  // namespace
 
 std::vector<int> AcceptedOptLevels() {
@@ -74,9 +89,9 @@ std::vector<int> AcceptedOptLevels() {
 std::string CompilerIdentity(const std::string& cxx) {
   const std::string path = ResolveExecutable(cxx);
   if (path.empty()) return absl::StrCat("unresolved: ", cxx);
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return absl::StrCat(path, ": unreadable: ", bytes.status().message());
-  return absl::StrCat(path, ": ", runtime::ToHex(runtime::Sha256(*bytes)));
+  absl::StatusOr<std::string> digest = Sha256HexOfFile(path);
+  if (!digest.ok()) return absl::StrCat(path, ": unreadable: ", digest.status().message());
+  return absl::StrCat(path, ": ", *digest);
 }
 
 std::string FingerprintOf(const FingerprintInputs& inputs) {

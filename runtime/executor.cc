@@ -254,7 +254,10 @@ bool Executor::ReadyQueue::Pop(Item* item, int64_t spin_ns) {
   while (items_.empty() && !stopped_) {
     Sleeper self;
     self.cpu = sched_getcpu();
-    self.tid = gettid();
+    // gettid() is a system call; a worker asks once (only workers Pop,
+    // and each started in this process).
+    static thread_local const pid_t tid = gettid();
+    self.tid = tid;
     sleepers_.push_back(&self);
     while (!self.woken && !stopped_) self.cv.Wait(&mu_);
     if (!self.woken) {  // stopped: Stop() wakes and unlists every sleeper

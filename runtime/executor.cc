@@ -254,7 +254,10 @@ bool Executor::ReadyQueue::Pop(Item* item, int64_t spin_ns) {
   while (items_.empty() && !stopped_) {
     Sleeper self;
     self.cpu = sched_getcpu();
-    self.tid = gettid();
+    // gettid() is a system call; a worker asks once (only workers Pop,
+    // and each started in this process).
+    static thread_local const pid_t tid = gettid();
+    self.tid = tid;
     sleepers_.push_back(&self);
     while (!self.woken && !stopped_) self.cv.Wait(&mu_);
     if (!self.woken) {  // stopped: Stop() wakes and unlists every sleeper
@@ -461,23 +464,38 @@ Executor::Options Executor::OptionsFromEnvironment() {
   return options;
 }
 
+namespace {
+
+// fork() calls in this process and its ancestors since the first default
+// executor, counted in each child (pthread_atfork).
+std::atomic<uint64_t> g_forks{0};
+
+void CountFork() { g_forks.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace
+
 Executor& Executor::Default() {
   // A child of fork() inherits the executor but none of its threads (and
   // maybe a queue lock held by one): it gets an executor of its own. The
-  // parent's copy is left alone (its threads do not exist here).
+  // parent's copy is left alone (its threads do not exist here). A child
+  // is told by the fork count, not by getpid(): that is a system call,
+  // and every launch asks.
   static std::atomic<Executor*> executor{nullptr};
-  static std::atomic<pid_t> owner{0};
+  static std::atomic<uint64_t> owner{0};  // g_forks when it was made
   static std::mutex creation;
-  const pid_t pid = getpid();
+  static std::once_flag count_forks;
   Executor* current = executor.load(std::memory_order_acquire);
-  if (current != nullptr && owner.load(std::memory_order_acquire) == pid) {
+  if (current != nullptr &&
+      owner.load(std::memory_order_acquire) == g_forks.load(std::memory_order_relaxed)) {
     return *current;
   }
+  std::call_once(count_forks, [] { pthread_atfork(nullptr, nullptr, CountFork); });
   std::lock_guard<std::mutex> lock(creation);
+  const uint64_t forks = g_forks.load(std::memory_order_relaxed);
   current = executor.load(std::memory_order_acquire);
-  if (current == nullptr || owner.load(std::memory_order_acquire) != pid) {
+  if (current == nullptr || owner.load(std::memory_order_acquire) != forks) {
     current = new Executor(OptionsFromEnvironment());
-    owner.store(pid, std::memory_order_release);
+    owner.store(forks, std::memory_order_release);
     executor.store(current, std::memory_order_release);
   }
   return *current;

@@ -374,11 +374,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> Kernel::Load(
 absl::Status Kernel::CheckArgument(int index, const TensorArg& arg,
                                    bool check_shape) const {
   const pto::v1::KernelParam& param = binary_.params(index);
-  const std::string where =
-      absl::StrFormat("argument %d '%s'", index, param.name());
+  // Formatted only for an error: a launch checks every argument.
+  auto where = [&] { return absl::StrFormat("argument %d '%s'", index, param.name()); };
   if (arg.dtype != param.dtype()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: expected dtype %s, got %s", where,
+        "%s: expected dtype %s, got %s", where(),
         pto::v1::DataType_Name(param.dtype()),
         pto::v1::DataType_IsValid(arg.dtype)
             ? pto::v1::DataType_Name(arg.dtype)
@@ -387,7 +387,7 @@ absl::Status Kernel::CheckArgument(int index, const TensorArg& arg,
   if (!check_shape) {
     if (arg.data == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: data pointer is null", where));
+          absl::StrFormat("%s: data pointer is null", where()));
     }
     return absl::OkStatus();
   }
@@ -398,18 +398,18 @@ absl::Status Kernel::CheckArgument(int index, const TensorArg& arg,
       return absl::UnimplementedError(absl::StrFormat(
           "%s: symbolic dim '%s' (dim %d) is not supported by this runtime "
           "yet",
-          where, dim.symbol(), d));
+          where(), dim.symbol(), d));
     }
     equal = arg.shape[d] == dim.size();
   }
   if (!equal) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: expected shape %s, got %s", where,
+        absl::StrFormat("%s: expected shape %s, got %s", where(),
                         ShapeString(param.shape()), ShapeString(arg.shape)));
   }
   if (arg.data == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: data pointer is null", where));
+        absl::StrFormat("%s: data pointer is null", where()));
   }
   return absl::OkStatus();
 }

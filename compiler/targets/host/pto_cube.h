@@ -1217,8 +1217,15 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
   CubeMatmulBf16Blocks(l0c, a, lda, a_trans, b, ldb, b_trans, m, k, n, l0a, l0b,
                        [&](int i, int j, int rows, int width) {
                          for (int r = i; r < i + rows; ++r) {
-                           CubeStoreRow<Conv>(c + r * ldc + j,
-                                              l0c + static_cast<int64_t>(r) * n + j, width, 0);
+                           T* const dst = c + r * ldc + j;
+                           const float* const src = l0c + static_cast<int64_t>(r) * n + j;
+                           // A constant width where it is a full block's (the
+                           // element loop vectorized for any Conv).
+                           if (width == 4 * kCols) {
+                             CubeStoreRow<Conv>(dst, src, 4 * kCols, 0);
+                           } else {
+                             CubeStoreRow<Conv>(dst, src, width, 0);
+                           }
                          }
                        });
 }

@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
         // The last K block stores each register block as it finishes, as the
         // tasks do (CubeMatmulBf16Store).
         auto store = [&](int i, int j, int rows, int width) {
-          pto_cube::CubeStoreL0C<Bf16Elem>(c.data() + int64_t{i0 + i} * n + j0 + j, n,
-                                           l0c.data() + int64_t{i} * nt + j, rows, width);
+          for (int r = i; r < i + rows; ++r) {  // a row at a time: L0C's rows are nt apart
+            pto_cube::CubeStoreL0C<Bf16Elem>(c.data() + int64_t{i0 + r} * n + j0 + j, n,
+                                             l0c.data() + int64_t{r} * nt + j, 1, width);
+          }
         };
         for (int k0 = 0; k0 < k; k0 += pto_cube::kBf16KBlock) {
           const int kc = std::min(pto_cube::kBf16KBlock, k - k0);

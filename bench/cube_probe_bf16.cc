@@ -1,8 +1,8 @@
-// Times the BF16 cube task on VDPBF16PS (pto_cube.h, CubeMatmulBf16) on one
+// Times the BF16 cube task on VDPBF16PS (pto_cube.h, CubeMatmulBf16Store) on one
 // thread, as generated code for host-x86_64-v4 runs it: for every output
 // tile of a bf16 M x K x N matmul, the whole task over K (B packed into
-// pairs, the micro-kernel) and the rounding TSTORE to bf16. Then the parts
-// alone: the packing of B (CubeMovL0BPairs) over every tile, and the
+// pairs, the micro-kernel) and the rounding TSTORE to bf16 (each register
+// block of the last K block as it finishes). Then the parts alone: the packing of B (CubeMovL0BPairs) over every tile, and the
 // TSTOREs; and, in turn with the tasks, the tasks with B packed once per
 // column panel (what packing B once per call would save). Times are the
 // thread's CPU time (a loaded machine's other processes do not count), best
@@ -73,16 +73,17 @@ int main(int argc, char** argv) {
       for (int j0 = 0; j0 < n; j0 += nl0) {
         const int nt = std::min(nl0, n - j0);
         if (part == kTask) {
-          pto_cube::CubeMatmulBf16(l0c.data(), a.data() + int64_t{i0} * k, k, false,
-                                   b.data() + j0, n, false, mt, k, nt, nullptr, l0b.data());
+          pto_cube::CubeMatmulBf16Store<Bf16Elem>(c.data() + int64_t{i0} * n + j0, n, l0c.data(),
+                                                  a.data() + int64_t{i0} * k, k, false,
+                                                  b.data() + j0, n, false, mt, k, nt, nullptr,
+                                                  l0b.data());
         } else if (part == kPack) {
           for (int k0 = 0; k0 < k; k0 += pto_cube::kBf16KBlock) {
             const int kc = std::min(pto_cube::kBf16KBlock, k - k0);
             pto_cube::CubeMovL0BPairs(l0b.data(), b.data() + int64_t{k0} * n + j0, n, false,
                                       kc, nt);
           }
-        }
-        if (part != kPack) {
+        } else {
           pto_cube::CubeStoreL0C<Bf16Elem>(c.data() + int64_t{i0} * n + j0, n, l0c.data(), mt,
                                            nt);
         }
@@ -145,14 +146,26 @@ int main(int argc, char** argv) {
       for (int i0 = 0; i0 < m; i0 += ml0) {
         const int mt = std::min(ml0, m - i0);
         at = 0;
+        // The last K block stores each register block as it finishes, as the
+        // tasks do (CubeMatmulBf16Store).
+        auto store = [&](int i, int j, int rows, int width) {
+          for (int r = i; r < i + rows; ++r) {  // a row at a time: L0C's rows are nt apart
+            pto_cube::CubeStoreL0C<Bf16Elem>(c.data() + int64_t{i0 + r} * n + j0 + j, n,
+                                             l0c.data() + int64_t{r} * nt + j, 1, width);
+          }
+        };
         for (int k0 = 0; k0 < k; k0 += pto_cube::kBf16KBlock) {
           const int kc = std::min(pto_cube::kBf16KBlock, k - k0);
-          pto_cube::CubeMatmulBf16Block(k0 > 0, l0c.data(), a.data() + int64_t{i0} * k + k0, k,
-                                        l0b_all.data() + at, mt, kc, nt);
+          const uint16_t* a0 = a.data() + int64_t{i0} * k + k0;
+          if (k0 + kc < k) {
+            pto_cube::CubeMatmulBf16Block(k0 > 0, l0c.data(), a0, k, l0b_all.data() + at, mt, kc,
+                                          nt);
+          } else {
+            pto_cube::CubeMatmulBf16Block(k0 > 0, l0c.data(), a0, k, l0b_all.data() + at, mt, kc,
+                                          nt, store);
+          }
           at += pto_cube::Bf16L0BElems(kc, nt);
         }
-        pto_cube::CubeStoreL0C<Bf16Elem>(c.data() + int64_t{i0} * n + j0, n, l0c.data(), mt,
-                                         nt);
       }
     }
   };

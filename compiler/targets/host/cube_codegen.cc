@@ -279,8 +279,8 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
   }
   absl::StrAppend(&out, "  alignas(64) float l0c[", m * n, "];\n", extents);
   // BF16 (not the rows path): pairs of K on VDPBF16PS where the CPU reports
-  // AVX512-BF16 (pto_cube.h, CubeMatmulBf16), the widening path below
-  // otherwise.
+  // AVX512-BF16 (pto_cube.h, CubeMatmulBf16Store: the task and its TSTORE),
+  // the widening path below otherwise.
   if (a.dtype == pto::v1::DT_BF16 && b.dtype == pto::v1::DT_BF16 && !rows_path && !img2col) {
     const Scratch l0b16 = Uint16Scratch("l0p", Bf16L0BElems(c.k, n));
     const Scratch l0a16 =
@@ -288,12 +288,12 @@ absl::StatusOr<std::string> EmitCubeFunction(const PtoProgram& p, int index) {
     absl::StrAppend(
         &out, "#if PTO_CUBE_BF16_DOT\n", "  if (pto_cube::CubeHasBf16Dot()) {\n",
         l0b16.declare, l0a16.declare,
-        "    pto_cube::CubeMatmulBf16(l0c, reinterpret_cast<const uint16_t*>(a), ", *lda, ", ",
+        "    pto_cube::CubeMatmulBf16Store<pto_tile::Elem<", tc, ">>(c, ", ldc,
+        ", l0c, reinterpret_cast<const uint16_t*>(a), ", *lda, ", ",
         c.a_trans ? "true" : "false", ", reinterpret_cast<const uint16_t*>(b), ", *ldb, ", ",
         c.b_trans ? "true" : "false", ", ", ms, ", ", ks, ", ", ns, ", ",
-        c.a_trans ? "l0q" : "nullptr", ", l0p);\n",
-        "    pto_cube::CubeStoreL0C<pto_tile::Elem<", tc, ">>(c, ", ldc, ", l0c, ", ms, ", ", ns,
-        ");\n", l0b16.free, l0a16.free, "    return;\n  }\n#endif\n");
+        c.a_trans ? "l0q" : "nullptr", ", l0p);\n", l0b16.free, l0a16.free,
+        "    return;\n  }\n#endif\n");
   }
   // The rows path reads bf16 B from GM, widening in registers (no L1 tile).
   const bool b_gm_bf16 = rows_path && b.dtype == pto::v1::DT_BF16 && !img2col;

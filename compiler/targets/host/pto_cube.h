@@ -752,11 +752,19 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeBlockBf16Full(
 #undef PTO_BF16_C
 #undef PTO_BF16_ZERO4
 
-// Columns [j, j + 16 * kPanels) of L0C (width: those left), every row block.
-template <int kPanels>
+// What a K block does with a register block of L0C once its K block is
+// done: nothing (the K blocks before the last).
+struct Bf16KeepBlock {
+  void operator()(int, int, int, int) const {}
+};
+
+// Columns [j, j + 16 * kPanels) of L0C (width: those left), every row block;
+// done(i, j, rows, width) after each.
+template <int kPanels, typename Done = Bf16KeepBlock>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
     bool onto, float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
-    const uint16_t* __restrict bj, int64_t panel, int m, int kc, int n, int j) {
+    const uint16_t* __restrict bj, int64_t panel, int m, int kc, int n, int j,
+    const Done& done = Done()) {
   const int width = n - j < kCols * kPanels ? n - j : kCols * kPanels;
   for (int i = 0; i < m; i += kBf16Rows) {
     const int rows = m - i < kBf16Rows ? m - i : kBf16Rows;
@@ -766,24 +774,28 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeColumnsBf16(
     } else {
       CubeBlockBf16<kBf16Rows, kPanels>(onto, c, n, a + i * lda, lda, bj, panel, kc, rows, width);
     }
+    done(i, j, rows, width);
   }
 }
 
 // L0C[m x n] (+)= A [m x kc] * L0B (one K block): four panels at a time
 // (then two, then one), row blocks inside (the panels stay in the
-// first-level cache).
+// first-level cache); done as in CubeColumnsBf16.
+template <typename Done = Bf16KeepBlock>
 __attribute__((target("avx512f,avx512bf16"))) inline void CubeMatmulBf16Block(
     bool onto, float* __restrict l0c, const uint16_t* __restrict a, int64_t lda,
-    const uint16_t* __restrict l0b, int m, int kc, int n) {
+    const uint16_t* __restrict l0b, int m, int kc, int n, const Done& done = Done()) {
   const int64_t panel = static_cast<int64_t>((kc + 1) / 2) * 2 * kCols;
   int j = 0;
   for (; n - j > 3 * kCols; j += 4 * kCols) {
-    CubeColumnsBf16<4>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+    CubeColumnsBf16<4>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j, done);
   }
   for (; n - j > kCols; j += 2 * kCols) {
-    CubeColumnsBf16<2>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+    CubeColumnsBf16<2>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j, done);
   }
-  if (j < n) CubeColumnsBf16<1>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j);
+  if (j < n) {
+    CubeColumnsBf16<1>(onto, l0c, a, lda, l0b + j / kCols * panel, panel, m, kc, n, j, done);
+  }
 }
 
 // The task: L0C[m x n] = op(A) * op(B) over K (A [m x K] or, with
@@ -791,14 +803,13 @@ __attribute__((target("avx512f,avx512bf16"))) inline void CubeMatmulBf16Block(
 // ldb; bf16 bits). l0b holds Bf16L0BElems(K, n) elements; l0a
 // Bf16L0AElems(m, K) where a_trans (else unused, may be null). Only where
 // CubeHasBf16Dot().
-__attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void CubeMatmulBf16(
+// The K blocks of CubeMatmulBf16, the last one's register blocks handed to
+// done (as in CubeColumnsBf16) as they finish.
+template <typename Done>
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) inline void CubeMatmulBf16Blocks(
     float* __restrict l0c, const uint16_t* a, int64_t lda, bool a_trans, const uint16_t* b,
     int64_t ldb, bool b_trans, int m, int64_t k, int n, uint16_t* __restrict l0a,
-    uint16_t* __restrict l0b) {
-  if (k <= 0) {
-    for (int64_t i = 0; i < static_cast<int64_t>(m) * n; ++i) l0c[i] = 0.0f;
-    return;
-  }
+    uint16_t* __restrict l0b, const Done& done) {
   for (int64_t k0 = 0; k0 < k; k0 += kBf16KBlock) {
     const int kc = static_cast<int>(k - k0 < kBf16KBlock ? k - k0 : kBf16KBlock);
     CubeMovL0BPairs(l0b, b_trans ? b + k0 : b + k0 * ldb, ldb, b_trans, kc, n);
@@ -808,8 +819,24 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void Cub
       lda0 = CubeMovL0APairs(l0a, a + k0 * lda, lda, m, kc);
       a0 = l0a;
     }
-    CubeMatmulBf16Block(k0 > 0, l0c, a0, lda0, l0b, m, kc, n);
+    if (k0 + kc < k) {
+      CubeMatmulBf16Block(k0 > 0, l0c, a0, lda0, l0b, m, kc, n);
+    } else {
+      CubeMatmulBf16Block(k0 > 0, l0c, a0, lda0, l0b, m, kc, n, done);
+    }
   }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void CubeMatmulBf16(
+    float* __restrict l0c, const uint16_t* a, int64_t lda, bool a_trans, const uint16_t* b,
+    int64_t ldb, bool b_trans, int m, int64_t k, int n, uint16_t* __restrict l0a,
+    uint16_t* __restrict l0b) {
+  if (k <= 0) {
+    for (int64_t i = 0; i < static_cast<int64_t>(m) * n; ++i) l0c[i] = 0.0f;
+    return;
+  }
+  CubeMatmulBf16Blocks(l0c, a, lda, a_trans, b, ldb, b_trans, m, k, n, l0a, l0b,
+                       Bf16KeepBlock());
 }
 #endif  // PTO_CUBE_BF16_DOT
 
@@ -1171,6 +1198,38 @@ inline void CubeStoreL0C(T* __restrict gm, int64_t ld,
     CubeStoreRow<Conv>(gm + r * ld, l0c + static_cast<int64_t>(r) * n, n, 0);
   }
 }
+
+#if PTO_CUBE_BF16_DOT
+// CubeMatmulBf16 and then the TSTORE of its L0C (CubeStoreL0C<Conv>: C [m x
+// n] in GM, leading dimension ldc), with each register block of the last K
+// block stored as soon as it is done, while its rows of L0C are still in the
+// first-level cache; the same bits as the two calls.
+template <typename Conv, typename T>
+__attribute__((target("avx512f,avx512bw,avx512bf16"), noinline)) inline void CubeMatmulBf16Store(
+    T* __restrict c, int64_t ldc, float* __restrict l0c, const uint16_t* a, int64_t lda,
+    bool a_trans, const uint16_t* b, int64_t ldb, bool b_trans, int m, int64_t k, int n,
+    uint16_t* __restrict l0a, uint16_t* __restrict l0b) {
+  if (k <= 0) {
+    CubeMatmulBf16(l0c, a, lda, a_trans, b, ldb, b_trans, m, k, n, l0a, l0b);
+    CubeStoreL0C<Conv>(c, ldc, l0c, m, n);
+    return;
+  }
+  CubeMatmulBf16Blocks(l0c, a, lda, a_trans, b, ldb, b_trans, m, k, n, l0a, l0b,
+                       [&](int i, int j, int rows, int width) {
+                         for (int r = i; r < i + rows; ++r) {
+                           T* const dst = c + r * ldc + j;
+                           const float* const src = l0c + static_cast<int64_t>(r) * n + j;
+                           // A constant width where it is a full block's (the
+                           // element loop vectorized for any Conv).
+                           if (width == 4 * kCols) {
+                             CubeStoreRow<Conv>(dst, src, 4 * kCols, 0);
+                           } else {
+                             CubeStoreRow<Conv>(dst, src, width, 0);
+                           }
+                         }
+                       });
+}
+#endif  // PTO_CUBE_BF16_DOT
 
 }  // namespace pto_cube
 

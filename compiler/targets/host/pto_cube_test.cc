@@ -508,6 +508,56 @@ TEST(PtoCubeTest, Bf16DotTaskMatchesTheReference) {
   CheckBf16Task("CubeMatmulBf16 (x86-64-v3 copy)", BF16_TASK(with_fma::pto_cube));
 }
 
+// CubeMatmulBf16Store (the task with its TSTORE, each register block of the
+// last K block stored as it finishes) gives the bits of CubeMatmulBf16 and
+// then CubeStoreL0C, to bf16, f16 and f32 C with a leading dimension past n
+// (the elements between rows untouched): K of zero, one block and several,
+// odd K, row and column tails, A and B transposed or not.
+template <typename T>
+void CheckBf16StoreMatchesTaskThenStore(const char* what) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (bool a_trans : {false, true}) {
+    for (bool b_trans : {false, true}) {
+      for (int m : {1, 4, 13, 33}) {
+        for (int n : {1, 17, 64, 100, 128}) {
+          for (int k : {0, 3, 256, 600}) {
+            const int lda = (a_trans ? m : k) + 3, ldb = (b_trans ? k : n) + 5, ldc = n + 7;
+            std::vector<uint16_t> a(static_cast<size_t>(a_trans ? k : m) * lda + 1);
+            std::vector<uint16_t> b(static_cast<size_t>(b_trans ? n : k) * ldb + 1);
+            for (uint16_t& x : a) x = Bf16Bits(dist(rng));
+            for (uint16_t& x : b) x = Bf16Bits(dist(rng));
+            std::vector<uint16_t> l0b(pto_cube::Bf16L0BElems(k, n)), l0a(pto_cube::Bf16L0AElems(m, k));
+            std::vector<float> l0c(static_cast<size_t>(m) * n);
+            std::vector<T> want(static_cast<size_t>(m) * ldc), got(want.size());
+            std::memset(want.data(), 0x5A, want.size() * sizeof(T));
+            std::memset(got.data(), 0x5A, got.size() * sizeof(T));
+            uint16_t* const qa = a_trans ? l0a.data() : nullptr;
+            pto_cube::CubeMatmulBf16(l0c.data(), a.data(), lda, a_trans, b.data(), ldb, b_trans,
+                                     m, k, n, qa, l0b.data());
+            pto_cube::CubeStoreL0C<pto_tile::Elem<T>>(want.data(), ldc, l0c.data(), m, n);
+            std::fill(l0c.begin(), l0c.end(), NAN);
+            pto_cube::CubeMatmulBf16Store<pto_tile::Elem<T>>(got.data(), ldc, l0c.data(),
+                                                             a.data(), lda, a_trans, b.data(),
+                                                             ldb, b_trans, m, k, n, qa,
+                                                             l0b.data());
+            ASSERT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(T)), 0)
+                << what << " " << m << "x" << k << "x" << n << " a_trans " << a_trans
+                << " b_trans " << b_trans;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PtoCubeTest, Bf16DotTaskWithItsStoreGivesTheSameBits) {
+  if (!pto_cube::CubeHasBf16Dot()) GTEST_SKIP() << "this CPU lacks avx512bw/avx512_bf16";
+  CheckBf16StoreMatchesTaskThenStore<pto_tile::bf16>("bf16");
+  CheckBf16StoreMatchesTaskThenStore<pto_tile::half>("f16");
+  CheckBf16StoreMatchesTaskThenStore<float>("f32");
+}
+
 // A conversion whose row run differs from its element form, to see which
 // TSTORE takes.
 struct PlusOneRun {

@@ -5,26 +5,36 @@
 
 Starts ptod (a separate process, with a signing key) on a free loopback port, compiles the quick
 start's kernel once through it (the MISS), then starts --runs fresh Python processes that each make
-the first call of that kernel with PYPTO_COMPILE_SERVER set: a HIT. Each child's clock starts at its
-first statement (the interpreter's own start is not counted) and the steps are timed by wrapping the
-client's functions (pypto.backend's get_kernel, _client, _load, and the native CompileClient's
-compile), so the client is measured as it is:
+the first call of that kernel with PYPTO_COMPILE_SERVER set: a HIT. Each child is a script file (so
+that the kernel's source is at hand, as a user's is) that defines the kernel, makes its arguments and
+calls it. Its clock starts at its first statement (the interpreter's own start is not counted) and
+the steps are timed by wrapping the client's functions (pypto.backend's get_kernel, _client, _load,
+and the native CompileClient's compile), so the client is measured as it is:
 
   import pypto        the package and its protos
   import _native      pypto's native extension (the compiler, runtime and C++ ptod client)
-  graph build         from the call to pypto.backend.get_kernel: signature, trace, graph checks
+  client made in the background
+                      backend.prepare's thread, started by the kernel's definition: the native
+                      CompileClient made (gRPC's start-up, its threads, the channels) and its
+                      connection started; "ready, after the call began" is how much of it was left
+                      when the call began (what the call may have had to wait for)
+  graph build         from the call to pypto.backend.get_kernel: signature, source rewrite, trace,
+                      graph checks
+  client              on the call's path: the client looked up, or waited for, or made
   request build       get_kernel to the RPC: the target resolved, the graph serialized
-  client              the native CompileClient made (once per process: its channels)
-  RPC                 CompileClient.compile: the replica chosen, the channel connected (TCP
-                      connect, HTTP/2 settings: the first call of a process), the request sent,
-                      ptod's hit (the server computes the key), the response parsed and the
-                      served binary's key checked against the request's
+  RPC                 CompileClient.compile: the replica chosen, the channel connected (unless the
+                      background connection is up), the request sent, ptod's hit (the server
+                      computes the key), the response parsed and the served binary's key checked
+                      against the request's
   key check           back in Python: the result unpacked, bookkeeping
   load                _native.Kernel(binary): payload SHA-256, signature check (with
                       PTO_KERNEL_VERIFY_KEY_FILE), shared object written and dlopen'ed
+  CPU                 the process's CPU time (every thread: gRPC's too) from the call, and from
+                      the definition, to the end of the call's run
 and the same load without a verification key in a second set of children, whose difference is the
-signature check. The kernel's first run after the load is not counted. Medians over the runs.
-The server needs no tokens; the client retries nothing (a HIT answers at once).
+signature check. The kernel's first run after the load is not counted in the wall-clock steps.
+Medians over the runs. The server needs no tokens; the client retries nothing (a HIT answers at
+once).
 """
 
 import argparse

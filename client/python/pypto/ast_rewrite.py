@@ -307,10 +307,11 @@ def _block(code):
     """The source lines of the function `code` compiles, from its first line
     (its first decorator's) to its last: every line after the last one the
     compiler's positions name (in `code` or a nested function) up to the
-    first that is indented no deeper than the first line (trailing blank and
-    comment lines included); None when the file's lines are not at hand.
+    first that is not blank and is indented no deeper than the first line;
+    None when the file's lines are not at hand.
     A block this cuts short (a string or bracket of the last line that
     reaches further left) does not parse: the caller then asks inspect."""
+    linecache.checkcache(code.co_filename)  # (a file changed since: read again)
     lines = linecache.getlines(code.co_filename)
     first = code.co_firstlineno
     if not lines or first > len(lines):
@@ -328,7 +329,7 @@ def _block(code):
     while last < len(lines):
         text = lines[last]
         stripped = text.lstrip()
-        if stripped and not stripped.startswith("#") and len(text) - len(stripped) <= indent:
+        if stripped and len(text) - len(stripped) <= indent:
             break
         last += 1
     return lines[first - 1:last]

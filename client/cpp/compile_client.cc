@@ -190,6 +190,17 @@ absl::StatusOr<std::vector<std::string>> CompileClient::RouteOf(
   return AddressesOf(*route);
 }
 
+void CompileClient::StartConnecting() {
+  std::vector<std::shared_ptr<Stub>> replicas;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    replicas = replicas_;
+  }
+  for (const std::shared_ptr<Stub>& stub : replicas) {
+    stub->channel->GetState(/*try_to_connect=*/true);
+  }
+}
+
 bool CompileClient::Connects(Stub& stub, absl::Time deadline, bool fail_fast) {
   grpc_connectivity_state state = stub.channel->GetState(true);
   while (state != GRPC_CHANNEL_READY) {

@@ -145,6 +145,12 @@ class CompileClient {
   absl::StatusOr<pto::v1::CompileResponse> Compile(
       const pto::v1::CompileRequest& request, absl::Time deadline);
 
+  // Starts connecting to every replica without waiting: a later call finds
+  // the connection made (or being made) instead of making it. Cheap when
+  // already connected; a replica that cannot be reached fails as it would
+  // have at the call (nothing is reported here).
+  void StartConnecting();
+
   // The address as given.
   const std::string& address() const { return address_; }
 

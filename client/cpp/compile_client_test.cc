@@ -465,6 +465,29 @@ TEST(CompileClientFallbackTest, OnFallbackHearsOfEachFallbackAfterRetries) {
             std::string::npos);
 }
 
+TEST(CompileClientConnectTest, StartConnectingConnectsBeforeAnyCall) {
+  // A listening socket that speaks no gRPC: the connection it accepts is the
+  // one StartConnecting began (a client connects lazily otherwise).
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  timeval wait{};
+  wait.tv_sec = 30;
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait)), 0);
+  CompileClient client("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+  client.StartConnecting();
+  const int accepted = accept(fd, nullptr, nullptr);
+  EXPECT_GE(accepted, 0) << "no connection within 30 s";
+  if (accepted >= 0) close(accepted);
+  close(fd);
+}
+
 TEST(CompileClientSpecTest, AnAddressThatDoesNotParseIsInvalidArgument) {
   CompileClient client("a:1,,b:2");
   auto response = client.Compile(pto::v1::Graph(), "host", {},

@@ -95,7 +95,16 @@ class PyCompileClient {
         return pto::v1::CompileResponse();
       };
     }
+    // (gRPC's start-up, its threads, takes milliseconds: other Python
+    // threads run meanwhile, so that backend.prepare() can make a client in
+    // the background.)
+    py::gil_scoped_release release;
     client_ = std::make_unique<pto::client::CompileClient>(address, options);
+  }
+
+  void StartConnecting() {
+    py::gil_scoped_release release;
+    client_->StartConnecting();
   }
 
   py::object Compile(const py::bytes& graph_bytes, const std::string& target,
@@ -160,6 +169,9 @@ void BindCompileClient(py::module_& m) {
            "(key, cache_status, binary bytes, [(stage, s)], compile_seconds), "
            "or local(reason)'s result when falling back; RemoteError(code, "
            "address, details) otherwise.")
+      .def("start_connecting", &PyCompileClient::StartConnecting,
+           "Starts connecting to the replicas without waiting (errors show "
+           "at the next compile()).")
       .def("replicas", &PyCompileClient::Replicas,
            "The replicas' addresses, as resolved.");
 }

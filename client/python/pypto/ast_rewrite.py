@@ -53,6 +53,7 @@ import ast
 import builtins
 import functools
 import inspect
+import linecache
 import numbers
 import os
 import sys
@@ -302,6 +303,53 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
 
+def _block(code):
+    """The source lines of the function `code` compiles, from its first line
+    (its first decorator's) to its last: every line after the last one the
+    compiler's positions name (in `code` or a nested function) up to the
+    first that is not blank and is indented no deeper than the first line;
+    None when the file's lines are not at hand.
+    A block this cuts short (a string or bracket of the last line that
+    reaches further left) does not parse: the caller then asks inspect."""
+    linecache.checkcache(code.co_filename)  # (a file changed since: read again)
+    lines = linecache.getlines(code.co_filename)
+    first = code.co_firstlineno
+    if not lines or first > len(lines):
+        return None
+    last = first
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        for _, end, _, _ in c.co_positions():
+            if end is not None and end > last:
+                last = end
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    head = lines[first - 1]
+    indent = len(head) - len(head.lstrip())
+    while last < len(lines):
+        text = lines[last]
+        stripped = text.lstrip()
+        if stripped and len(text) - len(stripped) <= indent:
+            break
+        last += 1
+    return lines[first - 1:last]
+
+
+def _parse_source(fn, code):
+    """The ast.Module of fn's source, dedented. The lines are found from
+    fn's code object (_block: inspect.getsource tokenizes the file, whose
+    regular expressions cost milliseconds to compile in a fresh process);
+    inspect.getsource where that does not parse, or for a wrapper
+    (__wrapped__: inspect reads the wrapped function's source)."""
+    block = None if hasattr(fn, "__wrapped__") else _block(code)
+    if block:
+        try:
+            return ast.parse(textwrap.dedent("".join(block)))
+        except (SyntaxError, IndentationError):
+            pass
+    return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+
+
 def rewrite(fn):
     """fn rewritten (module docstring), or fn itself when there is nothing
     to rewrite or its source is not available."""
@@ -309,8 +357,7 @@ def rewrite(fn):
     if code is None:
         return fn
     try:
-        source = textwrap.dedent(inspect.getsource(fn))
-        tree = ast.parse(source)
+        tree = _parse_source(fn, code)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return fn
     if not tree.body or not isinstance(tree.body[0], ast.FunctionDef):

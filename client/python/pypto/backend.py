@@ -36,6 +36,14 @@ kernel is compiled embedded instead (warned once per server; for the next
 30 s further calls go straight to the embedded compiler), unless
 PYPTO_COMPILE_FALLBACK=0.
 
+With PYPTO_COMPILE_SERVER set, defining a jit function (prepare(), from
+pypto.jit) makes the client in a background thread and starts its
+connections, so that the first compile finds gRPC started and ptod connected
+instead of doing both on the call's path. Nothing is started without
+PYPTO_COMPILE_SERVER, and nothing is raised there: a setting that is wrong,
+or a ptod that cannot be reached, is the first compile's error (or
+fallback), as without it.
+
 A binary from ptod whose key is not the key ptod gave the request is refused
 (CompileError). Loading checks the binary's signature whenever a verification
 key is configured (PTO_KERNEL_VERIFY_KEY_FILE: docs/operations.md).
@@ -208,13 +216,18 @@ def _fallback_enabled():
     return os.environ.get("PYPTO_COMPILE_FALLBACK", "1") != "0"
 
 
+def _settings(server):
+    """The environment's client settings for `server` (the key of _clients)."""
+    return (server, _tls_settings(), os.environ.get("PYPTO_COMPILE_TOKEN") or "",
+            _env_seconds("PYPTO_CONNECT_TIMEOUT", "2"), _fallback_enabled())
+
+
 def _client(server):
     """The native CompileClient for `server` and the environment's settings
     (one per distinct settings, kept for the process: channels, and the
     fallback period, live in it)."""
-    tls = _tls_settings()
-    settings = (server, tls, os.environ.get("PYPTO_COMPILE_TOKEN") or "",
-                _env_seconds("PYPTO_CONNECT_TIMEOUT", "2"), _fallback_enabled())
+    settings = _settings(server)
+    tls = settings[1]
     with _clients_lock:
         client = _clients.get(settings)
         if client is None:
@@ -223,6 +236,50 @@ def _client(server):
                 fallback=settings[4], **_tls_options(tls))
             _clients[settings] = client
         return client
+
+
+_prepared = set()  # settings prepare() has started a client for
+
+
+def prepare():
+    """With PYPTO_COMPILE_SERVER set: makes the client for it (_client) in a
+    background thread and starts connecting to its replicas, once per
+    settings, unless that client exists. The first compile then waits only
+    for what is left of it (holding _clients_lock, the thread makes the
+    client the compile would have made). Errors are left to that compile:
+    it makes the client again, and waits for or reports the connection, as
+    it would have. Returns the thread, or None when nothing was started."""
+    server = os.environ.get("PYPTO_COMPILE_SERVER")
+    if not server:
+        return None
+    try:
+        settings = _settings(server)
+    except ValueError:
+        return None  # the compile raises it
+    with _clients_lock:
+        if settings in _clients or settings in _prepared:
+            return None
+        _prepared.add(settings)
+
+    def run():
+        try:
+            _client(server).start_connecting()
+        except Exception:  # noqa: BLE001 - the first compile reports it
+            pass
+
+    thread = threading.Thread(target=run, name="pypto-ptod-prepare")
+    thread.start()
+    return thread
+
+
+def _after_fork_in_child():
+    # A prepare() thread may have held the lock at the fork: the child has
+    # no such thread, so its lock starts free.
+    global _clients_lock
+    _clients_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _remote(server, graph, options, timeout, kernel_name, target="host"):

@@ -435,6 +435,9 @@ class JitFunction:
         # (verify_run.py); debug_switch.ON the global switches.
         self._verify = bool(options.groups.get("verify_options", {}).get("enable_pass_verify"))
         functools.update_wrapper(self, fn)
+        # With PYPTO_COMPILE_SERVER set: ptod's client made, and connecting,
+        # in the background while the caller gets to the first call.
+        backend.prepare()
 
     # Arguments ----------------------------------------------------------------
 

@@ -7,6 +7,9 @@ symbolic scalars are pypto.min/pypto.max. Results are checked against torch;
 each kernel compiles once for every run-time size. Tests named
 test_row_<api>_... cover the controlflow rows of the PyPTO reference."""
 
+import ast
+import textwrap
+
 import numpy as np
 import pytest
 import torch
@@ -202,6 +205,47 @@ def test_a_helper_without_source_keeps_the_clear_error():
 
     with pytest.raises(TypeError, match=r"the condition x_d0 > 3 is known only at run time"):
         k.trace(arr(5, 64), arr(5, 64))
+
+
+def test_the_source_rewritten_is_the_functions_own_lines(monkeypatch):
+    """The rewrite finds a function's lines from its code object: what
+    inspect.getsource gives, without asking inspect (whose tokenizer costs
+    milliseconds in a fresh process)."""
+    import functools
+    import inspect
+
+    def decorate(fn):
+        return fn
+
+    class Holder:
+        @decorate
+        def method(self, x):
+            def inner(y):
+                return (y +
+                        1)
+            text = """
+              a string's line
+            """
+            return inner(x) if x else text
+# a comment at column 0 right after the method
+
+    def wrapper(*args):
+        return Holder.method(*args)
+
+    functions = [Holder.method, test_the_source_rewritten_is_the_functions_own_lines]
+    expected = [ast.dump(ast.parse(textwrap.dedent(inspect.getsource(f)))) for f in functions]
+
+    def no_inspect(fn):
+        raise AssertionError(f"inspect.getsource({fn.__name__}) was called")
+
+    monkeypatch.setattr(inspect, "getsource", no_inspect)
+    for f, want in zip(functions, expected):
+        assert ast.dump(ast_rewrite._parse_source(f, f.__code__)) == want
+    assert ast_rewrite.rewrite(Holder.method) is not Holder.method
+    # A wrapper's source is the wrapped function's, as inspect reads it.
+    wrapped = functools.wraps(Holder.method)(wrapper)
+    with pytest.raises(AssertionError, match=r"getsource\(method\)"):
+        ast_rewrite._parse_source(wrapped, wrapper.__code__)
 
 
 # Builtin min / max -------------------------------------------------------------

@@ -52,23 +52,28 @@ void EmitScanFirstDim(IntVectorCode& code, const FlatView& flat, const FlatView&
   code.Line(absl::StrCat("T", op, "(", g, ", ", carry, ", ", a, ");"));
   code.Select(d, index.row, "GE", "1.0f", a, g);
   if (rows < 2) return;
-  auto gather_rows_before = [&](const std::string& shift) {
-    code.Line(absl::StrCat("TADDS(", at, ", ", index.pos, ", ", shift, ");"));
+  // at = each element's flat position - `shift` rows; g = d gathered at it.
+  auto shift_rows = [&](int64_t shift) {
+    code.Line(absl::StrCat("TADDS(", at, ", ", index.pos, ", ", -shift * cols8, ");"));
+  };
+  auto gather_rows_before = [&]() {
     const std::string fg = flat(g);
     code.Line(absl::StrCat("TGATHER(", fg, ", ", flat(d), ", ", flat_int(at), ");"));
     code.Line(absl::StrCat("TRESHAPE(", g, ", ", fg, ");"));
   };
   if (!log_steps) {
     // Rows >= i take the row before op a, so row i is final after step i.
+    shift_rows(1);
     code.Line(absl::StrCat("for (int32_t i = 1; i < ", rows, "; ++i) {"));
-    gather_rows_before(absl::StrCat("-", cols8));
+    gather_rows_before();
     code.Line(absl::StrCat("T", op, "(", g, ", ", g, ", ", a, ");"));
     code.Select(d, index.row, "GE", "static_cast<float>(i)", g, d);
     code.Line("}");
     return;
   }
   for (int64_t s = 1; s < rows; s *= 2) {
-    gather_rows_before(absl::StrCat(-s * cols8));
+    shift_rows(s);
+    gather_rows_before();
     code.Line(absl::StrCat("T", op, "(", g, ", ", g, ", ", d, ");"));
     code.Select(d, index.row, "GE", absl::StrCat(s, ".0f"), g, d);
   }

@@ -79,6 +79,20 @@ TEST(AscendGoldenTest, SoftmaxOfWholeRowsTakesTheExactMaximum) {
   EXPECT_THAT(source, ::testing::HasSubstr("TROWSUM(rtmp, xtmp, tmp);"));
 }
 
+// Rows of 1600: the function's three full tiles fit the UB, a fourth
+// (xtmp) would not, so its row maximum is TROWMAX as it is.
+TEST(AscendGoldenTest, SoftmaxOfLongerRowsTakesThePlainMaximum) {
+  testing::GraphBuilder b("softmax");
+  const std::vector<int64_t> tile = {8, 1600};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {16, 1600});
+  const uint32_t m = b.Op("amax", {x}, tile, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+  b.Output("out", b.Op("div", {e, b.Op("sum", {e}, tile, -1, true)}, tile));
+  const std::string source = AscendSource(b.graph());
+  EXPECT_THAT(source, ::testing::HasSubstr("TROWMAX(t1, t0, tmp);\n  TROWEXPANDSUB("));
+  EXPECT_THAT(source, ::testing::Not(::testing::HasSubstr("Full xtmp")));
+}
+
 // Scans: FP32 values (a double running value) along the last dim in
 // log2(cols) steps, FP16 values down the columns in index order.
 TEST(AscendGoldenTest, Scans) {

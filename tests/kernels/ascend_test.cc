@@ -731,8 +731,8 @@ TEST(AscendRuntimeTest, DeviceObjectIsRefusedWithTheCpuSimAlternative) {
 }
 
 // A scan of INT32 values (torch's INT64 accumulator) is UNIMPLEMENTED naming
-// the instruction and DT_INT64, as is a scan along a dim before the last of
-// a rank-3 tile.
+// the instruction and DT_INT64, as is a scan along dim 0 of a [2, 16, 32]
+// tile (its carry, [1, 16, 32], is not one row).
 TEST(AscendRuntimeTest, ScansTheTargetLeavesOutNameWhy) {
   for (const auto& [dtype, dim, why] :
        {std::tuple{pto::v1::DT_INT32, -1, "DT_INT64"},

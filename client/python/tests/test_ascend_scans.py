@@ -1,6 +1,6 @@
 """pypto.cumsum and pypto.cumprod compiled for the Ascend target
 (codegen_options["target"]: ascend-a2a3, its PTO-ISA CPU simulation here:
-TCUMSUM/TCUMPROD along the last dim and down the columns of a rank-2 tile,
+TCUMSUM/TCUMPROD along the last dim and down the columns of a flattened tile,
 ascend_scan.h) against torch: FP16 and BF16 bit for bit (an f32 running
 value, one element at a time, on both), FP32 within the bound
 docs/pto-isa.md states (f32 partial sums where torch keeps a double); lines
@@ -60,6 +60,33 @@ def test_fp32_scans_are_within_the_stated_bound(native, pto_isa, dim):
     assert bool(((got_sum.double() - x.cumsum(dim).double()).abs() <= bound_sum).all())
     assert bool(((got_prod.double() - x.cumprod(dim).double()).abs() <= bound_prod).all())
     assert torch.equal(got_prod.signbit(), x.cumprod(dim).signbit())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=["fp16", "fp32"])
+def test_rank3_scans_along_a_dim_whose_tile_has_one_row_block(native, pto_isa, dtype):
+    # Tiles [1, 64, 4] of a [2, 300, 5] tensor scanned along dim 1: down the
+    # columns of each [64, 4] block, the carry one row.
+    x = specials((2, 300, 5), seed=4)
+    x[1] = -x[1]
+    x = x.to(dtype)
+    with pypto.options(codegen_options=ASCEND, host_options={"compile_timeout": 600}):
+        got_sum, got_prod = many_outputs.run_many(
+            [lambda t: pypto.cumsum(t, 1), lambda t: t.cumprod(1)], [x],
+            [torch.zeros(x.shape, dtype=x.dtype) for _ in range(2)], (1, 64, 4))
+    for got, kind in ((got_sum, "cumsum"), (got_prod, "cumprod")):
+        want = torch_scan(x, kind, 1)
+        assert torch.equal(got.isnan(), want.isnan()), kind
+        real = ~want.isnan()
+        if dtype == torch.float16:
+            assert torch.equal(got[real], want[real]), kind
+        else:
+            n = (torch.arange(1, 301, dtype=torch.float64) + 1).reshape(300, 1)
+            scale = getattr(x.double().abs().nan_to_num(0.0, 0.0, 0.0), kind)(1)
+            finite = real & want.isfinite()
+            err = (got.double() - want.double()).abs()
+            assert bool((err[finite] <= (n * 2.0 ** -24 * scale)[finite]).all()), kind
+            assert torch.equal(got[~finite & real], want[~finite & real]), kind
+        assert torch.equal(got[real].signbit(), want[real].signbit()), kind
 
 
 @pytest.mark.parametrize("what,dtype,dim", [("DT_INT64", torch.int32, -1),

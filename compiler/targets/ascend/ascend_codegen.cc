@@ -102,10 +102,11 @@ absl::Status FunctionEmitter::PlanTiles() {
   }
   for (const PtoInstr& in : fn_.body) {  // (before their carries' loads are refused)
     if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
-      if (in.reduce_dim != rank_ - 1 && !(rank_ == 2 && in.reduce_dim == 0)) {
+      if (in.reduce_dim != rank_ - 1 && !ColumnScanDim(in.reduce_dim)) {
         return Unsupported(in.op, absl::StrCat("along dim ", in.reduce_dim, " of a rank-", rank_,
-                                               " tile (the target scans along the last dim and "
-                                               "dim 0 of a rank-2 tile)"));
+                                               " tile (the target scans along the last dim, and "
+                                               "along another where the tile's other dims before "
+                                               "the last are 1)"));
       }
     }
   }
@@ -138,7 +139,8 @@ absl::Status FunctionEmitter::PlanTiles() {
     if (!Reduces(in.op) || in.dst < 0) continue;
     if (in.reduce_dim == rank_ - 1) {
       kind_[in.dst] = Kind::kRow;
-    } else if (rank_ == 2 && in.reduce_dim == 0) {
+    } else if ((rank_ == 2 && in.reduce_dim == 0) ||
+               (in.op == PtoOpcode::kTRedLast && ColumnScanDim(in.reduce_dim))) {
       kind_[in.dst] = Kind::kCol;
     } else {
       return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-",
@@ -152,12 +154,13 @@ absl::Status FunctionEmitter::PlanTiles() {
   for (const PtoInstr& in : fn_.body) {
     if (in.op == PtoOpcode::kTLoad && in.reduce_dim == rank_ - 1) kind_[in.dst] = Kind::kRow;
   }
-  // The carry of a scan down the columns (dim 0 of a rank-2 tile): a row of
-  // GM in a column tile.
+  // The carry of a scan down the columns (ColumnScanDim): a row of GM in a
+  // column tile.
   for (const PtoInstr& in : fn_.body) {
-    if (PtoIsScan(in.op) && rank_ == 2 && in.reduce_dim == 0 && in.srcs.size() > 1) {
+    if (PtoIsScan(in.op) && ColumnScanDim(in.reduce_dim) && in.srcs.size() > 1) {
       for (const PtoInstr& load : fn_.body) {
-        if (load.op == PtoOpcode::kTLoad && load.dst == in.srcs[1] && load.reduce_dim == 0) {
+        if (load.op == PtoOpcode::kTLoad && load.dst == in.srcs[1] &&
+            load.reduce_dim == in.reduce_dim) {
           kind_[load.dst] = Kind::kCol;
         }
       }
@@ -249,7 +252,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   }
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
-  if (!store && kind == Kind::kCol && in.reduce_dim != 0) {
+  if (!store && kind == Kind::kCol && !ColumnScanDim(in.reduce_dim)) {
     return Unsupported(in.op, "into a column tile");
   }
   if (!store && kind == Kind::kRow && !f32 &&
@@ -268,7 +271,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index,
                               store ? in.reduce_dim
                               : kind == Kind::kRow ? rank_ - 1
-                              : kind == Kind::kCol ? 0
+                              : kind == Kind::kCol ? in.reduce_dim
                                                    : -1,
                               in.stride_dynamic);
   std::vector<int64_t> extent = a.extent4;

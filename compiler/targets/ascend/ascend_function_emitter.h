@@ -204,9 +204,19 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   absl::Status EmitArg(const PtoInstr& in);
   // TSIGNBIT: 1.0/0.0 where the f32 bits, read as int32, are negative.
   absl::Status EmitSignbit(const PtoInstr& in);
-  // TCUMSUM, TCUMPROD and TREDLAST along the last dim, and along dim 0 of a
-  // rank-2 tile (EmitColumnScan) (ascend_scan.h).
+  // TCUMSUM, TCUMPROD and TREDLAST along the last dim, and down the columns
+  // of the flattened tile (EmitColumnScan) (ascend_scan.h).
   absl::Status EmitScan(const PtoInstr& in);
+  // Whether a scan along dim k runs down the flattened tile's columns: k is
+  // before the last dim and the tile's other dims before the last are 1
+  // (dim 0 of a rank-2 tile), so its carry is one row.
+  bool ColumnScanDim(int k) const {
+    if (k < 0 || k >= rank_ - 1) return false;
+    for (int d = 0; d + 1 < rank_; ++d) {
+      if (d != k && fn_.tile[d] != 1) return false;
+    }
+    return true;
+  }
   absl::Status EmitColumnScan(const PtoInstr& in);
   ascend::ScanIndex ScanIndexTiles();
   // A full int32 tile at the UB address of the full f32 tile `full` (its

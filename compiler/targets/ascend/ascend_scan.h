@@ -17,6 +17,12 @@
 //   TREDLAST:  TGATHER at each row's last valid position, TROWMAX (the
 //              row's values are equal)
 //
+// Down the columns of the flattened tile (dim 0 of a rank-2 tile, or a dim
+// whose tile is the only one before the last above 1), the same two forms
+// with rows for columns (EmitScanFirstDim: flat positions cols8 apart, the
+// carry a column tile expanded), and TREDLAST by TGATHER of the last valid
+// row and TCOLMAX (EmitLastRow).
+//
 // TGATHER works on the flat [1, rows8 * cols8] views (the A2/A3 TGATHER
 // needs every column of its tiles valid), its indices flat positions.
 //

@@ -731,14 +731,15 @@ TEST(AscendRuntimeTest, DeviceObjectIsRefusedWithTheCpuSimAlternative) {
 }
 
 // A scan of INT32 values (torch's INT64 accumulator) is UNIMPLEMENTED naming
-// the instruction and DT_INT64, as is a scan along a dim before the last.
+// the instruction and DT_INT64, as is a scan along dim 0 of a [2, 16, 32]
+// tile (its carry, [1, 16, 32], is not one row).
 TEST(AscendRuntimeTest, ScansTheTargetLeavesOutNameWhy) {
   for (const auto& [dtype, dim, why] :
        {std::tuple{pto::v1::DT_INT32, -1, "DT_INT64"},
         std::tuple{pto::v1::DT_FP32, 0, "the target scans along the last dim"}}) {
     Builder b("cumsum");
-    const uint32_t x = b.Input("x", dtype, {37, 70});
-    b.Output("out", b.Op("cumsum", {x}, {16, 32}));
+    const uint32_t x = b.Input("x", dtype, {3, 37, 70});
+    b.Output("out", b.Op("cumsum", {x}, {2, 16, 32}));
     (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(dim);
     absl::StatusOr<compiler::CompileResult> r =
         compiler::Compile(b.graph(), runtime::kAscendA2A3CpuSimTarget, {});
@@ -1156,28 +1157,30 @@ TEST(AscendSignbitTest, EveryWordGivesTheHostsSignBit) {
   }
 }
 
-// cumsum and cumprod along the last dim against the host: rows spanning
-// several tiles (each seeded by the one before) with tails in both dims,
-// negative values, zeros and -0.0 (products through them), an infinity and a
-// NaN. FP16 and BF16 scan in f32 on both targets, one element at a time, so
-// their results are the host's bit for bit; FP32 scans in f32 here and in
-// double on the host, within the bound docs/pto-isa.md states: (n + 1) 2^-24 of
-// the partial sums' magnitudes (cumsum: the sum of |x| so far; cumprod: the
-// product's).
-TEST(AscendScanTest, LongRowsGiveTheHostsScans) {
+// cumsum and cumprod along `dim` (-1 or 0 of a rank-2 tensor) against the
+// host: lines spanning several tiles (each seeded by the one before) with
+// tails in both dims, negative values, zeros and -0.0 (products through
+// them), an infinity and a NaN. FP16 and BF16 scan in f32 on both targets,
+// one element at a time, so their results are the host's bit for bit; FP32
+// scans in f32 here and in double on the host, within the bound
+// docs/pto-isa.md states: (n + 1) 2^-24 of the partial sums' magnitudes
+// (cumsum: the sum of |x| so far; cumprod: the product's).
+void ExpectTheHostsScans(int64_t rows, int64_t cols, const std::vector<int64_t>& tile, int dim) {
   if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
     GTEST_SKIP() << why;
   }
-  const int64_t rows = 5, cols = 300;
-  const std::vector<int64_t> tile = {4, 64};
+  // Element k of line l (a row, or a column for dim 0), and the lines' count
+  // and length.
+  const int64_t lines = dim == 0 ? cols : rows, length = dim == 0 ? rows : cols;
+  auto at = [&](int64_t l, int64_t k) { return dim == 0 ? k * cols + l : l * cols + k; };
   for (pto::v1::DataType dtype : {pto::v1::DT_FP16, pto::v1::DT_BF16, pto::v1::DT_FP32}) {
-    const std::string name = pto::v1::DataType_Name(dtype);
-    Builder b(absl::StrCat("scans_", name));
+    const std::string name = absl::StrCat(pto::v1::DataType_Name(dtype), " dim ", dim);
+    Builder b(absl::StrCat("scans_", pto::v1::DataType_Name(dtype)));
     const uint32_t x = b.Input("x", dtype, {rows, cols});
     for (const char* kind : {"cumsum", "cumprod"}) {
       b.Output(kind, b.Op(kind, {x}, tile));
       pto::v1::Graph& g = b.graph();
-      (*g.mutable_ops(g.ops_size() - 1)->mutable_attrs())["dim"].set_i(-1);
+      (*g.mutable_ops(g.ops_size() - 1)->mutable_attrs())["dim"].set_i(dim);
     }
     const pto::v1::Graph graph = b.graph();
     auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
@@ -1185,16 +1188,19 @@ TEST(AscendScanTest, LongRowsGiveTheHostsScans) {
     auto host_kernel = testing::CompileAndLoad(graph, "host");
     ASSERT_NE(host_kernel, nullptr) << name;
     // Values of magnitude 0.5 to 1.5 (products stay finite), every 23rd a
-    // zero (-0.0 in odd rows), row 3 an infinity and a NaN late in the row.
+    // zero (-0.0 in odd lines), line 3 an infinity and a NaN late in it.
     std::vector<float> xs(rows * cols);
     std::mt19937 rng(7);
-    for (int64_t i = 0; i < rows * cols; ++i) {
-      const uint32_t r = rng();
-      const float v = 0.5f + static_cast<float>(r % 1024) / 1024.0f;
-      xs[i] = i % 23 == 5 ? ((i / cols) % 2 ? -0.0f : 0.0f) : (r >> 20) % 2 ? -v : v;
+    for (int64_t l = 0; l < lines; ++l) {
+      for (int64_t k = 0; k < length; ++k) {
+        const int64_t i = l * length + k;
+        const uint32_t r = rng();
+        const float v = 0.5f + static_cast<float>(r % 1024) / 1024.0f;
+        xs[at(l, k)] = i % 23 == 5 ? (l % 2 ? -0.0f : 0.0f) : (r >> 20) % 2 ? -v : v;
+      }
     }
-    xs[3 * cols + 200] = std::numeric_limits<float>::infinity();
-    xs[3 * cols + 250] = std::numeric_limits<float>::quiet_NaN();
+    xs[at(3, 200)] = std::numeric_limits<float>::infinity();
+    xs[at(3, 250)] = std::numeric_limits<float>::quiet_NaN();
     const size_t size = dtype == pto::v1::DT_FP32 ? 4 : 2;
     std::vector<uint8_t> in(rows * cols * size);
     for (int64_t i = 0; i < rows * cols; ++i) {
@@ -1241,21 +1247,21 @@ TEST(AscendScanTest, LongRowsGiveTheHostsScans) {
     };
     for (int p = 1; p <= 2; ++p) {
       int bad = 0;
-      for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t l = 0; l < lines; ++l) {
         double magnitude = p == 1 ? 0.0 : 1.0;
-        for (int64_t c = 0; c < cols; ++c) {
-          const int64_t i = r * cols + c;
+        for (int64_t k = 0; k < length; ++k) {
+          const int64_t i = at(l, k);
           const double w = value(want[p], i), g = value(got[p], i), a = value(in, i);
           magnitude = p == 1 ? magnitude + std::fabs(a) : magnitude * std::fabs(a);
           const bool same = std::memcmp(&want[p][size * i], &got[p][size * i], size) == 0;
           bool ok = same || (std::isnan(w) && std::isnan(g));
           if (!ok && dtype == pto::v1::DT_FP32 && std::isfinite(w)) {
-            ok = std::fabs(g - w) <= static_cast<double>(c + 2) * 0x1p-24 * magnitude &&
+            ok = std::fabs(g - w) <= static_cast<double>(k + 2) * 0x1p-24 * magnitude &&
                  std::signbit(g) == std::signbit(w);
           }
           if (!ok && ++bad <= 5) {
-            ADD_FAILURE() << name << " " << graph.params(p).name() << "[" << r << ", " << c
-                          << "]: got " << g << ", host " << w;
+            ADD_FAILURE() << name << " " << graph.params(p).name() << "[" << i / cols << ", "
+                          << i % cols << "]: got " << g << ", host " << w;
           }
         }
       }
@@ -1263,6 +1269,11 @@ TEST(AscendScanTest, LongRowsGiveTheHostsScans) {
     }
   }
 }
+
+TEST(AscendScanTest, LongRowsGiveTheHostsScans) { ExpectTheHostsScans(5, 300, {4, 64}, -1); }
+
+// Down the columns (dim 0): a running row, each tile's rows in turn.
+TEST(AscendScanTest, LongColumnsGiveTheHostsScans) { ExpectTheHostsScans(300, 5, {64, 4}, 0); }
 
 // A sort along a dim of run-time length before the last, of INT64 values, of columns
 // whose transposed blocks do not fit the UB or of rows longer

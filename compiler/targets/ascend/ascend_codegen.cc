@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/targets/ascend/ascend_bf16.h"
 #include "compiler/targets/ascend/ascend_cube_codegen.h"
@@ -101,9 +102,11 @@ absl::Status FunctionEmitter::PlanTiles() {
   }
   for (const PtoInstr& in : fn_.body) {  // (before their carries' loads are refused)
     if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
-      if (in.reduce_dim != rank_ - 1) {
+      if (in.reduce_dim != rank_ - 1 && !ColumnScanDim(in.reduce_dim)) {
         return Unsupported(in.op, absl::StrCat("along dim ", in.reduce_dim, " of a rank-", rank_,
-                                               " tile (the target scans along the last dim)"));
+                                               " tile (the target scans along the last dim, and "
+                                               "along another where the tile's other dims before "
+                                               "the last are 1)"));
       }
     }
   }
@@ -136,7 +139,8 @@ absl::Status FunctionEmitter::PlanTiles() {
     if (!Reduces(in.op) || in.dst < 0) continue;
     if (in.reduce_dim == rank_ - 1) {
       kind_[in.dst] = Kind::kRow;
-    } else if (rank_ == 2 && in.reduce_dim == 0) {
+    } else if ((rank_ == 2 && in.reduce_dim == 0) ||
+               (in.op == PtoOpcode::kTRedLast && ColumnScanDim(in.reduce_dim))) {
       kind_[in.dst] = Kind::kCol;
     } else {
       return Unsupported(in.op, absl::StrCat("over dim ", in.reduce_dim, " of a rank-",
@@ -149,6 +153,18 @@ absl::Status FunctionEmitter::PlanTiles() {
   // slot per row, is a row tile too.
   for (const PtoInstr& in : fn_.body) {
     if (in.op == PtoOpcode::kTLoad && in.reduce_dim == rank_ - 1) kind_[in.dst] = Kind::kRow;
+  }
+  // The carry of a scan down the columns (ColumnScanDim): a row of GM in a
+  // column tile.
+  for (const PtoInstr& in : fn_.body) {
+    if (PtoIsScan(in.op) && ColumnScanDim(in.reduce_dim) && in.srcs.size() > 1) {
+      for (const PtoInstr& load : fn_.body) {
+        if (load.op == PtoOpcode::kTLoad && load.dst == in.srcs[1] &&
+            load.reduce_dim == in.reduce_dim) {
+          kind_[load.dst] = Kind::kCol;
+        }
+      }
+    }
   }
   std::set<int> stored_rows;
   for (const PtoInstr& in : fn_.body) {
@@ -174,10 +190,12 @@ absl::Status FunctionEmitter::PlanTiles() {
   // A column tile holds only reductions' results and is read by stores.
   for (const PtoInstr& in : fn_.body) {
     // (argmax/argmin's steps read the extremum's column tile.)
+    // (A scan down the columns reads its carry's.)
     if (in.op == PtoOpcode::kTStore || in.op == PtoOpcode::kTArgFirst ||
-        in.op == PtoOpcode::kTArgSel) {
+        in.op == PtoOpcode::kTArgSel || PtoIsScan(in.op)) {
       continue;
     }
+    if (in.op == PtoOpcode::kTLoad && kind_[in.dst] == Kind::kCol) continue;  // (its carry)
     for (int s : in.srcs) {
       if (s >= 0 && kind_[s] == Kind::kCol) {
         return Unsupported(in.op, "reading a column reduction's result");
@@ -234,7 +252,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   }
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
-  if (!store && kind == Kind::kCol) return Unsupported(in.op, "into a column tile");
+  if (!store && kind == Kind::kCol && !ColumnScanDim(in.reduce_dim)) {
+    return Unsupported(in.op, "into a column tile");
+  }
   if (!store && kind == Kind::kRow && !f32 &&
       buf.dtype != pto::v1::DT_INT32 && buf.dtype != pto::v1::DT_INT64) {
     return Unsupported(in.op, "of FP16 values into a row tile");
@@ -249,7 +269,10 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   }
   // A row tile reads a [rows, 1] region (one slot per row).
   const Access a = MakeAccess(Viewed(buf, in), fn_.tile, in.index,
-                              store ? in.reduce_dim : kind == Kind::kRow ? rank_ - 1 : -1,
+                              store ? in.reduce_dim
+                              : kind == Kind::kRow ? rank_ - 1
+                              : kind == Kind::kCol ? in.reduce_dim
+                                                   : -1,
                               in.stride_dynamic);
   std::vector<int64_t> extent = a.extent4;
   std::vector<std::string> stride = a.strides4_text;  // innermost: 1, 0 (broadcast) or a permutation's
@@ -552,8 +575,48 @@ ascend::ScanIndex FunctionEmitter::ScanIndexTiles() {
   return index;
 }
 
+absl::Status FunctionEmitter::EmitColumnScan(const PtoInstr& in) {
+  const bool last = in.op == PtoOpcode::kTRedLast;
+  if (kind_[in.srcs[0]] != Kind::kFull || kind_[in.dst] != (last ? Kind::kCol : Kind::kFull) ||
+      (!last && kind_[in.srcs[1]] != Kind::kCol)) {
+    return Unsupported(in.op, "down the columns of other than a full tile with a column tile's carry");
+  }
+  const int64_t cols8 = RoundUp(cols_, kUbAlign / 4);
+  const ascend::FlatView flat = [this](const std::string& full) { return Flat(full); };
+  const ascend::FlatView flat_int = [this](const std::string& full) { return FlatI(full); };
+  need_index_ = true;
+  Line("TCI<IndexInt, int32_t, 0>(iidx, 0);");
+  Line("TCVT(fidx, iidx, RoundMode::CAST_NONE);");
+  if (last) {
+    const std::string column = Scratch(2);
+    Line(absl::StrCat("TCOLEXPAND(", column, ", fidx);"));
+    ascend::EmitLastRow(*this, flat, flat_int, T(in.dst), T(in.srcs[0]), column,
+                        fn_.runtime_extents ? absl::StrCat("static_cast<int32_t>(", ValidRows(), ")")
+                                            : absl::StrCat(rows_),
+                        cols8);
+    return absl::OkStatus();
+  }
+  // Each element's flat position p, and its row (p - its column) / cols8
+  // (exact in f32: p < 2^24).
+  const ascend::ColumnScanIndex index{Scratch(2), IntTmpK(2)};
+  const std::string carry = Scratch(3);
+  const std::string fpos = FlatI(index.pos);
+  Line(absl::StrCat("TCI<FlatInt, int32_t, 0>(", fpos, ", 0);"));
+  Line(absl::StrCat("TRESHAPE(", index.pos, ", ", fpos, ");"));
+  Line(absl::StrCat("TCVT(", index.row, ", ", index.pos, ", RoundMode::CAST_NONE);"));
+  Line(absl::StrCat("TCOLEXPAND(", carry, ", fidx);"));
+  Line(absl::StrCat("TSUB(", index.row, ", ", index.row, ", ", carry, ");"));
+  Line(absl::StrCat("TDIVS(", index.row, ", ", index.row, ", ", cols8, ".0f);"));
+  Line(absl::StrCat("TCOLEXPAND(", carry, ", ", T(in.srcs[1]), ");"));
+  ascend::EmitScanFirstDim(*this, flat, flat_int, in.op == PtoOpcode::kTCumProd,
+                           in.dtype == pto::v1::DT_DOUBLE, T(in.dst), T(in.srcs[0]), carry, index,
+                           rows_, cols8);
+  return absl::OkStatus();
+}
+
 absl::Status FunctionEmitter::EmitScan(const PtoInstr& in) {
   const bool last = in.op == PtoOpcode::kTRedLast;
+  if (in.reduce_dim != rank_ - 1) return EmitColumnScan(in);
   if (cols_ == 1) {  // one column: the row tiles are full ones (PlanTiles)
     Line(last ? absl::StrCat("TMULS(", T(in.dst), ", ", T(in.srcs[0]), ", 1.0f);")
               : absl::StrCat(in.op == PtoOpcode::kTCumProd ? "TMUL(" : "TADD(", T(in.dst), ", ",
@@ -572,8 +635,12 @@ absl::Status FunctionEmitter::EmitScan(const PtoInstr& in) {
                            fn_.runtime_extents ? absl::StrCat("static_cast<int32_t>(", ValidCols(), ")")
                                                : absl::StrCat(cols_));
   } else {
-    ascend::EmitScanLastDim(*this, flat, in.op == PtoOpcode::kTCumProd, T(in.dst),
-                            T(in.srcs[0]), T(in.srcs[1]), index, cols_);
+    // A double running value (the host's FP32 scans) is held in f32: the
+    // log-step form's roundings are within an f32 scan's bound. An f32 one
+    // (FP16, BF16) takes the host's order.
+    ascend::EmitScanLastDim(*this, flat, [this](const std::string& full) { return FlatI(full); },
+                            in.op == PtoOpcode::kTCumProd, in.dtype == pto::v1::DT_DOUBLE,
+                            T(in.dst), T(in.srcs[0]), T(in.srcs[1]), index, cols_);
   }
   return absl::OkStatus();
 }
@@ -590,39 +657,52 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     case PtoOpcode::kTDiv: case PtoOpcode::kTMax: case PtoOpcode::kTMin: {
       const std::string name = PtoOpcodeName(in.op);
       const bool r0 = is_row(in.srcs[0]), r1 = is_row(in.srcs[1]);
+      auto plain = [&]() -> absl::Status {
+        if (r0 == r1 || is_row(in.dst)) {
+          if (r0 != r1 || is_row(in.dst) != r0) {
+            return Unsupported(in.op, "mixing row and full tiles into a row tile");
+          }
+          Line(absl::StrCat(name, "(", d, ", ", src(0), ", ", src(1), ");"));
+          return absl::OkStatus();
+        }
+        const std::string rowexp = absl::StrCat("TROWEXPAND", name.substr(1));
+        if (r1) {
+          Line(absl::StrCat(rowexp, "(", d, ", ", src(0), ", ", src(1), ");"));
+        } else if (in.op != PtoOpcode::kTSub && in.op != PtoOpcode::kTDiv) {
+          Line(absl::StrCat(rowexp, "(", d, ", ", src(1), ", ", src(0), ");"));
+        } else {  // row op full: the row expanded into a full tile first
+          const std::string tmp = Tmp();
+          Line(absl::StrCat("TROWEXPAND(", tmp, ", ", src(0), ");"));
+          Line(absl::StrCat(name, "(", d, ", ", tmp, ", ", src(1), ");"));
+        }
+        return absl::OkStatus();
+      };
+      if ((in.op != PtoOpcode::kTMax && in.op != PtoOpcode::kTMin) || is_row(in.dst)) {
+        if (absl::Status s = plain(); !s.ok()) return s;
+        break;
+      }
       // PTO-ISA's TMAX/TMIN (the CPU simulation's std::max/std::min) give
       // their first operand where the other is NaN or both are equal (-0.0
-      // and +0.0): into a full tile, of the operands as full tiles, the
-      // second first (the host's zero), into scratch; then each operand's
-      // NaN is selected in (NaN is where !(x <= inf)).
-      if ((in.op == PtoOpcode::kTMax || in.op == PtoOpcode::kTMin) && !is_row(in.dst) &&
-          exact_extrema_) {
-        used_extrema_scratch_ = true;
+      // and +0.0). The exact form: of the operands as full tiles (a row one
+      // expanded), the second first (the host's zero), into d where d is
+      // neither, else into scratch; then each operand's NaN is selected in
+      // (NaN is where !(x <= inf)).
+      auto exact = [&]() -> absl::Status {
         const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
-        const std::string a = FullOperand(in.srcs[0], 2), b = FullOperand(in.srcs[1], 3);
-        const std::string out = Tmp();
+        auto full = [&](int k) {
+          if (!is_row(in.srcs[k])) return src(k);
+          const std::string x = ExtremaScratch(2 + k);
+          Line(absl::StrCat("TROWEXPAND(", x, ", ", src(k), ");"));
+          return x;
+        };
+        const std::string a = full(0), b = full(1);
+        const std::string out = d != a && d != b ? d : ExtremaScratch(1);
         Line(absl::StrCat(name, "(", out, ", ", b, ", ", a, ");"));
         Select(out, a, "LE", inf, out, a);
         Select(d, b, "LE", inf, out, b);
-        break;
-      }
-      if (r0 == r1 || is_row(in.dst)) {
-        if (r0 != r1 || is_row(in.dst) != r0) {
-          return Unsupported(in.op, "mixing row and full tiles into a row tile");
-        }
-        Line(absl::StrCat(name, "(", d, ", ", src(0), ", ", src(1), ");"));
-        break;
-      }
-      const std::string rowexp = absl::StrCat("TROWEXPAND", name.substr(1));
-      if (r1) {
-        Line(absl::StrCat(rowexp, "(", d, ", ", src(0), ", ", src(1), ");"));
-      } else if (in.op != PtoOpcode::kTSub && in.op != PtoOpcode::kTDiv) {
-        Line(absl::StrCat(rowexp, "(", d, ", ", src(1), ", ", src(0), ");"));
-      } else {  // row op full: the row expanded into a full tile first
-        const std::string tmp = Tmp();
-        Line(absl::StrCat("TROWEXPAND(", tmp, ", ", src(0), ");"));
-        Line(absl::StrCat(name, "(", d, ", ", tmp, ", ", src(1), ");"));
-      }
+        return absl::OkStatus();
+      };
+      if (absl::Status s = EmitExtremum(exact, plain); !s.ok()) return s;
       break;
     }
     case PtoOpcode::kTExp: case PtoOpcode::kTExpSoftmax:
@@ -726,25 +806,27 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
                  : absl::StrCat("TCOL", how, "(", to, ", ", from, ");"));
       };
       reduce(what, d, src(0));
-      if (in.op == PtoOpcode::kTRedSum || kind_[in.dst] == Kind::kFull || !exact_extrema_) break;
-      used_extrema_scratch_ = true;
+      if (in.op == PtoOpcode::kTRedSum || kind_[in.dst] == Kind::kFull) break;
       // TROWMAX/TCOLMAX/... (the CPU simulation's std::max/std::min in order)
-      // keep a NaN only where it comes first: z = NaN where x is NaN, else 0
-      // (NaN is where !(x <= inf)), summed along the dim, expanded with the
-      // extremum, selected in where NaN and reduced again (equal values).
-      const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
-      const std::string z = Scratch(2), e = Scratch(3), c = row ? RowScratch() : ColScratch();
-      const std::string expand = row ? "TROWEXPAND(" : "TCOLEXPAND(";
-      Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(src(0)), ", ", inf, ", CmpMode::LE);"));
-      const std::string fz = Flat(z);
-      SelectOneZero(fz, true);
-      Line(absl::StrCat("TSEL(", fz, ", ", Mask(), ", ", fz, ", ", Flat(src(0)), ");"));
-      Line(absl::StrCat("TRESHAPE(", z, ", ", fz, ");"));
-      reduce("SUM", c, z);
-      Line(absl::StrCat(expand, z, ", ", c, ");"));
-      Line(absl::StrCat(expand, e, ", ", d, ");"));
-      Select(e, z, "LE", inf, e, z);
-      reduce(what, d, e);
+      // keep a NaN only where it comes first. The exact form: z = NaN where
+      // x is NaN, else +0 (NaN is where !(x <= inf)), summed along the dim
+      // (NaN or +0) and subtracted from the extremum (x - +0 is x, -0.0
+      // too).
+      auto exact = [&]() -> absl::Status {
+        const std::string inf = FloatLiteral(std::numeric_limits<double>::infinity());
+        const std::string z = ExtremaScratch(1), c = row ? RowScratch() : ColScratch();
+        Line(absl::StrCat("TEXPANDS(", z, ", 0.0f);"));
+        Line(absl::StrCat("TCMPS(", Mask(), ", ", Flat(src(0)), ", ", inf, ", CmpMode::LE);"));
+        const std::string fz = Flat(z);
+        Line(absl::StrCat("TSEL(", fz, ", ", Mask(), ", ", fz, ", ", Flat(src(0)), ");"));
+        Line(absl::StrCat("TRESHAPE(", z, ", ", fz, ");"));
+        reduce("SUM", c, z);
+        Line(absl::StrCat("TSUB(", d, ", ", d, ", ", c, ");"));
+        return absl::OkStatus();
+      };
+      if (absl::Status s = EmitExtremum(exact, [] { return absl::OkStatus(); }); !s.ok()) {
+        return s;
+      }
       break;
     }
     case PtoOpcode::kTRedProd: {
@@ -1212,8 +1294,26 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     place("IndexInt", "iidx", cols_pad * 4, col_ctor);
     place("Index", "fidx", cols_pad * 4, col_ctor);
   }
+  // The exact extrema's scratch, last: kept where the UB holds it.
+  const size_t decl_before_extrema = decl.size();
+  const int64_t ub_before_extrema = ub;
+  for (size_t k = 0; k < need_xtmp_.size(); ++k) {
+    if (need_xtmp_[k]) {
+      place("Full", k == 0 ? "xtmp" : absl::StrCat("xtmp", k + 1), rows_pad * cols_pad * 4, full_ctor);
+    }
+  }
+  const bool exact_extrema = ub <= kAiCoreMemoryModel.ub_bytes;
+  if (!exact_extrema) {
+    decl.resize(decl_before_extrema);
+    ub = ub_before_extrema;
+  }
+  std::vector<std::pair<std::string, std::string>> extrema;
+  for (size_t k = 0; k < extrema_.size(); ++k) {
+    extrema.emplace_back(ExtremumMarker(k) + "\n",
+                         exact_extrema ? extrema_[k].first : extrema_[k].second);
+  }
+  body_ = absl::StrReplaceAll(body_, extrema);
   if (ub > kAiCoreMemoryModel.ub_bytes) {
-    over_ub_ = true;
     return absl::UnimplementedError(absl::StrCat(
         "ascend target: function @f", index_, " needs ", ub, " bytes of UB with its scratch "
         "tiles, more than the ", kAiCoreMemoryModel.ub_bytes, " an AI core has"));
@@ -1272,11 +1372,7 @@ absl::StatusOr<std::string> GenerateAscendSource(const PtoProgram& p) {
   }
   if (bf16) absl::StrAppend(&out, ascend::Bf16Preamble());
   for (int f = 0; f < static_cast<int>(p.functions.size()); ++f) {
-    FunctionEmitter exact(p, f, /*exact_extrema=*/true);
-    absl::StatusOr<std::string> fn = exact.Emit();
-    // A function whose UB cannot hold the exact extrema's scratch besides its
-    // tiles takes PTO-ISA's TMAX/TMIN/TROWMAX/... as they are (docs/pto-isa.md).
-    if (exact.ExtremaOverflowedUb()) fn = FunctionEmitter(p, f, false).Emit();
+    absl::StatusOr<std::string> fn = FunctionEmitter(p, f).Emit();
     if (!fn.ok()) return fn.status();
     absl::StrAppend(&out, *fn);
   }

@@ -95,15 +95,10 @@ inline bool StoredAsF32(pto::v1::DataType t) {
 // One block function being emitted.
 class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
  public:
-  // `exact_extrema`: maxima and minima keep a NaN from any position and the
-  // host's zero (two full scratch tiles; see EmitCompute).
-  FunctionEmitter(const PtoProgram& p, int index, bool exact_extrema)
-      : p_(p), fn_(p.functions[index]), index_(index), exact_extrema_(exact_extrema) {}
+  FunctionEmitter(const PtoProgram& p, int index)
+      : p_(p), fn_(p.functions[index]), index_(index) {}
 
   absl::StatusOr<std::string> Emit();
-  // Whether Emit's function took the exact extrema's scratch and did not fit
-  // the UB with it.
-  bool ExtremaOverflowedUb() const { return used_extrema_scratch_ && over_ub_; }
 
  private:
   absl::Status Unsupported(PtoOpcode op, absl::string_view why) const {
@@ -130,6 +125,31 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
     return k == 1 ? "tmp" : absl::StrCat("tmp", k);
   }
   std::string Tmp() { return Scratch(1); }
+  // The exact extrema (EmitCompute): maxima and minima that keep a NaN from
+  // any position and the host's zero take full scratch tiles of their own
+  // (xtmp, xtmp2, xtmp3, placed last in the UB plan). Each extremum is
+  // emitted in both forms, its exact form and PTO-ISA's instructions as
+  // they are; Emit keeps the exact forms where the UB holds their scratch
+  // besides the function's tiles, else the plain ones.
+  std::string ExtremaScratch(int k) {
+    if (static_cast<int>(need_xtmp_.size()) < k) need_xtmp_.resize(k, false);
+    need_xtmp_[k - 1] = true;
+    return k == 1 ? "xtmp" : absl::StrCat("xtmp", k);
+  }
+  template <typename ExactFn, typename PlainFn>
+  absl::Status EmitExtremum(ExactFn exact, PlainFn plain) {
+    const size_t start = body_.size();
+    if (absl::Status s = plain(); !s.ok()) return s;
+    std::string plain_text = body_.substr(start);
+    body_.resize(start);
+    if (absl::Status s = exact(); !s.ok()) return s;
+    std::string exact_text = body_.substr(start);
+    body_.resize(start);
+    absl::StrAppend(&body_, ExtremumMarker(extrema_.size()), "\n");
+    extrema_.push_back({std::move(exact_text), std::move(plain_text)});
+    return absl::OkStatus();
+  }
+  static std::string ExtremumMarker(size_t k) { return absl::StrCat("@extremum", k, "@"); }
   std::string Tmp2() { return Scratch(2); }
   std::string Tmp3() { return Scratch(3); }
   std::string Tmp4() { return Scratch(4); }
@@ -184,8 +204,20 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   absl::Status EmitArg(const PtoInstr& in);
   // TSIGNBIT: 1.0/0.0 where the f32 bits, read as int32, are negative.
   absl::Status EmitSignbit(const PtoInstr& in);
-  // TCUMSUM, TCUMPROD and TREDLAST along the last dim (ascend_scan.h).
+  // TCUMSUM, TCUMPROD and TREDLAST along the last dim, and down the columns
+  // of the flattened tile (EmitColumnScan) (ascend_scan.h).
   absl::Status EmitScan(const PtoInstr& in);
+  // Whether a scan along dim k runs down the flattened tile's columns: k is
+  // before the last dim and the tile's other dims before the last are 1
+  // (dim 0 of a rank-2 tile), so its carry is one row.
+  bool ColumnScanDim(int k) const {
+    if (k < 0 || k >= rank_ - 1) return false;
+    for (int d = 0; d + 1 < rank_; ++d) {
+      if (d != k && fn_.tile[d] != 1) return false;
+    }
+    return true;
+  }
+  absl::Status EmitColumnScan(const PtoInstr& in);
   ascend::ScanIndex ScanIndexTiles();
   // A full int32 tile at the UB address of the full f32 tile `full` (its
   // bits on the device); declared after the UB plan.
@@ -363,8 +395,9 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false, need_index_ = false;
   bool need_row_tmp_ = false, need_col_tmp_ = false;
   std::set<std::string> flat_views_;
-  const bool exact_extrema_;
-  bool used_extrema_scratch_ = false, over_ub_ = false;
+  // Each extremum's lines: exact, plain (EmitExtremum).
+  std::vector<std::pair<std::string, std::string>> extrema_;
+  std::vector<bool> need_xtmp_;
   std::set<int> buffers_;
   std::vector<Elem> elem_;
   std::vector<bool> need_itmp_, need_rtmp_, need_ctmp_;

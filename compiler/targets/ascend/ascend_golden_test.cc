@@ -1,6 +1,6 @@
 // Golden tests of the Ascend target's PTO-ISA source: an elementwise chain
 // with tails (exp(a) + b, f32, f16 and bf16), softmax rows (row reductions and
-// row-expanding arithmetic), matmuls through L1 and L0 tiles (f32, and BF16
+// row-expanding arithmetic), scans, matmuls through L1 and L0 tiles (f32, and BF16
 // operands) and the softmax loop whose body loads through a dynamic view,
 // integer ops on int32 tiles, INT32 division and maxima, an argmax, a
 // gather, a sort (TSORT32 and TMRGSORT). (The instructions the target
@@ -63,6 +63,47 @@ TEST(AscendGoldenTest, SoftmaxRows) {
   const uint32_t s = b.Op("sum", {e}, {8, 128}, -1, true);
   b.Output("out", b.Op("div", {e, s}, {8, 128}));
   CheckGolden("softmax_rows.cc.txt", AscendSource(b.graph()));
+}
+
+// The exact extrema's scratch (xtmp) fits beside examples/softmax.py's
+// [4, 1024] tiles: its row maximum keeps a NaN from any position.
+TEST(AscendGoldenTest, SoftmaxOfWholeRowsTakesTheExactMaximum) {
+  testing::GraphBuilder b("softmax");
+  const std::vector<int64_t> tile = {4, 1024};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {64, 1024});
+  const uint32_t m = b.Op("amax", {x}, tile, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+  b.Output("out", b.Op("div", {e, b.Op("sum", {e}, tile, -1, true)}, tile));
+  const std::string source = AscendSource(b.graph());
+  EXPECT_THAT(source, ::testing::HasSubstr("Full xtmp;"));
+  EXPECT_THAT(source, ::testing::HasSubstr("TROWSUM(rtmp, xtmp, tmp);"));
+}
+
+// Rows of 1600: the function's three full tiles fit the UB, a fourth
+// (xtmp) would not, so its row maximum is TROWMAX as it is.
+TEST(AscendGoldenTest, SoftmaxOfLongerRowsTakesThePlainMaximum) {
+  testing::GraphBuilder b("softmax");
+  const std::vector<int64_t> tile = {8, 1600};
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {16, 1600});
+  const uint32_t m = b.Op("amax", {x}, tile, -1, true);
+  const uint32_t e = b.Op("exp", {b.Op("sub", {x, m}, tile)}, tile);
+  b.Output("out", b.Op("div", {e, b.Op("sum", {e}, tile, -1, true)}, tile));
+  const std::string source = AscendSource(b.graph());
+  EXPECT_THAT(source, ::testing::HasSubstr("TROWMAX(t1, t0, tmp);\n  TROWEXPANDSUB("));
+  EXPECT_THAT(source, ::testing::Not(::testing::HasSubstr("Full xtmp")));
+}
+
+// Scans: FP32 values (a double running value) along the last dim in
+// log2(cols) steps, FP16 values down the columns in index order.
+TEST(AscendGoldenTest, Scans) {
+  testing::GraphBuilder b("scans");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {8, 40});
+  const uint32_t y = b.Input("y", pto::v1::DT_FP16, {40, 8});
+  b.Output("rows", b.Op("cumsum", {x}, {8, 16}));
+  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(-1);
+  b.Output("columns", b.Op("cumprod", {y}, {16, 8}));
+  (*b.graph().mutable_ops(b.graph().ops_size() - 1)->mutable_attrs())["dim"].set_i(0);
+  CheckGolden("scans.cc.txt", AscendSource(b.graph()));
 }
 
 TEST(AscendGoldenTest, MatmulL0Tiles) {

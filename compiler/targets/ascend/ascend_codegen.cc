@@ -226,18 +226,16 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                                            " buffer (the target moves FP32, FP16, BF16, BOOL "
                                            "and INT8/INT16/INT32/INT64/UINT8)"));
   }
-  if (bf16 && kind == Kind::kRow && in.op == PtoOpcode::kTLoad) {
-    return Unsupported(in.op, "of BF16 values into a row tile");
-  }
   if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
     return Unsupported(in.op, "of a BOOL row or column tile");
   }
   const bool store = in.op == PtoOpcode::kTStore;
   const int tile = store ? in.srcs[0] : in.dst;
   if (!store && kind == Kind::kCol) return Unsupported(in.op, "into a column tile");
-  if (!store && kind == Kind::kRow && !f32 &&
+  if (!store && kind == Kind::kRow && !f32 && !bf16 && buf.dtype != pto::v1::DT_FP16 &&
       buf.dtype != pto::v1::DT_INT32 && buf.dtype != pto::v1::DT_INT64) {
-    return Unsupported(in.op, "of FP16 values into a row tile");
+    return Unsupported(in.op, absl::StrCat("of ", pto::v1::DataType_Name(buf.dtype),
+                                           " values into a row tile"));
   }
   if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
     return Unsupported(in.op, "of an FP16 column tile");
@@ -271,8 +269,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                       : absl::StrCat("(", stride[d], ") * 2");
     }
   }
-  // A row tile whose rows lie unevenly in GM is stored from a RowMajor
-  // [rows, 1] copy (TMOV), whose store takes the access's strides as they are.
+  // A row tile whose rows lie unevenly in GM is stored from (loaded into) a
+  // RowMajor [rows, 1] copy (TMOV), whose TSTORE (TLOAD) takes the access's
+  // strides as they are.
   bool row_nd = false;
   if (kind == Kind::kRow && !words) {
     // A ColMajor [rows, 1] tile moves as one GM column: its leading dims
@@ -386,7 +385,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                                                  : ascend::Bf16Tile::kFull,
                             g, words);
     } else {
-      ascend::EmitBf16Load(*this, T(tile), g, words);
+      ascend::EmitBf16Load(*this, T(tile),
+                           kind == Kind::kRow ? ascend::Bf16Tile::kRow : ascend::Bf16Tile::kFull,
+                           g, words);
     }
     return absl::OkStatus();
   }
@@ -407,12 +408,18 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     }
     return absl::OkStatus();
   }
-  if (row_nd) {
+  if (row_nd && store) {
     need_row_nd_ = true;
     Sync(Pipe::kV);
     Line(absl::StrCat("TMOV(rnd, ", T(tile), ");"));
     Sync(Pipe::kMte3);
     Line(absl::StrCat("TSTORE(", g, ", rnd);"));
+  } else if (row_nd) {  // loaded as stored, then moved into the row tile
+    need_row_nd_ = true;
+    Sync(Pipe::kMte2);
+    Line(absl::StrCat("TLOAD(rnd, ", g, ");"));
+    Sync(Pipe::kV);
+    Line(absl::StrCat("TMOV(", T(tile), ", rnd);"));
   } else if (store) {
     Sync(Pipe::kV);
     if (half) Line(absl::StrCat("TCVT(", HalfFor(tile), ", ", T(tile), ", RoundMode::CAST_RINT);"));

@@ -522,6 +522,8 @@ std::vector<Case> Cases() {
       // Column results: rounded and stored through TCOLEXPAND / TCOLMAX.
       {"SumDim0Bf16", [=] { return SumOverDim(0, "sum", bf16); }},
       {"MinDim0Bf16", [=] { return SumOverDim(0, "amin", bf16); }},
+      {"SumDim0F16", [=] { return SumOverDim(0, "sum", f16); }},
+      {"MaxDim0F16", [=] { return SumOverDim(0, "amax", f16); }},
       // Row tiles loaded from F16 and BF16 buffers, and F32 rows that lie
       // unevenly in GM.
       {"RowBiasF16", [=] { return RowBias(f16); }},
@@ -755,7 +757,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, AscendKernelTest, ::testing::ValuesIn(Cases()),
                          });
 
 // The corpus's row-tile loads and matmul results take the forms docs/pto-isa.md
-// names: FP16 rows through `hrow`, BF16 rows through `bfrow` (native) and
+// names: FP16 rows through `hrow` (FP16 columns stored through `hcol`), BF16 rows through `bfrow` (native) and
 // `i16row` widened in a full tile (words), F32 rows that lie unevenly in GM
 // through `rnd`; an F16 or BF16 matmul result stored from L0C on the device
 // and through the workspace `ws_c` in the simulation.
@@ -773,6 +775,7 @@ TEST(AscendSourceTest, RowLoadsAndHalfMatmulResultsTakeTheirForms) {
     return r.ok() ? r->dumps["cpp"] : std::string();
   };
   EXPECT_THAT(source(RowBias(f16)), HasSubstr("TLOAD(hrow, "));
+  EXPECT_THAT(source(SumOverDim(0, "sum", f16)), ContainsRegex("TSTORE\\(g[0-9]+, hcol\\);"));
   const std::string bf16_rows = source(RowBias(bf16));
   EXPECT_THAT(bf16_rows, HasSubstr("TLOAD(bfrow, "));
   EXPECT_THAT(bf16_rows, HasSubstr("TLOAD(i16row, "));

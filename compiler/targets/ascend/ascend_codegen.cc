@@ -237,9 +237,6 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     return Unsupported(in.op, absl::StrCat("of ", pto::v1::DataType_Name(buf.dtype),
                                            " values into a row tile"));
   }
-  if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
-    return Unsupported(in.op, "of an FP16 column tile");
-  }
   if (kind == Kind::kFull && in.reduce_dim >= 0 && in.reduce_dim < rank_ &&
       fn_.tile[in.reduce_dim] != 1) {
     return Unsupported(in.op, absl::StrCat("of one slot along dim ", in.reduce_dim,
@@ -827,7 +824,6 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     }
   }
   if (in.dtype == pto::v1::DT_FP16) {
-    if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);
   } else if (in.dtype == pto::v1::DT_BF16) {
     return RoundToBf16(in);
@@ -1068,6 +1064,10 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
                     ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
+  if (need_half_col_) {
+    absl::StrAppend(&decl, "  using ColHalf = Tile<TileType::Vec, half, 1, ", half_cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+  }
   if (need_row_nd_) {
     absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
                     kUbAlign / 4, ", BLayout::RowMajor, ", vr, ", 1>;\n");
@@ -1121,6 +1121,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign, row_ctor);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2, row_ctor);
+  if (need_half_col_) place("ColHalf", "hcol", half_cols_pad * 2, col_ctor);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2, full_ctor);
   if (need_bf16_) {
     absl::StrAppend(&decl, "  using FullBf16 = Tile<TileType::Vec, bfloat16_t, ", rows_pad, ", ",

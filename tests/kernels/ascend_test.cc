@@ -757,10 +757,11 @@ INSTANTIATE_TEST_SUITE_P(Corpus, AscendKernelTest, ::testing::ValuesIn(Cases()),
                          });
 
 // The corpus's row-tile loads and matmul results take the forms docs/pto-isa.md
-// names: FP16 rows through `hrow` (FP16 columns stored through `hcol`), BF16 rows through `bfrow` (native) and
-// `i16row` widened in a full tile (words), F32 rows that lie unevenly in GM
-// through `rnd`; an F16 or BF16 matmul result stored from L0C on the device
-// and through the workspace `ws_c` in the simulation.
+// names: FP16 rows loaded through `hrow` and columns stored through `hcol`,
+// BF16 rows through `bfrow` (native) and `i16row` widened in a full tile
+// (words), F32 rows that lie unevenly in GM through `rnd`; an F16 or BF16
+// matmul result stored from L0C on the device and through the workspace
+// `ws_c` in the simulation.
 TEST(AscendSourceTest, RowLoadsAndHalfMatmulResultsTakeTheirForms) {
   if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
     GTEST_SKIP() << why;

@@ -42,6 +42,7 @@ namespace {
 using Builder = compiler::testing::GraphBuilder;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kExampleData[] = "examples/graphs/add_exp.pbtxt";
 
@@ -93,6 +94,23 @@ pto::v1::Graph SumOverDim(int64_t dim, const std::string& op = "sum",
   Builder b(absl::StrCat(op, "_dim", dim));
   const uint32_t x = b.Input("x", dtype, {37, 70});
   b.Output("out", b.Op(op, {x}, {16, 32}, dim, true));
+  return b.graph();
+}
+
+// x - (amax(x) + bias): a per-row bias [R, 1] loaded into a row tile (rank
+// 3: rows that lie unevenly in GM, the second dim's 4 of 9 rows a tile).
+pto::v1::Graph RowBias(pto::v1::DataType dtype, bool rank3 = false) {
+  Builder b(absl::StrCat("row_bias", rank3 ? "_r3" : ""));
+  const std::vector<int64_t> shape = rank3 ? std::vector<int64_t>{3, 9, 24}
+                                           : std::vector<int64_t>{19, 24};
+  const std::vector<int64_t> t = rank3 ? std::vector<int64_t>{2, 4, 24}
+                                       : std::vector<int64_t>{4, 24};
+  std::vector<int64_t> bias_shape = shape;
+  bias_shape.back() = 1;
+  const uint32_t x = b.Input("x", dtype, shape);
+  const uint32_t bias = b.Input("bias", dtype, bias_shape);
+  const uint32_t m = b.Op("amax", {x}, t, -1, true);
+  b.Output("out", b.Op("sub", {x, b.Op("add", {m, bias}, t)}, t));
   return b.graph();
 }
 
@@ -504,6 +522,13 @@ std::vector<Case> Cases() {
       // Column results: rounded and stored through TCOLEXPAND / TCOLMAX.
       {"SumDim0Bf16", [=] { return SumOverDim(0, "sum", bf16); }},
       {"MinDim0Bf16", [=] { return SumOverDim(0, "amin", bf16); }},
+      {"SumDim0F16", [=] { return SumOverDim(0, "sum", f16); }},
+      {"MaxDim0F16", [=] { return SumOverDim(0, "amax", f16); }},
+      // Row tiles loaded from F16 and BF16 buffers, and F32 rows that lie
+      // unevenly in GM.
+      {"RowBiasF16", [=] { return RowBias(f16); }},
+      {"RowBiasBf16", [=] { return RowBias(bf16); }},
+      {"RowBiasRank3", [=] { return RowBias(f32, true); }},
       {"Softmax", Softmax},
       {"RmsNormF32", [=] { return RmsNorm(f32); }},
       {"SumLastDim", [] { return SumOverDim(-1); }},
@@ -572,6 +597,24 @@ std::vector<Case> Cases() {
       {"MatmulBf16BatchedTransposedA", [=] {
          return compiler::testing::MatmulGraph({3, 100, 40}, {100, 72}, {3, 40, 72}, true, false,
                                                bf16, f32);
+       }},
+      // F16 and BF16 results: the device's fixpipe conversion, the
+      // simulation's rounding in UB (ascend_bf16_matmul.h).
+      {"MatmulBf16Result", [=] {
+         return compiler::testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}, false, false, bf16,
+                                               bf16);
+       }},
+      {"MatmulBf16ResultBatchedTransposedB", [=] {
+         return compiler::testing::MatmulGraph({3, 40, 100}, {3, 72, 100}, {3, 40, 72}, false,
+                                               true, bf16, bf16);
+       }},
+      {"MatmulF16Result", [=] {
+         return compiler::testing::MatmulGraph({64, 128}, {128, 96}, {64, 96}, false, false, f16,
+                                               f16);
+       }},
+      {"MatmulF16ResultBatchedTransposedA", [=] {
+         return compiler::testing::MatmulGraph({3, 100, 40}, {100, 72}, {3, 40, 72}, true, false,
+                                               f16, f16);
        }},
       {"CmpEq", [=] { return CompareSelect("eq", f32); }},
       {"CmpNe", [=] { return CompareSelect("ne", f32); }},
@@ -712,6 +755,43 @@ INSTANTIATE_TEST_SUITE_P(Corpus, AscendKernelTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name;
                          });
+
+// The corpus's row-tile loads and matmul results take the forms docs/pto-isa.md
+// names: FP16 rows loaded through `hrow` and columns stored through `hcol`,
+// BF16 rows through `bfrow` (native) and `i16row` widened in a full tile
+// (words), F32 rows that lie unevenly in GM through `rnd`; an F16 or BF16
+// matmul result stored from L0C on the device and through the workspace
+// `ws_c` in the simulation.
+TEST(AscendSourceTest, RowLoadsAndHalfMatmulResultsTakeTheirForms) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const auto f16 = pto::v1::DT_FP16, bf16 = pto::v1::DT_BF16;
+  compiler::CompileSettings settings;
+  settings.keep_dumps = true;
+  auto source = [&](const pto::v1::Graph& graph) {
+    absl::StatusOr<compiler::CompileResult> r =
+        compiler::Compile(graph, runtime::kAscendA2A3Target, {}, settings);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->dumps["cpp"] : std::string();
+  };
+  EXPECT_THAT(source(RowBias(f16)), HasSubstr("TLOAD(hrow, "));
+  EXPECT_THAT(source(SumOverDim(0, "sum", f16)), ContainsRegex("TSTORE\\(g[0-9]+, hcol\\);"));
+  const std::string bf16_rows = source(RowBias(bf16));
+  EXPECT_THAT(bf16_rows, HasSubstr("TLOAD(bfrow, "));
+  EXPECT_THAT(bf16_rows, HasSubstr("TLOAD(i16row, "));
+  EXPECT_THAT(bf16_rows, ContainsRegex("TROWMAX\\(t[0-9]+, tmp2, tmp\\);"));
+  const std::string uneven = source(RowBias(pto::v1::DT_FP32, true));
+  EXPECT_THAT(uneven, ContainsRegex("TLOAD\\(rnd, g[0-9]+\\);"));
+  EXPECT_THAT(uneven, Not(ContainsRegex("TSTORE\\(g[0-9]+, rnd\\);")));
+  for (auto dtype : {f16, bf16}) {
+    const std::string mm = source(compiler::testing::MatmulGraph(
+        {40, 100}, {100, 72}, {40, 72}, false, false, dtype, dtype));
+    EXPECT_THAT(mm, HasSubstr("TSTORE(gc, l0c);"));
+    EXPECT_THAT(mm, HasSubstr("TSTORE(gwc, l0c);"));
+    EXPECT_THAT(mm, HasSubstr("TCVT(uh, uc, RoundMode::CAST_RINT);"));
+  }
+}
 
 // The runtime refuses a device object (no NPU launcher here), naming the
 // CPU-simulation target.

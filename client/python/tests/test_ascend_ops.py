@@ -2,7 +2,8 @@
 test_indexing.py, test_matmul.py, test_dynamic.py) run as they are with the
 Ascend target (PYPTO_TARGET=ascend-a2a3) on its PTO-ISA CPU simulation: the
 same forms, inputs and torch references, one representative case of each
-family the target maps. And maximum/minimum against NaN in either operand,
+family the target maps. FP16 and BF16 matmul results rounded as torch rounds
+the FP32 sum, bit for bit. And maximum/minimum against NaN in either operand,
 full and row tiles (and -0.0 against +0.0), and amax/amin over rows and
 columns with a NaN inside (PTO-ISA's TMAX/TMIN and TROWMAX/TCOLMAX drop NaN;
 the target selects it in)."""
@@ -31,6 +32,10 @@ CASES = {
                        {"dtype": torch.float32}),
     "gather_bits": (test_indexing.test_gather_special_values_move_bit_exact, {}),
     "matmul": (test_matmul.test_fp32_against_torch, {"m": 37, "k": 45, "n": 53}),
+    "matmul_fp16_result": (test_matmul.test_half_inputs_accumulate_in_fp32,
+                           {"dtype": torch.float16, "fp32_out": False}),
+    "matmul_bf16_result": (test_matmul.test_half_inputs_accumulate_in_fp32,
+                           {"dtype": torch.bfloat16, "fp32_out": False}),
     "dynamic_layer_norm": (test_dynamic.test_layer_norm_over_a_dynamic_batch_compiles_once, {}),
 }
 
@@ -81,3 +86,25 @@ def test_maximum_minimum_amax_amin_keep_nan(native, ascend):
         assert bool(same.all()), f"{name}: {(~same).nonzero()[:4].tolist()}"
         zero = want == 0  # -0.0 against +0.0: numpy's (and the host's) zero
         assert torch.equal(torch.signbit(got[zero]), torch.signbit(want[zero])), name
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("form", ["plain", "a_trans", "b_trans_batched"])
+def test_half_matmul_results_round_like_torch(native, ascend, dtype, form):
+    """Small integers times quarters: every FP32 sum is exact in any order,
+    many lie halfway between two FP16/BF16 values, so the result is torch's
+    rounding of the exact sum, bit for bit (nearest even)."""
+    g = torch.Generator().manual_seed(11)
+    batch = (2,) if form == "b_trans_batched" else ()
+    a = torch.randint(-40, 41, batch + (33, 70), generator=g).to(dtype)
+    b = (torch.randint(-60, 61, batch + (70, 40), generator=g) / 4).to(dtype)
+    want = torch.matmul(a.double(), b.double()).to(dtype)
+    a_trans, b_trans = form == "a_trans", form == "b_trans_batched"
+    x = a.transpose(-1, -2).contiguous() if a_trans else a
+    y = b.transpose(-1, -2).contiguous() if b_trans else b
+    got = test_matmul.run_mm(
+        lambda p, q: pypto.matmul(p, q, a_trans=a_trans, b_trans=b_trans), x, y,
+        batch + (33, 40), dtype)
+    assert got.dtype == dtype
+    diff = (got != want).nonzero()
+    assert diff.numel() == 0, f"{len(diff)} differ, first {diff[:4].tolist()}"

@@ -90,12 +90,13 @@ std::string Bf16Preamble() {
          "}\n\n";
 }
 
-void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
+void EmitBf16Load(Bf16Code& code, const std::string& t, Bf16Tile shape, const std::string& g,
                   const std::string& words) {
+  const bool row = shape == Bf16Tile::kRow;
   Branches(
       code,
       [&] {
-        const std::string s = code.Bf16Stage(Bf16Tile::kFull);
+        const std::string s = code.Bf16Stage(shape);
         code.SyncTo(Bf16Pipe::kMte2);
         code.Line(absl::StrCat("TLOAD(", s, ", ", g, ");"));
         code.SyncTo(Bf16Pipe::kV);
@@ -103,14 +104,19 @@ void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
       },
       [&] {
         // word v (signed) -> f32 v (exact) -> int32 v * 65536: the f32 bits.
-        const std::string s = code.Int16Stage(Bf16Tile::kFull), w = code.IntScratchK(kW);
+        // A row tile's in a full one (TROWEXPAND), then back (TROWMAX of
+        // each row's equal values).
+        const std::string s = code.Int16Stage(shape), w = code.IntScratchK(kW);
+        const std::string f = row ? code.Scratch(2) : t;
         code.SyncTo(Bf16Pipe::kMte2);
         code.Line(absl::StrCat("TLOAD(", s, ", ", words, ");"));
         code.SyncTo(Bf16Pipe::kV);
         code.Line(absl::StrCat("TCVT(", t, ", ", s, ", RoundMode::CAST_NONE);"));
-        code.Line(absl::StrCat("TCVT(", w, ", ", t, ", RoundMode::CAST_TRUNC);"));
+        if (row) code.Line(absl::StrCat("TROWEXPAND(", f, ", ", t, ");"));
+        code.Line(absl::StrCat("TCVT(", w, ", ", f, ", RoundMode::CAST_TRUNC);"));
         code.Line(absl::StrCat("TMULS(", w, ", ", w, ", 65536);"));
-        FromBits(code, w, t);
+        FromBits(code, w, f);
+        if (row) code.Line(absl::StrCat("TROWMAX(", t, ", ", f, ", ", code.Scratch(1), ");"));
       });
 }
 

@@ -67,9 +67,11 @@ class Bf16Code : public IntVectorCode {
 // BF16 (the host's, nearest even, NaN quiet).
 std::string Bf16Preamble();
 
-// The full f32 tile `t` = the BF16 values of GM (`g`: the bfloat16_t
-// GlobalTensor, `words`: the int16_t one over the same elements).
-void EmitBf16Load(Bf16Code& code, const std::string& t, const std::string& g,
+// The f32 tile `t` of the shape (full or row) = the BF16 values of GM (`g`:
+// the bfloat16_t GlobalTensor, `words`: the int16_t one over the same
+// elements; a row tile's words widened in a full tile, TROWEXPAND, and taken
+// back by TROWMAX, exact on their equal values).
+void EmitBf16Load(Bf16Code& code, const std::string& t, Bf16Tile shape, const std::string& g,
                   const std::string& words);
 
 // GM = the f32 tile `t` of the shape rounded to BF16 (a row or column

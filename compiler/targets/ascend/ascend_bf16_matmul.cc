@@ -74,4 +74,44 @@ std::string Bf16CubeWiden(const Bf16CubeOperand& op) {
       Sync("PIPE_MTE3", "PIPE_MTE2"));
 }
 
+std::string HalfResultSimStore(bool bf16, int64_t m, int64_t n, int64_t mp, int64_t np,
+                               int64_t ldc, int buffer, const std::string& offset) {
+  auto sync = [](const char* from, const char* to) {
+    return absl::StrCat("  set_flag(", from, ", ", to, ", EVENT_ID0);\n", "  wait_flag(", from,
+                        ", ", to, ", EVENT_ID0);\n");
+  };
+  const std::string shape = absl::StrCat(mp, ", ", np, ", BLayout::RowMajor, ", m, ", ", n);
+  // The workspace's values into UB, rounded into a tile of `elem`, stored.
+  auto rounded = [&](const char* elem) {
+    return absl::StrCat(
+        "  using UC = Tile<TileType::Vec, float, ", shape, ">;\n",
+        "  using UH = Tile<TileType::Vec, ", elem, ", ", shape, ">;\n",
+        "  UC uc;\n  TASSIGN(uc, 0x0);\n",
+        "  UH uh;\n", absl::StrFormat("  TASSIGN(uh, 0x%x);\n", mp * np * 4),
+        "  TLOAD(uc, gwc);\n", sync("PIPE_MTE2", "PIPE_V"),
+        "  TCVT(uh, uc, RoundMode::CAST_RINT);\n", sync("PIPE_V", "PIPE_MTE3"),
+        "  TSTORE(gc, uh);\n");
+  };
+  std::string out = absl::StrCat(
+      "  using WC = GlobalTensor<float, Shape<1, 1, 1, ", m, ", ", n, ">, Stride<1, 1, 1, ", np,
+      ", 1>, Layout::ND>;\n",
+      "  alignas(64) float ws_c[", mp * np, "];\n",
+      "  WC gwc(ws_c);\n",
+      "  TSTORE(gwc, l0c);\n", sync("PIPE_FIX", "PIPE_MTE2"));
+  if (!bf16) return absl::StrCat(out, rounded("half"));
+  return absl::StrCat(
+      out, "#if PTO_BF16_NATIVE\n", rounded("bfloat16_t"),
+      "#else  // each value rounded as the host rounds it, stored as its word\n",
+      "  __gm__ uint16_t* wc = reinterpret_cast<__gm__ uint16_t*>(b", buffer, ") + (", offset,
+      ");\n",
+      "  for (int r = 0; r < ", m, "; ++r) {\n",
+      "    for (int c = 0; c < ", n, "; ++c) {\n",
+      "      const float v = PtoBf16Round(ws_c[r * ", np, " + c]);\n",
+      "      uint32_t w;\n",
+      "      __builtin_memcpy(&w, &v, 4);\n",
+      "      wc[r * ", ldc, " + c] = static_cast<uint16_t>(w >> 16);\n",
+      "    }\n  }\n",
+      "#endif\n");
+}
+
 }  // namespace pto::compiler::ascend

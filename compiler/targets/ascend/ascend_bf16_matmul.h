@@ -10,6 +10,11 @@
 // UB -> L1 path. The workspace is a local array, so this form is built only
 // for the simulation; a device build takes bfloat16_t L1/L0A/L0B tiles and
 // the ISA's bf16 x bf16 -> f32 TMATMUL (ascend_cube_codegen.h).
+//
+// An f16 or bf16 result: a device build's TSTORE from the L0C tile converts
+// the f32 sums in the fixpipe; the simulation's TSTORE moves an Acc tile's
+// f32 as it is, so there the sums go to a GM workspace, into UB, and are
+// rounded there (HalfResultSimStore).
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_BF16_MATMUL_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_BF16_MATMUL_H_
 
@@ -45,6 +50,20 @@ absl::StatusOr<std::string> Bf16CubeDeclarations(const Bf16CubeOperand& op,
 // The step's statements, from PIPE_MTE2 to PIPE_MTE2: the block's words
 // loaded, widened and stored as f32 bits in the workspace.
 std::string Bf16CubeWiden(const Bf16CubeOperand& op);
+
+// The simulation's store of the f32 L0C tile `l0c` ([m x n] valid of
+// [mp x np]) as f16 (`bf16` false) or bf16 into `gc`, the result's
+// GlobalTensor (rows `ldc` apart, at `offset` in buffer `buffer`), after
+// PIPE_M -> PIPE_FIX: `TSTORE` into the workspace `ws_c`, `TLOAD` into an
+// f32 UB tile, `TCVT` (CAST_RINT, nearest even) into an f16 (bfloat16_t)
+// tile, `TSTORE`. The f32 and f16 tiles take 6 bytes an element of the
+// padded tile, within the UB wherever the f32 one fits L0C. BF16 where the
+// simulation's bfloat16_t is not a BF16 type (`!PTO_BF16_NATIVE`, ascend_bf16.h):
+// each workspace value rounded by PtoBf16Round, the host's rounding, and its
+// top 16 bits stored as the result's word (scalar code: that build is the
+// simulation's only).
+std::string HalfResultSimStore(bool bf16, int64_t m, int64_t n, int64_t mp, int64_t np,
+                               int64_t ldc, int buffer, const std::string& offset);
 
 }  // namespace pto::compiler::ascend
 

@@ -244,9 +244,6 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                                            " buffer (the target moves FP32, FP16, BF16, BOOL "
                                            "and INT8/INT16/INT32/INT64/UINT8)"));
   }
-  if (bf16 && kind == Kind::kRow && in.op == PtoOpcode::kTLoad) {
-    return Unsupported(in.op, "of BF16 values into a row tile");
-  }
   if (buf.dtype == pto::v1::DT_BOOL && kind != Kind::kFull) {
     return Unsupported(in.op, "of a BOOL row or column tile");
   }
@@ -255,12 +252,10 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   if (!store && kind == Kind::kCol && !ColumnScanDim(in.reduce_dim)) {
     return Unsupported(in.op, "into a column tile");
   }
-  if (!store && kind == Kind::kRow && !f32 &&
+  if (!store && kind == Kind::kRow && !f32 && !bf16 && buf.dtype != pto::v1::DT_FP16 &&
       buf.dtype != pto::v1::DT_INT32 && buf.dtype != pto::v1::DT_INT64) {
-    return Unsupported(in.op, "of FP16 values into a row tile");
-  }
-  if (buf.dtype == pto::v1::DT_FP16 && kind == Kind::kCol) {
-    return Unsupported(in.op, "of an FP16 column tile");
+    return Unsupported(in.op, absl::StrCat("of ", pto::v1::DataType_Name(buf.dtype),
+                                           " values into a row tile"));
   }
   if (kind == Kind::kFull && in.reduce_dim >= 0 && in.reduce_dim < rank_ &&
       fn_.tile[in.reduce_dim] != 1) {
@@ -294,8 +289,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                       : absl::StrCat("(", stride[d], ") * 2");
     }
   }
-  // A row tile whose rows lie unevenly in GM is stored from a RowMajor
-  // [rows, 1] copy (TMOV), whose store takes the access's strides as they are.
+  // A row tile whose rows lie unevenly in GM is stored from (loaded into) a
+  // RowMajor [rows, 1] copy (TMOV), whose TSTORE (TLOAD) takes the access's
+  // strides as they are.
   bool row_nd = false;
   if (kind == Kind::kRow && !words) {
     // A ColMajor [rows, 1] tile moves as one GM column: its leading dims
@@ -409,7 +405,9 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
                                                  : ascend::Bf16Tile::kFull,
                             g, words);
     } else {
-      ascend::EmitBf16Load(*this, T(tile), g, words);
+      ascend::EmitBf16Load(*this, T(tile),
+                           kind == Kind::kRow ? ascend::Bf16Tile::kRow : ascend::Bf16Tile::kFull,
+                           g, words);
     }
     return absl::OkStatus();
   }
@@ -430,12 +428,18 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
     }
     return absl::OkStatus();
   }
-  if (row_nd) {
+  if (row_nd && store) {
     need_row_nd_ = true;
     Sync(Pipe::kV);
     Line(absl::StrCat("TMOV(rnd, ", T(tile), ");"));
     Sync(Pipe::kMte3);
     Line(absl::StrCat("TSTORE(", g, ", rnd);"));
+  } else if (row_nd) {  // loaded as stored, then moved into the row tile
+    need_row_nd_ = true;
+    Sync(Pipe::kMte2);
+    Line(absl::StrCat("TLOAD(rnd, ", g, ");"));
+    Sync(Pipe::kV);
+    Line(absl::StrCat("TMOV(", T(tile), ", rnd);"));
   } else if (store) {
     Sync(Pipe::kV);
     if (half) Line(absl::StrCat("TCVT(", HalfFor(tile), ", ", T(tile), ", RoundMode::CAST_RINT);"));
@@ -902,7 +906,6 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
     }
   }
   if (in.dtype == pto::v1::DT_FP16) {
-    if (kind_[in.dst] == Kind::kCol) return Unsupported(in.op, "with an FP16 column result");
     RoundToHalf(in.dst);
   } else if (in.dtype == pto::v1::DT_BF16) {
     return RoundToBf16(in);
@@ -1143,6 +1146,10 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
     absl::StrAppend(&decl, "  using RowHalf = Tile<TileType::Vec, half, ", half_rows_pad,
                     ", 1, BLayout::ColMajor, ", vr, ", 1>;\n");
   }
+  if (need_half_col_) {
+    absl::StrAppend(&decl, "  using ColHalf = Tile<TileType::Vec, half, 1, ", half_cols_pad,
+                    ", BLayout::RowMajor, 1, ", vc, ">;\n");
+  }
   if (need_row_nd_) {
     absl::StrAppend(&decl, "  using RowNd = Tile<TileType::Vec, float, ", rows_pad, ", ",
                     kUbAlign / 4, ", BLayout::RowMajor, ", vr, ", 1>;\n");
@@ -1196,6 +1203,7 @@ absl::StatusOr<std::string> FunctionEmitter::Emit() {
   }
   if (need_row_nd_) place("RowNd", "rnd", rows_pad * kUbAlign, row_ctor);
   if (need_half_row_) place("RowHalf", "hrow", half_rows_pad * 2, row_ctor);
+  if (need_half_col_) place("ColHalf", "hcol", half_cols_pad * 2, col_ctor);
   if (need_half_) place("FullHalf", "htmp", rows_pad * half_cols_pad * 2, full_ctor);
   if (need_bf16_) {
     absl::StrAppend(&decl, "  using FullBf16 = Tile<TileType::Vec, bfloat16_t, ", rows_pad, ", ",

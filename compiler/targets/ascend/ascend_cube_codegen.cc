@@ -100,12 +100,15 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   const PtoBuffer& o = p.buffers[store->buffer];
   const pto::v1::DataType in_type = a.dtype;
   const bool bf16 = in_type == pto::v1::DT_BF16;
-  if ((in_type != pto::v1::DT_FP32 && in_type != pto::v1::DT_FP16 && !bf16) ||
-      b.dtype != in_type || o.dtype != pto::v1::DT_FP32) {
+  const auto is_float = [](pto::v1::DataType t) {
+    return t == pto::v1::DT_FP32 || t == pto::v1::DT_FP16 || t == pto::v1::DT_BF16;
+  };
+  if (!is_float(in_type) || b.dtype != in_type || !is_float(o.dtype)) {
     return unsupported(absl::StrCat("of ", pto::v1::DataType_Name(a.dtype), " x ",
                                     pto::v1::DataType_Name(b.dtype), " -> ",
                                     pto::v1::DataType_Name(o.dtype),
-                                    " (f32 x f32, f16 x f16 or bf16 x bf16 into f32)"));
+                                    " (f32 x f32, f16 x f16 or bf16 x bf16 into f32, f16 or "
+                                    "bf16)"));
   }
   const int m_dim = rank - 2, n_dim = rank - 1;
   const int64_t m = fn.tile[m_dim], n = fn.tile[n_dim], kl0 = c.k_l0;
@@ -205,7 +208,7 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
   };
   const char* a_tile = c.a_trans ? "ColMajor" : "RowMajor";
   const char* b_tile = c.b_trans ? "ColMajor" : "RowMajor";
-  auto body = [&](const Form& f) {
+  auto body = [&](const Form& f, const std::string& store_text) {
     const std::string& t = f.t;
     return absl::StrCat(
         "  using L1A = Tile<TileType::Mat, ", t, ", ", mp, ", ", kp, ", BLayout::", a_tile,
@@ -218,8 +221,8 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
         "  using GStep = Shape<1, 1, 1, DYNAMIC, DYNAMIC>;\n",
         "  using GA = GlobalTensor<", t, ", GStep, ", f.a_view, ">;\n",
         "  using GB = GlobalTensor<", t, ", GStep, ", f.b_view, ">;\n",
-        "  using GC = GlobalTensor<float, Shape<1, 1, 1, ", m, ", ", n, ">, Stride<1, 1, 1, ", ldc,
-        ", 1>, Layout::ND>;\n",
+        "  using GC = GlobalTensor<", Elem(o.dtype), ", Shape<1, 1, 1, ", m, ", ", n,
+        ">, Stride<1, 1, 1, ", ldc, ", 1>, Layout::ND>;\n",
         f.decls, "  L0C l0c;\n  TASSIGN(l0c, 0x0);\n",
         "  for (int64_t k = 0; k < ", c.k, "; k += ", kl0, ") {\n",
         "    const int kc = static_cast<int>(", c.k, " - k < ", kl0, " ? ", c.k, " - k : ", kl0,
@@ -239,14 +242,29 @@ absl::StatusOr<std::string> EmitAscendCubeFunction(const PtoProgram& p, int inde
         "      TMATMUL_ACC(l0c, l0c, l0a, l0b);\n    }\n",
         indent(sync("PIPE_M", "PIPE_MTE2"), "    "), "  }\n",
         indent(sync("PIPE_M", "PIPE_FIX"), "  "),
-        "  GC gc(b", store->buffer, " + (", ca.offset, "));\n", "  TSTORE(gc, l0c);\n");
+        "  GC gc(b", store->buffer, " + (", ca.offset, "));\n", store_text);
   };
-  std::string code = body(forms[0]);
+  // The store: TSTORE from L0C, which converts f32 to an f16 or bf16 GM
+  // type in the fixpipe. The CPU simulation's TSTORE moves the Acc tile's
+  // f32 values as they are, so an f16 or bf16 result takes its own store.
+  const std::string device_store = "  TSTORE(gc, l0c);\n";
+  const std::string sim_store =
+      o.dtype == pto::v1::DT_FP32
+          ? device_store
+          : ascend::HalfResultSimStore(o.dtype == pto::v1::DT_BF16, m, n, mp, np, ldc,
+                                       store->buffer, ca.offset);
+  std::string code;
   if (bf16) {
     // The CPU simulation's TMATMUL has no bf16 operands: its own form.
-    code = absl::StrCat("#if !defined(__CPU_SIM)\n", code,
-                        "#else  // BF16 widened to f32 (ascend_bf16_matmul.h)\n", body(forms[1]),
-                        "#endif\n");
+    code = absl::StrCat("#if !defined(__CPU_SIM)\n", body(forms[0], device_store),
+                        "#else  // BF16 widened to f32 (ascend_bf16_matmul.h)\n",
+                        body(forms[1], sim_store), "#endif\n");
+  } else if (sim_store != device_store) {
+    code = absl::StrCat(body(forms[0], ""), "#if !defined(__CPU_SIM)\n", device_store,
+                        "#else  // the f32 result rounded in UB (ascend_bf16_matmul.h)\n",
+                        sim_store, "#endif\n");
+  } else {
+    code = body(forms[0], device_store);
   }
   std::string out = absl::StrCat(
       "// @f", index, ": cube, C[", m, " x ", n, "] over K=", c.k, " in L0 steps of ", kl0, "\n",

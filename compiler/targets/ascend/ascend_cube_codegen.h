@@ -20,8 +20,13 @@
 // (ascend_bf16_matmul.h). Both forms are in the source, chosen by
 // `#if !defined(__CPU_SIM)`.
 //
+// An f16 or bf16 result: the device's TSTORE from L0C converts in the
+// fixpipe; the simulation rounds in UB (ascend_bf16_matmul.h), under the
+// same `#if`.
+//
 // UNIMPLEMENTED naming TMATMUL: a run-time K or tile extents or strides,
-// operands other than f32/f16/bf16 with an f32 result, a batched tile.
+// operands other than f32/f16/bf16 (both the same) or a result other than
+// f32/f16/bf16, a batched tile.
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_CUBE_CODEGEN_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_CUBE_CODEGEN_H_
 

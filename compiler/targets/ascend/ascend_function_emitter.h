@@ -372,8 +372,13 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   absl::Status RoundToBf16(const PtoInstr& in);
   std::string HalfTmp() { need_half_ = true; return "htmp"; }
   std::string HalfRowTmp() { need_half_row_ = true; return "hrow"; }
+  std::string HalfColTmp() { need_half_col_ = true; return "hcol"; }
   // The half scratch tile of tile t's shape.
-  std::string HalfFor(int t) { return kind_[t] == Kind::kRow ? HalfRowTmp() : HalfTmp(); }
+  std::string HalfFor(int t) {
+    return kind_[t] == Kind::kRow   ? HalfRowTmp()
+           : kind_[t] == Kind::kCol ? HalfColTmp()
+                                    : HalfTmp();
+  }
   void RoundToHalf(int t) {
     const std::string h = HalfFor(t);
     Line(absl::StrCat("TCVT(", h, ", ", T(t), ", RoundMode::CAST_RINT);"));
@@ -391,7 +396,7 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   Pipe pipe_ = Pipe::kV;
   std::vector<bool> need_tmp_;
   bool need_int_ = false;
-  bool need_half_ = false, need_half_row_ = false, need_row_nd_ = false;
+  bool need_half_ = false, need_half_row_ = false, need_half_col_ = false, need_row_nd_ = false;
   bool need_mask_ = false, need_one_zero_ = false, need_byte_ = false, need_index_ = false;
   bool need_row_tmp_ = false, need_col_tmp_ = false;
   std::set<std::string> flat_views_;

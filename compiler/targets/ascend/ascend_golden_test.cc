@@ -119,6 +119,14 @@ TEST(AscendGoldenTest, MatmulBf16) {
                                                 pto::v1::DT_BF16, pto::v1::DT_FP32)));
 }
 
+// A BF16 result: the device's TSTORE from L0C into bfloat16_t GM, the
+// simulation's workspace and rounding in UB (its words form: PtoBf16Round).
+TEST(AscendGoldenTest, MatmulBf16Result) {
+  CheckGolden("matmul_bf16_result.cc.txt",
+              AscendSource(testing::MatmulGraph({40, 100}, {100, 72}, {40, 72}, false, false,
+                                                pto::v1::DT_BF16, pto::v1::DT_BF16)));
+}
+
 TEST(AscendGoldenTest, SoftmaxLoopDynamicView) {
   CheckGolden("softmax_loop.cc.txt", AscendSource(testing::SoftmaxLoopGraph()));
 }

@@ -618,8 +618,9 @@ void ExtendedLog(VectorCode& code, const std::string& lh, const std::string& ll,
   code.Line(Op("TSUB", ll, v, w));
 }
 
-// pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a < 0 or -0: 1/a
-// < 0) ParityFactor(b); 1 where b == 0 or a == 1. For finite non-zero a
+// pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a's sign bit set:
+// min(a, 1/a) < 0) ParityFactor(b); 1 where b == 0, a == 1, or |a| == 1 and
+// b is infinite. For finite non-zero a
 // and finite b, b log|a| is carried in two floats as PowOfConstant's
 // x ln|c| is: log|a| as ExtendedLog's lh + ll, b (clamped to +-2^100,
 // beyond which |b log|a|| overflows exp anyway where a != 1) times lh as
@@ -627,9 +628,9 @@ void ExtendedLog(VectorCode& code, const std::string& lh, const std::string& ll,
 // TEXP(yh) (e itself where it is infinite). Error: exp's rounding, the last
 // two operations' and |b| times ExtendedLog's: within 3 ulp
 // (ascend_accuracy_test's sweeps). A zero, infinite or NaN a or b takes
-// TEXP(b TLOG(|a|)). pow(-inf, non-integer) and pow(-1, +-inf) are NaN
-// where C gives +inf and 1. Scratch 1 to 7 and 9 to 16 (a and b may be
-// scratch 8).
+// TEXP(b TLOG(|a|)); with m (-0.0 and -inf as +0 and +inf for a non-integer
+// b) and the cases of 1, C's pow for every special value. Scratch 1 to 7
+// and 9 to 16 (a and b may be scratch 8).
 void Pow(VectorCode& code, const std::string& d, const std::string& a, const std::string& b) {
   const std::string y = code.Scratch(14), g = code.Scratch(15), lh = code.Scratch(16),
                     ll = code.Scratch(9);
@@ -748,8 +749,8 @@ void PowByProducts(VectorCode& code, const std::string& d, const std::string& x,
 // |yl| < 1: 0 for yh infinite). Error: exp's rounding, 1 + yl's and the
 // product's: within 2 ulp for any x (measured in ascend_accuracy_test),
 // where exp(x ln|c|)'s error grows with |x ln|c||. A negative c multiplies
-// by ParityFactor(x). Infinities and NaN x give pow's values (NaN for
-// pow(-c, +-inf), C: 0 or +inf). Scratch 1 to 8.
+// by ParityFactor(x). Infinities and NaN x give C's pow values. Scratch 1
+// to 8.
 void PowOfConstant(VectorCode& code, const std::string& d, double c, const std::string& x) {
   const double l = std::log(std::fabs(c));
   int e = 0;

@@ -239,20 +239,34 @@ void Atan(VectorCode& code, const std::string& d, const std::string& x) {
   code.Line(Op("TMUL", d, r1, a));
 }
 
-// atan2(y, x) = atan(y / x) (y / x taken as y where y is +-0), plus +-pi
-// (in two parts, the sign of y's, -0 included) where x < 0 or x is -0
-// (1/x < 0). Within 3 ulp; atan2 of two
-// infinities is NaN (C: +-pi/4, +-3pi/4). Scratch 1 to 10.
+// atan2(y, x) = atan(y / x) (y / x taken as y where y is +-0, and as
+// clamp(y) / clamp(x), +-1, where both are infinite; clamp to +-FLT_MAX),
+// plus +-pi (in two parts, the sign of y's, -0 and -inf included) where x's
+// sign bit is set (min(x, 1/x) < 0); NaN where x is NaN. Within 3 ulp; C's values at zeros and infinities
+// (+-pi/4, +-3pi/4 for two infinities). Scratch 1 to 10.
 void Atan2(VectorCode& code, const std::string& d, const std::string& y, const std::string& x) {
   const std::string q = code.Scratch(6), xs = code.Scratch(7), ys = code.Scratch(8),
                     p = code.Scratch(9), e = code.Scratch(10);
   const double pi_hi = static_cast<float>(M_PI);
+  const std::string big = F(0x1.fffffep127), inf = F(INFINITY);
   code.Line(Op("TDIV", q, y, x));
   code.Line(Op("TABS", xs, y));
   code.Select(q, xs, "LE", "0.0f", y, q);
+  code.Line(Op("TMAXS", p, y, F(-0x1.fffffep127)));
+  code.Line(Op("TMINS", p, p, big));
+  code.Line(Op("TMAXS", e, x, F(-0x1.fffffep127)));
+  code.Line(Op("TMINS", e, e, big));
+  code.Line(Op("TDIV", p, p, e));
+  code.Select(p, xs, "GE", inf, p, q);
+  code.Line(Op("TABS", xs, x));
+  code.Select(q, xs, "GE", inf, p, q);
+  code.Select(q, x, "LE", inf, q, x);  // NaN where x is NaN (y +-0 too)
   Atan(code, q, q);
+  // The sign bits of x and y: min(v, 1/v) < 0 (-0 and -inf too).
   code.Line(Op("TDIVS", xs, "1.0f", x));
+  code.Line(Op("TMIN", xs, xs, x));
   code.Line(Op("TDIVS", ys, "1.0f", y));
+  code.Line(Op("TMIN", ys, ys, y));
   code.Line(Op("TEXPANDS", p, F(pi_hi)));
   code.Line(Op("TEXPANDS", e, F(-pi_hi)));
   code.Select(p, ys, "LT", "0.0f", e, p);

@@ -1006,7 +1006,8 @@ TEST(AscendProdTest, SignedZerosAndInfinitiesGiveTheHostsSigns) {
 // 0.3) is +0, pow(-inf, 3) -inf, pow(-1, +-inf) 1, pow(-2, inf) inf), with
 // a tensor exponent, an immediate one (0.3, the products' 1.5 and -0.5) and
 // an immediate base (-3, -1); atan2 of every pair (+-pi/4 and +-3pi/4 for
-// two infinities). Finite values within the compositions' few ulp.
+// two infinities), hypot of every pair (+0 for two zeros). Finite values
+// within the compositions' few ulp.
 TEST(AscendSpecialValuesTest, ZerosInfinitiesAndNanGiveTheHostsValues) {
   if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
     GTEST_SKIP() << why;
@@ -1025,6 +1026,7 @@ TEST(AscendSpecialValuesTest, ZerosInfinitiesAndNanGiveTheHostsValues) {
   for (const std::string& op : unary) b.Output(op, b.Op(op, {x}, tile));
   b.Output("pow", b.Op("pow", {x, y}, tile));
   b.Output("atan2", b.Op("atan2", {x, y}, tile));
+  b.Output("hypot", b.Op("hypot", {x, y}, tile));
   b.Output("pows_0_3", b.Op("pows", {x}, tile, 0.3));
   b.Output("pows_1_5", b.Op("pows", {x}, tile, 1.5));
   b.Output("pows_neg_0_5", b.Op("pows", {x}, tile, -0.5));

@@ -442,6 +442,7 @@ void Hypot(VectorCode& code, const std::string& d, const std::string& x, const s
   code.Line(Op("TADD", n, n, z));
   code.Select(n, ax, "GE", F(INFINITY), ax, n);
   code.Select(d, ay, "GE", F(INFINITY), ay, n);
+  code.Line(Op("TADDS", d, d, "0.0f"));  // +0 (the CPU simulation's TABS keeps -0.0)
 }
 
 // erfc(|x|) = t exp(P(t) - x^2), t = 1 / (1 + |x| / 2), P Numerical

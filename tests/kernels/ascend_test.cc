@@ -1080,6 +1080,82 @@ TEST(AscendProdTest, SignedZerosAndInfinitiesGiveTheHostsSigns) {
   EXPECT_GT(signed_zeros, 0) << "the inputs must give some -0.0 products";
 }
 
+// Signed zeros, infinities and NaN through the unary compositions and pow
+// as the host gives them (C's functions): abs(-0.0) is +0.0, floor(-0.0),
+// ceil(-0.5), round(-0.3), trunc(-0.7) and the odd functions of -0.0 are
+// -0.0, log1p(-1) is -inf; pow of every pair of special values (pow(-0,
+// 0.3) is +0, pow(-inf, 3) -inf, pow(-1, +-inf) 1, pow(-2, inf) inf), with
+// a tensor exponent, an immediate one (0.3, the products' 1.5 and -0.5) and
+// an immediate base (-3, -1); atan2 of every pair (+-pi/4 and +-3pi/4 for
+// two infinities), hypot of every pair (+0 for two zeros). Finite values
+// within the compositions' few ulp.
+TEST(AscendSpecialValuesTest, ZerosInfinitiesAndNanGiveTheHostsValues) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const std::vector<float> specials = {nan,  inf,  -inf, -0.0f, 0.0f, 1.0f, -1.0f, 0.5f,
+                                       -2.5f, 3.0f, -3.0f, 0.3f, -0.3f, -0.7f, 2.0f, -0.5f};
+  const int64_t n = static_cast<int64_t>(specials.size());
+  const std::vector<int64_t> tile = {16, 16};
+  Builder b("special_values");
+  const uint32_t x = b.Input("x", pto::v1::DT_FP32, {n, n});
+  const uint32_t y = b.Input("y", pto::v1::DT_FP32, {n, n});
+  const std::vector<std::string> unary = {"abs",  "floor", "ceil",  "round", "trunc", "log1p",
+                                          "sin",  "tan",   "atan",  "asin",  "sinh",  "tanh",
+                                          "expm1", "erf",  "asinh", "atanh", "cbrt",  "sign"};
+  for (const std::string& op : unary) b.Output(op, b.Op(op, {x}, tile));
+  b.Output("pow", b.Op("pow", {x, y}, tile));
+  b.Output("atan2", b.Op("atan2", {x, y}, tile));
+  b.Output("hypot", b.Op("hypot", {x, y}, tile));
+  b.Output("pows_0_3", b.Op("pows", {x}, tile, 0.3));
+  b.Output("pows_1_5", b.Op("pows", {x}, tile, 1.5));
+  b.Output("pows_neg_0_5", b.Op("pows", {x}, tile, -0.5));
+  b.Output("rpows_neg_3", b.Op("rpows", {x}, tile, -3.0));
+  b.Output("rpows_neg_1", b.Op("rpows", {x}, tile, -1.0));
+  const pto::v1::Graph graph = b.graph();
+  auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+  ASSERT_NE(ascend_kernel, nullptr);
+  auto host_kernel = testing::CompileAndLoad(graph, "host");
+  ASSERT_NE(host_kernel, nullptr);
+  std::vector<float> xs(n * n), ys(n * n);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      xs[i * n + j] = specials[j];
+      ys[i * n + j] = specials[i];
+    }
+  }
+  const int outputs = graph.params_size() - 2;
+  auto run = [&](const runtime::Kernel& kernel) {
+    std::vector<std::vector<float>> out = {xs, ys};
+    std::vector<runtime::TensorArg> args;
+    for (int p = 0; p < 2 + outputs; ++p) {
+      if (p >= 2) out.emplace_back(n * n, 7.0f);
+      args.push_back({out[p].data(), pto::v1::DT_FP32, {n, n}});
+    }
+    const absl::Status s = kernel.Run(args);
+    EXPECT_TRUE(s.ok()) << s;
+    return out;
+  };
+  const auto want = run(*host_kernel);
+  const auto got = run(*ascend_kernel);
+  for (int p = 2; p < 2 + outputs; ++p) {
+    for (int64_t i = 0; i < n * n; ++i) {
+      const float w = want[p][i], g = got[p][i];
+      const std::string where = absl::StrCat(graph.params(p).name(), "(", xs[i], ", ", ys[i],
+                                             "): got ", g, ", host ", w);
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(g)) << where;
+        continue;
+      }
+      EXPECT_EQ(std::signbit(g), std::signbit(w)) << where;
+      EXPECT_EQ(std::isinf(g), std::isinf(w)) << where;
+      EXPECT_EQ(g == 0.0f, w == 0.0f) << where;
+      if (std::isfinite(w)) EXPECT_NEAR(g, w, 1e-6 * std::fabs(w)) << where;
+    }
+  }
+}
+
 // BF16 at the edges, bit for bit against the host: every BF16 word widened
 // to FP32 and through a BF16 add (NaNs with payloads, infinities,
 // subnormals, -0.0); FP32 values narrowed to BF16 at each kind of low half

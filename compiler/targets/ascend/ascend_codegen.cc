@@ -719,8 +719,12 @@ absl::Status FunctionEmitter::EmitCompute(const PtoInstr& in) {
       if (in.dst != in.srcs[0]) Line(absl::StrCat("TRESHAPE(", d, ", ", src(0), ");"));
       break;
     case PtoOpcode::kTLog: case PtoOpcode::kTSqrt: case PtoOpcode::kTRsqrt:
-    case PtoOpcode::kTNeg: case PtoOpcode::kTAbs: case PtoOpcode::kTRelu:
+    case PtoOpcode::kTNeg: case PtoOpcode::kTRelu:
       Line(absl::StrCat(PtoOpcodeName(in.op), "(", d, ", ", src(0), ");"));
+      break;
+    case PtoOpcode::kTAbs:  // + 0: -0.0 to +0.0 (the CPU simulation's TABS keeps -0.0)
+      Line(absl::StrCat("TABS(", d, ", ", src(0), ");"));
+      Line(absl::StrCat("TADDS(", d, ", ", d, ", 0.0f);"));
       break;
     case PtoOpcode::kTLog2: case PtoOpcode::kTLog10:  // log(x) * (1 / ln b)
       Line(absl::StrCat("TLOG(", d, ", ", src(0), ");"));

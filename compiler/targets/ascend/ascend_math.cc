@@ -11,6 +11,26 @@ namespace {
 
 std::string F(double v) { return FloatLiteral(v); }
 
+// d = EmitRoundIntegral(x), a zero result with x's sign (floor(-0.0),
+// ceil(-0.5), round(-0.4), trunc(-0.7) are -0.0: a sum of opposite values
+// is +0). Scratch 1 to 3.
+void RoundIntegral(VectorCode& code, const std::string& d, const std::string& x,
+                   const char* mode) {
+  const std::string r = code.Scratch(1), f = code.Scratch(2), z = code.Scratch(3);
+  code.Line(Op("TMULS", z, x, "0.0f"));  // the zero of x's sign
+  EmitRoundIntegral(code, d, x, mode, r, f);
+  code.Line(Op("TABS", r, d));
+  code.Select(d, r, "LE", "0.0f", z, d);
+}
+
+// d = x where x is +-0 (its sign kept: sin, tan, tanh, log1p of -0.0 are
+// -0.0, where their sums give +0), else v. Scratch a (not x).
+void KeepZeros(VectorCode& code, const std::string& d, const std::string& x,
+               const std::string& v, const std::string& a) {
+  code.Line(Op("TABS", a, x));
+  code.Select(d, a, "LE", "0.0f", x, v);
+}
+
 // p = c[0] z^n + c[1] z^(n-1) + ... + c[n] (Horner; p distinct from z).
 void Horner(VectorCode& code, const std::string& p, const std::string& z,
             const std::vector<double>& c) {
@@ -21,10 +41,11 @@ void Horner(VectorCode& code, const std::string& p, const std::string& z,
   }
 }
 
-// log1p: u = 1 + x; log(u) + c / u, c = x - (min(u, 2^24) - 1) capped at
-// 1: what rounding 1 + x lost (exactly x where u == 1; from 2^24 on 1, so
-// c / u is 1/u, log1p(1/x)'s first term, and 0 at +inf). A few ulp; +inf
-// at +inf. Scratch 1, 2.
+// log1p: u = 1 + x; log(u) + c / max(u, FLT_MIN), c = x - (min(u, 2^24) -
+// 1) capped at 1: what rounding 1 + x lost (exactly x where u == 1; 0 where
+// u == 0, so log1p(-1) is -inf; from 2^24 on 1, so c / u is 1/u,
+// log1p(1/x)'s first term, and 0 at +inf). A few ulp; +inf at +inf.
+// Scratch 1, 2 (d not one of them).
 void Log1p(VectorCode& code, const std::string& d, const std::string& x) {
   const std::string u = code.Scratch(1), c = code.Scratch(2);
   code.Line(Op("TADDS", u, x, "1.0f"));
@@ -32,16 +53,17 @@ void Log1p(VectorCode& code, const std::string& d, const std::string& x) {
   code.Line(Op("TADDS", c, c, "-1.0f"));
   code.Line(Op("TSUB", c, x, c));
   code.Line(Op("TMINS", c, c, "1.0f"));
-  code.Line(Op("TDIV", c, c, u));
   code.Line(Op("TLOG", d, u));
+  code.Line(Op("TMAXS", u, u, F(0x1p-126)));
+  code.Line(Op("TDIV", c, c, u));
   code.Line(Op("TADD", d, d, c));
 }
 
 // tanh: a = sign(x) (1 - e) / (1 + e), e = exp(-2 |x|), accurate where
 // |x| >= 0.25 (1 - e cancels below); b = xc + xc z P(z), xc = x clamped to
 // +-0.3125, z = xc^2, P tanh's Taylor series to x^11 (truncation < 1e-8
-// relative there); tanh = b + w (a - b), w = clamp(16 (|x| - 0.25), 0, 1).
-// A few ulp. Scratch 1 to 4.
+// relative there); tanh = b + w (a - b), w = clamp(16 (|x| - 0.25), 0, 1);
+// a zero x itself (KeepZeros). A few ulp. Scratch 1 to 4.
 void Tanh(VectorCode& code, const std::string& d, const std::string& x) {
   const std::string a = code.Scratch(1), xc = code.Scratch(2), z = code.Scratch(3),
                     p = code.Scratch(4);
@@ -69,7 +91,8 @@ void Tanh(VectorCode& code, const std::string& d, const std::string& x) {
   code.Line(Op("TMAXS", z, z, "0.0f"));
   code.Line(Op("TMINS", z, z, "1.0f"));  // w
   code.Line(Op("TMUL", a, a, z));
-  code.Line(Op("TADD", d, p, a));
+  code.Line(Op("TADD", p, p, a));
+  KeepZeros(code, d, x, p, a);
 }
 
 // exp2(x) = e * s * e with n = rint(clamp(x, +-200)), e = exp(n ln2_hi / 2)
@@ -125,7 +148,8 @@ void Expm1(VectorCode& code, const std::string& d, const std::string& x) {
 // cos r, -sin r, -cos r; tan: sin r / cos r for an even k, -cos r / sin r
 // for an odd one. sin, cos within 2 ulp, tan within 3, plus the
 // reduction's absolute error (about |x| 2^-40) for |x| < 10^5; NaN for
-// infinities and NaN. Scratch 1 to 8.
+// infinities and NaN; sin and tan of a zero are the zero (KeepZeros).
+// Scratch 1 to 8.
 enum class Trig { kSin, kCos, kTan };
 void SinCosTan(VectorCode& code, const std::string& d, const std::string& x, Trig fn) {
   const std::string k = code.Scratch(1), r = code.Scratch(2), z = code.Scratch(3),
@@ -164,7 +188,8 @@ void SinCosTan(VectorCode& code, const std::string& d, const std::string& x, Tri
     code.Line(Op("TDIV", t, s, c));
     code.Line(Op("TDIV", odd, c, s));
     code.Line(Op("TNEG", odd, odd));
-    code.Select(d, q, "GT", "0.5f", odd, t);
+    code.Select(t, q, "GT", "0.5f", odd, t);
+    KeepZeros(code, d, x, t, odd);
     return;
   }
   // sg = -sign(q - 1.5): +1 for q in {0, 1}, -1 for {2, 3}; q + sg - 1 is
@@ -175,7 +200,12 @@ void SinCosTan(VectorCode& code, const std::string& d, const std::string& x, Tri
   code.Line(Op("TADD", q, q, t));
   code.Line(Op("TADDS", q, q, "-1.0f"));
   code.Select(k, q, "GT", "0.5f", c, s);
-  code.Line(Op("TMUL", d, k, t));
+  if (fn == Trig::kCos) {
+    code.Line(Op("TMUL", d, k, t));
+    return;
+  }
+  code.Line(Op("TMUL", k, k, t));
+  KeepZeros(code, d, x, k, t);
 }
 
 // atan: a = |x| reduced to u = a (a <= tan(pi/8)), (a - 1) / (a + 1) plus
@@ -209,20 +239,34 @@ void Atan(VectorCode& code, const std::string& d, const std::string& x) {
   code.Line(Op("TMUL", d, r1, a));
 }
 
-// atan2(y, x) = atan(y / x) (y / x taken as y where y is +-0), plus +-pi
-// (in two parts, the sign of y's, -0 included) where x < 0 or x is -0
-// (1/x < 0). Within 3 ulp; atan2 of two
-// infinities is NaN (C: +-pi/4, +-3pi/4). Scratch 1 to 10.
+// atan2(y, x) = atan(y / x) (y / x taken as y where y is +-0, and as
+// clamp(y) / clamp(x), +-1, where both are infinite; clamp to +-FLT_MAX),
+// plus +-pi (in two parts, the sign of y's, -0 and -inf included) where x's
+// sign bit is set (min(x, 1/x) < 0); NaN where x is NaN. Within 3 ulp; C's values at zeros and infinities
+// (+-pi/4, +-3pi/4 for two infinities). Scratch 1 to 10.
 void Atan2(VectorCode& code, const std::string& d, const std::string& y, const std::string& x) {
   const std::string q = code.Scratch(6), xs = code.Scratch(7), ys = code.Scratch(8),
                     p = code.Scratch(9), e = code.Scratch(10);
   const double pi_hi = static_cast<float>(M_PI);
+  const std::string big = F(0x1.fffffep127), inf = F(INFINITY);
   code.Line(Op("TDIV", q, y, x));
   code.Line(Op("TABS", xs, y));
   code.Select(q, xs, "LE", "0.0f", y, q);
+  code.Line(Op("TMAXS", p, y, F(-0x1.fffffep127)));
+  code.Line(Op("TMINS", p, p, big));
+  code.Line(Op("TMAXS", e, x, F(-0x1.fffffep127)));
+  code.Line(Op("TMINS", e, e, big));
+  code.Line(Op("TDIV", p, p, e));
+  code.Select(p, xs, "GE", inf, p, q);
+  code.Line(Op("TABS", xs, x));
+  code.Select(q, xs, "GE", inf, p, q);
+  code.Select(q, x, "LE", inf, q, x);  // NaN where x is NaN (y +-0 too)
   Atan(code, q, q);
+  // The sign bits of x and y: min(v, 1/v) < 0 (-0 and -inf too).
   code.Line(Op("TDIVS", xs, "1.0f", x));
+  code.Line(Op("TMIN", xs, xs, x));
   code.Line(Op("TDIVS", ys, "1.0f", y));
+  code.Line(Op("TMIN", ys, ys, y));
   code.Line(Op("TEXPANDS", p, F(pi_hi)));
   code.Line(Op("TEXPANDS", e, F(-pi_hi)));
   code.Select(p, ys, "LT", "0.0f", e, p);
@@ -398,6 +442,7 @@ void Hypot(VectorCode& code, const std::string& d, const std::string& x, const s
   code.Line(Op("TADD", n, n, z));
   code.Select(n, ax, "GE", F(INFINITY), ax, n);
   code.Select(d, ay, "GE", F(INFINITY), ay, n);
+  code.Line(Op("TADDS", d, d, "0.0f"));  // +0 (the CPU simulation's TABS keeps -0.0)
 }
 
 // erfc(|x|) = t exp(P(t) - x^2), t = 1 / (1 + |x| / 2), P Numerical
@@ -455,23 +500,26 @@ void Split(VectorCode& code, const std::string& hi, const std::string& lo, const
   code.Line(Op("TSUB", lo, a, hi));
 }
 
-// m = 1 - 4 |b/2 - rint(b/2)|: -1 for an odd integer b, 1 for an even one;
-// NaN where b is not an integer. pow's sign for a negative base. Scratch
-// h, t, r, f (distinct from m and b).
+// m = 1 - 4 |c/2 - rint(c/2)|, c = b clamped to +-2^25: -1 for an odd
+// integer b, 1 for an even one (+-inf too: C's pow(-a, +-inf) is
+// pow(a, +-inf)); NaN where b is not an integer. pow's sign for a negative
+// base. Scratch h, t, r, f (distinct from m and b).
 void ParityFactor(VectorCode& code, const std::string& m, const std::string& b,
                   const std::string& h, const std::string& t, const std::string& r,
                   const std::string& f) {
-  code.Line(Op("TMULS", h, b, "0.5f"));
-  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
-  code.Line(Op("TSUB", t, h, t));
+  code.Line(Op("TMAXS", h, b, F(-0x1p25)));
+  code.Line(Op("TMINS", h, h, F(0x1p25)));  // c
+  code.Line(Op("TMULS", m, h, "0.5f"));
+  EmitRoundIntegral(code, t, m, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", t, m, t));
   code.Line(Op("TABS", t, t));
   code.Line(Op("TMULS", m, t, "-4.0f"));
   code.Line(Op("TADDS", m, m, "1.0f"));
-  EmitRoundIntegral(code, h, b, "CAST_RINT", r, f);
-  code.Line(Op("TSUB", h, b, h));
-  code.Line(Op("TABS", h, h));
+  EmitRoundIntegral(code, t, h, "CAST_RINT", r, f);
+  code.Line(Op("TSUB", t, h, t));
+  code.Line(Op("TABS", t, t));
   code.Line(Op("TEXPANDS", r, "__builtin_nanf(\"\")"));
-  code.Select(m, h, "GT", "0.0f", r, m);
+  code.Select(m, t, "GT", "0.0f", r, m);
 }
 
 // ph + pl == a b exactly (Dekker's product of Split halves; |a|, |b| below
@@ -585,8 +633,9 @@ void ExtendedLog(VectorCode& code, const std::string& lh, const std::string& ll,
   code.Line(Op("TSUB", ll, v, w));
 }
 
-// pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a < 0 or -0: 1/a
-// < 0) ParityFactor(b); 1 where b == 0 or a == 1. For finite non-zero a
+// pow(a, b) = m exp(b log|a|), m = 1 for a >= +0, else (a's sign bit set:
+// min(a, 1/a) < 0) ParityFactor(b); 1 where b == 0, a == 1, or |a| == 1 and
+// b is infinite. For finite non-zero a
 // and finite b, b log|a| is carried in two floats as PowOfConstant's
 // x ln|c| is: log|a| as ExtendedLog's lh + ll, b (clamped to +-2^100,
 // beyond which |b log|a|| overflows exp anyway where a != 1) times lh as
@@ -594,9 +643,9 @@ void ExtendedLog(VectorCode& code, const std::string& lh, const std::string& ll,
 // TEXP(yh) (e itself where it is infinite). Error: exp's rounding, the last
 // two operations' and |b| times ExtendedLog's: within 3 ulp
 // (ascend_accuracy_test's sweeps). A zero, infinite or NaN a or b takes
-// TEXP(b TLOG(|a|)). pow(-inf, non-integer) and pow(-1, +-inf) are NaN
-// where C gives +inf and 1. Scratch 1 to 7 and 9 to 16 (a and b may be
-// scratch 8).
+// TEXP(b TLOG(|a|)); with m (-0.0 and -inf as +0 and +inf for a non-integer
+// b) and the cases of 1, C's pow for every special value. Scratch 1 to 7
+// and 9 to 16 (a and b may be scratch 8).
 void Pow(VectorCode& code, const std::string& d, const std::string& a, const std::string& b) {
   const std::string y = code.Scratch(14), g = code.Scratch(15), lh = code.Scratch(16),
                     ll = code.Scratch(9);
@@ -635,14 +684,26 @@ void Pow(VectorCode& code, const std::string& d, const std::string& a, const std
   }
   const std::string h = code.Scratch(2), t = code.Scratch(3), m = code.Scratch(4),
                     one = code.Scratch(5), r = code.Scratch(6), f = code.Scratch(7);
+  const std::string inf = F(INFINITY);
   ParityFactor(code, m, b, h, t, r, f);
   code.Line(Op("TEXPANDS", one, "1.0f"));
+  // A zero or infinite a: -1 for an odd integer b, else 1 (pow(-0, 0.5) is
+  // +0, pow(-inf, 0.5) +inf).
+  code.Select(t, m, "LT", "0.0f", m, one);
+  code.Line(Op("TABS", h, a));
+  code.Select(m, h, "LE", "0.0f", t, m);
+  code.Select(m, h, "GE", inf, t, m);
+  // m where a's sign bit is set: min(a, 1/a) < 0 (-0 and -inf too).
   code.Line(Op("TDIVS", h, "1.0f", a));
+  code.Line(Op("TMIN", h, h, a));
   code.Select(m, h, "LT", "0.0f", m, one);
   code.Line(Op("TMUL", y, y, m));
   code.Line(Op("TABS", h, b));
   code.Select(y, h, "LE", "0.0f", one, y);
-  code.Line(Op("TADDS", h, a, "-1.0f"));
+  // 1 where a == 1, or |a| == 1 and b is infinite.
+  code.Line(Op("TABS", t, a));
+  code.Select(t, h, "GE", inf, t, a);
+  code.Line(Op("TADDS", h, t, "-1.0f"));
   code.Line(Op("TABS", h, h));
   code.Select(d, h, "LE", "0.0f", one, y);
 }
@@ -657,21 +718,27 @@ bool IsProductExponent(double b) {
 // >= 0, 1 / x for b < 0, n = floor(|b|), the powers by products (u^4 as
 // (u^2)^2). Each rounding adds half an ulp and u's error is raised to |b|:
 // within 3 ulp (ascend_accuracy_test's sweeps). 1 for b == 0 (NaN x too);
-// for a non-integer b, sqrt of a negative (or -inf) x is NaN as pow's is
-// (pow(-inf, b) is +inf in C). Scratch 1 to 3.
+// for a non-integer b, x is first taken as +0 where it is -0 and +inf where
+// it is -inf (C's pow there), and sqrt of a negative x is NaN as pow's is.
+// Scratch 1 to 3.
 void PowByProducts(VectorCode& code, const std::string& d, const std::string& x, double b) {
   if (b == 0) {
     code.Line(Op("TEXPANDS", d, "1.0f"));
     return;
   }
   const std::string u = code.Scratch(1), p = code.Scratch(2), s = code.Scratch(3);
-  if (b < 0) {
+  const int n = static_cast<int>(std::floor(std::fabs(b)));
+  const bool half = std::fabs(b) != n;
+  if (half) {
+    code.Line(Op("TADDS", u, x, "0.0f"));  // -0 to +0
+    code.Line(Op("TEXPANDS", p, F(INFINITY)));
+    code.Select(u, u, "LT", F(-0x1.fffffep127), p, u);
+    if (b < 0) code.Line(Op("TDIVS", u, "1.0f", u));
+  } else if (b < 0) {
     code.Line(Op("TDIVS", u, "1.0f", x));
   } else {
     code.Line(Op("TMULS", u, x, "1.0f"));
   }
-  const int n = static_cast<int>(std::floor(std::fabs(b)));
-  const bool half = std::fabs(b) != n;
   switch (n) {
     case 0: code.Line(Op("TSQRT", d, u)); return;
     case 1: code.Line(Op("TMULS", p, u, "1.0f")); break;
@@ -697,8 +764,8 @@ void PowByProducts(VectorCode& code, const std::string& d, const std::string& x,
 // |yl| < 1: 0 for yh infinite). Error: exp's rounding, 1 + yl's and the
 // product's: within 2 ulp for any x (measured in ascend_accuracy_test),
 // where exp(x ln|c|)'s error grows with |x ln|c||. A negative c multiplies
-// by ParityFactor(x). Infinities and NaN x give pow's values (NaN for
-// pow(-c, +-inf), C: 0 or +inf). Scratch 1 to 8.
+// by ParityFactor(x). Infinities and NaN x give C's pow values. Scratch 1
+// to 8.
 void PowOfConstant(VectorCode& code, const std::string& d, double c, const std::string& x) {
   const double l = std::log(std::fabs(c));
   int e = 0;
@@ -906,21 +973,19 @@ void EmitAscendComposition(VectorCode& code, PtoOpcode op, const std::string& d,
                            const std::string& x, const std::string& src1,
                            const std::string& scalar, const double* constant) {
   switch (op) {
-    case PtoOpcode::kTLog1P: Log1p(code, d, x); return;
-    case PtoOpcode::kTFloor:
-      EmitRoundIntegral(code, d, x, "CAST_FLOOR", code.Scratch(1), code.Scratch(2));
+    case PtoOpcode::kTLog1P:  // (Asinh, Acosh, Atanh's Log1p need no -0.0)
+      Log1p(code, code.Scratch(3), x);
+      KeepZeros(code, d, x, code.Scratch(3), code.Scratch(1));
       return;
-    case PtoOpcode::kTCeil:
-      EmitRoundIntegral(code, d, x, "CAST_CEIL", code.Scratch(1), code.Scratch(2));
-      return;
-    case PtoOpcode::kTRound:
-      EmitRoundIntegral(code, d, x, "CAST_RINT", code.Scratch(1), code.Scratch(2));
-      return;
-    case PtoOpcode::kTTrunc:
-      EmitRoundIntegral(code, d, x, "CAST_TRUNC", code.Scratch(1), code.Scratch(2));
-      return;
+    case PtoOpcode::kTFloor: RoundIntegral(code, d, x, "CAST_FLOOR"); return;
+    case PtoOpcode::kTCeil: RoundIntegral(code, d, x, "CAST_CEIL"); return;
+    case PtoOpcode::kTRound: RoundIntegral(code, d, x, "CAST_RINT"); return;
+    case PtoOpcode::kTTrunc: RoundIntegral(code, d, x, "CAST_TRUNC"); return;
     case PtoOpcode::kTTanh: Tanh(code, d, x); return;
-    case PtoOpcode::kTSign: EmitSign(code, d, x); return;
+    case PtoOpcode::kTSign:  // + 0: sign(-0.0) is +0.0 (numpy, torch)
+      EmitSign(code, d, x);
+      code.Line(Op("TADDS", d, d, "0.0f"));
+      return;
     case PtoOpcode::kTExp2: Exp2(code, d, x); return;
     case PtoOpcode::kTExpM1: Expm1(code, d, x); return;
     case PtoOpcode::kTSin: SinCosTan(code, d, x, Trig::kSin); return;

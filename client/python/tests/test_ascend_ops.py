@@ -29,6 +29,8 @@ CASES = {
                           {"dtype": np.int8}),
     "expand_exp_dif": (test_extra_ops.test_expand_exp_dif_per_row_and_per_column,
                        {"dtype": torch.float32}),
+    "pack_unpack_int16": (test_extra_ops.test_pack_and_unpack_round_trip_as_torch_views,
+                          {"dtype": torch.int16}),
     "gather_bits": (test_indexing.test_gather_special_values_move_bit_exact, {}),
     "matmul": (test_matmul.test_fp32_against_torch, {"m": 37, "k": 45, "n": 53}),
     "dynamic_layer_norm": (test_dynamic.test_layer_norm_over_a_dynamic_batch_compiles_once, {}),

@@ -293,7 +293,10 @@ def unpack(input, dst_dtype):  # noqa: A002 - PyPTO's names
     out_shape = shape[:-1] + [q]
     n = math.prod(out_shape)
     with tiling.vec_tile_in_force(_byte_tile(n, size)):
-        b = ops.cast(layout.reshape(rows, [n, size]), dtypes.DT_INT64)
+        # The bytes of a value of up to 4 bytes combine in INT32 (a shift
+        # into its sign bit wraps as the value's bits), of 8 in INT64.
+        wide = dtypes.DT_INT64 if size == 8 else dtypes.DT_INT32
+        b = ops.cast(layout.reshape(rows, [n, size]), wide)
         value = None
         for k in range(size):
             byte = layout.reshape(layout.view(b, [n, 1], [0, k]), [n])

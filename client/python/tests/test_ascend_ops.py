@@ -30,6 +30,8 @@ CASES = {
                           {"dtype": np.int8}),
     "expand_exp_dif": (test_extra_ops.test_expand_exp_dif_per_row_and_per_column,
                        {"dtype": torch.float32}),
+    "pack_unpack_int16": (test_extra_ops.test_pack_and_unpack_round_trip_as_torch_views,
+                          {"dtype": torch.int16}),
     "gather_bits": (test_indexing.test_gather_special_values_move_bit_exact, {}),
     "matmul": (test_matmul.test_fp32_against_torch, {"m": 37, "k": 45, "n": 53}),
     "matmul_fp16_result": (test_matmul.test_half_inputs_accumulate_in_fp32,

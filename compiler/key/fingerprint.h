@@ -19,7 +19,7 @@
 namespace pto::compiler {
 
 // Bump when lowering or code generation changes what a graph compiles to.
-inline constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=49";
+inline constexpr char kCompilerBuildId[] = "pto-compiler/0.1 codegen=50";
 
 // The driver that names the system's toolchain (FingerprintInputs::toolchain).
 inline constexpr char kToolchainDriver[] = "c++";

@@ -85,20 +85,11 @@ absl::Status FunctionEmitter::PlanTiles() {
   for (const PtoInstr& in : fn_.body) {  // (TPHILOX named before its INT64 tile is)
     if (const char* why = AscendUnmappedReason(in.op)) return Unsupported(in.op, why);
   }
+  SplitMixedIntTiles();
   rank_ = static_cast<int>(fn_.tile.size());
   // A rank-0 tile (one value: an op on a full reduction's result) is a 1x1 one.
   if (rank_ > 0) cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
-  // An integer scan's running value is INT64 (torch's), in every function
-  // of the program (the one filling its carry comes first).
-  for (const PtoFunction& f : p_.functions) {
-    for (const PtoInstr& in : f.body) {
-      if (PtoIsScan(in.op) && in.dtype == pto::v1::DT_INT64) {
-        return Unsupported(in.op, "of DT_INT64 running values (an integer scan's, as torch's: "
-                                  "the vector unit has no 64-bit arithmetic)");
-      }
-    }
-  }
   for (const PtoInstr& in : fn_.body) {  // (before their carries' loads are refused)
     if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
       if (in.reduce_dim != rank_ - 1) {
@@ -260,7 +251,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const bool words = elem_[tile] == Elem::kWords;
   if (words) {
     if (extent[3] != 1 && stride[3] != "1") {
-      return Unsupported(in.op, "of INT64 sums or products strided along the last dim in GM");
+      return Unsupported(in.op, "of INT64 values strided along the last dim in GM");
     }
     extent[3] *= 2;
     stride[3] = "1";

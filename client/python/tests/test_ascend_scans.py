@@ -54,7 +54,7 @@ def test_fp32_scans_are_within_the_stated_bound(native, pto_isa):
     assert torch.equal(got_prod.signbit(), x.cumprod(-1).signbit())
 
 
-@pytest.mark.parametrize("what,dtype,dim", [("along the last dim", torch.int32, 0),
+@pytest.mark.parametrize("what,dtype,dim", [("DT_INT64", torch.int32, -1),
                                             ("along the last dim", torch.float32, 0)])
 def test_a_scan_the_target_leaves_out_says_why(native, pto_isa, what, dtype, dim):
     x = torch.ones(6, 40, dtype=dtype)

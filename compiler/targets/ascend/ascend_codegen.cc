@@ -90,6 +90,16 @@ absl::Status FunctionEmitter::PlanTiles() {
   // A rank-0 tile (one value: an op on a full reduction's result) is a 1x1 one.
   if (rank_ > 0) cols_ = fn_.tile.back();
   for (int d = 0; d + 1 < rank_; ++d) rows_ *= fn_.tile[d];
+  // An integer scan's running value is INT64 (torch's), in every function
+  // of the program (the one filling its carry comes first).
+  for (const PtoFunction& f : p_.functions) {
+    for (const PtoInstr& in : f.body) {
+      if (PtoIsScan(in.op) && in.dtype == pto::v1::DT_INT64) {
+        return Unsupported(in.op, "of DT_INT64 running values (an integer scan's, as torch's: "
+                                  "the vector unit has no 64-bit arithmetic)");
+      }
+    }
+  }
   for (const PtoInstr& in : fn_.body) {  // (before their carries' loads are refused)
     if (PtoIsScan(in.op) || in.op == PtoOpcode::kTRedLast) {
       if (in.reduce_dim != rank_ - 1) {

@@ -312,8 +312,6 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   bool UsesWords(const PtoInstr& in) const;
   absl::Status EmitWordsCompute(const PtoInstr& in);
   absl::Status EmitWordsCompare(const PtoInstr& in, ascend::Int64Words& w);
-  absl::Status EmitWordsExtremum(const PtoInstr& in);
-  absl::Status EmitWordsScan(const PtoInstr& in);
   // The pair (Int64Words) of the f32 tile t's values converted to INT64,
   // into words scratch `at`, at + 1.
   absl::StatusOr<ascend::Int64Words::Pair> WordsFromF32(ascend::Int64Words& w, int t, int at);

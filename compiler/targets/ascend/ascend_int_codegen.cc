@@ -78,8 +78,8 @@ absl::Status FunctionEmitter::PlanIntTiles() {
   }
   // INT64 values computed on (ascend_int64.h): a tile of them is a words
   // tile where every instruction writing it is a TLOAD of INT64 values or
-  // one the words code maps into INT64 (sums, products, extrema, scans,
-  // arithmetic, casts, TFILL, TMOV), every one reading it a TSTORE, one of
+  // one the words code maps into INT64 (sums, products, arithmetic, casts,
+  // TFILL, TMOV), every one reading it a TSTORE, one of
   // those, a comparison or a cast, and some instruction computes on it.
   // (In a function with an arg reduction, only sums and products: its INT64
   // positions are int32 tiles.)
@@ -92,8 +92,7 @@ absl::Status FunctionEmitter::PlanIntTiles() {
     if (int64_reduction(in)) return true;
     if (arg) return false;
     switch (in.op) {
-      case PtoOpcode::kTRedMax: case PtoOpcode::kTRedMin: case PtoOpcode::kTCumSum:
-      case PtoOpcode::kTCumProd: case PtoOpcode::kTRedLast: case PtoOpcode::kTAdd:
+      case PtoOpcode::kTAdd:
       case PtoOpcode::kTSub: case PtoOpcode::kTMul: case PtoOpcode::kTMax: case PtoOpcode::kTMin:
       case PtoOpcode::kTNeg: case PtoOpcode::kTAbs: case PtoOpcode::kTAddS:
       case PtoOpcode::kTSubS: case PtoOpcode::kTMulS: case PtoOpcode::kTMaxS:

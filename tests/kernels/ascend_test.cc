@@ -856,8 +856,9 @@ TEST(AscendRuntimeTest, PhiloxIsNamedAsHostOnly) {
 }
 
 // Integer instructions the target leaves out are UNIMPLEMENTED naming the
-// instruction and the dtype: INT64 arithmetic (the vector unit has no
-// 64-bit arithmetic) other than sums and products (ascend_int64.h).
+// instruction and the dtype: INT64 division (the vector unit has no 64-bit
+// arithmetic; words tiles, ascend_int64_arith.h, map sums, products,
+// arithmetic, comparisons and casts).
 TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
   auto refused = [](const pto::v1::Graph& g) {
     absl::StatusOr<compiler::CompileResult> r =
@@ -867,11 +868,11 @@ TEST(AscendRuntimeTest, UnmappedIntegerInstructionsNameTheDType) {
     return std::string(r.status().message());
   };
   {
-    compiler::testing::UniformGraphBuilder b("add", pto::v1::DT_INT64, {37, 70}, {16, 32});
+    compiler::testing::UniformGraphBuilder b("floor_divide", pto::v1::DT_INT64, {37, 70}, {16, 32});
     const uint32_t x = b.Input("x"), y = b.Input("y");
-    b.Output("out", b.Op("add", {x, y}));
+    b.Output("out", b.Op("floor_divide", {x, y}));
     const std::string why = refused(b.Build());
-    EXPECT_THAT(why, HasSubstr("TADD"));
+    EXPECT_THAT(why, HasSubstr("TFLOORDIV"));
     EXPECT_THAT(why, HasSubstr("DT_INT64"));
   }
 }
@@ -1789,6 +1790,107 @@ TEST(AscendInt64Test, SumsAndProductsMatchTheHostBitForBit) {
     EXPECT_EQ(sums[1], int64_t{300} * kMax);  // past 2^31
     EXPECT_EQ(sums[2], int64_t{300} * kMin);
     EXPECT_LT(sums[4], 0);
+  }
+}
+
+// INT64 values computed on (words tiles, ascend_int64_arith.h): arithmetic
+// wrapping modulo 2^64, maxima and minima, comparisons (BOOL, with tiles and
+// scalars), casts from INT32, BOOL and FP32 and to INT32, of dims split
+// over tiles (tails):
+// values at the edges of the range (INT64_MIN and MAX and their
+// neighbours, values whose words carry or borrow), pairs sharing their
+// high word, negatives, random ones across the range; the Ascend kernel's
+// results equal the host's bit for bit.
+TEST(AscendInt64Test, ArithmeticComparisonsAndCastsMatchTheHostBitForBit) {
+  if (std::string why = compiler::testing::UsePtoIsaForTests(kExampleData); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
+  const auto i32 = pto::v1::DT_INT32, i64 = pto::v1::DT_INT64, f32 = pto::v1::DT_FP32;
+  const std::vector<int64_t> tile = {8, 16};
+  std::vector<pto::v1::Graph> graphs;
+  {
+    Builder b("int64_arith");
+    const uint32_t x = b.Input("x", i64, {12, 40}), y = b.Input("y", i64, {12, 40});
+    b.Output("add", b.Op("add", {x, y}, tile));
+    b.Output("sub", b.Op("sub", {x, y}, tile));
+    b.Output("mul", b.Op("mul", {x, y}, tile));
+    b.Output("max", b.Op("maximum", {x, y}, tile));
+    b.Output("min", b.Op("minimum", {x, y}, tile));
+    b.Output("neg_abs", b.Op("add", {b.Op("neg", {x}, tile), b.Op("abs", {y}, tile)}, tile));
+    graphs.push_back(b.graph());
+  }
+  // (Comparisons and casts over whole tiles: one function each, so that
+  // each CPU-simulation build stays short.)
+  {
+    Builder b("int64_compares");
+    const uint32_t x = b.Input("x", i64, {16, 32}), y = b.Input("y", i64, {16, 32});
+    b.Output("lt", b.Op("lt", {x, y}, tile));
+    b.Output("le", b.Op("le", {x, y}, tile));
+    b.Output("ne", b.Op("ne", {x, y}, tile));
+    b.Output("lts", b.Op("lts", {x}, tile, -2.5));
+    b.Output("ges", b.Op("ges", {x}, tile, 4294967296.0));
+    graphs.push_back(b.graph());
+  }
+  {
+    Builder b("int64_casts");
+    const uint32_t x = b.Input("x", i64, {16, 32}), n = b.Input("n", i32, {16, 32});
+    const uint32_t f = b.Input("f", f32, {16, 32});
+    b.Output("to_int32", b.Cast(x, i32, tile));
+    b.Output("from_int32", b.Op("sub", {b.Cast(n, i64, tile), x}, tile));
+    b.Output("from_bool", b.Cast(b.Op("gts", {n}, tile, 0.0), i64, tile));
+    b.Output("from_f32", b.Cast(f, i64, tile));
+    graphs.push_back(b.graph());
+  }
+  constexpr int64_t kMin = INT64_MIN, kMax = INT64_MAX;
+  const std::vector<int64_t> edges = {kMin, kMin + 1, kMax, kMax - 1, -1, 0, 1,
+                                      int64_t{1} << 32, (int64_t{1} << 32) - 1,
+                                      -(int64_t{1} << 32), int64_t{0x7fffffff}, int64_t{0x80000000},
+                                      -int64_t{0x80000000}, int64_t{0xffffffff} << 16};
+  // Rows of x and y: 0 across the range, 1 edges, 2 sharing the high word
+  // (low words across theirs), 3 small values; the rest mixed.
+  auto value = [&](std::mt19937_64& rng, int64_t row) -> int64_t {
+    const uint64_t r = rng();
+    switch (row % 5) {
+      case 0: return static_cast<int64_t>(r);
+      case 1: return edges[r % edges.size()];
+      case 2: return static_cast<int64_t>((uint64_t{(r >> 62) % 2} - 1) << 32 | (r & 0xffffffff));
+      case 3: return static_cast<int64_t>(r % 41) - 20;
+      default: return r % 2 ? edges[r % edges.size()] : static_cast<int64_t>(r >> (r % 60));
+    }
+  };
+  const std::vector<float> floats = {0.0f, -0.0f, 0.5f, -0.5f, -1.5f, 2147483520.0f, 2147483648.0f,
+                                     -2147483648.0f, -2147483904.0f, 4294967296.0f, 1e18f, -1e18f,
+                                     9.2233715e18f, 9.223372e18f, -9.223372e18f, 1e30f,
+                                     std::numeric_limits<float>::infinity(),
+                                     -std::numeric_limits<float>::infinity(),
+                                     std::numeric_limits<float>::quiet_NaN(), 16777217.0f, -123.75f};
+  auto run = [&](const pto::v1::Graph& graph, const runtime::Kernel& kernel) {
+    std::mt19937_64 rng(9);
+    return RunOnFilled(graph, kernel, [&](const pto::v1::Parameter& param, ptoc::HostTensor& t,
+                                          int64_t cols) {
+      for (int64_t i = 0; i < t.size(); ++i) {
+        const int64_t row = i / cols;
+        if (param.role() == pto::v1::PARAM_ROLE_OUT) {
+          t.Set(i, -7.0);
+        } else if (param.name() == "n") {
+          static_cast<int32_t*>(t.data())[i] = static_cast<int32_t>(value(rng, row));
+        } else if (param.name() == "f") {
+          const uint64_t r = rng();
+          static_cast<float*>(t.data())[i] =
+              r % 3 ? floats[r % floats.size()]
+                    : static_cast<float>(static_cast<int64_t>(r) >> (r % 62));
+        } else {
+          static_cast<int64_t*>(t.data())[i] = value(rng, row);
+        }
+      }
+    });
+  };
+  for (const pto::v1::Graph& graph : graphs) {
+    auto ascend_kernel = testing::CompileAndLoad(graph, runtime::kAscendA2A3Target);
+    ASSERT_NE(ascend_kernel, nullptr) << graph.name();
+    auto host_kernel = testing::CompileAndLoad(graph, "host");
+    ASSERT_NE(host_kernel, nullptr);
+    ExpectSameBits(graph.name(), run(graph, *ascend_kernel), run(graph, *host_kernel));
   }
 }
 

@@ -3,7 +3,8 @@ values) compiled for the Ascend target and run on its PTO-ISA CPU
 simulation: torch's INT64 results exactly, over a dim split over tiles
 (partial INT64 results, then a combine step), wrapping as torch wraps
 (docs/pto-isa.md, "The Ascend target": sums of bytes in f32, products of
-16-bit limbs in int32)."""
+16-bit limbs in int32); INT64 values computed on (arithmetic, comparisons,
+casts: word pairs in int32 tiles) equal to torch's."""
 
 import numpy as np
 import pytest
@@ -46,3 +47,30 @@ def test_sum_and_prod_on_the_ascend_cpu_simulation_match_torch(native, pto_isa, 
         sum_prod(x, *outs, dim, keepdim)
     for kind, got, w in zip(("sum", "prod"), outs, want):
         np.testing.assert_array_equal(got, w, err_msg=kind)
+
+
+@pypto.jit
+def int64_arith(x: ANY, y: ANY, n: ANY, add: ANY, mul: ANY, mx: ANY, lt: ANY, ge: ANY,
+                wide: ANY, narrow: ANY):
+    pypto.set_vec_tile_shapes(4, 8)
+    add[:] = x + y
+    mul[:] = x * y
+    mx[:] = pypto.maximum(x, -y)
+    lt[:] = x < y
+    ge[:] = x >= y
+    wide[:] = pypto.cast(n, pypto.DT_INT64) - x
+    narrow[:] = pypto.cast(x, pypto.DT_INT32)
+
+
+def test_int64_arithmetic_on_the_ascend_cpu_simulation_matches_torch(native, pto_isa):
+    x, y, n = big(np.int64, (9, 20), 1), big(np.int64, (9, 20), 2), big(np.int32, (9, 20), 3)
+    y[2] = x[2] + 1  # neighbours: only the low words differ
+    tx, ty, tn = (torch.from_numpy(a) for a in (x, y, n))
+    want = [tx + ty, tx * ty, torch.maximum(tx, -ty), tx < ty, tx >= ty, tn.long() - tx,
+            tx.int()]
+    outs = [np.zeros(w.shape, w.numpy().dtype) for w in want]
+    with pypto.options(codegen_options=ASCEND, host_options={"compile_timeout": 600}):
+        int64_arith(x, y, n, *outs)
+    for got, w in zip(outs, want):
+        np.testing.assert_array_equal(got, w.numpy())
+

@@ -86,6 +86,7 @@ absl::Status FunctionEmitter::PlanTiles() {
   for (const PtoInstr& in : fn_.body) {  // (TPHILOX named before its INT64 tile is)
     if (const char* why = AscendUnmappedReason(in.op)) return Unsupported(in.op, why);
   }
+  SplitMixedIntTiles();
   rank_ = static_cast<int>(fn_.tile.size());
   // A rank-0 tile (one value: an op on a full reduction's result) is a 1x1 one.
   if (rank_ > 0) cols_ = fn_.tile.back();
@@ -278,7 +279,7 @@ absl::Status FunctionEmitter::EmitGm(const PtoInstr& in, int i, Kind kind) {
   const bool words = elem_[tile] == Elem::kWords;
   if (words) {
     if (extent[3] != 1 && stride[3] != "1") {
-      return Unsupported(in.op, "of INT64 sums or products strided along the last dim in GM");
+      return Unsupported(in.op, "of INT64 values strided along the last dim in GM");
     }
     extent[3] *= 2;
     stride[3] = "1";

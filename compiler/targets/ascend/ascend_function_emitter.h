@@ -21,6 +21,7 @@
 #include "compiler/pto/pto_program.h"
 #include "compiler/targets/ascend/ascend_bf16.h"
 #include "compiler/targets/ascend/ascend_int64.h"
+#include "compiler/targets/ascend/ascend_int64_arith.h"
 #include "compiler/targets/ascend/ascend_scan.h"
 #include "compiler/targets/host/host_function_plan.h"
 
@@ -186,6 +187,10 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   // instructions on int32 tiles and casts to and from them, and argmax/
   // argmin's TARGFIRST/TARGSEL.
   absl::Status PlanIntTiles();
+  // Gives each run of INT64 values in a tile that also holds INT32 values
+  // (the tile allocator reuses int64-storage tiles) a tile of its own, so
+  // that words tiles and int32 tiles stay apart.
+  void SplitMixedIntTiles();
   bool IsIntInstr(const PtoInstr& in) const;
   absl::Status EmitIntMove(const PtoInstr& in, const std::string& g, int tile, Kind kind,
                            bool row_nd);
@@ -334,6 +339,18 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   }
   // TREDSUM/TREDPROD of INT32 values or INT64 words into an INT64 words tile.
   absl::Status EmitInt64Reduce(const PtoInstr& in);
+  // INT64 values computed on (ascend_words_codegen.cc): instructions with a
+  // words tile as result or operand, other than TREDSUM/TREDPROD.
+  bool UsesWords(const PtoInstr& in) const;
+  absl::Status EmitWordsCompute(const PtoInstr& in);
+  absl::Status EmitWordsCompare(const PtoInstr& in, ascend::Int64Words& w);
+  // The pair (Int64Words) of the f32 tile t's values converted to INT64,
+  // into words scratch `at`, at + 1.
+  absl::StatusOr<ascend::Int64Words::Pair> WordsFromF32(ascend::Int64Words& w, int t, int at);
+  // Scalar j of `in` as an INT64 value's low and high words (C++ int32
+  // expressions); UNIMPLEMENTED for an immediate that is not an int64.
+  absl::StatusOr<std::pair<std::string, std::string>> Int64ScalarWords(const PtoInstr& in,
+                                                                       size_t j) const;
   // BF16 (ascend_bf16.h).
   static Pipe FromBf16(ascend::Bf16Pipe p) {
     return p == ascend::Bf16Pipe::kMte2 ? Pipe::kMte2
@@ -386,7 +403,7 @@ class FunctionEmitter : public ascend::Bf16Code, public ascend::Int64Code {
   }
 
   const PtoProgram& p_;
-  const PtoFunction& fn_;
+  PtoFunction fn_;  // a copy: SplitMixedIntTiles renames tiles
   int index_;
   int rank_ = 0;
   int64_t rows_ = 1, cols_ = 1;

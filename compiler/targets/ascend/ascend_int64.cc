@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/targets/ascend/ascend_int64_arith.h"
 #include "compiler/targets/ascend/ascend_math.h"
 
 namespace pto::compiler::ascend {
@@ -127,44 +128,6 @@ void EmitSum(Int64Code& code, const Int64Reduction& r) {
   JoinWords(code, r.dst, lo, hi, parity);
 }
 
-// a (four 16-bit limbs, full int32 tiles) = a * b modulo 2^64, b's limb j
-// given by `limb(j)` into the tile it names: the products a_i b_j (i + j <=
-// 3; int32 TMUL gives the 32 bits of a 16 x 16-bit product) split into
-// 16-bit halves and summed per limb (at most 7 halves and a carry: < 2^19),
-// then carried (c_k = acc_k + (c_(k-1) >> 16), limb c_k & 65535).
-template <typename Limb>
-void MulLimbs(Int64Code& code, const std::vector<std::string>& a, Limb limb) {
-  const std::string p = code.IntScratchK(2), h = code.IntScratchK(3), count = code.IntScratchK(7);
-  const std::vector<std::string> acc = {code.IntScratchK(13), code.IntScratchK(14),
-                                        code.IntScratchK(15), code.IntScratchK(16)};
-  std::vector<bool> set(4, false);
-  auto add = [&](int k, const std::string& v) {
-    code.Line(set[k] ? Op("TADD", acc[k], acc[k], v) : Op("TADDS", acc[k], v, "0"));
-    set[k] = true;
-  };
-  code.Line(Op("TEXPANDS", count, "16"));
-  for (int j = 0; j < 4; ++j) {
-    const std::string b = limb(j);
-    for (int i = 0; i + j < 4; ++i) {
-      code.Line(Op("TMUL", p, a[i], b));
-      code.Line(Op("TANDS", h, p, "65535"));
-      add(i + j, h);
-      if (i + j + 1 < 4) {
-        code.Line(Op("TSHR", h, p, count));
-        code.Line(Op("TANDS", h, h, "65535"));
-        add(i + j + 1, h);
-      }
-    }
-  }
-  for (int k = 0; k < 4; ++k) {
-    if (k > 0) {
-      code.Line(Op("TSHR", h, acc[k - 1], count));
-      code.Line(Op("TADD", acc[k], acc[k], h));
-    }
-    code.Line(Op("TANDS", a[k], acc[k], "65535"));
-  }
-}
-
 // Prod: the limbs (INT32 sign-extended: x & 65535, (x >> 16) & 65535, and
 // twice (x >> 31) & 65535; INT64: the words' halves), then while w > 1
 // values remain along the dim, each position p < w - h (h = ceil(w / 2))
@@ -215,12 +178,16 @@ void EmitProd(Int64Code& code, const Int64Reduction& r) {
   code.Line("  const int32_t h = (w + 1) / 2;");
   code.Line(Op("TADDS", at, i, step));
   code.Line(Op("TMINS", at, at, Str(r.flat - 1)));
-  MulLimbs(code, a, [&](int j) {
-    code.Line(Op("TGATHER", b, a[j], at));
-    code.Line(Op("TEXPANDS", one, j == 0 ? "1" : "0"));
-    code.IntSelect(b, pos, "LT", "w - h", b, one);
-    return b;
-  });
+  MulLimbs(
+      code, a,
+      [&](int j) {
+        code.Line(Op("TGATHER", b, a[j], at));
+        code.Line(Op("TEXPANDS", one, j == 0 ? "1" : "0"));
+        code.IntSelect(b, pos, "LT", "w - h", b, one);
+        return b;
+      },
+      code.IntScratchK(2), code.IntScratchK(3), code.IntScratchK(7),
+      {code.IntScratchK(13), code.IntScratchK(14), code.IntScratchK(15), code.IntScratchK(16)});
   code.Line("}");
   // lo = a0 + a1 2^16, hi = a2 + a3 2^16 (wrapping), gathered from position
   // 0 of each row (column).

@@ -76,28 +76,48 @@ absl::Status FunctionEmitter::PlanIntTiles() {
     if (in.op == PtoOpcode::kMGather && !in.srcs.empty()) index_tiles.insert(in.srcs[0]);
     if (in.op == PtoOpcode::kMScatter && in.srcs.size() == 2) index_tiles.insert(in.srcs[1]);
   }
-  // INT64 sums and products (ascend_int64.h): a TREDSUM/TREDPROD result
-  // that is only stored or reduced again, and a load of INT64 values that
-  // only such reductions read, are words tiles.
+  // INT64 values computed on (ascend_int64.h): a tile of them is a words
+  // tile where every instruction writing it is a TLOAD of INT64 values or
+  // one the words code maps into INT64 (sums, products, arithmetic, casts,
+  // TFILL, TMOV), every one reading it a TSTORE, one of
+  // those, a comparison or a cast, and some instruction computes on it.
+  // (In a function with an arg reduction, only sums and products: its INT64
+  // positions are int32 tiles.)
   auto int64_reduction = [](const PtoInstr& in) {
     return (in.op == PtoOpcode::kTRedSum || in.op == PtoOpcode::kTRedProd) &&
            in.dtype == pto::v1::DT_INT64;
   };
+  auto int64_op = [&](const PtoInstr& in) {
+    if (in.dtype != pto::v1::DT_INT64) return false;
+    if (int64_reduction(in)) return true;
+    if (arg) return false;
+    switch (in.op) {
+      case PtoOpcode::kTAdd:
+      case PtoOpcode::kTSub: case PtoOpcode::kTMul: case PtoOpcode::kTMax: case PtoOpcode::kTMin:
+      case PtoOpcode::kTNeg: case PtoOpcode::kTAbs: case PtoOpcode::kTAddS:
+      case PtoOpcode::kTSubS: case PtoOpcode::kTMulS: case PtoOpcode::kTMaxS:
+      case PtoOpcode::kTMinS: case PtoOpcode::kTRSubS: case PtoOpcode::kTMov:
+      case PtoOpcode::kTCvt: case PtoOpcode::kTFill:
+        return true;
+      default:
+        return false;
+    }
+  };
   for (int t = 0; t < fn_.num_tiles && t < static_cast<int>(fn_.ub_types.size()); ++t) {
     if (fn_.ub_types[t] != pto::v1::DT_INT64) continue;
-    bool int32 = true, moved_only = true, loaded = true, words = true, reduced = false;
+    bool int32 = true, moved_only = true, loaded = true, words = true, computed = false;
     const PtoInstr* user = nullptr;
     for (const PtoInstr& in : fn_.body) {
       const bool reads = std::find(in.srcs.begin(), in.srcs.end(), t) != in.srcs.end();
       if (in.dst == t) {
-        reduced = reduced || int64_reduction(in);
-        words = words && (int64_reduction(in) ||
-                          (in.op == PtoOpcode::kTLoad &&
-                           p_.buffers[in.buffer].dtype == pto::v1::DT_INT64));
+        computed = computed || int64_op(in);
+        words = words && (int64_op(in) || (in.op == PtoOpcode::kTLoad &&
+                                           p_.buffers[in.buffer].dtype == pto::v1::DT_INT64));
       }
       if (reads) {
-        reduced = reduced || int64_reduction(in);
-        words = words && (int64_reduction(in) || in.op == PtoOpcode::kTStore);
+        computed = computed || int64_op(in) || (!arg && (Compares(in.op) || in.op == PtoOpcode::kTCvt));
+        words = words && (int64_op(in) || in.op == PtoOpcode::kTStore ||
+                          (!arg && (Compares(in.op) || in.op == PtoOpcode::kTCvt)));
       }
       if (in.dst == t) {
         int32 = int32 && int32_valued(in);
@@ -114,18 +134,58 @@ absl::Status FunctionEmitter::PlanIntTiles() {
     }
     if (int32) {
       elem_[t] = Elem::kI32;
-    } else if (words && reduced) {
+    } else if (words && computed) {
       elem_[t] = Elem::kWords;
     } else if (arg || (index_tiles.count(t) && loaded)) {
       elem_[t] = Elem::kI32;
     } else if (moved_only) {
       elem_[t] = Elem::kI64;
     } else {
-      return Unsupported(user->op, absl::StrCat("on tile %t", t, " of DT_INT64 values (the target "
-                                                "moves INT64 tensors but computes on INT32 only)"));
+      return Unsupported(user->op, absl::StrCat("on tile %t", t, " of DT_INT64 values (not an "
+                                                "instruction the target computes INT64 values by)"));
     }
   }
   return absl::OkStatus();
+}
+
+void FunctionEmitter::SplitMixedIntTiles() {
+  // The type of the values an instruction writes: a load's buffer's, else
+  // its dtype.
+  auto written = [&](const PtoInstr& in) {
+    return in.op == PtoOpcode::kTLoad && in.buffer >= 0 &&
+                   in.buffer < static_cast<int>(p_.buffers.size())
+               ? p_.buffers[in.buffer].dtype
+               : in.dtype;
+  };
+  const int tiles = fn_.num_tiles;
+  for (int t = 0; t < tiles && t < static_cast<int>(fn_.ub_types.size()); ++t) {
+    if (fn_.ub_types[t] != pto::v1::DT_INT64) continue;
+    bool int32 = false, int64 = false;
+    for (const PtoInstr& in : fn_.body) {
+      if (in.dst != t) continue;
+      int32 = int32 || written(in) == pto::v1::DT_INT32;
+      int64 = int64 || written(in) == pto::v1::DT_INT64;
+    }
+    if (!int32 || !int64) continue;
+    // Each write of INT64 values starts a new tile, read until t's next write.
+    int now = t;
+    for (PtoInstr& in : fn_.body) {
+      for (int& s : in.srcs) {
+        if (s == t) s = now;
+      }
+      if (in.dst != t) continue;
+      if (written(in) == pto::v1::DT_INT64) {
+        now = fn_.num_tiles++;
+        fn_.ub_types.push_back(pto::v1::DT_INT64);
+        const bool row = t < static_cast<int>(fn_.ub_rows.size()) && fn_.ub_rows[t];
+        fn_.ub_rows.resize(now, false);
+        fn_.ub_rows.push_back(row);
+        in.dst = now;
+      } else {
+        now = t;
+      }
+    }
+  }
 }
 
 bool FunctionEmitter::IsIntInstr(const PtoInstr& in) const {
@@ -372,6 +432,9 @@ absl::Status FunctionEmitter::EmitIntCompute(const PtoInstr& in) {
   }
   if (elem_[in.dst] == Elem::kI64) {
     return Unsupported(in.op, "into DT_INT64 values (the target computes on INT32 only)");
+  }
+  if (UsesWords(in) && in.op != PtoOpcode::kTRedSum && in.op != PtoOpcode::kTRedProd) {
+    return EmitWordsCompute(in);
   }
   if (in.op == PtoOpcode::kTCvt) return EmitIntCast(in);
   if (Compares(in.op)) return EmitIntCompare(in);

@@ -1,7 +1,8 @@
 // The Ascend target's emitter of one vector block function, shared by the
 // files that emit its parts: ascend_codegen.cc (the UB plan, GM moves,
 // float compute, the function's text), ascend_int_codegen.cc (integer
-// tiles) and ascend_index_codegen.cc (arg reductions, gather and scatter).
+// tiles), ascend_words_codegen.cc (INT64 values as int32 word pairs) and
+// ascend_index_codegen.cc (arg reductions, gather and scatter).
 // Internal to the target: ascend_codegen.h is its interface.
 #ifndef PTO_COMPILER_TARGETS_ASCEND_ASCEND_FUNCTION_EMITTER_H_
 #define PTO_COMPILER_TARGETS_ASCEND_ASCEND_FUNCTION_EMITTER_H_
